@@ -1,0 +1,149 @@
+#include "floe/common/record_batch.h"
+
+namespace floe {
+
+int DataType::fixed_width() const {
+  switch (id) {
+    case TypeId::kBoolean: return 1;
+    case TypeId::kInt32:
+    case TypeId::kDate:
+    case TypeId::kFloat: return 4;
+    case TypeId::kInt64:
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampTz:
+    case TypeId::kDouble: return 8;
+    case TypeId::kDecimal: return 16;
+    case TypeId::kString:
+    case TypeId::kBinary: return 0;
+  }
+  return 0;
+}
+
+std::string DataType::ToString() const {
+  switch (id) {
+    case TypeId::kBoolean: return "boolean";
+    case TypeId::kInt32: return "int";
+    case TypeId::kInt64: return "long";
+    case TypeId::kFloat: return "float";
+    case TypeId::kDouble: return "double";
+    case TypeId::kString: return "string";
+    case TypeId::kBinary: return "binary";
+    case TypeId::kDate: return "date";
+    case TypeId::kTimestamp: return "timestamp";
+    case TypeId::kTimestampTz: return "timestamptz";
+    case TypeId::kDecimal:
+      return "decimal(" + std::to_string(precision) + ", " + std::to_string(scale) + ")";
+  }
+  return "unknown";
+}
+
+int BatchSchema::FieldIndex(std::string_view name) const {
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (fields[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void Column::Reserve(size_t n) {
+  if (type_.is_variable_width()) {
+    offsets_.reserve(n + 1);
+  } else {
+    fixed_.reserve(n * type_.fixed_width());
+  }
+}
+
+void Column::AppendNull() {
+  if (null_count_ == 0) nulls_.assign(size_, 0);
+  nulls_.push_back(1);
+  ++null_count_;
+  if (type_.is_variable_width()) {
+    offsets_.push_back(static_cast<uint32_t>(bytes_.size()));
+  } else {
+    fixed_.resize(fixed_.size() + type_.fixed_width(), 0);
+  }
+  ++size_;
+}
+
+void Column::AppendFrom(const Column& other, size_t i) {
+  if (other.IsNull(i)) {
+    AppendNull();
+  } else if (type_.is_variable_width()) {
+    AppendBytes(other.GetBytes(i));
+  } else {
+    size_t w = type_.fixed_width();
+    fixed_.insert(fixed_.end(), other.fixed_.begin() + i * w, other.fixed_.begin() + (i + 1) * w);
+    PushValid();
+  }
+}
+
+bool Column::Equals(const Column& other) const {
+  if (type_ != other.type_ || size_ != other.size_) return false;
+  size_t w = type_.fixed_width();
+  for (size_t i = 0; i < size_; ++i) {
+    bool n = IsNull(i);
+    if (n != other.IsNull(i)) return false;
+    if (n) continue;
+    if (type_.is_variable_width()) {
+      if (GetBytes(i) != other.GetBytes(i)) return false;
+    } else if (std::memcmp(fixed_.data() + i * w, other.fixed_.data() + i * w, w) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+RecordBatch::RecordBatch(std::shared_ptr<const BatchSchema> schema) : schema_(std::move(schema)) {
+  columns_.reserve(schema_->fields.size());
+  for (const auto& f : schema_->fields) columns_.emplace_back(f.type);
+}
+
+RecordBatch::RecordBatch(std::shared_ptr<const BatchSchema> schema, std::vector<Column> columns)
+    : schema_(std::move(schema)), columns_(std::move(columns)) {}
+
+Status RecordBatch::Validate() const {
+  if (!schema_) return Status::Internal("record batch without schema");
+  if (columns_.size() != schema_->fields.size()) {
+    return Status::Internal("record batch has " + std::to_string(columns_.size()) +
+                            " columns, schema has " + std::to_string(schema_->fields.size()));
+  }
+  for (size_t i = 0; i < columns_.size(); ++i) {
+    const Field& f = schema_->fields[i];
+    if (columns_[i].type() != f.type) {
+      return Status::Internal("column '" + f.name + "' has type " + columns_[i].type().ToString() +
+                              ", schema says " + f.type.ToString());
+    }
+    if (columns_[i].size() != columns_[0].size()) {
+      return Status::Internal("column '" + f.name + "' has a different length");
+    }
+    if (!f.nullable && columns_[i].null_count() != 0) {
+      return Status::InvalidArgument("required column '" + f.name + "' holds nulls");
+    }
+  }
+  return Status::OK();
+}
+
+RecordBatch RecordBatch::Take(const std::vector<uint32_t>& rows) const {
+  RecordBatch out(schema_);
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    Column& dst = out.columns_[c];
+    dst.Reserve(rows.size());
+    for (uint32_t r : rows) dst.AppendFrom(columns_[c], r);
+  }
+  return out;
+}
+
+bool RecordBatch::Equals(const RecordBatch& other) const {
+  if (columns_.size() != other.columns_.size()) return false;
+  for (size_t i = 0; i < columns_.size(); ++i) {
+    if (!columns_[i].Equals(other.columns_[i])) return false;
+  }
+  return true;
+}
+
+size_t RecordBatch::ByteSize() const {
+  size_t n = 0;
+  for (const auto& c : columns_) n += c.ByteSize();
+  return n;
+}
+
+}  // namespace floe

@@ -1,0 +1,61 @@
+#include "floe/common/record_batch.h"
+
+#include <gtest/gtest.h>
+
+namespace floe {
+namespace {
+
+std::shared_ptr<const BatchSchema> TwoColumns() {
+  auto s = std::make_shared<BatchSchema>();
+  s->fields = {{"id", DataType::Int64(), false, 1}, {"name", DataType::String(), true, 2}};
+  return s;
+}
+
+TEST(Column, NullsAfterValuesKeepEarlierRowsValid) {
+  Column c(DataType::Int32());
+  c.Append<int32_t>(7);
+  c.AppendNull();
+  c.Append<int32_t>(9);
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_FALSE(c.IsNull(0));
+  EXPECT_TRUE(c.IsNull(1));
+  EXPECT_FALSE(c.IsNull(2));
+  EXPECT_EQ(c.Get<int32_t>(2), 9);
+  EXPECT_EQ(c.null_count(), 1u);
+}
+
+TEST(Column, StringsKeepEmptyAndNullApart) {
+  Column c(DataType::String());
+  c.AppendBytes("");
+  c.AppendNull();
+  c.AppendBytes("abc");
+  EXPECT_FALSE(c.IsNull(0));
+  EXPECT_EQ(c.GetBytes(0), "");
+  EXPECT_TRUE(c.IsNull(1));
+  EXPECT_EQ(c.GetBytes(2), "abc");
+}
+
+TEST(RecordBatch, TakeReordersRows) {
+  RecordBatch b(TwoColumns());
+  for (int i = 0; i < 3; ++i) {
+    b.mutable_column(0).Append<int64_t>(i);
+    b.mutable_column(1).AppendBytes("n" + std::to_string(i));
+  }
+  ASSERT_TRUE(b.Validate().ok());
+  RecordBatch t = b.Take({2, 0});
+  ASSERT_EQ(t.num_rows(), 2u);
+  EXPECT_EQ(t.column(0).Get<int64_t>(0), 2);
+  EXPECT_EQ(t.column(1).GetBytes(1), "n0");
+}
+
+TEST(RecordBatch, ValidateRejectsNullInRequiredColumn) {
+  RecordBatch b(TwoColumns());
+  b.mutable_column(0).AppendNull();
+  b.mutable_column(1).AppendBytes("x");
+  Status st = b.Validate();
+  EXPECT_TRUE(st.IsInvalidArgument());
+  EXPECT_NE(st.message().find("'id'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace floe
