@@ -4,33 +4,48 @@ namespace floe {
 
 int DataType::fixed_width() const {
   switch (id) {
-    case TypeId::kBoolean: return 1;
+    case TypeId::kBoolean:
+      return 1;
     case TypeId::kInt32:
     case TypeId::kDate:
-    case TypeId::kFloat: return 4;
+    case TypeId::kFloat:
+      return 4;
     case TypeId::kInt64:
     case TypeId::kTimestamp:
     case TypeId::kTimestampTz:
-    case TypeId::kDouble: return 8;
-    case TypeId::kDecimal: return 16;
+    case TypeId::kDouble:
+      return 8;
+    case TypeId::kDecimal:
+      return 16;
     case TypeId::kString:
-    case TypeId::kBinary: return 0;
+    case TypeId::kBinary:
+      return 0;
   }
   return 0;
 }
 
 std::string DataType::ToString() const {
   switch (id) {
-    case TypeId::kBoolean: return "boolean";
-    case TypeId::kInt32: return "int";
-    case TypeId::kInt64: return "long";
-    case TypeId::kFloat: return "float";
-    case TypeId::kDouble: return "double";
-    case TypeId::kString: return "string";
-    case TypeId::kBinary: return "binary";
-    case TypeId::kDate: return "date";
-    case TypeId::kTimestamp: return "timestamp";
-    case TypeId::kTimestampTz: return "timestamptz";
+    case TypeId::kBoolean:
+      return "boolean";
+    case TypeId::kInt32:
+      return "int";
+    case TypeId::kInt64:
+      return "long";
+    case TypeId::kFloat:
+      return "float";
+    case TypeId::kDouble:
+      return "double";
+    case TypeId::kString:
+      return "string";
+    case TypeId::kBinary:
+      return "binary";
+    case TypeId::kDate:
+      return "date";
+    case TypeId::kTimestamp:
+      return "timestamp";
+    case TypeId::kTimestampTz:
+      return "timestamptz";
     case TypeId::kDecimal:
       return "decimal(" + std::to_string(precision) + ", " + std::to_string(scale) + ")";
   }

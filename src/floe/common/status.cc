@@ -3,7 +3,8 @@
 namespace floe {
 
 Status::Status(StatusCode code, std::string message) {
-  if (code != StatusCode::kOk) state_ = std::make_shared<const State>(State{code, std::move(message)});
+  if (code != StatusCode::kOk)
+    state_ = std::make_shared<const State>(State{code, std::move(message)});
 }
 
 const std::string& Status::message() const {
@@ -18,16 +19,26 @@ Status Status::WithContext(std::string_view context) const {
 
 std::string_view StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "OK";
-    case StatusCode::kInvalidArgument: return "Invalid argument";
-    case StatusCode::kCorruption: return "Corruption";
-    case StatusCode::kNotFound: return "Not found";
-    case StatusCode::kAlreadyExists: return "Already exists";
-    case StatusCode::kIOError: return "IO error";
-    case StatusCode::kUnavailable: return "Unavailable";
-    case StatusCode::kConflict: return "Conflict";
-    case StatusCode::kNotImplemented: return "Not implemented";
-    case StatusCode::kInternal: return "Internal error";
+    case StatusCode::kOk:
+      return "OK";
+    case StatusCode::kInvalidArgument:
+      return "Invalid argument";
+    case StatusCode::kCorruption:
+      return "Corruption";
+    case StatusCode::kNotFound:
+      return "Not found";
+    case StatusCode::kAlreadyExists:
+      return "Already exists";
+    case StatusCode::kIOError:
+      return "IO error";
+    case StatusCode::kUnavailable:
+      return "Unavailable";
+    case StatusCode::kConflict:
+      return "Conflict";
+    case StatusCode::kNotImplemented:
+      return "Not implemented";
+    case StatusCode::kInternal:
+      return "Internal error";
   }
   return "Unknown";
 }

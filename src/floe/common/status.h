@@ -38,7 +38,9 @@ class [[nodiscard]] Status {
   static Status InvalidArgument(std::string msg) {
     return Status(StatusCode::kInvalidArgument, std::move(msg));
   }
-  static Status Corruption(std::string msg) { return Status(StatusCode::kCorruption, std::move(msg)); }
+  static Status Corruption(std::string msg) {
+    return Status(StatusCode::kCorruption, std::move(msg));
+  }
   static Status NotFound(std::string msg) { return Status(StatusCode::kNotFound, std::move(msg)); }
   static Status AlreadyExists(std::string msg) {
     return Status(StatusCode::kAlreadyExists, std::move(msg));
@@ -80,7 +82,7 @@ std::string_view StatusCodeName(StatusCode code);
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     if (std::get<Status>(v_).ok()) v_ = Status::Internal("Result constructed from OK status");
   }
@@ -111,10 +113,10 @@ class [[nodiscard]] Result {
 #define FLOE_CONCAT_INNER_(a, b) a##b
 #define FLOE_CONCAT_(a, b) FLOE_CONCAT_INNER_(a, b)
 
-#define FLOE_RETURN_NOT_OK(expr)             \
-  do {                                       \
-    ::floe::Status _floe_st = (expr);        \
-    if (!_floe_st.ok()) return _floe_st;     \
+#define FLOE_RETURN_NOT_OK(expr)         \
+  do {                                   \
+    ::floe::Status _floe_st = (expr);    \
+    if (!_floe_st.ok()) return _floe_st; \
   } while (false)
 
 #define FLOE_ASSIGN_OR_RAISE_IMPL_(tmp, lhs, rexpr) \

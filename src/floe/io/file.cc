@@ -142,9 +142,9 @@ Result<std::string> ReadFileRange(const std::string& path, uint64_t offset, uint
   }
   ::close(fd);
   if (done < length) {
-    return Status::Corruption("file '" + path + "' is truncated: wanted " +
-                              std::to_string(length) + " bytes at offset " +
-                              std::to_string(offset) + ", got " + std::to_string(done));
+    return Status::Corruption("file '" + path + "' is truncated: wanted " + std::to_string(length) +
+                              " bytes at offset " + std::to_string(offset) + ", got " +
+                              std::to_string(done));
   }
   return out;
 }

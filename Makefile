@@ -1,0 +1,27 @@
+# Entry points; each installs what it needs first (scripts/install-deps.sh is idempotent).
+BUILD ?= build
+FLOE := $(BUILD)/src/floe/cli/floe
+JOBS ?= 2
+
+.PHONY: deps build run test bench format
+
+deps:
+	bash scripts/install-deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build $(BUILD) -j $(JOBS)
+
+# The main job on embedded defaults.
+run: build
+	$(FLOE) demo
+
+# Every test: unit tests, CLI and interop tests (independent readers).
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	bash bench/append_bench.sh
+
+format:
+	find src tests bench -name '*.h' -o -name '*.cc' | xargs clang-format -i

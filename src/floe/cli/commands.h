@@ -1,0 +1,17 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "floe/common/status.h"
+
+namespace floe::cli {
+
+// `floe table <verb> ...`: create, append, upsert, delete, scan, describe. Writes results to
+// stdout; returns a Status the caller prints.
+Status RunTableCommand(const std::vector<std::string>& args);
+
+// `floe demo`: the main job on embedded defaults (see README).
+Status RunDemo(const std::vector<std::string>& args);
+
+}  // namespace floe::cli

@@ -1,0 +1,40 @@
+// The floe binary: one executable, subcommands.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "floe/cli/commands.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "floe: land event streams in Apache Iceberg tables exactly once\n"
+    "usage:\n"
+    "  floe demo [--warehouse DIR] [--events N] [--seed S]   the main job on embedded defaults\n"
+    "  floe table <create|append|upsert|delete|scan|describe> ...   (floe table help)\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "help") {
+    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  std::string command = args[0];
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  floe::Status st;
+  if (command == "table") {
+    st = floe::cli::RunTableCommand(rest);
+  } else if (command == "demo") {
+    st = floe::cli::RunDemo(rest);
+  } else {
+    std::fputs(kUsage, stderr);
+    st = floe::Status::InvalidArgument("unknown command '" + command + "'");
+  }
+  if (!st.ok()) {
+    std::fprintf(stderr, "floe %s: %s\n", command.c_str(), st.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,168 @@
+// The `floe table` commands: the storage core driven from the shell.
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "floe/cli/args.h"
+#include "floe/cli/commands.h"
+#include "floe/cli/table_ops.h"
+#include "floe/format/json/json_lines.h"
+#include "floe/iceberg/catalog.h"
+#include "floe/iceberg/manifest_io.h"
+#include "floe/iceberg/scan.h"
+
+namespace floe::cli {
+namespace {
+
+using iceberg::TableIdentifier;
+
+constexpr const char* kUsage =
+    "usage: floe table <command> NS.TABLE ... [--warehouse DIR]\n"
+    "  create NS.TABLE --schema \"col TYPE [NOT NULL], ...\" [--partition-by \"day(ts), "
+    "bucket(16, id)\"]\n"
+    "                  [--primary-key col[,col]] [--property key=value]...\n"
+    "  append NS.TABLE FILE.jsonl     add the file's rows in one snapshot\n"
+    "  upsert NS.TABLE FILE.jsonl     replace rows by primary key in one snapshot\n"
+    "  delete NS.TABLE FILE.jsonl     delete the rows whose keys the file holds\n"
+    "  scan NS.TABLE [--snapshot ID] [--limit N]   rows as JSON lines, deletes applied\n"
+    "  describe NS.TABLE              schema, spec, properties, snapshots, file counts\n"
+    "--warehouse defaults to ./warehouse\n";
+
+Result<std::unique_ptr<iceberg::Catalog>> OpenCatalog(const Args& args) {
+  FLOE_ASSIGN_OR_RAISE(auto catalog,
+                       iceberg::FileSystemCatalog::Make(args.GetOr("warehouse", "warehouse")));
+  return std::unique_ptr<iceberg::Catalog>(std::move(catalog));
+}
+
+Result<TableIdentifier> TableArg(const Args& args, size_t want_positional, const char* form) {
+  if (args.positional().size() != want_positional) {
+    return Status::InvalidArgument(std::string("expected: floe table ") + form);
+  }
+  return TableIdentifier::Parse(args.positional()[0]);
+}
+
+std::vector<std::string> SplitTrim(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(sep, start);
+    if (end == std::string::npos) end = text.size();
+    std::string part = text.substr(start, end - start);
+    size_t a = part.find_first_not_of(" \t"), b = part.find_last_not_of(" \t");
+    if (a != std::string::npos) out.push_back(part.substr(a, b - a + 1));
+    start = end + 1;
+  }
+  return out;
+}
+
+Status Create(const std::vector<std::string>& argv) {
+  FLOE_ASSIGN_OR_RAISE(
+      Args args,
+      Args::Parse(argv, {{"warehouse", "schema", "partition-by", "primary-key", "property"}, {}}));
+  FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "create NS.TABLE --schema ..."));
+  auto schema_text = args.Get("schema");
+  if (!schema_text) return Status::InvalidArgument("create needs --schema \"col TYPE, ...\"");
+  iceberg::Schema schema;
+  FLOE_ASSIGN_OR_RAISE(schema.fields, iceberg::ParseFlinkColumns(*schema_text));
+  for (const std::string& key : SplitTrim(args.GetOr("primary-key", ""), ',')) {
+    const Field* f = schema.FindByName(key);
+    if (f == nullptr) {
+      return Status::InvalidArgument("--primary-key: no column '" + key + "' in the schema");
+    }
+    // As in Flink, primary key columns are NOT NULL; Iceberg requires identifier fields to be.
+    for (auto& field : schema.fields) {
+      if (field.name == key) field.nullable = false;
+    }
+    schema.identifier_field_ids.push_back(f->field_id);
+  }
+  iceberg::PartitionSpec spec;
+  if (auto clause = args.Get("partition-by")) {
+    FLOE_ASSIGN_OR_RAISE(spec, iceberg::ParsePartitionClause(*clause, schema));
+  }
+  FLOE_RETURN_NOT_OK(ValidateUpsertPartitioning(schema, spec));
+  std::map<std::string, std::string> properties;
+  for (const std::string& kv : args.GetAll("property")) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Status::InvalidArgument("--property wants key=value, got '" + kv + "'");
+    }
+    properties[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  FLOE_RETURN_NOT_OK(ValidateWriteProperties(schema, spec, properties));
+  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
+  FLOE_ASSIGN_OR_RAISE(auto table, catalog->CreateTable(id, schema, spec, properties));
+  std::printf("created %s at %s\n", id.ToString().c_str(), table.metadata.location.c_str());
+  return Status::OK();
+}
+
+Status Write(const std::vector<std::string>& argv, iceberg::WriteMode mode, const char* verb) {
+  FLOE_ASSIGN_OR_RAISE(Args args, Args::Parse(argv, {{"warehouse"}, {"quiet"}}));
+  FLOE_ASSIGN_OR_RAISE(TableIdentifier id,
+                       TableArg(args, 2, (std::string(verb) + " NS.TABLE FILE.jsonl").c_str()));
+  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
+  WriteReport report;
+  FLOE_RETURN_NOT_OK(
+      WriteJsonFile(*catalog, id, args.positional()[1], mode, !args.Has("quiet"), &report));
+  std::printf(
+      "%s %s: %lld rows read, snapshot %lld (%lld data files, %lld delete files, %lld deletes)\n",
+      verb, id.ToString().c_str(), static_cast<long long>(report.rows_read),
+      static_cast<long long>(report.snapshot_id), static_cast<long long>(report.data_files),
+      static_cast<long long>(report.delete_files), static_cast<long long>(report.delete_records));
+  return Status::OK();
+}
+
+Status Scan(const std::vector<std::string>& argv) {
+  FLOE_ASSIGN_OR_RAISE(Args args, Args::Parse(argv, {{"warehouse", "snapshot", "limit"}, {}}));
+  FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "scan NS.TABLE"));
+  FLOE_ASSIGN_OR_RAISE(auto snapshot, args.GetInt("snapshot"));
+  FLOE_ASSIGN_OR_RAISE(auto limit, args.GetInt("limit"));
+  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
+  FLOE_ASSIGN_OR_RAISE(auto table, catalog->LoadTable(id));
+  if (snapshot && table.metadata.FindSnapshot(*snapshot) == nullptr) {
+    return Status::NotFound("table " + id.ToString() + " has no snapshot " +
+                            std::to_string(*snapshot));
+  }
+  int64_t remaining = limit ? *limit : INT64_MAX;
+  std::string out;
+  Status st = iceberg::ScanTable(table.metadata, snapshot, [&](const RecordBatch& batch) {
+    for (size_t r = 0; r < batch.num_rows() && remaining > 0; ++r, --remaining) {
+      json::AppendRowAsJson(batch, r, &out);
+    }
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    out.clear();
+    return Status::OK();
+  });
+  return st;
+}
+
+Status Describe(const std::vector<std::string>& argv) {
+  FLOE_ASSIGN_OR_RAISE(Args args, Args::Parse(argv, {{"warehouse"}, {}}));
+  FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "describe NS.TABLE"));
+  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
+  FLOE_ASSIGN_OR_RAISE(auto table, catalog->LoadTable(id));
+  FLOE_ASSIGN_OR_RAISE(std::string text, DescribeTable(table));
+  std::printf("%s\n", text.c_str());
+  return Status::OK();
+}
+
+}  // namespace
+
+Status RunTableCommand(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] == "--help" || args[0] == "help") {
+    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? Status::InvalidArgument("missing table command") : Status::OK();
+  }
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  const std::string& verb = args[0];
+  if (verb == "create") return Create(rest);
+  if (verb == "append") return Write(rest, iceberg::WriteMode::kAppend, "append");
+  if (verb == "upsert") return Write(rest, iceberg::WriteMode::kUpsert, "upsert");
+  if (verb == "delete") return Write(rest, iceberg::WriteMode::kDelete, "delete");
+  if (verb == "scan") return Scan(rest);
+  if (verb == "describe") return Describe(rest);
+  std::fputs(kUsage, stderr);
+  return Status::InvalidArgument("unknown table command '" + verb + "'");
+}
+
+}  // namespace floe::cli

@@ -1,0 +1,224 @@
+#include "floe/cli/table_ops.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "floe/format/json/json_lines.h"
+#include "floe/iceberg/manifest_io.h"
+#include "floe/iceberg/snapshot_update.h"
+#include "floe/io/file.h"
+#include "floe/io/line_reader.h"
+
+namespace floe::cli {
+namespace {
+
+using iceberg::WriteMode;
+
+std::string RandomHex(int digits) {
+  std::random_device rd;
+  std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd());
+  static const char* kHex = "0123456789abcdef";
+  std::string s;
+  for (int i = 0; i < digits; ++i) s.push_back(kHex[rng() % 16]);
+  return s;
+}
+
+// The columns a write mode reads from each line: all of them, or only the key for deletes.
+std::shared_ptr<const BatchSchema> InputSchema(const iceberg::Schema& schema, WriteMode mode) {
+  if (mode != WriteMode::kDelete) return schema.ToBatchSchema();
+  auto keys = std::make_shared<BatchSchema>();
+  for (int32_t id : schema.identifier_field_ids) keys->fields.push_back(*schema.FindById(id));
+  return keys;
+}
+
+// A progress line on stderr, redrawn at most every 200 ms, only on a terminal.
+class ProgressLine {
+ public:
+  ProgressLine(bool enabled, std::string label)
+      : enabled_(enabled && ::isatty(STDERR_FILENO)), label_(std::move(label)) {}
+  void Update(int64_t rows, uint64_t bytes, uint64_t total_bytes) {
+    if (!enabled_) return;
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::milliseconds(200)) return;
+    last_ = now;
+    double secs = std::chrono::duration<double>(now - start_).count();
+    std::fprintf(stderr, "\r%s: %lld rows, %.0f%% of %.1f MiB, %.0f rows/s   ", label_.c_str(),
+                 static_cast<long long>(rows), total_bytes ? 100.0 * bytes / total_bytes : 100.0,
+                 total_bytes / 1048576.0, secs > 0 ? rows / secs : 0.0);
+  }
+  void Done() {
+    if (enabled_) std::fprintf(stderr, "\r%*s\r", 78, "");
+  }
+
+ private:
+  bool enabled_;
+  std::string label_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_{};
+};
+
+const char* ModeName(WriteMode mode) {
+  switch (mode) {
+    case WriteMode::kAppend:
+      return "append";
+    case WriteMode::kUpsert:
+      return "upsert";
+    case WriteMode::kDelete:
+      return "delete";
+  }
+  return "write";
+}
+
+}  // namespace
+
+Status ValidateUpsertPartitioning(const iceberg::Schema& schema,
+                                  const iceberg::PartitionSpec& spec) {
+  if (schema.identifier_field_ids.empty()) return Status::OK();
+  for (const auto& pf : spec.fields) {
+    bool in_key = false;
+    for (int32_t id : schema.identifier_field_ids) in_key |= (id == pf.source_id);
+    if (!in_key) {
+      const Field* f = schema.FindById(pf.source_id);
+      return Status::InvalidArgument(
+          "partition field '" + pf.name + "' comes from column '" + (f ? f->name : "?") +
+          "', which is not in the primary key: with a primary key, every partition column must "
+          "be part of it (an upsert that moved a row to another partition would leave the old "
+          "row alive)");
+    }
+  }
+  return Status::OK();
+}
+
+Status ValidateWriteProperties(const iceberg::Schema& schema, const iceberg::PartitionSpec& spec,
+                               const std::map<std::string, std::string>& properties) {
+  FLOE_ASSIGN_OR_RAISE(auto metadata,
+                       iceberg::NewTableMetadata(schema, spec, "file:///validate", properties));
+  return iceberg::ConfigFromTableProperties(metadata, "validate").status();
+}
+
+Status WriteJsonFile(iceberg::Catalog& catalog, const iceberg::TableIdentifier& id,
+                     const std::string& path, WriteMode mode, bool progress, WriteReport* report) {
+  FLOE_ASSIGN_OR_RAISE(iceberg::LoadedTable table, catalog.LoadTable(id));
+  const iceberg::Schema& schema = table.metadata.current_schema();
+  auto input_schema = InputSchema(schema, mode);
+  FLOE_ASSIGN_OR_RAISE(auto decoder, json::JsonLinesDecoder::Make(input_schema));
+  FLOE_ASSIGN_OR_RAISE(uint64_t total_bytes, io::FileSize(path));
+  FLOE_ASSIGN_OR_RAISE(auto reader, io::LineChunkReader::Open(path));
+  // Unique per command run, so concurrent writers never collide on a file name.
+  std::string prefix = "00000-0-" + RandomHex(8) + "-" + RandomHex(4) + "-" + RandomHex(12);
+  FLOE_ASSIGN_OR_RAISE(auto config, iceberg::ConfigFromTableProperties(table.metadata, prefix));
+  FLOE_ASSIGN_OR_RAISE(auto writer, iceberg::DeltaWriter::Make(table.metadata, mode, config));
+
+  ProgressLine line(progress, ModeName(mode));
+  Status st;
+  io::LineChunkReader::Chunk chunk;
+  while (st.ok()) {
+    auto more = reader->Next(&chunk);
+    if (!more.ok()) {
+      st = more.status();
+      break;
+    }
+    if (!*more) break;
+    RecordBatch batch(input_schema);
+    st = decoder->Decode(chunk.text, path, chunk.first_line, &batch);
+    if (!st.ok()) break;
+    report->rows_read += static_cast<int64_t>(batch.num_rows());
+    st = mode == WriteMode::kDelete ? writer->Delete(batch) : writer->Add(batch);
+    line.Update(report->rows_read, chunk.end_offset, total_bytes);
+  }
+  line.Done();
+  if (!st.ok()) {
+    writer->Abandon();
+    return st.WithContext("nothing was committed");
+  }
+  auto files = writer->Finish();
+  if (!files.ok()) return files.status().WithContext("nothing was committed");
+  iceberg::SnapshotChanges changes;
+  changes.added_data_files = std::move(files->data_files);
+  changes.added_delete_files = std::move(files->delete_files);
+  report->data_files = static_cast<int64_t>(changes.added_data_files.size());
+  report->delete_files = static_cast<int64_t>(changes.added_delete_files.size());
+  for (const auto& f : changes.added_delete_files) report->delete_records += f.record_count;
+  FLOE_ASSIGN_OR_RAISE(auto snapshot, iceberg::CommitSnapshot(catalog, id, changes));
+  report->snapshot_id = snapshot.snapshot_id;
+  return Status::OK();
+}
+
+Result<std::string> DescribeTable(const iceberg::LoadedTable& table) {
+  using nlohmann::ordered_json;
+  const auto& m = table.metadata;
+  ordered_json out;
+  out["table"] = table.id.ToString();
+  out["location"] = m.location;
+  out["metadata-location"] = table.metadata_location;
+  out["format-version"] = m.format_version;
+  out["table-uuid"] = m.table_uuid;
+  const iceberg::Schema& schema = m.current_schema();
+  ordered_json columns = ordered_json::array();
+  for (const Field& f : schema.fields) {
+    columns.push_back({{"id", f.field_id},
+                       {"name", f.name},
+                       {"type", iceberg::FlinkTypeName(f.type)},
+                       {"iceberg-type", f.type.ToString()},
+                       {"required", !f.nullable}});
+  }
+  out["schema"] = {{"schema-id", schema.schema_id}, {"columns", columns}};
+  ordered_json key = ordered_json::array();
+  for (int32_t id : schema.identifier_field_ids) key.push_back(schema.FindById(id)->name);
+  out["primary-key"] = key;
+  ordered_json spec = ordered_json::array();
+  for (const auto& pf : m.default_spec().fields) {
+    const Field* src = schema.FindById(pf.source_id);
+    spec.push_back({{"name", pf.name},
+                    {"transform", pf.transform.ToString()},
+                    {"source", src ? src->name : "?"},
+                    {"field-id", pf.field_id}});
+  }
+  out["partition-spec"] = {{"spec-id", m.default_spec_id}, {"fields", spec}};
+  out["properties"] = m.properties;
+  out["current-snapshot-id"] =
+      m.current_snapshot_id ? ordered_json(*m.current_snapshot_id) : ordered_json(nullptr);
+  ordered_json snapshots = ordered_json::array();
+  for (const auto& s : m.snapshots) {
+    snapshots.push_back(
+        {{"snapshot-id", s.snapshot_id},
+         {"parent-snapshot-id",
+          s.parent_snapshot_id ? ordered_json(*s.parent_snapshot_id) : ordered_json(nullptr)},
+         {"sequence-number", s.sequence_number},
+         {"timestamp-ms", s.timestamp_ms},
+         {"operation", s.operation()},
+         {"summary", s.summary}});
+  }
+  out["snapshots"] = snapshots;
+  // Live files of the current snapshot, counted from its manifests.
+  int64_t data_files = 0, data_bytes = 0, delete_files = 0, delete_bytes = 0, records = 0;
+  int64_t manifests = 0;
+  if (const iceberg::Snapshot* current = m.current_snapshot()) {
+    FLOE_ASSIGN_OR_RAISE(auto list, iceberg::ReadManifestList(current->manifest_list));
+    manifests = static_cast<int64_t>(list.size());
+    for (const auto& mf : list) {
+      FLOE_ASSIGN_OR_RAISE(auto entries, iceberg::ReadManifest(mf, m));
+      for (const auto& e : entries) {
+        if (e.status == iceberg::EntryStatus::kDeleted) continue;
+        if (e.data_file.content == iceberg::FileContent::kData) {
+          ++data_files;
+          data_bytes += e.data_file.file_size_in_bytes;
+          records += e.data_file.record_count;
+        } else {
+          ++delete_files;
+          delete_bytes += e.data_file.file_size_in_bytes;
+        }
+      }
+    }
+  }
+  out["files"] = {{"manifests", manifests},       {"data-files", data_files},
+                  {"data-bytes", data_bytes},     {"data-records", records},
+                  {"delete-files", delete_files}, {"delete-bytes", delete_bytes}};
+  return out.dump(2);
+}
+
+}  // namespace floe::cli

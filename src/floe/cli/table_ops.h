@@ -1,0 +1,43 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "floe/common/status.h"
+#include "floe/iceberg/catalog.h"
+#include "floe/iceberg/data_writer.h"
+
+namespace floe::cli {
+
+struct WriteReport {
+  int64_t rows_read = 0;
+  int64_t snapshot_id = 0;
+  int64_t data_files = 0;
+  int64_t delete_files = 0;
+  int64_t delete_records = 0;
+};
+
+// Loads a JSON-lines file into a table as ONE snapshot: append adds the rows; upsert keeps the
+// last row per primary key and retires earlier rows of those keys with equality deletes;
+// delete turns each line's key values into equality deletes. Any bad line stops the load
+// before anything is committed (the files written so far are removed). With `progress`, a
+// progress line goes to stderr.
+Status WriteJsonFile(iceberg::Catalog& catalog, const iceberg::TableIdentifier& id,
+                     const std::string& path, iceberg::WriteMode mode, bool progress,
+                     WriteReport* report);
+
+// Upsert tables: every partition source column must be part of the primary key, or an
+// update that moves a row to another partition would leave the old row alive.
+Status ValidateUpsertPartitioning(const iceberg::Schema& schema,
+                                  const iceberg::PartitionSpec& spec);
+
+// Checks write.* properties (sizes, codec) before a table is created with them.
+Status ValidateWriteProperties(const iceberg::Schema& schema, const iceberg::PartitionSpec& spec,
+                               const std::map<std::string, std::string>& properties);
+
+// `floe table describe` output: schema, primary key, partition spec, properties, current
+// snapshot, every snapshot with its summary, live data/delete file counts and bytes.
+Result<std::string> DescribeTable(const iceberg::LoadedTable& table);
+
+}  // namespace floe::cli

@@ -1,0 +1,62 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "floe/common/record_batch.h"
+#include "floe/common/status.h"
+
+namespace floe::json {
+
+struct DecodeOptions {
+  // Skip lines that fail to decode (counted in skipped_lines()) instead of failing Decode.
+  bool ignore_parse_errors = false;
+};
+
+// JsonLinesDecoder turns JSON-lines text (one JSON object per line) into rows of a RecordBatch,
+// writing straight into the typed columns (simdjson On Demand; no DOM, no per-row allocation).
+// Fields are matched to schema fields by exact name; unknown fields are ignored; a missing
+// nullable field is null. Value formats follow Flink's JSON format (see README.md).
+// Lifecycle: Make -> Decode*. Not thread-safe (it owns a parser and scratch buffers); use one
+// decoder per thread.
+class JsonLinesDecoder {
+ public:
+  static Result<std::unique_ptr<JsonLinesDecoder>> Make(std::shared_ptr<const BatchSchema> schema,
+                                                        DecodeOptions options = {});
+  ~JsonLinesDecoder();
+
+  // Appends one row per non-blank line of `data` to *out. `source` (file path, topic/partition)
+  // and `first_line` (1-based line number of data's first line) only go into error messages.
+  // A line that cannot be decoded gives InvalidArgument, e.g.
+  //   roster.jsonl:17: field 'revision': expected INT, got string "x"
+  // and Decode stops there: rows of earlier lines stay appended, nothing of the bad line does.
+  // With ignore_parse_errors the line is skipped and counted instead.
+  // REQUIRES: out's schema equals the decoder's schema.
+  Status Decode(std::string_view data, std::string_view source, int64_t first_line,
+                RecordBatch* out);
+
+  // Lines skipped so far because of ignore_parse_errors.
+  int64_t skipped_lines() const;
+
+  struct Impl;
+  explicit JsonLinesDecoder(std::unique_ptr<Impl> impl);
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Appends row `row` of `batch` as one JSON object line (with '\n') to *out, in the format the
+// decoder accepts, so `floe table scan` output can be appended again: every field in schema
+// order, nulls written as null, BIGINT as numbers, BYTES as base64, DATE as "YYYY-MM-DD",
+// TIMESTAMP as "YYYY-MM-DDTHH:MM:SS.ffffff", TIMESTAMP_LTZ the same with 'Z', DECIMAL(p, s) as a
+// string with exactly s fractional digits, non-finite FLOAT/DOUBLE as "NaN" / "Infinity" /
+// "-Infinity". REQUIRES: row < batch.num_rows().
+void AppendRowAsJson(const RecordBatch& batch, size_t row, std::string* out);
+
+// Flink SQL spelling of a type, used in error messages: "INT", "BIGINT", "DECIMAL(9, 2)", ...
+std::string SqlTypeName(const DataType& type);
+
+}  // namespace floe::json

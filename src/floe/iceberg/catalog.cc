@@ -1,0 +1,261 @@
+#include "floe/iceberg/catalog.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <chrono>
+
+#include "floe/io/file.h"
+
+namespace floe::iceberg {
+
+namespace {
+
+constexpr const char* kVersionHint = "version-hint.text";
+constexpr const char* kMaxPreviousVersions = "write.metadata.previous-versions-max";
+constexpr int64_t kDefaultMaxPreviousVersions = 100;
+
+bool IsName(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+bool ParseVersion(std::string_view s, int64_t* out) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size() && *out >= 1;
+}
+
+// "v12.metadata.json" -> 12; false for anything else (temp files, other names).
+bool VersionOfFileName(std::string_view name, int64_t* out) {
+  constexpr std::string_view kSuffix = ".metadata.json";
+  if (name.size() <= 1 + kSuffix.size() || name[0] != 'v') return false;
+  if (name.substr(name.size() - kSuffix.size()) != kSuffix) return false;
+  std::string_view digits = name.substr(1, name.size() - 1 - kSuffix.size());
+  if (!std::all_of(digits.begin(), digits.end(),
+                   [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    return false;
+  }
+  return ParseVersion(digits, out);
+}
+
+std::string MetadataFileName(int64_t version) {
+  return "v" + std::to_string(version) + ".metadata.json";
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+Result<TableIdentifier> TableIdentifier::Parse(std::string_view text) {
+  size_t dot = text.find('.');
+  auto bad = [&](std::string_view why) {
+    return Status::InvalidArgument("bad table name '" + std::string(text) +
+                                   "': " + std::string(why) +
+                                   "; expected 'namespace.table' with names made of "
+                                   "letters, digits and _");
+  };
+  if (dot == std::string_view::npos) return bad("no namespace");
+  if (text.find('.', dot + 1) != std::string_view::npos) return bad("too many dots");
+  TableIdentifier id{std::string(text.substr(0, dot)), std::string(text.substr(dot + 1))};
+  if (!IsName(id.ns)) return bad("invalid namespace");
+  if (!IsName(id.name)) return bad("invalid table name");
+  return id;
+}
+
+std::string PathToUri(const std::string& absolute_path) { return "file://" + absolute_path; }
+
+Result<std::string> UriToPath(std::string_view uri) {
+  if (!uri.empty() && uri[0] == '/') return std::string(uri);
+  constexpr std::string_view kLocalhost = "file://localhost/";
+  if (uri.rfind("file:///", 0) == 0) return std::string(uri.substr(7));
+  if (uri.rfind(kLocalhost, 0) == 0) return std::string(uri.substr(kLocalhost.size() - 1));
+  if (uri.rfind("file:/", 0) == 0 && uri.rfind("file://", 0) != 0) {
+    return std::string(uri.substr(5));  // Hadoop's "file:/abs/path"
+  }
+  return Status::InvalidArgument("'" + std::string(uri) +
+                                 "' is not a local file URI (expected file:///absolute/path)");
+}
+
+Result<std::unique_ptr<FileSystemCatalog>> FileSystemCatalog::Make(const std::string& warehouse) {
+  if (warehouse.empty()) return Status::InvalidArgument("warehouse path is empty");
+  std::string abs = io::AbsolutePath(warehouse);
+  FLOE_RETURN_NOT_OK(io::CreateDirs(abs));
+  return std::make_unique<FileSystemCatalog>(PrivateTag{}, std::move(abs));
+}
+
+std::string FileSystemCatalog::DefaultTableLocation(const TableIdentifier& id) const {
+  return PathToUri(io::JoinPath(io::JoinPath(warehouse_, id.ns), id.name));
+}
+
+namespace {
+
+struct TablePaths {
+  std::string table;
+  std::string metadata;
+  std::string hint;
+};
+
+TablePaths PathsOf(const std::string& warehouse, const TableIdentifier& id) {
+  TablePaths p;
+  p.table = io::JoinPath(io::JoinPath(warehouse, id.ns), id.name);
+  p.metadata = io::JoinPath(p.table, "metadata");
+  p.hint = io::JoinPath(p.metadata, kVersionHint);
+  return p;
+}
+
+// The newest version in the metadata dir: the hint when it names an existing file, else the
+// highest v<N> listed; then probe upward because the hint may lag (a committer can crash or lose
+// a race between writing v<N+1> and updating the hint). 0 if there is no metadata file.
+Result<int64_t> FindCurrentVersion(const TablePaths& p) {
+  int64_t version = 0;
+  Result<std::string> hint = io::ReadFile(p.hint);
+  int64_t hinted;
+  if (hint.ok() && ParseVersion(*hint, &hinted) &&
+      io::Exists(io::JoinPath(p.metadata, MetadataFileName(hinted)))) {
+    version = hinted;
+  } else {
+    Result<std::vector<std::string>> names = io::ListDir(p.metadata);
+    if (!names.ok()) return names.status();
+    for (const std::string& name : *names) {
+      int64_t v;
+      if (VersionOfFileName(name, &v)) version = std::max(version, v);
+    }
+  }
+  if (version == 0) return version;
+  while (io::Exists(io::JoinPath(p.metadata, MetadataFileName(version + 1)))) ++version;
+  return version;
+}
+
+// Writes `version` to the hint, then re-checks for newer versions: a concurrent committer may
+// have written a newer hint just before ours replaced it. Whoever writes the hint last then
+// leaves the newest version there (any version created after its write has its own committer
+// writing the hint later), unless a committer crashed between its metadata write and its hint.
+void UpdateHint(const TablePaths& p, int64_t version) {
+  for (int i = 0; i < 100; ++i) {
+    if (!io::WriteFileReplace(p.hint, std::to_string(version)).ok()) return;
+    int64_t newest = version;
+    while (io::Exists(io::JoinPath(p.metadata, MetadataFileName(newest + 1)))) ++newest;
+    if (newest == version) return;
+    version = newest;
+  }
+}
+
+}  // namespace
+
+Result<LoadedTable> FileSystemCatalog::CreateTable(const TableIdentifier& id, const Schema& schema,
+                                                   const PartitionSpec& spec,
+                                                   std::map<std::string, std::string> properties) {
+  if (!IsName(id.ns) || !IsName(id.name)) {
+    return Status::InvalidArgument("bad table identifier '" + id.ToString() + "'");
+  }
+  TablePaths p = PathsOf(warehouse_, id);
+  if (io::Exists(p.metadata)) {
+    FLOE_ASSIGN_OR_RAISE(int64_t existing, FindCurrentVersion(p));
+    if (existing > 0) {
+      return Status::AlreadyExists("table " + id.ToString() + " already exists at " + p.table);
+    }
+  }
+  FLOE_ASSIGN_OR_RAISE(TableMetadata md, NewTableMetadata(schema, spec, DefaultTableLocation(id),
+                                                          std::move(properties)));
+  FLOE_RETURN_NOT_OK(io::CreateDirs(p.metadata));
+  std::string path = io::JoinPath(p.metadata, MetadataFileName(1));
+  Status st = io::WriteFileExclusive(path, TableMetadataToJson(md));
+  if (st.IsAlreadyExists()) {
+    return Status::AlreadyExists("table " + id.ToString() +
+                                 " already exists (created "
+                                 "concurrently) at " +
+                                 p.table);
+  }
+  FLOE_RETURN_NOT_OK(st);
+  UpdateHint(p, 1);
+  return LoadedTable{id, std::move(md), path, 1};
+}
+
+Result<LoadedTable> FileSystemCatalog::LoadTable(const TableIdentifier& id) {
+  TablePaths p = PathsOf(warehouse_, id);
+  if (!io::Exists(p.metadata)) {
+    return Status::NotFound("table " + id.ToString() + " does not exist (no " + p.metadata + ")");
+  }
+  FLOE_ASSIGN_OR_RAISE(int64_t version, FindCurrentVersion(p));
+  if (version == 0) {
+    return Status::NotFound("table " + id.ToString() + " has no metadata file in " + p.metadata);
+  }
+  std::string path = io::JoinPath(p.metadata, MetadataFileName(version));
+  FLOE_ASSIGN_OR_RAISE(std::string text, io::ReadFile(path));
+  Result<TableMetadata> md = TableMetadataFromJson(text, path);
+  if (!md.ok()) return md.status();
+  return LoadedTable{id, std::move(md).value(), path, version};
+}
+
+Result<LoadedTable> FileSystemCatalog::CommitTable(const LoadedTable& base, TableMetadata updated) {
+  if (base.version < 1 || base.metadata_location.empty()) {
+    return Status::InvalidArgument("CommitTable: base of " + base.id.ToString() +
+                                   " was not loaded from this catalog");
+  }
+  if (updated.table_uuid != base.metadata.table_uuid) {
+    return Status::InvalidArgument("CommitTable: table-uuid changed from " +
+                                   base.metadata.table_uuid + " to " + updated.table_uuid);
+  }
+  TablePaths p = PathsOf(warehouse_, base.id);
+  int64_t next = base.version + 1;
+  std::string path = io::JoinPath(p.metadata, MetadataFileName(next));
+  // Cheap early check; the exclusive create below is what decides.
+  if (io::Exists(path)) {
+    return Status::Conflict("table " + base.id.ToString() + ": version " + std::to_string(next) +
+                            " was committed concurrently; reload and retry");
+  }
+
+  updated.last_updated_ms = std::max(NowMs(), base.metadata.last_updated_ms);
+  updated.metadata_log.push_back(
+      MetadataLogEntry{base.metadata.last_updated_ms, PathToUri(base.metadata_location)});
+  int64_t max_entries = kDefaultMaxPreviousVersions;
+  std::string configured = updated.Property(kMaxPreviousVersions, "");
+  int64_t parsed;
+  if (!configured.empty() && ParseVersion(configured, &parsed)) max_entries = parsed;
+  if (static_cast<int64_t>(updated.metadata_log.size()) > max_entries) {
+    updated.metadata_log.erase(
+        updated.metadata_log.begin(),
+        updated.metadata_log.end() - static_cast<std::ptrdiff_t>(max_entries));
+  }
+
+  Status st = io::WriteFileExclusive(path, TableMetadataToJson(updated));
+  if (st.IsAlreadyExists()) {
+    return Status::Conflict("table " + base.id.ToString() + ": version " + std::to_string(next) +
+                            " was committed concurrently; reload and retry");
+  }
+  FLOE_RETURN_NOT_OK(st);
+  // Committed. floe's LoadTable probes past a stale hint, so failing to write it is harmless;
+  // but readers such as icebird trust the hint, so keep it current.
+  UpdateHint(p, next);
+  return LoadedTable{base.id, std::move(updated), path, next};
+}
+
+Result<std::vector<TableIdentifier>> FileSystemCatalog::ListTables(const std::string& ns) {
+  if (!IsName(ns)) return Status::InvalidArgument("bad namespace '" + ns + "'");
+  std::string dir = io::JoinPath(warehouse_, ns);
+  Result<std::vector<std::string>> names = io::ListDir(dir);
+  if (!names.ok()) {
+    if (names.status().IsNotFound()) {
+      return Status::NotFound("namespace '" + ns + "' does not exist in " + warehouse_);
+    }
+    return names.status();
+  }
+  std::vector<TableIdentifier> out;
+  for (const std::string& name : *names) {
+    if (!IsName(name)) continue;
+    TableIdentifier id{ns, name};
+    Result<int64_t> version = FindCurrentVersion(PathsOf(warehouse_, id));
+    if (version.ok() && *version > 0) out.push_back(std::move(id));
+  }
+  return out;
+}
+
+}  // namespace floe::iceberg

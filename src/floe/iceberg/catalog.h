@@ -1,0 +1,87 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "floe/iceberg/table_metadata.h"
+
+namespace floe::iceberg {
+
+// "namespace.table" (one namespace level for now).
+struct TableIdentifier {
+  std::string ns;
+  std::string name;
+
+  // Errors explain the expected form; names are [A-Za-z0-9_]+.
+  static Result<TableIdentifier> Parse(std::string_view text);
+  std::string ToString() const { return ns + "." + name; }
+  bool operator==(const TableIdentifier&) const = default;
+};
+
+// A table's metadata as loaded from a catalog, with where it came from (the commit base).
+struct LoadedTable {
+  TableIdentifier id;
+  TableMetadata metadata;
+  std::string metadata_location;  // absolute path of the metadata file
+  int64_t version = 0;            // N of v<N>.metadata.json in the filesystem catalog
+};
+
+// Catalog is where tables are found and where the atomic metadata swap happens.
+// Implementations must be safe to use from several processes at once: CommitTable succeeds
+// for exactly one of several committers holding the same base. Thread-compatible.
+class Catalog {
+ public:
+  virtual ~Catalog() = default;
+  // AlreadyExists if the table exists.
+  virtual Result<LoadedTable> CreateTable(const TableIdentifier& id, const Schema& schema,
+                                          const PartitionSpec& spec,
+                                          std::map<std::string, std::string> properties) = 0;
+  // NotFound if the table does not exist; Corruption if its metadata cannot be read.
+  virtual Result<LoadedTable> LoadTable(const TableIdentifier& id) = 0;
+  // Swaps `base` for `updated`, appending base's metadata file to updated's metadata log and
+  // setting last-updated-ms. Conflict if `base` is no longer the current version (reload,
+  // re-apply, retry); nothing changes then.
+  virtual Result<LoadedTable> CommitTable(const LoadedTable& base, TableMetadata updated) = 0;
+  virtual Result<std::vector<TableIdentifier>> ListTables(const std::string& ns) = 0;
+  // Absolute file:// URI where a new table's files go.
+  virtual std::string DefaultTableLocation(const TableIdentifier& id) const = 0;
+};
+
+// The filesystem ("hadoop") catalog, floe's embedded default:
+//   <warehouse>/<ns>/<table>/metadata/v<N>.metadata.json  created without overwriting
+//   <warehouse>/<ns>/<table>/metadata/version-hint.text   holds N (a hint; listing decides)
+//   <warehouse>/<ns>/<table>/data/...                      data and delete files
+class FileSystemCatalog final : public Catalog {
+ public:
+  // `warehouse` may be relative; it is made absolute once here.
+  static Result<std::unique_ptr<FileSystemCatalog>> Make(const std::string& warehouse);
+
+  Result<LoadedTable> CreateTable(const TableIdentifier& id, const Schema& schema,
+                                  const PartitionSpec& spec,
+                                  std::map<std::string, std::string> properties) override;
+  Result<LoadedTable> LoadTable(const TableIdentifier& id) override;
+  Result<LoadedTable> CommitTable(const LoadedTable& base, TableMetadata updated) override;
+  Result<std::vector<TableIdentifier>> ListTables(const std::string& ns) override;
+  std::string DefaultTableLocation(const TableIdentifier& id) const override;
+
+  const std::string& warehouse() const { return warehouse_; }
+
+ private:
+  struct PrivateTag {
+    explicit PrivateTag() = default;
+  };  // lets Make use std::make_unique while others must call Make
+
+ public:
+  FileSystemCatalog(PrivateTag, std::string warehouse) : warehouse_(std::move(warehouse)) {}
+
+ private:
+  std::string warehouse_;  // absolute path
+};
+
+// "file:///abs/path" <-> "/abs/path".
+std::string PathToUri(const std::string& absolute_path);
+Result<std::string> UriToPath(std::string_view uri);
+
+}  // namespace floe::iceberg

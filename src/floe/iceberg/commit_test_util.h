@@ -1,0 +1,69 @@
+#pragma once
+
+// Test-only helpers shared by manifest_io_test.cc and snapshot_update_test.cc.
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "floe/common/status.h"
+
+#ifndef FLOE_ASSERT_OK
+#define FLOE_ASSERT_OK(expr)                                  \
+  do {                                                        \
+    ::floe::Status _st = (expr);                              \
+    ASSERT_TRUE(_st.ok()) << #expr << ": " << _st.ToString(); \
+  } while (false)
+#endif
+
+#ifndef FLOE_ASSERT_OK_AND_ASSIGN
+#define FLOE_ASSERT_OK_AND_ASSIGN(lhs, rexpr)                                 \
+  auto FLOE_CONCAT_(_res_, __LINE__) = (rexpr);                               \
+  ASSERT_TRUE(FLOE_CONCAT_(_res_, __LINE__).ok())                             \
+      << #rexpr << ": " << FLOE_CONCAT_(_res_, __LINE__).status().ToString(); \
+  lhs = std::move(FLOE_CONCAT_(_res_, __LINE__)).value()
+#endif
+
+namespace floe::iceberg::commit_testing {
+
+// A fresh directory under $TEST_TMPDIR or /tmp, removed on destruction.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    const char* base = getenv("TEST_TMPDIR");
+    std::string tmpl = std::string(base ? base : "/tmp") + "/floe-icecommit-XXXXXX";
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    char* made = mkdtemp(buf.data());
+    path_ = made ? made : "";
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Names of the files in `dir` ending in `suffix`.
+inline std::vector<std::string> FilesEndingWith(const std::string& dir, const std::string& suffix) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.size() >= suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      out.push_back(name);
+    }
+  }
+  return out;
+}
+
+}  // namespace floe::iceberg::commit_testing

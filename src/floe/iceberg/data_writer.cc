@@ -1,0 +1,955 @@
+#include "floe/iceberg/data_writer.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <unordered_map>
+#include <utility>
+
+#include "floe/iceberg/catalog.h"
+#include "floe/iceberg/row_key_internal.h"
+#include "floe/io/file.h"
+
+namespace floe::iceberg {
+
+namespace {
+
+constexpr int kTruncateLength = 16;  // write.metadata.metrics.default = truncate(16)
+
+Result<int64_t> PositiveIntProperty(const TableMetadata& metadata, const std::string& key,
+                                    int64_t fallback) {
+  auto it = metadata.properties.find(key);
+  if (it == metadata.properties.end()) return fallback;
+  const std::string& text = it->second;
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v <= 0) {
+    return Status::InvalidArgument("table property " + key + ": '" + text +
+                                   "' is not a positive integer");
+  }
+  return v;
+}
+
+// UTF-8 helpers for bound truncation. Invalid UTF-8 is treated byte-wise (bounds stay valid
+// as unsigned byte strings either way).
+size_t CodePointLength(unsigned char lead) {
+  if (lead < 0x80) return 1;
+  if ((lead >> 5) == 0x6) return 2;
+  if ((lead >> 4) == 0xE) return 3;
+  if ((lead >> 3) == 0x1E) return 4;
+  return 1;
+}
+
+// Byte offsets of the first `n` code points' ends; returns the byte length of that prefix, or
+// npos if `s` has at most n code points.
+size_t PrefixBytes(std::string_view s, int n) {
+  size_t pos = 0;
+  for (int i = 0; i < n; ++i) {
+    if (pos >= s.size()) return std::string_view::npos;
+    pos += CodePointLength(static_cast<unsigned char>(s[pos]));
+  }
+  return pos >= s.size() ? std::string_view::npos : pos;
+}
+
+void AppendUtf8(uint32_t cp, std::string* out) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+uint32_t DecodeUtf8(std::string_view s) {
+  auto b = [&](size_t i) { return static_cast<uint32_t>(static_cast<unsigned char>(s[i])); };
+  switch (s.size()) {
+    case 1:
+      return b(0);
+    case 2:
+      return ((b(0) & 0x1F) << 6) | (b(1) & 0x3F);
+    case 3:
+      return ((b(0) & 0x0F) << 12) | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F);
+    default:
+      return ((b(0) & 0x07) << 18) | ((b(1) & 0x3F) << 12) | ((b(2) & 0x3F) << 6) | (b(3) & 0x3F);
+  }
+}
+
+std::string FileName(const std::string& prefix, int64_t n, std::string_view suffix) {
+  char num[24];
+  std::snprintf(num, sizeof(num), "%05lld", static_cast<long long>(n));
+  std::string name = prefix;
+  name += '-';
+  name += num;
+  name += suffix;
+  name += ".parquet";
+  return name;
+}
+
+}  // namespace
+
+std::string TruncateLowerBound(const DataType& type, std::string_view bound, int length) {
+  if (type.id == TypeId::kString) {
+    size_t n = PrefixBytes(bound, length);
+    return std::string(n == std::string_view::npos ? bound : bound.substr(0, n));
+  }
+  return std::string(bound.substr(0, std::min(bound.size(), static_cast<size_t>(length))));
+}
+
+std::optional<std::string> TruncateUpperBound(const DataType& type, std::string_view bound,
+                                              int length) {
+  if (type.id == TypeId::kString) {
+    size_t n = PrefixBytes(bound, length);
+    if (n == std::string_view::npos) return std::string(bound);
+    // Start offsets of the code points of the prefix, to increment from the last one back.
+    std::vector<size_t> starts;
+    for (size_t pos = 0; pos < n; pos += CodePointLength(static_cast<unsigned char>(bound[pos]))) {
+      starts.push_back(pos);
+    }
+    for (size_t i = starts.size(); i-- > 0;) {
+      size_t end = i + 1 < starts.size() ? starts[i + 1] : n;
+      uint32_t cp = DecodeUtf8(bound.substr(starts[i], end - starts[i])) + 1;
+      if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xE000;  // skip the surrogate range
+      if (cp > 0x10FFFF) continue;
+      std::string out(bound.substr(0, starts[i]));
+      AppendUtf8(cp, &out);
+      return out;
+    }
+    return std::nullopt;
+  }
+  if (bound.size() <= static_cast<size_t>(length)) return std::string(bound);
+  std::string out(bound.substr(0, length));
+  while (!out.empty()) {
+    auto last = static_cast<unsigned char>(out.back());
+    if (last != 0xFF) {
+      out.back() = static_cast<char>(last + 1);
+      return out;
+    }
+    out.pop_back();
+  }
+  return std::nullopt;
+}
+
+Result<FileWriterConfig> ConfigFromTableProperties(const TableMetadata& metadata,
+                                                   std::string file_prefix) {
+  FileWriterConfig config;
+  config.file_prefix = std::move(file_prefix);
+  std::string data_path = metadata.Property("write.data.path", "");
+  if (data_path.empty()) {
+    FLOE_ASSIGN_OR_RAISE(std::string location, UriToPath(metadata.location));
+    config.data_dir = io::JoinPath(location, "data");
+  } else if (data_path.rfind("file:", 0) == 0) {
+    FLOE_ASSIGN_OR_RAISE(config.data_dir, UriToPath(data_path));
+  } else if (!data_path.empty() && data_path[0] == '/') {
+    config.data_dir = data_path;
+  } else {
+    return Status::InvalidArgument("table property write.data.path: '" + data_path +
+                                   "' is neither an absolute path nor a file:// URI");
+  }
+  FLOE_ASSIGN_OR_RAISE(config.target_file_size_bytes,
+                       PositiveIntProperty(metadata, "write.target-file-size-bytes", 512LL << 20));
+  std::string codec = metadata.Property("write.parquet.compression-codec", "zstd");
+  auto compression = parquet::ParseCompression(codec);
+  if (!compression.ok()) {
+    return Status::InvalidArgument("table property write.parquet.compression-codec: '" + codec +
+                                   "' is not a supported codec (" + compression.status().message() +
+                                   ")");
+  }
+  config.parquet.compression = *compression;
+  FLOE_ASSIGN_OR_RAISE(config.parquet.row_group_size_bytes,
+                       PositiveIntProperty(metadata, "write.parquet.row-group-size-bytes",
+                                           config.parquet.row_group_size_bytes));
+  FLOE_ASSIGN_OR_RAISE(config.parquet.page_size_bytes,
+                       PositiveIntProperty(metadata, "write.parquet.page-size-bytes",
+                                           config.parquet.page_size_bytes));
+  FLOE_ASSIGN_OR_RAISE(config.parquet.dictionary_page_size_limit,
+                       PositiveIntProperty(metadata, "write.parquet.dict-size-bytes",
+                                           config.parquet.dictionary_page_size_limit));
+  auto level = metadata.properties.find("write.parquet.compression-level");
+  if (level != metadata.properties.end() && !level->second.empty() &&
+      config.parquet.compression == parquet::Compression::kZstd) {
+    FLOE_ASSIGN_OR_RAISE(int64_t v,
+                         PositiveIntProperty(metadata, "write.parquet.compression-level", 3));
+    if (v > 22) {
+      return Status::InvalidArgument("table property write.parquet.compression-level: '" +
+                                     level->second + "' is outside zstd's 1..22");
+    }
+    config.parquet.zstd_level = static_cast<int>(v);
+  }
+  return config;
+}
+
+// ---------------------------------------------------------------------------------------------
+// FileFanout: the machinery under all three writers. Rows of one file schema go to one open
+// Parquet file per partition; a file is closed once its estimated size reaches the target and
+// described as a DataFile. Once an error happens, every later call returns it.
+
+namespace internal {
+
+class FileFanout {
+ public:
+  struct Options {
+    FileWriterConfig config;
+    std::shared_ptr<const BatchSchema> file_schema;  // the columns written, with field ids
+    FileContent content = FileContent::kData;
+    std::vector<int32_t> equality_ids;
+    std::optional<int32_t> sort_order_id;
+    std::string name_suffix;  // "" for data, "-eq-deletes" / "-pos-deletes" for deletes
+    // Field ids whose string bounds are kept whole (position deletes' file_path).
+    std::vector<int32_t> untruncated_ids;
+  };
+
+  static Result<std::unique_ptr<FileFanout>> Make(const TableMetadata& metadata, Options options) {
+    auto fanout = std::make_unique<FileFanout>();
+    fanout->options_ = std::move(options);
+    if (fanout->options_.config.data_dir.empty() || fanout->options_.config.data_dir[0] != '/') {
+      return Status::InvalidArgument("writer data_dir must be an absolute path, got '" +
+                                     fanout->options_.config.data_dir + "'");
+    }
+    if (fanout->options_.config.file_prefix.empty()) {
+      return Status::InvalidArgument("writer file_prefix must not be empty");
+    }
+    if (fanout->options_.config.target_file_size_bytes <= 0) {
+      return Status::InvalidArgument("target file size must be positive");
+    }
+    fanout->schema_ = metadata.current_schema();
+    fanout->spec_ = metadata.default_spec();
+    const Schema& schema = fanout->schema_;
+    for (const PartitionField& pf : fanout->spec_.fields) {
+      const Field* source = schema.FindById(pf.source_id);
+      if (source == nullptr) {
+        return Status::InvalidArgument("partition field '" + pf.name + "' has source id " +
+                                       std::to_string(pf.source_id) +
+                                       ", which is not in the current schema");
+      }
+      fanout->source_types_.push_back(source->type);
+    }
+    if (fanout->spec_.unpartitioned()) {
+      fanout->partition_index_.emplace("", 0);
+      fanout->OpenPartition({});
+    }
+    return fanout;
+  }
+
+  FileFanout() = default;  // use Make
+  ~FileFanout() { Abandon(); }
+  FileFanout(const FileFanout&) = delete;
+  FileFanout& operator=(const FileFanout&) = delete;
+
+  const PartitionSpec& spec() const { return spec_; }
+  const Schema& schema() const { return schema_; }
+  const std::shared_ptr<const BatchSchema>& file_schema() const { return options_.file_schema; }
+  const Status& status() const { return status_; }
+  // Records the writer's first error; returns `st`.
+  Status Fail(Status st) {
+    if (!st.ok() && status_.ok()) status_ = st;
+    return st;
+  }
+  int64_t row_count() const { return rows_; }
+
+  WriterStats stats() const {
+    WriterStats s;
+    s.rows = rows_;
+    s.files = static_cast<int64_t>(finished_.size());
+    s.bytes_written = bytes_written_;
+    for (const auto& p : partitions_) {
+      if (p.file) s.open_bytes += p.file->estimated_file_size();
+    }
+    return s;
+  }
+
+  // Writes `file_rows` (of file_schema) with each row's partition taken from the same row of
+  // `source_rows` (which carries the partition source columns, by field id).
+  Status Add(const RecordBatch& file_rows, const RecordBatch& source_rows) {
+    FLOE_RETURN_NOT_OK(status_);
+    if (finished_called_) return Status::Internal("writer used after Finish");
+    if (file_rows.num_rows() == 0) return Status::OK();
+    if (spec_.unpartitioned()) return Fail(AddToPartition(0, file_rows));
+
+    std::vector<int> source_cols;
+    for (const PartitionField& pf : spec_.fields) {
+      int found = -1;
+      const auto& fields = source_rows.schema()->fields;
+      for (size_t i = 0; i < fields.size(); ++i) {
+        if (fields[i].field_id == pf.source_id) found = static_cast<int>(i);
+      }
+      if (found < 0) {
+        return Fail(Status::InvalidArgument("rows lack column id " + std::to_string(pf.source_id) +
+                                            ", the source of partition "
+                                            "field '" +
+                                            pf.name + "'"));
+      }
+      source_cols.push_back(found);
+    }
+
+    // Group row indices by partition. Consecutive rows usually share a partition, so compare
+    // with the previous row's key before hashing.
+    std::vector<std::vector<uint32_t>>& groups = group_rows_;
+    for (auto& g : groups) g.clear();
+    std::string key;
+    std::string prev_key;
+    size_t prev_index = 0;
+    bool have_prev = false;
+    PartitionTuple tuple(spec_.fields.size());
+    const size_t n = file_rows.num_rows();
+    for (size_t row = 0; row < n; ++row) {
+      key.clear();
+      for (size_t f = 0; f < spec_.fields.size(); ++f) {
+        tuple[f] = spec_.fields[f].transform.Apply(
+            source_types_[f], ValueAt(source_rows.column(source_cols[f]), row));
+        AppendValueKey(tuple[f], &key);
+      }
+      size_t index;
+      if (have_prev && key == prev_key) {
+        index = prev_index;
+      } else {
+        auto it = partition_index_.find(key);
+        if (it == partition_index_.end()) {
+          index = partitions_.size();
+          partition_index_.emplace(key, index);
+          OpenPartition(tuple);
+        } else {
+          index = it->second;
+        }
+        prev_key = key;
+        prev_index = index;
+        have_prev = true;
+      }
+      if (groups.size() <= index) groups.resize(index + 1);
+      groups[index].push_back(static_cast<uint32_t>(row));
+    }
+    for (size_t index = 0; index < groups.size(); ++index) {
+      if (groups[index].empty()) continue;
+      if (groups[index].size() == n) return Fail(AddToPartition(index, file_rows));
+      FLOE_RETURN_NOT_OK(Fail(AddToPartition(index, file_rows.Take(groups[index]))));
+    }
+    return Status::OK();
+  }
+
+  // Writes rows that all belong to `partition`.
+  Status AddPartition(const PartitionTuple& partition, const RecordBatch& file_rows) {
+    FLOE_RETURN_NOT_OK(status_);
+    if (finished_called_) return Status::Internal("writer used after Finish");
+    if (partition.size() != spec_.fields.size()) {
+      return Fail(Status::InvalidArgument("partition tuple has " +
+                                          std::to_string(partition.size()) + " values, spec " +
+                                          std::to_string(spec_.spec_id) + " has " +
+                                          std::to_string(spec_.fields.size()) + " fields"));
+    }
+    std::string key;
+    for (const Value& v : partition) AppendValueKey(v, &key);
+    auto it = partition_index_.find(key);
+    size_t index;
+    if (it == partition_index_.end()) {
+      index = partitions_.size();
+      partition_index_.emplace(key, index);
+      OpenPartition(partition);
+    } else {
+      index = it->second;
+    }
+    return Fail(AddToPartition(index, file_rows));
+  }
+
+  Status Flush() {
+    FLOE_RETURN_NOT_OK(status_);
+    for (auto& p : partitions_) {
+      if (p.file) FLOE_RETURN_NOT_OK(Fail(p.file->Flush()));
+    }
+    return Status::OK();
+  }
+
+  Result<std::vector<DataFile>> Finish() {
+    FLOE_RETURN_NOT_OK(status_);
+    if (finished_called_) return Status::Internal("writer finished twice");
+    for (auto& p : partitions_) FLOE_RETURN_NOT_OK(Fail(CloseFile(&p)));
+    // One directory sync per partition directory makes the new names durable.
+    for (const auto& p : partitions_) FLOE_RETURN_NOT_OK(Fail(io::SyncDir(p.dir)));
+    finished_called_ = true;
+    return std::move(finished_);
+  }
+
+  void Abandon() {
+    for (auto& p : partitions_) {
+      if (p.file) {
+        p.file->Abandon();
+        p.file.reset();
+      }
+    }
+    if (!finished_called_) {
+      for (const std::string& path : created_) (void)io::RemoveFile(path);
+    }
+    created_.clear();
+    finished_.clear();
+    if (status_.ok()) status_ = Status::Internal("writer abandoned");
+  }
+
+ private:
+  struct PartitionState {
+    PartitionTuple partition;
+    std::string dir;
+    std::unique_ptr<parquet::FileWriter> file;
+    std::string path;
+  };
+
+  void OpenPartition(const PartitionTuple& partition) {
+    PartitionState p;
+    p.partition = partition;
+    std::string rel = spec_.PartitionPath(schema_, partition);
+    p.dir = rel.empty() ? options_.config.data_dir : io::JoinPath(options_.config.data_dir, rel);
+    partitions_.push_back(std::move(p));
+  }
+
+  Status AddToPartition(size_t index, const RecordBatch& rows) {
+    PartitionState& p = partitions_[index];
+    // A batch far larger than the target is written in slices so files roll near the target
+    // (in-memory size overestimates the encoded size, so slices of a quarter target suffice).
+    const int64_t target = options_.config.target_file_size_bytes;
+    const int64_t bytes = static_cast<int64_t>(rows.ByteSize());
+    const size_t n = rows.num_rows();
+    if (bytes > target / 4 && n > 1) {
+      size_t per_slice =
+          std::max<size_t>(1, static_cast<size_t>(static_cast<double>(n) * (target / 4) / bytes));
+      if (per_slice < n) {
+        std::vector<uint32_t> idx;
+        for (size_t start = 0; start < n; start += per_slice) {
+          idx.clear();
+          for (size_t r = start; r < std::min(n, start + per_slice); ++r) {
+            idx.push_back(static_cast<uint32_t>(r));
+          }
+          FLOE_RETURN_NOT_OK(WriteRows(&p, rows.Take(idx)));
+        }
+        return Status::OK();
+      }
+    }
+    return WriteRows(&p, rows);
+  }
+
+  Status WriteRows(PartitionState* p, const RecordBatch& rows) {
+    if (!p->file) {
+      if (!io::Exists(p->dir)) FLOE_RETURN_NOT_OK(io::CreateDirs(p->dir));
+      p->path = io::JoinPath(
+          p->dir, FileName(options_.config.file_prefix, next_file_++, options_.name_suffix));
+      FLOE_ASSIGN_OR_RAISE(p->file, parquet::FileWriter::Open(p->path, options_.file_schema,
+                                                              options_.config.parquet));
+      created_.push_back(p->path);
+    }
+    FLOE_RETURN_NOT_OK(p->file->Add(rows));
+    rows_ += static_cast<int64_t>(rows.num_rows());
+    if (p->file->estimated_file_size() >= options_.config.target_file_size_bytes) {
+      FLOE_RETURN_NOT_OK(CloseFile(p));
+    }
+    return Status::OK();
+  }
+
+  Status CloseFile(PartitionState* p) {
+    if (!p->file) return Status::OK();
+    std::unique_ptr<parquet::FileWriter> file = std::move(p->file);
+    FLOE_ASSIGN_OR_RAISE(parquet::WrittenFile written, file->Finish());
+    FLOE_ASSIGN_OR_RAISE(DataFile df, Describe(*p, written));
+    bytes_written_ += df.file_size_in_bytes;
+    finished_.push_back(std::move(df));
+    return Status::OK();
+  }
+
+  Result<DataFile> Describe(const PartitionState& p, const parquet::WrittenFile& written) const {
+    DataFile df;
+    df.content = options_.content;
+    df.file_path = PathToUri(p.path);
+    df.spec_id = spec_.spec_id;
+    df.partition = p.partition;
+    df.record_count = written.row_count;
+    df.file_size_in_bytes = written.file_size;
+    df.split_offsets = written.row_group_offsets;
+    df.equality_ids = options_.equality_ids;
+    df.sort_order_id = options_.sort_order_id;
+    const auto& fields = options_.file_schema->fields;
+    for (const auto& m : written.columns) {
+      const Field* field = nullptr;
+      for (const Field& f : fields) {
+        if (f.field_id == m.field_id) field = &f;
+      }
+      if (field == nullptr) continue;
+      const DataType& type = field->type;
+      df.column_sizes[m.field_id] = m.compressed_size;
+      df.value_counts[m.field_id] = m.value_count;
+      df.null_value_counts[m.field_id] = m.null_count;
+      if (type.id == TypeId::kFloat || type.id == TypeId::kDouble) {
+        df.nan_value_counts[m.field_id] = m.nan_count;
+      }
+      if (!m.min || !m.max) continue;
+      FLOE_ASSIGN_OR_RAISE(std::string lower, ParquetStatToIcebergBound(type, *m.min));
+      FLOE_ASSIGN_OR_RAISE(std::string upper, ParquetStatToIcebergBound(type, *m.max));
+      bool truncate = type.is_variable_width() &&
+                      std::find(options_.untruncated_ids.begin(), options_.untruncated_ids.end(),
+                                m.field_id) == options_.untruncated_ids.end();
+      if (truncate) {
+        std::optional<std::string> up = TruncateUpperBound(type, upper, kTruncateLength);
+        df.lower_bounds[m.field_id] = TruncateLowerBound(type, lower, kTruncateLength);
+        if (up) df.upper_bounds[m.field_id] = std::move(*up);
+      } else {
+        df.lower_bounds[m.field_id] = std::move(lower);
+        df.upper_bounds[m.field_id] = std::move(upper);
+      }
+    }
+    return df;
+  }
+
+  Options options_;
+  Schema schema_;
+  PartitionSpec spec_;
+  std::vector<DataType> source_types_;
+  std::vector<PartitionState> partitions_;
+  std::unordered_map<std::string, size_t> partition_index_;
+  std::vector<std::vector<uint32_t>> group_rows_;
+  std::vector<DataFile> finished_;
+  std::vector<std::string> created_;
+  int64_t next_file_ = 0;
+  int64_t rows_ = 0;
+  int64_t bytes_written_ = 0;
+  bool finished_called_ = false;
+  Status status_;
+};
+
+}  // namespace internal
+
+namespace {
+
+// Checks that `batch` carries the table's current schema (ids and types, in order).
+Status CheckTableBatch(const Schema& schema, const BatchSchema& batch) {
+  if (batch.fields.size() != schema.fields.size()) {
+    return Status::InvalidArgument("batch has " + std::to_string(batch.fields.size()) +
+                                   " columns, the table schema has " +
+                                   std::to_string(schema.fields.size()));
+  }
+  for (size_t i = 0; i < batch.fields.size(); ++i) {
+    const Field& b = batch.fields[i];
+    const Field& t = schema.fields[i];
+    if (b.field_id != t.field_id || b.type != t.type) {
+      return Status::InvalidArgument("batch column " + std::to_string(i) + " ('" + b.name +
+                                     "', id " + std::to_string(b.field_id) + ", " +
+                                     b.type.ToString() + ") does not match table column '" +
+                                     t.name + "' (id " + std::to_string(t.field_id) + ", " +
+                                     t.type.ToString() + ")");
+    }
+  }
+  return Status::OK();
+}
+
+// Index of the column with field id `id` in `schema`, or -1.
+int ColumnIndexById(const BatchSchema& schema, int32_t id) {
+  for (size_t i = 0; i < schema.fields.size(); ++i) {
+    if (schema.fields[i].field_id == id) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// DataFileWriter
+
+DataFileWriter::DataFileWriter(std::unique_ptr<internal::FileFanout> fanout)
+    : fanout_(std::move(fanout)) {}
+DataFileWriter::~DataFileWriter() = default;
+
+Result<std::unique_ptr<DataFileWriter>> DataFileWriter::Make(const TableMetadata& metadata,
+                                                             FileWriterConfig config) {
+  internal::FileFanout::Options options;
+  options.config = std::move(config);
+  options.file_schema = metadata.current_schema().ToBatchSchema();
+  options.content = FileContent::kData;
+  options.sort_order_id = metadata.default_sort_order_id;
+  FLOE_ASSIGN_OR_RAISE(auto fanout, internal::FileFanout::Make(metadata, std::move(options)));
+  return std::make_unique<DataFileWriter>(std::move(fanout));
+}
+
+Status DataFileWriter::Add(const RecordBatch& batch) {
+  FLOE_RETURN_NOT_OK(fanout_->status());
+  if (batch.schema().get() != fanout_->file_schema().get()) {
+    FLOE_RETURN_NOT_OK(fanout_->Fail(CheckTableBatch(fanout_->schema(), *batch.schema())));
+  }
+  // Parquet is written with the table's schema (names, nullability) whatever the batch says.
+  if (*batch.schema() == *fanout_->file_schema()) return fanout_->Add(batch, batch);
+  RecordBatch retyped(fanout_->file_schema(), batch.columns());
+  return fanout_->Add(retyped, batch);
+}
+
+Status DataFileWriter::Flush() { return fanout_->Flush(); }
+Result<std::vector<DataFile>> DataFileWriter::Finish() { return fanout_->Finish(); }
+void DataFileWriter::Abandon() { fanout_->Abandon(); }
+int64_t DataFileWriter::row_count() const { return fanout_->row_count(); }
+WriterStats DataFileWriter::stats() const { return fanout_->stats(); }
+
+// ---------------------------------------------------------------------------------------------
+// EqualityDeleteWriter
+
+EqualityDeleteWriter::EqualityDeleteWriter(std::unique_ptr<internal::FileFanout> fanout)
+    : fanout_(std::move(fanout)) {}
+EqualityDeleteWriter::~EqualityDeleteWriter() = default;
+
+Result<std::unique_ptr<EqualityDeleteWriter>> EqualityDeleteWriter::Make(
+    const TableMetadata& metadata, std::vector<int32_t> equality_field_ids,
+    FileWriterConfig config) {
+  if (equality_field_ids.empty()) {
+    return Status::InvalidArgument("equality delete writer needs at least one equality field");
+  }
+  const Schema& schema = metadata.current_schema();
+  auto delete_schema = std::make_shared<BatchSchema>();
+  for (int32_t id : equality_field_ids) {
+    const Field* f = schema.FindById(id);
+    if (f == nullptr) {
+      return Status::InvalidArgument("equality field id " + std::to_string(id) +
+                                     " is not in the table's current schema");
+    }
+    if (ColumnIndexById(*delete_schema, id) >= 0) {
+      return Status::InvalidArgument("equality field id " + std::to_string(id) + " given twice");
+    }
+    delete_schema->fields.push_back(*f);
+  }
+  internal::FileFanout::Options options;
+  options.config = std::move(config);
+  options.file_schema = std::move(delete_schema);
+  options.content = FileContent::kEqualityDeletes;
+  options.equality_ids = std::move(equality_field_ids);
+  options.sort_order_id = metadata.default_sort_order_id;
+  options.name_suffix = "-eq-deletes";
+  FLOE_ASSIGN_OR_RAISE(auto fanout, internal::FileFanout::Make(metadata, std::move(options)));
+  return std::make_unique<EqualityDeleteWriter>(std::move(fanout));
+}
+
+Status EqualityDeleteWriter::Add(const RecordBatch& rows) {
+  FLOE_RETURN_NOT_OK(fanout_->status());
+  const auto& fields = fanout_->file_schema()->fields;
+  std::vector<Column> columns;
+  columns.reserve(fields.size());
+  for (const Field& f : fields) {
+    int i = ColumnIndexById(*rows.schema(), f.field_id);
+    if (i < 0) {
+      return fanout_->Fail(Status::InvalidArgument("equality delete rows lack column '" + f.name +
+                                                   "' (id " + std::to_string(f.field_id) + ")"));
+    }
+    if (rows.column(i).type() != f.type) {
+      return fanout_->Fail(Status::InvalidArgument(
+          "equality delete column '" + f.name + "' has type " + rows.column(i).type().ToString() +
+          ", the table says " + f.type.ToString()));
+    }
+    if (!f.nullable && rows.column(i).null_count() != 0) {
+      return fanout_->Fail(Status::InvalidArgument("equality delete column '" + f.name +
+                                                   "' is required but holds nulls"));
+    }
+    columns.push_back(rows.column(i));
+  }
+  RecordBatch deletes(fanout_->file_schema(), std::move(columns));
+  return fanout_->Add(deletes, rows);
+}
+
+Status EqualityDeleteWriter::Flush() { return fanout_->Flush(); }
+Result<std::vector<DataFile>> EqualityDeleteWriter::Finish() { return fanout_->Finish(); }
+void EqualityDeleteWriter::Abandon() { fanout_->Abandon(); }
+int64_t EqualityDeleteWriter::row_count() const { return fanout_->row_count(); }
+WriterStats EqualityDeleteWriter::stats() const { return fanout_->stats(); }
+const std::shared_ptr<const BatchSchema>& EqualityDeleteWriter::delete_schema() const {
+  return fanout_->file_schema();
+}
+
+// ---------------------------------------------------------------------------------------------
+// PositionDeleteWriter
+
+struct PositionDeleteWriter::Pending {
+  struct Group {
+    PartitionTuple partition;
+    std::vector<std::pair<std::string, int64_t>> deletes;
+  };
+  std::unordered_map<std::string, size_t> index;  // partition key -> groups
+  std::vector<Group> groups;
+};
+
+PositionDeleteWriter::PositionDeleteWriter(std::unique_ptr<internal::FileFanout> fanout,
+                                           std::unique_ptr<Pending> pending)
+    : fanout_(std::move(fanout)), pending_(std::move(pending)) {}
+PositionDeleteWriter::~PositionDeleteWriter() = default;
+
+std::shared_ptr<const BatchSchema> PositionDeleteWriter::DeleteSchema() {
+  static const std::shared_ptr<const BatchSchema> kSchema = [] {
+    auto s = std::make_shared<BatchSchema>();
+    s->fields.push_back(Field{"file_path", DataType::String(), false, kDeleteFilePathFieldId});
+    s->fields.push_back(Field{"pos", DataType::Int64(), false, kDeletePosFieldId});
+    return std::shared_ptr<const BatchSchema>(std::move(s));
+  }();
+  return kSchema;
+}
+
+Result<std::unique_ptr<PositionDeleteWriter>> PositionDeleteWriter::Make(
+    const TableMetadata& metadata, FileWriterConfig config) {
+  internal::FileFanout::Options options;
+  options.config = std::move(config);
+  options.file_schema = DeleteSchema();
+  options.content = FileContent::kPositionDeletes;
+  options.name_suffix = "-pos-deletes";
+  // Readers prune by file_path bounds; a truncated bound would still be correct, but a whole one
+  // lets a single-file delete be matched exactly (as Iceberg's Java writer does).
+  options.untruncated_ids = {kDeleteFilePathFieldId};
+  FLOE_ASSIGN_OR_RAISE(auto fanout, internal::FileFanout::Make(metadata, std::move(options)));
+  return std::make_unique<PositionDeleteWriter>(std::move(fanout), std::make_unique<Pending>());
+}
+
+Status PositionDeleteWriter::Add(std::string_view file_path, int64_t pos,
+                                 const PartitionTuple& partition) {
+  FLOE_RETURN_NOT_OK(status_);
+  if (pos < 0) {
+    status_ = Status::InvalidArgument("position delete with negative position " +
+                                      std::to_string(pos) + " for " + std::string(file_path));
+    return status_;
+  }
+  if (partition.size() != fanout_->spec().fields.size()) {
+    status_ = Status::InvalidArgument("position delete for " + std::string(file_path) +
+                                      " has a partition of " + std::to_string(partition.size()) +
+                                      " values, the table's spec has " +
+                                      std::to_string(fanout_->spec().fields.size()) + " fields");
+    return status_;
+  }
+  std::string key;
+  for (const Value& v : partition) internal::AppendValueKey(v, &key);
+  auto [it, inserted] = pending_->index.emplace(key, pending_->groups.size());
+  if (inserted) pending_->groups.push_back(Pending::Group{partition, {}});
+  pending_->groups[it->second].deletes.emplace_back(std::string(file_path), pos);
+  ++row_count_;
+  return Status::OK();
+}
+
+Status PositionDeleteWriter::Add(const DataFile& data_file, int64_t pos) {
+  if (data_file.spec_id != fanout_->spec().spec_id) {
+    status_ = Status::InvalidArgument(
+        "data file " + data_file.file_path + " has spec id " + std::to_string(data_file.spec_id) +
+        ", the writer writes spec " + std::to_string(fanout_->spec().spec_id));
+    return status_;
+  }
+  return Add(data_file.file_path, pos, data_file.partition);
+}
+
+Result<std::vector<DataFile>> PositionDeleteWriter::Finish() {
+  FLOE_RETURN_NOT_OK(status_);
+  for (auto& group : pending_->groups) {
+    std::sort(group.deletes.begin(), group.deletes.end());
+    RecordBatch batch(DeleteSchema());
+    batch.mutable_column(0).Reserve(group.deletes.size());
+    batch.mutable_column(1).Reserve(group.deletes.size());
+    for (const auto& [path, pos] : group.deletes) {
+      batch.mutable_column(0).AppendBytes(path);
+      batch.mutable_column(1).Append<int64_t>(pos);
+    }
+    group.deletes.clear();
+    group.deletes.shrink_to_fit();
+    Status st = fanout_->AddPartition(group.partition, batch);
+    if (!st.ok()) {
+      status_ = st;
+      return st;
+    }
+  }
+  pending_->groups.clear();
+  auto files = fanout_->Finish();
+  if (!files.ok()) status_ = files.status();
+  return files;
+}
+
+void PositionDeleteWriter::Abandon() {
+  pending_->groups.clear();
+  fanout_->Abandon();
+  if (status_.ok()) status_ = Status::Internal("writer abandoned");
+}
+
+// ---------------------------------------------------------------------------------------------
+// DeltaWriter
+
+struct DeltaWriter::State {
+  Schema schema;
+  std::shared_ptr<const BatchSchema> table_batch_schema;
+  std::vector<int32_t> key_ids;
+  std::unique_ptr<DataFileWriter> data;
+  std::unique_ptr<EqualityDeleteWriter> deletes;
+
+  // Buffered batches of this commit (upsert rows or delete rows), and per key the slot of its
+  // latest occurrence.
+  struct Buffered {
+    RecordBatch rows;
+    bool is_delete = false;
+  };
+  struct Slot {
+    uint32_t batch;
+    uint32_t row;
+  };
+  std::vector<Buffered> batches;
+  std::unordered_map<std::string, Slot> latest;
+};
+
+DeltaWriter::DeltaWriter(WriteMode mode, std::unique_ptr<State> state)
+    : mode_(mode), state_(std::move(state)) {}
+DeltaWriter::~DeltaWriter() = default;
+
+Result<std::unique_ptr<DeltaWriter>> DeltaWriter::Make(const TableMetadata& metadata,
+                                                       WriteMode mode, FileWriterConfig config) {
+  auto state = std::make_unique<State>();
+  const Schema& schema = metadata.current_schema();
+  state->schema = schema;
+  state->table_batch_schema = schema.ToBatchSchema();
+  if (mode != WriteMode::kDelete) {
+    FLOE_ASSIGN_OR_RAISE(state->data, DataFileWriter::Make(metadata, config));
+  }
+  if (mode != WriteMode::kAppend) {
+    const char* what = mode == WriteMode::kUpsert ? "upsert" : "delete by key";
+    if (schema.identifier_field_ids.empty()) {
+      return Status::InvalidArgument(
+          std::string(what) +
+          " needs a primary key: the table has no identifier fields (declare PRIMARY KEY (...) "
+          "NOT ENFORCED, i.e. identifier-field-ids in the schema)");
+    }
+    state->key_ids = schema.identifier_field_ids;
+    for (const PartitionField& pf : metadata.default_spec().fields) {
+      if (std::find(state->key_ids.begin(), state->key_ids.end(), pf.source_id) ==
+          state->key_ids.end()) {
+        const Field* source = schema.FindById(pf.source_id);
+        return Status::InvalidArgument(
+            std::string(what) +
+            " on a partitioned table needs every partition source column in "
+            "the primary key, but partition field '" +
+            pf.name + "' comes from '" + (source ? source->name : std::to_string(pf.source_id)) +
+            "', which is not a key column (a key could then move between partitions and its "
+            "old row would survive)");
+      }
+    }
+    FLOE_ASSIGN_OR_RAISE(state->deletes,
+                         EqualityDeleteWriter::Make(metadata, state->key_ids, config));
+  }
+  return std::make_unique<DeltaWriter>(mode, std::move(state));
+}
+
+int64_t DeltaWriter::key_count() const { return static_cast<int64_t>(state_->latest.size()); }
+
+Status DeltaWriter::Add(const RecordBatch& batch) {
+  FLOE_RETURN_NOT_OK(status_);
+  if (mode_ == WriteMode::kAppend) {
+    row_count_ += static_cast<int64_t>(batch.num_rows());
+    status_ = state_->data->Add(batch);
+    return status_;
+  }
+  if (mode_ == WriteMode::kDelete) return Delete(batch);
+  // Validate now, not at Finish, so the error points at the batch that caused it.
+  if (batch.schema().get() != state_->table_batch_schema.get()) {
+    status_ = CheckTableBatch(state_->schema, *batch.schema());
+    FLOE_RETURN_NOT_OK(status_);
+  }
+  status_ = batch.Validate();
+  FLOE_RETURN_NOT_OK(status_);
+  std::vector<int> key_cols;
+  for (int32_t id : state_->key_ids) key_cols.push_back(ColumnIndexById(*batch.schema(), id));
+  const uint32_t b = static_cast<uint32_t>(state_->batches.size());
+  std::string key;
+  for (size_t row = 0; row < batch.num_rows(); ++row) {
+    key.clear();
+    for (int c : key_cols) internal::AppendColumnKey(batch.column(c), row, &key);
+    state_->latest[key] = State::Slot{b, static_cast<uint32_t>(row)};
+  }
+  state_->batches.push_back(State::Buffered{batch, false});
+  row_count_ += static_cast<int64_t>(batch.num_rows());
+  return Status::OK();
+}
+
+Status DeltaWriter::Delete(const RecordBatch& batch) {
+  FLOE_RETURN_NOT_OK(status_);
+  if (mode_ == WriteMode::kAppend) {
+    status_ = Status::InvalidArgument("Delete on an append-mode writer");
+    return status_;
+  }
+  // Keep only the key columns (what the delete file holds), checked against the table.
+  const auto& delete_fields = state_->deletes->delete_schema()->fields;
+  std::vector<int> key_cols;
+  std::vector<Column> columns;
+  for (const Field& f : delete_fields) {
+    int i = ColumnIndexById(*batch.schema(), f.field_id);
+    if (i < 0) {
+      status_ = Status::InvalidArgument("delete rows lack key column '" + f.name + "' (id " +
+                                        std::to_string(f.field_id) + ")");
+      return status_;
+    }
+    if (batch.column(i).type() != f.type) {
+      status_ = Status::InvalidArgument("delete key column '" + f.name + "' has type " +
+                                        batch.column(i).type().ToString() + ", the table says " +
+                                        f.type.ToString());
+      return status_;
+    }
+    columns.push_back(batch.column(i));
+  }
+  RecordBatch keys(state_->deletes->delete_schema(), std::move(columns));
+  const uint32_t b = static_cast<uint32_t>(state_->batches.size());
+  std::string key;
+  for (size_t row = 0; row < keys.num_rows(); ++row) {
+    key.clear();
+    for (size_t c = 0; c < keys.num_columns(); ++c) {
+      internal::AppendColumnKey(keys.column(c), row, &key);
+    }
+    state_->latest[key] = State::Slot{b, static_cast<uint32_t>(row)};
+  }
+  state_->batches.push_back(State::Buffered{std::move(keys), true});
+  row_count_ += static_cast<int64_t>(batch.num_rows());
+  return Status::OK();
+}
+
+Result<WriteResult> DeltaWriter::Finish() {
+  FLOE_RETURN_NOT_OK(status_);
+  WriteResult result;
+  auto fail = [this](Status st) {
+    status_ = st;
+    return st;
+  };
+  if (mode_ != WriteMode::kAppend) {
+    // Winning rows per batch, in their original order.
+    std::vector<std::vector<uint32_t>> keep(state_->batches.size());
+    for (const auto& [key, slot] : state_->latest) keep[slot.batch].push_back(slot.row);
+    state_->latest.clear();
+    for (size_t b = 0; b < state_->batches.size(); ++b) {
+      std::vector<uint32_t>& rows = keep[b];
+      if (rows.empty()) continue;
+      std::sort(rows.begin(), rows.end());
+      const RecordBatch& all = state_->batches[b].rows;
+      RecordBatch winners = rows.size() == all.num_rows() ? all : all.Take(rows);
+      // One equality delete per key retires the key's rows from earlier commits; the row
+      // written beside it has the same sequence number and is not affected.
+      Status st = state_->deletes->Add(winners);
+      if (!st.ok()) return fail(st);
+      if (!state_->batches[b].is_delete) {
+        st = state_->data->Add(winners);
+        if (!st.ok()) return fail(st);
+      }
+      state_->batches[b].rows = RecordBatch();  // release memory as we go
+    }
+    state_->batches.clear();
+    auto deletes = state_->deletes->Finish();
+    if (!deletes.ok()) return fail(deletes.status());
+    result.delete_files = std::move(*deletes);
+  }
+  if (state_->data) {
+    auto data = state_->data->Finish();
+    if (!data.ok()) return fail(data.status());
+    result.data_files = std::move(*data);
+  }
+  status_ = Status::Internal("writer already finished");
+  return result;
+}
+
+void DeltaWriter::Abandon() {
+  if (state_->data) state_->data->Abandon();
+  if (state_->deletes) state_->deletes->Abandon();
+  state_->batches.clear();
+  state_->latest.clear();
+  if (status_.ok()) status_ = Status::Internal("writer abandoned");
+}
+
+}  // namespace floe::iceberg

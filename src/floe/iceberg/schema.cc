@@ -1,0 +1,764 @@
+#include "floe/iceberg/schema.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <set>
+
+#include "floe/iceberg/civil_time_internal.h"
+#include "floe/iceberg/json_internal.h"
+
+namespace floe::iceberg {
+
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::string Upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Collapses runs of whitespace to one space and drops spaces next to parentheses and commas,
+// so "decimal ( 10 ,2 )" and "DECIMAL(10,2)" compare equal.
+std::string Normalize(std::string_view s) {
+  std::string out;
+  bool pending_space = false;
+  for (char c : Trim(s)) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      pending_space = true;
+      continue;
+    }
+    bool punct = c == '(' || c == ')' || c == ',';
+    if (pending_space && !out.empty() && !punct && out.back() != '(' && out.back() != ',') {
+      out.push_back(' ');
+    }
+    pending_space = false;
+    out.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  }
+  return out;
+}
+
+bool ParseInt(std::string_view s, int64_t* out) {
+  s = Trim(s);
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+// Splits "NAME(args) REST" into its parts; args without the parentheses.
+struct TypeSyntax {
+  std::string name;
+  std::optional<std::string> args;
+  std::string rest;
+};
+
+bool SplitTypeSyntax(const std::string& norm, TypeSyntax* out) {
+  size_t i = 0;
+  while (i < norm.size() && (std::isalnum(static_cast<unsigned char>(norm[i])) || norm[i] == '_')) {
+    ++i;
+  }
+  out->name = norm.substr(0, i);
+  if (i < norm.size() && norm[i] == '(') {
+    size_t close = norm.find(')', i);
+    if (close == std::string::npos) return false;
+    out->args = norm.substr(i + 1, close - i - 1);
+    i = close + 1;
+  }
+  out->rest = std::string(Trim(std::string_view(norm).substr(i)));
+  return !out->name.empty();
+}
+
+constexpr const char* kSupportedFlinkTypes =
+    "BOOLEAN, INT, INTEGER, BIGINT, FLOAT, DOUBLE, STRING, VARCHAR(n), CHAR(n), BYTES, "
+    "VARBINARY(n), DATE, TIMESTAMP(p), TIMESTAMP_LTZ(p), TIMESTAMP(p) WITH LOCAL TIME ZONE, "
+    "DECIMAL(p, s) (p 1..38, s 0..p; timestamp precision p 0..6)";
+
+Status UnsupportedType(std::string_view text, std::string_view why) {
+  std::string msg = "unsupported type '" + std::string(Trim(text)) + "'";
+  if (!why.empty()) msg += ": " + std::string(why);
+  msg += "; supported: ";
+  msg += kSupportedFlinkTypes;
+  return Status::InvalidArgument(std::move(msg));
+}
+
+// Parses the single optional length/precision argument; `fallback` when absent.
+Result<int64_t> OneArg(const TypeSyntax& t, std::string_view text, int64_t fallback) {
+  if (!t.args) return fallback;
+  int64_t v;
+  if (t.args->find(',') != std::string::npos || !ParseInt(*t.args, &v)) {
+    return UnsupportedType(text, t.name + " takes one integer argument");
+  }
+  return v;
+}
+
+Result<DataType> ParseTimestamp(const TypeSyntax& t, std::string_view text, bool ltz) {
+  FLOE_ASSIGN_OR_RAISE(int64_t p, OneArg(t, text, 6));
+  if (p < 0 || p > 9) return UnsupportedType(text, "timestamp precision must be 0..9");
+  if (p > 6) {
+    return UnsupportedType(text, "nanosecond timestamps (precision " + std::to_string(p) +
+                                     ") are not supported, use precision 0..6");
+  }
+  std::string rest = t.rest;
+  if (rest == "WITH LOCAL TIME ZONE") {
+    if (ltz) return UnsupportedType(text, "");
+    ltz = true;
+  } else if (rest == "WITHOUT TIME ZONE") {
+    if (ltz) return UnsupportedType(text, "");
+  } else if (rest == "WITH TIME ZONE") {
+    return UnsupportedType(text, "Flink has no TIMESTAMP WITH TIME ZONE; use TIMESTAMP_LTZ");
+  } else if (!rest.empty()) {
+    return UnsupportedType(text, "unexpected '" + rest + "'");
+  }
+  return ltz ? DataType::TimestampTz() : DataType::Timestamp();
+}
+
+Result<DataType> ParseDecimal(const TypeSyntax& t, std::string_view text) {
+  int64_t p = 10, s = 0;  // Flink's defaults for DECIMAL
+  if (t.args) {
+    std::string_view args = *t.args;
+    size_t comma = args.find(',');
+    if (comma == std::string_view::npos) {
+      if (!ParseInt(args, &p)) return UnsupportedType(text, "DECIMAL takes (precision, scale)");
+    } else if (!ParseInt(args.substr(0, comma), &p) || !ParseInt(args.substr(comma + 1), &s)) {
+      return UnsupportedType(text, "DECIMAL takes (precision, scale)");
+    }
+  }
+  if (p < 1 || p > 38) {
+    return UnsupportedType(text, "DECIMAL precision must be 1..38, got " + std::to_string(p));
+  }
+  if (s < 0 || s > p) {
+    return UnsupportedType(text, "DECIMAL scale must be 0..precision (" + std::to_string(p) +
+                                     "), got " + std::to_string(s));
+  }
+  return DataType::Decimal(static_cast<int>(p), static_cast<int>(s));
+}
+
+bool IsIdentifier(std::string_view s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+// Splits at commas outside parentheses and backquotes.
+std::vector<std::string_view> SplitTopLevel(std::string_view text, bool* balanced) {
+  std::vector<std::string_view> parts;
+  int depth = 0;
+  bool quoted = false;
+  size_t start = 0;
+  *balanced = true;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '`') quoted = !quoted;
+    if (quoted) continue;
+    if (c == '(') ++depth;
+    if (c == ')' && --depth < 0) *balanced = false;
+    if (c == ',' && depth == 0) {
+      parts.push_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  if (depth != 0 || quoted) *balanced = false;
+  parts.push_back(text.substr(start));
+  return parts;
+}
+
+// Little-endian encoding helpers.
+template <typename T>
+std::string LittleEndian(T v) {
+  std::string out(sizeof(T), '\0');
+  std::memcpy(out.data(), &v, sizeof(T));  // x86-64 / aarch64: little-endian hosts only
+  return out;
+}
+
+template <typename T>
+T FromLittleEndian(std::string_view b) {
+  T v;
+  std::memcpy(&v, b.data(), sizeof(T));
+  return v;
+}
+
+// Any integral storage kind as int64 / Int128 (lenient for widened types).
+std::optional<Int128> AsWide(const Value& v) {
+  if (auto* p = std::get_if<int32_t>(&v)) return *p;
+  if (auto* p = std::get_if<int64_t>(&v)) return *p;
+  if (auto* p = std::get_if<Int128>(&v)) return *p;
+  if (auto* p = std::get_if<bool>(&v)) return *p ? 1 : 0;
+  return std::nullopt;
+}
+
+double AsDouble(const Value& v) {
+  if (auto* p = std::get_if<float>(&v)) return *p;
+  if (auto* p = std::get_if<double>(&v)) return *p;
+  if (auto w = AsWide(v)) return static_cast<double>(*w);
+  return 0;
+}
+
+std::string_view AsBytes(const Value& v) {
+  if (auto* p = std::get_if<std::string>(&v)) return *p;
+  return {};
+}
+
+std::string Int128ToString(Int128 v) {
+  if (v == 0) return "0";
+  bool neg = v < 0;
+  // Negate as unsigned so INT128_MIN does not overflow.
+  unsigned __int128 u =
+      neg ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+  std::string digits;
+  while (u != 0) {
+    digits.push_back(static_cast<char>('0' + static_cast<int>(u % 10)));
+    u /= 10;
+  }
+  if (neg) digits.push_back('-');
+  std::reverse(digits.begin(), digits.end());
+  return digits;
+}
+
+std::string DecimalToString(Int128 unscaled, int scale) {
+  std::string s = Int128ToString(unscaled);
+  if (scale <= 0) return s;
+  bool neg = !s.empty() && s[0] == '-';
+  std::string digits = neg ? s.substr(1) : s;
+  if (digits.size() <= static_cast<size_t>(scale)) {
+    digits.insert(0, static_cast<size_t>(scale) + 1 - digits.size(), '0');
+  }
+  digits.insert(digits.size() - static_cast<size_t>(scale), ".");
+  return neg ? "-" + digits : digits;
+}
+
+template <typename F>
+std::string FloatToString(F v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  char buf[64];
+  auto [p, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  if (ec != std::errc()) return "?";
+  return std::string(buf, p);
+}
+
+std::string Base64(std::string_view in) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    uint32_t n = (static_cast<uint8_t>(in[i]) << 16) | (static_cast<uint8_t>(in[i + 1]) << 8) |
+                 static_cast<uint8_t>(in[i + 2]);
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += kAlphabet[n & 63];
+  }
+  if (i < in.size()) {
+    uint32_t n = static_cast<uint8_t>(in[i]) << 16;
+    if (i + 1 < in.size()) n |= static_cast<uint8_t>(in[i + 1]) << 8;
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += i + 1 < in.size() ? kAlphabet[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+// Java's Float.compare / Double.compare: -0.0 < 0.0, NaN above everything and equal to itself.
+template <typename F>
+int CompareFloating(F a, F b) {
+  bool an = std::isnan(a), bn = std::isnan(b);
+  if (an || bn) return an == bn ? 0 : (an ? 1 : -1);
+  if (a < b) return -1;
+  if (a > b) return 1;
+  bool as = std::signbit(a), bs = std::signbit(b);
+  return as == bs ? 0 : (as ? -1 : 1);
+}
+
+}  // namespace
+
+// ---- Schema ------------------------------------------------------------------------------
+
+const Field* Schema::FindById(int32_t id) const {
+  for (const Field& f : fields) {
+    if (f.field_id == id) return &f;
+  }
+  return nullptr;
+}
+
+const Field* Schema::FindByName(std::string_view name) const {
+  for (const Field& f : fields) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+int32_t Schema::HighestFieldId() const {
+  int32_t highest = 0;
+  for (const Field& f : fields) highest = std::max(highest, f.field_id);
+  return highest;
+}
+
+std::shared_ptr<const BatchSchema> Schema::ToBatchSchema() const {
+  auto out = std::make_shared<BatchSchema>();
+  out->fields = fields;
+  return out;
+}
+
+// ---- Flink types -------------------------------------------------------------------------
+
+Result<DataType> ParseFlinkType(std::string_view text) {
+  std::string norm = Normalize(text);
+  TypeSyntax t;
+  if (norm.empty()) return UnsupportedType(text, "empty type");
+  if (!SplitTypeSyntax(norm, &t)) return UnsupportedType(text, "malformed");
+  const std::string& n = t.name;
+  auto no_args = [&](DataType dt) -> Result<DataType> {
+    if (t.args || !t.rest.empty()) return UnsupportedType(text, n + " takes no arguments");
+    return dt;
+  };
+  if (n == "BOOLEAN") return no_args(DataType::Boolean());
+  if (n == "INT" || n == "INTEGER") return no_args(DataType::Int32());
+  if (n == "BIGINT") return no_args(DataType::Int64());
+  if (n == "FLOAT") return no_args(DataType::Float());
+  if (n == "DOUBLE") {
+    if (t.rest == "PRECISION" && !t.args) return DataType::Double();
+    return no_args(DataType::Double());
+  }
+  if (n == "STRING") return no_args(DataType::String());
+  if (n == "BYTES") return no_args(DataType::Binary());
+  if (n == "DATE") return no_args(DataType::Date());
+  if (n == "VARCHAR" || n == "CHAR" || n == "VARBINARY") {
+    FLOE_ASSIGN_OR_RAISE(int64_t len, OneArg(t, text, 1));
+    if (len < 1 || len > std::numeric_limits<int32_t>::max()) {
+      return UnsupportedType(text, n + " length must be >= 1");
+    }
+    if (!t.rest.empty()) return UnsupportedType(text, "unexpected '" + t.rest + "'");
+    return n == "VARBINARY" ? DataType::Binary() : DataType::String();
+  }
+  if (n == "TIMESTAMP") return ParseTimestamp(t, text, /*ltz=*/false);
+  if (n == "TIMESTAMP_LTZ") return ParseTimestamp(t, text, /*ltz=*/true);
+  if (n == "DECIMAL" || n == "DEC" || n == "NUMERIC") {
+    if (!t.rest.empty()) return UnsupportedType(text, "unexpected '" + t.rest + "'");
+    return ParseDecimal(t, text);
+  }
+  return UnsupportedType(text, "");
+}
+
+std::string FlinkTypeName(const DataType& type) {
+  switch (type.id) {
+    case TypeId::kBoolean:
+      return "BOOLEAN";
+    case TypeId::kInt32:
+      return "INT";
+    case TypeId::kInt64:
+      return "BIGINT";
+    case TypeId::kFloat:
+      return "FLOAT";
+    case TypeId::kDouble:
+      return "DOUBLE";
+    case TypeId::kString:
+      return "STRING";
+    case TypeId::kBinary:
+      return "BYTES";
+    case TypeId::kDate:
+      return "DATE";
+    case TypeId::kTimestamp:
+      return "TIMESTAMP(6)";
+    case TypeId::kTimestampTz:
+      return "TIMESTAMP_LTZ(6)";
+    case TypeId::kDecimal:
+      return "DECIMAL(" + std::to_string(type.precision) + ", " + std::to_string(type.scale) + ")";
+  }
+  return "UNKNOWN";
+}
+
+Result<std::vector<Field>> ParseFlinkColumns(std::string_view text) {
+  bool balanced;
+  std::vector<std::string_view> parts = SplitTopLevel(text, &balanced);
+  if (!balanced) {
+    return Status::InvalidArgument("column list has unbalanced parentheses or backquotes: '" +
+                                   std::string(Trim(text)) + "'");
+  }
+  std::vector<Field> fields;
+  std::set<std::string> seen;  // upper-cased: Iceberg engines often resolve names ignoring case
+  for (size_t i = 0; i < parts.size(); ++i) {
+    std::string_view part = Trim(parts[i]);
+    std::string where = "column " + std::to_string(i + 1);
+    if (part.empty()) {
+      return Status::InvalidArgument(where + " is empty (stray comma?) in '" +
+                                     std::string(Trim(text)) + "'");
+    }
+    std::string name;
+    std::string_view rest;
+    if (part[0] == '`') {
+      size_t close = part.find('`', 1);
+      if (close == std::string_view::npos || close == 1) {
+        return Status::InvalidArgument(where + ": bad quoted name in '" + std::string(part) + "'");
+      }
+      name = std::string(part.substr(1, close - 1));
+      rest = part.substr(close + 1);
+    } else {
+      size_t end = 0;
+      while (end < part.size() && !std::isspace(static_cast<unsigned char>(part[end]))) ++end;
+      name = std::string(part.substr(0, end));
+      rest = part.substr(end);
+      if (!IsIdentifier(name)) {
+        return Status::InvalidArgument(where + ": '" + name +
+                                       "' is not a valid column name (letters, digits and _ "
+                                       "not starting with a digit; quote others with `...`)");
+      }
+    }
+    where += " ('" + name + "')";
+    rest = Trim(rest);
+    if (rest.empty()) {
+      return Status::InvalidArgument(where + " has no type; expected '<name> <type> [NOT NULL]'");
+    }
+    bool nullable = true;
+    std::string upper = Normalize(rest);
+    auto ends_with = [&](std::string_view suffix) {
+      return upper.size() > suffix.size() &&
+             upper.compare(upper.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+             upper[upper.size() - suffix.size() - 1] == ' ';
+    };
+    if (ends_with("NOT NULL")) {
+      nullable = false;
+      upper.resize(upper.size() - std::strlen(" NOT NULL"));
+    } else if (ends_with("NULL")) {
+      upper.resize(upper.size() - std::strlen(" NULL"));
+    }
+    Result<DataType> type = ParseFlinkType(upper);
+    if (!type.ok()) {
+      return Status::InvalidArgument(where + ": " + type.status().message());
+    }
+    if (!seen.insert(Upper(name)).second) {
+      return Status::InvalidArgument(where +
+                                     ": duplicate column name (names are compared "
+                                     "case-insensitively)");
+    }
+    Field f;
+    f.name = std::move(name);
+    f.type = *type;
+    f.nullable = nullable;
+    f.field_id = static_cast<int32_t>(i + 1);
+    fields.push_back(std::move(f));
+  }
+  return fields;
+}
+
+// ---- Iceberg JSON ------------------------------------------------------------------------
+
+std::string SchemaToJson(const Schema& schema) {
+  return internal::DumpJson(internal::SchemaToJsonValue(schema));
+}
+
+Result<Schema> SchemaFromJson(std::string_view json) {
+  FLOE_ASSIGN_OR_RAISE(internal::Json j, internal::ParseJson(json, "schema JSON"));
+  return internal::SchemaFromJsonValue(j, internal::JsonPath{"schema JSON", ""});
+}
+
+Result<DataType> ParseIcebergType(std::string_view text) {
+  std::string s;
+  for (char c : text) {
+    if (!std::isspace(static_cast<unsigned char>(c))) s.push_back(c);
+  }
+  static const std::pair<const char*, DataType> kSimple[] = {
+      {"boolean", DataType::Boolean()},     {"int", DataType::Int32()},
+      {"long", DataType::Int64()},          {"float", DataType::Float()},
+      {"double", DataType::Double()},       {"string", DataType::String()},
+      {"binary", DataType::Binary()},       {"date", DataType::Date()},
+      {"timestamp", DataType::Timestamp()}, {"timestamptz", DataType::TimestampTz()},
+  };
+  for (const auto& [name, type] : kSimple) {
+    if (s == name) return type;
+  }
+  if (s.rfind("decimal(", 0) == 0 && s.back() == ')') {
+    std::string_view args = std::string_view(s).substr(8, s.size() - 9);
+    size_t comma = args.find(',');
+    int64_t p, sc;
+    if (comma != std::string_view::npos && ParseInt(args.substr(0, comma), &p) &&
+        ParseInt(args.substr(comma + 1), &sc) && p >= 1 && p <= 38 && sc >= 0 && sc <= p) {
+      return DataType::Decimal(static_cast<int>(p), static_cast<int>(sc));
+    }
+    return Status::InvalidArgument("bad Iceberg decimal type '" + std::string(text) +
+                                   "' (precision 1..38, scale 0..precision)");
+  }
+  static const char* kKnownUnsupported[] = {"time",           "uuid",    "timestamp_ns",
+                                            "timestamptz_ns", "variant", "unknown"};
+  for (const char* name : kKnownUnsupported) {
+    if (s == name) {
+      return Status::NotImplemented("Iceberg type '" + s + "' is not supported by floe yet");
+    }
+  }
+  if (s.rfind("fixed[", 0) == 0) {
+    return Status::NotImplemented("Iceberg type '" + s + "' is not supported by floe yet");
+  }
+  return Status::InvalidArgument("unknown Iceberg type '" + std::string(text) + "'");
+}
+
+// ---- single values -----------------------------------------------------------------------
+
+namespace {
+
+// Java's BigInteger.toByteArray(): minimal two's complement big-endian (0 -> one 0x00 byte).
+std::string MinimalBigEndian(Int128 v) {
+  unsigned char be[16];
+  unsigned __int128 u = static_cast<unsigned __int128>(v);
+  for (int i = 15; i >= 0; --i) {
+    be[i] = static_cast<unsigned char>(u & 0xff);
+    u >>= 8;
+  }
+  int start = 0;
+  // Drop a leading byte while it is pure sign extension of the next byte's top bit.
+  while (start < 15) {
+    bool redundant = (be[start] == 0x00 && (be[start + 1] & 0x80) == 0) ||
+                     (be[start] == 0xff && (be[start + 1] & 0x80) != 0);
+    if (!redundant) break;
+    ++start;
+  }
+  return std::string(reinterpret_cast<const char*>(be + start), 16 - start);
+}
+
+Result<Int128> FromBigEndian(std::string_view b, std::string_view what) {
+  if (b.empty()) return Status::Corruption(std::string(what) + ": empty decimal bytes");
+  // Allow redundant sign bytes beyond 16 (some writers pad to a fixed width).
+  while (b.size() > 16) {
+    uint8_t lead = static_cast<uint8_t>(b[0]);
+    uint8_t next_sign = (static_cast<uint8_t>(b[1]) & 0x80) ? 0xff : 0x00;
+    if (lead != next_sign) {
+      return Status::Corruption(std::string(what) + ": decimal value wider than 128 bits");
+    }
+    b.remove_prefix(1);
+  }
+  unsigned __int128 u =
+      (static_cast<uint8_t>(b[0]) & 0x80) ? ~static_cast<unsigned __int128>(0) : 0;
+  for (char c : b) u = (u << 8) | static_cast<uint8_t>(c);
+  return static_cast<Int128>(u);
+}
+
+Status WrongSize(const DataType& type, std::string_view bytes, std::string_view expected) {
+  return Status::Corruption("bad " + type.ToString() + " value: " + std::to_string(bytes.size()) +
+                            " bytes, expected " + std::string(expected));
+}
+
+}  // namespace
+
+std::string SerializeValue(const DataType& type, const Value& value) {
+  if (std::holds_alternative<std::monostate>(value)) return std::string();
+  switch (type.id) {
+    case TypeId::kBoolean: {
+      auto w = AsWide(value);
+      return std::string(1, (w && *w != 0) ? '\x01' : '\x00');
+    }
+    case TypeId::kInt32:
+    case TypeId::kDate:
+      return LittleEndian(static_cast<int32_t>(AsWide(value).value_or(0)));
+    case TypeId::kInt64:
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampTz:
+      return LittleEndian(static_cast<int64_t>(AsWide(value).value_or(0)));
+    case TypeId::kFloat:
+      return LittleEndian(static_cast<float>(AsDouble(value)));
+    case TypeId::kDouble:
+      return LittleEndian(AsDouble(value));
+    case TypeId::kString:
+    case TypeId::kBinary:
+      return std::string(AsBytes(value));
+    case TypeId::kDecimal:
+      return MinimalBigEndian(AsWide(value).value_or(0));
+  }
+  return std::string();
+}
+
+Result<Value> DeserializeValue(const DataType& type, std::string_view bytes) {
+  switch (type.id) {
+    case TypeId::kBoolean:
+      if (bytes.size() != 1) return WrongSize(type, bytes, "1");
+      return Value(bytes[0] != 0);
+    case TypeId::kInt32:
+    case TypeId::kDate:
+      if (bytes.size() != 4) return WrongSize(type, bytes, "4");
+      return Value(FromLittleEndian<int32_t>(bytes));
+    case TypeId::kInt64:
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampTz:
+      // 4 bytes: a bound written before an int -> long promotion (as Java accepts).
+      if (bytes.size() == 4) return Value(static_cast<int64_t>(FromLittleEndian<int32_t>(bytes)));
+      if (bytes.size() != 8) return WrongSize(type, bytes, "8");
+      return Value(FromLittleEndian<int64_t>(bytes));
+    case TypeId::kFloat:
+      if (bytes.size() != 4) return WrongSize(type, bytes, "4");
+      return Value(FromLittleEndian<float>(bytes));
+    case TypeId::kDouble:
+      if (bytes.size() == 4) return Value(static_cast<double>(FromLittleEndian<float>(bytes)));
+      if (bytes.size() != 8) return WrongSize(type, bytes, "8");
+      return Value(FromLittleEndian<double>(bytes));
+    case TypeId::kString:
+    case TypeId::kBinary:
+      return Value(std::string(bytes));
+    case TypeId::kDecimal: {
+      FLOE_ASSIGN_OR_RAISE(Int128 v, FromBigEndian(bytes, type.ToString()));
+      return Value(v);
+    }
+  }
+  return Status::Internal("unknown type");
+}
+
+Result<std::string> ParquetStatToIcebergBound(const DataType& type, std::string_view stat) {
+  auto need = [&](size_t n) -> Status {
+    if (stat.size() != n) {
+      return Status::Corruption("Parquet statistic for " + type.ToString() + " has " +
+                                std::to_string(stat.size()) + " bytes, expected " +
+                                std::to_string(n));
+    }
+    return Status::OK();
+  };
+  switch (type.id) {
+    case TypeId::kBoolean:
+      FLOE_RETURN_NOT_OK(need(1));
+      return std::string(1, stat[0] != 0 ? '\x01' : '\x00');
+    case TypeId::kInt32:
+    case TypeId::kDate:
+    case TypeId::kFloat:
+      FLOE_RETURN_NOT_OK(need(4));
+      return std::string(stat);
+    case TypeId::kInt64:
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampTz:
+    case TypeId::kDouble:
+      FLOE_RETURN_NOT_OK(need(8));
+      return std::string(stat);
+    case TypeId::kString:
+    case TypeId::kBinary:
+      return std::string(stat);
+    case TypeId::kDecimal: {
+      Int128 unscaled;
+      if (type.precision <= 9) {
+        FLOE_RETURN_NOT_OK(need(4));
+        unscaled = FromLittleEndian<int32_t>(stat);
+      } else if (type.precision <= 18) {
+        FLOE_RETURN_NOT_OK(need(8));
+        unscaled = FromLittleEndian<int64_t>(stat);
+      } else {
+        Result<Int128> v = FromBigEndian(stat, "Parquet statistic for " + type.ToString());
+        if (!v.ok()) return v.status();
+        unscaled = *v;
+      }
+      return MinimalBigEndian(unscaled);
+    }
+  }
+  return Status::Internal("unknown type");
+}
+
+int CompareValues(const DataType& type, const Value& a, const Value& b) {
+  switch (type.id) {
+    case TypeId::kFloat:
+      return CompareFloating(static_cast<float>(AsDouble(a)), static_cast<float>(AsDouble(b)));
+    case TypeId::kDouble:
+      return CompareFloating(AsDouble(a), AsDouble(b));
+    case TypeId::kString:
+    case TypeId::kBinary: {
+      int c = AsBytes(a).compare(AsBytes(b));  // char_traits<char>::compare is memcmp: unsigned
+      return c < 0 ? -1 : (c > 0 ? 1 : 0);
+    }
+    default: {
+      Int128 x = AsWide(a).value_or(0), y = AsWide(b).value_or(0);
+      return x < y ? -1 : (x > y ? 1 : 0);
+    }
+  }
+}
+
+Value ValueAt(const Column& column, size_t row) {
+  if (column.IsNull(row)) return std::monostate{};
+  switch (column.type().id) {
+    case TypeId::kBoolean:
+      return column.Get<uint8_t>(row) != 0;
+    case TypeId::kInt32:
+    case TypeId::kDate:
+      return column.Get<int32_t>(row);
+    case TypeId::kInt64:
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampTz:
+      return column.Get<int64_t>(row);
+    case TypeId::kFloat:
+      return column.Get<float>(row);
+    case TypeId::kDouble:
+      return column.Get<double>(row);
+    case TypeId::kString:
+    case TypeId::kBinary:
+      return std::string(column.GetBytes(row));
+    case TypeId::kDecimal:
+      return column.Get<Int128>(row);
+  }
+  return std::monostate{};
+}
+
+void AppendValue(Column* column, const Value& value) {
+  if (std::holds_alternative<std::monostate>(value)) {
+    column->AppendNull();
+    return;
+  }
+  switch (column->type().id) {
+    case TypeId::kBoolean:
+      column->Append<uint8_t>(AsWide(value).value_or(0) != 0 ? 1 : 0);
+      return;
+    case TypeId::kInt32:
+    case TypeId::kDate:
+      column->Append<int32_t>(static_cast<int32_t>(AsWide(value).value_or(0)));
+      return;
+    case TypeId::kInt64:
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampTz:
+      column->Append<int64_t>(static_cast<int64_t>(AsWide(value).value_or(0)));
+      return;
+    case TypeId::kFloat:
+      column->Append<float>(static_cast<float>(AsDouble(value)));
+      return;
+    case TypeId::kDouble:
+      column->Append<double>(AsDouble(value));
+      return;
+    case TypeId::kString:
+    case TypeId::kBinary:
+      column->AppendBytes(AsBytes(value));
+      return;
+    case TypeId::kDecimal:
+      column->Append<Int128>(AsWide(value).value_or(0));
+      return;
+  }
+}
+
+std::string ValueToString(const DataType& type, const Value& value) {
+  if (std::holds_alternative<std::monostate>(value)) return "null";
+  switch (type.id) {
+    case TypeId::kBoolean:
+      return AsWide(value).value_or(0) != 0 ? "true" : "false";
+    case TypeId::kInt32:
+    case TypeId::kInt64:
+      return Int128ToString(AsWide(value).value_or(0));
+    case TypeId::kDate:
+      return internal::FormatDate(static_cast<int64_t>(AsWide(value).value_or(0)));
+    case TypeId::kTimestamp:
+      return internal::FormatTimestamp(static_cast<int64_t>(AsWide(value).value_or(0)));
+    case TypeId::kTimestampTz:
+      return internal::FormatTimestamp(static_cast<int64_t>(AsWide(value).value_or(0))) + "+00:00";
+    case TypeId::kFloat:
+      return FloatToString(static_cast<float>(AsDouble(value)));
+    case TypeId::kDouble:
+      return FloatToString(AsDouble(value));
+    case TypeId::kString:
+      return std::string(AsBytes(value));
+    case TypeId::kBinary:
+      return Base64(AsBytes(value));  // as Java's TransformUtil
+    case TypeId::kDecimal:
+      return DecimalToString(AsWide(value).value_or(0), type.scale);
+  }
+  return "?";
+}
+
+}  // namespace floe::iceberg

@@ -1,0 +1,91 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "floe/iceberg/partition_spec.h"
+#include "floe/iceberg/schema.h"
+
+namespace floe::iceberg {
+
+struct Snapshot {
+  int64_t snapshot_id = 0;
+  std::optional<int64_t> parent_snapshot_id;
+  int64_t sequence_number = 0;
+  int64_t timestamp_ms = 0;
+  std::string manifest_list;  // absolute file:// path
+  // Includes "operation" (append | replace | overwrite | delete), the standard totals
+  // (added-data-files, total-records, ...) and floe's commit marker (floe.*).
+  std::map<std::string, std::string> summary;
+  std::optional<int32_t> schema_id;
+
+  std::string operation() const;
+  bool operator==(const Snapshot&) const = default;
+};
+
+struct SnapshotLogEntry {
+  int64_t timestamp_ms = 0;
+  int64_t snapshot_id = 0;
+  bool operator==(const SnapshotLogEntry&) const = default;
+};
+
+struct MetadataLogEntry {
+  int64_t timestamp_ms = 0;
+  std::string metadata_file;
+  bool operator==(const MetadataLogEntry&) const = default;
+};
+
+struct SnapshotRef {
+  int64_t snapshot_id = 0;
+  std::string type = "branch";
+  bool operator==(const SnapshotRef&) const = default;
+};
+
+// Table metadata, format v2 (spec "Table Metadata"). Plain value; encode/decode with
+// TableMetadataToJson / TableMetadataFromJson. Only the unsorted sort order (id 0) for now.
+struct TableMetadata {
+  int format_version = 2;
+  std::string table_uuid;
+  std::string location;  // absolute file:// URI of the table directory, no trailing slash
+  int64_t last_sequence_number = 0;
+  int64_t last_updated_ms = 0;
+  int32_t last_column_id = 0;
+  std::vector<Schema> schemas;
+  int32_t current_schema_id = 0;
+  std::vector<PartitionSpec> partition_specs;
+  int32_t default_spec_id = 0;
+  int32_t last_partition_id = 999;
+  int32_t default_sort_order_id = 0;
+  std::map<std::string, std::string> properties;
+  std::optional<int64_t> current_snapshot_id;
+  std::vector<Snapshot> snapshots;
+  std::vector<SnapshotLogEntry> snapshot_log;
+  std::vector<MetadataLogEntry> metadata_log;
+  std::map<std::string, SnapshotRef> refs;  // "main" -> current snapshot when there is one
+
+  const Schema& current_schema() const;  // REQUIRES: valid metadata
+  const PartitionSpec& default_spec() const;
+  const PartitionSpec* FindSpec(int32_t spec_id) const;
+  const Snapshot* current_snapshot() const;  // nullptr when the table has no snapshot
+  const Snapshot* FindSnapshot(int64_t snapshot_id) const;
+  // Value of a table property, or `fallback`.
+  std::string Property(const std::string& key, const std::string& fallback) const;
+  bool operator==(const TableMetadata&) const = default;
+};
+
+// Builds the metadata of a new, empty table: fresh uuid, schema id 0, spec id 0 (field ids
+// reassigned from 1000), properties as given, no snapshots.
+Result<TableMetadata> NewTableMetadata(const Schema& schema, const PartitionSpec& spec,
+                                       const std::string& location,
+                                       std::map<std::string, std::string> properties);
+
+// JSON text with every required v2 field. Snapshot ids are written as JSON integers.
+std::string TableMetadataToJson(const TableMetadata& metadata);
+// Errors name `source` (the file) and the missing or malformed field.
+Result<TableMetadata> TableMetadataFromJson(std::string_view json, std::string_view source);
+
+}  // namespace floe::iceberg

@@ -1,0 +1,52 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "floe/common/status.h"
+
+namespace floe::io {
+
+// LineChunkReader reads a text file in chunks that end on line boundaries, so each chunk can
+// be decoded on its own. It tracks the 1-based number of each chunk's first line and the byte
+// offset where the next chunk starts (a resumable position for a file source).
+// Lifecycle: Open -> Next* until it returns false. Not thread-safe.
+class LineChunkReader {
+ public:
+  ~LineChunkReader();
+  LineChunkReader(const LineChunkReader&) = delete;
+  LineChunkReader& operator=(const LineChunkReader&) = delete;
+
+  // Starts at byte `offset` (which must be the start of a line) whose line number is
+  // `first_line`.
+  static Result<std::unique_ptr<LineChunkReader>> Open(const std::string& path,
+                                                       size_t chunk_bytes = 8 << 20,
+                                                       uint64_t offset = 0, int64_t first_line = 1);
+
+  struct Chunk {
+    std::string_view text;  // whole lines; the last may lack its '\n' at end of file
+    int64_t first_line = 0;
+    uint64_t begin_offset = 0;
+    uint64_t end_offset = 0;  // offset after the chunk: where the next one starts
+  };
+  // Fills `chunk` (valid until the next call) and returns true, or returns false at the end.
+  // A single line longer than the chunk size grows the buffer to hold it.
+  Result<bool> Next(Chunk* chunk);
+
+ private:
+  LineChunkReader(std::string path, int fd, size_t chunk_bytes, uint64_t offset, int64_t line)
+      : path_(std::move(path)), fd_(fd), chunk_bytes_(chunk_bytes), offset_(offset), line_(line) {}
+
+  std::string path_;
+  int fd_;
+  size_t chunk_bytes_;
+  uint64_t offset_;  // file offset of buffer_[0]
+  int64_t line_;     // line number at offset_
+  std::string buffer_;
+  size_t consumed_ = 0;  // bytes of buffer_ handed out by the previous Next
+  bool eof_ = false;
+};
+
+}  // namespace floe::io

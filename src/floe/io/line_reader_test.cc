@@ -1,0 +1,72 @@
+#include "floe/io/line_reader.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "floe/io/file.h"
+
+namespace floe::io {
+namespace {
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  std::string dir = ::testing::TempDir() + "floe_lines_" + std::to_string(::getpid());
+  EXPECT_TRUE(CreateDirs(dir).ok());
+  std::string p = JoinPath(dir, name);
+  EXPECT_TRUE(WriteFileReplace(p, text).ok());
+  return p;
+}
+
+TEST(LineChunkReader, ChunksEndOnLineBoundariesAndCountLines) {
+  std::string text;
+  for (int i = 1; i <= 1000; ++i) text += "{\"line\":" + std::to_string(i) + "}\n";
+  std::string p = WriteTemp("a.jsonl", text);
+  auto r = LineChunkReader::Open(p, 4096);
+  ASSERT_TRUE(r.ok());
+  std::string joined;
+  int64_t expected_line = 1;
+  uint64_t expected_offset = 0;
+  LineChunkReader::Chunk c;
+  while (true) {
+    auto more = (*r)->Next(&c);
+    ASSERT_TRUE(more.ok());
+    if (!*more) break;
+    EXPECT_EQ(c.first_line, expected_line);
+    EXPECT_EQ(c.begin_offset, expected_offset);
+    EXPECT_EQ(c.text.back(), '\n');
+    EXPECT_EQ(c.text.substr(0, 9), "{\"line\":" + std::to_string(expected_line).substr(0, 1));
+    expected_line += std::count(c.text.begin(), c.text.end(), '\n');
+    expected_offset = c.end_offset;
+    joined.append(c.text);
+  }
+  EXPECT_EQ(joined, text);
+  EXPECT_EQ(expected_line, 1001);
+}
+
+TEST(LineChunkReader, LongLineAndMissingFinalNewline) {
+  std::string long_line(10000, 'x');
+  std::string text = "a\n" + long_line + "\nlast";
+  std::string p = WriteTemp("b.jsonl", text);
+  auto r = LineChunkReader::Open(p, 4096);
+  ASSERT_TRUE(r.ok());
+  std::string joined;
+  LineChunkReader::Chunk c;
+  while (*(*r)->Next(&c)) joined.append(c.text);
+  EXPECT_EQ(joined, text);
+}
+
+TEST(LineChunkReader, ResumesAtOffset) {
+  std::string p = WriteTemp("c.jsonl", "one\ntwo\nthree\n");
+  auto r = LineChunkReader::Open(p, 4096, 4, 2);
+  ASSERT_TRUE(r.ok());
+  LineChunkReader::Chunk c;
+  ASSERT_TRUE(*(*r)->Next(&c));
+  EXPECT_EQ(c.text, "two\nthree\n");
+  EXPECT_EQ(c.first_line, 2);
+  EXPECT_EQ(c.end_offset, 14u);
+  EXPECT_FALSE(*(*r)->Next(&c));
+}
+
+}  // namespace
+}  // namespace floe::io

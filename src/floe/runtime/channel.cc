@@ -1,0 +1,100 @@
+#include "floe/runtime/channel.h"
+
+namespace floe::runtime {
+namespace {
+Status CancelledStatus() { return Status::Unavailable("task cancelled"); }
+}  // namespace
+
+InputGate::InputGate(size_t num_channels, size_t capacity)
+    : capacity_(capacity == 0 ? 1 : capacity), channels_(num_channels) {}
+
+Status InputGate::Push(size_t channel, StreamElement element,
+                       const std::function<void()>& on_full) {
+  std::unique_lock lock(mu_);
+  auto& q = channels_[channel];
+  if (!cancelled_ && q.size() >= capacity_ && on_full) {
+    lock.unlock();
+    on_full();
+    lock.lock();
+  }
+  not_full_.wait(lock, [&] { return cancelled_ || q.size() < capacity_; });
+  if (cancelled_) return CancelledStatus();
+  q.push_back(std::move(element));
+  ready_.notify_one();
+  return Status::OK();
+}
+
+Result<bool> InputGate::TryPush(size_t channel, StreamElement& element) {
+  std::lock_guard lock(mu_);
+  if (cancelled_) return CancelledStatus();
+  auto& q = channels_[channel];
+  if (q.size() >= capacity_) return false;
+  q.push_back(std::move(element));
+  ready_.notify_one();
+  return true;
+}
+
+void InputGate::PostCommand(TaskCommand command) {
+  std::lock_guard lock(mu_);
+  mailbox_.push_back(command);
+  ready_.notify_one();
+}
+
+bool InputGate::HasReadyLocked(const std::vector<bool>& blocked) const {
+  if (!mailbox_.empty()) return true;
+  for (size_t i = 0; i < channels_.size(); ++i) {
+    if (!channels_[i].empty() && (blocked.empty() || !blocked[i])) return true;
+  }
+  return false;
+}
+
+Result<InputGate::Next> InputGate::Pop(const std::vector<bool>& blocked,
+                                       std::optional<std::chrono::milliseconds> timeout) {
+  std::unique_lock lock(mu_);
+  auto ready = [&] { return cancelled_ || HasReadyLocked(blocked); };
+  if (timeout) {
+    if (!ready_.wait_for(lock, *timeout, ready)) return Next{};
+  } else {
+    ready_.wait(lock, ready);
+  }
+  if (cancelled_) return CancelledStatus();
+  Next next;
+  if (!mailbox_.empty()) {
+    next.kind = Next::Kind::kCommand;
+    next.command = mailbox_.front();
+    mailbox_.pop_front();
+    return next;
+  }
+  const size_t n = channels_.size();
+  for (size_t k = 0; k < n; ++k) {
+    size_t i = (next_channel_ + k) % n;
+    if (channels_[i].empty() || (!blocked.empty() && blocked[i])) continue;
+    next.kind = Next::Kind::kElement;
+    next.channel = i;
+    next.element = std::move(channels_[i].front());
+    channels_[i].pop_front();
+    next_channel_ = (i + 1) % n;
+    not_full_.notify_all();
+    return next;
+  }
+  return Status::Internal("input gate woke without a ready channel");
+}
+
+void InputGate::Cancel() {
+  std::lock_guard lock(mu_);
+  cancelled_ = true;
+  not_full_.notify_all();
+  ready_.notify_all();
+}
+
+bool InputGate::cancelled() const {
+  std::lock_guard lock(mu_);
+  return cancelled_;
+}
+
+size_t InputGate::queued(size_t channel) const {
+  std::lock_guard lock(mu_);
+  return channels_[channel].size();
+}
+
+}  // namespace floe::runtime

@@ -1,0 +1,85 @@
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "floe/common/status.h"
+#include "floe/runtime/stream_element.h"
+
+namespace floe::runtime {
+
+// A control request delivered to a task out of band, ahead of queued data (its mailbox).
+struct TaskCommand {
+  enum class Kind {
+    kTriggerCheckpoint,   // sources only: snapshot position, inject Barrier{id, flag}
+    kCheckpointComplete,  // every task: OnCheckpointComplete(id); flag = final, then finish
+  };
+  Kind kind = Kind::kCheckpointComplete;
+  CheckpointId id;
+  bool flag = false;
+};
+
+// InputGate is the input side of one task: `num_channels` bounded FIFO channels (one per
+// upstream producer subtask and edge), each holding at most `capacity` elements, plus an
+// unbounded mailbox of TaskCommands. Producers block in Push while their channel is full -- that
+// is the engine's backpressure, so memory stays bounded by capacity x channels. The single
+// consumer (the task thread) pops from any channel it has not blocked (barrier alignment blocks
+// channels), round robin, with commands first.
+//
+// Thread safety: Push from any number of producer threads, Pop from one consumer thread,
+// PostCommand and Cancel from anywhere. Cancel wakes every waiter; afterwards Push and Pop fail
+// with Unavailable("... cancelled"). A graceful end of a channel is in band (EndOfInput).
+class InputGate {
+ public:
+  InputGate(size_t num_channels, size_t capacity);
+  InputGate(const InputGate&) = delete;
+  InputGate& operator=(const InputGate&) = delete;
+
+  // Appends `element` to `channel`, waiting while it is full. `on_full`, if set, is called once
+  // (without the gate's lock) before waiting -- a backpressure probe for metrics and tests.
+  // REQUIRES: channel < num_channels().
+  Status Push(size_t channel, StreamElement element, const std::function<void()>& on_full = {});
+  // Non-blocking Push: returns false (and leaves `element` untouched) when the channel is full.
+  Result<bool> TryPush(size_t channel, StreamElement& element);
+
+  void PostCommand(TaskCommand command);
+
+  struct Next {
+    enum class Kind { kElement, kCommand, kTimeout };
+    Kind kind = Kind::kTimeout;
+    size_t channel = 0;
+    StreamElement element;
+    TaskCommand command;
+  };
+  // Waits until a command is posted or a channel whose `blocked[i]` is false has an element
+  // (`blocked` empty = none blocked), or `timeout` passes (kTimeout).
+  Result<Next> Pop(const std::vector<bool>& blocked,
+                   std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+
+  void Cancel();
+  bool cancelled() const;
+  size_t num_channels() const { return channels_.size(); }
+  size_t capacity() const { return capacity_; }
+  // Elements queued in `channel` now (for tests and metrics).
+  size_t queued(size_t channel) const;
+
+ private:
+  bool HasReadyLocked(const std::vector<bool>& blocked) const;
+
+  const size_t capacity_;
+  mutable std::mutex mu_;
+  std::condition_variable not_full_;
+  std::condition_variable ready_;
+  std::vector<std::deque<StreamElement>> channels_;
+  std::deque<TaskCommand> mailbox_;
+  size_t next_channel_ = 0;  // round-robin start
+  bool cancelled_ = false;
+};
+
+}  // namespace floe::runtime

@@ -1,0 +1,105 @@
+#include "floe/runtime/channel.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "floe/runtime/test_util.h"
+
+namespace floe::runtime {
+namespace {
+
+using testing::Event;
+using testing::Int64Batch;
+
+TEST(InputGate, TryPushFailsWhenChannelIsFull) {
+  InputGate gate(2, 3);
+  for (int i = 0; i < 3; ++i) {
+    StreamElement e = Int64Batch({i});
+    ASSERT_TRUE(*gate.TryPush(0, e));
+  }
+  StreamElement e = Int64Batch({99});
+  EXPECT_FALSE(*gate.TryPush(0, e));
+  EXPECT_TRUE(std::holds_alternative<RecordBatch>(e));  // untouched
+  EXPECT_EQ(gate.queued(0), 3u);
+  // The other channel has its own capacity.
+  EXPECT_TRUE(*gate.TryPush(1, e));
+}
+
+TEST(InputGate, BlockedPushResumesAfterPop) {
+  InputGate gate(1, 1);
+  ASSERT_TRUE(gate.Push(0, Int64Batch({1})).ok());
+  Event blocked;
+  Status pushed;
+  std::thread producer([&] { pushed = gate.Push(0, Int64Batch({2}), [&] { blocked.Set(); }); });
+  ASSERT_TRUE(blocked.Wait());  // the producer found the channel full
+  auto first = gate.Pop({});
+  ASSERT_TRUE(first.ok());
+  producer.join();  // returns only because Pop made room
+  EXPECT_TRUE(pushed.ok());
+  auto second = gate.Pop({});
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(testing::Int64Values(std::get<RecordBatch>(second->element)), std::vector<int64_t>{2});
+}
+
+TEST(InputGate, CancelUnblocksProducerAndConsumer) {
+  InputGate gate(1, 1);
+  ASSERT_TRUE(gate.Push(0, Int64Batch({1})).ok());
+  Event blocked;
+  Status pushed;
+  std::thread producer([&] { pushed = gate.Push(0, Int64Batch({2}), [&] { blocked.Set(); }); });
+  ASSERT_TRUE(blocked.Wait());
+  gate.Cancel();
+  producer.join();
+  EXPECT_EQ(pushed.code(), StatusCode::kUnavailable);
+  EXPECT_FALSE(gate.Pop({}).ok());
+
+  InputGate empty(1, 1);
+  Result<InputGate::Next> popped = Status::Internal("unset");
+  std::thread consumer([&] { popped = empty.Pop({}); });
+  empty.Cancel();
+  consumer.join();
+  EXPECT_EQ(popped.status().code(), StatusCode::kUnavailable);
+}
+
+TEST(InputGate, CommandsComeBeforeQueuedData) {
+  InputGate gate(1, 4);
+  ASSERT_TRUE(gate.Push(0, Int64Batch({1})).ok());
+  gate.PostCommand(TaskCommand{TaskCommand::Kind::kCheckpointComplete, CheckpointId(3), false});
+  auto n = gate.Pop({});
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n->kind, InputGate::Next::Kind::kCommand);
+  EXPECT_EQ(n->command.id, CheckpointId(3));
+  n = gate.Pop({});
+  EXPECT_EQ(n->kind, InputGate::Next::Kind::kElement);
+}
+
+TEST(InputGate, BlockedChannelsAreSkipped) {
+  InputGate gate(2, 4);
+  ASSERT_TRUE(gate.Push(0, Int64Batch({1})).ok());
+  ASSERT_TRUE(gate.Push(1, Int64Batch({2})).ok());
+  std::vector<bool> blocked{true, false};
+  auto n = gate.Pop(blocked);
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n->channel, 1u);
+  // Only the blocked channel has data now: Pop times out instead of returning it.
+  n = gate.Pop(blocked, std::chrono::milliseconds(1));
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n->kind, InputGate::Next::Kind::kTimeout);
+  n = gate.Pop({});
+  EXPECT_EQ(n->channel, 0u);
+}
+
+TEST(InputGate, PopsChannelsRoundRobin) {
+  InputGate gate(2, 8);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(gate.Push(0, Int64Batch({i})).ok());
+    ASSERT_TRUE(gate.Push(1, Int64Batch({i})).ok());
+  }
+  std::vector<size_t> order;
+  for (int i = 0; i < 6; ++i) order.push_back(gate.Pop({})->channel);
+  EXPECT_EQ(order, (std::vector<size_t>{0, 1, 0, 1, 0, 1}));
+}
+
+}  // namespace
+}  // namespace floe::runtime

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "floe/runtime/ids.h"
+
+namespace floe::runtime {
+
+// A subtask's answer to barrier N: its snapshot blob. Sent by the task thread that snapshotted.
+struct TaskAck {
+  CheckpointId checkpoint;
+  std::string task;  // TaskName
+  std::string state;
+  // The task had seen end of input on every input when it snapshotted. A checkpoint all of whose
+  // acks say so is the job's final checkpoint: once it completes, the tasks finish.
+  bool end_of_input = false;
+};
+
+// A checkpoint (or savepoint) that completed: its id and every subtask's blob. What a job
+// restores from.
+struct CompletedCheckpoint {
+  CheckpointId id;
+  bool is_savepoint = false;
+  std::string job_id;
+  std::string dir;  // where it was loaded from (empty when it never touched storage)
+  int64_t timestamp_millis = 0;
+  std::map<std::string, std::string> task_states;  // TaskName -> blob
+};
+
+}  // namespace floe::runtime

@@ -1,0 +1,92 @@
+#include "floe/runtime/checkpoint_config.h"
+
+#include <gtest/gtest.h>
+
+namespace floe::runtime {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(ParseDuration, AcceptsFlinkSpellings) {
+  EXPECT_EQ(*ParseDuration("1s"), milliseconds(1000));
+  EXPECT_EQ(*ParseDuration("500 ms"), milliseconds(500));
+  EXPECT_EQ(*ParseDuration("2min"), milliseconds(120000));
+  EXPECT_EQ(*ParseDuration("1 h"), milliseconds(3600000));
+  EXPECT_EQ(*ParseDuration("250"), milliseconds(250));
+  EXPECT_EQ(*ParseDuration(" 3 m "), milliseconds(180000));
+  EXPECT_EQ(*ParseDuration("10 SECONDS"), milliseconds(10000));
+  EXPECT_EQ(*ParseDuration("1d"), milliseconds(86400000));
+  EXPECT_EQ(*ParseDuration("1500us"), milliseconds(1));
+  EXPECT_EQ(*ParseDuration("0"), milliseconds(0));
+}
+
+TEST(ParseDuration, RejectsGarbage) {
+  for (const char* bad : {"", "s", "-1s", "1.5s", "10 parsecs", "1 s s", "99999999999999999999"}) {
+    auto d = ParseDuration(bad);
+    EXPECT_FALSE(d.ok()) << bad;
+    if (!d.ok()) {
+      EXPECT_TRUE(d.status().IsInvalidArgument()) << bad;
+    }
+  }
+}
+
+TEST(CheckpointConfig, DefaultsFollowFlink) {
+  auto c = CheckpointConfig::FromOptions({});
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->periodic());
+  EXPECT_EQ(c->mode, CheckpointingMode::kExactlyOnce);
+  EXPECT_EQ(c->timeout, milliseconds(600000));
+  EXPECT_EQ(c->max_concurrent, 1);
+  EXPECT_EQ(c->tolerable_failed, 0);
+  EXPECT_EQ(c->num_retained, 1);
+}
+
+TEST(CheckpointConfig, ReadsFlinkOptions) {
+  auto c = CheckpointConfig::FromOptions({
+      {"execution.checkpointing.interval", "30 s"},
+      {"execution.checkpointing.mode", "AT_LEAST_ONCE"},
+      {"execution.checkpointing.min-pause", "10s"},
+      {"execution.checkpointing.timeout", "2 min"},
+      {"execution.checkpointing.max-concurrent-checkpoints", "2"},
+      {"execution.checkpointing.tolerable-failed-checkpoints", "3"},
+      {"execution.checkpointing.externalized-checkpoint-retention", "DELETE_ON_CANCELLATION"},
+      {"execution.checkpointing.dir", "/tmp/chk"},
+      {"state.checkpoints.num-retained", "4"},
+      {"pipeline.name", "ignored"},
+  });
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->interval, milliseconds(30000));
+  EXPECT_EQ(c->mode, CheckpointingMode::kAtLeastOnce);
+  EXPECT_EQ(c->min_pause, milliseconds(10000));
+  EXPECT_EQ(c->timeout, milliseconds(120000));
+  EXPECT_EQ(c->max_concurrent, 2);
+  EXPECT_EQ(c->tolerable_failed, 3);
+  EXPECT_EQ(c->retention, CheckpointRetention::kDeleteOnCancellation);
+  EXPECT_EQ(c->dir, "/tmp/chk");
+  EXPECT_EQ(c->num_retained, 4);
+}
+
+void ExpectRejected(std::map<std::string, std::string> options, const std::string& needle) {
+  auto c = CheckpointConfig::FromOptions(options);
+  ASSERT_FALSE(c.ok()) << needle;
+  EXPECT_NE(c.status().message().find(needle), std::string::npos) << c.status().ToString();
+}
+
+TEST(CheckpointConfig, RejectsBadValuesWithTheRuleAndTheNumbers) {
+  ExpectRejected({{"execution.checkpointing.timeout", "0"}},
+                 "execution.checkpointing.timeout must be > 0, got 0 ms");
+  ExpectRejected({{"execution.checkpointing.mode", "EXACTLY_TWICE"}},
+                 "unknown value 'EXACTLY_TWICE' (allowed: EXACTLY_ONCE, AT_LEAST_ONCE)");
+  ExpectRejected({{"execution.checkpointing.interval", "5 ms"}},
+                 "must be at least 10 ms (or unset to disable periodic checkpoints), got 5 ms");
+  ExpectRejected({{"execution.checkpointing.max-concurrent-checkpoints", "0"}}, ">= 1, got 0");
+  ExpectRejected({{"execution.checkpointing.tolerable-failed-checkpoints", "-1"}}, ">= 0, got -1");
+  ExpectRejected({{"state.checkpoints.num-retained", "0"}}, "num-retained must be >= 1, got 0");
+  ExpectRejected({{"execution.checkpointing.timeout", "soon"}}, "execution.checkpointing.timeout");
+  ExpectRejected({{"execution.checkpointing.externalized-checkpoint-retention", "KEEP"}},
+                 "RETAIN_ON_CANCELLATION");
+  ExpectRejected({{"execution.checkpointing.unaligned.enabled", "true"}}, "unaligned");
+}
+
+}  // namespace
+}  // namespace floe::runtime

@@ -1,0 +1,597 @@
+#include "floe/runtime/executor.h"
+
+#include <atomic>
+#include <climits>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "floe/runtime/channel.h"
+#include "floe/runtime/partitioner.h"
+
+namespace floe::runtime {
+
+std::string_view JobStateName(JobState state) {
+  switch (state) {
+    case JobState::kCreated:
+      return "CREATED";
+    case JobState::kRunning:
+      return "RUNNING";
+    case JobState::kFinished:
+      return "FINISHED";
+    case JobState::kCancelled:
+      return "CANCELED";
+    case JobState::kFailed:
+      return "FAILED";
+  }
+  return "?";
+}
+
+namespace {
+
+struct OutputTarget {
+  InputGate* gate = nullptr;
+  size_t channel = 0;
+};
+
+// One outgoing edge of a subtask. For FORWARD `targets` holds the single peer; otherwise one
+// entry per target subtask (control events go to all of them, data per the partitioning).
+struct Output {
+  Partitioning partitioning;
+  std::vector<OutputTarget> targets;
+  uint32_t next_rr = 0;
+  std::shared_ptr<const BatchSchema> key_schema;  // schema key_indexes were resolved against
+  std::vector<int> key_indexes;
+};
+
+}  // namespace
+
+struct ExecutorTask {
+  TaskInfo info;
+  std::string name;
+  int num_inputs = 0;
+  std::unique_ptr<Operator> op;
+  std::unique_ptr<SourceOperator> source;
+  std::unique_ptr<InputGate> gate;
+  std::vector<int> channel_input;  // gate channel -> logical input (edge) index
+  std::vector<Output> outputs;
+  std::thread thread;
+};
+
+struct LocalExecutor::Impl {
+  ExecutorOptions options;
+  uint32_t max_parallelism = 128;
+  std::vector<std::unique_ptr<ExecutorTask>> tasks;
+  std::vector<std::string> names;
+  std::atomic<bool> cancel_flag{false};
+
+  mutable std::mutex mu;
+  bool started = false;
+  bool joined = false;
+  bool user_cancelled = false;
+  size_t done_tasks = 0;
+  size_t ended_tasks = 0;
+  Status first_error;
+  CheckpointId last_triggered;
+  std::mutex join_mu;
+
+  bool RunningLocked() const { return started && done_tasks < tasks.size() && !cancel_flag.load(); }
+
+  void CancelAll() {
+    cancel_flag.store(true);
+    for (auto& t : tasks) t->gate->Cancel();
+  }
+
+  void Ack(TaskAck ack) {
+    if (options.on_ack) options.on_ack(std::move(ack));
+  }
+
+  void ReportEnded() {
+    bool all = false;
+    {
+      std::lock_guard lock(mu);
+      all = ++ended_tasks == tasks.size();
+    }
+    if (all && options.on_end_of_input) options.on_end_of_input();
+  }
+
+  void TaskDone(const Status& st) {
+    bool fail = false;
+    {
+      std::lock_guard lock(mu);
+      // Errors after cancellation started are its echo, not a cause.
+      if (!st.ok() && first_error.ok() && !cancel_flag.load()) {
+        first_error = st;
+        fail = true;
+      }
+      ++done_tasks;
+    }
+    if (fail) CancelAll();
+  }
+
+  void RunTask(ExecutorTask& t);
+};
+
+namespace {
+
+class TaskCollector final : public Collector {
+ public:
+  TaskCollector(ExecutorTask& task, LocalExecutor::Impl& impl) : task_(task), impl_(impl) {}
+
+  Status Emit(RecordBatch batch) override {
+    if (batch.num_rows() == 0) return Status::OK();
+    const size_t n = task_.outputs.size();
+    for (size_t k = 0; k < n; ++k) {
+      Output& o = task_.outputs[k];
+      const bool last = k + 1 == n;
+      switch (o.partitioning.kind) {
+        case PartitionKind::kForward:
+        case PartitionKind::kGlobal:
+          FLOE_RETURN_NOT_OK(Push(o.targets[0], last ? std::move(batch) : RecordBatch(batch)));
+          break;
+        case PartitionKind::kRebalance: {
+          const OutputTarget& t = o.targets[o.next_rr++ % o.targets.size()];
+          FLOE_RETURN_NOT_OK(Push(t, last ? std::move(batch) : RecordBatch(batch)));
+          break;
+        }
+        case PartitionKind::kHash: {
+          if (o.key_schema != batch.schema()) {
+            if (!batch.schema()) return Status::Internal("keyBy on a batch without schema");
+            FLOE_ASSIGN_OR_RAISE(o.key_indexes,
+                                 ResolveKeyColumns(*batch.schema(), o.partitioning.key_columns));
+            o.key_schema = batch.schema();
+          }
+          auto rows = HashPartitionRows(batch, o.key_indexes, impl_.max_parallelism,
+                                        static_cast<uint32_t>(o.targets.size()));
+          for (size_t t = 0; t < rows.size(); ++t) {
+            if (rows[t].empty()) continue;
+            if (rows[t].size() == batch.num_rows()) {  // the whole batch has one target
+              FLOE_RETURN_NOT_OK(Push(o.targets[t], last ? std::move(batch) : RecordBatch(batch)));
+              break;
+            }
+            FLOE_RETURN_NOT_OK(Push(o.targets[t], batch.Take(rows[t])));
+          }
+          break;
+        }
+      }
+    }
+    return Status::OK();
+  }
+
+  Status EmitWatermark(Watermark watermark) override { return Broadcast(watermark); }
+
+  // Sends a control element to every target of every output.
+  Status Broadcast(const StreamElement& element) {
+    for (Output& o : task_.outputs) {
+      for (const OutputTarget& t : o.targets) FLOE_RETURN_NOT_OK(Push(t, element));
+    }
+    return Status::OK();
+  }
+
+ private:
+  Status Push(const OutputTarget& t, StreamElement element) {
+    if (!impl_.options.on_output_blocked) return t.gate->Push(t.channel, std::move(element));
+    return t.gate->Push(t.channel, std::move(element),
+                        [this] { impl_.options.on_output_blocked(task_.name); });
+  }
+
+  ExecutorTask& task_;
+  LocalExecutor::Impl& impl_;
+};
+
+// The main loop of a non-source subtask: barrier alignment, watermark merging, end of input.
+class OperatorRunner {
+ public:
+  OperatorRunner(ExecutorTask& t, LocalExecutor::Impl& impl, TaskCollector& out)
+      : t_(t),
+        impl_(impl),
+        out_(out),
+        n_(t.gate->num_channels()),
+        blocked_(n_, false),
+        ended_(n_, false),
+        last_barrier_(n_, 0),
+        watermarks_(n_, INT64_MIN),
+        aligned_(impl.options.mode == CheckpointingMode::kExactlyOnce) {}
+
+  Status Run() {
+    while (!finished_) {
+      FLOE_ASSIGN_OR_RAISE(InputGate::Next next, t_.gate->Pop(blocked_));
+      if (next.kind == InputGate::Next::Kind::kCommand) {
+        FLOE_RETURN_NOT_OK(OnCommand(next.command));
+      } else if (next.kind == InputGate::Next::Kind::kElement) {
+        FLOE_RETURN_NOT_OK(OnElement(next.channel, std::move(next.element)));
+      }
+    }
+    return Status::OK();
+  }
+
+ private:
+  Status OnCommand(const TaskCommand& c) {
+    if (c.kind != TaskCommand::Kind::kCheckpointComplete) return Status::OK();
+    if (c.id.value > last_completed_) {
+      if (c.id.value > last_snapshot_) {
+        return Status::Internal("checkpoint " + c.id.ToString() +
+                                " reported complete before this task snapshotted it");
+      }
+      last_completed_ = c.id.value;
+      FLOE_RETURN_NOT_OK(t_.op->OnCheckpointComplete(c.id));
+    }
+    if (c.flag) finished_ = true;
+    return Status::OK();
+  }
+
+  Status OnElement(size_t c, StreamElement element) {
+    if (auto* batch = std::get_if<RecordBatch>(&element)) {
+      if (ended_[c]) return Status::Internal("batch after end of input");
+      return t_.op->ProcessBatch(*batch, t_.channel_input[c], out_);
+    }
+    if (auto* wm = std::get_if<Watermark>(&element)) {
+      if (wm->micros > watermarks_[c]) watermarks_[c] = wm->micros;
+      return AdvanceWatermark();
+    }
+    if (auto* barrier = std::get_if<Barrier>(&element)) return OnBarrier(c, *barrier);
+    return OnEndOfInput(c);
+  }
+
+  Status AdvanceWatermark() {
+    int64_t min = INT64_MAX;
+    bool any = false;
+    for (size_t c = 0; c < n_; ++c) {
+      if (ended_[c]) continue;
+      any = true;
+      min = std::min(min, watermarks_[c]);
+    }
+    if (!any || min <= current_watermark_) return Status::OK();
+    current_watermark_ = min;
+    return t_.op->OnWatermark(Watermark(min), out_);
+  }
+
+  Status OnBarrier(size_t c, const Barrier& b) {
+    if (b.id.value <= last_snapshot_ || b.id.value <= last_barrier_[c]) {
+      return Status::Internal("barrier " + b.id.ToString() + " out of order on channel " +
+                              std::to_string(c));
+    }
+    last_barrier_[c] = b.id.value;
+    pending_.emplace(b.id.value, b);
+    if (aligned_) blocked_[c] = true;  // hold back records of the next checkpoint
+    return SnapshotReady();
+  }
+
+  // A channel has delivered barrier `id` -- or, when tasks finish at end of input, has ended
+  // and so will deliver nothing more.
+  bool Delivered(size_t c, uint64_t id) const {
+    return last_barrier_[c] >= id || (ended_[c] && !impl_.options.final_checkpoint);
+  }
+
+  Status SnapshotReady() {
+    while (!pending_.empty()) {
+      auto it = pending_.begin();
+      for (size_t c = 0; c < n_; ++c) {
+        if (!Delivered(c, it->first)) return Status::OK();
+      }
+      Barrier b = it->second;
+      pending_.erase(it);
+      StateWriter state;
+      FLOE_RETURN_NOT_OK(t_.op->OnBarrier(b.id, state, out_));
+      last_snapshot_ = b.id.value;
+      impl_.Ack(TaskAck{b.id, t_.name, state.Finish(), all_ended_});
+      FLOE_RETURN_NOT_OK(out_.Broadcast(b));
+      std::fill(blocked_.begin(), blocked_.end(), false);
+    }
+    return Status::OK();
+  }
+
+  Status OnEndOfInput(size_t c) {
+    if (ended_[c]) return Status::Internal("second end of input on a channel");
+    ended_[c] = true;
+    FLOE_RETURN_NOT_OK(AdvanceWatermark());
+    if (++ended_count_ == n_) {
+      all_ended_ = true;
+      FLOE_RETURN_NOT_OK(t_.op->OnEndOfInput(out_));
+      FLOE_RETURN_NOT_OK(out_.Broadcast(EndOfInput{}));
+      impl_.ReportEnded();
+      if (!impl_.options.final_checkpoint) finished_ = true;
+    }
+    return SnapshotReady();
+  }
+
+  ExecutorTask& t_;
+  LocalExecutor::Impl& impl_;
+  TaskCollector& out_;
+  const size_t n_;
+  std::vector<bool> blocked_;
+  std::vector<bool> ended_;
+  std::vector<uint64_t> last_barrier_;
+  std::vector<int64_t> watermarks_;
+  int64_t current_watermark_ = INT64_MIN;
+  std::map<uint64_t, Barrier> pending_;  // seen on some channel, not yet snapshotted
+  uint64_t last_snapshot_ = 0;
+  uint64_t last_completed_ = 0;
+  size_t ended_count_ = 0;
+  bool all_ended_ = false;
+  bool finished_ = false;
+  const bool aligned_;
+};
+
+// The main loop of a source subtask: Poll, and between two Polls serve the mailbox.
+class SourceRunner {
+ public:
+  SourceRunner(ExecutorTask& t, LocalExecutor::Impl& impl, TaskCollector& out)
+      : t_(t), impl_(impl), out_(out) {}
+
+  Status Run() {
+    while (!finished_) {
+      // Commands first: a trigger takes effect right after the batch in progress.
+      while (!finished_) {
+        FLOE_ASSIGN_OR_RAISE(InputGate::Next next, t_.gate->Pop({}, std::chrono::milliseconds(0)));
+        if (next.kind != InputGate::Next::Kind::kCommand) break;
+        FLOE_RETURN_NOT_OK(OnCommand(next.command));
+      }
+      if (finished_) break;
+      if (ended_) {
+        FLOE_ASSIGN_OR_RAISE(InputGate::Next next, t_.gate->Pop({}));
+        if (next.kind == InputGate::Next::Kind::kCommand) {
+          FLOE_RETURN_NOT_OK(OnCommand(next.command));
+        }
+        continue;
+      }
+      FLOE_ASSIGN_OR_RAISE(SourceStatus st, t_.source->Poll(out_));
+      if (st == SourceStatus::kIdle) {
+        FLOE_ASSIGN_OR_RAISE(InputGate::Next next, t_.gate->Pop({}, impl_.options.idle_backoff));
+        if (next.kind == InputGate::Next::Kind::kCommand) {
+          FLOE_RETURN_NOT_OK(OnCommand(next.command));
+        }
+      } else if (st == SourceStatus::kEnd) {
+        ended_ = true;
+        // Like Flink: a bounded source ends with the maximum watermark, so event-time
+        // operators fire everything they hold.
+        FLOE_RETURN_NOT_OK(out_.Broadcast(Watermark(INT64_MAX)));
+        FLOE_RETURN_NOT_OK(out_.Broadcast(EndOfInput{}));
+        impl_.ReportEnded();
+        if (!impl_.options.final_checkpoint) finished_ = true;
+      }
+    }
+    return Status::OK();
+  }
+
+ private:
+  Status OnCommand(const TaskCommand& c) {
+    if (c.kind == TaskCommand::Kind::kTriggerCheckpoint) {
+      if (c.id.value <= last_triggered_) return Status::OK();
+      last_triggered_ = c.id.value;
+      StateWriter state;
+      FLOE_RETURN_NOT_OK(t_.source->SnapshotPosition(c.id, state));
+      impl_.Ack(TaskAck{c.id, t_.name, state.Finish(), ended_});
+      return out_.Broadcast(Barrier{c.id, c.flag});
+    }
+    if (c.id.value > last_completed_) {
+      if (c.id.value > last_triggered_) {
+        return Status::Internal("checkpoint " + c.id.ToString() +
+                                " reported complete before this source snapshotted it");
+      }
+      last_completed_ = c.id.value;
+      FLOE_RETURN_NOT_OK(t_.source->OnCheckpointComplete(c.id));
+    }
+    if (c.flag) finished_ = true;
+    return Status::OK();
+  }
+
+  ExecutorTask& t_;
+  LocalExecutor::Impl& impl_;
+  TaskCollector& out_;
+  bool ended_ = false;
+  bool finished_ = false;
+  uint64_t last_triggered_ = 0;
+  uint64_t last_completed_ = 0;
+};
+
+}  // namespace
+
+void LocalExecutor::Impl::RunTask(ExecutorTask& t) {
+  TaskCollector out(t, *this);
+  OperatorContext ctx;
+  ctx.task = t.info;
+  ctx.mode = options.mode;
+  ctx.num_inputs = t.num_inputs;
+  ctx.cancel_flag = &cancel_flag;
+  const std::string* blob = nullptr;
+  if (options.restore) {
+    ctx.restored_from = options.restore->id;
+    auto it = options.restore->task_states.find(t.name);
+    if (it != options.restore->task_states.end()) blob = &it->second;
+  }
+  Status st = t.source ? t.source->Open(ctx) : t.op->Open(ctx);
+  const bool opened = st.ok();
+  if (st.ok() && blob != nullptr) {
+    StateReader reader(*blob);
+    st = t.source ? t.source->Restore(reader) : t.op->Restore(reader);
+    if (!st.ok()) {
+      st = st.WithContext("restoring from checkpoint " + options.restore->id.ToString());
+    }
+  }
+  if (st.ok()) {
+    st = t.source ? SourceRunner(t, *this, out).Run() : OperatorRunner(t, *this, out).Run();
+  }
+  if (opened) {
+    Status closed = t.source ? t.source->Close() : t.op->Close();
+    if (st.ok()) st = closed;
+  }
+  TaskDone(st.WithContext("task '" + t.name + "'"));
+}
+
+LocalExecutor::LocalExecutor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+LocalExecutor::~LocalExecutor() {
+  Cancel();
+  (void)Wait();
+}
+
+Result<std::unique_ptr<LocalExecutor>> LocalExecutor::Make(const JobGraph& graph,
+                                                           ExecutorOptions options) {
+  FLOE_RETURN_NOT_OK(graph.Validate());
+  auto impl = std::make_unique<Impl>();
+  impl->options = std::move(options);
+  impl->max_parallelism = graph.max_parallelism();
+  const auto& vertices = graph.vertices();
+  const auto& edges = graph.edges();
+
+  // Channels of a consumer subtask: per input edge in input order, one per producer subtask
+  // (just the peer for FORWARD). edge_base[e] = first channel of edge e.
+  std::vector<size_t> edge_base(edges.size(), 0);
+  std::vector<size_t> num_channels(vertices.size(), 0);
+  std::vector<std::vector<int>> channel_input(vertices.size());
+  // Edges are numbered per target in insertion order, so walking them in order visits each
+  // vertex's inputs in input order.
+  for (size_t e = 0; e < edges.size(); ++e) {
+    const Edge& edge = edges[e];
+    const size_t v = edge.to.value;
+    edge_base[e] = num_channels[v];
+    size_t width = edge.partitioning.kind == PartitionKind::kForward
+                       ? 1
+                       : vertices[edge.from.value].parallelism;
+    num_channels[v] += width;
+    channel_input[v].insert(channel_input[v].end(), width, edge.input);
+  }
+
+  std::vector<std::vector<ExecutorTask*>> by_vertex(vertices.size());
+  for (size_t v = 0; v < vertices.size(); ++v) {
+    const Vertex& vx = vertices[v];
+    for (uint32_t s = 0; s < vx.parallelism; ++s) {
+      auto t = std::make_unique<ExecutorTask>();
+      t->info.vertex = vx.name;
+      t->info.subtask = SubtaskIndex(s);
+      t->info.parallelism = vx.parallelism;
+      t->info.max_parallelism = graph.max_parallelism();
+      t->info.key_groups = KeyGroupRangeForSubtask(s, graph.max_parallelism(), vx.parallelism);
+      t->name = t->info.name();
+      t->num_inputs = static_cast<int>(graph.InputsOf(VertexId(static_cast<uint32_t>(v))).size());
+      t->gate = std::make_unique<InputGate>(num_channels[v], impl->options.channel_capacity);
+      t->channel_input = channel_input[v];
+      if (vx.is_source()) {
+        FLOE_ASSIGN_OR_RAISE(t->source, vx.source(t->info));
+        if (!t->source) return Status::Internal("source factory of '" + t->name + "' gave null");
+      } else {
+        FLOE_ASSIGN_OR_RAISE(t->op, vx.op(t->info));
+        if (!t->op) return Status::Internal("operator factory of '" + t->name + "' gave null");
+      }
+      by_vertex[v].push_back(t.get());
+      impl->names.push_back(t->name);
+      impl->tasks.push_back(std::move(t));
+    }
+  }
+
+  for (size_t e = 0; e < edges.size(); ++e) {
+    const Edge& edge = edges[e];
+    const auto& producers = by_vertex[edge.from.value];
+    const auto& consumers = by_vertex[edge.to.value];
+    for (size_t i = 0; i < producers.size(); ++i) {
+      Output o;
+      o.partitioning = edge.partitioning;
+      if (edge.partitioning.kind == PartitionKind::kForward) {
+        o.targets.push_back(OutputTarget{consumers[i]->gate.get(), edge_base[e]});
+      } else {
+        for (ExecutorTask* c : consumers)
+          o.targets.push_back(OutputTarget{c->gate.get(), edge_base[e] + i});
+        // Spread producers' first batches over different targets.
+        o.next_rr = static_cast<uint32_t>(i);
+      }
+      producers[i]->outputs.push_back(std::move(o));
+    }
+  }
+  if (impl->options.restore && !impl->options.allow_non_restored_state) {
+    std::set<std::string> known(impl->names.begin(), impl->names.end());
+    for (const auto& [task, blob] : impl->options.restore->task_states) {
+      if (known.count(task) == 0) {
+        return Status::InvalidArgument(
+            "checkpoint " + impl->options.restore->id.ToString() + " holds state of task '" + task +
+            "', which this job does not have (was a vertex renamed or its parallelism "
+            "changed? rescaling state is not supported yet)");
+      }
+    }
+  }
+  return std::unique_ptr<LocalExecutor>(new LocalExecutor(std::move(impl)));
+}
+
+Status LocalExecutor::Start() {
+  std::lock_guard lock(impl_->mu);
+  if (impl_->started) return Status::Internal("executor started twice");
+  impl_->started = true;
+  for (auto& t : impl_->tasks) {
+    ExecutorTask* task = t.get();
+    Impl* impl = impl_.get();
+    t->thread = std::thread([impl, task] { impl->RunTask(*task); });
+  }
+  return Status::OK();
+}
+
+Status LocalExecutor::TriggerCheckpoint(CheckpointId id, bool is_savepoint) {
+  std::lock_guard lock(impl_->mu);
+  if (!impl_->RunningLocked()) {
+    return Status::Unavailable("cannot trigger checkpoint " + id.ToString() +
+                               ": the job is not running");
+  }
+  if (id <= impl_->last_triggered) {
+    return Status::InvalidArgument("checkpoint id " + id.ToString() + " is not above " +
+                                   impl_->last_triggered.ToString());
+  }
+  impl_->last_triggered = id;
+  for (auto& t : impl_->tasks) {
+    if (t->source) {
+      t->gate->PostCommand(TaskCommand{TaskCommand::Kind::kTriggerCheckpoint, id, is_savepoint});
+    }
+  }
+  return Status::OK();
+}
+
+Status LocalExecutor::NotifyCheckpointComplete(CheckpointId id, bool final) {
+  std::lock_guard lock(impl_->mu);
+  if (!impl_->RunningLocked()) {
+    return Status::Unavailable("cannot complete checkpoint " + id.ToString() +
+                               ": the job is not running");
+  }
+  for (auto& t : impl_->tasks) {
+    t->gate->PostCommand(TaskCommand{TaskCommand::Kind::kCheckpointComplete, id, final});
+  }
+  return Status::OK();
+}
+
+void LocalExecutor::Cancel() {
+  {
+    std::lock_guard lock(impl_->mu);
+    if (impl_->cancel_flag.load() || (impl_->started && impl_->done_tasks == impl_->tasks.size())) {
+      return;
+    }
+    impl_->user_cancelled = true;
+  }
+  impl_->CancelAll();
+}
+
+Status LocalExecutor::Wait() {
+  std::lock_guard join_lock(impl_->join_mu);
+  {
+    std::lock_guard lock(impl_->mu);
+    if (!impl_->started) return Status::Internal("Wait() before Start()");
+  }
+  if (!impl_->joined) {
+    for (auto& t : impl_->tasks) {
+      if (t->thread.joinable()) t->thread.join();
+    }
+    impl_->joined = true;
+  }
+  std::lock_guard lock(impl_->mu);
+  return impl_->first_error;
+}
+
+JobState LocalExecutor::state() const {
+  std::lock_guard lock(impl_->mu);
+  if (!impl_->started) return JobState::kCreated;
+  if (impl_->done_tasks < impl_->tasks.size()) return JobState::kRunning;
+  if (!impl_->first_error.ok()) return JobState::kFailed;
+  if (impl_->user_cancelled) return JobState::kCancelled;
+  return JobState::kFinished;
+}
+
+const std::vector<std::string>& LocalExecutor::task_names() const { return impl_->names; }
+
+}  // namespace floe::runtime

@@ -1,0 +1,89 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "floe/common/status.h"
+#include "floe/runtime/checkpoint.h"
+#include "floe/runtime/job_graph.h"
+#include "floe/runtime/operator.h"
+
+namespace floe::runtime {
+
+struct ExecutorOptions {
+  CheckpointingMode mode = CheckpointingMode::kExactlyOnce;
+  // Elements (batches or control events) each channel holds before its producer blocks.
+  size_t channel_capacity = 16;
+  // How long a source task waits after Poll returned kIdle (commands still wake it at once).
+  std::chrono::milliseconds idle_backoff{10};
+  // true: after end of input every task stays up for a final checkpoint and finishes once a
+  // checkpoint whose acks all carry end_of_input completes -- so sinks commit the tail.
+  // false: tasks finish at end of input (nothing after the last completed checkpoint commits).
+  bool final_checkpoint = true;
+  // State to start from (each task whose name has a blob gets Restore()).
+  std::optional<CompletedCheckpoint> restore;
+  // Make fails when `restore` holds state of a task this graph does not have (a vertex was
+  // renamed or its parallelism changed: state is not redistributed yet), unless this is set
+  // (Flink's --allowNonRestoredState); that state is then dropped.
+  bool allow_non_restored_state = false;
+
+  // Callbacks, run on task threads: thread-safe, quick, and must not call Wait().
+  // A subtask snapshotted checkpoint N.
+  std::function<void(TaskAck)> on_ack;
+  // Every task has processed end of input (once per run): time for the final checkpoint.
+  std::function<void()> on_end_of_input;
+  // A task found an output channel full and is about to block (backpressure probe).
+  std::function<void(const std::string& task)> on_output_blocked;
+};
+
+enum class JobState { kCreated, kRunning, kFinished, kCancelled, kFailed };
+std::string_view JobStateName(JobState state);
+
+// LocalExecutor runs a JobGraph in this process: one thread per subtask, a bounded channel per
+// producer/consumer subtask pair, partitioners on the edges. It is the worker side of the
+// checkpoint protocol; whoever owns it plays the coordinator (LocalJob in-process, or the
+// `floe worker` process relaying the coordinator's commands):
+//   TriggerCheckpoint(N)          -> sources snapshot their position and inject barrier N
+//   options.on_ack(TaskAck)       <- each subtask, once it snapshotted N
+//   NotifyCheckpointComplete(N)   -> OnCheckpointComplete(N) on every operator, in its thread
+//   options.on_end_of_input()     <- all input consumed; owner triggers the final checkpoint
+// Lifecycle: Make -> Start -> ... -> Wait (or Cancel -> Wait). The first task error fails the
+// job: every other task is cancelled and Wait returns that error. Public methods are
+// thread-safe. The destructor cancels and joins a running job.
+class LocalExecutor {
+ public:
+  // Validates the graph and instantiates every operator (factories run on this thread).
+  static Result<std::unique_ptr<LocalExecutor>> Make(const JobGraph& graph,
+                                                     ExecutorOptions options);
+  ~LocalExecutor();
+  LocalExecutor(const LocalExecutor&) = delete;
+  LocalExecutor& operator=(const LocalExecutor&) = delete;
+
+  Status Start();
+  // REQUIRES: ids strictly increase across calls. Unavailable once the job stopped running.
+  Status TriggerCheckpoint(CheckpointId id, bool is_savepoint = false);
+  // `final`: every ack of `id` had end_of_input; tasks finish after committing.
+  Status NotifyCheckpointComplete(CheckpointId id, bool final = false);
+  // Cancels every task; Wait then returns OK with state() == kCancelled (unless a task had
+  // already failed).
+  void Cancel();
+  // Blocks until every task thread ended. OK when the job finished or was cancelled.
+  Status Wait();
+
+  JobState state() const;
+  // Every subtask's TaskName (the keys of acks and of CompletedCheckpoint::task_states).
+  const std::vector<std::string>& task_names() const;
+
+  struct Impl;
+
+ private:
+  explicit LocalExecutor(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace floe::runtime

@@ -1,0 +1,481 @@
+#include "floe/runtime/executor.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "floe/runtime/partitioner.h"
+#include "floe/runtime/test_util.h"
+
+namespace floe::runtime {
+namespace {
+
+using testing::Counter;
+using testing::Event;
+using testing::Int64Batch;
+using testing::Int64Values;
+
+// ---- backpressure ------------------------------------------------------------------------
+
+struct PressureShared {
+  size_t capacity = 4;
+  std::atomic<int64_t> emitted{0};
+  std::atomic<int64_t> processed{0};
+  std::atomic<int64_t> max_in_flight{0};
+  Event sink_blocked;
+  Event release_sink;
+  Counter full_at_max;  // backpressure hook fired with everything the pipeline can hold
+};
+
+class FastSource final : public SourceOperator {
+ public:
+  FastSource(PressureShared* s, int64_t batches) : s_(s), batches_(batches) {}
+  Result<SourceStatus> Poll(Collector& out) override {
+    if (s_->emitted.load() == batches_) return SourceStatus::kEnd;
+    int64_t in_flight = s_->emitted.load() - s_->processed.load();
+    int64_t prev = s_->max_in_flight.load();
+    while (in_flight > prev && !s_->max_in_flight.compare_exchange_weak(prev, in_flight)) {
+    }
+    int64_t n = ++s_->emitted;
+    FLOE_RETURN_NOT_OK(out.Emit(Int64Batch({n})));
+    return SourceStatus::kMore;
+  }
+
+ private:
+  PressureShared* s_;
+  int64_t batches_;
+};
+
+class SlowSink final : public Operator {
+ public:
+  explicit SlowSink(PressureShared* s) : s_(s) {}
+  Status ProcessBatch(const RecordBatch&, int, Collector&) override {
+    if (s_->processed.load() == 0) {
+      s_->sink_blocked.Set();
+      if (!s_->release_sink.Wait()) return Status::Internal("sink never released");
+    }
+    ++s_->processed;
+    return Status::OK();
+  }
+
+ private:
+  PressureShared* s_;
+};
+
+TEST(LocalExecutor, SlowSinkBlocksFastSourceWithBoundedMemory) {
+  PressureShared shared;
+  const int64_t kBatches = 300;
+  JobGraph g;
+  VertexId src = g.AddSource(
+      "src", 1, [&](const TaskInfo&) { return testing::Src<FastSource>(&shared, kBatches); });
+  VertexId sink =
+      g.AddOperator("sink", 1, [&](const TaskInfo&) { return testing::Op<SlowSink>(&shared); });
+  g.Connect(src, sink, Partitioning::Forward());
+
+  // One batch in the sink's hands, `capacity` queued, one in the source's hands being pushed.
+  const int64_t kMaxInFlight = static_cast<int64_t>(shared.capacity) + 2;
+  ExecutorOptions opts;
+  opts.channel_capacity = shared.capacity;
+  opts.final_checkpoint = false;
+  opts.on_output_blocked = [&](const std::string& task) {
+    EXPECT_EQ(task, "src/0");
+    if (shared.emitted.load() == kMaxInFlight) shared.full_at_max.Add();
+  };
+  auto ex = LocalExecutor::Make(g, std::move(opts)).ValueOrDie();
+  ASSERT_TRUE(ex->Start().ok());
+  ASSERT_TRUE(shared.sink_blocked.Wait());
+  // The source fills the channel and then blocks: it cannot run ahead of the stuck sink.
+  ASSERT_TRUE(shared.full_at_max.WaitFor(1));
+  EXPECT_EQ(shared.emitted.load(), kMaxInFlight);
+  EXPECT_EQ(shared.processed.load(), 0);
+  shared.release_sink.Set();
+  ASSERT_TRUE(ex->Wait().ok());
+  EXPECT_EQ(ex->state(), JobState::kFinished);
+  EXPECT_EQ(shared.processed.load(), kBatches);
+  EXPECT_LE(shared.max_in_flight.load(), kMaxInFlight);
+}
+
+// ---- keyBy -------------------------------------------------------------------------------
+
+struct KeyShared {
+  std::mutex mu;
+  std::map<std::string, std::set<uint32_t>> subtasks_of_key;
+  int64_t rows = 0;
+  bool key_group_mismatch = false;
+};
+
+class KeyedSource final : public SourceOperator {
+ public:
+  explicit KeyedSource(uint32_t subtask) : subtask_(subtask) {}
+  Result<SourceStatus> Poll(Collector& out) override {
+    if (batch_ == 20) return SourceStatus::kEnd;
+    auto schema = testing::Int64Schema({"k", "v"});
+    RecordBatch b(schema);
+    for (int i = 0; i < 50; ++i) {
+      int64_t row = batch_ * 50 + i;
+      if (row % 13 == 0) {
+        b.mutable_column(0).AppendNull();
+      } else {
+        b.mutable_column(0).Append<int64_t>(row % 17);
+      }
+      b.mutable_column(1).Append<int64_t>(static_cast<int64_t>(subtask_) * 100000 + row);
+    }
+    ++batch_;
+    FLOE_RETURN_NOT_OK(out.Emit(std::move(b)));
+    return SourceStatus::kMore;
+  }
+
+ private:
+  uint32_t subtask_;
+  int64_t batch_ = 0;
+};
+
+class KeyRecorder final : public Operator {
+ public:
+  explicit KeyRecorder(KeyShared* s) : s_(s) {}
+  Status Open(const OperatorContext& ctx) override {
+    ctx_ = ctx;
+    return Status::OK();
+  }
+  Status ProcessBatch(const RecordBatch& b, int input, Collector&) override {
+    EXPECT_EQ(input, 0);
+    std::lock_guard lock(s_->mu);
+    for (size_t r = 0; r < b.num_rows(); ++r) {
+      std::string key =
+          b.column(0).IsNull(r) ? "null" : std::to_string(b.column(0).Get<int64_t>(r));
+      s_->subtasks_of_key[key].insert(ctx_.task.subtask.value);
+      uint32_t group = KeyGroupForHash(HashKeyRow(b, {0}, r), ctx_.task.max_parallelism);
+      if (group < ctx_.task.key_groups.start || group >= ctx_.task.key_groups.end) {
+        s_->key_group_mismatch = true;
+      }
+      ++s_->rows;
+    }
+    return Status::OK();
+  }
+
+ private:
+  KeyShared* s_;
+  OperatorContext ctx_;
+};
+
+TEST(LocalExecutor, KeyByRoutesAllRowsOfAKeyToOneSubtask) {
+  KeyShared shared;
+  JobGraph g;
+  VertexId src = g.AddSource(
+      "src", 2, [](const TaskInfo& t) { return testing::Src<KeyedSource>(t.subtask.value); });
+  VertexId keyed =
+      g.AddOperator("keyed", 3, [&](const TaskInfo&) { return testing::Op<KeyRecorder>(&shared); });
+  g.Connect(src, keyed, Partitioning::Hash({"k"}));
+  ExecutorOptions opts;
+  opts.final_checkpoint = false;
+  auto ex = LocalExecutor::Make(g, std::move(opts)).ValueOrDie();
+  ASSERT_TRUE(ex->Start().ok());
+  ASSERT_TRUE(ex->Wait().ok());
+  EXPECT_EQ(shared.rows, 2 * 20 * 50);
+  EXPECT_EQ(shared.subtasks_of_key.size(), 18u);  // 17 values + null
+  std::set<uint32_t> used;
+  for (const auto& [key, subtasks] : shared.subtasks_of_key) {
+    EXPECT_EQ(subtasks.size(), 1u) << "key " << key;
+    used.insert(subtasks.begin(), subtasks.end());
+  }
+  EXPECT_EQ(used.size(), 3u);  // 18 keys spread over all three subtasks
+  EXPECT_FALSE(shared.key_group_mismatch);
+}
+
+// ---- barrier alignment -------------------------------------------------------------------
+
+struct AlignShared {
+  Event a_post_done;  // source A emitted its post-barrier rows
+  Event b_polling;    // source B is inside its first Poll
+  Event release_b;    // lets source B's first Poll return
+  Counter post_rows;  // post-barrier rows from A the operator has processed
+  Counter acks;       // acks of the join task
+  std::atomic<int64_t> post_rows_before_snapshot{-1};
+  std::atomic<int64_t> b_rows_before_snapshot{-1};
+  std::atomic<int> a_snapshots{0};
+};
+
+// Source A: three pre-barrier rows, then after its snapshot five rows flagged post=1.
+class SourceA final : public SourceOperator {
+ public:
+  explicit SourceA(AlignShared* s) : s_(s) {}
+  Result<SourceStatus> Poll(Collector& out) override {
+    if (!snapshotted_) {
+      if (pre_ == 3) return SourceStatus::kIdle;
+      ++pre_;
+      FLOE_RETURN_NOT_OK(out.Emit(Row(0)));
+      return SourceStatus::kMore;
+    }
+    if (post_ == 5) return SourceStatus::kIdle;
+    ++post_;
+    FLOE_RETURN_NOT_OK(out.Emit(Row(1)));
+    if (post_ == 5) s_->a_post_done.Set();
+    return SourceStatus::kMore;
+  }
+  Status SnapshotPosition(CheckpointId, StateWriter& w) override {
+    snapshotted_ = true;
+    ++s_->a_snapshots;
+    w.PutU32(pre_);
+    return Status::OK();
+  }
+  static RecordBatch Row(int64_t post) {
+    RecordBatch b(testing::Int64Schema({"post"}));
+    b.mutable_column(0).Append<int64_t>(post);
+    return b;
+  }
+
+ private:
+  AlignShared* s_;
+  uint32_t pre_ = 0;
+  int post_ = 0;
+  bool snapshotted_ = false;
+};
+
+// Source B: its first Poll waits for the test, so its barrier is late.
+class SourceB final : public SourceOperator {
+ public:
+  explicit SourceB(AlignShared* s) : s_(s) {}
+  Result<SourceStatus> Poll(Collector& out) override {
+    if (sent_) return SourceStatus::kIdle;
+    s_->b_polling.Set();
+    if (!s_->release_b.Wait()) return Status::Internal("B never released");
+    sent_ = true;
+    FLOE_RETURN_NOT_OK(out.Emit(SourceA::Row(0)));
+    return SourceStatus::kMore;
+  }
+
+ private:
+  AlignShared* s_;
+  bool sent_ = false;
+};
+
+class AlignProbe final : public Operator {
+ public:
+  explicit AlignProbe(AlignShared* s) : s_(s) {}
+  Status ProcessBatch(const RecordBatch& b, int input, Collector&) override {
+    for (size_t r = 0; r < b.num_rows(); ++r) {
+      if (input == 1) ++b_rows_;
+      if (input == 0 && b.column(0).Get<int64_t>(r) == 1) {
+        ++post_rows_;
+        s_->post_rows.Add();
+      }
+    }
+    return Status::OK();
+  }
+  Status OnBarrier(CheckpointId, StateWriter& state, Collector&) override {
+    s_->post_rows_before_snapshot = post_rows_;
+    s_->b_rows_before_snapshot = b_rows_;
+    state.PutI64(post_rows_);
+    return Status::OK();
+  }
+
+ private:
+  AlignShared* s_;
+  int64_t post_rows_ = 0;
+  int64_t b_rows_ = 0;
+};
+
+JobGraph AlignGraph(AlignShared* shared) {
+  JobGraph g;
+  VertexId a =
+      g.AddSource("a", 1, [shared](const TaskInfo&) { return testing::Src<SourceA>(shared); });
+  VertexId b =
+      g.AddSource("b", 1, [shared](const TaskInfo&) { return testing::Src<SourceB>(shared); });
+  VertexId j = g.AddOperator("join", 1,
+                             [shared](const TaskInfo&) { return testing::Op<AlignProbe>(shared); });
+  g.Connect(a, j, Partitioning::Forward());
+  g.Connect(b, j, Partitioning::Forward());
+  return g;
+}
+
+ExecutorOptions AlignOptions(AlignShared* shared, CheckpointingMode mode,
+                             std::map<std::string, std::string>* join_state) {
+  ExecutorOptions opts;
+  opts.mode = mode;
+  opts.channel_capacity = 16;  // A's post rows fit: A never blocks
+  opts.on_ack = [shared, join_state](TaskAck ack) {
+    if (ack.task == "join/0") {
+      (*join_state)[ack.checkpoint.ToString()] = ack.state;
+      shared->acks.Add();
+    }
+  };
+  return opts;
+}
+
+TEST(LocalExecutor, ExactlyOnceAlignsBarriersAndHoldsBackTheEarlyChannel) {
+  AlignShared shared;
+  std::map<std::string, std::string> join_state;
+  auto ex = LocalExecutor::Make(AlignGraph(&shared),
+                                AlignOptions(&shared, CheckpointingMode::kExactlyOnce, &join_state))
+                .ValueOrDie();
+  ASSERT_TRUE(ex->Start().ok());
+  ASSERT_TRUE(shared.b_polling.Wait());  // B can only inject barrier 1 after its first record
+  ASSERT_TRUE(ex->TriggerCheckpoint(CheckpointId(1)).ok());
+  // A delivered barrier 1 and five records after it; B has not even delivered its data.
+  ASSERT_TRUE(shared.a_post_done.Wait());
+  EXPECT_EQ(shared.post_rows.value(), 0);  // held back behind barrier 1
+  shared.release_b.Set();
+  ASSERT_TRUE(shared.acks.WaitFor(1));
+  EXPECT_EQ(shared.post_rows_before_snapshot.load(), 0);
+  EXPECT_EQ(shared.b_rows_before_snapshot.load(), 1);  // B's pre-barrier row is in checkpoint 1
+  // After the snapshot the held-back records flow.
+  ASSERT_TRUE(shared.post_rows.WaitFor(5));
+  ex->Cancel();
+  EXPECT_TRUE(ex->Wait().ok());
+  EXPECT_EQ(ex->state(), JobState::kCancelled);
+  StateReader r(join_state.at("1"));
+  EXPECT_EQ(*r.GetI64(), 0);
+}
+
+TEST(LocalExecutor, AtLeastOnceDoesNotBlockTheEarlyChannel) {
+  AlignShared shared;
+  std::map<std::string, std::string> join_state;
+  auto ex = LocalExecutor::Make(AlignGraph(&shared),
+                                AlignOptions(&shared, CheckpointingMode::kAtLeastOnce, &join_state))
+                .ValueOrDie();
+  ASSERT_TRUE(ex->Start().ok());
+  ASSERT_TRUE(shared.b_polling.Wait());  // B can only inject barrier 1 after its first record
+  ASSERT_TRUE(ex->TriggerCheckpoint(CheckpointId(1)).ok());
+  // While B's barrier is still missing, A's post-barrier records are processed.
+  bool flowed = shared.post_rows.WaitFor(5);
+  shared.release_b.Set();
+  ASSERT_TRUE(flowed);
+  ASSERT_TRUE(shared.acks.WaitFor(1));
+  EXPECT_EQ(shared.post_rows_before_snapshot.load(), 5);
+  ex->Cancel();
+  EXPECT_TRUE(ex->Wait().ok());
+}
+
+// ---- failures ----------------------------------------------------------------------------
+
+class FailingOperator final : public Operator {
+ public:
+  explicit FailingOperator(std::atomic<bool>* closed) : closed_(closed) {}
+  Status ProcessBatch(const RecordBatch&, int, Collector&) override {
+    if (++seen_ == 3) return Status::IOError("disk on fire");
+    return Status::OK();
+  }
+  Status Close() override {
+    closed_->store(true);
+    return Status::OK();
+  }
+
+ private:
+  int seen_ = 0;
+  std::atomic<bool>* closed_;
+};
+
+class EndlessSource final : public SourceOperator {
+ public:
+  Result<SourceStatus> Poll(Collector& out) override {
+    FLOE_RETURN_NOT_OK(out.Emit(Int64Batch({n_++})));
+    return SourceStatus::kMore;
+  }
+
+ private:
+  int64_t n_ = 0;
+};
+
+TEST(LocalExecutor, FirstTaskErrorFailsTheJobAndCancelsTheRest) {
+  std::atomic<bool> closed{false};
+  JobGraph g;
+  VertexId src =
+      g.AddSource("src", 2, [](const TaskInfo&) { return testing::Src<EndlessSource>(); });
+  VertexId bad = g.AddOperator(
+      "bad", 1, [&](const TaskInfo&) { return testing::Op<FailingOperator>(&closed); });
+  g.Connect(src, bad, Partitioning::Rebalance());
+  ExecutorOptions opts;
+  opts.channel_capacity = 2;
+  auto ex = LocalExecutor::Make(g, std::move(opts)).ValueOrDie();
+  ASSERT_TRUE(ex->Start().ok());
+  Status st = ex->Wait();
+  EXPECT_EQ(st.code(), StatusCode::kIOError);
+  EXPECT_NE(st.message().find("task 'bad/0'"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find("disk on fire"), std::string::npos);
+  EXPECT_EQ(ex->state(), JobState::kFailed);
+  EXPECT_TRUE(closed.load());
+  EXPECT_FALSE(ex->TriggerCheckpoint(CheckpointId(1)).ok());
+}
+
+TEST(LocalExecutor, FactoryErrorsSurfaceFromMake) {
+  JobGraph g;
+  g.AddSource("src", 1, [](const TaskInfo&) -> Result<std::unique_ptr<SourceOperator>> {
+    return Status::InvalidArgument("bad source option 'topic'");
+  });
+  auto ex = LocalExecutor::Make(g, ExecutorOptions{});
+  ASSERT_FALSE(ex.ok());
+  EXPECT_NE(ex.status().message().find("topic"), std::string::npos);
+}
+
+TEST(LocalExecutor, RefusesStateOfTasksTheJobDoesNotHave) {
+  JobGraph g;
+  g.AddSource("src", 1, [](const TaskInfo&) { return testing::Src<EndlessSource>(); });
+  ExecutorOptions opts;
+  opts.restore = CompletedCheckpoint{};
+  opts.restore->id = CheckpointId(4);
+  opts.restore->task_states["src/0"] = "";
+  opts.restore->task_states["src/1"] = "";  // the job ran with parallelism 2 before
+  auto ex = LocalExecutor::Make(g, opts);
+  ASSERT_FALSE(ex.ok());
+  EXPECT_NE(ex.status().message().find("'src/1'"), std::string::npos) << ex.status().ToString();
+  opts.allow_non_restored_state = true;
+  EXPECT_TRUE(LocalExecutor::Make(g, opts).ok());
+}
+
+// ---- watermarks --------------------------------------------------------------------------
+
+class WatermarkSource final : public SourceOperator {
+ public:
+  explicit WatermarkSource(std::vector<int64_t> marks) : marks_(std::move(marks)) {}
+  Result<SourceStatus> Poll(Collector& out) override {
+    if (i_ == marks_.size()) return SourceStatus::kEnd;
+    FLOE_RETURN_NOT_OK(out.EmitWatermark(Watermark(marks_[i_++])));
+    return SourceStatus::kMore;
+  }
+
+ private:
+  std::vector<int64_t> marks_;
+  size_t i_ = 0;
+};
+
+class WatermarkRecorder final : public Operator {
+ public:
+  explicit WatermarkRecorder(std::vector<int64_t>* seen) : seen_(seen) {}
+  Status ProcessBatch(const RecordBatch&, int, Collector&) override { return Status::OK(); }
+  Status OnWatermark(Watermark wm, Collector& out) override {
+    seen_->push_back(wm.micros);
+    return out.EmitWatermark(wm);
+  }
+
+ private:
+  std::vector<int64_t>* seen_;
+};
+
+TEST(LocalExecutor, WatermarkIsTheMinimumOverInputs) {
+  std::vector<int64_t> seen;
+  JobGraph g;
+  VertexId a = g.AddSource("a", 1, [](const TaskInfo&) {
+    return testing::Src<WatermarkSource>(std::vector<int64_t>{100, 300});
+  });
+  VertexId b = g.AddSource("b", 1, [](const TaskInfo&) {
+    return testing::Src<WatermarkSource>(std::vector<int64_t>{200});
+  });
+  VertexId w =
+      g.AddOperator("w", 1, [&](const TaskInfo&) { return testing::Op<WatermarkRecorder>(&seen); });
+  g.Connect(a, w, Partitioning::Forward());
+  g.Connect(b, w, Partitioning::Forward());
+  ExecutorOptions opts;
+  opts.final_checkpoint = false;
+  auto ex = LocalExecutor::Make(g, std::move(opts)).ValueOrDie();
+  ASSERT_TRUE(ex->Start().ok());
+  ASSERT_TRUE(ex->Wait().ok());
+  ASSERT_FALSE(seen.empty());
+  EXPECT_TRUE(seen.front() == 100 || seen.front() == 200) << seen.front();
+  for (size_t i = 1; i < seen.size(); ++i) EXPECT_LT(seen[i - 1], seen[i]);
+  EXPECT_EQ(seen.back(), INT64_MAX);  // bounded sources end with the maximum watermark
+}
+
+}  // namespace
+}  // namespace floe::runtime

@@ -1,0 +1,233 @@
+#include "floe/runtime/local_job.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "floe/runtime/state.h"
+
+namespace floe::runtime {
+
+struct LocalJob::Impl {
+  LocalJobOptions options;
+  std::unique_ptr<CheckpointStorage> storage;
+  std::unique_ptr<CheckpointCoordinator> coordinator;
+  std::unique_ptr<LocalExecutor> executor;
+  CheckpointId restored_from;
+
+  mutable std::mutex mu;
+  std::condition_variable timer_cv;
+  bool stop_timer = false;
+  Status job_error;  // from the coordinator side
+  std::thread timer;
+  bool waited = false;
+  Status wait_status;
+  std::mutex wait_mu;
+
+  void FailLocked(const Status& st) {
+    if (job_error.ok()) job_error = st;
+    if (executor) executor->Cancel();
+  }
+
+  Status TriggerLocked(bool savepoint, CheckpointId* id) {
+    FLOE_ASSIGN_OR_RAISE(CheckpointTrigger t, coordinator->TriggerNow(savepoint));
+    if (id) *id = t.id;
+    return executor->TriggerCheckpoint(t.id, savepoint);
+  }
+
+  void OnAck(TaskAck ack) {
+    std::optional<CheckpointLocation> loc;
+    {
+      std::lock_guard lock(mu);
+      loc = coordinator->LocationOf(ack.checkpoint);
+    }
+    if (!loc) return;  // aborted meanwhile
+    Result<TaskStateHandle> handle =
+        storage ? CheckpointStorage::WriteTaskState(*loc, ack.task, ack.state)
+                : Result<TaskStateHandle>(
+                      TaskStateHandle{ack.task, "", ack.state.size(), Crc32(ack.state)});
+    std::optional<CompletedCheckpointInfo> done;
+    {
+      std::lock_guard lock(mu);
+      if (!handle.ok()) {
+        Status st = coordinator->Decline(ack.checkpoint, handle.status());
+        if (!st.ok()) FailLocked(st);
+        return;
+      }
+      auto r = coordinator->Acknowledge(ack.checkpoint, std::move(*handle), ack.end_of_input);
+      if (!r.ok()) {
+        FailLocked(r.status());
+        return;
+      }
+      done = std::move(*r);
+      if (done) (void)executor->NotifyCheckpointComplete(done->id, done->final);
+    }
+    if (done && options.on_checkpoint_complete) options.on_checkpoint_complete(*done);
+  }
+
+  void OnEndOfInput() {
+    std::lock_guard lock(mu);
+    Status st = TriggerLocked(false, nullptr);
+    if (!st.ok()) FailLocked(st.WithContext("final checkpoint"));
+  }
+
+  void TimerLoop() {
+    std::unique_lock lock(mu);
+    while (!stop_timer) {
+      if (executor->state() != JobState::kRunning) {
+        timer_cv.wait_for(lock, std::chrono::milliseconds(100));
+        continue;
+      }
+      Status st = coordinator->CheckTimeouts();
+      if (st.ok()) {
+        auto t = coordinator->MaybeTriggerPeriodic();
+        if (!t.ok()) {
+          st = t.status();
+        } else if (*t) {
+          st = executor->TriggerCheckpoint((*t)->id, false);
+          if (st.code() == StatusCode::kUnavailable) st = Status::OK();  // job is ending
+        }
+      }
+      if (!st.ok()) FailLocked(st);
+      int64_t now = options.clock->NowMillis();
+      int64_t wait = 100;
+      if (auto next = coordinator->NextWakeupMillis()) {
+        wait = std::clamp<int64_t>(*next - now, 1, 100);
+      }
+      timer_cv.wait_for(lock, std::chrono::milliseconds(wait));
+    }
+  }
+};
+
+LocalJob::LocalJob(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+LocalJob::~LocalJob() {
+  Cancel();
+  (void)Wait();
+}
+
+Result<std::unique_ptr<LocalJob>> LocalJob::Make(const JobGraph& graph, LocalJobOptions options) {
+  auto impl = std::make_unique<Impl>();
+  FLOE_RETURN_NOT_OK(options.checkpointing.Validate());
+  if (options.clock == nullptr) options.clock = SteadyClock::Get();
+  if (options.job_id.empty()) {
+    std::mt19937_64 rng(std::random_device{}());
+    char buf[33];
+    std::snprintf(buf, sizeof(buf), "%016llx%016llx", static_cast<unsigned long long>(rng()),
+                  static_cast<unsigned long long>(rng()));
+    options.job_id = buf;
+  }
+  const CheckpointConfig& cc = options.checkpointing;
+  CheckpointId floor = options.min_checkpoint_id;
+  if (!cc.dir.empty()) {
+    CheckpointStorage::Options so;
+    so.checkpoint_dir = cc.dir;
+    so.savepoint_dir = cc.savepoint_dir;
+    so.num_retained = cc.num_retained;
+    so.job_id = options.job_id;
+    FLOE_ASSIGN_OR_RAISE(impl->storage, CheckpointStorage::Make(std::move(so)));
+    FLOE_ASSIGN_OR_RAISE(CheckpointId on_disk, impl->storage->HighestIdOnDisk());
+    floor = std::max(floor, on_disk);
+  }
+  ExecutorOptions eo;
+  eo.mode = cc.mode;
+  eo.channel_capacity = options.channel_capacity;
+  eo.idle_backoff = options.idle_backoff;
+  eo.final_checkpoint = true;
+  if (options.restore_from) {
+    CompletedCheckpoint restored;
+    if (*options.restore_from == "latest") {
+      if (!impl->storage) {
+        return Status::InvalidArgument("restore from 'latest' needs execution.checkpointing.dir");
+      }
+      FLOE_ASSIGN_OR_RAISE(auto latest, impl->storage->LatestCompleted());
+      if (!latest) {
+        return Status::NotFound("no completed checkpoint in '" +
+                                impl->storage->options().checkpoint_dir + "' to restore from");
+      }
+      FLOE_ASSIGN_OR_RAISE(restored, impl->storage->Load(*latest));
+    } else {
+      FLOE_ASSIGN_OR_RAISE(restored, CheckpointStorage::LoadPath(*options.restore_from));
+    }
+    impl->restored_from = restored.id;
+    floor = std::max(floor, restored.id);
+    eo.restore = std::move(restored);
+  }
+  Impl* raw = impl.get();
+  eo.on_ack = [raw](TaskAck ack) { raw->OnAck(std::move(ack)); };
+  eo.on_end_of_input = [raw] { raw->OnEndOfInput(); };
+  FLOE_ASSIGN_OR_RAISE(impl->executor, LocalExecutor::Make(graph, std::move(eo)));
+
+  CheckpointCoordinator::Options co;
+  co.config = cc;
+  co.tasks = impl->executor->task_names();
+  co.floor = floor;
+  co.clock = options.clock;
+  co.storage = impl->storage.get();
+  FLOE_ASSIGN_OR_RAISE(impl->coordinator, CheckpointCoordinator::Make(std::move(co)));
+  impl->options = std::move(options);
+  return std::unique_ptr<LocalJob>(new LocalJob(std::move(impl)));
+}
+
+Status LocalJob::Start() {
+  std::lock_guard lock(impl_->mu);
+  FLOE_RETURN_NOT_OK(impl_->executor->Start());
+  if (impl_->options.timer_thread) {
+    Impl* raw = impl_.get();
+    impl_->timer = std::thread([raw] { raw->TimerLoop(); });
+  }
+  return Status::OK();
+}
+
+Result<CheckpointId> LocalJob::TriggerCheckpoint(bool is_savepoint) {
+  std::lock_guard lock(impl_->mu);
+  CheckpointId id;
+  FLOE_RETURN_NOT_OK(impl_->TriggerLocked(is_savepoint, &id));
+  return id;
+}
+
+void LocalJob::Cancel() {
+  std::lock_guard lock(impl_->mu);
+  impl_->executor->Cancel();
+}
+
+Status LocalJob::Wait() {
+  std::lock_guard wait_lock(impl_->wait_mu);
+  if (impl_->waited) return impl_->wait_status;
+  Status st = impl_->executor->Wait();
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->stop_timer = true;
+    impl_->timer_cv.notify_all();
+  }
+  if (impl_->timer.joinable()) impl_->timer.join();
+  std::lock_guard lock(impl_->mu);
+  if (!impl_->job_error.ok()) st = impl_->job_error;
+  if (st.ok() && impl_->executor->state() == JobState::kCancelled) {
+    st = impl_->coordinator->OnJobCancelled();
+  }
+  impl_->waited = true;
+  impl_->wait_status = st;
+  return st;
+}
+
+JobState LocalJob::state() const {
+  std::lock_guard lock(impl_->mu);
+  JobState s = impl_->executor->state();
+  if (s == JobState::kCancelled && !impl_->job_error.ok()) return JobState::kFailed;
+  return s;
+}
+
+CheckpointId LocalJob::restored_from() const { return impl_->restored_from; }
+
+CheckpointId LocalJob::last_completed() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->coordinator->last_completed();
+}
+
+const std::string& LocalJob::job_id() const { return impl_->options.job_id; }
+
+}  // namespace floe::runtime

@@ -1,0 +1,69 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "floe/common/status.h"
+#include "floe/runtime/checkpoint_config.h"
+#include "floe/runtime/checkpoint_coordinator.h"
+#include "floe/runtime/clock.h"
+#include "floe/runtime/executor.h"
+#include "floe/runtime/job_graph.h"
+
+namespace floe::runtime {
+
+struct LocalJobOptions {
+  std::string job_id;              // default: random 32 hex digits
+  CheckpointConfig checkpointing;  // dir empty: checkpoints still drive commits, nothing on disk
+  size_t channel_capacity = 16;
+  std::chrono::milliseconds idle_backoff{10};
+  const Clock* clock = nullptr;  // default: SteadyClock
+  // "latest" (the newest completed checkpoint in checkpointing.dir) or a checkpoint/savepoint
+  // directory. NotFound if "latest" finds none.
+  std::optional<std::string> restore_from;
+  // Checkpoint ids start above max(this, the restored id, any chk-<N> on disk).
+  CheckpointId min_checkpoint_id;
+  // Run a timer thread for periodic checkpoints and timeouts. Tests turn it off and trigger by
+  // hand.
+  bool timer_thread = true;
+  // Called (on a task thread) after each checkpoint completed and tasks were notified.
+  std::function<void(const CompletedCheckpointInfo&)> on_checkpoint_complete;
+};
+
+// LocalJob runs a job entirely in this process: a LocalExecutor (the worker side) wired to a
+// CheckpointCoordinator and CheckpointStorage (the coordinator side). Acks are written to
+// storage on the acking task's thread; the last ack finalizes `_metadata` and notifies every
+// task; end of input triggers the final checkpoint. It is `floe run` without worker processes,
+// and the reference the multi-process layer must behave like.
+// Lifecycle: Make -> Start -> [TriggerCheckpoint | Cancel]* -> Wait. Thread-safe.
+class LocalJob {
+ public:
+  static Result<std::unique_ptr<LocalJob>> Make(const JobGraph& graph, LocalJobOptions options);
+  ~LocalJob();
+
+  Status Start();
+  // Triggers a checkpoint (or savepoint) now; returns its id. Completion is reported through
+  // options.on_checkpoint_complete.
+  Result<CheckpointId> TriggerCheckpoint(bool is_savepoint = false);
+  void Cancel();
+  // Blocks until the job finished, was cancelled or failed; returns the first error (a task's,
+  // or the coordinator's when failed checkpoints exceeded the tolerable number).
+  Status Wait();
+
+  JobState state() const;
+  // The checkpoint this run restored from (invalid id if none).
+  CheckpointId restored_from() const;
+  CheckpointId last_completed() const;
+  const std::string& job_id() const;
+
+  struct Impl;
+
+ private:
+  explicit LocalJob(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace floe::runtime

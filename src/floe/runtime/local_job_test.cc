@@ -1,0 +1,323 @@
+#include "floe/runtime/local_job.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include "floe/runtime/test_util.h"
+
+namespace floe::runtime {
+namespace {
+
+using testing::Counter;
+using testing::Int64Batch;
+using testing::Int64Values;
+
+// What the "external system" (a table) holds: committed values, and per sink subtask the last
+// checkpoint committed (like floe.checkpoint-id in an Iceberg snapshot summary) so a commit
+// offered again after a restore is skipped.
+struct CommitLog {
+  std::mutex mu;
+  std::vector<int64_t> committed;
+  std::map<uint32_t, uint64_t> last_checkpoint;
+  std::vector<std::string> events;  // sink lifecycle, for ordering checks
+
+  void Commit(uint32_t subtask, CheckpointId id, const std::vector<int64_t>& values) {
+    std::lock_guard lock(mu);
+    if (id.value <= last_checkpoint[subtask]) return;
+    committed.insert(committed.end(), values.begin(), values.end());
+    last_checkpoint[subtask] = id.value;
+  }
+  void Event(std::string e) {
+    std::lock_guard lock(mu);
+    events.push_back(std::move(e));
+  }
+  std::vector<int64_t> Sorted() {
+    std::lock_guard lock(mu);
+    std::vector<int64_t> v = committed;
+    std::sort(v.begin(), v.end());
+    return v;
+  }
+};
+
+struct Shared {
+  std::atomic<int64_t> limit{INT64_MAX};  // sources emit values <= limit, then idle
+  int64_t end = 1000;                     // last value
+  CommitLog log;
+  Counter processed;  // rows that reached a sink
+  Counter completed;  // completed checkpoints
+  std::atomic<uint64_t> last_completed{0};
+};
+
+// Subtask s of p emits s+1, s+1+p, ... up to shared.end, in batches of up to 7 values. Its
+// position (next value) is its checkpoint state.
+class CountingSource final : public SourceOperator {
+ public:
+  CountingSource(Shared* s, const TaskInfo& t)
+      : s_(s), step_(t.parallelism), next_(t.subtask.value + 1) {}
+  Status Restore(StateReader& r) override {
+    FLOE_ASSIGN_OR_RAISE(uint32_t version, r.GetU32());
+    if (version != 1) return Status::Corruption("unknown source state version");
+    FLOE_ASSIGN_OR_RAISE(next_, r.GetI64());
+    return r.ExpectEnd();
+  }
+  Result<SourceStatus> Poll(Collector& out) override {
+    if (next_ > s_->end) return SourceStatus::kEnd;
+    std::vector<int64_t> values;
+    while (values.size() < 7 && next_ <= s_->end && next_ <= s_->limit.load()) {
+      values.push_back(next_);
+      next_ += step_;
+    }
+    if (values.empty()) return SourceStatus::kIdle;
+    FLOE_RETURN_NOT_OK(out.Emit(Int64Batch(values)));
+    return SourceStatus::kMore;
+  }
+  Status SnapshotPosition(CheckpointId, StateWriter& w) override {
+    w.PutU32(1);
+    w.PutI64(next_);
+    return Status::OK();
+  }
+
+ private:
+  Shared* s_;
+  int64_t step_;
+  int64_t next_;
+};
+
+class Passthrough final : public Operator {
+ public:
+  Status ProcessBatch(const RecordBatch& b, int, Collector& out) override {
+    return out.Emit(RecordBatch(b));
+  }
+};
+
+// Stages rows on the barrier, commits on completion (the Iceberg sink's protocol in miniature).
+class CommittingSink final : public Operator {
+ public:
+  explicit CommittingSink(Shared* s) : s_(s) {}
+  Status Open(const OperatorContext& ctx) override {
+    subtask_ = ctx.task.subtask.value;
+    restored_from_ = ctx.restored_from;
+    return Status::OK();
+  }
+  Status Restore(StateReader& r) override {
+    FLOE_ASSIGN_OR_RAISE(uint32_t n, r.GetU32());
+    for (uint32_t i = 0; i < n; ++i) {
+      FLOE_ASSIGN_OR_RAISE(uint64_t id, r.GetU64());
+      FLOE_ASSIGN_OR_RAISE(uint32_t count, r.GetU32());
+      std::vector<int64_t> values;
+      for (uint32_t k = 0; k < count; ++k) {
+        FLOE_ASSIGN_OR_RAISE(int64_t v, r.GetI64());
+        values.push_back(v);
+      }
+      pending_[id] = std::move(values);
+    }
+    FLOE_RETURN_NOT_OK(r.ExpectEnd());
+    // The restored checkpoint completed, so what it staged is committed now (once).
+    return Commit(*restored_from_);
+  }
+  Status ProcessBatch(const RecordBatch& b, int, Collector&) override {
+    auto v = Int64Values(b);
+    current_.insert(current_.end(), v.begin(), v.end());
+    s_->processed.Add(static_cast<int64_t>(v.size()));
+    return Status::OK();
+  }
+  Status OnBarrier(CheckpointId id, StateWriter& w, Collector&) override {
+    if (ended_) s_->log.Event("barrier-after-end " + id.ToString());
+    pending_[id.value] = std::move(current_);
+    current_.clear();
+    w.PutU32(static_cast<uint32_t>(pending_.size()));
+    for (const auto& [pid, values] : pending_) {
+      w.PutU64(pid);
+      w.PutU32(static_cast<uint32_t>(values.size()));
+      for (int64_t v : values) w.PutI64(v);
+    }
+    return Status::OK();
+  }
+  Status OnCheckpointComplete(CheckpointId id) override { return Commit(id); }
+  Status OnEndOfInput(Collector&) override {
+    ended_ = true;
+    s_->log.Event("end-of-input");
+    return Status::OK();
+  }
+
+ private:
+  Status Commit(CheckpointId upto) {
+    for (auto it = pending_.begin(); it != pending_.end() && it->first <= upto.value;) {
+      s_->log.Commit(subtask_, CheckpointId(it->first), it->second);
+      it = pending_.erase(it);
+    }
+    return Status::OK();
+  }
+
+  Shared* s_;
+  uint32_t subtask_ = 0;
+  std::optional<CheckpointId> restored_from_;
+  std::vector<int64_t> current_;
+  std::map<uint64_t, std::vector<int64_t>> pending_;
+  bool ended_ = false;
+};
+
+// source (2) -rebalance-> map (3) -hash(v)-> sink (2)
+JobGraph CountingGraph(Shared* s) {
+  JobGraph g;
+  VertexId src = g.AddSource("numbers", 2,
+                             [s](const TaskInfo& t) { return testing::Src<CountingSource>(s, t); });
+  VertexId map =
+      g.AddOperator("map", 3, [](const TaskInfo&) { return testing::Op<Passthrough>(); });
+  VertexId sink =
+      g.AddOperator("sink", 2, [s](const TaskInfo&) { return testing::Op<CommittingSink>(s); });
+  g.Connect(src, map, Partitioning::Rebalance());
+  g.Connect(map, sink, Partitioning::Hash({"v"}));
+  return g;
+}
+
+LocalJobOptions Options(Shared* s, const std::string& dir) {
+  LocalJobOptions o;
+  o.job_id = "feedc0de00000000";
+  o.checkpointing.dir = dir;
+  o.checkpointing.num_retained = 2;
+  o.timer_thread = false;
+  o.channel_capacity = 4;
+  o.idle_backoff = std::chrono::milliseconds(1);
+  o.on_checkpoint_complete = [s](const CompletedCheckpointInfo& info) {
+    s->last_completed = info.id.value;
+    s->completed.Add();
+  };
+  return o;
+}
+
+std::vector<int64_t> Range(int64_t from, int64_t to) {
+  std::vector<int64_t> v;
+  for (int64_t i = from; i <= to; ++i) v.push_back(i);
+  return v;
+}
+
+TEST(LocalJob, RestoreAfterCancelCommitsEveryValueExactlyOnce) {
+  testing::TempDir tmp;
+  Shared s;
+  s.limit = 300;
+  {
+    auto job = LocalJob::Make(CountingGraph(&s), Options(&s, tmp.path())).ValueOrDie();
+    ASSERT_TRUE(job->Start().ok());
+    ASSERT_TRUE(s.processed.WaitFor(300));
+    EXPECT_EQ(*job->TriggerCheckpoint(), CheckpointId(1));
+    ASSERT_TRUE(s.completed.WaitFor(1));
+    s.limit = 600;
+    ASSERT_TRUE(s.processed.WaitFor(600));
+    EXPECT_EQ(*job->TriggerCheckpoint(), CheckpointId(2));
+    ASSERT_TRUE(s.completed.WaitFor(2));
+    // Records past checkpoint 2 reach the sinks but are only staged...
+    s.limit = 800;
+    ASSERT_TRUE(s.processed.WaitFor(800));
+    // ...when the job dies.
+    job->Cancel();
+    ASSERT_TRUE(job->Wait().ok());
+    EXPECT_EQ(job->state(), JobState::kCancelled);
+  }
+  std::vector<int64_t> before = s.log.Sorted();
+  EXPECT_LE(before.size(), 600u);
+  if (!before.empty()) {
+    EXPECT_LE(before.back(), 600);
+  }
+
+  // Restart from the latest completed checkpoint with the limit lifted.
+  s.limit = INT64_MAX;
+  auto opts = Options(&s, tmp.path());
+  opts.restore_from = "latest";
+  auto job = LocalJob::Make(CountingGraph(&s), std::move(opts)).ValueOrDie();
+  EXPECT_EQ(job->restored_from(), CheckpointId(2));
+  ASSERT_TRUE(job->Start().ok());
+  ASSERT_TRUE(job->Wait().ok());
+  EXPECT_EQ(job->state(), JobState::kFinished);
+  EXPECT_GE(job->last_completed(), CheckpointId(3));  // ids continue above the restored one
+  EXPECT_EQ(s.log.Sorted(), Range(1, 1000));
+}
+
+TEST(LocalJob, BoundedJobCommitsTheTailInAFinalCheckpoint) {
+  Shared s;
+  s.end = 100;
+  auto opts = Options(&s, "");  // no directory: checkpoints still drive the commits
+  auto job = LocalJob::Make(CountingGraph(&s), std::move(opts)).ValueOrDie();
+  ASSERT_TRUE(job->Start().ok());
+  ASSERT_TRUE(job->Wait().ok());
+  EXPECT_EQ(job->state(), JobState::kFinished);
+  EXPECT_EQ(s.log.Sorted(), Range(1, 100));
+  EXPECT_EQ(job->last_completed(), CheckpointId(1));
+  // Each sink subtask saw end of input before the final barrier.
+  std::lock_guard lock(s.log.mu);
+  ASSERT_EQ(s.log.events.size(), 4u);
+  EXPECT_EQ(s.log.events[0], "end-of-input");
+  EXPECT_EQ(s.log.events[3], "barrier-after-end 1");
+}
+
+TEST(LocalJob, RestoresFromASavepoint) {
+  testing::TempDir tmp;
+  Shared s;
+  s.end = 500;
+  s.limit = 250;
+  std::string savepoint_dir;
+  {
+    auto opts = Options(&s, tmp.path());
+    opts.on_checkpoint_complete = [&](const CompletedCheckpointInfo& info) {
+      if (info.is_savepoint) savepoint_dir = info.dir;
+      s.completed.Add();
+    };
+    auto job = LocalJob::Make(CountingGraph(&s), std::move(opts)).ValueOrDie();
+    ASSERT_TRUE(job->Start().ok());
+    ASSERT_TRUE(s.processed.WaitFor(250));
+    ASSERT_TRUE(job->TriggerCheckpoint(/*is_savepoint=*/true).ok());
+    ASSERT_TRUE(s.completed.WaitFor(1));
+    job->Cancel();
+    ASSERT_TRUE(job->Wait().ok());
+  }
+  ASSERT_FALSE(savepoint_dir.empty());
+  EXPECT_EQ(savepoint_dir.find(tmp.path() + "/savepoints/savepoint-feedc0-"), 0u);
+  s.limit = INT64_MAX;
+  auto opts = Options(&s, tmp.path());
+  opts.restore_from = savepoint_dir;
+  auto job = LocalJob::Make(CountingGraph(&s), std::move(opts)).ValueOrDie();
+  ASSERT_TRUE(job->Start().ok());
+  ASSERT_TRUE(job->Wait().ok());
+  EXPECT_EQ(s.log.Sorted(), Range(1, 500));
+}
+
+TEST(LocalJob, RestoreFromLatestWithoutCheckpointIsNotFound) {
+  testing::TempDir tmp;
+  Shared s;
+  auto opts = Options(&s, tmp.path());
+  opts.restore_from = "latest";
+  auto job = LocalJob::Make(CountingGraph(&s), std::move(opts));
+  ASSERT_FALSE(job.ok());
+  EXPECT_TRUE(job.status().IsNotFound()) << job.status().ToString();
+}
+
+TEST(LocalJob, RejectsInvalidCheckpointConfigAtStart) {
+  Shared s;
+  auto opts = Options(&s, "");
+  opts.checkpointing.timeout = std::chrono::milliseconds(0);
+  auto job = LocalJob::Make(CountingGraph(&s), std::move(opts));
+  ASSERT_FALSE(job.ok());
+  EXPECT_NE(job.status().message().find("timeout must be > 0"), std::string::npos);
+}
+
+TEST(LocalJob, PeriodicCheckpointsRunOnTheTimer) {
+  testing::TempDir tmp;
+  Shared s;
+  s.end = 200;
+  s.limit = 100;
+  auto opts = Options(&s, tmp.path());
+  opts.timer_thread = true;
+  opts.checkpointing.interval = std::chrono::milliseconds(10);
+  auto job = LocalJob::Make(CountingGraph(&s), std::move(opts)).ValueOrDie();
+  ASSERT_TRUE(job->Start().ok());
+  ASSERT_TRUE(s.completed.WaitFor(2));  // at least two periodic checkpoints while idle
+  s.limit = INT64_MAX;
+  ASSERT_TRUE(job->Wait().ok());
+  EXPECT_EQ(s.log.Sorted(), Range(1, 200));
+}
+
+}  // namespace
+}  // namespace floe::runtime

@@ -1,0 +1,147 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "floe/common/record_batch.h"
+#include "floe/common/status.h"
+#include "floe/runtime/ids.h"
+#include "floe/runtime/state.h"
+
+namespace floe::runtime {
+
+// EXACTLY_ONCE: aligned barriers (a task snapshots N only after every input delivered N, and
+// holds back the inputs that already did). AT_LEAST_ONCE: no holding back; the snapshot is taken
+// when the last barrier N arrives, so it may include records of N+1 (replayed after restore).
+enum class CheckpointingMode { kExactlyOnce, kAtLeastOnce };
+
+// The key groups [start, end) a subtask owns. Keys hash to one of max_parallelism key groups;
+// key groups map to subtasks in contiguous ranges (Flink's scheme), so keyed state can later be
+// redistributed on rescale without rehashing. Unused until the keyed state backends land.
+struct KeyGroupRange {
+  uint32_t start = 0;
+  uint32_t end = 0;
+  bool operator==(const KeyGroupRange&) const = default;
+};
+
+// Identity of one subtask, given to operator factories.
+struct TaskInfo {
+  std::string vertex;  // the vertex's stable name
+  SubtaskIndex subtask;
+  uint32_t parallelism = 1;
+  uint32_t max_parallelism = 128;
+  KeyGroupRange key_groups;
+  std::string name() const { return TaskName(vertex, subtask); }
+};
+
+// What an operator may know about where it runs. Valid from Open to Close.
+struct OperatorContext {
+  TaskInfo task;
+  CheckpointingMode mode = CheckpointingMode::kExactlyOnce;
+  // The checkpoint this run restores from (Restore follows Open when this task has state in it).
+  std::optional<CheckpointId> restored_from;
+  // Number of logical inputs (edges into the vertex); 0 for sources.
+  int num_inputs = 0;
+  // Set when the job is being cancelled. Sources that block inside Poll should watch it.
+  const std::atomic<bool>* cancel_flag = nullptr;
+  bool IsCancelled() const { return cancel_flag != nullptr && cancel_flag->load(); }
+};
+
+// Collector sends an operator's output downstream, partitioned per the outgoing edges. It may
+// block (backpressure). A non-OK status means the job is failing or cancelled: return it.
+class Collector {
+ public:
+  virtual ~Collector() = default;
+  virtual Status Emit(RecordBatch batch) = 0;
+  virtual Status EmitWatermark(Watermark watermark) = 0;
+};
+
+// Operator is the contract every non-source task implements (STYLE rule 7, after Arroyo).
+// Lifecycle, all on the subtask's own thread:
+//   Open -> [Restore] -> { ProcessBatch | OnWatermark | OnBarrier | OnCheckpointComplete }*
+//        -> [OnEndOfInput -> (OnBarrier -> OnCheckpointComplete)*] -> Close
+// * ProcessBatch: `input` is the index of the edge the batch came through (the order in which
+//   edges were connected to this vertex).
+// * OnWatermark: called when the minimum watermark over all input channels advances. The default
+//   forwards it; operators that hold records back (windows) emit their own.
+// * OnBarrier(N): snapshot all state into `state` and stage side effects (close files, prepare a
+//   transaction); batches emitted here travel before barrier N. In EXACTLY_ONCE mode this runs
+//   once every input channel delivered N, and no record after N has been seen yet.
+// * OnCheckpointComplete(N): checkpoint N is durable everywhere; commit what was staged up to N
+//   (idempotently: after a restore the same commit may be offered again, and N may subsume
+//   earlier checkpoints whose notification was lost).
+// * OnEndOfInput: every input ended. Flush buffered output; a final checkpoint follows, so a sink
+//   stages the tail in OnBarrier and commits it in OnCheckpointComplete like any other data.
+// * Restore: called after Open with the blob this subtask wrote at the restored checkpoint.
+// * Close: release resources. Called once after a successful Open however the task ends
+//   (finished, failed, cancelled); it must not commit anything.
+// Any non-OK status fails the job.
+class Operator {
+ public:
+  virtual ~Operator() = default;
+  virtual Status Open(const OperatorContext& ctx) {
+    (void)ctx;
+    return Status::OK();
+  }
+  virtual Status Restore(StateReader& state) {
+    (void)state;
+    return Status::OK();
+  }
+  virtual Status ProcessBatch(const RecordBatch& batch, int input, Collector& out) = 0;
+  virtual Status OnWatermark(Watermark watermark, Collector& out) {
+    return out.EmitWatermark(watermark);
+  }
+  virtual Status OnBarrier(CheckpointId id, StateWriter& state, Collector& out) {
+    (void)id, (void)state, (void)out;
+    return Status::OK();
+  }
+  virtual Status OnCheckpointComplete(CheckpointId id) {
+    (void)id;
+    return Status::OK();
+  }
+  virtual Status OnEndOfInput(Collector& out) {
+    (void)out;
+    return Status::OK();
+  }
+  virtual Status Close() { return Status::OK(); }
+};
+
+// Result of one SourceOperator::Poll, DuckDB-style flow control.
+enum class SourceStatus {
+  kMore,  // call Poll again right away
+  kIdle,  // nothing available now; the task backs off briefly (still serving checkpoints)
+  kEnd,   // bounded input exhausted; Poll is not called again
+};
+
+// SourceOperator produces the job's input. Same thread and lifecycle rules as Operator:
+//   Open -> [Restore] -> { Poll | SnapshotPosition | OnCheckpointComplete }* -> Close
+// Checkpoint N is taken between two Polls: SnapshotPosition(N) records the position after the
+// last emitted batch, then the task injects barrier N into every output. After kEnd the task
+// keeps serving checkpoints (its position is final) until the job's final checkpoint completes.
+// Poll should not block for long: a trigger waits for the Poll in progress.
+class SourceOperator {
+ public:
+  virtual ~SourceOperator() = default;
+  virtual Status Open(const OperatorContext& ctx) {
+    (void)ctx;
+    return Status::OK();
+  }
+  virtual Status Restore(StateReader& state) {
+    (void)state;
+    return Status::OK();
+  }
+  virtual Result<SourceStatus> Poll(Collector& out) = 0;
+  virtual Status SnapshotPosition(CheckpointId id, StateWriter& state) {
+    (void)id, (void)state;
+    return Status::OK();
+  }
+  virtual Status OnCheckpointComplete(CheckpointId id) {
+    (void)id;
+    return Status::OK();
+  }
+  virtual Status Close() { return Status::OK(); }
+};
+
+}  // namespace floe::runtime

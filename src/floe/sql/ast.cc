@@ -1,0 +1,167 @@
+#include "floe/sql/ast.h"
+
+#include <charconv>
+#include <string>
+#include <utility>
+
+#include "floe/sql/lexer_internal.h"
+
+namespace floe::sql {
+namespace {
+
+Expr WithChildren(ExprKind kind, std::vector<Expr> children) {
+  Expr e;
+  e.kind = kind;
+  e.children = std::move(children);
+  return e;
+}
+
+std::string QuoteName(std::string_view name) {
+  if (internal::IsPlainIdentifier(name)) return std::string(name);
+  std::string out = "`";
+  for (char c : name) {
+    out += c;
+    if (c == '`') out += '`';
+  }
+  return out + "`";
+}
+
+std::string LiteralToString(const Literal& literal) {
+  switch (literal.kind) {
+    case Literal::Kind::kBoolean:
+      return literal.boolean ? "TRUE" : "FALSE";
+    case Literal::Kind::kInteger:
+      return std::to_string(literal.integer);
+    case Literal::Kind::kDecimal:
+      return literal.text;
+    case Literal::Kind::kDouble: {
+      char buf[64];
+      auto [end, ec] =
+          std::to_chars(buf, buf + sizeof(buf), literal.real, std::chars_format::scientific);
+      (void)ec;  // 64 bytes hold any double
+      return std::string(buf, end);
+    }
+    case Literal::Kind::kString: {
+      std::string out = "'";
+      for (char c : literal.text) {
+        out += c;
+        if (c == '\'') out += '\'';
+      }
+      return out + "'";
+    }
+  }
+  return "?";
+}
+
+}  // namespace
+
+Expr Expr::Column(std::string name) {
+  Expr e;
+  e.kind = ExprKind::kColumn;
+  e.name = std::move(name);
+  return e;
+}
+
+Expr Expr::Lit(Literal literal) {
+  Expr e;
+  e.kind = ExprKind::kLiteral;
+  e.literal = std::move(literal);
+  return e;
+}
+
+Expr Expr::Compare(CompareOp op, Expr left, Expr right) {
+  std::vector<Expr> children;
+  children.push_back(std::move(left));
+  children.push_back(std::move(right));
+  Expr e = WithChildren(ExprKind::kCompare, std::move(children));
+  e.op = op;
+  return e;
+}
+
+Expr Expr::And(std::vector<Expr> operands) {
+  return WithChildren(ExprKind::kAnd, std::move(operands));
+}
+
+Expr Expr::Or(std::vector<Expr> operands) {
+  return WithChildren(ExprKind::kOr, std::move(operands));
+}
+
+Expr Expr::Not(Expr operand) {
+  std::vector<Expr> children;
+  children.push_back(std::move(operand));
+  return WithChildren(ExprKind::kNot, std::move(children));
+}
+
+Expr Expr::IsNull(Expr operand) {
+  std::vector<Expr> children;
+  children.push_back(std::move(operand));
+  return WithChildren(ExprKind::kIsNull, std::move(children));
+}
+
+Expr Expr::IsNotNull(Expr operand) {
+  std::vector<Expr> children;
+  children.push_back(std::move(operand));
+  return WithChildren(ExprKind::kIsNotNull, std::move(children));
+}
+
+std::string_view ToString(CompareOp op) {
+  switch (op) {
+    case CompareOp::kEq:
+      return "=";
+    case CompareOp::kNe:
+      return "<>";
+    case CompareOp::kLt:
+      return "<";
+    case CompareOp::kLe:
+      return "<=";
+    case CompareOp::kGt:
+      return ">";
+    case CompareOp::kGe:
+      return ">=";
+  }
+  return "?";
+}
+
+std::string ToString(const Expr& expr) {
+  switch (expr.kind) {
+    case ExprKind::kColumn:
+      return QuoteName(expr.name);
+    case ExprKind::kLiteral:
+      return LiteralToString(expr.literal);
+    case ExprKind::kCompare:
+      return "(" + ToString(expr.children.at(0)) + " " + std::string(ToString(expr.op)) + " " +
+             ToString(expr.children.at(1)) + ")";
+    case ExprKind::kAnd:
+    case ExprKind::kOr: {
+      std::string out = "(";
+      for (size_t i = 0; i < expr.children.size(); ++i) {
+        if (i > 0) out += expr.kind == ExprKind::kAnd ? " AND " : " OR ";
+        out += ToString(expr.children[i]);
+      }
+      return out + ")";
+    }
+    case ExprKind::kNot:
+      return "(NOT " + ToString(expr.children.at(0)) + ")";
+    case ExprKind::kIsNull:
+      return "(" + ToString(expr.children.at(0)) + " IS NULL)";
+    case ExprKind::kIsNotNull:
+      return "(" + ToString(expr.children.at(0)) + " IS NOT NULL)";
+  }
+  return "?";
+}
+
+const ColumnDef* CreateTable::FindColumn(std::string_view name) const {
+  for (const ColumnDef& c : columns) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+const CreateTable* Script::FindTable(std::string_view name) const {
+  for (const CreateTable& t : tables) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+}  // namespace floe::sql

@@ -1,0 +1,875 @@
+#include "floe/sql/parser.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <initializer_list>
+#include <limits>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "floe/sql/lexer_internal.h"
+
+namespace floe::sql {
+namespace {
+
+using internal::EqualsIgnoreCase;
+using internal::IsReservedWord;
+using internal::SourceText;
+using internal::Token;
+using internal::TokenKind;
+
+constexpr int kMaxNesting = 200;  // parentheses and NOTs; bounds the parser's recursion
+
+constexpr const char* kSupportedTypes =
+    "BOOLEAN, INT, INTEGER, BIGINT, FLOAT, DOUBLE, STRING, VARCHAR(n), CHAR(n), BYTES, "
+    "VARBINARY(n), BINARY(n), DATE, TIMESTAMP(p), TIMESTAMP(p) WITH LOCAL TIME ZONE, "
+    "TIMESTAMP_LTZ(p), DECIMAL(p, s)";
+
+std::string Upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string Quote(std::string_view s, char q) {
+  std::string out(1, q);
+  for (char c : s) {
+    out += c;
+    if (c == q) out += q;
+  }
+  out += q;
+  return out;
+}
+
+// How a name appears in messages: 'name'.
+std::string Name(std::string_view s) { return Quote(s, '\''); }
+
+std::string Describe(const Token& t) {
+  switch (t.kind) {
+    case TokenKind::kWord:
+      if (IsReservedWord(t.text)) return "keyword " + Upper(t.text);
+      return "identifier " + Name(t.text);
+    case TokenKind::kQuotedWord:
+      return "identifier " + Quote(t.text, '`');
+    case TokenKind::kString: {
+      constexpr size_t kMaxShown = 40;
+      if (t.text.size() <= kMaxShown) return "string " + Quote(t.text, '\'');
+      return "string " + Quote(t.text.substr(0, kMaxShown), '\'') + "...";
+    }
+    case TokenKind::kNumber:
+      return "number " + t.text;
+    case TokenKind::kEnd:
+      return "end of input";
+    default:
+      return "'" + t.text + "'";
+  }
+}
+
+std::string JoinNames(const std::vector<ColumnDef>& columns) {
+  std::string out;
+  for (const ColumnDef& c : columns) {
+    if (!out.empty()) out += ", ";
+    out += c.name;
+  }
+  return out;
+}
+
+bool ParseInt64(std::string_view text, int64_t* out) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+// A name with the position of the token that spelled it, for checks made after parsing a list.
+struct NameRef {
+  std::string name;
+  size_t offset;
+};
+
+// Recursive-descent parser over a token vector. One instance parses one text; not reusable.
+class Parser {
+ public:
+  Parser(const SourceText& source, std::vector<Token> tokens)
+      : source_(source), tokens_(std::move(tokens)) {}
+
+  Result<Script> ParseScript() {
+    while (true) {
+      while (Accept(TokenKind::kSemicolon)) {
+      }
+      if (Peek().kind == TokenKind::kEnd) break;
+      if (AtKeyword("SET")) {
+        FLOE_ASSIGN_OR_RAISE(SetStatement set, ParseSet());
+        script_.sets.push_back(std::move(set));
+      } else if (AtKeyword("CREATE")) {
+        FLOE_ASSIGN_OR_RAISE(CreateTable table, ParseCreateTable());
+        script_.tables.push_back(std::move(table));
+      } else if (AtKeyword("INSERT")) {
+        FLOE_ASSIGN_OR_RAISE(Insert insert, ParseInsert());
+        script_.inserts.push_back(std::move(insert));
+      } else {
+        return Unexpected("SET, CREATE TABLE or INSERT INTO");
+      }
+    }
+    return std::move(script_);
+  }
+
+  Result<DataType> ParseTypeOnly() {
+    FLOE_ASSIGN_OR_RAISE(DataType type, ParseType());
+    if (Peek().kind != TokenKind::kEnd) return Unexpected("end of the type");
+    return type;
+  }
+
+ private:
+  // ---- token helpers ----------------------------------------------------------------------
+
+  const Token& Peek(size_t ahead = 0) const {
+    return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)];
+  }
+  const Token& Advance() {
+    const Token& t = tokens_[pos_];
+    if (t.kind != TokenKind::kEnd) ++pos_;
+    return t;
+  }
+  bool AtKeyword(std::string_view keyword, size_t ahead = 0) const {
+    const Token& t = Peek(ahead);
+    return t.kind == TokenKind::kWord && EqualsIgnoreCase(t.text, keyword);
+  }
+  bool AcceptKeyword(std::string_view keyword) {
+    if (!AtKeyword(keyword)) return false;
+    Advance();
+    return true;
+  }
+  bool Accept(TokenKind kind) {
+    if (Peek().kind != kind) return false;
+    Advance();
+    return true;
+  }
+  Status ExpectKeyword(std::string_view keyword) {
+    if (AcceptKeyword(keyword)) return Status::OK();
+    return Unexpected(keyword);
+  }
+  Status Expect(TokenKind kind, std::string_view expected) {
+    if (Accept(kind)) return Status::OK();
+    return Unexpected(expected);
+  }
+  SourcePos PosOf(const Token& t) const { return source_.Locate(t.offset); }
+
+  // ---- errors -----------------------------------------------------------------------------
+
+  Status Unexpected(std::string_view expected) const {
+    return source_.Error(Peek().offset,
+                         "expected " + std::string(expected) + ", found " + Describe(Peek()));
+  }
+  Status ErrorAt(size_t offset, std::string message) const {
+    return source_.Error(offset, message);
+  }
+  std::string Where(size_t offset) const {
+    SourcePos p = source_.Locate(offset);
+    return "line " + std::to_string(p.line) + ", column " + std::to_string(p.column);
+  }
+
+  // After a statement: ';' or the end of the script. `alternatives` lists what else could have
+  // followed, for the message ("WHERE or ';'").
+  Status ExpectStatementEnd(std::string_view alternatives) {
+    if (Accept(TokenKind::kSemicolon) || Peek().kind == TokenKind::kEnd) return Status::OK();
+    return Unexpected(alternatives);
+  }
+
+  // A table or column name: a bare word that is not reserved, or a `quoted` one.
+  Result<std::string> ParseName(std::string_view what) {
+    const Token& t = Peek();
+    if (t.kind == TokenKind::kQuotedWord ||
+        (t.kind == TokenKind::kWord && !IsReservedWord(t.text))) {
+      return Advance().text;
+    }
+    if (t.kind == TokenKind::kWord) {
+      return Unexpected(std::string(what) + " (reserved words need backquotes: `" + t.text + "`)");
+    }
+    return Unexpected(what);
+  }
+
+  // A table name; qualified names (catalog.db.table) are a clear error rather than a confusing
+  // one further on.
+  Result<NameRef> ParseTableName() {
+    size_t offset = Peek().offset;
+    FLOE_ASSIGN_OR_RAISE(std::string name, ParseName("table name"));
+    if (Peek().kind == TokenKind::kDot) {
+      return ErrorAt(Peek().offset,
+                     "qualified table names (catalog.database.table) are not "
+                     "supported yet; use a plain name");
+    }
+    return NameRef{std::move(name), offset};
+  }
+
+  // ( name, name, ... )
+  Result<std::vector<NameRef>> ParseNameList(std::string_view what) {
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kLParen, "'('"));
+    std::vector<NameRef> names;
+    do {
+      size_t offset = Peek().offset;
+      FLOE_ASSIGN_OR_RAISE(std::string name, ParseName(what));
+      names.push_back({std::move(name), offset});
+    } while (Accept(TokenKind::kComma));
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "',' or ')'"));
+    return names;
+  }
+
+  Result<std::string> ParseString(std::string_view what) {
+    if (Peek().kind != TokenKind::kString) return Unexpected(what);
+    return Advance().text;
+  }
+
+  // ---- SET --------------------------------------------------------------------------------
+
+  Result<SetStatement> ParseSet() {
+    SetStatement set;
+    set.pos = PosOf(Advance());
+    size_t key_offset = Peek().offset;
+    FLOE_ASSIGN_OR_RAISE(set.key, ParseString("a quoted key ('key')"));
+    if (set.key.empty()) return ErrorAt(key_offset, "SET key is empty");
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kEq, "'='"));
+    FLOE_ASSIGN_OR_RAISE(set.value, ParseString("a quoted value ('value')"));
+    FLOE_RETURN_NOT_OK(ExpectStatementEnd("';'"));
+    return set;
+  }
+
+  // ---- CREATE TABLE -----------------------------------------------------------------------
+
+  Result<CreateTable> ParseCreateTable() {
+    CreateTable table;
+    table.pos = PosOf(Advance());
+    if (!AcceptKeyword("TABLE")) return Unexpected("TABLE (CREATE TABLE is the only CREATE)");
+    FLOE_ASSIGN_OR_RAISE(NameRef name, ParseTableName());
+    if (const CreateTable* prior = script_.FindTable(name.name)) {
+      return ErrorAt(name.offset, "table " + Name(name.name) + " is already created (line " +
+                                      std::to_string(prior->pos.line) + ")");
+    }
+    table.name = name.name;
+
+    std::optional<std::vector<NameRef>> primary_key;
+    size_t primary_key_offset = 0;
+    std::optional<NameRef> watermark_column;
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kLParen, "'('"));
+    do {
+      size_t element_offset = Peek().offset;
+      if (AtKeyword("PRIMARY") || AtKeyword("CONSTRAINT")) {
+        if (primary_key) return PrimaryKeyTwice(element_offset, primary_key_offset);
+        primary_key_offset = element_offset;
+        FLOE_ASSIGN_OR_RAISE(primary_key, ParsePrimaryKey());
+      } else if (AtKeyword("WATERMARK")) {
+        if (table.watermark) {
+          return ErrorAt(element_offset, "table " + Name(table.name) + " has two WATERMARKs");
+        }
+        size_t column_offset = 0;
+        FLOE_ASSIGN_OR_RAISE(Watermark watermark, ParseWatermark(&column_offset));
+        watermark_column = NameRef{watermark.column, column_offset};
+        table.watermark = std::move(watermark);
+      } else {
+        // Extension point: computed columns (`name AS expr`) and metadata columns
+        // (`name TYPE METADATA [FROM 'key'] [VIRTUAL]`) branch here after the name.
+        FLOE_ASSIGN_OR_RAISE(ColumnDef column, ParseColumn());
+        if (const ColumnDef* prior = table.FindColumn(column.name)) {
+          return ErrorAt(element_offset, "duplicate column " + Name(column.name) +
+                                             " (first defined at line " +
+                                             std::to_string(prior->pos.line) + ", column " +
+                                             std::to_string(prior->pos.column) + ")");
+        }
+        if (AtKeyword("PRIMARY")) {  // inline: `id BIGINT PRIMARY KEY NOT ENFORCED`
+          if (primary_key) return PrimaryKeyTwice(Peek().offset, primary_key_offset);
+          primary_key_offset = Peek().offset;
+          Advance();
+          FLOE_RETURN_NOT_OK(ExpectKeyword("KEY"));
+          FLOE_RETURN_NOT_OK(ExpectNotEnforced());
+          primary_key = std::vector<NameRef>{{column.name, element_offset}};
+        }
+        table.columns.push_back(std::move(column));
+        if (Peek().kind != TokenKind::kComma && Peek().kind != TokenKind::kRParen) {
+          return Unexpected(table.columns.back().not_null ? "PRIMARY KEY, ',' or ')'"
+                                                          : "NOT NULL, PRIMARY KEY, ',' or ')'");
+        }
+      }
+    } while (Accept(TokenKind::kComma));
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "',' or ')'"));
+    if (table.columns.empty()) {
+      return ErrorAt(name.offset, "table " + Name(table.name) + " has no columns");
+    }
+
+    if (primary_key) {
+      for (const NameRef& key : *primary_key) {
+        FLOE_RETURN_NOT_OK(CheckColumn(table, key, "primary key column"));
+        if (std::count(table.primary_key.begin(), table.primary_key.end(), key.name) != 0) {
+          return ErrorAt(key.offset, "column " + Name(key.name) + " is twice in the primary key");
+        }
+        table.primary_key.push_back(key.name);
+      }
+    }
+    if (watermark_column) {
+      FLOE_RETURN_NOT_OK(CheckColumn(table, *watermark_column, "watermark column"));
+      TypeId id = table.FindColumn(watermark_column->name)->type.id;
+      if (id != TypeId::kTimestamp && id != TypeId::kTimestampTz) {
+        return ErrorAt(watermark_column->offset, "watermark column " +
+                                                     Name(watermark_column->name) +
+                                                     " must be TIMESTAMP or TIMESTAMP_LTZ");
+      }
+    }
+
+    if (AcceptKeyword("PARTITIONED")) {
+      FLOE_RETURN_NOT_OK(ExpectKeyword("BY"));
+      FLOE_ASSIGN_OR_RAISE(std::vector<NameRef> partition, ParseNameList("column name"));
+      for (const NameRef& col : partition) {
+        FLOE_RETURN_NOT_OK(CheckColumn(table, col, "partition column"));
+        if (std::count(table.partitioned_by.begin(), table.partitioned_by.end(), col.name) != 0) {
+          return ErrorAt(col.offset, "column " + Name(col.name) + " is twice in PARTITIONED BY");
+        }
+        table.partitioned_by.push_back(col.name);
+      }
+    }
+    if (AcceptKeyword("WITH")) {
+      FLOE_RETURN_NOT_OK(Expect(TokenKind::kLParen, "'('"));
+      do {
+        size_t key_offset = Peek().offset;
+        FLOE_ASSIGN_OR_RAISE(std::string key, ParseString("a quoted option key ('key')"));
+        if (key.empty()) return ErrorAt(key_offset, "option key is empty");
+        for (const auto& [k, v] : table.options) {
+          if (k == key) return ErrorAt(key_offset, "option " + Name(key) + " is set twice");
+        }
+        FLOE_RETURN_NOT_OK(Expect(TokenKind::kEq, "'='"));
+        FLOE_ASSIGN_OR_RAISE(std::string value, ParseString("a quoted option value ('value')"));
+        table.options.emplace_back(std::move(key), std::move(value));
+      } while (Accept(TokenKind::kComma));
+      FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "',' or ')'"));
+      FLOE_RETURN_NOT_OK(ExpectStatementEnd("';'"));
+    } else {
+      FLOE_RETURN_NOT_OK(ExpectStatementEnd(
+          table.partitioned_by.empty() ? "PARTITIONED BY, WITH or ';'" : "WITH or ';'"));
+    }
+    return table;
+  }
+
+  Status PrimaryKeyTwice(size_t offset, size_t first_offset) const {
+    return ErrorAt(offset, "a table has at most one PRIMARY KEY (the first is at " +
+                               Where(first_offset) + ")");
+  }
+
+  Status CheckColumn(const CreateTable& table, const NameRef& ref, std::string_view what) const {
+    if (table.FindColumn(ref.name) != nullptr) return Status::OK();
+    return ErrorAt(ref.offset, std::string(what) + " " + Name(ref.name) + " is not a column of " +
+                                   Name(table.name) + " (" + JoinNames(table.columns) + ")");
+  }
+
+  Status ExpectNotEnforced() {
+    if (!AcceptKeyword("NOT")) {
+      if (AtKeyword("ENFORCED")) {
+        return ErrorAt(Peek().offset,
+                       "floe does not enforce primary keys; write PRIMARY KEY (...) NOT ENFORCED");
+      }
+      return Unexpected("NOT ENFORCED");
+    }
+    return ExpectKeyword("ENFORCED");
+  }
+
+  // [CONSTRAINT name] PRIMARY KEY (k1, ...) NOT ENFORCED
+  Result<std::vector<NameRef>> ParsePrimaryKey() {
+    if (AcceptKeyword("CONSTRAINT")) {
+      FLOE_ASSIGN_OR_RAISE(std::string constraint_name, ParseName("constraint name"));
+      (void)constraint_name;  // Flink ignores it too
+    }
+    FLOE_RETURN_NOT_OK(ExpectKeyword("PRIMARY"));
+    FLOE_RETURN_NOT_OK(ExpectKeyword("KEY"));
+    FLOE_ASSIGN_OR_RAISE(std::vector<NameRef> keys, ParseNameList("column name"));
+    FLOE_RETURN_NOT_OK(ExpectNotEnforced());
+    return keys;
+  }
+
+  // WATERMARK FOR col AS col [- INTERVAL 'n' {DAY | HOUR | MINUTE | SECOND}]
+  Result<Watermark> ParseWatermark(size_t* column_offset) {
+    Watermark watermark;
+    watermark.pos = PosOf(Advance());
+    FLOE_RETURN_NOT_OK(ExpectKeyword("FOR"));
+    *column_offset = Peek().offset;
+    FLOE_ASSIGN_OR_RAISE(watermark.column, ParseName("column name"));
+    FLOE_RETURN_NOT_OK(ExpectKeyword("AS"));
+    size_t expr_offset = Peek().offset;
+    std::string unsupported = "watermark expressions other than `" + watermark.column + "` or `" +
+                              watermark.column + " - INTERVAL 'n' unit` are not supported yet";
+    if (Peek().kind != TokenKind::kWord && Peek().kind != TokenKind::kQuotedWord) {
+      return ErrorAt(expr_offset, unsupported);
+    }
+    FLOE_ASSIGN_OR_RAISE(std::string column, ParseName("column name"));
+    if (column != watermark.column) return ErrorAt(expr_offset, unsupported);
+    if (Peek().kind == TokenKind::kComma || Peek().kind == TokenKind::kRParen) return watermark;
+    if (!Accept(TokenKind::kMinus)) return ErrorAt(expr_offset, unsupported);
+    FLOE_RETURN_NOT_OK(ExpectKeyword("INTERVAL"));
+    FLOE_ASSIGN_OR_RAISE(watermark.delay_millis, ParseInterval());
+    if (Peek().kind != TokenKind::kComma && Peek().kind != TokenKind::kRParen) {
+      return ErrorAt(expr_offset, unsupported);
+    }
+    return watermark;
+  }
+
+  // 'n' unit, after INTERVAL; returns milliseconds. SECOND takes up to 3 decimals.
+  Result<int64_t> ParseInterval() {
+    size_t value_offset = Peek().offset;
+    FLOE_ASSIGN_OR_RAISE(std::string value, ParseString("a quoted interval value ('5')"));
+    int64_t unit_millis = 0;
+    if (AtKeyword("DAY")) {
+      unit_millis = 86'400'000;
+    } else if (AtKeyword("HOUR")) {
+      unit_millis = 3'600'000;
+    } else if (AtKeyword("MINUTE")) {
+      unit_millis = 60'000;
+    } else if (AtKeyword("SECOND")) {
+      unit_millis = 1'000;
+    } else {
+      return Unexpected("an interval unit (DAY, HOUR, MINUTE or SECOND)");
+    }
+    bool seconds = unit_millis == 1'000;
+    Advance();
+    std::string_view v = value;
+    v.remove_prefix(std::min(v.find_first_not_of(' '), v.size()));
+    v.remove_suffix(v.size() - std::min(v.find_last_not_of(' ') + 1, v.size()));
+    size_t dot = v.find('.');
+    std::string_view whole = v.substr(0, dot);
+    std::string_view frac = dot == std::string_view::npos ? "" : v.substr(dot + 1);
+    auto all_digits = [](std::string_view s) {
+      return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    };
+    int64_t n = 0;
+    // Nine digits keep n * unit_millis far from overflow (10^9 days ~ 8.6e16 ms).
+    if (whole.empty() || whole.size() > 9 || !all_digits(whole) || !all_digits(frac) ||
+        (dot != std::string_view::npos && (!seconds || frac.empty() || frac.size() > 3)) ||
+        !ParseInt64(whole, &n)) {
+      return ErrorAt(value_offset,
+                     "invalid interval value " + Name(value) +
+                         ", expected a non-negative whole number (SECOND also takes up to 3 "
+                         "decimals: '0.5')");
+    }
+    int64_t millis = n * unit_millis;
+    if (!frac.empty()) {
+      int64_t f = 0;
+      (void)ParseInt64(frac, &f);
+      for (size_t i = frac.size(); i < 3; ++i) f *= 10;
+      millis += f;
+    }
+    return millis;
+  }
+
+  // name TYPE [NOT NULL | NULL]
+  Result<ColumnDef> ParseColumn() {
+    ColumnDef column;
+    column.pos = PosOf(Peek());
+    FLOE_ASSIGN_OR_RAISE(column.name, ParseName("column name, PRIMARY KEY or WATERMARK"));
+    FLOE_ASSIGN_OR_RAISE(column.type, ParseType());
+    if (AcceptKeyword("NOT")) {
+      FLOE_RETURN_NOT_OK(ExpectKeyword("NULL"));
+      column.not_null = true;
+    } else {
+      AcceptKeyword("NULL");
+    }
+    return column;
+  }
+
+  // ---- types ------------------------------------------------------------------------------
+
+  // ( integer ), if present; `fallback` otherwise. The value must be within [lo, hi].
+  Result<int64_t> ParseTypeArgument(std::string_view type, std::string_view what, int64_t fallback,
+                                    int64_t lo, int64_t hi) {
+    if (!Accept(TokenKind::kLParen)) return fallback;
+    FLOE_ASSIGN_OR_RAISE(int64_t v, ParseTypeInteger(type, what, lo, hi));
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "')'"));
+    return v;
+  }
+
+  Result<int64_t> ParseTypeInteger(std::string_view type, std::string_view what, int64_t lo,
+                                   int64_t hi) {
+    const Token& t = Peek();
+    int64_t v = 0;
+    if (t.kind != TokenKind::kNumber)
+      return Unexpected("the " + std::string(what) + " of " + std::string(type) + " (an integer)");
+    if (!ParseInt64(t.text, &v) || v < lo || v > hi) {
+      return ErrorAt(t.offset, std::string(type) + " " + std::string(what) + " must be " +
+                                   std::to_string(lo) + ".." + std::to_string(hi) + ", got " +
+                                   t.text);
+    }
+    Advance();
+    return v;
+  }
+
+  Status CheckTimestampPrecision(int64_t p, size_t offset) const {
+    if (p > 6) {
+      return ErrorAt(offset, "nanosecond timestamps (precision " + std::to_string(p) +
+                                 ") are not supported yet, use precision 0..6");
+    }
+    return Status::OK();
+  }
+
+  Result<DataType> ParseType() {
+    const Token& t = Peek();
+    constexpr std::string_view kExpected = "a column type";
+    if (t.kind != TokenKind::kWord) return Unexpected(kExpected);
+    std::string name = Upper(t.text);
+    size_t offset = t.offset;
+    auto is = [&](std::initializer_list<std::string_view> names) {
+      return std::find(names.begin(), names.end(), name) != names.end();
+    };
+    constexpr int64_t kMaxLength = std::numeric_limits<int32_t>::max();
+    if (is({"BOOLEAN"})) {
+      Advance();
+      return DataType::Boolean();
+    }
+    if (is({"INT", "INTEGER"})) {
+      Advance();
+      return DataType::Int32();
+    }
+    if (is({"BIGINT"})) {
+      Advance();
+      return DataType::Int64();
+    }
+    if (is({"FLOAT"})) {
+      Advance();
+      return DataType::Float();
+    }
+    if (is({"DOUBLE"})) {
+      Advance();
+      AcceptKeyword("PRECISION");
+      return DataType::Double();
+    }
+    if (is({"STRING"})) {
+      Advance();
+      return DataType::String();
+    }
+    if (is({"VARCHAR", "CHAR"})) {
+      Advance();
+      FLOE_ASSIGN_OR_RAISE(int64_t n, ParseTypeArgument(name, "length", 1, 1, kMaxLength));
+      (void)n;  // floe strings are unbounded
+      return DataType::String();
+    }
+    if (is({"BYTES"})) {
+      Advance();
+      return DataType::Binary();
+    }
+    if (is({"VARBINARY", "BINARY"})) {
+      Advance();
+      FLOE_ASSIGN_OR_RAISE(int64_t n, ParseTypeArgument(name, "length", 1, 1, kMaxLength));
+      (void)n;
+      return DataType::Binary();
+    }
+    if (is({"DATE"})) {
+      Advance();
+      return DataType::Date();
+    }
+    if (is({"TIMESTAMP", "TIMESTAMP_LTZ"})) {
+      Advance();
+      bool ltz = name == "TIMESTAMP_LTZ";
+      size_t p_offset = Peek(1).offset;
+      FLOE_ASSIGN_OR_RAISE(int64_t p, ParseTypeArgument(name, "precision", 6, 0, 9));
+      FLOE_RETURN_NOT_OK(CheckTimestampPrecision(p, p_offset));
+      if (!ltz && AtKeyword("WITHOUT")) {
+        Advance();
+        FLOE_RETURN_NOT_OK(ExpectKeyword("TIME"));
+        FLOE_RETURN_NOT_OK(ExpectKeyword("ZONE"));
+      } else if (!ltz && AtKeyword("WITH") && (AtKeyword("LOCAL", 1) || AtKeyword("TIME", 1))) {
+        Advance();
+        if (AtKeyword("TIME")) {
+          return ErrorAt(Peek().offset,
+                         "Flink has no TIMESTAMP WITH TIME ZONE; use TIMESTAMP_LTZ or "
+                         "TIMESTAMP WITH LOCAL TIME ZONE");
+        }
+        Advance();
+        FLOE_RETURN_NOT_OK(ExpectKeyword("TIME"));
+        FLOE_RETURN_NOT_OK(ExpectKeyword("ZONE"));
+        ltz = true;
+      }
+      return ltz ? DataType::TimestampTz() : DataType::Timestamp();
+    }
+    if (is({"DECIMAL", "DEC", "NUMERIC"})) {
+      Advance();
+      int64_t p = 10, s = 0;  // Flink's defaults
+      if (Accept(TokenKind::kLParen)) {
+        FLOE_ASSIGN_OR_RAISE(p, ParseTypeInteger(name, "precision", 1, 38));
+        if (Accept(TokenKind::kComma)) {
+          const Token& s_token = Peek();
+          FLOE_ASSIGN_OR_RAISE(s, ParseTypeInteger(name, "scale", 0, 38));
+          if (s > p) {
+            return ErrorAt(s_token.offset, name + " scale must be 0..precision (" +
+                                               std::to_string(p) + "), got " + std::to_string(s));
+          }
+        }
+        FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "',' or ')'"));
+      }
+      return DataType::Decimal(static_cast<int>(p), static_cast<int>(s));
+    }
+    if (is({"TINYINT", "SMALLINT", "TIME", "INTERVAL", "ARRAY", "MAP", "MULTISET", "ROW", "RAW"})) {
+      return ErrorAt(offset,
+                     "type " + name + " is not supported yet; supported: " + kSupportedTypes);
+    }
+    return Unexpected(std::string(kExpected) + " (" + kSupportedTypes + ")");
+  }
+
+  // ---- INSERT -----------------------------------------------------------------------------
+
+  Result<Insert> ParseInsert() {
+    Insert insert;
+    insert.pos = PosOf(Advance());
+    FLOE_RETURN_NOT_OK(ExpectKeyword("INTO"));
+    FLOE_ASSIGN_OR_RAISE(NameRef sink, ParseTableName());
+    const CreateTable* sink_table = nullptr;
+    FLOE_ASSIGN_OR_RAISE(sink_table, LookUpTable(sink));
+    insert.sink = std::move(sink.name);
+    if (Peek().kind == TokenKind::kLParen) {
+      return ErrorAt(Peek().offset,
+                     "INSERT INTO with a column list is not supported yet; the query's columns "
+                     "match the sink's by position");
+    }
+    size_t select_offset = Peek().offset;
+    FLOE_RETURN_NOT_OK(ExpectKeyword("SELECT"));
+    column_refs_.clear();
+    if (!Accept(TokenKind::kStar)) {
+      do {
+        SelectItem item;
+        FLOE_ASSIGN_OR_RAISE(item.expr, ParseExpr());
+        if (AcceptKeyword("AS")) {
+          FLOE_ASSIGN_OR_RAISE(item.alias, ParseName("alias"));
+        } else if (Peek().kind == TokenKind::kQuotedWord ||
+                   (Peek().kind == TokenKind::kWord && !IsReservedWord(Peek().text))) {
+          item.alias = Advance().text;  // `SELECT a b` aliases a as b
+        }
+        insert.select.push_back(std::move(item));
+      } while (Accept(TokenKind::kComma));
+    }
+    if (!AtKeyword("FROM")) {
+      return Unexpected(insert.select.empty() ? "FROM" : "',', AS or FROM");
+    }
+    Advance();
+    FLOE_ASSIGN_OR_RAISE(NameRef source, ParseTableName());
+    const CreateTable* source_table = nullptr;
+    FLOE_ASSIGN_OR_RAISE(source_table, LookUpTable(source));
+    insert.source = std::move(source.name);
+    if (AcceptKeyword("WHERE")) {
+      FLOE_ASSIGN_OR_RAISE(Expr where, ParseExpr());
+      insert.where = std::move(where);
+      FLOE_RETURN_NOT_OK(ExpectStatementEnd("AND, OR, a comparison, IS [NOT] NULL or ';'"));
+    } else {
+      FLOE_RETURN_NOT_OK(ExpectStatementEnd("WHERE or ';'"));
+    }
+
+    for (const NameRef& ref : column_refs_) {
+      if (source_table->FindColumn(ref.name) == nullptr) {
+        return ErrorAt(ref.offset, "unknown column " + Name(ref.name) + " in table " +
+                                       Name(source_table->name) + " (" +
+                                       JoinNames(source_table->columns) + ")");
+      }
+    }
+    size_t produced = insert.select.empty() ? source_table->columns.size() : insert.select.size();
+    if (produced != sink_table->columns.size()) {
+      return ErrorAt(select_offset, "the SELECT produces " + std::to_string(produced) +
+                                        " columns but sink table " + Name(sink_table->name) +
+                                        " has " + std::to_string(sink_table->columns.size()) +
+                                        " (INSERT matches columns by position)");
+    }
+    return insert;
+  }
+
+  Result<const CreateTable*> LookUpTable(const NameRef& ref) const {
+    if (const CreateTable* table = script_.FindTable(ref.name)) return table;
+    std::string msg = "unknown table " + Name(ref.name);
+    for (const CreateTable& t : script_.tables) {
+      if (EqualsIgnoreCase(t.name, ref.name)) {
+        msg += " (names are case-sensitive; did you mean " + Name(t.name) + "?)";
+        return ErrorAt(ref.offset, msg);
+      }
+    }
+    msg += "; tables must be created with CREATE TABLE before they are used";
+    return ErrorAt(ref.offset, msg);
+  }
+
+  // ---- expressions ------------------------------------------------------------------------
+  //   expr      := and ( OR and )*
+  //   and       := not ( AND not )*
+  //   not       := NOT not | predicate
+  //   predicate := primary [ cmp primary | IS [NOT] NULL ]
+  //   primary   := column | literal | '-' number | '(' expr ')'
+
+  Result<Expr> ParseExpr() { return ParseChain("OR", ExprKind::kOr, &Parser::ParseAnd); }
+  Result<Expr> ParseAnd() { return ParseChain("AND", ExprKind::kAnd, &Parser::ParseNot); }
+
+  Result<Expr> ParseChain(std::string_view keyword, ExprKind kind, Result<Expr> (Parser::*next)()) {
+    FLOE_ASSIGN_OR_RAISE(Expr first, (this->*next)());
+    if (!AtKeyword(keyword)) return first;
+    Expr chain;
+    chain.kind = kind;
+    chain.pos = PosOf(Peek());
+    chain.children.push_back(std::move(first));
+    while (AcceptKeyword(keyword)) {
+      FLOE_ASSIGN_OR_RAISE(Expr operand, (this->*next)());
+      chain.children.push_back(std::move(operand));
+    }
+    return chain;
+  }
+
+  Result<Expr> ParseNot() {
+    if (!AtKeyword("NOT")) return ParsePredicate();
+    const Token& not_token = Advance();
+    FLOE_RETURN_NOT_OK(Nest(not_token));
+    FLOE_ASSIGN_OR_RAISE(Expr operand, ParseNot());
+    --depth_;
+    Expr e = Expr::Not(std::move(operand));
+    e.pos = PosOf(not_token);
+    return e;
+  }
+
+  Result<Expr> ParsePredicate() {
+    FLOE_ASSIGN_OR_RAISE(Expr left, ParsePrimary());
+    std::optional<CompareOp> op;
+    switch (Peek().kind) {
+      case TokenKind::kEq:
+        op = CompareOp::kEq;
+        break;
+      case TokenKind::kNe:
+        op = CompareOp::kNe;
+        break;
+      case TokenKind::kLt:
+        op = CompareOp::kLt;
+        break;
+      case TokenKind::kLe:
+        op = CompareOp::kLe;
+        break;
+      case TokenKind::kGt:
+        op = CompareOp::kGt;
+        break;
+      case TokenKind::kGe:
+        op = CompareOp::kGe;
+        break;
+      default:
+        break;
+    }
+    if (op) {
+      SourcePos pos = PosOf(Advance());
+      FLOE_ASSIGN_OR_RAISE(Expr right, ParsePrimary());
+      Expr e = Expr::Compare(*op, std::move(left), std::move(right));
+      e.pos = pos;
+      return e;
+    }
+    if (AtKeyword("IS")) {
+      SourcePos pos = PosOf(Advance());
+      bool negated = AcceptKeyword("NOT");
+      if (!AcceptKeyword("NULL")) return Unexpected(negated ? "NULL" : "NULL or NOT NULL");
+      Expr e = negated ? Expr::IsNotNull(std::move(left)) : Expr::IsNull(std::move(left));
+      e.pos = pos;
+      return e;
+    }
+    return left;
+  }
+
+  Result<Expr> ParsePrimary() {
+    const Token& t = Peek();
+    switch (t.kind) {
+      case TokenKind::kLParen: {
+        Advance();
+        FLOE_RETURN_NOT_OK(Nest(t));
+        FLOE_ASSIGN_OR_RAISE(Expr inner, ParseExpr());
+        --depth_;
+        FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "')'"));
+        return inner;
+      }
+      case TokenKind::kNumber:
+        return NumberLiteral(Advance(), false);
+      case TokenKind::kMinus:
+        if (Peek(1).kind == TokenKind::kNumber) {
+          Advance();
+          return NumberLiteral(Advance(), true);
+        }
+        break;
+      case TokenKind::kString: {
+        Expr e = Expr::Lit(Literal::String(t.text));
+        e.pos = PosOf(Advance());
+        return e;
+      }
+      case TokenKind::kWord:
+        if (AtKeyword("TRUE") || AtKeyword("FALSE")) {
+          Expr e = Expr::Lit(Literal::Boolean(AtKeyword("TRUE")));
+          e.pos = PosOf(Advance());
+          return e;
+        }
+        if (AtKeyword("NULL")) {
+          return ErrorAt(t.offset,
+                         "NULL is not a value here; test for it with IS NULL or IS NOT NULL");
+        }
+        if (IsReservedWord(t.text)) break;
+        [[fallthrough]];
+      case TokenKind::kQuotedWord: {
+        if (Peek(1).kind == TokenKind::kLParen) {
+          return ErrorAt(t.offset, "function calls (" + t.text + "(...)) are not supported yet");
+        }
+        if (Peek(1).kind == TokenKind::kDot) {
+          return ErrorAt(Peek(1).offset,
+                         "qualified column names (table.column) are not supported yet");
+        }
+        column_refs_.push_back({t.text, t.offset});
+        Expr e = Expr::Column(t.text);
+        e.pos = PosOf(Advance());
+        return e;
+      }
+      default:
+        break;
+    }
+    return Unexpected("an expression (a column, a literal or '(')");
+  }
+
+  Status Nest(const Token& at) {
+    if (++depth_ > kMaxNesting) {
+      return ErrorAt(at.offset, "expression nested too deeply (more than " +
+                                    std::to_string(kMaxNesting) + " levels)");
+    }
+    return Status::OK();
+  }
+
+  Result<Expr> NumberLiteral(const Token& t, bool negative) {
+    std::string text = (negative ? "-" : "") + t.text;
+    Expr e;
+    if (text.find_first_of("eE") != std::string::npos) {
+      double v = 0;
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+      if (ec != std::errc() || end != text.data() + text.size()) {
+        return ErrorAt(t.offset, "number " + text + " is out of range for DOUBLE");
+      }
+      e = Expr::Lit(Literal::Double(v));
+    } else if (int64_t v = 0; text.find('.') == std::string::npos && ParseInt64(text, &v)) {
+      e = Expr::Lit(Literal::Integer(v));
+    } else {
+      e = Expr::Lit(Literal::Decimal(std::move(text)));
+    }
+    e.pos = PosOf(t);
+    return e;
+  }
+
+  const SourceText& source_;
+  std::vector<Token> tokens_;
+  size_t pos_ = 0;
+  int depth_ = 0;
+  Script script_;
+  std::vector<NameRef> column_refs_;  // of the INSERT being parsed
+};
+
+}  // namespace
+
+Result<Script> ParseScript(std::string_view text, const Variables& variables) {
+  FLOE_ASSIGN_OR_RAISE(SourceText source, SourceText::Make(text, variables));
+  FLOE_ASSIGN_OR_RAISE(std::vector<Token> tokens, internal::Tokenize(source));
+  return Parser(source, std::move(tokens)).ParseScript();
+}
+
+Result<std::string> SubstituteVariables(std::string_view text, const Variables& variables) {
+  FLOE_ASSIGN_OR_RAISE(SourceText source, SourceText::Make(text, variables));
+  return source.text();
+}
+
+Result<DataType> ParseDataType(std::string_view text) {
+  SourceText source = SourceText::Verbatim(text);
+  FLOE_ASSIGN_OR_RAISE(std::vector<Token> tokens, internal::Tokenize(source));
+  return Parser(source, std::move(tokens)).ParseTypeOnly();
+}
+
+}  // namespace floe::sql

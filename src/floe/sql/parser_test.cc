@@ -1,0 +1,843 @@
+#include "floe/sql/parser.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace floe::sql {
+namespace {
+
+std::string FirstLine(const Status& status) {
+  const std::string& m = status.message();
+  return m.substr(0, m.find('\n'));
+}
+
+Script MustParse(std::string_view text, const Variables& variables = {}) {
+  auto script = ParseScript(text, variables);
+  EXPECT_TRUE(script.ok()) << script.status().ToString();
+  return script.ok() ? *script : Script{};
+}
+
+// The first line of the error ParseScript reports ("line L, column C: ...").
+std::string ParseError(std::string_view text, const Variables& variables = {}) {
+  auto script = ParseScript(text, variables);
+  if (script.ok()) return "<parsed OK>";
+  EXPECT_TRUE(script.status().IsInvalidArgument()) << script.status().ToString();
+  return FirstLine(script.status());
+}
+
+std::string TypeError(std::string_view text) {
+  auto type = ParseDataType(text);
+  if (type.ok()) return "<parsed OK>";
+  EXPECT_TRUE(type.status().IsInvalidArgument());
+  return FirstLine(type.status());
+}
+
+// t(a BIGINT, b STRING, c BOOLEAN, d DOUBLE), for expressions over t.
+constexpr std::string_view kTableT = "CREATE TABLE t (a BIGINT, b STRING, c BOOLEAN, d DOUBLE);\n";
+
+// The WHERE of "INSERT INTO t SELECT * FROM t WHERE <predicate>" (on line 2, from column 37).
+Expr WhereOf(std::string_view predicate) {
+  Script s = MustParse(std::string(kTableT) + "INSERT INTO t SELECT * FROM t WHERE " +
+                       std::string(predicate));
+  if (s.inserts.size() != 1 || !s.inserts[0].where) return Expr::Column("<no WHERE>");
+  return *s.inserts[0].where;
+}
+
+std::string WhereError(std::string_view predicate) {
+  return ParseError(std::string(kTableT) + "INSERT INTO t SELECT * FROM t WHERE " +
+                    std::string(predicate));
+}
+
+Expr Col(std::string name) { return Expr::Column(std::move(name)); }
+Expr Int(int64_t v) { return Expr::Lit(Literal::Integer(v)); }
+Expr Bool(bool v) { return Expr::Lit(Literal::Boolean(v)); }
+Expr Str(std::string v) { return Expr::Lit(Literal::String(std::move(v))); }
+
+// ---- SET -------------------------------------------------------------------------------------
+
+TEST(ParseSet, ReadsQuotedKeyAndValue) {
+  Script s = MustParse("SET 'execution.checkpointing.interval' = '1s';");
+  ASSERT_EQ(s.sets.size(), 1u);
+  EXPECT_EQ(s.sets[0].key, "execution.checkpointing.interval");
+  EXPECT_EQ(s.sets[0].value, "1s");
+  EXPECT_EQ(s.sets[0].pos.line, 1);
+  EXPECT_EQ(s.sets[0].pos.column, 1);
+}
+
+TEST(ParseSet, UnescapesDoubledQuotes) {
+  Script s = MustParse("set 'k' = 'it''s ''quoted''';");
+  ASSERT_EQ(s.sets.size(), 1u);
+  EXPECT_EQ(s.sets[0].value, "it's 'quoted'");
+}
+
+TEST(ParseSet, KeepsEveryStatementInOrder) {
+  Script s = MustParse("SET 'a' = '1'; SET 'b' = '2'; SET 'a' = '3'");
+  ASSERT_EQ(s.sets.size(), 3u);
+  EXPECT_EQ(s.sets[2].key, "a");
+  EXPECT_EQ(s.sets[2].value, "3");
+}
+
+TEST(ParseSet, RejectsUnquotedKey) {
+  EXPECT_EQ(ParseError("SET parallelism = '2';"),
+            "line 1, column 5: expected a quoted key ('key'), found identifier 'parallelism'");
+}
+
+TEST(ParseSet, RejectsUnquotedValue) {
+  EXPECT_EQ(ParseError("SET 'parallelism' = 2;"),
+            "line 1, column 21: expected a quoted value ('value'), found number 2");
+}
+
+TEST(ParseSet, RequiresEquals) {
+  EXPECT_EQ(ParseError("SET 'a' 'b';"), "line 1, column 9: expected '=', found string 'b'");
+}
+
+TEST(ParseSet, RejectsEmptyKey) {
+  EXPECT_EQ(ParseError("\n  SET '' = 'x';"), "line 2, column 7: SET key is empty");
+}
+
+TEST(ParseScript, RequiresSemicolonBetweenStatements) {
+  EXPECT_EQ(ParseError("SET 'a' = 'b'\nSET 'c' = 'd';"),
+            "line 2, column 1: expected ';', found keyword SET");
+}
+
+// ---- CREATE TABLE ----------------------------------------------------------------------------
+
+TEST(ParseCreateTable, ReadsColumnsKeysPartitionsAndOptions) {
+  Script s = MustParse(
+      "CREATE TABLE lake (\n"
+      "  seq BIGINT NOT NULL,\n"
+      "  npi STRING NOT NULL,\n"
+      "  day DATE,\n"
+      "  PRIMARY KEY (npi, seq) NOT ENFORCED\n"
+      ") PARTITIONED BY (day) WITH ('connector' = 'iceberg', 'b' = '2', 'a' = '1');");
+  ASSERT_EQ(s.tables.size(), 1u);
+  CreateTable expected;
+  expected.name = "lake";
+  expected.columns = {{"seq", DataType::Int64(), true, {}},
+                      {"npi", DataType::String(), true, {}},
+                      {"day", DataType::Date(), false, {}}};
+  expected.primary_key = {"npi", "seq"};
+  expected.partitioned_by = {"day"};
+  expected.options = {{"connector", "iceberg"}, {"b", "2"}, {"a", "1"}};
+  EXPECT_EQ(s.tables[0], expected);
+  EXPECT_EQ(s.tables[0].columns[1].pos.line, 3);
+  EXPECT_EQ(s.tables[0].columns[1].pos.column, 3);
+  EXPECT_FALSE(s.tables[0].watermark.has_value());
+}
+
+TEST(ParseCreateTable, KeywordsAreCaseInsensitiveAndNamesKeepCase) {
+  Script s = MustParse(
+      "create Table MyTable (Id bigint not null, primary key (Id) not enforced) "
+      "partitioned by (Id) with ('K' = 'V')");
+  ASSERT_EQ(s.tables.size(), 1u);
+  EXPECT_EQ(s.tables[0].name, "MyTable");
+  EXPECT_EQ(s.tables[0].columns[0].name, "Id");
+  EXPECT_EQ(s.tables[0].primary_key, std::vector<std::string>{"Id"});
+  EXPECT_EQ(s.tables[0].options[0], std::make_pair(std::string("K"), std::string("V")));
+}
+
+TEST(ParseCreateTable, BackquotedNamesMayBeReservedWordsOrHaveSpaces) {
+  Script s = MustParse(
+      "CREATE TABLE `my table` (`select` INT, `from` STRING, `a``b` DATE, "
+      "PRIMARY KEY (`select`) NOT ENFORCED) PARTITIONED BY (`from`)");
+  ASSERT_EQ(s.tables.size(), 1u);
+  EXPECT_EQ(s.tables[0].name, "my table");
+  EXPECT_EQ(s.tables[0].columns[0].name, "select");
+  EXPECT_EQ(s.tables[0].columns[2].name, "a`b");
+  EXPECT_EQ(s.tables[0].primary_key, std::vector<std::string>{"select"});
+  EXPECT_EQ(s.tables[0].partitioned_by, std::vector<std::string>{"from"});
+}
+
+TEST(ParseCreateTable, TypeNamesAndContextualWordsAreUsableAsColumnNames) {
+  Script s = MustParse("CREATE TABLE t (key STRING, `timestamp` TIMESTAMP, date DATE, value INT)");
+  ASSERT_EQ(s.tables.size(), 1u);
+  EXPECT_EQ(s.tables[0].columns.size(), 4u);
+  EXPECT_EQ(s.tables[0].columns[0].name, "key");
+  EXPECT_EQ(s.tables[0].columns[2].name, "date");
+}
+
+TEST(ParseCreateTable, ReservedWordAsColumnNameNeedsBackquotes) {
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT, from STRING)"),
+            "line 1, column 24: expected column name, PRIMARY KEY or WATERMARK (reserved words "
+            "need backquotes: `from`), found keyword FROM");
+}
+
+TEST(ParseCreateTable, WithClauseIsOptional) {
+  Script s = MustParse("CREATE TABLE t (a INT);");
+  ASSERT_EQ(s.tables.size(), 1u);
+  EXPECT_TRUE(s.tables[0].options.empty());
+}
+
+TEST(ParseCreateTable, ExplicitNullIsNullable) {
+  Script s = MustParse("CREATE TABLE t (a INT NULL, b INT NOT NULL)");
+  EXPECT_FALSE(s.tables[0].columns[0].not_null);
+  EXPECT_TRUE(s.tables[0].columns[1].not_null);
+}
+
+TEST(ParseCreateTable, InlinePrimaryKey) {
+  Script s = MustParse("CREATE TABLE t (id BIGINT NOT NULL PRIMARY KEY NOT ENFORCED, v STRING)");
+  ASSERT_EQ(s.tables.size(), 1u);
+  EXPECT_EQ(s.tables[0].primary_key, std::vector<std::string>{"id"});
+  EXPECT_EQ(s.tables[0].columns.size(), 2u);
+}
+
+TEST(ParseCreateTable, NamedPrimaryKeyConstraint) {
+  Script s = MustParse(
+      "CREATE TABLE t (id BIGINT, v STRING, CONSTRAINT pk PRIMARY KEY (id) NOT ENFORCED)");
+  EXPECT_EQ(s.tables[0].primary_key, std::vector<std::string>{"id"});
+}
+
+TEST(ParseCreateTable, PrimaryKeyMayPrecedeItsColumns) {
+  Script s = MustParse("CREATE TABLE t (PRIMARY KEY (id) NOT ENFORCED, id BIGINT)");
+  EXPECT_EQ(s.tables[0].primary_key, std::vector<std::string>{"id"});
+}
+
+TEST(ParseCreateTable, PrimaryKeyMustBeNotEnforced) {
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT, PRIMARY KEY (a))"),
+            "line 1, column 39: expected NOT ENFORCED, found ')'");
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT, PRIMARY KEY (a) ENFORCED)"),
+            "line 1, column 40: floe does not enforce primary keys; write PRIMARY KEY (...) NOT "
+            "ENFORCED");
+}
+
+TEST(ParseCreateTable, RejectsDuplicateColumn) {
+  EXPECT_EQ(ParseError("CREATE TABLE t (\n  a INT,\n  b INT,\n  a STRING\n)"),
+            "line 4, column 3: duplicate column 'a' (first defined at line 2, column 3)");
+}
+
+TEST(ParseCreateTable, RejectsPrimaryKeyOnUnknownColumn) {
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT, b INT, PRIMARY KEY (a, c) NOT ENFORCED)"),
+            "line 1, column 47: primary key column 'c' is not a column of 't' (a, b)");
+}
+
+TEST(ParseCreateTable, RejectsColumnTwiceInPrimaryKey) {
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT, PRIMARY KEY (a, a) NOT ENFORCED)"),
+            "line 1, column 40: column 'a' is twice in the primary key");
+}
+
+TEST(ParseCreateTable, RejectsSecondPrimaryKey) {
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT PRIMARY KEY NOT ENFORCED, b INT,\n"
+                       "  PRIMARY KEY (b) NOT ENFORCED)"),
+            "line 2, column 3: a table has at most one PRIMARY KEY (the first is at line 1, "
+            "column 23)");
+}
+
+TEST(ParseCreateTable, RejectsUnknownPartitionColumn) {
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT) PARTITIONED BY (b)"),
+            "line 1, column 40: partition column 'b' is not a column of 't' (a)");
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT) PARTITIONED BY (a, a)"),
+            "line 1, column 43: column 'a' is twice in PARTITIONED BY");
+}
+
+TEST(ParseCreateTable, RejectsDuplicateOption) {
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT) WITH ('x' = '1',\n 'x' = '2')"),
+            "line 2, column 2: option 'x' is set twice");
+}
+
+TEST(ParseCreateTable, RejectsUnquotedOption) {
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT) WITH (connector = 'x')"),
+            "line 1, column 30: expected a quoted option key ('key'), found identifier "
+            "'connector'");
+}
+
+TEST(ParseCreateTable, RejectsDuplicateTable) {
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT);\nCREATE TABLE t (b INT);"),
+            "line 2, column 14: table 't' is already created (line 1)");
+}
+
+TEST(ParseCreateTable, TableNamesAreCaseSensitive) {
+  Script s = MustParse("CREATE TABLE t (a INT); CREATE TABLE T (a INT);");
+  EXPECT_EQ(s.tables.size(), 2u);
+}
+
+TEST(ParseCreateTable, RejectsTableWithoutColumns) {
+  EXPECT_EQ(ParseError("CREATE TABLE t (PRIMARY KEY (a) NOT ENFORCED)"),
+            "line 1, column 14: table 't' has no columns");
+  EXPECT_EQ(ParseError("CREATE TABLE t ()"),
+            "line 1, column 17: expected column name, PRIMARY KEY or WATERMARK, found ')'");
+}
+
+TEST(ParseCreateTable, ReportsWhatMayFollowAColumnType) {
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT NOTNULL)"),
+            "line 1, column 23: expected NOT NULL, PRIMARY KEY, ',' or ')', found identifier "
+            "'NOTNULL'");
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT NOT NULL b INT)"),
+            "line 1, column 32: expected PRIMARY KEY, ',' or ')', found identifier 'b'");
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT NOT b)"),
+            "line 1, column 27: expected NULL, found identifier 'b'");
+}
+
+TEST(ParseCreateTable, ReportsWhatMayFollowTheColumnList) {
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT) WITHH ('a' = 'b')"),
+            "line 1, column 24: expected PARTITIONED BY, WITH or ';', found identifier 'WITHH'");
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT) PARTITIONED BY (a) x"),
+            "line 1, column 43: expected WITH or ';', found identifier 'x'");
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT) WITH ('a' = 'b') x"),
+            "line 1, column 41: expected ';', found identifier 'x'");
+}
+
+TEST(ParseCreateTable, MissingClosingParenthesisAtEndOfInput) {
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT,\n  b STRING\n\n-- trailing comment\n"),
+            "line 2, column 11: expected NOT NULL, PRIMARY KEY, ',' or ')', found end of input");
+}
+
+TEST(ParseCreateTable, OnlyCreateTableIsSupported) {
+  EXPECT_EQ(ParseError("CREATE VIEW v AS SELECT * FROM t"),
+            "line 1, column 8: expected TABLE (CREATE TABLE is the only CREATE), found "
+            "identifier 'VIEW'");
+}
+
+TEST(ParseCreateTable, RejectsQualifiedTableName) {
+  EXPECT_EQ(ParseError("CREATE TABLE cat.db.t (a INT)"),
+            "line 1, column 17: qualified table names (catalog.database.table) are not supported "
+            "yet; use a plain name");
+}
+
+TEST(ParseCreateTable, ReadsWatermark) {
+  Script s = MustParse(
+      "CREATE TABLE t (ts TIMESTAMP(3), v INT,\n"
+      "  WATERMARK FOR ts AS ts - INTERVAL '5' SECOND)");
+  ASSERT_EQ(s.tables.size(), 1u);
+  ASSERT_TRUE(s.tables[0].watermark.has_value());
+  EXPECT_EQ(*s.tables[0].watermark, (Watermark{"ts", 5000, {}}));
+  EXPECT_EQ(s.tables[0].watermark->pos.line, 2);
+  EXPECT_EQ(s.tables[0].watermark->pos.column, 3);
+  EXPECT_EQ(s.tables[0].columns.size(), 2u);
+}
+
+TEST(ParseCreateTable, WatermarkDelays) {
+  auto delay = [](std::string_view expr) -> int64_t {
+    Script s = MustParse("CREATE TABLE t (ts TIMESTAMP_LTZ(3), WATERMARK FOR ts AS " +
+                         std::string(expr) + ")");
+    if (s.tables.empty() || !s.tables[0].watermark) return -1;
+    return s.tables[0].watermark->delay_millis;
+  };
+  EXPECT_EQ(delay("ts"), 0);
+  EXPECT_EQ(delay("ts - INTERVAL '0.5' SECOND"), 500);
+  EXPECT_EQ(delay("ts - INTERVAL '1.25' SECOND"), 1250);
+  EXPECT_EQ(delay("ts - INTERVAL '0.001' second"), 1);
+  EXPECT_EQ(delay("ts - INTERVAL '2' MINUTE"), 120'000);
+  EXPECT_EQ(delay("ts - INTERVAL '3' HOUR"), 10'800'000);
+  EXPECT_EQ(delay("ts - interval '1' day"), 86'400'000);
+}
+
+TEST(ParseCreateTable, WatermarkErrors) {
+  EXPECT_EQ(ParseError("CREATE TABLE t (ts TIMESTAMP(3), WATERMARK FOR x AS x)"),
+            "line 1, column 48: watermark column 'x' is not a column of 't' (ts)");
+  EXPECT_EQ(ParseError("CREATE TABLE t (ts BIGINT, WATERMARK FOR ts AS ts)"),
+            "line 1, column 42: watermark column 'ts' must be TIMESTAMP or TIMESTAMP_LTZ");
+  EXPECT_EQ(ParseError("CREATE TABLE t (ts TIMESTAMP, u TIMESTAMP, WATERMARK FOR ts AS u)"),
+            "line 1, column 64: watermark expressions other than `ts` or `ts - INTERVAL 'n' "
+            "unit` are not supported yet");
+  EXPECT_EQ(ParseError("CREATE TABLE t (ts TIMESTAMP, WATERMARK FOR ts AS ts + INTERVAL '1' "
+                       "SECOND)"),
+            "line 1, column 51: watermark expressions other than `ts` or `ts - INTERVAL 'n' "
+            "unit` are not supported yet");
+  EXPECT_EQ(ParseError("CREATE TABLE t (ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1' "
+                       "WEEK)"),
+            "line 1, column 69: expected an interval unit (DAY, HOUR, MINUTE or SECOND), found "
+            "identifier 'WEEK'");
+  EXPECT_EQ(ParseError("CREATE TABLE t (ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL '1.5' "
+                       "MINUTE)"),
+            "line 1, column 65: invalid interval value '1.5', expected a non-negative whole "
+            "number (SECOND also takes up to 3 decimals: '0.5')");
+  EXPECT_EQ(ParseError("CREATE TABLE t (ts TIMESTAMP, WATERMARK FOR ts AS ts - INTERVAL 5 "
+                       "SECOND)"),
+            "line 1, column 65: expected a quoted interval value ('5'), found number 5");
+  EXPECT_EQ(ParseError("CREATE TABLE t (ts TIMESTAMP, WATERMARK FOR ts AS ts,\n"
+                       "  WATERMARK FOR ts AS ts)"),
+            "line 2, column 3: table 't' has two WATERMARKs");
+}
+
+// ---- types -----------------------------------------------------------------------------------
+
+TEST(ParseDataType, MapsFlinkTypesToFloeTypes) {
+  const std::vector<std::pair<std::string, DataType>> cases = {
+      {"BOOLEAN", DataType::Boolean()},
+      {"INT", DataType::Int32()},
+      {"integer", DataType::Int32()},
+      {"BIGINT", DataType::Int64()},
+      {"FLOAT", DataType::Float()},
+      {"DOUBLE", DataType::Double()},
+      {"DOUBLE PRECISION", DataType::Double()},
+      {"STRING", DataType::String()},
+      {"VARCHAR", DataType::String()},
+      {"VARCHAR(255)", DataType::String()},
+      {"CHAR(1)", DataType::String()},
+      {"BYTES", DataType::Binary()},
+      {"VARBINARY(16)", DataType::Binary()},
+      {"BINARY(4)", DataType::Binary()},
+      {"DATE", DataType::Date()},
+      {"TIMESTAMP", DataType::Timestamp()},
+      {"TIMESTAMP(3)", DataType::Timestamp()},
+      {"timestamp(0) without time zone", DataType::Timestamp()},
+      {"TIMESTAMP(6) WITH LOCAL TIME ZONE", DataType::TimestampTz()},
+      {"TIMESTAMP WITH LOCAL TIME ZONE", DataType::TimestampTz()},
+      {"TIMESTAMP_LTZ", DataType::TimestampTz()},
+      {"TIMESTAMP_LTZ(3)", DataType::TimestampTz()},
+      {"DECIMAL", DataType::Decimal(10, 0)},
+      {"DECIMAL(12)", DataType::Decimal(12, 0)},
+      {"DECIMAL(10, 2)", DataType::Decimal(10, 2)},
+      {"DEC(38,38)", DataType::Decimal(38, 38)},
+      {"NUMERIC(5, 0)", DataType::Decimal(5, 0)},
+      {"  decimal ( 7 , 3 )  ", DataType::Decimal(7, 3)},
+  };
+  for (const auto& [text, expected] : cases) {
+    auto type = ParseDataType(text);
+    ASSERT_TRUE(type.ok()) << text << ": " << type.status().ToString();
+    EXPECT_EQ(*type, expected) << text;
+  }
+}
+
+TEST(ParseDataType, SmallIntegerTypesAreNotSupportedYet) {
+  EXPECT_EQ(TypeError("TINYINT"),
+            "line 1, column 1: type TINYINT is not supported yet; supported: BOOLEAN, INT, "
+            "INTEGER, BIGINT, FLOAT, DOUBLE, STRING, VARCHAR(n), CHAR(n), BYTES, VARBINARY(n), "
+            "BINARY(n), DATE, TIMESTAMP(p), TIMESTAMP(p) WITH LOCAL TIME ZONE, TIMESTAMP_LTZ(p), "
+            "DECIMAL(p, s)");
+  EXPECT_EQ(TypeError("smallint").substr(0, 50),
+            "line 1, column 1: type SMALLINT is not supported y");
+  EXPECT_EQ(TypeError("ARRAY<INT>").substr(0, 45), "line 1, column 1: type ARRAY is not supported");
+}
+
+TEST(ParseDataType, RejectsUnknownType) {
+  EXPECT_EQ(TypeError("LONG").substr(0, 70),
+            "line 1, column 1: expected a column type (BOOLEAN, INT, INTEGER, BIGIN");
+  EXPECT_NE(TypeError("LONG").find("found identifier 'LONG'"), std::string::npos);
+  EXPECT_EQ(TypeError(""), "line 1, column 1: expected a column type, found end of input");
+}
+
+TEST(ParseDataType, ChecksLengthsPrecisionsAndScales) {
+  EXPECT_EQ(TypeError("VARCHAR(0)"),
+            "line 1, column 9: VARCHAR length must be 1..2147483647, got 0");
+  EXPECT_EQ(TypeError("VARCHAR(n)"),
+            "line 1, column 9: expected the length of VARCHAR (an integer), found identifier 'n'");
+  EXPECT_EQ(TypeError("TIMESTAMP(9)"),
+            "line 1, column 11: nanosecond timestamps (precision 9) are not supported yet, use "
+            "precision 0..6");
+  EXPECT_EQ(TypeError("TIMESTAMP_LTZ(10)"),
+            "line 1, column 15: TIMESTAMP_LTZ precision must be 0..9, got 10");
+  EXPECT_EQ(TypeError("DECIMAL(39, 2)"),
+            "line 1, column 9: DECIMAL precision must be 1..38, got 39");
+  EXPECT_EQ(TypeError("DECIMAL(0)"), "line 1, column 9: DECIMAL precision must be 1..38, got 0");
+  EXPECT_EQ(TypeError("DECIMAL(5, 6)"),
+            "line 1, column 12: DECIMAL scale must be 0..precision (5), got 6");
+  EXPECT_EQ(TypeError("DECIMAL(5 2)"), "line 1, column 11: expected ',' or ')', found number 2");
+  EXPECT_EQ(TypeError("VARCHAR(2.5)"),
+            "line 1, column 9: VARCHAR length must be 1..2147483647, got 2.5");
+}
+
+TEST(ParseDataType, RejectsTimeZoneVariantsFlinkDoesNotHave) {
+  EXPECT_EQ(TypeError("TIMESTAMP WITH TIME ZONE"),
+            "line 1, column 16: Flink has no TIMESTAMP WITH TIME ZONE; use TIMESTAMP_LTZ or "
+            "TIMESTAMP WITH LOCAL TIME ZONE");
+  EXPECT_EQ(TypeError("TIMESTAMP_LTZ WITH LOCAL TIME ZONE"),
+            "line 1, column 15: expected end of the type, found keyword WITH");
+  EXPECT_EQ(TypeError("TIMESTAMP WITH LOCAL TIME"),
+            "line 1, column 26: expected ZONE, found end of input");
+}
+
+TEST(ParseDataType, RejectsTrailingText) {
+  EXPECT_EQ(TypeError("INT NOT NULL"),
+            "line 1, column 5: expected end of the type, found keyword NOT");
+  EXPECT_EQ(TypeError("INT ${X}"), "line 1, column 5: unexpected character '$'");
+}
+
+TEST(ParseCreateTable, ColumnTypeErrorsPointIntoTheStatement) {
+  EXPECT_EQ(ParseError("CREATE TABLE t (\n  a TINYINT\n)").substr(0, 50),
+            "line 2, column 5: type TINYINT is not supported ye");
+  EXPECT_EQ(ParseError("CREATE TABLE t (a, b INT)"),
+            "line 1, column 18: expected a column type, found ','");
+}
+
+// ---- INSERT ----------------------------------------------------------------------------------
+
+TEST(ParseInsert, SelectStar) {
+  Script s = MustParse(std::string(kTableT) +
+                       "CREATE TABLE u (a BIGINT, b STRING, c BOOLEAN, d DOUBLE);\n"
+                       "INSERT INTO u SELECT * FROM t;");
+  ASSERT_EQ(s.inserts.size(), 1u);
+  Insert expected;
+  expected.sink = "u";
+  expected.source = "t";
+  EXPECT_EQ(s.inserts[0], expected);
+  EXPECT_EQ(s.inserts[0].pos.line, 3);
+  EXPECT_EQ(s.inserts[0].pos.column, 1);
+}
+
+TEST(ParseInsert, SelectListWithAliasesAndLiterals) {
+  Script s =
+      MustParse(std::string(kTableT) + "insert into t select b AS x, a y, 'lit', `d` from t");
+  ASSERT_EQ(s.inserts.size(), 1u);
+  std::vector<SelectItem> expected = {
+      {Col("b"), "x"}, {Col("a"), "y"}, {Str("lit"), ""}, {Col("d"), ""}};
+  EXPECT_EQ(s.inserts[0].select, expected);
+  EXPECT_FALSE(s.inserts[0].where.has_value());
+}
+
+TEST(ParseInsert, WhereBuildsAnExpressionTree) {
+  Expr where = WhereOf("c = TRUE AND a > 10");
+  EXPECT_EQ(where, Expr::And({Expr::Compare(CompareOp::kEq, Col("c"), Bool(true)),
+                              Expr::Compare(CompareOp::kGt, Col("a"), Int(10))}));
+  EXPECT_EQ(where.pos.line, 2);
+  EXPECT_EQ(where.pos.column, 46);                          // the AND
+  EXPECT_EQ(where.children[1].children[1].pos.column, 54);  // the 10
+}
+
+TEST(ParseInsert, ComparisonOperators) {
+  EXPECT_EQ(ToString(WhereOf("a = 1")), "(a = 1)");
+  EXPECT_EQ(ToString(WhereOf("a <> 1")), "(a <> 1)");
+  EXPECT_EQ(ToString(WhereOf("a != 1")), "(a <> 1)");
+  EXPECT_EQ(ToString(WhereOf("a < 1")), "(a < 1)");
+  EXPECT_EQ(ToString(WhereOf("a <= 1")), "(a <= 1)");
+  EXPECT_EQ(ToString(WhereOf("a > 1")), "(a > 1)");
+  EXPECT_EQ(ToString(WhereOf("a >= 1")), "(a >= 1)");
+  EXPECT_EQ(ToString(WhereOf("1 < a")), "(1 < a)");
+  EXPECT_EQ(ToString(WhereOf("a = d")), "(a = d)");
+}
+
+TEST(ParseInsert, AndBindsTighterThanOrAndChainsFlatten) {
+  EXPECT_EQ(ToString(WhereOf("a = 1 OR a = 2 AND c OR a = 3")),
+            "((a = 1) OR ((a = 2) AND c) OR (a = 3))");
+  EXPECT_EQ(ToString(WhereOf("(a = 1 OR a = 2) AND c AND d > 0")),
+            "(((a = 1) OR (a = 2)) AND c AND (d > 0))");
+  EXPECT_EQ(ToString(WhereOf("a = 1 AND (b = 'x' AND c)")), "((a = 1) AND ((b = 'x') AND c))");
+}
+
+TEST(ParseInsert, NotBindsTighterThanAnd) {
+  EXPECT_EQ(ToString(WhereOf("NOT c AND NOT NOT a = 1")), "((NOT c) AND (NOT (NOT (a = 1))))");
+  EXPECT_EQ(ToString(WhereOf("not (c or a = 1)")), "(NOT (c OR (a = 1)))");
+}
+
+TEST(ParseInsert, IsNullAndIsNotNull) {
+  EXPECT_EQ(WhereOf("b IS NULL"), Expr::IsNull(Col("b")));
+  EXPECT_EQ(WhereOf("b is not null AND a IS NULL"),
+            Expr::And({Expr::IsNotNull(Col("b")), Expr::IsNull(Col("a"))}));
+  EXPECT_EQ(ToString(WhereOf("(a > 1) IS NULL")), "((a > 1) IS NULL)");
+}
+
+TEST(ParseInsert, Literals) {
+  EXPECT_EQ(WhereOf("a = -42"), Expr::Compare(CompareOp::kEq, Col("a"), Int(-42)));
+  EXPECT_EQ(WhereOf("a = -9223372036854775808"),
+            Expr::Compare(CompareOp::kEq, Col("a"), Int(INT64_MIN)));
+  EXPECT_EQ(
+      WhereOf("a = 9223372036854775808"),
+      Expr::Compare(CompareOp::kEq, Col("a"), Expr::Lit(Literal::Decimal("9223372036854775808"))));
+  EXPECT_EQ(WhereOf("d > 1.50"),
+            Expr::Compare(CompareOp::kGt, Col("d"), Expr::Lit(Literal::Decimal("1.50"))));
+  EXPECT_EQ(WhereOf("d > -.5"),
+            Expr::Compare(CompareOp::kGt, Col("d"), Expr::Lit(Literal::Decimal("-.5"))));
+  EXPECT_EQ(WhereOf("d > 2.5e-1"),
+            Expr::Compare(CompareOp::kGt, Col("d"), Expr::Lit(Literal::Double(0.25))));
+  EXPECT_EQ(WhereOf("b = 'it''s'"), Expr::Compare(CompareOp::kEq, Col("b"), Str("it's")));
+  EXPECT_EQ(WhereOf("c = false"), Expr::Compare(CompareOp::kEq, Col("c"), Bool(false)));
+  EXPECT_EQ(WhereOf("c"), Col("c"));
+}
+
+TEST(ParseInsert, ToStringReparsesToTheSameTree) {
+  for (const char* predicate :
+       {"a = 1 OR NOT (b <> 'x''y' AND d >= 2.5e3) OR c IS NOT NULL", "`a` < -3 AND d = 0.10"}) {
+    Expr first = WhereOf(predicate);
+    EXPECT_EQ(WhereOf(ToString(first)), first) << predicate << " -> " << ToString(first);
+  }
+}
+
+TEST(ParseInsert, RejectsUnknownSink) {
+  EXPECT_EQ(ParseError(std::string(kTableT) + "INSERT INTO nope SELECT * FROM t"),
+            "line 2, column 13: unknown table 'nope'; tables must be created with CREATE TABLE "
+            "before they are used");
+}
+
+TEST(ParseInsert, RejectsTableCreatedLater) {
+  EXPECT_EQ(ParseError("INSERT INTO t SELECT * FROM t;\n" + std::string(kTableT)),
+            "line 1, column 13: unknown table 't'; tables must be created with CREATE TABLE "
+            "before they are used");
+}
+
+TEST(ParseInsert, UnknownTableSuggestsDifferentlyCasedName) {
+  EXPECT_EQ(ParseError(std::string(kTableT) + "INSERT INTO t SELECT * FROM T"),
+            "line 2, column 29: unknown table 'T' (names are case-sensitive; did you mean 't'?)");
+}
+
+TEST(ParseInsert, RejectsUnknownColumns) {
+  EXPECT_EQ(ParseError(std::string(kTableT) + "INSERT INTO t SELECT a, b, x, d FROM t"),
+            "line 2, column 28: unknown column 'x' in table 't' (a, b, c, d)");
+  EXPECT_EQ(WhereError("a > 1 AND\n  A IS NULL"),
+            "line 3, column 3: unknown column 'A' in table 't' (a, b, c, d)");
+}
+
+TEST(ParseInsert, RejectsColumnCountMismatch) {
+  EXPECT_EQ(ParseError(std::string(kTableT) + "CREATE TABLE u (a BIGINT);\n" +
+                       "INSERT INTO u SELECT * FROM t"),
+            "line 3, column 15: the SELECT produces 4 columns but sink table 'u' has 1 (INSERT "
+            "matches columns by position)");
+  EXPECT_EQ(ParseError(std::string(kTableT) + "INSERT INTO t SELECT a, b FROM t"),
+            "line 2, column 15: the SELECT produces 2 columns but sink table 't' has 4 (INSERT "
+            "matches columns by position)");
+}
+
+TEST(ParseInsert, NullIsOnlyTestedWithIs) {
+  EXPECT_EQ(WhereError("b = NULL"),
+            "line 2, column 41: NULL is not a value here; test for it with IS NULL or IS NOT NULL");
+  EXPECT_EQ(WhereError("b IS TRUE"),
+            "line 2, column 42: expected NULL or NOT NULL, found keyword TRUE");
+  EXPECT_EQ(WhereError("b IS NOT 1"), "line 2, column 46: expected NULL, found number 1");
+}
+
+TEST(ParseInsert, ExpressionSyntaxErrors) {
+  EXPECT_EQ(WhereError(""),
+            "line 2, column 36: expected an expression (a column, a literal or '('), found end "
+            "of input");
+  EXPECT_EQ(WhereError("a ="),
+            "line 2, column 40: expected an expression (a column, a literal or '('), found end "
+            "of input");
+  EXPECT_EQ(WhereError("(a = 1"), "line 2, column 43: expected ')', found end of input");
+  EXPECT_EQ(WhereError("a = 1 b = 2"),
+            "line 2, column 43: expected AND, OR, a comparison, IS [NOT] NULL or ';', found "
+            "identifier 'b'");
+  EXPECT_EQ(WhereError("a = 1 AND"),
+            "line 2, column 46: expected an expression (a column, a literal or '('), found end "
+            "of input");
+  EXPECT_EQ(WhereError("a = = 1"),
+            "line 2, column 41: expected an expression (a column, a literal or '('), found '='");
+  EXPECT_EQ(WhereError("a = 1 = 2"),
+            "line 2, column 43: expected AND, OR, a comparison, IS [NOT] NULL or ';', found '='");
+  EXPECT_EQ(WhereError("select = 1"),
+            "line 2, column 37: expected an expression (a column, a literal or '('), found "
+            "keyword SELECT");
+}
+
+TEST(ParseInsert, NotYetSupportedExpressionsSayWhat) {
+  EXPECT_EQ(WhereError("UPPER(b) = 'X'"),
+            "line 2, column 37: function calls (UPPER(...)) are not supported yet");
+  EXPECT_EQ(WhereError("t.a = 1"),
+            "line 2, column 38: qualified column names (table.column) are not supported yet");
+}
+
+TEST(ParseInsert, RejectsDeepNesting) {
+  std::string deep(300, '(');
+  EXPECT_EQ(WhereError(deep + "c" + std::string(300, ')')),
+            "line 2, column 237: expression nested too deeply (more than 200 levels)");
+  std::string nots;
+  for (int i = 0; i < 300; ++i) nots += "NOT ";
+  EXPECT_EQ(WhereError(nots + "c").substr(0, 21), "line 2, column 837: e");
+}
+
+TEST(ParseInsert, StructureErrors) {
+  const std::string t(kTableT);
+  EXPECT_EQ(ParseError(t + "INSERT t SELECT * FROM t"),
+            "line 2, column 8: expected INTO, found identifier 't'");
+  EXPECT_EQ(ParseError(t + "INSERT OVERWRITE t SELECT * FROM t"),
+            "line 2, column 8: expected INTO, found identifier 'OVERWRITE'");
+  EXPECT_EQ(ParseError(t + "INSERT INTO t VALUES (1)"),
+            "line 2, column 15: expected SELECT, found identifier 'VALUES'");
+  EXPECT_EQ(ParseError(t + "INSERT INTO t (a) SELECT a FROM t"),
+            "line 2, column 15: INSERT INTO with a column list is not supported yet; the query's "
+            "columns match the sink's by position");
+  EXPECT_EQ(ParseError(t + "INSERT INTO t SELECT * t"),
+            "line 2, column 24: expected FROM, found identifier 't'");
+  EXPECT_EQ(ParseError(t + "INSERT INTO t SELECT a b c FROM t"),
+            "line 2, column 26: expected ',', AS or FROM, found identifier 'c'");
+  EXPECT_EQ(ParseError(t + "INSERT INTO t SELECT a AS FROM t"),
+            "line 2, column 27: expected alias (reserved words need backquotes: `FROM`), found "
+            "keyword FROM");
+  EXPECT_EQ(ParseError(t + "INSERT INTO t SELECT * FROM t GROUP BY a"),
+            "line 2, column 31: expected WHERE or ';', found identifier 'GROUP'");
+  EXPECT_EQ(ParseError(t + "INSERT INTO t SELECT *, a FROM t"),
+            "line 2, column 23: expected FROM, found ','");
+}
+
+// ---- scripts ---------------------------------------------------------------------------------
+
+constexpr std::string_view kJob = R"sql(
+-- A floe job: generate a roster and land it in Iceberg.
+SET 'execution.checkpointing.interval' = '1s';
+
+/* The source: a deterministic generator. */
+CREATE TABLE roster (seq BIGINT NOT NULL, npi STRING NOT NULL, event_time TIMESTAMP(3), active BOOLEAN) WITH ('connector' = 'roster', 'seed' = '42');
+CREATE TABLE lake (seq BIGINT NOT NULL, npi STRING NOT NULL, event_time TIMESTAMP(3), active BOOLEAN, PRIMARY KEY (npi) NOT ENFORCED) WITH ('connector' = 'iceberg', 'catalog-type' = 'hadoop', 'warehouse' = '${WAREHOUSE}');
+INSERT INTO lake SELECT * FROM roster WHERE active = TRUE AND seq > 10;
+)sql";
+
+TEST(ParseScript, ParsesAFullJobFile) {
+  Script s = MustParse(kJob, {{"WAREHOUSE", "/tmp/wh"}});
+  std::vector<ColumnDef> columns = {{"seq", DataType::Int64(), true, {}},
+                                    {"npi", DataType::String(), true, {}},
+                                    {"event_time", DataType::Timestamp(), false, {}},
+                                    {"active", DataType::Boolean(), false, {}}};
+  Script expected;
+  expected.sets = {{"execution.checkpointing.interval", "1s", {}}};
+  CreateTable roster;
+  roster.name = "roster";
+  roster.columns = columns;
+  roster.options = {{"connector", "roster"}, {"seed", "42"}};
+  CreateTable lake;
+  lake.name = "lake";
+  lake.columns = columns;
+  lake.primary_key = {"npi"};
+  lake.options = {{"connector", "iceberg"}, {"catalog-type", "hadoop"}, {"warehouse", "/tmp/wh"}};
+  expected.tables = {roster, lake};
+  Insert insert;
+  insert.sink = "lake";
+  insert.source = "roster";
+  insert.where = Expr::And({Expr::Compare(CompareOp::kEq, Col("active"), Bool(true)),
+                            Expr::Compare(CompareOp::kGt, Col("seq"), Int(10))});
+  expected.inserts = {insert};
+  EXPECT_EQ(s, expected);
+
+  EXPECT_EQ(s.sets[0].pos.line, 3);
+  EXPECT_EQ(s.tables[0].pos.line, 6);
+  EXPECT_EQ(s.tables[1].pos.line, 7);
+  EXPECT_EQ(s.inserts[0].pos.line, 8);
+  ASSERT_NE(s.FindTable("lake"), nullptr);
+  EXPECT_EQ(s.FindTable("lake")->FindColumn("npi")->type, DataType::String());
+  EXPECT_EQ(s.FindTable("nope"), nullptr);
+}
+
+TEST(ParseScript, ParsesTheReadmeExample) {
+  Script s = MustParse(R"sql(
+-- Land the roster generator in Iceberg.
+SET 'execution.checkpointing.interval' = '1s';
+
+CREATE TABLE roster (
+  seq BIGINT NOT NULL,
+  npi STRING NOT NULL,
+  event_time TIMESTAMP(3),
+  active BOOLEAN,
+  WATERMARK FOR event_time AS event_time - INTERVAL '5' SECOND
+) WITH ('connector' = 'roster', 'seed' = '42');
+
+CREATE TABLE lake (
+  seq BIGINT NOT NULL,
+  npi STRING NOT NULL,
+  event_time TIMESTAMP(3),
+  active BOOLEAN,
+  PRIMARY KEY (npi) NOT ENFORCED
+) PARTITIONED BY (active)
+  WITH ('connector' = 'iceberg', 'catalog-type' = 'hadoop', 'warehouse' = '${WAREHOUSE}');
+
+INSERT INTO lake SELECT * FROM roster WHERE active = TRUE AND seq > 10;
+)sql",
+                       {{"WAREHOUSE", "/data/wh"}});
+  ASSERT_EQ(s.tables.size(), 2u);
+  EXPECT_EQ(s.tables[0].watermark, (Watermark{"event_time", 5000, {}}));
+  EXPECT_EQ(s.tables[1].partitioned_by, std::vector<std::string>{"active"});
+  EXPECT_EQ(s.tables[1].options[2].second, "/data/wh");
+  EXPECT_EQ(s.inserts.size(), 1u);
+}
+
+TEST(ParseScript, EveryPrefixAndDeletionFailsCleanly) {
+  // Robustness: truncated or damaged scripts give a positioned InvalidArgument, never a crash.
+  const Variables vars = {{"WAREHOUSE", "/tmp/wh"}};
+  const std::string job(kJob);
+  auto check = [&](const std::string& text) {
+    auto script = ParseScript(text, vars);
+    if (script.ok()) return;
+    EXPECT_TRUE(script.status().IsInvalidArgument()) << text;
+    EXPECT_EQ(script.status().message().rfind("line ", 0), 0u) << script.status().message();
+  };
+  for (size_t n = 0; n <= job.size(); ++n) check(job.substr(0, n));
+  for (size_t i = 0; i < job.size(); ++i) check(job.substr(0, i) + job.substr(i + 1));
+}
+
+TEST(ParseScript, JobFileNeedsItsVariable) {
+  auto script = ParseScript(kJob);
+  ASSERT_FALSE(script.ok());
+  EXPECT_EQ(FirstLine(script.status()),
+            "line 7, column 208: undefined variable ${WAREHOUSE}; define it with --var "
+            "WAREHOUSE=VALUE or in the environment");
+}
+
+TEST(ParseScript, EmptyAndCommentOnlyScripts) {
+  EXPECT_EQ(MustParse(""), Script{});
+  EXPECT_EQ(MustParse("  -- nothing\n/* at all */ ;; ;\n"), Script{});
+}
+
+TEST(ParseScript, CommentsMaySitAnywhere) {
+  Script s = MustParse(
+      "CREATE /* c1 */ TABLE t ( -- c2\n"
+      "  a /* c3 */ INT -- c4\n"
+      ") -- c5\n"
+      "WITH ('k' /* c6 */ = 'v -- not a comment') -- c7\n"
+      "; -- c8");
+  ASSERT_EQ(s.tables.size(), 1u);
+  EXPECT_EQ(s.tables[0].options[0].second, "v -- not a comment");
+}
+
+TEST(ParseScript, LastStatementNeedsNoSemicolon) {
+  Script s = MustParse(std::string(kTableT) + "INSERT INTO t SELECT * FROM t");
+  EXPECT_EQ(s.inserts.size(), 1u);
+}
+
+TEST(ParseScript, RejectsUnsupportedStatements) {
+  EXPECT_EQ(ParseError("SET 'a' = 'b';\n  SELECT * FROM t;"),
+            "line 2, column 3: expected SET, CREATE TABLE or INSERT INTO, found keyword SELECT");
+  EXPECT_EQ(ParseError("DROP TABLE t"),
+            "line 1, column 1: expected SET, CREATE TABLE or INSERT INTO, found identifier "
+            "'DROP'");
+  EXPECT_EQ(ParseError("'x'"),
+            "line 1, column 1: expected SET, CREATE TABLE or INSERT INTO, found string 'x'");
+}
+
+TEST(ParseScript, ErrorsQuoteTheLineWithACaret) {
+  auto script = ParseScript("SET 'a' = 'b';\nCREATE TABLE t (a INT,, b INT);\n");
+  ASSERT_FALSE(script.ok());
+  EXPECT_EQ(script.status().message(),
+            "line 2, column 23: expected column name, PRIMARY KEY or WATERMARK, found ','\n"
+            "  CREATE TABLE t (a INT,, b INT);\n"
+            "                        ^");
+}
+
+TEST(ParseScript, VariablesWorkAnywhereInTheText) {
+  Script s =
+      MustParse("CREATE TABLE ${T} (${COL} ${TYPE}) WITH ('path' = '${DIR}/data', 'x' = '${DIR}');",
+                {{"T", "events"}, {"COL", "id"}, {"TYPE", "BIGINT NOT NULL"}, {"DIR", "/tmp/wh"}});
+  ASSERT_EQ(s.tables.size(), 1u);
+  EXPECT_EQ(s.tables[0].name, "events");
+  EXPECT_EQ(s.tables[0].columns[0], (ColumnDef{"id", DataType::Int64(), true, {}}));
+  EXPECT_EQ(s.tables[0].options[0].second, "/tmp/wh/data");
+}
+
+TEST(ParseScript, ErrorsAfterASubstitutionKeepTheWrittenPosition) {
+  // The value is longer than its reference; the error column is the one in the file.
+  EXPECT_EQ(ParseError("SET '${K}' = 'v' oops;", {{"K", "a.much.longer.key"}}),
+            "line 1, column 18: expected ';', found identifier 'oops'");
+}
+
+TEST(ParseScript, ErrorsInsideAValueNameTheVariable) {
+  EXPECT_EQ(ParseError("CREATE TABLE t (a ${TYPE});", {{"TYPE", "INT NOT NUL"}}),
+            "line 1, column 19: expected NULL, found identifier 'NUL' (in the value of ${TYPE})");
+}
+
+TEST(ParseScript, ValuesAreInsertedVerbatim) {
+  // A quote in the value ends the string literal early: values are text, not literals.
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT) WITH ('path' = '${DIR}');", {{"DIR", "o' oops '"}}),
+            "line 1, column 40: expected ',' or ')', found identifier 'oops' (in the value of "
+            "${DIR})");
+  // Unbalanced quotes in a value show up after it.
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT) WITH ('path' = '${DIR}');", {{"DIR", "o'k"}}),
+            "line 1, column 46: unterminated string literal");
+}
+
+TEST(ParseScript, VariableNamesAreCaseSensitive) {
+  EXPECT_EQ(ParseError("SET 'a' = '${dir}';", {{"DIR", "x"}}),
+            "line 1, column 12: undefined variable ${dir}; define it with --var dir=VALUE or in "
+            "the environment");
+}
+
+TEST(SubstituteVariables, ReplacesReferences) {
+  auto text = SubstituteVariables("a=${A}, b=${B_2}, $ {not}", {{"A", "1"}, {"B_2", ""}});
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  EXPECT_EQ(*text, "a=1, b=, $ {not}");
+  auto missing = SubstituteVariables("\n ${X}", {});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(FirstLine(missing.status()),
+            "line 2, column 2: undefined variable ${X}; define it with --var X=VALUE or in the "
+            "environment");
+}
+
+}  // namespace
+}  // namespace floe::sql

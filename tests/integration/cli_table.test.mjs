@@ -1,0 +1,191 @@
+// The `floe table` commands driven as a user would: real processes, real files.
+// FLOE_BIN points at the floe binary (ctest passes it).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const FLOE = process.env.FLOE_BIN;
+assert.ok(FLOE && fs.existsSync(FLOE), 'FLOE_BIN must point at the floe binary');
+const WH = fs.mkdtempSync(path.join(os.tmpdir(), 'floe-cli-'));
+
+function floe(...args) {
+  const r = spawnSync(FLOE, [...args, '--warehouse', WH], { encoding: 'utf8' });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+function ok(...args) {
+  const r = floe(...args);
+  assert.equal(r.code, 0, `floe ${args.join(' ')} failed: ${r.err}`);
+  return r.out;
+}
+function scan(table, ...extra) {
+  return ok('table', 'scan', table, ...extra).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+function describe(table) {
+  return JSON.parse(ok('table', 'describe', table));
+}
+function writeLines(name, rows) {
+  const p = path.join(WH, name);
+  fs.writeFileSync(p, rows.map((r) => (typeof r === 'string' ? r : JSON.stringify(r))).join('\n') + '\n');
+  return p;
+}
+function dataFiles(table) {
+  const [ns, t] = table.split('.');
+  const out = [];
+  const walk = (d) => {
+    if (!fs.existsSync(d)) return;
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p); else out.push(p);
+    }
+  };
+  walk(path.join(WH, ns, t, 'data'));
+  return out.sort();
+}
+const byKey = (k) => (a, b) => (a[k] < b[k] ? -1 : a[k] > b[k] ? 1 : 0);
+
+const SCHEMA = 'id BIGINT NOT NULL, name STRING, score DECIMAL(10, 2), ts TIMESTAMP(6), day DATE, ok BOOLEAN';
+
+test('create, append, upsert, delete and scan with deletes applied', () => {
+  ok('table', 'create', 'db.people', '--schema', SCHEMA, '--primary-key', 'id',
+     '--property', 'write.target-file-size-bytes=1048576');
+  const d0 = describe('db.people');
+  assert.deepEqual(d0['primary-key'], ['id']);
+  assert.equal(d0['current-snapshot-id'], null);
+  assert.equal(d0.properties['write.target-file-size-bytes'], '1048576');
+
+  const first = [];
+  for (let i = 1; i <= 100; i++) {
+    first.push({ id: i, name: `n${i}`, score: `${i}.50`, ts: '2024-03-01T10:00:00.000001', day: '2024-03-01', ok: i % 2 === 0 });
+  }
+  ok('table', 'append', 'db.people', writeLines('first.jsonl', first));
+  assert.equal(scan('db.people').length, 100);
+
+  // Upsert: ids 91..110, id 95 twice in the file (the last one wins), 101..110 are new.
+  const up = [];
+  for (let i = 91; i <= 110; i++) up.push({ id: i, name: `u${i}`, score: '1.00', ts: null, day: null, ok: null });
+  up.push({ id: 95, name: 'u95-last', score: '2.25', ts: '1969-12-31 23:59:59.5', day: '1900-01-01', ok: true });
+  ok('table', 'upsert', 'db.people', writeLines('up.jsonl', up));
+  let rows = scan('db.people').sort(byKey('id'));
+  assert.equal(rows.length, 110);
+  assert.equal(new Set(rows.map((r) => r.id)).size, 110, 'no key twice');
+  const r95 = rows.find((r) => r.id === 95);
+  assert.equal(r95.name, 'u95-last');
+  assert.equal(r95.score, '2.25');
+  assert.equal(r95.ts, '1969-12-31T23:59:59.500000');
+  assert.equal(r95.day, '1900-01-01');
+  assert.equal(rows.find((r) => r.id === 90).name, 'n90');
+
+  // Delete: only key columns are needed.
+  ok('table', 'delete', 'db.people', writeLines('del.jsonl', [{ id: 1 }, { id: 105 }, { id: 999 }]));
+  rows = scan('db.people');
+  assert.equal(rows.length, 108);
+  assert.ok(!rows.some((r) => r.id === 1 || r.id === 105));
+
+  const d = describe('db.people');
+  assert.equal(d.snapshots.length, 3);
+  assert.deepEqual(d.snapshots.map((s) => s.operation), ['append', 'overwrite', 'delete']);
+  assert.equal(d.snapshots[2].summary['total-records'] !== undefined, true);
+  assert.ok(d.files['delete-files'] >= 2);
+  assert.equal(d.files['data-files'] >= 2, true);
+
+  // Scan an older snapshot: the first append alone.
+  const firstId = String(d.snapshots[0]['snapshot-id']);
+  const raw = ok('table', 'describe', 'db.people');
+  const idText = raw.match(/"snapshot-id": (\d+)/)[1];  // exact digits (ids exceed 2^53)
+  assert.equal(scan('db.people', '--snapshot', idText).length, 100, firstId);
+  assert.equal(scan('db.people', '--limit', '7').length, 7);
+});
+
+test('a bad line names file, line, field and type, and commits nothing', () => {
+  ok('table', 'create', 'db.strict', '--schema', 'id BIGINT NOT NULL, qty INT');
+  ok('table', 'append', 'db.strict', writeLines('good.jsonl', [{ id: 1, qty: 1 }]));
+  const before = describe('db.strict');
+  const filesBefore = dataFiles('db.strict');
+  const lines = [];
+  for (let i = 0; i < 5000; i++) lines.push({ id: i, qty: i });
+  lines[4321] = '{"id": 4321, "qty": "lots"}';
+  const bad = writeLines('bad.jsonl', lines);
+  const r = floe('table', 'append', 'db.strict', bad);
+  assert.notEqual(r.code, 0);
+  assert.match(r.err, /bad\.jsonl:4322/);
+  assert.match(r.err, /qty/);
+  assert.match(r.err, /INT/);
+  assert.match(r.err, /nothing was committed/);
+  const after = describe('db.strict');
+  assert.equal(after.snapshots.length, before.snapshots.length);
+  assert.deepEqual(dataFiles('db.strict'), filesBefore, 'no orphan files left behind');
+  assert.equal(scan('db.strict').length, 1);
+
+  const missing = floe('table', 'append', 'db.strict', writeLines('nonull.jsonl', [{ qty: 3 }]));
+  assert.notEqual(missing.code, 0);
+  assert.match(missing.err, /nonull\.jsonl:1/);
+  assert.match(missing.err, /'id'/);
+});
+
+test('config and usage errors are caught before anything is created', () => {
+  let r = floe('table', 'create', 'db.bad1', '--schema', 'id BIGINT', '--property', 'write.parquet.compression-codec=lz5');
+  assert.notEqual(r.code, 0);
+  assert.match(r.err, /write\.parquet\.compression-codec/);
+  assert.ok(!fs.existsSync(path.join(WH, 'db', 'bad1')));
+  r = floe('table', 'create', 'db.bad2', '--schema', 'id BIGINT, x FANCYTYPE');
+  assert.notEqual(r.code, 0);
+  assert.match(r.err, /FANCYTYPE/);
+  r = floe('table', 'create', 'db.bad3', '--schema', 'id BIGINT, d DATE', '--primary-key', 'id', '--partition-by', 'day(d)');
+  assert.notEqual(r.code, 0);
+  assert.match(r.err, /primary key/);
+  r = floe('table', 'create', 'db.bad4', '--schema', 'id BIGINT', '--partition-by', 'bucket(16, nope)');
+  assert.notEqual(r.code, 0);
+  assert.match(r.err, /nope/);
+  ok('table', 'create', 'db.nokey', '--schema', 'id BIGINT');
+  r = floe('table', 'upsert', 'db.nokey', writeLines('k.jsonl', [{ id: 1 }]));
+  assert.notEqual(r.code, 0);
+  assert.match(r.err, /primary key/);
+  r = floe('table', 'create', 'db.nokey', '--schema', 'id BIGINT');
+  assert.notEqual(r.code, 0);
+  assert.match(r.err, /exists/);
+  r = floe('table', 'scan', 'db.missing');
+  assert.notEqual(r.code, 0);
+  r = floe('table', 'append', 'db.nokey', path.join(WH, 'does-not-exist.jsonl'));
+  assert.notEqual(r.code, 0);
+  assert.match(r.err, /does-not-exist/);
+});
+
+test('partitioned table: rows land in partition directories and read back', () => {
+  ok('table', 'create', 'db.events', '--schema', 'seq BIGINT NOT NULL, npi STRING NOT NULL, event_time TIMESTAMP(3) NOT NULL',
+     '--partition-by', 'day(event_time), bucket(4, npi)');
+  const rows = [];
+  for (let i = 1; i <= 600; i++) {
+    rows.push({ seq: i, npi: String(1000000000 + (i % 37)), event_time: `2024-01-0${1 + (i % 3)} 0${i % 10}:00:00.123` });
+  }
+  ok('table', 'append', 'db.events', writeLines('events.jsonl', rows));
+  const got = scan('db.events').map((r) => r.seq).sort((a, b) => a - b);
+  assert.deepEqual(got, rows.map((r) => r.seq));
+  const dirs = new Set(dataFiles('db.events').map((f) => path.relative(path.join(WH, 'db', 'events', 'data'), path.dirname(f))));
+  assert.ok([...dirs].every((d) => /^event_time_day=2024-01-0[123]\/npi_bucket=[0-3]$/.test(d)), [...dirs].join(','));
+  assert.ok(dirs.size >= 9);
+});
+
+test('two processes appending to one table at once: both commits land', async () => {
+  ok('table', 'create', 'db.race', '--schema', 'seq BIGINT NOT NULL, who STRING');
+  const runs = [];
+  for (let w = 0; w < 4; w++) {
+    const rows = [];
+    for (let i = 0; i < 2000; i++) rows.push({ seq: w * 2000 + i, who: `w${w}` });
+    const f = writeLines(`race${w}.jsonl`, rows);
+    runs.push(new Promise((resolve) => {
+      const p = spawn(FLOE, ['table', 'append', 'db.race', f, '--warehouse', WH]);
+      let err = '';
+      p.stderr.on('data', (d) => (err += d));
+      p.on('close', (code) => resolve({ code, err }));
+    }));
+  }
+  const results = await Promise.all(runs);
+  for (const r of results) assert.equal(r.code, 0, r.err);
+  const seqs = scan('db.race').map((r) => r.seq).sort((a, b) => a - b);
+  assert.equal(seqs.length, 8000);
+  assert.equal(new Set(seqs).size, 8000);
+  assert.equal(describe('db.race').snapshots.length, 4);
+});
