@@ -37,7 +37,7 @@ enum class EntryStatus : int32_t { kExisting = 0, kAdded = 1, kDeleted = 2 };
 
 struct ManifestEntry {
   EntryStatus status = EntryStatus::kAdded;
-  std::optional<int64_t> snapshot_id;  // null = inherit from the manifest list
+  std::optional<int64_t> snapshot_id;           // null = inherit from the manifest list
   std::optional<int64_t> sequence_number;       // data sequence number; null = inherit
   std::optional<int64_t> file_sequence_number;  // null = inherit
   DataFile data_file;

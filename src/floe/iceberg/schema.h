@@ -16,8 +16,8 @@ namespace floe::iceberg {
 // A single value of a primitive Iceberg type; the type travels separately (a DataType).
 // monostate = null. Storage follows floe::Column: date int32 days, timestamps int64 micros,
 // decimal Int128 unscaled, string and binary std::string.
-using Value = std::variant<std::monostate, bool, int32_t, int64_t, float, double, std::string,
-                           Int128>;
+using Value =
+    std::variant<std::monostate, bool, int32_t, int64_t, float, double, std::string, Int128>;
 
 // An Iceberg schema. Flat for now (primitive fields only); field ids are stable across
 // evolution. Fields reuse floe::Field: name, type, nullable (= !required), field_id.

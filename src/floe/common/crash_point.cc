@@ -1,0 +1,43 @@
+#include "floe/common/crash_point.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace floe {
+namespace {
+
+struct CrashConfig {
+  std::string name;
+  long target = 1;
+  std::atomic<long> hits{0};
+};
+
+CrashConfig* LoadConfig() {
+  const char* env = std::getenv("FLOE_CRASH_AT");
+  if (env == nullptr || *env == '\0') return nullptr;
+  static CrashConfig config;
+  std::string spec(env);
+  size_t colon = spec.rfind(':');
+  config.name = spec.substr(0, colon);
+  if (colon != std::string::npos) config.target = std::max(1L, std::atol(spec.c_str() + colon + 1));
+  return &config;
+}
+
+}  // namespace
+
+void CrashPoint(std::string_view name) {
+  static CrashConfig* config = LoadConfig();
+  if (config == nullptr || name != config->name) return;
+  if (config->hits.fetch_add(1) + 1 == config->target) {
+    std::fprintf(stderr, "floe: crash point '%s' reached: SIGKILL\n", config->name.c_str());
+    ::kill(::getpid(), SIGKILL);
+  }
+}
+
+}  // namespace floe
