@@ -11,6 +11,9 @@ namespace floe::cli {
 // stdout; returns a Status the caller prints.
 Status RunTableCommand(const std::vector<std::string>& args);
 
+// `floe roster expected ...`: the expected upsert table of the roster feed.
+Status RunRosterCommand(const std::vector<std::string>& args);
+
 // `floe demo`: the main job on embedded defaults (see README).
 Status RunDemo(const std::vector<std::string>& args);
 

@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "floe/cli/commands.h"
+#include "floe/cli/supervisor.h"
+#include "floe/sql/planner.h"
 
 namespace {
 
@@ -11,7 +13,14 @@ constexpr const char* kUsage =
     "floe: land event streams in Apache Iceberg tables exactly once\n"
     "usage:\n"
     "  floe demo [--warehouse DIR] [--events N] [--seed S]   the main job on embedded defaults\n"
-    "  floe table <create|append|upsert|delete|scan|describe> ...   (floe table help)\n";
+    "  floe table <create|append|upsert|delete|scan|describe|verify> ...   (floe table help)\n"
+    "  floe roster expected --seed S [--events N] [--providers P] [--sources K]\n"
+    "  floe run JOB.sql [--var NAME=VALUE]... [--set key=value]... [--from latest|PATH]\n"
+    "           [--on-stale-restore fail|skip-to-table|replay] [--job-id ID]\n"
+    "  floe list [--all] [--json]                    jobs and their last checkpoint\n"
+    "  floe savepoint JOB_ID [DIR]                   prints the savepoint's path\n"
+    "  floe stop JOB_ID --savepoint [DIR]            savepoint, then stop; prints its path\n"
+    "  floe cancel JOB_ID\n";
 
 }  // namespace
 
@@ -26,8 +35,12 @@ int main(int argc, char** argv) {
   floe::Status st;
   if (command == "table") {
     st = floe::cli::RunTableCommand(rest);
+  } else if (command == "roster") {
+    st = floe::cli::RunRosterCommand(rest);
   } else if (command == "demo") {
     st = floe::cli::RunDemo(rest);
+  } else if (floe::cli::IsProcessCommand(command)) {
+    st = floe::cli::RunProcessCommand(command, rest, floe::sql::PlanJob);
   } else {
     std::fputs(kUsage, stderr);
     st = floe::Status::InvalidArgument("unknown command '" + command + "'");

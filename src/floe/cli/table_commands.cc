@@ -7,6 +7,7 @@
 #include "floe/cli/args.h"
 #include "floe/cli/commands.h"
 #include "floe/cli/table_ops.h"
+#include "floe/connectors/table_verify.h"
 #include "floe/format/json/json_lines.h"
 #include "floe/iceberg/catalog.h"
 #include "floe/iceberg/manifest_io.h"
@@ -27,6 +28,8 @@ constexpr const char* kUsage =
     "  delete NS.TABLE FILE.jsonl     delete the rows whose keys the file holds\n"
     "  scan NS.TABLE [--snapshot ID] [--limit N]   rows as JSON lines, deletes applied\n"
     "  describe NS.TABLE              schema, spec, properties, snapshots, file counts\n"
+    "  verify NS.TABLE [--unique COL] [--expect-range COL:1..N] [--expected FILE --key COL]\n"
+    "                                 rows, duplicates, missing runs, differences; exit 1 on any\n"
     "--warehouse defaults to ./warehouse\n";
 
 Result<std::unique_ptr<iceberg::Catalog>> OpenCatalog(const Args& args) {
@@ -146,6 +149,31 @@ Status Describe(const std::vector<std::string>& argv) {
   return Status::OK();
 }
 
+Status Verify(const std::vector<std::string>& argv) {
+  FLOE_ASSIGN_OR_RAISE(
+      Args args,
+      Args::Parse(argv, {{"warehouse", "unique", "expect-range", "expected", "key"}, {}}));
+  FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "verify NS.TABLE [checks]"));
+  connectors::VerifyOptions options;
+  options.unique_column = args.GetOr("unique", "");
+  if (auto range = args.Get("expect-range")) {
+    FLOE_ASSIGN_OR_RAISE(options.expect_range, connectors::ParseExpectRange(*range));
+  }
+  options.expected_file = args.GetOr("expected", "");
+  options.key_column = args.GetOr("key", "");
+  if (options.expected_file.empty() != options.key_column.empty()) {
+    return Status::InvalidArgument("--expected FILE and --key COL go together");
+  }
+  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
+  FLOE_ASSIGN_OR_RAISE(auto report, connectors::VerifyTable(*catalog, id, options));
+  std::printf("%s", report.ToText().c_str());
+  if (report.findings() > 0) {
+    return Status::InvalidArgument(std::to_string(report.findings()) + " finding(s) in " +
+                                   id.ToString());
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status RunTableCommand(const std::vector<std::string>& args) {
@@ -161,6 +189,7 @@ Status RunTableCommand(const std::vector<std::string>& args) {
   if (verb == "delete") return Write(rest, iceberg::WriteMode::kDelete, "delete");
   if (verb == "scan") return Scan(rest);
   if (verb == "describe") return Describe(rest);
+  if (verb == "verify") return Verify(rest);
   std::fputs(kUsage, stderr);
   return Status::InvalidArgument("unknown table command '" + verb + "'");
 }

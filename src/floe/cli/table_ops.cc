@@ -107,7 +107,10 @@ Status WriteJsonFile(iceberg::Catalog& catalog, const iceberg::TableIdentifier& 
   auto input_schema = InputSchema(schema, mode);
   FLOE_ASSIGN_OR_RAISE(auto decoder, json::JsonLinesDecoder::Make(input_schema));
   FLOE_ASSIGN_OR_RAISE(uint64_t total_bytes, io::FileSize(path));
-  FLOE_ASSIGN_OR_RAISE(auto reader, io::LineChunkReader::Open(path));
+  // Small chunks keep the text, the columns decoded from it and the pages encoded from them in
+  // the CPU's L2 cache from read() to Parquet (8 MiB chunks ran ~15% slower on the bench).
+  constexpr size_t kChunkBytes = 256 << 10;
+  FLOE_ASSIGN_OR_RAISE(auto reader, io::LineChunkReader::Open(path, kChunkBytes));
   // Unique per command run, so concurrent writers never collide on a file name.
   std::string prefix = "00000-0-" + RandomHex(8) + "-" + RandomHex(4) + "-" + RandomHex(12);
   FLOE_ASSIGN_OR_RAISE(auto config, iceberg::ConfigFromTableProperties(table.metadata, prefix));
@@ -116,6 +119,7 @@ Status WriteJsonFile(iceberg::Catalog& catalog, const iceberg::TableIdentifier& 
   ProgressLine line(progress, ModeName(mode));
   Status st;
   io::LineChunkReader::Chunk chunk;
+  RecordBatch batch(input_schema);  // reused: its columns keep their capacity across chunks
   while (st.ok()) {
     auto more = reader->Next(&chunk);
     if (!more.ok()) {
@@ -123,8 +127,8 @@ Status WriteJsonFile(iceberg::Catalog& catalog, const iceberg::TableIdentifier& 
       break;
     }
     if (!*more) break;
-    RecordBatch batch(input_schema);
-    st = decoder->Decode(chunk.text, path, chunk.first_line, &batch);
+    batch.Truncate(0);
+    st = decoder->DecodePadded(chunk.text, chunk.padding, path, chunk.first_line, &batch);
     if (!st.ok()) break;
     report->rows_read += static_cast<int64_t>(batch.num_rows());
     st = mode == WriteMode::kDelete ? writer->Delete(batch) : writer->Add(batch);

@@ -59,12 +59,34 @@ int BatchSchema::FieldIndex(std::string_view name) const {
   return -1;
 }
 
+namespace internal {
+
+void ByteBuffer::Reallocate(size_t capacity) {
+  capacity = std::max<size_t>(capacity, 64);
+  auto grown = std::make_unique_for_overwrite<uint8_t[]>(capacity);
+  if (size_ != 0) std::memcpy(grown.get(), data_.get(), size_);
+  data_ = std::move(grown);
+  capacity_ = capacity;
+}
+
+}  // namespace internal
+
 void Column::Reserve(size_t n) {
   if (type_.is_variable_width()) {
     offsets_.reserve(n + 1);
   } else {
-    fixed_.reserve(n * type_.fixed_width());
+    fixed_.Reserve(n * type_.fixed_width());
   }
+}
+
+void Column::ReserveMore(size_t rows, size_t bytes) {
+  if (type_.is_variable_width()) {
+    offsets_.reserve(offsets_.size() + rows);
+    bytes_.reserve(bytes_.size() + bytes);
+  } else {
+    fixed_.Reserve(fixed_.size() + rows * type_.fixed_width());
+  }
+  if (null_count_ != 0) nulls_.reserve(size_ + rows);
 }
 
 void Column::AppendNull() {
@@ -74,9 +96,31 @@ void Column::AppendNull() {
   if (type_.is_variable_width()) {
     offsets_.push_back(static_cast<uint32_t>(bytes_.size()));
   } else {
-    fixed_.resize(fixed_.size() + type_.fixed_width(), 0);
+    size_t w = type_.fixed_width();
+    std::memset(fixed_.Extend(w), 0, w);
   }
   ++size_;
+}
+
+void Column::Truncate(size_t rows) {
+  if (rows >= size_) return;
+  if (null_count_ != 0) {
+    size_t removed = 0;
+    for (size_t i = rows; i < size_; ++i) removed += nulls_[i];
+    null_count_ -= removed;
+    if (null_count_ == 0) {
+      nulls_.clear();
+    } else {
+      nulls_.resize(rows);
+    }
+  }
+  if (type_.is_variable_width()) {
+    offsets_.resize(rows + 1);
+    bytes_.resize(offsets_[rows]);
+  } else {
+    fixed_.Shrink(rows * type_.fixed_width());
+  }
+  size_ = rows;
 }
 
 void Column::AppendFrom(const Column& other, size_t i) {
@@ -86,7 +130,7 @@ void Column::AppendFrom(const Column& other, size_t i) {
     AppendBytes(other.GetBytes(i));
   } else {
     size_t w = type_.fixed_width();
-    fixed_.insert(fixed_.end(), other.fixed_.begin() + i * w, other.fixed_.begin() + (i + 1) * w);
+    fixed_.Append(other.fixed_.data() + i * w, w);
     PushValid();
   }
 }
@@ -153,6 +197,10 @@ bool RecordBatch::Equals(const RecordBatch& other) const {
     if (!columns_[i].Equals(other.columns_[i])) return false;
   }
   return true;
+}
+
+void RecordBatch::Truncate(size_t rows) {
+  for (auto& c : columns_) c.Truncate(rows);
 }
 
 size_t RecordBatch::ByteSize() const {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -76,6 +77,63 @@ struct BatchSchema {
   bool operator==(const BatchSchema&) const = default;
 };
 
+namespace internal {
+
+// A growable byte buffer that never zero-fills: appends write into uninitialized capacity that
+// grows geometrically. Copies copy the contents only. Storage is aligned for any scalar
+// (operator new[] alignment, >= 16 bytes on the supported targets).
+class ByteBuffer {
+ public:
+  ByteBuffer() = default;
+  ByteBuffer(const ByteBuffer& other) { Append(other.data_.get(), other.size_); }
+  ByteBuffer& operator=(const ByteBuffer& other) {
+    if (this != &other) {
+      size_ = 0;
+      Append(other.data_.get(), other.size_);
+    }
+    return *this;
+  }
+  ByteBuffer(ByteBuffer&& other) noexcept
+      : data_(std::move(other.data_)), size_(other.size_), capacity_(other.capacity_) {
+    other.size_ = other.capacity_ = 0;
+  }
+  ByteBuffer& operator=(ByteBuffer&& other) noexcept {
+    data_ = std::move(other.data_);
+    size_ = other.size_;
+    capacity_ = other.capacity_;
+    other.size_ = other.capacity_ = 0;
+    return *this;
+  }
+
+  const uint8_t* data() const { return data_.get(); }
+  size_t size() const { return size_; }
+  size_t capacity() const { return capacity_; }
+  void Reserve(size_t n) {
+    if (n > capacity_) Reallocate(n);
+  }
+  // Grows the size by n and returns the (uninitialized) first new byte.
+  uint8_t* Extend(size_t n) {
+    if (n > capacity_ - size_) Reallocate(std::max(size_ + n, capacity_ * 2));
+    uint8_t* p = data_.get() + size_;
+    size_ += n;
+    return p;
+  }
+  void Append(const void* p, size_t n) {
+    if (n != 0) std::memcpy(Extend(n), p, n);
+  }
+  // REQUIRES: n <= size().
+  void Shrink(size_t n) { size_ = n; }
+
+ private:
+  void Reallocate(size_t capacity);
+
+  std::unique_ptr<uint8_t[]> data_;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
+
+}  // namespace internal
+
 // Column is a growable vector of values of one DataType plus a null mask.
 // Not thread-safe; owned by value. Null slots hold zero / empty values.
 class Column {
@@ -94,9 +152,7 @@ class Column {
   // REQUIRES: T is the storage type of type().
   template <typename T>
   void Append(T v) {
-    size_t at = fixed_.size();
-    fixed_.resize(at + sizeof(T));
-    std::memcpy(fixed_.data() + at, &v, sizeof(T));
+    std::memcpy(fixed_.Extend(sizeof(T)), &v, sizeof(T));
     PushValid();
   }
   // REQUIRES: type() is kString or kBinary.
@@ -107,6 +163,9 @@ class Column {
   }
   // Appends row `i` of `other`. REQUIRES: other.type() == type().
   void AppendFrom(const Column& other, size_t i);
+  // Drops every row from `rows` on (no-op if rows >= size()); capacity is kept, so a column
+  // truncated to 0 can be refilled without reallocating.
+  void Truncate(size_t rows);
 
   // REQUIRES: T is the storage type of type().
   template <typename T>
@@ -131,6 +190,8 @@ class Column {
   bool Equals(const Column& other) const;
   // Approximate in-memory bytes, used to size batches and files.
   size_t ByteSize() const { return fixed_.size() + bytes_.size() + offsets_.size() * 4; }
+  // Reserves room for `rows` more rows and `bytes` more string/binary bytes.
+  void ReserveMore(size_t rows, size_t bytes);
 
  private:
   void PushValid() {
@@ -142,7 +203,7 @@ class Column {
   size_t size_ = 0;
   size_t null_count_ = 0;
   std::vector<uint8_t> nulls_;
-  std::vector<uint8_t> fixed_;
+  internal::ByteBuffer fixed_;
   std::vector<uint32_t> offsets_;
   std::string bytes_;
 };
@@ -169,6 +230,9 @@ class RecordBatch {
   RecordBatch Take(const std::vector<uint32_t>& rows) const;
   bool Equals(const RecordBatch& other) const;
   size_t ByteSize() const;
+  // Drops every row from `rows` on, keeping the columns' capacity (Truncate(0) empties the
+  // batch for reuse).
+  void Truncate(size_t rows);
 
  private:
   std::shared_ptr<const BatchSchema> schema_;

@@ -35,6 +35,52 @@ TEST(Column, StringsKeepEmptyAndNullApart) {
   EXPECT_EQ(c.GetBytes(2), "abc");
 }
 
+TEST(Column, TruncateDropsRowsNullsAndBytes) {
+  Column c(DataType::String());
+  c.AppendBytes("a");
+  c.AppendNull();
+  c.AppendBytes("bc");
+  c.Truncate(5);  // beyond the end: no-op
+  EXPECT_EQ(c.size(), 3u);
+  c.Truncate(2);
+  ASSERT_EQ(c.size(), 2u);
+  EXPECT_EQ(c.null_count(), 1u);
+  EXPECT_EQ(c.bytes(), "a");
+  EXPECT_EQ(c.offsets().size(), 3u);
+  c.Truncate(1);  // the last null goes: the mask is empty again
+  EXPECT_EQ(c.null_count(), 0u);
+  EXPECT_TRUE(c.null_mask().empty());
+  c.AppendBytes("d");
+  EXPECT_EQ(c.GetBytes(1), "d");
+
+  Column n(DataType::Int64());
+  for (int64_t i = 0; i < 1000; ++i) n.Append<int64_t>(i);
+  n.AppendNull();
+  Column copy = n;  // copies hold the values, not the spare capacity
+  n.Truncate(0);
+  EXPECT_EQ(n.size(), 0u);
+  EXPECT_EQ(n.null_count(), 0u);
+  n.Append<int64_t>(42);
+  EXPECT_EQ(n.Get<int64_t>(0), 42);
+  ASSERT_EQ(copy.size(), 1001u);
+  EXPECT_EQ(copy.values<int64_t>()[999], 999);
+  EXPECT_TRUE(copy.IsNull(1000));
+  EXPECT_EQ(copy.Get<int64_t>(1000), 0);
+}
+
+TEST(RecordBatch, TruncateKeepsColumnsAligned) {
+  RecordBatch b(TwoColumns());
+  b.mutable_column(0).Append<int64_t>(1);
+  b.mutable_column(1).AppendBytes("x");
+  b.mutable_column(0).Append<int64_t>(2);  // a half-appended row
+  b.Truncate(1);
+  EXPECT_EQ(b.num_rows(), 1u);
+  EXPECT_TRUE(b.Validate().ok());
+  b.Truncate(0);
+  EXPECT_EQ(b.num_rows(), 0u);
+  EXPECT_EQ(b.column(1).bytes(), "");
+}
+
 TEST(RecordBatch, TakeReordersRows) {
   RecordBatch b(TwoColumns());
   for (int i = 0; i < 3; ++i) {

@@ -56,6 +56,15 @@ const char* RosterGenerator::FlinkColumns() {
          "specialty STRING, state STRING, city STRING, zip STRING, phone STRING, active BOOLEAN";
 }
 
+void RosterGenerator::SkipTo(int64_t seq) {
+  for (; next_seq_ < seq && !done(); ++next_seq_) {
+    // Same draws, same order as Next; only the revision counter carries state.
+    uint64_t r_provider = rng_();
+    for (int i = 0; i < 4; ++i) rng_();
+    ++revisions_[static_cast<size_t>(r_provider % static_cast<uint64_t>(options_.providers))];
+  }
+}
+
 RecordBatch RosterGenerator::Next(size_t max_rows) {
   RecordBatch batch(Schema());
   auto col = [&](int i) -> Column& { return batch.mutable_column(static_cast<size_t>(i)); };

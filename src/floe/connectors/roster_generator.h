@@ -37,6 +37,10 @@ class RosterGenerator {
 
   // Next up to `max_rows` events (fewer at the end; empty when done).
   RecordBatch Next(size_t max_rows);
+  // Fast-forwards so the next event produced is `seq` (clamped to events + 1), drawing the same
+  // random numbers Next would but building no rows: Next after SkipTo(n) returns exactly what
+  // it would have returned after producing seqs 1..n-1. REQUIRES: seq >= next_seq().
+  void SkipTo(int64_t seq);
   int64_t next_seq() const { return next_seq_; }
   bool done() const { return next_seq_ > options_.events; }
 

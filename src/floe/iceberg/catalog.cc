@@ -5,6 +5,7 @@
 #include <charconv>
 #include <chrono>
 
+#include "floe/common/crash_point.h"
 #include "floe/io/file.h"
 
 namespace floe::iceberg {
@@ -226,12 +227,16 @@ Result<LoadedTable> FileSystemCatalog::CommitTable(const LoadedTable& base, Tabl
         updated.metadata_log.end() - static_cast<std::ptrdiff_t>(max_entries));
   }
 
+  // Test-only fault injection (docs/exactly-once.md): a crash here leaves nothing committed.
+  CrashPoint("before-metadata-file");
   Status st = io::WriteFileExclusive(path, TableMetadataToJson(updated));
   if (st.IsAlreadyExists()) {
     return Status::Conflict("table " + base.id.ToString() + ": version " + std::to_string(next) +
                             " was committed concurrently; reload and retry");
   }
   FLOE_RETURN_NOT_OK(st);
+  // Committed, but version-hint.text still names the previous version.
+  CrashPoint("after-metadata-file-before-hint");
   // Committed. floe's LoadTable probes past a stale hint, so failing to write it is harmless;
   // but readers such as icebird trust the hint, so keep it current.
   UpdateHint(p, next);

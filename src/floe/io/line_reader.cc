@@ -7,7 +7,39 @@
 #include <cerrno>
 #include <cstring>
 
+#if defined(__SSE2__) && defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
 namespace floe::io {
+
+namespace {
+
+// Number of '\n' bytes in [p, p + n).
+int64_t CountNewlines(const char* p, size_t n) {
+  int64_t count = 0;
+#if defined(__SSE2__) && defined(__x86_64__)
+  const __m128i nl = _mm_set1_epi8('\n');
+  const __m128i zero = _mm_setzero_si128();
+  while (n >= 16) {
+    // Per-byte counters (cmpeq gives -1 per match) summed before they can overflow.
+    size_t blocks = std::min<size_t>(n / 16, 255);
+    __m128i acc = zero;
+    for (size_t b = 0; b < blocks; ++b) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(v, nl));
+      p += 16;
+    }
+    n -= blocks * 16;
+    __m128i sums = _mm_sad_epu8(acc, zero);
+    count += _mm_cvtsi128_si64(sums) + _mm_cvtsi128_si64(_mm_unpackhi_epi64(sums, sums));
+  }
+#endif
+  for (; n > 0; --n) count += *p++ == '\n';
+  return count;
+}
+
+}  // namespace
 
 LineChunkReader::~LineChunkReader() {
   if (fd_ >= 0) ::close(fd_);
@@ -30,45 +62,67 @@ Result<std::unique_ptr<LineChunkReader>> LineChunkReader::Open(const std::string
       new LineChunkReader(path, fd, std::max<size_t>(chunk_bytes, 4096), offset, first_line));
 }
 
+void LineChunkReader::Grow(size_t size) {
+  auto grown = std::make_unique_for_overwrite<char[]>(size + kPadding);
+  if (end_ > begin_) std::memcpy(grown.get(), buffer_.get() + begin_, end_ - begin_);
+  end_ -= begin_;
+  begin_ = 0;
+  buffer_ = std::move(grown);
+  capacity_ = size;
+}
+
 Result<bool> LineChunkReader::Next(Chunk* chunk) {
   // Drop what the previous call handed out, keep the partial line after it.
   if (consumed_ != 0) {
-    line_ += std::count(buffer_.data(), buffer_.data() + consumed_, '\n');
+    line_ += CountNewlines(buffer_.get() + begin_, consumed_);
     offset_ += consumed_;
-    buffer_.erase(0, consumed_);
+    begin_ += consumed_;
     consumed_ = 0;
   }
   size_t want = chunk_bytes_;
   while (true) {
-    while (!eof_ && buffer_.size() < want) {
-      size_t old = buffer_.size();
-      buffer_.resize(want);
-      ssize_t n = ::read(fd_, buffer_.data() + old, want - old);
-      if (n < 0) {
-        buffer_.resize(old);
-        if (errno == EINTR) continue;
-        return Status::IOError("cannot read '" + path_ + "': " + std::strerror(errno));
+    if (!eof_ && end_ - begin_ < want) {
+      if (want > capacity_) {
+        Grow(want);
+      } else if (begin_ + want > capacity_) {
+        // Move the partial line (short) to the front rather than the other way round.
+        std::memmove(buffer_.get(), buffer_.get() + begin_, end_ - begin_);
+        end_ -= begin_;
+        begin_ = 0;
       }
-      buffer_.resize(old + static_cast<size_t>(n));
-      if (n == 0) eof_ = true;
+      while (!eof_ && end_ - begin_ < want) {
+        ssize_t n = ::read(fd_, buffer_.get() + end_, begin_ + want - end_);
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          return Status::IOError("cannot read '" + path_ + "': " + std::strerror(errno));
+        }
+        end_ += static_cast<size_t>(n);
+        if (n == 0) eof_ = true;
+      }
+      // Initialized padding after the data (readers may look past the end of a chunk).
+      std::memset(buffer_.get() + end_, ' ', kPadding);
     }
-    if (buffer_.empty()) return false;
+    if (end_ == begin_) return false;
+    const char* data = buffer_.get() + begin_;
+    size_t size = end_ - begin_;
     size_t end;
     if (eof_) {
-      end = buffer_.size();
+      end = size;
     } else {
-      size_t nl = buffer_.rfind('\n');
-      if (nl == std::string::npos) {
+      size_t nl = size;
+      while (nl > 0 && data[nl - 1] != '\n') --nl;
+      if (nl == 0) {
         want *= 2;  // one line longer than the chunk: grow and read on
         continue;
       }
-      end = nl + 1;
+      end = nl;
     }
     consumed_ = end;
-    chunk->text = std::string_view(buffer_.data(), end);
+    chunk->text = std::string_view(data, end);
     chunk->first_line = line_;
     chunk->begin_offset = offset_;
     chunk->end_offset = offset_ + end;
+    chunk->padding = size - end + kPadding;
     return true;
   }
 }

@@ -30,7 +30,12 @@ class LineChunkReader {
     int64_t first_line = 0;
     uint64_t begin_offset = 0;
     uint64_t end_offset = 0;  // offset after the chunk: where the next one starts
+    // Bytes after text.end() that may be read (not written) until the next call: at least
+    // kPadding, so parsers that read a little past their input (simdjson) need no copy. Their
+    // content is unspecified.
+    size_t padding = 0;
   };
+  static constexpr size_t kPadding = 64;
   // Fills `chunk` (valid until the next call) and returns true, or returns false at the end.
   // A single line longer than the chunk size grows the buffer to hold it.
   Result<bool> Next(Chunk* chunk);
@@ -42,10 +47,17 @@ class LineChunkReader {
   std::string path_;
   int fd_;
   size_t chunk_bytes_;
-  uint64_t offset_;  // file offset of buffer_[0]
+  uint64_t offset_;  // file offset of buffer_[begin_]
   int64_t line_;     // line number at offset_
-  std::string buffer_;
-  size_t consumed_ = 0;  // bytes of buffer_ handed out by the previous Next
+  // Reserves room for `size` bytes of data (plus kPadding) in buffer_, keeping [begin_, end_).
+  void Grow(size_t size);
+
+  // buffer_ holds capacity_ + kPadding bytes; valid data is [begin_, end_). Never zero-filled.
+  std::unique_ptr<char[]> buffer_;
+  size_t capacity_ = 0;
+  size_t begin_ = 0;  // offset_ is the file offset of buffer_[begin_]
+  size_t end_ = 0;
+  size_t consumed_ = 0;  // bytes after begin_ handed out by the previous Next
   bool eof_ = false;
 };
 

@@ -1,5 +1,9 @@
 #include <simdjson.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -14,6 +18,8 @@
 namespace floe::json {
 
 namespace od = simdjson::ondemand;
+
+static_assert(JsonLinesDecoder::kPadding >= simdjson::SIMDJSON_PADDING);
 
 std::string SqlTypeName(const DataType& type) {
   switch (type.id) {
@@ -46,6 +52,52 @@ std::string SqlTypeName(const DataType& type) {
 namespace {
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+// Equality of short strings without a memcmp call (field names are compared once per value).
+inline bool SameText(std::string_view a, std::string_view b) {
+  size_t n = a.size();
+  if (n != b.size()) return false;
+  const char* p = a.data();
+  const char* q = b.data();
+  if (n >= 8 && n <= 16) {
+    uint64_t x0, x1, y0, y1;
+    std::memcpy(&x0, p, 8);
+    std::memcpy(&y0, q, 8);
+    std::memcpy(&x1, p + n - 8, 8);
+    std::memcpy(&y1, q + n - 8, 8);
+    return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+  }
+  if (n < 8) {
+    for (size_t i = 0; i < n; ++i) {
+      if (p[i] != q[i]) return false;
+    }
+    return true;
+  }
+  return std::memcmp(p, q, n) == 0;
+}
+
+// Whether [p, p + n) holds a '\\'. May read up to 15 bytes past p + n: only for text inside a
+// buffer with SIMDJSON_PADDING readable bytes after it.
+inline bool HasBackslash(const char* p, size_t n) {
+#if defined(__SSE2__)
+  const __m128i bs = _mm_set1_epi8('\\');
+  for (size_t i = 0; i < n; i += 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, bs)));
+    if (n - i < 16) mask &= (1u << (n - i)) - 1;
+    if (mask != 0) return true;
+  }
+  return false;
+#else
+  return std::memchr(p, '\\', n) != nullptr;
+#endif
+}
+
+int64_t CountNewlines(const char* p, size_t n) {
+  int64_t count = 0;
+  for (size_t i = 0; i < n; ++i) count += p[i] == '\n';
+  return count;
+}
 
 std::string_view TrimRight(std::string_view s) {
   while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
@@ -109,18 +161,6 @@ std::string Describe(std::string_view tok) {
 // ---------------------------------------------------------------------------------------------
 
 struct JsonLinesDecoder::Impl {
-  // One schema field's value for the row being decoded. Rows are staged here and appended to
-  // the columns only once the whole line decoded, so a bad line leaves no partial row.
-  struct Slot {
-    bool seen = false;
-    bool null = false;
-    int64_t i = 0;  // boolean, INT, BIGINT, DATE, TIMESTAMP(_LTZ)
-    double d = 0;
-    float f = 0;
-    Int128 dec = 0;
-    std::string_view str;  // STRING (into the parser's buffer) or BYTES (into bytes)
-    std::string bytes;     // decoded base64, reused across rows
-  };
   struct FieldInfo {
     std::string_view name;
     DataType type;
@@ -131,14 +171,21 @@ struct JsonLinesDecoder::Impl {
   DecodeOptions options;
   std::vector<FieldInfo> fields;
   std::unordered_map<std::string_view, int> index;  // views into schema->fields[].name
-  std::vector<Slot> slots;
+  // seen[i] == row_gen when field i has a value in the row being decoded.
+  std::vector<uint64_t> seen;
+  uint64_t row_gen = 0;
+  std::string bytes;  // decoded base64, reused across rows
   od::parser parser;
-  std::string padded;  // the input plus SIMDJSON_PADDING bytes, reused across calls
+  std::string padded;  // the input plus SIMDJSON_PADDING bytes when the caller has no padding
   int64_t skipped = 0;
 
   // Per Decode call.
   std::string_view source;
   RecordBatch* out = nullptr;
+  std::vector<Column*> columns;  // out's columns, by field
+  size_t rows = 0;               // complete rows in *out
+  const char* buf = nullptr;     // the input, readable up to buf + capacity
+  size_t capacity = 0;
 
   // Iterate-many batch size: larger batches amortize stage 1; lines longer than this fall back to
   // line-by-line parsing, which has no size limit.
@@ -161,12 +208,12 @@ struct JsonLinesDecoder::Impl {
 
   int Lookup(std::string_view key, int hint) const {
     // Fields usually come in schema order: try the next one before hashing.
-    if (hint < static_cast<int>(fields.size()) && fields[hint].name == key) return hint;
+    if (hint < static_cast<int>(fields.size()) && SameText(fields[hint].name, key)) return hint;
     auto it = index.find(key);
     return it == index.end() ? -1 : it->second;
   }
 
-  Status ParseInteger(int idx, std::string_view tok, Slot* slot) {
+  Status ParseInteger(int idx, std::string_view tok, int64_t* out_value) {
     bool integral = false;
     if (!IsJsonNumber(tok, &integral)) return Mismatch(idx, tok, "invalid JSON number");
     if (!integral) return Mismatch(idx, tok);
@@ -178,11 +225,11 @@ struct JsonLinesDecoder::Impl {
         (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())) {
       return Mismatch(idx, tok, "out of range");
     }
-    slot->i = v;
+    *out_value = v;
     return Status::OK();
   }
 
-  Status ParseFloating(int idx, od::value& val, std::string_view tok, Slot* slot) {
+  Status ParseFloating(int idx, od::value& val, std::string_view tok, double* d, float* f) {
     bool is_float = fields[idx].type.id == TypeId::kFloat;
     if (tok[0] == '"') {
       std::string_view s;
@@ -197,8 +244,8 @@ struct JsonLinesDecoder::Impl {
       } else {
         return Mismatch(idx, tok);
       }
-      slot->d = v;
-      slot->f = static_cast<float>(v);
+      *d = v;
+      *f = static_cast<float>(v);
       return Status::OK();
     }
     bool integral = false;
@@ -208,9 +255,9 @@ struct JsonLinesDecoder::Impl {
     const char* end = tok.data() + tok.size();
     std::from_chars_result r;
     if (is_float) {
-      r = std::from_chars(tok.data(), end, slot->f);
+      r = std::from_chars(tok.data(), end, *f);
     } else {
-      r = std::from_chars(tok.data(), end, slot->d);
+      r = std::from_chars(tok.data(), end, *d);
     }
     if (r.ec == std::errc::result_out_of_range) return Mismatch(idx, tok, "out of range");
     if (r.ec != std::errc() || r.ptr != end) return Mismatch(idx, tok, "invalid JSON number");
@@ -219,50 +266,86 @@ struct JsonLinesDecoder::Impl {
 
   Status ParseString(int idx, od::value& val, std::string_view tok, std::string_view* s) {
     if (tok[0] != '"') return Mismatch(idx, tok);
+    // Without escapes the text between the quotes is the value: take it from the input rather
+    // than have simdjson copy it (stage 1 already validated UTF-8 and control characters, and
+    // the token ends at the closing quote).
+    if (tok.size() >= 2 && tok.back() == '"') {
+      const char* p = tok.data() + 1;
+      size_t len = tok.size() - 2;
+      if (!HasBackslash(p, len)) {
+        *s = std::string_view(p, len);
+        return Status::OK();
+      }
+    }
     if (val.get_string().get(*s) != simdjson::SUCCESS) return Mismatch(idx, tok, "invalid string");
     return Status::OK();
   }
 
+  // Decodes one value and appends it to column `idx`. On error the column may hold a value of
+  // the current row; Rollback() removes it.
   Status ParseValue(int idx, od::value& val) {
-    Slot& slot = slots[idx];
+    Column& col = *columns[idx];
+    if (seen[idx] == row_gen) {
+      col.Truncate(rows);  // a repeated key: the last value wins
+    }
+    seen[idx] = row_gen;
     std::string_view tok = TrimRight(val.raw_json_token());
     if (tok.empty())
       return Status::InvalidArgument("field '" + std::string(fields[idx].name) + "': invalid JSON");
-    slot.seen = true;
-    slot.null = false;
     char c = tok[0];
     if (c == 'n') {
       if (tok != "null") return Mismatch(idx, tok, "invalid JSON");
       if (!fields[idx].nullable) return Mismatch(idx, tok);
-      slot.null = true;
+      col.AppendNull();
       return Status::OK();
     }
     const DataType& type = fields[idx].type;
     switch (type.id) {
       case TypeId::kBoolean:
         if (tok == "true") {
-          slot.i = 1;
+          col.Append<uint8_t>(1);
         } else if (tok == "false") {
-          slot.i = 0;
+          col.Append<uint8_t>(0);
         } else {
           return Mismatch(idx, tok);
         }
         return Status::OK();
       case TypeId::kInt32:
-      case TypeId::kInt64:
+      case TypeId::kInt64: {
         if (c != '-' && (c < '0' || c > '9')) return Mismatch(idx, tok);
-        return ParseInteger(idx, tok, &slot);
+        int64_t v = 0;
+        FLOE_RETURN_NOT_OK(ParseInteger(idx, tok, &v));
+        if (type.id == TypeId::kInt32) {
+          col.Append<int32_t>(static_cast<int32_t>(v));
+        } else {
+          col.Append<int64_t>(v);
+        }
+        return Status::OK();
+      }
       case TypeId::kFloat:
-      case TypeId::kDouble:
+      case TypeId::kDouble: {
         if (c != '-' && c != '"' && (c < '0' || c > '9')) return Mismatch(idx, tok);
-        return ParseFloating(idx, val, tok, &slot);
-      case TypeId::kString:
-        return ParseString(idx, val, tok, &slot.str);
+        double d = 0;
+        float f = 0;
+        FLOE_RETURN_NOT_OK(ParseFloating(idx, val, tok, &d, &f));
+        if (type.id == TypeId::kFloat) {
+          col.Append<float>(f);
+        } else {
+          col.Append<double>(d);
+        }
+        return Status::OK();
+      }
+      case TypeId::kString: {
+        std::string_view s;
+        FLOE_RETURN_NOT_OK(ParseString(idx, val, tok, &s));
+        col.AppendBytes(s);
+        return Status::OK();
+      }
       case TypeId::kBinary: {
         std::string_view s;
         FLOE_RETURN_NOT_OK(ParseString(idx, val, tok, &s));
-        if (!internal::DecodeBase64(s, &slot.bytes)) return Mismatch(idx, tok, "not base64");
-        slot.str = slot.bytes;
+        if (!internal::DecodeBase64(s, &bytes)) return Mismatch(idx, tok, "not base64");
+        col.AppendBytes(bytes);
         return Status::OK();
       }
       case TypeId::kDate: {
@@ -270,17 +353,19 @@ struct JsonLinesDecoder::Impl {
         FLOE_RETURN_NOT_OK(ParseString(idx, val, tok, &s));
         int32_t days = 0;
         if (const char* err = internal::ParseDate(s, &days)) return Mismatch(idx, tok, err);
-        slot.i = days;
+        col.Append<int32_t>(days);
         return Status::OK();
       }
       case TypeId::kTimestamp:
       case TypeId::kTimestampTz: {
         std::string_view s;
         FLOE_RETURN_NOT_OK(ParseString(idx, val, tok, &s));
+        int64_t micros = 0;
         if (const char* err =
-                internal::ParseTimestamp(s, type.id == TypeId::kTimestampTz, &slot.i)) {
+                internal::ParseTimestamp(s, type.id == TypeId::kTimestampTz, &micros)) {
           return Mismatch(idx, tok, err);
         }
+        col.Append<int64_t>(micros);
         return Status::OK();
       }
       case TypeId::kDecimal: {
@@ -291,17 +376,20 @@ struct JsonLinesDecoder::Impl {
           bool integral = false;
           if (!IsJsonNumber(tok, &integral)) return Mismatch(idx, tok);
         }
-        if (const char* err = internal::ParseDecimal(s, type.precision, type.scale, &slot.dec)) {
+        Int128 dec = 0;
+        if (const char* err = internal::ParseDecimal(s, type.precision, type.scale, &dec)) {
           return Mismatch(idx, tok, err);
         }
+        col.Append<Int128>(dec);
         return Status::OK();
       }
     }
     return Status::Internal("unknown column type");
   }
 
-  // Decodes one JSON object into the slots; Commit() then appends the row. Nothing touches the
-  // columns before the whole line is known to be good.
+  // Decodes one JSON object straight into the columns: each field's value is appended as it
+  // is met, then missing nullable fields get nulls. On error the row may be partly appended:
+  // the caller must Rollback(). Once it returns OK, the caller commits with ++rows.
   template <typename Doc>
   Status Stage(Doc& doc) {
     od::object obj;
@@ -313,14 +401,16 @@ struct JsonLinesDecoder::Impl {
     }
     if (err)
       return Status::InvalidArgument(std::string("invalid JSON: ") + simdjson::error_message(err));
-    for (Slot& s : slots) s.seen = false;
+    ++row_gen;
     int hint = 0;
-    for (auto field_result : obj) {
-      od::field field;
-      if ((err = std::move(field_result).get(field))) {
+    for (auto&& field_result : obj) {
+      // Used in place: copying the (key, value) pair out of the result costs a store-forwarding
+      // stall per field.
+      if ((err = field_result.error())) {
         return Status::InvalidArgument(std::string("invalid JSON: ") +
                                        simdjson::error_message(err));
       }
+      od::field&& field = std::move(field_result).value_unsafe();
       // The raw key is the text between the quotes (stage 1 validated the closing quote). Only
       // keys with escapes pay for unescaping.
       const char* p = field.key().raw();
@@ -339,54 +429,19 @@ struct JsonLinesDecoder::Impl {
       FLOE_RETURN_NOT_OK(ParseValue(idx, field.value()));
     }
     for (size_t i = 0; i < fields.size(); ++i) {
-      if (!slots[i].seen) {
+      if (seen[i] != row_gen) {
         if (!fields[i].nullable) {
           return Status::InvalidArgument(Expected(static_cast<int>(i)) +
                                          ", got nothing (field missing)");
         }
-        slots[i].null = true;
+        columns[i]->AppendNull();
       }
     }
     return Status::OK();
   }
 
-  void Commit() {
-    for (size_t i = 0; i < fields.size(); ++i) {
-      const Slot& s = slots[i];
-      Column& col = out->mutable_column(i);
-      if (s.null) {
-        col.AppendNull();
-        continue;
-      }
-      switch (fields[i].type.id) {
-        case TypeId::kBoolean:
-          col.Append<uint8_t>(static_cast<uint8_t>(s.i));
-          break;
-        case TypeId::kInt32:
-        case TypeId::kDate:
-          col.Append<int32_t>(static_cast<int32_t>(s.i));
-          break;
-        case TypeId::kInt64:
-        case TypeId::kTimestamp:
-        case TypeId::kTimestampTz:
-          col.Append<int64_t>(s.i);
-          break;
-        case TypeId::kFloat:
-          col.Append<float>(s.f);
-          break;
-        case TypeId::kDouble:
-          col.Append<double>(s.d);
-          break;
-        case TypeId::kString:
-        case TypeId::kBinary:
-          col.AppendBytes(s.str);
-          break;
-        case TypeId::kDecimal:
-          col.Append<Int128>(s.dec);
-          break;
-      }
-    }
-  }
+  // Removes whatever a failed Stage appended: no partial row remains.
+  void Rollback() { out->Truncate(rows); }
 
   // A failed line: an error, or skipped and counted.
   Status OnBadLine(int64_t line, const Status& st) {
@@ -397,16 +452,16 @@ struct JsonLinesDecoder::Impl {
     return LineError(line, st.message());
   }
 
-  // Decodes the single line [begin, begin + len) of `padded` (no newline) on its own.
+  // Decodes the single line [begin, begin + len) of the input (no newline) on its own.
   Status DecodeOneLine(size_t begin, size_t len, int64_t line) {
-    std::string_view text = TrimRight(std::string_view(padded.data() + begin, len));
+    std::string_view text = TrimRight(std::string_view(buf + begin, len));
     size_t lead = 0;
     while (lead < text.size() && IsSpace(text[lead])) ++lead;
     if (lead == text.size()) return Status::OK();  // blank line
     text.remove_prefix(lead);
-    size_t capacity = padded.size() - (text.data() - padded.data());
+    size_t room = capacity - (text.data() - buf);
     od::document doc;
-    simdjson::error_code err = parser.iterate(text.data(), text.size(), capacity).get(doc);
+    simdjson::error_code err = parser.iterate(text.data(), text.size(), room).get(doc);
     Status st;
     if (err) {
       st = Status::InvalidArgument(std::string("invalid JSON: ") + simdjson::error_message(err));
@@ -416,65 +471,127 @@ struct JsonLinesDecoder::Impl {
         st = Status::InvalidArgument("more than one JSON value on the line");
       }
     }
-    if (!st.ok()) return OnBadLine(line, st);
-    Commit();
+    if (!st.ok()) {
+      Rollback();
+      return OnBadLine(line, st);
+    }
+    ++rows;
     return Status::OK();
+  }
+
+  bool AllSpace(size_t begin, size_t end) const {
+    for (size_t i = begin; i < end; ++i) {
+      if (!IsSpace(buf[i])) return false;
+    }
+    return true;
   }
 
   // Fast path: iterate_many over the whole input, one document per line. Anything that does not
   // look like exactly one object per line, and any stage-1 error, hands the rest of the input
   // (from the line after the last one handled) to the line-by-line path, which gives exact
   // per-line errors. Returns the offset and line number where that path must start.
+  //
+  // A document is decoded as soon as it is met, but only counts as handled once the next
+  // document's start (or the end of the input) shows it was alone on its line: its first '\n'
+  // must be followed by nothing but whitespace up to the next document. (A second value on the
+  // line would start before that '\n'; the rest of a multi-line object would sit after it.)
+  // Until then it is "pending"; a pending document that fails the check is rolled back (row
+  // and error alike) and the line-by-line path redoes it. This avoids measuring each document's
+  // extent, which costs a walk over its structural indexes.
   Status RunStream(size_t n, int64_t first_line, size_t* resume, int64_t* resume_line) {
-    const char* buf = padded.data();
     od::document_stream stream;
     if (parser.iterate_many(buf, n, kBatchSize).get(stream) != simdjson::SUCCESS) {
       return Status::OK();
     }
     *resume = 0;
     *resume_line = first_line;
+    bool pending = false;
+    size_t pending_eol = 0;      // the pending document's first '\n' at or after its start, or n
+    int64_t pending_line = 0;    // its line number
+    size_t pending_rows = rows;  // rows before it
+    Status pending_status;       // its decode error, reported once it is known to be one line
+    // Accepts the pending document: its row stays, its error (if any) is reported or counted.
+    auto settle = [&]() -> Status {
+      pending = false;
+      if (!pending_status.ok()) FLOE_RETURN_NOT_OK(OnBadLine(pending_line, pending_status));
+      *resume = pending_eol < n ? pending_eol + 1 : n;
+      *resume_line = pending_line + 1;
+      return Status::OK();
+    };
+    // Drops the pending document: the line-by-line path starts at its line.
+    auto abandon = [&]() {
+      if (pending) {
+        out->Truncate(pending_rows);
+        rows = pending_rows;
+        pending = false;
+      }
+    };
     for (auto it = stream.begin(); it != stream.end(); ++it) {
       od::document_reference doc;
-      if ((*it).get(doc) != simdjson::SUCCESS) return Status::OK();
-      size_t start = it.current_index();
-      if (start < *resume || start >= n) return Status::OK();
-      int64_t line = *resume_line + std::count(buf + *resume, buf + start, '\n');
-      std::string_view src = it.source();
-      if (src.empty() || src[0] != '{' || start + src.size() > n ||
-          std::memchr(src.data(), '\n', src.size()) != nullptr) {
+      if ((*it).get(doc) != simdjson::SUCCESS) {
+        abandon();
         return Status::OK();
       }
-      size_t eol = start + src.size();
-      while (eol < n && buf[eol] != '\n') {
-        if (!IsSpace(buf[eol])) return Status::OK();  // a second value on the line
-        ++eol;
+      size_t start = it.current_index();
+      if (pending) {
+        if (start <= pending_eol || start >= n || !AllSpace(pending_eol, start)) {
+          abandon();
+          return Status::OK();
+        }
+        FLOE_RETURN_NOT_OK(settle());
       }
-      Status st = Stage(doc);
-      if (st.ok()) {
-        Commit();
+      if (start < *resume || start >= n || buf[start] != '{') return Status::OK();
+      int64_t line = *resume_line + CountNewlines(buf + *resume, start - *resume);
+      const void* nl = std::memchr(buf + start, '\n', n - start);
+      pending = true;
+      pending_eol = nl != nullptr ? static_cast<size_t>(static_cast<const char*>(nl) - buf) : n;
+      pending_line = line;
+      pending_rows = rows;
+      pending_status = Stage(doc);
+      if (pending_status.ok()) {
+        ++rows;
       } else {
-        FLOE_RETURN_NOT_OK(OnBadLine(line, st));
+        Rollback();
       }
-      *resume = eol < n ? eol + 1 : n;
-      *resume_line = line + 1;
     }
-    if (stream.truncated_bytes() > 0) return Status::OK();  // an incomplete last document
+    // An incomplete last document is left to the line-by-line path.
+    size_t truncated = stream.truncated_bytes();
+    size_t end = truncated > 0 && truncated <= n ? n - truncated : n;
+    if (pending) {
+      if (!AllSpace(pending_eol, end)) {
+        abandon();
+        return Status::OK();
+      }
+      FLOE_RETURN_NOT_OK(settle());
+    }
+    if (truncated > 0) return Status::OK();
     *resume = n;
     return Status::OK();
   }
 
-  Status Run(std::string_view data, int64_t first_line) {
+  Status Run(std::string_view data, size_t padding, int64_t first_line) {
     size_t n = data.size();
-    // simdjson reads up to SIMDJSON_PADDING bytes past the end of its input.
-    padded.resize(n + simdjson::SIMDJSON_PADDING);
-    std::memcpy(padded.data(), data.data(), n);
-    std::memset(padded.data() + n, ' ', simdjson::SIMDJSON_PADDING);
+    if (padding >= simdjson::SIMDJSON_PADDING) {
+      // The caller's buffer is readable far enough past the end: parse in place.
+      buf = data.data();
+      capacity = n + padding;
+    } else {
+      // simdjson reads up to SIMDJSON_PADDING bytes past the end of its input.
+      padded.resize(n + simdjson::SIMDJSON_PADDING);
+      std::memcpy(padded.data(), data.data(), n);
+      std::memset(padded.data() + n, ' ', simdjson::SIMDJSON_PADDING);
+      buf = padded.data();
+      capacity = padded.size();
+    }
+    columns.resize(fields.size());
+    for (size_t i = 0; i < fields.size(); ++i) columns[i] = &out->mutable_column(i);
+    rows = out->num_rows();
     size_t pos = 0;
     int64_t line = first_line;
     FLOE_RETURN_NOT_OK(RunStream(n, first_line, &pos, &line));
     while (pos < n) {
-      const void* nl = std::memchr(padded.data() + pos, '\n', n - pos);
-      size_t end = nl != nullptr ? static_cast<const char*>(nl) - padded.data() : n;
+      const void* nl = std::memchr(buf + pos, '\n', n - pos);
+      size_t end = nl != nullptr ? static_cast<const char*>(nl) - buf : n;
       FLOE_RETURN_NOT_OK(DecodeOneLine(pos, end - pos, line));
       pos = end + 1;
       ++line;
@@ -512,7 +629,7 @@ Result<std::unique_ptr<JsonLinesDecoder>> JsonLinesDecoder::Make(
     }
     impl->fields.push_back({f.name, f.type, f.nullable});
   }
-  impl->slots.resize(schema->fields.size());
+  impl->seen.assign(schema->fields.size(), 0);
   impl->schema = std::move(schema);
   return std::make_unique<JsonLinesDecoder>(std::move(impl));
 }
@@ -521,13 +638,19 @@ int64_t JsonLinesDecoder::skipped_lines() const { return impl_->skipped; }
 
 Status JsonLinesDecoder::Decode(std::string_view data, std::string_view source, int64_t first_line,
                                 RecordBatch* out) {
+  return DecodePadded(data, 0, source, first_line, out);
+}
+
+Status JsonLinesDecoder::DecodePadded(std::string_view data, size_t padding,
+                                      std::string_view source, int64_t first_line,
+                                      RecordBatch* out) {
   if (out == nullptr || out->schema() == nullptr ||
       (out->schema() != impl_->schema && !(*out->schema() == *impl_->schema))) {
     return Status::InvalidArgument("json decoder: output batch has a different schema");
   }
   impl_->source = source;
   impl_->out = out;
-  Status st = impl_->Run(data, first_line);
+  Status st = impl_->Run(data, padding, first_line);
   impl_->out = nullptr;
   return st;
 }

@@ -37,6 +37,12 @@ class JsonLinesDecoder {
   // REQUIRES: out's schema equals the decoder's schema.
   Status Decode(std::string_view data, std::string_view source, int64_t first_line,
                 RecordBatch* out);
+  // Decode for `data` followed by `padding` bytes that may be read (their content does not
+  // matter). With padding >= kPadding the text is parsed in place instead of being copied
+  // into a padded buffer first (io::LineChunkReader chunks come with such padding).
+  static constexpr size_t kPadding = 64;
+  Status DecodePadded(std::string_view data, size_t padding, std::string_view source,
+                      int64_t first_line, RecordBatch* out);
 
   // Lines skipped so far because of ignore_parse_errors.
   int64_t skipped_lines() const;

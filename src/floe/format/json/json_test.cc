@@ -270,6 +270,41 @@ TEST(JsonDecode, StopsAtTheFirstBadLineKeepingEarlierRows) {
   EXPECT_TRUE(batch.Validate().ok());
 }
 
+TEST(JsonDecode, MultiLineObjectsAndSecondValuesGoLineByLine) {
+  auto schema = Schema({{"id", DataType::Int64(), false}, {"name", DataType::String()}});
+  // An object over two lines: its first line is invalid JSON on its own.
+  EXPECT_EQ(DecodeError(schema, "{\"id\":1}\n{\"id\":\n2}\n{\"id\":3}\n")
+                .rfind("t.jsonl:2: invalid JSON", 0),
+            0u);
+  RecordBatch batch(schema);
+  auto d = MakeDecoder(schema, /*ignore=*/true);
+  ASSERT_TRUE(
+      d->Decode("{\"id\":1,\"name\":null}\n{\"id\":\n2}\n{\"id\":3} {\"id\":4}\n"
+                "{\"id\":5,\"name\":null,\"name\":\"x\"}\n{\"id\":6,\"name\":\"y\",\"name\":null}",
+                "t.jsonl", 1, &batch)
+          .ok());
+  EXPECT_EQ(d->skipped_lines(), 3);
+  ASSERT_EQ(batch.num_rows(), 3u);
+  ASSERT_TRUE(batch.Validate().ok());
+  EXPECT_EQ(batch.column(0).Get<int64_t>(1), 5);
+  EXPECT_EQ(batch.column(1).GetBytes(1), "x");
+  EXPECT_TRUE(batch.column(1).IsNull(2));
+  EXPECT_EQ(batch.column(1).null_count(), 2u);
+}
+
+TEST(JsonDecode, PaddedInputIsParsedInPlaceWithTheSameResult) {
+  auto schema = Schema({{"id", DataType::Int64(), false}, {"name", DataType::String()}});
+  std::string text = "{\"id\":1,\"name\":\"a\\u00e9\"}\n{\"id\":2,\"name\":\"b\"}\n{\"id\":3}";
+  std::string buffer = text + std::string(JsonLinesDecoder::kPadding, 'x');  // any content
+  RecordBatch padded(schema);
+  auto d = MakeDecoder(schema);
+  ASSERT_TRUE(d->DecodePadded(std::string_view(buffer.data(), text.size()),
+                              JsonLinesDecoder::kPadding, "t.jsonl", 1, &padded)
+                  .ok());
+  EXPECT_TRUE(padded.Equals(MustDecode(schema, text)));
+  EXPECT_EQ(padded.column(1).GetBytes(0), "a\xC3\xA9");
+}
+
 TEST(JsonDecode, IgnoreParseErrorsSkipsWholeLinesAndCountsThem) {
   auto schema = Schema({{"a", DataType::Int64(), false},
                         {"b", DataType::String()},

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string_view>
 #include <type_traits>
@@ -61,6 +62,75 @@ inline void PutBigEndian(Int128 v, int width, char* p) {
     p[i] = static_cast<char>(static_cast<uint8_t>(v & 0xff));
     v >>= 8;  // arithmetic: keeps the sign for the high bytes
   }
+}
+
+inline uint64_t Load64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+inline uint32_t Load32(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+// 64x64 -> 128 multiply folded to 64 bits (the wyhash "mum" mix).
+inline uint64_t Mum(uint64_t a, uint64_t b) {
+  unsigned __int128 m = static_cast<unsigned __int128>(a) * b;
+  return static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64);
+}
+
+// Dictionary hash of a byte string: inline, branch-light and without a variable-length
+// memcpy for the short strings that dominate dictionary columns (names, codes, ids).
+// Only used within one process (never persisted).
+inline uint64_t HashString(const char* p, size_t n) {
+  constexpr uint64_t k0 = 0xa0761d6478bd642fULL, k1 = 0xe7037ed1a0b428dbULL,
+                     k2 = 0x8ebc6af09c88c6e3ULL;
+  uint64_t a, b;
+  if (n <= 16) {
+    if (n >= 8) {
+      a = Load64(p);
+      b = Load64(p + n - 8);
+    } else if (n >= 4) {
+      a = Load32(p);
+      b = Load32(p + n - 4);
+    } else if (n > 0) {
+      a = (static_cast<uint64_t>(static_cast<uint8_t>(p[0])) << 16) |
+          (static_cast<uint64_t>(static_cast<uint8_t>(p[n >> 1])) << 8) |
+          static_cast<uint8_t>(p[n - 1]);
+      b = 0;
+    } else {
+      a = b = 0;
+    }
+  } else {
+    uint64_t h = k0 ^ n;
+    size_t i = 0;
+    for (; i + 16 < n; i += 16) h = Mum(Load64(p + i) ^ k1, Load64(p + i + 8) ^ h);
+    a = Load64(p + n - 16) ^ h;
+    b = Load64(p + n - 8);
+  }
+  return Mum(k1 ^ n, Mum(a ^ k1, b ^ k2));
+}
+
+// Byte-string equality without a memcmp call for short strings (dictionary probes).
+inline bool SameBytes(std::string_view a, std::string_view b) {
+  size_t n = a.size();
+  if (n != b.size()) return false;
+  const char* p = a.data();
+  const char* q = b.data();
+  if (n >= 8 && n <= 16) {
+    return ((Load64(p) ^ Load64(q)) | (Load64(p + n - 8) ^ Load64(q + n - 8))) == 0;
+  }
+  if (n >= 4 && n < 8) {
+    return ((Load32(p) ^ Load32(q)) | (Load32(p + n - 4) ^ Load32(q + n - 4))) == 0;
+  }
+  if (n < 4) {
+    for (size_t i = 0; i < n; ++i) {
+      if (p[i] != q[i]) return false;
+    }
+    return true;
+  }
+  return std::memcmp(p, q, n) == 0;
 }
 
 template <Kind K>
@@ -191,13 +261,9 @@ class TypedColumnWriter final : public ColumnWriter {
   Status Load(const Column& column, size_t offset, size_t length) {
     offset_ = offset;
     if constexpr (K == Kind::kBytes) {
-      views_.resize(length);
-      const uint32_t* offs = column.offsets().data() + offset;
-      const char* bytes = column.bytes().data();
-      for (size_t i = 0; i < length; ++i) {
-        views_[i] = std::string_view(bytes + offs[i], offs[i + 1] - offs[i]);
-      }
-      values_ = views_.data();
+      // Byte arrays are read straight from the column's offsets (no view per row).
+      offsets_ = column.offsets().data();
+      bytes_ = column.bytes().data();
     } else if constexpr (K == Kind::kFlba) {
       values_ = column.values<Int128>() + offset;
       if (width_ < 16) {
@@ -252,6 +318,15 @@ class TypedColumnWriter final : public ColumnWriter {
 
   bool IsNull(size_t row) const { return nulls_ != nullptr && nulls_[row] != 0; }
 
+  // The value of input row `row` (an index into the column, not into the slice).
+  T Value(size_t row) const {
+    if constexpr (K == Kind::kBytes) {
+      return std::string_view(bytes_ + offsets_[row], offsets_[row + 1] - offsets_[row]);
+    } else {
+      return values_[row - offset_];
+    }
+  }
+
   void AppendLevels(size_t begin, size_t end) {
     size_t n = end - begin;
     size_t nulls = 0;
@@ -303,6 +378,12 @@ class TypedColumnWriter final : public ColumnWriter {
 
   // Byte-array statistics are updated one value at a time (they own copies).
   void ObserveBytes(std::string_view v) {
+    // Most values lie strictly between min and max by their first byte: no compare needed.
+    if (bytes_has_minmax_ && !v.empty() && !chunk_min_.empty()) {
+      auto c = static_cast<uint8_t>(v[0]);
+      if (c > static_cast<uint8_t>(chunk_min_[0]) && c < static_cast<uint8_t>(chunk_max_[0]))
+        return;
+    }
     if (!bytes_has_minmax_) {
       chunk_min_.assign(v);
       chunk_max_.assign(v);
@@ -335,8 +416,8 @@ class TypedColumnWriter final : public ColumnWriter {
 
   size_t EncodePlain(size_t begin, size_t end) {
     plain_used_ = true;
-    const T* v = values_ - offset_;  // indexable by row
     if constexpr (K == Kind::kBool) {
+      const T* v = values_ - offset_;  // indexable by row
       uint8_t mn = chunk_min_, mx = chunk_max_;
       for (size_t i = begin; i < end; ++i) {
         if (IsNull(i)) continue;
@@ -347,13 +428,16 @@ class TypedColumnWriter final : public ColumnWriter {
       chunk_min_ = mn;
       chunk_max_ = mx;
     } else if constexpr (K == Kind::kBytes) {
+      plain_.reserve(plain_.size() + offsets_[end] - offsets_[begin] + 4 * (end - begin));
       for (size_t i = begin; i < end; ++i) {
         if (IsNull(i)) continue;
-        AppendLE32(static_cast<uint32_t>(v[i].size()), &plain_);
-        plain_.append(v[i]);
-        ObserveBytes(v[i]);
+        std::string_view x = Value(i);
+        AppendLE32(static_cast<uint32_t>(x.size()), &plain_);
+        plain_.append(x);
+        ObserveBytes(x);
       }
     } else {
+      const T* v = values_ - offset_;  // indexable by row
       constexpr size_t kW = K == Kind::kFlba ? 0 : sizeof(T);
       const size_t w = K == Kind::kFlba ? static_cast<size_t>(width_) : kW;
       size_t at = plain_.size();
@@ -403,7 +487,7 @@ class TypedColumnWriter final : public ColumnWriter {
 
   static uint64_t Hash(const T& v) {
     if constexpr (K == Kind::kBytes) {
-      return HashBytes(v.data(), v.size());
+      return HashString(v.data(), v.size());
     } else if constexpr (K == Kind::kFlba) {
       auto u = static_cast<unsigned __int128>(v);
       return HashInt(static_cast<uint64_t>(u) ^ HashInt(static_cast<uint64_t>(u >> 64)));
@@ -422,6 +506,8 @@ class TypedColumnWriter final : public ColumnWriter {
       return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
     } else if constexpr (K == Kind::kDouble) {
       return std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
+    } else if constexpr (K == Kind::kBytes) {
+      return SameBytes(a, b);
     } else {
       return a == b;
     }
@@ -456,12 +542,11 @@ class TypedColumnWriter final : public ColumnWriter {
   // Encodes rows [begin, end) as dictionary indices. Returns the row at which the dictionary
   // would pass its limits (that row is not encoded), or `end`.
   size_t EncodeDict(size_t begin, size_t end) {
-    const T* v = values_ - offset_;
     int64_t nans = 0;
     size_t i = begin;
     for (; i < end; ++i) {
       if (IsNull(i)) continue;
-      const T& x = v[i];
+      const T x = Value(i);
       uint64_t h = Hash(x);
       uint32_t h32 = static_cast<uint32_t>(h);
       size_t slot = h32 & mask_;
@@ -646,7 +731,8 @@ class TypedColumnWriter final : public ColumnWriter {
   size_t offset_ = 0;
   const uint8_t* nulls_ = nullptr;
   std::vector<T> scratch_;
-  std::vector<std::string_view> views_;
+  const uint32_t* offsets_ = nullptr;  // byte arrays: the column's offsets and bytes
+  const char* bytes_ = nullptr;
 
   // Open page.
   size_t page_rows_ = 0;

@@ -7,40 +7,63 @@ namespace floe::parquet {
 
 namespace {
 
-// Appends one bit-packed group of 8 values.
+inline char* PutVarint(uint64_t v, char* p) {
+  while (v >= 0x80) {
+    *p++ = static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<char>(v);
+  return p;
+}
+
+// Writes one bit-packed group of 8 values (exactly bit_width bytes).
 template <typename T>
-inline void PackGroup(const T* v, int bit_width, std::string* out) {
+inline char* PackGroup(const T* v, int bit_width, char* p) {
   // 8 values * <= 32 bits fit in 256 bits; accumulate through a 64-bit window.
   uint64_t acc = 0;
   int bits = 0;
   for (int i = 0; i < 8; ++i) {
     acc |= static_cast<uint64_t>(v[i]) << bits;
     bits += bit_width;
-    while (bits >= 8) {
-      out->push_back(static_cast<char>(acc & 0xff));
-      acc >>= 8;
-      bits -= 8;
+    if (bits >= 32) {
+      uint32_t w = static_cast<uint32_t>(acc);
+      std::memcpy(p, &w, 4);  // little-endian hosts only (see AppendLE32)
+      p += 4;
+      acc >>= 32;
+      bits -= 32;
     }
   }
+  while (bits > 0) {
+    *p++ = static_cast<char>(acc & 0xff);
+    acc >>= 8;
+    bits -= 8;
+  }
   // 8 * bit_width is a multiple of 8, so nothing is left over.
+  return p;
 }
 
 template <typename T>
 void EncodeRleHybridT(const T* values, size_t n, int bit_width, std::string* out) {
   const int value_bytes = (bit_width + 7) / 8;
+  // Worst case: RLE runs cover >= 8 values each (header <= 10 bytes + value), literal runs
+  // alternate with them (header <= 10 bytes) and pack whole groups of bit_width bytes.
+  const size_t bound = (n / 8 + 2) * (24 + 2 * static_cast<size_t>(bit_width)) + 16;
+  const size_t at = out->size();
+  out->resize(at + bound);
+  char* const base = out->data() + at;
+  char* p = base;
   size_t i = 0;
-  auto run_length = [&](size_t at) {
-    size_t j = at + 1;
-    while (j < n && values[j] == values[at]) ++j;
-    return j - at;
+  auto run_length = [&](size_t from) {
+    size_t j = from + 1;
+    while (j < n && values[j] == values[from]) ++j;
+    return j - from;
   };
   while (i < n) {
     size_t run = run_length(i);
     if (run >= 8) {
-      AppendVarint(static_cast<uint64_t>(run) << 1, out);
+      p = PutVarint(static_cast<uint64_t>(run) << 1, p);
       uint32_t v = values[i];
-      for (int b = 0; b < value_bytes; ++b)
-        out->push_back(static_cast<char>((v >> (8 * b)) & 0xff));
+      for (int b = 0; b < value_bytes; ++b) *p++ = static_cast<char>((v >> (8 * b)) & 0xff);
       i += run;
       continue;
     }
@@ -52,19 +75,20 @@ void EncodeRleHybridT(const T* values, size_t n, int bit_width, std::string* out
       end += 8;
     }
     size_t groups = (std::min(end, n) - start + 7) / 8;
-    AppendVarint((static_cast<uint64_t>(groups) << 1) | 1, out);
+    p = PutVarint((static_cast<uint64_t>(groups) << 1) | 1, p);
     T group[8];
     for (size_t g = 0; g < groups; ++g) {
-      size_t base = start + g * 8;
-      if (base + 8 <= n) {
-        PackGroup(values + base, bit_width, out);
+      size_t base_row = start + g * 8;
+      if (base_row + 8 <= n) {
+        p = PackGroup(values + base_row, bit_width, p);
       } else {
-        for (size_t k = 0; k < 8; ++k) group[k] = base + k < n ? values[base + k] : 0;
-        PackGroup(group, bit_width, out);
+        for (size_t k = 0; k < 8; ++k) group[k] = base_row + k < n ? values[base_row + k] : 0;
+        p = PackGroup(group, bit_width, p);
       }
     }
     i = std::min(end, n);
   }
+  out->resize(at + static_cast<size_t>(p - base));
 }
 
 }  // namespace

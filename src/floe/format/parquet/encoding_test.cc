@@ -67,11 +67,15 @@ TEST(RleHybrid, TruncatedOrWideDataIsCorruption) {
   std::vector<uint32_t> out(100);
   RleHybridDecoder empty("", 3);
   EXPECT_TRUE(empty.Decode(out.data(), 1).IsCorruption());
-  RleHybridDecoder short_run(std::string("\x08\x01", 2), 3);  // 4 ones, then nothing
+  // The decoder keeps a view: the bytes must outlive it.
+  const std::string short_bytes("\x08\x01", 2);  // 4 ones, then nothing
+  RleHybridDecoder short_run(short_bytes, 3);
   EXPECT_TRUE(short_run.Decode(out.data(), 5).IsCorruption());
-  RleHybridDecoder wide(std::string("\x08\x09", 2), 3);  // value 9 does not fit 3 bits
+  const std::string wide_bytes("\x08\x09", 2);  // value 9 does not fit 3 bits
+  RleHybridDecoder wide(wide_bytes, 3);
   EXPECT_TRUE(wide.Decode(out.data(), 1).IsCorruption());
-  RleHybridDecoder packed(std::string("\x05\xff", 2), 3);  // 2 groups claimed, 1 byte present
+  const std::string packed_bytes("\x05\xff", 2);  // 2 groups claimed, 1 byte present
+  RleHybridDecoder packed(packed_bytes, 3);
   EXPECT_TRUE(packed.Decode(out.data(), 16).IsCorruption());
 }
 

@@ -196,7 +196,9 @@ void AppendRandom(Column& col, std::mt19937_64& rng) {
         v = 0;
       } else {
         unsigned __int128 r = (static_cast<unsigned __int128>(rng()) << 64) | rng();
-        v = static_cast<Int128>(r % static_cast<unsigned __int128>(2 * max + 1)) - max;
+        // 2 * max + 1 overflows Int128 at precision 38; do the range in unsigned arithmetic.
+        unsigned __int128 span = static_cast<unsigned __int128>(max) * 2 + 1;
+        v = static_cast<Int128>(r % span - static_cast<unsigned __int128>(max));
       }
       col.Append<Int128>(v);
       break;

@@ -1,0 +1,321 @@
+// `floe worker`: runs the whole job graph of one job attempt in a runtime::LocalJob and talks
+// to its coordinator (`floe run`) over an inherited socket: status lines out, commands in.
+// One JSON object per line; the protocol is in docs/processes.md.
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "floe/cli/args.h"
+#include "floe/cli/job_control.h"
+#include "floe/cli/supervisor.h"
+#include "floe/common/crash_point.h"
+#include "floe/io/file.h"
+#include "floe/runtime/checkpoint_storage.h"
+#include "floe/runtime/local_job.h"
+
+namespace floe::cli {
+namespace {
+
+using nlohmann::json;
+
+// Status lines to the coordinator. Thread-safe (task threads report checkpoints).
+class StatusChannel {
+ public:
+  explicit StatusChannel(int fd) : fd_(fd) {}
+  void Send(const json& event) {
+    std::lock_guard lock(mu_);
+    // A write error means the coordinator is gone; the read side notices and exits.
+    (void)WriteAll(fd_, event.dump() + "\n");
+  }
+
+ private:
+  std::mutex mu_;
+  int fd_;
+};
+
+// Copies a completed savepoint into `parent` (state files first, `_metadata` last, each written
+// durably and exclusively) and removes the original. Returns the new directory.
+Result<std::string> MoveSavepoint(const std::string& src, const std::string& parent) {
+  std::string name = std::filesystem::path(src).filename().string();
+  std::string dest = io::JoinPath(parent, name);
+  FLOE_RETURN_NOT_OK(io::CreateDirs(dest));
+  FLOE_ASSIGN_OR_RAISE(std::vector<std::string> files, io::ListDir(src));
+  bool has_metadata = false;
+  for (const auto& f : files) {
+    if (f == runtime::CheckpointStorage::kMetadataFile) {
+      has_metadata = true;
+      continue;
+    }
+    FLOE_ASSIGN_OR_RAISE(std::string data, io::ReadFile(io::JoinPath(src, f)));
+    FLOE_RETURN_NOT_OK(io::WriteFileExclusive(io::JoinPath(dest, f), data));
+  }
+  if (!has_metadata) return Status::NotFound("savepoint " + src + " has no _metadata");
+  FLOE_ASSIGN_OR_RAISE(std::string meta,
+                       io::ReadFile(io::JoinPath(src, runtime::CheckpointStorage::kMetadataFile)));
+  FLOE_RETURN_NOT_OK(
+      io::WriteFileExclusive(io::JoinPath(dest, runtime::CheckpointStorage::kMetadataFile), meta));
+  FLOE_RETURN_NOT_OK(io::SyncDir(parent));
+  // The copy is complete; the original goes, `_metadata` first so it stops being a savepoint.
+  (void)io::RemoveFile(io::JoinPath(src, runtime::CheckpointStorage::kMetadataFile));
+  std::error_code ec;
+  std::filesystem::remove_all(src, ec);
+  return dest;
+}
+
+struct PendingSavepoint {
+  int64_t req = 0;
+  std::string dir;  // move it here once complete ("" = leave it in the savepoint dir)
+  bool stop = false;
+  int64_t deadline_millis = 0;
+};
+
+class Worker {
+ public:
+  Worker(int control_fd, std::string job_id)
+      : control_fd_(control_fd), status_(control_fd), job_id_(std::move(job_id)) {}
+
+  Status Run(const RunSpec& spec, const std::optional<std::string>& from,
+             const JobPlanner& planner) {
+    Status st = RunInner(spec, from, planner);
+    if (!st.ok()) status_.Send({{"event", "failed"}, {"error", st.ToString()}});
+    return st;
+  }
+
+ private:
+  Status RunInner(const RunSpec& spec, const std::optional<std::string>& from,
+                  const JobPlanner& planner) {
+    FLOE_ASSIGN_OR_RAISE(std::string text, io::ReadFile(spec.job_file));
+    sql::PlanOptions po;
+    po.job_id = job_id_;
+    po.variables = spec.variables;
+    po.config_overrides = spec.config_overrides;
+    FLOE_ASSIGN_OR_RAISE(std::unique_ptr<sql::PlannedJob> plan, planner(text, po));
+    FLOE_ASSIGN_OR_RAISE(connectors::StaleRestorePolicy policy,
+                         ParseStaleRestorePolicy(spec.on_stale_restore));
+    const runtime::CheckpointConfig& cc = plan->checkpointing;
+    checkpoint_timeout_millis_ = cc.timeout.count();
+
+    // Load the checkpoint to restore here (not only inside LocalJob) because the sinks must
+    // reconcile with it before anything starts.
+    std::optional<runtime::CompletedCheckpoint> restored;
+    if (from && *from == "latest") {
+      if (cc.dir.empty()) {
+        return Status::InvalidArgument("--from latest needs execution.checkpointing.dir");
+      }
+      runtime::CheckpointStorage::Options so;
+      so.checkpoint_dir = cc.dir;
+      so.savepoint_dir = cc.savepoint_dir;
+      so.num_retained = cc.num_retained;
+      so.job_id = job_id_;
+      FLOE_ASSIGN_OR_RAISE(auto storage, runtime::CheckpointStorage::Make(so));
+      FLOE_ASSIGN_OR_RAISE(auto latest, storage->LatestCompleted());
+      if (!latest) {
+        return Status::NotFound("no completed checkpoint in '" + cc.dir + "' to restore from");
+      }
+      FLOE_ASSIGN_OR_RAISE(restored, storage->Load(*latest));
+      if (restored->dir.empty()) restored->dir = storage->CheckpointDir(*latest);
+    } else if (from) {
+      FLOE_ASSIGN_OR_RAISE(restored, runtime::CheckpointStorage::LoadPath(*from));
+      if (restored->dir.empty()) restored->dir = *from;
+    }
+    uint64_t min_id = 0;
+    if (plan->prepare_restore) {
+      FLOE_ASSIGN_OR_RAISE(auto plans, plan->prepare_restore(restored, policy, &min_id));
+      for (const auto& p : plans) {
+        if (!p.message.empty()) status_.Send({{"event", "restore-plan"}, {"message", p.message}});
+      }
+    }
+
+    runtime::LocalJobOptions o;
+    o.job_id = job_id_;
+    o.checkpointing = cc;
+    if (restored) o.restore_from = restored->dir;
+    o.min_checkpoint_id = runtime::CheckpointId(min_id);
+    o.on_checkpoint_complete = [this](const runtime::CompletedCheckpointInfo& info) {
+      OnCheckpointComplete(info);
+    };
+    FLOE_ASSIGN_OR_RAISE(job_, runtime::LocalJob::Make(plan->graph, std::move(o)));
+    if (restored) {
+      status_.Send({{"event", "restored"},
+                    {"checkpoint", restored->id.value},
+                    {"savepoint", restored->is_savepoint},
+                    {"path", restored->dir}});
+    } else {
+      status_.Send({{"event", "fresh"}});
+    }
+    FLOE_RETURN_NOT_OK(job_->Start());
+    status_.Send({{"event", "running"}, {"pid", ::getpid()}});
+
+    std::thread commands([this] { CommandLoop(); });
+    Status st = job_->Wait();
+    done_ = true;
+    commands.join();
+
+    runtime::JobState state = job_->state();
+    if (!st.ok()) return st.WithContext("job " + job_id_);
+    if (state == runtime::JobState::kFinished) {
+      status_.Send({{"event", "finished"}, {"last_checkpoint", job_->last_completed().value}});
+    } else if (stopped_with_.empty()) {
+      status_.Send({{"event", "cancelled"}});
+    } else {
+      status_.Send({{"event", "stopped"}, {"path", stopped_with_}});
+    }
+    return Status::OK();
+  }
+
+  void OnCheckpointComplete(const runtime::CompletedCheckpointInfo& info) {
+    status_.Send({{"event", "checkpoint"},
+                  {"id", info.id.value},
+                  {"savepoint", info.is_savepoint},
+                  {"final", info.final},
+                  {"dir", info.dir}});
+    if (info.is_savepoint) {
+      std::lock_guard lock(mu_);
+      completed_savepoints_.push_back(info);
+    }
+    // Test-only: the process layer's own crash point (see docs/processes.md).
+    CrashPoint("worker-checkpoint-completed");
+  }
+
+  void Reply(int64_t req, bool ok, const std::string& key, const std::string& value) {
+    status_.Send({{"event", "reply"}, {"req", req}, {"ok", ok}, {key, value}});
+  }
+
+  void HandleCommand(const std::string& line) {
+    json cmd = json::parse(line, nullptr, false);
+    if (!cmd.is_object()) return;
+    int64_t req = cmd.value("req", int64_t{0});
+    std::string verb = cmd.value("cmd", "");
+    if (verb == "cancel") {
+      job_->Cancel();
+      Reply(req, true, "state", "cancelling");
+      return;
+    }
+    if (verb != "savepoint" && verb != "stop") {
+      Reply(req, false, "error", "unknown command '" + verb + "'");
+      return;
+    }
+    auto id = job_->TriggerCheckpoint(/*is_savepoint=*/true);
+    if (!id.ok()) {
+      Reply(req, false, "error", "savepoint could not be triggered: " + id.status().ToString());
+      return;
+    }
+    std::lock_guard lock(mu_);
+    pending_[id->value] = PendingSavepoint{req, cmd.value("dir", ""), verb == "stop",
+                                           NowMillis() + checkpoint_timeout_millis_ + 5000};
+  }
+
+  // Answers completed (or timed out) savepoints; runs on the command thread so copying a
+  // savepoint never blocks a task thread.
+  void ServeSavepoints() {
+    std::deque<runtime::CompletedCheckpointInfo> done;
+    {
+      std::lock_guard lock(mu_);
+      done.swap(completed_savepoints_);
+    }
+    for (const auto& info : done) {
+      PendingSavepoint p;
+      {
+        std::lock_guard lock(mu_);
+        auto it = pending_.find(info.id.value);
+        if (it == pending_.end()) continue;
+        p = it->second;
+        pending_.erase(it);
+      }
+      std::string path = info.dir;
+      if (!p.dir.empty()) {
+        auto moved = MoveSavepoint(info.dir, p.dir);
+        if (!moved.ok()) {
+          Reply(p.req, false, "error",
+                "savepoint " + info.id.ToString() + " completed at " + info.dir +
+                    " but could not be moved: " + moved.status().ToString());
+          continue;
+        }
+        path = *moved;
+      }
+      if (p.stop) {
+        stopped_with_ = path;
+        job_->Cancel();
+      }
+      Reply(p.req, true, "path", path);
+    }
+    const int64_t now = NowMillis();
+    std::lock_guard lock(mu_);
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (now > it->second.deadline_millis) {
+        Reply(it->second.req, false, "error",
+              "savepoint " + std::to_string(it->first) + " did not complete in time");
+        it = pending_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  void CommandLoop() {
+    LineBuffer lines;
+    while (!done_) {
+      pollfd p{control_fd_, POLLIN, 0};
+      int r = ::poll(&p, 1, 50);
+      if (r > 0) {
+        auto more = lines.ReadSome(control_fd_);
+        if (!more.ok() || !*more) {
+          // The coordinator is gone (PR_SET_PDEATHSIG normally got here first). Die like a
+          // killed worker: no cancellation, checkpoints stay for `floe run --from latest`.
+          std::fprintf(stderr, "floe worker: coordinator gone, exiting\n");
+          std::_Exit(1);
+        }
+        while (auto line = lines.NextLine()) HandleCommand(*line);
+      }
+      ServeSavepoints();
+    }
+  }
+
+  int control_fd_;
+  StatusChannel status_;
+  std::string job_id_;
+  std::unique_ptr<runtime::LocalJob> job_;
+  std::atomic<bool> done_{false};
+  int64_t checkpoint_timeout_millis_ = 600000;
+  std::mutex mu_;
+  std::map<uint64_t, PendingSavepoint> pending_;
+  std::deque<runtime::CompletedCheckpointInfo> completed_savepoints_;
+  std::string stopped_with_;  // command thread only
+};
+
+}  // namespace
+
+Status RunWorkerCommand(const std::vector<std::string>& argv, const JobPlanner& planner) {
+  ::signal(SIGPIPE, SIG_IGN);
+  FLOE_ASSIGN_OR_RAISE(
+      Args args,
+      Args::Parse(argv, {{"job-file", "job-id", "attempt", "from", "spec", "control-fd"}, {}}));
+  auto need = [&](const char* name) -> Result<std::string> {
+    auto v = args.Get(name);
+    if (!v || v->empty()) return Status::InvalidArgument(std::string("--") + name + " is required");
+    return *v;
+  };
+  FLOE_ASSIGN_OR_RAISE(std::string spec_file, need("spec"));
+  FLOE_ASSIGN_OR_RAISE(std::string job_id, need("job-id"));
+  FLOE_ASSIGN_OR_RAISE(std::optional<int64_t> fd, args.GetInt("control-fd"));
+  if (!fd) return Status::InvalidArgument("--control-fd is required");
+  FLOE_ASSIGN_OR_RAISE(std::string spec_text, io::ReadFile(spec_file));
+  FLOE_ASSIGN_OR_RAISE(RunSpec spec, DecodeRunSpec(spec_text));
+  if (auto f = args.Get("job-file")) spec.job_file = *f;
+  Worker worker(static_cast<int>(*fd), job_id);
+  return worker.Run(spec, args.Get("from"), planner);
+}
+
+}  // namespace floe::cli

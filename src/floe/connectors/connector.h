@@ -1,0 +1,53 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "floe/common/record_batch.h"
+#include "floe/common/status.h"
+#include "floe/runtime/checkpoint.h"
+#include "floe/runtime/job_graph.h"
+#include "floe/runtime/operator.h"
+#include "floe/runtime/source_positions.h"
+
+namespace floe::connectors {
+
+// A table of a job file (CREATE TABLE ... WITH (...)) as a connector sees it.
+struct TableDescriptor {
+  std::string name;                            // the SQL table name
+  std::shared_ptr<const BatchSchema> schema;   // column order as declared; field ids 1..n
+  std::vector<std::string> primary_key;        // PRIMARY KEY (...) NOT ENFORCED
+  std::map<std::string, std::string> options;  // WITH options, keys as written
+};
+
+// What every connector of one job run shares.
+struct JobContext {
+  std::string job_id;
+  runtime::CheckpointingMode mode = runtime::CheckpointingMode::kExactlyOnce;
+  std::map<std::string, std::string> config;  // SET 'key' = 'value' of the job file
+  // Source positions per checkpoint (sources write, committers read) and start overrides.
+  std::shared_ptr<runtime::SourcePositionBoard> positions;
+};
+
+// What `--on-stale-restore` chooses when a restore finds the table ahead of the restored
+// checkpoint and keyed state sits between source and sink (fast-forwarding the sources would
+// make state and table disagree).
+enum class StaleRestorePolicy { kFail, kSkipToTable, kReplay };
+
+// The outcome of comparing one sink's table with the checkpoint a run is about to restore.
+struct SinkRestorePlan {
+  // Highest floe.checkpoint-id the table holds for this sink id (0 = none).
+  uint64_t table_checkpoint_id = 0;
+  // The table is ahead of the restored checkpoint (or there is no checkpoint but the table
+  // holds commits of this sink): sources must start from the table's positions.
+  bool table_ahead = false;
+  // floe.source-offsets of that commit: source task name -> position JSON.
+  std::map<std::string, std::string> source_positions;
+  // One line for the log: what was found and what the run will do.
+  std::string message;
+};
+
+}  // namespace floe::connectors

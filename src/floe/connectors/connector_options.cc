@@ -1,0 +1,71 @@
+#include "floe/connectors/connector_options.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <vector>
+
+namespace floe::connectors {
+
+std::string OptionError(const TableDescriptor& table, std::string_view key, std::string_view rule,
+                        std::string_view value) {
+  std::string msg = "table '" + table.name + "': option '" + std::string(key) + "' " +
+                    std::string(rule) + ", got '" + std::string(value) + "'";
+  return msg;
+}
+
+Status CheckSupportedOptions(const TableDescriptor& table, std::string_view connector,
+                             std::initializer_list<std::string_view> supported) {
+  std::vector<std::string> unknown;
+  for (const auto& [key, value] : table.options) {
+    if (key == "connector") continue;
+    if (std::find(supported.begin(), supported.end(), key) == supported.end()) {
+      unknown.push_back(key);
+    }
+  }
+  if (unknown.empty()) return Status::OK();
+  std::string msg = "table '" + table.name + "': unsupported option";
+  msg += unknown.size() > 1 ? "s" : "";
+  for (size_t i = 0; i < unknown.size(); ++i) msg += (i ? ", '" : " '") + unknown[i] + "'";
+  msg += " for connector '" + std::string(connector) + "'; supported: ";
+  std::vector<std::string_view> sorted(supported);
+  std::sort(sorted.begin(), sorted.end());
+  msg += "'connector'";
+  for (std::string_view s : sorted) msg += ", '" + std::string(s) + "'";
+  return Status::InvalidArgument(std::move(msg));
+}
+
+std::string StringOption(const TableDescriptor& table, const std::string& key,
+                         std::string fallback) {
+  auto it = table.options.find(key);
+  return it == table.options.end() ? std::move(fallback) : it->second;
+}
+
+Result<int64_t> IntOption(const TableDescriptor& table, const std::string& key, int64_t fallback,
+                          int64_t min, int64_t max) {
+  auto it = table.options.find(key);
+  if (it == table.options.end()) return fallback;
+  const std::string& text = it->second;
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+    return Status::InvalidArgument(OptionError(table, key, "must be an integer", text));
+  }
+  if (v < min || v > max) {
+    return Status::InvalidArgument(OptionError(
+        table, key, "must be in [" + std::to_string(min) + ", " + std::to_string(max) + "]", text));
+  }
+  return v;
+}
+
+Result<bool> BoolOption(const TableDescriptor& table, const std::string& key, bool fallback) {
+  auto it = table.options.find(key);
+  if (it == table.options.end()) return fallback;
+  std::string lower = it->second;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "true") return true;
+  if (lower == "false") return false;
+  return Status::InvalidArgument(OptionError(table, key, "must be 'true' or 'false'", it->second));
+}
+
+}  // namespace floe::connectors

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+#include "floe/common/status.h"
+#include "floe/connectors/connector.h"
+
+// Reading a table's WITH options. Every error names the table, the option, the rule and the
+// value, so a job file can be fixed without reading code.
+namespace floe::connectors {
+
+// InvalidArgument listing the options `connector` supports when `table` has any other key
+// (Flink refuses unsupported options the same way). 'connector' itself is always allowed.
+Status CheckSupportedOptions(const TableDescriptor& table, std::string_view connector,
+                             std::initializer_list<std::string_view> supported);
+
+// The value of `key`, or `fallback` when absent.
+std::string StringOption(const TableDescriptor& table, const std::string& key,
+                         std::string fallback);
+// A decimal integer in [min, max]; `fallback` when absent.
+Result<int64_t> IntOption(const TableDescriptor& table, const std::string& key, int64_t fallback,
+                          int64_t min, int64_t max);
+// 'true' | 'false' (case-insensitive); `fallback` when absent.
+Result<bool> BoolOption(const TableDescriptor& table, const std::string& key, bool fallback);
+
+// "table 'T': option 'K' <rule>, got 'V'".
+std::string OptionError(const TableDescriptor& table, std::string_view key, std::string_view rule,
+                        std::string_view value);
+
+}  // namespace floe::connectors

@@ -1,0 +1,95 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "floe/common/status.h"
+#include "floe/iceberg/catalog.h"
+#include "floe/iceberg/manifest.h"
+#include "floe/runtime/operator.h"
+#include "floe/runtime/source_positions.h"
+
+namespace floe::connectors {
+
+struct IcebergCommitterOptions {
+  std::string warehouse;
+  iceberg::TableIdentifier table;
+  std::string sink_id;
+  std::string job_id;
+  // Source positions per checkpoint (may be null: then no floe.source-offsets are known and
+  // empty checkpoints are never committed).
+  std::shared_ptr<runtime::SourcePositionBoard> positions;
+  // Test hook: runs at the end of OnCheckpointComplete(id).
+  std::function<void(runtime::CheckpointId)> on_checkpoint_handled;
+};
+
+// IcebergCommitterOperator is the single committer of the exactly-once Iceberg sink
+// (ARCHITECTURE §3 steps 2-5; docs/exactly-once.md).
+//   ProcessBatch      collects the writers' file descriptions, per checkpoint id.
+//   OnBarrier(N)      pending[N] = the files collected up to N + the source positions of N;
+//                     the state blob holds every pending checkpoint not yet committed.
+//   OnCheckpointComplete(N)
+//                     commits every pending checkpoint <= N in ascending order, ONE snapshot
+//                     each (an equality delete only retires rows of lower sequence numbers),
+//                     with floe.sink-id / floe.job-id / floe.checkpoint-id / floe.source-offsets
+//                     in the summary. A commit whose checkpoint the table already holds for this
+//                     sink id (checked on the freshly loaded table before every attempt) is
+//                     skipped, so a commit repeated after a crash is a no-op.
+//   Restore           loads pending, drops what the table already holds, and commits the rest
+//                     at once: the restored checkpoint completed, so everything it staged is due.
+// A checkpoint without files is committed (as an empty "append" snapshot) only when its source
+// positions differ from the last committed ones, so offsets advance but idle checkpoints leave
+// no trace.
+// Thread: the subtask's own. Parallelism must be 1.
+class IcebergCommitterOperator final : public runtime::Operator {
+ public:
+  explicit IcebergCommitterOperator(IcebergCommitterOptions options)
+      : options_(std::move(options)) {}
+
+  Status Open(const runtime::OperatorContext& ctx) override;
+  Status Restore(runtime::StateReader& state) override;
+  Status ProcessBatch(const RecordBatch& batch, int input, runtime::Collector& out) override;
+  Status OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
+                   runtime::Collector& out) override;
+  Status OnCheckpointComplete(runtime::CheckpointId id) override;
+
+  // For tests and logs.
+  struct Stats {
+    int64_t committed = 0;        // snapshots committed
+    int64_t skipped_present = 0;  // checkpoints the table already held
+    int64_t skipped_empty = 0;    // checkpoints without files or position changes
+    int64_t dropped_on_restore = 0;
+  };
+  const Stats& stats() const { return stats_; }
+  // Checkpoint ids still pending (not yet committed), ascending.
+  std::vector<uint64_t> pending_ids() const;
+
+ private:
+  struct Pending {
+    std::map<std::string, std::string> positions;
+    std::vector<iceberg::DataFile> data_files;
+    std::vector<iceberg::DataFile> delete_files;
+  };
+  Status CommitUpTo(uint64_t id);
+  Status CommitOne(uint64_t id, const Pending& pending);
+  Status LoadTableMarker();
+
+  IcebergCommitterOptions options_;
+  std::unique_ptr<iceberg::FileSystemCatalog> catalog_;
+  std::optional<runtime::CheckpointId> restored_from_;
+  // Received from writers, by the checkpoint id they were staged for; moved into pending_ on
+  // the committer's own barrier.
+  std::map<uint64_t, Pending> collected_;
+  std::map<uint64_t, Pending> pending_;
+  // The table's marker for this sink id: its checkpoint id and positions (nullopt: none yet).
+  uint64_t table_checkpoint_ = 0;
+  std::optional<std::map<std::string, std::string>> committed_positions_;
+  Stats stats_;
+};
+
+}  // namespace floe::connectors

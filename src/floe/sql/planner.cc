@@ -1,0 +1,370 @@
+#include "floe/sql/planner.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <limits>
+#include <set>
+
+#include "floe/connectors/calc_operator.h"
+#include "floe/connectors/filesystem_source.h"
+#include "floe/connectors/iceberg_sink.h"
+#include "floe/connectors/print_sink.h"
+#include "floe/connectors/roster_source.h"
+#include "floe/sql/parser.h"
+
+namespace floe::sql {
+namespace {
+
+constexpr const char* kKnownConnectors = "'blackhole', 'filesystem', 'iceberg', 'print', 'roster'";
+constexpr const char* kSourceConnectors = "'filesystem', 'roster'";
+constexpr const char* kSinkConnectors = "'blackhole', 'iceberg', 'print'";
+
+std::string At(const SourcePos& pos) {
+  return "line " + std::to_string(pos.line) + ", column " + std::to_string(pos.column) + ": ";
+}
+
+// `status` with "line L, column C: " in front (keeps the code).
+Status AtPos(const SourcePos& pos, const Status& status) {
+  if (status.ok()) return status;
+  return Status(status.code(), At(pos) + status.message());
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Vertex names are stable operator ids (they key checkpoint state and source positions in the
+// Iceberg table), so they derive from table names only; '/' is reserved in task names.
+std::string VertexName(std::string_view prefix, const std::string& table) {
+  std::string name = std::string(prefix) + "-" + table;
+  std::replace(name.begin(), name.end(), '/', '_');
+  return name;
+}
+
+connectors::TableDescriptor Describe(const CreateTable& table) {
+  connectors::TableDescriptor d;
+  d.name = table.name;
+  auto schema = std::make_shared<BatchSchema>();
+  int32_t id = 1;
+  for (const ColumnDef& c : table.columns) {
+    bool in_key = std::find(table.primary_key.begin(), table.primary_key.end(), c.name) !=
+                  table.primary_key.end();
+    // Flink: primary-key columns are NOT NULL whatever they say.
+    schema->fields.push_back(Field{c.name, c.type, !c.not_null && !in_key, id++});
+  }
+  d.schema = std::move(schema);
+  d.primary_key = table.primary_key;
+  for (const auto& [k, v] : table.options) d.options[k] = v;
+  return d;
+}
+
+// Where a config key was set, for messages: "line L, column C: " or "".
+struct ConfigOrigin {
+  std::map<std::string, SourcePos> set_at;
+  std::set<std::string> overridden;
+
+  std::string Of(const std::string& key) const {
+    if (overridden.count(key) != 0) return "(set by the command line) ";
+    auto it = set_at.find(key);
+    return it == set_at.end() ? "" : At(it->second);
+  }
+  // The origin of the first known key the message mentions.
+  std::string ForMessage(const std::string& message) const {
+    std::string best;
+    size_t best_len = 0;
+    for (const auto& [key, pos] : set_at) {
+      if (key.size() > best_len && message.find(key) != std::string::npos) {
+        best = key;
+        best_len = key.size();
+      }
+    }
+    for (const std::string& key : overridden) {
+      if (key.size() > best_len && message.find(key) != std::string::npos) {
+        best = key;
+        best_len = key.size();
+      }
+    }
+    return best.empty() ? "" : Of(best);
+  }
+};
+
+Result<int64_t> ConfigInt(const std::map<std::string, std::string>& config,
+                          const ConfigOrigin& origin, const std::string& key, int64_t fallback,
+                          int64_t min, int64_t max) {
+  auto it = config.find(key);
+  if (it == config.end()) return fallback;
+  const std::string& text = it->second;
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < min || v > max) {
+    return Status::InvalidArgument(origin.Of(key) + "'" + key + "' must be an integer in [" +
+                                   std::to_string(min) + ", " + std::to_string(max) + "], got '" +
+                                   text + "'");
+  }
+  return v;
+}
+
+Result<RestartStrategy> ParseRestartStrategy(const std::map<std::string, std::string>& config,
+                                             const ConfigOrigin& origin) {
+  RestartStrategy r;  // floe's default: fixed-delay, 3 attempts, 1 s
+  std::string key = "restart-strategy.type";
+  auto it = config.find(key);
+  if (it == config.end()) {
+    key = "restart-strategy";  // the pre-1.19 name
+    it = config.find(key);
+  }
+  if (it != config.end()) {
+    std::string type = Lower(it->second);
+    if (type == "none" || type == "off" || type == "disable") {
+      r.kind = RestartStrategy::Kind::kNone;
+    } else if (type == "fixed-delay" || type == "fixeddelay") {
+      r.kind = RestartStrategy::Kind::kFixedDelay;
+    } else {
+      return Status::InvalidArgument(origin.Of(key) + "'" + key + "' must be 'fixed-delay' or " +
+                                     "'none' (failure-rate and exponential-delay are not " +
+                                     "supported yet), got '" + it->second + "'");
+    }
+  }
+  FLOE_ASSIGN_OR_RAISE(int64_t attempts,
+                       ConfigInt(config, origin, "restart-strategy.fixed-delay.attempts",
+                                 r.attempts, 0, std::numeric_limits<int32_t>::max()));
+  r.attempts = static_cast<int>(attempts);
+  const std::string delay_key = "restart-strategy.fixed-delay.delay";
+  if (auto d = config.find(delay_key); d != config.end()) {
+    Result<std::chrono::milliseconds> delay = runtime::ParseDuration(d->second);
+    if (!delay.ok()) {
+      return Status::InvalidArgument(origin.Of(delay_key) + "'" + delay_key +
+                                     "' must be a duration such as '1 s' or '500 ms', got '" +
+                                     d->second + "'");
+    }
+    r.delay_ms = delay->count();
+  }
+  return r;
+}
+
+enum class Role { kSource, kSink };
+
+// The table's 'connector', checked against what `role` can use.
+Result<std::string> ConnectorOf(const CreateTable& table, Role role) {
+  auto it = std::find_if(table.options.begin(), table.options.end(),
+                         [](const auto& kv) { return kv.first == "connector"; });
+  if (it == table.options.end()) {
+    return Status::InvalidArgument(
+        At(table.pos) + "table '" + table.name +
+        "' has no 'connector' option; known connectors: " + kKnownConnectors);
+  }
+  const std::string& c = it->second;
+  bool source = c == "roster" || c == "filesystem";
+  bool sink = c == "print" || c == "blackhole" || c == "iceberg";
+  if (!source && !sink) {
+    return Status::InvalidArgument(At(table.pos) + "table '" + table.name +
+                                   "': unknown connector '" + c +
+                                   "'; known connectors: " + kKnownConnectors);
+  }
+  if (role == Role::kSource && !source) {
+    return Status::InvalidArgument(
+        At(table.pos) + "table '" + table.name + "' is read by an INSERT, but connector '" + c +
+        "' can only be written; readable connectors: " + kSourceConnectors);
+  }
+  if (role == Role::kSink && !sink) {
+    return Status::InvalidArgument(At(table.pos) + "table '" + table.name +
+                                   "' is written by an INSERT, but connector '" + c +
+                                   "' can only be read; writable connectors: " + kSinkConnectors);
+  }
+  return c;
+}
+
+Result<connectors::IcebergSinkSpec> MakeIcebergSpec(const CreateTable& table,
+                                                    const connectors::TableDescriptor& d) {
+  connectors::IcebergSinkSpec spec;
+  spec.table = d;
+  auto upsert = d.options.find("write.upsert.enabled");
+  if (upsert != d.options.end() && Lower(upsert->second) == "true" && d.primary_key.empty()) {
+    return Status::InvalidArgument(At(table.pos) + "table '" + table.name +
+                                   "': 'write.upsert.enabled' = 'true' needs a primary key: "
+                                   "declare PRIMARY KEY (...) NOT ENFORCED on the table");
+  }
+  auto sink_id = d.options.find("sink-id");
+  if (sink_id != d.options.end()) {
+    if (sink_id->second.empty()) {
+      return Status::InvalidArgument(At(table.pos) + "table '" + table.name +
+                                     "': option 'sink-id' must not be empty");
+    }
+    spec.sink_id = sink_id->second;
+  } else {
+    // Flink's Iceberg connector defaults: database 'default_database', table = the SQL name.
+    auto db = d.options.find("catalog-database");
+    auto tbl = d.options.find("catalog-table");
+    spec.sink_id = table.name + "->" +
+                   (db != d.options.end() ? db->second : std::string("default_database")) + "." +
+                   (tbl != d.options.end() ? tbl->second : table.name);
+  }
+  return spec;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const PlanOptions& options) {
+  FLOE_ASSIGN_OR_RAISE(Script script, ParseScript(job_text, options.variables));
+  auto job = std::make_unique<PlannedJob>();
+
+  // Configuration: SETs in order (the last one of a key wins), then the overrides.
+  ConfigOrigin origin;
+  for (const SetStatement& s : script.sets) {
+    job->config[s.key] = s.value;
+    origin.set_at[s.key] = s.pos;
+  }
+  for (const auto& [k, v] : options.config_overrides) {
+    job->config[k] = v;
+    origin.overridden.insert(k);
+  }
+  Result<runtime::CheckpointConfig> checkpointing =
+      runtime::CheckpointConfig::FromOptions(job->config);
+  if (!checkpointing.ok()) {
+    const Status& st = checkpointing.status();
+    return Status(st.code(), origin.ForMessage(st.message()) + st.message());
+  }
+  job->checkpointing = std::move(checkpointing).value();
+  FLOE_ASSIGN_OR_RAISE(job->restart, ParseRestartStrategy(job->config, origin));
+  FLOE_ASSIGN_OR_RAISE(int64_t max_parallelism,
+                       ConfigInt(job->config, origin, "pipeline.max-parallelism", 128, 1, 32768));
+  FLOE_ASSIGN_OR_RAISE(int64_t parallelism, ConfigInt(job->config, origin, "parallelism.default", 1,
+                                                      1, max_parallelism));
+  job->graph.set_max_parallelism(static_cast<uint32_t>(max_parallelism));
+
+  job->context.job_id = options.job_id;
+  job->context.mode = job->checkpointing.mode;
+  job->context.config = job->config;
+  job->context.positions = std::make_shared<runtime::SourcePositionBoard>();
+
+  if (script.inserts.empty()) {
+    return Status::InvalidArgument(
+        "the job file has no INSERT INTO ... SELECT statement: there is nothing to run");
+  }
+
+  // A table read (or written) by several INSERTs gets one vertex per INSERT, told apart by the
+  // INSERT's ordinal; otherwise names carry only the table name, so editing one INSERT does not
+  // rename another's operators.
+  std::map<std::string, int> source_uses, sink_uses;
+  for (const Insert& insert : script.inserts) {
+    ++source_uses[insert.source];
+    ++sink_uses[insert.sink];
+  }
+
+  std::vector<connectors::IcebergSinkSpec> iceberg_sinks;
+  for (size_t i = 0; i < script.inserts.size(); ++i) {
+    const Insert& insert = script.inserts[i];
+    const CreateTable* source = script.FindTable(insert.source);
+    const CreateTable* sink = script.FindTable(insert.sink);
+    if (source == nullptr || sink == nullptr) {
+      return Status::Internal(At(insert.pos) + "INSERT names a table the parser did not check");
+    }
+    std::string suffix = "-" + std::to_string(i + 1);
+    std::string source_name =
+        VertexName("source", source->name) + (source_uses[source->name] > 1 ? suffix : "");
+    std::string sink_suffix = sink_uses[sink->name] > 1 ? suffix : "";
+
+    // Source.
+    FLOE_ASSIGN_OR_RAISE(std::string source_connector, ConnectorOf(*source, Role::kSource));
+    connectors::TableDescriptor source_table = Describe(*source);
+    Result<runtime::VertexId> source_vertex =
+        source_connector == "roster"
+            ? connectors::AddRosterSource(job->graph, source_name, source_table, job->context)
+            : connectors::AddFilesystemSource(job->graph, source_name, source_table, job->context);
+    if (!source_vertex.ok()) return AtPos(source->pos, source_vertex.status());
+
+    // Sink table, checked before the Calc so its errors point at the table.
+    FLOE_ASSIGN_OR_RAISE(std::string sink_connector, ConnectorOf(*sink, Role::kSink));
+    connectors::TableDescriptor sink_table = Describe(*sink);
+
+    // Calc: filter + projection into the sink's columns. Always present (even for a plain
+    // SELECT *) so the graph, and the checkpoints that name its vertices, does not change shape
+    // when a WHERE is added or removed.
+    connectors::CalcSpec calc;
+    calc.input = source_table.schema;
+    calc.where = insert.where;
+    calc.select = insert.select;
+    calc.output = sink_table.schema;
+    calc.sink_name = sink->name;
+    Result<std::shared_ptr<const connectors::CalcProgram>> program =
+        connectors::CalcProgram::Compile(calc);
+    if (!program.ok()) {
+      const Status& st = program.status();
+      // Expression errors carry their own position; the rest point at the INSERT.
+      if (st.message().rfind("line ", 0) == 0) return st;
+      return AtPos(insert.pos, st);
+    }
+    uint32_t source_parallelism = job->graph.vertex(*source_vertex).parallelism;
+    runtime::VertexId calc_vertex = job->graph.AddOperator(
+        VertexName("calc", sink->name) + sink_suffix, source_parallelism,
+        [program =
+             *program](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+          return std::unique_ptr<runtime::Operator>(
+              std::make_unique<connectors::CalcOperator>(program));
+        });
+    job->graph.Connect(*source_vertex, calc_vertex, runtime::Partitioning::Forward());
+
+    // Sink.
+    std::string sink_name = VertexName("sink", sink->name) + sink_suffix;
+    uint32_t default_parallelism = static_cast<uint32_t>(parallelism);
+    if (sink_connector == "print") {
+      FLOE_RETURN_NOT_OK(
+          AtPos(sink->pos, connectors::AddPrintSink(job->graph, calc_vertex, sink_name, sink_table,
+                                                    default_parallelism)));
+    } else if (sink_connector == "blackhole") {
+      FLOE_RETURN_NOT_OK(
+          AtPos(sink->pos, connectors::AddBlackholeSink(job->graph, calc_vertex, sink_name,
+                                                        sink_table, default_parallelism)));
+    } else {
+      FLOE_ASSIGN_OR_RAISE(connectors::IcebergSinkSpec spec, MakeIcebergSpec(*sink, sink_table));
+      FLOE_RETURN_NOT_OK(AtPos(sink->pos, connectors::PrepareIcebergTable(spec)));
+      FLOE_RETURN_NOT_OK(AtPos(
+          sink->pos, connectors::AddIcebergSink(job->graph, calc_vertex, spec, job->context)));
+      iceberg_sinks.push_back(std::move(spec));
+    }
+  }
+  FLOE_RETURN_NOT_OK(job->graph.Validate());
+
+  job->has_keyed_state = false;  // no windows or aggregates yet
+  job->prepare_restore =
+      [sinks = std::move(iceberg_sinks), positions = job->context.positions,
+       keyed = job->has_keyed_state](
+          const std::optional<runtime::CompletedCheckpoint>& restored,
+          connectors::StaleRestorePolicy policy,
+          uint64_t* min_checkpoint_id) -> Result<std::vector<connectors::SinkRestorePlan>> {
+    std::vector<connectors::SinkRestorePlan> plans;
+    std::map<std::string, std::string> overrides;
+    std::map<std::string, std::string> override_sink;  // task -> sink id that set it
+    uint64_t max_id = 0;
+    for (const connectors::IcebergSinkSpec& spec : sinks) {
+      FLOE_ASSIGN_OR_RAISE(connectors::SinkRestorePlan plan,
+                           connectors::PlanIcebergSinkRestore(spec, restored, policy, keyed));
+      max_id = std::max(max_id, plan.table_checkpoint_id);
+      if (plan.table_ahead) {
+        for (const auto& [task, position] : plan.source_positions) {
+          auto [it, inserted] = overrides.emplace(task, position);
+          if (!inserted && it->second != position) {
+            return Status::InvalidArgument(
+                "sinks '" + override_sink[task] + "' and '" + spec.sink_id +
+                "' are both ahead of the restored checkpoint but hold different positions for "
+                "source task '" +
+                task + "' (" + it->second + " vs " + position +
+                "); starting from either would duplicate or lose rows in the other table");
+          }
+          override_sink.emplace(task, spec.sink_id);
+        }
+      }
+      plans.push_back(std::move(plan));
+    }
+    // Always replace: overrides of an earlier run must not outlive the table state they came
+    // from.
+    positions->SetStartOverrides(std::move(overrides));
+    if (min_checkpoint_id != nullptr) *min_checkpoint_id = max_id;
+    return plans;
+  };
+  return job;
+}
+
+}  // namespace floe::sql

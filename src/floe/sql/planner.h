@@ -1,0 +1,53 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "floe/common/status.h"
+#include "floe/connectors/connector.h"
+#include "floe/runtime/checkpoint.h"
+#include "floe/runtime/checkpoint_config.h"
+#include "floe/runtime/job_graph.h"
+
+namespace floe::sql {
+
+// restart-strategy.type: fixed-delay (.attempts, .delay) | none (Flink's option names).
+struct RestartStrategy {
+  enum class Kind { kNone, kFixedDelay } kind = Kind::kFixedDelay;
+  int attempts = 3;
+  int64_t delay_ms = 1000;
+};
+
+struct PlanOptions {
+  std::string job_id;
+  std::map<std::string, std::string> variables;  // ${NAME} substitution
+  // Values that override the job file's SET statements (e.g. from the command line).
+  std::map<std::string, std::string> config_overrides;
+};
+
+// A job file turned into something runnable: the operator graph and the settings of its run.
+struct PlannedJob {
+  runtime::JobGraph graph;
+  runtime::CheckpointConfig checkpointing;  // from execution.checkpointing.* (validated)
+  RestartStrategy restart;
+  connectors::JobContext context;  // shared by the graph's operators (positions board, ...)
+  std::map<std::string, std::string> config;
+  bool has_keyed_state = false;  // keyed state between source and sink (windows, aggregates)
+  // Before each run: reconcile every sink with the checkpoint about to be restored. Returns
+  // the plans (for the log); sets source start overrides on context.positions when a table is
+  // ahead; *min_checkpoint_id = the highest checkpoint id any sink's table holds.
+  std::function<Result<std::vector<connectors::SinkRestorePlan>>(
+      const std::optional<runtime::CompletedCheckpoint>& restored,
+      connectors::StaleRestorePolicy policy, uint64_t* min_checkpoint_id)>
+      prepare_restore;
+};
+
+// Parses, validates and plans a job file. Config errors (bad option values, unknown
+// connector, unsupported statement) are reported here, before anything runs, with the rule
+// and the numbers.
+Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const PlanOptions& options);
+
+}  // namespace floe::sql

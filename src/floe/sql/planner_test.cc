@@ -1,0 +1,372 @@
+#include "floe/sql/planner.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <random>
+
+#include "floe/iceberg/catalog.h"
+#include "floe/iceberg/scan.h"
+#include "floe/runtime/local_job.h"
+
+namespace floe::sql {
+namespace {
+
+using runtime::CheckpointingMode;
+
+Result<std::unique_ptr<PlannedJob>> Plan(const std::string& text, PlanOptions options = {}) {
+  if (options.job_id.empty()) options.job_id = "0123456789abcdef0123456789abcdef";
+  return PlanJob(text, options);
+}
+
+std::string ErrorOf(const std::string& text, PlanOptions options = {}) {
+  Result<std::unique_ptr<PlannedJob>> r = Plan(text, std::move(options));
+  EXPECT_FALSE(r.ok()) << text;
+  return r.ok() ? std::string() : r.status().message();
+}
+
+constexpr const char* kRosterToBlackhole = R"sql(
+SET 'execution.checkpointing.interval' = '2s';
+CREATE TABLE roster (
+  seq BIGINT NOT NULL,
+  npi STRING NOT NULL,
+  active BOOLEAN
+) WITH ('connector' = 'roster', 'events' = '${EVENTS}', 'providers' = '50');
+CREATE TABLE out (seq BIGINT NOT NULL, npi STRING NOT NULL, active BOOLEAN)
+  WITH ('connector' = 'blackhole');
+INSERT INTO out SELECT * FROM roster WHERE active;
+)sql";
+
+TEST(PlanJob, BuildsSourceCalcAndSinkVerticesWithStableNames) {
+  PlanOptions options;
+  options.variables = {{"EVENTS", "500"}};
+  Result<std::unique_ptr<PlannedJob>> job = Plan(kRosterToBlackhole, options);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const runtime::JobGraph& g = (*job)->graph;
+  ASSERT_EQ(g.vertices().size(), 3u);
+  EXPECT_EQ(g.vertices()[0].name, "source-roster");
+  EXPECT_TRUE(g.vertices()[0].is_source());
+  EXPECT_EQ(g.vertices()[1].name, "calc-out");
+  EXPECT_EQ(g.vertices()[2].name, "sink-out");
+  EXPECT_EQ(g.TaskNames(),
+            (std::vector<std::string>{"source-roster/0", "calc-out/0", "sink-out/0"}));
+  EXPECT_EQ((*job)->checkpointing.interval, std::chrono::seconds(2));
+  EXPECT_EQ((*job)->checkpointing.mode, CheckpointingMode::kExactlyOnce);
+  EXPECT_EQ((*job)->restart.kind, RestartStrategy::Kind::kFixedDelay);
+  EXPECT_EQ((*job)->restart.attempts, 3);
+  EXPECT_EQ((*job)->restart.delay_ms, 1000);
+  EXPECT_EQ((*job)->context.job_id, "0123456789abcdef0123456789abcdef");
+  EXPECT_NE((*job)->context.positions, nullptr);
+  EXPECT_FALSE((*job)->has_keyed_state);
+  EXPECT_EQ((*job)->config.at("execution.checkpointing.interval"), "2s");
+}
+
+TEST(PlanJob, ReadsRestartParallelismAndModeAndLetsOverridesWin) {
+  PlanOptions options;
+  options.variables = {{"EVENTS", "10"}};
+  options.config_overrides = {{"restart-strategy.fixed-delay.attempts", "7"}};
+  std::string text = std::string(R"sql(
+SET 'execution.checkpointing.mode' = 'AT_LEAST_ONCE';
+SET 'restart-strategy.type' = 'fixed-delay';
+SET 'restart-strategy.fixed-delay.attempts' = '2';
+SET 'restart-strategy.fixed-delay.delay' = '250 ms';
+SET 'parallelism.default' = '3';
+)sql") + kRosterToBlackhole;
+  Result<std::unique_ptr<PlannedJob>> job = Plan(text, options);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ((*job)->checkpointing.mode, CheckpointingMode::kAtLeastOnce);
+  EXPECT_EQ((*job)->context.mode, CheckpointingMode::kAtLeastOnce);
+  EXPECT_EQ((*job)->restart.attempts, 7);
+  EXPECT_EQ((*job)->restart.delay_ms, 250);
+  const runtime::JobGraph& g = (*job)->graph;
+  EXPECT_EQ(g.vertices()[0].parallelism, 1u);  // roster: one sequence
+  EXPECT_EQ(g.vertices()[2].parallelism, 3u);  // sink: parallelism.default
+  EXPECT_EQ(g.edges()[1].partitioning.kind, runtime::PartitionKind::kRebalance);
+
+  Result<std::unique_ptr<PlannedJob>> none =
+      Plan("SET 'restart-strategy.type' = 'none';" + std::string(kRosterToBlackhole),
+           {.job_id = "j", .variables = {{"EVENTS", "1"}}, .config_overrides = {}});
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_EQ((*none)->restart.kind, RestartStrategy::Kind::kNone);
+}
+
+TEST(PlanJob, BadCheckpointOptionIsRefusedWithItsLineTheRuleAndTheNumbers) {
+  PlanOptions options;
+  options.variables = {{"EVENTS", "10"}};
+  std::string msg = ErrorOf("\n\nSET 'execution.checkpointing.max-concurrent-checkpoints' = '0';" +
+                                std::string(kRosterToBlackhole),
+                            options);
+  EXPECT_EQ(msg,
+            "line 3, column 1: execution.checkpointing.max-concurrent-checkpoints must be >= 1, "
+            "got 0");
+  PlanOptions fast = options;
+  fast.config_overrides = {{"execution.checkpointing.interval", "5 ms"}};
+  msg = ErrorOf(kRosterToBlackhole, fast);
+  EXPECT_EQ(msg.rfind("(set by the command line) execution.checkpointing.interval must be at "
+                      "least 10 ms",
+                      0),
+            0u)
+      << msg;
+  EXPECT_NE(msg.find("got 5 ms"), std::string::npos) << msg;
+  msg = ErrorOf(
+      "SET 'execution.checkpointing.mode' = 'MAYBE_ONCE';" + std::string(kRosterToBlackhole),
+      options);
+  EXPECT_NE(msg.find("MAYBE_ONCE"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("EXACTLY_ONCE"), std::string::npos) << msg;
+  msg = ErrorOf("SET 'restart-strategy.type' = 'failure-rate';" + std::string(kRosterToBlackhole),
+                options);
+  EXPECT_NE(msg.find("'restart-strategy.type' must be 'fixed-delay' or 'none'"), std::string::npos)
+      << msg;
+  msg = ErrorOf(
+      "SET 'restart-strategy.fixed-delay.delay' = 'soon';" + std::string(kRosterToBlackhole),
+      options);
+  EXPECT_NE(msg.find("line 1, column 1: 'restart-strategy.fixed-delay.delay' must be a duration"),
+            std::string::npos)
+      << msg;
+  msg = ErrorOf("SET 'parallelism.default' = '0';" + std::string(kRosterToBlackhole), options);
+  EXPECT_NE(msg.find("'parallelism.default' must be an integer in [1, 128], got '0'"),
+            std::string::npos)
+      << msg;
+  options.config_overrides = {{"execution.checkpointing.timeout", "0"}};
+  msg = ErrorOf(kRosterToBlackhole, options);
+  EXPECT_NE(msg.find("(set by the command line) execution.checkpointing.timeout must be > 0"),
+            std::string::npos)
+      << msg;
+}
+
+TEST(PlanJob, ParserErrorsKeepTheirLineAndColumn) {
+  std::string msg = ErrorOf("CREATE TABLE t (a INT);\nINSERT INTO t SELECT a FROM t WHERE a = ;");
+  EXPECT_EQ(msg.rfind("line 2, column ", 0), 0u) << msg;
+  msg = ErrorOf("CREATE TABLE t (a INT) WITH ('connector' = '${MISSING}');");
+  EXPECT_NE(msg.find("MISSING"), std::string::npos) << msg;
+}
+
+TEST(PlanJob, UnknownConnectorListsTheKnownOnesAndTheTablesLine) {
+  std::string msg = ErrorOf(R"sql(CREATE TABLE src (seq BIGINT) WITH ('connector' = 'roster');
+
+CREATE TABLE dst (seq BIGINT) WITH ('connector' = 'kafkaa');
+INSERT INTO dst SELECT * FROM src;)sql");
+  EXPECT_EQ(msg,
+            "line 3, column 1: table 'dst': unknown connector 'kafkaa'; known connectors: "
+            "'blackhole', 'filesystem', 'iceberg', 'print', 'roster'");
+  msg = ErrorOf(R"sql(CREATE TABLE src (a BIGINT);
+CREATE TABLE dst (a BIGINT) WITH ('connector' = 'print');
+INSERT INTO dst SELECT * FROM src;)sql");
+  EXPECT_NE(msg.find("line 1, column 1: table 'src' has no 'connector' option"), std::string::npos)
+      << msg;
+  msg = ErrorOf(R"sql(CREATE TABLE src (seq BIGINT) WITH ('connector' = 'print');
+CREATE TABLE dst (seq BIGINT) WITH ('connector' = 'roster');
+INSERT INTO dst SELECT * FROM src;)sql");
+  EXPECT_NE(msg.find("table 'src' is read by an INSERT, but connector 'print' can only be "
+                     "written"),
+            std::string::npos)
+      << msg;
+}
+
+TEST(PlanJob, ConnectorOptionErrorsPointAtTheTable) {
+  std::string msg = ErrorOf(R"sql(
+CREATE TABLE src (seq BIGINT, colour STRING) WITH ('connector' = 'roster');
+CREATE TABLE dst (seq BIGINT, colour STRING) WITH ('connector' = 'print');
+INSERT INTO dst SELECT * FROM src;)sql");
+  EXPECT_EQ(msg.rfind("line 2, column 1: table 'src': column 'colour' is not a roster column", 0),
+            0u)
+      << msg;
+  msg = ErrorOf(R"sql(
+CREATE TABLE src (seq BIGINT) WITH ('connector' = 'roster', 'rows-per-second' = 'fast');
+CREATE TABLE dst (seq BIGINT) WITH ('connector' = 'print');
+INSERT INTO dst SELECT * FROM src;)sql");
+  EXPECT_NE(msg.find("line 2, column 1: table 'src': option 'rows-per-second' must be an "
+                     "integer, got 'fast'"),
+            std::string::npos)
+      << msg;
+}
+
+TEST(PlanJob, TypeMismatchBetweenSelectAndSinkNamesBoth) {
+  std::string msg = ErrorOf(R"sql(
+CREATE TABLE src (seq BIGINT NOT NULL, npi STRING NOT NULL) WITH ('connector' = 'roster');
+CREATE TABLE dst (id BIGINT, code BIGINT) WITH ('connector' = 'print');
+INSERT INTO dst SELECT seq, npi FROM src;)sql");
+  EXPECT_EQ(msg,
+            "line 4, column 29: query column 2 'npi' has type STRING but column 'code' of sink "
+            "'dst' is BIGINT");
+}
+
+TEST(PlanJob, UpsertSinkNeedsAPrimaryKey) {
+  std::string msg = ErrorOf(R"sql(
+CREATE TABLE src (seq BIGINT NOT NULL) WITH ('connector' = 'roster');
+CREATE TABLE lake (seq BIGINT NOT NULL) WITH (
+  'connector' = 'iceberg', 'catalog-type' = 'hadoop', 'warehouse' = '/tmp/nowhere',
+  'write.upsert.enabled' = 'TRUE');
+INSERT INTO lake SELECT * FROM src;)sql");
+  EXPECT_EQ(msg.rfind("line 3, column 1: table 'lake': 'write.upsert.enabled' = 'true' needs a "
+                      "primary key",
+                      0),
+            0u)
+      << msg;
+}
+
+TEST(PlanJob, AJobWithoutInsertIsRefused) {
+  std::string msg = ErrorOf("SET 'a' = 'b'; CREATE TABLE t (a INT) WITH ('connector' = 'print');");
+  EXPECT_NE(msg.find("no INSERT INTO"), std::string::npos) << msg;
+}
+
+TEST(PlanJob, PlannedRosterJobRunsToCompletionWithAFinalCheckpoint) {
+  PlanOptions options;
+  options.variables = {{"EVENTS", "3000"}};
+  Result<std::unique_ptr<PlannedJob>> job = Plan(kRosterToBlackhole, options);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  uint64_t min_id = 99;
+  Result<std::vector<connectors::SinkRestorePlan>> plans =
+      (*job)->prepare_restore(std::nullopt, connectors::StaleRestorePolicy::kFail, &min_id);
+  ASSERT_TRUE(plans.ok()) << plans.status().ToString();
+  EXPECT_TRUE(plans->empty());  // no iceberg sink: nothing to reconcile
+  EXPECT_EQ(min_id, 0u);
+  runtime::LocalJobOptions local;
+  local.job_id = (*job)->context.job_id;
+  local.checkpointing = (*job)->checkpointing;
+  local.timer_thread = false;
+  auto run = runtime::LocalJob::Make((*job)->graph, local);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_TRUE((*run)->Start().ok());
+  Status st = (*run)->Wait();
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  runtime::CheckpointId final_id = (*run)->last_completed();
+  ASSERT_TRUE(final_id.valid());
+  EXPECT_EQ((*job)->context.positions->PositionsAt(final_id).at("source-roster/0"),
+            "{\"next_seq\":3001}");
+}
+
+TEST(PlanJob, PlannedFilesystemToPrintJobPrintsTheFilteredRows) {
+  std::random_device rd;
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("floe-planner-test-" + std::to_string(rd()));
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream f(dir / "in.jsonl");
+    f << "{\"id\":1,\"name\":\"a\"}\n{\"id\":2,\"name\":null}\n{\"id\":3,\"name\":\"c\"}\n";
+  }
+  PlanOptions options;
+  options.variables = {{"DIR", dir.string()}};
+  Result<std::unique_ptr<PlannedJob>> job = Plan(R"sql(
+CREATE TABLE events (id BIGINT, name STRING)
+  WITH ('connector' = 'filesystem', 'path' = '${DIR}', 'format' = 'json');
+CREATE TABLE out (name STRING, id BIGINT, big BOOLEAN)
+  WITH ('connector' = 'print', 'print-identifier' = 'out');
+INSERT INTO out SELECT name, id, id > 1 FROM events WHERE name IS NOT NULL;
+)sql",
+                                                 options);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  runtime::LocalJobOptions local;
+  local.checkpointing = (*job)->checkpointing;
+  local.timer_thread = false;
+  auto run = runtime::LocalJob::Make((*job)->graph, local).ValueOrDie();
+  ::testing::internal::CaptureStdout();
+  ASSERT_TRUE(run->Start().ok());
+  Status st = run->Wait();
+  std::string printed = ::testing::internal::GetCapturedStdout();
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(printed,
+            "out> +I {\"name\":\"a\",\"id\":1,\"big\":false}\n"
+            "out> +I {\"name\":\"c\",\"id\":3,\"big\":true}\n");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(PlanJob, IcebergOptionErrorsAreReportedAtPlanTimeAtTheTable) {
+  // PrepareIcebergTable runs at plan time; its errors point at the sink table's line.
+  std::filesystem::path wh = std::filesystem::temp_directory_path() / "floe-planner-test-wh";
+  Result<std::unique_ptr<PlannedJob>> job = Plan(R"sql(
+CREATE TABLE src (seq BIGINT NOT NULL) WITH ('connector' = 'roster', 'events' = '5');
+CREATE TABLE lake (seq BIGINT NOT NULL) WITH (
+  'connector' = 'iceberg', 'catalog-type' = 'nosuch', 'warehouse' = ')sql" +
+                                                 wh.string() +
+                                                 R"sql(');
+INSERT INTO lake SELECT * FROM src;)sql");
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.status().message().rfind("line 3, column 1: ", 0), 0u) << job.status().message();
+  std::filesystem::remove_all(wh);
+}
+
+// Runs a planned job in-process from its start (no checkpoint to restore), after
+// prepare_restore, as `floe run` does. Returns the plans prepare_restore made.
+std::vector<connectors::SinkRestorePlan> RunFresh(PlannedJob& job, uint64_t* min_id) {
+  Result<std::vector<connectors::SinkRestorePlan>> plans =
+      job.prepare_restore(std::nullopt, connectors::StaleRestorePolicy::kFail, min_id);
+  EXPECT_TRUE(plans.ok()) << plans.status().ToString();
+  runtime::LocalJobOptions local;
+  local.job_id = job.context.job_id;
+  local.checkpointing = job.checkpointing;
+  local.timer_thread = false;
+  local.min_checkpoint_id = runtime::CheckpointId(*min_id);
+  auto run = runtime::LocalJob::Make(job.graph, local);
+  EXPECT_TRUE(run.ok()) << run.status().ToString();
+  if (!run.ok()) return {};
+  EXPECT_TRUE((*run)->Start().ok());
+  Status st = (*run)->Wait();
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return plans.ok() ? *plans : std::vector<connectors::SinkRestorePlan>{};
+}
+
+TEST(PlanJob, ResubmittedRosterToIcebergJobStartsWhereTheTableIs) {
+  std::random_device rd;
+  std::filesystem::path wh =
+      std::filesystem::temp_directory_path() / ("floe-planner-test-wh-" + std::to_string(rd()));
+  constexpr const char* kJob = R"sql(
+CREATE TABLE roster (seq BIGINT NOT NULL, npi STRING NOT NULL, revision INT NOT NULL)
+  WITH ('connector' = 'roster', 'events' = '${EVENTS}', 'providers' = '50');
+CREATE TABLE lake (seq BIGINT NOT NULL, npi STRING NOT NULL, revision INT NOT NULL)
+  WITH ('connector' = 'iceberg', 'catalog-type' = 'hadoop', 'warehouse' = '${WH}',
+        'catalog-database' = 'demo', 'catalog-table' = 'roster');
+INSERT INTO lake SELECT * FROM roster;
+)sql";
+  auto plan = [&](const std::string& events, const std::string& job_id) {
+    PlanOptions options;
+    options.job_id = job_id;
+    options.variables = {{"EVENTS", events}, {"WH", wh.string()}};
+    Result<std::unique_ptr<PlannedJob>> job = PlanJob(kJob, options);
+    EXPECT_TRUE(job.ok()) << job.status().ToString();
+    return job.ok() ? std::move(job).value() : nullptr;
+  };
+  auto seqs = [&] {
+    auto catalog = iceberg::FileSystemCatalog::Make(wh.string()).ValueOrDie();
+    auto table = catalog->LoadTable(iceberg::TableIdentifier::Parse("demo.roster").ValueOrDie());
+    EXPECT_TRUE(table.ok()) << table.status().ToString();
+    std::vector<int64_t> out;
+    if (!table.ok()) return out;
+    Status st = iceberg::ScanTable(table->metadata, std::nullopt, [&](const RecordBatch& b) {
+      for (size_t r = 0; r < b.num_rows(); ++r) out.push_back(b.column(0).Get<int64_t>(r));
+      return Status::OK();
+    });
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+
+  std::unique_ptr<PlannedJob> first = plan("1000", "11111111111111111111111111111111");
+  ASSERT_NE(first, nullptr);
+  uint64_t min_id = 99;
+  std::vector<connectors::SinkRestorePlan> plans = RunFresh(*first, &min_id);
+  ASSERT_EQ(plans.size(), 1u);
+  EXPECT_FALSE(plans[0].table_ahead);
+  EXPECT_EQ(min_id, 0u);
+  ASSERT_EQ(seqs().size(), 1000u);
+
+  // The same job file, resubmitted without state and with more events: the table's position
+  // wins, checkpoint ids continue above the table's, and nothing is committed twice.
+  std::unique_ptr<PlannedJob> second = plan("1500", "22222222222222222222222222222222");
+  ASSERT_NE(second, nullptr);
+  plans = RunFresh(*second, &min_id);
+  ASSERT_EQ(plans.size(), 1u);
+  EXPECT_TRUE(plans[0].table_ahead) << plans[0].message;
+  EXPECT_GT(min_id, 0u);
+  EXPECT_EQ(second->context.positions->StartOverride("source-roster/0"),
+            std::optional<std::string>("{\"next_seq\":1001}"));
+  std::vector<int64_t> want(1500);
+  std::iota(want.begin(), want.end(), 1);
+  EXPECT_EQ(seqs(), want);
+  std::filesystem::remove_all(wh);
+}
+
+}  // namespace
+}  // namespace floe::sql

@@ -1,0 +1,249 @@
+// `floe run` (coordinator) + `floe worker` + job control, driven as a user would: real processes,
+// SIGKILLs, a second terminal issuing `floe list/savepoint/stop/cancel`. FLOE_BIN points at the
+// floe binary (ctest passes it). Every wait polls for a condition with a generous timeout; no test
+// asserts on timing. Each test gets its own FLOE_HOME (job directories) and checkpoint directory.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const FLOE = process.env.FLOE_BIN;
+assert.ok(FLOE && fs.existsSync(FLOE), 'FLOE_BIN must point at the floe binary');
+const ROOT = fs.mkdtempSync(path.join(os.tmpdir(), 'floe-jobs-'));
+const WAIT_MS = 180_000;
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+async function waitFor(what, cond, timeoutMs = WAIT_MS) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = cond();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+function alive(pid) {
+  try { process.kill(pid, 0); return true; } catch (e) { return e.code === 'EPERM'; }
+}
+
+// A fresh sandbox: FLOE_HOME, checkpoint dir, job file.
+function sandbox(name, { events = 4000, rps = 400, interval = '200 ms', attempts = 3,
+                         delay = '200 ms', extra = '' } = {}) {
+  const dir = fs.mkdtempSync(path.join(ROOT, `${name}-`));
+  const home = path.join(dir, 'home');
+  const chk = path.join(dir, 'chk');
+  const job = path.join(dir, `${name}.sql`);
+  fs.writeFileSync(job, `-- ${name}
+SET 'execution.checkpointing.interval' = '${interval}';
+SET 'execution.checkpointing.dir' = '${chk}';
+SET 'restart-strategy.type' = 'fixed-delay';
+SET 'restart-strategy.fixed-delay.attempts' = '${attempts}';
+SET 'restart-strategy.fixed-delay.delay' = '${delay}';
+${extra}
+CREATE TABLE roster (seq BIGINT NOT NULL, npi STRING NOT NULL, revision INT)
+  WITH ('connector' = 'roster', 'seed' = '7', 'events' = '\${EVENTS}', 'rows-per-second' = '${rps}');
+CREATE TABLE sink (seq BIGINT NOT NULL, npi STRING NOT NULL, revision INT)
+  WITH ('connector' = 'blackhole');
+INSERT INTO sink SELECT seq, npi, revision FROM roster;
+`);
+  const env = { ...process.env, FLOE_HOME: home, EVENTS: String(events) };
+  delete env.FLOE_CRASH_AT;
+  return { dir, home, chk, job, env };
+}
+
+function floe(sb, ...args) {
+  const r = spawnSync(FLOE, args, { encoding: 'utf8', env: sb.env });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+function ok(sb, ...args) {
+  const r = floe(sb, ...args);
+  assert.equal(r.code, 0, `floe ${args.join(' ')} failed (${r.code}): ${r.err}`);
+  return r.out;
+}
+
+// Starts `floe run` in the background.
+function run(sb, args = [], extraEnv = {}) {
+  const p = spawn(FLOE, ['run', sb.job, ...args], { env: { ...sb.env, ...extraEnv } });
+  const r = { proc: p, out: '', err: '' };
+  p.stdout.on('data', (d) => { r.out += d; });
+  p.stderr.on('data', (d) => { r.err += d; });
+  r.exited = new Promise((resolve) => p.on('exit', (code, signal) => resolve({ code, signal })));
+  r.wait = async () => {
+    let timer;
+    const timeout = new Promise((res) => { timer = setTimeout(() => res(null), WAIT_MS); });
+    const e = await Promise.race([r.exited, timeout]);
+    clearTimeout(timer);
+    if (!e) { p.kill('SIGKILL'); throw new Error(`floe run did not end; stderr:\n${r.err}`); }
+    return e;
+  };
+  return r;
+}
+
+function jobs(sb) {
+  const root = path.join(sb.home, 'jobs');
+  if (!fs.existsSync(root)) return [];
+  return fs.readdirSync(root)
+    .map((d) => path.join(root, d, 'job.json'))
+    .filter((f) => fs.existsSync(f))
+    .map((f) => JSON.parse(fs.readFileSync(f, 'utf8')));
+}
+const onlyJob = (sb) => { const j = jobs(sb); return j.length === 1 ? j[0] : null; };
+const running = (sb) => { const j = onlyJob(sb); return j && j.state === 'RUNNING' && j.worker_pid > 0 ? j : null; };
+const checkpointed = (sb, n = 1) => { const j = running(sb); return j && j.last_checkpoint >= n ? j : null; };
+const count = (text, re) => (text.match(re) || []).length;
+
+test('a bounded job finishes: final checkpoint, exit 0, job FINISHED', async () => {
+  const sb = sandbox('bounded', { events: 500, rps: 0 });
+  const r = run(sb);
+  const e = await r.wait();
+  assert.equal(e.code, 0, r.err);
+  assert.match(r.err, /floe: job [0-9a-f]{32} \(bounded\.sql\) started/);
+  assert.match(r.err, /checkpoint \d+ completed \([\d.]+ s\), final/);
+  assert.match(r.err, /finished/);
+  const j = onlyJob(sb);
+  assert.equal(j.state, 'FINISHED');
+  assert.ok(j.last_checkpoint >= 1);
+  assert.equal(j.worker_pid, 0);
+  assert.equal(j.token.length, 32);
+});
+
+test('a SIGKILLed worker is restarted from the latest checkpoint with the same job id', async () => {
+  const sb = sandbox('kill');
+  const r = run(sb);
+  const before = await waitFor('a completed checkpoint', () => checkpointed(sb));
+  process.kill(before.worker_pid, 'SIGKILL');
+  const e = await r.wait();
+  assert.equal(e.code, 0, r.err);
+  assert.match(r.err, /worker exited \(killed by SIGKILL\); restarting in [\d.]+ s from checkpoint \d+ \(restart 1\/3\)/);
+  assert.match(r.err, /restored from checkpoint \d+/);
+  const after = onlyJob(sb);  // one job directory: same job id
+  assert.equal(after.job_id, before.job_id);
+  assert.equal(after.state, 'FINISHED');
+  assert.equal(after.restarts, 1);
+  assert.ok(after.last_checkpoint > before.last_checkpoint);
+  assert.ok(!alive(before.worker_pid));
+});
+
+test('restart attempts exhausted: exit 1 with the reason', async () => {
+  const sb = sandbox('exhaust', { events: 1_000_000, rps: 200, attempts: 1 });
+  const r = run(sb);
+  const first = await waitFor('the first worker', () => running(sb));
+  process.kill(first.worker_pid, 'SIGKILL');
+  const second = await waitFor('the restarted worker', () => {
+    const j = running(sb);
+    return j && j.worker_pid !== first.worker_pid ? j : null;
+  });
+  assert.equal(second.job_id, first.job_id);
+  process.kill(second.worker_pid, 'SIGKILL');
+  const e = await r.wait();
+  assert.equal(e.code, 1, r.err);
+  assert.match(r.err, /killed by SIGKILL; restart attempts exhausted \(1 of 1, restart-strategy\.fixed-delay\.attempts\)/);
+  assert.equal(onlyJob(sb).state, 'FAILED');
+});
+
+test('FLOE_CRASH_AT reaches only the first attempt', async () => {
+  const sb = sandbox('crashpoint', { events: 1500, rps: 500 });
+  const r = run(sb, [], { FLOE_CRASH_AT: 'worker-checkpoint-completed:2' });
+  const e = await r.wait();
+  assert.equal(e.code, 0, r.err);
+  assert.equal(count(r.err, /crash point 'worker-checkpoint-completed' reached/g), 1, r.err);
+  assert.equal(count(r.err, /restarting in/g), 1, r.err);
+  assert.match(r.err, /restored from checkpoint \d+/);
+  assert.equal(onlyJob(sb).state, 'FINISHED');
+});
+
+test('list, savepoint, stop --savepoint, restore from it, cancel', async () => {
+  const sb = sandbox('control', { events: 1_000_000, rps: 200 });
+  const r = run(sb);
+  const j = await waitFor('a running worker', () => running(sb));
+
+  const list = ok(sb, 'list');
+  assert.match(list, /^JOB ID\s+STATE\s+CHECKPOINT\s+PID\s+WORKER\s+JOB$/m);
+  assert.match(list, new RegExp(`^${j.job_id}\\s+RUNNING\\s+\\S+\\s+${j.pid}\\s+\\d+\\s+control\\.sql$`, 'm'));
+  const listed = ok(sb, 'list', '--json').trim().split('\n').map((l) => JSON.parse(l));
+  assert.equal(listed.length, 1);
+  assert.equal(listed[0].job_id, j.job_id);
+  assert.equal(listed[0].token, undefined, 'the token is not listed');
+
+  // Savepoint into the default savepoint directory, then into a given one (by id prefix).
+  const sp1 = ok(sb, 'savepoint', j.job_id).trim();
+  assert.ok(sp1.startsWith(path.join(sb.chk, 'savepoints') + path.sep), sp1);
+  assert.ok(fs.existsSync(path.join(sp1, '_metadata')));
+  const spDir = path.join(sb.dir, 'sp');
+  const sp2 = ok(sb, 'savepoint', j.job_id.slice(0, 8), spDir).trim();
+  assert.equal(path.dirname(sp2), spDir);
+  assert.ok(fs.existsSync(path.join(sp2, '_metadata')));
+  // (spawnSync blocked the event loop: the coordinator's stderr may not be read yet.)
+  await waitFor('the savepoint progress line', () => /savepoint \d+ completed/.test(r.err));
+
+  // Stop with a savepoint: prints its path, `floe run` exits 0, the job is STOPPED.
+  const stopDir = path.join(sb.dir, 'stop');
+  const sp3 = ok(sb, 'stop', j.job_id, '--savepoint', stopDir).trim();
+  assert.equal(path.dirname(sp3), stopDir);
+  assert.ok(fs.existsSync(path.join(sp3, '_metadata')));
+  const e = await r.wait();
+  assert.equal(e.code, 0, r.err);
+  assert.equal(onlyJob(sb).state, 'STOPPED');
+  assert.equal(onlyJob(sb).message, sp3);
+  assert.equal(ok(sb, 'list').trim().split('\n').length, 1, 'no running job listed');
+  assert.match(ok(sb, 'list', '--all'), /STOPPED/);
+  assert.notEqual(floe(sb, 'savepoint', j.job_id).code, 0, 'a stopped job takes no savepoint');
+
+  // Resume from the stop savepoint: same job id (recorded in its _metadata), then cancel.
+  const r2 = run(sb, ['--from', sp3]);
+  await waitFor('the resumed job', () => running(sb));
+  const c = ok(sb, 'cancel', j.job_id);
+  assert.match(c, new RegExp(`job ${j.job_id} cancelled`));
+  const e2 = await r2.wait();
+  assert.equal(e2.code, 0, r2.err);
+  assert.match(r2.err, /restored from savepoint \d+/);
+  assert.equal(onlyJob(sb).job_id, j.job_id);
+  assert.equal(onlyJob(sb).state, 'CANCELED');
+});
+
+test('a killed coordinator takes its worker along; run --from latest resumes the job', async () => {
+  const sb = sandbox('resume', { events: 3000, rps: 300 });
+  const r = run(sb);
+  const j = await waitFor('a completed checkpoint', () => checkpointed(sb));
+  r.proc.kill('SIGKILL');
+  await r.wait();
+  await waitFor('the orphaned worker to die', () => !alive(j.worker_pid));
+  assert.match(ok(sb, 'list', '--all'), new RegExp(`^${j.job_id}\\s+LOST`, 'm'));
+
+  const r2 = run(sb, ['--from', 'latest']);
+  const e = await r2.wait();
+  assert.equal(e.code, 0, r2.err);
+  assert.match(r2.err, new RegExp(`job ${j.job_id} \\(resume\\.sql\\) started`));
+  assert.match(r2.err, /restored from checkpoint \d+/);
+  assert.equal(onlyJob(sb).state, 'FINISHED');
+});
+
+test('a config error stops floe run before any worker or job directory exists', async () => {
+  const sb = sandbox('badconfig', { interval: '5 ms' });
+  const r = floe(sb, 'run', sb.job);
+  assert.notEqual(r.code, 0);
+  assert.match(r.err, /execution\.checkpointing\.interval must be at least 10 ms.*got 5 ?ms/);
+  assert.doesNotMatch(r.err, /worker \d+ started/);
+  assert.equal(jobs(sb).length, 0);
+  assert.ok(!fs.existsSync(path.join(sb.home, 'jobs')) ||
+            fs.readdirSync(path.join(sb.home, 'jobs')).length === 0);
+
+  const u = floe(sb, 'run', sb.job, '--on-stale-restore', 'sometimes');
+  assert.notEqual(u.code, 0);
+  assert.match(u.err, /fail \| skip-to-table \| replay/);
+  const l = floe(sb, 'run', sb.job.replace('badconfig', 'nothing'), '--from', 'latest');
+  assert.notEqual(l.code, 0);
+});
+
+test('variables come from --var, else from the environment', async () => {
+  const sb = sandbox('vars', { events: 100, rps: 0 });
+  delete sb.env.EVENTS;
+  const missing = floe(sb, 'run', sb.job);
+  assert.notEqual(missing.code, 0);
+  assert.match(missing.err, /EVENTS/);
+  assert.equal(jobs(sb).length, 0);
+  const r = run(sb, ['--var', 'EVENTS=50']);
+  assert.equal((await r.wait()).code, 0, r.err);
+});
