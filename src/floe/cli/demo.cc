@@ -1,136 +1,162 @@
-// `floe demo`: the main job on embedded defaults. For now (storage core) it generates the
-// reference study's roster feed, lands it in an append table and an upsert table in
-// ./warehouse, reads both back and prints their description. The streaming runtime replaces
-// the file step with the checkpointed job.
+// `floe demo`: floe's main job on embedded defaults. The reference study's roster feed (12,000
+// events about 2,000 providers) streams through `floe run` into an append table and an upsert
+// table in ./warehouse; the worker is SIGKILLed mid-feed; the coordinator restarts it from the
+// latest checkpoint; the job finishes; then both tables are verified: every seq exactly once,
+// and one row per provider equal to `floe roster expected`.
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
-#include <set>
+#include <filesystem>
 #include <string>
+#include <thread>
 
 #include "floe/cli/args.h"
 #include "floe/cli/commands.h"
-#include "floe/cli/table_ops.h"
+#include "floe/cli/job_control.h"
 #include "floe/connectors/roster_generator.h"
-#include "floe/format/json/json_lines.h"
+#include "floe/connectors/table_verify.h"
 #include "floe/iceberg/catalog.h"
-#include "floe/iceberg/scan.h"
 #include "floe/io/file.h"
 
 namespace floe::cli {
 namespace {
 
-Status WriteRosterFile(const connectors::RosterOptions& options, const std::string& path) {
-  connectors::RosterGenerator gen(options);
-  FLOE_ASSIGN_OR_RAISE(auto file, io::WritableFile::Create(path, /*exclusive=*/false));
-  std::string text;
-  while (!gen.done()) {
-    RecordBatch batch = gen.Next(4096);
-    text.clear();
-    for (size_t r = 0; r < batch.num_rows(); ++r) json::AppendRowAsJson(batch, r, &text);
-    FLOE_RETURN_NOT_OK(file->Append(text));
-  }
-  return file->Close();
+constexpr const char* kRosterColumns =
+    "seq BIGINT NOT NULL, npi STRING NOT NULL, source STRING NOT NULL, revision INT NOT NULL,\n"
+    "  event_time TIMESTAMP(3) NOT NULL, first_name STRING, last_name STRING, specialty STRING,\n"
+    "  state STRING, city STRING, zip STRING, phone STRING, active BOOLEAN";
+
+std::string JobFileText(const connectors::RosterOptions& roster, int64_t rows_per_second,
+                        const std::string& warehouse, const std::string& checkpoints) {
+  std::string cols = kRosterColumns;
+  std::string roster_with = "'connector' = 'roster', 'seed' = '" + std::to_string(roster.seed) +
+                            "', 'events' = '" + std::to_string(roster.events) +
+                            "', 'rows-per-second' = '" + std::to_string(rows_per_second) + "'";
+  auto iceberg = [&](const std::string& table, bool upsert) {
+    return "'connector' = 'iceberg', 'catalog-type' = 'hadoop', 'warehouse' = '" + warehouse +
+           "', 'catalog-database' = 'demo', 'catalog-table' = '" + table +
+           "', 'write.upsert.enabled' = '" + (upsert ? "true" : "false") + "'";
+  };
+  return "-- floe demo: the roster feed into an append table and an upsert table.\n"
+         "SET 'execution.checkpointing.interval' = '500 ms';\n"
+         "SET 'execution.checkpointing.dir' = '" +
+         checkpoints +
+         "';\n"
+         "SET 'restart-strategy.type' = 'fixed-delay';\n"
+         "SET 'restart-strategy.fixed-delay.attempts' = '3';\n"
+         "SET 'restart-strategy.fixed-delay.delay' = '500 ms';\n\n"
+         "CREATE TABLE roster (\n  " +
+         cols + "\n) WITH (" + roster_with +
+         ");\n\n"
+         "CREATE TABLE roster_append (\n  " +
+         cols + "\n) WITH (" + iceberg("roster_append", false) +
+         ");\n\n"
+         "CREATE TABLE roster_upsert (\n  " +
+         cols + ",\n  PRIMARY KEY (npi) NOT ENFORCED\n) WITH (" + iceberg("roster_upsert", true) +
+         ");\n\n"
+         "INSERT INTO roster_append SELECT * FROM roster;\n"
+         "INSERT INTO roster_upsert SELECT * FROM roster;\n";
 }
 
-Status EnsureTable(iceberg::Catalog& catalog, const iceberg::TableIdentifier& id,
-                   bool primary_key) {
-  auto loaded = catalog.LoadTable(id);
-  if (loaded.ok()) return Status::OK();
-  if (!loaded.status().IsNotFound()) return loaded.status();
-  iceberg::Schema schema;
-  FLOE_ASSIGN_OR_RAISE(schema.fields,
-                       iceberg::ParseFlinkColumns(connectors::RosterGenerator::FlinkColumns()));
-  iceberg::PartitionSpec spec;
-  if (primary_key) {
-    schema.identifier_field_ids = {schema.FindByName("npi")->field_id};
-  } else {
-    FLOE_ASSIGN_OR_RAISE(spec, iceberg::ParsePartitionClause("day(event_time)", schema));
+// Starts `floe run JOB --job-id ID` as a child sharing our terminal; returns its pid.
+Result<pid_t> StartJob(const std::string& job_file, const std::string& job_id) {
+  pid_t pid = ::fork();
+  if (pid < 0) return Status::IOError("cannot fork `floe run`");
+  if (pid == 0) {
+    ::execl("/proc/self/exe", "floe", "run", job_file.c_str(), "--job-id", job_id.c_str(),
+            static_cast<char*>(nullptr));
+    std::_Exit(127);
   }
-  return catalog.CreateTable(id, schema, spec, {}).status();
-}
-
-// Rows of the current snapshot and, for `column`, how many distinct values they hold.
-Status CountRows(const iceberg::LoadedTable& table, const std::string& column, int64_t* rows,
-                 int64_t* distinct) {
-  std::set<std::string> seen;
-  *rows = 0;
-  FLOE_RETURN_NOT_OK(iceberg::ScanTable(table.metadata, std::nullopt, [&](const RecordBatch& b) {
-    int idx = b.schema()->FieldIndex(column);
-    for (size_t r = 0; r < b.num_rows(); ++r) {
-      const Column& c = b.column(static_cast<size_t>(idx));
-      seen.insert(c.type().is_variable_width() ? std::string(c.GetBytes(r))
-                                               : std::to_string(c.Get<int64_t>(r)));
-    }
-    *rows += static_cast<int64_t>(b.num_rows());
-    return Status::OK();
-  }));
-  *distinct = static_cast<int64_t>(seen.size());
-  return Status::OK();
+  return pid;
 }
 
 }  // namespace
 
 Status RunDemo(const std::vector<std::string>& argv) {
-  FLOE_ASSIGN_OR_RAISE(Args args, Args::Parse(argv, {{"warehouse", "events", "seed"}, {}}));
-  connectors::RosterOptions options;
+  FLOE_ASSIGN_OR_RAISE(
+      Args args,
+      Args::Parse(argv, {{"warehouse", "events", "seed", "rows-per-second"}, {"no-kill"}}));
+  connectors::RosterOptions roster;
   FLOE_ASSIGN_OR_RAISE(auto events, args.GetInt("events"));
   FLOE_ASSIGN_OR_RAISE(auto seed, args.GetInt("seed"));
-  if (events) options.events = *events;
-  if (seed) options.seed = static_cast<uint64_t>(*seed);
-  std::string warehouse = args.GetOr("warehouse", "warehouse");
-  FLOE_ASSIGN_OR_RAISE(auto catalog, iceberg::FileSystemCatalog::Make(warehouse));
+  FLOE_ASSIGN_OR_RAISE(auto rate, args.GetInt("rows-per-second"));
+  if (events) roster.events = *events;
+  if (seed) roster.seed = static_cast<uint64_t>(*seed);
+  int64_t rows_per_second = rate ? *rate : 3000;
+  std::string warehouse = io::AbsolutePath(args.GetOr("warehouse", "warehouse"));
+  std::string demo_dir = io::JoinPath(warehouse, "_floe_demo");
+  std::string checkpoints = io::JoinPath(demo_dir, "checkpoints");
 
-  std::string sample = io::JoinPath(warehouse, "roster-sample.jsonl");
-  FLOE_RETURN_NOT_OK(io::CreateDirs(warehouse));
+  // The demo owns these paths: start from empty tables so the verification means something.
+  std::error_code ec;
+  std::filesystem::remove_all(io::JoinPath(warehouse, "demo/roster_append"), ec);
+  std::filesystem::remove_all(io::JoinPath(warehouse, "demo/roster_upsert"), ec);
+  std::filesystem::remove_all(demo_dir, ec);
+  FLOE_RETURN_NOT_OK(io::CreateDirs(checkpoints));
+  std::string job_file = io::JoinPath(demo_dir, "roster.sql");
+  FLOE_RETURN_NOT_OK(
+      io::WriteFileReplace(job_file, JobFileText(roster, rows_per_second, warehouse, checkpoints)));
+
   std::printf(
-      "[1/4] generating the roster feed: %lld events about %lld providers (seed %llu) -> %s\n",
-      static_cast<long long>(options.events), static_cast<long long>(options.providers),
-      static_cast<unsigned long long>(options.seed), sample.c_str());
-  FLOE_RETURN_NOT_OK(WriteRosterFile(options, sample));
+      "[1/3] floe run %s\n      roster feed: %lld events about %lld providers (seed %llu) at %lld "
+      "rows/s -> demo.roster_append (append) and demo.roster_upsert (upsert on npi) in %s, "
+      "checkpoints every 500 ms\n",
+      job_file.c_str(), static_cast<long long>(roster.events),
+      static_cast<long long>(roster.providers), static_cast<unsigned long long>(roster.seed),
+      static_cast<long long>(rows_per_second), warehouse.c_str());
+  std::fflush(stdout);
+  std::string job_id = RandomHex32();
+  FLOE_ASSIGN_OR_RAISE(pid_t coordinator, StartJob(job_file, job_id));
 
-  const iceberg::TableIdentifier append_id{"demo", "roster_append"};
-  const iceberg::TableIdentifier upsert_id{"demo", "roster_upsert"};
-  FLOE_RETURN_NOT_OK(EnsureTable(*catalog, append_id, /*primary_key=*/false));
-  FLOE_RETURN_NOT_OK(EnsureTable(*catalog, upsert_id, /*primary_key=*/true));
-
-  WriteReport report;
-  std::printf("[2/4] append into %s (partitioned by day(event_time))\n",
-              append_id.ToString().c_str());
-  FLOE_RETURN_NOT_OK(
-      WriteJsonFile(*catalog, append_id, sample, iceberg::WriteMode::kAppend, true, &report));
-  std::printf("      snapshot %lld: %lld rows in %lld data files\n",
-              static_cast<long long>(report.snapshot_id), static_cast<long long>(report.rows_read),
-              static_cast<long long>(report.data_files));
-  report = {};
-  std::printf("[3/4] upsert into %s (primary key npi)\n", upsert_id.ToString().c_str());
-  FLOE_RETURN_NOT_OK(
-      WriteJsonFile(*catalog, upsert_id, sample, iceberg::WriteMode::kUpsert, true, &report));
-  std::printf("      snapshot %lld: %lld rows read, %lld data files, %lld equality deletes\n",
-              static_cast<long long>(report.snapshot_id), static_cast<long long>(report.rows_read),
-              static_cast<long long>(report.data_files),
-              static_cast<long long>(report.delete_records));
-
-  std::printf("[4/4] reading both tables back\n");
-  int64_t rows = 0, distinct = 0;
-  FLOE_ASSIGN_OR_RAISE(auto append_table, catalog->LoadTable(append_id));
-  FLOE_RETURN_NOT_OK(CountRows(append_table, "seq", &rows, &distinct));
-  std::printf("      %s: %lld rows, %lld distinct seq, %lld snapshots\n",
-              append_id.ToString().c_str(), static_cast<long long>(rows),
-              static_cast<long long>(distinct),
-              static_cast<long long>(append_table.metadata.snapshots.size()));
-  FLOE_ASSIGN_OR_RAISE(auto upsert_table, catalog->LoadTable(upsert_id));
-  FLOE_RETURN_NOT_OK(CountRows(upsert_table, "npi", &rows, &distinct));
-  std::printf("      %s: %lld rows, %lld distinct npi (one row per provider)\n",
-              upsert_id.ToString().c_str(), static_cast<long long>(rows),
-              static_cast<long long>(distinct));
-  FLOE_ASSIGN_OR_RAISE(std::string description, DescribeTable(upsert_table));
-  std::printf("\nfloe table describe %s --warehouse %s\n%s\n", upsert_id.ToString().c_str(),
-              warehouse.c_str(), description.c_str());
-  if (rows != distinct) {
-    return Status::Internal("upsert table holds " + std::to_string(rows) + " rows for " +
-                            std::to_string(distinct) + " keys");
+  if (!args.Has("no-kill")) {
+    // Kill the worker once two checkpoints completed: mid-feed, with commits behind it.
+    std::string job_dir = io::JoinPath(JobsRoot(), job_id);
+    for (int waited = 0; waited < 600; ++waited) {
+      auto rec = ReadJobRecord(job_dir);
+      if (rec.ok() && rec->state == "RUNNING" && rec->worker_pid > 0 && rec->last_checkpoint >= 2) {
+        std::printf("[2/3] SIGKILL worker %d after checkpoint %llu (mid-feed)\n", rec->worker_pid,
+                    static_cast<unsigned long long>(rec->last_checkpoint));
+        std::fflush(stdout);
+        ::kill(rec->worker_pid, SIGKILL);
+        break;
+      }
+      if (rec.ok() && IsTerminalState(rec->state)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
   }
+  int wstatus = 0;
+  if (::waitpid(coordinator, &wstatus, 0) < 0 || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+    return Status::Internal("the demo job failed (see the floe run lines above)");
+  }
+
+  std::printf("[3/3] verifying both tables\n");
+  FLOE_ASSIGN_OR_RAISE(auto catalog, iceberg::FileSystemCatalog::Make(warehouse));
+  connectors::VerifyOptions append_checks;
+  append_checks.unique_column = "seq";
+  append_checks.expect_range = connectors::VerifyOptions::Range{"seq", 1, roster.events};
+  FLOE_ASSIGN_OR_RAISE(auto append_report,
+                       connectors::VerifyTable(*catalog, {"demo", "roster_append"}, append_checks));
+  std::printf("%s\n", append_report.ToText().c_str());
+
+  std::string expected = io::JoinPath(demo_dir, "roster_expected.jsonl");
+  FLOE_RETURN_NOT_OK(io::WriteFileReplace(expected, connectors::RosterExpectedJsonLines(roster)));
+  connectors::VerifyOptions upsert_checks;
+  upsert_checks.unique_column = "npi";
+  upsert_checks.expected_file = expected;
+  upsert_checks.key_column = "npi";
+  FLOE_ASSIGN_OR_RAISE(auto upsert_report,
+                       connectors::VerifyTable(*catalog, {"demo", "roster_upsert"}, upsert_checks));
+  std::printf("%s\n", upsert_report.ToText().c_str());
+
+  int64_t findings = append_report.findings() + upsert_report.findings();
+  if (findings > 0) return Status::Internal(std::to_string(findings) + " finding(s)");
+  std::printf(
+      "every seq exactly once in demo.roster_append; demo.roster_upsert equals `floe roster "
+      "expected --seed %llu --events %lld`\ninspect: floe table describe demo.roster_upsert\n",
+      static_cast<unsigned long long>(roster.seed), static_cast<long long>(roster.events));
   return Status::OK();
 }
 
