@@ -3,11 +3,13 @@
 #
 #   bench/append_bench.sh [N]        (default N=2000000)
 #
-# Environment: FLOE (default build/src/floe/cli/floe), OUT (default bench/out), SEED (default 42).
+# Environment: FLOE (default build/src/floe/cli/floe), OUT (default bench/out), SEED (default 42),
+# RESULT (default bench/results/append-<UTC date>.json; RESULT= to skip writing it).
 # Prints one JSON line per engine and a summary line:
 #   {"engine":"floe","rows":N,"seconds":S,"rows_per_s":R,"bytes":B}
 #   {"engine":"duckdb",...}
 #   {"bench":"append","rows":N,"floe_rows_per_s":R1,"duckdb_rows_per_s":R2,"ratio":R1/R2}
+# and writes them, with the date, the machine and its load, to RESULT.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
@@ -17,6 +19,7 @@ N="${1:-${N:-2000000}}"
 FLOE="${FLOE:-build/src/floe/cli/floe}"
 OUT="${OUT:-bench/out}"
 SEED="${SEED:-42}"
+RESULT="${RESULT-bench/results/append-$(date -u +%Y-%m-%d).json}"
 SCHEMA="seq BIGINT NOT NULL, npi STRING NOT NULL, source STRING NOT NULL, revision INT NOT NULL, event_time TIMESTAMP NOT NULL, first_name STRING, last_name STRING, specialty STRING, state STRING, city STRING, zip STRING, phone STRING, active BOOLEAN"
 
 die() { echo "append_bench: $*" >&2; exit 1; }
@@ -29,6 +32,7 @@ if [[ ! -s "$input" ]]; then
   node bench/gen_roster.mjs "$N" "$input.tmp" "$SEED"
   mv "$input.tmp" "$input"
 fi
+load0="$(cut -d' ' -f1-3 /proc/loadavg)"
 # warm the page cache for both engines alike
 cat "$input" > /dev/null
 
@@ -52,8 +56,20 @@ duck_line=$(node bench/duckdb_peer.mjs "$input" "$OUT/duckdb.parquet")
 echo "$duck_line"
 
 node -e '
-  const f = JSON.parse(process.argv[1]), d = JSON.parse(process.argv[2])
+  const fs = require("fs"), os = require("os"), path = require("path")
+  const [fl, dl, result, floe, input, load0] = process.argv.slice(1)
+  const f = JSON.parse(fl), d = JSON.parse(dl)
   if (d.rows !== f.rows) console.error(`append_bench: WARNING duckdb wrote ${d.rows} rows, floe was given ${f.rows}`)
-  console.log(JSON.stringify({ bench: "append", rows: f.rows, floe_rows_per_s: f.rows_per_s, duckdb_rows_per_s: d.rows_per_s,
-    ratio: Number((f.rows_per_s / d.rows_per_s).toFixed(3)), floe_bytes: f.bytes, duckdb_bytes: d.bytes }))
-' "$floe_line" "$duck_line"
+  const summary = { bench: "append", rows: f.rows, floe_rows_per_s: f.rows_per_s, duckdb_rows_per_s: d.rows_per_s,
+    ratio: Number((f.rows_per_s / d.rows_per_s).toFixed(3)), floe_bytes: f.bytes, duckdb_bytes: d.bytes }
+  console.log(JSON.stringify(summary))
+  if (result) {
+    const cpus = os.cpus()
+    fs.mkdirSync(path.dirname(result), { recursive: true })
+    fs.writeFileSync(result, JSON.stringify({ ...summary, date: new Date().toISOString(), input, floe,
+      machine: { cpus: `${cpus.length} x ${cpus[0] ? cpus[0].model : "?"}`, loadavg_start: load0.split(" ").map(Number),
+                 loadavg_end: os.loadavg().map((x) => Number(x.toFixed(2))) },
+      engines: [f, d] }, null, 2) + "\n")
+    console.error(`append_bench: wrote ${result}`)
+  }
+' "$floe_line" "$duck_line" "$RESULT" "$FLOE" "$input" "$load0"
