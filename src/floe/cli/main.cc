@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "floe/cli/commands.h"
+#include "floe/cli/kafka_command.h"
 #include "floe/cli/supervisor.h"
 #include "floe/sql/planner.h"
 
@@ -37,6 +38,8 @@ int main(int argc, char** argv) {
     st = floe::cli::RunTableCommand(rest);
   } else if (command == "roster") {
     st = floe::cli::RunRosterCommand(rest);
+  } else if (command == "kafka") {
+    st = floe::cli::RunKafkaCommand(rest);
   } else if (command == "demo") {
     st = floe::cli::RunDemo(rest);
   } else if (floe::cli::IsProcessCommand(command)) {

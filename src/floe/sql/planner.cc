@@ -9,6 +9,7 @@
 #include "floe/connectors/calc_operator.h"
 #include "floe/connectors/filesystem_source.h"
 #include "floe/connectors/iceberg_sink.h"
+#include "floe/connectors/kafka_source.h"
 #include "floe/connectors/print_sink.h"
 #include "floe/connectors/roster_source.h"
 #include "floe/sql/parser.h"
@@ -16,8 +17,9 @@
 namespace floe::sql {
 namespace {
 
-constexpr const char* kKnownConnectors = "'blackhole', 'filesystem', 'iceberg', 'print', 'roster'";
-constexpr const char* kSourceConnectors = "'filesystem', 'roster'";
+constexpr const char* kKnownConnectors =
+    "'blackhole', 'filesystem', 'iceberg', 'kafka', 'print', 'roster'";
+constexpr const char* kSourceConnectors = "'filesystem', 'kafka', 'roster'";
 constexpr const char* kSinkConnectors = "'blackhole', 'iceberg', 'print'";
 
 std::string At(const SourcePos& pos) {
@@ -156,7 +158,7 @@ Result<std::string> ConnectorOf(const CreateTable& table, Role role) {
         "' has no 'connector' option; known connectors: " + kKnownConnectors);
   }
   const std::string& c = it->second;
-  bool source = c == "roster" || c == "filesystem";
+  bool source = c == "roster" || c == "filesystem" || c == "kafka";
   bool sink = c == "print" || c == "blackhole" || c == "iceberg";
   if (!source && !sink) {
     return Status::InvalidArgument(At(table.pos) + "table '" + table.name +
@@ -272,6 +274,8 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
     Result<runtime::VertexId> source_vertex =
         source_connector == "roster"
             ? connectors::AddRosterSource(job->graph, source_name, source_table, job->context)
+        : source_connector == "kafka"
+            ? connectors::AddKafkaSource(job->graph, source_name, source_table, job->context)
             : connectors::AddFilesystemSource(job->graph, source_name, source_table, job->context);
     if (!source_vertex.ok()) return AtPos(source->pos, source_vertex.status());
 

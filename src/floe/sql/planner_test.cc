@@ -150,7 +150,7 @@ CREATE TABLE dst (seq BIGINT) WITH ('connector' = 'kafkaa');
 INSERT INTO dst SELECT * FROM src;)sql");
   EXPECT_EQ(msg,
             "line 3, column 1: table 'dst': unknown connector 'kafkaa'; known connectors: "
-            "'blackhole', 'filesystem', 'iceberg', 'print', 'roster'");
+            "'blackhole', 'filesystem', 'iceberg', 'kafka', 'print', 'roster'");
   msg = ErrorOf(R"sql(CREATE TABLE src (a BIGINT);
 CREATE TABLE dst (a BIGINT) WITH ('connector' = 'print');
 INSERT INTO dst SELECT * FROM src;)sql");

@@ -1,0 +1,345 @@
+#include "floe/kafka/kafka_client.h"
+
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+
+namespace floe::kafka {
+namespace {
+
+struct ConfDeleter {
+  void operator()(rd_kafka_conf_t* conf) const { rd_kafka_conf_destroy(conf); }
+};
+using ConfPtr = std::unique_ptr<rd_kafka_conf_t, ConfDeleter>;
+
+Result<ConfPtr> MakeConf(const Properties& properties) {
+  ConfPtr conf(rd_kafka_conf_new());
+  char err[512];
+  for (const auto& [key, value] : properties) {
+    if (rd_kafka_conf_set(conf.get(), key.c_str(), value.c_str(), err, sizeof(err)) !=
+        RD_KAFKA_CONF_OK) {
+      return Status::InvalidArgument("kafka property '" + key + "' = '" + value + "': " + err);
+    }
+  }
+  return conf;
+}
+
+Result<HandlePtr> MakeHandle(rd_kafka_type_t type, ConfPtr conf) {
+  char err[512];
+  // rd_kafka_new takes ownership of conf on success only.
+  rd_kafka_t* rk = rd_kafka_new(type, conf.get(), err, sizeof(err));
+  if (rk == nullptr) return Status::InvalidArgument(std::string("kafka client: ") + err);
+  (void)conf.release();
+  return HandlePtr(rk);
+}
+
+void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
+  if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
+  auto* state = static_cast<KafkaProducer::DeliveryState*>(opaque);
+  if (state->failed++ == 0) state->first_error = m->err;
+}
+
+void OnCommit(rd_kafka_t*, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t*, void*) {
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR__NO_OFFSET) return;
+  // Committed offsets are for monitoring only; the job's positions are in its checkpoints.
+  std::fprintf(stderr, "floe kafka: committing group offsets failed (monitoring only): %s\n",
+               rd_kafka_err2str(err));
+}
+
+PartitionListPtr MakeList(const std::string& topic, const PartitionOffsets& offsets) {
+  PartitionListPtr list(rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size())));
+  for (const auto& [partition, offset] : offsets) {
+    rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), partition)->offset = offset;
+  }
+  return list;
+}
+
+Status ListErrors(const rd_kafka_topic_partition_list_t* list, std::string_view what) {
+  for (int i = 0; i < list->cnt; ++i) {
+    if (list->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return KafkaStatus(list->elems[i].err, std::string(what) + " (topic '" +
+                                                 list->elems[i].topic + "' partition " +
+                                                 std::to_string(list->elems[i].partition) + ")");
+    }
+  }
+  return Status::OK();
+}
+
+PartitionOffsets ToOffsets(const rd_kafka_topic_partition_list_t* list) {
+  PartitionOffsets out;
+  for (int i = 0; i < list->cnt; ++i) out[list->elems[i].partition] = list->elems[i].offset;
+  return out;
+}
+
+}  // namespace
+
+bool IsRetryable(rd_kafka_resp_err_t err) {
+  switch (err) {
+    case RD_KAFKA_RESP_ERR__TRANSPORT:
+    case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__RESOLVE:
+    case RD_KAFKA_RESP_ERR__WAIT_COORD:
+    case RD_KAFKA_RESP_ERR__QUEUE_FULL:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT_QUEUE:
+    case RD_KAFKA_RESP_ERR__RETRY:
+    case RD_KAFKA_RESP_ERR__PARTITION_EOF:
+    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:
+    case RD_KAFKA_RESP_ERR_NETWORK_EXCEPTION:
+    case RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS:
+    case RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_NOT_COORDINATOR:
+    case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS:
+    case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+    case RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS:
+    case RD_KAFKA_RESP_ERR_KAFKA_STORAGE_ERROR:
+    case RD_KAFKA_RESP_ERR_FETCH_SESSION_ID_NOT_FOUND:
+    case RD_KAFKA_RESP_ERR_UNKNOWN_LEADER_EPOCH:
+    case RD_KAFKA_RESP_ERR_FENCED_LEADER_EPOCH:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Status KafkaStatus(rd_kafka_resp_err_t err, std::string_view what) {
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return Status::OK();
+  std::string msg =
+      std::string(what) + ": " + rd_kafka_err2name(err) + " (" + rd_kafka_err2str(err) + ")";
+  if (IsRetryable(err)) return Status::Unavailable("kafka (retryable) " + msg);
+  switch (err) {
+    case RD_KAFKA_RESP_ERR__INVALID_ARG:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
+    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
+    case RD_KAFKA_RESP_ERR_INVALID_CONFIG:
+    case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET:
+    case RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE:
+      return Status::InvalidArgument("kafka " + msg);
+    case RD_KAFKA_RESP_ERR__FATAL:
+    case RD_KAFKA_RESP_ERR__FENCED:
+    case RD_KAFKA_RESP_ERR_PRODUCER_FENCED:
+    case RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH:
+    case RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
+      return Status::Internal("kafka (fatal) " + msg);
+    default:
+      return Status::IOError("kafka " + msg);
+  }
+}
+
+Status KafkaStatus(rd_kafka_error_t* error, std::string_view what) {
+  if (error == nullptr) return Status::OK();
+  rd_kafka_resp_err_t code = rd_kafka_error_code(error);
+  bool fatal = rd_kafka_error_is_fatal(error);
+  bool retriable = rd_kafka_error_is_retriable(error);
+  std::string msg = std::string(what) + ": " + rd_kafka_error_name(error) + " (" +
+                    rd_kafka_error_string(error) + ")";
+  rd_kafka_error_destroy(error);
+  if (fatal) return Status::Internal("kafka (fatal) " + msg);
+  if (retriable) return Status::Unavailable("kafka (retryable) " + msg);
+  return KafkaStatus(code, what);
+}
+
+Status CheckProperties(const Properties& properties) {
+  FLOE_ASSIGN_OR_RAISE(ConfPtr conf, MakeConf(properties));
+  (void)conf;
+  return Status::OK();
+}
+
+void HandleDeleter::operator()(rd_kafka_t* rk) const {
+  if (rd_kafka_type(rk) == RD_KAFKA_CONSUMER) (void)rd_kafka_consumer_close(rk);
+  rd_kafka_destroy(rk);
+}
+
+Result<int32_t> PartitionCount(rd_kafka_t* rk, const std::string& topic,
+                               std::chrono::milliseconds timeout) {
+  // All topics, not the one: asking for one topic auto-creates it on brokers (and the mock)
+  // that allow it, so a misspelt name would silently read an empty new topic.
+  const rd_kafka_metadata_t* md = nullptr;
+  rd_kafka_resp_err_t err =
+      rd_kafka_metadata(rk, /*all_topics=*/1, nullptr, &md, static_cast<int>(timeout.count()));
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return KafkaStatus(err, "metadata of topic '" + topic + "'");
+  }
+  Result<int32_t> out = Status::NotFound("kafka topic '" + topic + "' does not exist");
+  for (int i = 0; i < md->topic_cnt; ++i) {
+    const rd_kafka_metadata_topic_t& mt = md->topics[i];
+    if (topic != mt.topic) continue;
+    if (mt.err == RD_KAFKA_RESP_ERR_NO_ERROR && mt.partition_cnt > 0) {
+      out = static_cast<int32_t>(mt.partition_cnt);
+    } else if (mt.err != RD_KAFKA_RESP_ERR_NO_ERROR &&
+               mt.err != RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
+      out = KafkaStatus(mt.err, "metadata of topic '" + topic + "'");
+    }
+  }
+  rd_kafka_metadata_destroy(md);
+  return out;
+}
+
+Result<std::unique_ptr<KafkaProducer>> KafkaProducer::Make(const Properties& properties) {
+  FLOE_ASSIGN_OR_RAISE(ConfPtr conf, MakeConf(properties));
+  auto delivery = std::make_unique<DeliveryState>();
+  rd_kafka_conf_set_dr_msg_cb(conf.get(), OnDelivery);
+  rd_kafka_conf_set_opaque(conf.get(), delivery.get());
+  FLOE_ASSIGN_OR_RAISE(HandlePtr rk, MakeHandle(RD_KAFKA_PRODUCER, std::move(conf)));
+  return std::make_unique<KafkaProducer>(std::move(rk), std::move(delivery));
+}
+
+Status KafkaProducer::Produce(const std::string& topic, int32_t partition, std::string_view value,
+                              std::string_view key) {
+  for (;;) {
+    rd_kafka_resp_err_t err = rd_kafka_producev(
+        rk_.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+        RD_KAFKA_V_KEY(key.empty() ? nullptr : const_cast<char*>(key.data()), key.size()),
+        RD_KAFKA_V_END);
+    if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+      rd_kafka_poll(rk_.get(), 100);  // serve delivery reports, which frees queue space
+      continue;
+    }
+    rd_kafka_poll(rk_.get(), 0);
+    return KafkaStatus(err,
+                       "produce to topic '" + topic + "' partition " + std::to_string(partition));
+  }
+}
+
+Status KafkaProducer::Flush(std::chrono::milliseconds timeout) {
+  rd_kafka_resp_err_t err = rd_kafka_flush(rk_.get(), static_cast<int>(timeout.count()));
+  FLOE_RETURN_NOT_OK(KafkaStatus(err, "flush"));
+  if (delivery_->failed > 0) {
+    return KafkaStatus(delivery_->first_error,
+                       std::to_string(delivery_->failed) + " record(s) not delivered");
+  }
+  return Status::OK();
+}
+
+Result<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Make(const Properties& properties) {
+  Properties props = properties;
+  // Positions are floe's (checkpoints); never let librdkafka commit or store on its own.
+  props["enable.auto.commit"] = "false";
+  props["enable.auto.offset.store"] = "false";
+  if (props.count("group.id") == 0) props["group.id"] = "floe-no-group";  // required by the API
+  FLOE_ASSIGN_OR_RAISE(ConfPtr conf, MakeConf(props));
+  rd_kafka_conf_set_offset_commit_cb(conf.get(), OnCommit);
+  FLOE_ASSIGN_OR_RAISE(HandlePtr rk, MakeHandle(RD_KAFKA_CONSUMER, std::move(conf)));
+  return std::make_unique<KafkaConsumer>(std::move(rk));
+}
+
+Result<int32_t> KafkaConsumer::PartitionCount(const std::string& topic,
+                                              std::chrono::milliseconds timeout) {
+  return kafka::PartitionCount(rk_.get(), topic, timeout);
+}
+
+Result<std::pair<int64_t, int64_t>> KafkaConsumer::Watermarks(const std::string& topic,
+                                                              int32_t partition,
+                                                              std::chrono::milliseconds timeout) {
+  int64_t low = 0, high = 0;
+  rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
+      rk_.get(), topic.c_str(), partition, &low, &high, static_cast<int>(timeout.count()));
+  FLOE_RETURN_NOT_OK(KafkaStatus(
+      err, "watermarks of topic '" + topic + "' partition " + std::to_string(partition)));
+  return std::make_pair(low, high);
+}
+
+Result<PartitionOffsets> KafkaConsumer::Committed(const std::string& topic,
+                                                  const std::vector<int32_t>& partitions,
+                                                  std::chrono::milliseconds timeout) {
+  PartitionOffsets want;
+  for (int32_t p : partitions) want[p] = RD_KAFKA_OFFSET_INVALID;
+  PartitionListPtr list = MakeList(topic, want);
+  rd_kafka_resp_err_t err =
+      rd_kafka_committed(rk_.get(), list.get(), static_cast<int>(timeout.count()));
+  FLOE_RETURN_NOT_OK(KafkaStatus(err, "committed offsets of topic '" + topic + "'"));
+  FLOE_RETURN_NOT_OK(ListErrors(list.get(), "committed offsets"));
+  return ToOffsets(list.get());
+}
+
+Result<PartitionOffsets> KafkaConsumer::OffsetsForTimes(const std::string& topic,
+                                                        const std::vector<int32_t>& partitions,
+                                                        int64_t timestamp_ms,
+                                                        std::chrono::milliseconds timeout) {
+  PartitionOffsets want;
+  for (int32_t p : partitions) want[p] = timestamp_ms;
+  PartitionListPtr list = MakeList(topic, want);
+  rd_kafka_resp_err_t err =
+      rd_kafka_offsets_for_times(rk_.get(), list.get(), static_cast<int>(timeout.count()));
+  FLOE_RETURN_NOT_OK(KafkaStatus(err, "offsets by timestamp of topic '" + topic + "'"));
+  FLOE_RETURN_NOT_OK(ListErrors(list.get(), "offsets by timestamp"));
+  return ToOffsets(list.get());
+}
+
+Status KafkaConsumer::Assign(const std::string& topic, const PartitionOffsets& next_offsets) {
+  PartitionListPtr list = MakeList(topic, next_offsets);
+  return KafkaStatus(rd_kafka_assign(rk_.get(), list.get()), "assign topic '" + topic + "'");
+}
+
+Result<std::optional<ConsumedMessage>> KafkaConsumer::Poll(std::chrono::milliseconds timeout) {
+  rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_.get(), static_cast<int>(timeout.count()));
+  if (m == nullptr) return std::optional<ConsumedMessage>();
+  return std::optional<ConsumedMessage>(ConsumedMessage{MessagePtr(m)});
+}
+
+Status KafkaConsumer::CommitAsync(const std::string& topic, const PartitionOffsets& next_offsets) {
+  if (next_offsets.empty()) return Status::OK();
+  PartitionListPtr list = MakeList(topic, next_offsets);
+  return KafkaStatus(rd_kafka_commit(rk_.get(), list.get(), /*async=*/1),
+                     "commit offsets of topic '" + topic + "'");
+}
+
+Status KafkaConsumer::CommitSync(const std::string& topic, const PartitionOffsets& next_offsets) {
+  if (next_offsets.empty()) return Status::OK();
+  PartitionListPtr list = MakeList(topic, next_offsets);
+  FLOE_RETURN_NOT_OK(KafkaStatus(rd_kafka_commit(rk_.get(), list.get(), /*async=*/0),
+                                 "commit offsets of topic '" + topic + "'"));
+  return ListErrors(list.get(), "commit offsets");
+}
+
+Result<PartitionOffsets> ParseSpecificOffsets(std::string_view text) {
+  auto bad = [&](std::string_view why) {
+    return Status::InvalidArgument(
+        "specific offsets must look like 'partition:0,offset:42;partition:1,offset:300' (" +
+        std::string(why) + "), got '" + std::string(text) + "'");
+  };
+  auto number = [](std::string_view s, int64_t* out) {
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+    return ec == std::errc() && ptr == s.data() + s.size() && !s.empty();
+  };
+  PartitionOffsets out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(';', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view entry = text.substr(start, end - start);
+    start = end + 1;
+    if (entry.empty()) {
+      if (end == text.size()) break;
+      continue;
+    }
+    size_t comma = entry.find(',');
+    if (comma == std::string_view::npos) return bad("missing ','");
+    std::string_view p = entry.substr(0, comma), o = entry.substr(comma + 1);
+    constexpr std::string_view kP = "partition:", kO = "offset:";
+    if (p.substr(0, kP.size()) != kP || o.substr(0, kO.size()) != kO) {
+      return bad("each entry is partition:N,offset:M");
+    }
+    int64_t partition = 0, offset = 0;
+    if (!number(p.substr(kP.size()), &partition) || partition < 0 || partition > INT32_MAX ||
+        !number(o.substr(kO.size()), &offset) || offset < 0) {
+      return bad("partition and offset are non-negative integers");
+    }
+    if (!out.emplace(static_cast<int32_t>(partition), offset).second) {
+      return bad("partition " + std::to_string(partition) + " appears twice");
+    }
+    if (end == text.size()) break;
+  }
+  if (out.empty()) return bad("no entries");
+  return out;
+}
+
+}  // namespace floe::kafka
