@@ -52,6 +52,34 @@ std::string DataType::ToString() const {
   return "unknown";
 }
 
+std::string SqlTypeName(const DataType& type) {
+  switch (type.id) {
+    case TypeId::kBoolean:
+      return "BOOLEAN";
+    case TypeId::kInt32:
+      return "INT";
+    case TypeId::kInt64:
+      return "BIGINT";
+    case TypeId::kFloat:
+      return "FLOAT";
+    case TypeId::kDouble:
+      return "DOUBLE";
+    case TypeId::kString:
+      return "STRING";
+    case TypeId::kBinary:
+      return "BYTES";
+    case TypeId::kDate:
+      return "DATE";
+    case TypeId::kTimestamp:
+      return "TIMESTAMP";
+    case TypeId::kTimestampTz:
+      return "TIMESTAMP_LTZ";
+    case TypeId::kDecimal:
+      return "DECIMAL(" + std::to_string(type.precision) + ", " + std::to_string(type.scale) + ")";
+  }
+  return "UNKNOWN";
+}
+
 int BatchSchema::FieldIndex(std::string_view name) const {
   for (size_t i = 0; i < fields.size(); ++i) {
     if (fields[i].name == name) return static_cast<int>(i);

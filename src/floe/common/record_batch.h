@@ -61,6 +61,10 @@ struct DataType {
   bool operator==(const DataType&) const = default;
 };
 
+// Flink SQL's name of a type, as errors show it: "INT", "BIGINT", "TIMESTAMP", "TIMESTAMP_LTZ",
+// "DECIMAL(10, 2)", ...
+std::string SqlTypeName(const DataType& type);
+
 // A named, typed column of a batch. field_id is the Iceberg field id (0 when not bound).
 struct Field {
   std::string name;

@@ -352,31 +352,10 @@ Result<DataType> ParseFlinkType(std::string_view text) {
 }
 
 std::string FlinkTypeName(const DataType& type) {
-  switch (type.id) {
-    case TypeId::kBoolean:
-      return "BOOLEAN";
-    case TypeId::kInt32:
-      return "INT";
-    case TypeId::kInt64:
-      return "BIGINT";
-    case TypeId::kFloat:
-      return "FLOAT";
-    case TypeId::kDouble:
-      return "DOUBLE";
-    case TypeId::kString:
-      return "STRING";
-    case TypeId::kBinary:
-      return "BYTES";
-    case TypeId::kDate:
-      return "DATE";
-    case TypeId::kTimestamp:
-      return "TIMESTAMP(6)";
-    case TypeId::kTimestampTz:
-      return "TIMESTAMP_LTZ(6)";
-    case TypeId::kDecimal:
-      return "DECIMAL(" + std::to_string(type.precision) + ", " + std::to_string(type.scale) + ")";
-  }
-  return "UNKNOWN";
+  // Iceberg timestamps are microseconds: TIMESTAMP(6) / TIMESTAMP_LTZ(6) in Flink's terms.
+  std::string name = SqlTypeName(type);
+  if (type.id == TypeId::kTimestamp || type.id == TypeId::kTimestampTz) name += "(6)";
+  return name;
 }
 
 Result<std::vector<Field>> ParseFlinkColumns(std::string_view text) {

@@ -21,34 +21,6 @@ namespace od = simdjson::ondemand;
 
 static_assert(JsonLinesDecoder::kPadding >= simdjson::SIMDJSON_PADDING);
 
-std::string SqlTypeName(const DataType& type) {
-  switch (type.id) {
-    case TypeId::kBoolean:
-      return "BOOLEAN";
-    case TypeId::kInt32:
-      return "INT";
-    case TypeId::kInt64:
-      return "BIGINT";
-    case TypeId::kFloat:
-      return "FLOAT";
-    case TypeId::kDouble:
-      return "DOUBLE";
-    case TypeId::kString:
-      return "STRING";
-    case TypeId::kBinary:
-      return "BYTES";
-    case TypeId::kDate:
-      return "DATE";
-    case TypeId::kTimestamp:
-      return "TIMESTAMP";
-    case TypeId::kTimestampTz:
-      return "TIMESTAMP_LTZ";
-    case TypeId::kDecimal:
-      return "DECIMAL(" + std::to_string(type.precision) + ", " + std::to_string(type.scale) + ")";
-  }
-  return "UNKNOWN";
-}
-
 namespace {
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }

@@ -62,7 +62,7 @@ class JsonLinesDecoder {
 // "-Infinity". REQUIRES: row < batch.num_rows().
 void AppendRowAsJson(const RecordBatch& batch, size_t row, std::string* out);
 
-// Flink SQL spelling of a type, used in error messages: "INT", "BIGINT", "DECIMAL(9, 2)", ...
-std::string SqlTypeName(const DataType& type);
+// Flink SQL spelling of a type, used in error messages (defined in floe/common).
+using ::floe::SqlTypeName;
 
 }  // namespace floe::json
