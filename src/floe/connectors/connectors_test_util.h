@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "floe/common/record_batch.h"
+#include "floe/common/testing/temp_dir.h"
 #include "floe/connectors/connector.h"
 #include "floe/format/json/json_lines.h"
 #include "floe/runtime/operator.h"
@@ -121,24 +122,6 @@ inline runtime::OperatorContext Context(const std::string& vertex, uint32_t subt
   return ctx;
 }
 
-// A fresh directory, removed on destruction.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = (std::filesystem::temp_directory_path() /
-             ("floe-connectors-test-" + std::to_string(rd()) + std::to_string(rd())))
-                .string();
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using ::floe::testing::TempDir;
 
 }  // namespace floe::connectors::testing

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "floe/common/record_batch.h"
+#include "floe/common/testing/temp_dir.h"
 #include "floe/iceberg/schema.h"
 #include "floe/iceberg/table_metadata.h"
 
@@ -29,28 +30,8 @@ namespace floe::iceberg::testing {
       << #rexpr << ": " << FLOE_CONCAT_(_res_, __LINE__).status().ToString(); \
   lhs = std::move(FLOE_CONCAT_(_res_, __LINE__)).value()
 
-// A fresh directory under $TEST_TMPDIR or /tmp, removed on destruction.
-class TempDir {
- public:
-  TempDir() {
-    const char* base = getenv("TEST_TMPDIR");
-    std::string tmpl = std::string(base ? base : "/tmp") + "/floe-icedata-XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    char* made = mkdtemp(buf.data());
-    path_ = made ? made : "";
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+// A fresh directory, removed on destruction.
+using ::floe::testing::TempDir;
 
 using Row = std::vector<Value>;
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "floe/common/record_batch.h"
+#include "floe/common/testing/temp_dir.h"
 #include "floe/runtime/operator.h"
 
 namespace floe::runtime::testing {
@@ -88,24 +89,6 @@ Result<std::unique_ptr<Operator>> Op(Args&&... args) {
   return std::unique_ptr<Operator>(std::make_unique<T>(std::forward<Args>(args)...));
 }
 
-// A fresh directory under the test temp dir, removed on destruction.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = (std::filesystem::temp_directory_path() /
-             ("floe-runtime-test-" + std::to_string(rd()) + std::to_string(rd())))
-                .string();
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using ::floe::testing::TempDir;
 
 }  // namespace floe::runtime::testing
