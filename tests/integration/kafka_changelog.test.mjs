@@ -8,8 +8,8 @@
 //    produce --partition-by`), into an upsert Iceberg table read by 3 source subtasks: the table
 //    equals the final state the test computes -- once straight, once with the worker SIGKILLed
 //    mid-feed.
-// 2. Partition splitting: a 4-partition topic read with 'scan.parallelism' = 2 and = 3 (uneven:
-//    one subtask gets two splits), and a topic list 'topic' = 'a;b': every seq exactly once in
+// 2. Partition splitting: a 4-partition topic read with 'scan.parallelism' = 2, 3 (uneven: one
+//    subtask gets two splits) and 5 (one subtask gets none), and a topic list 'topic' = 'a;b': every seq exactly once in
 //    an append table, and every source subtask's position in the table's floe.source-offsets.
 //
 // Mock limits these tests stay inside (docs/kafka.md): ~5 MiB per partition (a few thousand
@@ -121,7 +121,7 @@ function debeziumFeed(events, keys, seed) {
   }
   assert.ok(updates > events / 3 && deletes > 50 && reinserts > 20,
             `feed mix: ${updates} updates, ${deletes} deletes, ${reinserts} re-inserts`);
-  return { lines: out, state };
+  return { lines: out, state, mix: `${updates} updates, ${deletes} deletes, ${reinserts} re-inserts` };
 }
 
 function changelogJob(name, { interval = '200 ms', sourceProps = {} } = {}) {
@@ -206,14 +206,14 @@ function currentSummary(p) {
 const FEED = debeziumFeed(3000, 400, 20261130);
 const PARTITION_BY = ['--partition-by', 'after.id|before.id'];
 
-test('debezium-json feed (c/r/u/d, re-inserts) over 3 partitions into an upsert table: the table equals the final state', async () => {
+test('debezium-json feed (c/r/u/d, re-inserts) over 3 partitions into an upsert table: the table equals the final state', async (t) => {
   const kafka = await startCluster('cdc', ['people:3']);
   produce(kafka, 'people', FEED.lines, PARTITION_BY);
   const p = changelogJob('cdc_upsert');
   const { code, err } = await run(p, kafka).done;
   assert.equal(code, 0, err);
   const n = assertFinalState(p, FEED.state);
-  test.diagnostic?.(`${FEED.lines.length} events, ${n} rows in the final state`);
+  t.diagnostic(`${FEED.lines.length} events (${FEED.mix}), ${n} rows in the final state`);
   // Every source subtask's position reached the table.
   const offsets = JSON.parse(currentSummary(p)['floe.source-offsets']);
   assert.deepEqual(Object.keys(offsets).sort(),
@@ -303,7 +303,9 @@ async function splits() {
   return splitCluster;
 }
 
-for (const parallelism of [2, 3]) {
+// 2: two splits each; 3: one subtask gets two; 5: one subtask gets none (bounded: it ends at
+// once, and still checkpoints and reports its empty position).
+for (const parallelism of [2, 3, 5]) {
   test(`4 partitions read by ${parallelism} source subtasks: every seq exactly once, every subtask's position in the table`, async () => {
     const kafka = await splits();
     const p = appendJob(`split_${parallelism}`, 'seqs', parallelism);
