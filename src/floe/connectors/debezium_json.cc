@@ -42,7 +42,7 @@ struct DebeziumJsonDecoder::Impl {
   DebeziumJsonOptions options;
   std::unique_ptr<json::JsonLinesDecoder> rows;
   od::parser parser;
-  simdjson::padded_string buffer;
+  std::string buffer;  // the event plus simdjson's padding; capacity reused across events
   int64_t skipped = 0;
 
   // Reads "before" / "after" / "op" of `obj` into *e; with `unwrap` a "payload" object is read
@@ -103,9 +103,12 @@ struct DebeziumJsonDecoder::Impl {
   }
 
   Status DecodeEvent(std::string_view value, RecordBatch* out, Column* kinds) {
-    buffer = simdjson::padded_string(value);
+    buffer.assign(value);
+    buffer.append(simdjson::SIMDJSON_PADDING, '\0');
     od::document doc;
-    if (parser.iterate(buffer).get(doc) != simdjson::SUCCESS) return Bad("invalid JSON");
+    if (parser.iterate(buffer.data(), value.size(), buffer.size()).get(doc) != simdjson::SUCCESS) {
+      return Bad("invalid JSON");
+    }
     od::object top;
     simdjson::error_code err = doc.get_object().get(top);
     if (err == simdjson::INCORRECT_TYPE) return Bad("the record value is not a JSON object");
