@@ -151,8 +151,9 @@ INSERT INTO lake SELECT * FROM people;
   return p;
 }
 
-function run(p, kafka, { sql = p.job } = {}) {
-  const args = ['run', sql, '--var', `CHK=${p.chk}`, '--var', `WH=${p.wh}`, '--var', `KAFKA=${kafka}`];
+function run(p, kafka, { sql = p.job, extra = [] } = {}) {
+  const args = ['run', sql, '--var', `CHK=${p.chk}`, '--var', `WH=${p.wh}`, '--var', `KAFKA=${kafka}`,
+                ...extra];
   const env = { ...process.env, FLOE_HOME: p.home };
   delete env.FLOE_CRASH_AT;
   const child = spawn(FLOE, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -355,6 +356,21 @@ test('restarting with another source parallelism is refused, naming both', async
                                                                  "'scan.parallelism' = '3'"));
   const r2 = await run({ ...p, chk: path.join(p.dir, 'chk-2') }, kafka).done;
   assert.notEqual(r2.code, 0);
-  assert.match(r2.err, /positions written with source parallelism 2 but this run has 3/, r2.err);
+  assert.match(r2.err, /the table holds positions written with source parallelism 2 but this run has 3/,
+               r2.err);
+  // The same from the first run's retained checkpoint: scaling up is refused by the source...
+  const r3 = await run(p, kafka, { extra: ['--from', 'latest'] }).done;
+  assert.notEqual(r3.code, 0);
+  assert.match(r3.err,
+               /the restored checkpoint holds positions written with source parallelism 2 but this run has 3/,
+               r3.err);
+  // ...scaling down by the runtime, which has no subtask for the state of source-seqs/1 (nor of
+  // calc-lake/1: the Calc follows the source's parallelism).
+  fs.writeFileSync(p.job, fs.readFileSync(p.job, 'utf8').replace("'scan.parallelism' = '3'",
+                                                                 "'scan.parallelism' = '1'"));
+  const r4 = await run(p, kafka, { extra: ['--from', 'latest'] }).done;
+  assert.notEqual(r4.code, 0);
+  assert.match(r4.err, /holds state of task '(source-seqs|calc-lake)\/1', which this job does not have/,
+               r4.err);
   verify(p, 4000);  // nothing read twice
 });

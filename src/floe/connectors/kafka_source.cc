@@ -307,7 +307,7 @@ Status KafkaSource::CheckParallelism(uint32_t written_with, const std::string& f
       "partitions' positions, so a different parallelism would read some partitions again and "
       "skip others; floe does not redistribute them. Run with 'scan.parallelism' = '" +
       std::to_string(written_with) +
-      "' on the source table (the rest of the job may use any parallelism), or start a new "
+      "' on the source table (it decouples the source from 'parallelism.default'), or start a new "
       "pipeline (new 'sink-id' or table) from explicit 'scan.startup.specific-offsets'");
 }
 
