@@ -4,6 +4,8 @@
 
 #include <csignal>
 #include <cstdio>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string_view>
 
 #include "floe/cli/args.h"
@@ -18,7 +20,8 @@ constexpr const char* kUsage =
     "usage:\n"
     "  floe kafka dev [--brokers 3] [--topic NAME:PARTITIONS]... [--bootstrap-file F]\n"
     "                 [--rtt-ms N]      serve a mock cluster until SIGINT/SIGTERM\n"
-    "  floe kafka produce --bootstrap B --topic T FILE.jsonl   lines round-robin over partitions\n"
+    "  floe kafka produce --bootstrap B --topic T [--partition-by FIELD] FILE.jsonl\n"
+    "                 lines round-robin over partitions, or by a hash of a JSON field\n"
     "  floe kafka offsets --bootstrap B --group G --topic T [--set P:O[,P:O]...]\n"
     "                 print (or commit) the group's offsets as JSON\n";
 
@@ -80,14 +83,56 @@ Status Dev(const std::vector<std::string>& argv) {
   return Status::OK();
 }
 
+uint64_t Fnv1a(std::string_view s) {
+  uint64_t h = 14695981039346656037ull;
+  for (char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+// --partition-by FIELD: the record key is the field's value (a string's text, anything else
+// as compact JSON), so every record with the same value goes to the same partition. A dotted
+// FIELD ("after.id") looks inside objects; the first non-null of the alternatives "a|b" wins
+// (a Debezium event's key is in "after" or, for deletes, in "before").
+Result<std::string> PartitionKey(std::string_view line, const std::string& field, int64_t n) {
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) {
+    return Status::InvalidArgument("--partition-by: line " + std::to_string(n) +
+                                   " is not a JSON object");
+  }
+  size_t start = 0;
+  while (start <= field.size()) {
+    size_t bar = field.find('|', start);
+    if (bar == std::string::npos) bar = field.size();
+    std::string path = field.substr(start, bar - start);
+    start = bar + 1;
+    const nlohmann::json* v = &j;
+    for (size_t s = 0; v != nullptr && s <= path.size();) {
+      size_t dot = path.find('.', s);
+      if (dot == std::string::npos) dot = path.size();
+      std::string name = path.substr(s, dot - s);
+      s = dot + 1;
+      v = v->is_object() && v->contains(name) ? &(*v)[name] : nullptr;
+    }
+    if (v != nullptr && !v->is_null()) return v->is_string() ? v->get<std::string>() : v->dump();
+  }
+  return Status::InvalidArgument("--partition-by: line " + std::to_string(n) + " has no field '" +
+                                 field + "'");
+}
+
 Status Produce(const std::vector<std::string>& argv) {
-  FLOE_ASSIGN_OR_RAISE(Args args, Args::Parse(argv, {{"bootstrap", "topic", "property"}, {}}));
+  FLOE_ASSIGN_OR_RAISE(Args args,
+                       Args::Parse(argv, {{"bootstrap", "topic", "property", "partition-by"}, {}}));
   auto bootstrap = args.Get("bootstrap");
   auto topic = args.Get("topic");
   if (!bootstrap || !topic || args.positional().size() != 1) {
     return Status::InvalidArgument(
-        "usage: floe kafka produce --bootstrap B --topic T [--property k=v]... FILE.jsonl");
+        "usage: floe kafka produce --bootstrap B --topic T [--partition-by FIELD] "
+        "[--property k=v]... FILE.jsonl");
   }
+  std::optional<std::string> partition_by = args.Get("partition-by");
   kafka::Properties props = {{"bootstrap.servers", *bootstrap}, {"enable.idempotence", "true"}};
   for (const std::string& kv : args.GetAll("property")) {
     size_t eq = kv.find('=');
@@ -106,7 +151,13 @@ Status Produce(const std::vector<std::string>& argv) {
     std::string_view line(text.data() + start, end - start);
     start = end + 1;
     if (line.empty()) continue;
-    FLOE_RETURN_NOT_OK(producer->Produce(*topic, static_cast<int32_t>(n % partitions), line));
+    if (partition_by) {
+      FLOE_ASSIGN_OR_RAISE(std::string key, PartitionKey(line, *partition_by, n + 1));
+      FLOE_RETURN_NOT_OK(producer->Produce(
+          *topic, static_cast<int32_t>(Fnv1a(key) % static_cast<uint64_t>(partitions)), line, key));
+    } else {
+      FLOE_RETURN_NOT_OK(producer->Produce(*topic, static_cast<int32_t>(n % partitions), line));
+    }
     ++n;
   }
   FLOE_RETURN_NOT_OK(producer->Flush(std::chrono::milliseconds(120000)));

@@ -1,5 +1,7 @@
 #include "floe/connectors/calc_operator.h"
 
+#include "floe/connectors/connector.h"
+
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -634,6 +636,7 @@ struct CalcProgram::Impl {
   std::vector<OutputPlan> outputs;
   std::string sink_name;
   bool identity = false;
+  int row_kind = -1;  // index of kRowKindColumn in the input (passed through), -1 = none
 };
 
 CalcProgram::CalcProgram(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -647,8 +650,21 @@ Result<std::shared_ptr<const CalcProgram>> CalcProgram::Compile(const CalcSpec& 
   impl->input = spec.input;
   impl->output = spec.output;
   impl->sink_name = spec.sink_name;
+  // A changelog input carries the row kind as its last column: expressions see only the
+  // declared columns (same indices), and the kind travels to the output untouched.
+  std::shared_ptr<const BatchSchema> visible = spec.input;
+  impl->row_kind = RowKindIndex(*spec.input);
+  if (impl->row_kind >= 0) {
+    if (static_cast<size_t>(impl->row_kind) + 1 != spec.input->fields.size()) {
+      return Status::Internal("calc: the row kind column must be the input's last column");
+    }
+    auto declared = std::make_shared<BatchSchema>(*spec.input);
+    declared->fields.pop_back();
+    visible = std::move(declared);
+    impl->output = WithRowKindColumn(*spec.output);
+  }
   if (spec.where.has_value()) {
-    FLOE_ASSIGN_OR_RAISE(Node where, CompileExpr(*spec.where, *spec.input));
+    FLOE_ASSIGN_OR_RAISE(Node where, CompileExpr(*spec.where, *visible));
     if (!where.is_bool()) {
       return Status::InvalidArgument(Where(spec.where->pos) +
                                      "WHERE needs a BOOLEAN condition, but " + where.text + " is " +
@@ -658,7 +674,7 @@ Result<std::shared_ptr<const CalcProgram>> CalcProgram::Compile(const CalcSpec& 
   }
   std::vector<sql::SelectItem> items = spec.select;
   if (items.empty()) {
-    for (const Field& f : spec.input->fields) items.push_back({Expr::Column(f.name), ""});
+    for (const Field& f : visible->fields) items.push_back({Expr::Column(f.name), ""});
   }
   const std::vector<Field>& sink = spec.output->fields;
   if (items.size() != sink.size()) {
@@ -670,7 +686,7 @@ Result<std::shared_ptr<const CalcProgram>> CalcProgram::Compile(const CalcSpec& 
     const sql::SelectItem& item = items[i];
     const Field& target = sink[i];
     OutputPlan plan;
-    FLOE_ASSIGN_OR_RAISE(plan.node, CompileExpr(item.expr, *spec.input));
+    FLOE_ASSIGN_OR_RAISE(plan.node, CompileExpr(item.expr, *visible));
     plan.target = target.type;
     plan.target_nullable = target.nullable;
     plan.target_name = target.name;
@@ -701,7 +717,7 @@ Result<std::shared_ptr<const CalcProgram>> CalcProgram::Compile(const CalcSpec& 
     }
     impl->outputs.push_back(std::move(plan));
   }
-  impl->identity = !impl->where.has_value() && spec.select.empty() && *spec.input == *spec.output;
+  impl->identity = !impl->where.has_value() && spec.select.empty() && *visible == *spec.output;
   return std::shared_ptr<const CalcProgram>(std::make_shared<CalcProgram>(std::move(impl)));
 }
 
@@ -781,6 +797,17 @@ Result<RecordBatch> CalcProgram::Apply(const RecordBatch& batch) const {
           "' is NOT NULL but the query produced a NULL for it (from " + plan.node.text + ")");
     }
     columns.push_back(std::move(out));
+  }
+  if (impl_->row_kind >= 0) {
+    const Column& in = batch.column(static_cast<size_t>(impl_->row_kind));
+    if (all) {
+      columns.push_back(in);
+    } else {
+      Column kinds(in.type());
+      kinds.Reserve(rows.size());
+      for (uint32_t r : rows) kinds.AppendFrom(in, r);
+      columns.push_back(std::move(kinds));
+    }
   }
   return RecordBatch(impl_->output, std::move(columns));
 }

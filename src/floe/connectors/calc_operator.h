@@ -32,6 +32,9 @@ struct CalcSpec {
 // with strings (byte order), booleans with booleans (FALSE < TRUE), DATE/TIMESTAMP columns with
 // columns of the same type. Predicates are evaluated a column at a time.
 //
+// Changelog input (a last column named kRowKindColumn, see connector.h): expressions see only
+// the declared columns; the kind column is appended to the output untouched for the rows kept.
+//
 // Select items: a column, a literal, or a predicate (a BOOLEAN value, NULL when UNKNOWN). Each
 // is converted to its sink column's type by Flink's implicit widening: INT -> BIGINT, DOUBLE,
 // DECIMAL; BIGINT -> DOUBLE, DECIMAL; FLOAT -> DOUBLE; DECIMAL(p,s) -> DECIMAL with room for

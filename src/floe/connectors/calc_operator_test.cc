@@ -194,5 +194,53 @@ TEST(CalcOperator, EmitsOnlyBatchesWithRowsLeft) {
   EXPECT_EQ(testing::Int64Column(out.batches, 0), (std::vector<int64_t>{2, 4}));
 }
 
+// A changelog input (the reserved row-kind column last): WHERE filters rows of any kind, SELECT
+// sees only the declared columns, and the kinds of the rows kept come out last, untouched.
+TEST(CalcProgram, PassesTheRowKindColumnThroughForTheRowsKept) {
+  TableDescriptor src = testing::Table("src", "id BIGINT, name STRING", {});
+  TableDescriptor dst = testing::Table("dst", "name STRING", {});
+  Result<sql::Script> script = sql::ParseScript(
+      "CREATE TABLE src (id BIGINT, name STRING);\nCREATE TABLE dst (name STRING);\n"
+      "INSERT INTO dst SELECT name FROM src WHERE id > 1;");
+  ASSERT_TRUE(script.ok()) << script.status().ToString();
+  CalcSpec spec;
+  spec.input = WithRowKindColumn(*src.schema);
+  spec.output = dst.schema;
+  spec.where = script->inserts[0].where;
+  spec.select = script->inserts[0].select;
+  spec.sink_name = "dst";
+  auto program = CalcProgram::Compile(spec);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_EQ((*program)->output_schema()->fields.size(), 2u);
+  EXPECT_EQ((*program)->output_schema()->fields.back().name, kRowKindColumn);
+  RecordBatch in(spec.input);
+  const std::vector<std::tuple<int64_t, const char*, const char*>> rows = {
+      {1, "a", "+I"}, {2, "b", "-U"}, {2, "c", "+U"}, {1, "a", "-D"}, {3, "d", "+I"}};
+  for (const auto& [id, name, kind] : rows) {
+    in.mutable_column(0).Append<int64_t>(id);
+    in.mutable_column(1).AppendBytes(name);
+    in.mutable_column(2).AppendBytes(kind);
+  }
+  auto out = (*program)->Apply(in);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(out->num_rows(), 3u);
+  std::vector<std::string> got;
+  for (size_t r = 0; r < out->num_rows(); ++r) {
+    got.push_back(std::string(out->column(1).GetBytes(r)) +
+                  std::string(out->column(0).GetBytes(r)));
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"-Ub", "+Uc", "+Id"}));
+  // SELECT * expands to the declared columns only.
+  spec.where.reset();
+  spec.select.clear();
+  spec.output = src.schema;
+  auto star = CalcProgram::Compile(spec);
+  ASSERT_TRUE(star.ok()) << star.status().ToString();
+  auto all = (*star)->Apply(in);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->num_columns(), 3u);
+  EXPECT_EQ(std::string(all->column(2).GetBytes(3)), "-D");
+}
+
 }  // namespace
 }  // namespace floe::connectors

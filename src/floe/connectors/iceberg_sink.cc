@@ -641,7 +641,9 @@ Status PrepareIcebergTable(const IcebergSinkSpec& spec) {
 
 Status AddIcebergSink(runtime::JobGraph& graph, runtime::VertexId input,
                       const IcebergSinkSpec& spec, const JobContext& context) {
-  return internal::AddIcebergSinkWithHooks(graph, input, spec, context, {});
+  internal::IcebergSinkHooks hooks;
+  hooks.row_kind_column = spec.row_kind_column;
+  return internal::AddIcebergSinkWithHooks(graph, input, spec, context, std::move(hooks));
 }
 
 Result<SinkRestorePlan> PlanIcebergSinkRestore(

@@ -16,6 +16,9 @@ struct IcebergSinkSpec {
   // resubmission of the same job file (default: derived from the job file's sink table name
   // and target table; option 'sink-id' overrides).
   std::string sink_id;
+  // The input is a changelog whose row kinds are in this STRING column (kRowKindColumn from a
+  // debezium-json source; see IcebergWriterOptions::row_kind_column). Empty: every row inserts.
+  std::string row_kind_column;
 };
 
 // Validates the options (unknown catalog type, missing warehouse, upsert without primary key,

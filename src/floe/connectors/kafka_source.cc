@@ -13,7 +13,9 @@
 namespace floe::connectors {
 namespace {
 
-constexpr uint32_t kStateVersion = 1;
+// State blob versions: 1 = one topic, parallelism 1 (read only); 2 = topic list and the
+// parallelism that wrote it (connectors/README.md).
+constexpr uint32_t kStateVersion = 2;
 constexpr std::string_view kProperties = "properties.";
 constexpr size_t kExcerptBytes = 120;
 
@@ -28,36 +30,84 @@ std::string Excerpt(std::string_view value) {
 
 }  // namespace
 
+uint32_t KafkaSplitOwner(std::string_view topic, int32_t partition, uint32_t parallelism) {
+  if (parallelism <= 1) return 0;
+  int32_t hash = 0;  // Java's String.hashCode, with its int32 wrap-around
+  for (char c : topic) {
+    hash = static_cast<int32_t>(static_cast<uint32_t>(hash) * 31u +
+                                static_cast<uint32_t>(static_cast<unsigned char>(c)));
+  }
+  uint32_t start = (static_cast<uint32_t>(hash) * 31u & 0x7FFFFFFFu) % parallelism;
+  return static_cast<uint32_t>((start + static_cast<uint64_t>(partition)) % parallelism);
+}
+
 std::string KafkaPosition::ToJson() const {
-  nlohmann::json partitions = nlohmann::json::object();
-  for (const auto& [p, offset] : next) partitions[std::to_string(p)] = offset;
-  nlohmann::json j = {{"topic", topic}, {"partitions", partitions}};
+  nlohmann::json topics = nlohmann::json::object();
+  for (const auto& [topic, offsets] : next) {
+    nlohmann::json partitions = nlohmann::json::object();
+    for (const auto& [p, offset] : offsets) partitions[std::to_string(p)] = offset;
+    topics[topic] = std::move(partitions);
+  }
+  nlohmann::json j = {{"parallelism", parallelism}, {"topics", std::move(topics)}};
   return j.dump();
 }
 
 Result<KafkaPosition> KafkaPosition::FromJson(const std::string& json) {
   auto bad = [&] {
     return Status::InvalidArgument(
-        "kafka source position must look like {\"topic\":\"t\",\"partitions\":{\"0\":N}}, got " +
+        "kafka source position must look like "
+        "{\"parallelism\":1,\"topics\":{\"t\":{\"0\":N}}} (or, as written before topic lists, "
+        "{\"topic\":\"t\",\"partitions\":{\"0\":N}}), got " +
         json);
   };
   nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || !j.contains("topic") || !j["topic"].is_string() ||
-      !j.contains("partitions") || !j["partitions"].is_object()) {
+  if (!j.is_object()) return bad();
+  auto read_partitions = [&](const nlohmann::json& obj, kafka::PartitionOffsets* out) -> bool {
+    if (!obj.is_object()) return false;
+    for (const auto& [key, value] : obj.items()) {
+      int32_t partition = -1;
+      auto [ptr, ec] = std::from_chars(key.data(), key.data() + key.size(), partition);
+      if (ec != std::errc() || ptr != key.data() + key.size() || partition < 0 ||
+          !value.is_number_integer() || value.get<int64_t>() < 0) {
+        return false;
+      }
+      (*out)[partition] = value.get<int64_t>();
+    }
+    return true;
+  };
+  KafkaPosition p;
+  if (j.contains("topics")) {
+    if (!j["topics"].is_object()) return bad();
+    if (j.contains("parallelism")) {
+      if (!j["parallelism"].is_number_unsigned() || j["parallelism"].get<uint64_t>() < 1 ||
+          j["parallelism"].get<uint64_t>() > 32768) {
+        return bad();
+      }
+      p.parallelism = j["parallelism"].get<uint32_t>();
+    }
+    for (const auto& [topic, partitions] : j["topics"].items()) {
+      if (topic.empty() || !read_partitions(partitions, &p.next[topic])) return bad();
+    }
+    return p;
+  }
+  // The single-topic form (parallelism was always 1 then).
+  if (!j.contains("topic") || !j["topic"].is_string() || j["topic"].get<std::string>().empty() ||
+      !j.contains("partitions")) {
     return bad();
   }
-  KafkaPosition p;
-  p.topic = j["topic"].get<std::string>();
-  for (const auto& [key, value] : j["partitions"].items()) {
-    int32_t partition = -1;
-    auto [ptr, ec] = std::from_chars(key.data(), key.data() + key.size(), partition);
-    if (ec != std::errc() || ptr != key.data() + key.size() || partition < 0 ||
-        !value.is_number_integer() || value.get<int64_t>() < 0) {
-      return bad();
-    }
-    p.next[partition] = value.get<int64_t>();
-  }
+  if (!read_partitions(j["partitions"], &p.next[j["topic"].get<std::string>()])) return bad();
   return p;
+}
+
+bool IsKafkaChangelogSource(const TableDescriptor& table) {
+  auto get = [&](const char* key) {
+    auto it = table.options.find(key);
+    return it == table.options.end() ? std::string() : it->second;
+  };
+  if (get("connector") != "kafka") return false;
+  std::string format = get("value.format");
+  if (format.empty()) format = get("format");
+  return format == "debezium-json";
 }
 
 Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
@@ -69,19 +119,44 @@ Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
       plain.options.erase(key);
     }
   }
-  FLOE_RETURN_NOT_OK(CheckSupportedOptions(
-      plain, "kafka",
-      {"topic", "format", "value.format", "scan.startup.mode", "scan.startup.specific-offsets",
-       "scan.startup.timestamp-millis", "scan.bounded.mode", "json.ignore-parse-errors"}));
-  config.topic = StringOption(table, "topic", "");
-  if (config.topic.empty()) {
+  if (table.options.count("topic-pattern") != 0) {
+    return Status::InvalidArgument(OptionError(
+        table, "topic-pattern",
+        "is not supported (floe reads the partitions of named topics, found once at start): "
+        "list the topics in 'topic', separated by ';'",
+        table.options.at("topic-pattern")));
+  }
+  FLOE_RETURN_NOT_OK(
+      CheckSupportedOptions(plain, "kafka",
+                            {"topic", "format", "value.format", "scan.startup.mode",
+                             "scan.startup.specific-offsets", "scan.startup.timestamp-millis",
+                             "scan.bounded.mode", "scan.parallelism", "json.ignore-parse-errors",
+                             "debezium-json.schema-include", "debezium-json.ignore-parse-errors"}));
+  std::string topic_list = StringOption(table, "topic", "");
+  if (topic_list.empty()) {
     return Status::InvalidArgument("table '" + table.name + "': the kafka connector needs 'topic'");
   }
-  if (config.topic.find(';') != std::string::npos) {
-    return Status::InvalidArgument(
-        OptionError(table, "topic", "must name one topic (a list of topics is not supported yet)",
-                    config.topic));
+  // Flink's list syntax: 'a;b' (blanks around names are ignored; a trailing ';' is allowed).
+  for (size_t start = 0; start <= topic_list.size();) {
+    size_t end = topic_list.find(';', start);
+    if (end == std::string::npos) end = topic_list.size();
+    std::string name = topic_list.substr(start, end - start);
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    start = end + 1;
+    if (name.empty()) {
+      if (end == topic_list.size() && !config.topics.empty()) break;  // trailing ';'
+      return Status::InvalidArgument(OptionError(
+          table, "topic", "must be a topic name or a list 'a;b' without empty names", topic_list));
+    }
+    if (std::find(config.topics.begin(), config.topics.end(), name) != config.topics.end()) {
+      return Status::InvalidArgument(
+          OptionError(table, "topic", "names topic '" + name + "' twice", topic_list));
+    }
+    config.topics.push_back(std::move(name));
   }
+  FLOE_ASSIGN_OR_RAISE(int64_t scan_parallelism, IntOption(table, "scan.parallelism", 0, 1, 32768));
+  config.parallelism = static_cast<uint32_t>(scan_parallelism);
   if (config.properties.count("bootstrap.servers") == 0 ||
       config.properties["bootstrap.servers"].empty()) {
     return Status::InvalidArgument("table '" + table.name +
@@ -90,13 +165,33 @@ Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
   auto group = config.properties.find("group.id");
   if (group != config.properties.end()) config.group_id = group->second;
   std::string format = StringOption(table, "value.format", StringOption(table, "format", ""));
-  if (format != "json") {
+  if (format == "json") {
+    config.format = KafkaFormat::kJson;
+    FLOE_ASSIGN_OR_RAISE(config.ignore_parse_errors,
+                         BoolOption(table, "json.ignore-parse-errors", false));
+    for (const char* key : {"debezium-json.schema-include", "debezium-json.ignore-parse-errors"}) {
+      if (table.options.count(key) != 0) {
+        return Status::InvalidArgument(OptionError(
+            table, key, "applies to 'format' = 'debezium-json' only", table.options.at(key)));
+      }
+    }
+  } else if (format == "debezium-json") {
+    config.format = KafkaFormat::kDebeziumJson;
+    if (table.options.count("json.ignore-parse-errors") != 0) {
+      return Status::InvalidArgument(
+          OptionError(table, "json.ignore-parse-errors",
+                      "applies to 'format' = 'json'; use 'debezium-json.ignore-parse-errors'",
+                      table.options.at("json.ignore-parse-errors")));
+    }
+    FLOE_ASSIGN_OR_RAISE(config.ignore_parse_errors,
+                         BoolOption(table, "debezium-json.ignore-parse-errors", false));
+    FLOE_ASSIGN_OR_RAISE(config.debezium_schema_include,
+                         BoolOption(table, "debezium-json.schema-include", false));
+  } else {
     return Status::InvalidArgument(OptionError(
-        table, "format",
-        "must be 'json' (debezium-json and the other formats are not supported yet)", format));
+        table, "format", "must be 'json' or 'debezium-json' (other formats are not supported yet)",
+        format));
   }
-  FLOE_ASSIGN_OR_RAISE(config.ignore_parse_errors,
-                       BoolOption(table, "json.ignore-parse-errors", false));
 
   std::string mode = StringOption(table, "scan.startup.mode", "group-offsets");
   if (mode == "earliest-offset") {
@@ -121,6 +216,12 @@ Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
                       text));
     }
     config.specific_offsets = std::move(*offsets);
+    if (config.topics.size() > 1) {
+      // Flink's syntax names partitions only, so it cannot say which topic's partition it means.
+      return Status::InvalidArgument(OptionError(
+          table, "scan.startup.specific-offsets",
+          "names partitions of one topic and cannot be used with a topic list", topic_list));
+    }
   } else if (mode == "timestamp") {
     config.startup = KafkaStartupMode::kTimestamp;
     if (table.options.count("scan.startup.timestamp-millis") == 0) {
@@ -161,7 +262,12 @@ Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
   if (table.schema == nullptr || table.schema->fields.empty()) {
     return Status::InvalidArgument("table '" + table.name + "' declares no columns");
   }
+  if (RowKindIndex(*table.schema) >= 0) {
+    return Status::InvalidArgument("table '" + table.name + "': column name '" + kRowKindColumn +
+                                   "' is reserved for row kinds");
+  }
   config.schema = table.schema;
+  config.output_schema = config.changelog() ? WithRowKindColumn(*table.schema) : table.schema;
   FLOE_ASSIGN_OR_RAISE(auto decoder, json::JsonLinesDecoder::Make(config.schema));
   (void)decoder;
   return config;
@@ -173,50 +279,88 @@ KafkaSource::KafkaSource(KafkaSourceConfig config,
 
 Status KafkaSource::Open(const runtime::OperatorContext& ctx) {
   task_ = ctx.task.name();
-  if (ctx.task.parallelism != 1) {
-    return Status::InvalidArgument("the kafka source runs with parallelism 1 for now, got " +
-                                   std::to_string(ctx.task.parallelism));
+  subtask_ = ctx.task.subtask.value;
+  parallelism_ = std::max<uint32_t>(1, ctx.task.parallelism);
+  if (config_.changelog()) {
+    DebeziumJsonOptions options;
+    options.schema_include = config_.debezium_schema_include;
+    options.ignore_parse_errors = config_.ignore_parse_errors;
+    FLOE_ASSIGN_OR_RAISE(debezium_, DebeziumJsonDecoder::Make(config_.schema, options));
+  } else {
+    json::DecodeOptions options;
+    options.ignore_parse_errors = config_.ignore_parse_errors;
+    FLOE_ASSIGN_OR_RAISE(decoder_, json::JsonLinesDecoder::Make(config_.schema, options));
   }
-  json::DecodeOptions options;
-  options.ignore_parse_errors = config_.ignore_parse_errors;
-  FLOE_ASSIGN_OR_RAISE(decoder_, json::JsonLinesDecoder::Make(config_.schema, options));
+  rows_ = RecordBatch(config_.schema);
   FLOE_ASSIGN_OR_RAISE(consumer_, kafka::KafkaConsumer::Make(config_.properties));
-  position_.topic = config_.topic;
+  position_.parallelism = parallelism_;
   return Status::OK();
+}
+
+Status KafkaSource::CheckParallelism(uint32_t written_with, const std::string& from) const {
+  if (written_with == parallelism_) return Status::OK();
+  return Status::InvalidArgument(
+      "kafka source '" + task_ + "': " + from +
+      " holds positions written with source parallelism " + std::to_string(written_with) +
+      " but this run has " + std::to_string(parallelism_) +
+      " ('scan.parallelism', else 'parallelism.default'). Each subtask restores only its own "
+      "partitions' positions, so a different parallelism would read some partitions again and "
+      "skip others; floe does not redistribute them. Run with 'scan.parallelism' = '" +
+      std::to_string(written_with) +
+      "' on the source table (it decouples the source from 'parallelism.default'), or start a new "
+      "pipeline (new 'sink-id' or table) from explicit 'scan.startup.specific-offsets'");
 }
 
 Status KafkaSource::Restore(runtime::StateReader& state) {
   FLOE_ASSIGN_OR_RAISE(uint32_t version, state.GetU32());
-  if (version != kStateVersion) {
+  if (version != 1 && version != 2) {
     return Status::Corruption("kafka source state: unknown version " + std::to_string(version));
   }
-  FLOE_ASSIGN_OR_RAISE(position_.topic, state.GetString());
-  FLOE_ASSIGN_OR_RAISE(uint32_t n, state.GetU32());
   position_.next.clear();
   stop_.clear();
-  for (uint32_t i = 0; i < n; ++i) {
-    FLOE_ASSIGN_OR_RAISE(uint32_t partition, state.GetU32());
-    FLOE_ASSIGN_OR_RAISE(int64_t next, state.GetI64());
-    FLOE_ASSIGN_OR_RAISE(int64_t stop, state.GetI64());
-    position_.next[static_cast<int32_t>(partition)] = next;
-    if (stop >= 0) stop_[static_cast<int32_t>(partition)] = stop;
+  auto read_partitions = [&](const std::string& topic) -> Status {
+    FLOE_ASSIGN_OR_RAISE(uint32_t n, state.GetU32());
+    kafka::PartitionOffsets& next = position_.next[topic];
+    for (uint32_t i = 0; i < n; ++i) {
+      FLOE_ASSIGN_OR_RAISE(uint32_t partition, state.GetU32());
+      FLOE_ASSIGN_OR_RAISE(int64_t offset, state.GetI64());
+      FLOE_ASSIGN_OR_RAISE(int64_t stop, state.GetI64());
+      next[static_cast<int32_t>(partition)] = offset;
+      if (stop >= 0) stop_[topic][static_cast<int32_t>(partition)] = stop;
+    }
+    return Status::OK();
+  };
+  uint32_t written_with = 1;
+  if (version == 1) {  // one topic, parallelism 1
+    FLOE_ASSIGN_OR_RAISE(std::string topic, state.GetString());
+    FLOE_RETURN_NOT_OK(read_partitions(topic));
+  } else {
+    FLOE_ASSIGN_OR_RAISE(written_with, state.GetU32());
+    FLOE_ASSIGN_OR_RAISE(uint32_t topics, state.GetU32());
+    for (uint32_t t = 0; t < topics; ++t) {
+      FLOE_ASSIGN_OR_RAISE(std::string topic, state.GetString());
+      FLOE_RETURN_NOT_OK(read_partitions(topic));
+    }
   }
   FLOE_RETURN_NOT_OK(state.ExpectEnd());
+  FLOE_RETURN_NOT_OK(CheckParallelism(written_with, "the restored checkpoint"));
+  position_.parallelism = parallelism_;
   restored_ = true;
   return Status::OK();
 }
 
 Result<kafka::PartitionOffsets> KafkaSource::StartupOffsets(
-    const std::vector<int32_t>& partitions) {
+    const std::string& topic, const std::vector<int32_t>& partitions) {
   std::chrono::milliseconds timeout(config_.request_timeout_ms);
   kafka::PartitionOffsets out;
+  if (partitions.empty()) return out;
   auto earliest = [&](int32_t p) -> Status {
-    FLOE_ASSIGN_OR_RAISE(auto wm, consumer_->Watermarks(config_.topic, p, timeout));
+    FLOE_ASSIGN_OR_RAISE(auto wm, consumer_->Watermarks(topic, p, timeout));
     out[p] = wm.first;
     return Status::OK();
   };
   auto latest = [&](int32_t p) -> Status {
-    FLOE_ASSIGN_OR_RAISE(auto wm, consumer_->Watermarks(config_.topic, p, timeout));
+    FLOE_ASSIGN_OR_RAISE(auto wm, consumer_->Watermarks(topic, p, timeout));
     out[p] = wm.second;
     return Status::OK();
   };
@@ -240,7 +384,7 @@ Result<kafka::PartitionOffsets> KafkaSource::StartupOffsets(
       break;
     case KafkaStartupMode::kGroupOffsets: {
       FLOE_ASSIGN_OR_RAISE(kafka::PartitionOffsets committed,
-                           consumer_->Committed(config_.topic, partitions, timeout));
+                           consumer_->Committed(topic, partitions, timeout));
       std::string reset = config_.properties.count("auto.offset.reset") != 0
                               ? config_.properties.at("auto.offset.reset")
                               : "error";
@@ -255,16 +399,16 @@ Result<kafka::PartitionOffsets> KafkaSource::StartupOffsets(
         } else {
           return Status::InvalidArgument(
               "kafka source: group '" + config_.group_id + "' has no committed offset for topic '" +
-              config_.topic + "' partition " + std::to_string(p) +
+              topic + "' partition " + std::to_string(p) +
               "; set 'properties.auto.offset.reset' = 'earliest' or 'latest' to start anyway");
         }
       }
       break;
     }
     case KafkaStartupMode::kTimestamp: {
-      FLOE_ASSIGN_OR_RAISE(kafka::PartitionOffsets found,
-                           consumer_->OffsetsForTimes(config_.topic, partitions,
-                                                      config_.startup_timestamp_ms, timeout));
+      FLOE_ASSIGN_OR_RAISE(
+          kafka::PartitionOffsets found,
+          consumer_->OffsetsForTimes(topic, partitions, config_.startup_timestamp_ms, timeout));
       for (int32_t p : partitions) {
         // -1: no record at or after the timestamp: start at the end (Kafka's answer).
         if (found.count(p) != 0 && found[p] >= 0) {
@@ -283,67 +427,98 @@ Status KafkaSource::EnsureStarted() {
   if (started_) return Status::OK();
   started_ = true;
   std::chrono::milliseconds timeout(config_.request_timeout_ms);
-  FLOE_ASSIGN_OR_RAISE(int32_t count, consumer_->PartitionCount(config_.topic, timeout));
-  std::vector<int32_t> partitions;
-  for (int32_t p = 0; p < count; ++p) partitions.push_back(p);
+  // The splits this subtask owns, per topic.
+  std::map<std::string, std::vector<int32_t>> owned;
+  for (const std::string& topic : config_.topics) {
+    FLOE_ASSIGN_OR_RAISE(int32_t count, consumer_->PartitionCount(topic, timeout));
+    std::vector<int32_t>& mine = owned[topic];
+    for (int32_t p = 0; p < count; ++p) {
+      if (KafkaSplitOwner(topic, p, parallelism_) == subtask_) mine.push_back(p);
+    }
+  }
 
   bool have_position = restored_;
   if (positions_ != nullptr) {
     if (std::optional<std::string> o = positions_->StartOverride(task_)) {
-      FLOE_ASSIGN_OR_RAISE(position_, KafkaPosition::FromJson(*o));
+      FLOE_ASSIGN_OR_RAISE(KafkaPosition table_position, KafkaPosition::FromJson(*o));
+      FLOE_RETURN_NOT_OK(CheckParallelism(table_position.parallelism, "the table"));
+      position_.next = std::move(table_position.next);
       have_position = true;
     }
   }
-  if (have_position) {
-    if (position_.topic != config_.topic) {
-      return Status::InvalidArgument("kafka source '" + task_ +
-                                     "': the restored position is of topic '" + position_.topic +
-                                     "', the table reads '" + config_.topic + "'");
+  KafkaPosition start;
+  start.parallelism = parallelism_;
+  for (const auto& [topic, partitions] : owned) {
+    kafka::PartitionOffsets& next = start.next[topic];
+    if (have_position) {
+      auto known = position_.next.find(topic);
+      for (int32_t p : partitions) {
+        if (known != position_.next.end() && known->second.count(p) != 0) {
+          next[p] = known->second.at(p);
+        } else {
+          // A topic or partition added since: from its beginning.
+          FLOE_ASSIGN_OR_RAISE(auto wm, consumer_->Watermarks(topic, p, timeout));
+          next[p] = wm.first;
+        }
+      }
+    } else {
+      FLOE_ASSIGN_OR_RAISE(next, StartupOffsets(topic, partitions));
     }
-    // Partitions added since: from their beginning.
-    std::vector<int32_t> missing;
-    for (int32_t p : partitions) {
-      if (position_.next.count(p) == 0) missing.push_back(p);
-    }
-    for (int32_t p : missing) {
-      FLOE_ASSIGN_OR_RAISE(auto wm, consumer_->Watermarks(config_.topic, p, timeout));
-      position_.next[p] = wm.first;
-    }
-  } else {
-    position_.topic = config_.topic;
-    FLOE_ASSIGN_OR_RAISE(position_.next, StartupOffsets(partitions));
   }
+  // A restored topic the table no longer reads is dropped (with its position).
+  position_ = std::move(start);
   if (config_.bounded_latest) {
     // End offsets are those seen when the job first started; a restore keeps them.
-    for (int32_t p : partitions) {
-      if (stop_.count(p) != 0) continue;
-      FLOE_ASSIGN_OR_RAISE(auto wm, consumer_->Watermarks(config_.topic, p, timeout));
-      stop_[p] = wm.second;
+    for (const auto& [topic, partitions] : owned) {
+      kafka::PartitionOffsets& stop = stop_[topic];
+      for (int32_t p : partitions) {
+        if (stop.count(p) != 0) continue;
+        FLOE_ASSIGN_OR_RAISE(auto wm, consumer_->Watermarks(topic, p, timeout));
+        stop[p] = wm.second;
+      }
     }
   }
-  kafka::PartitionOffsets assign;
-  for (const auto& [p, next] : position_.next) {
-    if (!Done(p)) assign[p] = next;
+  kafka::PartitionListPtr assign(rd_kafka_topic_partition_list_new(1));
+  for (const auto& [topic, offsets] : position_.next) {
+    for (const auto& [p, next] : offsets) {
+      if (Done(topic, p)) continue;
+      rd_kafka_topic_partition_list_add(assign.get(), topic.c_str(), p)->offset = next;
+    }
   }
-  if (assign.empty()) {
+  if (assign->cnt == 0) {
+    // Nothing to read (no split owned, or all at their end): a bounded subtask is done; an
+    // unbounded one idles, still serving checkpoints.
     ended_ = config_.bounded_latest;
     return Status::OK();
   }
-  return consumer_->Assign(config_.topic, assign);
+  return kafka::KafkaStatus(rd_kafka_assign(consumer_->handle(), assign.get()),
+                            "kafka source '" + task_ + "': assign partitions");
 }
 
-bool KafkaSource::Done(int32_t partition) const {
+bool KafkaSource::Done(const std::string& topic, int32_t partition) const {
   if (!config_.bounded_latest) return false;
-  auto stop = stop_.find(partition);
-  auto next = position_.next.find(partition);
-  return stop == stop_.end() || (next != position_.next.end() && next->second >= stop->second);
+  auto stops = stop_.find(topic);
+  auto nexts = position_.next.find(topic);
+  if (stops == stop_.end()) return true;
+  auto stop = stops->second.find(partition);
+  if (stop == stops->second.end()) return true;
+  if (nexts == position_.next.end()) return false;
+  auto next = nexts->second.find(partition);
+  return next != nexts->second.end() && next->second >= stop->second;
 }
 
-Status KafkaSource::DecodeRecord(const kafka::ConsumedMessage& m, RecordBatch* batch) {
+bool KafkaSource::AllDone() const {
+  for (const auto& [topic, offsets] : position_.next) {
+    for (const auto& [p, next] : offsets) {
+      if (!Done(topic, p)) return false;
+    }
+  }
+  return true;
+}
+
+Status KafkaSource::DecodeRecord(const kafka::ConsumedMessage& m, std::string_view topic) {
   std::string_view value = m.value();
   if (m.message->payload == nullptr) return Status::OK();  // tombstone: nothing to append
-  std::string source =
-      config_.topic + "/" + std::to_string(m.partition()) + "@" + std::to_string(m.offset());
   // One record is one JSON object even when pretty-printed: the decoder reads lines, and a raw
   // line break can only be whitespace in valid JSON (inside strings it must be escaped).
   std::string flattened;
@@ -353,18 +528,43 @@ Status KafkaSource::DecodeRecord(const kafka::ConsumedMessage& m, RecordBatch* b
         flattened.begin(), flattened.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
     value = flattened;
   }
-  Status st = decoder_->Decode(value, source, 1, batch);
+  Status st;
+  if (debezium_ != nullptr) {
+    st = debezium_->Decode(value, &rows_, &kinds_);
+  } else {
+    std::string source =
+        std::string(topic) + "/" + std::to_string(m.partition()) + "@" + std::to_string(m.offset());
+    st = decoder_->Decode(value, source, 1, &rows_);
+  }
   if (st.ok()) return st;
-  return Status(st.code(), "kafka record topic '" + config_.topic + "' partition " +
+  return Status(st.code(), "kafka record topic '" + std::string(topic) + "' partition " +
                                std::to_string(m.partition()) + " offset " +
                                std::to_string(m.offset()) + ": " + st.message() +
                                "; record: " + Excerpt(value));
 }
 
+Status KafkaSource::EmitBatch(runtime::Collector& out) {
+  if (rows_.num_rows() == 0) return Status::OK();
+  RecordBatch batch;
+  if (debezium_ != nullptr) {
+    std::vector<Column> columns;
+    columns.reserve(rows_.num_columns() + 1);
+    for (size_t i = 0; i < rows_.num_columns(); ++i) {
+      columns.push_back(std::move(rows_.mutable_column(i)));
+    }
+    columns.push_back(std::move(kinds_));
+    batch = RecordBatch(config_.output_schema, std::move(columns));
+    kinds_ = Column(DataType::String());
+  } else {
+    batch = std::move(rows_);
+  }
+  rows_ = RecordBatch(config_.schema);
+  return out.Emit(std::move(batch));
+}
+
 Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
   FLOE_RETURN_NOT_OK(EnsureStarted());
   if (ended_) return runtime::SourceStatus::kEnd;
-  RecordBatch batch(config_.schema);
   size_t records = 0;
   std::chrono::milliseconds wait(100);
   while (records < config_.batch_rows) {
@@ -372,29 +572,36 @@ Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
     wait = std::chrono::milliseconds(0);
     if (!m.has_value()) break;
     int32_t p = m->partition();
+    const char* topic_name = m->message->rkt != nullptr ? rd_kafka_topic_name(m->message->rkt) : "";
+    std::string_view topic(topic_name);
+    auto offsets = position_.next.find(topic);
     rd_kafka_resp_err_t err = m->err();
     if (err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-      auto it = position_.next.find(p);
-      if (it != position_.next.end()) it->second = std::max(it->second, m->offset());
+      if (offsets != position_.next.end()) {
+        auto it = offsets->second.find(p);
+        if (it != offsets->second.end()) it->second = std::max(it->second, m->offset());
+      }
     } else if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       if (kafka::IsRetryable(err)) continue;  // librdkafka retries on its own
-      return kafka::KafkaStatus(err, "consume topic '" + config_.topic + "' partition " +
+      return kafka::KafkaStatus(err, "consume topic '" + std::string(topic) + "' partition " +
                                          std::to_string(p) + " at offset " +
                                          std::to_string(m->offset()));
     } else {
-      auto it = position_.next.find(p);
-      if (it == position_.next.end() || m->offset() < it->second || Done(p)) continue;
+      if (offsets == position_.next.end()) continue;
+      auto it = offsets->second.find(p);
+      if (it == offsets->second.end() || m->offset() < it->second || Done(offsets->first, p)) {
+        continue;
+      }
       ++records;
-      FLOE_RETURN_NOT_OK(DecodeRecord(*m, &batch));
+      FLOE_RETURN_NOT_OK(DecodeRecord(*m, topic));
       it->second = m->offset() + 1;
     }
-    if (config_.bounded_latest && std::all_of(position_.next.begin(), position_.next.end(),
-                                              [&](const auto& kv) { return Done(kv.first); })) {
+    if (config_.bounded_latest && AllDone()) {
       ended_ = true;
       break;
     }
   }
-  if (batch.num_rows() > 0) FLOE_RETURN_NOT_OK(out.Emit(std::move(batch)));
+  FLOE_RETURN_NOT_OK(EmitBatch(out));
   if (records > 0) return runtime::SourceStatus::kMore;
   return ended_ ? runtime::SourceStatus::kEnd : runtime::SourceStatus::kIdle;
 }
@@ -402,13 +609,22 @@ Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
 Status KafkaSource::SnapshotPosition(runtime::CheckpointId id, runtime::StateWriter& state) {
   FLOE_RETURN_NOT_OK(EnsureStarted());
   state.PutU32(kStateVersion);
-  state.PutString(position_.topic);
+  state.PutU32(position_.parallelism);
   state.PutU32(static_cast<uint32_t>(position_.next.size()));
-  for (const auto& [p, next] : position_.next) {
-    state.PutU32(static_cast<uint32_t>(p));
-    state.PutI64(next);
-    auto stop = stop_.find(p);
-    state.PutI64(stop == stop_.end() ? -1 : stop->second);
+  for (const auto& [topic, offsets] : position_.next) {
+    state.PutString(topic);
+    state.PutU32(static_cast<uint32_t>(offsets.size()));
+    auto stops = stop_.find(topic);
+    for (const auto& [p, next] : offsets) {
+      state.PutU32(static_cast<uint32_t>(p));
+      state.PutI64(next);
+      int64_t stop = -1;
+      if (stops != stop_.end()) {
+        auto it = stops->second.find(p);
+        if (it != stops->second.end()) stop = it->second;
+      }
+      state.PutI64(stop);
+    }
   }
   if (positions_ != nullptr) positions_->Record(id, task_, position_.ToJson());
   if (!config_.group_id.empty()) to_commit_[id] = position_.next;
@@ -418,17 +634,18 @@ Status KafkaSource::SnapshotPosition(runtime::CheckpointId id, runtime::StateWri
 Status KafkaSource::OnCheckpointComplete(runtime::CheckpointId id) {
   auto last = to_commit_.upper_bound(id);
   if (last == to_commit_.begin()) return Status::OK();
-  kafka::PartitionOffsets offsets = std::prev(last)->second;
+  TopicOffsets offsets = std::prev(last)->second;
   to_commit_.erase(to_commit_.begin(), last);
   // Monitoring only: a failure is logged, never fails the job. After the end (the last
   // checkpoint of a bounded job) wait for the outcome, since the task closes next.
-  Status st = ended_ ? consumer_->CommitSync(config_.topic, offsets)
-                     : consumer_->CommitAsync(config_.topic, offsets);
-  if (!st.ok()) {
-    std::fprintf(stderr,
-                 "floe: kafka source '%s': committing group offsets failed (monitoring only): "
-                 "%s\n",
-                 task_.c_str(), st.ToString().c_str());
+  for (const auto& [topic, next] : offsets) {
+    Status st = ended_ ? consumer_->CommitSync(topic, next) : consumer_->CommitAsync(topic, next);
+    if (!st.ok()) {
+      std::fprintf(stderr,
+                   "floe: kafka source '%s': committing group offsets of topic '%s' failed "
+                   "(monitoring only): %s\n",
+                   task_.c_str(), topic.c_str(), st.ToString().c_str());
+    }
   }
   return Status::OK();
 }
@@ -439,11 +656,18 @@ Status KafkaSource::Close() {
 }
 
 Result<runtime::VertexId> AddKafkaSource(runtime::JobGraph& graph, const std::string& name,
-                                         const TableDescriptor& table, const JobContext& context) {
+                                         const TableDescriptor& table, const JobContext& context,
+                                         uint32_t default_parallelism) {
   FLOE_ASSIGN_OR_RAISE(KafkaSourceConfig config, MakeKafkaSourceConfig(table));
+  uint32_t parallelism = config.parallelism != 0 ? config.parallelism : default_parallelism;
+  if (parallelism > graph.max_parallelism()) {
+    return Status::InvalidArgument(
+        "table '" + table.name + "': source parallelism " + std::to_string(parallelism) +
+        " exceeds 'pipeline.max-parallelism' = " + std::to_string(graph.max_parallelism()));
+  }
   auto positions = context.positions;
   return graph.AddSource(
-      name, 1,
+      name, std::max<uint32_t>(1, parallelism),
       [config = std::move(config),
        positions](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::SourceOperator>> {
         return std::unique_ptr<runtime::SourceOperator>(

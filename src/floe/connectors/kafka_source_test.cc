@@ -99,7 +99,7 @@ TEST_F(KafkaSourceTest, BoundedLatestReadsEveryPartitionToTheEndOffsetsSeenAtSta
   CollectingCollector out;
   ASSERT_TRUE(PollAll(*source, out).ok());
   EXPECT_EQ(Sorted(Int64Column(out.batches, 0)), Range(1, kRecords));
-  EXPECT_EQ(source->position().next,
+  EXPECT_EQ(source->position().next.at("roster"),
             (kafka::PartitionOffsets{{0, kRecords / 3}, {1, kRecords / 3}, {2, kRecords / 3}}));
 }
 
@@ -130,10 +130,11 @@ TEST_F(KafkaSourceTest, RecordsTopicAndPartitionOffsetsOnTheBoard) {
   ASSERT_TRUE(source->SnapshotPosition(runtime::CheckpointId(7), state).ok());
   auto at = board->PositionsAt(runtime::CheckpointId(7));
   ASSERT_EQ(at.count("source-roster/0"), 1u) << at.begin()->first;
-  EXPECT_EQ(at["source-roster/0"], R"({"partitions":{"0":100,"1":100,"2":100},"topic":"roster"})");
+  EXPECT_EQ(at["source-roster/0"],
+            R"({"parallelism":1,"topics":{"roster":{"0":100,"1":100,"2":100}}})");
   auto parsed = KafkaPosition::FromJson(at["source-roster/0"]);
   ASSERT_TRUE(parsed.ok());
-  EXPECT_EQ(parsed->next.at(2), 100);
+  EXPECT_EQ(parsed->next.at("roster").at(2), 100);
 }
 
 TEST_F(KafkaSourceTest, StartOverrideBeatsRestoredStateAndStartupMode) {
@@ -178,7 +179,7 @@ TEST_F(KafkaSourceTest, GroupOffsetsCommittedAfterCheckpointStartTheNextFreshJob
   ASSERT_TRUE(PollAll(*source, out, 1).ok());
   runtime::StateWriter state;
   ASSERT_TRUE(source->SnapshotPosition(runtime::CheckpointId(1), state).ok());
-  kafka::PartitionOffsets at_checkpoint = source->position().next;
+  TopicOffsets at_checkpoint = source->position().next;
   ASSERT_TRUE(PollAll(*source, out).ok());  // to the end: the last commit waits for its outcome
   ASSERT_TRUE(source->OnCheckpointComplete(runtime::CheckpointId(1)).ok());
   runtime::StateWriter state2;
@@ -259,7 +260,7 @@ TEST_F(KafkaSourceTest, TimestampStartupOnTheMockStartsAtTheEnd) {
   CollectingCollector out;
   ASSERT_TRUE(PollAll(*source, out).ok());
   EXPECT_TRUE(Int64Column(out.batches, 0).empty());
-  EXPECT_EQ(source->position().next,
+  EXPECT_EQ(source->position().next.at("roster"),
             (kafka::PartitionOffsets{{0, kRecords / 3}, {1, kRecords / 3}, {2, kRecords / 3}}));
 }
 
@@ -287,12 +288,385 @@ TEST_F(KafkaSourceTest, RefusesBadOptionsAtPlanTime) {
   refused({{"scan.startup.mode", "specific-offsets"}}, "scan.startup.specific-offsets");
   refused({{"scan.bounded.mode", "timestamp"}}, "scan.bounded.mode");
   refused({{"no-such-option", "1"}}, "no-such-option");
-  refused({{"topic", "a;b"}}, "one topic");
+  refused({{"topic", "a;;b"}}, "without empty names");
+  refused({{"topic", "a;b;a"}}, "names topic 'a' twice");
+  refused({{"topic-pattern", "roster-.*"}}, "list the topics in 'topic'");
+  refused({{"topic", "a;b"},
+           {"scan.startup.mode", "specific-offsets"},
+           {"scan.startup.specific-offsets", "partition:0,offset:1"}},
+          "cannot be used with a topic list");
+  refused({{"scan.parallelism", "0"}}, "scan.parallelism");
+  refused({{"debezium-json.schema-include", "true"}}, "applies to 'format' = 'debezium-json' only");
+  refused({{"format", "debezium-json"}, {"json.ignore-parse-errors", "true"}},
+          "use 'debezium-json.ignore-parse-errors'");
+  refused({{"format", "debezium-json"}, {"debezium-json.schema-include", "maybe"}},
+          "debezium-json.schema-include");
   refused({{"properties.no.such.property", "1"}}, "no.such.property");
   refused({{"scan.startup.mode", "timestamp"}}, "scan.startup.timestamp-millis");
   TableDescriptor no_bootstrap = KTable();
   no_bootstrap.options.erase("properties.bootstrap.servers");
   EXPECT_FALSE(MakeKafkaSourceConfig(no_bootstrap).ok());
+}
+
+// The owners Flink's KafkaSourceEnumerator computes (Java String.hashCode, then
+// ((hash * 31) & 0x7FFFFFFF) % n as the start, partitions round robin from there); the expected
+// values were computed independently from Java's hashCode ("a" = 97, "roster" = -925192565).
+TEST(KafkaSplitOwner, FollowsFlinksEnumeratorRule) {
+  EXPECT_EQ(KafkaSplitOwner("a", 0, 2), 1u);
+  EXPECT_EQ(KafkaSplitOwner("a", 1, 2), 0u);
+  EXPECT_EQ(KafkaSplitOwner("b", 0, 2), 0u);
+  EXPECT_EQ(KafkaSplitOwner("a", 0, 3), 1u);
+  EXPECT_EQ(KafkaSplitOwner("a", 1, 3), 2u);
+  EXPECT_EQ(KafkaSplitOwner("a", 2, 3), 0u);
+  EXPECT_EQ(KafkaSplitOwner("roster", 0, 3), 2u);  // negative hash
+  EXPECT_EQ(KafkaSplitOwner("roster", 1, 3), 0u);
+  EXPECT_EQ(KafkaSplitOwner("roster", 0, 1), 0u);
+  // Every partition has exactly one owner, and one topic's partitions are spread evenly.
+  for (uint32_t n = 1; n <= 5; ++n) {
+    std::vector<int> per(n, 0);
+    for (int32_t p = 0; p < 11; ++p) {
+      uint32_t owner = KafkaSplitOwner("orders", p, n);
+      ASSERT_LT(owner, n);
+      EXPECT_EQ(owner, KafkaSplitOwner("orders", p, n));  // stable
+      ++per[owner];
+    }
+    EXPECT_LE(*std::max_element(per.begin(), per.end()) - *std::min_element(per.begin(), per.end()),
+              1)
+        << n;
+  }
+}
+
+TEST(KafkaPosition, WritesTopicsAndParallelismAndReadsTheSingleTopicForm) {
+  KafkaPosition p;
+  p.parallelism = 2;
+  p.next["a"] = {{0, 5}, {2, 7}};
+  p.next["b"] = {};
+  EXPECT_EQ(p.ToJson(), R"({"parallelism":2,"topics":{"a":{"0":5,"2":7},"b":{}}})");
+  auto back = KafkaPosition::FromJson(p.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, p);
+  // Positions of earlier versions (checkpoints, floe.source-offsets of existing tables).
+  auto old = KafkaPosition::FromJson(R"({"topic":"roster","partitions":{"0":4000,"1":3999}})");
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->parallelism, 1u);
+  EXPECT_EQ(old->next.at("roster"), (kafka::PartitionOffsets{{0, 4000}, {1, 3999}}));
+  // Without "parallelism": 1.
+  auto bare = KafkaPosition::FromJson(R"({"topics":{"t":{"3":1}}})");
+  ASSERT_TRUE(bare.ok());
+  EXPECT_EQ(bare->parallelism, 1u);
+  for (const char* bad :
+       {"", "[]", R"({"topics":[]})", R"({"topics":{"t":{"x":1}}})", R"({"topics":{"t":{"0":-1}}})",
+        R"({"topics":{"t":{"0":1}},"parallelism":0})", R"({"topic":"t"})",
+        R"({"topic":"t","partitions":{"0":"1"}})", R"({"topics":{"":{}}})"}) {
+    auto r = KafkaPosition::FromJson(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    if (!r.ok()) {
+      EXPECT_NE(r.status().message().find("parallelism"), std::string::npos);
+    }
+  }
+}
+
+// Subtask `i` of `n` of the roster source.
+std::unique_ptr<KafkaSource> MakeSubtask(const TableDescriptor& table, uint32_t i, uint32_t n,
+                                         std::shared_ptr<runtime::SourcePositionBoard> board,
+                                         size_t batch_rows = 1000) {
+  Result<KafkaSourceConfig> config = MakeKafkaSourceConfig(table);
+  EXPECT_TRUE(config.ok()) << config.status().ToString();
+  config->batch_rows = batch_rows;
+  auto source = std::make_unique<KafkaSource>(*config, std::move(board));
+  Status st = source->Open(testing::Context("source-roster", i, n));
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return source;
+}
+
+TEST_F(KafkaSourceTest, SubtasksReadDisjointSplitsThatCoverEveryPartition) {
+  for (uint32_t n : {2u, 3u, 4u}) {
+    auto board = std::make_shared<runtime::SourcePositionBoard>();
+    std::vector<int64_t> all;
+    for (uint32_t i = 0; i < n; ++i) {
+      auto source = MakeSubtask(KTable(), i, n, board);
+      CollectingCollector out;
+      ASSERT_TRUE(PollAll(*source, out).ok());  // a subtask without splits ends at once
+      std::vector<int64_t> seqs = Int64Column(out.batches, 0);
+      for (int64_t seq : seqs) {
+        // seq s was produced to partition s % 3.
+        EXPECT_EQ(KafkaSplitOwner("roster", static_cast<int32_t>(seq % kPartitions), n), i);
+      }
+      all.insert(all.end(), seqs.begin(), seqs.end());
+      runtime::StateWriter state;
+      ASSERT_TRUE(source->SnapshotPosition(runtime::CheckpointId(n), state).ok());
+      // Only the owned splits are in the position.
+      for (const auto& [p, next] : source->position().next.at("roster")) {
+        EXPECT_EQ(KafkaSplitOwner("roster", p, n), i);
+        EXPECT_EQ(next, kRecords / 3);
+      }
+    }
+    EXPECT_EQ(Sorted(all), Range(1, kRecords)) << "parallelism " << n;
+    // Every subtask recorded its position for the committer, even one without splits.
+    auto at = board->PositionsAt(runtime::CheckpointId(n));
+    EXPECT_EQ(at.size(), n);
+    if (n == 4) {
+      // roster's partitions 0, 1, 2 go to subtasks 1, 2, 3 (start 1): subtask 0 owns none.
+      EXPECT_EQ(at["source-roster/0"], R"({"parallelism":4,"topics":{"roster":{}}})");
+    }
+  }
+}
+
+TEST_F(KafkaSourceTest, ASubtaskWithoutSplitsIdlesWhenUnboundedAndServesCheckpoints) {
+  // 4 subtasks over 3 partitions: subtask 0 owns none of roster's partitions.
+  auto source = MakeSubtask(KTable({{"scan.bounded.mode", "unbounded"}}), 0, 4, nullptr);
+  CollectingCollector out;
+  for (int i = 0; i < 3; ++i) {
+    auto st = source->Poll(out);
+    ASSERT_TRUE(st.ok()) << st.status().ToString();
+    EXPECT_EQ(*st, runtime::SourceStatus::kIdle);
+  }
+  runtime::StateWriter state;
+  ASSERT_TRUE(source->SnapshotPosition(runtime::CheckpointId(1), state).ok());
+  ASSERT_TRUE(source->OnCheckpointComplete(runtime::CheckpointId(1)).ok());
+  EXPECT_TRUE(out.batches.empty());
+}
+
+TEST_F(KafkaSourceTest, RestoringWithAnotherParallelismIsRefusedNamingBoth) {
+  // A checkpoint of parallelism 2, restored by a subtask of parallelism 3.
+  auto first = MakeSubtask(KTable(), 0, 2, nullptr, /*batch_rows=*/10);
+  CollectingCollector out;
+  ASSERT_TRUE(PollAll(*first, out, 1).ok());
+  runtime::StateWriter state;
+  ASSERT_TRUE(first->SnapshotPosition(runtime::CheckpointId(1), state).ok());
+  std::string blob = state.Finish();
+  {
+    auto same = MakeSubtask(KTable(), 0, 2, nullptr);
+    runtime::StateReader reader(blob);
+    ASSERT_TRUE(same->Restore(reader).ok());
+  }
+  auto other = MakeSubtask(KTable(), 0, 3, nullptr);
+  runtime::StateReader reader(blob);
+  Status st = other->Restore(reader);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("source parallelism 2 but this run has 3"), std::string::npos)
+      << st.ToString();
+  EXPECT_NE(st.message().find("'scan.parallelism' = '2'"), std::string::npos) << st.ToString();
+
+  // The same rule for the table's positions (old single-topic JSON = parallelism 1).
+  auto board = std::make_shared<runtime::SourcePositionBoard>();
+  board->SetStartOverrides(
+      {{"source-roster/0", R"({"topic":"roster","partitions":{"0":90,"1":100,"2":100}})"}});
+  auto from_table = MakeSubtask(KTable(), 0, 2, board);
+  Status table_st = PollAll(*from_table, out);
+  ASSERT_FALSE(table_st.ok());
+  EXPECT_NE(table_st.message().find("the table holds positions written with source parallelism 1 "
+                                    "but this run has 2"),
+            std::string::npos)
+      << table_st.ToString();
+}
+
+TEST_F(KafkaSourceTest, RestoresTheStateOfEarlierVersions) {
+  // Version 1 blob: one topic, no parallelism (it was always 1).
+  runtime::StateWriter v1;
+  v1.PutU32(1);
+  v1.PutString("roster");
+  v1.PutU32(3);
+  for (uint32_t p = 0; p < 3; ++p) {
+    v1.PutU32(p);
+    v1.PutI64(p == 0 ? 95 : 100);  // next
+    v1.PutI64(100);                // bounded end
+  }
+  std::string blob = v1.Finish();
+  auto source = MakeSource(KTable(), nullptr);
+  runtime::StateReader reader(blob);
+  ASSERT_TRUE(source->Restore(reader).ok());
+  CollectingCollector out;
+  ASSERT_TRUE(PollAll(*source, out).ok());
+  EXPECT_EQ(Sorted(Int64Column(out.batches, 0)), (std::vector<int64_t>{288, 291, 294, 297, 300}));
+  auto two = MakeSubtask(KTable(), 1, 2, nullptr);
+  runtime::StateReader again(blob);
+  EXPECT_FALSE(two->Restore(again).ok());
+}
+
+TEST_F(KafkaSourceTest, ReadsATopicListWithPositionsPerTopic) {
+  ASSERT_TRUE(cluster_->CreateTopic("other", 2).ok());
+  auto producer = kafka::KafkaProducer::Make({{"bootstrap.servers", Bootstrap()}});
+  ASSERT_TRUE(producer.ok());
+  for (int seq = 1001; seq <= 1040; ++seq) {
+    ASSERT_TRUE(
+        (*producer)->Produce("other", seq % 2, "{\"seq\":" + std::to_string(seq) + "}").ok());
+  }
+  ASSERT_TRUE((*producer)->Flush(std::chrono::seconds(10)).ok());
+  auto board = std::make_shared<runtime::SourcePositionBoard>();
+  std::vector<int64_t> all;
+  for (uint32_t i = 0; i < 2; ++i) {
+    auto source = MakeSubtask(KTable({{"topic", "roster; other"}}), i, 2, board);
+    CollectingCollector out;
+    ASSERT_TRUE(PollAll(*source, out).ok());
+    auto seqs = Int64Column(out.batches, 0);
+    all.insert(all.end(), seqs.begin(), seqs.end());
+    runtime::StateWriter state;
+    ASSERT_TRUE(source->SnapshotPosition(runtime::CheckpointId(1), state).ok());
+  }
+  std::vector<int64_t> want = Range(1, kRecords);
+  for (int64_t s : Range(1001, 1040)) want.push_back(s);
+  EXPECT_EQ(Sorted(all), want);
+  auto at = board->PositionsAt(runtime::CheckpointId(1));
+  // roster: partitions 0, 2 -> subtask 1, 1 -> subtask 0; other (start 0 of 2): partition 0 ->
+  // subtask 0, 1 -> subtask 1.
+  auto p0 = KafkaPosition::FromJson(at["source-roster/0"]);
+  auto p1 = KafkaPosition::FromJson(at["source-roster/1"]);
+  ASSERT_TRUE(p0.ok() && p1.ok());
+  size_t splits = 0;
+  for (const auto* p : {&*p0, &*p1}) {
+    for (const auto& [topic, offsets] : p->next) splits += offsets.size();
+  }
+  EXPECT_EQ(splits, 5u);
+  EXPECT_EQ(p0->next.size() + p1->next.size(), 4u);  // both topics in both positions
+}
+
+TEST_F(KafkaSourceTest, DebeziumEventsBecomeRowsWithKindsAndTombstonesAreSkipped) {
+  ASSERT_TRUE(cluster_->CreateTopic("cdc", 1).ok());
+  auto producer = kafka::KafkaProducer::Make({{"bootstrap.servers", Bootstrap()}});
+  ASSERT_TRUE(producer.ok());
+  for (const char* v : {R"({"before":null,"after":{"seq":1,"name":"a"},"op":"c"})",
+                        R"({"before":{"seq":1,"name":"a"},"after":{"seq":1,"name":"b"},"op":"u"})",
+                        R"({"before":{"seq":1,"name":"b"},"after":null,"op":"d"})"}) {
+    ASSERT_TRUE((*producer)->Produce("cdc", 0, v).ok());
+  }
+  // A tombstone (null value), as Debezium sends after a delete.
+  ASSERT_EQ(rd_kafka_producev((*producer)->handle(), RD_KAFKA_V_TOPIC("cdc"),
+                              RD_KAFKA_V_PARTITION(0), RD_KAFKA_V_VALUE(nullptr, 0),
+                              RD_KAFKA_V_KEY(const_cast<char*>("1"), 1), RD_KAFKA_V_END),
+            RD_KAFKA_RESP_ERR_NO_ERROR);
+  ASSERT_TRUE((*producer)->Produce("cdc", 0, R"({"after":{"seq":2},"op":"r"})").ok());
+  ASSERT_TRUE((*producer)->Produce("cdc", 0, R"({"after":{"seq":"x"},"op":"c"})").ok());
+  ASSERT_TRUE((*producer)->Flush(std::chrono::seconds(10)).ok());
+
+  auto table = KTable({{"topic", "cdc"}, {"format", "debezium-json"}});
+  auto source = MakeSource(table, nullptr);
+  CollectingCollector out;
+  Status st = PollAll(*source, out);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("topic 'cdc' partition 0 offset 5: debezium-json: in 'after': "
+                              "field 'seq': expected BIGINT NOT NULL"),
+            std::string::npos)
+      << st.ToString();
+  EXPECT_NE(st.message().find(R"(record: {"after":{"seq":"x"},"op":"c"})"), std::string::npos)
+      << st.ToString();
+
+  auto tolerant = MakeSource(KTable({{"topic", "cdc"},
+                                     {"format", "debezium-json"},
+                                     {"debezium-json.ignore-parse-errors", "true"}}),
+                             nullptr);
+  CollectingCollector rows;
+  ASSERT_TRUE(PollAll(*tolerant, rows).ok());
+  std::vector<std::string> got;
+  for (const RecordBatch& b : rows.batches) {
+    ASSERT_EQ(b.schema()->fields.back().name, kRowKindColumn);
+    for (size_t r = 0; r < b.num_rows(); ++r) {
+      got.push_back(std::string(b.column(2).GetBytes(r)) +
+                    std::to_string(b.column(0).Get<int64_t>(r)) +
+                    (b.column(1).IsNull(r) ? "" : std::string(b.column(1).GetBytes(r))));
+    }
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"+I1a", "-U1a", "+U1b", "-D1b", "+I2"}));
+}
+
+// --- DebeziumJsonDecoder on its own: every op and every error.
+
+class DebeziumJsonTest : public ::testing::Test {
+ protected:
+  Status Decode(std::string_view value, DebeziumJsonOptions options = {}) {
+    auto decoder = DebeziumJsonDecoder::Make(columns_, options);
+    EXPECT_TRUE(decoder.ok());
+    rows_ = RecordBatch(columns_);
+    kinds_ = Column(DataType::String());
+    Status st = (*decoder)->Decode(value, &rows_, &kinds_);
+    skipped_ = (*decoder)->skipped();
+    return st;
+  }
+  std::vector<std::string> Rows() const {
+    std::vector<std::string> out;
+    for (size_t r = 0; r < rows_.num_rows(); ++r) {
+      out.push_back(
+          std::string(kinds_.GetBytes(r)) + "[" + std::to_string(rows_.column(0).Get<int64_t>(r)) +
+          "," + (rows_.column(1).IsNull(r) ? "null" : std::string(rows_.column(1).GetBytes(r))) +
+          "]");
+    }
+    return out;
+  }
+  void ExpectError(std::string_view value, const std::string& needle,
+                   DebeziumJsonOptions options = {}) {
+    Status st = Decode(value, options);
+    ASSERT_FALSE(st.ok()) << value;
+    EXPECT_NE(st.message().find(needle), std::string::npos) << st.ToString();
+    EXPECT_EQ(rows_.num_rows(), 0u) << value;  // nothing of a bad event stays
+    EXPECT_EQ(kinds_.size(), 0u) << value;
+    options.ignore_parse_errors = true;
+    ASSERT_TRUE(Decode(value, options).ok()) << value;
+    EXPECT_EQ(skipped_, 1);
+    EXPECT_EQ(rows_.num_rows(), 0u) << value;
+  }
+
+  std::shared_ptr<const BatchSchema> columns_ = [] {
+    auto s = std::make_shared<BatchSchema>();
+    s->fields.push_back(Field{"id", DataType::Int64(), false, 1});
+    s->fields.push_back(Field{"name", DataType::String(), true, 2});
+    return s;
+  }();
+  RecordBatch rows_;
+  Column kinds_{DataType::String()};
+  int64_t skipped_ = 0;
+};
+
+TEST_F(DebeziumJsonTest, EveryOpBecomesFlinksRowKinds) {
+  ASSERT_TRUE(Decode(R"({"before":null,"after":{"id":1,"name":"a"},"op":"c","ts_ms":1})").ok());
+  EXPECT_EQ(Rows(), (std::vector<std::string>{"+I[1,a]"}));
+  ASSERT_TRUE(Decode(R"({"op":"r","after":{"id":2,"name":"b"},"source":{"db":"x"}})").ok());
+  EXPECT_EQ(Rows(), (std::vector<std::string>{"+I[2,b]"}));
+  ASSERT_TRUE(
+      Decode(R"({"before":{"id":1,"name":"a"},"after":{"id":1,"name":"z"},"op":"u"})").ok());
+  EXPECT_EQ(Rows(), (std::vector<std::string>{"-U[1,a]", "+U[1,z]"}));
+  ASSERT_TRUE(Decode(R"({"before":{"id":1,"name":"z"},"after":null,"op":"d"})").ok());
+  EXPECT_EQ(Rows(), (std::vector<std::string>{"-D[1,z]"}));
+  // Unknown columns inside before/after are ignored, missing nullable ones are null.
+  ASSERT_TRUE(Decode(R"({"after":{"id":3,"extra":[1,2]},"op":"c"})").ok());
+  EXPECT_EQ(Rows(), (std::vector<std::string>{"+I[3,null]"}));
+}
+
+TEST_F(DebeziumJsonTest, SchemaIncludeReadsThePayload) {
+  DebeziumJsonOptions o;
+  o.schema_include = true;
+  ASSERT_TRUE(Decode(R"({"schema":{"type":"struct","fields":[]},"payload":{"before":{"id":4},)"
+                     R"("after":{"id":4,"name":"n"},"op":"u"}})",
+                     o)
+                  .ok());
+  EXPECT_EQ(Rows(), (std::vector<std::string>{"-U[4,null]", "+U[4,n]"}));
+  ExpectError(R"({"before":null,"after":{"id":1},"op":"c"})", "has no \"payload\" field", o);
+  ExpectError(R"({"schema":{},"payload":[1]})", "field 'payload' must be an object", o);
+  // The schema envelope without the option: a hint, not just "no op".
+  ExpectError(R"({"schema":{},"payload":{"after":{"id":1},"op":"c"}})",
+              "set 'debezium-json.schema-include' = 'true'");
+}
+
+TEST_F(DebeziumJsonTest, EveryErrorNamesTheFieldAndTheRule) {
+  ExpectError("{\"op\":", "invalid JSON");
+  ExpectError("[1,2]", "not a JSON object");
+  ExpectError(R"({"after":{"id":1}})", "field 'op' is missing");
+  ExpectError(R"({"after":{"id":1},"op":7})", "field 'op' must be a string, got 7");
+  ExpectError(R"({"after":{"id":1},"op":"t"})", "unknown value 't' (expected c, r, u or d)");
+  ExpectError(R"({"after":null,"op":"c"})", "field 'after' is null or missing for op 'c'");
+  ExpectError(R"({"op":"r"})", "field 'after' is null or missing for op 'r'");
+  ExpectError(R"({"before":null,"after":{"id":1},"op":"u"})",
+              "field 'before' is null or missing for op 'u' (Debezium sends it only when the "
+              "table's replica identity is FULL");
+  ExpectError(R"({"before":{"id":1},"after":null,"op":"u"})",
+              "field 'after' is null or missing for op 'u'");
+  ExpectError(R"({"after":null,"op":"d"})", "field 'before' is null or missing for op 'd'");
+  ExpectError(R"({"after":"id=1","op":"c"})",
+              "field 'after' must be an object or null, got \"id=1\"");
+  ExpectError(R"({"after":{"id":"one"},"op":"c"})",
+              "in 'after': field 'id': expected BIGINT NOT NULL, got string");
+  ExpectError(R"({"after":{"name":"x"},"op":"c"})", "in 'after': field 'id'");
+  // An update whose "after" is bad leaves no "-U" behind.
+  ExpectError(R"({"before":{"id":1},"after":{"id":true},"op":"u"})", "in 'after': field 'id'");
 }
 
 }  // namespace

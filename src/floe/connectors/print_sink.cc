@@ -59,15 +59,34 @@ Status PrintSink::Open(const runtime::OperatorContext& ctx) {
     prefix_ += std::to_string(ctx.task.subtask.value + 1);
   }
   if (!prefix_.empty()) prefix_ += "> ";
-  prefix_ += "+I ";
   return Status::OK();
 }
 
 Status PrintSink::ProcessBatch(const RecordBatch& batch, int, runtime::Collector&) {
   buffer_.clear();
-  for (size_t i = 0; i < batch.num_rows(); ++i) {
-    buffer_ += prefix_;
-    json::AppendRowAsJson(batch, i, &buffer_);
+  int kind_index = batch.schema() ? RowKindIndex(*batch.schema()) : -1;
+  if (kind_index < 0) {
+    for (size_t i = 0; i < batch.num_rows(); ++i) {
+      buffer_ += prefix_;
+      buffer_ += "+I ";
+      json::AppendRowAsJson(batch, i, &buffer_);
+    }
+  } else {
+    // A changelog: each row's own kind (+I, -U, +U, -D), then its declared columns.
+    auto schema = std::make_shared<BatchSchema>(*batch.schema());
+    schema->fields.erase(schema->fields.begin() + kind_index);
+    std::vector<Column> columns;
+    for (size_t c = 0; c < batch.num_columns(); ++c) {
+      if (static_cast<int>(c) != kind_index) columns.push_back(batch.column(c));
+    }
+    RecordBatch rows(std::move(schema), std::move(columns));
+    const Column& kinds = batch.column(static_cast<size_t>(kind_index));
+    for (size_t i = 0; i < rows.num_rows(); ++i) {
+      buffer_ += prefix_;
+      buffer_ += kinds.GetBytes(i);
+      buffer_ += ' ';
+      json::AppendRowAsJson(rows, i, &buffer_);
+    }
   }
   if (buffer_.empty()) return Status::OK();
   return writer_(buffer_);

@@ -26,8 +26,9 @@ struct PrintSinkConfig {
 
 Result<PrintSinkConfig> MakePrintSinkConfig(const TableDescriptor& table);
 
-// PrintSink writes each row as one line: an optional prefix, "+I " (Flink's row kind: every
-// floe row is an insert so far) and the row as a JSON object in the JSON-lines format floe
+// PrintSink writes each row as one line: an optional prefix, the row kind as Flink prints it
+// ("+I "; a changelog input -- rows with kRowKindColumn -- shows each row's own "-U ", "+U ",
+// "-D ") and the row as a JSON object in the JSON-lines format floe
 // reads (json::AppendRowAsJson), e.g.
 //   +I {"seq":1,"npi":"1000000042","active":true}
 //   lake> +I {...}          ('print-identifier' = 'lake')

@@ -36,6 +36,28 @@ TEST(PrintSink, WritesInsertRowsAsJsonLines) {
   EXPECT_TRUE(out.batches.empty());
 }
 
+TEST(PrintSink, ShowsEachChangelogRowsKindAndHidesTheKindColumn) {
+  TableDescriptor table = Table("out", "seq BIGINT, name STRING",
+                                {{"connector", "print"}, {"print-identifier", "cdc"}});
+  PrintSinkConfig config = MakePrintSinkConfig(table).ValueOrDie();
+  std::string written;
+  PrintSink sink(config, [&](std::string_view text) {
+    written += text;
+    return Status::OK();
+  });
+  ASSERT_TRUE(sink.Open(testing::Context("sink-out")).ok());
+  RecordBatch rows = TwoRows(table);
+  std::vector<Column> columns = rows.columns();
+  Column kinds(DataType::String());
+  kinds.AppendBytes("-U");
+  kinds.AppendBytes("-D");
+  columns.push_back(std::move(kinds));
+  RecordBatch changelog(WithRowKindColumn(*table.schema), std::move(columns));
+  testing::CollectingCollector out;
+  ASSERT_TRUE(sink.ProcessBatch(changelog, 0, out).ok());
+  EXPECT_EQ(written, "cdc> -U {\"seq\":1,\"name\":\"a\"}\ncdc> -D {\"seq\":2,\"name\":null}\n");
+}
+
 TEST(PrintSink, PrefixesIdentifierAndSubtaskLikeFlink) {
   TableDescriptor table = Table("out", "seq BIGINT, name STRING",
                                 {{"connector", "print"}, {"print-identifier", "lake"}});

@@ -45,6 +45,17 @@ std::string VertexName(std::string_view prefix, const std::string& table) {
   return name;
 }
 
+// Refuses a declared column named like the reserved row-kind column (kRowKindColumn).
+Status CheckReservedColumns(const CreateTable& table) {
+  for (const ColumnDef& c : table.columns) {
+    if (c.name == connectors::kRowKindColumn) {
+      return Status::InvalidArgument(At(table.pos) + "table '" + table.name + "': column name '" +
+                                     c.name + "' is reserved (floe's row-kind column)");
+    }
+  }
+  return Status::OK();
+}
+
 connectors::TableDescriptor Describe(const CreateTable& table) {
   connectors::TableDescriptor d;
   d.name = table.name;
@@ -206,6 +217,34 @@ Result<connectors::IcebergSinkSpec> MakeIcebergSpec(const CreateTable& table,
   return spec;
 }
 
+// A changelog (updates and deletes) may only go where it can be applied, as in Flink, which
+// refuses an append-only sink for an updating input: an upsert Iceberg table (PRIMARY KEY and
+// 'write.upsert.enabled' = 'true'), or print / blackhole.
+Status CheckChangelogSink(const CreateTable& source, const CreateTable& sink,
+                          const std::string& sink_connector) {
+  std::string why = "table '" + source.name +
+                    "' is a changelog ('format' = 'debezium-json': inserts, updates and deletes)";
+  if (sink_connector == "print" || sink_connector == "blackhole") return Status::OK();
+  if (sink_connector != "iceberg") {
+    return Status::InvalidArgument(At(sink.pos) + why + " but sink '" + sink.name +
+                                   "' (connector '" + sink_connector +
+                                   "') accepts inserts only; changelog sinks: an upsert iceberg "
+                                   "table, print, blackhole");
+  }
+  auto upsert = std::find_if(sink.options.begin(), sink.options.end(),
+                             [](const auto& kv) { return kv.first == "write.upsert.enabled"; });
+  bool upsert_on = upsert != sink.options.end() && Lower(upsert->second) == "true";
+  if (sink.primary_key.empty() || !upsert_on) {
+    return Status::InvalidArgument(
+        At(sink.pos) + why + " but iceberg table '" + sink.name +
+        "' is append-only: an updating input needs an upsert sink. Declare PRIMARY KEY (...) NOT "
+        "ENFORCED on '" +
+        sink.name + "' and set 'write.upsert.enabled' = 'true' (Flink refuses an append-only " +
+        "sink for an updating input the same way)");
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const PlanOptions& options) {
@@ -269,15 +308,21 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
     std::string sink_suffix = sink_uses[sink->name] > 1 ? suffix : "";
 
     // Source.
+    FLOE_RETURN_NOT_OK(CheckReservedColumns(*source));
+    FLOE_RETURN_NOT_OK(CheckReservedColumns(*sink));
     FLOE_ASSIGN_OR_RAISE(std::string source_connector, ConnectorOf(*source, Role::kSource));
     connectors::TableDescriptor source_table = Describe(*source);
     Result<runtime::VertexId> source_vertex =
         source_connector == "roster"
             ? connectors::AddRosterSource(job->graph, source_name, source_table, job->context)
         : source_connector == "kafka"
-            ? connectors::AddKafkaSource(job->graph, source_name, source_table, job->context)
+            ? connectors::AddKafkaSource(job->graph, source_name, source_table, job->context,
+                                         static_cast<uint32_t>(parallelism))
             : connectors::AddFilesystemSource(job->graph, source_name, source_table, job->context);
     if (!source_vertex.ok()) return AtPos(source->pos, source_vertex.status());
+    // A changelog source (debezium-json) emits updates and deletes: its rows carry the reserved
+    // row-kind column through the Calc to the sink, which must be able to apply them.
+    const bool changelog = connectors::IsKafkaChangelogSource(source_table);
 
     // Sink table, checked before the Calc so its errors point at the table.
     FLOE_ASSIGN_OR_RAISE(std::string sink_connector, ConnectorOf(*sink, Role::kSink));
@@ -287,7 +332,8 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
     // SELECT *) so the graph, and the checkpoints that name its vertices, does not change shape
     // when a WHERE is added or removed.
     connectors::CalcSpec calc;
-    calc.input = source_table.schema;
+    calc.input =
+        changelog ? connectors::WithRowKindColumn(*source_table.schema) : source_table.schema;
     calc.where = insert.where;
     calc.select = insert.select;
     calc.output = sink_table.schema;
@@ -313,6 +359,7 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
     // Sink.
     std::string sink_name = VertexName("sink", sink->name) + sink_suffix;
     uint32_t default_parallelism = static_cast<uint32_t>(parallelism);
+    if (changelog) FLOE_RETURN_NOT_OK(CheckChangelogSink(*source, *sink, sink_connector));
     if (sink_connector == "print") {
       FLOE_RETURN_NOT_OK(
           AtPos(sink->pos, connectors::AddPrintSink(job->graph, calc_vertex, sink_name, sink_table,
@@ -323,6 +370,7 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
                                                         sink_table, default_parallelism)));
     } else {
       FLOE_ASSIGN_OR_RAISE(connectors::IcebergSinkSpec spec, MakeIcebergSpec(*sink, sink_table));
+      if (changelog) spec.row_kind_column = connectors::kRowKindColumn;
       FLOE_RETURN_NOT_OK(AtPos(sink->pos, connectors::PrepareIcebergTable(spec)));
       FLOE_RETURN_NOT_OK(AtPos(
           sink->pos, connectors::AddIcebergSink(job->graph, calc_vertex, spec, job->context)));

@@ -9,6 +9,8 @@
 
 #include "floe/iceberg/catalog.h"
 #include "floe/iceberg/scan.h"
+#include "floe/kafka/kafka_client.h"
+#include "floe/kafka/mock_cluster.h"
 #include "floe/runtime/local_job.h"
 
 namespace floe::sql {
@@ -366,6 +368,122 @@ INSERT INTO lake SELECT * FROM roster;
   std::iota(want.begin(), want.end(), 1);
   EXPECT_EQ(seqs(), want);
   std::filesystem::remove_all(wh);
+}
+
+std::string KafkaTable(const std::string& name, const std::string& columns,
+                       const std::string& extra) {
+  return "CREATE TABLE " + name + " (" + columns +
+         ") WITH ('connector' = 'kafka', 'topic' = 'cdc', 'properties.bootstrap.servers' = "
+         "'${KAFKA}', 'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = "
+         "'latest-offset'" +
+         extra + ");\n";
+}
+
+TEST(PlanJob, KafkaSourceRunsWithScanParallelismElseParallelismDefault) {
+  PlanOptions options;
+  options.variables = {{"KAFKA", "127.0.0.1:1"}};
+  auto plan = [&](const std::string& set, const std::string& extra) {
+    auto job = Plan(set + KafkaTable("src", "id BIGINT", ", 'format' = 'json'" + extra) +
+                        "CREATE TABLE out (id BIGINT) WITH ('connector' = 'blackhole');\n"
+                        "INSERT INTO out SELECT * FROM src;",
+                    options);
+    EXPECT_TRUE(job.ok()) << job.status().ToString();
+    const runtime::JobGraph& g = (*job)->graph;
+    EXPECT_EQ(g.vertices()[1].parallelism, g.vertices()[0].parallelism);  // calc follows
+    return g.vertices()[0].parallelism;
+  };
+  EXPECT_EQ(plan("", ""), 1u);
+  EXPECT_EQ(plan("SET 'parallelism.default' = '3';\n", ""), 3u);
+  EXPECT_EQ(plan("SET 'parallelism.default' = '3';\n", ", 'scan.parallelism' = '2'"), 2u);
+  std::string msg =
+      ErrorOf(KafkaTable("src", "id BIGINT", ", 'format' = 'json', 'scan.parallelism' = '200'") +
+                  "CREATE TABLE out (id BIGINT) WITH ('connector' = 'blackhole');\n"
+                  "INSERT INTO out SELECT * FROM src;",
+              options);
+  EXPECT_NE(msg.find("source parallelism 200 exceeds 'pipeline.max-parallelism' = 128"),
+            std::string::npos)
+      << msg;
+}
+
+TEST(PlanJob, AChangelogSourceNeedsAnUpsertIcebergSinkAndReservesTheRowKindName) {
+  std::random_device rd;
+  std::filesystem::path wh =
+      std::filesystem::temp_directory_path() / ("floe-planner-cl-" + std::to_string(rd()));
+  PlanOptions options;
+  options.variables = {{"KAFKA", "127.0.0.1:1"}, {"WH", wh.string()}};
+  std::string source =
+      KafkaTable("src", "id BIGINT NOT NULL, name STRING", ", 'format' = 'debezium-json'");
+  auto lake = [](const std::string& key, const std::string& extra) {
+    return "CREATE TABLE lake (id BIGINT NOT NULL, name STRING" + key +
+           ") WITH ('connector' = 'iceberg', 'warehouse' = '${WH}', 'catalog-database' = 'd'" +
+           extra + ");\nINSERT INTO lake SELECT * FROM src;";
+  };
+  for (const auto& [key, extra] : std::vector<std::pair<std::string, std::string>>{
+           {"", ""},
+           {", PRIMARY KEY (id) NOT ENFORCED", ""},
+           {", PRIMARY KEY (id) NOT ENFORCED", ", 'write.upsert.enabled' = 'false'"}}) {
+    std::string msg = ErrorOf(source + lake(key, extra), options);
+    EXPECT_NE(msg.find("line 2, column 1: table 'src' is a changelog ('format' = "
+                       "'debezium-json': inserts, updates and deletes) but iceberg table 'lake' "
+                       "is append-only"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("set 'write.upsert.enabled' = 'true'"), std::string::npos) << msg;
+  }
+  auto ok =
+      Plan(source + lake(", PRIMARY KEY (id) NOT ENFORCED", ", 'write.upsert.enabled' = 'true'"),
+           options);
+  EXPECT_TRUE(ok.ok()) << ok.status().ToString();
+  // A json source into the same append table is fine.
+  auto append = Plan(KafkaTable("src", "id BIGINT NOT NULL, name STRING", ", 'format' = 'json'") +
+                         lake("", ", 'catalog-table' = 't2'"),
+                     options);
+  EXPECT_TRUE(append.ok()) << append.status().ToString();
+  std::string reserved =
+      ErrorOf(KafkaTable("src", "id BIGINT, `$row_kind` STRING", ", 'format' = 'json'") +
+                  "CREATE TABLE out (id BIGINT, k STRING) WITH ('connector' = 'print');\n"
+                  "INSERT INTO out SELECT * FROM src;",
+              options);
+  EXPECT_NE(reserved.find("column name '$row_kind' is reserved"), std::string::npos) << reserved;
+  std::filesystem::remove_all(wh);
+}
+
+// debezium-json through the planner's Calc (a WHERE, a projection) into print: every row keeps
+// its kind, and the WHERE filters rows of any kind.
+TEST(PlanJob, DebeziumChangelogKeepsItsRowKindsThroughTheCalcIntoPrint) {
+  auto cluster = kafka::MockCluster::Make(1).ValueOrDie();
+  ASSERT_TRUE(cluster->CreateTopic("cdc", 1).ok());
+  auto producer = kafka::KafkaProducer::Make({{"bootstrap.servers", cluster->bootstrap_servers()}})
+                      .ValueOrDie();
+  for (const char* v : {R"({"before":null,"after":{"id":1,"name":"a"},"op":"c"})",
+                        R"({"before":null,"after":{"id":2,"name":"skip"},"op":"r"})",
+                        R"({"before":{"id":1,"name":"a"},"after":{"id":1,"name":"b"},"op":"u"})",
+                        R"({"before":{"id":1,"name":"b"},"after":null,"op":"d"})"}) {
+    ASSERT_TRUE(producer->Produce("cdc", 0, v).ok());
+  }
+  ASSERT_TRUE(producer->Flush(std::chrono::seconds(10)).ok());
+  PlanOptions options;
+  options.variables = {{"KAFKA", cluster->bootstrap_servers()}};
+  auto job =
+      Plan(KafkaTable("src", "id BIGINT NOT NULL, name STRING", ", 'format' = 'debezium-json'") +
+               "CREATE TABLE out (name STRING, id BIGINT) WITH ('connector' = 'print');\n"
+               "INSERT INTO out SELECT name, id FROM src WHERE name <> 'skip';",
+           options);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  runtime::LocalJobOptions local;
+  local.checkpointing = (*job)->checkpointing;
+  local.timer_thread = false;
+  auto run = runtime::LocalJob::Make((*job)->graph, local).ValueOrDie();
+  ::testing::internal::CaptureStdout();
+  ASSERT_TRUE(run->Start().ok());
+  Status st = run->Wait();
+  std::string printed = ::testing::internal::GetCapturedStdout();
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(printed,
+            "+I {\"name\":\"a\",\"id\":1}\n"
+            "-U {\"name\":\"a\",\"id\":1}\n"
+            "+U {\"name\":\"b\",\"id\":1}\n"
+            "-D {\"name\":\"b\",\"id\":1}\n");
 }
 
 }  // namespace
