@@ -313,6 +313,12 @@ Status KafkaSource::EnsureStarted() {
     position_.topic = config_.topic;
     FLOE_ASSIGN_OR_RAISE(position_.next, StartupOffsets(partitions));
   }
+  // Where reading starts and why, so a restore's offsets can be checked against the log.
+  std::fprintf(stderr, "floe: kafka source '%s': starts at %s (from %s)\n", task_.c_str(),
+               position_.ToJson().c_str(),
+               positions_ != nullptr && positions_->StartOverride(task_) ? "the table's positions"
+               : restored_                                               ? "the restored checkpoint"
+                                                                         : "'scan.startup.mode'");
   if (config_.bounded_latest) {
     // End offsets are those seen when the job first started; a restore keeps them.
     for (int32_t p : partitions) {
