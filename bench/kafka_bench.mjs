@@ -18,6 +18,8 @@
 //             file (as bench/append_bench.sh).
 // Each floe table is verified: every seq 1..N exactly once (`floe table verify`), else the
 // bench fails: a number for a table that lost or doubled rows means nothing.
+// kafka's steady_rows_per_s: rows committed between its first and last snapshot over the time
+// between them (no start-up, no wait for the last checkpoint).
 // MiB/s counts the JSON record values (the file's bytes less its newlines), MiB = 2^20 bytes.
 import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -35,6 +37,21 @@ const PARTITIONS = Number(env.PARTITIONS || 64)
 const BROKERS = Number(env.BROKERS || 3)
 const INTERVAL = env.INTERVAL || '1 s'
 const LAG_BYTES = Number(env.LAG_BYTES || 4 << 20)
+// librdkafka producer properties (`--property`). linger.ms: the mock broker answers a Fetch
+// with ONE record batch per partition, so small batches (the 5 ms default linger over 64
+// partitions makes ~10-record batches) would cap the consumer at a few batches per round trip.
+const PRODUCER_PROPS = (env.PRODUCER_PROPS ?? 'linger.ms=100').trim().split(/\s+/).filter(Boolean)
+// librdkafka consumer properties for the job ('properties.*'; CONSUMER_PROPS= for librdkafka's
+// defaults). fetch.wait.max.ms: the mock holds an empty Fetch answer for the full wait (500 ms
+// by default) and does not cut it short when records arrive. queued.min.messages /
+// queued.max.messages.kbytes: with librdkafka 2.0.2's defaults (100,000 messages, 64 MiB) a
+// partition whose pre-fetch queue passes the threshold is "not fetchable" and fetching resumes
+// only ~1 s later, long after floe drained the queue (seen with 'properties.debug' = 'fetch'):
+// the consumer then reads in 1 s bursts (bench/README.md has both figures).
+const CONSUMER_PROPS = (env.CONSUMER_PROPS ??
+  'fetch.wait.max.ms=10 queued.min.messages=10000000 queued.max.messages.kbytes=1048576')
+  .trim().split(/\s+/).filter(Boolean)
+const REPS = Number(env.REPS || 3)
 const PEERS = (env.PEERS || 'filesystem duckdb').trim().split(/[\s,]+/).filter(Boolean)
 
 const COLUMNS = `seq BIGINT NOT NULL, npi STRING NOT NULL, source STRING NOT NULL, revision INT NOT NULL,
@@ -172,7 +189,10 @@ async function kafkaRun(input, valueBytes) {
   const maxLag = Math.max(1, Math.floor(LAG_BYTES / (valueBytes / N + 16)))  // + record overhead
   const job = writeJob(p.dir, 'kafka', `'connector' = 'kafka', 'topic' = 'bench', 'format' = 'json',
         'properties.bootstrap.servers' = '${cluster.bootstrap}', 'properties.group.id' = '${group}',
-        'scan.startup.mode' = 'earliest-offset'`)
+        'scan.startup.mode' = 'earliest-offset'${CONSUMER_PROPS.map((kv) => {
+          const [k, ...v] = kv.split('=')
+          return `, 'properties.${k}' = '${v.join('=')}'`
+        }).join('')}`)
   const cpu0 = procCpu(cluster.child.pid)
   const runCpu = path.join(p.dir, 'run.cpu')
   const prodCpu = path.join(p.dir, 'produce.cpu')
@@ -180,7 +200,8 @@ async function kafkaRun(input, valueBytes) {
   const t0 = Date.now()
   const run = start(FLOE, ['run', job, '--var', `CHK=${p.chk}`, '--var', `WH=${p.wh}`], { home: p.home, cpuFile: runCpu })
   const prod = start(FLOE, ['kafka', 'produce', '--bootstrap', cluster.bootstrap, '--topic', 'bench',
-                            '--group', group, '--max-lag', String(maxLag), input], { cpuFile: prodCpu })
+                            '--group', group, '--max-lag', String(maxLag),
+                            ...PRODUCER_PROPS.flatMap((kv) => ['--property', kv]), input], { cpuFile: prodCpu })
   let produced = null
   prod.done.then((r) => (produced = r))
   // Done when the group's committed offsets (committed after each table commit) reach N.
@@ -205,10 +226,15 @@ async function kafkaRun(input, valueBytes) {
   if (!last) throw new Error(`no snapshot holds all ${N} records:\n${r.err}`)
   const report = verify(p.wh, 'bench.kafka')
   const seconds = (last.ts - t0) / 1000
+  // Steady state: rows committed after the first snapshot over the time between it and the last
+  // one (no start-up, no wait for the final checkpoint); null with fewer than 3 commits.
+  const upto = snaps.indexOf(last)
+  const steady = upto >= 2 ? (kafkaNext(last) - kafkaNext(snaps[0])) / ((last.ts - snaps[0].ts) / 1000) : null
   const waits = Number((pr.err.match(/waited for group '[^']*' (\d+) time/) || [])[1] ?? NaN)
   return {
     engine: 'floe kafka -> iceberg', rows: N, seconds: round(seconds, 3), rows_per_s: Math.round(N / seconds),
-    mib_per_s: round(valueBytes / MiB / seconds, 1), produce_seconds: round((pr.end - t0) / 1000, 3),
+    mib_per_s: round(valueBytes / MiB / seconds, 1), steady_rows_per_s: round(steady),
+    steady_mib_per_s: round(steady && (steady * valueBytes) / N / MiB, 1), produce_seconds: round((pr.end - t0) / 1000, 3),
     commits: snaps.length, data_files: snaps.reduce((a, s) => a + s.files, 0),
     parquet_bytes: snaps.reduce((a, s) => a + s.bytes, 0),
     cpu_s: { floe_run: readCpu(runCpu), producer: readCpu(prodCpu), dev_cluster: round(clusterCpu, 2) },
@@ -244,22 +270,45 @@ function duckdbRun(input, valueBytes) {
   return { ...d, peer: 'duckdb', engine: 'duckdb (1 thread) -> parquet', mib_per_s: round(valueBytes / MiB / d.seconds, 1) }
 }
 
+const median = (xs) => {
+  const v = xs.filter((x) => x != null).sort((a, b) => a - b)
+  return v.length ? (v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2) : null
+}
+
 async function main() {
   fs.mkdirSync(OUT, { recursive: true })
   const input = ensureInput()
   const valueBytes = fs.statSync(input).size - N  // one newline per row
   spawnSync('cat', [input], { stdio: ['ignore', 'ignore', 'ignore'] })  // page cache, for all alike
   const load0 = os.loadavg()
-  const kafka = await kafkaRun(input, valueBytes)
-  console.log(JSON.stringify(kafka))
-  const peers = []
-  if (PEERS.includes('filesystem')) peers.push(await filesystemRun(input, valueBytes))
-  if (PEERS.includes('duckdb')) peers.push(duckdbRun(input, valueBytes))
-  for (const p of peers) console.log(JSON.stringify(p))
+  const reps = []
+  for (let rep = 1; rep <= REPS; rep++) {
+    log(`round ${rep}/${REPS}`)
+    const runs = [await kafkaRun(input, valueBytes)]
+    if (PEERS.includes('filesystem')) runs.push(await filesystemRun(input, valueBytes))
+    if (PEERS.includes('duckdb')) runs.push(duckdbRun(input, valueBytes))
+    for (const r of runs) console.log(JSON.stringify({ round: rep, ...r, verified: r.verified ? 'OK' : undefined }))
+    const [kafka, ...peers] = runs
+    reps.push({ round: rep, runs,
+      ratios: Object.fromEntries(peers.map((p) => [`kafka/${p.peer}`, round(kafka.rows_per_s / p.rows_per_s, 3)])) })
+  }
+  const med = (f) => median(reps.map((r) => f(r)))
+  const peerNames = reps[0].runs.slice(1).map((p) => p.peer)
   const summary = {
-    bench: 'kafka', rows: N, value_bytes: valueBytes, partitions: PARTITIONS, brokers: BROKERS,
-    checkpoint_interval: INTERVAL, kafka_rows_per_s: kafka.rows_per_s, kafka_mib_per_s: kafka.mib_per_s,
-    ratios: Object.fromEntries(peers.map((p) => [`kafka/${p.peer}`, round(kafka.rows_per_s / p.rows_per_s, 3)])),
+    bench: 'kafka', rows: N, value_bytes: valueBytes, rounds: REPS, partitions: PARTITIONS, brokers: BROKERS,
+    producer_properties: PRODUCER_PROPS, consumer_properties: CONSUMER_PROPS, checkpoint_interval: INTERVAL,
+    median: {
+      kafka_rows_per_s: med((r) => r.runs[0].rows_per_s), kafka_mib_per_s: med((r) => r.runs[0].mib_per_s),
+      kafka_steady_rows_per_s: med((r) => r.runs[0].steady_rows_per_s),
+      kafka_steady_mib_per_s: med((r) => r.runs[0].steady_mib_per_s),
+      kafka_cpu_s: med((r) => r.runs[0].cpu_s.floe_run),
+      ...Object.fromEntries(peerNames.flatMap((name, k) => [
+        [`${name}_rows_per_s`, med((r) => r.runs[k + 1].rows_per_s)],
+        [`${name}_mib_per_s`, med((r) => r.runs[k + 1].mib_per_s)],
+        ...(name === 'filesystem' ? [['filesystem_cpu_s', med((r) => r.runs[k + 1].cpu_s.floe_run)]] : []),
+        [`kafka/${name}`, med((r) => r.ratios[`kafka/${name}`])],
+      ])),
+    },
   }
   console.log(JSON.stringify(summary))
   if (RESULT) {
@@ -269,7 +318,7 @@ async function main() {
       ...summary, date: new Date().toISOString(), input, floe: FLOE,
       machine: { cpus: `${cpus.length} x ${cpus[0] ? cpus[0].model : '?'}`,
                  loadavg_start: load0.map((x) => round(x, 2)), loadavg_end: os.loadavg().map((x) => round(x, 2)) },
-      runs: [kafka, ...peers],
+      rounds: reps,
     }, null, 2) + '\n')
     log(`wrote ${RESULT}`)
   }
