@@ -543,8 +543,8 @@ class Coordinator {
     if (r == pid && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == kWorkerExitFatal) {
       Finish(kStateFailed, "worker " + std::to_string(pid) + " " + how +
                                (worker_message_.empty() ? "" : ": " + worker_message_) +
-                               "; not restarted: a configuration error fails every attempt "
-                               "the same way");
+                               "; not restarted: refused before its first checkpoint, every "
+                               "attempt would fail the same way");
       return;
     }
     if (restart_.kind != sql::RestartStrategy::Kind::kFixedDelay) {
