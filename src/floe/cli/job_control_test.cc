@@ -108,5 +108,16 @@ TEST(RunSpec, RoundTripsAndFindsVariables) {
   EXPECT_EQ(kv->second, "b=c");
 }
 
+TEST(WorkerError, InvalidArgumentBeforeTheFirstCheckpointIsFatal) {
+  Status refused = Status::InvalidArgument("kafka client: `fetch.max.bytes` must be >= ...");
+  EXPECT_TRUE(IsFatalWorkerError(refused, /*checkpoint_completed=*/false));
+  // After the attempt made progress the restart strategy stays in charge.
+  EXPECT_FALSE(IsFatalWorkerError(refused, /*checkpoint_completed=*/true));
+  // The environment's errors are retried.
+  EXPECT_FALSE(IsFatalWorkerError(Status::IOError("disk"), false));
+  EXPECT_FALSE(IsFatalWorkerError(Status::Unavailable("kafka (retryable) broker down"), false));
+  EXPECT_FALSE(IsFatalWorkerError(Status::OK(), false));
+}
+
 }  // namespace
 }  // namespace floe::cli

@@ -2,11 +2,14 @@
 // JSON-lines producer and a group-offsets tool, so tests and users need no Kafka installation.
 #include "floe/cli/kafka_command.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
+#include <thread>
 
 #include "floe/cli/args.h"
 #include "floe/io/file.h"
@@ -20,8 +23,10 @@ constexpr const char* kUsage =
     "usage:\n"
     "  floe kafka dev [--brokers 3] [--topic NAME:PARTITIONS]... [--bootstrap-file F]\n"
     "                 [--rtt-ms N]      serve a mock cluster until SIGINT/SIGTERM\n"
-    "  floe kafka produce --bootstrap B --topic T [--partition-by FIELD] FILE.jsonl\n"
-    "                 lines round-robin over partitions, or by a hash of a JSON field\n"
+    "  floe kafka produce --bootstrap B --topic T [--partition-by FIELD] [--property k=v]...\n"
+    "                 [--group G --max-lag N] FILE.jsonl   lines round-robin over partitions,\n"
+    "                 or by a hash of a JSON field; --max-lag: wait while a partition holds\n"
+    "                 more than N records produced here that group G has not committed\n"
     "  floe kafka offsets --bootstrap B --group G --topic T [--set P:O[,P:O]...]\n"
     "                 print (or commit) the group's offsets as JSON\n";
 
@@ -122,15 +127,76 @@ Result<std::string> PartitionKey(std::string_view line, const std::string& field
                                  field + "'");
 }
 
+// Paces a producer by a consumer group's progress: the dev cluster keeps only ~5 MiB per
+// partition and silently drops older records, so a producer running ahead of its consumer by
+// more than that loses data. Lag = records this command produced to a partition that the
+// group's committed offset has not passed (a partition the group never committed counts from
+// where this command started).
+class LagGate {
+ public:
+  static Result<std::unique_ptr<LagGate>> Make(const std::string& bootstrap,
+                                               const std::string& group, const std::string& topic,
+                                               int32_t partitions, int64_t max_lag) {
+    FLOE_ASSIGN_OR_RAISE(
+        auto consumer,
+        kafka::KafkaConsumer::Make({{"bootstrap.servers", bootstrap}, {"group.id", group}}));
+    auto gate = std::make_unique<LagGate>();
+    gate->consumer_ = std::move(consumer);
+    gate->topic_ = topic;
+    gate->max_lag_ = max_lag;
+    for (int32_t p = 0; p < partitions; ++p) {
+      gate->partitions_.push_back(p);
+      FLOE_ASSIGN_OR_RAISE(auto wm, gate->consumer_->Watermarks(topic, p, kTimeout));
+      gate->next_[p] = wm.second;
+      gate->start_[p] = wm.second;
+    }
+    gate->committed_ = gate->start_;
+    return gate;
+  }
+
+  // Returns once `partition` may take one more record; counts it as produced.
+  Status Admit(int32_t partition) {
+    while (next_[partition] - committed_[partition] >= max_lag_) {
+      FLOE_ASSIGN_OR_RAISE(kafka::PartitionOffsets c,
+                           consumer_->Committed(topic_, partitions_, kTimeout));
+      for (const auto& [p, offset] : c) committed_[p] = std::max(start_[p], offset);
+      if (next_[partition] - committed_[partition] >= max_lag_) {
+        ++waits_;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
+    ++next_[partition];
+    return Status::OK();
+  }
+  int64_t waits() const { return waits_; }
+
+ private:
+  std::unique_ptr<kafka::KafkaConsumer> consumer_;
+  std::string topic_;
+  int64_t max_lag_ = 0;
+  std::vector<int32_t> partitions_;
+  std::map<int32_t, int64_t> start_, next_, committed_;
+  int64_t waits_ = 0;
+};
+
 Status Produce(const std::vector<std::string>& argv) {
-  FLOE_ASSIGN_OR_RAISE(Args args,
-                       Args::Parse(argv, {{"bootstrap", "topic", "property", "partition-by"}, {}}));
+  FLOE_ASSIGN_OR_RAISE(
+      Args args,
+      Args::Parse(argv,
+                  {{"bootstrap", "topic", "property", "partition-by", "group", "max-lag"}, {}}));
   auto bootstrap = args.Get("bootstrap");
   auto topic = args.Get("topic");
   if (!bootstrap || !topic || args.positional().size() != 1) {
     return Status::InvalidArgument(
         "usage: floe kafka produce --bootstrap B --topic T [--partition-by FIELD] "
-        "[--property k=v]... FILE.jsonl");
+        "[--property k=v]... [--group G --max-lag N] FILE.jsonl");
+  }
+  FLOE_ASSIGN_OR_RAISE(std::optional<int64_t> max_lag, args.GetInt("max-lag"));
+  auto group = args.Get("group");
+  if (max_lag.has_value() != group.has_value() || (max_lag && *max_lag < 1)) {
+    return Status::InvalidArgument(
+        "floe kafka produce: --max-lag N (>= 1) and --group G go together (the group whose "
+        "committed offsets pace the producer)");
   }
   std::optional<std::string> partition_by = args.Get("partition-by");
   kafka::Properties props = {{"bootstrap.servers", *bootstrap}, {"enable.idempotence", "true"}};
@@ -143,6 +209,10 @@ Status Produce(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(auto producer, kafka::KafkaProducer::Make(props));
   FLOE_ASSIGN_OR_RAISE(int32_t partitions,
                        kafka::PartitionCount(producer->handle(), *topic, kTimeout));
+  std::unique_ptr<LagGate> gate;
+  if (max_lag) {
+    FLOE_ASSIGN_OR_RAISE(gate, LagGate::Make(*bootstrap, *group, *topic, partitions, *max_lag));
+  }
   int64_t n = 0;
   size_t start = 0;
   while (start < text.size()) {
@@ -151,17 +221,23 @@ Status Produce(const std::vector<std::string>& argv) {
     std::string_view line(text.data() + start, end - start);
     start = end + 1;
     if (line.empty()) continue;
+    int32_t partition = static_cast<int32_t>(n % partitions);
+    std::string key;
     if (partition_by) {
-      FLOE_ASSIGN_OR_RAISE(std::string key, PartitionKey(line, *partition_by, n + 1));
-      FLOE_RETURN_NOT_OK(producer->Produce(
-          *topic, static_cast<int32_t>(Fnv1a(key) % static_cast<uint64_t>(partitions)), line, key));
-    } else {
-      FLOE_RETURN_NOT_OK(producer->Produce(*topic, static_cast<int32_t>(n % partitions), line));
+      FLOE_ASSIGN_OR_RAISE(key, PartitionKey(line, *partition_by, n + 1));
+      partition = static_cast<int32_t>(Fnv1a(key) % static_cast<uint64_t>(partitions));
     }
+    if (gate) FLOE_RETURN_NOT_OK(gate->Admit(partition));
+    FLOE_RETURN_NOT_OK(producer->Produce(*topic, partition, line, key));
     ++n;
   }
   FLOE_RETURN_NOT_OK(producer->Flush(std::chrono::milliseconds(120000)));
   std::printf("%lld\n", static_cast<long long>(n));
+  if (gate) {
+    std::fprintf(
+        stderr, "floe kafka produce: waited for group '%s' %lld time(s) (--max-lag %lld)\n",
+        group->c_str(), static_cast<long long>(gate->waits()), static_cast<long long>(*max_lag));
+  }
   return Status::OK();
 }
 

@@ -89,6 +89,14 @@ Result<std::pair<std::string, std::string>> SplitAssignment(const std::string& t
   return std::make_pair(text.substr(0, eq), text.substr(eq + 1));
 }
 
+bool IsFatalWorkerError(const Status& st, bool checkpoint_completed) {
+  // Before the attempt's first checkpoint, InvalidArgument is a refusal of the job's input that
+  // every attempt repeats (planning, restore, Open; also a malformed record at the start
+  // position). Errors after it keep the restart strategy, as before: mid-run errors are not
+  // classified yet.
+  return st.code() == StatusCode::kInvalidArgument && !checkpoint_completed;
+}
+
 namespace {
 
 int g_signal_pipe_write = -1;
@@ -532,6 +540,13 @@ class Coordinator {
       return;
     }
     stop_req_ = 0;
+    if (r == pid && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == kWorkerExitFatal) {
+      Finish(kStateFailed, "worker " + std::to_string(pid) + " " + how +
+                               (worker_message_.empty() ? "" : ": " + worker_message_) +
+                               "; not restarted: refused before its first checkpoint, every "
+                               "attempt would fail the same way");
+      return;
+    }
     if (restart_.kind != sql::RestartStrategy::Kind::kFixedDelay) {
       Finish(kStateFailed, "worker " + std::to_string(pid) + " " + how +
                                (worker_message_.empty() ? "" : ": " + worker_message_) +

@@ -39,6 +39,14 @@ std::vector<std::string> ReferencedVariables(std::string_view job_text);
 Result<std::pair<std::string, std::string>> SplitAssignment(const std::string& text,
                                                             const std::string& what);
 
+// Exit status of a worker whose error restarting cannot fix: InvalidArgument (the user's input:
+// "fix input, not retry", common/status.h) before its attempt completed a checkpoint, i.e. from
+// planning, restore reconciliation or an operator's Open (a librdkafka property refused only
+// when the client is created). The coordinator fails the job at once instead of restarting.
+inline constexpr int kWorkerExitFatal = 3;
+// Whether a worker error is fatal in that sense.
+bool IsFatalWorkerError(const Status& st, bool checkpoint_completed);
+
 struct SupervisorOptions {
   std::string job_file;
   std::map<std::string, std::string> variables;  // from --var; ${NAME} falls back to env NAME

@@ -89,9 +89,15 @@ class Worker {
   Status Run(const RunSpec& spec, const std::optional<std::string>& from,
              const JobPlanner& planner) {
     Status st = RunInner(spec, from, planner);
-    if (!st.ok()) status_.Send({{"event", "failed"}, {"error", st.ToString()}});
+    if (!st.ok()) {
+      fatal_ = IsFatalWorkerError(st, checkpoint_completed_.load());
+      status_.Send({{"event", "failed"}, {"error", st.ToString()}, {"fatal", fatal_}});
+    }
     return st;
   }
+
+  // Set by a failed Run: a retry would fail the same way (see kWorkerExitFatal).
+  bool fatal() const { return fatal_; }
 
  private:
   Status RunInner(const RunSpec& spec, const std::optional<std::string>& from,
@@ -176,6 +182,7 @@ class Worker {
   }
 
   void OnCheckpointComplete(const runtime::CompletedCheckpointInfo& info) {
+    if (!info.is_savepoint) checkpoint_completed_ = true;
     status_.Send({{"event", "checkpoint"},
                   {"id", info.id.value},
                   {"savepoint", info.is_savepoint},
@@ -288,6 +295,8 @@ class Worker {
   std::string job_id_;
   std::unique_ptr<runtime::LocalJob> job_;
   std::atomic<bool> done_{false};
+  std::atomic<bool> checkpoint_completed_{false};  // by this attempt
+  bool fatal_ = false;
   int64_t checkpoint_timeout_millis_ = 600000;
   std::mutex mu_;
   std::map<uint64_t, PendingSavepoint> pending_;
@@ -314,8 +323,20 @@ Status RunWorkerCommand(const std::vector<std::string>& argv, const JobPlanner& 
   FLOE_ASSIGN_OR_RAISE(std::string spec_text, io::ReadFile(spec_file));
   FLOE_ASSIGN_OR_RAISE(RunSpec spec, DecodeRunSpec(spec_text));
   if (auto f = args.Get("job-file")) spec.job_file = *f;
-  Worker worker(static_cast<int>(*fd), job_id);
-  return worker.Run(spec, args.Get("from"), planner);
+  Status st;
+  bool fatal = false;
+  {
+    Worker worker(static_cast<int>(*fd), job_id);
+    st = worker.Run(spec, args.Get("from"), planner);
+    fatal = worker.fatal();
+  }
+  if (fatal) {
+    // A distinct exit status: the coordinator does not restart this worker.
+    std::fprintf(stderr, "floe worker: %s\n", st.ToString().c_str());
+    std::fflush(stderr);
+    std::exit(kWorkerExitFatal);
+  }
+  return st;
 }
 
 }  // namespace floe::cli

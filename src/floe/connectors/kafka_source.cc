@@ -467,6 +467,12 @@ Status KafkaSource::EnsureStarted() {
   }
   // A restored topic the table no longer reads is dropped (with its position).
   position_ = std::move(start);
+  // Where reading starts and why, so a restore's offsets can be checked against the log.
+  std::fprintf(stderr, "floe: kafka source '%s': starts at %s (from %s)\n", task_.c_str(),
+               position_.ToJson().c_str(),
+               positions_ != nullptr && positions_->StartOverride(task_) ? "the table's positions"
+               : restored_                                               ? "the restored checkpoint"
+                                                                         : "'scan.startup.mode'");
   if (config_.bounded_latest) {
     // End offsets are those seen when the job first started; a restore keeps them.
     for (const auto& [topic, partitions] : owned) {
