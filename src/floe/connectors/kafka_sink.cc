@@ -576,6 +576,7 @@ Status KafkaSink::Close() {
   auto drop = [](kafka::KafkaProducer* p) {
     if (p != nullptr) {
       (void)rd_kafka_purge(p->handle(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+      (void)rd_kafka_poll(p->handle(), 0);  // serves the purged records' reports
     }
   };
   drop(producer_.get());
