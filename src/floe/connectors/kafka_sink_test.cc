@@ -233,6 +233,15 @@ TEST_F(KafkaSinkTest, RestoreResendsATransactionThatDidNotLandInTheNextTransacti
   EncodeKafkaSinkState({lost}, state7);
   std::string blob = state7.Finish();
 
+  {
+    // A first restore re-sends into a transaction that never reaches a barrier (the job fails
+    // again): nothing was committed, so the next restore from 7 re-sends the same records.
+    auto failed = MakeSink(table, 7);
+    runtime::StateReader reader(blob);
+    ASSERT_TRUE(failed->Restore(reader).ok());
+    EXPECT_EQ(failed->resent_records(), 3);
+    ASSERT_TRUE(failed->Close().ok());
+  }
   auto sink = MakeSink(table, 7);
   runtime::StateReader reader(blob);
   Status st = sink->Restore(reader);
@@ -249,11 +258,36 @@ TEST_F(KafkaSinkTest, RestoreResendsATransactionThatDidNotLandInTheNextTransacti
   EXPECT_EQ(sink->pending().at(8).records[2].partition, 1);
   ASSERT_TRUE(sink->OnCheckpointComplete(runtime::CheckpointId(8)).ok());
   ASSERT_TRUE(sink->Close().ok());
+  // Every value is there. The failed attempt's re-sent records may show too (the mock has no
+  // read_committed), unless its close purged them before they were sent.
   std::vector<std::string> values = Values();
   std::vector<std::string> expected = Expected(1, 10);
-  for (int i = 0; i < 3; ++i) expected.push_back("{\"other\":1}");
+  expected.push_back("{\"other\":1}");
   std::sort(expected.begin(), expected.end());
-  EXPECT_EQ(values, expected);
+  std::vector<std::string> distinct = values;
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  EXPECT_EQ(distinct, expected);
+  EXPECT_GE(values.size(), 13u);
+  EXPECT_LE(values.size(), 16u);
+}
+
+TEST_F(KafkaSinkTest, EveryPoolIdWaitingForItsCheckpointFailsWithTheIds) {
+  TableDescriptor table = ExactlyOnce(*this);
+  auto sink = MakeSink(table);
+  for (uint64_t n = 1; n <= 2; ++n) {
+    ASSERT_TRUE(sink->ProcessBatch(Rows(table, 1, 5), 0, out_).ok());
+    runtime::StateWriter state;
+    ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(n), state, out_).ok());
+  }
+  // Neither checkpoint completed (say 1 failed, tolerated): a third transaction has no id.
+  Status st = sink->ProcessBatch(Rows(table, 6, 6), 0, out_);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("every transactional id of the pool holds a transaction waiting "
+                              "for its checkpoint to complete: floe-test-0-0 (checkpoint 2), "
+                              "floe-test-0-1 (checkpoint 1)"),
+            std::string::npos)
+      << st.ToString();
+  ASSERT_TRUE(sink->Close().ok());
 }
 
 TEST_F(KafkaSinkTest, FencedCommitFailsTheTaskNamingTheTransaction) {
