@@ -128,10 +128,10 @@ Result<KafkaSinkConfig> MakeKafkaSinkConfig(const TableDescriptor& table,
       plain.options.erase(key);
     }
   }
-  FLOE_RETURN_NOT_OK(
-      CheckSupportedOptions(plain, "kafka (sink)",
-                            {"topic", "format", "value.format", "sink.delivery-guarantee",
-                             "sink.transactional-id-prefix", "sink.parallelism"}));
+  FLOE_RETURN_NOT_OK(CheckSupportedOptions(
+      plain, "kafka (sink)",
+      {"topic", "format", "value.format", "sink.delivery-guarantee", "sink.transactional-id-prefix",
+       "sink.parallelism", "sink.partitioner"}));
   config.topic = StringOption(table, "topic", "");
   if (config.topic.empty() || config.topic.find(';') != std::string::npos) {
     return Status::InvalidArgument(
@@ -160,6 +160,20 @@ Result<KafkaSinkConfig> MakeKafkaSinkConfig(const TableDescriptor& table,
     return Status::InvalidArgument(OptionError(table, "sink.delivery-guarantee",
                                                "must be none, at-least-once or exactly-once",
                                                guarantee));
+  }
+  std::string partitioner = StringOption(table, "sink.partitioner", "default");
+  if (partitioner == "default") {
+    config.partitioner = KafkaSinkPartitioner::kDefault;
+  } else if (partitioner == "fixed") {
+    config.partitioner = KafkaSinkPartitioner::kFixed;
+  } else if (partitioner == "round-robin") {
+    config.partitioner = KafkaSinkPartitioner::kRoundRobin;
+  } else {
+    return Status::InvalidArgument(
+        OptionError(table, "sink.partitioner",
+                    "must be default, fixed or round-robin (custom partitioner classes do not "
+                    "exist in floe)",
+                    partitioner));
   }
   config.transactional_id_prefix = StringOption(table, "sink.transactional-id-prefix", "");
   if (config.properties.count("transactional.id") != 0) {
@@ -273,27 +287,25 @@ Result<std::unique_ptr<kafka::KafkaProducer>> KafkaSink::MakeTransactionalProduc
 Status KafkaSink::Open(const runtime::OperatorContext& ctx) {
   task_ = ctx.task.name();
   subtask_ = ctx.task.subtask.value;
-  kafka::Properties props = config_.properties;
-  if (config_.guarantee != KafkaDeliveryGuarantee::kExactlyOnce) {
-    FLOE_ASSIGN_OR_RAISE(producer_, kafka::KafkaProducer::Make(props));
-    // A misspelt topic would otherwise be auto-created by brokers that allow it.
-    FLOE_ASSIGN_OR_RAISE(int32_t partitions,
-                         kafka::PartitionCount(producer_->handle(), config_.topic,
-                                               std::chrono::milliseconds(config_.timeout_ms)));
-    (void)partitions;
-    return Status::OK();
-  }
-  for (int slot = 0; slot < config_.pool_size; ++slot) {
-    Slot s;
-    s.transactional_id = TransactionalId(config_.transactional_id_prefix, subtask_, slot);
-    FLOE_ASSIGN_OR_RAISE(s.producer, MakeTransactionalProducer(s.transactional_id));
-    slots_.push_back(std::move(s));
-  }
-  FLOE_ASSIGN_OR_RAISE(int32_t partitions,
-                       kafka::PartitionCount(slots_[0].producer->handle(), config_.topic,
-                                             std::chrono::milliseconds(config_.timeout_ms)));
-  (void)partitions;
   if (ctx.restored_from) last_barrier_ = ctx.restored_from->value;
+  rd_kafka_t* handle = nullptr;
+  if (config_.guarantee != KafkaDeliveryGuarantee::kExactlyOnce) {
+    FLOE_ASSIGN_OR_RAISE(producer_, kafka::KafkaProducer::Make(config_.properties));
+    handle = producer_->handle();
+  } else {
+    for (int slot = 0; slot < config_.pool_size; ++slot) {
+      Slot s;
+      s.transactional_id = TransactionalId(config_.transactional_id_prefix, subtask_, slot);
+      FLOE_ASSIGN_OR_RAISE(s.producer, MakeTransactionalProducer(s.transactional_id));
+      slots_.push_back(std::move(s));
+    }
+    handle = slots_[0].producer->handle();
+  }
+  // A misspelt topic would otherwise be auto-created by brokers that allow it.
+  Result<int32_t> partitions =
+      kafka::PartitionCount(handle, config_.topic, std::chrono::milliseconds(config_.timeout_ms));
+  if (!partitions.ok()) return partitions.status().WithContext("kafka sink '" + task_ + "'");
+  partitions_ = *partitions;
   return Status::OK();
 }
 
@@ -416,7 +428,7 @@ Status KafkaSink::Restore(runtime::StateReader& state) {
   // Re-sent as the start of the next checkpoint's transaction, not committed on their own: if
   // the job fails again before that checkpoint completes, they are aborted with it and this
   // restore runs again, so they land exactly once.
-  for (KafkaSinkRecord& r : resend) FLOE_RETURN_NOT_OK(Send(std::move(r.value), r.partition));
+  for (const KafkaSinkRecord& r : resend) FLOE_RETURN_NOT_OK(Send(r.value, r.partition));
   resent_records_ = static_cast<int64_t>(resend.size());
   return Status::OK();
 }
@@ -450,15 +462,15 @@ Status KafkaSink::BeginTransaction() {
       "last completed checkpoint");
 }
 
-Status KafkaSink::Send(std::string value, int32_t partition) {
+Status KafkaSink::Send(std::string_view value, int32_t partition) {
   if (config_.guarantee != KafkaDeliveryGuarantee::kExactlyOnce) {
-    return producer_->Produce(config_.topic, kafka::KafkaProducer::kAnyPartition, value);
+    return producer_->Produce(config_.topic, partition, value);
   }
   if (!open_) FLOE_RETURN_NOT_OK(BeginTransaction());
-  uint64_t tag = open_->records.size();
+  uint64_t tag = open_->records.size();  // the delivery report fills in partition and offset
   FLOE_RETURN_NOT_OK(
       slots_[open_->slot].producer->Produce(config_.topic, partition, value, {}, tag));
-  open_->records.push_back(KafkaSinkRecord{-1, -1, std::move(value)});
+  open_->records.push_back(KafkaSinkRecord{-1, -1, std::string(value)});
   return Status::OK();
 }
 
@@ -467,7 +479,13 @@ Status KafkaSink::ProcessBatch(const RecordBatch& batch, int, runtime::Collector
     row_.clear();
     json::AppendRowAsJson(batch, i, &row_);
     if (!row_.empty() && row_.back() == '\n') row_.pop_back();
-    FLOE_RETURN_NOT_OK(Send(row_, kafka::KafkaProducer::kAnyPartition));
+    int32_t partition = kafka::KafkaProducer::kAnyPartition;
+    if (config_.partitioner == KafkaSinkPartitioner::kFixed) {
+      partition = static_cast<int32_t>(subtask_ % static_cast<uint32_t>(partitions_));
+    } else if (config_.partitioner == KafkaSinkPartitioner::kRoundRobin) {
+      partition = static_cast<int32_t>(rows_sent_++ % static_cast<uint64_t>(partitions_));
+    }
+    FLOE_RETURN_NOT_OK(Send(row_, partition));
   }
   return Status::OK();
 }

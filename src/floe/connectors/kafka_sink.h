@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "floe/common/record_batch.h"
@@ -20,6 +21,10 @@ namespace floe::connectors {
 // 'sink.delivery-guarantee' (Flink's names; Flink's default is at-least-once).
 enum class KafkaDeliveryGuarantee { kNone, kAtLeastOnce, kExactlyOnce };
 
+// 'sink.partitioner' (Flink's names): librdkafka's partitioner, subtask -> one partition, or
+// rows spread round-robin.
+enum class KafkaSinkPartitioner { kDefault, kFixed, kRoundRobin };
+
 // librdkafka's default 'transaction.timeout.ms' and the broker's usual
 // 'transaction.max.timeout.ms' (15 min), for the timeout rule.
 constexpr int64_t kDefaultTransactionTimeoutMs = 60000;
@@ -32,6 +37,7 @@ struct KafkaSinkConfig {
   kafka::Properties properties;  // 'properties.*' without the prefix, handed to librdkafka
   KafkaDeliveryGuarantee guarantee = KafkaDeliveryGuarantee::kAtLeastOnce;
   std::string transactional_id_prefix;  // 'sink.transactional-id-prefix' (exactly-once)
+  KafkaSinkPartitioner partitioner = KafkaSinkPartitioner::kDefault;  // 'sink.partitioner'
   int pool_size = 2;         // transactional ids per subtask: max-concurrent-checkpoints + 1
   uint32_t parallelism = 0;  // 'sink.parallelism'; 0 = the job's default
   int64_t transaction_timeout_ms = kDefaultTransactionTimeoutMs;  // for messages
@@ -78,7 +84,8 @@ void EncodeKafkaSinkState(const std::vector<KafkaSinkTransaction>& pending,
 Result<std::vector<KafkaSinkTransaction>> DecodeKafkaSinkState(runtime::StateReader& in);
 
 // KafkaSink writes each row as one JSON object (json::AppendRowAsJson, no newline) to 'topic',
-// partitioned by librdkafka's default partitioner.
+// partitioned per 'sink.partitioner' (default: librdkafka's partitioner; 'fixed': subtask i
+// writes partition i mod partitions; 'round-robin': rows in turn).
 // * none: records are sent as they come; OnEndOfInput flushes.
 // * at-least-once: OnBarrier flushes and waits for every acknowledgement, so a completed
 //   checkpoint never lacks its records (a restore replays what followed: duplicates).
@@ -131,7 +138,7 @@ class KafkaSink final : public runtime::Operator {
   Result<std::unique_ptr<kafka::KafkaProducer>> MakeTransactionalProducer(
       const std::string& transactional_id);
   Status BeginTransaction();
-  Status Send(std::string value, int32_t partition);
+  Status Send(std::string_view value, int32_t partition);
   Status StageTransaction(uint64_t checkpoint_id);
   Status Commit(uint64_t checkpoint_id);
   // True when `txn` is visible to read_committed readers (see the class comment).
@@ -146,6 +153,8 @@ class KafkaSink final : public runtime::Operator {
   std::optional<OpenTransaction> open_;
   std::map<uint64_t, KafkaSinkTransaction> pending_;  // by checkpoint id
   uint64_t last_barrier_ = 0;
+  int32_t partitions_ = 0;  // of the topic, when the sink opened
+  uint64_t rows_sent_ = 0;  // for 'round-robin'
   int64_t resent_records_ = 0;
   std::string row_;
 };

@@ -141,6 +141,33 @@ TEST_F(KafkaSinkTest, AtLeastOnceHasEveryRecordAcknowledgedWhenTheBarrierReturns
   ASSERT_TRUE(sink->Close().ok());
 }
 
+TEST_F(KafkaSinkTest, FixedAndRoundRobinPartitionersLikeFlink) {
+  {
+    TableDescriptor table = SinkTable({{"sink.partitioner", "round-robin"}});
+    auto sink = MakeSink(table);
+    ASSERT_TRUE(sink->ProcessBatch(Rows(table, 1, 30), 0, out_).ok());
+    ASSERT_TRUE(sink->OnEndOfInput(out_).ok());
+    ASSERT_TRUE(sink->Close().ok());
+  }
+  std::map<int32_t, int> per_partition;
+  for (const auto& [where, value] : ReadTopic()) ++per_partition[where.first];
+  EXPECT_EQ(per_partition, (std::map<int32_t, int>{{0, 10}, {1, 10}, {2, 10}}));
+  {
+    // Subtask 4 of 5 writes partition 4 mod 3 = 1 only.
+    TableDescriptor table = SinkTable({{"sink.partitioner", "fixed"}});
+    Result<KafkaSinkConfig> config = MakeKafkaSinkConfig(table, Job());
+    ASSERT_TRUE(config.ok());
+    KafkaSink sink(*config);
+    ASSERT_TRUE(sink.Open(testing::Context("sink-out", 4, 5)).ok());
+    ASSERT_TRUE(sink.ProcessBatch(Rows(table, 31, 40), 0, out_).ok());
+    ASSERT_TRUE(sink.OnEndOfInput(out_).ok());
+    ASSERT_TRUE(sink.Close().ok());
+  }
+  per_partition.clear();
+  for (const auto& [where, value] : ReadTopic()) ++per_partition[where.first];
+  EXPECT_EQ(per_partition, (std::map<int32_t, int>{{0, 10}, {1, 20}, {2, 10}}));
+}
+
 TEST_F(KafkaSinkTest, NoneFlushesAtEndOfInput) {
   TableDescriptor table = SinkTable({{"sink.delivery-guarantee", "none"}});
   auto sink = MakeSink(table);
@@ -332,6 +359,9 @@ TEST_F(KafkaSinkTest, OptionErrorsNameTheTableAndOption) {
                 .find("only applies to 'sink.delivery-guarantee' = 'exactly-once'"),
             std::string::npos);
   EXPECT_NE(error({{"format", "csv"}}).find("option 'format' must be 'json'"), std::string::npos);
+  EXPECT_NE(error({{"sink.partitioner", "com.acme.Mine"}})
+                .find("option 'sink.partitioner' must be default, fixed or round-robin"),
+            std::string::npos);
   EXPECT_NE(error({{"scan.startup.mode", "earliest-offset"}}).find("scan.startup.mode"),
             std::string::npos);
   EXPECT_NE(error({{"properties.acks", "several"}}).find("'acks'"), std::string::npos);
