@@ -113,9 +113,22 @@ Status Dev(const std::vector<std::string>& argv) {
       FLOE_RETURN_NOT_OK(cluster->SetRtt(b, static_cast<int>(*rtt)));
     }
   }
-  // Fault injection from stdin, one command a line; EOF (or /dev/null) just ends the reading.
+  const std::string& bootstrap = cluster->bootstrap_servers();
+  if (auto file = args.Get("bootstrap-file")) {
+    // Written whole (rename), so a reader never sees half an address.
+    FLOE_RETURN_NOT_OK(io::WriteFileReplace(*file, bootstrap + "\n"));
+  }
+  std::printf("%s\n", bootstrap.c_str());
+  std::fflush(stdout);
+  std::fprintf(stderr, "floe kafka dev: %d broker(s) at %s; stop with SIGINT or SIGTERM\n",
+               cluster->brokers(), bootstrap.c_str());
+  // After the address is out (so it stays stdout's first line): fault injection from stdin,
+  // one command a line; EOF (or /dev/null) just ends the reading.
   // The reader is detached (a blocking read cannot be interrupted); `mu` keeps it off the
-  // cluster once the cluster is going away.
+  // cluster once the cluster is going away. SIGTTIN ignored: started with `&` from an
+  // interactive shell, a read from the terminal then fails (ending the reading) instead of
+  // stopping the whole cluster.
+  std::signal(SIGTTIN, SIG_IGN);
   struct Shared {
     std::mutex mu;
     kafka::MockCluster* cluster = nullptr;
@@ -133,15 +146,6 @@ Status Dev(const std::vector<std::string>& argv) {
       }
     }
   }).detach();
-  const std::string& bootstrap = cluster->bootstrap_servers();
-  if (auto file = args.Get("bootstrap-file")) {
-    // Written whole (rename), so a reader never sees half an address.
-    FLOE_RETURN_NOT_OK(io::WriteFileReplace(*file, bootstrap + "\n"));
-  }
-  std::printf("%s\n", bootstrap.c_str());
-  std::fflush(stdout);
-  std::fprintf(stderr, "floe kafka dev: %d broker(s) at %s; stop with SIGINT or SIGTERM\n",
-               cluster->brokers(), bootstrap.c_str());
   int sig = 0;
   sigwait(&stop, &sig);
   std::fprintf(stderr, "floe kafka dev: stopping (signal %d)\n", sig);
