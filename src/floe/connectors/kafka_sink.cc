@@ -278,8 +278,17 @@ Result<std::unique_ptr<kafka::KafkaProducer>> KafkaSink::MakeTransactionalProduc
   // completes one whose commit it already received) before answering.
   kafka::TxnResult init = producer->InitTransactions(std::chrono::milliseconds(config_.timeout_ms));
   if (!init.ok()) {
-    return init.status.WithContext("kafka sink '" + task_ + "': transactional id '" +
-                                   transactional_id + "'");
+    Status st = init.status;
+    if (st.message().find("INVALID_TRANSACTION_TIMEOUT") != std::string::npos) {
+      // The broker's own cap (Flink's 1 h builder default fails here the same way).
+      st = Status(st.code(), st.message() + "; 'properties.transaction.timeout.ms' = " +
+                                 std::to_string(config_.transaction_timeout_ms) +
+                                 " ms exceeds the brokers' transaction.max.timeout.ms (usually " +
+                                 Ms(kBrokerMaxTransactionTimeoutMs) +
+                                 "): lower it, or raise the brokers' maximum");
+    }
+    return st.WithContext("kafka sink '" + task_ + "': transactional id '" + transactional_id +
+                          "'");
   }
   return producer;
 }
