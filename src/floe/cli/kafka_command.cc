@@ -1,13 +1,18 @@
-// `floe kafka`: the dev cluster (librdkafka's mock cluster served until SIGINT/SIGTERM), a
-// JSON-lines producer and a group-offsets tool, so tests and users need no Kafka installation.
+// `floe kafka`: the dev cluster (librdkafka's mock cluster served until SIGINT/SIGTERM, with
+// fault injection commands on its stdin), a JSON-lines producer, a consumer printing one JSON
+// line per record, and a group-offsets tool, so tests and users need no Kafka installation.
 #include "floe/cli/kafka_command.h"
 
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <iostream>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
+#include <sstream>
 #include <string_view>
 #include <thread>
 
@@ -23,14 +28,55 @@ constexpr const char* kUsage =
     "usage:\n"
     "  floe kafka dev [--brokers 3] [--topic NAME:PARTITIONS]... [--bootstrap-file F]\n"
     "                 [--rtt-ms N]      serve a mock cluster until SIGINT/SIGTERM\n"
+    "                 stdin: 'fail API COUNT ERROR' (e.g. 'fail EndTxn 1 PRODUCER_FENCED'),\n"
+    "                 'clear API'; EOF is fine\n"
     "  floe kafka produce --bootstrap B --topic T [--partition-by FIELD] [--property k=v]...\n"
     "                 [--group G --max-lag N] FILE.jsonl   lines round-robin over partitions,\n"
     "                 or by a hash of a JSON field; --max-lag: wait while a partition holds\n"
     "                 more than N records produced here that group G has not committed\n"
+    "  floe kafka consume --bootstrap B --topic T [--from-beginning] [--max N]\n"
+    "                 [--timeout-ms T] [--isolation read_committed|read_uncommitted]\n"
+    "                 one JSON line per record: partition, offset, value (headers)\n"
     "  floe kafka offsets --bootstrap B --group G --topic T [--set P:O[,P:O]...]\n"
     "                 print (or commit) the group's offsets as JSON\n";
 
 constexpr std::chrono::seconds kTimeout(30);
+
+// One fault-injection command of `floe kafka dev`'s stdin; answers "ok: ..." on stdout.
+Status DevCommand(kafka::MockCluster& cluster, const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  if (words.empty() || words[0][0] == '#') return Status::OK();
+  if (words[0] == "fail" && words.size() == 4) {
+    FLOE_ASSIGN_OR_RAISE(int16_t api, kafka::ApiKeyByName(words[1]));
+    int count = 0;
+    try {
+      count = std::stoi(words[2]);
+    } catch (...) {
+      count = 0;
+    }
+    if (count < 1 || count > 100000) {
+      return Status::InvalidArgument("COUNT must be 1..100000, got '" + words[2] + "'");
+    }
+    FLOE_ASSIGN_OR_RAISE(rd_kafka_resp_err_t err, kafka::ErrorCodeByName(words[3]));
+    cluster.PushRequestErrors(api, std::vector<rd_kafka_resp_err_t>(count, err));
+    std::printf("ok: the next %d %s request(s) (API key %d) fail with %s\n", count,
+                words[1].c_str(), api, rd_kafka_err2name(err));
+    std::fflush(stdout);
+    return Status::OK();
+  }
+  if (words[0] == "clear" && words.size() == 2) {
+    FLOE_ASSIGN_OR_RAISE(int16_t api, kafka::ApiKeyByName(words[1]));
+    cluster.ClearRequestErrors(api);
+    std::printf("ok: no more injected errors for %s\n", words[1].c_str());
+    std::fflush(stdout);
+    return Status::OK();
+  }
+  return Status::InvalidArgument(
+      "unknown command; known: 'fail API COUNT ERROR' (e.g. 'fail EndTxn 1 PRODUCER_FENCED'), "
+      "'clear API'");
+}
 
 Status Dev(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(Args args,
@@ -82,9 +128,35 @@ Status Dev(const std::vector<std::string>& argv) {
   std::fflush(stdout);
   std::fprintf(stderr, "floe kafka dev: %d broker(s) at %s; stop with SIGINT or SIGTERM\n",
                cluster->brokers(), bootstrap.c_str());
+  // After the address is out (so it stays stdout's first line): fault injection from stdin,
+  // one command a line; EOF (or /dev/null) just ends the reading.
+  // The reader is detached (a blocking read cannot be interrupted); `mu` keeps it off the
+  // cluster once the cluster is going away. SIGTTIN ignored: started with `&` from an
+  // interactive shell, a read from the terminal then fails (ending the reading) instead of
+  // stopping the whole cluster.
+  std::signal(SIGTTIN, SIG_IGN);
+  struct Shared {
+    std::mutex mu;
+    kafka::MockCluster* cluster = nullptr;
+  };
+  auto shared = std::make_shared<Shared>();
+  shared->cluster = cluster.get();
+  std::thread([shared] {
+    std::string line;
+    while (std::getline(std::cin, line)) {
+      std::lock_guard lock(shared->mu);
+      if (shared->cluster == nullptr) return;
+      Status st = DevCommand(*shared->cluster, line);
+      if (!st.ok()) {
+        std::fprintf(stderr, "floe kafka dev: '%s': %s\n", line.c_str(), st.ToString().c_str());
+      }
+    }
+  }).detach();
   int sig = 0;
   sigwait(&stop, &sig);
   std::fprintf(stderr, "floe kafka dev: stopping (signal %d)\n", sig);
+  std::lock_guard lock(shared->mu);
+  shared->cluster = nullptr;
   return Status::OK();
 }
 
@@ -241,6 +313,91 @@ Status Produce(const std::vector<std::string>& argv) {
   return Status::OK();
 }
 
+Status Consume(const std::vector<std::string>& argv) {
+  FLOE_ASSIGN_OR_RAISE(
+      Args args,
+      Args::Parse(argv, {{"bootstrap", "topic", "max", "timeout-ms", "isolation", "property"},
+                         {"from-beginning"}}));
+  auto bootstrap = args.Get("bootstrap");
+  auto topic = args.Get("topic");
+  if (!bootstrap || !topic || !args.positional().empty()) {
+    return Status::InvalidArgument(
+        "usage: floe kafka consume --bootstrap B --topic T [--from-beginning] [--max N] "
+        "[--timeout-ms T] [--isolation read_committed|read_uncommitted]");
+  }
+  FLOE_ASSIGN_OR_RAISE(auto max, args.GetInt("max"));
+  FLOE_ASSIGN_OR_RAISE(auto timeout_ms, args.GetInt("timeout-ms"));
+  std::string isolation = args.GetOr("isolation", "read_committed");
+  if (isolation != "read_committed" && isolation != "read_uncommitted") {
+    return Status::InvalidArgument("--isolation must be read_committed or read_uncommitted, got '" +
+                                   isolation + "'");
+  }
+  kafka::Properties props = {{"bootstrap.servers", *bootstrap},
+                             {"isolation.level", isolation},
+                             {"enable.partition.eof", "true"}};
+  for (const std::string& kv : args.GetAll("property")) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos) return Status::InvalidArgument("--property needs k=v: " + kv);
+    props[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  FLOE_ASSIGN_OR_RAISE(auto consumer, kafka::KafkaConsumer::Make(props));
+  FLOE_ASSIGN_OR_RAISE(int32_t partitions, consumer->PartitionCount(*topic, kTimeout));
+  kafka::PartitionOffsets start;
+  for (int32_t p = 0; p < partitions; ++p) {
+    FLOE_ASSIGN_OR_RAISE(auto wm, consumer->Watermarks(*topic, p, kTimeout));
+    start[p] = args.Has("from-beginning") ? wm.first : wm.second;
+  }
+  FLOE_RETURN_NOT_OK(consumer->Assign(*topic, start));
+  // Without --max: until every partition reported its end. With --max: until N records.
+  // Either way at most --timeout-ms (default 10 s) without a record.
+  std::chrono::milliseconds quiet(timeout_ms ? *timeout_ms : 10000);
+  std::set<int32_t> at_end;
+  int64_t n = 0;
+  auto last = std::chrono::steady_clock::now();
+  while (max ? n < *max : static_cast<int32_t>(at_end.size()) < partitions) {
+    if (std::chrono::steady_clock::now() - last > quiet) {
+      std::fprintf(stderr, "floe kafka consume: no record for %lld ms, stopping after %lld\n",
+                   static_cast<long long>(quiet.count()), static_cast<long long>(n));
+      break;
+    }
+    FLOE_ASSIGN_OR_RAISE(auto m, consumer->Poll(std::chrono::milliseconds(100)));
+    if (!m.has_value()) continue;
+    if (m->err() == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      at_end.insert(m->partition());
+      continue;
+    }
+    if (m->err() != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      if (kafka::IsRetryable(m->err())) continue;
+      return kafka::KafkaStatus(
+          m->err(), "consume topic '" + *topic + "' partition " + std::to_string(m->partition()));
+    }
+    at_end.erase(m->partition());
+    last = std::chrono::steady_clock::now();
+    nlohmann::json j = {
+        {"partition", m->partition()}, {"offset", m->offset()}, {"value", std::string(m->value())}};
+    rd_kafka_headers_t* headers = nullptr;
+    if (rd_kafka_message_headers(m->message.get(), &headers) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+        headers != nullptr && rd_kafka_header_cnt(headers) > 0) {
+      nlohmann::json h = nlohmann::json::object();
+      const char* name = nullptr;
+      const void* value = nullptr;
+      size_t size = 0;
+      for (size_t i = 0;
+           rd_kafka_header_get_all(headers, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
+           ++i) {
+        h[name] =
+            value == nullptr ? std::string() : std::string(static_cast<const char*>(value), size);
+      }
+      j["headers"] = std::move(h);
+    }
+    std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::printf("%s\n", line.c_str());
+    ++n;
+  }
+  std::fflush(stdout);
+  return Status::OK();
+}
+
 Status Offsets(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(Args args, Args::Parse(argv, {{"bootstrap", "group", "topic", "set"}, {}}));
   auto bootstrap = args.Get("bootstrap");
@@ -295,6 +452,7 @@ Status RunKafkaCommand(const std::vector<std::string>& args) {
   if (args[0] == "dev") return Dev(rest);
   if (args[0] == "produce") return Produce(rest);
   if (args[0] == "offsets") return Offsets(rest);
+  if (args[0] == "consume") return Consume(rest);
   std::fputs(kUsage, stderr);
   return Status::InvalidArgument("unknown kafka subcommand '" + args[0] + "'");
 }

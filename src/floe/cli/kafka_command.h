@@ -7,8 +7,9 @@
 
 namespace floe::cli {
 
-// `floe kafka dev|produce|offsets ...`: a mock Kafka cluster for development and tests, a
-// JSON-lines producer, and the group offsets of a topic (docs/kafka.md).
+// `floe kafka dev|produce|consume|offsets ...`: a mock Kafka cluster for development and tests
+// (fault injection commands on its stdin), a JSON-lines producer, a consumer printing one JSON
+// line per record, and the group offsets of a topic (docs/kafka.md).
 Status RunKafkaCommand(const std::vector<std::string>& args);
 
 }  // namespace floe::cli

@@ -1,6 +1,7 @@
 #include "floe/kafka/kafka_client.h"
 
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -34,8 +35,12 @@ Result<HandlePtr> MakeHandle(rd_kafka_type_t type, ConfPtr conf) {
 }
 
 void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
-  if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
   auto* state = static_cast<KafkaProducer::DeliveryState*>(opaque);
+  if (state->keep) {
+    state->reports.push_back(
+        Delivery{reinterpret_cast<uintptr_t>(m->_private), m->partition, m->offset, m->err});
+  }
+  if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
   if (state->failed++ == 0) state->first_error = m->err;
 }
 
@@ -181,9 +186,11 @@ Result<int32_t> PartitionCount(rd_kafka_t* rk, const std::string& topic,
   return out;
 }
 
-Result<std::unique_ptr<KafkaProducer>> KafkaProducer::Make(const Properties& properties) {
+Result<std::unique_ptr<KafkaProducer>> KafkaProducer::Make(const Properties& properties,
+                                                           bool keep_deliveries) {
   FLOE_ASSIGN_OR_RAISE(ConfPtr conf, MakeConf(properties));
   auto delivery = std::make_unique<DeliveryState>();
+  delivery->keep = keep_deliveries;
   rd_kafka_conf_set_dr_msg_cb(conf.get(), OnDelivery);
   rd_kafka_conf_set_opaque(conf.get(), delivery.get());
   FLOE_ASSIGN_OR_RAISE(HandlePtr rk, MakeHandle(RD_KAFKA_PRODUCER, std::move(conf)));
@@ -191,14 +198,14 @@ Result<std::unique_ptr<KafkaProducer>> KafkaProducer::Make(const Properties& pro
 }
 
 Status KafkaProducer::Produce(const std::string& topic, int32_t partition, std::string_view value,
-                              std::string_view key) {
+                              std::string_view key, uint64_t tag) {
   for (;;) {
     rd_kafka_resp_err_t err = rd_kafka_producev(
         rk_.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
         RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
         RD_KAFKA_V_KEY(key.empty() ? nullptr : const_cast<char*>(key.data()), key.size()),
-        RD_KAFKA_V_END);
+        RD_KAFKA_V_OPAQUE(reinterpret_cast<void*>(static_cast<uintptr_t>(tag))), RD_KAFKA_V_END);
     if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
       rd_kafka_poll(rk_.get(), 100);  // serve delivery reports, which frees queue space
       continue;
@@ -213,10 +220,65 @@ Status KafkaProducer::Flush(std::chrono::milliseconds timeout) {
   rd_kafka_resp_err_t err = rd_kafka_flush(rk_.get(), static_cast<int>(timeout.count()));
   FLOE_RETURN_NOT_OK(KafkaStatus(err, "flush"));
   if (delivery_->failed > 0) {
-    return KafkaStatus(delivery_->first_error,
-                       std::to_string(delivery_->failed) + " record(s) not delivered");
+    int64_t failed = delivery_->failed;
+    delivery_->failed = 0;
+    return KafkaStatus(delivery_->first_error, std::to_string(failed) + " record(s) not delivered");
   }
   return Status::OK();
+}
+
+std::vector<Delivery> KafkaProducer::TakeDeliveries() {
+  std::vector<Delivery> out;
+  out.swap(delivery_->reports);
+  return out;
+}
+
+TxnResult KafkaProducer::InitTransactions(std::chrono::milliseconds timeout) {
+  return KafkaTxnResult(rd_kafka_init_transactions(rk_.get(), static_cast<int>(timeout.count())),
+                        "init_transactions");
+}
+
+TxnResult KafkaProducer::BeginTransaction() {
+  return KafkaTxnResult(rd_kafka_begin_transaction(rk_.get()), "begin_transaction");
+}
+
+TxnResult KafkaProducer::CommitTransaction(std::chrono::milliseconds timeout) {
+  return KafkaTxnResult(rd_kafka_commit_transaction(rk_.get(), static_cast<int>(timeout.count())),
+                        "commit_transaction");
+}
+
+TxnResult KafkaProducer::AbortTransaction(std::chrono::milliseconds timeout) {
+  return KafkaTxnResult(rd_kafka_abort_transaction(rk_.get(), static_cast<int>(timeout.count())),
+                        "abort_transaction");
+}
+
+std::string_view TxnErrorKindName(TxnErrorKind kind) {
+  switch (kind) {
+    case TxnErrorKind::kNone:
+      return "ok";
+    case TxnErrorKind::kRetriable:
+      return "retriable";
+    case TxnErrorKind::kRequiresAbort:
+      return "requires abort";
+    case TxnErrorKind::kFatal:
+      return "fatal";
+    case TxnErrorKind::kOther:
+      return "error";
+  }
+  return "error";
+}
+
+TxnResult KafkaTxnResult(rd_kafka_error_t* error, std::string_view what) {
+  if (error == nullptr) return TxnResult{};
+  TxnErrorKind kind = rd_kafka_error_is_fatal(error)             ? TxnErrorKind::kFatal
+                      : rd_kafka_error_txn_requires_abort(error) ? TxnErrorKind::kRequiresAbort
+                      : rd_kafka_error_is_retriable(error)       ? TxnErrorKind::kRetriable
+                                                                 : TxnErrorKind::kOther;
+  Status st = KafkaStatus(error, what);  // destroys `error`
+  if (kind == TxnErrorKind::kRequiresAbort) {
+    st = Status(st.code(), st.message() + " (the transaction must be aborted)");
+  }
+  return TxnResult{kind, std::move(st)};
 }
 
 Result<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Make(const Properties& properties) {

@@ -57,23 +57,70 @@ Status CheckProperties(const Properties& properties);
 Result<int32_t> PartitionCount(rd_kafka_t* rk, const std::string& topic,
                                std::chrono::milliseconds timeout);
 
-// KafkaProducer produces records to explicit partitions and waits for their acknowledgements
-// in Flush. Lifecycle: Make -> Produce* -> Flush. Not thread-safe.
+// How a transactional call failed, per librdkafka's classification of the rd_kafka_error_t
+// (rd_kafka_error_is_retriable / _txn_requires_abort / _is_fatal).
+enum class TxnErrorKind {
+  kNone,           // succeeded
+  kRetriable,      // the same call may be repeated (e.g. a commit that timed out)
+  kRequiresAbort,  // the transaction cannot commit: abort it, its records are not visible
+  kFatal,          // the producer is unusable (fenced by a newer instance of its transactional id)
+  kOther,          // anything else (state errors, bad arguments)
+};
+std::string_view TxnErrorKindName(TxnErrorKind kind);
+
+// The outcome of a transactional call: OK, or the error as a Status (KafkaStatus's mapping)
+// together with its classification.
+struct [[nodiscard]] TxnResult {
+  TxnErrorKind kind = TxnErrorKind::kNone;
+  Status status;
+  bool ok() const { return kind == TxnErrorKind::kNone; }
+};
+
+// One delivery report: the record's `tag` (given to Produce) and where it landed.
+struct Delivery {
+  uint64_t tag = 0;
+  int32_t partition = -1;
+  int64_t offset = -1;
+  rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+};
+
+// KafkaProducer produces records to explicit partitions (or librdkafka's partitioner with
+// kAnyPartition) and waits for their acknowledgements in Flush. With a 'transactional.id' it
+// also runs transactions (InitTransactions once, then Begin -> Produce* -> Flush -> Commit |
+// Abort). With `keep_deliveries`, every delivery report (tag, partition, offset) is kept until
+// TakeDeliveries. Lifecycle: Make -> Produce* -> Flush. Not thread-safe.
 class KafkaProducer {
  public:
-  static Result<std::unique_ptr<KafkaProducer>> Make(const Properties& properties);
+  static constexpr int32_t kAnyPartition = RD_KAFKA_PARTITION_UA;
+
+  static Result<std::unique_ptr<KafkaProducer>> Make(const Properties& properties,
+                                                     bool keep_deliveries = false);
 
   // Queues one record (waits while the local queue is full). Delivery errors surface in Flush.
   Status Produce(const std::string& topic, int32_t partition, std::string_view value,
-                 std::string_view key = {});
-  // Waits until every queued record is acknowledged; the first delivery error otherwise.
+                 std::string_view key = {}, uint64_t tag = 0);
+  // Waits until every queued record is acknowledged; the first delivery error otherwise
+  // (the failure count is then reset, so a later Flush reports only new failures).
   Status Flush(std::chrono::milliseconds timeout);
+  // The delivery reports received since the last call (only with `keep_deliveries`).
+  std::vector<Delivery> TakeDeliveries();
+
+  // Transactions. REQUIRES: 'transactional.id' was set. InitTransactions fences older
+  // instances of the id and aborts (or completes) the transaction they left open.
+  TxnResult InitTransactions(std::chrono::milliseconds timeout);
+  TxnResult BeginTransaction();
+  // Flushes, then commits. Retriable: call again; RequiresAbort: AbortTransaction; Fatal: the
+  // producer must be destroyed.
+  TxnResult CommitTransaction(std::chrono::milliseconds timeout);
+  TxnResult AbortTransaction(std::chrono::milliseconds timeout);
 
   rd_kafka_t* handle() const { return rk_.get(); }
 
   struct DeliveryState {
     int64_t failed = 0;
     rd_kafka_resp_err_t first_error = RD_KAFKA_RESP_ERR_NO_ERROR;
+    bool keep = false;
+    std::vector<Delivery> reports;
   };
   explicit KafkaProducer(HandlePtr rk, std::unique_ptr<DeliveryState> delivery)
       : rk_(std::move(rk)), delivery_(std::move(delivery)) {}
@@ -82,6 +129,9 @@ class KafkaProducer {
   HandlePtr rk_;
   std::unique_ptr<DeliveryState> delivery_;  // written by the delivery callback (in poll)
 };
+
+// The TxnResult of an rd_kafka_error_t (destroys it); `what` says which call failed.
+TxnResult KafkaTxnResult(rd_kafka_error_t* error, std::string_view what);
 
 // One consumed record, or an event of a partition (end reached, error).
 struct ConsumedMessage {

@@ -135,6 +135,103 @@ TEST(KafkaStatus, KeepsRetryableAndFatalApart) {
   EXPECT_NE(st.message().find("poll topic 't'"), std::string::npos);
 }
 
+TEST(KafkaProducerTransactions, DeliveriesGiveEachTaggedRecordsPartitionAndOffset) {
+  auto cluster = StartCluster("out", 3);
+  auto producer = KafkaProducer::Make(
+      {{"bootstrap.servers", cluster->bootstrap_servers()}, {"transactional.id", "t-deliver"}},
+      /*keep_deliveries=*/true);
+  ASSERT_TRUE(producer.ok()) << producer.status().ToString();
+  KafkaProducer& p = **producer;
+  ASSERT_TRUE(p.InitTransactions(kTimeout).ok());
+  ASSERT_TRUE(p.BeginTransaction().ok());
+  for (uint64_t i = 0; i < 90; ++i) {
+    ASSERT_TRUE(
+        p.Produce("out", KafkaProducer::kAnyPartition, "v" + std::to_string(i), {}, i).ok());
+  }
+  ASSERT_TRUE(p.Flush(kTimeout).ok());
+  std::vector<Delivery> d = p.TakeDeliveries();
+  ASSERT_EQ(d.size(), 90u);
+  TxnResult commit = p.CommitTransaction(kTimeout);
+  ASSERT_TRUE(commit.ok()) << commit.status.ToString();
+  EXPECT_TRUE(p.TakeDeliveries().empty());
+
+  auto consumer = KafkaConsumer::Make(Consumer(*cluster, "g-deliver"));
+  ASSERT_TRUE(consumer.ok());
+  auto records = ReadAll(**consumer, "out", 3);
+  std::map<std::pair<int32_t, int64_t>, std::string> where;
+  for (const auto& [partition, list] : records) {
+    for (const auto& [offset, value] : list) where[{partition, offset}] = value;
+  }
+  ASSERT_EQ(where.size(), 90u);
+  for (const Delivery& r : d) {
+    EXPECT_EQ(r.err, RD_KAFKA_RESP_ERR_NO_ERROR);
+    EXPECT_EQ(where[std::make_pair(r.partition, r.offset)], "v" + std::to_string(r.tag));
+  }
+}
+
+// librdkafka 2.0.2's classification of a failed EndTxn (injected on the mock): fenced and an
+// invalid epoch are fatal (the producer is unusable); the producer is then recreated.
+TEST(KafkaProducerTransactions, FencedCommitIsFatal) {
+  auto cluster = StartCluster("out", 1);
+  for (rd_kafka_resp_err_t err :
+       {RD_KAFKA_RESP_ERR_PRODUCER_FENCED, RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH}) {
+    auto producer = KafkaProducer::Make(
+        {{"bootstrap.servers", cluster->bootstrap_servers()}, {"transactional.id", "t-fenced"}});
+    ASSERT_TRUE(producer.ok());
+    ASSERT_TRUE((*producer)->InitTransactions(kTimeout).ok());
+    ASSERT_TRUE((*producer)->BeginTransaction().ok());
+    ASSERT_TRUE((*producer)->Produce("out", 0, "x").ok());
+    cluster->PushRequestErrors(26, {err});
+    TxnResult r = (*producer)->CommitTransaction(kTimeout);
+    EXPECT_EQ(r.kind, TxnErrorKind::kFatal)
+        << rd_kafka_err2name(err) << ": " << r.status.ToString();
+    EXPECT_EQ(r.status.code(), StatusCode::kInternal);
+    EXPECT_NE(r.status.message().find("commit_transaction"), std::string::npos);
+  }
+}
+
+// A retriable EndTxn error is retried inside librdkafka; a failed produce makes the commit
+// abortable.
+TEST(KafkaProducerTransactions, FailedProduceRequiresAbortAndAbortWorks) {
+  auto cluster = StartCluster("out", 1);
+  auto producer = KafkaProducer::Make({{"bootstrap.servers", cluster->bootstrap_servers()},
+                                       {"transactional.id", "t-abort"},
+                                       {"message.timeout.ms", "3000"}});
+  ASSERT_TRUE(producer.ok());
+  ASSERT_TRUE((*producer)->InitTransactions(kTimeout).ok());
+  ASSERT_TRUE((*producer)->BeginTransaction().ok());
+  cluster->PushRequestErrors(
+      0, std::vector<rd_kafka_resp_err_t>(50, RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED));
+  ASSERT_TRUE((*producer)->Produce("out", 0, "x").ok());
+  EXPECT_FALSE((*producer)->Flush(kTimeout).ok());
+  TxnResult r = (*producer)->CommitTransaction(kTimeout);
+  EXPECT_EQ(r.kind, TxnErrorKind::kRequiresAbort) << r.status.ToString();
+  cluster->ClearRequestErrors(0);
+  TxnResult abort = (*producer)->AbortTransaction(kTimeout);
+  EXPECT_TRUE(abort.ok()) << abort.status.ToString();
+  // A new transaction commits (to another topic: the producer keeps the authorization error
+  // of "out" in its metadata).
+  ASSERT_TRUE(cluster->CreateTopic("out2", 1).ok());
+  ASSERT_TRUE((*producer)->BeginTransaction().ok());
+  Status again = (*producer)->Produce("out2", 0, "y");
+  ASSERT_TRUE(again.ok()) << again.ToString();
+  cluster->PushRequestErrors(26, {RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE});
+  TxnResult commit = (*producer)->CommitTransaction(kTimeout);
+  EXPECT_TRUE(commit.ok()) << commit.status.ToString();
+}
+
+TEST(MockClusterNames, ApiKeysAndErrorCodesByName) {
+  EXPECT_EQ(*ApiKeyByName("EndTxn"), 26);
+  EXPECT_EQ(*ApiKeyByName("0"), 0);
+  EXPECT_FALSE(ApiKeyByName("EndTx").ok());
+  EXPECT_EQ(*ErrorCodeByName("PRODUCER_FENCED"), RD_KAFKA_RESP_ERR_PRODUCER_FENCED);
+  EXPECT_EQ(*ErrorCodeByName("ERR_INVALID_PRODUCER_EPOCH"),
+            RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH);
+  EXPECT_EQ(*ErrorCodeByName("_TRANSPORT"), RD_KAFKA_RESP_ERR__TRANSPORT);
+  EXPECT_EQ(*ErrorCodeByName("90"), RD_KAFKA_RESP_ERR_PRODUCER_FENCED);
+  EXPECT_FALSE(ErrorCodeByName("NOT_AN_ERROR").ok());
+}
+
 TEST(SpecificOffsets, ParsesFlinkSyntax) {
   auto o = ParseSpecificOffsets("partition:0,offset:42;partition:1,offset:300");
   ASSERT_TRUE(o.ok()) << o.status().ToString();

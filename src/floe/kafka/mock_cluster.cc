@@ -2,6 +2,9 @@
 
 #include <librdkafka/rdkafka_mock.h>
 
+#include <charconv>
+#include <utility>
+
 namespace floe::kafka {
 
 Result<std::unique_ptr<MockCluster>> MockCluster::Make(int brokers) {
@@ -44,6 +47,73 @@ Status MockCluster::CreateTopic(const std::string& name, int partitions, int rep
 Status MockCluster::SetRtt(int broker_id, int rtt_ms) {
   return KafkaStatus(rd_kafka_mock_broker_set_rtt(cluster_, broker_id, rtt_ms),
                      "set mock broker rtt");
+}
+
+void MockCluster::PushRequestErrors(int16_t api_key,
+                                    const std::vector<rd_kafka_resp_err_t>& errors) {
+  rd_kafka_mock_push_request_errors_array(cluster_, api_key, errors.size(), errors.data());
+}
+
+void MockCluster::ClearRequestErrors(int16_t api_key) {
+  rd_kafka_mock_clear_request_errors(cluster_, api_key);
+}
+
+namespace {
+
+// The Kafka protocol's API keys (kafka.apache.org/protocol#protocol_api_keys) floe's tests use.
+constexpr std::pair<std::string_view, int16_t> kApiKeys[] = {
+    {"Produce", 0},
+    {"Fetch", 1},
+    {"ListOffsets", 2},
+    {"Metadata", 3},
+    {"OffsetCommit", 8},
+    {"OffsetFetch", 9},
+    {"FindCoordinator", 10},
+    {"JoinGroup", 11},
+    {"Heartbeat", 12},
+    {"LeaveGroup", 13},
+    {"SyncGroup", 14},
+    {"InitProducerId", 22},
+    {"AddPartitionsToTxn", 24},
+    {"AddOffsetsToTxn", 25},
+    {"EndTxn", 26},
+    {"TxnOffsetCommit", 28},
+};
+
+bool ParseInt(std::string_view s, int64_t* out) {
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return !s.empty() && ec == std::errc() && ptr == s.data() + s.size();
+}
+
+}  // namespace
+
+Result<int16_t> ApiKeyByName(std::string_view name) {
+  int64_t n = 0;
+  if (ParseInt(name, &n) && n >= 0 && n <= INT16_MAX) return static_cast<int16_t>(n);
+  std::string known;
+  for (const auto& [api, key] : kApiKeys) {
+    if (api == name) return key;
+    known += (known.empty() ? "" : ", ") + std::string(api);
+  }
+  return Status::InvalidArgument("unknown Kafka API '" + std::string(name) +
+                                 "' (a number or one of " + known + ")");
+}
+
+Result<rd_kafka_resp_err_t> ErrorCodeByName(std::string_view name) {
+  int64_t n = 0;
+  if (ParseInt(name, &n) && n >= INT32_MIN && n <= INT32_MAX) {
+    return static_cast<rd_kafka_resp_err_t>(n);
+  }
+  if (name.substr(0, 4) == "ERR_") name.remove_prefix(4);
+  const rd_kafka_err_desc* descs = nullptr;
+  size_t count = 0;
+  rd_kafka_get_err_descs(&descs, &count);
+  for (size_t i = 0; i < count; ++i) {
+    if (descs[i].name != nullptr && name == descs[i].name) return descs[i].code;
+  }
+  return Status::InvalidArgument("unknown Kafka error '" + std::string(name) +
+                                 "' (a number or a name such as PRODUCER_FENCED, "
+                                 "INVALID_PRODUCER_EPOCH, _TRANSPORT)");
 }
 
 }  // namespace floe::kafka

@@ -1,7 +1,10 @@
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "floe/common/status.h"
 #include "floe/kafka/kafka_client.h"
@@ -27,6 +30,12 @@ class MockCluster {
   Status CreateTopic(const std::string& name, int partitions, int replication_factor = 1);
   // Adds `rtt_ms` of latency to every response of broker `broker_id` (1-based).
   Status SetRtt(int broker_id, int rtt_ms);
+  // The next `errors.size()` requests of Kafka protocol API `api_key` (any broker) fail with
+  // these errors, in order (rd_kafka_mock_push_request_errors_array). E.g. EndTxn (26) with
+  // PRODUCER_FENCED makes the next transaction commit fail as fenced.
+  void PushRequestErrors(int16_t api_key, const std::vector<rd_kafka_resp_err_t>& errors);
+  // Drops the errors still queued for `api_key`.
+  void ClearRequestErrors(int16_t api_key);
   int brokers() const { return brokers_; }
 
   MockCluster(HandlePtr rk, rd_kafka_mock_cluster_s* cluster, int brokers);
@@ -37,5 +46,12 @@ class MockCluster {
   int brokers_;
   std::string bootstraps_;
 };
+
+// A Kafka protocol API key by name ("EndTxn", "Produce", ... as in the protocol guide) or
+// number ("26"). InvalidArgument listing the known names otherwise.
+Result<int16_t> ApiKeyByName(std::string_view name);
+// A librdkafka error code by name, as rd_kafka_err2name spells it ("PRODUCER_FENCED",
+// "_TRANSPORT"; an "ERR_" prefix is accepted) or by number ("90").
+Result<rd_kafka_resp_err_t> ErrorCodeByName(std::string_view name);
 
 }  // namespace floe::kafka

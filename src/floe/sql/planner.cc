@@ -9,6 +9,7 @@
 #include "floe/connectors/calc_operator.h"
 #include "floe/connectors/filesystem_source.h"
 #include "floe/connectors/iceberg_sink.h"
+#include "floe/connectors/kafka_sink.h"
 #include "floe/connectors/kafka_source.h"
 #include "floe/connectors/print_sink.h"
 #include "floe/connectors/roster_source.h"
@@ -20,7 +21,7 @@ namespace {
 constexpr const char* kKnownConnectors =
     "'blackhole', 'filesystem', 'iceberg', 'kafka', 'print', 'roster'";
 constexpr const char* kSourceConnectors = "'filesystem', 'kafka', 'roster'";
-constexpr const char* kSinkConnectors = "'blackhole', 'iceberg', 'print'";
+constexpr const char* kSinkConnectors = "'blackhole', 'iceberg', 'kafka', 'print'";
 
 std::string At(const SourcePos& pos) {
   return "line " + std::to_string(pos.line) + ", column " + std::to_string(pos.column) + ": ";
@@ -170,7 +171,7 @@ Result<std::string> ConnectorOf(const CreateTable& table, Role role) {
   }
   const std::string& c = it->second;
   bool source = c == "roster" || c == "filesystem" || c == "kafka";
-  bool sink = c == "print" || c == "blackhole" || c == "iceberg";
+  bool sink = c == "print" || c == "blackhole" || c == "iceberg" || c == "kafka";
   if (!source && !sink) {
     return Status::InvalidArgument(At(table.pos) + "table '" + table.name +
                                    "': unknown connector '" + c +
@@ -368,6 +369,14 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
       FLOE_RETURN_NOT_OK(
           AtPos(sink->pos, connectors::AddBlackholeSink(job->graph, calc_vertex, sink_name,
                                                         sink_table, default_parallelism)));
+    } else if (sink_connector == "kafka") {
+      connectors::KafkaSinkJobSettings settings;
+      settings.checkpointing = job->checkpointing;
+      settings.restart_delay_ms =
+          job->restart.kind == RestartStrategy::Kind::kNone ? 0 : job->restart.delay_ms;
+      FLOE_RETURN_NOT_OK(
+          AtPos(sink->pos, connectors::AddKafkaSink(job->graph, calc_vertex, sink_name, sink_table,
+                                                    settings, default_parallelism)));
     } else {
       FLOE_ASSIGN_OR_RAISE(connectors::IcebergSinkSpec spec, MakeIcebergSpec(*sink, sink_table));
       if (changelog) spec.row_kind_column = connectors::kRowKindColumn;

@@ -195,6 +195,87 @@ INSERT INTO dst SELECT seq, npi FROM src;)sql");
             "'dst' is BIGINT");
 }
 
+// A roster -> kafka job with the given SETs and sink options.
+std::string KafkaSinkJob(const std::string& sets, const std::string& sink_options) {
+  return sets + R"sql(
+CREATE TABLE src (seq BIGINT NOT NULL) WITH ('connector' = 'roster');
+CREATE TABLE out (seq BIGINT NOT NULL) WITH (
+  'connector' = 'kafka', 'topic' = 'out', 'format' = 'json',
+  'properties.bootstrap.servers' = '127.0.0.1:1')sql" +
+         sink_options + R"sql();
+INSERT INTO out SELECT * FROM src;)sql";
+}
+
+TEST(PlanJob, KafkaIsWritableAndExactlyOnceFollowsTheTimeoutRule) {
+  const std::string eo =
+      ", 'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'floe-t'";
+  // A default job (Flink's 10 min checkpoint timeout, 1 s restart delay) against librdkafka's
+  // default 60 s transaction timeout: refused with every number and the option to change.
+  std::string msg = ErrorOf(KafkaSinkJob("SET 'execution.checkpointing.interval' = '1s';", eo));
+  EXPECT_EQ(msg.rfind("line 3, column 1: table 'out': 'sink.delivery-guarantee' = "
+                      "'exactly-once' needs checkpoint interval + checkpoint timeout + restart "
+                      "delay < transaction.timeout.ms",
+                      0),
+            0u)
+      << msg;
+  for (const char* part :
+       {"1000 ms ('execution.checkpointing.interval') + 600000 ms "
+        "('execution.checkpointing.timeout') + 1000 ms ('restart-strategy.fixed-delay.delay') = "
+        "602000 ms, which is not below 60000 ms ('properties.transaction.timeout.ms', "
+        "librdkafka's default)",
+        "Set 'properties.transaction.timeout.ms' above 602000 ms", "900000 ms = 15 min"}) {
+    EXPECT_NE(msg.find(part), std::string::npos) << part << "\n" << msg;
+  }
+  // Raised above the sum: planned.
+  Result<std::unique_ptr<PlannedJob>> ok =
+      Plan(KafkaSinkJob("SET 'execution.checkpointing.interval' = '1s';",
+                        eo + ", 'properties.transaction.timeout.ms' = '602001'"));
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ((*ok)->graph.vertices().back().name, "sink-out");
+  // A sum beyond the brokers' usual maximum: the message says to lower the checkpoint timeout.
+  msg =
+      ErrorOf(KafkaSinkJob("SET 'execution.checkpointing.interval' = '1 min';\n"
+                           "SET 'execution.checkpointing.timeout' = '15 min';\n"
+                           "SET 'restart-strategy.type' = 'none';",
+                           eo + ", 'properties.transaction.timeout.ms' = '900000'"));
+  EXPECT_NE(msg.find("60000 ms ('execution.checkpointing.interval') + 900000 ms "
+                     "('execution.checkpointing.timeout') + 0 ms "
+                     "('restart-strategy.fixed-delay.delay') = 960000 ms, which is not below "
+                     "900000 ms ('properties.transaction.timeout.ms')."),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("not below the brokers' usual maximum transaction.max.timeout.ms = "
+                     "900000 ms (15 min): lower 'execution.checkpointing.timeout'"),
+            std::string::npos)
+      << msg;
+  // Exactly-once without checkpointing, with AT_LEAST_ONCE checkpoints, without a prefix.
+  msg = ErrorOf(KafkaSinkJob("", eo));
+  EXPECT_NE(msg.find("needs checkpointing"), std::string::npos) << msg;
+  msg =
+      ErrorOf(KafkaSinkJob("SET 'execution.checkpointing.interval' = '1s';\n"
+                           "SET 'execution.checkpointing.mode' = 'AT_LEAST_ONCE';",
+                           eo + ", 'properties.transaction.timeout.ms' = '900000'"));
+  EXPECT_NE(msg.find("needs 'execution.checkpointing.mode' = 'EXACTLY_ONCE'"), std::string::npos)
+      << msg;
+  msg = ErrorOf(KafkaSinkJob("SET 'execution.checkpointing.interval' = '1s';",
+                             ", 'sink.delivery-guarantee' = 'exactly-once'"));
+  EXPECT_NE(msg.find("option 'sink.transactional-id-prefix' is required when "
+                     "'sink.delivery-guarantee' = 'exactly-once'"),
+            std::string::npos)
+      << msg;
+  // at-least-once (the default) and none need no checkpoint settings.
+  for (const char* g : {"", ", 'sink.delivery-guarantee' = 'none'",
+                        ", 'sink.delivery-guarantee' = 'at-least-once'"}) {
+    Result<std::unique_ptr<PlannedJob>> r = Plan(KafkaSinkJob("", g));
+    EXPECT_TRUE(r.ok()) << g << ": " << r.status().ToString();
+  }
+  msg = ErrorOf(KafkaSinkJob("", ", 'sink.delivery-guarantee' = 'twice'"));
+  EXPECT_NE(msg.find("option 'sink.delivery-guarantee' must be none, at-least-once or "
+                     "exactly-once, got 'twice'"),
+            std::string::npos)
+      << msg;
+}
+
 TEST(PlanJob, UpsertSinkNeedsAPrimaryKey) {
   std::string msg = ErrorOf(R"sql(
 CREATE TABLE src (seq BIGINT NOT NULL) WITH ('connector' = 'roster');
