@@ -4,26 +4,14 @@
 // asserts on timing. Each test gets its own FLOE_HOME (job directories) and checkpoint directory.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import * as h from './harness.mjs';
 
-const FLOE = process.env.FLOE_BIN;
-assert.ok(FLOE && fs.existsSync(FLOE), 'FLOE_BIN must point at the floe binary');
-const ROOT = fs.mkdtempSync(path.join(os.tmpdir(), 'floe-jobs-'));
+const ROOT = h.tempRoot('floe-jobs-');
 const WAIT_MS = 180_000;
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function waitFor(what, cond, timeoutMs = WAIT_MS) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = cond();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
+const waitFor = (what, cond, timeoutMs = WAIT_MS) => h.waitFor(what, cond, timeoutMs, 100);
 function alive(pid) {
   try { process.kill(pid, 0); return true; } catch (e) { return e.code === 'EPERM'; }
 }
@@ -48,15 +36,12 @@ CREATE TABLE sink (seq BIGINT NOT NULL, npi STRING NOT NULL, revision INT)
   WITH ('connector' = 'blackhole');
 INSERT INTO sink SELECT seq, npi, revision FROM roster;
 `);
-  const env = { ...process.env, FLOE_HOME: home, EVENTS: String(events) };
-  delete env.FLOE_CRASH_AT;
+  // Over this process's environment; undefined removes a variable.
+  const env = { FLOE_HOME: home, EVENTS: String(events), FLOE_CRASH_AT: undefined };
   return { dir, home, chk, job, env };
 }
 
-function floe(sb, ...args) {
-  const r = spawnSync(FLOE, args, { encoding: 'utf8', env: sb.env });
-  return { code: r.status, out: r.stdout, err: r.stderr };
-}
+const floe = (sb, ...args) => h.floe(args, sb.env);
 function ok(sb, ...args) {
   const r = floe(sb, ...args);
   assert.equal(r.code, 0, `floe ${args.join(' ')} failed (${r.code}): ${r.err}`);
@@ -65,30 +50,20 @@ function ok(sb, ...args) {
 
 // Starts `floe run` in the background.
 function run(sb, args = [], extraEnv = {}) {
-  const p = spawn(FLOE, ['run', sb.job, ...args], { env: { ...sb.env, ...extraEnv } });
-  const r = { proc: p, out: '', err: '' };
-  p.stdout.on('data', (d) => { r.out += d; });
-  p.stderr.on('data', (d) => { r.err += d; });
-  r.exited = new Promise((resolve) => p.on('exit', (code, signal) => resolve({ code, signal })));
+  const r = h.start(['run', sb.job, ...args], { env: { ...sb.env, ...extraEnv }, stdin: 'pipe',
+                                                stdout: 'pipe' });
   r.wait = async () => {
     let timer;
     const timeout = new Promise((res) => { timer = setTimeout(() => res(null), WAIT_MS); });
     const e = await Promise.race([r.exited, timeout]);
     clearTimeout(timer);
-    if (!e) { p.kill('SIGKILL'); throw new Error(`floe run did not end; stderr:\n${r.err}`); }
+    if (!e) { r.child.kill('SIGKILL'); throw new Error(`floe run did not end; stderr:\n${r.err}`); }
     return e;
   };
   return r;
 }
 
-function jobs(sb) {
-  const root = path.join(sb.home, 'jobs');
-  if (!fs.existsSync(root)) return [];
-  return fs.readdirSync(root)
-    .map((d) => path.join(root, d, 'job.json'))
-    .filter((f) => fs.existsSync(f))
-    .map((f) => JSON.parse(fs.readFileSync(f, 'utf8')));
-}
+const jobs = (sb) => h.jobRecords(sb.home);
 const onlyJob = (sb) => { const j = jobs(sb); return j.length === 1 ? j[0] : null; };
 const running = (sb) => { const j = onlyJob(sb); return j && j.state === 'RUNNING' && j.worker_pid > 0 ? j : null; };
 const checkpointed = (sb, n = 1) => { const j = running(sb); return j && j.last_checkpoint >= n ? j : null; };
@@ -207,7 +182,7 @@ test('a killed coordinator takes its worker along; run --from latest resumes the
   const sb = sandbox('resume', { events: 3000, rps: 300 });
   const r = run(sb);
   const j = await waitFor('a completed checkpoint', () => checkpointed(sb));
-  r.proc.kill('SIGKILL');
+  r.child.kill('SIGKILL');
   await r.wait();
   await waitFor('the orphaned worker to die', () => !alive(j.worker_pid));
   assert.match(ok(sb, 'list', '--all'), new RegExp(`^${j.job_id}\\s+LOST`, 'm'));
@@ -239,7 +214,7 @@ test('a config error stops floe run before any worker or job directory exists', 
 
 test('variables come from --var, else from the environment', async () => {
   const sb = sandbox('vars', { events: 100, rps: 0 });
-  delete sb.env.EVENTS;
+  sb.env.EVENTS = undefined;
   const missing = floe(sb, 'run', sb.job);
   assert.notEqual(missing.code, 0);
   assert.match(missing.err, /EVENTS/);

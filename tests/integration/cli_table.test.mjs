@@ -2,19 +2,13 @@
 // FLOE_BIN points at the floe binary (ctest passes it).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import * as h from './harness.mjs';
 
-const FLOE = process.env.FLOE_BIN;
-assert.ok(FLOE && fs.existsSync(FLOE), 'FLOE_BIN must point at the floe binary');
-const WH = fs.mkdtempSync(path.join(os.tmpdir(), 'floe-cli-'));
+const WH = h.tempRoot('floe-cli-');
 
-function floe(...args) {
-  const r = spawnSync(FLOE, [...args, '--warehouse', WH], { encoding: 'utf8' });
-  return { code: r.status, out: r.stdout, err: r.stderr };
-}
+const floe = (...args) => h.floe([...args, '--warehouse', WH]);
 function ok(...args) {
   const r = floe(...args);
   assert.equal(r.code, 0, `floe ${args.join(' ')} failed: ${r.err}`);
@@ -26,11 +20,7 @@ function scan(table, ...extra) {
 function describe(table) {
   return JSON.parse(ok('table', 'describe', table));
 }
-function writeLines(name, rows) {
-  const p = path.join(WH, name);
-  fs.writeFileSync(p, rows.map((r) => (typeof r === 'string' ? r : JSON.stringify(r))).join('\n') + '\n');
-  return p;
-}
+const writeLines = (name, rows) => h.writeJsonl(path.join(WH, name), rows);
 function dataFiles(table) {
   const [ns, t] = table.split('.');
   const out = [];
@@ -175,12 +165,7 @@ test('two processes appending to one table at once: both commits land', async ()
     const rows = [];
     for (let i = 0; i < 2000; i++) rows.push({ seq: w * 2000 + i, who: `w${w}` });
     const f = writeLines(`race${w}.jsonl`, rows);
-    runs.push(new Promise((resolve) => {
-      const p = spawn(FLOE, ['table', 'append', 'db.race', f, '--warehouse', WH]);
-      let err = '';
-      p.stderr.on('data', (d) => (err += d));
-      p.on('close', (code) => resolve({ code, err }));
-    }));
+    runs.push(h.start(['table', 'append', 'db.race', f, '--warehouse', WH]).done);
   }
   const results = await Promise.all(runs);
   for (const r of results) assert.equal(r.code, 0, r.err);

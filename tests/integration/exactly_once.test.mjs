@@ -5,128 +5,60 @@
 // `floe roster expected`. FLOE_BIN points at the floe binary.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { checkpointSets, checkpointed, floe, icebergTable, killWorkerMidFeed, runJob, sandbox,
+         tempRoot, verifyLatest, verifySeqs, waitFor } from './harness.mjs';
 
-const FLOE = process.env.FLOE_BIN;
-assert.ok(FLOE && fs.existsSync(FLOE), 'FLOE_BIN must point at the floe binary');
-const ROOT = fs.mkdtempSync(path.join(os.tmpdir(), 'floe-eo-'));
-const WAIT_MS = 240_000;
+const ROOT = tempRoot('floe-eo-');
 const SEED = 42;
 const COLUMNS = `seq BIGINT NOT NULL, npi STRING NOT NULL, source STRING NOT NULL, revision INT NOT NULL,
   event_time TIMESTAMP(3) NOT NULL, first_name STRING, last_name STRING, specialty STRING, state STRING,
   city STRING, zip STRING, phone STRING, active BOOLEAN`;
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function waitFor(what, cond, timeoutMs = WAIT_MS) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = cond();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
 // One pipeline: a warehouse, a checkpoint dir, a job file; append or upsert.
 function pipeline(name, { upsert = false, mode = 'EXACTLY_ONCE', rps = 3000, interval = '300 ms' } = {}) {
-  const dir = fs.mkdtempSync(path.join(ROOT, `${name}-`));
-  const p = { dir, name, upsert, home: path.join(dir, 'home'), wh: path.join(dir, 'wh'),
-              chk: path.join(dir, 'chk'), job: path.join(dir, `${name}.sql`), table: `demo.${name}` };
+  const p = { ...sandbox(ROOT, name), upsert };
   fs.writeFileSync(p.job, `-- ${name}: roster -> iceberg ${upsert ? 'upsert' : 'append'}, ${mode}
-SET 'execution.checkpointing.interval' = '${interval}';
+${checkpointSets(interval)}
 SET 'execution.checkpointing.mode' = '${mode}';
-SET 'execution.checkpointing.dir' = '\${CHK}';
-SET 'restart-strategy.type' = 'fixed-delay';
-SET 'restart-strategy.fixed-delay.attempts' = '5';
-SET 'restart-strategy.fixed-delay.delay' = '100 ms';
 CREATE TABLE roster (${COLUMNS})
   WITH ('connector' = 'roster', 'seed' = '${SEED}', 'events' = '\${EVENTS}', 'rows-per-second' = '${rps}');
 CREATE TABLE lake (${COLUMNS}${upsert ? ', PRIMARY KEY (npi) NOT ENFORCED' : ''})
-  WITH ('connector' = 'iceberg', 'catalog-type' = 'hadoop', 'warehouse' = '\${WH}',
-        'catalog-database' = 'demo', 'catalog-table' = '${name}', 'write.upsert.enabled' = '${upsert}',
+  WITH (${icebergTable(name)}, 'write.upsert.enabled' = '${upsert}',
         'sink.parallelism' = '2');
 INSERT INTO lake SELECT * FROM roster;
 `);
   return p;
 }
 
-// Starts `floe run`; resolves with {code, err} when it exits.
+// Starts `floe run`; `done` resolves with {code, err} when it exits.
 function run(p, { events = 12000, crashAt, from, chk = p.chk } = {}) {
-  const args = ['run', p.job, '--var', `CHK=${chk}`, '--var', `WH=${p.wh}`, '--var', `EVENTS=${events}`];
-  if (from) args.push('--from', from);
-  const env = { ...process.env, FLOE_HOME: p.home };
-  delete env.FLOE_CRASH_AT;
-  if (crashAt) env.FLOE_CRASH_AT = crashAt;
-  const child = spawn(FLOE, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  child.stderr.on('data', (d) => (err += d));
-  const done = new Promise((resolve) => child.on('close', (code) => resolve({ code, err })));
-  return { child, done, stderr: () => err };
-}
-
-function jobRecords(p) {
-  const dir = path.join(p.home, 'jobs');
-  if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir).map((j) => {
-    try { return JSON.parse(fs.readFileSync(path.join(dir, j, 'job.json'), 'utf8')); } catch { return null; }
-  }).filter(Boolean);
-}
-
-function floe(...args) {
-  return floeIn(process.env.FLOE_HOME, ...args);
-}
-function floeIn(home, ...args) {
-  const env = { ...process.env };
-  if (home) env.FLOE_HOME = home;
-  const r = spawnSync(FLOE, args, { encoding: 'utf8', maxBuffer: 64 << 20, env });
-  return { code: r.status, out: r.stdout, err: r.stderr };
+  return runJob(p, { CHK: chk, WH: p.wh, EVENTS: events }, { crashAt, from });
 }
 
 // The table holds every seq 1..events exactly once (append) or equals the expected latest row
 // per npi (upsert). Asserts on `floe table verify`'s exit status and shows its report.
 function verify(p, events) {
-  let r;
-  if (p.upsert) {
-    const expected = path.join(p.dir, `expected-${events}.jsonl`);
-    const e = floe('roster', 'expected', '--seed', String(SEED), '--events', String(events));
-    assert.equal(e.code, 0, e.err);
-    fs.writeFileSync(expected, e.out);
-    r = floe('table', 'verify', p.table, '--warehouse', p.wh, '--expected', expected, '--key', 'npi',
-             '--unique', 'npi');
-  } else {
-    r = floe('table', 'verify', p.table, '--warehouse', p.wh, '--unique', 'seq',
-             '--expect-range', `seq:1..${events}`);
-  }
-  assert.equal(r.code, 0, `verify ${p.table} found problems:\n${r.out}\n${r.err}`);
-  assert.match(r.out, /result: OK/);
-  return r.out;
+  if (!p.upsert) return verifySeqs(p, events);
+  const expected = path.join(p.dir, `expected-${events}.jsonl`);
+  const e = floe(['roster', 'expected', '--seed', String(SEED), '--events', String(events)]);
+  assert.equal(e.code, 0, e.err);
+  fs.writeFileSync(expected, e.out);
+  return verifyLatest(p, expected, 'npi');
 }
 
 function snapshots(p) {
-  const raw = floe('table', 'describe', p.table, '--warehouse', p.wh);
+  const raw = floe(['table', 'describe', p.table, '--warehouse', p.wh]);
   assert.equal(raw.code, 0, raw.err);
   return JSON.parse(raw.out).snapshots;
-}
-
-// SIGKILL the worker once it has completed `after` checkpoints, after a random extra delay.
-async function killWorkerMidFeed(p, after, maxExtraMs) {
-  const rec = await waitFor('a running worker with a checkpoint', () => {
-    const r = jobRecords(p)[0];
-    return r && r.worker_pid && (r.last_checkpoint || 0) >= after && r.state === 'RUNNING' ? r : null;
-  });
-  await sleep(Math.floor(Math.random() * maxExtraMs));
-  try { process.kill(rec.worker_pid, 'SIGKILL'); } catch { /* already gone: the run still must be right */ }
-  return rec.worker_pid;
 }
 
 for (const upsert of [false, true]) {
   for (const mode of ['EXACTLY_ONCE', 'AT_LEAST_ONCE']) {
     for (let round = 0; round < 2; round++) {
       const name = `${upsert ? 'upsert' : 'append'}_${mode === 'EXACTLY_ONCE' ? 'eo' : 'alo'}_${round}`;
-      test(`${name}: worker SIGKILLed at a random point mid-feed, every event lands exactly once`, async () => {
+      test(`${name}: worker SIGKILLed at a random point mid-feed, every event lands exactly once`, async (t) => {
         const p = pipeline(name, { upsert, mode });
         const r = run(p);
         const killed = await killWorkerMidFeed(p, 1 + round, 1200);
@@ -134,7 +66,7 @@ for (const upsert of [false, true]) {
         assert.equal(code, 0, err);
         assert.match(err, new RegExp(`worker exited \\(killed by SIGKILL\\)|worker ${killed}`), err);
         const report = verify(p, 12000);
-        test.diagnostic?.(report);
+        t.diagnostic(report);
       });
     }
   }
@@ -164,14 +96,11 @@ for (const point of CRASH_POINTS) {
   }
 }
 
-test('old savepoint restored with new input waiting: no duplicate, no missing row, no freeze', async () => {
+test('old savepoint restored with new input waiting: no duplicate, no missing row, no freeze', async (t) => {
   const p = pipeline('savepoint_old', { rps: 3000 });
   const first = run(p);
-  const rec = await waitFor('checkpoint 2', () => {
-    const j = jobRecords(p)[0];
-    return j && (j.last_checkpoint || 0) >= 2 && j.state === 'RUNNING' ? j : null;
-  });
-  const sp = floeIn(p.home, 'savepoint', rec.job_id, path.join(p.dir, 'savepoints'));
+  const rec = await waitFor('checkpoint 2', () => checkpointed(p.home, 2));
+  const sp = floe(['savepoint', rec.job_id, path.join(p.dir, 'savepoints')], { FLOE_HOME: p.home });
   assert.equal(sp.code, 0, sp.err);
   const savepoint = sp.out.trim().split('\n').pop();
   assert.ok(fs.existsSync(savepoint), `savepoint path ${savepoint}`);
@@ -198,7 +127,7 @@ test('old savepoint restored with new input waiting: no duplicate, no missing ro
   // margin for process start-up on a loaded machine (the interval is 300 ms).
   const firstCommitMs = after[0]['timestamp-ms'] - restoredAt;
   assert.ok(firstCommitMs < 20000, `table frozen: first commit ${firstCommitMs} ms after the restore`);
-  test.diagnostic?.(`first commit after restore: ${firstCommitMs} ms after floe run`);
+  t.diagnostic(`first commit after restore: ${firstCommitMs} ms after floe run`);
 });
 
 test('job resubmitted with no state (a fresh checkpoint dir): the table holds the positions, no duplicate', async () => {

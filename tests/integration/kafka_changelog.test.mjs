@@ -16,61 +16,22 @@
 // events of ~200 B), no offsets by timestamp (not used), unique group ids per test.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { checkpointSets, floe, icebergTable, killWorkerMidFeed, moreOptions, produce as produceFile,
+         runJob, sandbox, startCluster, stopClusters, tempRoot, verifySeqs, writeJsonl } from './harness.mjs';
 
-const FLOE = process.env.FLOE_BIN;
-assert.ok(FLOE && fs.existsSync(FLOE), 'FLOE_BIN must point at the floe binary');
-const ROOT = fs.mkdtempSync(path.join(os.tmpdir(), 'floe-kafka-cl-'));
-const WAIT_MS = 240_000;
+const ROOT = tempRoot('floe-kafka-cl-');
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function waitFor(what, cond, timeoutMs = WAIT_MS) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = cond();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
+// A dev cluster with `topics` and `extra` options; resolves with its bootstrap servers.
+async function cluster(name, topics, extra = []) {
+  return (await startCluster(ROOT, name, { topics, args: extra })).bootstrap;
 }
-
-function floe(args, env = {}) {
-  const r = spawnSync(FLOE, args, { encoding: 'utf8', maxBuffer: 64 << 20,
-                                    env: { ...process.env, ...env } });
-  return { code: r.status, out: r.stdout, err: r.stderr };
-}
-
-const clusters = [];
-async function startCluster(name, topics, extra = []) {
-  const file = path.join(ROOT, `${name}.bootstrap`);
-  const args = ['kafka', 'dev', '--brokers', '3', '--bootstrap-file', file, ...extra];
-  for (const t of topics) args.push('--topic', t);
-  const child = spawn(FLOE, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  child.stderr.on('data', (d) => (err += d));
-  const exited = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
-  clusters.push({ child, exited });
-  const bootstrap = await waitFor(`dev cluster ${name}: ${err}`, () =>
-    fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : null, 30_000);
-  return bootstrap;
-}
-after(async () => {
-  for (const c of clusters) {
-    c.child.kill('SIGTERM');
-    const { code } = await c.exited;
-    assert.equal(code, 0, 'floe kafka dev exits 0 on SIGTERM');
-  }
-});
+after(stopClusters);
 
 function produce(bootstrap, topic, lines, extra = []) {
   const file = path.join(ROOT, `${topic}-${lines.length}-${Math.random().toString(36).slice(2)}.jsonl`);
-  fs.writeFileSync(file, lines.join('\n') + '\n');
-  const r = floe(['kafka', 'produce', '--bootstrap', bootstrap, '--topic', topic, ...extra, file]);
-  assert.equal(r.code, 0, r.err);
-  assert.equal(r.out.trim(), String(lines.length));
+  produceFile(bootstrap, topic, writeJsonl(file, lines), extra);
 }
 
 // A deterministic pseudo-random generator (mulberry32), so a failure can be replayed.
@@ -125,26 +86,17 @@ function debeziumFeed(events, keys, seed) {
 }
 
 function changelogJob(name, { interval = '200 ms', sourceProps = {} } = {}) {
-  const dir = fs.mkdtempSync(path.join(ROOT, `${name}-`));
-  const p = { dir, name, home: path.join(dir, 'home'), wh: path.join(dir, 'wh'),
-              chk: path.join(dir, 'chk'), job: path.join(dir, `${name}.sql`),
-              table: `demo.${name}` };
-  const extra = Object.entries(sourceProps).map(([k, v]) => `, '${k}' = '${v}'`).join('');
+  const p = sandbox(ROOT, name);
   fs.writeFileSync(p.job, `-- ${name}: debezium-json changelog -> upsert iceberg table
-SET 'execution.checkpointing.interval' = '${interval}';
-SET 'execution.checkpointing.dir' = '\${CHK}';
-SET 'restart-strategy.type' = 'fixed-delay';
-SET 'restart-strategy.fixed-delay.attempts' = '5';
-SET 'restart-strategy.fixed-delay.delay' = '100 ms';
+${checkpointSets(interval)}
 CREATE TABLE people (id BIGINT NOT NULL, name STRING, version INT, city STRING)
   WITH ('connector' = 'kafka', 'topic' = 'people', 'format' = 'debezium-json',
         'properties.bootstrap.servers' = '\${KAFKA}', 'properties.group.id' = 'floe-${name}',
         'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset',
-        'scan.parallelism' = '3'${extra});
+        'scan.parallelism' = '3'${moreOptions(sourceProps)});
 CREATE TABLE lake (id BIGINT NOT NULL, name STRING, version INT, city STRING,
                    PRIMARY KEY (id) NOT ENFORCED)
-  WITH ('connector' = 'iceberg', 'catalog-type' = 'hadoop', 'warehouse' = '\${WH}',
-        'catalog-database' = 'demo', 'catalog-table' = '${name}', 'sink.parallelism' = '2',
+  WITH (${icebergTable(name)}, 'sink.parallelism' = '2',
         'write.upsert.enabled' = 'true');
 INSERT INTO lake SELECT * FROM people;
 `);
@@ -152,23 +104,7 @@ INSERT INTO lake SELECT * FROM people;
 }
 
 function run(p, kafka, { sql = p.job, extra = [] } = {}) {
-  const args = ['run', sql, '--var', `CHK=${p.chk}`, '--var', `WH=${p.wh}`, '--var', `KAFKA=${kafka}`,
-                ...extra];
-  const env = { ...process.env, FLOE_HOME: p.home };
-  delete env.FLOE_CRASH_AT;
-  const child = spawn(FLOE, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  child.stderr.on('data', (d) => (err += d));
-  const done = new Promise((resolve) => child.on('close', (code) => resolve({ code, err })));
-  return { child, done };
-}
-
-function jobRecords(p) {
-  const dir = path.join(p.home, 'jobs');
-  if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir).map((j) => {
-    try { return JSON.parse(fs.readFileSync(path.join(dir, j, 'job.json'), 'utf8')); } catch { return null; }
-  }).filter(Boolean);
+  return runJob(p, { CHK: p.chk, WH: p.wh, KAFKA: kafka }, { sql, args: extra });
 }
 
 function scan(p) {
@@ -208,7 +144,7 @@ const FEED = debeziumFeed(3000, 400, 20261130);
 const PARTITION_BY = ['--partition-by', 'after.id|before.id'];
 
 test('debezium-json feed (c/r/u/d, re-inserts) over 3 partitions into an upsert table: the table equals the final state', async (t) => {
-  const kafka = await startCluster('cdc', ['people:3']);
+  const kafka = await cluster('cdc', ['people:3']);
   produce(kafka, 'people', FEED.lines, PARTITION_BY);
   const p = changelogJob('cdc_upsert');
   const { code, err } = await run(p, kafka).done;
@@ -229,17 +165,12 @@ test('debezium-json feed (c/r/u/d, re-inserts) over 3 partitions into an upsert 
 
 test('debezium-json feed with the worker SIGKILLed mid-feed: exactly the final state', async () => {
   // 20 ms per broker response and ~1 KiB fetches keep the bounded job reading for seconds.
-  const kafka = await startCluster('cdc-slow', ['people:3'], ['--rtt-ms', '20']);
+  const kafka = await cluster('cdc-slow', ['people:3'], ['--rtt-ms', '20']);
   produce(kafka, 'people', FEED.lines, [...PARTITION_BY, '--property', 'batch.num.messages=10',
                                         '--property', 'linger.ms=0']);
   const p = changelogJob('cdc_kill', { sourceProps: { 'properties.max.partition.fetch.bytes': '1024' } });
   const r = run(p, kafka);
-  const rec = await waitFor('a running worker with a checkpoint', () => {
-    const j = jobRecords(p)[0];
-    return j && j.worker_pid && (j.last_checkpoint || 0) >= 2 && j.state === 'RUNNING' ? j : null;
-  });
-  await sleep(Math.floor(Math.random() * 500));
-  try { process.kill(rec.worker_pid, 'SIGKILL'); } catch { /* gone already */ }
+  await killWorkerMidFeed(p);
   const { code, err } = await r.done;
   assert.equal(code, 0, err);
   assert.match(err, /killed by SIGKILL/, err);
@@ -261,9 +192,7 @@ test('an append-only iceberg sink for a debezium-json source is refused at plan 
 // --- Partition splitting.
 
 function appendJob(name, topic, sourceParallelism) {
-  const dir = fs.mkdtempSync(path.join(ROOT, `${name}-`));
-  const p = { dir, name, home: path.join(dir, 'home'), wh: path.join(dir, 'wh'),
-              chk: path.join(dir, 'chk'), job: path.join(dir, `${name}.sql`), table: `demo.${name}` };
+  const p = sandbox(ROOT, name);
   fs.writeFileSync(p.job, `-- ${name}: kafka (${topic}) -> iceberg append, source parallelism ${sourceParallelism}
 SET 'execution.checkpointing.interval' = '200 ms';
 SET 'execution.checkpointing.dir' = '\${CHK}';
@@ -273,8 +202,7 @@ CREATE TABLE seqs (seq BIGINT NOT NULL, pad STRING)
         'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset',
         'scan.parallelism' = '${sourceParallelism}');
 CREATE TABLE lake (seq BIGINT NOT NULL, pad STRING)
-  WITH ('connector' = 'iceberg', 'catalog-type' = 'hadoop', 'warehouse' = '\${WH}',
-        'catalog-database' = 'demo', 'catalog-table' = '${name}');
+  WITH (${icebergTable(name)});
 INSERT INTO lake SELECT * FROM seqs;
 `);
   return p;
@@ -286,17 +214,12 @@ function seqLines(first, last) {
   return lines;
 }
 
-function verify(p, n) {
-  const r = floe(['table', 'verify', p.table, '--warehouse', p.wh, '--unique', 'seq',
-                  '--expect-range', `seq:1..${n}`]);
-  assert.equal(r.code, 0, `verify ${p.table} found problems:\n${r.out}\n${r.err}`);
-  assert.match(r.out, /result: OK/);
-}
+const verify = (p, n) => { verifySeqs(p, n); };
 
 let splitCluster;
 async function splits() {
   if (!splitCluster) {
-    splitCluster = await startCluster('splits', ['seqs:4', 'ta:2', 'tb:3']);
+    splitCluster = await cluster('splits', ['seqs:4', 'ta:2', 'tb:3']);
     produce(splitCluster, 'seqs', seqLines(1, 4000));
     produce(splitCluster, 'ta', seqLines(1, 1500));
     produce(splitCluster, 'tb', seqLines(1501, 4000));

@@ -16,58 +16,19 @@
 // partition keeps only ~5 MiB: 12,000 records of ~150 B over 3 partitions stay far inside.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { checkpointSets, floe, icebergTable, jobRecords, killWorkerMidFeed, moreOptions,
+         produce as produceFile, runJob, sandbox, sleep, start, startCluster, stopClusters, tempRoot,
+         verifyLatest, verifySeqs, waitFor, writeJsonl } from './harness.mjs';
 
-const FLOE = process.env.FLOE_BIN;
-assert.ok(FLOE && fs.existsSync(FLOE), 'FLOE_BIN must point at the floe binary');
-const ROOT = fs.mkdtempSync(path.join(os.tmpdir(), 'floe-kafka-eo-'));
-const WAIT_MS = 240_000;
+const ROOT = tempRoot('floe-kafka-eo-');
 const N = 12000;
 const COLUMNS = 'seq BIGINT NOT NULL, npi STRING NOT NULL, revision INT NOT NULL, city STRING';
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function waitFor(what, cond, timeoutMs = WAIT_MS) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = cond();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
-function floe(args, env = {}) {
-  const r = spawnSync(FLOE, args, { encoding: 'utf8', maxBuffer: 64 << 20,
-                                    env: { ...process.env, ...env } });
-  return { code: r.status, out: r.stdout, err: r.stderr };
-}
-
-// A dev cluster process; resolves with its bootstrap servers once it wrote them.
-const clusters = [];
-async function startCluster(name, extra = []) {
-  const file = path.join(ROOT, `${name}.bootstrap`);
-  const child = spawn(FLOE, ['kafka', 'dev', '--brokers', '3', '--topic', 'roster:3',
-                             '--bootstrap-file', file, ...extra],
-                      { stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  child.stderr.on('data', (d) => (err += d));
-  const exited = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
-  clusters.push({ child, exited });
-  const bootstrap = await waitFor(`dev cluster ${name}: ${err}`, () =>
-    fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : null, 30_000);
-  return { bootstrap, child, exited, stderr: () => err };
-}
-after(async () => {
-  // Stop the dev clusters (they serve until SIGTERM) and check they exit cleanly.
-  for (const c of clusters) {
-    c.child.kill('SIGTERM');
-    const { code } = await c.exited;
-    assert.equal(code, 0, 'floe kafka dev exits 0 on SIGTERM');
-  }
-});
+// A dev cluster with the topic `roster` (3 partitions) and `extra` options.
+const cluster = (name, extra = []) => startCluster(ROOT, name, { topics: ['roster:3'], args: extra });
+after(stopClusters);
 
 // The append feed: seq 1..N, one record per seq (`first` shifts it for a later batch).
 function appendRecords(n = N, first = 1) {
@@ -98,37 +59,23 @@ function upsertExpected() {
 }
 
 function produce(bootstrap, { topic = 'roster', records = appendRecords(), props = [] } = {}) {
-  const file = path.join(ROOT, `${topic}-${records[0].seq}-${records.length}.jsonl`);
-  fs.writeFileSync(file, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
-  const args = ['kafka', 'produce', '--bootstrap', bootstrap, '--topic', topic, file];
-  for (const p of props) args.push('--property', p);
-  const r = floe(args);
-  assert.equal(r.code, 0, r.err);
-  assert.equal(r.out.trim(), String(records.length));
+  const file = writeJsonl(path.join(ROOT, `${topic}-${records[0].seq}-${records.length}.jsonl`), records);
+  produceFile(bootstrap, topic, file, props.flatMap((p) => ['--property', p]));
 }
 
 function pipeline(name, { interval = '200 ms', sourceProps = {}, topic = 'roster', bounded = true,
                           upsert = false, sets = '' } = {}) {
-  const dir = fs.mkdtempSync(path.join(ROOT, `${name}-`));
-  const p = { dir, name, home: path.join(dir, 'home'), wh: path.join(dir, 'wh'),
-              chk: path.join(dir, 'chk'), job: path.join(dir, `${name}.sql`), table: `demo.${name}`,
-              group: `floe-${name}`, topic };
-  const extra = Object.entries(sourceProps).map(([k, v]) => `, '${k}' = '${v}'`).join('');
+  const p = { ...sandbox(ROOT, name), group: `floe-${name}`, topic };
   fs.writeFileSync(p.job, `-- ${name}: kafka -> iceberg ${upsert ? 'upsert' : 'append'}, \
 ${bounded ? 'bounded at the offsets seen at start' : 'unbounded'}
-SET 'execution.checkpointing.interval' = '${interval}';
-SET 'execution.checkpointing.dir' = '\${CHK}';
-SET 'restart-strategy.type' = 'fixed-delay';
-SET 'restart-strategy.fixed-delay.attempts' = '5';
-SET 'restart-strategy.fixed-delay.delay' = '100 ms';
+${checkpointSets(interval)}
 ${sets}
 CREATE TABLE roster (${COLUMNS})
   WITH ('connector' = 'kafka', 'topic' = '${topic}', 'format' = 'json',
         'properties.bootstrap.servers' = '\${KAFKA}', 'properties.group.id' = '${p.group}',
-        'scan.startup.mode' = '\${MODE}', 'scan.bounded.mode' = '${bounded ? 'latest-offset' : 'unbounded'}'${extra});
+        'scan.startup.mode' = '\${MODE}', 'scan.bounded.mode' = '${bounded ? 'latest-offset' : 'unbounded'}'${moreOptions(sourceProps)});
 CREATE TABLE lake (${COLUMNS}${upsert ? ', PRIMARY KEY (npi) NOT ENFORCED' : ''})
-  WITH ('connector' = 'iceberg', 'catalog-type' = 'hadoop', 'warehouse' = '\${WH}',
-        'catalog-database' = 'demo', 'catalog-table' = '${name}', 'sink.parallelism' = '2'${
+  WITH (${icebergTable(name)}, 'sink.parallelism' = '2'${
           upsert ? ", 'write.upsert.enabled' = 'true'" : ''});
 INSERT INTO lake SELECT * FROM roster;
 `);
@@ -136,45 +83,15 @@ INSERT INTO lake SELECT * FROM roster;
 }
 
 function run(p, kafka, { crashAt, chk = p.chk, mode = 'earliest-offset', from } = {}) {
-  const args = ['run', p.job, '--var', `CHK=${chk}`, '--var', `WH=${p.wh}`, '--var', `KAFKA=${kafka}`,
-                '--var', `MODE=${mode}`];
-  if (from) args.push('--from', from);
-  const env = { ...process.env, FLOE_HOME: p.home };
-  delete env.FLOE_CRASH_AT;
-  if (crashAt) env.FLOE_CRASH_AT = crashAt;
-  const child = spawn(FLOE, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  child.stderr.on('data', (d) => (err += d));
-  const done = new Promise((resolve) => child.on('close', (code) => resolve({ code, err })));
-  return { child, done };
+  return runJob(p, { CHK: chk, WH: p.wh, KAFKA: kafka, MODE: mode }, { crashAt, from });
 }
 
-function jobRecords(p) {
-  const dir = path.join(p.home, 'jobs');
-  if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir).map((j) => {
-    try { return JSON.parse(fs.readFileSync(path.join(dir, j, 'job.json'), 'utf8')); } catch { return null; }
-  }).filter(Boolean);
-}
-
-function verify(p, last = N) {
-  const r = floe(['table', 'verify', p.table, '--warehouse', p.wh, '--unique', 'seq',
-                  '--expect-range', `seq:1..${last}`]);
-  assert.equal(r.code, 0, `verify ${p.table} found problems:\n${r.out}\n${r.err}`);
-  assert.match(r.out, /result: OK/);
-  return r.out;
-}
+const verify = (p, last = N) => verifySeqs(p, last);
 
 // Upsert: the table equals the last revision of every key (same seq, revision, city), no key
 // twice, no key missing or extra.
 function verifyUpsert(p) {
-  const expected = path.join(p.dir, 'expected.jsonl');
-  fs.writeFileSync(expected, upsertExpected().map((r) => JSON.stringify(r)).join('\n') + '\n');
-  const r = floe(['table', 'verify', p.table, '--warehouse', p.wh, '--expected', expected,
-                  '--key', 'npi', '--unique', 'npi']);
-  assert.equal(r.code, 0, `verify ${p.table} found problems:\n${r.out}\n${r.err}`);
-  assert.match(r.out, /result: OK/);
-  return r.out;
+  return verifyLatest(p, writeJsonl(path.join(p.dir, 'expected.jsonl'), upsertExpected()), 'npi');
 }
 
 function groupOffsets(kafka, p, set) {
@@ -188,7 +105,7 @@ function groupOffsets(kafka, p, set) {
 let fast;  // the dev cluster every crash-point test reads; produced once
 async function fastCluster() {
   if (!fast) {
-    fast = await startCluster('fast', ['--topic', 'live:3', '--topic', 'paced:3']);
+    fast = await cluster('fast', ['--topic', 'live:3', '--topic', 'paced:3']);
     produce(fast.bootstrap);
   }
   return fast.bootstrap;
@@ -199,7 +116,7 @@ async function fastCluster() {
 let slow;
 async function slowCluster() {
   if (!slow) {
-    slow = await startCluster('slow', ['--rtt-ms', '20', '--topic', 'upserts:3']);
+    slow = await cluster('slow', ['--rtt-ms', '20', '--topic', 'upserts:3']);
     const props = ['batch.num.messages=10', 'linger.ms=0'];
     produce(slow.bootstrap, { props });
     produce(slow.bootstrap, { topic: 'upserts', records: upsertRecords(), props });
@@ -209,12 +126,7 @@ async function slowCluster() {
 const SLOW_FETCH = { 'properties.max.partition.fetch.bytes': '1024' };
 
 async function killMidFeed(p, r) {
-  const rec = await waitFor('a running worker with a checkpoint', () => {
-    const j = jobRecords(p)[0];
-    return j && j.worker_pid && (j.last_checkpoint || 0) >= 2 && j.state === 'RUNNING' ? j : null;
-  });
-  await sleep(Math.floor(Math.random() * 500));
-  try { process.kill(rec.worker_pid, 'SIGKILL'); } catch { /* gone already */ }
+  await killWorkerMidFeed(p);
   const { code, err } = await r.done;
   assert.equal(code, 0, err);
   assert.match(err, /killed by SIGKILL/, err);
@@ -283,7 +195,7 @@ test('upsert: worker SIGKILLed at a random point mid-feed: the table is the last
 });
 
 function cancel(p) {
-  const rec = jobRecords(p)[0];
+  const rec = jobRecords(p.home)[0];
   const r = floe(['cancel', rec.job_id], { FLOE_HOME: p.home });
   assert.equal(r.code, 0, r.err);
 }
@@ -352,7 +264,7 @@ test('a kafka property librdkafka refuses only at client creation fails the run 
   assert.match(err, /exit code 3: .*not restarted: refused before its first checkpoint/, err);
   assert.equal((err.match(/worker \d+ started/g) || []).length, 1, err);
   assert.doesNotMatch(err, /restarting in/, err);
-  const rec = jobRecords(p)[0];
+  const rec = jobRecords(p.home)[0];
   assert.equal(rec.state, 'FAILED');
   assert.equal(rec.restarts, 0);
   assert.match(rec.message, /fetch\.max\.bytes/);
@@ -364,24 +276,19 @@ test('floe kafka produce --max-lag waits for the group to commit, then goes on',
   // the job's committed offsets. Here nobody consumes: 30 records, at most 5 per partition
   // ahead of the group, so the producer must stop at 15 until the group's offsets move.
   const kafka = await fastCluster();
-  const file = path.join(ROOT, 'paced.jsonl');
-  fs.writeFileSync(file, appendRecords(30).map((r) => JSON.stringify(r)).join('\n') + '\n');
+  const file = writeJsonl(path.join(ROOT, 'paced.jsonl'), appendRecords(30));
   const group = 'floe-paced';
-  const child = spawn(FLOE, ['kafka', 'produce', '--bootstrap', kafka, '--topic', 'paced', '--group', group,
-                             '--max-lag', '5', file], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (err += d));
+  const producer = start(['kafka', 'produce', '--bootstrap', kafka, '--topic', 'paced', '--group', group,
+                          '--max-lag', '5', file], { stdout: 'pipe' });
   let exited = null;
-  const done = new Promise((resolve) => child.on('close', (code) => resolve((exited = code))));
+  const done = producer.done.then(({ code }) => (exited = code));
   await sleep(3000);
-  assert.equal(exited, null, `the producer did not wait for the group: ${out} ${err}`);
+  assert.equal(exited, null, `the producer did not wait for the group: ${producer.out} ${producer.err}`);
   const p = { group, topic: 'paced' };
   assert.deepEqual(groupOffsets(kafka, p, '0:10,1:10,2:10'), { 0: 10, 1: 10, 2: 10 });
-  assert.equal(await done, 0, err);
-  assert.equal(out.trim(), '30');
-  assert.match(err, /waited for group 'floe-paced' [1-9]\d* time\(s\) \(--max-lag 5\)/, err);
+  assert.equal(await done, 0, producer.err);
+  assert.equal(producer.out.trim(), '30');
+  assert.match(producer.err, /waited for group 'floe-paced' [1-9]\d* time\(s\) \(--max-lag 5\)/, producer.err);
   // Refused without a group to pace by.
   const bad = floe(['kafka', 'produce', '--bootstrap', kafka, '--topic', 'paced', '--max-lag', '5', file]);
   assert.equal(bad.code, 1);

@@ -24,77 +24,35 @@
 //   is covered by connectors_test (KafkaSinkTest.RestoreResends...).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { checkpointSets, checkpointed, floe, jobRecords, killWorkerMidFeed, produce as produceFile,
+         runJob, sandbox, startCluster as startDevCluster, stopClusters, tempRoot, waitFor,
+         writeJsonl } from './harness.mjs';
 
-const FLOE = process.env.FLOE_BIN;
-assert.ok(FLOE && fs.existsSync(FLOE), 'FLOE_BIN must point at the floe binary');
-const ROOT = fs.mkdtempSync(path.join(os.tmpdir(), 'floe-kafka-sink-'));
-const WAIT_MS = 240_000;
+const ROOT = tempRoot('floe-kafka-sink-');
 const N = 6000;
 const COLUMNS = 'seq BIGINT NOT NULL, npi STRING NOT NULL, city STRING';
 const SINK_TOPICS = ['out_alo', 'out_eo_kill', 'out_eo_crash', 'out_fenced'];
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function waitFor(what, cond, timeoutMs = WAIT_MS) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = cond();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
-function floe(args, env = {}) {
-  const r = spawnSync(FLOE, args, { encoding: 'utf8', maxBuffer: 256 << 20,
-                                    env: { ...process.env, ...env } });
-  return { code: r.status, out: r.stdout, err: r.stderr };
-}
-
 // A dev cluster process with stdin open for fault injection; resolves once it wrote its address.
-const clusters = [];
-async function startCluster(name) {
-  const file = path.join(ROOT, `${name}.bootstrap`);
-  const topics = ['src:3', ...SINK_TOPICS.map((t) => `${t}:3`)].flatMap((t) => ['--topic', t]);
-  // 20 ms per broker response keeps a bounded job reading for seconds, so kills land mid-feed.
-  const child = spawn(FLOE, ['kafka', 'dev', '--brokers', '3', ...topics, '--rtt-ms', '20',
-                             '--bootstrap-file', file], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (err += d));
-  const exited = new Promise((resolve) => child.on('close', (code) => resolve({ code })));
-  clusters.push({ child, exited });
-  const bootstrap = await waitFor(`dev cluster ${name}: ${err}`, () =>
-    fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : null, 30_000);
-  return { bootstrap, child, stdout: () => out, stderr: () => err };
-}
-after(async () => {
-  for (const c of clusters) {
-    c.child.stdin.end();
-    c.child.kill('SIGTERM');
-    const { code } = await c.exited;
-    assert.equal(code, 0, 'floe kafka dev exits 0 on SIGTERM');
-  }
-});
+// 20 ms per broker response keeps a bounded job reading for seconds, so kills land mid-feed.
+const startCluster = (name) => startDevCluster(ROOT, name, {
+  topics: ['src:3', ...SINK_TOPICS.map((t) => `${t}:3`)], args: ['--rtt-ms', '20'], stdin: 'pipe',
+  stdout: 'pipe' });
+after(stopClusters);
 
 function produce(bootstrap) {
   const file = path.join(ROOT, 'src.jsonl');
   if (!fs.existsSync(file)) {
-    let text = '';
+    const rows = [];
     for (let seq = 1; seq <= N; seq++) {
-      text += JSON.stringify({ seq, npi: `N${String(seq % 997).padStart(9, '0')}`,
-                               city: `city-${seq % 31}` }) + '\n';
+      rows.push({ seq, npi: `N${String(seq % 997).padStart(9, '0')}`, city: `city-${seq % 31}` });
     }
-    fs.writeFileSync(file, text);
+    writeJsonl(file, rows);
   }
-  const r = floe(['kafka', 'produce', '--bootstrap', bootstrap, '--topic', 'src',
-                  '--property', 'batch.num.messages=10', '--property', 'linger.ms=0', file]);
-  assert.equal(r.code, 0, r.err);
-  assert.equal(r.out.trim(), String(N));
+  produceFile(bootstrap, 'src', file,
+              ['--property', 'batch.num.messages=10', '--property', 'linger.ms=0']);
 }
 
 let shared;  // one cluster for the tests without fault injection
@@ -107,15 +65,10 @@ async function sharedCluster() {
 }
 
 function pipeline(name, topic, sinkOptions, { interval = '200 ms', sets = '' } = {}) {
-  const dir = fs.mkdtempSync(path.join(ROOT, `${name}-`));
-  const p = { dir, name, topic, home: path.join(dir, 'home'), chk: path.join(dir, 'chk'),
-              job: path.join(dir, `${name}.sql`), commitLog: path.join(dir, 'commits.jsonl') };
+  const p = { ...sandbox(ROOT, name), topic };
+  p.commitLog = path.join(p.dir, 'commits.jsonl');
   fs.writeFileSync(p.job, `-- ${name}: kafka -> kafka, bounded at the offsets seen at start
-SET 'execution.checkpointing.interval' = '${interval}';
-SET 'execution.checkpointing.dir' = '\${CHK}';
-SET 'restart-strategy.type' = 'fixed-delay';
-SET 'restart-strategy.fixed-delay.attempts' = '5';
-SET 'restart-strategy.fixed-delay.delay' = '100 ms';
+${checkpointSets(interval)}
 ${sets}
 CREATE TABLE src (${COLUMNS})
   WITH ('connector' = 'kafka', 'topic' = 'src', 'format' = 'json',
@@ -136,33 +89,8 @@ const EXACTLY_ONCE = `,
 const EO_SETS = "SET 'execution.checkpointing.timeout' = '30 s';";
 
 function run(p, kafka, { crashAt } = {}) {
-  const args = ['run', p.job, '--var', `CHK=${p.chk}`, '--var', `KAFKA=${kafka}`,
-                '--var', `PREFIX=floe-${p.name}`];
-  const env = { ...process.env, FLOE_HOME: p.home, FLOE_KAFKA_SINK_COMMIT_LOG: p.commitLog };
-  delete env.FLOE_CRASH_AT;
-  if (crashAt) env.FLOE_CRASH_AT = crashAt;
-  const child = spawn(FLOE, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  child.stderr.on('data', (d) => (err += d));
-  const done = new Promise((resolve) => child.on('close', (code) => resolve({ code, err })));
-  return { child, done, err: () => err };
-}
-
-function jobRecords(p) {
-  const dir = path.join(p.home, 'jobs');
-  if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir).map((j) => {
-    try { return JSON.parse(fs.readFileSync(path.join(dir, j, 'job.json'), 'utf8')); } catch { return null; }
-  }).filter(Boolean);
-}
-
-async function killMidFeed(p, r) {
-  const rec = await waitFor('a running worker with a checkpoint', () => {
-    const j = jobRecords(p)[0];
-    return j && j.worker_pid && (j.last_checkpoint || 0) >= 2 && j.state === 'RUNNING' ? j : null;
-  });
-  await sleep(Math.floor(Math.random() * 500));
-  try { process.kill(rec.worker_pid, 'SIGKILL'); } catch { /* gone already */ }
+  return runJob(p, { CHK: p.chk, KAFKA: kafka, PREFIX: `floe-${p.name}` },
+                { crashAt, env: { FLOE_KAFKA_SINK_COMMIT_LOG: p.commitLog } });
 }
 
 // Every record of the sink topic (`floe kafka consume`, one JSON line per record).
@@ -226,7 +154,7 @@ test('at-least-once, worker SIGKILLed mid-feed: every seq present (duplicates re
   const { bootstrap } = await sharedCluster();
   const p = pipeline('alo_kill', 'out_alo', ", 'sink.delivery-guarantee' = 'at-least-once'");
   const r = run(p, bootstrap);
-  await killMidFeed(p, r);
+  await killWorkerMidFeed(p);
   const { code, err } = await r.done;
   assert.equal(code, 0, err);
   assert.match(err, /killed by SIGKILL/, err);
@@ -240,7 +168,7 @@ test('exactly-once, worker SIGKILLed at a random point mid-feed: every seq exact
   const { bootstrap } = await sharedCluster();
   const p = pipeline('eo_kill', 'out_eo_kill', EXACTLY_ONCE, { sets: EO_SETS });
   const r = run(p, bootstrap);
-  await killMidFeed(p, r);
+  await killWorkerMidFeed(p);
   const { code, err } = await r.done;
   assert.equal(code, 0, err);
   assert.match(err, /killed by SIGKILL/, err);
@@ -264,12 +192,9 @@ test('exactly-once, a commit fenced (EndTxn PRODUCER_FENCED): the task fails, re
   produce(cluster.bootstrap);
   const p = pipeline('eo_fenced', 'out_fenced', EXACTLY_ONCE, { sets: EO_SETS });
   const r = run(p, cluster.bootstrap);
-  await waitFor('a running worker with a checkpoint', () => {
-    const j = jobRecords(p)[0];
-    return j && (j.last_checkpoint || 0) >= 2 && j.state === 'RUNNING' ? j : null;
-  });
+  await waitFor('a running worker with a checkpoint', () => checkpointed(p.home, 2));
   cluster.child.stdin.write('fail EndTxn 1 PRODUCER_FENCED\n');
-  await waitFor('the dev cluster to confirm', () => /ok: the next 1 EndTxn/.test(cluster.stdout()),
+  await waitFor('the dev cluster to confirm', () => /ok: the next 1 EndTxn/.test(cluster.out),
                 10_000);
   const { code, err } = await r.done;
   assert.equal(code, 0, err);
@@ -291,5 +216,5 @@ test('exactly-once with a transaction timeout below interval + checkpoint timeou
   assert.match(err, /1000 ms \('execution\.checkpointing\.interval'\) \+ 600000 ms \('execution\.checkpointing\.timeout'\) \+ 100 ms \('restart-strategy\.fixed-delay\.delay'\) = 601100 ms, which is not below 60000 ms \('properties\.transaction\.timeout\.ms', librdkafka's default\)/, err);
   assert.match(err, /Set 'properties\.transaction\.timeout\.ms' above 601100 ms/, err);
   assert.match(err, /900000 ms = 15 min/, err);
-  assert.equal(jobRecords(p).filter((j) => j.worker_pid).length, 0, 'no worker was started');
+  assert.equal(jobRecords(p.home).filter((j) => j.worker_pid).length, 0, 'no worker was started');
 });

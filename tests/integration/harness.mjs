@@ -1,0 +1,184 @@
+// What the multi-process tests (tests/integration/*.test.mjs) share: the floe binary (FLOE_BIN,
+// which ctest passes), temp roots, polling waits, `floe` run to completion or in the background,
+// `floe kafka dev` clusters, JSON-lines files and `floe kafka produce`, the sandbox a pipeline job
+// runs in (FLOE_HOME, warehouse, checkpoint dir, job file), its job records, and `floe table
+// verify`. Plain ESM, node's own modules only. What a test checks stays in the test file.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export const FLOE = process.env.FLOE_BIN;
+assert.ok(FLOE && fs.existsSync(FLOE), 'FLOE_BIN must point at the floe binary');
+
+// The default wait for a condition: generous, as tests never assert on timing.
+export const WAIT_MS = 240_000;
+
+// A fresh directory under the system temp dir, e.g. tempRoot('floe-eo-').
+export const tempRoot = (prefix) => fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Polls `cond` every `pollMs` until it returns something truthy, and returns that.
+export async function waitFor(what, cond, timeoutMs = WAIT_MS, pollMs = 50) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = cond();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(pollMs);
+  }
+}
+
+// The environment of a floe process: this one's with `overrides` applied; an override that is
+// undefined removes the variable (e.g. FLOE_CRASH_AT, which must reach only the runs that set it).
+export function envWith(overrides = {}) {
+  const env = { ...process.env, ...overrides };
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+  return env;
+}
+
+// `floe args...` run to completion.
+export function floe(args, env = {}) {
+  const r = spawnSync(FLOE, args, { encoding: 'utf8', maxBuffer: 256 << 20, env: envWith(env) });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+// `floe args...` in the background. `out` and `err` are what it wrote so far (stdout only with
+// stdout: 'pipe'); `exited` resolves with {code, signal} when it exits, `done` with {code,
+// signal, out, err} once its output is closed too.
+export function start(args, { env = {}, stdin = 'ignore', stdout = 'ignore' } = {}) {
+  const child = spawn(FLOE, args, { env: envWith(env), stdio: [stdin, stdout, 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  return {
+    child,
+    get out() { return out; },
+    get err() { return err; },
+    exited: new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal }))),
+    done: new Promise((resolve) =>
+      child.on('close', (code, signal) => resolve({ code, signal, out, err }))),
+  };
+}
+
+// `floe kafka dev` (librdkafka's mock cluster, 3 brokers) as its own process, serving until
+// stopClusters(); resolves once it wrote its bootstrap servers, with them as `bootstrap`.
+// `topics` are 'name:partitions'; `args` more options (e.g. '--rtt-ms', '20'); stdin: 'pipe' keeps
+// its stdin open for fault injection commands (answers on stdout with stdout: 'pipe').
+const clusters = [];
+export async function startCluster(dir, name, { topics = [], args = [], stdin = 'ignore',
+                                                stdout = 'ignore' } = {}) {
+  const file = path.join(dir, `${name}.bootstrap`);
+  const c = start(['kafka', 'dev', '--brokers', '3', ...topics.flatMap((t) => ['--topic', t]),
+                   ...args, '--bootstrap-file', file], { stdin, stdout });
+  clusters.push(c);
+  c.bootstrap = await waitFor(`dev cluster ${name}: ${c.err}`, () =>
+    fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : null, 30_000);
+  return c;
+}
+// For `after`: stops every dev cluster and checks each exits cleanly.
+export async function stopClusters() {
+  for (const c of clusters) {
+    c.child.stdin?.end();
+    c.child.kill('SIGTERM');
+    const { code } = await c.done;
+    assert.equal(code, 0, 'floe kafka dev exits 0 on SIGTERM');
+  }
+}
+
+// Writes rows (objects, or lines already in JSON) one a line; returns the file.
+export function writeJsonl(file, rows) {
+  const lines = rows.map((r) => (typeof r === 'string' ? r : JSON.stringify(r)));
+  fs.writeFileSync(file, lines.join('\n') + '\n');
+  return file;
+}
+
+// `floe kafka produce` of a JSON-lines file (`args`: more options such as --property or
+// --partition-by); asserts it sent every line.
+export function produce(bootstrap, topic, file, args = []) {
+  const lines = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).length;
+  const r = floe(['kafka', 'produce', '--bootstrap', bootstrap, '--topic', topic, ...args, file]);
+  assert.equal(r.code, 0, r.err);
+  assert.equal(r.out.trim(), String(lines));
+}
+
+// Where one pipeline job runs: a fresh directory under `root` with its FLOE_HOME (job records),
+// warehouse, checkpoint dir and job file; its Iceberg table is demo.<name>.
+export function sandbox(root, name) {
+  const dir = fs.mkdtempSync(path.join(root, `${name}-`));
+  return { dir, name, home: path.join(dir, 'home'), wh: path.join(dir, 'wh'),
+           chk: path.join(dir, 'chk'), job: path.join(dir, `${name}.sql`), table: `demo.${name}` };
+}
+
+// The SET lines every pipeline job starts with: checkpoints every `interval` into the job's
+// ${CHK}, up to 5 restarts 100 ms apart.
+export const checkpointSets = (interval) => `SET 'execution.checkpointing.interval' = '${interval}';
+SET 'execution.checkpointing.dir' = '\${CHK}';
+SET 'restart-strategy.type' = 'fixed-delay';
+SET 'restart-strategy.fixed-delay.attempts' = '5';
+SET 'restart-strategy.fixed-delay.delay' = '100 ms';`;
+
+// The WITH options of the Iceberg table demo.<name> in the job's ${WH}.
+export const icebergTable = (name) => `'connector' = 'iceberg', 'catalog-type' = 'hadoop',
+        'warehouse' = '\${WH}', 'catalog-database' = 'demo', 'catalog-table' = '${name}'`;
+
+// More WITH options from an object: ", 'k' = 'v'" each.
+export const moreOptions = (options) =>
+  Object.entries(options).map(([k, v]) => `, '${k}' = '${v}'`).join('');
+
+// `floe run` of the sandbox's job (or `sql`) in the background, FLOE_HOME its home, --var for
+// each of `vars`; FLOE_CRASH_AT only if `crashAt` is given.
+export function runJob(p, vars, { sql = p.job, from, crashAt, env = {}, args = [] } = {}) {
+  const all = ['run', sql, ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}=${v}`])];
+  if (from) all.push('--from', from);
+  return start([...all, ...args], { env: { FLOE_HOME: p.home, FLOE_CRASH_AT: crashAt, ...env } });
+}
+
+// The job records (job.json) under a FLOE_HOME; one being rewritten is skipped.
+export function jobRecords(home) {
+  const dir = path.join(home, 'jobs');
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir).map((j) => {
+    try {
+      return JSON.parse(fs.readFileSync(path.join(dir, j, 'job.json'), 'utf8'));
+    } catch {
+      return null;
+    }
+  }).filter(Boolean);
+}
+
+// The first job under `home` once it is RUNNING with a worker and `n` completed checkpoints.
+export function checkpointed(home, n) {
+  const j = jobRecords(home)[0];
+  return j && j.worker_pid && (j.last_checkpoint || 0) >= n && j.state === 'RUNNING' ? j : null;
+}
+
+// SIGKILLs the worker once it has completed `after` checkpoints, after a random extra delay of
+// up to `maxExtraMs`; returns its pid. A late kill only weakens a test: nothing asserts timing.
+export async function killWorkerMidFeed(p, after = 2, maxExtraMs = 500) {
+  const rec = await waitFor('a running worker with a checkpoint',
+                            () => checkpointed(p.home, after));
+  await sleep(Math.floor(Math.random() * maxExtraMs));
+  try {
+    process.kill(rec.worker_pid, 'SIGKILL');
+  } catch { /* already gone: the run still must be right */ }
+  return rec.worker_pid;
+}
+
+// `floe table verify` of the sandbox's table with `args`: asserts it found no problem, returns
+// its report.
+export function verifyTable(p, args) {
+  const r = floe(['table', 'verify', p.table, '--warehouse', p.wh, ...args]);
+  assert.equal(r.code, 0, `verify ${p.table} found problems:\n${r.out}\n${r.err}`);
+  assert.match(r.out, /result: OK/);
+  return r.out;
+}
+// Every seq 1..last exactly once.
+export const verifySeqs = (p, last) =>
+  verifyTable(p, ['--unique', 'seq', '--expect-range', `seq:1..${last}`]);
+// The table equals the rows of `expectedFile` (JSON lines) by `key`, no key twice.
+export const verifyLatest = (p, expectedFile, key) =>
+  verifyTable(p, ['--expected', expectedFile, '--key', key, '--unique', key]);
