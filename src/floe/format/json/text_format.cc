@@ -310,7 +310,7 @@ void AppendBase64(std::string_view bytes, std::string* out) {
 
 void AppendDate(int32_t days, std::string* out) { AppendCivilDate(days, out); }
 
-void AppendTimestamp(int64_t micros, bool zulu, std::string* out) {
+void AppendTimestamp(int64_t micros, bool zulu, char separator, std::string* out) {
   // Floor division so that times before 1970 get a positive time of day.
   int64_t days = micros / kMicrosPerDay;
   int64_t rem = micros % kMicrosPerDay;
@@ -319,7 +319,7 @@ void AppendTimestamp(int64_t micros, bool zulu, std::string* out) {
     --days;
   }
   AppendCivilDate(days, out);
-  out->push_back('T');
+  out->push_back(separator);
   int64_t secs = rem / 1000000;
   AppendPadded(secs / 3600, 2, out);
   out->push_back(':');

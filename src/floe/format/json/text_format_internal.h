@@ -28,8 +28,8 @@ const char* ParseDecimal(std::string_view s, int precision, int scale, Int128* u
 bool DecodeBase64(std::string_view s, std::string* out);
 
 void AppendDate(int32_t days, std::string* out);
-// "YYYY-MM-DDTHH:MM:SS.ffffff", plus 'Z' when `zulu`.
-void AppendTimestamp(int64_t micros, bool zulu, std::string* out);
+// "YYYY-MM-DD<separator>HH:MM:SS.ffffff" (separator 'T' or ' '), plus 'Z' when `zulu`.
+void AppendTimestamp(int64_t micros, bool zulu, char separator, std::string* out);
 // Exactly `scale` fractional digits.
 void AppendDecimal(Int128 unscaled, int scale, std::string* out);
 void AppendBase64(std::string_view bytes, std::string* out);
