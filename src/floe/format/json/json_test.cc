@@ -117,6 +117,10 @@ TEST(JsonDecode, TimestampFormats) {
   EXPECT_EQ(one("2021-06-30 23:59:58.5", "2021-06-30 23:59:58.5Z"),
             std::make_pair(base + 500000, base + 500000));
   EXPECT_EQ(one("2021-06-30 23:59:58", "2021-06-30 23:59:58Z").second, base);
+  // Whole minutes without seconds, as Java's LocalDateTime.toString() writes them (Flink's
+  // ISO-8601 parser takes them as well).
+  EXPECT_EQ(one("2021-06-30T23:59", "2021-06-30T23:59Z"),
+            std::make_pair(base - 58000000, base - 58000000));
   EXPECT_EQ(one("2021-06-30T23:59:58", "2021-07-01T01:59:58+02:00").second, base);
   EXPECT_EQ(one("2021-06-30T23:59:58", "2021-06-30T18:29:58.000001-05:30").second, base + 1);
   // Before 1970 and far away.
