@@ -68,6 +68,18 @@ Result<bool> BoolOption(const TableDescriptor& table, const std::string& key, bo
   return Status::InvalidArgument(OptionError(table, key, "must be 'true' or 'false'", it->second));
 }
 
+Result<json::TimestampStandard> TimestampStandardOption(const TableDescriptor& table,
+                                                        const std::string& key) {
+  std::string value = StringOption(table, key, "SQL");
+  if (value == "SQL") return json::TimestampStandard::kSql;
+  if (value == "ISO-8601") return json::TimestampStandard::kIso8601;
+  return Status::InvalidArgument(
+      OptionError(table, key,
+                  "must be 'SQL' (\"2020-12-30 12:13:14.123\", the default) or 'ISO-8601' "
+                  "(\"2020-12-30T12:13:14.123\")",
+                  value));
+}
+
 }  // namespace floe::connectors
 
 namespace floe::connectors {

@@ -7,6 +7,7 @@
 
 #include "floe/common/status.h"
 #include "floe/connectors/connector.h"
+#include "floe/format/json/json_lines.h"
 
 // Reading a table's WITH options. Every error names the table, the option, the rule and the
 // value, so a job file can be fixed without reading code.
@@ -25,6 +26,12 @@ Result<int64_t> IntOption(const TableDescriptor& table, const std::string& key, 
                           int64_t min, int64_t max);
 // 'true' | 'false' (case-insensitive); `fallback` when absent.
 Result<bool> BoolOption(const TableDescriptor& table, const std::string& key, bool fallback);
+
+// Flink's '<format>.timestamp-format.standard' (key e.g. 'json.timestamp-format.standard'):
+// 'SQL' (Flink's default, also when absent) or 'ISO-8601', spelled exactly so (Flink compares
+// case-sensitively too).
+Result<json::TimestampStandard> TimestampStandardOption(const TableDescriptor& table,
+                                                        const std::string& key);
 
 // "table 'T': option 'K' <rule>, got 'V'".
 std::string OptionError(const TableDescriptor& table, std::string_view key, std::string_view rule,

@@ -63,10 +63,10 @@ Result<std::vector<std::string>> ListSourceFiles(const std::string& path) {
 }
 
 Result<FilesystemSourceConfig> MakeFilesystemSourceConfig(const TableDescriptor& table) {
-  FLOE_RETURN_NOT_OK(
-      CheckSupportedOptions(table, "filesystem",
-                            {"path", "format", "json.ignore-parse-errors",
-                             "json.fail-on-missing-field", "source.monitor-interval"}));
+  FLOE_RETURN_NOT_OK(CheckSupportedOptions(
+      table, "filesystem",
+      {"path", "format", "json.ignore-parse-errors", "json.fail-on-missing-field",
+       "json.timestamp-format.standard", "source.monitor-interval"}));
   FilesystemSourceConfig config;
   auto path = table.options.find("path");
   if (path == table.options.end() || path->second.empty()) {
@@ -82,6 +82,9 @@ Result<FilesystemSourceConfig> MakeFilesystemSourceConfig(const TableDescriptor&
   }
   FLOE_ASSIGN_OR_RAISE(config.ignore_parse_errors,
                        BoolOption(table, "json.ignore-parse-errors", false));
+  // Validated only: the decoder takes both timestamp spellings whatever the standard is set to
+  // (the Kafka source does the same).
+  FLOE_RETURN_NOT_OK(TimestampStandardOption(table, "json.timestamp-format.standard").status());
   FLOE_ASSIGN_OR_RAISE(bool fail_on_missing,
                        BoolOption(table, "json.fail-on-missing-field", false));
   if (fail_on_missing) {

@@ -208,6 +208,19 @@ TEST_F(FilesystemSourceTest, RefusesBadOptionsAtPlanTime) {
   r = MakeFilesystemSourceConfig(FsTable({{"paht", "x"}}));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("unsupported option 'paht'"), std::string::npos);
+  // The Kafka source's rule: Flink's two spellings, both timestamp forms read either way.
+  r = MakeFilesystemSourceConfig(FsTable({{"json.timestamp-format.standard", "ISO"}}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(
+      r.status().message().find(
+          "option 'json.timestamp-format.standard' must be 'SQL' (\"2020-12-30 "
+          "12:13:14.123\", the default) or 'ISO-8601' (\"2020-12-30T12:13:14.123\"), got 'ISO'"),
+      std::string::npos)
+      << r.status().message();
+  for (const char* standard : {"SQL", "ISO-8601"}) {
+    EXPECT_TRUE(
+        MakeFilesystemSourceConfig(FsTable({{"json.timestamp-format.standard", standard}})).ok());
+  }
 }
 
 TEST_F(FilesystemSourceTest, LocalJobReadsEverythingAndTakesAFinalCheckpoint) {

@@ -131,7 +131,8 @@ Result<KafkaSinkConfig> MakeKafkaSinkConfig(const TableDescriptor& table,
   FLOE_RETURN_NOT_OK(CheckSupportedOptions(
       plain, "kafka (sink)",
       {"topic", "format", "value.format", "sink.delivery-guarantee", "sink.transactional-id-prefix",
-       "sink.parallelism", "sink.partitioner"}));
+       "sink.parallelism", "sink.partitioner", "json.timestamp-format.standard",
+       "json.encode.decimal-as-plain-number"}));
   config.topic = StringOption(table, "topic", "");
   if (config.topic.empty() || config.topic.find(';') != std::string::npos) {
     return Status::InvalidArgument(
@@ -147,6 +148,12 @@ Result<KafkaSinkConfig> MakeKafkaSinkConfig(const TableDescriptor& table,
         table, "format", "must be 'json' for a kafka sink (other formats are not supported yet)",
         format));
   }
+  FLOE_ASSIGN_OR_RAISE(config.encoding.timestamp_standard,
+                       TimestampStandardOption(table, "json.timestamp-format.standard"));
+  // Validated only: floe writes every DECIMAL as a plain number with all its fractional digits,
+  // which is what 'true' asks of Flink; with 'false' Flink may use an exponent (4.5E+17), which
+  // readers parse to the same value.
+  FLOE_RETURN_NOT_OK(BoolOption(table, "json.encode.decimal-as-plain-number", false).status());
   FLOE_ASSIGN_OR_RAISE(int64_t p, IntOption(table, "sink.parallelism", 0, 1, 1 << 15));
   config.parallelism = static_cast<uint32_t>(p);
   std::string guarantee = StringOption(table, "sink.delivery-guarantee", "at-least-once");
@@ -486,7 +493,7 @@ Status KafkaSink::Send(std::string_view value, int32_t partition) {
 Status KafkaSink::ProcessBatch(const RecordBatch& batch, int, runtime::Collector&) {
   for (size_t i = 0; i < batch.num_rows(); ++i) {
     row_.clear();
-    json::AppendRowAsJson(batch, i, &row_);
+    json::AppendRowAsJson(batch, i, &row_, config_.encoding);
     if (!row_.empty() && row_.back() == '\n') row_.pop_back();
     int32_t partition = kafka::KafkaProducer::kAnyPartition;
     if (config_.partitioner == KafkaSinkPartitioner::kFixed) {

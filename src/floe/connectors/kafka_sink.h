@@ -11,6 +11,7 @@
 #include "floe/common/record_batch.h"
 #include "floe/common/status.h"
 #include "floe/connectors/connector.h"
+#include "floe/format/json/json_lines.h"
 #include "floe/kafka/kafka_client.h"
 #include "floe/runtime/checkpoint_config.h"
 #include "floe/runtime/job_graph.h"
@@ -43,6 +44,9 @@ struct KafkaSinkConfig {
   int64_t transaction_timeout_ms = kDefaultTransactionTimeoutMs;  // for messages
   int64_t timeout_ms = 120000;  // flush, commit, init and read-back calls
   std::shared_ptr<const BatchSchema> schema;
+  // Flink's json format: TIMESTAMP text per 'json.timestamp-format.standard' (default 'SQL'),
+  // DECIMAL as a plain JSON number.
+  json::EncodeOptions encoding{json::TimestampStandard::kSql, /*decimal_as_number=*/true};
 };
 
 // What the timeout rule needs from the job's configuration.
@@ -52,6 +56,7 @@ struct KafkaSinkJobSettings {
 };
 
 // Validates the options ('topic', 'properties.bootstrap.servers' required, 'format' = 'json',
+// 'json.timestamp-format.standard', 'json.encode.decimal-as-plain-number',
 // 'sink.delivery-guarantee', 'sink.transactional-id-prefix', 'sink.parallelism') and, for
 // exactly-once, the job: checkpointing must be on and EXACTLY_ONCE, and
 //   checkpoint interval + checkpoint timeout + restart delay < transaction.timeout.ms
@@ -83,7 +88,8 @@ void EncodeKafkaSinkState(const std::vector<KafkaSinkTransaction>& pending,
                           runtime::StateWriter& out);
 Result<std::vector<KafkaSinkTransaction>> DecodeKafkaSinkState(runtime::StateReader& in);
 
-// KafkaSink writes each row as one JSON object (json::AppendRowAsJson, no newline) to 'topic',
+// KafkaSink writes each row as one JSON object (json::AppendRowAsJson with config.encoding:
+// Flink's json format, no newline) to 'topic',
 // partitioned per 'sink.partitioner' (default: librdkafka's partitioner; 'fixed': subtask i
 // writes partition i mod partitions; 'round-robin': rows in turn).
 // * none: records are sent as they come; OnEndOfInput flushes.

@@ -372,6 +372,63 @@ TEST_F(KafkaSinkTest, FencedCommitFailsTheTaskNamingTheTransaction) {
   EXPECT_EQ(Values(), Expected(1, 20));
 }
 
+// Flink's json format: TIMESTAMP / TIMESTAMP_LTZ per 'json.timestamp-format.standard' (default
+// 'SQL': a space), DECIMAL as a plain JSON number. The records read back into the same rows.
+class KafkaSinkJsonFormatTest : public KafkaSinkTest,
+                                public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(KafkaSinkJsonFormatTest, WritesTimestampsAndDecimalsLikeFlink) {
+  std::map<std::string, std::string> options = {
+      {"connector", "kafka"},
+      {"topic", "out"},
+      {"format", "json"},
+      {"properties.bootstrap.servers", cluster_->bootstrap_servers()}};
+  std::string standard = GetParam();
+  if (!standard.empty()) options["json.timestamp-format.standard"] = standard;
+  TableDescriptor table =
+      Table("out", "seq INT, ts TIMESTAMP(6), tz TIMESTAMP_LTZ(6), amount DECIMAL(20, 2)", options);
+  auto decoder = json::JsonLinesDecoder::Make(table.schema);
+  ASSERT_TRUE(decoder.ok());
+  RecordBatch rows(table.schema);
+  ASSERT_TRUE((*decoder)
+                  ->Decode("{\"seq\":1,\"ts\":\"2020-12-30T12:13:14.123\",\"tz\":"
+                           "\"2020-12-30T12:13:14+01:00\",\"amount\":\"454621864049246170.5\"}\n"
+                           "{\"seq\":2,\"ts\":\"1969-12-31 23:59:59.999999\",\"tz\":null,"
+                           "\"amount\":-0.07}\n",
+                           "test", 1, &rows)
+                  .ok());
+  auto sink = MakeSink(table);
+  ASSERT_TRUE(sink->ProcessBatch(rows, 0, out_).ok());
+  ASSERT_TRUE(sink->OnEndOfInput(out_).ok());
+  ASSERT_TRUE(sink->Close().ok());
+
+  const char sep = standard == "ISO-8601" ? 'T' : ' ';
+  std::vector<std::string> expected = {std::string("{\"seq\":1,\"ts\":\"2020-12-30") + sep +
+                                           "12:13:14.123000\",\"tz\":\"2020-12-30" + sep +
+                                           "11:13:14.000000Z\",\"amount\":454621864049246170.50}",
+                                       std::string("{\"seq\":2,\"ts\":\"1969-12-31") + sep +
+                                           "23:59:59.999999\",\"tz\":null,\"amount\":-0.07}"};
+  std::vector<std::string> values = Values();
+  EXPECT_EQ(values, expected);
+  // Read back (as a floe or Flink Kafka source with the same standard would): the same rows.
+  std::string text;
+  for (const std::string& v : values) text += v + "\n";
+  RecordBatch back(table.schema);
+  ASSERT_TRUE((*decoder)->Decode(text, "out", 1, &back).ok());
+  ASSERT_EQ(back.num_rows(), 2u);
+  for (size_t c = 0; c < table.schema->fields.size(); ++c) {
+    EXPECT_TRUE(back.column(c).Equals(rows.column(c))) << table.schema->fields[c].name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Standards, KafkaSinkJsonFormatTest,
+                         ::testing::Values("", "SQL", "ISO-8601"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           std::string name = info.param;
+                           if (name.empty()) return std::string("Default");
+                           return name == "SQL" ? name : std::string("Iso8601");
+                         });
+
 TEST_F(KafkaSinkTest, OptionErrorsNameTheTableAndOption) {
   KafkaSinkJobSettings job = Job();
   auto error = [&](std::map<std::string, std::string> extra) {
@@ -391,6 +448,19 @@ TEST_F(KafkaSinkTest, OptionErrorsNameTheTableAndOption) {
   EXPECT_NE(error({{"scan.startup.mode", "earliest-offset"}}).find("scan.startup.mode"),
             std::string::npos);
   EXPECT_NE(error({{"properties.acks", "several"}}).find("'acks'"), std::string::npos);
+  // Flink's spellings only, case-sensitive like Flink; the message lists the allowed values.
+  EXPECT_NE(error({{"json.timestamp-format.standard", "iso-8601"}})
+                .find("option 'json.timestamp-format.standard' must be 'SQL' "
+                      "(\"2020-12-30 12:13:14.123\", the default) or 'ISO-8601' "
+                      "(\"2020-12-30T12:13:14.123\"), got 'iso-8601'"),
+            std::string::npos);
+  EXPECT_NE(error({{"json.encode.decimal-as-plain-number", "yes"}})
+                .find("'json.encode.decimal-as-plain-number' must be 'true' or 'false'"),
+            std::string::npos);
+  for (const char* plain : {"true", "false"}) {
+    EXPECT_TRUE(
+        MakeKafkaSinkConfig(SinkTable({{"json.encode.decimal-as-plain-number", plain}}), job).ok());
+  }
   // The pool: max-concurrent-checkpoints + 1 transactional ids per subtask.
   job.checkpointing.max_concurrent = 3;
   Result<KafkaSinkConfig> c = MakeKafkaSinkConfig(ExactlyOnce(*this), job);

@@ -126,12 +126,12 @@ Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
         "list the topics in 'topic', separated by ';'",
         table.options.at("topic-pattern")));
   }
-  FLOE_RETURN_NOT_OK(
-      CheckSupportedOptions(plain, "kafka",
-                            {"topic", "format", "value.format", "scan.startup.mode",
-                             "scan.startup.specific-offsets", "scan.startup.timestamp-millis",
-                             "scan.bounded.mode", "scan.parallelism", "json.ignore-parse-errors",
-                             "debezium-json.schema-include", "debezium-json.ignore-parse-errors"}));
+  FLOE_RETURN_NOT_OK(CheckSupportedOptions(
+      plain, "kafka",
+      {"topic", "format", "value.format", "scan.startup.mode", "scan.startup.specific-offsets",
+       "scan.startup.timestamp-millis", "scan.bounded.mode", "scan.parallelism",
+       "json.ignore-parse-errors", "json.timestamp-format.standard", "debezium-json.schema-include",
+       "debezium-json.ignore-parse-errors", "debezium-json.timestamp-format.standard"}));
   std::string topic_list = StringOption(table, "topic", "");
   if (topic_list.empty()) {
     return Status::InvalidArgument("table '" + table.name + "': the kafka connector needs 'topic'");
@@ -169,7 +169,12 @@ Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
     config.format = KafkaFormat::kJson;
     FLOE_ASSIGN_OR_RAISE(config.ignore_parse_errors,
                          BoolOption(table, "json.ignore-parse-errors", false));
-    for (const char* key : {"debezium-json.schema-include", "debezium-json.ignore-parse-errors"}) {
+    // Validated only: the decoder takes both spellings ("2020-12-30 12:13:14" and
+    // "2020-12-30T12:13:14", TIMESTAMP_LTZ with 'Z' or an offset) whatever the standard is set
+    // to, so data written with either standard reads back. Flink accepts only the configured one.
+    FLOE_RETURN_NOT_OK(TimestampStandardOption(table, "json.timestamp-format.standard").status());
+    for (const char* key : {"debezium-json.schema-include", "debezium-json.ignore-parse-errors",
+                            "debezium-json.timestamp-format.standard"}) {
       if (table.options.count(key) != 0) {
         return Status::InvalidArgument(OptionError(
             table, key, "applies to 'format' = 'debezium-json' only", table.options.at(key)));
@@ -177,12 +182,16 @@ Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
     }
   } else if (format == "debezium-json") {
     config.format = KafkaFormat::kDebeziumJson;
-    if (table.options.count("json.ignore-parse-errors") != 0) {
-      return Status::InvalidArgument(
-          OptionError(table, "json.ignore-parse-errors",
-                      "applies to 'format' = 'json'; use 'debezium-json.ignore-parse-errors'",
-                      table.options.at("json.ignore-parse-errors")));
+    for (std::string key : {"json.ignore-parse-errors", "json.timestamp-format.standard"}) {
+      if (table.options.count(key) != 0) {
+        return Status::InvalidArgument(
+            OptionError(table, key, "applies to 'format' = 'json'; use 'debezium-" + key + "'",
+                        table.options.at(key)));
+      }
     }
+    // Validated only, as for 'json' above: both spellings are accepted.
+    FLOE_RETURN_NOT_OK(
+        TimestampStandardOption(table, "debezium-json.timestamp-format.standard").status());
     FLOE_ASSIGN_OR_RAISE(config.ignore_parse_errors,
                          BoolOption(table, "debezium-json.ignore-parse-errors", false));
     FLOE_ASSIGN_OR_RAISE(config.debezium_schema_include,

@@ -275,6 +275,44 @@ TEST_F(KafkaSourceTest, APrettyPrintedRecordIsOneRow) {
   EXPECT_EQ(Sorted(Int64Column(out.batches, 0)), Range(1, kRecords + 1));
 }
 
+// Flink's json format writes TIMESTAMP as "2020-12-30 12:13:14.123" and TIMESTAMP_LTZ with 'Z'
+// by default ('json.timestamp-format.standard' = 'SQL'), "...T..." with 'ISO-8601'. floe reads
+// both spellings whichever standard the table sets (Flink reads only the configured one).
+TEST_F(KafkaSourceTest, ReadsSqlAndIsoTimestampsWhicheverStandardIsSet) {
+  ASSERT_TRUE(cluster_->CreateTopic("times", 1).ok());
+  auto producer = kafka::KafkaProducer::Make({{"bootstrap.servers", Bootstrap()}});
+  ASSERT_TRUE(producer.ok());
+  for (const char* v :
+       {R"({"id":1,"ts":"2020-12-30 12:13:14.123","tz":"2020-12-30 12:13:14.123Z"})",
+        R"({"id":2,"ts":"2020-12-30 12:13:14","tz":"2020-12-30 12:13:14Z"})",
+        R"({"id":3,"ts":"2020-12-30T12:13:14.5","tz":"2020-12-30T12:13:14.5Z"})"}) {
+    ASSERT_TRUE((*producer)->Produce("times", 0, v).ok());
+  }
+  ASSERT_TRUE((*producer)->Flush(std::chrono::seconds(10)).ok());
+  const std::vector<std::string> expected = {
+      R"({"id":1,"ts":"2020-12-30T12:13:14.123000","tz":"2020-12-30T12:13:14.123000Z"})"
+      "\n",
+      R"({"id":2,"ts":"2020-12-30T12:13:14.000000","tz":"2020-12-30T12:13:14.000000Z"})"
+      "\n",
+      R"({"id":3,"ts":"2020-12-30T12:13:14.500000","tz":"2020-12-30T12:13:14.500000Z"})"
+      "\n"};
+  for (const char* standard : {"", "SQL", "ISO-8601"}) {
+    std::map<std::string, std::string> options = {{"connector", "kafka"},
+                                                  {"topic", "times"},
+                                                  {"format", "json"},
+                                                  {"properties.bootstrap.servers", Bootstrap()},
+                                                  {"scan.startup.mode", "earliest-offset"},
+                                                  {"scan.bounded.mode", "latest-offset"}};
+    if (*standard != '\0') options["json.timestamp-format.standard"] = standard;
+    TableDescriptor table =
+        Table("times", "id INT, ts TIMESTAMP(3), tz TIMESTAMP_LTZ(3)", std::move(options));
+    auto source = MakeSource(table, nullptr);
+    CollectingCollector out;
+    ASSERT_TRUE(PollAll(*source, out).ok()) << standard;
+    EXPECT_EQ(testing::JsonRows(out.batches), expected) << standard;
+  }
+}
+
 TEST_F(KafkaSourceTest, RefusesBadOptionsAtPlanTime) {
   auto refused = [&](std::map<std::string, std::string> extra, const std::string& needle) {
     TableDescriptor t = KTable(std::move(extra));
@@ -302,6 +340,22 @@ TEST_F(KafkaSourceTest, RefusesBadOptionsAtPlanTime) {
   refused({{"format", "debezium-json"}, {"debezium-json.schema-include", "maybe"}},
           "debezium-json.schema-include");
   refused({{"properties.no.such.property", "1"}}, "no.such.property");
+  refused({{"json.timestamp-format.standard", "RFC-3339"}},
+          "option 'json.timestamp-format.standard' must be 'SQL' (\"2020-12-30 12:13:14.123\", "
+          "the default) or 'ISO-8601' (\"2020-12-30T12:13:14.123\"), got 'RFC-3339'");
+  refused({{"format", "debezium-json"}, {"json.timestamp-format.standard", "SQL"}},
+          "use 'debezium-json.timestamp-format.standard'");
+  refused({{"debezium-json.timestamp-format.standard", "SQL"}},
+          "applies to 'format' = 'debezium-json' only");
+  refused({{"format", "debezium-json"}, {"debezium-json.timestamp-format.standard", "sql"}},
+          "option 'debezium-json.timestamp-format.standard' must be 'SQL'");
+  for (const char* standard : {"SQL", "ISO-8601"}) {
+    EXPECT_TRUE(MakeKafkaSourceConfig(KTable({{"json.timestamp-format.standard", standard}})).ok());
+    EXPECT_TRUE(
+        MakeKafkaSourceConfig(KTable({{"format", "debezium-json"},
+                                      {"debezium-json.timestamp-format.standard", standard}}))
+            .ok());
+  }
   refused({{"scan.startup.mode", "timestamp"}}, "scan.startup.timestamp-millis");
   TableDescriptor no_bootstrap = KTable();
   no_bootstrap.options.erase("properties.bootstrap.servers");

@@ -69,7 +69,9 @@ void AppendFloating(T v, std::string* out) {
 
 }  // namespace
 
-void AppendRowAsJson(const RecordBatch& batch, size_t row, std::string* out) {
+void AppendRowAsJson(const RecordBatch& batch, size_t row, std::string* out,
+                     const EncodeOptions& options) {
+  const char separator = options.timestamp_standard == TimestampStandard::kSql ? ' ' : 'T';
   const BatchSchema& schema = *batch.schema();
   out->push_back('{');
   for (size_t i = 0; i < schema.fields.size(); ++i) {
@@ -114,13 +116,15 @@ void AppendRowAsJson(const RecordBatch& batch, size_t row, std::string* out) {
       case TypeId::kTimestampTz:
         out->push_back('"');
         internal::AppendTimestamp(col.Get<int64_t>(row), col.type().id == TypeId::kTimestampTz,
-                                  out);
+                                  separator, out);
         out->push_back('"');
         break;
       case TypeId::kDecimal:
-        out->push_back('"');
+        // As a number it is still written plainly (never 1.2E+3) with all s digits: exact text
+        // that Flink reads either way; only a reader parsing numbers as doubles loses digits.
+        if (!options.decimal_as_number) out->push_back('"');
         internal::AppendDecimal(col.Get<Int128>(row), col.type().scale, out);
-        out->push_back('"');
+        if (!options.decimal_as_number) out->push_back('"');
         break;
     }
   }

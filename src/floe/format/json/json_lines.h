@@ -54,13 +54,30 @@ class JsonLinesDecoder {
   std::unique_ptr<Impl> impl_;
 };
 
+// Flink's 'json.timestamp-format.standard': how TIMESTAMP / TIMESTAMP_LTZ text separates the
+// date from the time. kSql: "2020-12-30 12:13:14.123456" (Flink's default); kIso8601:
+// "2020-12-30T12:13:14.123456". TIMESTAMP_LTZ adds 'Z' in both.
+enum class TimestampStandard { kSql, kIso8601 };
+
+// How AppendRowAsJson writes the types that have more than one usual JSON form. The defaults
+// are floe's own text form (`floe table scan`, the print sink, tests); the Kafka sink uses
+// Flink's json format instead: {TimestampStandard::kSql (or as configured), true}.
+struct EncodeOptions {
+  TimestampStandard timestamp_standard = TimestampStandard::kIso8601;
+  // DECIMAL as a JSON number (Flink's json format) instead of a JSON string (exact for readers
+  // that parse every JSON number as a double).
+  bool decimal_as_number = false;
+};
+
 // Appends row `row` of `batch` as one JSON object line (with '\n') to *out, in the format the
 // decoder accepts, so `floe table scan` output can be appended again: every field in schema
 // order, nulls written as null, BIGINT as numbers, BYTES as base64, DATE as "YYYY-MM-DD",
-// TIMESTAMP as "YYYY-MM-DDTHH:MM:SS.ffffff", TIMESTAMP_LTZ the same with 'Z', DECIMAL(p, s) as a
-// string with exactly s fractional digits, non-finite FLOAT/DOUBLE as "NaN" / "Infinity" /
-// "-Infinity". REQUIRES: row < batch.num_rows().
-void AppendRowAsJson(const RecordBatch& batch, size_t row, std::string* out);
+// TIMESTAMP as "YYYY-MM-DDTHH:MM:SS.ffffff" (a space instead of 'T' with TimestampStandard::kSql;
+// always 6 fractional digits), TIMESTAMP_LTZ the same with 'Z', DECIMAL(p, s) as a string with
+// exactly s fractional digits (the same text unquoted with decimal_as_number), non-finite
+// FLOAT/DOUBLE as "NaN" / "Infinity" / "-Infinity". REQUIRES: row < batch.num_rows().
+void AppendRowAsJson(const RecordBatch& batch, size_t row, std::string* out,
+                     const EncodeOptions& options = {});
 
 // Flink SQL spelling of a type, used in error messages (defined in floe/common).
 using ::floe::SqlTypeName;

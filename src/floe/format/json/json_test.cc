@@ -112,6 +112,15 @@ TEST(JsonDecode, TimestampFormats) {
   // Digits past microseconds are truncated, not rounded.
   EXPECT_EQ(one("2021-06-30T23:59:58.123456999", "2021-06-30T23:59:58Z").first, base + 123456);
   EXPECT_EQ(one("2021-06-30T23:59:58", "2021-06-30T23:59:58").second, base);
+  // What Flink writes with 'json.timestamp-format.standard' = 'SQL' (its default): a space, only
+  // the fractional digits needed, 'Z' for TIMESTAMP_LTZ. Accepted whatever the standard is set to.
+  EXPECT_EQ(one("2021-06-30 23:59:58.5", "2021-06-30 23:59:58.5Z"),
+            std::make_pair(base + 500000, base + 500000));
+  EXPECT_EQ(one("2021-06-30 23:59:58", "2021-06-30 23:59:58Z").second, base);
+  // Whole minutes without seconds, as Java's LocalDateTime.toString() writes them (Flink's
+  // ISO-8601 parser takes them as well).
+  EXPECT_EQ(one("2021-06-30T23:59", "2021-06-30T23:59Z"),
+            std::make_pair(base - 58000000, base - 58000000));
   EXPECT_EQ(one("2021-06-30T23:59:58", "2021-07-01T01:59:58+02:00").second, base);
   EXPECT_EQ(one("2021-06-30T23:59:58", "2021-06-30T18:29:58.000001-05:30").second, base + 1);
   // Before 1970 and far away.
@@ -428,6 +437,40 @@ TEST(JsonEncode, WritesTheDocumentedFormats) {
       R"("dt":"0001-01-01","ts":"1969-12-31T23:59:59.999999","tz":"2024-05-06T07:08:09.000010Z",)"
       R"("dec":"-0.005","n":null})"
       "\n");
+
+  // Flink's json format: 'json.timestamp-format.standard' = 'SQL' (a space) and DECIMAL as a
+  // plain JSON number; ISO-8601 keeps the 'T'.
+  out.clear();
+  AppendRowAsJson(batch, 0, &out, EncodeOptions{TimestampStandard::kSql, true});
+  EXPECT_NE(out.find(R"("ts":"1969-12-31 23:59:59.999999","tz":"2024-05-06 07:08:09.000010Z",)"
+                     R"("dec":-0.005,"n":null})"),
+            std::string::npos)
+      << out;
+  out.clear();
+  AppendRowAsJson(batch, 0, &out, EncodeOptions{TimestampStandard::kIso8601, true});
+  EXPECT_NE(out.find(R"("ts":"1969-12-31T23:59:59.999999","tz":"2024-05-06T07:08:09.000010Z",)"
+                     R"("dec":-0.005,"n":null})"),
+            std::string::npos)
+      << out;
+}
+
+TEST(JsonEncode, DecimalsAsNumbersArePlainWithEveryFractionalDigit) {
+  auto schema = Schema({{"a", DataType::Decimal(20, 0)},
+                        {"b", DataType::Decimal(38, 38)},
+                        {"c", DataType::Decimal(5, 2)}});
+  RecordBatch batch(schema);
+  // 454621864049246170: Flink without 'json.encode.decimal-as-plain-number' may write
+  // 4.5462186404924617E+17; floe never uses an exponent.
+  batch.mutable_column(0).Append<Int128>(Int128(454621864049246170));
+  batch.mutable_column(1).Append<Int128>(Int128(27));
+  batch.mutable_column(2).Append<Int128>(Int128(-1200));
+  std::string out;
+  AppendRowAsJson(batch, 0, &out, EncodeOptions{TimestampStandard::kSql, true});
+  EXPECT_EQ(out, R"({"a":454621864049246170,"b":0.00000000000000000000000000000000000027,)"
+                 R"("c":-12.00})"
+                 "\n");
+  RecordBatch back = MustDecode(schema, out);
+  for (size_t c = 0; c < 3; ++c) EXPECT_TRUE(back.column(c).Equals(batch.column(c))) << c;
 }
 
 class RandomBatch {
@@ -544,12 +587,21 @@ TEST(JsonEncode, RandomBatchesRoundTripThroughTheDecoder) {
                         {"d9", DataType::Decimal(9, 2)},
                         {"d38", DataType::Decimal(38, 38)},
                         {"d30", DataType::Decimal(30, 5), false}});
+  // Every encoding reads back: floe's default and Flink's forms (the decoder takes both
+  // timestamp standards and decimals as strings or numbers).
+  const EncodeOptions kEncodings[] = {{},
+                                      {TimestampStandard::kSql, true},
+                                      {TimestampStandard::kSql, false},
+                                      {TimestampStandard::kIso8601, true}};
   for (uint64_t seed = 1; seed <= 10; ++seed) {
+    const EncodeOptions& options = kEncodings[seed % std::size(kEncodings)];
     RandomBatch gen(seed);
     RecordBatch original = gen.Make(schema, 500);
     ASSERT_TRUE(original.Validate().ok());
     std::string text;
-    for (size_t r = 0; r < original.num_rows(); ++r) AppendRowAsJson(original, r, &text);
+    for (size_t r = 0; r < original.num_rows(); ++r) {
+      AppendRowAsJson(original, r, &text, options);
+    }
     RecordBatch back = MustDecode(schema, text);
     ASSERT_EQ(back.num_rows(), original.num_rows());
     for (size_t c = 0; c < schema->fields.size(); ++c) {
@@ -558,7 +610,7 @@ TEST(JsonEncode, RandomBatchesRoundTripThroughTheDecoder) {
     }
     // Scan output appended again yields the same rows again.
     std::string text2;
-    for (size_t r = 0; r < back.num_rows(); ++r) AppendRowAsJson(back, r, &text2);
+    for (size_t r = 0; r < back.num_rows(); ++r) AppendRowAsJson(back, r, &text2, options);
     EXPECT_EQ(text2, text);
   }
 }

@@ -134,13 +134,18 @@ const char* ParseTimestamp(std::string_view s, bool with_zone, int64_t* micros) 
   if (pos >= s.size() || (s[pos] != ' ' && s[pos] != 'T')) return "not YYYY-MM-DD HH:MM:SS";
   ++pos;
   int64_t hh = 0, mm = 0, ss = 0;
-  if (!Digits(s, &pos, 2, &hh) || !Expect(s, &pos, ':') || !Digits(s, &pos, 2, &mm) ||
-      !Expect(s, &pos, ':') || !Digits(s, &pos, 2, &ss)) {
+  if (!Digits(s, &pos, 2, &hh) || !Expect(s, &pos, ':') || !Digits(s, &pos, 2, &mm)) {
+    return "not YYYY-MM-DD HH:MM:SS";
+  }
+  // Seconds may be left out ("2020-12-30T12:13", as Java's LocalDateTime.toString() writes whole
+  // minutes); Flink's ISO-8601 parser (ISO_LOCAL_TIME) takes that too.
+  bool has_seconds = pos < s.size() && s[pos] == ':';
+  if (has_seconds && (!Expect(s, &pos, ':') || !Digits(s, &pos, 2, &ss))) {
     return "not YYYY-MM-DD HH:MM:SS";
   }
   if (hh > 23 || mm > 59 || ss > 59) return "time out of range";
   int64_t frac = 0;
-  if (pos < s.size() && s[pos] == '.') {
+  if (has_seconds && pos < s.size() && s[pos] == '.') {
     ++pos;
     int n = 0;
     while (pos < s.size() && IsDigit(s[pos])) {
@@ -310,7 +315,7 @@ void AppendBase64(std::string_view bytes, std::string* out) {
 
 void AppendDate(int32_t days, std::string* out) { AppendCivilDate(days, out); }
 
-void AppendTimestamp(int64_t micros, bool zulu, std::string* out) {
+void AppendTimestamp(int64_t micros, bool zulu, char separator, std::string* out) {
   // Floor division so that times before 1970 get a positive time of day.
   int64_t days = micros / kMicrosPerDay;
   int64_t rem = micros % kMicrosPerDay;
@@ -319,7 +324,7 @@ void AppendTimestamp(int64_t micros, bool zulu, std::string* out) {
     --days;
   }
   AppendCivilDate(days, out);
-  out->push_back('T');
+  out->push_back(separator);
   int64_t secs = rem / 1000000;
   AppendPadded(secs / 3600, 2, out);
   out->push_back(':');
