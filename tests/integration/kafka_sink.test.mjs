@@ -296,5 +296,6 @@ test('exactly-once with a transaction timeout below interval + checkpoint timeou
   assert.match(err, /1000 ms \('execution\.checkpointing\.interval'\) \+ 600000 ms \('execution\.checkpointing\.timeout'\) \+ 100 ms \('restart-strategy\.fixed-delay\.delay'\) = 601100 ms, which is not below 60000 ms \('properties\.transaction\.timeout\.ms', librdkafka's default\)/, err);
   assert.match(err, /Set 'properties\.transaction\.timeout\.ms' above 601100 ms/, err);
   assert.match(err, /900000 ms = 15 min/, err);
+  assert.match(err, /the commit then fails \(the broker bumped the producer epoch\), the task fails, and the job restarts and re-sends its records/, err);
   assert.equal(jobRecords(p).filter((j) => j.worker_pid).length, 0, 'no worker was started');
 });

@@ -26,7 +26,7 @@ constexpr std::string_view kProperties = "properties.";
 constexpr int kCommitAttempts = 3;  // retriable commit errors are retried this often
 // Open fences this many slots per subtask even when the pool is smaller, so ids of a larger
 // pool of an earlier run (a lower 'max-concurrent-checkpoints' now) do not keep a transaction
-// open until transaction.timeout.ms (docs/kafka.md "Transactional ids").
+// open until transaction.timeout.ms (docs/kafka.md, exactly-once, "Open").
 constexpr int kFencedSlots = 8;
 // Close aborts what is still open on the broker, best-effort, this long per transaction.
 constexpr int64_t kCloseAbortTimeoutMs = 2000;
@@ -497,7 +497,8 @@ Result<bool> KafkaSink::Landed(const KafkaSinkTransaction& txn) {
 }
 
 Status KafkaSink::Restore(runtime::StateReader& state) {
-  // An empty blob is what none / at-least-once checkpoint (also when this run is exactly-once:
+  // An empty blob is what none / at-least-once checkpoints hold (also when this run is
+  // exactly-once:
   // the guarantee was raised). A non-empty one is an exactly-once checkpoint's, whatever the
   // guarantee is now: its pending transactions are settled the same way, and what did not
   // land is re-sent (as ordinary records when the guarantee was lowered), or it would be lost.
