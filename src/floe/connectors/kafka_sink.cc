@@ -498,10 +498,10 @@ Result<bool> KafkaSink::Landed(const KafkaSinkTransaction& txn) {
 
 Status KafkaSink::Restore(runtime::StateReader& state) {
   // An empty blob is what none / at-least-once checkpoints hold (also when this run is
-  // exactly-once:
-  // the guarantee was raised). A non-empty one is an exactly-once checkpoint's, whatever the
-  // guarantee is now: its pending transactions are settled the same way, and what did not
-  // land is re-sent (as ordinary records when the guarantee was lowered), or it would be lost.
+  // exactly-once: the guarantee was raised). A non-empty one is an exactly-once checkpoint's,
+  // whatever the guarantee is now: its pending transactions are settled the same way, and what
+  // did not land is re-sent (as ordinary records when the guarantee was lowered), or it would
+  // be lost.
   if (state.AtEnd()) return Status::OK();
   FLOE_ASSIGN_OR_RAISE(std::vector<KafkaSinkTransaction> restored, DecodeKafkaSinkState(state));
   bool exactly_once = config_.guarantee == KafkaDeliveryGuarantee::kExactlyOnce;
