@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <set>
 #include <string_view>
 #include <thread>
@@ -22,6 +24,16 @@ namespace {
 constexpr uint32_t kStateVersion = 1;
 constexpr std::string_view kProperties = "properties.";
 constexpr int kCommitAttempts = 3;  // retriable commit errors are retried this often
+// Open fences this many slots per subtask even when the pool is smaller, so ids of a larger
+// pool of an earlier run (a lower 'max-concurrent-checkpoints' now) do not keep a transaction
+// open until transaction.timeout.ms (docs/kafka.md, exactly-once, "Open").
+constexpr int kFencedSlots = 8;
+// Close aborts what is still open on the broker, best-effort, this long per transaction.
+constexpr int64_t kCloseAbortTimeoutMs = 2000;
+// Smallest encoding of a transaction (id length, checkpoint, record count) and of a record
+// (partition, offset, value length): bounds the counts read from a blob.
+constexpr size_t kMinTransactionBytes = 4 + 8 + 4;
+constexpr size_t kMinRecordBytes = 4 + 8 + 4;
 
 std::string Ms(int64_t ms) { return std::to_string(ms) + " ms"; }
 
@@ -32,9 +44,18 @@ std::string Ms(int64_t ms) { return std::to_string(ms) + " ms"; }
 // librdkafka's mock cluster shows aborted records to every reader (no read_committed), so the
 // multi-process tests rebuild what a read_committed reader would see from this log
 // (tests/integration/kafka_sink.test.mjs). One write() per line, O_APPEND.
+//
+// The log also stands in for the transaction markers the mock does not keep: when it is set, a
+// restore judges a transaction landed only if the log holds its "commit" line (CommittedInLog),
+// so the re-send path runs across processes on the dev cluster too.
+const char* CommitLogPath() {
+  const char* path = std::getenv("FLOE_KAFKA_SINK_COMMIT_LOG");
+  return path == nullptr || *path == '\0' ? nullptr : path;
+}
+
 void LogCommitted(const std::string& task, const KafkaSinkTransaction& txn, const char* how) {
-  static const char* path = std::getenv("FLOE_KAFKA_SINK_COMMIT_LOG");
-  if (path == nullptr || *path == '\0') return;
+  const char* path = CommitLogPath();
+  if (path == nullptr) return;
   std::map<int32_t, std::vector<int64_t>> offsets;
   for (const KafkaSinkRecord& r : txn.records) offsets[r.partition].push_back(r.offset);
   std::string line = "{\"task\":\"" + task + "\",\"transactional_id\":\"" + txn.transactional_id +
@@ -52,6 +73,24 @@ void LogCommitted(const std::string& task, const KafkaSinkTransaction& txn, cons
   if (fd < 0) return;
   (void)!::write(fd, line.data(), line.size());
   ::close(fd);
+}
+
+// Whether the commit log holds a "commit" line for `txn` (written by this run or an earlier
+// attempt). A missing log holds none.
+Result<bool> CommittedInLog(const char* path, const KafkaSinkTransaction& txn) {
+  std::string key = "\"transactional_id\":\"" + txn.transactional_id +
+                    "\",\"checkpoint\":" + std::to_string(txn.checkpoint_id) +
+                    ",\"how\":\"commit\"";
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return false;
+    return Status::IOError(std::string("commit log '") + path + "': " + std::strerror(errno));
+  }
+  std::string text;
+  char buf[1 << 16];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof(buf))) > 0;) text.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return text.find(key) != std::string::npos;
 }
 
 // Properties a consumer needs to reach the cluster (the sink's producer-only properties would
@@ -93,8 +132,9 @@ Status CheckTransactionTimeout(const TableDescriptor& table, const KafkaSinkConf
   std::string msg =
       head +
       "needs checkpoint interval + checkpoint timeout + restart delay < transaction.timeout.ms, "
-      "or the broker aborts a transaction before floe commits it (its records never reach "
-      "read_committed readers, and nothing fails): " +
+      "or the broker may abort a transaction before floe commits it: the commit then fails "
+      "(the broker bumped the producer epoch), the task fails, and the job restarts and "
+      "re-sends its records (a restart loop while checkpoints take that long): " +
       Ms(interval) + " ('execution.checkpointing.interval') + " + Ms(timeout) +
       " ('execution.checkpointing.timeout') + " + Ms(job.restart_delay_ms) +
       " ('restart-strategy.fixed-delay.delay') = " + Ms(needed) + ", which is not below " +
@@ -251,12 +291,25 @@ Result<std::vector<KafkaSinkTransaction>> DecodeKafkaSinkState(runtime::StateRea
   if (version != kStateVersion) {
     return Status::Corruption("kafka sink state: unknown version " + std::to_string(version));
   }
+  // Counts come from the blob: bound them by the bytes left before sizing anything, so a
+  // garbled count is Corruption rather than a huge allocation.
+  auto check_count = [&](uint32_t count, size_t min_bytes, const char* what) -> Status {
+    if (count > in.remaining() / min_bytes) {
+      return Status::Corruption("kafka sink state: " + std::to_string(count) + " " + what +
+                                " at byte " + std::to_string(in.position()) +
+                                " cannot fit in the " + std::to_string(in.remaining()) +
+                                " bytes left");
+    }
+    return Status::OK();
+  };
   FLOE_ASSIGN_OR_RAISE(uint32_t n, in.GetU32());
+  FLOE_RETURN_NOT_OK(check_count(n, kMinTransactionBytes, "transactions"));
   std::vector<KafkaSinkTransaction> out(n);
   for (KafkaSinkTransaction& t : out) {
     FLOE_ASSIGN_OR_RAISE(t.transactional_id, in.GetString());
     FLOE_ASSIGN_OR_RAISE(t.checkpoint_id, in.GetU64());
     FLOE_ASSIGN_OR_RAISE(uint32_t records, in.GetU32());
+    FLOE_RETURN_NOT_OK(check_count(records, kMinRecordBytes, "records"));
     t.records.resize(records);
     for (KafkaSinkRecord& r : t.records) {
       FLOE_ASSIGN_OR_RAISE(uint32_t partition, in.GetU32());
@@ -297,6 +350,7 @@ Result<std::unique_ptr<kafka::KafkaProducer>> KafkaSink::MakeTransactionalProduc
     return st.WithContext("kafka sink '" + task_ + "': transactional id '" + transactional_id +
                           "'");
   }
+  fenced_ids_.push_back(transactional_id);
   return producer;
 }
 
@@ -315,6 +369,13 @@ Status KafkaSink::Open(const runtime::OperatorContext& ctx) {
       FLOE_ASSIGN_OR_RAISE(s.producer, MakeTransactionalProducer(s.transactional_id));
       slots_.push_back(std::move(s));
     }
+    // Ids beyond the pool: an earlier run may have had a larger pool and left a transaction
+    // open there; initialising the id aborts it (restored ids are fenced again in Restore).
+    for (int slot = config_.pool_size; slot < kFencedSlots; ++slot) {
+      FLOE_RETURN_NOT_OK(MakeTransactionalProducer(
+                             TransactionalId(config_.transactional_id_prefix, subtask_, slot))
+                             .status());
+    }
     handle = slots_[0].producer->handle();
   }
   // A misspelt topic would otherwise be auto-created by brokers that allow it.
@@ -331,6 +392,28 @@ std::string KafkaSink::Describe(const KafkaSinkTransaction& txn) const {
          " records to topic '" + config_.topic + "')";
 }
 
+kafka::Properties KafkaSink::ReadBackProperties(const kafka::Properties& sink_properties,
+                                                bool read_committed) {
+  kafka::Properties props = ConnectionProperties(sink_properties);
+  props["enable.partition.eof"] = "true";
+  props["group.id"] = "floe-kafka-sink-check";  // never commits
+  // If retention removes the record between the watermark check and the fetch, fail like the
+  // check does: librdkafka's default ('latest') would jump to the end and answer "not landed"
+  // (a duplicate).
+  props["auto.offset.reset"] = "error";
+  props["isolation.level"] = read_committed ? "read_committed" : "read_uncommitted";
+  return props;
+}
+
+Status KafkaSink::RemovedError(const KafkaSinkTransaction& txn, int32_t partition, int64_t offset,
+                               const std::string& detail) const {
+  return Status::IOError("kafka sink '" + task_ + "': cannot tell whether " + Describe(txn) +
+                         " was committed: its first offset " + std::to_string(offset) +
+                         " in partition " + std::to_string(partition) +
+                         (detail.empty() ? " is no longer in the partition" : detail) +
+                         " (retention removed it)");
+}
+
 Result<bool> KafkaSink::Landed(const KafkaSinkTransaction& txn) {
   // The first recorded record of each partition the transaction wrote.
   std::map<int32_t, const KafkaSinkRecord*> first;
@@ -340,14 +423,10 @@ Result<bool> KafkaSink::Landed(const KafkaSinkTransaction& txn) {
   }
   if (first.empty()) return true;
   std::chrono::milliseconds timeout(config_.timeout_ms);
-  kafka::Properties props = ConnectionProperties(config_.properties);
-  props["enable.partition.eof"] = "true";
-  props["group.id"] = "floe-kafka-sink-check";  // never commits
-  kafka::Properties committed_props = props;
-  committed_props["isolation.level"] = "read_committed";
-  props["isolation.level"] = "read_uncommitted";
-  FLOE_ASSIGN_OR_RAISE(auto uncommitted, kafka::KafkaConsumer::Make(props));
-  FLOE_ASSIGN_OR_RAISE(auto committed, kafka::KafkaConsumer::Make(committed_props));
+  FLOE_ASSIGN_OR_RAISE(auto uncommitted,
+                       kafka::KafkaConsumer::Make(ReadBackProperties(config_.properties, false)));
+  FLOE_ASSIGN_OR_RAISE(auto committed,
+                       kafka::KafkaConsumer::Make(ReadBackProperties(config_.properties, true)));
 
   std::map<int32_t, bool> found;  // partition -> the kept value is at its offset
   kafka::PartitionOffsets assign;
@@ -355,11 +434,9 @@ Result<bool> KafkaSink::Landed(const KafkaSinkTransaction& txn) {
   for (const auto& [p, r] : first) {
     FLOE_ASSIGN_OR_RAISE(auto written, uncommitted->Watermarks(config_.topic, p, timeout));
     if (r->offset < written.first) {
-      return Status::IOError("kafka sink '" + task_ + "': cannot tell whether " + Describe(txn) +
-                             " was committed: its first offset " + std::to_string(r->offset) +
-                             " in partition " + std::to_string(p) +
-                             " is below the partition's earliest offset " +
-                             std::to_string(written.first) + " (retention removed it)");
+      return RemovedError(
+          txn, p, r->offset,
+          " is below the partition's earliest offset " + std::to_string(written.first));
     }
     if (r->offset >= written.second) {
       found[p] = false;  // never written there (e.g. the topic was recreated)
@@ -393,6 +470,9 @@ Result<bool> KafkaSink::Landed(const KafkaSinkTransaction& txn) {
     if (first.count(p) == 0 || found.count(p) != 0) continue;
     if ((*m).err() == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
       found[p] = false;
+    } else if ((*m).err() == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ||
+               (*m).err() == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE) {
+      return RemovedError(txn, p, first[p]->offset);
     } else if ((*m).err() != RD_KAFKA_RESP_ERR_NO_ERROR) {
       if (kafka::IsRetryable((*m).err())) continue;
       return kafka::KafkaStatus((*m).err(), "kafka sink '" + task_ + "': reading back " +
@@ -405,7 +485,12 @@ Result<bool> KafkaSink::Landed(const KafkaSinkTransaction& txn) {
     }
   }
   size_t hits = std::count_if(found.begin(), found.end(), [](const auto& kv) { return kv.second; });
-  if (hits == found.size()) return true;
+  if (hits == found.size()) {
+    // Test hook: on the dev cluster aborted records stay visible, so the commit log stands in
+    // for the transaction markers (LogCommitted).
+    if (const char* log = CommitLogPath()) return CommittedInLog(log, txn);
+    return true;
+  }
   if (hits == 0) return false;
   std::string detail;
   for (const auto& [p, hit] : found) {
@@ -419,8 +504,14 @@ Result<bool> KafkaSink::Landed(const KafkaSinkTransaction& txn) {
 }
 
 Status KafkaSink::Restore(runtime::StateReader& state) {
-  if (config_.guarantee != KafkaDeliveryGuarantee::kExactlyOnce) return Status::OK();
+  // An empty blob is what none / at-least-once checkpoints hold (also when this run is
+  // exactly-once: the guarantee was raised). A non-empty one is an exactly-once checkpoint's,
+  // whatever the guarantee is now: its pending transactions are settled the same way, and what
+  // did not land is re-sent (as ordinary records when the guarantee was lowered), or it would
+  // be lost.
+  if (state.AtEnd()) return Status::OK();
   FLOE_ASSIGN_OR_RAISE(std::vector<KafkaSinkTransaction> restored, DecodeKafkaSinkState(state));
+  bool exactly_once = config_.guarantee == KafkaDeliveryGuarantee::kExactlyOnce;
   std::vector<KafkaSinkRecord> resend;
   for (const KafkaSinkTransaction& txn : restored) {
     // Ids outside this run's pool (the pool or the subtask changed): fence them too, so the
@@ -432,8 +523,10 @@ Status KafkaSink::Restore(runtime::StateReader& state) {
     FLOE_ASSIGN_OR_RAISE(bool landed, Landed(txn));
     std::fprintf(stderr, "floe: kafka sink '%s': restored %s: %s\n", task_.c_str(),
                  Describe(txn).c_str(),
-                 landed ? "committed before the failure, nothing to do"
-                        : "not committed, re-sending its records in the next transaction");
+                 landed         ? "committed before the failure, nothing to do"
+                 : exactly_once ? "not committed, re-sending its records in the next transaction"
+                                : "not committed, re-sending its records (as ordinary records: "
+                                  "'sink.delivery-guarantee' is no longer exactly-once)");
     if (landed) {
       LogCommitted(task_, txn, "found at restore");
     } else {
@@ -441,9 +534,10 @@ Status KafkaSink::Restore(runtime::StateReader& state) {
     }
   }
   if (resend.empty()) return Status::OK();
-  // Re-sent as the start of the next checkpoint's transaction, not committed on their own: if
-  // the job fails again before that checkpoint completes, they are aborted with it and this
-  // restore runs again, so they land exactly once.
+  // Exactly-once: re-sent as the start of the next checkpoint's transaction, not committed on
+  // their own: if the job fails again before that checkpoint completes, they are aborted with
+  // it and this restore runs again, so they land exactly once. Otherwise the next barrier (or
+  // end of input) flushes them with the rest; a failure before it re-sends them again.
   for (const KafkaSinkRecord& r : resend) FLOE_RETURN_NOT_OK(Send(r.value, r.partition));
   resent_records_ = static_cast<int64_t>(resend.size());
   return Status::OK();
@@ -605,8 +699,11 @@ Status KafkaSink::OnEndOfInput(runtime::Collector&) {
 }
 
 Status KafkaSink::Close() {
-  // Nothing is committed here; what is still queued is dropped (an open or pending
-  // transaction is settled by the next run's restore).
+  // Nothing is committed here; what is still queued is dropped. The open and the pending
+  // transactions are aborted, best-effort and briefly: left open they would hold the last
+  // stable offset (read_committed readers stall) until transaction.timeout.ms. Aborting a
+  // pending transaction of a completed checkpoint is safe: the next run's restore finds it
+  // did not land and re-sends its records.
   auto drop = [](kafka::KafkaProducer* p) {
     if (p != nullptr) {
       (void)rd_kafka_purge(p->handle(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
@@ -614,7 +711,20 @@ Status KafkaSink::Close() {
     }
   };
   drop(producer_.get());
-  for (Slot& s : slots_) drop(s.producer.get());
+  std::chrono::milliseconds abort_timeout(std::min(config_.timeout_ms, kCloseAbortTimeoutMs));
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    Slot& s = slots_[i];
+    drop(s.producer.get());
+    bool open = open_ && open_->slot == static_cast<int>(i);
+    if (!open && !s.pending) continue;
+    kafka::TxnResult aborted = s.producer->AbortTransaction(abort_timeout);
+    if (aborted.ok()) {
+      ++aborted_at_close_;
+    } else if (aborted.kind != kafka::TxnErrorKind::kFatal) {  // fatal: fenced, said before
+      std::fprintf(stderr, "floe: kafka sink '%s': aborting transaction '%s' at close: %s\n",
+                   task_.c_str(), s.transactional_id.c_str(), aborted.status.ToString().c_str());
+    }
+  }
   producer_.reset();
   slots_.clear();
   open_.reset();

@@ -60,8 +60,9 @@ struct KafkaSinkJobSettings {
 // 'sink.delivery-guarantee', 'sink.transactional-id-prefix', 'sink.parallelism') and, for
 // exactly-once, the job: checkpointing must be on and EXACTLY_ONCE, and
 //   checkpoint interval + checkpoint timeout + restart delay < transaction.timeout.ms
-// (else the broker may abort a transaction before floe commits it: silent loss for
-// read_committed readers). Errors name the table, the option, the rule and the numbers.
+// (else the broker may abort a transaction before floe commits it: the commit fails, the job
+// restarts and re-sends, possibly in a loop). Errors name the table, the option, the rule and
+// the numbers.
 Result<KafkaSinkConfig> MakeKafkaSinkConfig(const TableDescriptor& table,
                                             const KafkaSinkJobSettings& job);
 
@@ -107,6 +108,11 @@ Result<std::vector<KafkaSinkTransaction>> DecodeKafkaSinkState(runtime::StateRea
 //   finds, in every partition it wrote, the kept value at its first recorded offset; if not,
 //   its records are re-sent as the start of the next transaction (committed with the next
 //   checkpoint, so a crash before that re-sends them again instead of duplicating them).
+//   Open also fences slots up to kFencedSlots (8) beyond a smaller pool. Close aborts the open
+//   and the pending transactions (best-effort, 2 s each), never commits.
+// * A guarantee changed across a restore: an exactly-once blob restored by none / at-least-once
+//   is settled the same way (ids fenced, read-back) and what did not land is re-sent as
+//   ordinary records; an empty blob (none / at-least-once) restores nothing in any mode.
 // Single-threaded, like every operator.
 class KafkaSink final : public runtime::Operator {
  public:
@@ -126,6 +132,14 @@ class KafkaSink final : public runtime::Operator {
   // Test hooks: transactions pending commit, and how the last Restore settled.
   const std::map<uint64_t, KafkaSinkTransaction>& pending() const { return pending_; }
   int64_t resent_records() const { return resent_records_; }
+  // Transactions Close aborted (open or pending at close).
+  int aborted_at_close() const { return aborted_at_close_; }
+  // Every transactional id initialised (fenced) so far, in order.
+  const std::vector<std::string>& fenced_ids() const { return fenced_ids_; }
+  // The read-back consumers' properties: the connection ones of the sink, partition EOF on,
+  // auto.offset.reset = error (a record removed under the read-back is an error, never a jump).
+  static kafka::Properties ReadBackProperties(const kafka::Properties& sink_properties,
+                                              bool read_committed);
 
   // The transactional id of `slot` for `subtask`: '<prefix>-<subtask>-<slot>'.
   static std::string TransactionalId(const std::string& prefix, uint32_t subtask, int slot);
@@ -149,6 +163,8 @@ class KafkaSink final : public runtime::Operator {
   Status Commit(uint64_t checkpoint_id);
   // True when `txn` is visible to read_committed readers (see the class comment).
   Result<bool> Landed(const KafkaSinkTransaction& txn);
+  Status RemovedError(const KafkaSinkTransaction& txn, int32_t partition, int64_t offset,
+                      const std::string& detail = "") const;
   std::string Describe(const KafkaSinkTransaction& txn) const;
 
   KafkaSinkConfig config_;
@@ -162,6 +178,8 @@ class KafkaSink final : public runtime::Operator {
   int32_t partitions_ = 0;  // of the topic, when the sink opened
   uint64_t rows_sent_ = 0;  // for 'round-robin'
   int64_t resent_records_ = 0;
+  int aborted_at_close_ = 0;
+  std::vector<std::string> fenced_ids_;
   std::string row_;
 };
 

@@ -1,9 +1,13 @@
 #include "floe/connectors/kafka_sink.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -428,6 +432,237 @@ INSTANTIATE_TEST_SUITE_P(Standards, KafkaSinkJsonFormatTest,
                            if (name.empty()) return std::string("Default");
                            return name == "SQL" ? name : std::string("Iso8601");
                          });
+
+TEST_F(KafkaSinkTest, GarbledOrTruncatedStateIsCorruptionNotAnAllocation) {
+  KafkaSinkTransaction txn{"floe-test-0-1", 3, {{0, 4, Value(1)}, {1, 9, Value(2)}}};
+  runtime::StateWriter w;
+  EncodeKafkaSinkState({txn}, w);
+  std::string blob = w.Finish();
+  auto decode = [](const std::string& b) {
+    runtime::StateReader r(b);
+    return DecodeKafkaSinkState(r).status();
+  };
+  ASSERT_TRUE(decode(blob).ok());
+  // Every truncation fails cleanly.
+  for (size_t n = 0; n < blob.size(); ++n) {
+    Status st = decode(blob.substr(0, n));
+    EXPECT_TRUE(st.IsCorruption()) << n << ": " << st.ToString();
+  }
+  // A transaction count of 2^32 - 1 (bytes 4..7), then a record count (after the 4-byte id
+  // length, the 13-byte id and the 8-byte checkpoint).
+  std::string bad_txns = blob;
+  bad_txns.replace(4, 4, std::string(4, '\xff'));
+  Status st = decode(bad_txns);
+  EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+  EXPECT_NE(st.message().find("4294967295 transactions at byte 8 cannot fit in the"),
+            std::string::npos)
+      << st.ToString();
+  std::string bad_records = blob;
+  bad_records.replace(8 + 4 + 13 + 8, 4, std::string("\x00\x00\x00\x40", 4));
+  st = decode(bad_records);
+  EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+  EXPECT_NE(st.message().find("1073741824 records"), std::string::npos) << st.ToString();
+}
+
+// 'sink.delivery-guarantee' lowered from exactly-once across a restore: the exactly-once
+// checkpoint's pending transactions are still settled; what did not land is re-sent as
+// ordinary records (else it would be lost), and their ids are fenced.
+TEST_F(KafkaSinkTest, ExactlyOnceStateRestoredWithAtLeastOnceResendsWhatDidNotLand) {
+  TableDescriptor eo = ExactlyOnce(*this);
+  auto producer =
+      kafka::KafkaProducer::Make({{"bootstrap.servers", cluster_->bootstrap_servers()}});
+  ASSERT_TRUE(producer.ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE((*producer)->Produce("out", 0, "{\"other\":1}").ok());
+  ASSERT_TRUE((*producer)->Produce("out", 2, Value(4)).ok());  // a transaction that landed
+  ASSERT_TRUE((*producer)->Flush(kTimeout).ok());
+  KafkaSinkTransaction lost{
+      "floe-test-0-1", 7, {{0, 1, Value(1)}, {0, 2, Value(2)}, {1, 5, Value(3)}}};
+  KafkaSinkTransaction landed{"floe-test-0-0", 6, {{2, 0, Value(4)}}};
+  runtime::StateWriter w;
+  EncodeKafkaSinkState({landed, lost}, w);
+  std::string blob = w.Finish();
+
+  for (const char* guarantee : {"at-least-once", "none"}) {
+    SCOPED_TRACE(guarantee);
+    auto sink = MakeSink(SinkTable({{"sink.delivery-guarantee", guarantee}}), 7);
+    runtime::StateReader reader(blob);
+    Status st = sink->Restore(reader);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(sink->resent_records(), 3);
+    EXPECT_EQ(sink->fenced_ids(), (std::vector<std::string>{"floe-test-0-0", "floe-test-0-1"}));
+    ASSERT_TRUE(sink->OnEndOfInput(out_).ok());
+    ASSERT_TRUE(sink->Close().ok());
+  }
+  std::vector<std::string> expected = Expected(1, 3);
+  std::vector<std::string> once = expected;
+  expected.insert(expected.end(), once.begin(), once.end());  // re-sent by both runs
+  expected.push_back(Value(4));
+  for (int i = 0; i < 3; ++i) expected.push_back("{\"other\":1}");
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(Values(), expected);
+}
+
+// Raised to exactly-once: the at-least-once checkpoint's empty blob restores nothing.
+TEST_F(KafkaSinkTest, AtLeastOnceStateRestoredWithExactlyOnceRestoresNothing) {
+  std::string blob;
+  {
+    auto alo = MakeSink(SinkTable({{"sink.delivery-guarantee", "at-least-once"}}));
+    ASSERT_TRUE(alo->ProcessBatch(Rows(SinkTable(), 1, 5), 0, out_).ok());
+    runtime::StateWriter w;
+    ASSERT_TRUE(alo->OnBarrier(runtime::CheckpointId(1), w, out_).ok());
+    blob = w.Finish();
+    ASSERT_TRUE(alo->Close().ok());
+  }
+  EXPECT_TRUE(blob.empty());
+  TableDescriptor eo = ExactlyOnce(*this);
+  auto sink = MakeSink(eo, 1);
+  runtime::StateReader reader(blob);
+  Status st = sink->Restore(reader);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(sink->resent_records(), 0);
+  ASSERT_TRUE(sink->ProcessBatch(Rows(eo, 6, 10), 0, out_).ok());
+  runtime::StateWriter w;
+  ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(2), w, out_).ok());
+  ASSERT_TRUE(sink->OnCheckpointComplete(runtime::CheckpointId(2)).ok());
+  ASSERT_TRUE(sink->Close().ok());
+  EXPECT_EQ(Values(), Expected(1, 10));
+}
+
+// Open fences ids beyond a smaller pool (an earlier run's larger pool may have left one open).
+TEST_F(KafkaSinkTest, OpenFencesIdsBeyondThePoolUpToTheBound) {
+  auto sink = MakeSink(ExactlyOnce(*this));
+  std::vector<std::string> expected;
+  for (int slot = 0; slot < 8; ++slot) expected.push_back("floe-test-0-" + std::to_string(slot));
+  EXPECT_EQ(sink->fenced_ids(), expected);
+  ASSERT_TRUE(sink->Close().ok());
+}
+
+// A temporary FLOE_KAFKA_SINK_COMMIT_LOG for one test.
+class CommitLog {
+ public:
+  CommitLog()
+      : path_(std::filesystem::temp_directory_path() /
+              ("floe-kafka-sink-commits-" + std::to_string(::getpid()) + "-" +
+               std::to_string(counter_++) + ".jsonl")) {
+    std::filesystem::remove(path_);
+    ::setenv("FLOE_KAFKA_SINK_COMMIT_LOG", path_.c_str(), 1);
+  }
+  ~CommitLog() {
+    ::unsetenv("FLOE_KAFKA_SINK_COMMIT_LOG");
+    std::filesystem::remove(path_);
+  }
+  std::string Text() const {
+    std::ifstream in(path_);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+ private:
+  static inline int counter_ = 0;
+  std::filesystem::path path_;
+};
+
+// Close aborts the open and the pending transaction (never commits them): with the commit log
+// standing in for transaction markers, the restore then re-sends the pending one.
+TEST_F(KafkaSinkTest, CloseAbortsOpenAndPendingTransactionsAndTheRestoreResendsThem) {
+  CommitLog log;
+  TableDescriptor table = ExactlyOnce(*this);
+  std::string blob;
+  {
+    auto sink = MakeSink(table);
+    ASSERT_TRUE(sink->ProcessBatch(Rows(table, 1, 10), 0, out_).ok());
+    runtime::StateWriter w1;
+    ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(1), w1, out_).ok());
+    ASSERT_TRUE(sink->OnCheckpointComplete(runtime::CheckpointId(1)).ok());
+    ASSERT_TRUE(sink->ProcessBatch(Rows(table, 11, 20), 0, out_).ok());
+    runtime::StateWriter w2;
+    ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(2), w2, out_).ok());
+    blob = w2.Finish();
+    ASSERT_TRUE(sink->ProcessBatch(Rows(table, 21, 30), 0, out_).ok());  // open at close
+    ASSERT_TRUE(sink->Close().ok());
+    EXPECT_EQ(sink->aborted_at_close(), 2);
+  }
+  std::string text = log.Text();
+  EXPECT_NE(text.find("\"checkpoint\":1,\"how\":\"commit\""), std::string::npos) << text;
+  EXPECT_EQ(text.find("\"checkpoint\":2"), std::string::npos) << text;
+
+  // Checkpoint 2 completed but its transaction was never committed: re-sent.
+  auto sink = MakeSink(table, 2);
+  runtime::StateReader reader(blob);
+  Status st = sink->Restore(reader);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(sink->resent_records(), 10);
+  runtime::StateWriter w3;
+  ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(3), w3, out_).ok());
+  ASSERT_TRUE(sink->OnCheckpointComplete(runtime::CheckpointId(3)).ok());
+  ASSERT_TRUE(sink->Close().ok());
+  EXPECT_EQ(sink->aborted_at_close(), 0);
+  EXPECT_NE(log.Text().find("\"checkpoint\":3,\"how\":\"commit\""), std::string::npos);
+}
+
+// With the commit log set, a transaction whose records are all visible (as on the mock) is
+// judged landed only when the log holds its commit line.
+TEST_F(KafkaSinkTest, WithTheCommitLogOnlyALoggedCommitCountsAsLanded) {
+  TableDescriptor table = ExactlyOnce(*this);
+  std::string blob;
+  {
+    auto sink = MakeSink(table);
+    ASSERT_TRUE(sink->ProcessBatch(Rows(table, 1, 10), 0, out_).ok());
+    runtime::StateWriter w;
+    ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(1), w, out_).ok());
+    blob = w.Finish();
+    ASSERT_TRUE(sink->OnCheckpointComplete(runtime::CheckpointId(1)).ok());  // not logged
+    ASSERT_TRUE(sink->Close().ok());
+  }
+  {
+    auto sink = MakeSink(table, 1);  // no log: the read-back finds the records
+    runtime::StateReader reader(blob);
+    ASSERT_TRUE(sink->Restore(reader).ok());
+    EXPECT_EQ(sink->resent_records(), 0);
+    ASSERT_TRUE(sink->Close().ok());
+  }
+  CommitLog log;
+  {
+    auto sink = MakeSink(table, 1);  // a log without its commit line: not landed
+    runtime::StateReader reader(blob);
+    ASSERT_TRUE(sink->Restore(reader).ok());
+    EXPECT_EQ(sink->resent_records(), 10);
+    ASSERT_TRUE(sink->Close().ok());
+  }
+  std::string line =
+      "{\"task\":\"sink-out/0\",\"transactional_id\":\"floe-test-0-1\","
+      "\"checkpoint\":1,\"how\":\"commit\",\"offsets\":{}}\n";
+  { std::ofstream(std::filesystem::path(std::getenv("FLOE_KAFKA_SINK_COMMIT_LOG"))) << line; }
+  auto sink = MakeSink(table, 1);
+  runtime::StateReader reader(blob);
+  ASSERT_TRUE(sink->Restore(reader).ok());
+  EXPECT_EQ(sink->resent_records(), 0);
+  ASSERT_TRUE(sink->Close().ok());
+}
+
+// The read-back consumers never jump to the end when their offset is gone (librdkafka's
+// default 'latest' would, and a committed transaction would look "not landed"): the fetch
+// fails, and Landed reports it like a record below the earliest offset (IOError).
+TEST_F(KafkaSinkTest, ReadBackConsumerFailsInsteadOfResettingTheOffset) {
+  auto producer =
+      kafka::KafkaProducer::Make({{"bootstrap.servers", cluster_->bootstrap_servers()}});
+  ASSERT_TRUE(producer.ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE((*producer)->Produce("out", 0, Value(i)).ok());
+  ASSERT_TRUE((*producer)->Flush(kTimeout).ok());
+  kafka::Properties props = KafkaSink::ReadBackProperties(
+      {{"bootstrap.servers", cluster_->bootstrap_servers()}, {"acks", "all"}}, true);
+  EXPECT_EQ(props.count("acks"), 0u);
+  auto consumer = kafka::KafkaConsumer::Make(props);
+  ASSERT_TRUE(consumer.ok()) << consumer.status().ToString();
+  ASSERT_TRUE((*consumer)->Assign("out", {{0, 50}}).ok());  // out of range
+  rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+  auto deadline = std::chrono::steady_clock::now() + kTimeout;
+  while (err == RD_KAFKA_RESP_ERR_NO_ERROR && std::chrono::steady_clock::now() < deadline) {
+    auto m = (*consumer)->Poll(std::chrono::milliseconds(100));
+    ASSERT_TRUE(m.ok());
+    if (m->has_value()) err = (*m)->err();
+  }
+  EXPECT_EQ(err, RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET) << rd_kafka_err2name(err);
+}
 
 TEST_F(KafkaSinkTest, OptionErrorsNameTheTableAndOption) {
   KafkaSinkJobSettings job = Job();

@@ -116,11 +116,19 @@ Status KafkaStatus(rd_kafka_resp_err_t err, std::string_view what) {
       std::string(what) + ": " + rd_kafka_err2name(err) + " (" + rd_kafka_err2str(err) + ")";
   if (IsRetryable(err)) return Status::Unavailable("kafka (retryable) " + msg);
   switch (err) {
+    // Retriable in Kafka: a topic or partition just created is unknown to some brokers (and to
+    // librdkafka's cached metadata) until metadata propagates. Unavailable keeps the restart
+    // strategy; InvalidArgument before the first checkpoint would end the job for good. Not in
+    // IsRetryable: poll loops that skip retryable errors would wait forever on a deleted topic.
+    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
+      return Status::Unavailable("kafka (retryable) " + msg);
     case RD_KAFKA_RESP_ERR__INVALID_ARG:
     case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
-    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
-    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
     case RD_KAFKA_RESP_ERR_INVALID_CONFIG:
+    // transaction.timeout.ms above the brokers' transaction.max.timeout.ms: every attempt
+    // repeats it.
+    case RD_KAFKA_RESP_ERR_INVALID_TRANSACTION_TIMEOUT:
     case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
     case RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED:
     case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET:
@@ -145,6 +153,10 @@ Status KafkaStatus(rd_kafka_error_t* error, std::string_view what) {
   std::string msg = std::string(what) + ": " + rd_kafka_error_name(error) + " (" +
                     rd_kafka_error_string(error) + ")";
   rd_kafka_error_destroy(error);
+  // librdkafka raises this as a fatal producer error, but it is the configuration's.
+  if (code == RD_KAFKA_RESP_ERR_INVALID_TRANSACTION_TIMEOUT) {
+    return Status::InvalidArgument("kafka " + msg);
+  }
   if (fatal) return Status::Internal("kafka (fatal) " + msg);
   if (retriable) return Status::Unavailable("kafka (retryable) " + msg);
   return KafkaStatus(code, what);

@@ -129,10 +129,36 @@ TEST(KafkaStatus, KeepsRetryableAndFatalApart) {
   EXPECT_EQ(KafkaStatus(RD_KAFKA_RESP_ERR_PRODUCER_FENCED, "x").code(), StatusCode::kInternal);
   EXPECT_EQ(KafkaStatus(RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC, "x").code(),
             StatusCode::kInvalidArgument);
+  // Retriable in Kafka (metadata not propagated yet): not a refusal of the job.
+  EXPECT_EQ(KafkaStatus(RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, "x").code(),
+            StatusCode::kUnavailable);
+  EXPECT_EQ(KafkaStatus(RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION, "x").code(),
+            StatusCode::kUnavailable);
+  // The brokers refuse transaction.timeout.ms: configuration, not retried.
+  EXPECT_EQ(KafkaStatus(RD_KAFKA_RESP_ERR_INVALID_TRANSACTION_TIMEOUT, "x").code(),
+            StatusCode::kInvalidArgument);
   EXPECT_TRUE(IsRetryable(RD_KAFKA_RESP_ERR__TIMED_OUT));
   EXPECT_FALSE(IsRetryable(RD_KAFKA_RESP_ERR__FENCED));
   Status st = KafkaStatus(RD_KAFKA_RESP_ERR__TIMED_OUT, "poll topic 't'");
   EXPECT_NE(st.message().find("poll topic 't'"), std::string::npos);
+}
+
+// librdkafka raises INVALID_TRANSACTION_TIMEOUT from init_transactions as a fatal error; it is
+// still the configuration's (InvalidArgument: the job is not restarted into the same refusal).
+TEST(KafkaProducerTransactions, InvalidTransactionTimeoutAtInitIsInvalidArgument) {
+  auto cluster = StartCluster("out", 1);
+  cluster->PushRequestErrors(22,
+                             {RD_KAFKA_RESP_ERR_INVALID_TRANSACTION_TIMEOUT});  // InitProducerId
+  auto producer = KafkaProducer::Make(
+      {{"bootstrap.servers", cluster->bootstrap_servers()}, {"transactional.id", "t-0"}},
+      /*keep_deliveries=*/true);
+  ASSERT_TRUE(producer.ok());
+  TxnResult init = (*producer)->InitTransactions(kTimeout);
+  ASSERT_FALSE(init.ok());
+  EXPECT_EQ(init.kind, TxnErrorKind::kFatal);
+  EXPECT_TRUE(init.status.IsInvalidArgument()) << init.status.ToString();
+  EXPECT_NE(init.status.message().find("INVALID_TRANSACTION_TIMEOUT"), std::string::npos)
+      << init.status.ToString();
 }
 
 TEST(KafkaProducerTransactions, DeliveriesGiveEachTaggedRecordsPartitionAndOffset) {
