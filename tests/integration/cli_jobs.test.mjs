@@ -178,6 +178,35 @@ test('list, savepoint, stop --savepoint, restore from it, cancel', async () => {
   assert.equal(onlyJob(sb).state, 'CANCELED');
 });
 
+// The stop's savepoint commits its side effects (docs/processes.md): the worker reports it
+// complete first, then the sinks commit. A worker dying in between must not be restarted from
+// an older checkpoint (that would replay rows the sinks are committing): the job is STOPPED at
+// the savepoint, which a resumed run restores (its sinks commit or re-send what it staged).
+test('a worker killed right after the stop savepoint completed: STOPPED at it, not restarted', async () => {
+  const sb = sandbox('stopkill', { events: 1_000_000, rps: 200 });
+  const r = run(sb, [], { FLOE_CRASH_AT: 'worker-stop-savepoint-completed' });
+  const j = await waitFor('a completed checkpoint', () => checkpointed(sb));
+  const stopDir = path.join(sb.dir, 'stop');
+  const sp = ok(sb, 'stop', j.job_id, '--savepoint', stopDir).trim();
+  // The worker died before moving it into stopDir: it is where it completed.
+  assert.ok(sp.startsWith(path.join(sb.chk, 'savepoints') + path.sep), sp);
+  assert.ok(fs.existsSync(path.join(sp, '_metadata')));
+  const e = await r.wait();
+  assert.equal(e.code, 0, r.err);
+  assert.equal(count(r.err, /crash point 'worker-stop-savepoint-completed' reached/g), 1, r.err);
+  assert.ok(r.err.includes(`stopped with savepoint ${sp}`), r.err);
+  assert.equal(count(r.err, /restarting in/g), 0, r.err);
+  assert.equal(onlyJob(sb).state, 'STOPPED');
+  assert.equal(onlyJob(sb).message, sp);
+
+  const r2 = run(sb, ['--from', sp]);
+  await waitFor('the resumed job', () => running(sb));
+  ok(sb, 'cancel', j.job_id);
+  const e2 = await r2.wait();
+  assert.equal(e2.code, 0, r2.err);
+  assert.match(r2.err, /restored from savepoint \d+/);
+});
+
 test('a killed coordinator takes its worker along; run --from latest resumes the job', async () => {
   const sb = sandbox('resume', { events: 3000, rps: 300 });
   const r = run(sb);

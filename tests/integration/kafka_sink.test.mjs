@@ -36,7 +36,7 @@ import { checkpointSets, checkpointed, floe, jobRecords, killWorkerMidFeed, prod
 const ROOT = tempRoot('floe-kafka-sink-');
 const N = 6000;
 const COLUMNS = 'seq BIGINT NOT NULL, npi STRING NOT NULL, city STRING';
-const SINK_TOPICS = ['out_alo', 'out_eo_kill', 'out_eo_crash', 'out_fenced'];
+const SINK_TOPICS = ['out_alo', 'out_eo_kill', 'out_eo_crash', 'out_fenced', 'out_eo_savepoint'];
 
 // A dev cluster process with stdin open for fault injection; resolves once it wrote its address.
 // 20 ms per broker response keeps a bounded job reading for seconds, so kills land mid-feed.
@@ -190,6 +190,39 @@ test('exactly-once, worker SIGKILLed after a checkpoint completed, before its co
   // line), and re-sent its records in the next transaction.
   assert.match(err, /kafka sink 'sink-out\/\d': restored transaction 'floe-eo_crash-\d-\d' of checkpoint \d+ \(\d+ records to topic 'out_eo_crash'\): not committed, re-sending its records in the next transaction/, err);
   t.diagnostic(assertExactlyOnce(p, bootstrap));
+});
+
+// A savepoint commits nothing (docs/exactly-once.md): failover restores from the newest
+// checkpoint, so a savepoint's committed transaction would be replayed from the checkpoint before
+// it and land twice. Here the worker dies right after `floe savepoint` returned, before the next
+// checkpoint: the restart goes back to that checkpoint and every seq still lands exactly once.
+test('exactly-once, worker SIGKILLed after a savepoint, before the next checkpoint: every seq exactly once', async (t) => {
+  const { bootstrap } = await sharedCluster();
+  const p = pipeline('eo_savepoint', 'out_eo_savepoint', EXACTLY_ONCE,
+                     { interval: '1 s', sets: EO_SETS });
+  const r = run(p, bootstrap);
+  const first = await waitFor('a running worker with a checkpoint', () => {
+    const j = jobRecords(p.home)[0];
+    return j && j.worker_pid && (j.last_checkpoint || 0) >= 1 && j.state === 'RUNNING' ? j : null;
+  });
+  // Right after a fresh checkpoint, so the savepoint and the kill land well before the next one.
+  const rec = await waitFor('the next checkpoint', () => {
+    const j = jobRecords(p.home)[0];
+    return j && j.last_checkpoint > first.last_checkpoint && j.state === 'RUNNING' ? j : null;
+  }, 20_000);
+  const sp = floe(['savepoint', rec.job_id], { FLOE_HOME: p.home });
+  assert.equal(sp.code, 0, sp.err);
+  process.kill(rec.worker_pid, 'SIGKILL');
+  const { code, err } = await r.done;
+  assert.equal(code, 0, err);
+  const savepointId = Number(/savepoint (\d+) completed/.exec(err)?.[1]);
+  assert.ok(savepointId > rec.last_checkpoint, err);
+  assert.match(err, /killed by SIGKILL/, err);
+  // Restored from a checkpoint before the savepoint (the savepoint's rows are replayed).
+  const restartedFrom = Number(/restarting in [\d.]+ s from checkpoint (\d+)/.exec(err)?.[1]);
+  assert.ok(restartedFrom < savepointId, err);
+  t.diagnostic(`savepoint ${savepointId} after checkpoint ${rec.last_checkpoint}; ` +
+               assertExactlyOnce(p, bootstrap));
 });
 
 test('exactly-once, a commit fenced (EndTxn PRODUCER_FENCED): the task fails, restarts, re-sends the transaction; every seq exactly once', async (t) => {

@@ -231,6 +231,21 @@ class Coordinator {
     return options_.from;
   }
 
+  // Where the completed stop savepoint is now: moved into the stop's directory if the worker
+  // got that far (the copy's `_metadata` is written last), else where it completed ("" if
+  // neither holds a `_metadata`).
+  std::string StopSavepointPath() const {
+    auto complete = [](const std::string& dir) {
+      return io::Exists(io::JoinPath(dir, runtime::CheckpointStorage::kMetadataFile));
+    };
+    if (!stop_into_.empty()) {
+      std::string moved =
+          io::JoinPath(stop_into_, std::filesystem::path(stop_savepoint_dir_).filename().string());
+      if (complete(moved)) return moved;
+    }
+    return complete(stop_savepoint_dir_) ? stop_savepoint_dir_ : "";
+  }
+
   std::optional<uint64_t> LatestCheckpointOfThisJob() {
     runtime::CheckpointStorage::Options so;
     so.checkpoint_dir = record_.checkpoint_dir;
@@ -412,7 +427,10 @@ class Coordinator {
     json fwd = {{"req", id}, {"cmd", cmd}};
     if (req.contains("dir") && req["dir"].is_string()) fwd["dir"] = req["dir"];
     pending_[id] = fd;
-    if (cmd == "stop") stop_req_ = id;
+    if (cmd == "stop") {
+      stop_req_ = id;
+      stop_into_ = fwd.contains("dir") ? fwd["dir"].get<std::string>() : "";
+    }
     Log("%s requested%s", cmd == "stop" ? "stop with savepoint" : "savepoint",
         fwd.contains("dir") ? (" into " + fwd["dir"].get<std::string>()).c_str() : "");
     (void)WriteAll(worker_fd_.get(), fwd.dump() + "\n");
@@ -441,6 +459,11 @@ class Coordinator {
     if (kind == "checkpoint") {
       uint64_t id = ev.value("id", uint64_t{0});
       bool savepoint = ev.value("savepoint", false);
+      if (ev.value("stop", false)) {
+        // From here the worker commits the savepoint's side effects: if it dies now, the job
+        // ends at this savepoint rather than restarting from an older checkpoint over them.
+        stop_savepoint_dir_ = ev.value("dir", "");
+      }
       if (savepoint) {
         Log("savepoint %llu completed (%s): %s", static_cast<unsigned long long>(id),
             Seconds(Elapsed()).c_str(), ev.value("dir", "").c_str());
@@ -511,6 +534,17 @@ class Coordinator {
     const pid_t pid = worker_pid_;
     worker_pid_ = 0;
     record_.worker_pid = 0;
+    // The stop's savepoint completed but the worker went before answering: the stop succeeded.
+    std::string stopped_at = stop_path_;
+    if (stopped_at.empty() && !stop_savepoint_dir_.empty()) {
+      stopped_at = StopSavepointPath();
+      auto it = pending_.find(stop_req_);
+      if (!stopped_at.empty() && it != pending_.end()) {
+        held_stop_fd_ = it->second;
+        held_stop_reply_ = {{"ok", true}, {"path", stopped_at}};
+        pending_.erase(it);
+      }
+    }
     for (auto& [id, fd] : pending_) {
       ReplyTo(fd, {{"ok", false}, {"error", "the worker exited before answering"}});
     }
@@ -530,9 +564,9 @@ class Coordinator {
       return;
     }
     std::string how = r == pid ? DescribeExit(wstatus) : "lost";
-    if (!stop_path_.empty()) {
+    if (!stopped_at.empty()) {
       // The stop's savepoint completed; the job was on its way down anyway.
-      Finish(kStateStopped, stop_path_);
+      Finish(kStateStopped, stopped_at);
       return;
     }
     if (cancel_requested_) {
@@ -614,6 +648,8 @@ class Coordinator {
   int held_stop_fd_ = -1;
   json held_stop_reply_;
   std::string stop_path_;
+  std::string stop_into_;           // the stop's savepoint directory ("" = the default one)
+  std::string stop_savepoint_dir_;  // where the stop's savepoint completed (worker event)
   std::map<int, Client> clients_;
   std::map<int64_t, int> pending_;  // request id -> client fd
   std::vector<int> cancel_waiters_;

@@ -186,8 +186,12 @@ class Worker {
     status_.Send({{"event", "checkpoint"},
                   {"id", info.id.value},
                   {"savepoint", info.is_savepoint},
+                  {"stop", info.stop},
                   {"final", info.final},
                   {"dir", info.dir}});
+    // Test-only: the stop savepoint is complete and reported, its side effects not yet
+    // committed (LocalJob delivers its completion when this returns).
+    if (info.stop) CrashPoint("worker-stop-savepoint-completed");
     if (info.is_savepoint) {
       std::lock_guard lock(mu_);
       completed_savepoints_.push_back(info);
@@ -214,7 +218,10 @@ class Worker {
       Reply(req, false, "error", "unknown command '" + verb + "'");
       return;
     }
-    auto id = job_->TriggerCheckpoint(/*is_savepoint=*/true);
+    // Only a stop's savepoint commits side effects; a plain one leaves them to the next
+    // checkpoint (see LocalJob::TriggerCheckpoint).
+    auto id = verb == "stop" ? job_->TriggerStopWithSavepoint()
+                             : job_->TriggerCheckpoint(/*is_savepoint=*/true);
     if (!id.ok()) {
       Reply(req, false, "error", "savepoint could not be triggered: " + id.status().ToString());
       return;
@@ -237,22 +244,39 @@ class Worker {
       {
         std::lock_guard lock(mu_);
         auto it = pending_.find(info.id.value);
-        if (it == pending_.end()) continue;
+        if (it == pending_.end()) {
+          // Answered already (timed out). A stop's savepoint committed its side effects all
+          // the same, so the job ends there: running on would let a failover restore an older
+          // checkpoint over them.
+          if (info.stop) {
+            stopped_with_ = info.dir;
+            job_->Cancel();
+          }
+          continue;
+        }
         p = it->second;
         pending_.erase(it);
       }
       std::string path = info.dir;
       if (!p.dir.empty()) {
         auto moved = MoveSavepoint(info.dir, p.dir);
-        if (!moved.ok()) {
+        if (!moved.ok() && !info.stop) {
           Reply(p.req, false, "error",
                 "savepoint " + info.id.ToString() + " completed at " + info.dir +
                     " but could not be moved: " + moved.status().ToString());
           continue;
         }
-        path = *moved;
+        if (!moved.ok()) {
+          // A stop still stops (see above), at the savepoint where it completed: its
+          // `_metadata` is removed only after a complete copy.
+          std::fprintf(stderr, "floe worker: stop savepoint %s stays at %s: %s\n",
+                       info.id.ToString().c_str(), info.dir.c_str(),
+                       moved.status().ToString().c_str());
+        } else {
+          path = *moved;
+        }
       }
-      if (p.stop) {
+      if (p.stop || info.stop) {
         stopped_with_ = path;
         job_->Cancel();
       }

@@ -249,7 +249,9 @@ Result<KafkaSinkConfig> MakeKafkaSinkConfig(const TableDescriptor& table,
           ""));
     }
     FLOE_RETURN_NOT_OK(CheckTransactionTimeout(table, config, job));
-    config.pool_size = job.checkpointing.max_concurrent + 1;
+    // The open transaction, max-concurrent checkpoints' pending ones, and a savepoint's: a
+    // savepoint commits nothing, its transaction waits for the next checkpoint to complete.
+    config.pool_size = job.checkpointing.max_concurrent + 2;
   } else if (!config.transactional_id_prefix.empty()) {
     return Status::InvalidArgument(
         OptionError(table, "sink.transactional-id-prefix",
@@ -568,7 +570,7 @@ Status KafkaSink::BeginTransaction() {
       "waiting for its checkpoint to complete: " +
       busy +
       ". A checkpoint failed or its completion is late; the pool has "
-      "'execution.checkpointing.max-concurrent-checkpoints' + 1 ids. The job restarts from the "
+      "'execution.checkpointing.max-concurrent-checkpoints' + 2 ids. The job restarts from the "
       "last completed checkpoint");
 }
 

@@ -39,7 +39,7 @@ struct KafkaSinkConfig {
   KafkaDeliveryGuarantee guarantee = KafkaDeliveryGuarantee::kAtLeastOnce;
   std::string transactional_id_prefix;  // 'sink.transactional-id-prefix' (exactly-once)
   KafkaSinkPartitioner partitioner = KafkaSinkPartitioner::kDefault;  // 'sink.partitioner'
-  int pool_size = 2;         // transactional ids per subtask: max-concurrent-checkpoints + 1
+  int pool_size = 3;         // transactional ids per subtask: max-concurrent-checkpoints + 2
   uint32_t parallelism = 0;  // 'sink.parallelism'; 0 = the job's default
   int64_t transaction_timeout_ms = kDefaultTransactionTimeoutMs;  // for messages
   int64_t timeout_ms = 120000;  // flush, commit, init and read-back calls

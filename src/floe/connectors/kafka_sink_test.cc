@@ -187,13 +187,13 @@ TEST_F(KafkaSinkTest, ExactlyOnceKeepsOneTransactionPerCheckpointWithOffsetsInTh
   ASSERT_TRUE(sink->ProcessBatch(Rows(table, 1, 300), 0, out_).ok());
   runtime::StateWriter s1;
   ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(1), s1, out_).ok());
-  // Records of checkpoint 2 go to the other transactional id while 1 waits for completion.
+  // Records of checkpoint 2 go to the next transactional id while 1 waits for completion.
   ASSERT_TRUE(sink->ProcessBatch(Rows(table, 301, 400), 0, out_).ok());
   runtime::StateWriter s2;
   ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(2), s2, out_).ok());
   ASSERT_EQ(sink->pending().size(), 2u);
   EXPECT_EQ(sink->pending().at(1).transactional_id, "floe-test-0-1");
-  EXPECT_EQ(sink->pending().at(2).transactional_id, "floe-test-0-0");
+  EXPECT_EQ(sink->pending().at(2).transactional_id, "floe-test-0-2");
 
   // The state of checkpoint 2 holds both transactions; every kept (partition, offset) holds
   // the kept value in the topic.
@@ -331,20 +331,53 @@ TEST_F(KafkaSinkTest, ATransactionVisibleInOnlySomePartitionsFailsTheRestore) {
 TEST_F(KafkaSinkTest, EveryPoolIdWaitingForItsCheckpointFailsWithTheIds) {
   TableDescriptor table = ExactlyOnce(*this);
   auto sink = MakeSink(table);
-  for (uint64_t n = 1; n <= 2; ++n) {
+  for (uint64_t n = 1; n <= 3; ++n) {
     ASSERT_TRUE(sink->ProcessBatch(Rows(table, 1, 5), 0, out_).ok());
     runtime::StateWriter state;
     ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(n), state, out_).ok());
   }
-  // Neither checkpoint completed (say 1 failed, tolerated): a third transaction has no id.
+  // None completed (say 1 failed, tolerated, 2 was a savepoint): a fourth transaction has no id.
   Status st = sink->ProcessBatch(Rows(table, 6, 6), 0, out_);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("every transactional id of the pool holds a transaction waiting "
-                              "for its checkpoint to complete: floe-test-0-0 (checkpoint 2), "
-                              "floe-test-0-1 (checkpoint 1)"),
+                              "for its checkpoint to complete: floe-test-0-0 (checkpoint 3), "
+                              "floe-test-0-1 (checkpoint 1), floe-test-0-2 (checkpoint 2)"),
+            std::string::npos)
+      << st.ToString();
+  EXPECT_NE(st.message().find("'execution.checkpointing.max-concurrent-checkpoints' + 2 ids"),
             std::string::npos)
       << st.ToString();
   ASSERT_TRUE(sink->Close().ok());
+}
+
+// A savepoint's completion is not delivered to the sink (docs/exactly-once.md): its
+// transaction stays pending until the next checkpoint completes, while that checkpoint's
+// transaction waits and the one after it is open. The pool (max-concurrent-checkpoints 1, so
+// 3 ids) holds all three, and the checkpoint's completion commits both, in order.
+TEST_F(KafkaSinkTest, ASavepointsTransactionWaitsForTheNextCheckpointInThePool) {
+  TableDescriptor table = ExactlyOnce(*this);
+  auto sink = MakeSink(table);
+  ASSERT_TRUE(sink->ProcessBatch(Rows(table, 1, 100), 0, out_).ok());
+  runtime::StateWriter s1;
+  ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(1), s1, out_).ok());
+  ASSERT_TRUE(sink->OnCheckpointComplete(runtime::CheckpointId(1)).ok());
+  ASSERT_TRUE(sink->ProcessBatch(Rows(table, 101, 200), 0, out_).ok());
+  runtime::StateWriter s2;  // savepoint 2: never completed towards the sink
+  ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(2), s2, out_).ok());
+  ASSERT_TRUE(sink->ProcessBatch(Rows(table, 201, 300), 0, out_).ok());
+  runtime::StateWriter s3;
+  ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(3), s3, out_).ok());
+  // Checkpoint 3 is still completing: the next records need a third id.
+  Status st = sink->ProcessBatch(Rows(table, 301, 350), 0, out_);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_EQ(sink->pending().size(), 2u);
+  ASSERT_TRUE(sink->OnCheckpointComplete(runtime::CheckpointId(3)).ok());
+  EXPECT_TRUE(sink->pending().empty());  // 3 subsumed the savepoint's transaction
+  runtime::StateWriter s4;
+  ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(4), s4, out_).ok());
+  ASSERT_TRUE(sink->OnCheckpointComplete(runtime::CheckpointId(4)).ok());
+  ASSERT_TRUE(sink->Close().ok());
+  EXPECT_EQ(Values(), Expected(1, 350));
 }
 
 TEST_F(KafkaSinkTest, FencedCommitFailsTheTaskNamingTheTransaction) {
@@ -696,11 +729,11 @@ TEST_F(KafkaSinkTest, OptionErrorsNameTheTableAndOption) {
     EXPECT_TRUE(
         MakeKafkaSinkConfig(SinkTable({{"json.encode.decimal-as-plain-number", plain}}), job).ok());
   }
-  // The pool: max-concurrent-checkpoints + 1 transactional ids per subtask.
+  // The pool: max-concurrent-checkpoints + 2 transactional ids per subtask.
   job.checkpointing.max_concurrent = 3;
   Result<KafkaSinkConfig> c = MakeKafkaSinkConfig(ExactlyOnce(*this), job);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_EQ(c->pool_size, 4);
+  EXPECT_EQ(c->pool_size, 5);
   EXPECT_EQ(KafkaSink::TransactionalId("p", 2, 3), "p-2-3");
 }
 

@@ -24,12 +24,16 @@ struct CheckpointTrigger {
 };
 
 // A checkpoint whose acks are all in and whose `_metadata` is written: tell every task
-// "checkpoint `id` complete" (with `final`: then finish).
+// "checkpoint `id` complete" (with `final`: then finish) -- unless it is a savepoint (see
+// LocalJob: only a stop-with-savepoint's savepoint is delivered to the tasks).
 struct CompletedCheckpointInfo {
   CheckpointId id;
   bool is_savepoint = false;
   bool final = false;  // every ack carried end_of_input
   std::string dir;
+  // Set by LocalJob on the savepoint of a stop-with-savepoint: its completion is delivered to
+  // the tasks (they commit its side effects) right after on_checkpoint_complete returns.
+  bool stop = false;
 };
 
 // CheckpointCoordinator is the JobManager's checkpoint logic without threads or I/O of its own

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <mutex>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "floe/runtime/state.h"
@@ -26,6 +27,9 @@ struct LocalJob::Impl {
   bool waited = false;
   Status wait_status;
   std::mutex wait_mu;
+  // Savepoints triggered by TriggerStopWithSavepoint: the only savepoints whose completion is
+  // delivered to the tasks.
+  std::set<CheckpointId> stop_savepoints;
 
   void FailLocked(const Status& st) {
     if (job_error.ok()) job_error = st;
@@ -36,6 +40,19 @@ struct LocalJob::Impl {
     FLOE_ASSIGN_OR_RAISE(CheckpointTrigger t, coordinator->TriggerNow(savepoint));
     if (id) *id = t.id;
     return executor->TriggerCheckpoint(t.id, savepoint);
+  }
+
+  // Which completions reach the operators (Flink 1.15+ semantics). A periodic (or final)
+  // checkpoint: yes, it commits everything staged up to its id. An intermediate savepoint: no.
+  // Failover restores from the newest periodic checkpoint only (CheckpointStorage::
+  // LatestCompleted), so a savepoint's side effects committed here would be replayed from the
+  // checkpoint before it and land twice; they stay staged and the next completed checkpoint
+  // commits them (it subsumes the savepoint's id). A stop-with-savepoint's savepoint: yes, it
+  // is the last snapshot before the job goes down, and the process layer treats it as the
+  // job's end point (see docs/processes.md).
+  bool DeliverLocked(const CompletedCheckpointInfo& info) {
+    if (!info.is_savepoint) return true;
+    return stop_savepoints.erase(info.id) > 0;
   }
 
   void OnAck(TaskAck ack) {
@@ -63,9 +80,22 @@ struct LocalJob::Impl {
         return;
       }
       done = std::move(*r);
-      if (done) (void)executor->NotifyCheckpointComplete(done->id, done->final);
+      if (done && DeliverLocked(*done)) {
+        if (done->is_savepoint) {
+          done->stop = true;  // delivered below, once the owner knows it exists
+        } else {
+          (void)executor->NotifyCheckpointComplete(done->id, done->final);
+        }
+      }
     }
     if (done && options.on_checkpoint_complete) options.on_checkpoint_complete(*done);
+    if (done && done->stop) {
+      // After the callback: `floe worker` reports the stop savepoint to `floe run` before any
+      // of its side effects is committed, so a worker dying in between is never restarted from
+      // an older checkpoint over committed data.
+      std::lock_guard lock(mu);
+      (void)executor->NotifyCheckpointComplete(done->id, done->final);
+    }
   }
 
   void OnEndOfInput() {
@@ -186,6 +216,14 @@ Result<CheckpointId> LocalJob::TriggerCheckpoint(bool is_savepoint) {
   std::lock_guard lock(impl_->mu);
   CheckpointId id;
   FLOE_RETURN_NOT_OK(impl_->TriggerLocked(is_savepoint, &id));
+  return id;
+}
+
+Result<CheckpointId> LocalJob::TriggerStopWithSavepoint() {
+  std::lock_guard lock(impl_->mu);
+  CheckpointId id;
+  FLOE_RETURN_NOT_OK(impl_->TriggerLocked(/*savepoint=*/true, &id));
+  impl_->stop_savepoints.insert(id);
   return id;
 }
 

@@ -36,9 +36,9 @@ struct LocalJobOptions {
 // LocalJob runs a job entirely in this process: a LocalExecutor (the worker side) wired to a
 // CheckpointCoordinator and CheckpointStorage (the coordinator side). Acks are written to
 // storage on the acking task's thread; the last ack finalizes `_metadata` and notifies every
-// task; end of input triggers the final checkpoint. It is `floe run` without worker processes,
-// and the reference the multi-process layer must behave like.
-// Lifecycle: Make -> Start -> [TriggerCheckpoint | Cancel]* -> Wait. Thread-safe.
+// task (not for an intermediate savepoint, see TriggerCheckpoint); end of input triggers the final
+// checkpoint. It is `floe run` without worker processes, and the reference the multi-process layer
+// must behave like. Lifecycle: Make -> Start -> [TriggerCheckpoint | Cancel]* -> Wait. Thread-safe.
 class LocalJob {
  public:
   static Result<std::unique_ptr<LocalJob>> Make(const JobGraph& graph, LocalJobOptions options);
@@ -46,8 +46,15 @@ class LocalJob {
 
   Status Start();
   // Triggers a checkpoint (or savepoint) now; returns its id. Completion is reported through
-  // options.on_checkpoint_complete.
+  // options.on_checkpoint_complete. A checkpoint's completion is delivered to every operator
+  // (OnCheckpointComplete: commit); a savepoint's is not: what it staged is committed by the
+  // next completed checkpoint, since failover restores from checkpoints only (Flink 1.15+).
   Result<CheckpointId> TriggerCheckpoint(bool is_savepoint = false);
+  // Triggers the savepoint of a stop-with-savepoint: its completion IS delivered to the
+  // operators (they commit its side effects), after options.on_checkpoint_complete returned
+  // with info.stop set. The caller cancels the job once it completed; the job's output then
+  // ends exactly at the savepoint, and a run resumed from it continues from there.
+  Result<CheckpointId> TriggerStopWithSavepoint();
   void Cancel();
   // Blocks until the job finished, was cancelled or failed; returns the first error (a task's,
   // or the coordinator's when failed checkpoints exceeded the tolerable number).

@@ -23,6 +23,7 @@ struct CommitLog {
   std::vector<int64_t> committed;
   std::map<uint32_t, uint64_t> last_checkpoint;
   std::vector<std::string> events;  // sink lifecycle, for ordering checks
+  std::vector<uint64_t> delivered;  // ids passed to the sinks' OnCheckpointComplete
 
   void Commit(uint32_t subtask, CheckpointId id, const std::vector<int64_t>& values) {
     std::lock_guard lock(mu);
@@ -48,6 +49,7 @@ struct Shared {
   CommitLog log;
   Counter processed;  // rows that reached a sink
   Counter completed;  // completed checkpoints
+  Counter notified;   // OnCheckpointComplete calls on sink subtasks
   std::atomic<uint64_t> last_completed{0};
 };
 
@@ -136,7 +138,15 @@ class CommittingSink final : public Operator {
     }
     return Status::OK();
   }
-  Status OnCheckpointComplete(CheckpointId id) override { return Commit(id); }
+  Status OnCheckpointComplete(CheckpointId id) override {
+    {
+      std::lock_guard lock(s_->log.mu);
+      s_->log.delivered.push_back(id.value);
+    }
+    FLOE_RETURN_NOT_OK(Commit(id));
+    s_->notified.Add();
+    return Status::OK();
+  }
   Status OnEndOfInput(Collector&) override {
     ended_ = true;
     s_->log.Event("end-of-input");
@@ -282,6 +292,122 @@ TEST(LocalJob, RestoresFromASavepoint) {
   ASSERT_TRUE(job->Start().ok());
   ASSERT_TRUE(job->Wait().ok());
   EXPECT_EQ(s.log.Sorted(), Range(1, 500));
+}
+
+// How many sink subtasks were told checkpoint `id` completed.
+size_t Delivered(CommitLog& log, uint64_t id) {
+  std::lock_guard lock(log.mu);
+  return static_cast<size_t>(std::count(log.delivered.begin(), log.delivered.end(), id));
+}
+
+// Flink 1.15+: an intermediate savepoint commits nothing. Failover restores from the newest
+// checkpoint, so rows committed at a savepoint would be replayed from the checkpoint before it
+// and land twice; the next checkpoint commits them instead.
+TEST(LocalJob, SavepointCompletionIsNotDeliveredTheNextCheckpointCommitsIt) {
+  testing::TempDir tmp;
+  Shared s;
+  s.limit = 200;
+  auto job = LocalJob::Make(CountingGraph(&s), Options(&s, tmp.path())).ValueOrDie();
+  ASSERT_TRUE(job->Start().ok());
+  ASSERT_TRUE(s.processed.WaitFor(200));
+  EXPECT_EQ(*job->TriggerCheckpoint(), CheckpointId(1));
+  ASSERT_TRUE(s.notified.WaitFor(2));  // both sink subtasks
+  EXPECT_EQ(s.log.Sorted(), Range(1, 200));
+
+  s.limit = 400;
+  ASSERT_TRUE(s.processed.WaitFor(400));
+  EXPECT_EQ(*job->TriggerCheckpoint(/*is_savepoint=*/true), CheckpointId(2));
+  ASSERT_TRUE(s.completed.WaitFor(2));
+  s.limit = 600;
+  ASSERT_TRUE(s.processed.WaitFor(600));
+  EXPECT_EQ(*job->TriggerCheckpoint(), CheckpointId(3));
+  ASSERT_TRUE(s.notified.WaitFor(4));
+  // Each task handles its commands in order, so a delivered 2 would precede 3.
+  EXPECT_EQ(Delivered(s.log, 2), 0u);
+  EXPECT_EQ(Delivered(s.log, 3), 2u);
+  // Checkpoint 3 subsumed the savepoint: its rows 201..400 are committed with 3's.
+  EXPECT_EQ(s.log.Sorted(), Range(1, 600));
+  job->Cancel();
+  ASSERT_TRUE(job->Wait().ok());
+}
+
+// The duplicate scenario: checkpoint 1 completes, a savepoint completes, the job dies before
+// the next checkpoint, failover restores from checkpoint 1 and replays what the savepoint
+// covered. Every row lands exactly once.
+TEST(LocalJob, FailoverAfterASavepointCommitsEveryRowOnce) {
+  testing::TempDir tmp;
+  Shared s;
+  s.limit = 300;
+  {
+    auto job = LocalJob::Make(CountingGraph(&s), Options(&s, tmp.path())).ValueOrDie();
+    ASSERT_TRUE(job->Start().ok());
+    ASSERT_TRUE(s.processed.WaitFor(300));
+    EXPECT_EQ(*job->TriggerCheckpoint(), CheckpointId(1));
+    ASSERT_TRUE(s.notified.WaitFor(2));
+    s.limit = 500;
+    ASSERT_TRUE(s.processed.WaitFor(500));
+    EXPECT_EQ(*job->TriggerCheckpoint(/*is_savepoint=*/true), CheckpointId(2));
+    ASSERT_TRUE(s.completed.WaitFor(2));
+    s.limit = 700;
+    ASSERT_TRUE(s.processed.WaitFor(700));
+    job->Cancel();  // dies before checkpoint 3
+    ASSERT_TRUE(job->Wait().ok());
+  }
+  EXPECT_EQ(s.log.Sorted(), Range(1, 300));  // the savepoint committed nothing
+  s.limit = INT64_MAX;
+  auto opts = Options(&s, tmp.path());
+  opts.restore_from = "latest";
+  auto job = LocalJob::Make(CountingGraph(&s), std::move(opts)).ValueOrDie();
+  EXPECT_EQ(job->restored_from(), CheckpointId(1));
+  ASSERT_TRUE(job->Start().ok());
+  ASSERT_TRUE(job->Wait().ok());
+  EXPECT_EQ(s.log.Sorted(), Range(1, 1000));
+}
+
+// Stop-with-savepoint: its savepoint is the job's last snapshot, so its completion IS
+// delivered -- after on_checkpoint_complete returned with info.stop, so the process layer
+// learns of it before any side effect is committed. Resuming from it continues exactly there.
+TEST(LocalJob, StopWithSavepointCommitsAfterTheCallbackAndResumesFromIt) {
+  testing::TempDir tmp;
+  Shared s;
+  s.end = 600;
+  s.limit = 200;
+  std::string stop_dir;
+  size_t delivered_before_callback = 99;
+  {
+    auto opts = Options(&s, tmp.path());
+    opts.on_checkpoint_complete = [&](const CompletedCheckpointInfo& info) {
+      if (info.stop) {
+        stop_dir = info.dir;
+        delivered_before_callback = Delivered(s.log, info.id.value);
+      }
+      s.completed.Add();
+    };
+    auto job = LocalJob::Make(CountingGraph(&s), std::move(opts)).ValueOrDie();
+    ASSERT_TRUE(job->Start().ok());
+    ASSERT_TRUE(s.processed.WaitFor(200));
+    EXPECT_EQ(*job->TriggerCheckpoint(/*is_savepoint=*/true), CheckpointId(1));
+    ASSERT_TRUE(s.completed.WaitFor(1));
+    s.limit = 400;
+    ASSERT_TRUE(s.processed.WaitFor(400));
+    EXPECT_EQ(*job->TriggerStopWithSavepoint(), CheckpointId(2));
+    ASSERT_TRUE(s.notified.WaitFor(2));
+    EXPECT_EQ(delivered_before_callback, 0u);
+    EXPECT_EQ(Delivered(s.log, 1), 0u);  // the plain savepoint: not delivered
+    EXPECT_EQ(Delivered(s.log, 2), 2u);
+    // Both savepoints' rows are committed: 2 subsumes 1.
+    EXPECT_EQ(s.log.Sorted(), Range(1, 400));
+    job->Cancel();
+    ASSERT_TRUE(job->Wait().ok());
+  }
+  ASSERT_FALSE(stop_dir.empty());
+  s.limit = INT64_MAX;
+  auto opts = Options(&s, tmp.path());
+  opts.restore_from = stop_dir;
+  auto job = LocalJob::Make(CountingGraph(&s), std::move(opts)).ValueOrDie();
+  ASSERT_TRUE(job->Start().ok());
+  ASSERT_TRUE(job->Wait().ok());
+  EXPECT_EQ(s.log.Sorted(), Range(1, 600));
 }
 
 TEST(LocalJob, RestoreFromLatestWithoutCheckpointIsNotFound) {

@@ -71,7 +71,8 @@ class Collector {
 //   once every input channel delivered N, and no record after N has been seen yet.
 // * OnCheckpointComplete(N): checkpoint N is durable everywhere; commit what was staged up to N
 //   (idempotently: after a restore the same commit may be offered again, and N may subsume
-//   earlier checkpoints whose notification was lost).
+//   earlier checkpoints whose notification was lost, and earlier savepoints: a savepoint's
+//   completion is not delivered, except a stop-with-savepoint's, see LocalJob).
 // * OnEndOfInput: every input ended. Flush buffered output; a final checkpoint follows, so a sink
 //   stages the tail in OnBarrier and commits it in OnCheckpointComplete like any other data.
 // * Restore: called after Open with the blob this subtask wrote at the restored checkpoint.
