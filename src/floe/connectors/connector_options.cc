@@ -68,6 +68,28 @@ Result<bool> BoolOption(const TableDescriptor& table, const std::string& key, bo
   return Status::InvalidArgument(OptionError(table, key, "must be 'true' or 'false'", it->second));
 }
 
+Result<size_t> ChoiceOption(const TableDescriptor& table, const std::string& key,
+                            std::string_view fallback,
+                            std::initializer_list<std::string_view> allowed,
+                            std::string_view note) {
+  auto it = table.options.find(key);
+  std::string_view value = it == table.options.end() ? fallback : std::string_view(it->second);
+  size_t i = 0;
+  for (std::string_view a : allowed) {
+    if (a == value) return i;
+    ++i;
+  }
+  std::string rule = "must be ";
+  size_t n = 0;
+  for (std::string_view a : allowed) {
+    if (n > 0) rule += n + 1 == allowed.size() ? " or " : ", ";
+    rule += a;
+    ++n;
+  }
+  rule += note;
+  return Status::InvalidArgument(OptionError(table, key, rule, value));
+}
+
 Result<json::TimestampStandard> TimestampStandardOption(const TableDescriptor& table,
                                                         const std::string& key) {
   std::string value = StringOption(table, key, "SQL");

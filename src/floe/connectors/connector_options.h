@@ -33,6 +33,13 @@ Result<bool> BoolOption(const TableDescriptor& table, const std::string& key, bo
 Result<json::TimestampStandard> TimestampStandardOption(const TableDescriptor& table,
                                                         const std::string& key);
 
+// The index in `allowed` of the value of `key` (exact match); `fallback`'s index when absent.
+// Otherwise InvalidArgument "must be a, b or c<note>". REQUIRES: `fallback` is in `allowed`.
+Result<size_t> ChoiceOption(const TableDescriptor& table, const std::string& key,
+                            std::string_view fallback,
+                            std::initializer_list<std::string_view> allowed,
+                            std::string_view note = "");
+
 // "table 'T': option 'K' <rule>, got 'V'".
 std::string OptionError(const TableDescriptor& table, std::string_view key, std::string_view rule,
                         std::string_view value);

@@ -196,32 +196,16 @@ Result<KafkaSinkConfig> MakeKafkaSinkConfig(const TableDescriptor& table,
   FLOE_RETURN_NOT_OK(BoolOption(table, "json.encode.decimal-as-plain-number", false).status());
   FLOE_ASSIGN_OR_RAISE(int64_t p, IntOption(table, "sink.parallelism", 0, 1, 1 << 15));
   config.parallelism = static_cast<uint32_t>(p);
-  std::string guarantee = StringOption(table, "sink.delivery-guarantee", "at-least-once");
-  if (guarantee == "none") {
-    config.guarantee = KafkaDeliveryGuarantee::kNone;
-  } else if (guarantee == "at-least-once") {
-    config.guarantee = KafkaDeliveryGuarantee::kAtLeastOnce;
-  } else if (guarantee == "exactly-once") {
-    config.guarantee = KafkaDeliveryGuarantee::kExactlyOnce;
-  } else {
-    return Status::InvalidArgument(OptionError(table, "sink.delivery-guarantee",
-                                               "must be none, at-least-once or exactly-once",
-                                               guarantee));
-  }
-  std::string partitioner = StringOption(table, "sink.partitioner", "default");
-  if (partitioner == "default") {
-    config.partitioner = KafkaSinkPartitioner::kDefault;
-  } else if (partitioner == "fixed") {
-    config.partitioner = KafkaSinkPartitioner::kFixed;
-  } else if (partitioner == "round-robin") {
-    config.partitioner = KafkaSinkPartitioner::kRoundRobin;
-  } else {
-    return Status::InvalidArgument(
-        OptionError(table, "sink.partitioner",
-                    "must be default, fixed or round-robin (custom partitioner classes do not "
-                    "exist in floe)",
-                    partitioner));
-  }
+  // Choices are listed in the enums' order.
+  FLOE_ASSIGN_OR_RAISE(size_t guarantee,
+                       ChoiceOption(table, "sink.delivery-guarantee", "at-least-once",
+                                    {"none", "at-least-once", "exactly-once"}));
+  config.guarantee = static_cast<KafkaDeliveryGuarantee>(guarantee);
+  FLOE_ASSIGN_OR_RAISE(
+      size_t partitioner,
+      ChoiceOption(table, "sink.partitioner", "default", {"default", "fixed", "round-robin"},
+                   " (custom partitioner classes do not exist in floe)"));
+  config.partitioner = static_cast<KafkaSinkPartitioner>(partitioner);
   config.transactional_id_prefix = StringOption(table, "sink.transactional-id-prefix", "");
   if (config.properties.count("transactional.id") != 0) {
     return Status::InvalidArgument(
@@ -255,7 +239,8 @@ Result<KafkaSinkConfig> MakeKafkaSinkConfig(const TableDescriptor& table,
   } else if (!config.transactional_id_prefix.empty()) {
     return Status::InvalidArgument(
         OptionError(table, "sink.transactional-id-prefix",
-                    "only applies to 'sink.delivery-guarantee' = 'exactly-once'", guarantee));
+                    "only applies to 'sink.delivery-guarantee' = 'exactly-once'",
+                    StringOption(table, "sink.delivery-guarantee", "at-least-once")));
   }
   kafka::Properties check = config.properties;
   if (config.guarantee == KafkaDeliveryGuarantee::kExactlyOnce) {
