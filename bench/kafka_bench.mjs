@@ -41,16 +41,17 @@ const LAG_BYTES = Number(env.LAG_BYTES || 4 << 20)
 // with ONE record batch per partition, so small batches (the 5 ms default linger over 64
 // partitions makes ~10-record batches) would cap the consumer at a few batches per round trip.
 const PRODUCER_PROPS = (env.PRODUCER_PROPS ?? 'linger.ms=100').trim().split(/\s+/).filter(Boolean)
-// librdkafka consumer properties for the job ('properties.*'; CONSUMER_PROPS= for librdkafka's
-// defaults). fetch.wait.max.ms: the mock holds an empty Fetch answer for the full wait (500 ms
-// by default) and does not cut it short when records arrive. queued.min.messages /
-// queued.max.messages.kbytes: with librdkafka 2.0.2's defaults (100,000 messages, 64 MiB) a
-// partition whose pre-fetch queue passes the threshold is "not fetchable" and fetching resumes
-// only ~1 s later, long after floe drained the queue (seen with 'properties.debug' = 'fetch'):
-// the consumer then reads in 1 s bursts (bench/README.md has both figures).
-const CONSUMER_PROPS = (env.CONSUMER_PROPS ??
-  'fetch.wait.max.ms=10 queued.min.messages=10000000 queued.max.messages.kbytes=1048576')
-  .trim().split(/\s+/).filter(Boolean)
+// librdkafka consumer properties for the job ('properties.*'), in two knobs so that the test
+// bed's setting stays when the others change. TESTBED_CONSUMER_PROPS (fetch.wait.max.ms=10): the
+// mock holds an empty Fetch answer for the full wait (500 ms by default) and does not cut it
+// short when records arrive; real Kafka answers as soon as fetch.min.bytes are there.
+// CONSUMER_PROPS (none): anything else, e.g. 'queued.min.messages=100000
+// queued.max.messages.kbytes=65536' for librdkafka 2.0.2's own pre-fetch queue limits, which
+// make the source read in 1 s bursts; with none set the job runs on floe's defaults
+// (1,000,000 messages, 256 MiB; docs/kafka.md, bench/README.md has the figures).
+const props = (s) => s.trim().split(/\s+/).filter(Boolean)
+const TESTBED_CONSUMER_PROPS = props(env.TESTBED_CONSUMER_PROPS ?? 'fetch.wait.max.ms=10')
+const CONSUMER_PROPS = [...TESTBED_CONSUMER_PROPS, ...props(env.CONSUMER_PROPS ?? '')]
 const REPS = Number(env.REPS || 3)
 const PEERS = (env.PEERS || 'filesystem duckdb').trim().split(/[\s,]+/).filter(Boolean)
 
