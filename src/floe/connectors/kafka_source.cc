@@ -21,8 +21,8 @@ constexpr std::string_view kProperties = "properties.";
 constexpr size_t kExcerptBytes = 120;
 // librdkafka consumer properties floe sets when the table does not (see MakeKafkaSourceConfig).
 constexpr std::pair<const char*, const char*> kKafkaSourceQueueDefaults[] = {
-    {"queued.min.messages", "1000000"},         // librdkafka 2.0.2: 100,000
-    {"queued.max.messages.kbytes", "262144"}};  // 256 MiB; librdkafka 2.0.2: 65,536 (64 MiB)
+    {"queued.min.messages", "500000"},          // librdkafka 2.0.2: 100,000
+    {"queued.max.messages.kbytes", "131072"}};  // 128 MiB; librdkafka 2.0.2: 65,536 (64 MiB)
 
 std::string Excerpt(std::string_view value) {
   std::string out(value.substr(0, kExcerptBytes));

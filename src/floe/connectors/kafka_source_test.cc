@@ -367,8 +367,8 @@ TEST_F(KafkaSourceTest, RefusesBadOptionsAtPlanTime) {
 TEST_F(KafkaSourceTest, ConsumerGetsFloesQueueDefaultsUnlessTheTableSetsThem) {
   Result<KafkaSourceConfig> unset = MakeKafkaSourceConfig(KTable());
   ASSERT_TRUE(unset.ok()) << unset.status().ToString();
-  EXPECT_EQ(unset->properties.at("queued.min.messages"), "1000000");
-  EXPECT_EQ(unset->properties.at("queued.max.messages.kbytes"), "262144");
+  EXPECT_EQ(unset->properties.at("queued.min.messages"), "500000");
+  EXPECT_EQ(unset->properties.at("queued.max.messages.kbytes"), "131072");
 
   Result<KafkaSourceConfig> set =
       MakeKafkaSourceConfig(KTable({{"properties.queued.min.messages", "100000"},
@@ -379,10 +379,10 @@ TEST_F(KafkaSourceTest, ConsumerGetsFloesQueueDefaultsUnlessTheTableSetsThem) {
 
   // One set, the other defaulted.
   Result<KafkaSourceConfig> one =
-      MakeKafkaSourceConfig(KTable({{"properties.queued.max.messages.kbytes", "131072"}}));
+      MakeKafkaSourceConfig(KTable({{"properties.queued.max.messages.kbytes", "262144"}}));
   ASSERT_TRUE(one.ok()) << one.status().ToString();
-  EXPECT_EQ(one->properties.at("queued.min.messages"), "1000000");
-  EXPECT_EQ(one->properties.at("queued.max.messages.kbytes"), "131072");
+  EXPECT_EQ(one->properties.at("queued.min.messages"), "500000");
+  EXPECT_EQ(one->properties.at("queued.max.messages.kbytes"), "262144");
 
   // librdkafka accepts the defaults: every other test here opens its consumer with them.
 }
