@@ -41,16 +41,17 @@ const LAG_BYTES = Number(env.LAG_BYTES || 4 << 20)
 // with ONE record batch per partition, so small batches (the 5 ms default linger over 64
 // partitions makes ~10-record batches) would cap the consumer at a few batches per round trip.
 const PRODUCER_PROPS = (env.PRODUCER_PROPS ?? 'linger.ms=100').trim().split(/\s+/).filter(Boolean)
-// librdkafka consumer properties for the job ('properties.*'; CONSUMER_PROPS= for librdkafka's
-// defaults). fetch.wait.max.ms: the mock holds an empty Fetch answer for the full wait (500 ms
-// by default) and does not cut it short when records arrive. queued.min.messages /
-// queued.max.messages.kbytes: with librdkafka 2.0.2's defaults (100,000 messages, 64 MiB) a
-// partition whose pre-fetch queue passes the threshold is "not fetchable" and fetching resumes
-// only ~1 s later, long after floe drained the queue (seen with 'properties.debug' = 'fetch'):
-// the consumer then reads in 1 s bursts (bench/README.md has both figures).
-const CONSUMER_PROPS = (env.CONSUMER_PROPS ??
-  'fetch.wait.max.ms=10 queued.min.messages=10000000 queued.max.messages.kbytes=1048576')
-  .trim().split(/\s+/).filter(Boolean)
+// librdkafka consumer properties for the job ('properties.*'), in two knobs so that the test
+// bed's setting stays when the others change. TESTBED_CONSUMER_PROPS (fetch.wait.max.ms=10): the
+// mock holds an empty Fetch answer for the full wait (500 ms by default) and does not cut it
+// short when records arrive; real Kafka answers as soon as fetch.min.bytes are there.
+// CONSUMER_PROPS (none): anything else, e.g. 'queued.min.messages=100000
+// queued.max.messages.kbytes=65536' for librdkafka 2.0.2's own pre-fetch queue limits, which
+// make the source read in 1 s bursts; with none set the job runs on floe's defaults
+// (500,000 messages, 128 MiB; docs/kafka.md, bench/README.md has the figures).
+const props = (s) => s.trim().split(/\s+/).filter(Boolean)
+const TESTBED_CONSUMER_PROPS = props(env.TESTBED_CONSUMER_PROPS ?? 'fetch.wait.max.ms=10')
+const CONSUMER_PROPS = [...TESTBED_CONSUMER_PROPS, ...props(env.CONSUMER_PROPS ?? '')]
 const REPS = Number(env.REPS || 3)
 const PEERS = (env.PEERS || 'filesystem duckdb').trim().split(/[\s,]+/).filter(Boolean)
 
@@ -65,11 +66,19 @@ const round = (x, d = 0) => (x == null || !Number.isFinite(x) ? null : Number(x.
 
 const TIME_BIN = fs.existsSync('/usr/bin/time') ? '/usr/bin/time' : null
 const timed = (cmd, args, cpuFile) =>
-  TIME_BIN ? [TIME_BIN, ['-f', '%U %S', '-o', cpuFile, cmd, ...args]] : [cmd, args]
+  TIME_BIN ? [TIME_BIN, ['-f', '%U %S %M', '-o', cpuFile, cmd, ...args]] : [cmd, args]
 function readCpu(cpuFile) {
   try {
     const [u, s] = fs.readFileSync(cpuFile, 'utf8').trim().split('\n').pop().split(' ').map(Number)
     return round(u + s, 2)
+  } catch { return null }
+}
+// Peak resident set in MiB of the process or of one of the children it waited for (the worker),
+// whichever is larger (GNU time's %M, from wait4's rusage).
+function readRssMiB(cpuFile) {
+  try {
+    const kib = Number(fs.readFileSync(cpuFile, 'utf8').trim().split('\n').pop().split(' ')[2])
+    return round(kib / 1024, 0)
   } catch { return null }
 }
 // CPU seconds a live process used so far (/proc/PID/stat utime + stime, in clock ticks of 1/100 s).
@@ -119,10 +128,14 @@ function snapshots(wh, table) {
     offsets: JSON.parse(s.summary['floe.source-offsets'] || '{}'),
   })).sort((a, b) => a.seqNo - b.seqNo)
 }
-// Records a snapshot's kafka positions account for (next offsets summed over partitions).
+// Records a snapshot's kafka positions account for (next offsets summed over partitions): per
+// subtask {"topics":{"bench":{"0":N,..}}}, or {"partitions":{"0":N,..}} as written before topic
+// lists (state version 1).
+const sumOffsets = (m) => Object.values(m || {}).reduce((x, y) => x + y, 0)
 const kafkaNext = (s) => Object.values(s.offsets)
-  .filter((o) => o && o.partitions)
-  .reduce((a, o) => a + Object.values(o.partitions).reduce((x, y) => x + y, 0), 0)
+  .filter((o) => o && (o.topics || o.partitions))
+  .reduce((a, o) => a + (o.topics ? Object.values(o.topics).reduce((x, t) => x + sumOffsets(t), 0)
+                                  : sumOffsets(o.partitions)), 0)
 
 function verify(wh, table) {
   const r = floe(['table', 'verify', table, '--warehouse', wh, '--unique', 'seq', '--expect-range', `seq:1..${N}`])
@@ -238,6 +251,7 @@ async function kafkaRun(input, valueBytes) {
     commits: snaps.length, data_files: snaps.reduce((a, s) => a + s.files, 0),
     parquet_bytes: snaps.reduce((a, s) => a + s.bytes, 0),
     cpu_s: { floe_run: readCpu(runCpu), producer: readCpu(prodCpu), dev_cluster: round(clusterCpu, 2) },
+    floe_run_max_rss_mib: readRssMiB(runCpu),
     max_lag_records: maxLag, producer_waits: Number.isFinite(waits) ? waits : null, verified: report,
   }
 }
@@ -302,6 +316,7 @@ async function main() {
       kafka_steady_rows_per_s: med((r) => r.runs[0].steady_rows_per_s),
       kafka_steady_mib_per_s: med((r) => r.runs[0].steady_mib_per_s),
       kafka_cpu_s: med((r) => r.runs[0].cpu_s.floe_run),
+      kafka_max_rss_mib: med((r) => r.runs[0].floe_run_max_rss_mib),
       ...Object.fromEntries(peerNames.flatMap((name, k) => [
         [`${name}_rows_per_s`, med((r) => r.runs[k + 1].rows_per_s)],
         [`${name}_mib_per_s`, med((r) => r.runs[k + 1].mib_per_s)],

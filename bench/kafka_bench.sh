@@ -12,9 +12,9 @@
 # Environment: FLOE (default build/src/floe/cli/floe), OUT (default bench/out/kafka, scratch),
 # INPUT_DIR (bench/out: the generated input is cached there, shared with append_bench.sh), SEED
 # (42), PARTITIONS (64), BROKERS (3), INTERVAL ('1 s'), LAG_BYTES (4194304), REPS (3 rounds;
-# medians), PEERS ("filesystem duckdb"), PRODUCER_PROPS ("linger.ms=100"), CONSUMER_PROPS
-# ("fetch.wait.max.ms=10 queued.min.messages=10000000 queued.max.messages.kbytes=1048576";
-# CONSUMER_PROPS= runs with librdkafka's defaults), RESULT (default
+# medians), PEERS ("filesystem duckdb"), PRODUCER_PROPS ("linger.ms=100"), TESTBED_CONSUMER_PROPS
+# ("fetch.wait.max.ms=10": the mock's Fetch wait), CONSUMER_PROPS (none: floe's defaults;
+# e.g. "queued.min.messages=100000 queued.max.messages.kbytes=65536" for librdkafka's), RESULT (default
 # bench/results/kafka-<UTC date>.json; RESULT= writes none).
 # How each figure is measured: the head of bench/kafka_bench.mjs and bench/README.md.
 set -euo pipefail

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "floe/connectors/connector_options.h"
@@ -18,6 +19,10 @@ namespace {
 constexpr uint32_t kStateVersion = 2;
 constexpr std::string_view kProperties = "properties.";
 constexpr size_t kExcerptBytes = 120;
+// librdkafka consumer properties floe sets when the table does not (see MakeKafkaSourceConfig).
+constexpr std::pair<const char*, const char*> kKafkaSourceQueueDefaults[] = {
+    {"queued.min.messages", "500000"},          // librdkafka 2.0.2: 100,000
+    {"queued.max.messages.kbytes", "131072"}};  // 128 MiB; librdkafka 2.0.2: 65,536 (64 MiB)
 
 std::string Excerpt(std::string_view value) {
   std::string out(value.substr(0, kExcerptBytes));
@@ -263,6 +268,14 @@ Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
   }
   if (config.bounded_latest && config.properties.count("enable.partition.eof") == 0) {
     config.properties["enable.partition.eof"] = "true";
+  }
+  // librdkafka 2.0.2 marks a partition "not fetchable" once the consumer's pre-fetch queue
+  // holds queued.min.messages (100,000) or queued.max.messages.kbytes (64 MiB), and fetches it
+  // again only ~1 s later: a source that drains 100,000 records in well under a second then
+  // reads in 1 s bursts (docs/kafka.md). floe's defaults make the queue hold more than a second
+  // of reading; the kbytes limit bounds the memory (the queue is one per source subtask).
+  for (const auto& [key, value] : kKafkaSourceQueueDefaults) {
+    if (config.properties.count(key) == 0) config.properties[key] = value;
   }
   if (Status st = kafka::CheckProperties(config.properties); !st.ok()) {
     return Status::InvalidArgument("table '" + table.name + "': " + st.message() +

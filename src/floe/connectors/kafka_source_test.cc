@@ -362,6 +362,31 @@ TEST_F(KafkaSourceTest, RefusesBadOptionsAtPlanTime) {
   EXPECT_FALSE(MakeKafkaSourceConfig(no_bootstrap).ok());
 }
 
+// librdkafka 2.0.2's pre-fetch queue limits (100,000 messages, 64 MiB) make the source read in
+// 1 s bursts (docs/kafka.md); floe sets larger ones unless the table sets its own.
+TEST_F(KafkaSourceTest, ConsumerGetsFloesQueueDefaultsUnlessTheTableSetsThem) {
+  Result<KafkaSourceConfig> unset = MakeKafkaSourceConfig(KTable());
+  ASSERT_TRUE(unset.ok()) << unset.status().ToString();
+  EXPECT_EQ(unset->properties.at("queued.min.messages"), "500000");
+  EXPECT_EQ(unset->properties.at("queued.max.messages.kbytes"), "131072");
+
+  Result<KafkaSourceConfig> set =
+      MakeKafkaSourceConfig(KTable({{"properties.queued.min.messages", "100000"},
+                                    {"properties.queued.max.messages.kbytes", "65536"}}));
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ(set->properties.at("queued.min.messages"), "100000");
+  EXPECT_EQ(set->properties.at("queued.max.messages.kbytes"), "65536");
+
+  // One set, the other defaulted.
+  Result<KafkaSourceConfig> one =
+      MakeKafkaSourceConfig(KTable({{"properties.queued.max.messages.kbytes", "262144"}}));
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ(one->properties.at("queued.min.messages"), "500000");
+  EXPECT_EQ(one->properties.at("queued.max.messages.kbytes"), "262144");
+
+  // librdkafka accepts the defaults: every other test here opens its consumer with them.
+}
+
 // The owners Flink's KafkaSourceEnumerator computes (Java String.hashCode, then
 // ((hash * 31) & 0x7FFFFFFF) % n as the start, partitions round robin from there); the expected
 // values were computed independently from Java's hashCode ("a" = 97, "roster" = -925192565).
