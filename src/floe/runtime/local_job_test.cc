@@ -371,6 +371,8 @@ TEST(LocalJob, FailoverAfterASavepointCommitsEveryRowOnce) {
   ASSERT_TRUE(job->Start().ok());
   ASSERT_TRUE(job->Wait().ok());
   EXPECT_EQ(s.log.Sorted(), Range(1, 1000));
+  // The failover's ids continue above the savepoint's (2), never reusing it for other positions.
+  EXPECT_EQ(job->last_completed(), CheckpointId(3));
 }
 
 // Stop-with-savepoint (Flink's): its savepoint is the job's last snapshot, so its completion
