@@ -54,6 +54,7 @@ struct Shared {
   std::atomic<uint64_t> last_completed{0};
   std::atomic<int> commit_delay_ms{0};    // a slow external commit (sinks' OnCheckpointComplete)
   std::atomic<uint64_t> max_snapshot{0};  // highest checkpoint id a source snapshotted
+  std::atomic<uint64_t> slow_barrier{0};  // sinks sleep 300 ms in OnBarrier of this id
 };
 
 // Subtask s of p emits s+1, s+1+p, ... up to shared.end, in batches of up to 7 values. Its
@@ -133,6 +134,9 @@ class CommittingSink final : public Operator {
     return Status::OK();
   }
   Status OnBarrier(CheckpointId id, StateWriter& w, Collector&) override {
+    if (id.value == s_->slow_barrier.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
     if (ended_) s_->log.Event("barrier-after-end " + id.ToString());
     pending_[id.value] = std::move(current_);
     current_.clear();
@@ -486,6 +490,42 @@ TEST(LocalJob, StopWithSavepointRacingPeriodicCheckpointsCommitsNothingPastIt) {
   ASSERT_TRUE(job->Start().ok());
   ASSERT_TRUE(job->Wait().ok());
   EXPECT_EQ(s.log.Sorted(), Range(1, 30000));
+}
+
+// A stop whose savepoint fails (here: times out) is no stop: the job runs on and periodic
+// checkpoints resume, committing as usual.
+TEST(LocalJob, AFailedStopSavepointLetsTheJobRunOnWithCheckpoints) {
+  testing::TempDir tmp;
+  Shared s;
+  s.end = INT64_MAX;
+  s.limit = 100;
+  auto opts = Options(&s, tmp.path());
+  opts.timer_thread = true;
+  opts.checkpointing.interval = std::chrono::milliseconds(20);
+  opts.checkpointing.timeout = std::chrono::milliseconds(100);
+  opts.checkpointing.tolerable_failed = 10;
+  auto job = LocalJob::Make(CountingGraph(&s), std::move(opts)).ValueOrDie();
+  ASSERT_TRUE(job->Start().ok());
+  ASSERT_TRUE(s.completed.WaitFor(1));
+  s.slow_barrier = job->last_completed().value + 1;  // at most one periodic in flight: take S's
+  auto stop = job->TriggerStopWithSavepoint();
+  ASSERT_TRUE(stop.ok()) << stop.status().ToString();
+  if (stop->value != s.slow_barrier.load()) {
+    GTEST_SKIP() << "a periodic checkpoint took id " << s.slow_barrier.load();
+  }
+  const int64_t before = s.completed.value();
+  s.limit = 300;
+  ASSERT_TRUE(s.completed.WaitFor(before + 2)) << "no checkpoint after the failed stop";
+  EXPECT_GT(s.last_completed.load(), stop->value);
+  EXPECT_EQ(Delivered(s.log, stop->value), 0u);
+  EXPECT_EQ(job->state(), JobState::kRunning);
+  // A second stop is accepted and this time ends the job.
+  s.slow_barrier = 0;
+  auto again = job->TriggerStopWithSavepoint();
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  ASSERT_TRUE(job->Wait().ok());
+  EXPECT_EQ(job->state(), JobState::kFinished);
+  EXPECT_EQ(Delivered(s.log, again->value), 2u);
 }
 
 TEST(LocalJob, RestoreFromLatestWithoutCheckpointIsNotFound) {
