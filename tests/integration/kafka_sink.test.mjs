@@ -219,7 +219,11 @@ test('exactly-once, worker SIGKILLed after a savepoint, before the next checkpoi
   // Restored from a checkpoint before the savepoint (the savepoint's rows are replayed).
   const restartedFrom = Number(/restarting in [\d.]+ s from checkpoint (\d+)/.exec(err)?.[1]);
   assert.ok(restartedFrom < savepointId, err);
-  t.diagnostic(`savepoint ${savepointId} after checkpoint ${rec.last_checkpoint}; ` +
+  // The restarted run's ids continue above the savepoint's: never reused for other positions.
+  const afterRestart = err.slice(err.search(/restarting in/));
+  const nextId = Number(/checkpoint (\d+) completed/.exec(afterRestart)?.[1]);
+  assert.ok(nextId > savepointId, err);
+  t.diagnostic(`savepoint ${savepointId} after checkpoint ${rec.last_checkpoint}, next ${nextId}; ` +
                assertExactlyOnce(p, bootstrap));
 });
 
