@@ -198,17 +198,15 @@ test('exactly-once, worker SIGKILLed after a checkpoint completed, before its co
 // checkpoint: the restart goes back to that checkpoint and every seq still lands exactly once.
 test('exactly-once, worker SIGKILLed after a savepoint, before the next checkpoint: every seq exactly once', async (t) => {
   const { bootstrap } = await sharedCluster();
+  // A 3 s interval: the savepoint and the kill land right after checkpoint 1 and seconds before
+  // checkpoint 2 (with 1 s, a checkpoint completing between the savepoint's reply and the kill
+  // made the restart start from above the savepoint). The bounded job runs ~9 s.
   const p = pipeline('eo_savepoint', 'out_eo_savepoint', EXACTLY_ONCE,
-                     { interval: '1 s', sets: EO_SETS });
+                     { interval: '3 s', sets: EO_SETS });
   const r = run(p, bootstrap);
-  const first = await waitFor('a running worker with a checkpoint', () => {
+  const rec = await waitFor('a running worker with its first checkpoint', () => {
     const j = jobRecords(p.home)[0];
     return j && j.worker_pid && (j.last_checkpoint || 0) >= 1 && j.state === 'RUNNING' ? j : null;
-  });
-  // Right after a fresh checkpoint, so the savepoint and the kill land well before the next one.
-  const rec = await waitFor('the next checkpoint', () => {
-    const j = jobRecords(p.home)[0];
-    return j && j.last_checkpoint > first.last_checkpoint && j.state === 'RUNNING' ? j : null;
   }, 20_000);
   const sp = floe(['savepoint', rec.job_id], { FLOE_HOME: p.home });
   assert.equal(sp.code, 0, sp.err);
@@ -221,7 +219,11 @@ test('exactly-once, worker SIGKILLed after a savepoint, before the next checkpoi
   // Restored from a checkpoint before the savepoint (the savepoint's rows are replayed).
   const restartedFrom = Number(/restarting in [\d.]+ s from checkpoint (\d+)/.exec(err)?.[1]);
   assert.ok(restartedFrom < savepointId, err);
-  t.diagnostic(`savepoint ${savepointId} after checkpoint ${rec.last_checkpoint}; ` +
+  // The restarted run's ids continue above the savepoint's: never reused for other positions.
+  const afterRestart = err.slice(err.search(/restarting in/));
+  const nextId = Number(/checkpoint (\d+) completed/.exec(afterRestart)?.[1]);
+  assert.ok(nextId > savepointId, err);
+  t.diagnostic(`savepoint ${savepointId} after checkpoint ${rec.last_checkpoint}, next ${nextId}; ` +
                assertExactlyOnce(p, bootstrap));
 });
 

@@ -168,15 +168,18 @@ class Worker {
     Status st = job_->Wait();
     done_ = true;
     commands.join();
+    // A stop's savepoint finishes the job: it may have ended before the command thread
+    // answered the stop.
+    ServeSavepoints();
 
     runtime::JobState state = job_->state();
     if (!st.ok()) return st.WithContext("job " + job_id_);
-    if (state == runtime::JobState::kFinished) {
-      status_.Send({{"event", "finished"}, {"last_checkpoint", job_->last_completed().value}});
-    } else if (stopped_with_.empty()) {
-      status_.Send({{"event", "cancelled"}});
-    } else {
+    if (!stopped_with_.empty()) {
       status_.Send({{"event", "stopped"}, {"path", stopped_with_}});
+    } else if (state == runtime::JobState::kFinished) {
+      status_.Send({{"event", "finished"}, {"last_checkpoint", job_->last_completed().value}});
+    } else {
+      status_.Send({{"event", "cancelled"}});
     }
     return Status::OK();
   }
@@ -245,13 +248,9 @@ class Worker {
         std::lock_guard lock(mu_);
         auto it = pending_.find(info.id.value);
         if (it == pending_.end()) {
-          // Answered already (timed out). A stop's savepoint committed its side effects all
-          // the same, so the job ends there: running on would let a failover restore an older
-          // checkpoint over them.
-          if (info.stop) {
-            stopped_with_ = info.dir;
-            job_->Cancel();
-          }
+          // Answered already (timed out). A stop's savepoint commits its side effects and
+          // finishes the tasks all the same, so the job ends there.
+          if (info.stop) StoppedAt(info.dir);
           continue;
         }
         p = it->second;
@@ -276,13 +275,21 @@ class Worker {
           path = *moved;
         }
       }
-      if (p.stop || info.stop) {
-        stopped_with_ = path;
-        job_->Cancel();
-      }
+      if (p.stop || info.stop) StoppedAt(path);
       Reply(p.req, true, "path", path);
     }
     const int64_t now = NowMillis();
+    if (stop_deadline_millis_ > 0 && now > stop_deadline_millis_ && !done_) {
+      // The tasks were told to commit the stop's savepoint and finish but have not ended in
+      // time (a task stuck in a source or sink call): cancel what is left. Whatever they
+      // committed, they committed up to the savepoint only (no later checkpoint is triggered).
+      std::fprintf(stderr,
+                   "floe worker: tasks did not finish %lld ms after the stop savepoint, "
+                   "cancelling\n",
+                   static_cast<long long>(checkpoint_timeout_millis_));
+      stop_deadline_millis_ = 0;
+      job_->Cancel();
+    }
     std::lock_guard lock(mu_);
     for (auto it = pending_.begin(); it != pending_.end();) {
       if (now > it->second.deadline_millis) {
@@ -293,6 +300,15 @@ class Worker {
         ++it;
       }
     }
+  }
+
+  // The stop's savepoint completed: LocalJob delivers it to the tasks as final, they commit it
+  // and finish. No Cancel here -- it would race that commit (a cancelled task drops queued
+  // commands and its sink's Close aborts the savepoint's transaction); only a bounded wait.
+  void StoppedAt(const std::string& path) {
+    stopped_with_ = path;
+    if (stop_deadline_millis_ == 0)
+      stop_deadline_millis_ = NowMillis() + checkpoint_timeout_millis_;
   }
 
   void CommandLoop() {
@@ -325,7 +341,8 @@ class Worker {
   std::mutex mu_;
   std::map<uint64_t, PendingSavepoint> pending_;
   std::deque<runtime::CompletedCheckpointInfo> completed_savepoints_;
-  std::string stopped_with_;  // command thread only
+  std::string stopped_with_;          // command thread (main thread after it ended)
+  int64_t stop_deadline_millis_ = 0;  // when to cancel tasks that did not finish after a stop
 };
 
 }  // namespace

@@ -337,7 +337,9 @@ Result<std::unique_ptr<kafka::KafkaProducer>> KafkaSink::MakeTransactionalProduc
     return st.WithContext("kafka sink '" + task_ + "': transactional id '" + transactional_id +
                           "'");
   }
-  fenced_ids_.push_back(transactional_id);
+  if (std::find(fenced_ids_.begin(), fenced_ids_.end(), transactional_id) == fenced_ids_.end()) {
+    fenced_ids_.push_back(transactional_id);
+  }
   return producer;
 }
 
@@ -544,19 +546,38 @@ Status KafkaSink::BeginTransaction() {
     open_ = OpenTransaction{slot, {}};
     return Status::OK();
   }
+  // Every id holds a transaction waiting for its checkpoint. Savepoints make this normal, not
+  // a failure: a savepoint's completion is not delivered (docs/exactly-once.md), so each
+  // savepoint within one checkpoint interval keeps an id until the next checkpoint completes.
+  // Take the next id, up to the bound Open fenced (so a restarted run's Open still aborts
+  // whatever this one leaves open there).
+  const int bound = std::max(kFencedSlots, config_.pool_size);
+  if (n < bound) {
+    Slot s;
+    s.transactional_id = TransactionalId(config_.transactional_id_prefix, subtask_, n);
+    FLOE_ASSIGN_OR_RAISE(s.producer, MakeTransactionalProducer(s.transactional_id));
+    kafka::TxnResult begin = s.producer->BeginTransaction();
+    if (!begin.ok()) {
+      return begin.status.WithContext("kafka sink '" + task_ + "': transactional id '" +
+                                      s.transactional_id + "'");
+    }
+    slots_.push_back(std::move(s));
+    open_ = OpenTransaction{n, {}};
+    return Status::OK();
+  }
   std::string busy;
   for (const Slot& s : slots_) {
     busy += (busy.empty() ? "" : ", ") + s.transactional_id + " (checkpoint " +
             std::to_string(*s.pending) + ")";
   }
   return Status::Unavailable(
-      "kafka sink '" + task_ +
-      "': every transactional id of the pool holds a transaction "
-      "waiting for its checkpoint to complete: " +
-      busy +
-      ". A checkpoint failed or its completion is late; the pool has "
-      "'execution.checkpointing.max-concurrent-checkpoints' + 2 ids. The job restarts from the "
-      "last completed checkpoint");
+      "kafka sink '" + task_ + "': all " + std::to_string(n) +
+      " transactional ids hold a transaction waiting for its checkpoint to complete: " + busy +
+      ". Checkpoints failed or their completion is late, or more savepoints than that were "
+      "taken since the last completed checkpoint; the pool has "
+      "'execution.checkpointing.max-concurrent-checkpoints' + 2 ids and grows on demand up to " +
+      std::to_string(bound) +
+      " (the ids Open fences). The job restarts from the last completed checkpoint");
 }
 
 Status KafkaSink::Send(std::string_view value, int32_t partition) {

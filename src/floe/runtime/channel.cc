@@ -17,8 +17,9 @@ Status InputGate::Push(size_t channel, StreamElement element,
     on_full();
     lock.lock();
   }
-  not_full_.wait(lock, [&] { return cancelled_ || q.size() < capacity_; });
+  not_full_.wait(lock, [&] { return cancelled_ || closed_ || q.size() < capacity_; });
   if (cancelled_) return CancelledStatus();
+  if (closed_) return Status::OK();  // the consumer finished: dropped
   q.push_back(std::move(element));
   ready_.notify_one();
   return Status::OK();
@@ -27,6 +28,7 @@ Status InputGate::Push(size_t channel, StreamElement element,
 Result<bool> InputGate::TryPush(size_t channel, StreamElement& element) {
   std::lock_guard lock(mu_);
   if (cancelled_) return CancelledStatus();
+  if (closed_) return true;  // the consumer finished: dropped
   auto& q = channels_[channel];
   if (q.size() >= capacity_) return false;
   q.push_back(std::move(element));
@@ -85,6 +87,13 @@ void InputGate::Cancel() {
   cancelled_ = true;
   not_full_.notify_all();
   ready_.notify_all();
+}
+
+void InputGate::Close() {
+  std::lock_guard lock(mu_);
+  closed_ = true;
+  for (auto& q : channels_) q.clear();
+  not_full_.notify_all();
 }
 
 bool InputGate::cancelled() const {

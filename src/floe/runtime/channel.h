@@ -63,6 +63,10 @@ class InputGate {
                    std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 
   void Cancel();
+  // The consumer finished for good (stop-with-savepoint: tasks end while their producers may
+  // still be sending records past the savepoint, which nothing will commit): queued elements
+  // are dropped and later Pushes succeed without queueing, so no producer blocks on this gate.
+  void Close();
   bool cancelled() const;
   size_t num_channels() const { return channels_.size(); }
   size_t capacity() const { return capacity_; }
@@ -80,6 +84,7 @@ class InputGate {
   std::deque<TaskCommand> mailbox_;
   size_t next_channel_ = 0;  // round-robin start
   bool cancelled_ = false;
+  bool closed_ = false;
 };
 
 }  // namespace floe::runtime

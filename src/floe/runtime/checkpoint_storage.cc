@@ -152,6 +152,16 @@ Result<CheckpointLocation> CheckpointStorage::InitCheckpoint(CheckpointId id,
                                                              bool is_savepoint) const {
   CheckpointLocation loc{id, is_savepoint, ""};
   if (is_savepoint) {
+    // Recorded before the savepoint's directory exists (so before any barrier is injected):
+    // ids must never be reused, and a savepoint's directory lives elsewhere and may be moved
+    // (`floe stop --savepoint DIR`), so scanning chk-* alone would not see it. A failover from
+    // an older checkpoint then continues above the savepoint's id instead of taking it again
+    // for different positions (sinks compare ids, e.g. the Iceberg table's floe.checkpoint-id).
+    FLOE_ASSIGN_OR_RAISE(CheckpointId recorded, HighestSavepointId());
+    if (id > recorded) {
+      FLOE_RETURN_NOT_OK(io::WriteFileReplace(
+          io::JoinPath(options_.checkpoint_dir, kSavepointFloorFile), id.ToString() + "\n"));
+    }
     thread_local std::mt19937_64 rng(std::random_device{}());
     std::string prefix = options_.job_id.substr(0, 6);
     if (prefix.empty()) prefix = "000000";
@@ -225,9 +235,28 @@ Result<std::optional<CheckpointId>> CheckpointStorage::LatestCompleted() const {
   return std::optional<CheckpointId>(ids.back());
 }
 
+Result<CheckpointId> CheckpointStorage::HighestSavepointId() const {
+  const std::string path = io::JoinPath(options_.checkpoint_dir, kSavepointFloorFile);
+  auto text = io::ReadFile(path);
+  if (!text.ok()) {
+    if (text.status().IsNotFound()) return CheckpointId();
+    return text.status();
+  }
+  std::string t = *text;
+  while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec != std::errc() || end != t.data() + t.size() || t.empty()) {
+    return Status::Corruption("'" + path + "' does not hold a checkpoint id: '" + t + "'");
+  }
+  return CheckpointId(v);
+}
+
 Result<CheckpointId> CheckpointStorage::HighestIdOnDisk() const {
   FLOE_ASSIGN_OR_RAISE(auto ids, ListCheckpointDirs());
-  return ids.empty() ? CheckpointId() : ids.back();
+  FLOE_ASSIGN_OR_RAISE(CheckpointId savepoints, HighestSavepointId());
+  CheckpointId chk = ids.empty() ? CheckpointId() : ids.back();
+  return std::max(chk, savepoints);
 }
 
 Status CheckpointStorage::ApplyRetention() const {

@@ -67,9 +67,13 @@ class CheckpointStorage {
   // Ids of completed checkpoints (those with `_metadata`), ascending.
   Result<std::vector<CheckpointId>> ListCompleted() const;
   Result<std::optional<CheckpointId>> LatestCompleted() const;
-  // The highest N of any chk-<N> directory, complete or not (0 if none): new checkpoint ids
-  // must start above it so they never collide with leftovers of an earlier run.
+  // The highest N of any chk-<N> directory, complete or not, and of any savepoint this job
+  // triggered (0 if none): new checkpoint ids must start above it so they never collide with
+  // leftovers of an earlier run, nor with a savepoint someone may restore later.
   Result<CheckpointId> HighestIdOnDisk() const;
+  // The highest savepoint id InitCheckpoint recorded in `<checkpoint dir>/_savepoint_ids`
+  // (0 if none), wherever the savepoints went since.
+  Result<CheckpointId> HighestSavepointId() const;
   // Loads a completed checkpoint, verifying every state file's size and CRC. NotFound if chk-N
   // has no `_metadata`; Corruption if anything does not match.
   Result<CompletedCheckpoint> Load(CheckpointId id) const;
@@ -85,6 +89,7 @@ class CheckpointStorage {
   const Options& options() const { return options_; }
 
   static constexpr const char* kMetadataFile = "_metadata";
+  static constexpr const char* kSavepointFloorFile = "_savepoint_ids";
 
  private:
   explicit CheckpointStorage(Options options) : options_(std::move(options)) {}

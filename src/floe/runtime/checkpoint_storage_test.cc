@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "floe/io/file.h"
 #include "floe/runtime/test_util.h"
 
@@ -65,6 +67,34 @@ TEST(CheckpointStorage, DirectoryWithoutMetadataIsNotACheckpoint) {
   EXPECT_TRUE(c.status().IsNotFound()) << c.status().ToString();
   // New ids must still start above the leftover directory.
   EXPECT_EQ(*s->HighestIdOnDisk(), CheckpointId(2));
+}
+
+// Reviewer finding: C4 -> savepoint 5 -> killed -> failover from C4 took id 5 again (for
+// other positions), so restoring savepoint 5 later met a table that "already had" 5. The
+// savepoint's id is recorded when it is initiated, and counts even after the savepoint was
+// moved or deleted (`floe stop --savepoint DIR`).
+TEST(CheckpointStorage, SavepointIdsCountInTheIdFloorWhereverTheSavepointWent) {
+  TempDir tmp;
+  auto s = MakeStorage(tmp.path() + "/chk");
+  WriteCheckpoint(*s, 4);
+  EXPECT_EQ(*s->HighestSavepointId(), CheckpointId());
+  CheckpointLocation sp = WriteCheckpoint(*s, 5, /*savepoint=*/true);
+  EXPECT_EQ(*s->HighestIdOnDisk(), CheckpointId(5));
+  std::error_code ec;
+  std::filesystem::remove_all(sp.dir, ec);  // moved elsewhere
+  ASSERT_FALSE(ec);
+  auto again = MakeStorage(tmp.path() + "/chk");  // the restarted run
+  EXPECT_EQ(*again->LatestCompleted(), CheckpointId(4));
+  EXPECT_EQ(*again->HighestSavepointId(), CheckpointId(5));
+  EXPECT_EQ(*again->HighestIdOnDisk(), CheckpointId(5));
+  // A later checkpoint above it, and a lower savepoint id never lowers the record.
+  WriteCheckpoint(*again, 6);
+  EXPECT_EQ(*again->HighestIdOnDisk(), CheckpointId(6));
+  ASSERT_TRUE(io::WriteFileReplace(tmp.path() + "/chk/_savepoint_ids", "x7\n").ok());
+  auto bad = again->HighestIdOnDisk();
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(bad.status().IsCorruption()) << bad.status().ToString();
+  EXPECT_NE(bad.status().message().find("_savepoint_ids"), std::string::npos);
 }
 
 TEST(CheckpointStorage, CorruptStateFileIsCorruption) {

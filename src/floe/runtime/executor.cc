@@ -413,6 +413,9 @@ void LocalExecutor::Impl::RunTask(ExecutorTask& t) {
   if (st.ok()) {
     st = t.source ? SourceRunner(t, *this, out).Run() : OperatorRunner(t, *this, out).Run();
   }
+  // Finished (a final completion, e.g. stop-with-savepoint): producers still running must not
+  // block on this task's full channels before they see their own final completion.
+  if (st.ok()) t.gate->Close();
   if (opened) {
     Status closed = t.source ? t.source->Close() : t.op->Close();
     if (st.ok()) st = closed;

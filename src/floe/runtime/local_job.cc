@@ -30,6 +30,12 @@ struct LocalJob::Impl {
   // Savepoints triggered by TriggerStopWithSavepoint: the only savepoints whose completion is
   // delivered to the tasks.
   std::set<CheckpointId> stop_savepoints;
+  // The stop-with-savepoint in flight: while set, no checkpoint is triggered (periodic or the
+  // end-of-input final one), so nothing after the savepoint is ever committed (Flink's
+  // stop-with-savepoint). Cleared if the savepoint fails; the job then runs on.
+  std::optional<CheckpointId> stopping;
+  bool stop_completed = false;
+  bool final_deferred = false;  // end of input came while stopping
 
   void FailLocked(const Status& st) {
     if (job_error.ok()) job_error = st;
@@ -53,6 +59,18 @@ struct LocalJob::Impl {
   bool DeliverLocked(const CompletedCheckpointInfo& info) {
     if (!info.is_savepoint) return true;
     return stop_savepoints.erase(info.id) > 0;
+  }
+
+  // The stop's savepoint was aborted (declined, timed out): the job runs on as before.
+  void CheckStopAbortedLocked() {
+    if (!stopping || stop_completed || coordinator->LocationOf(*stopping)) return;
+    stop_savepoints.erase(*stopping);
+    stopping.reset();
+    if (final_deferred) {
+      final_deferred = false;
+      Status st = TriggerLocked(false, nullptr);
+      if (!st.ok()) FailLocked(st.WithContext("final checkpoint"));
+    }
   }
 
   void OnAck(TaskAck ack) {
@@ -83,6 +101,7 @@ struct LocalJob::Impl {
       if (done && DeliverLocked(*done)) {
         if (done->is_savepoint) {
           done->stop = true;  // delivered below, once the owner knows it exists
+          stop_completed = true;
         } else {
           (void)executor->NotifyCheckpointComplete(done->id, done->final);
         }
@@ -92,14 +111,23 @@ struct LocalJob::Impl {
     if (done && done->stop) {
       // After the callback: `floe worker` reports the stop savepoint to `floe run` before any
       // of its side effects is committed, so a worker dying in between is never restarted from
-      // an older checkpoint over committed data.
+      // an older checkpoint over committed data. Delivered as final: every task commits the
+      // savepoint and finishes (records after its barrier are abandoned by Close and replayed
+      // by a run resumed from it); the job then ends kFinished without a Cancel racing the
+      // commit.
       std::lock_guard lock(mu);
-      (void)executor->NotifyCheckpointComplete(done->id, done->final);
+      (void)executor->NotifyCheckpointComplete(done->id, /*final=*/true);
     }
   }
 
   void OnEndOfInput() {
     std::lock_guard lock(mu);
+    if (stopping) {
+      // The stop's savepoint finishes the tasks (or, if it fails, CheckStopAbortedLocked
+      // triggers this final checkpoint then).
+      final_deferred = true;
+      return;
+    }
     Status st = TriggerLocked(false, nullptr);
     if (!st.ok()) FailLocked(st.WithContext("final checkpoint"));
   }
@@ -112,7 +140,8 @@ struct LocalJob::Impl {
         continue;
       }
       Status st = coordinator->CheckTimeouts();
-      if (st.ok()) {
+      CheckStopAbortedLocked();
+      if (st.ok() && !stopping) {
         auto t = coordinator->MaybeTriggerPeriodic();
         if (!t.ok()) {
           st = t.status();
@@ -214,6 +243,12 @@ Status LocalJob::Start() {
 
 Result<CheckpointId> LocalJob::TriggerCheckpoint(bool is_savepoint) {
   std::lock_guard lock(impl_->mu);
+  impl_->CheckStopAbortedLocked();
+  if (impl_->stopping && !is_savepoint) {
+    // It would commit past the stop's savepoint.
+    return Status::Unavailable("no checkpoint while stopping with savepoint " +
+                               impl_->stopping->ToString());
+  }
   CheckpointId id;
   FLOE_RETURN_NOT_OK(impl_->TriggerLocked(is_savepoint, &id));
   return id;
@@ -221,9 +256,15 @@ Result<CheckpointId> LocalJob::TriggerCheckpoint(bool is_savepoint) {
 
 Result<CheckpointId> LocalJob::TriggerStopWithSavepoint() {
   std::lock_guard lock(impl_->mu);
+  impl_->CheckStopAbortedLocked();
+  if (impl_->stopping) {
+    return Status::Conflict("a stop with savepoint " + impl_->stopping->ToString() +
+                            " is already in progress");
+  }
   CheckpointId id;
   FLOE_RETURN_NOT_OK(impl_->TriggerLocked(/*savepoint=*/true, &id));
   impl_->stop_savepoints.insert(id);
+  impl_->stopping = id;
   return id;
 }
 

@@ -50,10 +50,13 @@ class LocalJob {
   // (OnCheckpointComplete: commit); a savepoint's is not: what it staged is committed by the
   // next completed checkpoint, since failover restores from checkpoints only (Flink 1.15+).
   Result<CheckpointId> TriggerCheckpoint(bool is_savepoint = false);
-  // Triggers the savepoint of a stop-with-savepoint: its completion IS delivered to the
-  // operators (they commit its side effects), after options.on_checkpoint_complete returned
-  // with info.stop set. The caller cancels the job once it completed; the job's output then
-  // ends exactly at the savepoint, and a run resumed from it continues from there.
+  // Triggers the savepoint of a stop-with-savepoint (Flink's): from now on no checkpoint is
+  // triggered (periodic, final, or TriggerCheckpoint: Unavailable) unless the savepoint fails.
+  // Its completion IS delivered to the operators, after options.on_checkpoint_complete returned
+  // with info.stop set, as final: every task commits it and finishes, and the job ends
+  // kFinished by itself (do not Cancel: it would race the commits). The job's committed output
+  // ends exactly at the savepoint; a run resumed from it continues from there. Conflict while
+  // another stop is in progress.
   Result<CheckpointId> TriggerStopWithSavepoint();
   void Cancel();
   // Blocks until the job finished, was cancelled or failed; returns the first error (a task's,
