@@ -36,7 +36,8 @@ import { checkpointSets, checkpointed, floe, jobRecords, killWorkerMidFeed, prod
 const ROOT = tempRoot('floe-kafka-sink-');
 const N = 6000;
 const COLUMNS = 'seq BIGINT NOT NULL, npi STRING NOT NULL, city STRING';
-const SINK_TOPICS = ['out_alo', 'out_eo_kill', 'out_eo_crash', 'out_fenced', 'out_eo_savepoint'];
+const SINK_TOPICS = ['out_alo', 'out_eo_kill', 'out_eo_crash', 'out_fenced', 'out_eo_savepoint',
+                     'out_eo_group'];
 
 // A dev cluster process with stdin open for fault injection; resolves once it wrote its address.
 // 20 ms per broker response keeps a bounded job reading for seconds, so kills land mid-feed.
@@ -67,7 +68,7 @@ async function sharedCluster() {
   return shared;
 }
 
-function pipeline(name, topic, sinkOptions, { interval = '200 ms', sets = '' } = {}) {
+function pipeline(name, topic, sinkOptions, { interval = '200 ms', sets = '', srcOptions = '' } = {}) {
   const p = { ...sandbox(ROOT, name), topic };
   p.commitLog = path.join(p.dir, 'commits.jsonl');
   fs.writeFileSync(p.job, `-- ${name}: kafka -> kafka, bounded at the offsets seen at start
@@ -76,7 +77,7 @@ ${sets}
 CREATE TABLE src (${COLUMNS})
   WITH ('connector' = 'kafka', 'topic' = 'src', 'format' = 'json',
         'properties.bootstrap.servers' = '\${KAFKA}', 'scan.startup.mode' = 'earliest-offset',
-        'scan.bounded.mode' = 'latest-offset', 'properties.max.partition.fetch.bytes' = '1024');
+        'scan.bounded.mode' = 'latest-offset', 'properties.max.partition.fetch.bytes' = '1024'${srcOptions});
 CREATE TABLE out (${COLUMNS})
   WITH ('connector' = 'kafka', 'topic' = '${topic}', 'format' = 'json',
         'properties.bootstrap.servers' = '\${KAFKA}', 'sink.parallelism' = '2'${sinkOptions});
@@ -190,6 +191,37 @@ test('exactly-once, worker SIGKILLed after a checkpoint completed, before its co
   // line), and re-sent its records in the next transaction.
   assert.match(err, /kafka sink 'sink-out\/\d': restored transaction 'floe-eo_crash-\d-\d' of checkpoint \d+ \(\d+ records to topic 'out_eo_crash'\): not committed, re-sending its records in the next transaction/, err);
   t.diagnostic(assertExactlyOnce(p, bootstrap));
+});
+
+// The source commits the group's offsets of checkpoint N only after every committing sink
+// committed N (docs/kafka.md, "Group offsets"). Killed between a completed checkpoint and the
+// sink's transaction commit, with restarts off so nothing runs after the kill: every source
+// record below the group's committed offsets must be in a committed transaction, or a fresh
+// job started with 'group-offsets' would skip it (the old order committed the offsets at
+// completion, in parallel with the sink's commit).
+test('exactly-once, worker SIGKILLed after a checkpoint completed, before its commit: the group offsets are not past the committed transactions', async (t) => {
+  const { bootstrap } = await sharedCluster();
+  const group = 'floe-eo_group';
+  const p = pipeline('eo_group', 'out_eo_group', EXACTLY_ONCE, {
+    sets: `${EO_SETS}\nSET 'restart-strategy.type' = 'none';`,
+    srcOptions: `, 'properties.group.id' = '${group}'` });
+  const { code, err } = await run(p, bootstrap,
+                                  { crashAt: 'kafka-sink-after-checkpoint-before-commit:3' }).done;
+  assert.notEqual(code, 0, 'the job finished: the crash point was never reached');
+  assert.match(err, /killed by SIGKILL/, `crash point never reached:\n${err}`);
+  const r = floe(['kafka', 'offsets', '--bootstrap', bootstrap, '--group', group, '--topic', 'src']);
+  assert.equal(r.code, 0, r.err);
+  const offsets = JSON.parse(r.out);
+  const committedSeq = new Set(committedView(p, consume(bootstrap, p.topic)).records
+    .map((rec) => rec.seq));
+  const skipped = consume(bootstrap, 'src')
+    .filter((rec) => rec.offset < Number(offsets[rec.partition] ?? -1) && !committedSeq.has(rec.seq));
+  assert.equal(skipped.length, 0,
+               `group '${group}' offsets ${JSON.stringify(offsets)} are past ${skipped.length} ` +
+               `source records in no committed transaction, e.g. seq ` +
+               `${skipped.slice(0, 5).map((rec) => rec.seq).join(', ')}`);
+  t.diagnostic(`group offsets at the kill ${JSON.stringify(offsets)}; ${committedSeq.size} seq ` +
+               'in committed transactions');
 });
 
 // A savepoint commits nothing (docs/exactly-once.md): failover restores from the newest
