@@ -701,8 +701,8 @@ Status KafkaSource::Close() {
             wanted, std::chrono::milliseconds(config_.request_timeout_ms), cancel_flag_)) {
       std::fprintf(stderr,
                    "floe: kafka source '%s': the sinks did not report checkpoint %s committed "
-                   "within %lld ms (or the job is cancelled); its group offsets are not "
-                   "committed\n",
+                   "within %lld ms (or a sink closed without committing it, or the job is "
+                   "cancelled); its group offsets are not committed\n",
                    task_.c_str(), wanted.ToString().c_str(),
                    static_cast<long long>(config_.request_timeout_ms));
     }
