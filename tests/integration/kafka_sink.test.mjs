@@ -36,7 +36,8 @@ import { checkpointSets, checkpointed, floe, jobRecords, killWorkerMidFeed, prod
 const ROOT = tempRoot('floe-kafka-sink-');
 const N = 6000;
 const COLUMNS = 'seq BIGINT NOT NULL, npi STRING NOT NULL, city STRING';
-const SINK_TOPICS = ['out_alo', 'out_eo_kill', 'out_eo_crash', 'out_fenced', 'out_eo_savepoint'];
+const SINK_TOPICS = ['out_alo', 'out_eo_kill', 'out_eo_crash', 'out_fenced', 'out_eo_savepoint',
+                     'out_eo_group', 'out_fenced_group'];
 
 // A dev cluster process with stdin open for fault injection; resolves once it wrote its address.
 // 20 ms per broker response keeps a bounded job reading for seconds, so kills land mid-feed.
@@ -67,7 +68,7 @@ async function sharedCluster() {
   return shared;
 }
 
-function pipeline(name, topic, sinkOptions, { interval = '200 ms', sets = '' } = {}) {
+function pipeline(name, topic, sinkOptions, { interval = '200 ms', sets = '', srcOptions = '' } = {}) {
   const p = { ...sandbox(ROOT, name), topic };
   p.commitLog = path.join(p.dir, 'commits.jsonl');
   fs.writeFileSync(p.job, `-- ${name}: kafka -> kafka, bounded at the offsets seen at start
@@ -76,7 +77,7 @@ ${sets}
 CREATE TABLE src (${COLUMNS})
   WITH ('connector' = 'kafka', 'topic' = 'src', 'format' = 'json',
         'properties.bootstrap.servers' = '\${KAFKA}', 'scan.startup.mode' = 'earliest-offset',
-        'scan.bounded.mode' = 'latest-offset', 'properties.max.partition.fetch.bytes' = '1024');
+        'scan.bounded.mode' = 'latest-offset', 'properties.max.partition.fetch.bytes' = '1024'${srcOptions});
 CREATE TABLE out (${COLUMNS})
   WITH ('connector' = 'kafka', 'topic' = '${topic}', 'format' = 'json',
         'properties.bootstrap.servers' = '\${KAFKA}', 'sink.parallelism' = '2'${sinkOptions});
@@ -192,6 +193,44 @@ test('exactly-once, worker SIGKILLed after a checkpoint completed, before its co
   t.diagnostic(assertExactlyOnce(p, bootstrap));
 });
 
+// No record of topic `src` below the group's committed offsets may be missing from the sink's
+// committed transactions: a fresh job started with 'group-offsets' would skip it.
+function assertGroupNotPastCommitted(p, kafka, group) {
+  const r = floe(['kafka', 'offsets', '--bootstrap', kafka, '--group', group, '--topic', 'src']);
+  assert.equal(r.code, 0, r.err);
+  const offsets = JSON.parse(r.out);
+  const committedSeq = new Set(committedView(p, consume(kafka, p.topic)).records
+    .map((rec) => rec.seq));
+  const skipped = consume(kafka, 'src')
+    .filter((rec) => rec.offset < Number(offsets[rec.partition] ?? -1) && !committedSeq.has(rec.seq));
+  assert.equal(skipped.length, 0,
+               `group '${group}' offsets ${JSON.stringify(offsets)} are past ${skipped.length} ` +
+               `source records in no committed transaction, e.g. seq ` +
+               `${skipped.slice(0, 5).map((rec) => rec.seq).join(', ')}`);
+  return `group offsets at the end ${JSON.stringify(offsets)}; ${committedSeq.size} seq in ` +
+         'committed transactions';
+}
+
+// The source commits the group's offsets of checkpoint N only after every committing sink
+// committed N (docs/kafka.md, "Group offsets"). Killed between a completed checkpoint and the
+// sink's transaction commit, with restarts off so nothing runs after the kill: every source
+// record below the group's committed offsets must be in a committed transaction, or a fresh
+// job started with 'group-offsets' would skip it. (The old order, offsets committed at
+// completion in parallel with the sink's commit, mostly passes this one too: the kill lands
+// before its asynchronous commit arrives. The fenced variant below fails it every time.)
+test('exactly-once, worker SIGKILLed after a checkpoint completed, before its commit: the group offsets are not past the committed transactions', async (t) => {
+  const { bootstrap } = await sharedCluster();
+  const group = 'floe-eo_group';
+  const p = pipeline('eo_group', 'out_eo_group', EXACTLY_ONCE, {
+    sets: `${EO_SETS}\nSET 'restart-strategy.type' = 'none';`,
+    srcOptions: `, 'properties.group.id' = '${group}'` });
+  const { code, err } = await run(p, bootstrap,
+                                  { crashAt: 'kafka-sink-after-checkpoint-before-commit:3' }).done;
+  assert.notEqual(code, 0, 'the job finished: the crash point was never reached');
+  assert.match(err, /killed by SIGKILL/, `crash point never reached:\n${err}`);
+  t.diagnostic(assertGroupNotPastCommitted(p, bootstrap, group));
+});
+
 // A savepoint commits nothing (docs/exactly-once.md): failover restores from the newest
 // checkpoint, so a savepoint's committed transaction would be replayed from the checkpoint before
 // it and land twice. Here the worker dies right after `floe savepoint` returned, before the next
@@ -242,6 +281,28 @@ test('exactly-once, a commit fenced (EndTxn PRODUCER_FENCED): the task fails, re
   assert.match(err, /restarting in/, err);
   assert.match(err, /restored transaction 'floe-eo_fenced-\d-\d' of checkpoint \d+ \(\d+ records to topic 'out_fenced'\): not committed, re-sending its records in the next transaction/, err);
   t.diagnostic(assertExactlyOnce(p, cluster.bootstrap));
+});
+
+// The same rule, shown against the old order: a sink's commit of N fails (EndTxn fenced) with
+// restarts off, so the job fails while the source keeps running for a moment. Committed at N's
+// completion, the group's offsets would be past that transaction's records (which no read_committed
+// reader sees); with the rule they stay at the last checkpoint every sink committed.
+test('exactly-once, a commit fenced with restarts off: the job fails, the group offsets are not past the committed transactions', async (t) => {
+  const cluster = await startCluster('fenced_group');
+  produce(cluster.bootstrap);
+  const group = 'floe-fenced_group';
+  const p = pipeline('fenced_group', 'out_fenced_group', EXACTLY_ONCE, {
+    sets: `${EO_SETS}\nSET 'restart-strategy.type' = 'none';`,
+    srcOptions: `, 'properties.group.id' = '${group}'` });
+  const r = run(p, cluster.bootstrap);
+  await waitFor('a running worker with a checkpoint', () => checkpointed(p.home, 2));
+  cluster.child.stdin.write('fail EndTxn 1 PRODUCER_FENCED\n');
+  await waitFor('the dev cluster to confirm', () => /ok: the next 1 EndTxn/.test(cluster.out),
+                10_000);
+  const { code, err } = await r.done;
+  assert.notEqual(code, 0, err);
+  assert.match(err, /committing transaction 'floe-fenced_group-\d-\d' of checkpoint \d+ \(\d+ records to topic 'out_fenced_group'\) failed \(fatal\)/, err);
+  t.diagnostic(assertGroupNotPastCommitted(p, cluster.bootstrap, group));
 });
 
 test('exactly-once with a transaction timeout below interval + checkpoint timeout + restart delay: refused before anything runs, with the numbers', async (t) => {

@@ -36,6 +36,9 @@ Status IcebergCommitterOperator::Open(const runtime::OperatorContext& ctx) {
                                    std::to_string(ctx.task.parallelism));
   }
   restored_from_ = ctx.restored_from;
+  task_ = ctx.task.name();
+  // Registered before any checkpoint can complete (that needs this task's acknowledgement).
+  if (options_.positions) options_.positions->RegisterCommitter(task_);
   FLOE_ASSIGN_OR_RAISE(catalog_, iceberg::FileSystemCatalog::Make(options_.warehouse));
   return LoadTableMarker();
 }
@@ -144,8 +147,18 @@ Status IcebergCommitterOperator::OnBarrier(runtime::CheckpointId id, runtime::St
 Status IcebergCommitterOperator::OnCheckpointComplete(runtime::CheckpointId id) {
   CrashPoint("after-checkpoint-complete-before-commit");
   FLOE_RETURN_NOT_OK(CommitUpTo(id.value));
-  if (options_.positions) options_.positions->ForgetUpTo(id);
+  if (options_.positions) {
+    options_.positions->ForgetUpTo(id);
+    // Checkpoints <= id are in the table (committed now, earlier, or skipped as already held or
+    // empty): sources may publish id's external offsets.
+    options_.positions->ReportCommitted(task_, id);
+  }
   if (options_.on_checkpoint_handled) options_.on_checkpoint_handled(id);
+  return Status::OK();
+}
+
+Status IcebergCommitterOperator::Close() {
+  if (options_.positions && !task_.empty()) options_.positions->ReportClosed(task_);
   return Status::OK();
 }
 

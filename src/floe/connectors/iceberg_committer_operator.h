@@ -45,6 +45,8 @@ struct IcebergCommitterOptions {
 // A checkpoint without files is committed (as an empty "append" snapshot) only when its source
 // positions differ from the last committed ones, so offsets advance but idle checkpoints leave
 // no trace.
+// With a position board it is a registered committer: after OnCheckpointComplete(N) it reports
+// N committed (SourcePositionBoard), so Kafka sources publish N's group offsets only then.
 // Thread: the subtask's own. Parallelism must be 1.
 class IcebergCommitterOperator final : public runtime::Operator {
  public:
@@ -57,6 +59,7 @@ class IcebergCommitterOperator final : public runtime::Operator {
   Status OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
                    runtime::Collector& out) override;
   Status OnCheckpointComplete(runtime::CheckpointId id) override;
+  Status Close() override;
 
   // For tests and logs.
   struct Stats {
@@ -78,6 +81,7 @@ class IcebergCommitterOperator final : public runtime::Operator {
   Status CommitUpTo(uint64_t id);
   Status CommitOne(uint64_t id, const Pending& pending);
   Status LoadTableMarker();
+  std::string task_;
 
   IcebergCommitterOptions options_;
   std::unique_ptr<iceberg::FileSystemCatalog> catalog_;

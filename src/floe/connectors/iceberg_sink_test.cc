@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -534,6 +535,37 @@ TEST(IcebergCommitter, CommitRepeatedAfterALostRecordIsSkipped) {
 
   EXPECT_EQ(sink.Metadata().snapshots.size(), 1u);
   EXPECT_EQ(sink.Verify(1, 50).findings(), 0);
+}
+
+// Kafka sources publish group offsets of N only after this report (kafka_source.h): it must come
+// after the table commit, and also when the commit is skipped (already held, or empty).
+TEST(IcebergCommitter, ReportsCheckpointsCommittedOnTheBoardAfterTheCommitOrTheSkip) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  Harness h(sink);
+  auto board = std::make_shared<runtime::SourcePositionBoard>();
+  auto a = Harness::OpenCommitter(h.CommitterOptions(board));
+  EXPECT_EQ(board->CommittedByAll(), std::optional<uint64_t>(0));  // registered in Open
+  std::string state = h.Stage(*a, CheckpointId(1), {SeqRows(1, 50, 0)});
+  EXPECT_EQ(board->CommittedByAll(), std::optional<uint64_t>(0));
+  // Another committer (a restore) commits 1 first: `a` skips it as already held, and reports.
+  auto b = Harness::OpenCommitter(h.CommitterOptions(), CheckpointId(1));
+  runtime::StateReader rb(state);
+  ASSERT_OK(b->Restore(rb));
+  ASSERT_OK(a->OnCheckpointComplete(CheckpointId(1)));
+  EXPECT_EQ(a->stats().skipped_present, 1);
+  EXPECT_EQ(board->CommittedByAll(), std::optional<uint64_t>(1));
+  // A real commit of 2, then an empty 3 (skipped as empty).
+  h.Stage(*a, CheckpointId(2), {SeqRows(51, 60, 0)});
+  ASSERT_OK(a->OnCheckpointComplete(CheckpointId(2)));
+  EXPECT_EQ(a->stats().committed, 1);
+  EXPECT_EQ(board->CommittedByAll(), std::optional<uint64_t>(2));
+  h.Stage(*a, CheckpointId(3), {});
+  ASSERT_OK(a->OnCheckpointComplete(CheckpointId(3)));
+  EXPECT_EQ(a->stats().skipped_empty, 1);
+  EXPECT_EQ(board->CommittedByAll(), std::optional<uint64_t>(3));
+  ASSERT_OK(a->Close());
+  EXPECT_FALSE(board->WaitCommittedByAll(CheckpointId(4), std::chrono::seconds(20), nullptr));
 }
 
 TEST(IcebergCommitter, SeveralPendingCheckpointsCommitInOrderAsSeparateSnapshots) {

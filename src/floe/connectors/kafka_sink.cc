@@ -313,7 +313,11 @@ std::string KafkaSink::TransactionalId(const std::string& prefix, uint32_t subta
   return prefix + "-" + std::to_string(subtask) + "-" + std::to_string(slot);
 }
 
-KafkaSink::KafkaSink(KafkaSinkConfig config) : config_(std::move(config)) {}
+KafkaSink::KafkaSink(KafkaSinkConfig config,
+                     std::shared_ptr<runtime::SourcePositionBoard> positions)
+    : config_(std::move(config)), positions_(std::move(positions)) {
+  if (config_.guarantee != KafkaDeliveryGuarantee::kExactlyOnce) positions_.reset();
+}
 KafkaSink::~KafkaSink() = default;
 
 Result<std::unique_ptr<kafka::KafkaProducer>> KafkaSink::MakeTransactionalProducer(
@@ -347,6 +351,8 @@ Status KafkaSink::Open(const runtime::OperatorContext& ctx) {
   task_ = ctx.task.name();
   subtask_ = ctx.task.subtask.value;
   if (ctx.restored_from) last_barrier_ = ctx.restored_from->value;
+  // Registered before any checkpoint can complete (that needs this task's acknowledgement).
+  if (positions_ != nullptr) positions_->RegisterCommitter(task_);
   rd_kafka_t* handle = nullptr;
   if (config_.guarantee != KafkaDeliveryGuarantee::kExactlyOnce) {
     FLOE_ASSIGN_OR_RAISE(producer_, kafka::KafkaProducer::Make(config_.properties));
@@ -697,6 +703,9 @@ Status KafkaSink::OnCheckpointComplete(runtime::CheckpointId id) {
   while (!pending_.empty() && pending_.begin()->first <= id.value) {
     FLOE_RETURN_NOT_OK(Commit(pending_.begin()->first));
   }
+  // Everything of checkpoints <= id is committed (or there was nothing): sources may now
+  // publish id's group offsets.
+  if (positions_ != nullptr) positions_->ReportCommitted(task_, id);
   return Status::OK();
 }
 
@@ -736,6 +745,7 @@ Status KafkaSink::Close() {
   producer_.reset();
   slots_.clear();
   open_.reset();
+  if (positions_ != nullptr) positions_->ReportClosed(task_);
   return Status::OK();
 }
 
@@ -746,8 +756,9 @@ Status AddKafkaSink(runtime::JobGraph& graph, runtime::VertexId input, const std
   uint32_t parallelism = config.parallelism == 0 ? default_parallelism : config.parallelism;
   runtime::VertexId sink = graph.AddOperator(
       name, parallelism,
-      [config](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
-        return std::unique_ptr<runtime::Operator>(std::make_unique<KafkaSink>(config));
+      [config, positions = job.positions](
+          const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+        return std::unique_ptr<runtime::Operator>(std::make_unique<KafkaSink>(config, positions));
       });
   bool forward = graph.vertex(input).parallelism == parallelism;
   graph.Connect(input, sink,

@@ -53,6 +53,9 @@ struct KafkaSinkConfig {
 struct KafkaSinkJobSettings {
   runtime::CheckpointConfig checkpointing;
   int64_t restart_delay_ms = 0;  // fixed-delay restart delay; 0 when restarts are off
+  // The job's board (JobContext::positions): an exactly-once sink registers as a committer and
+  // reports its commits, so sources publish group offsets only after them. May be null.
+  std::shared_ptr<runtime::SourcePositionBoard> positions;
 };
 
 // Validates the options ('topic', 'properties.bootstrap.servers' required, 'format' = 'json',
@@ -103,7 +106,10 @@ Result<std::vector<KafkaSinkTransaction>> DecodeKafkaSinkState(runtime::StateRea
 //   barrier; OnBarrier(N) flushes it and keeps it pending, with its records (partition, offset,
 //   value) in the state blob, because librdkafka cannot resume another producer's transaction.
 //   OnCheckpointComplete(N) commits every pending transaction <= N; a failed commit fails the
-//   task (message: transactional id, checkpoint, records, librdkafka's classification).
+//   task (message: transactional id, checkpoint, records, librdkafka's classification). With a
+//   position board the subtask is a registered committer (Open) and reports N committed after
+//   those commits (also when there was none), so Kafka sources publish N's group offsets only
+//   then; Close reports it closed.
 //   Restore settles each restored pending transaction: it landed if a read_committed consumer
 //   finds, in every partition it wrote, the kept value at its first recorded offset; if not,
 //   its records are re-sent as the start of the next transaction (committed with the next
@@ -116,7 +122,8 @@ Result<std::vector<KafkaSinkTransaction>> DecodeKafkaSinkState(runtime::StateRea
 // Single-threaded, like every operator.
 class KafkaSink final : public runtime::Operator {
  public:
-  explicit KafkaSink(KafkaSinkConfig config);
+  explicit KafkaSink(KafkaSinkConfig config,
+                     std::shared_ptr<runtime::SourcePositionBoard> positions = nullptr);
   ~KafkaSink() override;
 
   Status Open(const runtime::OperatorContext& ctx) override;
@@ -168,6 +175,7 @@ class KafkaSink final : public runtime::Operator {
   std::string Describe(const KafkaSinkTransaction& txn) const;
 
   KafkaSinkConfig config_;
+  std::shared_ptr<runtime::SourcePositionBoard> positions_;  // registered when exactly-once
   std::string task_;
   uint32_t subtask_ = 0;
   std::unique_ptr<kafka::KafkaProducer> producer_;  // none / at-least-once

@@ -55,12 +55,13 @@ class KafkaSinkTest : public ::testing::Test {
     return job;
   }
 
-  std::unique_ptr<KafkaSink> MakeSink(const TableDescriptor& table,
-                                      std::optional<uint64_t> restored_from = std::nullopt) {
+  std::unique_ptr<KafkaSink> MakeSink(
+      const TableDescriptor& table, std::optional<uint64_t> restored_from = std::nullopt,
+      std::shared_ptr<runtime::SourcePositionBoard> board = nullptr) {
     Result<KafkaSinkConfig> config = MakeKafkaSinkConfig(table, Job());
     EXPECT_TRUE(config.ok()) << config.status().ToString();
     config->timeout_ms = 20000;
-    auto sink = std::make_unique<KafkaSink>(*config);
+    auto sink = std::make_unique<KafkaSink>(*config, std::move(board));
     runtime::OperatorContext ctx = testing::Context("sink-out");
     if (restored_from) ctx.restored_from = runtime::CheckpointId(*restored_from);
     Status st = sink->Open(ctx);
@@ -220,6 +221,40 @@ TEST_F(KafkaSinkTest, ExactlyOnceKeepsOneTransactionPerCheckpointWithOffsetsInTh
   EXPECT_TRUE(sink->pending().empty());
   ASSERT_TRUE(sink->Close().ok());
   EXPECT_EQ(Values(), Expected(1, 400));
+}
+
+// Kafka sources publish group offsets of checkpoint N only after this report (kafka_source.h).
+TEST_F(KafkaSinkTest, ExactlyOnceReportsCommittedCheckpointsOnTheBoardOnlyAfterCommitting) {
+  auto board = std::make_shared<runtime::SourcePositionBoard>();
+  TableDescriptor table = ExactlyOnce(*this);
+  auto sink = MakeSink(table, std::nullopt, board);
+  ASSERT_EQ(board->CommittedByAll(), std::optional<uint64_t>(0));  // registered in Open
+  ASSERT_TRUE(sink->ProcessBatch(Rows(table, 1, 50), 0, out_).ok());
+  runtime::StateWriter s1;
+  ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(1), s1, out_).ok());
+  EXPECT_EQ(board->CommittedByAll(), std::optional<uint64_t>(0));  // flushed, not committed
+  ASSERT_TRUE(sink->OnCheckpointComplete(runtime::CheckpointId(1)).ok());
+  EXPECT_TRUE(sink->pending().empty());
+  EXPECT_EQ(board->CommittedByAll(), std::optional<uint64_t>(1));
+  // Nothing to commit for 2: reported all the same, or the sources would wait forever.
+  runtime::StateWriter s2;
+  ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(2), s2, out_).ok());
+  ASSERT_TRUE(sink->OnCheckpointComplete(runtime::CheckpointId(2)).ok());
+  EXPECT_EQ(board->CommittedByAll(), std::optional<uint64_t>(2));
+  // Closed: a source waiting for 3 stops waiting at once instead of timing out.
+  ASSERT_TRUE(sink->Close().ok());
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(board->WaitCommittedByAll(runtime::CheckpointId(3), kTimeout, nullptr));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST_F(KafkaSinkTest, AtLeastOnceIsNoCommitterOnTheBoard) {
+  auto board = std::make_shared<runtime::SourcePositionBoard>();
+  auto sink =
+      MakeSink(SinkTable({{"sink.delivery-guarantee", "at-least-once"}}), std::nullopt, board);
+  ASSERT_TRUE(sink->OnCheckpointComplete(runtime::CheckpointId(1)).ok());
+  EXPECT_EQ(board->CommittedByAll(), std::nullopt);
+  ASSERT_TRUE(sink->Close().ok());
 }
 
 TEST_F(KafkaSinkTest, RestoreFindsACommittedTransactionAndSendsNothing) {

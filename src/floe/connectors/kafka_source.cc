@@ -303,6 +303,7 @@ Status KafkaSource::Open(const runtime::OperatorContext& ctx) {
   task_ = ctx.task.name();
   subtask_ = ctx.task.subtask.value;
   parallelism_ = std::max<uint32_t>(1, ctx.task.parallelism);
+  cancel_flag_ = ctx.cancel_flag;
   if (config_.changelog()) {
     DebeziumJsonOptions options;
     options.schema_include = config_.debezium_schema_include;
@@ -592,6 +593,7 @@ Status KafkaSource::EmitBatch(runtime::Collector& out) {
 
 Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
   FLOE_RETURN_NOT_OK(EnsureStarted());
+  CommitGroupOffsets(/*sync=*/false);  // a sink may have reported since the last call
   if (ended_) return runtime::SourceStatus::kEnd;
   size_t records = 0;
   std::chrono::milliseconds wait(100);
@@ -659,26 +661,66 @@ Status KafkaSource::SnapshotPosition(runtime::CheckpointId id, runtime::StateWri
   return Status::OK();
 }
 
-Status KafkaSource::OnCheckpointComplete(runtime::CheckpointId id) {
-  auto last = to_commit_.upper_bound(id);
-  if (last == to_commit_.begin()) return Status::OK();
-  TopicOffsets offsets = std::prev(last)->second;
-  to_commit_.erase(to_commit_.begin(), last);
-  // Monitoring only: a failure is logged, never fails the job. After the end (the last
-  // checkpoint of a bounded job) wait for the outcome, since the task closes next.
-  for (const auto& [topic, next] : offsets) {
-    Status st = ended_ ? consumer_->CommitSync(topic, next) : consumer_->CommitAsync(topic, next);
-    if (!st.ok()) {
-      std::fprintf(stderr,
-                   "floe: kafka source '%s': committing group offsets of topic '%s' failed "
-                   "(monitoring only): %s\n",
-                   task_.c_str(), topic.c_str(), st.ToString().c_str());
+void KafkaSource::CommitGroupOffsets(bool sync) {
+  if (to_commit_.empty() || to_commit_.begin()->first.value > completed_) return;
+  // Checkpoint N's offsets are published once N completed AND every committing sink of the job
+  // committed N (SourcePositionBoard: the Iceberg committer, exactly-once Kafka sinks). Before
+  // that a fresh job started from group offsets would skip records whose transaction or table
+  // commit had not happened yet. No committing sink: at completion.
+  uint64_t limit = completed_;
+  if (positions_ != nullptr) {
+    if (std::optional<uint64_t> all = positions_->CommittedByAll()) {
+      limit = std::min(limit, *all);
     }
   }
+  auto last = to_commit_.upper_bound(runtime::CheckpointId(limit));
+  if (last == to_commit_.begin()) return;
+  runtime::CheckpointId id = std::prev(last)->first;
+  TopicOffsets offsets = std::move(std::prev(last)->second);
+  to_commit_.erase(to_commit_.begin(), last);
+  // Not the job's positions (those are in checkpoints and tables): a failure is logged, never
+  // fails the job; the next checkpoint's commit supersedes it.
+  for (const auto& [topic, next] : offsets) {
+    Status st = sync ? consumer_->CommitSync(topic, next) : consumer_->CommitAsync(topic, next);
+    if (!st.ok()) {
+      std::fprintf(stderr,
+                   "floe: kafka source '%s': committing group offsets of checkpoint %s, topic "
+                   "'%s' failed (not used by the job's own restores): %s\n",
+                   task_.c_str(), id.ToString().c_str(), topic.c_str(), st.ToString().c_str());
+    }
+  }
+}
+
+Status KafkaSource::OnCheckpointComplete(runtime::CheckpointId id) {
+  completed_ = std::max(completed_, id.value);
+  // After the end (a bounded job) wait for the outcome: the task closes soon.
+  CommitGroupOffsets(/*sync=*/ended_);
   return Status::OK();
 }
 
 Status KafkaSource::Close() {
+  // The last completed checkpoint (a bounded job's final one, a stop-with-savepoint's savepoint)
+  // may still wait for the sinks' commits, which run on their own task threads and never wait
+  // for this one: wait for their reports, bounded by request_timeout_ms (30 s), and give up at once
+  // on cancellation (a failed task) or when a sink closed without committing it (then its offsets
+  // must not be published).
+  if (consumer_ != nullptr && !to_commit_.empty() &&
+      to_commit_.begin()->first.value <= completed_ &&
+      (cancel_flag_ == nullptr || !cancel_flag_->load())) {
+    runtime::CheckpointId wanted =
+        std::prev(to_commit_.upper_bound(runtime::CheckpointId(completed_)))->first;
+    if (positions_ != nullptr &&
+        !positions_->WaitCommittedByAll(
+            wanted, std::chrono::milliseconds(config_.request_timeout_ms), cancel_flag_)) {
+      std::fprintf(stderr,
+                   "floe: kafka source '%s': the sinks did not report checkpoint %s committed "
+                   "within %lld ms (or a sink closed without committing it, or the job is "
+                   "cancelled); its group offsets are not committed\n",
+                   task_.c_str(), wanted.ToString().c_str(),
+                   static_cast<long long>(config_.request_timeout_ms));
+    }
+    CommitGroupOffsets(/*sync=*/true);
+  }
   consumer_.reset();
   return Status::OK();
 }

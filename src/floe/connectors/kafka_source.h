@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -95,8 +96,12 @@ struct KafkaPosition {
 // 'latest-offset' the end offsets are captured when the job first starts (and kept in state
 // across restores); Poll returns kEnd once every owned split reached them. A record that does
 // not decode fails Poll with topic, partition, offset and an excerpt (unless ignore-parse-
-// errors), so nothing past it is committed. Committed group offsets (OnCheckpointComplete) are
-// for monitoring only. Single-threaded, like every operator.
+// errors), so nothing past it is committed. Group offsets ('properties.group.id') of checkpoint
+// N are committed once N completed and every committing sink of the job reported N committed
+// (SourcePositionBoard; checked in Poll, OnCheckpointComplete, and Close, which waits for the
+// sinks' report of the last completed checkpoint, bounded). The job never restores from them;
+// they serve monitoring and a fresh job started with 'group-offsets' (at worst it repeats the
+// last commit). Single-threaded, like every operator.
 class KafkaSource final : public runtime::SourceOperator {
  public:
   KafkaSource(KafkaSourceConfig config, std::shared_ptr<runtime::SourcePositionBoard> positions);
@@ -119,6 +124,9 @@ class KafkaSource final : public runtime::SourceOperator {
   bool AllDone() const;
   Status DecodeRecord(const kafka::ConsumedMessage& m, std::string_view topic);
   Status EmitBatch(runtime::Collector& out);
+  // Commits the group offsets of the highest checkpoint that completed and that every committing
+  // sink reported committed (see SourcePositionBoard); drops the older ones.
+  void CommitGroupOffsets(bool sync);
 
   KafkaSourceConfig config_;
   std::shared_ptr<runtime::SourcePositionBoard> positions_;
@@ -136,6 +144,8 @@ class KafkaSource final : public runtime::SourceOperator {
   bool started_ = false;
   bool ended_ = false;
   std::map<runtime::CheckpointId, TopicOffsets> to_commit_;
+  uint64_t completed_ = 0;  // highest checkpoint reported complete
+  const std::atomic<bool>* cancel_flag_ = nullptr;
 };
 
 // Adds the Kafka source vertex `name` for `table` to `graph`, with 'scan.parallelism' subtasks,

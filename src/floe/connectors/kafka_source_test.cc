@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 
 #include "floe/connectors/connectors_test_util.h"
 #include "floe/kafka/mock_cluster.h"
@@ -201,6 +202,109 @@ TEST_F(KafkaSourceTest, GroupOffsetsCommittedAfterCheckpointStartTheNextFreshJob
   CollectingCollector more;
   ASSERT_TRUE(PollAll(*fresh, more).ok());
   EXPECT_EQ(Sorted(Int64Column(more.batches, 0)), Range(kRecords + 1, kRecords + 30));
+}
+
+// The group's committed offsets of `topic` partitions 0..kPartitions-1 (-1 or absent: none).
+static kafka::PartitionOffsets GroupCommitted(const std::string& bootstrap,
+                                              const std::string& group) {
+  auto consumer =
+      kafka::KafkaConsumer::Make({{"bootstrap.servers", bootstrap}, {"group.id", group}});
+  EXPECT_TRUE(consumer.ok());
+  if (!consumer.ok()) return {};
+  auto committed = (*consumer)->Committed("roster", {0, 1, 2}, std::chrono::seconds(10));
+  EXPECT_TRUE(committed.ok()) << committed.status().ToString();
+  kafka::PartitionOffsets out;
+  if (!committed.ok()) return out;
+  for (auto [p, o] : *committed) {
+    if (o >= 0) out[p] = o;
+  }
+  return out;
+}
+
+// Kafka -> Kafka: group offsets past a transaction the sink has not committed yet would make a
+// fresh job started from them lose that transaction's records. They wait for every committing
+// sink's report (SourcePositionBoard); Poll, OnCheckpointComplete and Close publish them.
+TEST_F(KafkaSourceTest, GroupOffsetsWaitUntilEveryRegisteredSinkCommittedTheCheckpoint) {
+  auto board = std::make_shared<runtime::SourcePositionBoard>();
+  board->RegisterCommitter("sink-out-0");
+  board->RegisterCommitter("sink-out-1");
+  auto source = MakeSource(KTable({{"scan.bounded.mode", "unbounded"}}), board,
+                           /*batch_rows=*/60);
+  CollectingCollector out;
+  ASSERT_TRUE(PollAll(*source, out, 1).ok());
+  runtime::StateWriter state;
+  ASSERT_TRUE(source->SnapshotPosition(runtime::CheckpointId(1), state).ok());
+  TopicOffsets at1 = source->position().next;
+  ASSERT_TRUE(source->OnCheckpointComplete(runtime::CheckpointId(1)).ok());
+  ASSERT_TRUE(PollAll(*source, out, 1).ok());
+  board->ReportCommitted("sink-out-0", runtime::CheckpointId(1));  // one of two sinks
+  ASSERT_TRUE(PollAll(*source, out, 1).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // an async commit would be done
+  EXPECT_TRUE(GroupCommitted(Bootstrap(), "g-" + group_).empty())
+      << "committed before every sink committed checkpoint 1";
+
+  board->ReportCommitted("sink-out-1", runtime::CheckpointId(1));
+  kafka::PartitionOffsets committed;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (committed != at1["roster"] && std::chrono::steady_clock::now() < deadline) {
+    ASSERT_TRUE(source->Poll(out).ok());  // the next Poll publishes (async)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    committed = GroupCommitted(Bootstrap(), "g-" + group_);
+  }
+  EXPECT_EQ(committed, at1["roster"]);
+
+  // Checkpoint 2 completes; the sinks report it while the task closes: Close waits for them
+  // and commits synchronously.
+  ASSERT_TRUE(source->Poll(out).ok());
+  runtime::StateWriter state2;
+  ASSERT_TRUE(source->SnapshotPosition(runtime::CheckpointId(2), state2).ok());
+  TopicOffsets at2 = source->position().next;
+  ASSERT_NE(at2, at1);
+  ASSERT_TRUE(source->OnCheckpointComplete(runtime::CheckpointId(2)).ok());
+  std::thread sinks([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    board->ReportCommitted("sink-out-0", runtime::CheckpointId(2));
+    board->ReportCommitted("sink-out-1", runtime::CheckpointId(2));
+  });
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(source->Close().ok());
+  auto waited = std::chrono::steady_clock::now() - start;
+  sinks.join();
+  EXPECT_GE(waited, std::chrono::milliseconds(250));
+  EXPECT_EQ(GroupCommitted(Bootstrap(), "g-" + group_), at2["roster"]);
+}
+
+// A sink that closes without committing the last checkpoint (it failed, or the job stops):
+// Close does not wait out the timeout and does not publish that checkpoint's offsets.
+TEST_F(KafkaSourceTest, CloseDoesNotPublishACheckpointASinkClosedWithoutCommitting) {
+  auto board = std::make_shared<runtime::SourcePositionBoard>();
+  board->RegisterCommitter("sink-out-0");
+  auto source = MakeSource(KTable(), board, /*batch_rows=*/60);
+  CollectingCollector out;
+  ASSERT_TRUE(PollAll(*source, out).ok());  // to the end
+  runtime::StateWriter state;
+  ASSERT_TRUE(source->SnapshotPosition(runtime::CheckpointId(1), state).ok());
+  ASSERT_TRUE(source->OnCheckpointComplete(runtime::CheckpointId(1)).ok());
+  board->ReportClosed("sink-out-0");
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(source->Close().ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_TRUE(GroupCommitted(Bootstrap(), "g-" + group_).empty());
+}
+
+// Print / blackhole / at-least-once sinks register nothing: offsets are published when the
+// checkpoint completes (synchronously after the end of a bounded source).
+TEST_F(KafkaSourceTest, WithoutCommittingSinksGroupOffsetsAreCommittedAtCompletion) {
+  auto board = std::make_shared<runtime::SourcePositionBoard>();
+  auto source = MakeSource(KTable(), board, /*batch_rows=*/60);
+  CollectingCollector out;
+  ASSERT_TRUE(PollAll(*source, out).ok());
+  runtime::StateWriter state;
+  ASSERT_TRUE(source->SnapshotPosition(runtime::CheckpointId(1), state).ok());
+  ASSERT_TRUE(source->OnCheckpointComplete(runtime::CheckpointId(1)).ok());
+  EXPECT_EQ(GroupCommitted(Bootstrap(), "g-" + group_),
+            (kafka::PartitionOffsets{{0, 100}, {1, 100}, {2, 100}}));
+  ASSERT_TRUE(source->Close().ok());
 }
 
 TEST_F(KafkaSourceTest, GroupOffsetsWithoutCommitsNeedsAutoOffsetReset) {

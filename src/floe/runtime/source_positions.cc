@@ -1,5 +1,8 @@
 #include "floe/runtime/source_positions.h"
 
+#include <algorithm>
+#include <cstdint>
+
 namespace floe::runtime {
 
 void SourcePositionBoard::Record(CheckpointId id, const std::string& task,
@@ -29,6 +32,57 @@ std::optional<std::string> SourcePositionBoard::StartOverride(const std::string&
   auto it = overrides_.find(task);
   if (it == overrides_.end()) return std::nullopt;
   return it->second;
+}
+
+void SourcePositionBoard::RegisterCommitter(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  committers_[name].closed = false;
+}
+
+void SourcePositionBoard::ReportCommitted(const std::string& name, CheckpointId id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Committer& c = committers_[name];
+    c.committed = std::max(c.committed, id.value);
+  }
+  committed_cv_.notify_all();
+}
+
+void SourcePositionBoard::ReportClosed(const std::string& name) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = committers_.find(name);
+    if (it == committers_.end()) return;
+    it->second.closed = true;
+  }
+  committed_cv_.notify_all();
+}
+
+std::optional<uint64_t> SourcePositionBoard::CommittedByAll() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (committers_.empty()) return std::nullopt;
+  uint64_t all = UINT64_MAX;
+  for (const auto& [name, c] : committers_) all = std::min(all, c.committed);
+  return all;
+}
+
+bool SourcePositionBoard::WaitCommittedByAll(CheckpointId id, std::chrono::milliseconds timeout,
+                                             const std::atomic<bool>* cancel) const {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    bool reached = true;
+    for (const auto& [name, c] : committers_) {
+      if (c.committed >= id.value) continue;
+      if (c.closed) return false;
+      reached = false;
+    }
+    if (reached) return true;
+    if (cancel != nullptr && cancel->load()) return false;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    // Short slices: the cancel flag has no notification of its own.
+    committed_cv_.wait_for(lock, std::chrono::milliseconds(50));
+  }
 }
 
 }  // namespace floe::runtime

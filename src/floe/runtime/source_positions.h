@@ -1,5 +1,8 @@
 #pragma once
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -18,6 +21,16 @@ namespace floe::runtime {
 // Start overrides: when a restore finds the table AHEAD of the restored checkpoint, the
 // positions the table holds replace the restored ones: sources ask StartOverride(task) after
 // Restore and, if set, start there.
+// Committed-by-sinks: a source that also commits its positions somewhere outside the job (the
+// Kafka source's group offsets) must not publish checkpoint N's positions before the sinks made
+// N's output visible, or a fresh job started from those positions skips records that were never
+// committed. So every committing sink subtask (the Iceberg committer, an exactly-once Kafka sink
+// subtask) registers in Open (RegisterCommitter) and reports ReportCommitted(N) once everything
+// of checkpoints <= N is committed (also when there was nothing to commit, or the commit was
+// found already done); Close reports it is gone (ReportClosed). A source publishes N only when
+// CommittedByAll() >= N; with no committer registered (print, blackhole, at-least-once Kafka
+// sinks: nothing left to commit after a checkpoint completes), CommittedByAll() is nullopt and
+// the source publishes at completion.
 // Thread-safe. Shared by the operators of one job run (shared_ptr captured by factories).
 class SourcePositionBoard {
  public:
@@ -30,8 +43,29 @@ class SourcePositionBoard {
   void SetStartOverrides(std::map<std::string, std::string> positions);
   std::optional<std::string> StartOverride(const std::string& task) const;
 
+  // A committing sink subtask `name` (a task name) takes part; it keeps what it reported in an
+  // earlier run of the same job (a restart reopens it).
+  void RegisterCommitter(const std::string& name);
+  // `name` committed everything of checkpoints <= id.
+  void ReportCommitted(const std::string& name, CheckpointId id);
+  // `name` closed: it reports nothing more until it registers again.
+  void ReportClosed(const std::string& name);
+  // The highest checkpoint id every registered committer reported; nullopt when none registered.
+  std::optional<uint64_t> CommittedByAll() const;
+  // Waits until CommittedByAll() >= id (true; also true when none is registered), or returns
+  // false once `timeout` passed, *cancel became true, or a committer that has not reached `id`
+  // closed (it never will).
+  bool WaitCommittedByAll(CheckpointId id, std::chrono::milliseconds timeout,
+                          const std::atomic<bool>* cancel) const;
+
  private:
+  struct Committer {
+    uint64_t committed = 0;
+    bool closed = false;
+  };
   mutable std::mutex mu_;
+  mutable std::condition_variable committed_cv_;
+  std::map<std::string, Committer> committers_;
   std::map<CheckpointId, std::map<std::string, std::string>> positions_;
   std::map<std::string, std::string> overrides_;
 };

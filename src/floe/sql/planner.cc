@@ -374,6 +374,7 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
       settings.checkpointing = job->checkpointing;
       settings.restart_delay_ms =
           job->restart.kind == RestartStrategy::Kind::kNone ? 0 : job->restart.delay_ms;
+      settings.positions = job->context.positions;
       FLOE_RETURN_NOT_OK(
           AtPos(sink->pos, connectors::AddKafkaSink(job->graph, calc_vertex, sink_name, sink_table,
                                                     settings, default_parallelism)));
