@@ -207,19 +207,18 @@ Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
         format));
   }
 
-  std::string mode = StringOption(table, "scan.startup.mode", "group-offsets");
-  if (mode == "earliest-offset") {
-    config.startup = KafkaStartupMode::kEarliest;
-  } else if (mode == "latest-offset") {
-    config.startup = KafkaStartupMode::kLatest;
-  } else if (mode == "group-offsets") {
-    config.startup = KafkaStartupMode::kGroupOffsets;
-    if (config.group_id.empty()) {
-      return Status::InvalidArgument(OptionError(
-          table, "scan.startup.mode", "'group-offsets' needs 'properties.group.id'", mode));
-    }
-  } else if (mode == "specific-offsets") {
-    config.startup = KafkaStartupMode::kSpecificOffsets;
+  // Choices are listed in KafkaStartupMode's order.
+  FLOE_ASSIGN_OR_RAISE(size_t mode,
+                       ChoiceOption(table, "scan.startup.mode", "group-offsets",
+                                    {"earliest-offset", "latest-offset", "group-offsets",
+                                     "specific-offsets", "timestamp"}));
+  config.startup = static_cast<KafkaStartupMode>(mode);
+  if (config.startup == KafkaStartupMode::kGroupOffsets && config.group_id.empty()) {
+    return Status::InvalidArgument(OptionError(table, "scan.startup.mode",
+                                               "'group-offsets' needs 'properties.group.id'",
+                                               "group-offsets"));
+  }
+  if (config.startup == KafkaStartupMode::kSpecificOffsets) {
     std::string text = StringOption(table, "scan.startup.specific-offsets", "");
     Result<kafka::PartitionOffsets> offsets = kafka::ParseSpecificOffsets(text);
     if (!offsets.ok()) {
@@ -236,8 +235,8 @@ Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
           table, "scan.startup.specific-offsets",
           "names partitions of one topic and cannot be used with a topic list", topic_list));
     }
-  } else if (mode == "timestamp") {
-    config.startup = KafkaStartupMode::kTimestamp;
+  }
+  if (config.startup == KafkaStartupMode::kTimestamp) {
     if (table.options.count("scan.startup.timestamp-millis") == 0) {
       return Status::InvalidArgument(
           OptionError(table, "scan.startup.timestamp-millis",
@@ -245,23 +244,13 @@ Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
     }
     FLOE_ASSIGN_OR_RAISE(config.startup_timestamp_ms,
                          IntOption(table, "scan.startup.timestamp-millis", 0, 0, INT64_MAX));
-  } else {
-    return Status::InvalidArgument(OptionError(
-        table, "scan.startup.mode",
-        "must be one of earliest-offset, latest-offset, group-offsets, specific-offsets, "
-        "timestamp",
-        mode));
   }
-  std::string bounded = StringOption(table, "scan.bounded.mode", "unbounded");
-  if (bounded == "latest-offset") {
-    config.bounded_latest = true;
-  } else if (bounded != "unbounded") {
-    return Status::InvalidArgument(
-        OptionError(table, "scan.bounded.mode",
-                    "must be 'unbounded' or 'latest-offset' (group-offsets, timestamp and "
-                    "specific-offsets bounds are not supported yet)",
-                    bounded));
-  }
+  FLOE_ASSIGN_OR_RAISE(
+      size_t bounded,
+      ChoiceOption(
+          table, "scan.bounded.mode", "unbounded", {"unbounded", "latest-offset"},
+          " (group-offsets, timestamp and specific-offsets bounds are not supported yet)"));
+  config.bounded_latest = bounded == 1;
   // A data gap (retention dropped records the job still needed) must fail the job, not skip.
   if (config.properties.count("auto.offset.reset") == 0) {
     config.properties["auto.offset.reset"] = "error";
