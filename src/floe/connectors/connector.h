@@ -63,4 +63,19 @@ struct SinkRestorePlan {
   std::string message;
 };
 
+// Adds source vertex `name` whose subtasks are each a `Source(config, positions)` (the
+// sources' common factory: a copy of the validated config and the job's position board).
+template <typename Source, typename Config>
+runtime::VertexId AddSourceVertex(runtime::JobGraph& graph, const std::string& name,
+                                  uint32_t parallelism, Config config,
+                                  std::shared_ptr<runtime::SourcePositionBoard> positions) {
+  return graph.AddSource(
+      name, parallelism,
+      [config = std::move(config), positions = std::move(positions)](
+          const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::SourceOperator>> {
+        return std::unique_ptr<runtime::SourceOperator>(
+            std::make_unique<Source>(config, positions));
+      });
+}
+
 }  // namespace floe::connectors

@@ -216,14 +216,7 @@ Result<runtime::VertexId> AddFilesystemSource(runtime::JobGraph& graph, const st
                                               const TableDescriptor& table,
                                               const JobContext& context) {
   FLOE_ASSIGN_OR_RAISE(FilesystemSourceConfig config, MakeFilesystemSourceConfig(table));
-  auto positions = context.positions;
-  return graph.AddSource(
-      name, 1,
-      [config = std::move(config),
-       positions](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::SourceOperator>> {
-        return std::unique_ptr<runtime::SourceOperator>(
-            std::make_unique<FilesystemSource>(config, positions));
-      });
+  return AddSourceVertex<FilesystemSource>(graph, name, 1, std::move(config), context.positions);
 }
 
 }  // namespace floe::connectors

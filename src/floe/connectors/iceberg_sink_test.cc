@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "floe/connectors/connectors_test_util.h"
 #include "floe/connectors/iceberg_committer_operator.h"
 #include "floe/connectors/iceberg_sink_internal.h"
 #include "floe/connectors/iceberg_writer_operator.h"
@@ -431,15 +432,7 @@ TEST(IcebergSinkCrashPoints, EveryPointIsReachedInANormalRun) {
 }
 
 // Drives a writer and a committer by hand (no runtime), for the committer's edge cases.
-class NullCollector final : public runtime::Collector {
- public:
-  Status Emit(RecordBatch batch) override {
-    batches.push_back(std::move(batch));
-    return Status::OK();
-  }
-  Status EmitWatermark(runtime::Watermark) override { return Status::OK(); }
-  std::vector<RecordBatch> batches;
-};
+using NullCollector = connectors::testing::CollectingCollector;
 
 struct Harness {
   Sink& sink;

@@ -69,6 +69,13 @@ class KafkaSinkTest : public ::testing::Test {
     return sink;
   }
 
+  // Checkpoint `id` through the sink: barrier (state discarded), then completion.
+  Status Checkpoint(KafkaSink& sink, uint64_t id) {
+    runtime::StateWriter state;
+    FLOE_RETURN_NOT_OK(sink.OnBarrier(runtime::CheckpointId(id), state, out_));
+    return sink.OnCheckpointComplete(runtime::CheckpointId(id));
+  }
+
   static TableDescriptor ExactlyOnce(KafkaSinkTest& t) {
     return t.SinkTable({{"sink.delivery-guarantee", "exactly-once"},
                         {"sink.transactional-id-prefix", "floe-test"},
@@ -237,9 +244,7 @@ TEST_F(KafkaSinkTest, ExactlyOnceReportsCommittedCheckpointsOnTheBoardOnlyAfterC
   EXPECT_TRUE(sink->pending().empty());
   EXPECT_EQ(board->CommittedByAll(), std::optional<uint64_t>(1));
   // Nothing to commit for 2: reported all the same, or the sources would wait forever.
-  runtime::StateWriter s2;
-  ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(2), s2, out_).ok());
-  ASSERT_TRUE(sink->OnCheckpointComplete(runtime::CheckpointId(2)).ok());
+  ASSERT_TRUE(Checkpoint(*sink, 2).ok());
   EXPECT_EQ(board->CommittedByAll(), std::optional<uint64_t>(2));
   // Closed: a source waiting for 3 stops waiting at once instead of timing out.
   ASSERT_TRUE(sink->Close().ok());
@@ -275,9 +280,7 @@ TEST_F(KafkaSinkTest, RestoreFindsACommittedTransactionAndSendsNothing) {
   ASSERT_TRUE(sink->Restore(reader).ok());
   EXPECT_EQ(sink->resent_records(), 0);
   ASSERT_TRUE(sink->ProcessBatch(Rows(table, 201, 250), 0, out_).ok());
-  runtime::StateWriter state;
-  ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(2), state, out_).ok());
-  ASSERT_TRUE(sink->OnCheckpointComplete(runtime::CheckpointId(2)).ok());
+  ASSERT_TRUE(Checkpoint(*sink, 2).ok());
   ASSERT_TRUE(sink->Close().ok());
   EXPECT_EQ(Values(), Expected(1, 250));
 }
@@ -400,9 +403,7 @@ TEST_F(KafkaSinkTest, SeveralSavepointsInOneIntervalTakeFurtherIds) {
   TableDescriptor table = ExactlyOnce(*this);
   auto sink = MakeSink(table);
   ASSERT_TRUE(sink->ProcessBatch(Rows(table, 1, 100), 0, out_).ok());
-  runtime::StateWriter s1;
-  ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(1), s1, out_).ok());
-  ASSERT_TRUE(sink->OnCheckpointComplete(runtime::CheckpointId(1)).ok());
+  ASSERT_TRUE(Checkpoint(*sink, 1).ok());
   for (uint64_t id = 2; id <= 5; ++id) {  // savepoints 2, 3, 4; checkpoint 5
     ASSERT_TRUE(sink->ProcessBatch(Rows(table, 100 * (id - 1) + 1, 100 * id), 0, out_).ok()) << id;
     runtime::StateWriter s;
@@ -417,9 +418,7 @@ TEST_F(KafkaSinkTest, SeveralSavepointsInOneIntervalTakeFurtherIds) {
   EXPECT_EQ(ids.size(), 4u);
   ASSERT_TRUE(sink->OnCheckpointComplete(runtime::CheckpointId(5)).ok());
   EXPECT_TRUE(sink->pending().empty());
-  runtime::StateWriter s6;
-  ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(6), s6, out_).ok());
-  ASSERT_TRUE(sink->OnCheckpointComplete(runtime::CheckpointId(6)).ok());
+  ASSERT_TRUE(Checkpoint(*sink, 6).ok());
   ASSERT_TRUE(sink->Close().ok());
   EXPECT_EQ(Values(), Expected(1, 550));
 }
@@ -432,9 +431,7 @@ TEST_F(KafkaSinkTest, ASavepointsTransactionWaitsForTheNextCheckpointInThePool) 
   TableDescriptor table = ExactlyOnce(*this);
   auto sink = MakeSink(table);
   ASSERT_TRUE(sink->ProcessBatch(Rows(table, 1, 100), 0, out_).ok());
-  runtime::StateWriter s1;
-  ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(1), s1, out_).ok());
-  ASSERT_TRUE(sink->OnCheckpointComplete(runtime::CheckpointId(1)).ok());
+  ASSERT_TRUE(Checkpoint(*sink, 1).ok());
   ASSERT_TRUE(sink->ProcessBatch(Rows(table, 101, 200), 0, out_).ok());
   runtime::StateWriter s2;  // savepoint 2: never completed towards the sink
   ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(2), s2, out_).ok());
@@ -447,9 +444,7 @@ TEST_F(KafkaSinkTest, ASavepointsTransactionWaitsForTheNextCheckpointInThePool) 
   ASSERT_EQ(sink->pending().size(), 2u);
   ASSERT_TRUE(sink->OnCheckpointComplete(runtime::CheckpointId(3)).ok());
   EXPECT_TRUE(sink->pending().empty());  // 3 subsumed the savepoint's transaction
-  runtime::StateWriter s4;
-  ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(4), s4, out_).ok());
-  ASSERT_TRUE(sink->OnCheckpointComplete(runtime::CheckpointId(4)).ok());
+  ASSERT_TRUE(Checkpoint(*sink, 4).ok());
   ASSERT_TRUE(sink->Close().ok());
   EXPECT_EQ(Values(), Expected(1, 350));
 }
@@ -628,9 +623,7 @@ TEST_F(KafkaSinkTest, AtLeastOnceStateRestoredWithExactlyOnceRestoresNothing) {
   ASSERT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(sink->resent_records(), 0);
   ASSERT_TRUE(sink->ProcessBatch(Rows(eo, 6, 10), 0, out_).ok());
-  runtime::StateWriter w;
-  ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(2), w, out_).ok());
-  ASSERT_TRUE(sink->OnCheckpointComplete(runtime::CheckpointId(2)).ok());
+  ASSERT_TRUE(Checkpoint(*sink, 2).ok());
   ASSERT_TRUE(sink->Close().ok());
   EXPECT_EQ(Values(), Expected(1, 10));
 }
@@ -698,9 +691,7 @@ TEST_F(KafkaSinkTest, CloseAbortsOpenAndPendingTransactionsAndTheRestoreResendsT
   Status st = sink->Restore(reader);
   ASSERT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(sink->resent_records(), 10);
-  runtime::StateWriter w3;
-  ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(3), w3, out_).ok());
-  ASSERT_TRUE(sink->OnCheckpointComplete(runtime::CheckpointId(3)).ok());
+  ASSERT_TRUE(Checkpoint(*sink, 3).ok());
   ASSERT_TRUE(sink->Close().ok());
   EXPECT_EQ(sink->aborted_at_close(), 0);
   EXPECT_NE(log.Text().find("\"checkpoint\":3,\"how\":\"commit\""), std::string::npos);

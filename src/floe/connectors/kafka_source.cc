@@ -724,14 +724,8 @@ Result<runtime::VertexId> AddKafkaSource(runtime::JobGraph& graph, const std::st
         "table '" + table.name + "': source parallelism " + std::to_string(parallelism) +
         " exceeds 'pipeline.max-parallelism' = " + std::to_string(graph.max_parallelism()));
   }
-  auto positions = context.positions;
-  return graph.AddSource(
-      name, std::max<uint32_t>(1, parallelism),
-      [config = std::move(config),
-       positions](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::SourceOperator>> {
-        return std::unique_ptr<runtime::SourceOperator>(
-            std::make_unique<KafkaSource>(config, positions));
-      });
+  return AddSourceVertex<KafkaSource>(graph, name, std::max<uint32_t>(1, parallelism),
+                                      std::move(config), context.positions);
 }
 
 }  // namespace floe::connectors

@@ -158,14 +158,7 @@ Status RosterSource::SnapshotPosition(runtime::CheckpointId id, runtime::StateWr
 Result<runtime::VertexId> AddRosterSource(runtime::JobGraph& graph, const std::string& name,
                                           const TableDescriptor& table, const JobContext& context) {
   FLOE_ASSIGN_OR_RAISE(RosterSourceConfig config, MakeRosterSourceConfig(table));
-  auto positions = context.positions;
-  return graph.AddSource(
-      name, 1,
-      [config = std::move(config),
-       positions](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::SourceOperator>> {
-        return std::unique_ptr<runtime::SourceOperator>(
-            std::make_unique<RosterSource>(config, positions));
-      });
+  return AddSourceVertex<RosterSource>(graph, name, 1, std::move(config), context.positions);
 }
 
 }  // namespace floe::connectors
