@@ -534,6 +534,11 @@ bool KafkaSource::AllDone() const {
   return true;
 }
 
+// The json decoder prefixes its errors with "<source>:<line>: "; a Kafka record is one line,
+// and its topic/partition/offset replace that prefix.
+constexpr std::string_view kValueSource = "value";
+constexpr std::string_view kValuePrefix = "value:1: ";
+
 Status KafkaSource::DecodeRecord(const kafka::ConsumedMessage& m, std::string_view topic) {
   std::string_view value = m.value();
   if (m.message->payload == nullptr) return Status::OK();  // tombstone: nothing to append
@@ -550,14 +555,16 @@ Status KafkaSource::DecodeRecord(const kafka::ConsumedMessage& m, std::string_vi
   if (debezium_ != nullptr) {
     st = debezium_->Decode(value, &rows_, &kinds_);
   } else {
-    std::string source =
-        std::string(topic) + "/" + std::to_string(m.partition()) + "@" + std::to_string(m.offset());
-    st = decoder_->Decode(value, source, 1, &rows_);
+    // A constant source name: the record's coordinates are only needed on the error path.
+    st = decoder_->Decode(value, kValueSource, 1, &rows_);
   }
   if (st.ok()) return st;
+  std::string_view message = st.message();
+  if (message.substr(0, kValuePrefix.size()) == kValuePrefix)
+    message.remove_prefix(kValuePrefix.size());
   return Status(st.code(), "kafka record topic '" + std::string(topic) + "' partition " +
                                std::to_string(m.partition()) + " offset " +
-                               std::to_string(m.offset()) + ": " + st.message() +
+                               std::to_string(m.offset()) + ": " + std::string(message) +
                                "; record: " + Excerpt(value));
 }
 

@@ -324,7 +324,9 @@ TEST_F(KafkaSourceTest, AMalformedRecordFailsWithTopicPartitionOffsetAndExcerpt)
   Status st = PollAll(*source, out);
   ASSERT_FALSE(st.ok());
   // seq 302 -> partition 2, the 101st record there: offset 100.
-  EXPECT_NE(st.message().find("topic 'roster' partition 2 offset 100"), std::string::npos)
+  // The reason follows the coordinates directly (no decoder "<source>:<line>:" prefix).
+  EXPECT_NE(st.message().find("topic 'roster' partition 2 offset 100: field 'seq'"),
+            std::string::npos)
       << st.ToString();
   EXPECT_NE(st.message().find("not a number"), std::string::npos) << st.ToString();
 
