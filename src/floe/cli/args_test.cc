@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "floe/cli/supervisor.h"
+
 namespace floe::cli {
 namespace {
 
@@ -37,6 +39,16 @@ TEST(Args, BadIntegerNamesTheOption) {
 }
 
 TEST(Args, MissingValueIsAnError) { EXPECT_FALSE(Args::Parse({"--limit"}, {{"limit"}, {}}).ok()); }
+
+TEST(RunArgs, StaleRestorePolicyAndAssignments) {
+  EXPECT_FALSE(ParseStaleRestorePolicy("skip").ok());
+  EXPECT_TRUE(ParseStaleRestorePolicy("skip-to-table").ok());
+  EXPECT_FALSE(SplitAssignment("novalue", "--var").ok());
+  auto kv = SplitAssignment("a=b=c", "--set");
+  ASSERT_TRUE(kv.ok());
+  EXPECT_EQ(kv->first, "a");
+  EXPECT_EQ(kv->second, "b=c");
+}
 
 }  // namespace
 }  // namespace floe::cli

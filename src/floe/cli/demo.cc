@@ -15,11 +15,11 @@
 
 #include "floe/cli/args.h"
 #include "floe/cli/commands.h"
-#include "floe/cli/job_control.h"
-#include "floe/connectors/roster_generator.h"
-#include "floe/connectors/table_verify.h"
+#include "floe/connectors/roster/roster_generator.h"
 #include "floe/iceberg/catalog.h"
 #include "floe/io/file.h"
+#include "floe/runtime/process/job_record.h"
+#include "floe/verify/table_verify.h"
 
 namespace floe::cli {
 namespace {
@@ -108,14 +108,14 @@ Status RunDemo(const std::vector<std::string>& argv) {
       static_cast<long long>(roster.providers), static_cast<unsigned long long>(roster.seed),
       static_cast<long long>(rows_per_second), warehouse.c_str());
   std::fflush(stdout);
-  std::string job_id = RandomHex32();
+  std::string job_id = process::RandomHex32();
   FLOE_ASSIGN_OR_RAISE(pid_t coordinator, StartJob(job_file, job_id));
 
   if (!args.Has("no-kill")) {
     // Kill the worker once two checkpoints completed: mid-feed, with commits behind it.
-    std::string job_dir = io::JoinPath(JobsRoot(), job_id);
+    std::string job_dir = io::JoinPath(process::JobsRoot(), job_id);
     for (int waited = 0; waited < 600; ++waited) {
-      auto rec = ReadJobRecord(job_dir);
+      auto rec = process::ReadJobRecord(job_dir);
       if (rec.ok() && rec->state == "RUNNING" && rec->worker_pid > 0 && rec->last_checkpoint >= 2) {
         std::printf("[2/3] SIGKILL worker %d after checkpoint %llu (mid-feed)\n", rec->worker_pid,
                     static_cast<unsigned long long>(rec->last_checkpoint));
@@ -123,7 +123,7 @@ Status RunDemo(const std::vector<std::string>& argv) {
         ::kill(rec->worker_pid, SIGKILL);
         break;
       }
-      if (rec.ok() && IsTerminalState(rec->state)) break;
+      if (rec.ok() && process::IsTerminalState(rec->state)) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
@@ -134,21 +134,21 @@ Status RunDemo(const std::vector<std::string>& argv) {
 
   std::printf("[3/3] verifying both tables\n");
   FLOE_ASSIGN_OR_RAISE(auto catalog, iceberg::FileSystemCatalog::Make(warehouse));
-  connectors::VerifyOptions append_checks;
+  verify::VerifyOptions append_checks;
   append_checks.unique_column = "seq";
-  append_checks.expect_range = connectors::VerifyOptions::Range{"seq", 1, roster.events};
+  append_checks.expect_range = verify::VerifyOptions::Range{"seq", 1, roster.events};
   FLOE_ASSIGN_OR_RAISE(auto append_report,
-                       connectors::VerifyTable(*catalog, {"demo", "roster_append"}, append_checks));
+                       verify::VerifyTable(*catalog, {"demo", "roster_append"}, append_checks));
   std::printf("%s\n", append_report.ToText().c_str());
 
   std::string expected = io::JoinPath(demo_dir, "roster_expected.jsonl");
-  FLOE_RETURN_NOT_OK(io::WriteFileReplace(expected, connectors::RosterExpectedJsonLines(roster)));
-  connectors::VerifyOptions upsert_checks;
+  FLOE_RETURN_NOT_OK(io::WriteFileReplace(expected, verify::RosterExpectedJsonLines(roster)));
+  verify::VerifyOptions upsert_checks;
   upsert_checks.unique_column = "npi";
   upsert_checks.expected_file = expected;
   upsert_checks.key_column = "npi";
   FLOE_ASSIGN_OR_RAISE(auto upsert_report,
-                       connectors::VerifyTable(*catalog, {"demo", "roster_upsert"}, upsert_checks));
+                       verify::VerifyTable(*catalog, {"demo", "roster_upsert"}, upsert_checks));
   std::printf("%s\n", upsert_report.ToText().c_str());
 
   int64_t findings = append_report.findings() + upsert_report.findings();

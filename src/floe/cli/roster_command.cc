@@ -3,7 +3,7 @@
 
 #include "floe/cli/args.h"
 #include "floe/cli/commands.h"
-#include "floe/connectors/table_verify.h"
+#include "floe/verify/table_verify.h"
 
 namespace floe::cli {
 
@@ -27,7 +27,7 @@ Status RunRosterCommand(const std::vector<std::string>& argv) {
   if (options.providers <= 0 || options.sources <= 0) {
     return Status::InvalidArgument("--providers and --sources must be at least 1");
   }
-  std::string out = connectors::RosterExpectedJsonLines(options);
+  std::string out = verify::RosterExpectedJsonLines(options);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return Status::OK();
 }

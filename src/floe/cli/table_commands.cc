@@ -7,11 +7,11 @@
 #include "floe/cli/args.h"
 #include "floe/cli/commands.h"
 #include "floe/cli/table_ops.h"
-#include "floe/connectors/table_verify.h"
 #include "floe/format/json/json_lines.h"
 #include "floe/iceberg/catalog.h"
 #include "floe/iceberg/manifest_io.h"
 #include "floe/iceberg/scan.h"
+#include "floe/verify/table_verify.h"
 
 namespace floe::cli {
 namespace {
@@ -154,10 +154,10 @@ Status Verify(const std::vector<std::string>& argv) {
       Args args,
       Args::Parse(argv, {{"warehouse", "unique", "expect-range", "expected", "key"}, {}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "verify NS.TABLE [checks]"));
-  connectors::VerifyOptions options;
+  verify::VerifyOptions options;
   options.unique_column = args.GetOr("unique", "");
   if (auto range = args.Get("expect-range")) {
-    FLOE_ASSIGN_OR_RAISE(options.expect_range, connectors::ParseExpectRange(*range));
+    FLOE_ASSIGN_OR_RAISE(options.expect_range, verify::ParseExpectRange(*range));
   }
   options.expected_file = args.GetOr("expected", "");
   options.key_column = args.GetOr("key", "");
@@ -165,7 +165,7 @@ Status Verify(const std::vector<std::string>& argv) {
     return Status::InvalidArgument("--expected FILE and --key COL go together");
   }
   FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
-  FLOE_ASSIGN_OR_RAISE(auto report, connectors::VerifyTable(*catalog, id, options));
+  FLOE_ASSIGN_OR_RAISE(auto report, verify::VerifyTable(*catalog, id, options));
   std::printf("%s", report.ToText().c_str());
   if (report.findings() > 0) {
     return Status::InvalidArgument(std::to_string(report.findings()) + " finding(s) in " +

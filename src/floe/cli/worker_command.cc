@@ -18,12 +18,14 @@
 #include <thread>
 
 #include "floe/cli/args.h"
-#include "floe/cli/job_control.h"
 #include "floe/cli/supervisor.h"
 #include "floe/common/crash_point.h"
+#include "floe/common/log.h"
 #include "floe/io/file.h"
 #include "floe/runtime/checkpoint_storage.h"
 #include "floe/runtime/local_job.h"
+#include "floe/runtime/process/coordinator.h"
+#include "floe/runtime/process/job_record.h"
 
 namespace floe::cli {
 namespace {
@@ -37,7 +39,7 @@ class StatusChannel {
   void Send(const json& event) {
     std::lock_guard lock(mu_);
     // A write error means the coordinator is gone; the read side notices and exits.
-    (void)WriteAll(fd_, event.dump() + "\n");
+    (void)process::WriteAll(fd_, event.dump() + "\n");
   }
 
  private:
@@ -86,21 +88,21 @@ class Worker {
   Worker(int control_fd, std::string job_id)
       : control_fd_(control_fd), status_(control_fd), job_id_(std::move(job_id)) {}
 
-  Status Run(const RunSpec& spec, const std::optional<std::string>& from,
+  Status Run(const process::RunSpec& spec, const std::optional<std::string>& from,
              const JobPlanner& planner) {
     Status st = RunInner(spec, from, planner);
     if (!st.ok()) {
-      fatal_ = IsFatalWorkerError(st, checkpoint_completed_.load());
+      fatal_ = process::IsFatalWorkerError(st, checkpoint_completed_.load());
       status_.Send({{"event", "failed"}, {"error", st.ToString()}, {"fatal", fatal_}});
     }
     return st;
   }
 
-  // Set by a failed Run: a retry would fail the same way (see kWorkerExitFatal).
+  // Set by a failed Run: a retry would fail the same way (see process::kWorkerExitFatal).
   bool fatal() const { return fatal_; }
 
  private:
-  Status RunInner(const RunSpec& spec, const std::optional<std::string>& from,
+  Status RunInner(const process::RunSpec& spec, const std::optional<std::string>& from,
                   const JobPlanner& planner) {
     FLOE_ASSIGN_OR_RAISE(std::string text, io::ReadFile(spec.job_file));
     sql::PlanOptions po;
@@ -230,8 +232,9 @@ class Worker {
       return;
     }
     std::lock_guard lock(mu_);
-    pending_[id->value] = PendingSavepoint{req, cmd.value("dir", ""), verb == "stop",
-                                           NowMillis() + checkpoint_timeout_millis_ + 5000};
+    pending_[id->value] =
+        PendingSavepoint{req, cmd.value("dir", ""), verb == "stop",
+                         process::NowMillis() + checkpoint_timeout_millis_ + 5000};
   }
 
   // Answers completed (or timed out) savepoints; runs on the command thread so copying a
@@ -268,9 +271,8 @@ class Worker {
         if (!moved.ok()) {
           // A stop still stops (see above), at the savepoint where it completed: its
           // `_metadata` is removed only after a complete copy.
-          std::fprintf(stderr, "floe worker: stop savepoint %s stays at %s: %s\n",
-                       info.id.ToString().c_str(), info.dir.c_str(),
-                       moved.status().ToString().c_str());
+          LogWarn("worker: stop savepoint %s stays at %s: %s", info.id.ToString().c_str(),
+                  info.dir.c_str(), moved.status().ToString().c_str());
         } else {
           path = *moved;
         }
@@ -278,15 +280,13 @@ class Worker {
       if (p.stop || info.stop) StoppedAt(path);
       Reply(p.req, true, "path", path);
     }
-    const int64_t now = NowMillis();
+    const int64_t now = process::NowMillis();
     if (stop_deadline_millis_ > 0 && now > stop_deadline_millis_ && !done_) {
       // The tasks were told to commit the stop's savepoint and finish but have not ended in
       // time (a task stuck in a source or sink call): cancel what is left. Whatever they
       // committed, they committed up to the savepoint only (no later checkpoint is triggered).
-      std::fprintf(stderr,
-                   "floe worker: tasks did not finish %lld ms after the stop savepoint, "
-                   "cancelling\n",
-                   static_cast<long long>(checkpoint_timeout_millis_));
+      LogWarn("worker: tasks did not finish %lld ms after the stop savepoint, cancelling",
+              static_cast<long long>(checkpoint_timeout_millis_));
       stop_deadline_millis_ = 0;
       job_->Cancel();
     }
@@ -308,11 +308,11 @@ class Worker {
   void StoppedAt(const std::string& path) {
     stopped_with_ = path;
     if (stop_deadline_millis_ == 0)
-      stop_deadline_millis_ = NowMillis() + checkpoint_timeout_millis_;
+      stop_deadline_millis_ = process::NowMillis() + checkpoint_timeout_millis_;
   }
 
   void CommandLoop() {
-    LineBuffer lines;
+    process::LineBuffer lines;
     while (!done_) {
       pollfd p{control_fd_, POLLIN, 0};
       int r = ::poll(&p, 1, 50);
@@ -321,7 +321,7 @@ class Worker {
         if (!more.ok() || !*more) {
           // The coordinator is gone (PR_SET_PDEATHSIG normally got here first). Die like a
           // killed worker: no cancellation, checkpoints stay for `floe run --from latest`.
-          std::fprintf(stderr, "floe worker: coordinator gone, exiting\n");
+          LogError("worker: coordinator gone, exiting");
           std::_Exit(1);
         }
         while (auto line = lines.NextLine()) HandleCommand(*line);
@@ -362,7 +362,7 @@ Status RunWorkerCommand(const std::vector<std::string>& argv, const JobPlanner& 
   FLOE_ASSIGN_OR_RAISE(std::optional<int64_t> fd, args.GetInt("control-fd"));
   if (!fd) return Status::InvalidArgument("--control-fd is required");
   FLOE_ASSIGN_OR_RAISE(std::string spec_text, io::ReadFile(spec_file));
-  FLOE_ASSIGN_OR_RAISE(RunSpec spec, DecodeRunSpec(spec_text));
+  FLOE_ASSIGN_OR_RAISE(process::RunSpec spec, process::DecodeRunSpec(spec_text));
   if (auto f = args.Get("job-file")) spec.job_file = *f;
   Status st;
   bool fatal = false;
@@ -373,9 +373,8 @@ Status RunWorkerCommand(const std::vector<std::string>& argv, const JobPlanner& 
   }
   if (fatal) {
     // A distinct exit status: the coordinator does not restart this worker.
-    std::fprintf(stderr, "floe worker: %s\n", st.ToString().c_str());
-    std::fflush(stderr);
-    std::exit(kWorkerExitFatal);
+    LogError("worker: %s", st.ToString().c_str());
+    std::exit(process::kWorkerExitFatal);
   }
   return st;
 }

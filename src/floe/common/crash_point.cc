@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "floe/common/log.h"
+
 namespace floe {
 namespace {
 
@@ -35,7 +37,7 @@ void CrashPoint(std::string_view name) {
   static CrashConfig* config = LoadConfig();
   if (config == nullptr || name != config->name) return;
   if (config->hits.fetch_add(1) + 1 == config->target) {
-    std::fprintf(stderr, "floe: crash point '%s' reached: SIGKILL\n", config->name.c_str());
+    LogInfo("crash point '%s' reached: SIGKILL", config->name.c_str());
     ::kill(::getpid(), SIGKILL);
   }
 }

@@ -9,8 +9,10 @@
 #include "floe/common/record_batch.h"
 #include "floe/common/status.h"
 #include "floe/runtime/checkpoint.h"
+#include "floe/runtime/checkpoint_config.h"
 #include "floe/runtime/job_graph.h"
 #include "floe/runtime/operator.h"
+#include "floe/runtime/row_kind.h"
 #include "floe/runtime/source_positions.h"
 
 namespace floe::connectors {
@@ -23,24 +25,14 @@ struct TableDescriptor {
   std::map<std::string, std::string> options;  // WITH options, keys as written
 };
 
-// The reserved column a changelog source ('format' = 'debezium-json') appends to its batches:
-// each row's kind as Flink's RowKind short string, "+I" insert, "-U" update-before, "+U"
-// update-after, "-D" delete. A STRING NOT NULL column after the declared ones. SQL cannot name
-// it: the planner refuses a table that declares a column of this name, the Calc passes it
-// through untouched (WHERE filters rows of any kind, SELECT projects the declared columns), and
-// sinks read it (the upsert Iceberg writer applies the kinds, print shows them).
-inline constexpr const char* kRowKindColumn = "$row_kind";
-
-// `columns` with kRowKindColumn appended (field id 0: not a table column).
-std::shared_ptr<const BatchSchema> WithRowKindColumn(const BatchSchema& columns);
-// The index of kRowKindColumn in `schema`, -1 when absent.
-int RowKindIndex(const BatchSchema& schema);
-
 // What every connector of one job run shares.
 struct JobContext {
   std::string job_id;
   runtime::CheckpointingMode mode = runtime::CheckpointingMode::kExactlyOnce;
   std::map<std::string, std::string> config;  // SET 'key' = 'value' of the job file
+  runtime::CheckpointConfig checkpointing;    // the job's checkpoint options, validated
+  int64_t restart_delay_ms = 0;               // fixed-delay restart delay; 0 when restarts are off
+  uint32_t default_parallelism = 1;           // 'parallelism.default'
   // Source positions per checkpoint (sources write, committers read) and start overrides.
   std::shared_ptr<runtime::SourcePositionBoard> positions;
 };

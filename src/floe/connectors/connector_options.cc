@@ -15,7 +15,7 @@ std::string OptionError(const TableDescriptor& table, std::string_view key, std:
 }
 
 Status CheckSupportedOptions(const TableDescriptor& table, std::string_view connector,
-                             std::initializer_list<std::string_view> supported) {
+                             const std::vector<std::string>& supported) {
   std::vector<std::string> unknown;
   for (const auto& [key, value] : table.options) {
     if (key == "connector") continue;
@@ -28,10 +28,10 @@ Status CheckSupportedOptions(const TableDescriptor& table, std::string_view conn
   msg += unknown.size() > 1 ? "s" : "";
   for (size_t i = 0; i < unknown.size(); ++i) msg += (i ? ", '" : " '") + unknown[i] + "'";
   msg += " for connector '" + std::string(connector) + "'; supported: ";
-  std::vector<std::string_view> sorted(supported);
+  std::vector<std::string> sorted(supported);
   std::sort(sorted.begin(), sorted.end());
   msg += "'connector'";
-  for (std::string_view s : sorted) msg += ", '" + std::string(s) + "'";
+  for (const std::string& s : sorted) msg += ", '" + s + "'";
   return Status::InvalidArgument(std::move(msg));
 }
 
@@ -101,17 +101,5 @@ Result<json::TimestampStandard> TimestampStandardOption(const TableDescriptor& t
                   "(\"2020-12-30T12:13:14.123\")",
                   value));
 }
-
-}  // namespace floe::connectors
-
-namespace floe::connectors {
-
-std::shared_ptr<const BatchSchema> WithRowKindColumn(const BatchSchema& columns) {
-  auto schema = std::make_shared<BatchSchema>(columns);
-  schema->fields.push_back(Field{kRowKindColumn, DataType::String(), false, 0});
-  return schema;
-}
-
-int RowKindIndex(const BatchSchema& schema) { return schema.FieldIndex(kRowKindColumn); }
 
 }  // namespace floe::connectors

@@ -4,6 +4,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "floe/common/status.h"
 #include "floe/connectors/connector.h"
@@ -16,7 +17,7 @@ namespace floe::connectors {
 // InvalidArgument listing the options `connector` supports when `table` has any other key
 // (Flink refuses unsupported options the same way). 'connector' itself is always allowed.
 Status CheckSupportedOptions(const TableDescriptor& table, std::string_view connector,
-                             std::initializer_list<std::string_view> supported);
+                             const std::vector<std::string>& supported);
 
 // The value of `key`, or `fallback` when absent.
 std::string StringOption(const TableDescriptor& table, const std::string& key,

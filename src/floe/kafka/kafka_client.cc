@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "floe/common/log.h"
+
 namespace floe::kafka {
 namespace {
 
@@ -47,8 +49,7 @@ void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
 void OnCommit(rd_kafka_t*, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t*, void*) {
   if (err == RD_KAFKA_RESP_ERR_NO_ERROR || err == RD_KAFKA_RESP_ERR__NO_OFFSET) return;
   // Committed offsets are for monitoring only; the job's positions are in its checkpoints.
-  std::fprintf(stderr, "floe kafka: committing group offsets failed (monitoring only): %s\n",
-               rd_kafka_err2str(err));
+  LogWarn("kafka: committing group offsets failed (monitoring only): %s", rd_kafka_err2str(err));
 }
 
 PartitionListPtr MakeList(const std::string& topic, const PartitionOffsets& offsets) {

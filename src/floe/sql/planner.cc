@@ -6,22 +6,12 @@
 #include <limits>
 #include <set>
 
-#include "floe/connectors/calc_operator.h"
-#include "floe/connectors/filesystem_source.h"
-#include "floe/connectors/iceberg_sink.h"
-#include "floe/connectors/kafka_sink.h"
-#include "floe/connectors/kafka_source.h"
-#include "floe/connectors/print_sink.h"
-#include "floe/connectors/roster_source.h"
+#include "floe/connectors/registry.h"
+#include "floe/sql/exec/calc_operator.h"
 #include "floe/sql/parser.h"
 
 namespace floe::sql {
 namespace {
-
-constexpr const char* kKnownConnectors =
-    "'blackhole', 'filesystem', 'iceberg', 'kafka', 'print', 'roster'";
-constexpr const char* kSourceConnectors = "'filesystem', 'kafka', 'roster'";
-constexpr const char* kSinkConnectors = "'blackhole', 'iceberg', 'kafka', 'print'";
 
 std::string At(const SourcePos& pos) {
   return "line " + std::to_string(pos.line) + ", column " + std::to_string(pos.column) + ": ";
@@ -49,7 +39,7 @@ std::string VertexName(std::string_view prefix, const std::string& table) {
 // Refuses a declared column named like the reserved row-kind column (kRowKindColumn).
 Status CheckReservedColumns(const CreateTable& table) {
   for (const ColumnDef& c : table.columns) {
-    if (c.name == connectors::kRowKindColumn) {
+    if (c.name == runtime::kRowKindColumn) {
       return Status::InvalidArgument(At(table.pos) + "table '" + table.name + "': column name '" +
                                      c.name + "' is reserved (floe's row-kind column)");
     }
@@ -120,9 +110,9 @@ Result<int64_t> ConfigInt(const std::map<std::string, std::string>& config,
   return v;
 }
 
-Result<RestartStrategy> ParseRestartStrategy(const std::map<std::string, std::string>& config,
-                                             const ConfigOrigin& origin) {
-  RestartStrategy r;  // floe's default: fixed-delay, 3 attempts, 1 s
+Result<runtime::RestartStrategy> ParseRestartStrategy(
+    const std::map<std::string, std::string>& config, const ConfigOrigin& origin) {
+  runtime::RestartStrategy r;  // floe's default: fixed-delay, 3 attempts, 1 s
   std::string key = "restart-strategy.type";
   auto it = config.find(key);
   if (it == config.end()) {
@@ -132,9 +122,9 @@ Result<RestartStrategy> ParseRestartStrategy(const std::map<std::string, std::st
   if (it != config.end()) {
     std::string type = Lower(it->second);
     if (type == "none" || type == "off" || type == "disable") {
-      r.kind = RestartStrategy::Kind::kNone;
+      r.kind = runtime::RestartStrategy::Kind::kNone;
     } else if (type == "fixed-delay" || type == "fixeddelay") {
-      r.kind = RestartStrategy::Kind::kFixedDelay;
+      r.kind = runtime::RestartStrategy::Kind::kFixedDelay;
     } else {
       return Status::InvalidArgument(origin.Of(key) + "'" + key + "' must be 'fixed-delay' or " +
                                      "'none' (failure-rate and exponential-delay are not " +
@@ -160,90 +150,52 @@ Result<RestartStrategy> ParseRestartStrategy(const std::map<std::string, std::st
 
 enum class Role { kSource, kSink };
 
-// The table's 'connector', checked against what `role` can use.
-Result<std::string> ConnectorOf(const CreateTable& table, Role role) {
+// The table's connector, checked against what `role` can use.
+Result<const connectors::Connector*> ConnectorOf(const CreateTable& table, Role role) {
+  const connectors::ConnectorRegistry& registry = connectors::BuiltinConnectors();
   auto it = std::find_if(table.options.begin(), table.options.end(),
                          [](const auto& kv) { return kv.first == "connector"; });
   if (it == table.options.end()) {
     return Status::InvalidArgument(
         At(table.pos) + "table '" + table.name +
-        "' has no 'connector' option; known connectors: " + kKnownConnectors);
+        "' has no 'connector' option; known connectors: " + registry.Names());
   }
-  const std::string& c = it->second;
-  bool source = c == "roster" || c == "filesystem" || c == "kafka";
-  bool sink = c == "print" || c == "blackhole" || c == "iceberg" || c == "kafka";
-  if (!source && !sink) {
+  const std::string& name = it->second;
+  const connectors::Connector* c = registry.Find(name);
+  if (c == nullptr) {
     return Status::InvalidArgument(At(table.pos) + "table '" + table.name +
-                                   "': unknown connector '" + c +
-                                   "'; known connectors: " + kKnownConnectors);
+                                   "': unknown connector '" + name +
+                                   "'; known connectors: " + registry.Names());
   }
-  if (role == Role::kSource && !source) {
+  if (role == Role::kSource && !c->add_source) {
     return Status::InvalidArgument(
-        At(table.pos) + "table '" + table.name + "' is read by an INSERT, but connector '" + c +
-        "' can only be written; readable connectors: " + kSourceConnectors);
+        At(table.pos) + "table '" + table.name + "' is read by an INSERT, but connector '" + name +
+        "' can only be written; readable connectors: " + registry.SourceNames());
   }
-  if (role == Role::kSink && !sink) {
-    return Status::InvalidArgument(At(table.pos) + "table '" + table.name +
-                                   "' is written by an INSERT, but connector '" + c +
-                                   "' can only be read; writable connectors: " + kSinkConnectors);
+  if (role == Role::kSink && !c->add_sink) {
+    return Status::InvalidArgument(
+        At(table.pos) + "table '" + table.name + "' is written by an INSERT, but connector '" +
+        name + "' can only be read; writable connectors: " + registry.SinkNames());
   }
   return c;
 }
 
-Result<connectors::IcebergSinkSpec> MakeIcebergSpec(const CreateTable& table,
-                                                    const connectors::TableDescriptor& d) {
-  connectors::IcebergSinkSpec spec;
-  spec.table = d;
-  auto upsert = d.options.find("write.upsert.enabled");
-  if (upsert != d.options.end() && Lower(upsert->second) == "true" && d.primary_key.empty()) {
-    return Status::InvalidArgument(At(table.pos) + "table '" + table.name +
-                                   "': 'write.upsert.enabled' = 'true' needs a primary key: "
-                                   "declare PRIMARY KEY (...) NOT ENFORCED on the table");
-  }
-  auto sink_id = d.options.find("sink-id");
-  if (sink_id != d.options.end()) {
-    if (sink_id->second.empty()) {
-      return Status::InvalidArgument(At(table.pos) + "table '" + table.name +
-                                     "': option 'sink-id' must not be empty");
-    }
-    spec.sink_id = sink_id->second;
-  } else {
-    // Flink's Iceberg connector defaults: database 'default_database', table = the SQL name.
-    auto db = d.options.find("catalog-database");
-    auto tbl = d.options.find("catalog-table");
-    spec.sink_id = table.name + "->" +
-                   (db != d.options.end() ? db->second : std::string("default_database")) + "." +
-                   (tbl != d.options.end() ? tbl->second : table.name);
-  }
-  return spec;
-}
-
 // A changelog (updates and deletes) may only go where it can be applied, as in Flink, which
-// refuses an append-only sink for an updating input: an upsert Iceberg table (PRIMARY KEY and
-// 'write.upsert.enabled' = 'true'), or print / blackhole.
+// refuses an append-only sink for an updating input.
 Status CheckChangelogSink(const CreateTable& source, const CreateTable& sink,
-                          const std::string& sink_connector) {
+                          const connectors::Connector& sink_connector,
+                          const connectors::TableDescriptor& sink_table) {
   std::string why = "table '" + source.name +
                     "' is a changelog ('format' = 'debezium-json': inserts, updates and deletes)";
-  if (sink_connector == "print" || sink_connector == "blackhole") return Status::OK();
-  if (sink_connector != "iceberg") {
-    return Status::InvalidArgument(At(sink.pos) + why + " but sink '" + sink.name +
-                                   "' (connector '" + sink_connector +
-                                   "') accepts inserts only; changelog sinks: an upsert iceberg "
-                                   "table, print, blackhole");
-  }
-  auto upsert = std::find_if(sink.options.begin(), sink.options.end(),
-                             [](const auto& kv) { return kv.first == "write.upsert.enabled"; });
-  bool upsert_on = upsert != sink.options.end() && Lower(upsert->second) == "true";
-  if (sink.primary_key.empty() || !upsert_on) {
+  if (!sink_connector.accepts_changelog) {
     return Status::InvalidArgument(
-        At(sink.pos) + why + " but iceberg table '" + sink.name +
-        "' is append-only: an updating input needs an upsert sink. Declare PRIMARY KEY (...) NOT "
-        "ENFORCED on '" +
-        sink.name + "' and set 'write.upsert.enabled' = 'true' (Flink refuses an append-only " +
-        "sink for an updating input the same way)");
+        At(sink.pos) + why + " but sink '" + sink.name + "' (connector '" + sink_connector.name +
+        "') accepts inserts only; changelog sinks: " +
+        connectors::BuiltinConnectors().ChangelogSinkNames() + " (iceberg with an upsert table)");
   }
-  return Status::OK();
+  Status st = sink_connector.accepts_changelog(sink_table);
+  if (st.ok()) return st;
+  return Status(st.code(), At(sink.pos) + why + " but " + st.message());
 }
 
 }  // namespace
@@ -280,6 +232,10 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
   job->context.mode = job->checkpointing.mode;
   job->context.config = job->config;
   job->context.positions = std::make_shared<runtime::SourcePositionBoard>();
+  job->context.checkpointing = job->checkpointing;
+  job->context.restart_delay_ms =
+      job->restart.kind == runtime::RestartStrategy::Kind::kNone ? 0 : job->restart.delay_ms;
+  job->context.default_parallelism = static_cast<uint32_t>(parallelism);
 
   if (script.inserts.empty()) {
     return Status::InvalidArgument(
@@ -295,7 +251,8 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
     ++sink_uses[insert.sink];
   }
 
-  std::vector<connectors::IcebergSinkSpec> iceberg_sinks;
+  // Sinks that commit to an external system check it against the restored checkpoint.
+  std::vector<connectors::AddedSink> committing_sinks;
   for (size_t i = 0; i < script.inserts.size(); ++i) {
     const Insert& insert = script.inserts[i];
     const CreateTable* source = script.FindTable(insert.source);
@@ -311,36 +268,32 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
     // Source.
     FLOE_RETURN_NOT_OK(CheckReservedColumns(*source));
     FLOE_RETURN_NOT_OK(CheckReservedColumns(*sink));
-    FLOE_ASSIGN_OR_RAISE(std::string source_connector, ConnectorOf(*source, Role::kSource));
+    FLOE_ASSIGN_OR_RAISE(const connectors::Connector* source_connector,
+                         ConnectorOf(*source, Role::kSource));
     connectors::TableDescriptor source_table = Describe(*source);
-    Result<runtime::VertexId> source_vertex =
-        source_connector == "roster"
-            ? connectors::AddRosterSource(job->graph, source_name, source_table, job->context)
-        : source_connector == "kafka"
-            ? connectors::AddKafkaSource(job->graph, source_name, source_table, job->context,
-                                         static_cast<uint32_t>(parallelism))
-            : connectors::AddFilesystemSource(job->graph, source_name, source_table, job->context);
+    Result<runtime::VertexId> source_vertex = source_connector->add_source(
+        connectors::SourceRequest{&job->graph, source_name, &source_table, &job->context});
     if (!source_vertex.ok()) return AtPos(source->pos, source_vertex.status());
     // A changelog source (debezium-json) emits updates and deletes: its rows carry the reserved
     // row-kind column through the Calc to the sink, which must be able to apply them.
-    const bool changelog = connectors::IsKafkaChangelogSource(source_table);
+    const bool changelog =
+        source_connector->emits_changelog && source_connector->emits_changelog(source_table);
 
     // Sink table, checked before the Calc so its errors point at the table.
-    FLOE_ASSIGN_OR_RAISE(std::string sink_connector, ConnectorOf(*sink, Role::kSink));
+    FLOE_ASSIGN_OR_RAISE(const connectors::Connector* sink_connector,
+                         ConnectorOf(*sink, Role::kSink));
     connectors::TableDescriptor sink_table = Describe(*sink);
 
     // Calc: filter + projection into the sink's columns. Always present (even for a plain
     // SELECT *) so the graph, and the checkpoints that name its vertices, does not change shape
     // when a WHERE is added or removed.
-    connectors::CalcSpec calc;
-    calc.input =
-        changelog ? connectors::WithRowKindColumn(*source_table.schema) : source_table.schema;
+    CalcSpec calc;
+    calc.input = changelog ? runtime::WithRowKindColumn(*source_table.schema) : source_table.schema;
     calc.where = insert.where;
     calc.select = insert.select;
     calc.output = sink_table.schema;
     calc.sink_name = sink->name;
-    Result<std::shared_ptr<const connectors::CalcProgram>> program =
-        connectors::CalcProgram::Compile(calc);
+    Result<std::shared_ptr<const CalcProgram>> program = CalcProgram::Compile(calc);
     if (!program.ok()) {
       const Status& st = program.status();
       // Expression errors carry their own position; the rest point at the INSERT.
@@ -352,46 +305,25 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
         VertexName("calc", sink->name) + sink_suffix, source_parallelism,
         [program =
              *program](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
-          return std::unique_ptr<runtime::Operator>(
-              std::make_unique<connectors::CalcOperator>(program));
+          return std::unique_ptr<runtime::Operator>(std::make_unique<CalcOperator>(program));
         });
     job->graph.Connect(*source_vertex, calc_vertex, runtime::Partitioning::Forward());
 
     // Sink.
     std::string sink_name = VertexName("sink", sink->name) + sink_suffix;
-    uint32_t default_parallelism = static_cast<uint32_t>(parallelism);
-    if (changelog) FLOE_RETURN_NOT_OK(CheckChangelogSink(*source, *sink, sink_connector));
-    if (sink_connector == "print") {
-      FLOE_RETURN_NOT_OK(
-          AtPos(sink->pos, connectors::AddPrintSink(job->graph, calc_vertex, sink_name, sink_table,
-                                                    default_parallelism)));
-    } else if (sink_connector == "blackhole") {
-      FLOE_RETURN_NOT_OK(
-          AtPos(sink->pos, connectors::AddBlackholeSink(job->graph, calc_vertex, sink_name,
-                                                        sink_table, default_parallelism)));
-    } else if (sink_connector == "kafka") {
-      connectors::KafkaSinkJobSettings settings;
-      settings.checkpointing = job->checkpointing;
-      settings.restart_delay_ms =
-          job->restart.kind == RestartStrategy::Kind::kNone ? 0 : job->restart.delay_ms;
-      settings.positions = job->context.positions;
-      FLOE_RETURN_NOT_OK(
-          AtPos(sink->pos, connectors::AddKafkaSink(job->graph, calc_vertex, sink_name, sink_table,
-                                                    settings, default_parallelism)));
-    } else {
-      FLOE_ASSIGN_OR_RAISE(connectors::IcebergSinkSpec spec, MakeIcebergSpec(*sink, sink_table));
-      if (changelog) spec.row_kind_column = connectors::kRowKindColumn;
-      FLOE_RETURN_NOT_OK(AtPos(sink->pos, connectors::PrepareIcebergTable(spec)));
-      FLOE_RETURN_NOT_OK(AtPos(
-          sink->pos, connectors::AddIcebergSink(job->graph, calc_vertex, spec, job->context)));
-      iceberg_sinks.push_back(std::move(spec));
+    if (changelog) {
+      FLOE_RETURN_NOT_OK(CheckChangelogSink(*source, *sink, *sink_connector, sink_table));
     }
+    Result<connectors::AddedSink> added = sink_connector->add_sink(connectors::SinkRequest{
+        &job->graph, calc_vertex, sink_name, &sink_table, &job->context, changelog});
+    if (!added.ok()) return AtPos(sink->pos, added.status());
+    if (added->plan_restore) committing_sinks.push_back(std::move(added).value());
   }
   FLOE_RETURN_NOT_OK(job->graph.Validate());
 
   job->has_keyed_state = false;  // no windows or aggregates yet
   job->prepare_restore =
-      [sinks = std::move(iceberg_sinks), positions = job->context.positions,
+      [sinks = std::move(committing_sinks), positions = job->context.positions,
        keyed = job->has_keyed_state](
           const std::optional<runtime::CompletedCheckpoint>& restored,
           connectors::StaleRestorePolicy policy,
@@ -400,22 +332,22 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
     std::map<std::string, std::string> overrides;
     std::map<std::string, std::string> override_sink;  // task -> sink id that set it
     uint64_t max_id = 0;
-    for (const connectors::IcebergSinkSpec& spec : sinks) {
+    for (const connectors::AddedSink& sink : sinks) {
       FLOE_ASSIGN_OR_RAISE(connectors::SinkRestorePlan plan,
-                           connectors::PlanIcebergSinkRestore(spec, restored, policy, keyed));
+                           sink.plan_restore(restored, policy, keyed));
       max_id = std::max(max_id, plan.table_checkpoint_id);
       if (plan.table_ahead) {
         for (const auto& [task, position] : plan.source_positions) {
           auto [it, inserted] = overrides.emplace(task, position);
           if (!inserted && it->second != position) {
             return Status::InvalidArgument(
-                "sinks '" + override_sink[task] + "' and '" + spec.sink_id +
+                "sinks '" + override_sink[task] + "' and '" + sink.sink_id +
                 "' are both ahead of the restored checkpoint but hold different positions for "
                 "source task '" +
                 task + "' (" + it->second + " vs " + position +
                 "); starting from either would duplicate or lose rows in the other table");
           }
-          override_sink.emplace(task, spec.sink_id);
+          override_sink.emplace(task, sink.sink_id);
         }
       }
       plans.push_back(std::move(plan));

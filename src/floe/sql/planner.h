@@ -11,15 +11,9 @@
 #include "floe/runtime/checkpoint.h"
 #include "floe/runtime/checkpoint_config.h"
 #include "floe/runtime/job_graph.h"
+#include "floe/runtime/restart_strategy.h"
 
 namespace floe::sql {
-
-// restart-strategy.type: fixed-delay (.attempts, .delay) | none (Flink's option names).
-struct RestartStrategy {
-  enum class Kind { kNone, kFixedDelay } kind = Kind::kFixedDelay;
-  int attempts = 3;
-  int64_t delay_ms = 1000;
-};
 
 struct PlanOptions {
   std::string job_id;
@@ -32,7 +26,7 @@ struct PlanOptions {
 struct PlannedJob {
   runtime::JobGraph graph;
   runtime::CheckpointConfig checkpointing;  // from execution.checkpointing.* (validated)
-  RestartStrategy restart;
+  runtime::RestartStrategy restart;
   connectors::JobContext context;  // shared by the graph's operators (positions board, ...)
   std::map<std::string, std::string> config;
   bool has_keyed_state = false;  // keyed state between source and sink (windows, aggregates)

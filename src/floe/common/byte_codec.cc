@@ -1,0 +1,94 @@
+#include "floe/common/byte_codec.h"
+
+#include <cstring>
+
+namespace floe {
+
+void ByteWriter::PutU32(uint32_t v) {
+  for (int i = 0; i < 4; ++i) buf_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+void ByteWriter::PutU64(uint64_t v) {
+  for (int i = 0; i < 8; ++i) buf_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+void ByteWriter::PutDouble(double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof(bits));
+  PutU64(bits);
+}
+
+void ByteWriter::PutString(std::string_view v) {
+  PutU32(static_cast<uint32_t>(v.size()));
+  buf_.append(v);
+}
+
+Status ByteReader::Need(size_t n, const char* what) const {
+  if (data_.size() - pos_ < n) {
+    return Status::Corruption("state blob truncated: reading " + std::string(what) + " of " +
+                              std::to_string(n) + " bytes at offset " + std::to_string(pos_) +
+                              ", blob has " + std::to_string(data_.size()) + " bytes");
+  }
+  return Status::OK();
+}
+
+Result<uint8_t> ByteReader::GetU8() {
+  FLOE_RETURN_NOT_OK(Need(1, "u8"));
+  return static_cast<uint8_t>(data_[pos_++]);
+}
+
+Result<bool> ByteReader::GetBool() {
+  size_t at = pos_;
+  FLOE_ASSIGN_OR_RAISE(uint8_t v, GetU8());
+  if (v > 1) {
+    return Status::Corruption("state blob: bad boolean " + std::to_string(v) + " at offset " +
+                              std::to_string(at));
+  }
+  return v == 1;
+}
+
+Result<uint32_t> ByteReader::GetU32() {
+  FLOE_RETURN_NOT_OK(Need(4, "u32"));
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i)
+    v |= static_cast<uint32_t>(static_cast<uint8_t>(data_[pos_ + i])) << (8 * i);
+  pos_ += 4;
+  return v;
+}
+
+Result<uint64_t> ByteReader::GetU64() {
+  FLOE_RETURN_NOT_OK(Need(8, "u64"));
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i)
+    v |= static_cast<uint64_t>(static_cast<uint8_t>(data_[pos_ + i])) << (8 * i);
+  pos_ += 8;
+  return v;
+}
+
+Result<int64_t> ByteReader::GetI64() {
+  FLOE_ASSIGN_OR_RAISE(uint64_t v, GetU64());
+  return static_cast<int64_t>(v);
+}
+
+Result<double> ByteReader::GetDouble() {
+  FLOE_ASSIGN_OR_RAISE(uint64_t bits, GetU64());
+  double v;
+  std::memcpy(&v, &bits, sizeof(v));
+  return v;
+}
+
+Result<std::string> ByteReader::GetString() {
+  FLOE_ASSIGN_OR_RAISE(uint32_t n, GetU32());
+  FLOE_RETURN_NOT_OK(Need(n, "string"));
+  std::string out(data_.substr(pos_, n));
+  pos_ += n;
+  return out;
+}
+
+Status ByteReader::ExpectEnd() const {
+  if (AtEnd()) return Status::OK();
+  return Status::Corruption("state blob has " + std::to_string(remaining()) +
+                            " unread bytes at offset " + std::to_string(pos_));
+}
+
+}  // namespace floe

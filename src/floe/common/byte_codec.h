@@ -1,0 +1,65 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "floe/common/status.h"
+
+namespace floe {
+
+// ByteWriter builds a binary blob: fixed-width little-endian integers and length-prefixed byte
+// strings, in an order only its writer knows (operator state blobs, the DataFile wire form).
+// Writers should put a format version first so a later release can still read old blobs.
+// Not thread-safe.
+class ByteWriter {
+ public:
+  void PutU8(uint8_t v) { buf_.push_back(static_cast<char>(v)); }
+  void PutBool(bool v) { PutU8(v ? 1 : 0); }
+  void PutU32(uint32_t v);
+  void PutU64(uint64_t v);
+  void PutI64(int64_t v) { PutU64(static_cast<uint64_t>(v)); }
+  void PutDouble(double v);
+  // u32 length + bytes.
+  void PutString(std::string_view v);
+  void PutBytes(std::string_view v) { PutString(v); }
+
+  size_t size() const { return buf_.size(); }
+  const std::string& data() const { return buf_; }
+  // Returns the blob and leaves the writer empty.
+  std::string Finish() { return std::move(buf_); }
+
+ private:
+  std::string buf_;
+};
+
+// ByteReader reads what a ByteWriter wrote. Every read is bounds-checked: reading past the
+// end or a length that does not fit returns Corruption naming the offset, never UB. The reader
+// views `data`, which must outlive it.
+class ByteReader {
+ public:
+  explicit ByteReader(std::string_view data) : data_(data) {}
+
+  Result<uint8_t> GetU8();
+  Result<bool> GetBool();
+  Result<uint32_t> GetU32();
+  Result<uint64_t> GetU64();
+  Result<int64_t> GetI64();
+  Result<double> GetDouble();
+  Result<std::string> GetString();
+  Result<std::string> GetBytes() { return GetString(); }
+
+  bool AtEnd() const { return pos_ == data_.size(); }
+  size_t remaining() const { return data_.size() - pos_; }
+  size_t position() const { return pos_; }
+  // Corruption unless every byte was consumed (catches a reader/writer mismatch).
+  Status ExpectEnd() const;
+
+ private:
+  Status Need(size_t n, const char* what) const;
+
+  std::string_view data_;
+  size_t pos_ = 0;
+};
+
+}  // namespace floe

@@ -1,0 +1,251 @@
+#include "floe/connectors/filesystem/filesystem_source.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "floe/connectors/connectors_test_util.h"
+#include "floe/runtime/local_job.h"
+
+namespace floe::connectors {
+namespace {
+
+using testing::CollectingCollector;
+using testing::Int64Column;
+using testing::Table;
+
+void WriteText(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+}
+
+// Lines {"id":first}..{"id":last} with a little padding so chunks split files.
+std::string Lines(int first, int last) {
+  std::string s;
+  for (int i = first; i <= last; ++i) {
+    s += "{\"id\":" + std::to_string(i) + ",\"name\":\"row-" + std::to_string(i) + "\"}\n";
+  }
+  return s;
+}
+
+class FilesystemSourceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Read in name order: a.json, b.jsonl, c.json; notes.txt and .hidden.json are skipped.
+    WriteText(dir_.path() + "/b.jsonl", Lines(11, 25));
+    WriteText(dir_.path() + "/a.json", Lines(1, 10));
+    WriteText(dir_.path() + "/c.json", "\n" + Lines(26, 30));  // blank lines are skipped
+    WriteText(dir_.path() + "/notes.txt", "not json\n");
+    WriteText(dir_.path() + "/.hidden.json", "not json\n");
+  }
+
+  TableDescriptor FsTable(std::map<std::string, std::string> extra = {}) {
+    std::map<std::string, std::string> options = {
+        {"connector", "filesystem"}, {"format", "json"}, {"path", dir_.path()}};
+    for (auto& [k, v] : extra) options[k] = v;
+    return Table("events", "id BIGINT NOT NULL, name STRING", options);
+  }
+
+  std::unique_ptr<FilesystemSource> MakeSource(const TableDescriptor& table,
+                                               std::shared_ptr<runtime::SourcePositionBoard> board,
+                                               size_t chunk_bytes = 64) {
+    Result<FilesystemSourceConfig> config = MakeFilesystemSourceConfig(table);
+    EXPECT_TRUE(config.ok()) << config.status().ToString();
+    config->chunk_bytes = chunk_bytes;
+    auto source = std::make_unique<FilesystemSource>(*config, std::move(board));
+    Status st = source->Open(testing::Context("source-events"));
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return source;
+  }
+
+  static runtime::SourceStatus PollAll(FilesystemSource& source, CollectingCollector& out,
+                                       int max_polls = 1 << 20) {
+    runtime::SourceStatus st = runtime::SourceStatus::kMore;
+    for (int i = 0; i < max_polls && st != runtime::SourceStatus::kEnd; ++i) {
+      Result<runtime::SourceStatus> r = source.Poll(out);
+      EXPECT_TRUE(r.ok()) << r.status().ToString();
+      if (!r.ok()) return runtime::SourceStatus::kEnd;
+      st = *r;
+    }
+    return st;
+  }
+
+  static std::vector<int64_t> Range(int64_t a, int64_t b) {
+    std::vector<int64_t> v;
+    for (int64_t i = a; i <= b; ++i) v.push_back(i);
+    return v;
+  }
+
+  testing::TempDir dir_;
+};
+
+TEST_F(FilesystemSourceTest, ReadsJsonFilesOfADirectoryInNameOrder) {
+  auto source = MakeSource(FsTable(), nullptr, 1 << 20);
+  CollectingCollector out;
+  EXPECT_EQ(PollAll(*source, out), runtime::SourceStatus::kEnd);
+  EXPECT_EQ(Int64Column(out.batches, 0), Range(1, 30));
+  EXPECT_EQ(out.batches.size(), 3u);  // one chunk per file
+  Result<std::vector<std::string>> files = ListSourceFiles(dir_.path());
+  ASSERT_TRUE(files.ok());
+  EXPECT_EQ(*files, (std::vector<std::string>{dir_.path() + "/a.json", dir_.path() + "/b.jsonl",
+                                              dir_.path() + "/c.json"}));
+}
+
+TEST_F(FilesystemSourceTest, ReadsASingleFile) {
+  TableDescriptor table = FsTable({{"path", dir_.path() + "/b.jsonl"}});
+  auto source = MakeSource(table, nullptr);
+  CollectingCollector out;
+  PollAll(*source, out);
+  EXPECT_EQ(Int64Column(out.batches, 0), Range(11, 25));
+}
+
+TEST_F(FilesystemSourceTest, ResumesAtTheByteOffsetAcrossFilesAfterEveryPoll) {
+  // 64-byte chunks: a checkpoint can fall inside a file, at a file boundary, or at the end.
+  CollectingCollector full;
+  PollAll(*MakeSource(FsTable(), nullptr), full);
+  size_t total_polls = full.batches.size() + 3;
+  for (size_t k = 0; k <= total_polls; ++k) {
+    auto board = std::make_shared<runtime::SourcePositionBoard>();
+    auto first = MakeSource(FsTable(), board);
+    CollectingCollector out;
+    PollAll(*first, out, static_cast<int>(k));
+    runtime::StateWriter state;
+    ASSERT_TRUE(first->SnapshotPosition(runtime::CheckpointId(k + 1), state).ok());
+    auto second = MakeSource(FsTable(), board);
+    std::string blob = state.Finish();
+    runtime::StateReader reader(blob);
+    ASSERT_TRUE(second->Restore(reader).ok());
+    PollAll(*second, out);
+    EXPECT_EQ(Int64Column(out.batches, 0), Range(1, 30)) << "checkpoint after " << k << " polls";
+  }
+}
+
+TEST_F(FilesystemSourceTest, RecordsFileOffsetAndLineOnTheBoard) {
+  auto board = std::make_shared<runtime::SourcePositionBoard>();
+  auto source = MakeSource(FsTable(), board, 1 << 20);
+  CollectingCollector out;
+  runtime::StateWriter s0;
+  ASSERT_TRUE(source->SnapshotPosition(runtime::CheckpointId(1), s0).ok());
+  EXPECT_EQ(board->PositionsAt(runtime::CheckpointId(1)).at("source-events/0"),
+            (FilePosition{dir_.path() + "/a.json", 0, 1}.ToJson()));
+  ASSERT_TRUE(source->Poll(out).ok());  // all of a.json
+  runtime::StateWriter s1;
+  ASSERT_TRUE(source->SnapshotPosition(runtime::CheckpointId(2), s1).ok());
+  uint64_t a_size = Lines(1, 10).size();
+  std::string json = board->PositionsAt(runtime::CheckpointId(2)).at("source-events/0");
+  EXPECT_EQ(json, "{\"file\":\"" + dir_.path() +
+                      "/a.json\",\"line\":11,\"offset\":" + std::to_string(a_size) + "}");
+  Result<FilePosition> parsed = FilePosition::FromJson(json);
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(*parsed, (FilePosition{dir_.path() + "/a.json", a_size, 11}));
+  EXPECT_FALSE(FilePosition::FromJson("{\"file\":1}").ok());
+}
+
+TEST_F(FilesystemSourceTest, StartOverrideBeatsRestoredState) {
+  auto board = std::make_shared<runtime::SourcePositionBoard>();
+  runtime::StateWriter state;
+  state.PutU32(1);
+  state.PutString(dir_.path() + "/a.json");
+  state.PutU64(0);
+  state.PutI64(1);
+  // The table holds everything up to line 6 of b.jsonl (rows 11..15).
+  uint64_t offset = Lines(11, 15).size();
+  board->SetStartOverrides(
+      {{"source-events/0", FilePosition{dir_.path() + "/b.jsonl", offset, 6}.ToJson()}});
+  auto source = MakeSource(FsTable(), board);
+  std::string blob = state.Finish();
+  runtime::StateReader reader(blob);
+  ASSERT_TRUE(source->Restore(reader).ok());
+  CollectingCollector out;
+  PollAll(*source, out);
+  EXPECT_EQ(Int64Column(out.batches, 0), Range(16, 30));
+}
+
+TEST_F(FilesystemSourceTest, APositionInAFileThatIsGoneContinuesWithTheNextFile) {
+  auto board = std::make_shared<runtime::SourcePositionBoard>();
+  board->SetStartOverrides(
+      {{"source-events/0", FilePosition{dir_.path() + "/b.json", 999, 40}.ToJson()}});
+  auto source = MakeSource(FsTable(), board);
+  CollectingCollector out;
+  PollAll(*source, out);
+  EXPECT_EQ(Int64Column(out.batches, 0), Range(11, 30));  // b.jsonl sorts after b.json
+}
+
+TEST_F(FilesystemSourceTest, ABadLineFailsWithFileAndLine) {
+  WriteText(dir_.path() + "/b.jsonl", Lines(11, 13) + "{\"id\":\"x\"}\n" + Lines(15, 25));
+  auto source = MakeSource(FsTable(), nullptr, 1 << 20);
+  CollectingCollector out;
+  ASSERT_EQ(*source->Poll(out), runtime::SourceStatus::kMore);  // a.json
+  Result<runtime::SourceStatus> r = source->Poll(out);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("b.jsonl:4"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("'id'"), std::string::npos) << r.status().message();
+  EXPECT_EQ(Int64Column(out.batches, 0), Range(1, 10));  // nothing of the failing chunk
+}
+
+TEST_F(FilesystemSourceTest, IgnoreParseErrorsSkipsBadLines) {
+  WriteText(dir_.path() + "/b.jsonl", Lines(11, 13) + "{\"id\":\"x\"}\n" + Lines(15, 25));
+  auto source = MakeSource(FsTable({{"json.ignore-parse-errors", "true"}}), nullptr);
+  CollectingCollector out;
+  EXPECT_EQ(PollAll(*source, out), runtime::SourceStatus::kEnd);
+  std::vector<int64_t> want = Range(1, 13);
+  for (int64_t i = 15; i <= 30; ++i) want.push_back(i);
+  EXPECT_EQ(Int64Column(out.batches, 0), want);
+}
+
+TEST_F(FilesystemSourceTest, RefusesBadOptionsAtPlanTime) {
+  Result<FilesystemSourceConfig> r =
+      MakeFilesystemSourceConfig(FsTable({{"path", dir_.path() + "/missing"}}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("option 'path' must name an existing file"),
+            std::string::npos)
+      << r.status().message();
+  r = MakeFilesystemSourceConfig(FsTable({{"format", "csv"}}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("option 'format' must be 'json'"), std::string::npos);
+  r = MakeFilesystemSourceConfig(FsTable({{"json.ignore-parse-errors", "yes"}}));
+  ASSERT_FALSE(r.ok());
+  r = MakeFilesystemSourceConfig(FsTable({{"paht", "x"}}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("unsupported option 'paht'"), std::string::npos);
+  // The Kafka source's rule: Flink's two spellings, both timestamp forms read either way.
+  r = MakeFilesystemSourceConfig(FsTable({{"json.timestamp-format.standard", "ISO"}}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(
+      r.status().message().find(
+          "option 'json.timestamp-format.standard' must be 'SQL' (\"2020-12-30 "
+          "12:13:14.123\", the default) or 'ISO-8601' (\"2020-12-30T12:13:14.123\"), got 'ISO'"),
+      std::string::npos)
+      << r.status().message();
+  for (const char* standard : {"SQL", "ISO-8601"}) {
+    EXPECT_TRUE(
+        MakeFilesystemSourceConfig(FsTable({{"json.timestamp-format.standard", standard}})).ok());
+  }
+}
+
+TEST_F(FilesystemSourceTest, LocalJobReadsEverythingAndTakesAFinalCheckpoint) {
+  JobContext context;
+  context.positions = std::make_shared<runtime::SourcePositionBoard>();
+  auto collected = std::make_shared<testing::Collected>();
+  runtime::JobGraph graph;
+  Result<runtime::VertexId> src = AddFilesystemSource(graph, "source-events", FsTable(), context);
+  ASSERT_TRUE(src.ok()) << src.status().ToString();
+  runtime::VertexId sink = graph.AddOperator("sink", 1, testing::CollectingSinkFactory(collected));
+  graph.Connect(*src, sink, runtime::Partitioning::Forward());
+  runtime::LocalJobOptions options;
+  options.timer_thread = false;
+  auto job = runtime::LocalJob::Make(graph, options).ValueOrDie();
+  ASSERT_TRUE(job->Start().ok());
+  ASSERT_TRUE(job->Wait().ok());
+  EXPECT_EQ(Int64Column(collected->Batches(), 0), Range(1, 30));
+  runtime::CheckpointId final_id = job->last_completed();
+  ASSERT_TRUE(final_id.valid());
+  Result<FilePosition> end =
+      FilePosition::FromJson(context.positions->PositionsAt(final_id).at("source-events/0"));
+  ASSERT_TRUE(end.ok());
+  EXPECT_EQ(end->file, dir_.path() + "/c.json");
+  EXPECT_EQ(end->offset, 1 + Lines(26, 30).size());
+}
+
+}  // namespace
+}  // namespace floe::connectors

@@ -1,0 +1,223 @@
+#include "floe/connectors/iceberg/iceberg_committer_operator.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "floe/common/crash_point.h"
+#include "floe/connectors/iceberg/iceberg_sink_internal.h"
+#include "floe/iceberg/data_file_codec.h"
+#include "floe/iceberg/snapshot_update.h"
+
+namespace floe::connectors {
+
+namespace {
+
+constexpr uint32_t kStateVersion = 1;
+
+}  // namespace
+
+Status IcebergCommitterOperator::Open(const runtime::OperatorContext& ctx) {
+  if (ctx.task.parallelism != 1) {
+    return Status::InvalidArgument("iceberg committer must run with parallelism 1, not " +
+                                   std::to_string(ctx.task.parallelism));
+  }
+  restored_from_ = ctx.restored_from;
+  task_ = ctx.task.name();
+  // Registered before any checkpoint can complete (that needs this task's acknowledgement).
+  if (options_.positions) options_.positions->RegisterCommitter(task_);
+  FLOE_ASSIGN_OR_RAISE(catalog_, iceberg::FileSystemCatalog::Make(options_.warehouse));
+  return LoadTableMarker();
+}
+
+Status IcebergCommitterOperator::LoadTableMarker() {
+  FLOE_ASSIGN_OR_RAISE(iceberg::LoadedTable loaded, catalog_->LoadTable(options_.table));
+  FLOE_ASSIGN_OR_RAISE(std::optional<internal::SinkCommit> marker,
+                       internal::FindSinkCommit(loaded.metadata, options_.sink_id));
+  if (marker) {
+    table_checkpoint_ = marker->checkpoint_id;
+    committed_positions_ = std::move(marker->source_positions);
+  } else {
+    table_checkpoint_ = 0;
+    committed_positions_.reset();
+  }
+  return Status::OK();
+}
+
+Status IcebergCommitterOperator::Restore(runtime::StateReader& state) {
+  FLOE_ASSIGN_OR_RAISE(uint32_t version, state.GetU32());
+  if (version != kStateVersion) {
+    return Status::Corruption("iceberg committer state: unknown format version " +
+                              std::to_string(version));
+  }
+  FLOE_ASSIGN_OR_RAISE(std::string state_sink_id, state.GetString());
+  (void)state_sink_id;  // the staged files are this vertex's output whatever the id was then
+  FLOE_ASSIGN_OR_RAISE(uint32_t count, state.GetU32());
+  uint64_t highest = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    FLOE_ASSIGN_OR_RAISE(uint64_t id, state.GetU64());
+    Pending p;
+    FLOE_ASSIGN_OR_RAISE(uint32_t positions, state.GetU32());
+    for (uint32_t k = 0; k < positions; ++k) {
+      FLOE_ASSIGN_OR_RAISE(std::string task, state.GetString());
+      FLOE_ASSIGN_OR_RAISE(std::string position, state.GetString());
+      p.positions[std::move(task)] = std::move(position);
+    }
+    FLOE_ASSIGN_OR_RAISE(p.data_files, iceberg::DecodeDataFiles(state));
+    FLOE_ASSIGN_OR_RAISE(p.delete_files, iceberg::DecodeDataFiles(state));
+    pending_[id] = std::move(p);
+    highest = std::max(highest, id);
+  }
+  FLOE_RETURN_NOT_OK(state.ExpectEnd());
+
+  // Reconcile with the table (ARCHITECTURE §3 step 5): what it already holds is dropped...
+  FLOE_RETURN_NOT_OK(LoadTableMarker());
+  for (auto it = pending_.begin(); it != pending_.end() && it->first <= table_checkpoint_;) {
+    ++stats_.dropped_on_restore;
+    it = pending_.erase(it);
+  }
+  // ...and the rest is committed now: the restored checkpoint completed, so all it staged is
+  // due, even if this run ends before its own first checkpoint completes.
+  uint64_t upto = restored_from_ ? restored_from_->value : highest;
+  return CommitUpTo(std::max(upto, highest));
+}
+
+Status IcebergCommitterOperator::ProcessBatch(const RecordBatch& batch, int input,
+                                              runtime::Collector& out) {
+  (void)input, (void)out;
+  FLOE_ASSIGN_OR_RAISE(std::vector<internal::WriterFiles> messages,
+                       internal::DecodeWriterFiles(batch));
+  for (internal::WriterFiles& m : messages) {
+    Pending& p = collected_[m.checkpoint.value];
+    for (auto& f : m.data_files) p.data_files.push_back(std::move(f));
+    for (auto& f : m.delete_files) p.delete_files.push_back(std::move(f));
+  }
+  return Status::OK();
+}
+
+Status IcebergCommitterOperator::OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
+                                           runtime::Collector& out) {
+  (void)out;
+  if (id.value <= table_checkpoint_) {
+    // Committing N would be skipped as "already held": its rows would be lost.
+    return Status::Internal("iceberg sink " + options_.sink_id + ": checkpoint " + id.ToString() +
+                            " is not above checkpoint " + std::to_string(table_checkpoint_) +
+                            " that table " + options_.table.ToString() +
+                            " already holds for this sink; checkpoint ids must continue above "
+                            "the table's (min checkpoint id from PlanIcebergSinkRestore)");
+  }
+  Pending& staged = pending_[id.value];
+  for (auto it = collected_.begin(); it != collected_.end() && it->first <= id.value;) {
+    for (auto& f : it->second.data_files) staged.data_files.push_back(std::move(f));
+    for (auto& f : it->second.delete_files) staged.delete_files.push_back(std::move(f));
+    it = collected_.erase(it);
+  }
+  if (options_.positions) staged.positions = options_.positions->PositionsAt(id);
+
+  state.PutU32(kStateVersion);
+  state.PutString(options_.sink_id);
+  state.PutU32(static_cast<uint32_t>(pending_.size()));
+  for (const auto& [pid, p] : pending_) {
+    state.PutU64(pid);
+    state.PutU32(static_cast<uint32_t>(p.positions.size()));
+    for (const auto& [task, position] : p.positions) {
+      state.PutString(task);
+      state.PutString(position);
+    }
+    iceberg::EncodeDataFiles(p.data_files, state);
+    iceberg::EncodeDataFiles(p.delete_files, state);
+  }
+  CrashPoint("after-committer-snapshot");
+  return Status::OK();
+}
+
+Status IcebergCommitterOperator::OnCheckpointComplete(runtime::CheckpointId id) {
+  CrashPoint("after-checkpoint-complete-before-commit");
+  FLOE_RETURN_NOT_OK(CommitUpTo(id.value));
+  if (options_.positions) {
+    options_.positions->ForgetUpTo(id);
+    // Checkpoints <= id are in the table (committed now, earlier, or skipped as already held or
+    // empty): sources may publish id's external offsets.
+    options_.positions->ReportCommitted(task_, id);
+  }
+  if (options_.on_checkpoint_handled) options_.on_checkpoint_handled(id);
+  return Status::OK();
+}
+
+Status IcebergCommitterOperator::Close() {
+  if (options_.positions && !task_.empty()) options_.positions->ReportClosed(task_);
+  return Status::OK();
+}
+
+Status IcebergCommitterOperator::CommitUpTo(uint64_t id) {
+  for (auto it = pending_.begin(); it != pending_.end() && it->first <= id;) {
+    FLOE_RETURN_NOT_OK(CommitOne(it->first, it->second));
+    it = pending_.erase(it);
+  }
+  return Status::OK();
+}
+
+Status IcebergCommitterOperator::CommitOne(uint64_t id, const Pending& pending) {
+  if (id <= table_checkpoint_) {
+    ++stats_.skipped_present;
+    return Status::OK();
+  }
+  bool has_files = !pending.data_files.empty() || !pending.delete_files.empty();
+  // Compared in the form the summary stores (re-encoded JSON), so positions read back from
+  // the table after a restore compare equal to the same positions from a source.
+  std::string offsets_json = internal::SourceOffsetsToJson(pending.positions);
+  FLOE_ASSIGN_OR_RAISE(auto positions, internal::SourceOffsetsFromJson(offsets_json));
+  bool positions_changed =
+      !positions.empty() && (!committed_positions_ || *committed_positions_ != positions);
+  if (!has_files && !positions_changed) {
+    ++stats_.skipped_empty;
+    return Status::OK();
+  }
+  iceberg::SnapshotChanges changes;
+  changes.added_data_files = pending.data_files;
+  changes.added_delete_files = pending.delete_files;
+  changes.summary_properties = {
+      {internal::kSummarySinkId, options_.sink_id},
+      {internal::kSummaryJobId, options_.job_id},
+      {internal::kSummaryCheckpointId, std::to_string(id)},
+      {internal::kSummarySourceOffsets, offsets_json},
+  };
+  bool already_held = false;
+  iceberg::CommitOptions commit_options;
+  commit_options.validate = [&](const iceberg::TableMetadata& metadata) -> Status {
+    FLOE_ASSIGN_OR_RAISE(std::optional<internal::SinkCommit> marker,
+                         internal::FindSinkCommit(metadata, options_.sink_id));
+    if (marker && marker->checkpoint_id >= id) {
+      already_held = true;
+      return Status::AlreadyExists("table holds checkpoint " +
+                                   std::to_string(marker->checkpoint_id) + " of this sink");
+    }
+    return Status::OK();
+  };
+  Result<iceberg::Snapshot> snapshot =
+      iceberg::CommitSnapshot(*catalog_, options_.table, changes, commit_options);
+  if (!snapshot.ok()) {
+    if (already_held && snapshot.status().IsAlreadyExists()) {
+      // Committed before (by this sink in an earlier attempt whose record was lost).
+      ++stats_.skipped_present;
+      table_checkpoint_ = std::max(table_checkpoint_, id);
+      return Status::OK();
+    }
+    return snapshot.status().WithContext("iceberg sink " + options_.sink_id + ": committing " +
+                                         "checkpoint " + std::to_string(id) + " to " +
+                                         options_.table.ToString());
+  }
+  // Committed, but pending[id] is still in this committer's state.
+  CrashPoint("after-commit-before-record");
+  ++stats_.committed;
+  table_checkpoint_ = id;
+  committed_positions_ = std::move(positions);
+  return Status::OK();
+}
+
+std::vector<uint64_t> IcebergCommitterOperator::pending_ids() const {
+  std::vector<uint64_t> ids;
+  for (const auto& [id, p] : pending_) ids.push_back(id);
+  return ids;
+}
+
+}  // namespace floe::connectors

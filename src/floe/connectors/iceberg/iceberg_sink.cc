@@ -1,0 +1,560 @@
+#include "floe/connectors/iceberg/iceberg_sink.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "floe/connectors/iceberg/iceberg_committer_operator.h"
+#include "floe/connectors/iceberg/iceberg_sink_internal.h"
+#include "floe/connectors/iceberg/iceberg_writer_operator.h"
+#include "floe/iceberg/data_file_codec.h"
+#include "floe/iceberg/partition_spec.h"
+#include "floe/iceberg/schema.h"
+#include "floe/io/file.h"
+
+namespace floe::connectors {
+
+namespace internal {
+
+namespace {
+
+using Json = nlohmann::json;
+
+std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string OptionOr(const TableDescriptor& t, const std::string& key, const std::string& def) {
+  auto it = t.options.find(key);
+  return it == t.options.end() ? def : it->second;
+}
+
+bool ParseU64(std::string_view s, uint64_t* out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size() && !s.empty();
+}
+
+// Options the sink understands besides the pass-through write.* / commit.* table properties.
+const std::set<std::string>& KnownOptions() {
+  static const std::set<std::string> kKnown = {
+      "connector",        "catalog-type",  "catalog-name",        "warehouse",
+      "catalog-database", "catalog-table", "format-version",      "sink.parallelism",
+      "sink-id",          "partition-by",  "write.upsert.enabled"};
+  return kKnown;
+}
+
+constexpr uint32_t kWriterFilesVersion = 1;
+
+}  // namespace
+
+std::shared_ptr<const BatchSchema> WriterFilesSchema() {
+  static const std::shared_ptr<const BatchSchema> kSchema = [] {
+    auto s = std::make_shared<BatchSchema>();
+    s->fields.push_back(Field{"floe_iceberg_files", DataType::Binary(), false, 0});
+    return s;
+  }();
+  return kSchema;
+}
+
+RecordBatch EncodeWriterFiles(const WriterFiles& files) {
+  runtime::StateWriter w;
+  w.PutU32(kWriterFilesVersion);
+  w.PutU64(files.checkpoint.value);
+  w.PutString(files.writer_task);
+  iceberg::EncodeDataFiles(files.data_files, w);
+  iceberg::EncodeDataFiles(files.delete_files, w);
+  RecordBatch batch(WriterFilesSchema());
+  batch.mutable_column(0).AppendBytes(w.data());
+  return batch;
+}
+
+Result<std::vector<WriterFiles>> DecodeWriterFiles(const RecordBatch& batch) {
+  if (!batch.schema() || !(*batch.schema() == *WriterFilesSchema())) {
+    return Status::Internal(
+        "iceberg committer: input is not the writers' file descriptions (one BINARY column "
+        "floe_iceberg_files)");
+  }
+  std::vector<WriterFiles> out;
+  for (size_t row = 0; row < batch.num_rows(); ++row) {
+    runtime::StateReader r(batch.column(0).GetBytes(row));
+    FLOE_ASSIGN_OR_RAISE(uint32_t version, r.GetU32());
+    if (version != kWriterFilesVersion) {
+      return Status::Corruption("iceberg committer: unknown file message version " +
+                                std::to_string(version));
+    }
+    WriterFiles files;
+    FLOE_ASSIGN_OR_RAISE(uint64_t id, r.GetU64());
+    files.checkpoint = runtime::CheckpointId(id);
+    FLOE_ASSIGN_OR_RAISE(files.writer_task, r.GetString());
+    FLOE_ASSIGN_OR_RAISE(files.data_files, iceberg::DecodeDataFiles(r));
+    FLOE_ASSIGN_OR_RAISE(files.delete_files, iceberg::DecodeDataFiles(r));
+    FLOE_RETURN_NOT_OK(r.ExpectEnd());
+    out.push_back(std::move(files));
+  }
+  return out;
+}
+
+std::string SourceOffsetsToJson(const std::map<std::string, std::string>& positions) {
+  Json obj = Json::object();
+  for (const auto& [task, position] : positions) {
+    Json parsed = Json::parse(position, nullptr, /*allow_exceptions=*/false);
+    obj[task] = parsed.is_discarded() ? Json(position) : std::move(parsed);
+  }
+  return Dump(obj);
+}
+
+Result<std::map<std::string, std::string>> SourceOffsetsFromJson(const std::string& text) {
+  Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    return Status::Corruption("snapshot summary " + std::string(kSummarySourceOffsets) +
+                              " is not a JSON object: " + text.substr(0, 200));
+  }
+  std::map<std::string, std::string> out;
+  for (auto it = parsed.begin(); it != parsed.end(); ++it) out[it.key()] = Dump(it.value());
+  return out;
+}
+
+Result<std::optional<SinkCommit>> FindSinkCommit(const iceberg::TableMetadata& metadata,
+                                                 const std::string& sink_id) {
+  const iceberg::Snapshot* snapshot = metadata.current_snapshot();
+  size_t guard = 0;
+  while (snapshot != nullptr && guard++ <= metadata.snapshots.size()) {
+    auto sink = snapshot->summary.find(kSummarySinkId);
+    if (sink != snapshot->summary.end() && sink->second == sink_id) {
+      SinkCommit commit;
+      commit.snapshot_id = snapshot->snapshot_id;
+      auto id = snapshot->summary.find(kSummaryCheckpointId);
+      if (id == snapshot->summary.end() || !ParseU64(id->second, &commit.checkpoint_id)) {
+        return Status::Corruption("snapshot " + std::to_string(snapshot->snapshot_id) +
+                                  " of sink '" + sink_id + "' has no valid " +
+                                  kSummaryCheckpointId);
+      }
+      auto job = snapshot->summary.find(kSummaryJobId);
+      if (job != snapshot->summary.end()) commit.job_id = job->second;
+      auto offsets = snapshot->summary.find(kSummarySourceOffsets);
+      if (offsets != snapshot->summary.end()) {
+        FLOE_ASSIGN_OR_RAISE(commit.source_positions, SourceOffsetsFromJson(offsets->second));
+      }
+      return std::optional<SinkCommit>(std::move(commit));
+    }
+    if (!snapshot->parent_snapshot_id) break;
+    snapshot = metadata.FindSnapshot(*snapshot->parent_snapshot_id);
+  }
+  return std::optional<SinkCommit>();
+}
+
+std::string EffectiveSinkId(const IcebergSinkSpec& spec, const iceberg::TableIdentifier& table) {
+  auto it = spec.table.options.find("sink-id");
+  if (it != spec.table.options.end()) return it->second;
+  if (!spec.sink_id.empty()) return spec.sink_id;
+  return spec.table.name + "->" + table.ToString();
+}
+
+std::string WriterVertexName(const IcebergSinkSpec& spec) {
+  return spec.table.name + "-iceberg-writer";
+}
+std::string CommitterVertexName(const IcebergSinkSpec& spec) {
+  return spec.table.name + "-iceberg-committer";
+}
+
+Result<IcebergSinkOptions> ParseIcebergSinkOptions(const IcebergSinkSpec& spec) {
+  const TableDescriptor& t = spec.table;
+  auto where = [&] { return "iceberg table '" + t.name + "': "; };
+  for (const auto& [key, value] : t.options) {
+    if (KnownOptions().count(key) || key.rfind("write.", 0) == 0 || key.rfind("commit.", 0) == 0) {
+      continue;
+    }
+    return Status::InvalidArgument(
+        where() + "unsupported option '" + key +
+        "' (supported: connector, catalog-type, catalog-name, warehouse, catalog-database, "
+        "catalog-table, format-version, write.upsert.enabled, sink.parallelism, sink-id, "
+        "partition-by, and write.* / commit.* table properties)");
+  }
+  IcebergSinkOptions o;
+  std::string catalog_type = Lower(OptionOr(t, "catalog-type", "hadoop"));
+  if (catalog_type != "hadoop") {
+    return Status::InvalidArgument(
+        where() + "option 'catalog-type' = '" + catalog_type +
+        "' is not supported: floe supports 'hadoop' (a filesystem catalog under 'warehouse'); "
+        "'rest', 'jdbc' and 'hive' catalogs are not implemented yet");
+  }
+  std::string warehouse = OptionOr(t, "warehouse", "");
+  if (warehouse.empty()) {
+    return Status::InvalidArgument(where() +
+                                   "option 'warehouse' is required (a local directory or "
+                                   "file:// URI, e.g. 'file:///data/warehouse')");
+  }
+  if (warehouse.rfind("file://", 0) == 0) {
+    warehouse = warehouse.substr(7);
+  } else if (warehouse.rfind("file:", 0) == 0) {
+    warehouse = warehouse.substr(5);
+  } else if (warehouse.find("://") != std::string::npos) {
+    return Status::InvalidArgument(where() + "option 'warehouse' = '" + warehouse +
+                                   "': only local paths and file:// URIs are supported yet");
+  }
+  if (warehouse.empty()) return Status::InvalidArgument(where() + "option 'warehouse' is empty");
+  o.warehouse = io::AbsolutePath(warehouse);
+
+  std::string database = OptionOr(t, "catalog-database", "default_database");  // Flink's default
+  std::string table = OptionOr(t, "catalog-table", t.name);
+  Result<iceberg::TableIdentifier> id = iceberg::TableIdentifier::Parse(database + "." + table);
+  if (!id.ok()) {
+    return Status::InvalidArgument(where() + "'catalog-database'.'catalog-table' = '" + database +
+                                   "." + table +
+                                   "' is not a valid table name (letters, digits and _ only)");
+  }
+  o.table = *id;
+
+  std::string format_version = OptionOr(t, "format-version", "2");
+  if (format_version != "2") {
+    return Status::InvalidArgument(where() + "option 'format-version' = '" + format_version +
+                                   "': floe writes format version 2 only");
+  }
+  std::string upsert = Lower(OptionOr(t, "write.upsert.enabled", "false"));
+  if (upsert != "true" && upsert != "false") {
+    return Status::InvalidArgument(where() + "option 'write.upsert.enabled' must be 'true' or " +
+                                   "'false', not '" + upsert + "'");
+  }
+  o.upsert = upsert == "true";
+  if (o.upsert && t.primary_key.empty()) {
+    return Status::InvalidArgument(
+        where() +
+        "'write.upsert.enabled' = 'true' needs a PRIMARY KEY (...) NOT ENFORCED: "
+        "upserts replace rows by key");
+  }
+  std::string parallelism = OptionOr(t, "sink.parallelism", "1");
+  uint64_t p = 0;
+  if (!ParseU64(parallelism, &p) || p < 1 || p > 128) {
+    return Status::InvalidArgument(where() + "option 'sink.parallelism' = '" + parallelism +
+                                   "' must be an integer in 1..128");
+  }
+  o.parallelism = static_cast<uint32_t>(p);
+  o.partition_by = OptionOr(t, "partition-by", "");
+  for (const auto& [key, value] : t.options) {
+    if (key.rfind("write.", 0) == 0 || key.rfind("commit.", 0) == 0) {
+      o.table_properties[key] = value;
+    }
+  }
+  o.sink_id = EffectiveSinkId(spec, o.table);
+  if (o.sink_id.empty())
+    return Status::InvalidArgument(where() + "option 'sink-id' must not be empty");
+  return o;
+}
+
+Status AddIcebergSinkWithHooks(runtime::JobGraph& graph, runtime::VertexId input,
+                               const IcebergSinkSpec& spec, const JobContext& context,
+                               IcebergSinkHooks hooks) {
+  FLOE_ASSIGN_OR_RAISE(IcebergSinkOptions o, ParseIcebergSinkOptions(spec));
+  if (input.value >= graph.vertices().size()) {
+    return Status::InvalidArgument("AddIcebergSink: input vertex does not exist");
+  }
+  IcebergWriterOptions writer;
+  writer.warehouse = o.warehouse;
+  writer.table = o.table;
+  writer.mode = o.upsert ? iceberg::WriteMode::kUpsert : iceberg::WriteMode::kAppend;
+  writer.job_id = context.job_id;
+  writer.row_kind_column = hooks.row_kind_column;
+  runtime::VertexId writers = graph.AddOperator(
+      WriterVertexName(spec), o.parallelism,
+      [writer](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+        // Each subtask instance draws its own attempt token.
+        FLOE_ASSIGN_OR_RAISE(auto op, IcebergWriterOperator::Make(writer));
+        return std::unique_ptr<runtime::Operator>(std::move(op));
+      });
+  if (o.upsert) {
+    graph.Connect(input, writers, runtime::Partitioning::Hash(spec.table.primary_key));
+  } else if (graph.vertex(input).parallelism == o.parallelism) {
+    graph.Connect(input, writers, runtime::Partitioning::Forward());
+  } else {
+    graph.Connect(input, writers, runtime::Partitioning::Rebalance());
+  }
+
+  IcebergCommitterOptions committer;
+  committer.warehouse = o.warehouse;
+  committer.table = o.table;
+  committer.sink_id = o.sink_id;
+  committer.job_id = context.job_id;
+  committer.positions = context.positions;
+  committer.on_checkpoint_handled = hooks.on_checkpoint_handled;
+  runtime::VertexId commit = graph.AddOperator(
+      CommitterVertexName(spec), 1,
+      [committer](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+        return std::unique_ptr<runtime::Operator>(
+            std::make_unique<IcebergCommitterOperator>(committer));
+      });
+  graph.Connect(writers, commit, runtime::Partitioning::Global());
+  return Status::OK();
+}
+
+}  // namespace internal
+
+namespace {
+
+// The Iceberg schema the declaration asks for: ids 1..n, PK columns required identifier fields.
+Result<iceberg::Schema> DeclaredSchema(const TableDescriptor& t) {
+  if (!t.schema || t.schema->fields.empty()) {
+    return Status::InvalidArgument("iceberg table '" + t.name + "' declares no columns");
+  }
+  iceberg::Schema schema;
+  int32_t next_id = 1;
+  for (const Field& f : t.schema->fields) {
+    Field field = f;
+    field.field_id = next_id++;
+    schema.fields.push_back(field);
+  }
+  for (const std::string& key : t.primary_key) {
+    auto it = std::find_if(schema.fields.begin(), schema.fields.end(),
+                           [&](const Field& f) { return f.name == key; });
+    if (it == schema.fields.end()) {
+      return Status::InvalidArgument("iceberg table '" + t.name + "': PRIMARY KEY column '" + key +
+                                     "' is not a declared column");
+    }
+    it->nullable = false;
+    schema.identifier_field_ids.push_back(it->field_id);
+  }
+  return schema;
+}
+
+Status CheckUpsertPartitioning(const std::string& where, const iceberg::Schema& schema,
+                               const iceberg::PartitionSpec& spec) {
+  for (const auto& pf : spec.fields) {
+    if (std::find(schema.identifier_field_ids.begin(), schema.identifier_field_ids.end(),
+                  pf.source_id) == schema.identifier_field_ids.end()) {
+      const Field* f = schema.FindById(pf.source_id);
+      return Status::InvalidArgument(
+          where + "partition field '" + pf.name + "' comes from column '" + (f ? f->name : "?") +
+          "', which is not in the primary key: in upsert mode every partition column must be "
+          "part of it (an update that moved a row to another partition would leave the old row "
+          "alive)");
+    }
+  }
+  return Status::OK();
+}
+
+bool SameSpecFields(const iceberg::PartitionSpec& a, const iceberg::PartitionSpec& b) {
+  if (a.fields.size() != b.fields.size()) return false;
+  for (size_t i = 0; i < a.fields.size(); ++i) {
+    if (a.fields[i].source_id != b.fields[i].source_id ||
+        !(a.fields[i].transform == b.fields[i].transform)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// An existing table must have exactly the declared columns (by name, same types).
+Status CheckExistingTable(const std::string& where, const iceberg::Schema& declared,
+                          const iceberg::TableMetadata& metadata, bool upsert,
+                          const std::string& partition_by) {
+  const iceberg::Schema& actual = metadata.current_schema();
+  for (const Field& d : declared.fields) {
+    const Field* a = actual.FindByName(d.name);
+    if (a == nullptr) {
+      return Status::InvalidArgument(where + "column '" + d.name +
+                                     "' is declared but the table has no such column");
+    }
+    if (!(a->type == d.type)) {
+      return Status::InvalidArgument(where + "column '" + d.name + "' is declared " +
+                                     iceberg::FlinkTypeName(d.type) + " but the table has " +
+                                     iceberg::FlinkTypeName(a->type));
+    }
+    if (!a->nullable && d.nullable) {
+      return Status::InvalidArgument(where + "column '" + d.name +
+                                     "' is required in the table; declare it NOT NULL");
+    }
+  }
+  for (const Field& a : actual.fields) {
+    if (declared.FindByName(a.name) == nullptr) {
+      return Status::InvalidArgument(where + "the table has column '" + a.name +
+                                     "' that the declaration lacks");
+    }
+  }
+  if (upsert) {
+    std::set<std::string> want, have;
+    for (int32_t id : declared.identifier_field_ids) want.insert(declared.FindById(id)->name);
+    for (int32_t id : actual.identifier_field_ids) {
+      if (const Field* f = actual.FindById(id)) have.insert(f->name);
+    }
+    if (want != have) {
+      std::string list;
+      for (const auto& n : have) list += (list.empty() ? "" : ", ") + n;
+      return Status::InvalidArgument(where + "the declared PRIMARY KEY differs from the table's " +
+                                     "identifier fields (" + (list.empty() ? "none" : list) + ")");
+    }
+    FLOE_RETURN_NOT_OK(CheckUpsertPartitioning(where, actual, metadata.default_spec()));
+  }
+  if (!partition_by.empty()) {
+    FLOE_ASSIGN_OR_RAISE(iceberg::PartitionSpec spec,
+                         iceberg::ParsePartitionClause(partition_by, actual));
+    if (!SameSpecFields(spec, metadata.default_spec())) {
+      return Status::InvalidArgument(where + "option 'partition-by' = '" + partition_by +
+                                     "' differs from the table's partition spec " +
+                                     iceberg::PartitionSpecToJson(metadata.default_spec()));
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status PrepareIcebergTable(const IcebergSinkSpec& spec) {
+  FLOE_ASSIGN_OR_RAISE(internal::IcebergSinkOptions o, internal::ParseIcebergSinkOptions(spec));
+  std::string where = "iceberg table " + o.table.ToString() + " (sink '" + spec.table.name + "'): ";
+  FLOE_ASSIGN_OR_RAISE(iceberg::Schema schema, DeclaredSchema(spec.table));
+  iceberg::PartitionSpec partition_spec;
+  if (!o.partition_by.empty()) {
+    Result<iceberg::PartitionSpec> parsed = iceberg::ParsePartitionClause(o.partition_by, schema);
+    if (!parsed.ok()) {
+      return parsed.status().WithContext(where + "option 'partition-by'");
+    }
+    partition_spec = std::move(parsed).value();
+  }
+  if (o.upsert) FLOE_RETURN_NOT_OK(CheckUpsertPartitioning(where, schema, partition_spec));
+  {
+    // Sizes and codec: the same rules the writers apply.
+    Result<iceberg::TableMetadata> probe =
+        iceberg::NewTableMetadata(schema, partition_spec, "file:///validate", o.table_properties);
+    if (!probe.ok()) return probe.status().WithContext(where);
+    Status st = iceberg::ConfigFromTableProperties(*probe, "validate").status();
+    if (!st.ok()) return st.WithContext(where);
+  }
+  FLOE_ASSIGN_OR_RAISE(auto catalog, iceberg::FileSystemCatalog::Make(o.warehouse));
+  Result<iceberg::LoadedTable> loaded = catalog->LoadTable(o.table);
+  if (loaded.status().IsNotFound()) {
+    Result<iceberg::LoadedTable> created =
+        catalog->CreateTable(o.table, schema, partition_spec, o.table_properties);
+    if (created.ok()) return Status::OK();
+    if (!created.status().IsAlreadyExists()) return created.status().WithContext(where);
+    loaded = catalog->LoadTable(o.table);  // created concurrently: check it like any other
+  }
+  if (!loaded.ok()) return loaded.status().WithContext(where);
+  return CheckExistingTable(where, schema, loaded->metadata, o.upsert, o.partition_by);
+}
+
+Status AddIcebergSink(runtime::JobGraph& graph, runtime::VertexId input,
+                      const IcebergSinkSpec& spec, const JobContext& context) {
+  internal::IcebergSinkHooks hooks;
+  hooks.row_kind_column = spec.row_kind_column;
+  return internal::AddIcebergSinkWithHooks(graph, input, spec, context, std::move(hooks));
+}
+
+Result<SinkRestorePlan> PlanIcebergSinkRestore(
+    const IcebergSinkSpec& spec, const std::optional<runtime::CompletedCheckpoint>& restored,
+    StaleRestorePolicy policy, bool has_keyed_state) {
+  FLOE_ASSIGN_OR_RAISE(internal::IcebergSinkOptions o, internal::ParseIcebergSinkOptions(spec));
+  SinkRestorePlan plan;
+  std::string restoring = restored
+                              ? std::string(restored->is_savepoint ? "savepoint" : "checkpoint") +
+                                    " " + restored->id.ToString() +
+                                    (restored->dir.empty() ? "" : " (" + restored->dir + ")")
+                              : std::string("no checkpoint (fresh start)");
+  FLOE_ASSIGN_OR_RAISE(auto catalog, iceberg::FileSystemCatalog::Make(o.warehouse));
+  Result<iceberg::LoadedTable> loaded = catalog->LoadTable(o.table);
+  if (loaded.status().IsNotFound()) {
+    plan.message = "table " + o.table.ToString() + " does not exist yet; restoring " + restoring +
+                   ": nothing to reconcile";
+    return plan;
+  }
+  if (!loaded.ok()) return loaded.status();
+  FLOE_ASSIGN_OR_RAISE(std::optional<internal::SinkCommit> marker,
+                       internal::FindSinkCommit(loaded->metadata, o.sink_id));
+  if (!marker) {
+    plan.message = "table " + o.table.ToString() + " holds no commit of sink '" + o.sink_id +
+                   "'; restoring " + restoring;
+    return plan;
+  }
+  plan.table_checkpoint_id = marker->checkpoint_id;
+  plan.source_positions = marker->source_positions;
+  uint64_t restored_id = restored ? restored->id.value : 0;
+  plan.table_ahead = marker->checkpoint_id > restored_id;
+  std::string holds = "table " + o.table.ToString() + " holds checkpoint " +
+                      std::to_string(marker->checkpoint_id) + " of sink '" + o.sink_id + "'";
+  std::string next = "checkpoints continue at " + std::to_string(marker->checkpoint_id + 1);
+  if (!plan.table_ahead) {
+    plan.message = holds + "; restoring " + restoring +
+                   ": pending commits above the table's are committed, sources start from the "
+                   "restored positions";
+    return plan;
+  }
+  if (has_keyed_state) {
+    switch (policy) {
+      case StaleRestorePolicy::kFail:
+        return Status::InvalidArgument(
+            holds + " but this run restores " + restoring +
+            ", which is older, and the pipeline keeps keyed state between source and sink: "
+            "starting the sources from the table's positions would make that state disagree "
+            "with the table. Choose --on-stale-restore=fail|skip-to-table|replay: "
+            "skip-to-table starts the sources at the table's positions (checkpoint " +
+            std::to_string(marker->checkpoint_id) + ") with the state of checkpoint " +
+            std::to_string(restored_id) + "; replay re-processes from checkpoint " +
+            std::to_string(restored_id) + " and commits the replayed rows again (at-least-once)");
+      case StaleRestorePolicy::kSkipToTable:
+        break;
+      case StaleRestorePolicy::kReplay:
+        plan.table_ahead = false;
+        plan.message = holds + "; restoring " + restoring +
+                       " with --on-stale-restore=replay: sources replay from the restored "
+                       "positions and rows after checkpoint " +
+                       std::to_string(restored_id) + " may be committed twice; " + next;
+        return plan;
+    }
+  }
+  plan.message =
+      holds + "; restoring " + restoring + ": sources start from the table's positions, " + next;
+  return plan;
+}
+
+namespace {
+
+// A changelog needs an upsert table: PRIMARY KEY and 'write.upsert.enabled' = 'true' (Flink
+// refuses an append-only sink for an updating input the same way).
+Status IcebergAcceptsChangelog(const TableDescriptor& t) {
+  bool upsert = internal::Lower(internal::OptionOr(t, "write.upsert.enabled", "false")) == "true";
+  if (!t.primary_key.empty() && upsert) return Status::OK();
+  return Status::InvalidArgument(
+      "iceberg table '" + t.name +
+      "' is append-only: an updating input needs an upsert sink. Declare PRIMARY KEY (...) NOT "
+      "ENFORCED on '" +
+      t.name + "' and set 'write.upsert.enabled' = 'true' (Flink refuses an append-only " +
+      "sink for an updating input the same way)");
+}
+
+Result<AddedSink> AddIcebergConnectorSink(const SinkRequest& r) {
+  IcebergSinkSpec spec;
+  spec.table = *r.table;
+  if (r.changelog_input) spec.row_kind_column = runtime::kRowKindColumn;
+  FLOE_ASSIGN_OR_RAISE(internal::IcebergSinkOptions options,
+                       internal::ParseIcebergSinkOptions(spec));
+  FLOE_RETURN_NOT_OK(PrepareIcebergTable(spec));
+  FLOE_RETURN_NOT_OK(AddIcebergSink(*r.graph, r.input, spec, *r.context));
+  AddedSink added;
+  added.sink_id = options.sink_id;
+  added.plan_restore = [spec](const std::optional<runtime::CompletedCheckpoint>& restored,
+                              StaleRestorePolicy policy, bool has_keyed_state) {
+    return PlanIcebergSinkRestore(spec, restored, policy, has_keyed_state);
+  };
+  return added;
+}
+
+}  // namespace
+
+Connector IcebergConnector() {
+  Connector c;
+  c.name = "iceberg";
+  for (const std::string& o : internal::KnownOptions()) {
+    if (o != "connector") c.options.push_back(o);
+  }
+  c.options.push_back("write.");
+  c.options.push_back("commit.");
+  c.add_sink = AddIcebergConnectorSink;
+  c.accepts_changelog = IcebergAcceptsChangelog;
+  return c;
+}
+
+}  // namespace floe::connectors

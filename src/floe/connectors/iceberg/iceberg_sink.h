@@ -1,0 +1,51 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "floe/connectors/connector.h"
+#include "floe/connectors/registry.h"
+
+namespace floe::connectors {
+
+// 'connector' = 'iceberg': the exactly-once Iceberg sink (ARCHITECTURE §3).
+struct IcebergSinkSpec {
+  TableDescriptor table;  // options: catalog-type=hadoop, warehouse, catalog-database,
+                          // catalog-table, write.upsert.enabled, format-version,
+                          // write.target-file-size-bytes, write.parquet.compression-codec
+  // Stable identity of this pipeline's sink into this table: survives restarts, savepoints and
+  // resubmission of the same job file. The one rule (EffectiveSinkId): option 'sink-id', else
+  // this field (tests), else "<SQL table name>-><catalog-database>.<catalog-table>".
+  std::string sink_id;
+  // The input is a changelog whose row kinds are in this STRING column (kRowKindColumn from a
+  // debezium-json source; see IcebergWriterOptions::row_kind_column). Empty: every row inserts.
+  std::string row_kind_column;
+};
+
+// Validates the options (unknown catalog type, missing warehouse, upsert without primary key,
+// bad sizes or codec: errors name the option and the rule) and creates the table if missing.
+Status PrepareIcebergTable(const IcebergSinkSpec& spec);
+
+// Adds the sink to `graph` after `input`: writer subtasks (parallelism from option
+// 'sink.parallelism', default 1; in upsert mode fed through a HASH partitioning on the primary
+// key so all rows of a key reach one writer) and ONE committer subtask. Writers write and
+// fsync files and hand their descriptions to the committer on each barrier; the committer keeps
+// pending[N] in its state and, on checkpoint N complete, commits one snapshot per pending
+// checkpoint, in order, with floe.sink-id / floe.job-id / floe.checkpoint-id /
+// floe.source-offsets in the summary.
+Status AddIcebergSink(runtime::JobGraph& graph, runtime::VertexId input,
+                      const IcebergSinkSpec& spec, const JobContext& context);
+
+// Before a run starts (fresh, restarted or restored): reads the newest snapshot of this sink id
+// in the table and compares it with `restored` (nullopt for a job without checkpoint). When
+// the table is ahead and `has_keyed_state`, policy kFail returns an InvalidArgument naming
+// --on-stale-restore=fail|skip-to-table|replay.
+Result<SinkRestorePlan> PlanIcebergSinkRestore(
+    const IcebergSinkSpec& spec, const std::optional<runtime::CompletedCheckpoint>& restored,
+    StaleRestorePolicy policy, bool has_keyed_state);
+
+// 'connector' = 'iceberg' for the registry: PrepareIcebergTable + AddIcebergSink, and the
+// restore check PlanIcebergSinkRestore.
+Connector IcebergConnector();
+
+}  // namespace floe::connectors

@@ -1,0 +1,98 @@
+#pragma once
+
+// Internals of the Iceberg sink shared by iceberg_sink.cc, the writer and committer operators
+// and their tests. Not part of the connector API.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "floe/common/record_batch.h"
+#include "floe/common/status.h"
+#include "floe/connectors/iceberg/iceberg_sink.h"
+#include "floe/iceberg/catalog.h"
+#include "floe/iceberg/data_writer.h"
+#include "floe/iceberg/manifest.h"
+#include "floe/iceberg/table_metadata.h"
+#include "floe/runtime/ids.h"
+#include "floe/runtime/state.h"
+
+namespace floe::connectors::internal {
+
+// Snapshot summary keys of floe's commit marker (docs/exactly-once.md).
+inline constexpr const char* kSummarySinkId = "floe.sink-id";
+inline constexpr const char* kSummaryJobId = "floe.job-id";
+inline constexpr const char* kSummaryCheckpointId = "floe.checkpoint-id";
+inline constexpr const char* kSummarySourceOffsets = "floe.source-offsets";
+
+// The sink's options after validation (PrepareIcebergTable's rules).
+struct IcebergSinkOptions {
+  std::string warehouse;  // absolute local path
+  iceberg::TableIdentifier table;
+  bool upsert = false;
+  uint32_t parallelism = 1;  // writer subtasks ('sink.parallelism')
+  std::string sink_id;       // effective sink id
+  std::string partition_by;  // floe extension 'partition-by', "" = unpartitioned
+  // Table properties to set when the table is created (write.*, commit.*, format-version).
+  std::map<std::string, std::string> table_properties;
+};
+
+// Validates spec.table.options; errors name the option and the rule.
+Result<IcebergSinkOptions> ParseIcebergSinkOptions(const IcebergSinkSpec& spec);
+
+// 'sink-id' option, else spec.sink_id, else "<sql table name>-><ns>.<table>".
+std::string EffectiveSinkId(const IcebergSinkSpec& spec, const iceberg::TableIdentifier& table);
+
+// The newest snapshot in the main branch's ancestry (current snapshot, then parents) whose
+// summary carries floe.sink-id == sink_id: floe's commit marker for that sink.
+struct SinkCommit {
+  int64_t snapshot_id = 0;
+  uint64_t checkpoint_id = 0;
+  std::string job_id;
+  std::map<std::string, std::string> source_positions;  // task -> position JSON
+};
+// nullopt when no snapshot of the ancestry carries the sink id. Corruption when the marker's
+// floe.checkpoint-id or floe.source-offsets cannot be parsed.
+Result<std::optional<SinkCommit>> FindSinkCommit(const iceberg::TableMetadata& metadata,
+                                                 const std::string& sink_id);
+
+// JSON object text {"task": <position JSON>, ...}; a position that is not valid JSON is
+// embedded as a JSON string.
+std::string SourceOffsetsToJson(const std::map<std::string, std::string>& positions);
+Result<std::map<std::string, std::string>> SourceOffsetsFromJson(const std::string& text);
+
+// What one writer subtask hands the committer for one checkpoint.
+struct WriterFiles {
+  runtime::CheckpointId checkpoint;
+  std::string writer_task;
+  std::vector<iceberg::DataFile> data_files;
+  std::vector<iceberg::DataFile> delete_files;
+};
+
+// The private schema of writer -> committer batches: one BINARY column "floe_iceberg_files",
+// one row per WriterFiles (format version u32 first).
+std::shared_ptr<const BatchSchema> WriterFilesSchema();
+RecordBatch EncodeWriterFiles(const WriterFiles& files);
+Result<std::vector<WriterFiles>> DecodeWriterFiles(const RecordBatch& batch);
+
+// Hooks the tests use to observe the committer deterministically.
+struct IcebergSinkHooks {
+  // After the committer handled OnCheckpointComplete(id) (committed or skipped everything due).
+  std::function<void(runtime::CheckpointId)> on_checkpoint_handled;
+  // Row-kind column name for changelog input (see IcebergWriterOptions).
+  std::string row_kind_column;
+};
+
+Status AddIcebergSinkWithHooks(runtime::JobGraph& graph, runtime::VertexId input,
+                               const IcebergSinkSpec& spec, const JobContext& context,
+                               IcebergSinkHooks hooks);
+
+// Vertex names of the sink's writer and committer (their state keys).
+std::string WriterVertexName(const IcebergSinkSpec& spec);
+std::string CommitterVertexName(const IcebergSinkSpec& spec);
+
+}  // namespace floe::connectors::internal

@@ -1,0 +1,884 @@
+#include "floe/connectors/iceberg/iceberg_sink.h"
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "floe/connectors/connectors_test_util.h"
+#include "floe/connectors/iceberg/iceberg_committer_operator.h"
+#include "floe/connectors/iceberg/iceberg_sink_internal.h"
+#include "floe/connectors/iceberg/iceberg_writer_operator.h"
+#include "floe/iceberg/catalog.h"
+#include "floe/iceberg/scan.h"
+#include "floe/iceberg/snapshot_update.h"
+#include "floe/io/file.h"
+#include "floe/runtime/checkpoint_storage.h"
+#include "floe/runtime/local_job.h"
+#include "floe/runtime/source_positions.h"
+#include "floe/runtime/test_util.h"
+#include "floe/verify/table_verify.h"
+
+namespace floe::connectors {
+namespace {
+
+using runtime::CheckpointId;
+using runtime::testing::Counter;
+using runtime::testing::TempDir;
+
+#define ASSERT_OK(expr)                                       \
+  do {                                                        \
+    ::floe::Status _st = (expr);                              \
+    ASSERT_TRUE(_st.ok()) << #expr << ": " << _st.ToString(); \
+  } while (false)
+
+#define ASSERT_OK_AND_ASSIGN(lhs, rexpr)                                      \
+  auto FLOE_CONCAT_(_res_, __LINE__) = (rexpr);                               \
+  ASSERT_TRUE(FLOE_CONCAT_(_res_, __LINE__).ok())                             \
+      << #rexpr << ": " << FLOE_CONCAT_(_res_, __LINE__).status().ToString(); \
+  lhs = std::move(FLOE_CONCAT_(_res_, __LINE__)).value()
+
+// seq BIGINT NOT NULL, k BIGINT NOT NULL, v STRING; ids 1..3.
+std::shared_ptr<const BatchSchema> SeqSchema() {
+  static const auto kSchema = [] {
+    auto s = std::make_shared<BatchSchema>();
+    s->fields = {Field{"seq", DataType::Int64(), false, 1}, Field{"k", DataType::Int64(), false, 2},
+                 Field{"v", DataType::String(), true, 3}};
+    return s;
+  }();
+  return kSchema;
+}
+
+RecordBatch SeqRows(int64_t from, int64_t to, int64_t keys) {
+  RecordBatch b(SeqSchema());
+  for (int64_t s = from; s <= to; ++s) {
+    b.mutable_column(0).Append<int64_t>(s);
+    b.mutable_column(1).Append<int64_t>(keys > 0 ? s % keys : s);
+    b.mutable_column(2).AppendBytes("v" + std::to_string(s));
+  }
+  return b;
+}
+
+// What the test source and the test share.
+struct Feed {
+  std::atomic<int64_t> limit{0};          // emit seq <= limit, then idle (start: nothing)
+  std::atomic<int64_t> end{1000};         // last seq
+  int64_t keys = 0;                       // k = seq % keys (0: k = seq)
+  Counter emitted;                        // value = highest seq emitted
+  std::atomic<int64_t> first_emitted{0};  // first seq this run emitted
+  std::shared_ptr<runtime::SourcePositionBoard> board =
+      std::make_shared<runtime::SourcePositionBoard>();
+};
+
+// Emits seq 1..end in batches of up to 40 rows; position {"next_seq":N} in its state and on
+// the board; honours the board's start override (the table's positions).
+class SeqSource final : public runtime::SourceOperator {
+ public:
+  explicit SeqSource(Feed* feed) : feed_(feed) {}
+  Status Open(const runtime::OperatorContext& ctx) override {
+    task_ = ctx.task.name();
+    return Status::OK();
+  }
+  Status Restore(runtime::StateReader& r) override {
+    FLOE_ASSIGN_OR_RAISE(next_, r.GetI64());
+    return r.ExpectEnd();
+  }
+  Result<runtime::SourceStatus> Poll(runtime::Collector& out) override {
+    if (!started_) {
+      started_ = true;
+      if (auto override_position = feed_->board->StartOverride(task_)) {
+        auto j = nlohmann::json::parse(*override_position, nullptr, false);
+        if (j.is_discarded() || !j.contains("next_seq")) {
+          return Status::InvalidArgument("bad override " + *override_position);
+        }
+        next_ = j["next_seq"].get<int64_t>();
+      }
+    }
+    if (next_ > feed_->end.load()) return runtime::SourceStatus::kEnd;
+    int64_t last = std::min({next_ + 39, feed_->end.load(), feed_->limit.load()});
+    if (last < next_) return runtime::SourceStatus::kIdle;
+    if (feed_->first_emitted.load() == 0) feed_->first_emitted = next_;
+    FLOE_RETURN_NOT_OK(out.Emit(SeqRows(next_, last, feed_->keys)));
+    next_ = last + 1;
+    int64_t before = feed_->emitted.value();
+    if (last > before) feed_->emitted.Add(last - before);
+    return runtime::SourceStatus::kMore;
+  }
+  Status SnapshotPosition(CheckpointId id, runtime::StateWriter& w) override {
+    w.PutI64(next_);
+    feed_->board->Record(id, task_, "{\"next_seq\":" + std::to_string(next_) + "}");
+    return Status::OK();
+  }
+
+ private:
+  Feed* feed_;
+  std::string task_;
+  int64_t next_ = 1;
+  bool started_ = false;
+};
+
+struct Sink {
+  std::optional<TempDir> dir;  // unless the root is given
+  std::string root;            // where the warehouse and checkpoints go
+  std::string warehouse() const { return root + "/warehouse"; }
+  std::string checkpoints() const { return root + "/checkpoints"; }
+  IcebergSinkSpec spec;
+  iceberg::TableIdentifier id{"demo", "seqs"};
+
+  explicit Sink(bool upsert = false, int parallelism = 1, std::string root_dir = "") {
+    if (root_dir.empty()) {
+      dir.emplace();
+      root = dir->path();
+    } else {
+      root = std::move(root_dir);
+    }
+    spec.table.name = "seqs";
+    spec.table.schema = SeqSchema();
+    spec.table.options = {{"connector", "iceberg"},
+                          {"catalog-type", "hadoop"},
+                          {"warehouse", warehouse()},
+                          {"catalog-database", "demo"},
+                          {"sink.parallelism", std::to_string(parallelism)}};
+    if (upsert) {
+      spec.table.primary_key = {"k"};
+      spec.table.options["write.upsert.enabled"] = "true";
+    }
+    spec.sink_id = "seq-pipeline";
+  }
+  std::unique_ptr<iceberg::FileSystemCatalog> Catalog() const {
+    return iceberg::FileSystemCatalog::Make(warehouse()).ValueOrDie();
+  }
+  iceberg::TableMetadata Metadata() const { return Catalog()->LoadTable(id).ValueOrDie().metadata; }
+  // floe.checkpoint-id of every snapshot, oldest first.
+  std::vector<uint64_t> CommittedCheckpoints() const {
+    std::vector<uint64_t> ids;
+    for (const auto& s : Metadata().snapshots) {
+      ids.push_back(std::stoull(s.summary.at(internal::kSummaryCheckpointId)));
+    }
+    return ids;
+  }
+  verify::VerifyReport Verify(int64_t first, int64_t last) const {
+    verify::VerifyOptions o;
+    o.unique_column = "seq";
+    o.expect_range = verify::VerifyOptions::Range{"seq", first, last};
+    auto catalog = Catalog();
+    return verify::VerifyTable(*catalog, id, o).ValueOrDie();
+  }
+};
+
+// One run of seq-source -> iceberg sink under a LocalJob.
+struct JobRun {
+  Counter handled;    // checkpoints whose completion the committer handled
+  Counter completed;  // checkpoints the job reported complete
+  std::string savepoint_dir;
+  std::unique_ptr<runtime::LocalJob> job;
+
+  Status Make(Sink& sink, Feed& feed, std::optional<std::string> restore_from = std::nullopt,
+              uint64_t min_checkpoint_id = 0, const std::string& job_id = "5eedf00d5eedf00d") {
+    runtime::JobGraph graph;
+    runtime::VertexId src = graph.AddSource("seq", 1, [&feed](const runtime::TaskInfo&) {
+      return runtime::testing::Src<SeqSource>(&feed);
+    });
+    JobContext ctx;
+    ctx.job_id = job_id;
+    ctx.positions = feed.board;
+    internal::IcebergSinkHooks hooks;
+    hooks.on_checkpoint_handled = [this](CheckpointId) { handled.Add(); };
+    FLOE_RETURN_NOT_OK(internal::AddIcebergSinkWithHooks(graph, src, sink.spec, ctx, hooks));
+    runtime::LocalJobOptions o;
+    o.job_id = job_id;
+    o.checkpointing.dir = sink.checkpoints();
+    o.checkpointing.num_retained = 10;
+    o.timer_thread = false;
+    o.channel_capacity = 4;
+    o.idle_backoff = std::chrono::milliseconds(1);
+    o.restore_from = std::move(restore_from);
+    o.min_checkpoint_id = CheckpointId(min_checkpoint_id);
+    o.on_checkpoint_complete = [this](const runtime::CompletedCheckpointInfo& info) {
+      if (info.is_savepoint) savepoint_dir = info.dir;
+      completed.Add();
+    };
+    FLOE_ASSIGN_OR_RAISE(job, runtime::LocalJob::Make(graph, std::move(o)));
+    return job->Start();
+  }
+  // Lets the source emit up to `limit`, then takes a checkpoint and waits until it committed.
+  void CheckpointAt(Feed& feed, int64_t limit, bool savepoint = false) {
+    feed.limit = limit;
+    ASSERT_TRUE(feed.emitted.WaitFor(limit));
+    int64_t before = handled.value();
+    int64_t before_completed = completed.value();
+    ASSERT_TRUE(job->TriggerCheckpoint(savepoint).ok());
+    // A savepoint's completion is not delivered to the committer (docs/exactly-once.md): it
+    // commits nothing, the next checkpoint commits what it staged.
+    if (!savepoint) {
+      ASSERT_TRUE(handled.WaitFor(before + 1));
+    }
+    ASSERT_TRUE(completed.WaitFor(before_completed + 1));
+  }
+};
+
+std::set<std::string> FilesUnder(const std::string& dir) {
+  std::set<std::string> out;
+  std::error_code ec;
+  for (auto& e : std::filesystem::recursive_directory_iterator(dir, ec)) {
+    if (e.is_regular_file()) out.insert(e.path().string());
+  }
+  return out;
+}
+
+TEST(IcebergSink, CommitsOneSnapshotPerCheckpointWithTheSummaryKeys) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  Feed feed;
+  feed.end = 300;
+  JobRun run;
+  ASSERT_OK(run.Make(sink, feed));
+  run.CheckpointAt(feed, 100);
+  run.CheckpointAt(feed, 200);
+  feed.limit = INT64_MAX;
+  ASSERT_OK(run.job->Wait());
+  EXPECT_EQ(run.job->state(), runtime::JobState::kFinished);
+
+  iceberg::TableMetadata md = sink.Metadata();
+  ASSERT_EQ(md.snapshots.size(), 3u);
+  const int64_t next_seq[] = {101, 201, 301};
+  for (size_t i = 0; i < 3; ++i) {
+    const auto& summary = md.snapshots[i].summary;
+    EXPECT_EQ(summary.at("floe.sink-id"), "seq-pipeline");
+    EXPECT_EQ(summary.at("floe.job-id"), "5eedf00d5eedf00d");
+    EXPECT_EQ(summary.at("floe.checkpoint-id"), std::to_string(i + 1));
+    EXPECT_EQ(summary.at("floe.source-offsets"),
+              "{\"seq/0\":{\"next_seq\":" + std::to_string(next_seq[i]) + "}}");
+    EXPECT_EQ(summary.at("operation"), "append");
+    EXPECT_EQ(summary.at("added-records"), "100");
+  }
+  verify::VerifyReport report = sink.Verify(1, 300);
+  EXPECT_EQ(report.rows, 300);
+  EXPECT_EQ(report.findings(), 0) << report.ToText();
+  // File names carry the job, the writer subtask and the checkpoint they were written for.
+  for (const auto& path : FilesUnder(sink.warehouse() + "/demo/seqs/data")) {
+    EXPECT_NE(path.find("/5eedf00d-00000-"), std::string::npos) << path;
+  }
+}
+
+TEST(IcebergSink, RestoreFromLatestAfterCancelLandsEverySeqExactlyOnce) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  Feed feed;
+  feed.end = 400;
+  {
+    JobRun run;
+    ASSERT_OK(run.Make(sink, feed));
+    run.CheckpointAt(feed, 100);
+    run.CheckpointAt(feed, 200);
+    // Rows past checkpoint 2 reach the writer, whose files are abandoned on cancel.
+    feed.limit = 250;
+    ASSERT_TRUE(feed.emitted.WaitFor(250));
+    run.job->Cancel();
+    ASSERT_OK(run.job->Wait());
+  }
+  EXPECT_EQ(sink.CommittedCheckpoints(), (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(sink.Verify(1, 200).findings(), 0);
+
+  // The coordinator side: chk-2 holds pending[2], which the table already has.
+  ASSERT_OK_AND_ASSIGN(runtime::CompletedCheckpoint chk,
+                       runtime::CheckpointStorage::LoadPath(sink.checkpoints() + "/chk-2"));
+  ASSERT_OK_AND_ASSIGN(SinkRestorePlan plan,
+                       PlanIcebergSinkRestore(sink.spec, chk, StaleRestorePolicy::kFail, true));
+  EXPECT_EQ(plan.table_checkpoint_id, 2u);
+  EXPECT_FALSE(plan.table_ahead) << plan.message;
+
+  feed.limit = INT64_MAX;
+  feed.first_emitted = 0;
+  JobRun run;
+  ASSERT_OK(run.Make(sink, feed, "latest", plan.table_checkpoint_id));
+  ASSERT_OK(run.job->Wait());
+  EXPECT_EQ(feed.first_emitted.load(), 201);  // from checkpoint 2's position
+  std::vector<uint64_t> ids = sink.CommittedCheckpoints();
+  ASSERT_EQ(ids.size(), 3u);  // 1, 2, and the final checkpoint; 2 was not committed again
+  EXPECT_GT(ids[2], 2u);
+  verify::VerifyReport report = sink.Verify(1, 400);
+  EXPECT_EQ(report.rows, 400);
+  EXPECT_EQ(report.findings(), 0) << report.ToText();
+}
+
+TEST(IcebergSink, RestoreFromAnOldSavepointStartsAtTheTablesPositions) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  Feed feed;
+  feed.end = 500;
+  std::string savepoint;
+  {
+    JobRun run;
+    ASSERT_OK(run.Make(sink, feed));
+    run.CheckpointAt(feed, 100, /*savepoint=*/true);
+    savepoint = run.savepoint_dir;
+    run.CheckpointAt(feed, 200);
+    run.CheckpointAt(feed, 300);
+    run.job->Cancel();
+    ASSERT_OK(run.job->Wait());
+  }
+  ASSERT_FALSE(savepoint.empty());
+  // Savepoint 1's files were committed by checkpoint 2, still as a snapshot of their own.
+  EXPECT_EQ(sink.CommittedCheckpoints(), (std::vector<uint64_t>{1, 2, 3}));
+
+  ASSERT_OK_AND_ASSIGN(runtime::CompletedCheckpoint sp,
+                       runtime::CheckpointStorage::LoadPath(savepoint));
+  ASSERT_EQ(sp.id, CheckpointId(1));
+  ASSERT_OK_AND_ASSIGN(SinkRestorePlan plan,
+                       PlanIcebergSinkRestore(sink.spec, sp, StaleRestorePolicy::kFail, false));
+  EXPECT_TRUE(plan.table_ahead);
+  EXPECT_EQ(plan.table_checkpoint_id, 3u);
+  EXPECT_EQ(plan.source_positions,
+            (std::map<std::string, std::string>{{"seq/0", "{\"next_seq\":301}"}}));
+  EXPECT_NE(plan.message.find("holds checkpoint 3"), std::string::npos) << plan.message;
+  EXPECT_NE(plan.message.find("checkpoints continue at 4"), std::string::npos) << plan.message;
+
+  // What the planner does with the plan.
+  Feed restored;
+  restored.end = 500;
+  restored.limit = INT64_MAX;
+  restored.board->SetStartOverrides(plan.source_positions);
+  JobRun run;
+  ASSERT_OK(run.Make(sink, restored, savepoint, plan.table_checkpoint_id));
+  ASSERT_OK(run.job->Wait());
+  EXPECT_EQ(restored.first_emitted.load(), 301);
+  std::vector<uint64_t> ids = sink.CommittedCheckpoints();
+  ASSERT_EQ(ids.size(), 4u);
+  EXPECT_GT(ids[3], 3u);
+  verify::VerifyReport report = sink.Verify(1, 500);
+  EXPECT_EQ(report.rows, 500);
+  EXPECT_EQ(report.findings(), 0) << report.ToText();
+}
+
+TEST(IcebergSink, ResubmittedJobWithoutStateDoesNotReplay) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  {
+    Feed feed;
+    feed.end = 200;
+    JobRun run;
+    ASSERT_OK(run.Make(sink, feed));
+    run.CheckpointAt(feed, 120);
+    feed.limit = INT64_MAX;
+    ASSERT_OK(run.job->Wait());
+  }
+  ASSERT_OK_AND_ASSIGN(
+      SinkRestorePlan plan,
+      PlanIcebergSinkRestore(sink.spec, std::nullopt, StaleRestorePolicy::kFail, false));
+  EXPECT_TRUE(plan.table_ahead);
+  EXPECT_EQ(plan.table_checkpoint_id, 2u);
+
+  Feed feed;
+  feed.end = 300;
+  feed.limit = INT64_MAX;
+  feed.board->SetStartOverrides(plan.source_positions);
+  JobRun run;  // a new job id; same sink id
+  ASSERT_OK(run.Make(sink, feed, std::nullopt, plan.table_checkpoint_id, "0123456789abcdef"));
+  ASSERT_OK(run.job->Wait());
+  EXPECT_EQ(feed.first_emitted.load(), 201);
+  verify::VerifyReport report = sink.Verify(1, 300);
+  EXPECT_EQ(report.findings(), 0) << report.ToText();
+  iceberg::TableMetadata md = sink.Metadata();
+  EXPECT_EQ(md.snapshots.back().summary.at("floe.job-id"), "0123456789abcdef");
+}
+
+// Every crash point of docs/exactly-once.md fires in a plain bounded run (the process-level
+// fault-injection tests depend on it). Each case runs in a re-executed child process.
+TEST(IcebergSinkCrashPoints, EveryPointIsReachedInANormalRun) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // The children (re-executed test binaries, killed without cleanup) work under the parent's
+  // temp dir, which the parent removes.
+  std::optional<TempDir> parent;
+  const char* inherited = std::getenv("FLOE_SINK_CRASH_TEST_DIR");
+  if (inherited == nullptr) parent.emplace();
+  std::string base = inherited != nullptr ? inherited : parent->path();
+  ::setenv("FLOE_SINK_CRASH_TEST_DIR", base.c_str(), 1);
+  const char* kPoints[] = {"after-data-file-written",   "after-barrier-ack",
+                           "after-committer-snapshot",  "after-checkpoint-complete-before-commit",
+                           "before-metadata-file",      "after-metadata-file-before-hint",
+                           "after-commit-before-record"};
+  for (const char* point : kPoints) {
+    ::setenv("FLOE_CRASH_AT", point, 1);
+    EXPECT_EXIT(
+        {
+          Sink sink(false, 1, base + "/" + point);
+          if (!PrepareIcebergTable(sink.spec).ok()) std::exit(2);
+          Feed feed;
+          feed.end = 100;
+          feed.limit = INT64_MAX;
+          JobRun run;
+          if (!run.Make(sink, feed).ok()) std::exit(3);
+          (void)run.job->Wait();
+          std::exit(0);
+        },
+        ::testing::KilledBySignal(SIGKILL), std::string("crash point '") + point + "' reached");
+    ::unsetenv("FLOE_CRASH_AT");
+  }
+  ::unsetenv("FLOE_SINK_CRASH_TEST_DIR");
+}
+
+// Drives a writer and a committer by hand (no runtime), for the committer's edge cases.
+using NullCollector = connectors::testing::CollectingCollector;
+
+struct Harness {
+  Sink& sink;
+  std::unique_ptr<IcebergWriterOperator> writer;
+  NullCollector to_committer;
+
+  explicit Harness(Sink& s, const std::string& row_kind_column = "") : sink(s) {
+    IcebergWriterOptions o;
+    o.warehouse = sink.warehouse();
+    o.table = sink.id;
+    o.mode = sink.spec.table.primary_key.empty() ? iceberg::WriteMode::kAppend
+                                                 : iceberg::WriteMode::kUpsert;
+    o.job_id = "feedfeed";
+    o.row_kind_column = row_kind_column;
+    writer = IcebergWriterOperator::Make(o).ValueOrDie();
+    runtime::OperatorContext ctx;
+    ctx.task.vertex = "w";
+    EXPECT_TRUE(writer->Open(ctx).ok());
+  }
+  IcebergCommitterOptions CommitterOptions(
+      std::shared_ptr<runtime::SourcePositionBoard> board = nullptr) const {
+    IcebergCommitterOptions o;
+    o.warehouse = sink.warehouse();
+    o.table = sink.id;
+    o.sink_id = "by-hand";
+    o.job_id = "feedfeed";
+    o.positions = std::move(board);
+    return o;
+  }
+  static std::unique_ptr<IcebergCommitterOperator> OpenCommitter(
+      IcebergCommitterOptions o, std::optional<CheckpointId> restored = std::nullopt) {
+    auto c = std::make_unique<IcebergCommitterOperator>(std::move(o));
+    runtime::OperatorContext ctx;
+    ctx.task.vertex = "c";
+    ctx.restored_from = restored;
+    EXPECT_TRUE(c->Open(ctx).ok());
+    return c;
+  }
+  // Writes `rows` as checkpoint `id` and hands the files to `committer`; returns its state.
+  std::string Stage(IcebergCommitterOperator& committer, CheckpointId id,
+                    const std::vector<RecordBatch>& rows) {
+    NullCollector none;
+    for (const auto& b : rows) EXPECT_TRUE(writer->ProcessBatch(b, 0, none).ok());
+    runtime::StateWriter ws;
+    EXPECT_TRUE(writer->OnBarrier(id, ws, to_committer).ok());
+    for (const auto& b : to_committer.batches) EXPECT_TRUE(committer.ProcessBatch(b, 0, none).ok());
+    to_committer.batches.clear();
+    runtime::StateWriter cs;
+    EXPECT_TRUE(committer.OnBarrier(id, cs, none).ok());
+    return cs.Finish();
+  }
+};
+
+std::map<int64_t, int64_t> ScanKeyToSeq(const iceberg::TableMetadata& md) {
+  std::map<int64_t, int64_t> out;
+  int64_t rows = 0;
+  Status st = iceberg::ScanTable(md, std::nullopt, [&](const RecordBatch& b) {
+    for (size_t r = 0; r < b.num_rows(); ++r) {
+      out[b.column(1).Get<int64_t>(r)] = b.column(0).Get<int64_t>(r);
+      ++rows;
+    }
+    return Status::OK();
+  });
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(rows, static_cast<int64_t>(out.size())) << "a key appears twice";
+  return out;
+}
+
+TEST(IcebergCommitter, CommitRepeatedAfterALostRecordIsSkipped) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  Harness h(sink);
+  auto a = Harness::OpenCommitter(h.CommitterOptions());
+  std::string state = h.Stage(*a, CheckpointId(1), {SeqRows(1, 50, 0)});
+
+  // A restored committer (checkpoint 1 completed) commits pending[1]...
+  auto b = Harness::OpenCommitter(h.CommitterOptions(), CheckpointId(1));
+  runtime::StateReader rb(state);
+  ASSERT_OK(b->Restore(rb));
+  EXPECT_EQ(b->stats().committed, 1);
+  // ...so the original committer, told "1 complete" late, finds it in the table: no second
+  // commit (this is the path CommitOptions::validate guards).
+  ASSERT_OK(a->OnCheckpointComplete(CheckpointId(1)));
+  EXPECT_EQ(a->stats().committed, 0);
+  EXPECT_EQ(a->stats().skipped_present, 1);
+  EXPECT_TRUE(a->pending_ids().empty());
+  // And a third restore of the same state drops it while reconciling.
+  auto c = Harness::OpenCommitter(h.CommitterOptions(), CheckpointId(1));
+  runtime::StateReader rc(state);
+  ASSERT_OK(c->Restore(rc));
+  EXPECT_EQ(c->stats().committed, 0);
+  EXPECT_EQ(c->stats().dropped_on_restore, 1);
+
+  EXPECT_EQ(sink.Metadata().snapshots.size(), 1u);
+  EXPECT_EQ(sink.Verify(1, 50).findings(), 0);
+}
+
+// Kafka sources publish group offsets of N only after this report (kafka_source.h): it must come
+// after the table commit, and also when the commit is skipped (already held, or empty).
+TEST(IcebergCommitter, ReportsCheckpointsCommittedOnTheBoardAfterTheCommitOrTheSkip) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  Harness h(sink);
+  auto board = std::make_shared<runtime::SourcePositionBoard>();
+  auto a = Harness::OpenCommitter(h.CommitterOptions(board));
+  EXPECT_EQ(board->CommittedByAll(), std::optional<uint64_t>(0));  // registered in Open
+  std::string state = h.Stage(*a, CheckpointId(1), {SeqRows(1, 50, 0)});
+  EXPECT_EQ(board->CommittedByAll(), std::optional<uint64_t>(0));
+  // Another committer (a restore) commits 1 first: `a` skips it as already held, and reports.
+  auto b = Harness::OpenCommitter(h.CommitterOptions(), CheckpointId(1));
+  runtime::StateReader rb(state);
+  ASSERT_OK(b->Restore(rb));
+  ASSERT_OK(a->OnCheckpointComplete(CheckpointId(1)));
+  EXPECT_EQ(a->stats().skipped_present, 1);
+  EXPECT_EQ(board->CommittedByAll(), std::optional<uint64_t>(1));
+  // A real commit of 2, then an empty 3 (skipped as empty).
+  h.Stage(*a, CheckpointId(2), {SeqRows(51, 60, 0)});
+  ASSERT_OK(a->OnCheckpointComplete(CheckpointId(2)));
+  EXPECT_EQ(a->stats().committed, 1);
+  EXPECT_EQ(board->CommittedByAll(), std::optional<uint64_t>(2));
+  h.Stage(*a, CheckpointId(3), {});
+  ASSERT_OK(a->OnCheckpointComplete(CheckpointId(3)));
+  EXPECT_EQ(a->stats().skipped_empty, 1);
+  EXPECT_EQ(board->CommittedByAll(), std::optional<uint64_t>(3));
+  ASSERT_OK(a->Close());
+  EXPECT_FALSE(board->WaitCommittedByAll(CheckpointId(4), std::chrono::seconds(20), nullptr));
+}
+
+TEST(IcebergCommitter, SeveralPendingCheckpointsCommitInOrderAsSeparateSnapshots) {
+  Sink sink(/*upsert=*/true);
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  Harness h(sink);
+  auto a = Harness::OpenCommitter(h.CommitterOptions());
+  // Every checkpoint rewrites keys 0..9: squashing them into one commit would keep them all.
+  h.Stage(*a, CheckpointId(1), {SeqRows(1, 30, 10)});
+  h.Stage(*a, CheckpointId(2), {SeqRows(31, 60, 10)});
+  std::string state = h.Stage(*a, CheckpointId(3), {SeqRows(61, 90, 10)});
+  EXPECT_EQ(a->pending_ids(), (std::vector<uint64_t>{1, 2, 3}));
+
+  auto b = Harness::OpenCommitter(h.CommitterOptions(), CheckpointId(3));
+  runtime::StateReader r(state);
+  ASSERT_OK(b->Restore(r));
+  EXPECT_EQ(b->stats().committed, 3);
+  iceberg::TableMetadata md = sink.Metadata();
+  ASSERT_EQ(md.snapshots.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(md.snapshots[i].summary.at("floe.checkpoint-id"), std::to_string(i + 1));
+    EXPECT_EQ(md.snapshots[i].sequence_number, static_cast<int64_t>(i + 1));
+    if (i > 0) {
+      EXPECT_EQ(md.snapshots[i].parent_snapshot_id, md.snapshots[i - 1].snapshot_id);
+    }
+  }
+  std::map<int64_t, int64_t> expected;
+  for (int64_t s = 61; s <= 90; ++s) expected[s % 10] = s;
+  EXPECT_EQ(ScanKeyToSeq(md), expected);
+
+  // The original committer then learns of 3: everything is in the table already.
+  ASSERT_OK(a->OnCheckpointComplete(CheckpointId(3)));
+  EXPECT_EQ(a->stats().committed, 0);
+  EXPECT_EQ(sink.Metadata().snapshots.size(), 3u);
+}
+
+TEST(IcebergCommitter, EmptyCheckpointsCommitOnlyWhenPositionsMove) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  Harness h(sink);
+  auto board = std::make_shared<runtime::SourcePositionBoard>();
+  auto c = Harness::OpenCommitter(h.CommitterOptions(board));
+  board->Record(CheckpointId(1), "src/0", "{\"offset\":10}");
+  h.Stage(*c, CheckpointId(1), {SeqRows(1, 10, 0)});
+  ASSERT_OK(c->OnCheckpointComplete(CheckpointId(1)));
+  board->Record(CheckpointId(2), "src/0", "{\"offset\":10}");  // idle
+  h.Stage(*c, CheckpointId(2), {});
+  ASSERT_OK(c->OnCheckpointComplete(CheckpointId(2)));
+  board->Record(CheckpointId(3), "src/0", "{\"offset\":25}");  // read, but all filtered out
+  h.Stage(*c, CheckpointId(3), {});
+  ASSERT_OK(c->OnCheckpointComplete(CheckpointId(3)));
+  EXPECT_EQ(c->stats().committed, 2);
+  EXPECT_EQ(c->stats().skipped_empty, 1);
+  iceberg::TableMetadata md = sink.Metadata();
+  ASSERT_EQ(md.snapshots.size(), 2u);
+  EXPECT_EQ(md.snapshots[1].summary.at("floe.checkpoint-id"), "3");
+  EXPECT_EQ(md.snapshots[1].summary.at("floe.source-offsets"), "{\"src/0\":{\"offset\":25}}");
+  EXPECT_EQ(md.snapshots[1].summary.count("added-data-files"), 0u);  // an empty append
+}
+
+TEST(IcebergCommitter, RefusesCheckpointIdsTheTableAlreadyHolds) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  Harness h(sink);
+  auto a = Harness::OpenCommitter(h.CommitterOptions());
+  h.Stage(*a, CheckpointId(5), {SeqRows(1, 5, 0)});
+  ASSERT_OK(a->OnCheckpointComplete(CheckpointId(5)));
+  // A run whose ids did not continue above the table's would lose checkpoint 4's rows.
+  auto b = Harness::OpenCommitter(h.CommitterOptions());
+  NullCollector none;
+  runtime::StateWriter w;
+  Status st = b->OnBarrier(CheckpointId(4), w, none);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("must continue above"), std::string::npos) << st.ToString();
+}
+
+TEST(IcebergWriter, ChangelogRowKindsRetireKeysInUpsertMode) {
+  Sink sink(/*upsert=*/true);
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  Harness h(sink, "op");
+  auto schema = std::make_shared<BatchSchema>(*SeqSchema());
+  schema->fields.push_back(Field{"op", DataType::String(), false, 0});
+  RecordBatch b(schema);
+  auto add = [&](int64_t seq, int64_t k, const char* op) {
+    b.mutable_column(0).Append<int64_t>(seq);
+    b.mutable_column(1).Append<int64_t>(k);
+    b.mutable_column(2).AppendBytes("x");
+    b.mutable_column(3).AppendBytes(op);
+  };
+  add(1, 1, "+I");
+  add(2, 2, "+I");
+  add(3, 3, "+I");
+  add(1, 1, "-D");
+  add(2, 2, "-U");
+  add(4, 2, "+U");
+  auto c = Harness::OpenCommitter(h.CommitterOptions());
+  h.Stage(*c, CheckpointId(1), {b});
+  ASSERT_OK(c->OnCheckpointComplete(CheckpointId(1)));
+  EXPECT_EQ(ScanKeyToSeq(sink.Metadata()), (std::map<int64_t, int64_t>{{2, 4}, {3, 3}}));
+}
+
+TEST(IcebergSink, UpsertThroughTwoHashPartitionedWritersKeepsTheLatestRowPerKey) {
+  Sink sink(/*upsert=*/true, /*parallelism=*/2);
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  Feed feed;
+  feed.end = 600;
+  feed.keys = 37;
+  JobRun run;
+  ASSERT_OK(run.Make(sink, feed));
+  run.CheckpointAt(feed, 200);
+  run.CheckpointAt(feed, 400);
+  feed.limit = INT64_MAX;
+  ASSERT_OK(run.job->Wait());
+
+  // The expected table: per key the row of the highest seq.
+  std::map<int64_t, int64_t> latest;
+  for (int64_t s = 1; s <= 600; ++s) latest[s % 37] = s;
+  std::string expected;
+  for (const auto& [k, s] : latest) {
+    expected += "{\"seq\":" + std::to_string(s) + ",\"k\":" + std::to_string(k) + ",\"v\":\"v" +
+                std::to_string(s) + "\"}\n";
+  }
+  std::string path = sink.root + "/expected.jsonl";
+  ASSERT_OK(io::WriteFileExclusive(path, expected));
+  verify::VerifyOptions o;
+  o.expected_file = path;
+  o.key_column = "k";
+  o.unique_column = "k";
+  auto catalog = sink.Catalog();
+  ASSERT_OK_AND_ASSIGN(verify::VerifyReport report, verify::VerifyTable(*catalog, sink.id, o));
+  EXPECT_EQ(report.rows, 37);
+  EXPECT_EQ(report.findings(), 0) << report.ToText();
+  EXPECT_GT(report.delete_files, 0);
+  EXPECT_EQ(sink.CommittedCheckpoints(), (std::vector<uint64_t>{1, 2, 3}));
+}
+
+TEST(IcebergSinkRestorePlan, MissingTableOrNoCommitHasNothingToReconcile) {
+  Sink sink;
+  ASSERT_OK_AND_ASSIGN(
+      SinkRestorePlan plan,
+      PlanIcebergSinkRestore(sink.spec, std::nullopt, StaleRestorePolicy::kFail, true));
+  EXPECT_FALSE(plan.table_ahead);
+  EXPECT_EQ(plan.table_checkpoint_id, 0u);
+  EXPECT_NE(plan.message.find("does not exist"), std::string::npos) << plan.message;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  ASSERT_OK_AND_ASSIGN(
+      plan, PlanIcebergSinkRestore(sink.spec, std::nullopt, StaleRestorePolicy::kFail, true));
+  EXPECT_FALSE(plan.table_ahead);
+  EXPECT_NE(plan.message.find("holds no commit"), std::string::npos) << plan.message;
+}
+
+// Commits an empty snapshot carrying a sink marker.
+void CommitMarker(Sink& sink, const std::string& sink_id, uint64_t checkpoint,
+                  const std::string& offsets) {
+  iceberg::SnapshotChanges changes;
+  changes.summary_properties = {{"floe.sink-id", sink_id},
+                                {"floe.job-id", "j"},
+                                {"floe.checkpoint-id", std::to_string(checkpoint)},
+                                {"floe.source-offsets", offsets}};
+  auto catalog = sink.Catalog();
+  ASSERT_TRUE(iceberg::CommitSnapshot(*catalog, sink.id, changes).ok());
+}
+
+TEST(IcebergSinkRestorePlan, StaleRestoreWithKeyedStateFollowsThePolicy) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  CommitMarker(sink, "seq-pipeline", 12, R"({"kafka/0":{"partition":0,"offset":500}})");
+  CommitMarker(sink, "another-sink", 40, "{}");  // newer, but not ours
+  runtime::CompletedCheckpoint old;
+  old.id = CheckpointId(7);
+  old.is_savepoint = true;
+  old.dir = "/sp/savepoint-abc";
+
+  Result<SinkRestorePlan> fail =
+      PlanIcebergSinkRestore(sink.spec, old, StaleRestorePolicy::kFail, true);
+  ASSERT_FALSE(fail.ok());
+  EXPECT_TRUE(fail.status().IsInvalidArgument());
+  const std::string& msg = fail.status().message();
+  EXPECT_NE(msg.find("--on-stale-restore=fail|skip-to-table|replay"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("checkpoint 12"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("savepoint 7"), std::string::npos) << msg;
+
+  ASSERT_OK_AND_ASSIGN(
+      SinkRestorePlan skip,
+      PlanIcebergSinkRestore(sink.spec, old, StaleRestorePolicy::kSkipToTable, true));
+  EXPECT_TRUE(skip.table_ahead);
+  EXPECT_EQ(skip.table_checkpoint_id, 12u);
+  EXPECT_EQ(skip.source_positions.at("kafka/0"), R"({"offset":500,"partition":0})");
+
+  ASSERT_OK_AND_ASSIGN(SinkRestorePlan replay,
+                       PlanIcebergSinkRestore(sink.spec, old, StaleRestorePolicy::kReplay, true));
+  EXPECT_FALSE(replay.table_ahead);
+  EXPECT_EQ(replay.table_checkpoint_id, 12u);  // ids still continue above the table's
+
+  // Without keyed state the sources simply start at the table's positions.
+  ASSERT_OK_AND_ASSIGN(SinkRestorePlan plain,
+                       PlanIcebergSinkRestore(sink.spec, old, StaleRestorePolicy::kFail, false));
+  EXPECT_TRUE(plain.table_ahead);
+  // A restore at or above the table's checkpoint is not stale.
+  runtime::CompletedCheckpoint recent;
+  recent.id = CheckpointId(12);
+  ASSERT_OK_AND_ASSIGN(SinkRestorePlan current,
+                       PlanIcebergSinkRestore(sink.spec, recent, StaleRestorePolicy::kFail, true));
+  EXPECT_FALSE(current.table_ahead);
+}
+
+TEST(PrepareIcebergTable, CreatesTheTableWithKeyAndWriteProperties) {
+  Sink sink(/*upsert=*/true);
+  sink.spec.table.options["write.target-file-size-bytes"] = "1048576";
+  sink.spec.table.options["write.parquet.compression-codec"] = "snappy";
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  iceberg::TableMetadata md = sink.Metadata();
+  const iceberg::Schema& schema = md.current_schema();
+  ASSERT_EQ(schema.fields.size(), 3u);
+  EXPECT_EQ(schema.fields[1].name, "k");
+  EXPECT_FALSE(schema.fields[1].nullable);
+  EXPECT_EQ(schema.identifier_field_ids, (std::vector<int32_t>{2}));
+  EXPECT_EQ(md.properties.at("write.target-file-size-bytes"), "1048576");
+  EXPECT_EQ(md.properties.at("write.parquet.compression-codec"), "snappy");
+  EXPECT_EQ(md.properties.at("write.upsert.enabled"), "true");
+  // Preparing again finds the table and accepts it.
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+}
+
+TEST(PrepareIcebergTable, RejectsBadOptionsNamingTheOptionAndTheRule) {
+  auto expect_error = [](IcebergSinkSpec spec, const std::string& needle) {
+    Status st = PrepareIcebergTable(spec);
+    ASSERT_FALSE(st.ok()) << needle;
+    EXPECT_NE(st.message().find(needle), std::string::npos) << st.ToString();
+  };
+  Sink sink;
+  IcebergSinkSpec s = sink.spec;
+  s.table.options["catalog-type"] = "rest";
+  expect_error(s, "'rest', 'jdbc' and 'hive' catalogs are not implemented yet");
+  s = sink.spec;
+  s.table.options.erase("warehouse");
+  expect_error(s, "option 'warehouse' is required");
+  s = sink.spec;
+  s.table.options["write.upsert.enabled"] = "true";
+  expect_error(s, "needs a PRIMARY KEY");
+  s = sink.spec;
+  s.table.options["format-version"] = "1";
+  expect_error(s, "format version 2 only");
+  s = sink.spec;
+  s.table.options["write.parquet.compression-codec"] = "lz77";
+  expect_error(s, "write.parquet.compression-codec");
+  s = sink.spec;
+  s.table.options["write.target-file-size-bytes"] = "-5";
+  expect_error(s, "write.target-file-size-bytes");
+  s = sink.spec;
+  s.table.options["sink.parallelism"] = "0";
+  expect_error(s, "sink.parallelism");
+  s = sink.spec;
+  s.table.options["bogus"] = "1";
+  expect_error(s, "unsupported option 'bogus'");
+  s = sink.spec;
+  s.table.primary_key = {"v"};
+  s.table.options["write.upsert.enabled"] = "true";
+  s.table.options["partition-by"] = "bucket(4, seq)";
+  expect_error(s, "not in the primary key");
+}
+
+TEST(PrepareIcebergTable, AnExistingTableMustHaveTheDeclaredColumns) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  IcebergSinkSpec s = sink.spec;
+  auto schema = std::make_shared<BatchSchema>(*SeqSchema());
+  schema->fields[2].type = DataType::Int32();
+  s.table.schema = schema;
+  Status st = PrepareIcebergTable(s);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("column 'v' is declared INT but the table has STRING"),
+            std::string::npos)
+      << st.ToString();
+  schema = std::make_shared<BatchSchema>(*SeqSchema());
+  schema->fields.pop_back();
+  s.table.schema = schema;
+  st = PrepareIcebergTable(s);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("column 'v' that the declaration lacks"), std::string::npos)
+      << st.ToString();
+}
+
+TEST(IcebergSinkInternal, FileDescriptionsRoundTrip) {
+  iceberg::DataFile f;
+  f.content = iceberg::FileContent::kEqualityDeletes;
+  f.file_path = "file:///w/t/data/x-00001-eq-deletes.parquet";
+  f.spec_id = 3;
+  f.partition = {iceberg::Value{},
+                 iceberg::Value{true},
+                 iceberg::Value{int32_t{-7}},
+                 iceberg::Value{int64_t{1} << 40},
+                 iceberg::Value{1.5f},
+                 iceberg::Value{2.25},
+                 iceberg::Value{std::string("a/b")},
+                 iceberg::Value{Int128(-12345678901234567)}};
+  f.record_count = 9;
+  f.file_size_in_bytes = 1234;
+  f.column_sizes = {{1, 10}, {2, 20}};
+  f.value_counts = {{1, 9}};
+  f.null_value_counts = {{2, 1}};
+  f.nan_value_counts = {{3, 0}};
+  f.lower_bounds = {{1, std::string("\0\1", 2)}};
+  f.upper_bounds = {{1, "zz"}};
+  f.split_offsets = {4, 100};
+  f.equality_ids = {1, 2};
+  f.sort_order_id = 0;
+  internal::WriterFiles files;
+  files.checkpoint = CheckpointId(42);
+  files.writer_task = "w/1";
+  files.data_files = {iceberg::DataFile{}};
+  files.delete_files = {f};
+  RecordBatch batch = internal::EncodeWriterFiles(files);
+  ASSERT_OK_AND_ASSIGN(std::vector<internal::WriterFiles> back, internal::DecodeWriterFiles(batch));
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].checkpoint, CheckpointId(42));
+  EXPECT_EQ(back[0].writer_task, "w/1");
+  EXPECT_EQ(back[0].data_files, files.data_files);
+  EXPECT_EQ(back[0].delete_files, files.delete_files);
+}
+
+}  // namespace
+}  // namespace floe::connectors

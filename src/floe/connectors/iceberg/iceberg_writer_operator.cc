@@ -1,0 +1,273 @@
+#include "floe/connectors/iceberg/iceberg_writer_operator.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <random>
+
+#include "floe/common/crash_point.h"
+#include "floe/connectors/iceberg/iceberg_sink_internal.h"
+
+namespace floe::connectors {
+
+namespace {
+
+std::string RandomHex(int digits) {
+  std::random_device rd;
+  std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd());
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (int i = 0; i < digits; ++i) out.push_back(kHex[rng() & 15]);
+  return out;
+}
+
+// The first 8 file-name-safe characters of the job id ("job" when none).
+std::string JobTag(const std::string& job_id) {
+  std::string out;
+  for (char c : job_id) {
+    if (std::isalnum(static_cast<unsigned char>(c))) out.push_back(c);
+    if (out.size() == 8) break;
+  }
+  return out.empty() ? "job" : out;
+}
+
+bool NamesEqualIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+enum class RowOp { kWrite, kDelete, kIgnore };
+
+}  // namespace
+
+Result<std::unique_ptr<IcebergWriterOperator>> IcebergWriterOperator::Make(
+    IcebergWriterOptions options) {
+  if (options.mode != iceberg::WriteMode::kAppend && options.mode != iceberg::WriteMode::kUpsert) {
+    return Status::InvalidArgument("iceberg writer: mode must be append or upsert");
+  }
+  if (options.attempt_token.empty()) options.attempt_token = RandomHex(8);
+  return std::make_unique<IcebergWriterOperator>(std::move(options));
+}
+
+Status IcebergWriterOperator::Open(const runtime::OperatorContext& ctx) {
+  FLOE_ASSIGN_OR_RAISE(catalog_, iceberg::FileSystemCatalog::Make(options_.warehouse));
+  FLOE_ASSIGN_OR_RAISE(iceberg::LoadedTable loaded, catalog_->LoadTable(options_.table));
+  metadata_ = std::move(loaded.metadata);
+  table_schema_ = metadata_.current_schema().ToBatchSchema();
+  FLOE_ASSIGN_OR_RAISE(config_, iceberg::ConfigFromTableProperties(metadata_, ""));
+  task_name_ = ctx.task.name();
+  char subtask[16];
+  std::snprintf(subtask, sizeof(subtask), "%05u", ctx.task.subtask.value);
+  prefix_base_ = JobTag(options_.job_id) + "-" + subtask + "-" + options_.attempt_token;
+  if (ctx.restored_from) last_checkpoint_ = ctx.restored_from->value;
+  if (options_.mode == iceberg::WriteMode::kUpsert &&
+      metadata_.current_schema().identifier_field_ids.empty()) {
+    return Status::InvalidArgument("iceberg sink " + options_.table.ToString() +
+                                   ": upsert needs a primary key (the table has no identifier "
+                                   "fields)");
+  }
+  return Status::OK();
+}
+
+Status IcebergWriterOperator::Restore(runtime::StateReader& state) {
+  // Stateless; the blob holds only a format version.
+  if (state.AtEnd()) return Status::OK();
+  FLOE_ASSIGN_OR_RAISE(uint32_t version, state.GetU32());
+  if (version != 1) {
+    return Status::Corruption("iceberg writer state: unknown format version " +
+                              std::to_string(version));
+  }
+  return state.ExpectEnd();
+}
+
+Result<const IcebergWriterOperator::Binding*> IcebergWriterOperator::BindingFor(
+    const std::shared_ptr<const BatchSchema>& schema) {
+  auto it = bindings_.find(schema.get());
+  if (it != bindings_.end()) return &it->second.second;
+  Binding binding;
+  const BatchSchema& in = *schema;
+  std::vector<bool> used(in.fields.size(), false);
+  if (!options_.row_kind_column.empty()) {
+    binding.row_kind_index = in.FieldIndex(options_.row_kind_column);
+    if (binding.row_kind_index >= 0) {
+      if (in.fields[binding.row_kind_index].type.id != TypeId::kString) {
+        return Status::InvalidArgument("iceberg sink " + options_.table.ToString() +
+                                       ": row kind column '" + options_.row_kind_column +
+                                       "' must be STRING");
+      }
+      used[binding.row_kind_index] = true;
+    }
+  }
+  for (const Field& field : table_schema_->fields) {
+    int index = in.FieldIndex(field.name);
+    if (index < 0) {
+      for (size_t i = 0; i < in.fields.size(); ++i) {
+        if (!used[i] && NamesEqualIgnoreCase(in.fields[i].name, field.name)) {
+          index = static_cast<int>(i);
+          break;
+        }
+      }
+    }
+    if (index < 0) {
+      return Status::InvalidArgument("iceberg sink " + options_.table.ToString() +
+                                     ": input has no column '" + field.name + "'");
+    }
+    if (!(in.fields[index].type == field.type)) {
+      return Status::InvalidArgument("iceberg sink " + options_.table.ToString() + ": column '" +
+                                     field.name + "' is " + in.fields[index].type.ToString() +
+                                     " in the input but " + field.type.ToString() +
+                                     " in the table");
+    }
+    used[index] = true;
+    binding.source_index.push_back(index);
+  }
+  for (size_t i = 0; i < in.fields.size(); ++i) {
+    if (!used[i]) {
+      return Status::InvalidArgument("iceberg sink " + options_.table.ToString() +
+                                     ": input column '" + in.fields[i].name +
+                                     "' is not a column of the table");
+    }
+  }
+  binding.identity = binding.row_kind_index < 0 && in == *table_schema_;
+  auto [pos, inserted] = bindings_.emplace(schema.get(), std::make_pair(schema, binding));
+  (void)inserted;
+  return &pos->second.second;
+}
+
+Result<RecordBatch> IcebergWriterOperator::Rebind(const RecordBatch& batch,
+                                                  const Binding& binding) const {
+  std::vector<Column> columns;
+  columns.reserve(binding.source_index.size());
+  for (size_t c = 0; c < binding.source_index.size(); ++c) {
+    const Column& column = batch.column(binding.source_index[c]);
+    const Field& field = table_schema_->fields[c];
+    if (!field.nullable && column.null_count() > 0) {
+      return Status::InvalidArgument("iceberg sink " + options_.table.ToString() + ": column '" +
+                                     field.name +
+                                     "' is NOT NULL in the table but the input "
+                                     "holds a null");
+    }
+    columns.push_back(column);
+  }
+  return RecordBatch(table_schema_, std::move(columns));
+}
+
+Status IcebergWriterOperator::EnsureWriter() {
+  if (writer_) return Status::OK();
+  iceberg::FileWriterConfig config = config_;
+  config.file_prefix = prefix_base_ + "-" + std::to_string(last_checkpoint_ + 1);
+  FLOE_ASSIGN_OR_RAISE(writer_, iceberg::DeltaWriter::Make(metadata_, options_.mode, config));
+  return Status::OK();
+}
+
+Status IcebergWriterOperator::WriteRows(const RecordBatch& rows, bool is_delete) {
+  if (rows.num_rows() == 0) return Status::OK();
+  FLOE_RETURN_NOT_OK(EnsureWriter());
+  return is_delete ? writer_->Delete(rows) : writer_->Add(rows);
+}
+
+Status IcebergWriterOperator::ProcessBatch(const RecordBatch& batch, int input,
+                                           runtime::Collector& out) {
+  (void)input, (void)out;
+  if (batch.num_rows() == 0) return Status::OK();
+  FLOE_ASSIGN_OR_RAISE(const Binding* binding, BindingFor(batch.schema()));
+  if (binding->row_kind_index < 0) {
+    if (binding->identity) {
+      for (size_t c = 0; c < table_schema_->fields.size(); ++c) {
+        if (!table_schema_->fields[c].nullable && batch.column(c).null_count() > 0) {
+          return Status::InvalidArgument("iceberg sink " + options_.table.ToString() +
+                                         ": column '" + table_schema_->fields[c].name +
+                                         "' is NOT NULL in the table but the input holds a null");
+        }
+      }
+      return WriteRows(batch, false);
+    }
+    FLOE_ASSIGN_OR_RAISE(RecordBatch rows, Rebind(batch, *binding));
+    return WriteRows(rows, false);
+  }
+  // Changelog input: consecutive rows of the same operation go to the writer together, in
+  // order, so a key's last operation in the checkpoint decides.
+  const Column& kinds = batch.column(binding->row_kind_index);
+  auto op_of = [&](size_t row) -> Result<RowOp> {
+    std::string_view kind = kinds.IsNull(row) ? std::string_view("+I") : kinds.GetBytes(row);
+    if (kind == "+I" || kind == "+U") return RowOp::kWrite;
+    if (kind == "-U") return RowOp::kIgnore;
+    if (kind == "-D") {
+      if (options_.mode != iceberg::WriteMode::kUpsert) {
+        return Status::InvalidArgument(
+            "iceberg sink " + options_.table.ToString() +
+            ": a delete (-D) row reached an append table; set 'write.upsert.enabled'='true' "
+            "(with a PRIMARY KEY) to apply changelogs");
+      }
+      return RowOp::kDelete;
+    }
+    return Status::InvalidArgument("iceberg sink " + options_.table.ToString() + ": row kind '" +
+                                   std::string(kind) + "' in column '" + options_.row_kind_column +
+                                   "' is not one of +I, -U, +U, -D");
+  };
+  size_t row = 0;
+  while (row < batch.num_rows()) {
+    FLOE_ASSIGN_OR_RAISE(RowOp op, op_of(row));
+    std::vector<uint32_t> run{static_cast<uint32_t>(row)};
+    size_t next = row + 1;
+    while (next < batch.num_rows()) {
+      FLOE_ASSIGN_OR_RAISE(RowOp next_op, op_of(next));
+      if (next_op != op) break;
+      run.push_back(static_cast<uint32_t>(next++));
+    }
+    row = next;
+    if (op == RowOp::kIgnore) continue;
+    RecordBatch part = run.size() == batch.num_rows() ? batch : batch.Take(run);
+    FLOE_ASSIGN_OR_RAISE(RecordBatch rows, Rebind(part, *binding));
+    FLOE_RETURN_NOT_OK(WriteRows(rows, op == RowOp::kDelete));
+  }
+  return Status::OK();
+}
+
+Status IcebergWriterOperator::HandOver(runtime::CheckpointId id, runtime::Collector& out) {
+  if (!writer_) return Status::OK();
+  Result<iceberg::WriteResult> written = writer_->Finish();
+  writer_.reset();
+  if (!written.ok()) {
+    return written.status().WithContext("iceberg sink " + options_.table.ToString() +
+                                        ": finishing files for checkpoint " + id.ToString());
+  }
+  internal::WriterFiles files;
+  files.checkpoint = id;
+  files.writer_task = task_name_;
+  files.data_files = std::move(written->data_files);
+  files.delete_files = std::move(written->delete_files);
+  if (files.data_files.empty() && files.delete_files.empty()) return Status::OK();
+  // The files are fsynced; the barrier is not acked yet.
+  CrashPoint("after-data-file-written");
+  return out.Emit(internal::EncodeWriterFiles(files));
+}
+
+Status IcebergWriterOperator::OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
+                                        runtime::Collector& out) {
+  FLOE_RETURN_NOT_OK(HandOver(id, out));
+  state.PutU32(1);  // format version; the writer keeps no other state
+  last_checkpoint_ = std::max(last_checkpoint_, id.value);
+  CrashPoint("after-barrier-ack");
+  return Status::OK();
+}
+
+Status IcebergWriterOperator::OnEndOfInput(runtime::Collector& out) {
+  // The committer files them under the first barrier it sees next (ids only grow).
+  return HandOver(runtime::CheckpointId(last_checkpoint_ + 1), out);
+}
+
+Status IcebergWriterOperator::Close() {
+  // Files of an epoch that never reached a barrier are nobody's: the sources replay their rows.
+  if (writer_) writer_->Abandon();
+  writer_.reset();
+  return Status::OK();
+}
+
+}  // namespace floe::connectors

@@ -1,0 +1,769 @@
+#include "floe/connectors/kafka/kafka_source.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "floe/common/log.h"
+#include "floe/connectors/connector_options.h"
+#include "floe/connectors/kafka/kafka_sink.h"
+
+namespace floe::connectors {
+namespace {
+
+const std::vector<std::string> kKafkaSourceOptions = {"topic",
+                                                      "format",
+                                                      "value.format",
+                                                      "scan.startup.mode",
+                                                      "scan.startup.specific-offsets",
+                                                      "scan.startup.timestamp-millis",
+                                                      "scan.bounded.mode",
+                                                      "scan.parallelism",
+                                                      "json.ignore-parse-errors",
+                                                      "json.timestamp-format.standard",
+                                                      "debezium-json.schema-include",
+                                                      "debezium-json.ignore-parse-errors",
+                                                      "debezium-json.timestamp-format.standard"};
+
+// State blob versions: 1 = one topic, parallelism 1 (read only); 2 = topic list and the
+// parallelism that wrote it (connectors/README.md).
+constexpr uint32_t kStateVersion = 2;
+constexpr std::string_view kProperties = "properties.";
+constexpr size_t kExcerptBytes = 120;
+// librdkafka consumer properties floe sets when the table does not (see MakeKafkaSourceConfig).
+constexpr std::pair<const char*, const char*> kKafkaSourceQueueDefaults[] = {
+    {"queued.min.messages", "500000"},          // librdkafka 2.0.2: 100,000
+    {"queued.max.messages.kbytes", "131072"}};  // 128 MiB; librdkafka 2.0.2: 65,536 (64 MiB)
+
+std::string Excerpt(std::string_view value) {
+  std::string out(value.substr(0, kExcerptBytes));
+  for (char& c : out) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  }
+  if (value.size() > kExcerptBytes) out += "...";
+  return out;
+}
+
+}  // namespace
+
+uint32_t KafkaSplitOwner(std::string_view topic, int32_t partition, uint32_t parallelism) {
+  if (parallelism <= 1) return 0;
+  int32_t hash = 0;  // Java's String.hashCode, with its int32 wrap-around
+  for (char c : topic) {
+    hash = static_cast<int32_t>(static_cast<uint32_t>(hash) * 31u +
+                                static_cast<uint32_t>(static_cast<unsigned char>(c)));
+  }
+  uint32_t start = (static_cast<uint32_t>(hash) * 31u & 0x7FFFFFFFu) % parallelism;
+  return static_cast<uint32_t>((start + static_cast<uint64_t>(partition)) % parallelism);
+}
+
+std::string KafkaPosition::ToJson() const {
+  nlohmann::json topics = nlohmann::json::object();
+  for (const auto& [topic, offsets] : next) {
+    nlohmann::json partitions = nlohmann::json::object();
+    for (const auto& [p, offset] : offsets) partitions[std::to_string(p)] = offset;
+    topics[topic] = std::move(partitions);
+  }
+  nlohmann::json j = {{"parallelism", parallelism}, {"topics", std::move(topics)}};
+  return j.dump();
+}
+
+Result<KafkaPosition> KafkaPosition::FromJson(const std::string& json) {
+  auto bad = [&] {
+    return Status::InvalidArgument(
+        "kafka source position must look like "
+        "{\"parallelism\":1,\"topics\":{\"t\":{\"0\":N}}} (or, as written before topic lists, "
+        "{\"topic\":\"t\",\"partitions\":{\"0\":N}}), got " +
+        json);
+  };
+  nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return bad();
+  auto read_partitions = [&](const nlohmann::json& obj, kafka::PartitionOffsets* out) -> bool {
+    if (!obj.is_object()) return false;
+    for (const auto& [key, value] : obj.items()) {
+      int32_t partition = -1;
+      auto [ptr, ec] = std::from_chars(key.data(), key.data() + key.size(), partition);
+      if (ec != std::errc() || ptr != key.data() + key.size() || partition < 0 ||
+          !value.is_number_integer() || value.get<int64_t>() < 0) {
+        return false;
+      }
+      (*out)[partition] = value.get<int64_t>();
+    }
+    return true;
+  };
+  KafkaPosition p;
+  if (j.contains("topics")) {
+    if (!j["topics"].is_object()) return bad();
+    if (j.contains("parallelism")) {
+      if (!j["parallelism"].is_number_unsigned() || j["parallelism"].get<uint64_t>() < 1 ||
+          j["parallelism"].get<uint64_t>() > 32768) {
+        return bad();
+      }
+      p.parallelism = j["parallelism"].get<uint32_t>();
+    }
+    for (const auto& [topic, partitions] : j["topics"].items()) {
+      if (topic.empty() || !read_partitions(partitions, &p.next[topic])) return bad();
+    }
+    return p;
+  }
+  // The single-topic form (parallelism was always 1 then).
+  if (!j.contains("topic") || !j["topic"].is_string() || j["topic"].get<std::string>().empty() ||
+      !j.contains("partitions")) {
+    return bad();
+  }
+  if (!read_partitions(j["partitions"], &p.next[j["topic"].get<std::string>()])) return bad();
+  return p;
+}
+
+bool IsKafkaChangelogSource(const TableDescriptor& table) {
+  auto get = [&](const char* key) {
+    auto it = table.options.find(key);
+    return it == table.options.end() ? std::string() : it->second;
+  };
+  if (get("connector") != "kafka") return false;
+  std::string format = get("value.format");
+  if (format.empty()) format = get("format");
+  return format == "debezium-json";
+}
+
+Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
+  KafkaSourceConfig config;
+  TableDescriptor plain = table;  // without properties.*, which go to librdkafka as they are
+  for (const auto& [key, value] : table.options) {
+    if (key.rfind(kProperties, 0) == 0 && key.size() > kProperties.size()) {
+      config.properties[key.substr(kProperties.size())] = value;
+      plain.options.erase(key);
+    }
+  }
+  if (table.options.count("topic-pattern") != 0) {
+    return Status::InvalidArgument(OptionError(
+        table, "topic-pattern",
+        "is not supported (floe reads the partitions of named topics, found once at start): "
+        "list the topics in 'topic', separated by ';'",
+        table.options.at("topic-pattern")));
+  }
+  FLOE_RETURN_NOT_OK(CheckSupportedOptions(plain, "kafka", kKafkaSourceOptions));
+  std::string topic_list = StringOption(table, "topic", "");
+  if (topic_list.empty()) {
+    return Status::InvalidArgument("table '" + table.name + "': the kafka connector needs 'topic'");
+  }
+  // Flink's list syntax: 'a;b' (blanks around names are ignored; a trailing ';' is allowed).
+  for (size_t start = 0; start <= topic_list.size();) {
+    size_t end = topic_list.find(';', start);
+    if (end == std::string::npos) end = topic_list.size();
+    std::string name = topic_list.substr(start, end - start);
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    start = end + 1;
+    if (name.empty()) {
+      if (end == topic_list.size() && !config.topics.empty()) break;  // trailing ';'
+      return Status::InvalidArgument(OptionError(
+          table, "topic", "must be a topic name or a list 'a;b' without empty names", topic_list));
+    }
+    if (std::find(config.topics.begin(), config.topics.end(), name) != config.topics.end()) {
+      return Status::InvalidArgument(
+          OptionError(table, "topic", "names topic '" + name + "' twice", topic_list));
+    }
+    config.topics.push_back(std::move(name));
+  }
+  FLOE_ASSIGN_OR_RAISE(int64_t scan_parallelism, IntOption(table, "scan.parallelism", 0, 1, 32768));
+  config.parallelism = static_cast<uint32_t>(scan_parallelism);
+  if (config.properties.count("bootstrap.servers") == 0 ||
+      config.properties["bootstrap.servers"].empty()) {
+    return Status::InvalidArgument("table '" + table.name +
+                                   "': the kafka connector needs 'properties.bootstrap.servers'");
+  }
+  auto group = config.properties.find("group.id");
+  if (group != config.properties.end()) config.group_id = group->second;
+  std::string format = StringOption(table, "value.format", StringOption(table, "format", ""));
+  if (format == "json") {
+    config.format = KafkaFormat::kJson;
+    FLOE_ASSIGN_OR_RAISE(config.ignore_parse_errors,
+                         BoolOption(table, "json.ignore-parse-errors", false));
+    // Validated only: the decoder takes both spellings ("2020-12-30 12:13:14" and
+    // "2020-12-30T12:13:14", TIMESTAMP_LTZ with 'Z' or an offset) whatever the standard is set
+    // to, so data written with either standard reads back. Flink accepts only the configured one.
+    FLOE_RETURN_NOT_OK(TimestampStandardOption(table, "json.timestamp-format.standard").status());
+    for (const char* key : {"debezium-json.schema-include", "debezium-json.ignore-parse-errors",
+                            "debezium-json.timestamp-format.standard"}) {
+      if (table.options.count(key) != 0) {
+        return Status::InvalidArgument(OptionError(
+            table, key, "applies to 'format' = 'debezium-json' only", table.options.at(key)));
+      }
+    }
+  } else if (format == "debezium-json") {
+    config.format = KafkaFormat::kDebeziumJson;
+    for (std::string key : {"json.ignore-parse-errors", "json.timestamp-format.standard"}) {
+      if (table.options.count(key) != 0) {
+        return Status::InvalidArgument(
+            OptionError(table, key, "applies to 'format' = 'json'; use 'debezium-" + key + "'",
+                        table.options.at(key)));
+      }
+    }
+    // Validated only, as for 'json' above: both spellings are accepted.
+    FLOE_RETURN_NOT_OK(
+        TimestampStandardOption(table, "debezium-json.timestamp-format.standard").status());
+    FLOE_ASSIGN_OR_RAISE(config.ignore_parse_errors,
+                         BoolOption(table, "debezium-json.ignore-parse-errors", false));
+    FLOE_ASSIGN_OR_RAISE(config.debezium_schema_include,
+                         BoolOption(table, "debezium-json.schema-include", false));
+  } else {
+    return Status::InvalidArgument(OptionError(
+        table, "format", "must be 'json' or 'debezium-json' (other formats are not supported yet)",
+        format));
+  }
+
+  // Choices are listed in KafkaStartupMode's order.
+  FLOE_ASSIGN_OR_RAISE(size_t mode,
+                       ChoiceOption(table, "scan.startup.mode", "group-offsets",
+                                    {"earliest-offset", "latest-offset", "group-offsets",
+                                     "specific-offsets", "timestamp"}));
+  config.startup = static_cast<KafkaStartupMode>(mode);
+  if (config.startup == KafkaStartupMode::kGroupOffsets && config.group_id.empty()) {
+    return Status::InvalidArgument(OptionError(table, "scan.startup.mode",
+                                               "'group-offsets' needs 'properties.group.id'",
+                                               "group-offsets"));
+  }
+  if (config.startup == KafkaStartupMode::kSpecificOffsets) {
+    std::string text = StringOption(table, "scan.startup.specific-offsets", "");
+    Result<kafka::PartitionOffsets> offsets = kafka::ParseSpecificOffsets(text);
+    if (!offsets.ok()) {
+      return Status::InvalidArgument(
+          OptionError(table, "scan.startup.specific-offsets",
+                      "must look like 'partition:0,offset:42;partition:1,offset:300' when "
+                      "'scan.startup.mode' = 'specific-offsets'",
+                      text));
+    }
+    config.specific_offsets = std::move(*offsets);
+    if (config.topics.size() > 1) {
+      // Flink's syntax names partitions only, so it cannot say which topic's partition it means.
+      return Status::InvalidArgument(OptionError(
+          table, "scan.startup.specific-offsets",
+          "names partitions of one topic and cannot be used with a topic list", topic_list));
+    }
+  }
+  if (config.startup == KafkaStartupMode::kTimestamp) {
+    if (table.options.count("scan.startup.timestamp-millis") == 0) {
+      return Status::InvalidArgument(
+          OptionError(table, "scan.startup.timestamp-millis",
+                      "is required when 'scan.startup.mode' = 'timestamp'", ""));
+    }
+    FLOE_ASSIGN_OR_RAISE(config.startup_timestamp_ms,
+                         IntOption(table, "scan.startup.timestamp-millis", 0, 0, INT64_MAX));
+  }
+  FLOE_ASSIGN_OR_RAISE(
+      size_t bounded,
+      ChoiceOption(
+          table, "scan.bounded.mode", "unbounded", {"unbounded", "latest-offset"},
+          " (group-offsets, timestamp and specific-offsets bounds are not supported yet)"));
+  config.bounded_latest = bounded == 1;
+  // A data gap (retention dropped records the job still needed) must fail the job, not skip.
+  if (config.properties.count("auto.offset.reset") == 0) {
+    config.properties["auto.offset.reset"] = "error";
+  }
+  if (config.bounded_latest && config.properties.count("enable.partition.eof") == 0) {
+    config.properties["enable.partition.eof"] = "true";
+  }
+  // librdkafka 2.0.2 marks a partition "not fetchable" once the consumer's pre-fetch queue
+  // holds queued.min.messages (100,000) or queued.max.messages.kbytes (64 MiB), and fetches it
+  // again only ~1 s later: a source that drains 100,000 records in well under a second then
+  // reads in 1 s bursts (docs/kafka.md). floe's defaults make the queue hold more than a second
+  // of reading; the kbytes limit bounds the memory (the queue is one per source subtask).
+  for (const auto& [key, value] : kKafkaSourceQueueDefaults) {
+    if (config.properties.count(key) == 0) config.properties[key] = value;
+  }
+  if (Status st = kafka::CheckProperties(config.properties); !st.ok()) {
+    return Status::InvalidArgument("table '" + table.name + "': " + st.message() +
+                                   " (from 'properties.*')");
+  }
+  if (table.schema == nullptr || table.schema->fields.empty()) {
+    return Status::InvalidArgument("table '" + table.name + "' declares no columns");
+  }
+  if (runtime::RowKindIndex(*table.schema) >= 0) {
+    return Status::InvalidArgument("table '" + table.name + "': column name '" +
+                                   runtime::kRowKindColumn + "' is reserved for row kinds");
+  }
+  config.schema = table.schema;
+  config.output_schema =
+      config.changelog() ? runtime::WithRowKindColumn(*table.schema) : table.schema;
+  FLOE_ASSIGN_OR_RAISE(auto decoder, json::JsonLinesDecoder::Make(config.schema));
+  (void)decoder;
+  return config;
+}
+
+KafkaSource::KafkaSource(KafkaSourceConfig config,
+                         std::shared_ptr<runtime::SourcePositionBoard> positions)
+    : config_(std::move(config)),
+      positions_(positions),
+      start_("kafka source", "'scan.startup.mode'", kStateVersion, 1, std::move(positions)) {}
+
+Status KafkaSource::Open(const runtime::OperatorContext& ctx) {
+  task_ = ctx.task.name();
+  start_.SetTask(task_);
+  subtask_ = ctx.task.subtask.value;
+  parallelism_ = std::max<uint32_t>(1, ctx.task.parallelism);
+  cancel_flag_ = ctx.cancel_flag;
+  if (config_.changelog()) {
+    DebeziumJsonOptions options;
+    options.schema_include = config_.debezium_schema_include;
+    options.ignore_parse_errors = config_.ignore_parse_errors;
+    FLOE_ASSIGN_OR_RAISE(debezium_, DebeziumJsonDecoder::Make(config_.schema, options));
+  } else {
+    json::DecodeOptions options;
+    options.ignore_parse_errors = config_.ignore_parse_errors;
+    FLOE_ASSIGN_OR_RAISE(decoder_, json::JsonLinesDecoder::Make(config_.schema, options));
+  }
+  rows_ = RecordBatch(config_.schema);
+  FLOE_ASSIGN_OR_RAISE(consumer_, kafka::KafkaConsumer::Make(config_.properties));
+  position_.parallelism = parallelism_;
+  return Status::OK();
+}
+
+Status KafkaSource::CheckParallelism(uint32_t written_with, const std::string& from) const {
+  if (written_with == parallelism_) return Status::OK();
+  return Status::InvalidArgument(
+      "kafka source '" + task_ + "': " + from +
+      " holds positions written with source parallelism " + std::to_string(written_with) +
+      " but this run has " + std::to_string(parallelism_) +
+      " ('scan.parallelism', else 'parallelism.default'). Each subtask restores only its own "
+      "partitions' positions, so a different parallelism would read some partitions again and "
+      "skip others; floe does not redistribute them. Run with 'scan.parallelism' = '" +
+      std::to_string(written_with) +
+      "' on the source table (it decouples the source from 'parallelism.default'), or start a new "
+      "pipeline (new 'sink-id' or table) from explicit 'scan.startup.specific-offsets'");
+}
+
+Status KafkaSource::Restore(runtime::StateReader& state) {
+  FLOE_ASSIGN_OR_RAISE(uint32_t version, start_.BeginRestore(state));
+  position_.next.clear();
+  stop_.clear();
+  auto read_partitions = [&](const std::string& topic) -> Status {
+    FLOE_ASSIGN_OR_RAISE(uint32_t n, state.GetU32());
+    kafka::PartitionOffsets& next = position_.next[topic];
+    for (uint32_t i = 0; i < n; ++i) {
+      FLOE_ASSIGN_OR_RAISE(uint32_t partition, state.GetU32());
+      FLOE_ASSIGN_OR_RAISE(int64_t offset, state.GetI64());
+      FLOE_ASSIGN_OR_RAISE(int64_t stop, state.GetI64());
+      next[static_cast<int32_t>(partition)] = offset;
+      if (stop >= 0) stop_[topic][static_cast<int32_t>(partition)] = stop;
+    }
+    return Status::OK();
+  };
+  uint32_t written_with = 1;
+  if (version == 1) {  // one topic, parallelism 1
+    FLOE_ASSIGN_OR_RAISE(std::string topic, state.GetString());
+    FLOE_RETURN_NOT_OK(read_partitions(topic));
+  } else {
+    FLOE_ASSIGN_OR_RAISE(written_with, state.GetU32());
+    FLOE_ASSIGN_OR_RAISE(uint32_t topics, state.GetU32());
+    for (uint32_t t = 0; t < topics; ++t) {
+      FLOE_ASSIGN_OR_RAISE(std::string topic, state.GetString());
+      FLOE_RETURN_NOT_OK(read_partitions(topic));
+    }
+  }
+  FLOE_RETURN_NOT_OK(state.ExpectEnd());
+  FLOE_RETURN_NOT_OK(CheckParallelism(written_with, "the restored checkpoint"));
+  position_.parallelism = parallelism_;
+  return Status::OK();
+}
+
+Result<kafka::PartitionOffsets> KafkaSource::StartupOffsets(
+    const std::string& topic, const std::vector<int32_t>& partitions) {
+  std::chrono::milliseconds timeout(config_.request_timeout_ms);
+  kafka::PartitionOffsets out;
+  if (partitions.empty()) return out;
+  auto earliest = [&](int32_t p) -> Status {
+    FLOE_ASSIGN_OR_RAISE(auto wm, consumer_->Watermarks(topic, p, timeout));
+    out[p] = wm.first;
+    return Status::OK();
+  };
+  auto latest = [&](int32_t p) -> Status {
+    FLOE_ASSIGN_OR_RAISE(auto wm, consumer_->Watermarks(topic, p, timeout));
+    out[p] = wm.second;
+    return Status::OK();
+  };
+  switch (config_.startup) {
+    case KafkaStartupMode::kEarliest:
+      for (int32_t p : partitions) FLOE_RETURN_NOT_OK(earliest(p));
+      break;
+    case KafkaStartupMode::kLatest:
+      for (int32_t p : partitions) FLOE_RETURN_NOT_OK(latest(p));
+      break;
+    case KafkaStartupMode::kSpecificOffsets:
+      // Partitions not listed start at their earliest offset.
+      for (int32_t p : partitions) {
+        auto it = config_.specific_offsets.find(p);
+        if (it != config_.specific_offsets.end()) {
+          out[p] = it->second;
+        } else {
+          FLOE_RETURN_NOT_OK(earliest(p));
+        }
+      }
+      break;
+    case KafkaStartupMode::kGroupOffsets: {
+      FLOE_ASSIGN_OR_RAISE(kafka::PartitionOffsets committed,
+                           consumer_->Committed(topic, partitions, timeout));
+      std::string reset = config_.properties.count("auto.offset.reset") != 0
+                              ? config_.properties.at("auto.offset.reset")
+                              : "error";
+      for (int32_t p : partitions) {
+        int64_t c = committed.count(p) != 0 ? committed[p] : -1;
+        if (c >= 0) {
+          out[p] = c;
+        } else if (reset == "earliest" || reset == "smallest" || reset == "beginning") {
+          FLOE_RETURN_NOT_OK(earliest(p));
+        } else if (reset == "latest" || reset == "largest" || reset == "end") {
+          FLOE_RETURN_NOT_OK(latest(p));
+        } else {
+          return Status::InvalidArgument(
+              "kafka source: group '" + config_.group_id + "' has no committed offset for topic '" +
+              topic + "' partition " + std::to_string(p) +
+              "; set 'properties.auto.offset.reset' = 'earliest' or 'latest' to start anyway");
+        }
+      }
+      break;
+    }
+    case KafkaStartupMode::kTimestamp: {
+      FLOE_ASSIGN_OR_RAISE(
+          kafka::PartitionOffsets found,
+          consumer_->OffsetsForTimes(topic, partitions, config_.startup_timestamp_ms, timeout));
+      for (int32_t p : partitions) {
+        // -1: no record at or after the timestamp: start at the end (Kafka's answer).
+        if (found.count(p) != 0 && found[p] >= 0) {
+          out[p] = found[p];
+        } else {
+          FLOE_RETURN_NOT_OK(latest(p));
+        }
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+Status KafkaSource::EnsureStarted() {
+  if (started_) return Status::OK();
+  started_ = true;
+  std::chrono::milliseconds timeout(config_.request_timeout_ms);
+  // The splits this subtask owns, per topic.
+  std::map<std::string, std::vector<int32_t>> owned;
+  for (const std::string& topic : config_.topics) {
+    FLOE_ASSIGN_OR_RAISE(int32_t count, consumer_->PartitionCount(topic, timeout));
+    std::vector<int32_t>& mine = owned[topic];
+    for (int32_t p = 0; p < count; ++p) {
+      if (KafkaSplitOwner(topic, p, parallelism_) == subtask_) mine.push_back(p);
+    }
+  }
+
+  SourceStart::Start from = start_.Resolve();
+  if (from.origin == StartOrigin::kTable) {
+    FLOE_ASSIGN_OR_RAISE(KafkaPosition table_position,
+                         KafkaPosition::FromJson(from.table_position));
+    FLOE_RETURN_NOT_OK(CheckParallelism(table_position.parallelism, "the table"));
+    position_.next = std::move(table_position.next);
+  }
+  const bool have_position = from.origin != StartOrigin::kStartupMode;
+  KafkaPosition start;
+  start.parallelism = parallelism_;
+  for (const auto& [topic, partitions] : owned) {
+    kafka::PartitionOffsets& next = start.next[topic];
+    if (have_position) {
+      auto known = position_.next.find(topic);
+      for (int32_t p : partitions) {
+        if (known != position_.next.end() && known->second.count(p) != 0) {
+          next[p] = known->second.at(p);
+        } else {
+          // A topic or partition added since: from its beginning.
+          FLOE_ASSIGN_OR_RAISE(auto wm, consumer_->Watermarks(topic, p, timeout));
+          next[p] = wm.first;
+        }
+      }
+    } else {
+      FLOE_ASSIGN_OR_RAISE(next, StartupOffsets(topic, partitions));
+    }
+  }
+  // A restored topic the table no longer reads is dropped (with its position).
+  position_ = std::move(start);
+  // Where reading starts and why, so a restore's offsets can be checked against the log.
+  start_.LogStart(from, position_.ToJson());
+  if (config_.bounded_latest) {
+    // End offsets are those seen when the job first started; a restore keeps them.
+    for (const auto& [topic, partitions] : owned) {
+      kafka::PartitionOffsets& stop = stop_[topic];
+      for (int32_t p : partitions) {
+        if (stop.count(p) != 0) continue;
+        FLOE_ASSIGN_OR_RAISE(auto wm, consumer_->Watermarks(topic, p, timeout));
+        stop[p] = wm.second;
+      }
+    }
+  }
+  kafka::PartitionListPtr assign(rd_kafka_topic_partition_list_new(1));
+  for (const auto& [topic, offsets] : position_.next) {
+    for (const auto& [p, next] : offsets) {
+      if (Done(topic, p)) continue;
+      rd_kafka_topic_partition_list_add(assign.get(), topic.c_str(), p)->offset = next;
+    }
+  }
+  if (assign->cnt == 0) {
+    // Nothing to read (no split owned, or all at their end): a bounded subtask is done; an
+    // unbounded one idles, still serving checkpoints.
+    ended_ = config_.bounded_latest;
+    return Status::OK();
+  }
+  return kafka::KafkaStatus(rd_kafka_assign(consumer_->handle(), assign.get()),
+                            "kafka source '" + task_ + "': assign partitions");
+}
+
+bool KafkaSource::Done(const std::string& topic, int32_t partition) const {
+  if (!config_.bounded_latest) return false;
+  auto stops = stop_.find(topic);
+  auto nexts = position_.next.find(topic);
+  if (stops == stop_.end()) return true;
+  auto stop = stops->second.find(partition);
+  if (stop == stops->second.end()) return true;
+  if (nexts == position_.next.end()) return false;
+  auto next = nexts->second.find(partition);
+  return next != nexts->second.end() && next->second >= stop->second;
+}
+
+bool KafkaSource::AllDone() const {
+  for (const auto& [topic, offsets] : position_.next) {
+    for (const auto& [p, next] : offsets) {
+      if (!Done(topic, p)) return false;
+    }
+  }
+  return true;
+}
+
+// The json decoder prefixes its errors with "<source>:<line>: "; a Kafka record is one line,
+// and its topic/partition/offset replace that prefix.
+constexpr std::string_view kValueSource = "value";
+constexpr std::string_view kValuePrefix = "value:1: ";
+
+Status KafkaSource::DecodeRecord(const kafka::ConsumedMessage& m, std::string_view topic) {
+  std::string_view value = m.value();
+  if (m.message->payload == nullptr) return Status::OK();  // tombstone: nothing to append
+  // One record is one JSON object even when pretty-printed: the decoder reads lines, and a raw
+  // line break can only be whitespace in valid JSON (inside strings it must be escaped).
+  std::string flattened;
+  if (value.find_first_of("\r\n") != std::string_view::npos) {
+    flattened.assign(value);
+    std::replace_if(
+        flattened.begin(), flattened.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+    value = flattened;
+  }
+  Status st;
+  if (debezium_ != nullptr) {
+    st = debezium_->Decode(value, &rows_, &kinds_);
+  } else {
+    // A constant source name: the record's coordinates are only needed on the error path.
+    st = decoder_->Decode(value, kValueSource, 1, &rows_);
+  }
+  if (st.ok()) return st;
+  std::string_view message = st.message();
+  if (message.substr(0, kValuePrefix.size()) == kValuePrefix)
+    message.remove_prefix(kValuePrefix.size());
+  return Status(st.code(), "kafka record topic '" + std::string(topic) + "' partition " +
+                               std::to_string(m.partition()) + " offset " +
+                               std::to_string(m.offset()) + ": " + std::string(message) +
+                               "; record: " + Excerpt(value));
+}
+
+Status KafkaSource::EmitBatch(runtime::Collector& out) {
+  if (rows_.num_rows() == 0) return Status::OK();
+  RecordBatch batch;
+  if (debezium_ != nullptr) {
+    std::vector<Column> columns;
+    columns.reserve(rows_.num_columns() + 1);
+    for (size_t i = 0; i < rows_.num_columns(); ++i) {
+      columns.push_back(std::move(rows_.mutable_column(i)));
+    }
+    columns.push_back(std::move(kinds_));
+    batch = RecordBatch(config_.output_schema, std::move(columns));
+    kinds_ = Column(DataType::String());
+  } else {
+    batch = std::move(rows_);
+  }
+  rows_ = RecordBatch(config_.schema);
+  return out.Emit(std::move(batch));
+}
+
+Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
+  FLOE_RETURN_NOT_OK(EnsureStarted());
+  CommitGroupOffsets(/*sync=*/false);  // a sink may have reported since the last call
+  if (ended_) return runtime::SourceStatus::kEnd;
+  size_t records = 0;
+  std::chrono::milliseconds wait(100);
+  while (records < config_.batch_rows) {
+    FLOE_ASSIGN_OR_RAISE(std::optional<kafka::ConsumedMessage> m, consumer_->Poll(wait));
+    wait = std::chrono::milliseconds(0);
+    if (!m.has_value()) break;
+    int32_t p = m->partition();
+    const char* topic_name = m->message->rkt != nullptr ? rd_kafka_topic_name(m->message->rkt) : "";
+    std::string_view topic(topic_name);
+    auto offsets = position_.next.find(topic);
+    rd_kafka_resp_err_t err = m->err();
+    if (err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      if (offsets != position_.next.end()) {
+        auto it = offsets->second.find(p);
+        if (it != offsets->second.end()) it->second = std::max(it->second, m->offset());
+      }
+    } else if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      if (kafka::IsRetryable(err)) continue;  // librdkafka retries on its own
+      return kafka::KafkaStatus(err, "consume topic '" + std::string(topic) + "' partition " +
+                                         std::to_string(p) + " at offset " +
+                                         std::to_string(m->offset()));
+    } else {
+      if (offsets == position_.next.end()) continue;
+      auto it = offsets->second.find(p);
+      if (it == offsets->second.end() || m->offset() < it->second || Done(offsets->first, p)) {
+        continue;
+      }
+      ++records;
+      FLOE_RETURN_NOT_OK(DecodeRecord(*m, topic));
+      it->second = m->offset() + 1;
+    }
+    if (config_.bounded_latest && AllDone()) {
+      ended_ = true;
+      break;
+    }
+  }
+  FLOE_RETURN_NOT_OK(EmitBatch(out));
+  if (records > 0) return runtime::SourceStatus::kMore;
+  return ended_ ? runtime::SourceStatus::kEnd : runtime::SourceStatus::kIdle;
+}
+
+Status KafkaSource::SnapshotPosition(runtime::CheckpointId id, runtime::StateWriter& state) {
+  FLOE_RETURN_NOT_OK(EnsureStarted());
+  start_.BeginSnapshot(state);
+  state.PutU32(position_.parallelism);
+  state.PutU32(static_cast<uint32_t>(position_.next.size()));
+  for (const auto& [topic, offsets] : position_.next) {
+    state.PutString(topic);
+    state.PutU32(static_cast<uint32_t>(offsets.size()));
+    auto stops = stop_.find(topic);
+    for (const auto& [p, next] : offsets) {
+      state.PutU32(static_cast<uint32_t>(p));
+      state.PutI64(next);
+      int64_t stop = -1;
+      if (stops != stop_.end()) {
+        auto it = stops->second.find(p);
+        if (it != stops->second.end()) stop = it->second;
+      }
+      state.PutI64(stop);
+    }
+  }
+  start_.Record(id, position_.ToJson());
+  if (!config_.group_id.empty()) to_commit_[id] = position_.next;
+  return Status::OK();
+}
+
+void KafkaSource::CommitGroupOffsets(bool sync) {
+  if (to_commit_.empty() || to_commit_.begin()->first.value > completed_) return;
+  // Checkpoint N's offsets are published once N completed AND every committing sink of the job
+  // committed N (SourcePositionBoard: the Iceberg committer, exactly-once Kafka sinks). Before
+  // that a fresh job started from group offsets would skip records whose transaction or table
+  // commit had not happened yet. No committing sink: at completion.
+  uint64_t limit = completed_;
+  if (positions_ != nullptr) {
+    if (std::optional<uint64_t> all = positions_->CommittedByAll()) {
+      limit = std::min(limit, *all);
+    }
+  }
+  auto last = to_commit_.upper_bound(runtime::CheckpointId(limit));
+  if (last == to_commit_.begin()) return;
+  runtime::CheckpointId id = std::prev(last)->first;
+  TopicOffsets offsets = std::move(std::prev(last)->second);
+  to_commit_.erase(to_commit_.begin(), last);
+  // Not the job's positions (those are in checkpoints and tables): a failure is logged, never
+  // fails the job; the next checkpoint's commit supersedes it.
+  for (const auto& [topic, next] : offsets) {
+    Status st = sync ? consumer_->CommitSync(topic, next) : consumer_->CommitAsync(topic, next);
+    if (!st.ok()) {
+      LogWarn(
+          "kafka source '%s': committing group offsets of checkpoint %s, topic "
+          "'%s' failed (not used by the job's own restores): %s",
+          task_.c_str(), id.ToString().c_str(), topic.c_str(), st.ToString().c_str());
+    }
+  }
+}
+
+Status KafkaSource::OnCheckpointComplete(runtime::CheckpointId id) {
+  completed_ = std::max(completed_, id.value);
+  // After the end (a bounded job) wait for the outcome: the task closes soon.
+  CommitGroupOffsets(/*sync=*/ended_);
+  return Status::OK();
+}
+
+Status KafkaSource::Close() {
+  // The last completed checkpoint (a bounded job's final one, a stop-with-savepoint's savepoint)
+  // may still wait for the sinks' commits, which run on their own task threads and never wait
+  // for this one: wait for their reports, bounded by request_timeout_ms (30 s), and give up at once
+  // on cancellation (a failed task) or when a sink closed without committing it (then its offsets
+  // must not be published).
+  if (consumer_ != nullptr && !to_commit_.empty() &&
+      to_commit_.begin()->first.value <= completed_ &&
+      (cancel_flag_ == nullptr || !cancel_flag_->load())) {
+    runtime::CheckpointId wanted =
+        std::prev(to_commit_.upper_bound(runtime::CheckpointId(completed_)))->first;
+    if (positions_ != nullptr &&
+        !positions_->WaitCommittedByAll(
+            wanted, std::chrono::milliseconds(config_.request_timeout_ms), cancel_flag_)) {
+      LogWarn(
+          "kafka source '%s': the sinks did not report checkpoint %s committed "
+          "within %lld ms (or a sink closed without committing it, or the job is "
+          "cancelled); its group offsets are not committed",
+          task_.c_str(), wanted.ToString().c_str(),
+          static_cast<long long>(config_.request_timeout_ms));
+    }
+    CommitGroupOffsets(/*sync=*/true);
+  }
+  consumer_.reset();
+  return Status::OK();
+}
+
+Result<runtime::VertexId> AddKafkaSource(runtime::JobGraph& graph, const std::string& name,
+                                         const TableDescriptor& table, const JobContext& context,
+                                         uint32_t default_parallelism) {
+  FLOE_ASSIGN_OR_RAISE(KafkaSourceConfig config, MakeKafkaSourceConfig(table));
+  uint32_t parallelism = config.parallelism != 0 ? config.parallelism : default_parallelism;
+  if (parallelism > graph.max_parallelism()) {
+    return Status::InvalidArgument(
+        "table '" + table.name + "': source parallelism " + std::to_string(parallelism) +
+        " exceeds 'pipeline.max-parallelism' = " + std::to_string(graph.max_parallelism()));
+  }
+  return AddSourceVertex<KafkaSource>(graph, name, std::max<uint32_t>(1, parallelism),
+                                      std::move(config), context.positions);
+}
+
+Connector KafkaConnector() {
+  Connector c;
+  c.name = "kafka";
+  c.options = kKafkaSourceOptions;
+  for (const std::string& o : KafkaSinkOptionNames()) {
+    if (std::find(c.options.begin(), c.options.end(), o) == c.options.end()) c.options.push_back(o);
+  }
+  c.options.push_back("properties.");
+  c.add_source = [](const SourceRequest& r) {
+    return AddKafkaSource(*r.graph, r.vertex_name, *r.table, *r.context,
+                          r.context->default_parallelism);
+  };
+  c.emits_changelog = IsKafkaChangelogSource;
+  c.add_sink = [](const SinkRequest& r) -> Result<AddedSink> {
+    KafkaSinkJobSettings settings;
+    settings.checkpointing = r.context->checkpointing;
+    settings.restart_delay_ms = r.context->restart_delay_ms;
+    settings.positions = r.context->positions;
+    FLOE_RETURN_NOT_OK(AddKafkaSink(*r.graph, r.input, r.vertex_name, *r.table, settings,
+                                    r.context->default_parallelism));
+    return AddedSink{};
+  };
+  return c;
+}
+
+}  // namespace floe::connectors

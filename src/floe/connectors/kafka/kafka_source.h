@@ -1,0 +1,162 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "floe/common/record_batch.h"
+#include "floe/common/status.h"
+#include "floe/connectors/connector.h"
+#include "floe/connectors/kafka/debezium_json.h"
+#include "floe/connectors/registry.h"
+#include "floe/connectors/source_start.h"
+#include "floe/format/json/json_lines.h"
+#include "floe/kafka/kafka_client.h"
+#include "floe/runtime/job_graph.h"
+#include "floe/runtime/operator.h"
+#include "floe/runtime/source_positions.h"
+
+namespace floe::connectors {
+
+// 'scan.startup.mode': where a job starts when neither a checkpoint nor the table holds
+// positions.
+enum class KafkaStartupMode { kEarliest, kLatest, kGroupOffsets, kSpecificOffsets, kTimestamp };
+
+// 'format' (or 'value.format').
+enum class KafkaFormat { kJson, kDebeziumJson };
+
+// Offsets by topic, then partition.
+using TopicOffsets = std::map<std::string, kafka::PartitionOffsets, std::less<>>;
+
+// Settings of a 'connector' = 'kafka' table used as a source (docs/kafka.md).
+struct KafkaSourceConfig {
+  std::vector<std::string> topics;  // 'topic': one name or a ';' list, in the order written
+  kafka::Properties properties;     // 'properties.*' without the prefix, handed to librdkafka
+  std::string group_id;             // 'properties.group.id' ("" = none: no offsets committed)
+  KafkaStartupMode startup = KafkaStartupMode::kGroupOffsets;  // Flink's default
+  kafka::PartitionOffsets specific_offsets;                    // 'scan.startup.specific-offsets'
+  int64_t startup_timestamp_ms = 0;                            // 'scan.startup.timestamp-millis'
+  bool bounded_latest = false;  // 'scan.bounded.mode' = 'latest-offset'
+  uint32_t parallelism = 0;     // 'scan.parallelism'; 0 = the job's 'parallelism.default'
+  KafkaFormat format = KafkaFormat::kJson;
+  bool ignore_parse_errors = false;      // 'json.ignore-parse-errors' / 'debezium-json.ignore-...'
+  bool debezium_schema_include = false;  // 'debezium-json.schema-include'
+  size_t batch_rows = 1000;              // records per emitted batch (at most)
+  int64_t request_timeout_ms = 30000;    // metadata / offsets requests at start
+  std::shared_ptr<const BatchSchema> schema;  // the declared columns
+  // What the source emits: `schema`, plus kRowKindColumn for a changelog format.
+  std::shared_ptr<const BatchSchema> output_schema;
+  bool changelog() const { return format == KafkaFormat::kDebeziumJson; }
+};
+
+// Validates the options ('topic' and 'properties.bootstrap.servers' required, 'format' = 'json'
+// or 'debezium-json', unknown non-'properties.' options refused, 'topic-pattern' refused).
+Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table);
+
+// True when the table is a Kafka table whose format produces a changelog (debezium-json): its
+// rows carry kRowKindColumn. Does not validate anything else.
+bool IsKafkaChangelogSource(const TableDescriptor& table);
+
+// The source subtask (of `parallelism`) that reads `partition` of `topic`. Flink's
+// KafkaSourceEnumerator rule: start = ((hash(topic) * 31) & 0x7FFFFFFF) % parallelism, owner =
+// (start + partition) % parallelism, with hash = Java's String.hashCode over the topic's bytes
+// (equal to Java's for ASCII names). The partitions of one topic go round robin from a
+// topic-dependent start, so several topics do not all pile onto subtask 0. Stable: the same
+// (topic, partition, parallelism) always gives the same subtask.
+uint32_t KafkaSplitOwner(std::string_view topic, int32_t partition, uint32_t parallelism);
+
+// A Kafka source subtask's position: the next offset per topic and partition it owns, and the
+// source parallelism of the job that wrote it (which decides the owners). JSON:
+//   {"parallelism":2,"topics":{"a":{"0":4000,"2":4000},"b":{"1":17}}}
+// FromJson also reads the single-topic form of earlier versions,
+//   {"topic":"roster","partitions":{"0":4000,"1":4000}}  (parallelism 1)
+// so checkpoints and tables written before topic lists still restore.
+struct KafkaPosition {
+  TopicOffsets next;
+  uint32_t parallelism = 1;
+  bool operator==(const KafkaPosition&) const = default;
+  std::string ToJson() const;
+  static Result<KafkaPosition> FromJson(const std::string& json);
+};
+
+// KafkaSource is one subtask of a Kafka source. It reads the (topic, partition) splits that
+// KafkaSplitOwner gives it, assigned explicitly (rd_kafka_assign: no group membership, no
+// rebalancing); a subtask that owns none idles (bounded: ends at once) and still takes part in
+// checkpoints. Each record's value is decoded as one JSON object into the declared columns
+// ('json'), or as a Debezium change event into changelog rows with kRowKindColumn
+// ('debezium-json', see DebeziumJsonDecoder).
+// Position = the next offset per owned split: kept in the state blob, recorded on the position
+// board in SnapshotPosition (KafkaPosition JSON). The start is resolved lazily (first Poll or
+// SnapshotPosition): the board's start override (the table is ahead), else the restored state,
+// else 'scan.startup.mode'. Splits absent from a restored position start at their earliest
+// offset. A restored position written with another source parallelism is refused (positions
+// are not redistributed; docs/kafka.md, "Rescaling"). With 'scan.bounded.mode' =
+// 'latest-offset' the end offsets are captured when the job first starts (and kept in state
+// across restores); Poll returns kEnd once every owned split reached them. A record that does
+// not decode fails Poll with topic, partition, offset and an excerpt (unless ignore-parse-
+// errors), so nothing past it is committed. Group offsets ('properties.group.id') of checkpoint
+// N are committed once N completed and every committing sink of the job reported N committed
+// (SourcePositionBoard; checked in Poll, OnCheckpointComplete, and Close, which waits for the
+// sinks' report of the last completed checkpoint, bounded). The job never restores from them;
+// they serve monitoring and a fresh job started with 'group-offsets' (at worst it repeats the
+// last commit). Single-threaded, like every operator.
+class KafkaSource final : public runtime::SourceOperator {
+ public:
+  KafkaSource(KafkaSourceConfig config, std::shared_ptr<runtime::SourcePositionBoard> positions);
+
+  Status Open(const runtime::OperatorContext& ctx) override;
+  Status Restore(runtime::StateReader& state) override;
+  Result<runtime::SourceStatus> Poll(runtime::Collector& out) override;
+  Status SnapshotPosition(runtime::CheckpointId id, runtime::StateWriter& state) override;
+  Status OnCheckpointComplete(runtime::CheckpointId id) override;
+  Status Close() override;
+
+  const KafkaPosition& position() const { return position_; }
+
+ private:
+  Status EnsureStarted();
+  Status CheckParallelism(uint32_t written_with, const std::string& from) const;
+  Result<kafka::PartitionOffsets> StartupOffsets(const std::string& topic,
+                                                 const std::vector<int32_t>& partitions);
+  bool Done(const std::string& topic, int32_t partition) const;
+  bool AllDone() const;
+  Status DecodeRecord(const kafka::ConsumedMessage& m, std::string_view topic);
+  Status EmitBatch(runtime::Collector& out);
+  // Commits the group offsets of the highest checkpoint that completed and that every committing
+  // sink reported committed (see SourcePositionBoard); drops the older ones.
+  void CommitGroupOffsets(bool sync);
+
+  KafkaSourceConfig config_;
+  std::shared_ptr<runtime::SourcePositionBoard> positions_;  // committed-by-sinks reports
+  SourceStart start_;
+  std::string task_;
+  uint32_t subtask_ = 0;
+  uint32_t parallelism_ = 1;
+  std::unique_ptr<kafka::KafkaConsumer> consumer_;
+  std::unique_ptr<json::JsonLinesDecoder> decoder_;
+  std::unique_ptr<DebeziumJsonDecoder> debezium_;
+  RecordBatch rows_;  // declared columns
+  Column kinds_{DataType::String()};
+  KafkaPosition position_;
+  TopicOffsets stop_;  // bounded: end offset (exclusive) per owned split
+  bool started_ = false;
+  bool ended_ = false;
+  std::map<runtime::CheckpointId, TopicOffsets> to_commit_;
+  uint64_t completed_ = 0;  // highest checkpoint reported complete
+  const std::atomic<bool>* cancel_flag_ = nullptr;
+};
+
+// Adds the Kafka source vertex `name` for `table` to `graph`, with 'scan.parallelism' subtasks,
+// else `default_parallelism` (the job's 'parallelism.default').
+Result<runtime::VertexId> AddKafkaSource(runtime::JobGraph& graph, const std::string& name,
+                                         const TableDescriptor& table, const JobContext& context,
+                                         uint32_t default_parallelism = 1);
+
+// 'connector' = 'kafka' for the registry: the source above and the sink of kafka_sink.h.
+Connector KafkaConnector();
+
+}  // namespace floe::connectors

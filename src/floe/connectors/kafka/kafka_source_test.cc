@@ -1,0 +1,858 @@
+#include "floe/connectors/kafka/kafka_source.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "floe/connectors/connectors_test_util.h"
+#include "floe/kafka/mock_cluster.h"
+
+namespace floe::connectors {
+namespace {
+
+using testing::CollectingCollector;
+using testing::Int64Column;
+using testing::Table;
+
+constexpr int kPartitions = 3;
+constexpr int kRecords = 300;
+
+// One mock cluster per test; records {"seq":1..kRecords} round-robin over 3 partitions.
+class KafkaSourceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto cluster = kafka::MockCluster::Make(1);
+    ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
+    cluster_ = std::move(*cluster);
+    ASSERT_TRUE(cluster_->CreateTopic("roster", kPartitions).ok());
+    Produce(1, kRecords);
+  }
+
+  void Produce(int first, int last, const std::string& bad_at = "") {
+    auto producer = kafka::KafkaProducer::Make({{"bootstrap.servers", Bootstrap()}});
+    ASSERT_TRUE(producer.ok());
+    for (int seq = first; seq <= last; ++seq) {
+      std::string v =
+          "{\"seq\":" + std::to_string(seq) + ",\"name\":\"n" + std::to_string(seq) + "\"}";
+      if (bad_at == std::to_string(seq)) v = "{\"seq\":\"not a number\"}";
+      ASSERT_TRUE((*producer)->Produce("roster", seq % kPartitions, v).ok());
+    }
+    ASSERT_TRUE((*producer)->Flush(std::chrono::seconds(10)).ok());
+  }
+
+  std::string Bootstrap() const { return cluster_->bootstrap_servers(); }
+
+  TableDescriptor KTable(std::map<std::string, std::string> extra = {}) {
+    std::map<std::string, std::string> options = {{"connector", "kafka"},
+                                                  {"topic", "roster"},
+                                                  {"format", "json"},
+                                                  {"properties.bootstrap.servers", Bootstrap()},
+                                                  {"properties.group.id", "g-" + group_},
+                                                  {"scan.startup.mode", "earliest-offset"},
+                                                  {"scan.bounded.mode", "latest-offset"}};
+    for (auto& [k, v] : extra) options[k] = v;
+    return Table("roster", "seq BIGINT NOT NULL, name STRING", options);
+  }
+
+  std::unique_ptr<KafkaSource> MakeSource(const TableDescriptor& table,
+                                          std::shared_ptr<runtime::SourcePositionBoard> board,
+                                          size_t batch_rows = 1000) {
+    Result<KafkaSourceConfig> config = MakeKafkaSourceConfig(table);
+    EXPECT_TRUE(config.ok()) << config.status().ToString();
+    config->batch_rows = batch_rows;
+    auto source = std::make_unique<KafkaSource>(*config, std::move(board));
+    Status st = source->Open(testing::Context("source-roster"));
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return source;
+  }
+
+  // Polls until kEnd or `max_polls` polls that returned records; bounded by a deadline.
+  static Status PollAll(KafkaSource& source, CollectingCollector& out, int max_polls = 1 << 20) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    int polls = 0;
+    while (polls < max_polls) {
+      if (std::chrono::steady_clock::now() > deadline) return Status::Unavailable("timed out");
+      FLOE_ASSIGN_OR_RAISE(runtime::SourceStatus st, source.Poll(out));
+      if (st == runtime::SourceStatus::kEnd) return Status::OK();
+      if (st == runtime::SourceStatus::kMore) ++polls;
+    }
+    return Status::OK();
+  }
+
+  static std::vector<int64_t> Sorted(std::vector<int64_t> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  }
+  static std::vector<int64_t> Range(int64_t a, int64_t b) {
+    std::vector<int64_t> v;
+    for (int64_t i = a; i <= b; ++i) v.push_back(i);
+    return v;
+  }
+
+  std::string group_ = std::to_string(::testing::UnitTest::GetInstance()->random_seed());
+  std::unique_ptr<kafka::MockCluster> cluster_;
+};
+
+TEST_F(KafkaSourceTest, BoundedLatestReadsEveryPartitionToTheEndOffsetsSeenAtStart) {
+  auto source = MakeSource(KTable(), nullptr);
+  CollectingCollector out;
+  ASSERT_TRUE(PollAll(*source, out).ok());
+  EXPECT_EQ(Sorted(Int64Column(out.batches, 0)), Range(1, kRecords));
+  EXPECT_EQ(source->position().next.at("roster"),
+            (kafka::PartitionOffsets{{0, kRecords / 3}, {1, kRecords / 3}, {2, kRecords / 3}}));
+}
+
+TEST_F(KafkaSourceTest, RestoreResumesAtTheCheckpointedOffsetsWithoutDuplicates) {
+  for (int k : {0, 1, 2}) {
+    auto board = std::make_shared<runtime::SourcePositionBoard>();
+    auto first = MakeSource(KTable(), board, /*batch_rows=*/50);
+    CollectingCollector out;
+    ASSERT_TRUE(PollAll(*first, out, k).ok());
+    runtime::StateWriter state;
+    ASSERT_TRUE(first->SnapshotPosition(runtime::CheckpointId(1), state).ok());
+    first.reset();
+    auto second = MakeSource(KTable(), board);
+    std::string blob = state.Finish();
+    runtime::StateReader reader(blob);
+    ASSERT_TRUE(second->Restore(reader).ok());
+    ASSERT_TRUE(PollAll(*second, out).ok());
+    EXPECT_EQ(Sorted(Int64Column(out.batches, 0)), Range(1, kRecords)) << "after " << k;
+  }
+}
+
+TEST_F(KafkaSourceTest, RecordsTopicAndPartitionOffsetsOnTheBoard) {
+  auto board = std::make_shared<runtime::SourcePositionBoard>();
+  auto source = MakeSource(KTable(), board);
+  CollectingCollector out;
+  ASSERT_TRUE(PollAll(*source, out).ok());
+  runtime::StateWriter state;
+  ASSERT_TRUE(source->SnapshotPosition(runtime::CheckpointId(7), state).ok());
+  auto at = board->PositionsAt(runtime::CheckpointId(7));
+  ASSERT_EQ(at.count("source-roster/0"), 1u) << at.begin()->first;
+  EXPECT_EQ(at["source-roster/0"],
+            R"({"parallelism":1,"topics":{"roster":{"0":100,"1":100,"2":100}}})");
+  auto parsed = KafkaPosition::FromJson(at["source-roster/0"]);
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->next.at("roster").at(2), 100);
+}
+
+TEST_F(KafkaSourceTest, StartOverrideBeatsRestoredStateAndStartupMode) {
+  auto board = std::make_shared<runtime::SourcePositionBoard>();
+  board->SetStartOverrides(
+      {{"source-roster/0", R"({"topic":"roster","partitions":{"0":90,"1":100,"2":100}})"}});
+  auto source = MakeSource(KTable(), board);
+  runtime::StateWriter empty_state;
+  {
+    // A restored state at the beginning loses against the override.
+    auto other = MakeSource(KTable(), nullptr);
+    ASSERT_TRUE(other->SnapshotPosition(runtime::CheckpointId(1), empty_state).ok());
+  }
+  std::string blob = empty_state.Finish();
+  runtime::StateReader reader(blob);
+  ASSERT_TRUE(source->Restore(reader).ok());
+  CollectingCollector out;
+  ASSERT_TRUE(PollAll(*source, out).ok());
+  // Partition 0 holds seq 3, 6, ..., 300; offsets 90..99 are seq 273..300.
+  EXPECT_EQ(Sorted(Int64Column(out.batches, 0)),
+            (std::vector<int64_t>{273, 276, 279, 282, 285, 288, 291, 294, 297, 300}));
+}
+
+TEST_F(KafkaSourceTest, SpecificOffsetsAndLatestOffsetStartingPoints) {
+  auto source = MakeSource(
+      KTable({{"scan.startup.mode", "specific-offsets"},
+              {"scan.startup.specific-offsets", "partition:0,offset:98;partition:1,offset:100"}}),
+      nullptr);
+  CollectingCollector out;
+  ASSERT_TRUE(PollAll(*source, out).ok());
+  // Partition 0 from 98 (seq 297, 300), partition 1 nothing, partition 2 (unlisted) from 0.
+  EXPECT_EQ(Int64Column(out.batches, 0).size(), 2u + 100u);
+  auto latest = MakeSource(KTable({{"scan.startup.mode", "latest-offset"}}), nullptr);
+  CollectingCollector none;
+  ASSERT_TRUE(PollAll(*latest, none).ok());
+  EXPECT_TRUE(Int64Column(none.batches, 0).empty());
+}
+
+TEST_F(KafkaSourceTest, GroupOffsetsCommittedAfterCheckpointStartTheNextFreshJob) {
+  auto source = MakeSource(KTable(), nullptr, /*batch_rows=*/60);
+  CollectingCollector out;
+  ASSERT_TRUE(PollAll(*source, out, 1).ok());
+  runtime::StateWriter state;
+  ASSERT_TRUE(source->SnapshotPosition(runtime::CheckpointId(1), state).ok());
+  TopicOffsets at_checkpoint = source->position().next;
+  ASSERT_TRUE(PollAll(*source, out).ok());  // to the end: the last commit waits for its outcome
+  ASSERT_TRUE(source->OnCheckpointComplete(runtime::CheckpointId(1)).ok());
+  runtime::StateWriter state2;
+  ASSERT_TRUE(source->SnapshotPosition(runtime::CheckpointId(2), state2).ok());
+  ASSERT_TRUE(source->OnCheckpointComplete(runtime::CheckpointId(2)).ok());
+  source.reset();
+  (void)at_checkpoint;
+
+  auto consumer =
+      kafka::KafkaConsumer::Make({{"bootstrap.servers", Bootstrap()}, {"group.id", "g-" + group_}});
+  ASSERT_TRUE(consumer.ok());
+  auto committed = (*consumer)->Committed("roster", {0, 1, 2}, std::chrono::seconds(10));
+  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  EXPECT_EQ(*committed, (kafka::PartitionOffsets{{0, 100}, {1, 100}, {2, 100}}));
+
+  // A fresh job (no state, no table) with group-offsets starts there: nothing but new data.
+  Produce(kRecords + 1, kRecords + 30);
+  auto fresh = MakeSource(KTable({{"scan.startup.mode", "group-offsets"}}), nullptr);
+  CollectingCollector more;
+  ASSERT_TRUE(PollAll(*fresh, more).ok());
+  EXPECT_EQ(Sorted(Int64Column(more.batches, 0)), Range(kRecords + 1, kRecords + 30));
+}
+
+// The group's committed offsets of `topic` partitions 0..kPartitions-1 (-1 or absent: none).
+static kafka::PartitionOffsets GroupCommitted(const std::string& bootstrap,
+                                              const std::string& group) {
+  auto consumer =
+      kafka::KafkaConsumer::Make({{"bootstrap.servers", bootstrap}, {"group.id", group}});
+  EXPECT_TRUE(consumer.ok());
+  if (!consumer.ok()) return {};
+  auto committed = (*consumer)->Committed("roster", {0, 1, 2}, std::chrono::seconds(10));
+  EXPECT_TRUE(committed.ok()) << committed.status().ToString();
+  kafka::PartitionOffsets out;
+  if (!committed.ok()) return out;
+  for (auto [p, o] : *committed) {
+    if (o >= 0) out[p] = o;
+  }
+  return out;
+}
+
+// Kafka -> Kafka: group offsets past a transaction the sink has not committed yet would make a
+// fresh job started from them lose that transaction's records. They wait for every committing
+// sink's report (SourcePositionBoard); Poll, OnCheckpointComplete and Close publish them.
+TEST_F(KafkaSourceTest, GroupOffsetsWaitUntilEveryRegisteredSinkCommittedTheCheckpoint) {
+  auto board = std::make_shared<runtime::SourcePositionBoard>();
+  board->RegisterCommitter("sink-out-0");
+  board->RegisterCommitter("sink-out-1");
+  auto source = MakeSource(KTable({{"scan.bounded.mode", "unbounded"}}), board,
+                           /*batch_rows=*/60);
+  CollectingCollector out;
+  ASSERT_TRUE(PollAll(*source, out, 1).ok());
+  runtime::StateWriter state;
+  ASSERT_TRUE(source->SnapshotPosition(runtime::CheckpointId(1), state).ok());
+  TopicOffsets at1 = source->position().next;
+  ASSERT_TRUE(source->OnCheckpointComplete(runtime::CheckpointId(1)).ok());
+  ASSERT_TRUE(PollAll(*source, out, 1).ok());
+  board->ReportCommitted("sink-out-0", runtime::CheckpointId(1));  // one of two sinks
+  ASSERT_TRUE(PollAll(*source, out, 1).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // an async commit would be done
+  EXPECT_TRUE(GroupCommitted(Bootstrap(), "g-" + group_).empty())
+      << "committed before every sink committed checkpoint 1";
+
+  board->ReportCommitted("sink-out-1", runtime::CheckpointId(1));
+  kafka::PartitionOffsets committed;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (committed != at1["roster"] && std::chrono::steady_clock::now() < deadline) {
+    ASSERT_TRUE(source->Poll(out).ok());  // the next Poll publishes (async)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    committed = GroupCommitted(Bootstrap(), "g-" + group_);
+  }
+  EXPECT_EQ(committed, at1["roster"]);
+
+  // Checkpoint 2 completes; the sinks report it while the task closes: Close waits for them
+  // and commits synchronously.
+  ASSERT_TRUE(source->Poll(out).ok());
+  runtime::StateWriter state2;
+  ASSERT_TRUE(source->SnapshotPosition(runtime::CheckpointId(2), state2).ok());
+  TopicOffsets at2 = source->position().next;
+  ASSERT_NE(at2, at1);
+  ASSERT_TRUE(source->OnCheckpointComplete(runtime::CheckpointId(2)).ok());
+  std::thread sinks([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    board->ReportCommitted("sink-out-0", runtime::CheckpointId(2));
+    board->ReportCommitted("sink-out-1", runtime::CheckpointId(2));
+  });
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(source->Close().ok());
+  auto waited = std::chrono::steady_clock::now() - start;
+  sinks.join();
+  EXPECT_GE(waited, std::chrono::milliseconds(250));
+  EXPECT_EQ(GroupCommitted(Bootstrap(), "g-" + group_), at2["roster"]);
+}
+
+// A sink that closes without committing the last checkpoint (it failed, or the job stops):
+// Close does not wait out the timeout and does not publish that checkpoint's offsets.
+TEST_F(KafkaSourceTest, CloseDoesNotPublishACheckpointASinkClosedWithoutCommitting) {
+  auto board = std::make_shared<runtime::SourcePositionBoard>();
+  board->RegisterCommitter("sink-out-0");
+  auto source = MakeSource(KTable(), board, /*batch_rows=*/60);
+  CollectingCollector out;
+  ASSERT_TRUE(PollAll(*source, out).ok());  // to the end
+  runtime::StateWriter state;
+  ASSERT_TRUE(source->SnapshotPosition(runtime::CheckpointId(1), state).ok());
+  ASSERT_TRUE(source->OnCheckpointComplete(runtime::CheckpointId(1)).ok());
+  board->ReportClosed("sink-out-0");
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(source->Close().ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_TRUE(GroupCommitted(Bootstrap(), "g-" + group_).empty());
+}
+
+// Print / blackhole / at-least-once sinks register nothing: offsets are published when the
+// checkpoint completes (synchronously after the end of a bounded source).
+TEST_F(KafkaSourceTest, WithoutCommittingSinksGroupOffsetsAreCommittedAtCompletion) {
+  auto board = std::make_shared<runtime::SourcePositionBoard>();
+  auto source = MakeSource(KTable(), board, /*batch_rows=*/60);
+  CollectingCollector out;
+  ASSERT_TRUE(PollAll(*source, out).ok());
+  runtime::StateWriter state;
+  ASSERT_TRUE(source->SnapshotPosition(runtime::CheckpointId(1), state).ok());
+  ASSERT_TRUE(source->OnCheckpointComplete(runtime::CheckpointId(1)).ok());
+  EXPECT_EQ(GroupCommitted(Bootstrap(), "g-" + group_),
+            (kafka::PartitionOffsets{{0, 100}, {1, 100}, {2, 100}}));
+  ASSERT_TRUE(source->Close().ok());
+}
+
+TEST_F(KafkaSourceTest, GroupOffsetsWithoutCommitsNeedsAutoOffsetReset) {
+  auto source = MakeSource(KTable({{"scan.startup.mode", "group-offsets"},
+                                   {"properties.group.id", "g-empty-" + group_}}),
+                           nullptr);
+  CollectingCollector out;
+  Status st = PollAll(*source, out);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("auto.offset.reset"), std::string::npos) << st.ToString();
+}
+
+TEST_F(KafkaSourceTest, AMalformedRecordFailsWithTopicPartitionOffsetAndExcerpt) {
+  Produce(kRecords + 1, kRecords + 3, /*bad_at=*/std::to_string(kRecords + 2));
+  auto source = MakeSource(KTable(), nullptr);
+  CollectingCollector out;
+  Status st = PollAll(*source, out);
+  ASSERT_FALSE(st.ok());
+  // seq 302 -> partition 2, the 101st record there: offset 100.
+  // The reason follows the coordinates directly (no decoder "<source>:<line>:" prefix).
+  EXPECT_NE(st.message().find("topic 'roster' partition 2 offset 100: field 'seq'"),
+            std::string::npos)
+      << st.ToString();
+  EXPECT_NE(st.message().find("not a number"), std::string::npos) << st.ToString();
+
+  auto tolerant = MakeSource(KTable({{"json.ignore-parse-errors", "true"}}), nullptr);
+  CollectingCollector all;
+  ASSERT_TRUE(PollAll(*tolerant, all).ok());
+  EXPECT_EQ(Int64Column(all.batches, 0).size(), static_cast<size_t>(kRecords + 2));
+}
+
+TEST_F(KafkaSourceTest, UnboundedReadsWhatIsThereThenIdlesAndPicksUpNewRecords) {
+  auto source = MakeSource(KTable({{"scan.bounded.mode", "unbounded"}}), nullptr);
+  CollectingCollector out;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (Int64Column(out.batches, 0).size() < static_cast<size_t>(kRecords) &&
+         std::chrono::steady_clock::now() < deadline) {
+    auto st = source->Poll(out);
+    ASSERT_TRUE(st.ok()) << st.status().ToString();
+    ASSERT_NE(*st, runtime::SourceStatus::kEnd);
+  }
+  auto idle = source->Poll(out);
+  ASSERT_TRUE(idle.ok());
+  EXPECT_EQ(*idle, runtime::SourceStatus::kIdle);
+  Produce(kRecords + 1, kRecords + 9);
+  while (Int64Column(out.batches, 0).size() < static_cast<size_t>(kRecords + 9) &&
+         std::chrono::steady_clock::now() < deadline) {
+    ASSERT_TRUE(source->Poll(out).ok());
+  }
+  EXPECT_EQ(Sorted(Int64Column(out.batches, 0)), Range(1, kRecords + 9));
+}
+
+// The mock answers offsets-by-timestamp with -1 (docs/kafka.md): every partition starts at its
+// end there. On a real broker the same call finds the first record at or after the timestamp.
+TEST_F(KafkaSourceTest, TimestampStartupOnTheMockStartsAtTheEnd) {
+  auto source = MakeSource(
+      KTable({{"scan.startup.mode", "timestamp"}, {"scan.startup.timestamp-millis", "0"}}),
+      nullptr);
+  CollectingCollector out;
+  ASSERT_TRUE(PollAll(*source, out).ok());
+  EXPECT_TRUE(Int64Column(out.batches, 0).empty());
+  EXPECT_EQ(source->position().next.at("roster"),
+            (kafka::PartitionOffsets{{0, kRecords / 3}, {1, kRecords / 3}, {2, kRecords / 3}}));
+}
+
+TEST_F(KafkaSourceTest, APrettyPrintedRecordIsOneRow) {
+  auto producer = kafka::KafkaProducer::Make({{"bootstrap.servers", Bootstrap()}});
+  ASSERT_TRUE(producer.ok());
+  ASSERT_TRUE((*producer)->Produce("roster", 0, "{\n  \"seq\": 301,\r\n  \"name\": \"a\"\n}").ok());
+  ASSERT_TRUE((*producer)->Flush(std::chrono::seconds(10)).ok());
+  auto source = MakeSource(KTable(), nullptr);
+  CollectingCollector out;
+  ASSERT_TRUE(PollAll(*source, out).ok());
+  EXPECT_EQ(Sorted(Int64Column(out.batches, 0)), Range(1, kRecords + 1));
+}
+
+// Flink's json format writes TIMESTAMP as "2020-12-30 12:13:14.123" and TIMESTAMP_LTZ with 'Z'
+// by default ('json.timestamp-format.standard' = 'SQL'), "...T..." with 'ISO-8601'. floe reads
+// both spellings whichever standard the table sets (Flink reads only the configured one).
+TEST_F(KafkaSourceTest, ReadsSqlAndIsoTimestampsWhicheverStandardIsSet) {
+  ASSERT_TRUE(cluster_->CreateTopic("times", 1).ok());
+  auto producer = kafka::KafkaProducer::Make({{"bootstrap.servers", Bootstrap()}});
+  ASSERT_TRUE(producer.ok());
+  for (const char* v :
+       {R"({"id":1,"ts":"2020-12-30 12:13:14.123","tz":"2020-12-30 12:13:14.123Z"})",
+        R"({"id":2,"ts":"2020-12-30 12:13:14","tz":"2020-12-30 12:13:14Z"})",
+        R"({"id":3,"ts":"2020-12-30T12:13:14.5","tz":"2020-12-30T12:13:14.5Z"})"}) {
+    ASSERT_TRUE((*producer)->Produce("times", 0, v).ok());
+  }
+  ASSERT_TRUE((*producer)->Flush(std::chrono::seconds(10)).ok());
+  const std::vector<std::string> expected = {
+      R"({"id":1,"ts":"2020-12-30T12:13:14.123000","tz":"2020-12-30T12:13:14.123000Z"})"
+      "\n",
+      R"({"id":2,"ts":"2020-12-30T12:13:14.000000","tz":"2020-12-30T12:13:14.000000Z"})"
+      "\n",
+      R"({"id":3,"ts":"2020-12-30T12:13:14.500000","tz":"2020-12-30T12:13:14.500000Z"})"
+      "\n"};
+  for (const char* standard : {"", "SQL", "ISO-8601"}) {
+    std::map<std::string, std::string> options = {{"connector", "kafka"},
+                                                  {"topic", "times"},
+                                                  {"format", "json"},
+                                                  {"properties.bootstrap.servers", Bootstrap()},
+                                                  {"scan.startup.mode", "earliest-offset"},
+                                                  {"scan.bounded.mode", "latest-offset"}};
+    if (*standard != '\0') options["json.timestamp-format.standard"] = standard;
+    TableDescriptor table =
+        Table("times", "id INT, ts TIMESTAMP(3), tz TIMESTAMP_LTZ(3)", std::move(options));
+    auto source = MakeSource(table, nullptr);
+    CollectingCollector out;
+    ASSERT_TRUE(PollAll(*source, out).ok()) << standard;
+    EXPECT_EQ(testing::JsonRows(out.batches), expected) << standard;
+  }
+}
+
+TEST_F(KafkaSourceTest, RefusesBadOptionsAtPlanTime) {
+  auto refused = [&](std::map<std::string, std::string> extra, const std::string& needle) {
+    TableDescriptor t = KTable(std::move(extra));
+    Result<KafkaSourceConfig> c = MakeKafkaSourceConfig(t);
+    ASSERT_FALSE(c.ok()) << needle;
+    EXPECT_NE(c.status().message().find(needle), std::string::npos) << c.status().ToString();
+  };
+  refused({{"topic", ""}}, "'topic'");
+  refused({{"format", "avro"}}, "'format'");
+  refused({{"scan.startup.mode", "sometime"}}, "scan.startup.mode");
+  refused({{"scan.startup.mode", "specific-offsets"}}, "scan.startup.specific-offsets");
+  refused({{"scan.bounded.mode", "timestamp"}}, "scan.bounded.mode");
+  refused({{"no-such-option", "1"}}, "no-such-option");
+  refused({{"topic", "a;;b"}}, "without empty names");
+  refused({{"topic", "a;b;a"}}, "names topic 'a' twice");
+  refused({{"topic-pattern", "roster-.*"}}, "list the topics in 'topic'");
+  refused({{"topic", "a;b"},
+           {"scan.startup.mode", "specific-offsets"},
+           {"scan.startup.specific-offsets", "partition:0,offset:1"}},
+          "cannot be used with a topic list");
+  refused({{"scan.parallelism", "0"}}, "scan.parallelism");
+  refused({{"debezium-json.schema-include", "true"}}, "applies to 'format' = 'debezium-json' only");
+  refused({{"format", "debezium-json"}, {"json.ignore-parse-errors", "true"}},
+          "use 'debezium-json.ignore-parse-errors'");
+  refused({{"format", "debezium-json"}, {"debezium-json.schema-include", "maybe"}},
+          "debezium-json.schema-include");
+  refused({{"properties.no.such.property", "1"}}, "no.such.property");
+  refused({{"json.timestamp-format.standard", "RFC-3339"}},
+          "option 'json.timestamp-format.standard' must be 'SQL' (\"2020-12-30 12:13:14.123\", "
+          "the default) or 'ISO-8601' (\"2020-12-30T12:13:14.123\"), got 'RFC-3339'");
+  refused({{"format", "debezium-json"}, {"json.timestamp-format.standard", "SQL"}},
+          "use 'debezium-json.timestamp-format.standard'");
+  refused({{"debezium-json.timestamp-format.standard", "SQL"}},
+          "applies to 'format' = 'debezium-json' only");
+  refused({{"format", "debezium-json"}, {"debezium-json.timestamp-format.standard", "sql"}},
+          "option 'debezium-json.timestamp-format.standard' must be 'SQL'");
+  for (const char* standard : {"SQL", "ISO-8601"}) {
+    EXPECT_TRUE(MakeKafkaSourceConfig(KTable({{"json.timestamp-format.standard", standard}})).ok());
+    EXPECT_TRUE(
+        MakeKafkaSourceConfig(KTable({{"format", "debezium-json"},
+                                      {"debezium-json.timestamp-format.standard", standard}}))
+            .ok());
+  }
+  refused({{"scan.startup.mode", "timestamp"}}, "scan.startup.timestamp-millis");
+  TableDescriptor no_bootstrap = KTable();
+  no_bootstrap.options.erase("properties.bootstrap.servers");
+  EXPECT_FALSE(MakeKafkaSourceConfig(no_bootstrap).ok());
+}
+
+// librdkafka 2.0.2's pre-fetch queue limits (100,000 messages, 64 MiB) make the source read in
+// 1 s bursts (docs/kafka.md); floe sets larger ones unless the table sets its own.
+TEST_F(KafkaSourceTest, ConsumerGetsFloesQueueDefaultsUnlessTheTableSetsThem) {
+  Result<KafkaSourceConfig> unset = MakeKafkaSourceConfig(KTable());
+  ASSERT_TRUE(unset.ok()) << unset.status().ToString();
+  EXPECT_EQ(unset->properties.at("queued.min.messages"), "500000");
+  EXPECT_EQ(unset->properties.at("queued.max.messages.kbytes"), "131072");
+
+  Result<KafkaSourceConfig> set =
+      MakeKafkaSourceConfig(KTable({{"properties.queued.min.messages", "100000"},
+                                    {"properties.queued.max.messages.kbytes", "65536"}}));
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  EXPECT_EQ(set->properties.at("queued.min.messages"), "100000");
+  EXPECT_EQ(set->properties.at("queued.max.messages.kbytes"), "65536");
+
+  // One set, the other defaulted.
+  Result<KafkaSourceConfig> one =
+      MakeKafkaSourceConfig(KTable({{"properties.queued.max.messages.kbytes", "262144"}}));
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ(one->properties.at("queued.min.messages"), "500000");
+  EXPECT_EQ(one->properties.at("queued.max.messages.kbytes"), "262144");
+
+  // librdkafka accepts the defaults: every other test here opens its consumer with them.
+}
+
+// The owners Flink's KafkaSourceEnumerator computes (Java String.hashCode, then
+// ((hash * 31) & 0x7FFFFFFF) % n as the start, partitions round robin from there); the expected
+// values were computed independently from Java's hashCode ("a" = 97, "roster" = -925192565).
+TEST(KafkaSplitOwner, FollowsFlinksEnumeratorRule) {
+  EXPECT_EQ(KafkaSplitOwner("a", 0, 2), 1u);
+  EXPECT_EQ(KafkaSplitOwner("a", 1, 2), 0u);
+  EXPECT_EQ(KafkaSplitOwner("b", 0, 2), 0u);
+  EXPECT_EQ(KafkaSplitOwner("a", 0, 3), 1u);
+  EXPECT_EQ(KafkaSplitOwner("a", 1, 3), 2u);
+  EXPECT_EQ(KafkaSplitOwner("a", 2, 3), 0u);
+  EXPECT_EQ(KafkaSplitOwner("roster", 0, 3), 2u);  // negative hash
+  EXPECT_EQ(KafkaSplitOwner("roster", 1, 3), 0u);
+  EXPECT_EQ(KafkaSplitOwner("roster", 0, 1), 0u);
+  // Every partition has exactly one owner, and one topic's partitions are spread evenly.
+  for (uint32_t n = 1; n <= 5; ++n) {
+    std::vector<int> per(n, 0);
+    for (int32_t p = 0; p < 11; ++p) {
+      uint32_t owner = KafkaSplitOwner("orders", p, n);
+      ASSERT_LT(owner, n);
+      EXPECT_EQ(owner, KafkaSplitOwner("orders", p, n));  // stable
+      ++per[owner];
+    }
+    EXPECT_LE(*std::max_element(per.begin(), per.end()) - *std::min_element(per.begin(), per.end()),
+              1)
+        << n;
+  }
+}
+
+TEST(KafkaPosition, WritesTopicsAndParallelismAndReadsTheSingleTopicForm) {
+  KafkaPosition p;
+  p.parallelism = 2;
+  p.next["a"] = {{0, 5}, {2, 7}};
+  p.next["b"] = {};
+  EXPECT_EQ(p.ToJson(), R"({"parallelism":2,"topics":{"a":{"0":5,"2":7},"b":{}}})");
+  auto back = KafkaPosition::FromJson(p.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, p);
+  // Positions of earlier versions (checkpoints, floe.source-offsets of existing tables).
+  auto old = KafkaPosition::FromJson(R"({"topic":"roster","partitions":{"0":4000,"1":3999}})");
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->parallelism, 1u);
+  EXPECT_EQ(old->next.at("roster"), (kafka::PartitionOffsets{{0, 4000}, {1, 3999}}));
+  // Without "parallelism": 1.
+  auto bare = KafkaPosition::FromJson(R"({"topics":{"t":{"3":1}}})");
+  ASSERT_TRUE(bare.ok());
+  EXPECT_EQ(bare->parallelism, 1u);
+  for (const char* bad :
+       {"", "[]", R"({"topics":[]})", R"({"topics":{"t":{"x":1}}})", R"({"topics":{"t":{"0":-1}}})",
+        R"({"topics":{"t":{"0":1}},"parallelism":0})", R"({"topic":"t"})",
+        R"({"topic":"t","partitions":{"0":"1"}})", R"({"topics":{"":{}}})"}) {
+    auto r = KafkaPosition::FromJson(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    if (!r.ok()) {
+      EXPECT_NE(r.status().message().find("parallelism"), std::string::npos);
+    }
+  }
+}
+
+// Subtask `i` of `n` of the roster source.
+std::unique_ptr<KafkaSource> MakeSubtask(const TableDescriptor& table, uint32_t i, uint32_t n,
+                                         std::shared_ptr<runtime::SourcePositionBoard> board,
+                                         size_t batch_rows = 1000) {
+  Result<KafkaSourceConfig> config = MakeKafkaSourceConfig(table);
+  EXPECT_TRUE(config.ok()) << config.status().ToString();
+  config->batch_rows = batch_rows;
+  auto source = std::make_unique<KafkaSource>(*config, std::move(board));
+  Status st = source->Open(testing::Context("source-roster", i, n));
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return source;
+}
+
+TEST_F(KafkaSourceTest, SubtasksReadDisjointSplitsThatCoverEveryPartition) {
+  for (uint32_t n : {2u, 3u, 4u}) {
+    auto board = std::make_shared<runtime::SourcePositionBoard>();
+    std::vector<int64_t> all;
+    for (uint32_t i = 0; i < n; ++i) {
+      auto source = MakeSubtask(KTable(), i, n, board);
+      CollectingCollector out;
+      ASSERT_TRUE(PollAll(*source, out).ok());  // a subtask without splits ends at once
+      std::vector<int64_t> seqs = Int64Column(out.batches, 0);
+      for (int64_t seq : seqs) {
+        // seq s was produced to partition s % 3.
+        EXPECT_EQ(KafkaSplitOwner("roster", static_cast<int32_t>(seq % kPartitions), n), i);
+      }
+      all.insert(all.end(), seqs.begin(), seqs.end());
+      runtime::StateWriter state;
+      ASSERT_TRUE(source->SnapshotPosition(runtime::CheckpointId(n), state).ok());
+      // Only the owned splits are in the position.
+      for (const auto& [p, next] : source->position().next.at("roster")) {
+        EXPECT_EQ(KafkaSplitOwner("roster", p, n), i);
+        EXPECT_EQ(next, kRecords / 3);
+      }
+    }
+    EXPECT_EQ(Sorted(all), Range(1, kRecords)) << "parallelism " << n;
+    // Every subtask recorded its position for the committer, even one without splits.
+    auto at = board->PositionsAt(runtime::CheckpointId(n));
+    EXPECT_EQ(at.size(), n);
+    if (n == 4) {
+      // roster's partitions 0, 1, 2 go to subtasks 1, 2, 3 (start 1): subtask 0 owns none.
+      EXPECT_EQ(at["source-roster/0"], R"({"parallelism":4,"topics":{"roster":{}}})");
+    }
+  }
+}
+
+TEST_F(KafkaSourceTest, ASubtaskWithoutSplitsIdlesWhenUnboundedAndServesCheckpoints) {
+  // 4 subtasks over 3 partitions: subtask 0 owns none of roster's partitions.
+  auto source = MakeSubtask(KTable({{"scan.bounded.mode", "unbounded"}}), 0, 4, nullptr);
+  CollectingCollector out;
+  for (int i = 0; i < 3; ++i) {
+    auto st = source->Poll(out);
+    ASSERT_TRUE(st.ok()) << st.status().ToString();
+    EXPECT_EQ(*st, runtime::SourceStatus::kIdle);
+  }
+  runtime::StateWriter state;
+  ASSERT_TRUE(source->SnapshotPosition(runtime::CheckpointId(1), state).ok());
+  ASSERT_TRUE(source->OnCheckpointComplete(runtime::CheckpointId(1)).ok());
+  EXPECT_TRUE(out.batches.empty());
+}
+
+TEST_F(KafkaSourceTest, RestoringWithAnotherParallelismIsRefusedNamingBoth) {
+  // A checkpoint of parallelism 2, restored by a subtask of parallelism 3.
+  auto first = MakeSubtask(KTable(), 0, 2, nullptr, /*batch_rows=*/10);
+  CollectingCollector out;
+  ASSERT_TRUE(PollAll(*first, out, 1).ok());
+  runtime::StateWriter state;
+  ASSERT_TRUE(first->SnapshotPosition(runtime::CheckpointId(1), state).ok());
+  std::string blob = state.Finish();
+  {
+    auto same = MakeSubtask(KTable(), 0, 2, nullptr);
+    runtime::StateReader reader(blob);
+    ASSERT_TRUE(same->Restore(reader).ok());
+  }
+  auto other = MakeSubtask(KTable(), 0, 3, nullptr);
+  runtime::StateReader reader(blob);
+  Status st = other->Restore(reader);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("source parallelism 2 but this run has 3"), std::string::npos)
+      << st.ToString();
+  EXPECT_NE(st.message().find("'scan.parallelism' = '2'"), std::string::npos) << st.ToString();
+
+  // The same rule for the table's positions (old single-topic JSON = parallelism 1).
+  auto board = std::make_shared<runtime::SourcePositionBoard>();
+  board->SetStartOverrides(
+      {{"source-roster/0", R"({"topic":"roster","partitions":{"0":90,"1":100,"2":100}})"}});
+  auto from_table = MakeSubtask(KTable(), 0, 2, board);
+  Status table_st = PollAll(*from_table, out);
+  ASSERT_FALSE(table_st.ok());
+  EXPECT_NE(table_st.message().find("the table holds positions written with source parallelism 1 "
+                                    "but this run has 2"),
+            std::string::npos)
+      << table_st.ToString();
+}
+
+TEST_F(KafkaSourceTest, RestoresTheStateOfEarlierVersions) {
+  // Version 1 blob: one topic, no parallelism (it was always 1).
+  runtime::StateWriter v1;
+  v1.PutU32(1);
+  v1.PutString("roster");
+  v1.PutU32(3);
+  for (uint32_t p = 0; p < 3; ++p) {
+    v1.PutU32(p);
+    v1.PutI64(p == 0 ? 95 : 100);  // next
+    v1.PutI64(100);                // bounded end
+  }
+  std::string blob = v1.Finish();
+  auto source = MakeSource(KTable(), nullptr);
+  runtime::StateReader reader(blob);
+  ASSERT_TRUE(source->Restore(reader).ok());
+  CollectingCollector out;
+  ASSERT_TRUE(PollAll(*source, out).ok());
+  EXPECT_EQ(Sorted(Int64Column(out.batches, 0)), (std::vector<int64_t>{288, 291, 294, 297, 300}));
+  auto two = MakeSubtask(KTable(), 1, 2, nullptr);
+  runtime::StateReader again(blob);
+  EXPECT_FALSE(two->Restore(again).ok());
+}
+
+TEST_F(KafkaSourceTest, ReadsATopicListWithPositionsPerTopic) {
+  ASSERT_TRUE(cluster_->CreateTopic("other", 2).ok());
+  auto producer = kafka::KafkaProducer::Make({{"bootstrap.servers", Bootstrap()}});
+  ASSERT_TRUE(producer.ok());
+  for (int seq = 1001; seq <= 1040; ++seq) {
+    ASSERT_TRUE(
+        (*producer)->Produce("other", seq % 2, "{\"seq\":" + std::to_string(seq) + "}").ok());
+  }
+  ASSERT_TRUE((*producer)->Flush(std::chrono::seconds(10)).ok());
+  auto board = std::make_shared<runtime::SourcePositionBoard>();
+  std::vector<int64_t> all;
+  for (uint32_t i = 0; i < 2; ++i) {
+    auto source = MakeSubtask(KTable({{"topic", "roster; other"}}), i, 2, board);
+    CollectingCollector out;
+    ASSERT_TRUE(PollAll(*source, out).ok());
+    auto seqs = Int64Column(out.batches, 0);
+    all.insert(all.end(), seqs.begin(), seqs.end());
+    runtime::StateWriter state;
+    ASSERT_TRUE(source->SnapshotPosition(runtime::CheckpointId(1), state).ok());
+  }
+  std::vector<int64_t> want = Range(1, kRecords);
+  for (int64_t s : Range(1001, 1040)) want.push_back(s);
+  EXPECT_EQ(Sorted(all), want);
+  auto at = board->PositionsAt(runtime::CheckpointId(1));
+  // roster: partitions 0, 2 -> subtask 1, 1 -> subtask 0; other (start 0 of 2): partition 0 ->
+  // subtask 0, 1 -> subtask 1.
+  auto p0 = KafkaPosition::FromJson(at["source-roster/0"]);
+  auto p1 = KafkaPosition::FromJson(at["source-roster/1"]);
+  ASSERT_TRUE(p0.ok() && p1.ok());
+  size_t splits = 0;
+  for (const auto* p : {&*p0, &*p1}) {
+    for (const auto& [topic, offsets] : p->next) splits += offsets.size();
+  }
+  EXPECT_EQ(splits, 5u);
+  EXPECT_EQ(p0->next.size() + p1->next.size(), 4u);  // both topics in both positions
+}
+
+TEST_F(KafkaSourceTest, DebeziumEventsBecomeRowsWithKindsAndTombstonesAreSkipped) {
+  ASSERT_TRUE(cluster_->CreateTopic("cdc", 1).ok());
+  auto producer = kafka::KafkaProducer::Make({{"bootstrap.servers", Bootstrap()}});
+  ASSERT_TRUE(producer.ok());
+  for (const char* v : {R"({"before":null,"after":{"seq":1,"name":"a"},"op":"c"})",
+                        R"({"before":{"seq":1,"name":"a"},"after":{"seq":1,"name":"b"},"op":"u"})",
+                        R"({"before":{"seq":1,"name":"b"},"after":null,"op":"d"})"}) {
+    ASSERT_TRUE((*producer)->Produce("cdc", 0, v).ok());
+  }
+  // A tombstone (null value), as Debezium sends after a delete.
+  ASSERT_EQ(rd_kafka_producev((*producer)->handle(), RD_KAFKA_V_TOPIC("cdc"),
+                              RD_KAFKA_V_PARTITION(0), RD_KAFKA_V_VALUE(nullptr, 0),
+                              RD_KAFKA_V_KEY(const_cast<char*>("1"), 1), RD_KAFKA_V_END),
+            RD_KAFKA_RESP_ERR_NO_ERROR);
+  ASSERT_TRUE((*producer)->Produce("cdc", 0, R"({"after":{"seq":2},"op":"r"})").ok());
+  ASSERT_TRUE((*producer)->Produce("cdc", 0, R"({"after":{"seq":"x"},"op":"c"})").ok());
+  ASSERT_TRUE((*producer)->Flush(std::chrono::seconds(10)).ok());
+
+  auto table = KTable({{"topic", "cdc"}, {"format", "debezium-json"}});
+  auto source = MakeSource(table, nullptr);
+  CollectingCollector out;
+  Status st = PollAll(*source, out);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("topic 'cdc' partition 0 offset 5: debezium-json: in 'after': "
+                              "field 'seq': expected BIGINT NOT NULL"),
+            std::string::npos)
+      << st.ToString();
+  EXPECT_NE(st.message().find(R"(record: {"after":{"seq":"x"},"op":"c"})"), std::string::npos)
+      << st.ToString();
+
+  auto tolerant = MakeSource(KTable({{"topic", "cdc"},
+                                     {"format", "debezium-json"},
+                                     {"debezium-json.ignore-parse-errors", "true"}}),
+                             nullptr);
+  CollectingCollector rows;
+  ASSERT_TRUE(PollAll(*tolerant, rows).ok());
+  std::vector<std::string> got;
+  for (const RecordBatch& b : rows.batches) {
+    ASSERT_EQ(b.schema()->fields.back().name, runtime::kRowKindColumn);
+    for (size_t r = 0; r < b.num_rows(); ++r) {
+      got.push_back(std::string(b.column(2).GetBytes(r)) +
+                    std::to_string(b.column(0).Get<int64_t>(r)) +
+                    (b.column(1).IsNull(r) ? "" : std::string(b.column(1).GetBytes(r))));
+    }
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"+I1a", "-U1a", "+U1b", "-D1b", "+I2"}));
+}
+
+// --- DebeziumJsonDecoder on its own: every op and every error.
+
+class DebeziumJsonTest : public ::testing::Test {
+ protected:
+  Status Decode(std::string_view value, DebeziumJsonOptions options = {}) {
+    auto decoder = DebeziumJsonDecoder::Make(columns_, options);
+    EXPECT_TRUE(decoder.ok());
+    rows_ = RecordBatch(columns_);
+    kinds_ = Column(DataType::String());
+    Status st = (*decoder)->Decode(value, &rows_, &kinds_);
+    skipped_ = (*decoder)->skipped();
+    return st;
+  }
+  std::vector<std::string> Rows() const {
+    std::vector<std::string> out;
+    for (size_t r = 0; r < rows_.num_rows(); ++r) {
+      out.push_back(
+          std::string(kinds_.GetBytes(r)) + "[" + std::to_string(rows_.column(0).Get<int64_t>(r)) +
+          "," + (rows_.column(1).IsNull(r) ? "null" : std::string(rows_.column(1).GetBytes(r))) +
+          "]");
+    }
+    return out;
+  }
+  void ExpectError(std::string_view value, const std::string& needle,
+                   DebeziumJsonOptions options = {}) {
+    Status st = Decode(value, options);
+    ASSERT_FALSE(st.ok()) << value;
+    EXPECT_NE(st.message().find(needle), std::string::npos) << st.ToString();
+    EXPECT_EQ(rows_.num_rows(), 0u) << value;  // nothing of a bad event stays
+    EXPECT_EQ(kinds_.size(), 0u) << value;
+    options.ignore_parse_errors = true;
+    ASSERT_TRUE(Decode(value, options).ok()) << value;
+    EXPECT_EQ(skipped_, 1);
+    EXPECT_EQ(rows_.num_rows(), 0u) << value;
+  }
+
+  std::shared_ptr<const BatchSchema> columns_ = [] {
+    auto s = std::make_shared<BatchSchema>();
+    s->fields.push_back(Field{"id", DataType::Int64(), false, 1});
+    s->fields.push_back(Field{"name", DataType::String(), true, 2});
+    return s;
+  }();
+  RecordBatch rows_;
+  Column kinds_{DataType::String()};
+  int64_t skipped_ = 0;
+};
+
+TEST_F(DebeziumJsonTest, EveryOpBecomesFlinksRowKinds) {
+  ASSERT_TRUE(Decode(R"({"before":null,"after":{"id":1,"name":"a"},"op":"c","ts_ms":1})").ok());
+  EXPECT_EQ(Rows(), (std::vector<std::string>{"+I[1,a]"}));
+  ASSERT_TRUE(Decode(R"({"op":"r","after":{"id":2,"name":"b"},"source":{"db":"x"}})").ok());
+  EXPECT_EQ(Rows(), (std::vector<std::string>{"+I[2,b]"}));
+  ASSERT_TRUE(
+      Decode(R"({"before":{"id":1,"name":"a"},"after":{"id":1,"name":"z"},"op":"u"})").ok());
+  EXPECT_EQ(Rows(), (std::vector<std::string>{"-U[1,a]", "+U[1,z]"}));
+  ASSERT_TRUE(Decode(R"({"before":{"id":1,"name":"z"},"after":null,"op":"d"})").ok());
+  EXPECT_EQ(Rows(), (std::vector<std::string>{"-D[1,z]"}));
+  // Unknown columns inside before/after are ignored, missing nullable ones are null.
+  ASSERT_TRUE(Decode(R"({"after":{"id":3,"extra":[1,2]},"op":"c"})").ok());
+  EXPECT_EQ(Rows(), (std::vector<std::string>{"+I[3,null]"}));
+}
+
+TEST_F(DebeziumJsonTest, SchemaIncludeReadsThePayload) {
+  DebeziumJsonOptions o;
+  o.schema_include = true;
+  ASSERT_TRUE(Decode(R"({"schema":{"type":"struct","fields":[]},"payload":{"before":{"id":4},)"
+                     R"("after":{"id":4,"name":"n"},"op":"u"}})",
+                     o)
+                  .ok());
+  EXPECT_EQ(Rows(), (std::vector<std::string>{"-U[4,null]", "+U[4,n]"}));
+  ExpectError(R"({"before":null,"after":{"id":1},"op":"c"})", "has no \"payload\" field", o);
+  ExpectError(R"({"schema":{},"payload":[1]})", "field 'payload' must be an object", o);
+  // The schema envelope without the option: a hint, not just "no op".
+  ExpectError(R"({"schema":{},"payload":{"after":{"id":1},"op":"c"}})",
+              "set 'debezium-json.schema-include' = 'true'");
+}
+
+TEST_F(DebeziumJsonTest, EveryErrorNamesTheFieldAndTheRule) {
+  ExpectError("{\"op\":", "invalid JSON");
+  ExpectError("[1,2]", "not a JSON object");
+  ExpectError(R"({"after":{"id":1}})", "field 'op' is missing");
+  ExpectError(R"({"after":{"id":1},"op":7})", "field 'op' must be a string, got 7");
+  ExpectError(R"({"after":{"id":1},"op":"t"})", "unknown value 't' (expected c, r, u or d)");
+  ExpectError(R"({"after":null,"op":"c"})", "field 'after' is null or missing for op 'c'");
+  ExpectError(R"({"op":"r"})", "field 'after' is null or missing for op 'r'");
+  ExpectError(R"({"before":null,"after":{"id":1},"op":"u"})",
+              "field 'before' is null or missing for op 'u' (Debezium sends it only when the "
+              "table's replica identity is FULL");
+  ExpectError(R"({"before":{"id":1},"after":null,"op":"u"})",
+              "field 'after' is null or missing for op 'u'");
+  ExpectError(R"({"after":null,"op":"d"})", "field 'before' is null or missing for op 'd'");
+  ExpectError(R"({"after":"id=1","op":"c"})",
+              "field 'after' must be an object or null, got \"id=1\"");
+  ExpectError(R"({"after":{"id":"one"},"op":"c"})",
+              "in 'after': field 'id': expected BIGINT NOT NULL, got string");
+  ExpectError(R"({"after":{"name":"x"},"op":"c"})", "in 'after': field 'id'");
+  // An update whose "after" is bad leaves no "-U" behind.
+  ExpectError(R"({"before":{"id":1},"after":{"id":true},"op":"u"})", "in 'after': field 'id'");
+}
+
+}  // namespace
+}  // namespace floe::connectors

@@ -1,0 +1,727 @@
+// `floe run`: the supervising coordinator. Plans the job (config errors stop here, before any
+// worker exists), owns the job id and the job directory, serves the control endpoint on
+// loopback, starts `floe worker` and restarts it under the restart strategy. One thread: a
+// poll(2) loop over the signal pipe, the control socket, its clients and the worker's socket.
+
+#include "floe/runtime/process/coordinator.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "floe/common/log.h"
+#include "floe/io/file.h"
+#include "floe/runtime/checkpoint_storage.h"
+#include "floe/runtime/process/job_record.h"
+
+extern char** environ;
+
+namespace floe::process {
+
+using nlohmann::json;
+
+std::string EncodeRunSpec(const RunSpec& spec) {
+  json j = {{"job_file", spec.job_file},
+            {"variables", spec.variables},
+            {"config_overrides", spec.config_overrides},
+            {"on_stale_restore", spec.on_stale_restore}};
+  return j.dump(2) + "\n";
+}
+
+Result<RunSpec> DecodeRunSpec(std::string_view text) {
+  json j = json::parse(text, nullptr, false);
+  if (!j.is_object()) return Status::Corruption("run spec is not a JSON object");
+  RunSpec s;
+  s.job_file = j.value("job_file", "");
+  if (auto it = j.find("variables"); it != j.end() && it->is_object()) {
+    s.variables = it->get<std::map<std::string, std::string>>();
+  }
+  if (auto it = j.find("config_overrides"); it != j.end() && it->is_object()) {
+    s.config_overrides = it->get<std::map<std::string, std::string>>();
+  }
+  s.on_stale_restore = j.value("on_stale_restore", "fail");
+  return s;
+}
+
+std::vector<std::string> ReferencedVariables(std::string_view text) {
+  std::vector<std::string> out;
+  for (size_t i = text.find("${"); i != std::string_view::npos; i = text.find("${", i + 2)) {
+    size_t end = text.find('}', i + 2);
+    if (end == std::string_view::npos) break;
+    std::string name(text.substr(i + 2, end - i - 2));
+    if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) {
+      out.push_back(name);
+    }
+  }
+  return out;
+}
+
+bool IsFatalWorkerError(const Status& st, bool checkpoint_completed) {
+  // Before the attempt's first checkpoint, InvalidArgument is a refusal of the job's input that
+  // every attempt repeats (planning, restore, Open; also a malformed record at the start
+  // position). Errors after it keep the restart strategy, as before: mid-run errors are not
+  // classified yet.
+  return st.code() == StatusCode::kInvalidArgument && !checkpoint_completed;
+}
+
+namespace {
+
+int g_signal_pipe_write = -1;
+
+void OnSignal(int sig) {
+  if (g_signal_pipe_write >= 0) {
+    char c = static_cast<char>(sig);
+    ssize_t n = ::write(g_signal_pipe_write, &c, 1);
+    (void)n;
+  }
+}
+
+std::string DescribeExit(int wstatus) {
+  if (WIFSIGNALED(wstatus)) {
+    int sig = WTERMSIG(wstatus);
+    const char* abbrev = sigabbrev_np(sig);
+    return std::string("killed by ") + (abbrev ? std::string("SIG") + abbrev : std::to_string(sig));
+  }
+  if (WIFEXITED(wstatus)) return "exit code " + std::to_string(WEXITSTATUS(wstatus));
+  return "status " + std::to_string(wstatus);
+}
+
+std::string Seconds(int64_t millis) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f s", static_cast<double>(millis) / 1000.0);
+  return buf;
+}
+
+struct Client {
+  UniqueFd fd;
+  LineBuffer lines;
+};
+
+class Coordinator {
+ public:
+  Coordinator(CoordinatorOptions options, runtime::RestartStrategy restart, RunSpec spec,
+              std::string job_dir, JobRecord record)
+      : options_(std::move(options)),
+        restart_(restart),
+        spec_(std::move(spec)),
+        job_dir_(std::move(job_dir)),
+        record_(std::move(record)) {}
+
+  Status Run() {
+    FLOE_RETURN_NOT_OK(SetUp());
+    LogInfo("job %s (%s) started; control %s; job dir %s", record_.job_id.c_str(),
+            record_.name.c_str(), record_.control.c_str(), job_dir_.c_str());
+    FLOE_RETURN_NOT_OK(StartWorker(options_.from));
+    while (final_state_.empty()) {
+      PollOnce();
+      CheckWorker();
+      if (worker_pid_ == 0 && restart_at_ != 0 && NowMillis() >= restart_at_ &&
+          final_state_.empty()) {
+        restart_at_ = 0;
+        Status st = StartWorker(RestartFrom());
+        if (!st.ok()) Finish(kStateFailed, "cannot start a worker: " + st.ToString());
+      }
+    }
+    if (held_stop_fd_ >= 0) ReplyTo(held_stop_fd_, held_stop_reply_);
+    ReplyAllPending("job is " + final_state_);
+    listen_fd_.Reset();
+    clients_.clear();
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+    g_signal_pipe_write = -1;
+    if (final_state_ == kStateFailed) {
+      return Status::Unavailable("job " + record_.job_id + " failed: " + final_message_);
+    }
+    return Status::OK();
+  }
+
+ private:
+  int64_t Elapsed() const { return NowMillis() - record_.started_millis; }
+
+  void SaveRecord() {
+    record_.updated_millis = NowMillis();
+    Status st = WriteJobRecord(job_dir_, record_);
+    if (!st.ok()) LogWarn("cannot update job.json: %s", st.ToString().c_str());
+  }
+
+  Status SetUp() {
+    ::signal(SIGPIPE, SIG_IGN);
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) {
+      return Status::IOError(std::string("pipe: ") + std::strerror(errno));
+    }
+    signal_read_.Reset(p[0]);
+    signal_write_.Reset(p[1]);
+    g_signal_pipe_write = p[1];
+    struct sigaction sa {};
+    sa.sa_handler = OnSignal;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, nullptr);
+    ::sigaction(SIGTERM, &sa, nullptr);
+
+    listen_fd_.Reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!listen_fd_.valid()) return Status::IOError(std::string("socket: ") + std::strerror(errno));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    if (::bind(listen_fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        ::listen(listen_fd_.get(), 16) != 0) {
+      return Status::IOError(std::string("control endpoint: ") + std::strerror(errno));
+    }
+    socklen_t len = sizeof(addr);
+    ::getsockname(listen_fd_.get(), reinterpret_cast<sockaddr*>(&addr), &len);
+    record_.control = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+    record_.state = kStateStarting;
+    SaveRecord();
+    return Status::OK();
+  }
+
+  // Where a restarted worker resumes: the newest completed checkpoint of THIS job if there is
+  // one, else whatever the first attempt started from (a savepoint, or nothing: a fresh start
+  // whose sinks still reconcile with their tables).
+  std::optional<std::string> RestartFrom() {
+    if (auto latest = LatestCheckpointOfThisJob()) return "latest";
+    return options_.from;
+  }
+
+  // Where the completed stop savepoint is now: moved into the stop's directory if the worker
+  // got that far (the copy's `_metadata` is written last), else where it completed ("" if
+  // neither holds a `_metadata`).
+  std::string StopSavepointPath() const {
+    auto complete = [](const std::string& dir) {
+      return io::Exists(io::JoinPath(dir, runtime::CheckpointStorage::kMetadataFile));
+    };
+    if (!stop_into_.empty()) {
+      std::string moved =
+          io::JoinPath(stop_into_, std::filesystem::path(stop_savepoint_dir_).filename().string());
+      if (complete(moved)) return moved;
+    }
+    return complete(stop_savepoint_dir_) ? stop_savepoint_dir_ : "";
+  }
+
+  std::optional<uint64_t> LatestCheckpointOfThisJob() {
+    runtime::CheckpointStorage::Options so;
+    so.checkpoint_dir = record_.checkpoint_dir;
+    so.job_id = record_.job_id;
+    auto storage = runtime::CheckpointStorage::Make(so);
+    if (!storage.ok()) return std::nullopt;
+    auto latest = (*storage)->LatestCompleted();
+    if (!latest.ok() || !*latest) return std::nullopt;
+    auto meta = io::ReadFile(io::JoinPath((*storage)->CheckpointDir(**latest),
+                                          runtime::CheckpointStorage::kMetadataFile));
+    if (!meta.ok()) return std::nullopt;
+    auto decoded = runtime::DecodeCheckpointMetadata(*meta);
+    if (!decoded.ok() || decoded->header.job_id != record_.job_id) return std::nullopt;
+    return (**latest).value;
+  }
+
+  Status StartWorker(const std::optional<std::string>& from) {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+      return Status::IOError(std::string("socketpair: ") + std::strerror(errno));
+    }
+    UniqueFd mine(sv[0]);
+    UniqueFd theirs(sv[1]);
+    std::vector<std::string> argv = {"floe",         "worker",
+                                     "--job-file",   spec_.job_file,
+                                     "--job-id",     record_.job_id,
+                                     "--attempt",    std::to_string(attempt_),
+                                     "--spec",       io::JoinPath(job_dir_, "run.json"),
+                                     "--control-fd", std::to_string(theirs.get())};
+    if (from) {
+      argv.push_back("--from");
+      argv.push_back(*from);
+    }
+    // FLOE_CRASH_AT reaches the first attempt only: a crash point fires once, the restarted
+    // worker runs clean.
+    std::vector<std::string> env;
+    for (char** e = environ; e && *e; ++e) {
+      if (attempt_ > 0 && std::strncmp(*e, "FLOE_CRASH_AT=", 14) == 0) continue;
+      env.emplace_back(*e);
+    }
+    std::vector<char*> cargv, cenv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    for (auto& e : env) cenv.push_back(e.data());
+    cenv.push_back(nullptr);
+    const std::string exe = options_.worker_exe;
+    const pid_t parent = ::getpid();
+    const int child_fd = theirs.get();
+
+    pid_t pid = ::fork();
+    if (pid < 0) return Status::IOError(std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+      // Only async-signal-safe calls from here to execve.
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the worker dies with its coordinator
+      if (::getppid() != parent) ::_exit(1);
+      ::signal(SIGINT, SIG_IGN);  // Ctrl-C is the coordinator's to handle
+      ::fcntl(child_fd, F_SETFD, 0);
+      ::execve(exe.c_str(), cargv.data(), cenv.data());
+      ::_exit(127);
+    }
+    theirs.Reset();
+    int flags = ::fcntl(mine.get(), F_GETFL);
+    ::fcntl(mine.get(), F_SETFL, flags | O_NONBLOCK);
+    worker_fd_ = std::move(mine);
+    worker_lines_ = LineBuffer();
+    worker_pid_ = pid;
+    worker_event_.clear();
+    worker_message_.clear();
+    record_.worker_pid = pid;
+    record_.attempt = attempt_;
+    // RUNNING once the worker says so: until then it cannot take savepoints.
+    if (record_.state != kStateRestarting) record_.state = kStateStarting;
+    SaveRecord();
+    LogInfo("worker %d started (attempt %d%s)", pid, attempt_ + 1,
+            from ? (", from " + *from).c_str() : "");
+    ++attempt_;
+    return Status::OK();
+  }
+
+  void PollOnce() {
+    std::vector<pollfd> fds;
+    fds.push_back({signal_read_.get(), POLLIN, 0});
+    fds.push_back({listen_fd_.get(), POLLIN, 0});
+    fds.push_back({worker_fd_.valid() ? worker_fd_.get() : -1, POLLIN, 0});
+    for (auto& [fd, c] : clients_) fds.push_back({fd, POLLIN, 0});
+    int r = ::poll(fds.data(), fds.size(), 100);
+    if (r <= 0) return;
+    if (fds[0].revents) HandleSignals();
+    if (fds[1].revents & POLLIN) Accept();
+    if (fds[2].fd >= 0 && fds[2].revents) ReadWorker();
+    for (size_t i = 3; i < fds.size(); ++i) {
+      if (fds[i].revents) ReadClient(fds[i].fd);
+    }
+  }
+
+  void HandleSignals() {
+    char buf[16];
+    while (::read(signal_read_.get(), buf, sizeof(buf)) > 0) {
+      ++interrupts_;
+      if (interrupts_ == 1) {
+        LogInfo("interrupted: cancelling the job (again to kill the worker)");
+        RequestCancel();
+      } else if (worker_pid_ > 0) {
+        ::kill(worker_pid_, SIGKILL);
+      }
+    }
+  }
+
+  void RequestCancel() {
+    cancel_requested_ = true;
+    if (worker_pid_ > 0 && worker_fd_.valid()) {
+      (void)WriteAll(worker_fd_.get(), json({{"req", 0}, {"cmd", "cancel"}}).dump() + "\n");
+    } else {
+      restart_at_ = 0;
+      Finish(kStateCancelled, "cancelled while restarting");
+    }
+  }
+
+  void Accept() {
+    while (true) {
+      int fd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) return;
+      clients_[fd].fd.Reset(fd);
+    }
+  }
+
+  void ReplyTo(int fd, const json& reply) {
+    auto it = clients_.find(fd);
+    if (it == clients_.end()) return;
+    (void)WriteAll(fd, reply.dump() + "\n");
+    clients_.erase(it);
+  }
+
+  void ReadClient(int fd) {
+    auto it = clients_.find(fd);
+    if (it == clients_.end()) return;
+    auto more = it->second.lines.ReadSome(fd);
+    if (auto line = it->second.lines.NextLine()) {
+      HandleRequest(fd, *line);
+      return;
+    }
+    if (!more.ok() || !*more) {
+      for (auto p = pending_.begin(); p != pending_.end();) {
+        p = p->second == fd ? pending_.erase(p) : std::next(p);
+      }
+      clients_.erase(it);
+    }
+  }
+
+  void HandleRequest(int fd, const std::string& line) {
+    json req = json::parse(line, nullptr, false);
+    if (!req.is_object() || req.value("token", "") != record_.token) {
+      ReplyTo(fd, {{"ok", false}, {"error", "bad request or token"}});
+      return;
+    }
+    std::string cmd = req.value("cmd", "");
+    if (cmd == "status") {
+      json j = json::parse(EncodeJobRecord(record_));
+      j.erase("token");
+      j["ok"] = true;
+      ReplyTo(fd, j);
+      return;
+    }
+    if (cmd != "savepoint" && cmd != "stop" && cmd != "cancel") {
+      ReplyTo(fd, {{"ok", false}, {"error", "unknown command '" + cmd + "'"}});
+      return;
+    }
+    if (cmd == "cancel") {
+      cancel_waiters_.push_back(fd);
+      RequestCancel();
+      return;
+    }
+    if (worker_pid_ == 0 || !worker_fd_.valid() || worker_event_ != "running") {
+      ReplyTo(fd, {{"ok", false},
+                   {"error", "job is " + record_.state + " (no running worker); try again"}});
+      return;
+    }
+    int64_t id = ++next_req_;
+    json fwd = {{"req", id}, {"cmd", cmd}};
+    if (req.contains("dir") && req["dir"].is_string()) fwd["dir"] = req["dir"];
+    pending_[id] = fd;
+    if (cmd == "stop") {
+      stop_req_ = id;
+      stop_into_ = fwd.contains("dir") ? fwd["dir"].get<std::string>() : "";
+    }
+    LogInfo("%s requested%s", cmd == "stop" ? "stop with savepoint" : "savepoint",
+            fwd.contains("dir") ? (" into " + fwd["dir"].get<std::string>()).c_str() : "");
+    (void)WriteAll(worker_fd_.get(), fwd.dump() + "\n");
+  }
+
+  void ReplyAllPending(const std::string& why) {
+    for (auto& [id, fd] : pending_) ReplyTo(fd, {{"ok", false}, {"error", why}});
+    pending_.clear();
+    for (int fd : cancel_waiters_) {
+      bool ok = final_state_ == kStateCancelled;
+      ReplyTo(fd, ok ? json{{"ok", true}} : json{{"ok", false}, {"error", why}});
+    }
+    cancel_waiters_.clear();
+  }
+
+  void ReadWorker() {
+    auto more = worker_lines_.ReadSome(worker_fd_.get());
+    while (auto line = worker_lines_.NextLine()) HandleWorkerEvent(*line);
+    if (!more.ok() || !*more) worker_fd_.Reset();  // the exit is picked up by waitpid
+  }
+
+  void HandleWorkerEvent(const std::string& line) {
+    json ev = json::parse(line, nullptr, false);
+    if (!ev.is_object()) return;
+    std::string kind = ev.value("event", "");
+    if (kind == "checkpoint") {
+      uint64_t id = ev.value("id", uint64_t{0});
+      bool savepoint = ev.value("savepoint", false);
+      if (ev.value("stop", false)) {
+        // From here the worker commits the savepoint's side effects: if it dies now, the job
+        // ends at this savepoint rather than restarting from an older checkpoint over them.
+        stop_savepoint_dir_ = ev.value("dir", "");
+      }
+      if (savepoint) {
+        LogInfo("savepoint %llu completed (%s): %s", static_cast<unsigned long long>(id),
+                Seconds(Elapsed()).c_str(), ev.value("dir", "").c_str());
+      } else {
+        LogInfo("checkpoint %llu completed (%s)%s", static_cast<unsigned long long>(id),
+                Seconds(Elapsed()).c_str(), ev.value("final", false) ? ", final" : "");
+        record_.last_checkpoint = id;
+        record_.last_checkpoint_millis = NowMillis();
+        SaveRecord();
+      }
+    } else if (kind == "restored") {
+      LogInfo("restored from %s %llu (%s)",
+              ev.value("savepoint", false) ? "savepoint" : "checkpoint",
+              static_cast<unsigned long long>(ev.value("checkpoint", uint64_t{0})),
+              ev.value("path", "").c_str());
+    } else if (kind == "fresh") {
+      LogInfo(
+          "no checkpoint to restore: starting from the beginning (sinks reconcile with their "
+          "tables)");
+    } else if (kind == "restore-plan") {
+      LogInfo("restore: %s", ev.value("message", "").c_str());
+    } else if (kind == "running") {
+      worker_event_ = "running";
+      record_.state = kStateRunning;
+      SaveRecord();
+    } else if (kind == "reply") {
+      int64_t req = ev.value("req", int64_t{0});
+      auto it = pending_.find(req);
+      if (it != pending_.end()) {
+        int fd = it->second;
+        pending_.erase(it);
+        json reply = {{"ok", ev.value("ok", false)}};
+        if (ev.contains("path")) reply["path"] = ev["path"];
+        if (ev.contains("error")) reply["error"] = ev["error"];
+        if (req == stop_req_ && reply["ok"].get<bool>()) {
+          // Answered once the job is down: `floe stop` returns when the job stopped.
+          held_stop_fd_ = fd;
+          held_stop_reply_ = reply;
+          stop_path_ = ev.value("path", "");
+        } else {
+          ReplyTo(fd, reply);
+        }
+      }
+    } else if (kind == "finished" || kind == "cancelled" || kind == "stopped") {
+      worker_event_ = kind;
+      if (kind == "stopped") worker_message_ = ev.value("path", "");
+    } else if (kind == "failed") {
+      worker_event_ = kind;
+      worker_message_ = ev.value("error", "");
+      LogInfo("worker reported: %s", worker_message_.c_str());
+    }
+  }
+
+  void CheckWorker() {
+    if (worker_pid_ == 0) return;
+    int wstatus = 0;
+    pid_t r = ::waitpid(worker_pid_, &wstatus, WNOHANG);
+    if (r == 0 || (r < 0 && errno == EINTR)) return;
+    // Drain what the worker said before it went.
+    if (worker_fd_.valid()) {
+      while (true) {
+        auto more = worker_lines_.ReadSome(worker_fd_.get());
+        while (auto line = worker_lines_.NextLine()) HandleWorkerEvent(*line);
+        if (!more.ok() || !*more) break;
+        pollfd p{worker_fd_.get(), POLLIN, 0};
+        if (::poll(&p, 1, 0) <= 0) break;
+      }
+      worker_fd_.Reset();
+    }
+    const pid_t pid = worker_pid_;
+    worker_pid_ = 0;
+    record_.worker_pid = 0;
+    // The stop's savepoint completed but the worker went before answering: the stop succeeded.
+    std::string stopped_at = stop_path_;
+    if (stopped_at.empty() && !stop_savepoint_dir_.empty()) {
+      stopped_at = StopSavepointPath();
+      auto it = pending_.find(stop_req_);
+      if (!stopped_at.empty() && it != pending_.end()) {
+        held_stop_fd_ = it->second;
+        held_stop_reply_ = {{"ok", true}, {"path", stopped_at}};
+        pending_.erase(it);
+      }
+    }
+    for (auto& [id, fd] : pending_) {
+      ReplyTo(fd, {{"ok", false}, {"error", "the worker exited before answering"}});
+    }
+    pending_.clear();
+
+    const bool clean = r == pid && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0;
+    if (clean && worker_event_ == "finished") {
+      Finish(kStateFinished, "");
+      return;
+    }
+    if (clean && worker_event_ == "stopped") {
+      Finish(kStateStopped, worker_message_);
+      return;
+    }
+    if (clean && worker_event_ == "cancelled") {
+      Finish(kStateCancelled, "");
+      return;
+    }
+    std::string how = r == pid ? DescribeExit(wstatus) : "lost";
+    if (!stopped_at.empty()) {
+      // The stop's savepoint completed; the job was on its way down anyway.
+      Finish(kStateStopped, stopped_at);
+      return;
+    }
+    if (cancel_requested_) {
+      Finish(kStateCancelled, "worker " + how + " while cancelling");
+      return;
+    }
+    stop_req_ = 0;
+    if (r == pid && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == kWorkerExitFatal) {
+      Finish(kStateFailed, "worker " + std::to_string(pid) + " " + how +
+                               (worker_message_.empty() ? "" : ": " + worker_message_) +
+                               "; not restarted: refused before its first checkpoint, every "
+                               "attempt would fail the same way");
+      return;
+    }
+    if (restart_.kind != runtime::RestartStrategy::Kind::kFixedDelay) {
+      Finish(kStateFailed, "worker " + std::to_string(pid) + " " + how +
+                               (worker_message_.empty() ? "" : ": " + worker_message_) +
+                               "; restart-strategy.type is none");
+      return;
+    }
+    if (record_.restarts >= restart_.attempts) {
+      Finish(kStateFailed, "worker " + std::to_string(pid) + " " + how +
+                               (worker_message_.empty() ? "" : ": " + worker_message_) +
+                               "; restart attempts exhausted (" + std::to_string(record_.restarts) +
+                               " of " + std::to_string(restart_.attempts) +
+                               ", restart-strategy.fixed-delay.attempts)");
+      return;
+    }
+    ++record_.restarts;
+    auto latest = LatestCheckpointOfThisJob();
+    std::string from = latest          ? "checkpoint " + std::to_string(*latest)
+                       : options_.from ? *options_.from
+                                       : "the beginning (no checkpoint completed yet)";
+    LogInfo("worker exited (%s); restarting in %s from %s (restart %d/%d)", how.c_str(),
+            Seconds(restart_.delay_ms).c_str(), from.c_str(), record_.restarts, restart_.attempts);
+    record_.state = kStateRestarting;
+    SaveRecord();
+    restart_at_ = NowMillis() + restart_.delay_ms;
+  }
+
+  void Finish(const char* state, const std::string& message) {
+    final_state_ = state;
+    final_message_ = message;
+    record_.state = state;
+    record_.worker_pid = 0;
+    record_.message = message;
+    SaveRecord();
+    std::string last = record_.last_checkpoint
+                           ? ", last checkpoint " + std::to_string(record_.last_checkpoint)
+                           : "";
+    if (final_state_ == kStateFinished) {
+      LogInfo("job %s finished (%s%s)", record_.job_id.c_str(), Seconds(Elapsed()).c_str(),
+              last.c_str());
+    } else if (final_state_ == kStateStopped) {
+      LogInfo("job %s stopped with savepoint %s", record_.job_id.c_str(), message.c_str());
+    } else if (final_state_ == kStateCancelled) {
+      LogInfo("job %s cancelled%s", record_.job_id.c_str(), last.c_str());
+    } else {
+      LogInfo("job %s failed: %s", record_.job_id.c_str(), message.c_str());
+    }
+  }
+
+  CoordinatorOptions options_;
+  runtime::RestartStrategy restart_;
+  RunSpec spec_;
+  std::string job_dir_;
+  JobRecord record_;
+
+  UniqueFd signal_read_, signal_write_, listen_fd_, worker_fd_;
+  LineBuffer worker_lines_;
+  pid_t worker_pid_ = 0;
+  std::string worker_event_;    // last lifecycle event of the current worker
+  std::string worker_message_;  // its error, or the stop savepoint
+  int attempt_ = 0;
+  int64_t restart_at_ = 0;
+  int interrupts_ = 0;
+  bool cancel_requested_ = false;
+  int64_t stop_req_ = 0;  // id of the stop-with-savepoint request in flight
+  int held_stop_fd_ = -1;
+  json held_stop_reply_;
+  std::string stop_path_;
+  std::string stop_into_;           // the stop's savepoint directory ("" = the default one)
+  std::string stop_savepoint_dir_;  // where the stop's savepoint completed (worker event)
+  std::map<int, Client> clients_;
+  std::map<int64_t, int> pending_;  // request id -> client fd
+  std::vector<int> cancel_waiters_;
+  int64_t next_req_ = 0;
+  std::string final_state_;
+  std::string final_message_;
+};
+
+}  // namespace
+
+Status RunCoordinator(const CoordinatorOptions& in, const JobValidator& validate) {
+  CoordinatorOptions options = in;
+  if (options.jobs_root.empty()) options.jobs_root = JobsRoot();
+  RunSpec spec;
+  spec.job_file = io::AbsolutePath(options.job_file);
+  spec.config_overrides = options.config_overrides;
+  spec.on_stale_restore = options.on_stale_restore;
+  FLOE_ASSIGN_OR_RAISE(std::string text, io::ReadFile(spec.job_file));
+  spec.variables = options.variables;
+  for (const auto& name : ReferencedVariables(text)) {
+    if (spec.variables.count(name)) continue;
+    if (const char* v = std::getenv(name.c_str())) spec.variables[name] = v;
+  }
+
+  // Plan once: every config error surfaces here, before a job directory or worker exists.
+  const std::string new_job_id = options.job_id.value_or(RandomHex32());
+  FLOE_ASSIGN_OR_RAISE(JobPlanSummary plan,
+                       validate(text, new_job_id, spec.variables, spec.config_overrides));
+  const runtime::RestartStrategy restart = plan.restart;
+  std::string checkpoint_dir = plan.checkpoint_dir;
+  std::string savepoint_dir = plan.savepoint_dir;
+
+  // The job id: --job-id, else the one recorded in what we restore from, else a new one.
+  std::string job_id;
+  if (options.job_id) job_id = *options.job_id;
+  if (options.from && *options.from == "latest") {
+    std::string dir = checkpoint_dir;
+    if (dir.empty() && !job_id.empty()) {
+      dir = io::JoinPath(io::JoinPath(options.jobs_root, job_id), "checkpoints");
+    }
+    if (dir.empty()) {
+      return Status::InvalidArgument(
+          "--from latest needs execution.checkpointing.dir (or --job-id of a job that kept its "
+          "checkpoints in its job directory)");
+    }
+    runtime::CheckpointStorage::Options so;
+    so.checkpoint_dir = dir;
+    FLOE_ASSIGN_OR_RAISE(auto storage, runtime::CheckpointStorage::Make(so));
+    FLOE_ASSIGN_OR_RAISE(auto latest, storage->LatestCompleted());
+    if (!latest) {
+      return Status::NotFound("--from latest: no completed checkpoint in '" + dir + "'");
+    }
+    FLOE_ASSIGN_OR_RAISE(std::string meta,
+                         io::ReadFile(io::JoinPath(storage->CheckpointDir(*latest),
+                                                   runtime::CheckpointStorage::kMetadataFile)));
+    FLOE_ASSIGN_OR_RAISE(auto decoded, runtime::DecodeCheckpointMetadata(meta));
+    if (job_id.empty()) job_id = decoded.header.job_id;
+  } else if (options.from) {
+    FLOE_ASSIGN_OR_RAISE(auto restored, runtime::CheckpointStorage::LoadPath(*options.from));
+    if (job_id.empty()) job_id = restored.job_id;
+    options.from = io::AbsolutePath(*options.from);
+  }
+  if (job_id.empty()) job_id = new_job_id;
+
+  const std::string job_dir = io::JoinPath(options.jobs_root, job_id);
+  if (auto existing = ReadJobRecord(job_dir); existing.ok() && !IsTerminalState(existing->state) &&
+                                              ProcessAlive(existing->pid) &&
+                                              existing->pid != ::getpid()) {
+    return Status::AlreadyExists("job " + job_id + " is already running (pid " +
+                                 std::to_string(existing->pid) + ")");
+  }
+  FLOE_RETURN_NOT_OK(io::CreateDirs(job_dir));
+  ::chmod(job_dir.c_str(), 0700);
+  if (checkpoint_dir.empty()) {
+    // Without execution.checkpointing.dir the job's checkpoints live in its job directory, so a
+    // restarted worker still resumes from the latest one.
+    checkpoint_dir = io::JoinPath(job_dir, "checkpoints");
+    spec.config_overrides["execution.checkpointing.dir"] = checkpoint_dir;
+  }
+  checkpoint_dir = io::AbsolutePath(checkpoint_dir);
+  if (savepoint_dir.empty()) savepoint_dir = io::JoinPath(checkpoint_dir, "savepoints");
+  {
+    std::string path = io::JoinPath(job_dir, "run.json");
+    std::string data = EncodeRunSpec(spec);
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    if (!fd.valid()) return Status::IOError("cannot write " + path + ": " + std::strerror(errno));
+    FLOE_RETURN_NOT_OK(WriteAll(fd.get(), data));
+  }
+
+  JobRecord record;
+  record.job_id = job_id;
+  record.name = std::filesystem::path(spec.job_file).filename().string();
+  record.job_file = spec.job_file;
+  record.pid = ::getpid();
+  record.token = RandomHex32();
+  record.checkpoint_dir = checkpoint_dir;
+  record.savepoint_dir = io::AbsolutePath(savepoint_dir);
+  record.started_millis = NowMillis();
+  Coordinator coordinator(std::move(options), restart, std::move(spec), job_dir, std::move(record));
+  return coordinator.Run();
+}
+
+}  // namespace floe::process

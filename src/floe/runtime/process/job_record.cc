@@ -1,0 +1,255 @@
+#include "floe/runtime/process/job_record.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "floe/io/file.h"
+
+namespace floe::process {
+
+using nlohmann::json;
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& o) noexcept {
+  if (this != &o) Reset(o.Release());
+  return *this;
+}
+
+int UniqueFd::Release() {
+  int fd = fd_;
+  fd_ = -1;
+  return fd;
+}
+
+void UniqueFd::Reset(int fd) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+}
+
+Status WriteAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        pollfd p{fd, POLLOUT, 0};
+        (void)::poll(&p, 1, 1000);
+        continue;
+      }
+      return Status::IOError(std::string("write: ") + std::strerror(errno));
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return Status::OK();
+}
+
+Result<bool> LineBuffer::ReadSome(int fd) {
+  char chunk[4096];
+  ssize_t n = ::read(fd, chunk, sizeof(chunk));
+  if (n < 0) {
+    if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) return true;
+    if (errno == ECONNRESET) return false;
+    return Status::IOError(std::string("read: ") + std::strerror(errno));
+  }
+  if (n == 0) return false;
+  buf_.append(chunk, static_cast<size_t>(n));
+  return true;
+}
+
+std::optional<std::string> LineBuffer::NextLine() {
+  size_t nl = buf_.find('\n');
+  if (nl == std::string::npos) return std::nullopt;
+  std::string line = buf_.substr(0, nl);
+  buf_.erase(0, nl + 1);
+  return line;
+}
+
+Result<std::string> LineBuffer::ReadLine(int fd, std::chrono::milliseconds timeout) {
+  const int64_t deadline = NowMillis() + timeout.count();
+  while (true) {
+    if (auto line = NextLine()) return *line;
+    int64_t left = deadline - NowMillis();
+    if (left <= 0)
+      return Status::Unavailable("no reply within " + std::to_string(timeout.count()) + " ms");
+    pollfd p{fd, POLLIN, 0};
+    int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 1000)));
+    if (r < 0 && errno != EINTR)
+      return Status::IOError(std::string("poll: ") + std::strerror(errno));
+    if (r <= 0) continue;
+    FLOE_ASSIGN_OR_RAISE(bool more, ReadSome(fd));
+    if (!more) {
+      if (auto line = NextLine()) return *line;
+      return Status::Unavailable("connection closed");
+    }
+  }
+}
+
+bool IsTerminalState(std::string_view state) {
+  return state == kStateFinished || state == kStateStopped || state == kStateCancelled ||
+         state == kStateFailed;
+}
+
+std::string EncodeJobRecord(const JobRecord& r) {
+  json j = {{"job_id", r.job_id},
+            {"name", r.name},
+            {"job_file", r.job_file},
+            {"pid", r.pid},
+            {"worker_pid", r.worker_pid},
+            {"attempt", r.attempt},
+            {"restarts", r.restarts},
+            {"control", r.control},
+            {"token", r.token},
+            {"state", r.state},
+            {"last_checkpoint", r.last_checkpoint},
+            {"last_checkpoint_millis", r.last_checkpoint_millis},
+            {"checkpoint_dir", r.checkpoint_dir},
+            {"savepoint_dir", r.savepoint_dir},
+            {"started_millis", r.started_millis},
+            {"updated_millis", r.updated_millis},
+            {"message", r.message}};
+  return j.dump(2) + "\n";
+}
+
+Result<JobRecord> DecodeJobRecord(std::string_view text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return Status::Corruption("job.json is not a JSON object");
+  JobRecord r;
+  auto str = [&](const char* k, std::string* out) {
+    if (auto it = j.find(k); it != j.end() && it->is_string()) *out = it->get<std::string>();
+  };
+  auto num = [&](const char* k, auto* out) {
+    if (auto it = j.find(k); it != j.end() && it->is_number()) {
+      *out = it->get<std::remove_pointer_t<decltype(out)>>();
+    }
+  };
+  str("job_id", &r.job_id);
+  str("name", &r.name);
+  str("job_file", &r.job_file);
+  num("pid", &r.pid);
+  num("worker_pid", &r.worker_pid);
+  num("attempt", &r.attempt);
+  num("restarts", &r.restarts);
+  str("control", &r.control);
+  str("token", &r.token);
+  str("state", &r.state);
+  num("last_checkpoint", &r.last_checkpoint);
+  num("last_checkpoint_millis", &r.last_checkpoint_millis);
+  str("checkpoint_dir", &r.checkpoint_dir);
+  str("savepoint_dir", &r.savepoint_dir);
+  num("started_millis", &r.started_millis);
+  num("updated_millis", &r.updated_millis);
+  str("message", &r.message);
+  if (r.job_id.empty()) return Status::Corruption("job.json has no job_id");
+  return r;
+}
+
+std::string JobsRoot() {
+  if (const char* home = std::getenv("FLOE_HOME"); home && *home) {
+    return io::JoinPath(home, "jobs");
+  }
+  const char* home = std::getenv("HOME");
+  return io::JoinPath(io::JoinPath(home && *home ? home : "/tmp", ".floe"), "jobs");
+}
+
+Status WriteJobRecord(const std::string& dir, const JobRecord& record) {
+  const std::string path = io::JoinPath(dir, kJobFile);
+  const std::string tmp = path + ".tmp";
+  {
+    std::string data = EncodeJobRecord(record);
+    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    if (!fd.valid()) return Status::IOError("cannot write " + tmp + ": " + std::strerror(errno));
+    FLOE_RETURN_NOT_OK(WriteAll(fd.get(), data));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    return Status::IOError("cannot rename " + tmp + ": " + std::strerror(errno));
+  }
+  return Status::OK();
+}
+
+Result<JobRecord> ReadJobRecord(const std::string& dir) {
+  FLOE_ASSIGN_OR_RAISE(std::string text, io::ReadFile(io::JoinPath(dir, kJobFile)));
+  return DecodeJobRecord(text);
+}
+
+std::vector<JobRecord> ListJobRecords(const std::string& root) {
+  std::vector<JobRecord> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(root, ec)) {
+    if (!e.is_directory(ec)) continue;
+    auto r = ReadJobRecord(e.path().string());
+    if (r.ok()) out.push_back(std::move(*r));
+  }
+  std::sort(out.begin(), out.end(), [](const JobRecord& a, const JobRecord& b) {
+    return a.started_millis != b.started_millis ? a.started_millis < b.started_millis
+                                                : a.job_id < b.job_id;
+  });
+  return out;
+}
+
+bool ProcessAlive(pid_t pid) {
+  if (pid <= 0) return false;
+  return ::kill(pid, 0) == 0 || errno == EPERM;
+}
+
+int64_t NowMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string RandomHex32() {
+  std::random_device rd;
+  std::string out;
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 4; ++i) {
+    uint32_t v = rd();
+    for (int k = 0; k < 4; ++k) {
+      out.push_back(kHex[(v >> (8 * k + 4)) & 0xf]);
+      out.push_back(kHex[(v >> (8 * k)) & 0xf]);
+    }
+  }
+  return out;
+}
+
+Result<std::string> SendControlRequest(const JobRecord& job, std::string request_json,
+                                       std::chrono::milliseconds timeout) {
+  size_t colon = job.control.rfind(':');
+  if (colon == std::string::npos) {
+    return Status::Unavailable("job " + job.job_id + " has no control endpoint");
+  }
+  json req = json::parse(request_json, nullptr, false);
+  if (!req.is_object()) return Status::InvalidArgument("control request is not a JSON object");
+  req["token"] = job.token;
+
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(std::atoi(job.control.c_str() + colon + 1)));
+  if (::inet_pton(AF_INET, job.control.substr(0, colon).c_str(), &addr.sin_addr) != 1) {
+    return Status::Corruption("job " + job.job_id + ": bad control address '" + job.control + "'");
+  }
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return Status::IOError(std::string("socket: ") + std::strerror(errno));
+  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
+    return Status::Unavailable("cannot reach job " + job.job_id + " at " + job.control + ": " +
+                               std::strerror(errno) + " (is it still running?)");
+  }
+  FLOE_RETURN_NOT_OK(WriteAll(fd.get(), req.dump() + "\n"));
+  LineBuffer lines;
+  return lines.ReadLine(fd.get(), timeout);
+}
+
+}  // namespace floe::process

@@ -1,0 +1,114 @@
+#pragma once
+
+// What the coordinator (`floe run`), the worker (`floe worker`) and the job-control commands
+// share: the job directory and its job.json, line-oriented I/O on descriptors, and the client
+// side of the coordinator's control endpoint. Formats are described in docs/processes.md.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "floe/common/status.h"
+
+namespace floe::process {
+
+// Owns one file descriptor; closes it on destruction. Move-only.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& o) noexcept : fd_(o.Release()) {}
+  UniqueFd& operator=(UniqueFd&& o) noexcept;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd() { Reset(); }
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int Release();
+  void Reset(int fd = -1);
+
+ private:
+  int fd_ = -1;
+};
+
+// Writes all of `data` (retrying on EINTR and short writes). Needs SIGPIPE ignored to report a
+// closed peer as an error instead of dying.
+Status WriteAll(int fd, std::string_view data);
+
+// Splits what arrives on a descriptor into '\n'-terminated lines. Not thread-safe.
+class LineBuffer {
+ public:
+  // One read(2) into the buffer. Returns false at end of file. EAGAIN/EINTR read nothing.
+  Result<bool> ReadSome(int fd);
+  // The next complete line without its '\n', if one is buffered.
+  std::optional<std::string> NextLine();
+  // Blocks (poll) until a line is buffered or `timeout` passed (DeadlineExceeded ->
+  // Unavailable) or the peer closed (Unavailable).
+  Result<std::string> ReadLine(int fd, std::chrono::milliseconds timeout);
+
+ private:
+  std::string buf_;
+};
+
+// The job states job.json records (Flink's names where they exist).
+inline constexpr const char* kStateStarting = "STARTING";
+inline constexpr const char* kStateRunning = "RUNNING";
+inline constexpr const char* kStateRestarting = "RESTARTING";
+inline constexpr const char* kStateFinished = "FINISHED";
+inline constexpr const char* kStateStopped = "STOPPED";  // stopped with a savepoint
+inline constexpr const char* kStateCancelled = "CANCELED";
+inline constexpr const char* kStateFailed = "FAILED";
+bool IsTerminalState(std::string_view state);
+
+// job.json: what `floe list` and the control commands know about a job. Written by the
+// coordinator (atomically replaced on every change), read by anyone.
+struct JobRecord {
+  std::string job_id;
+  std::string name;      // the job file's base name
+  std::string job_file;  // absolute path
+  pid_t pid = 0;         // the coordinator (`floe run`)
+  pid_t worker_pid = 0;  // the current worker, 0 while none runs
+  int attempt = 0;       // the current worker's attempt number (0 = first run)
+  int restarts = 0;
+  std::string control;  // "127.0.0.1:PORT"
+  std::string token;    // must accompany every control request
+  std::string state;
+  uint64_t last_checkpoint = 0;  // last completed checkpoint id (0 = none)
+  int64_t last_checkpoint_millis = 0;
+  std::string checkpoint_dir;
+  std::string savepoint_dir;
+  int64_t started_millis = 0;
+  int64_t updated_millis = 0;
+  std::string message;  // why the job failed, or the final savepoint
+};
+
+std::string EncodeJobRecord(const JobRecord& record);
+Result<JobRecord> DecodeJobRecord(std::string_view json);
+
+// $FLOE_HOME/jobs, else $HOME/.floe/jobs.
+std::string JobsRoot();
+inline constexpr const char* kJobFile = "job.json";
+// Atomically replaces <dir>/job.json (owner-only permissions: it holds the control token).
+Status WriteJobRecord(const std::string& dir, const JobRecord& record);
+Result<JobRecord> ReadJobRecord(const std::string& dir);
+// Every readable job.json under `root`, oldest start first. Unreadable ones are skipped.
+std::vector<JobRecord> ListJobRecords(const std::string& root);
+
+// kill(pid, 0) succeeds (or fails with EPERM).
+bool ProcessAlive(pid_t pid);
+int64_t NowMillis();
+// 32 lowercase hex digits from the system's random device.
+std::string RandomHex32();
+
+// Sends one request (a JSON object; the token is added) to a running job's coordinator and
+// returns its reply (a JSON object text). Unavailable if the coordinator cannot be reached.
+Result<std::string> SendControlRequest(const JobRecord& job, std::string request_json,
+                                       std::chrono::milliseconds timeout);
+
+}  // namespace floe::process

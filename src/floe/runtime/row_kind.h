@@ -1,0 +1,22 @@
+#pragma once
+
+#include <memory>
+
+#include "floe/common/record_batch.h"
+
+namespace floe::runtime {
+
+// The reserved column a changelog source ('format' = 'debezium-json') appends to its batches:
+// each row's kind as Flink's RowKind short string, "+I" insert, "-U" update-before, "+U"
+// update-after, "-D" delete. A STRING NOT NULL column after the declared ones. SQL cannot name
+// it: the planner refuses a table that declares a column of this name, the Calc passes it
+// through untouched (WHERE filters rows of any kind, SELECT projects the declared columns), and
+// sinks read it (the upsert Iceberg writer applies the kinds, print shows them).
+inline constexpr const char* kRowKindColumn = "$row_kind";
+
+// `columns` with kRowKindColumn appended (field id 0: not a table column).
+std::shared_ptr<const BatchSchema> WithRowKindColumn(const BatchSchema& columns);
+// The index of kRowKindColumn in `schema`, -1 when absent.
+int RowKindIndex(const BatchSchema& schema);
+
+}  // namespace floe::runtime

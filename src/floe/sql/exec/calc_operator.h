@@ -1,0 +1,79 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "floe/common/record_batch.h"
+#include "floe/common/status.h"
+#include "floe/runtime/operator.h"
+#include "floe/sql/ast.h"
+
+namespace floe::sql {
+
+// What an INSERT's SELECT does to each batch: keep the rows WHERE holds, then compute the select
+// list into the sink's columns (matched by position, as in Flink's INSERT).
+struct CalcSpec {
+  std::shared_ptr<const BatchSchema> input;   // the source table's columns
+  std::optional<Expr> where;                  // none = keep every row
+  std::vector<SelectItem> select;             // empty = SELECT *
+  std::shared_ptr<const BatchSchema> output;  // the sink table's columns (names, types, NOT NULL)
+  std::string sink_name;                      // for messages
+};
+
+// CalcProgram is a compiled CalcSpec (Flink's Calc: filter + projection), immutable and shared
+// by the subtasks of a Calc vertex.
+//
+// WHERE follows SQL's three-valued logic: a comparison with a NULL operand is UNKNOWN, NOT
+// UNKNOWN is UNKNOWN, FALSE AND UNKNOWN is FALSE, TRUE OR UNKNOWN is TRUE, and a row is kept only
+// when the predicate is TRUE. Comparisons: numbers of any type with each other (integers
+// exactly, decimals exactly at the larger scale, anything with FLOAT/DOUBLE as double), strings
+// with strings (byte order), booleans with booleans (FALSE < TRUE), DATE/TIMESTAMP columns with
+// columns of the same type. Predicates are evaluated a column at a time.
+//
+// Changelog input (a last column named kRowKindColumn, see connector.h): expressions see only
+// the declared columns; the kind column is appended to the output untouched for the rows kept.
+//
+// Select items: a column, a literal, or a predicate (a BOOLEAN value, NULL when UNKNOWN). Each
+// is converted to its sink column's type by Flink's implicit widening: INT -> BIGINT, DOUBLE,
+// DECIMAL; BIGINT -> DOUBLE, DECIMAL; FLOAT -> DOUBLE; DECIMAL(p,s) -> DECIMAL with room for
+// its digits; literals to any type that holds their value exactly. Anything else is refused by
+// Compile, naming the query column, the sink column and both types. A NULL reaching a NOT NULL
+// sink column fails Apply (Flink's default 'table.exec.sink.not-null-enforcer' = ERROR).
+class CalcProgram {
+ public:
+  // Errors are InvalidArgument "line L, column C: ..." at the offending expression.
+  static Result<std::shared_ptr<const CalcProgram>> Compile(const CalcSpec& spec);
+  ~CalcProgram();
+
+  // Rows of `batch` the WHERE keeps (all when there is none), in order.
+  // REQUIRES: batch has the spec's input schema.
+  std::vector<uint32_t> Filter(const RecordBatch& batch) const;
+  // Filter + projection; the result has the output schema (possibly 0 rows).
+  Result<RecordBatch> Apply(const RecordBatch& batch) const;
+
+  const std::shared_ptr<const BatchSchema>& output_schema() const;
+  // No WHERE, SELECT *, and the sink's columns equal the source's: the Calc can be left out.
+  bool is_identity() const;
+
+  struct Impl;
+  explicit CalcProgram(std::unique_ptr<Impl> impl);
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// CalcOperator runs a CalcProgram on every batch; it emits nothing for a batch with no row left.
+// Stateless (nothing in checkpoints); watermarks pass through.
+class CalcOperator final : public runtime::Operator {
+ public:
+  explicit CalcOperator(std::shared_ptr<const CalcProgram> program)
+      : program_(std::move(program)) {}
+  Status ProcessBatch(const RecordBatch& batch, int input, runtime::Collector& out) override;
+
+ private:
+  std::shared_ptr<const CalcProgram> program_;
+};
+
+}  // namespace floe::sql

@@ -1,0 +1,246 @@
+#include "floe/sql/exec/calc_operator.h"
+
+#include <gtest/gtest.h>
+
+#include "floe/connectors/connectors_test_util.h"
+#include "floe/sql/parser.h"
+
+namespace floe::sql {
+namespace {
+
+constexpr const char* kSourceColumns =
+    "a BIGINT, b INT, s STRING, f DOUBLE, d DECIMAL(10, 2), flag BOOLEAN";
+
+// Compiles "INSERT INTO dst SELECT <select> FROM src [WHERE <where>]" through the real parser.
+Result<std::shared_ptr<const CalcProgram>> Compile(
+    const std::string& where, const std::string& select = "*",
+    const std::string& sink_columns = kSourceColumns) {
+  std::string text = std::string("CREATE TABLE src (") + kSourceColumns + ");\nCREATE TABLE dst (" +
+                     sink_columns + ");\nINSERT INTO dst SELECT " + select + " FROM src" +
+                     (where.empty() ? "" : " WHERE " + where) + ";";
+  Result<Script> script = ParseScript(text);
+  if (!script.ok()) return script.status();
+  connectors::TableDescriptor src = connectors::testing::Table("src", kSourceColumns, {});
+  connectors::TableDescriptor dst = connectors::testing::Table("dst", sink_columns, {});
+  CalcSpec spec;
+  spec.input = src.schema;
+  spec.output = dst.schema;
+  spec.where = script->inserts[0].where;
+  spec.select = script->inserts[0].select;
+  spec.sink_name = "dst";
+  return CalcProgram::Compile(spec);
+}
+
+RecordBatch Input() {
+  connectors::TableDescriptor src = connectors::testing::Table("src", kSourceColumns, {});
+  RecordBatch b(src.schema);
+  auto i64 = [&](size_t c, std::optional<int64_t> v) {
+    v ? b.mutable_column(c).Append<int64_t>(*v) : b.mutable_column(c).AppendNull();
+  };
+  auto i32 = [&](std::optional<int32_t> v) {
+    v ? b.mutable_column(1).Append<int32_t>(*v) : b.mutable_column(1).AppendNull();
+  };
+  auto str = [&](std::optional<std::string> v) {
+    v ? b.mutable_column(2).AppendBytes(*v) : b.mutable_column(2).AppendNull();
+  };
+  auto dbl = [&](std::optional<double> v) {
+    v ? b.mutable_column(3).Append<double>(*v) : b.mutable_column(3).AppendNull();
+  };
+  auto dec = [&](std::optional<int64_t> cents) {
+    cents ? b.mutable_column(4).Append<Int128>(*cents) : b.mutable_column(4).AppendNull();
+  };
+  auto flag = [&](std::optional<bool> v) {
+    v ? b.mutable_column(5).Append<uint8_t>(*v ? 1 : 0) : b.mutable_column(5).AppendNull();
+  };
+  // row 0: 1, 10, 'x', 1.5, 1.50, TRUE
+  i64(0, 1), i32(10), str("x"), dbl(1.5), dec(150), flag(true);
+  // row 1: 2, NULL, 'y', NULL, 2.25, FALSE
+  i64(0, 2), i32(std::nullopt), str("y"), dbl(std::nullopt), dec(225), flag(false);
+  // row 2: NULL, 30, NULL, 3.0, NULL, NULL
+  i64(0, std::nullopt), i32(30), str(std::nullopt), dbl(3.0), dec(std::nullopt), flag(std::nullopt);
+  // row 3: 4, 40, 'x', -1.0, -0.01, TRUE
+  i64(0, 4), i32(40), str("x"), dbl(-1.0), dec(-1), flag(true);
+  EXPECT_TRUE(b.Validate().ok());
+  return b;
+}
+
+std::vector<uint32_t> Kept(const std::string& where) {
+  Result<std::shared_ptr<const CalcProgram>> p = Compile(where);
+  EXPECT_TRUE(p.ok()) << where << ": " << p.status().ToString();
+  if (!p.ok()) return {};
+  return (*p)->Filter(Input());
+}
+
+using Rows = std::vector<uint32_t>;
+
+TEST(CalcProgram, ComparisonWithNullIsUnknownAndDropsTheRow) {
+  EXPECT_EQ(Kept("a > 1"), (Rows{1, 3}));
+  EXPECT_EQ(Kept("a <= 1"), (Rows{0}));
+  EXPECT_EQ(Kept("NOT (a > 1)"), (Rows{0}));  // NOT UNKNOWN is UNKNOWN
+  EXPECT_EQ(Kept("a <> 1"), (Rows{1, 3}));
+  EXPECT_EQ(Kept("a = a"), (Rows{0, 1, 3}));
+}
+
+TEST(CalcProgram, AndOrFollowThreeValuedLogic) {
+  EXPECT_EQ(Kept("a > 1 OR flag"), (Rows{0, 1, 3}));          // row 2: UNKNOWN OR UNKNOWN
+  EXPECT_EQ(Kept("a > 1 OR b = 30"), (Rows{1, 2, 3}));        // UNKNOWN OR TRUE = TRUE
+  EXPECT_EQ(Kept("NOT (b = 10 AND flag)"), (Rows{1, 2, 3}));  // FALSE AND UNKNOWN = FALSE
+  EXPECT_EQ(Kept("flag AND a > 0 AND s = 'x'"), (Rows{0, 3}));
+  EXPECT_EQ(Kept("flag = FALSE OR s IS NULL"), (Rows{1, 2}));
+  EXPECT_EQ(Kept("NOT flag"), (Rows{1}));
+  EXPECT_EQ(Kept("TRUE"), (Rows{0, 1, 2, 3}));
+  EXPECT_EQ(Kept("FALSE OR flag"), (Rows{0, 3}));
+  EXPECT_EQ(Kept("(a > 1) = (b > 20)"), (Rows{0, 3}));  // FALSE = FALSE; UNKNOWN stays UNKNOWN
+}
+
+TEST(CalcProgram, IsNullAndIsNotNull) {
+  EXPECT_EQ(Kept("b IS NULL"), (Rows{1}));
+  EXPECT_EQ(Kept("a IS NOT NULL AND s = 'x'"), (Rows{0, 3}));
+  EXPECT_EQ(Kept("(a > 1) IS NULL"), (Rows{2}));
+  EXPECT_EQ(Kept("flag IS NOT NULL"), (Rows{0, 1, 3}));
+  EXPECT_EQ(Kept("'x' IS NULL"), Rows{});
+}
+
+TEST(CalcProgram, ComparesNumbersAcrossTypesAndStringsByBytes) {
+  EXPECT_EQ(Kept("d >= 1.5"), (Rows{0, 1}));
+  EXPECT_EQ(Kept("d = 1.5"), (Rows{0}));  // exact at scale 2
+  EXPECT_EQ(Kept("d = 1.505"), Rows{});
+  EXPECT_EQ(Kept("d < 0"), (Rows{3}));
+  EXPECT_EQ(Kept("d > a"), (Rows{0, 1}));  // 1.50 > 1, 2.25 > 2, -0.01 < 4
+  EXPECT_EQ(Kept("b > 15.5"), (Rows{2, 3}));
+  EXPECT_EQ(Kept("f <= 1.5"), (Rows{0, 3}));
+  EXPECT_EQ(Kept("f > 2.5e0"), (Rows{2}));
+  EXPECT_EQ(Kept("b < a"), Rows{});
+  EXPECT_EQ(Kept("a >= -1 AND a < 9223372036854775807"), (Rows{0, 1, 3}));
+  EXPECT_EQ(Kept("s < 'y'"), (Rows{0, 3}));
+  EXPECT_EQ(Kept("s <> 'x'"), (Rows{1}));
+  EXPECT_EQ(Kept("'x' = s"), (Rows{0, 3}));
+}
+
+TEST(CalcProgram, RefusesComparingIncompatibleTypesWithThePosition) {
+  Result<std::shared_ptr<const CalcProgram>> p = Compile("a > 1 AND s = 1");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(), "line 3, column 53: cannot compare STRING with INT in (s = 1)");
+  p = Compile("s");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("WHERE needs a BOOLEAN condition, but s is STRING"),
+            std::string::npos)
+      << p.status().message();
+  p = Compile("a AND flag");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("AND needs BOOLEAN operands"), std::string::npos);
+}
+
+TEST(CalcProgram, ProjectsColumnsLiteralsAndPredicatesIntoTheSinkTypes) {
+  Result<std::shared_ptr<const CalcProgram>> p =
+      Compile("a IS NOT NULL", "a AS x, b, 'lit', b > 15, d, 7",
+              "x BIGINT, y BIGINT, z STRING, w BOOLEAN, v DECIMAL(12, 3), n DOUBLE");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_FALSE((*p)->is_identity());
+  Result<RecordBatch> out = (*p)->Apply(Input());
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(*out->schema(), *(*p)->output_schema());
+  EXPECT_EQ(connectors::testing::JsonRows({*out}),
+            (std::vector<std::string>{
+                "{\"x\":1,\"y\":10,\"z\":\"lit\",\"w\":false,\"v\":\"1.500\",\"n\":7}\n",
+                "{\"x\":2,\"y\":null,\"z\":\"lit\",\"w\":null,\"v\":\"2.250\",\"n\":7}\n",
+                "{\"x\":4,\"y\":40,\"z\":\"lit\",\"w\":true,\"v\":\"-0.010\",\"n\":7}\n"}));
+}
+
+TEST(CalcProgram, SelectStarIntoTheSameColumnsIsTheIdentity) {
+  Result<std::shared_ptr<const CalcProgram>> p = Compile("");
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE((*p)->is_identity());
+  RecordBatch in = Input();
+  Result<RecordBatch> out = (*p)->Apply(in);
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE(out->Equals(in));
+}
+
+TEST(CalcProgram, RefusesATypeMismatchNamingBothColumnsAndTypes) {
+  Result<std::shared_ptr<const CalcProgram>> p = Compile("", "a, s", "x BIGINT, y BIGINT");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(),
+            "line 3, column 27: query column 2 's' has type STRING but column 'y' of sink "
+            "'dst' is BIGINT");
+  p = Compile("", "a, 3000000000", "x BIGINT, y INT");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("does not convert"), std::string::npos);
+  p = Compile("", "b, a", "x INT, y INT");  // BIGINT does not narrow to INT
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("'a' has type BIGINT but column 'y'"), std::string::npos)
+      << p.status().message();
+}
+
+TEST(CalcProgram, ANullIntoANotNullSinkColumnFailsTheBatch) {
+  Result<std::shared_ptr<const CalcProgram>> p = Compile("", "a", "x BIGINT NOT NULL");
+  ASSERT_TRUE(p.ok());
+  Result<RecordBatch> out = (*p)->Apply(Input());
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("column 'x' of sink 'dst' is NOT NULL"), std::string::npos);
+  p = Compile("a IS NOT NULL", "a", "x BIGINT NOT NULL");
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE((*p)->Apply(Input()).ok());
+}
+
+TEST(CalcOperator, EmitsOnlyBatchesWithRowsLeft) {
+  CalcOperator op(Compile("a > 100").ValueOrDie());
+  connectors::testing::CollectingCollector out;
+  ASSERT_TRUE(op.ProcessBatch(Input(), 0, out).ok());
+  EXPECT_TRUE(out.batches.empty());
+  CalcOperator keep(Compile("a > 1", "a, s", "x BIGINT, y STRING").ValueOrDie());
+  ASSERT_TRUE(keep.ProcessBatch(Input(), 0, out).ok());
+  ASSERT_EQ(out.batches.size(), 1u);
+  EXPECT_EQ(connectors::testing::Int64Column(out.batches, 0), (std::vector<int64_t>{2, 4}));
+}
+
+// A changelog input (the reserved row-kind column last): WHERE filters rows of any kind, SELECT
+// sees only the declared columns, and the kinds of the rows kept come out last, untouched.
+TEST(CalcProgram, PassesTheRowKindColumnThroughForTheRowsKept) {
+  connectors::TableDescriptor src = connectors::testing::Table("src", "id BIGINT, name STRING", {});
+  connectors::TableDescriptor dst = connectors::testing::Table("dst", "name STRING", {});
+  Result<Script> script = ParseScript(
+      "CREATE TABLE src (id BIGINT, name STRING);\nCREATE TABLE dst (name STRING);\n"
+      "INSERT INTO dst SELECT name FROM src WHERE id > 1;");
+  ASSERT_TRUE(script.ok()) << script.status().ToString();
+  CalcSpec spec;
+  spec.input = runtime::WithRowKindColumn(*src.schema);
+  spec.output = dst.schema;
+  spec.where = script->inserts[0].where;
+  spec.select = script->inserts[0].select;
+  spec.sink_name = "dst";
+  auto program = CalcProgram::Compile(spec);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_EQ((*program)->output_schema()->fields.size(), 2u);
+  EXPECT_EQ((*program)->output_schema()->fields.back().name, runtime::kRowKindColumn);
+  RecordBatch in(spec.input);
+  const std::vector<std::tuple<int64_t, const char*, const char*>> rows = {
+      {1, "a", "+I"}, {2, "b", "-U"}, {2, "c", "+U"}, {1, "a", "-D"}, {3, "d", "+I"}};
+  for (const auto& [id, name, kind] : rows) {
+    in.mutable_column(0).Append<int64_t>(id);
+    in.mutable_column(1).AppendBytes(name);
+    in.mutable_column(2).AppendBytes(kind);
+  }
+  auto out = (*program)->Apply(in);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(out->num_rows(), 3u);
+  std::vector<std::string> got;
+  for (size_t r = 0; r < out->num_rows(); ++r) {
+    got.push_back(std::string(out->column(1).GetBytes(r)) +
+                  std::string(out->column(0).GetBytes(r)));
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"-Ub", "+Uc", "+Id"}));
+  // SELECT * expands to the declared columns only.
+  spec.where.reset();
+  spec.select.clear();
+  spec.output = src.schema;
+  auto star = CalcProgram::Compile(spec);
+  ASSERT_TRUE(star.ok()) << star.status().ToString();
+  auto all = (*star)->Apply(in);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->num_columns(), 3u);
+  EXPECT_EQ(std::string(all->column(2).GetBytes(3)), "-D");
+}
+
+}  // namespace
+}  // namespace floe::sql
