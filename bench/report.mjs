@@ -86,7 +86,8 @@ function loadText(f) {
 function sourceText(f, file) {
   const parts = []
   parts.push(f.command ? code(f.command) : 'command not recorded')
-  if (f.commit) parts.push(`at ${f.commit}`)
+  if (f.commit) parts.push(`bench at ${f.commit}`)
+  if (f.binary) parts.push(`floe built from ${f.binary}`)
   parts.push(`${f.date ? f.date.slice(0, 16).replace('T', ' ') + ' UTC' : 'date not recorded'}`)
   let s = `${parts.join(', ')} -> ${code(`${RESULTS}/${file}`)}`
   if (f.commandBackfilled || f.commitBackfilled) {
@@ -132,7 +133,8 @@ the rows/s hold only for the machine named):
 - Append (${code('floe table append')}: JSON lines into an Iceberg table, zstd Parquet, commit
   included): **${fix(a.j.ratio, 2)}x** DuckDB's rows/s (DuckDB 1 thread writing the same file to one
   zstd Parquet file; median of ${a.runs} paired run${a.runs > 1 ? 's' : ''}${span(a.ratios, 2) ? `, ${span(a.ratios, 2)} per run` : ''}).
-  floe ${num(a.j.floe_rows_per_s)} rows/s, DuckDB ${num(a.j.duckdb_rows_per_s)} rows/s, ${num(a.j.rows)} rows, on
+  DuckDB used ${fix(a.j.duckdb_cpu_over_floe, 2)}x floe's CPU time for the same rows (less sensitive to a busy
+  machine than wall clock). floe ${num(a.j.floe_rows_per_s)} rows/s, DuckDB ${num(a.j.duckdb_rows_per_s)} rows/s, ${num(a.j.rows)} rows, on
   ${machineText(a.f)}; ${loadText(a.f)}.
   ${sourceText(a.f, a.name)}.
 - Kafka (dev cluster, its own process) -> Iceberg append with one worker, every row verified
@@ -217,15 +219,17 @@ function indexBlock({ index, files }) {
     const j = files[name]
     const f = facts(j)
     const status = e.status === 'superseded' ? `superseded by ${code(e.superseded_by)}: ${e.why}` : `${e.status}${e.why ? `: ${e.why}` : ''}`
+    const floeFrom = f.binary ? f.binary.split(' (')[0] : '?'
     return `| ${code(name)} | ${status} | ${f.date ? f.date.slice(0, 16).replace('T', ' ') : '?'} | ` +
-      `${fix(f.loadStart?.[0], 2)} -> ${fix(f.loadEnd?.[0], 2)} | ${f.commit ?? '?'} | ${headline(j)} | ` +
+      `${f.cores ?? '?'} cores, ${f.mem != null ? `${f.mem} GiB` : '? GiB'} | ` +
+      `${fix(f.loadStart?.[0], 2)} -> ${fix(f.loadEnd?.[0], 2)} | ${f.commit ?? '?'}; ${floeFrom} | ${headline(j)} | ` +
       `${f.missing.length ? f.missing.join(', ') : '-'} |`
   })
-  return `Written by ${code('node bench/report.mjs --write')} from ${code(`${RESULTS}/INDEX.json`)} and the files (machine of every
-file: 2 cores, Intel Xeon; memory where recorded in the file).
+  return `Written by ${code('node bench/report.mjs --write')} from ${code(`${RESULTS}/INDEX.json`)} and the files; the CPU model,
+the command and the load of each are in the file.
 
-| file | status | date (UTC) | load average start -> end | commit | figures | not recorded |
-| --- | --- | --- | --- | --- | --- | --- |
+| file | status | date (UTC) | machine | load average start -> end | bench commit; floe built from | figures | not recorded |
+| --- | --- | --- | --- | --- | --- | --- | --- |
 ${rows.join('\n')}`
 }
 
@@ -279,7 +283,7 @@ function docs() {
 // the repository nothing; name the file relative to the repository, or the note by name.
 const MACHINE_PATH = /(^|[\s`'"(=:])\/(work|home|Users|root|tmp)\//
 // Measured speeds belong in generated blocks (README.md and docs/ only: bench/README.md is the
-// bench's own notebook and names a results file for each of its figures). The units are the
+// bench's own notebook; its history holds figures from before results files, labelled so). The units are the
 // benches' (rows/s, MiB/s, a ratio like 1.32x); a worked example in MB/s is not a measurement.
 const FIGURE = /\d[\d,.]*\s*(rows\/s|MiB\/s)|\b\d+\.\d+x\b/
 
