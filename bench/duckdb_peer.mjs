@@ -4,9 +4,10 @@
 //
 //   node bench/duckdb_peer.mjs IN.jsonl OUT.parquet
 //
-// Prints one JSON line: {"engine":"duckdb","rows":N,"seconds":S,"rows_per_s":R,"bytes":B}
+// Prints one JSON line: {"engine":"duckdb","rows":N,"seconds":S,"rows_per_s":R,"cpu_s":C,"bytes":B}
 // `seconds` is wall clock from just before the COPY statement to just after it returns (the
-// instance is created and configured before the clock starts).
+// instance is created and configured before the clock starts); `cpu_s` is this process's
+// user+sys CPU over the same span (DuckDB's thread and node's, which idles meanwhile).
 import fs from 'node:fs'
 import { DuckDBInstance } from '@duckdb/node-api'
 
@@ -34,12 +35,15 @@ await conn.run("SET preserve_insertion_order=true")
 fs.rmSync(output, { force: true })
 
 const sql = `COPY (FROM read_json(${q(input)}, format='newline_delimited', columns=${columnsSql})) TO ${q(output)} (FORMAT parquet, COMPRESSION zstd)`
+const cpu0 = process.cpuUsage()
 const t0 = process.hrtime.bigint()
 const reader = await conn.runAndReadAll(sql)
 const t1 = process.hrtime.bigint()
+const cpu = process.cpuUsage(cpu0)
 const seconds = Number(t1 - t0) / 1e9
 // COPY returns the number of rows written as its single value
 const rows = Number(reader.getRows()[0][0])
 const bytes = fs.statSync(output).size
-console.log(JSON.stringify({ engine: 'duckdb', rows, seconds: Number(seconds.toFixed(3)), rows_per_s: Math.round(rows / seconds), bytes }))
+console.log(JSON.stringify({ engine: 'duckdb', rows, seconds: Number(seconds.toFixed(3)), rows_per_s: Math.round(rows / seconds),
+  cpu_s: Number(((cpu.user + cpu.system) / 1e6).toFixed(2)), bytes }))
 conn.closeSync()

@@ -23,8 +23,8 @@
 // MiB/s counts the JSON record values (the file's bytes less its newlines), MiB = 2^20 bytes.
 import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
+import { record, sampleLoad } from './provenance.mjs'
 
 const env = process.env
 const FLOE = path.resolve(env.FLOE || 'build/src/floe/cli/floe')
@@ -294,7 +294,7 @@ async function main() {
   const input = ensureInput()
   const valueBytes = fs.statSync(input).size - N  // one newline per row
   spawnSync('cat', [input], { stdio: ['ignore', 'ignore', 'ignore'] })  // page cache, for all alike
-  const load0 = os.loadavg()
+  const load0 = await sampleLoad()
   const reps = []
   for (let rep = 1; rep <= REPS; rep++) {
     log(`round ${rep}/${REPS}`)
@@ -321,18 +321,16 @@ async function main() {
         [`${name}_rows_per_s`, med((r) => r.runs[k + 1].rows_per_s)],
         [`${name}_mib_per_s`, med((r) => r.runs[k + 1].mib_per_s)],
         ...(name === 'filesystem' ? [['filesystem_cpu_s', med((r) => r.runs[k + 1].cpu_s.floe_run)]] : []),
-        [`kafka/${name}`, med((r) => r.ratios[`kafka/${name}`])],
+        [`kafka/${name}`, round(med((r) => r.ratios[`kafka/${name}`]), 3)],
       ])),
     },
   }
   console.log(JSON.stringify(summary))
   if (RESULT) {
-    const cpus = os.cpus()
     fs.mkdirSync(path.dirname(RESULT), { recursive: true })
     fs.writeFileSync(RESULT, JSON.stringify({
-      ...summary, date: new Date().toISOString(), input, floe: FLOE,
-      machine: { cpus: `${cpus.length} x ${cpus[0] ? cpus[0].model : '?'}`,
-                 loadavg_start: load0.map((x) => round(x, 2)), loadavg_end: os.loadavg().map((x) => round(x, 2)) },
+      ...(await record({ bench: 'kafka', floe: FLOE, start: load0 })), ...summary,
+      input: { file: path.basename(input), rows: N, bytes: fs.statSync(input).size },
       rounds: reps,
     }, null, 2) + '\n')
     log(`wrote ${RESULT}`)

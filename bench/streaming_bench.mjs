@@ -26,8 +26,8 @@
 // the fit's worst residual is reported. The last record's emission is the probe line itself.
 import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
+import { record, sampleLoad } from './provenance.mjs'
 
 const env = process.env
 const FLOE = path.resolve(env.FLOE || 'build/src/floe/cli/floe')
@@ -218,6 +218,9 @@ async function throughput() {
     const t0 = Date.now()
     must(floe(['table', 'append', 'bench.batch', scanFile, '--warehouse', b.wh], { cpuFile: path.join(b.dir, 'cpu') }), 'append')
     const bs = (Date.now() - t0) / 1000
+    // outside the clock: the batch side must hold the same rows, or the ratio compares nothing
+    const bv = floe(['table', 'verify', 'bench.batch', '--warehouse', b.wh, '--unique', 'seq', '--expect-range', `seq:1..${N}`])
+    if (bv.code !== 0 || !/result: OK/.test(bv.out)) throw new Error(`batch append lost or doubled rows:\n${bv.out}${bv.err}`)
     const bsnaps = snapshots(b.wh, 'bench.batch')
     batchRuns.push({ seconds: round(bs, 3), rows_per_s: Math.round(N / bs), cpu_seconds: readCpu(path.join(b.dir, 'cpu')), data_files: bsnaps.reduce((a, s) => a + s.files, 0),
       bytes: bsnaps.reduce((a, s) => a + s.bytes, 0) })
@@ -381,19 +384,9 @@ async function kill() {
 }
 
 // ---------------------------------------------------------------------------------------------
-function cpuModel() {
-  const c = os.cpus()
-  return `${c.length} x ${c[0] ? c[0].model : '?'}`
-}
-
-const result = {
-  bench: 'streaming',
-  date: new Date().toISOString(),
-  machine: { cpus: cpuModel(), mem_gib: round(os.totalmem() / 2 ** 30, 1), loadavg_start: os.loadavg().map((x) => round(x, 2)) },
-  floe: FLOE,
-  seed: SEED,
-}
+const result = { seed: SEED }
 fs.mkdirSync(OUT, { recursive: true })
+const load0 = await sampleLoad()
 const started = Date.now()
 if (PARTS.includes('throughput')) result.throughput = await throughput()
 if (PARTS.includes('latency')) {
@@ -401,13 +394,12 @@ if (PARTS.includes('latency')) {
   for (const i of INTERVALS) result.latency.push(await latency(i))
 }
 if (PARTS.includes('kill')) result.kill = await kill()
-result.machine.loadavg_end = os.loadavg().map((x) => round(x, 2))
 result.bench_seconds = round((Date.now() - started) / 1000, 1)
 
-const json = JSON.stringify(result, null, 2)
 if (RESULT) {
   fs.mkdirSync(path.dirname(RESULT), { recursive: true })
-  fs.writeFileSync(RESULT, json + '\n')
+  const full = { ...(await record({ bench: 'streaming', floe: FLOE, start: load0 })), ...result }
+  fs.writeFileSync(RESULT, JSON.stringify(full, null, 2) + '\n')
 }
 
 // ---- table ----

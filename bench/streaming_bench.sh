@@ -12,7 +12,11 @@
 #    restart-strategy.fixed-delay.delay = 1 s.
 # Takes about 5 minutes. Writes bench/results/streaming-<UTC date>.json and prints a table.
 #
-# Environment: FLOE (default build/src/floe/cli/floe), OUT (default bench/out/streaming, scratch),
+# The results file also records the command, commit, binary, machine and load (bench/README.md,
+# "Results files").
+#
+# Environment: FLOE (default build/src/floe/cli/floe), FLOE_SOURCE (optional: what the binary
+# was built from), OUT (default bench/out/streaming, scratch),
 # RESULT (default bench/results/streaming-<date>.json; RESULT= writes none), SEED (42), N, REPS, RATE,
 # INTERVALS ("1 5 30"), MIN_FEED_S (12), FEED_INTERVALS (3: feed = max(MIN_FEED_S, 3 x interval)),
 # KILLS (3), KILL_INTERVAL_S (1), KILL_DELAY_MS (1000), KILL_FEED_S (30), KILL_OFFSETS_MS
@@ -23,6 +27,9 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 cd "$repo"
+source "$here/common.sh"
+BENCH_KNOBS="SEED N REPS RATE INTERVALS MIN_FEED_S FEED_INTERVALS KILLS KILL_INTERVAL_S KILL_DELAY_MS KILL_FEED_S KILL_OFFSETS_MS KILL_EVERY SINK_PARALLELISM PARTS"
+export BENCH_COMMAND="$(bench_command bench/streaming_bench.sh "$@")"
 
 export FLOE="${FLOE:-build/src/floe/cli/floe}"
 export OUT="${OUT:-bench/out/streaming}"

@@ -1,0 +1,408 @@
+#!/usr/bin/env node
+// Writes the benchmark figures quoted in README.md, docs/ and bench/README.md from the results
+// files under bench/results/, so that a figure in the docs is always one a results file holds,
+// with the file, the command, the machine and its load named beside it.
+//
+//   node bench/report.mjs                # print the generated blocks
+//   node bench/report.mjs --write        # rewrite them in place
+//   node bench/report.mjs --check        # exit 1 when a document disagrees with the results
+//   node bench/report.mjs --validate FILE --bench append|kafka|streaming [--rows N]
+//                                        # exit 1 unless FILE is a complete results file whose
+//                                        # figures are sane (the smoke tests' oracle)
+//
+// A generated block sits between `<!-- bench:begin NAME -->` and `<!-- bench:end NAME -->`;
+// edit the generator below, not the block. Which file is the current figure of each bench, and
+// which are superseded or side experiments, is bench/results/INDEX.json (bench/README.md,
+// "Results files"). --check also fails when INDEX.json and the directory disagree, when a
+// superseded file does not say so itself, when a speed figure (rows/s, MiB/s, "1.3x") appears
+// in README.md or docs/ outside a generated block, or when a README or doc names an absolute
+// path of some machine.
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const RESULTS = 'bench/results'
+const rel = (f) => path.relative(REPO, f)
+const read = (f) => fs.readFileSync(path.join(REPO, f), 'utf8')
+
+const num = (x) => (x == null ? '?' : Math.round(x).toLocaleString('en-US'))
+const fix = (x, d) => (x == null ? '?' : Number(x).toFixed(d))
+const code = (s) => '`' + s + '`'
+
+// ---- results files ---------------------------------------------------------------------------
+
+function loadIndex() {
+  const index = JSON.parse(read(`${RESULTS}/INDEX.json`))
+  const files = {}
+  for (const name of Object.keys(index.files)) {
+    const p = `${RESULTS}/${name}`
+    if (fs.existsSync(path.join(REPO, p))) files[name] = JSON.parse(read(p))
+  }
+  return { index, files }
+}
+
+// The provenance of a results file, whatever its age: files of schema 2 record it themselves
+// (bench/provenance.mjs); older ones carry what was learnt later in `backfilled` (with where it
+// came from), and what is known nowhere is listed in `missing`.
+export function facts(j) {
+  const b = j.backfilled || {}
+  const m = j.machine || {}
+  const old = /^(\d+) x (.*)$/.exec(m.cpus || '')
+  const f = {
+    date: j.date || null,
+    command: j.command || b.command || null,
+    commandBackfilled: !j.command && !!b.command,
+    commit: j.git ? `${j.git.commit.slice(0, 7)}${j.git.dirty ? ' (+ uncommitted changes)' : ''}` : b.git_commit || null,
+    commitBackfilled: !j.git && !!b.git_commit,
+    binary: j.floe && typeof j.floe === 'object' ? j.floe.source : b.floe_source || null,
+    cpu: m.cpu_model || (old ? old[2] : null),
+    cores: m.cores || (old ? Number(old[1]) : null),
+    mem: m.mem_gib ?? b.mem_gib ?? null,
+    loadStart: j.load ? j.load.start.loadavg : m.loadavg_start || null,
+    loadEnd: j.load ? j.load.end.loadavg : m.loadavg_end || null,
+    busyPct: j.load ? j.load.start.cpu_busy_pct : null,
+    busy: j.load ? j.load.start.busy_processes || [] : null,
+    backfilledFrom: b.from || null,
+  }
+  f.missing = [['command', f.command], ['git commit', f.commit], ['memory', f.mem],
+    ['CPU use by other processes', f.busy]].filter(([, v]) => v == null).map(([k]) => k)
+  return f
+}
+
+function machineText(f) {
+  return `${f.cores ?? '?'} cores (${f.cpu ?? 'CPU model not recorded'}), ${f.mem != null ? `${f.mem} GiB` : 'memory not recorded'}`
+}
+function loadText(f) {
+  const la = (l) => (l ? fix(l[0], 2) : '?')
+  let s = `load average ${la(f.loadStart)} at the start, ${la(f.loadEnd)} at the end`
+  if (f.busyPct != null) {
+    const others = f.busy.filter((p) => p.comm !== 'node')
+    s += `; ${f.busyPct}% of the CPUs busy just before` +
+      (others.length ? ` (${others.map((p) => `${p.comm} ${p.cpu_pct}%`).join(', ')})` : '')
+  }
+  return s
+}
+function sourceText(f, file) {
+  const parts = []
+  parts.push(f.command ? code(f.command) : 'command not recorded')
+  if (f.commit) parts.push(`bench at ${f.commit}`)
+  if (f.binary) parts.push(`floe built from ${f.binary}`)
+  parts.push(`${f.date ? f.date.slice(0, 16).replace('T', ' ') + ' UTC' : 'date not recorded'}`)
+  let s = `${parts.join(', ')} -> ${code(`${RESULTS}/${file}`)}`
+  if (f.commandBackfilled || f.commitBackfilled) {
+    s += ` (command and commit not recorded by the bench; written down in ${f.backfilledFrom.split(' (')[0]})`
+  }
+  const missing = f.missing.filter((k) => k !== 'command')   // said above
+  if (missing.length) s += `; not recorded: ${missing.join(', ')}`
+  return s
+}
+
+function current(index, bench) {
+  const names = Object.entries(index.files).filter(([, e]) => e.bench === bench && e.status === 'current').map(([n]) => n)
+  if (names.length !== 1) throw new Error(`INDEX.json: ${names.length} current ${bench} results (need exactly one)`)
+  return names[0]
+}
+const span = (xs, d) => {
+  const v = xs.filter((x) => x != null)
+  return v.length > 1 ? `${fix(Math.min(...v), d)}-${fix(Math.max(...v), d)}` : null
+}
+
+// ---- blocks ----------------------------------------------------------------------------------
+
+function appendFigures({ index, files }) {
+  const name = current(index, 'append')
+  const j = files[name]
+  const f = facts(j)
+  const runs = j.per_run ? j.per_run.length : 1
+  const ratios = j.per_run ? j.per_run.map((r) => r.ratio) : []
+  return { name, j, f, runs, ratios }
+}
+
+function speedBlock(ctx) {
+  const a = appendFigures(ctx)
+  const kName = current(ctx.index, 'kafka')
+  const k = ctx.files[kName]
+  const kf = facts(k)
+  const km = k.median
+  const kRatios = (p) => k.rounds.map((r) => r.ratios[`kafka/${p}`])
+  return `Speed, as measured (written by ${code('node bench/report.mjs --write')} from the results files;
+each ratio is against a peer run on the same rows in the same run, so it is the figure to read;
+the rows/s hold only for the machine named):
+
+- Append (${code('floe table append')}: JSON lines into an Iceberg table, zstd Parquet, commit
+  included): **${fix(a.j.ratio, 2)}x** DuckDB's rows/s (DuckDB 1 thread writing the same file to one
+  zstd Parquet file; median of ${a.runs} paired run${a.runs > 1 ? 's' : ''}${span(a.ratios, 2) ? `, ${span(a.ratios, 2)} per run` : ''}).
+  DuckDB used ${fix(a.j.duckdb_cpu_over_floe, 2)}x floe's CPU time for the same rows (less sensitive to a busy
+  machine than wall clock). floe ${num(a.j.floe_rows_per_s)} rows/s, DuckDB ${num(a.j.duckdb_rows_per_s)} rows/s, ${num(a.j.rows)} rows, on
+  ${machineText(a.f)}; ${loadText(a.f)}.
+  ${sourceText(a.f, a.name)}.
+- Kafka (dev cluster, its own process) -> Iceberg append with one worker, every row verified
+  exactly once: **${fix(km['kafka/filesystem'], 2)}x** the filesystem source and **${fix(km['kafka/duckdb'], 2)}x** DuckDB's Parquet
+  write of the same rows (median of ${k.rounds.length} round${k.rounds.length > 1 ? 's' : ''}${span(kRatios('filesystem'), 2)
+    ? `; per round ${span(kRatios('filesystem'), 2)} and ${span(kRatios('duckdb'), 2)}` : ''}).
+  ${num(km.kafka_rows_per_s)} rows/s (${fix(km.kafka_mib_per_s, 1)} MiB/s of JSON), ${num(k.rows)} rows, the producer and the dev
+  cluster sharing the machine: ${machineText(kf)}; ${loadText(kf)}.
+  ${sourceText(kf, kName)}.
+
+How these are measured, and every results file (current and superseded): [bench/README.md](bench/README.md).`
+}
+
+function appendBlock(ctx) {
+  const a = appendFigures(ctx)
+  const rows = (a.j.per_run || []).map((r) => {
+    const [fl, dk] = r.engines
+    return `| ${r.run} | ${num(fl.rows_per_s)} | ${fix(fl.cpu_s, 2)} | ${num(dk.rows_per_s)} | ${fix(dk.cpu_s, 2)} | ${fix(r.ratio, 3)} |`
+  })
+  return `Current figure (written by ${code('node bench/report.mjs --write')} from ${code(`${RESULTS}/${a.name}`)}):
+${num(a.j.rows)} rows, ${machineText(a.f)}; ${loadText(a.f)}.
+${sourceText(a.f, a.name)}.
+
+| run | floe rows/s | floe CPU s | DuckDB rows/s | DuckDB CPU s | floe/DuckDB |
+| --- | --- | --- | --- | --- | --- |
+${rows.join('\n')}
+| **median** | **${num(a.j.floe_rows_per_s)}** | ${fix(a.j.floe_cpu_s, 2)} | **${num(a.j.duckdb_rows_per_s)}** | ${fix(a.j.duckdb_cpu_s, 2)} | **${fix(a.j.ratio, 3)}** |
+
+DuckDB used ${fix(a.j.duckdb_cpu_over_floe, 2)}x floe's CPU time for the same rows (median of the runs; CPU time
+is less sensitive to a busy machine than wall clock). Parquet bytes: floe ${num(a.j.floe_bytes)}, DuckDB
+${num(a.j.duckdb_bytes)}.`
+}
+
+// docs/kafka.md: the pre-fetch queue measurements that chose floe's defaults.
+function kafkaQueueBlock({ index, files }) {
+  const sweep = Object.entries(index.files)
+    .filter(([, e]) => e.bench === 'kafka' && e.queue_limits)
+    .map(([name, e]) => ({ name, e, j: files[name], f: facts(files[name]) }))
+  const rows = sweep.map(({ name, e, j, f }) =>
+    `| ${e.queue_limits} | ${num(j.median.kafka_rows_per_s)} | ${fix(j.median['kafka/filesystem'], 2)} | ` +
+    `${num(j.median.kafka_max_rss_mib)} | ${j.rounds.length} | ${fix(f.loadStart?.[0], 1)} -> ${fix(f.loadEnd?.[0], 1)} | ` +
+    `${f.command ? code(f.command) : '?'} | ${code(name)} |`)
+  // The fastest steady rate any Kafka results file holds: what the queue must cover for a second.
+  let best = null
+  for (const [name, e] of Object.entries(index.files)) {
+    if (e.bench !== 'kafka') continue
+    for (const r of files[name].rounds || []) {
+      const s = r.runs[0].steady_rows_per_s
+      if (s && (!best || s > best.rows)) best = { name, round: r.round, rows: s, mib: r.runs[0].steady_mib_per_s, status: e.status }
+    }
+  }
+  const bf = facts(files[best.name])
+  return `Measured with ${code('bench/kafka_bench.sh')} (written by ${code('node bench/report.mjs --write')}; results files
+under ${code(RESULTS + '/')}, machine and load in each; all on ${machineText(facts(sweep[0].j))}, shared with
+other work; the ratio to the filesystem source measured in the same rounds is the figure to compare):
+
+| limits (messages / KiB) | kafka rows/s (median) | kafka / filesystem | peak RSS MiB | rounds | load average | command | results file |
+| --- | --- | --- | --- | --- | --- | --- | --- |
+${rows.join('\n')}
+
+The fastest steady rate the source has shown: ${num(best.rows)} rows/s (${fix(best.mib, 1)} MiB/s), round ${best.round}
+of ${code(best.name)} (${index.files[best.name].status}; ${bf.commit ? `code at ${bf.commit}, ` : ''}${loadText(bf)}).`
+}
+
+function indexBlock({ index, files }) {
+  const order = { current: 0, experiment: 1, superseded: 2 }
+  const entries = Object.entries(index.files)
+    .sort(([a, x], [b, y]) => x.bench.localeCompare(y.bench) || order[x.status] - order[y.status] || a.localeCompare(b))
+  const headline = (j) => {
+    if (j.bench === 'append') return `floe/DuckDB ${fix(j.ratio, 2)}; ${num(j.floe_rows_per_s)} vs ${num(j.duckdb_rows_per_s)} rows/s`
+    if (j.bench === 'kafka') {
+      const m = j.median
+      return `${num(m.kafka_rows_per_s)} rows/s; /filesystem ${fix(m['kafka/filesystem'], 2)}` +
+        (m['kafka/duckdb'] != null ? `, /DuckDB ${fix(m['kafka/duckdb'], 2)}` : '')
+    }
+    if (j.bench === 'streaming' && j.throughput) {
+      return `stream/batch ${fix(j.throughput.ratio_median, 2)}; ${num(j.throughput.stream_rows_per_s_median)} rows/s`
+    }
+    return ''
+  }
+  const rows = entries.map(([name, e]) => {
+    const j = files[name]
+    const f = facts(j)
+    const status = e.status === 'superseded' ? `superseded by ${code(e.superseded_by)}: ${e.why}` : `${e.status}${e.why ? `: ${e.why}` : ''}`
+    const floeFrom = f.binary ? f.binary.split(' (')[0] : '?'
+    return `| ${code(name)} | ${status} | ${f.date ? f.date.slice(0, 16).replace('T', ' ') : '?'} | ` +
+      `${f.cores ?? '?'} cores, ${f.mem != null ? `${f.mem} GiB` : '? GiB'} | ` +
+      `${fix(f.loadStart?.[0], 2)} -> ${fix(f.loadEnd?.[0], 2)} | ${f.commit ?? '?'}; ${floeFrom} | ${headline(j)} | ` +
+      `${f.missing.length ? f.missing.join(', ') : '-'} |`
+  })
+  return `Written by ${code('node bench/report.mjs --write')} from ${code(`${RESULTS}/INDEX.json`)} and the files; the CPU model,
+the command and the load of each are in the file.
+
+| file | status | date (UTC) | machine | load average start -> end | bench commit; floe built from | figures | not recorded |
+| --- | --- | --- | --- | --- | --- | --- | --- |
+${rows.join('\n')}`
+}
+
+const TARGETS = [
+  { file: 'README.md', block: 'speed', make: speedBlock },
+  { file: 'docs/kafka.md', block: 'kafka-queue', make: kafkaQueueBlock },
+  { file: 'bench/README.md', block: 'append', make: appendBlock },
+  { file: 'bench/README.md', block: 'results-index', make: indexBlock },
+]
+
+// ---- checks ----------------------------------------------------------------------------------
+
+function indexProblems({ index, files }) {
+  const out = []
+  const onDisk = fs.readdirSync(path.join(REPO, RESULTS)).filter((n) => n.endsWith('.json') && n !== 'INDEX.json')
+  for (const n of onDisk) if (!index.files[n]) out.push(`${RESULTS}/${n} is not listed in INDEX.json (status current, experiment or superseded)`)
+  for (const [n, e] of Object.entries(index.files)) {
+    if (!files[n]) { out.push(`INDEX.json lists ${n}, which does not exist`); continue }
+    if (!['current', 'experiment', 'superseded'].includes(e.status)) out.push(`INDEX.json: ${n}: unknown status ${e.status}`)
+    if (files[n].bench !== e.bench) out.push(`INDEX.json: ${n} is a ${files[n].bench} result, listed as ${e.bench}`)
+    if (e.status === 'superseded') {
+      if (!files[e.superseded_by]) out.push(`INDEX.json: ${n} is superseded by ${e.superseded_by}, which does not exist`)
+      if (files[n].superseded_by !== e.superseded_by) out.push(`${RESULTS}/${n} must itself say "superseded_by": "${e.superseded_by}"`)
+    } else if (files[n].superseded_by) {
+      out.push(`${RESULTS}/${n} says it is superseded, INDEX.json says ${e.status}`)
+    }
+  }
+  for (const b of new Set(Object.values(index.files).map((e) => e.bench))) {
+    try { current(index, b) } catch (e) { out.push(e.message) }
+  }
+  return out
+}
+
+const BLOCK = (name) => new RegExp(`(<!-- bench:begin ${name} -->\\n)([\\s\\S]*?)(<!-- bench:end ${name} -->)`)
+
+function docs() {
+  const out = ['README.md']
+  const walk = (dir) => {
+    for (const e of fs.readdirSync(path.join(REPO, dir), { withFileTypes: true })) {
+      const p = path.join(dir, e.name)
+      if (e.isDirectory() && !['node_modules', 'out', 'results'].includes(e.name) && !e.name.startsWith('.') &&
+          !e.name.startsWith('build')) walk(p)
+      else if (e.isFile() && e.name.endsWith('.md') && (dir === 'docs' || dir.startsWith('docs/') || e.name === 'README.md')) out.push(p)
+    }
+  }
+  for (const d of ['docs', 'src', 'tests', 'bench', 'scripts', 'cmake']) if (fs.existsSync(path.join(REPO, d))) walk(d)
+  return [...new Set(out)]
+}
+
+// A path that only exists on some machine (a home, a checkout, a scratch dir) tells a reader of
+// the repository nothing; name the file relative to the repository, or the note by name.
+const MACHINE_PATH = /(^|[\s`'"(=:])\/(work|home|Users|root|tmp)\//
+// Measured speeds belong in generated blocks (README.md and docs/ only: bench/README.md is the
+// bench's own notebook; its history holds figures from before results files, labelled so). The units are the
+// benches' (rows/s, MiB/s, a ratio like 1.32x); a worked example in MB/s is not a measurement.
+const FIGURE = /\d[\d,.]*\s*(rows\/s|MiB\/s)|\b\d+\.\d+x\b/
+
+function textProblems(texts) {
+  const out = []
+  for (const [file, text] of Object.entries(texts)) {
+    const outside = text.replace(/<!-- bench:begin ([\w-]+) -->[\s\S]*?<!-- bench:end \1 -->/g, (m) => m.replace(/[^\n]/g, ''))
+    outside.split('\n').forEach((line, i) => {
+      if (MACHINE_PATH.test(line)) out.push(`${file}:${i + 1}: names an absolute path of a machine: ${line.trim()}`)
+      if ((file === 'README.md' || file.startsWith('docs/')) && FIGURE.test(line)) {
+        out.push(`${file}:${i + 1}: a speed figure outside a generated block (put it in bench/report.mjs): ${line.trim()}`)
+      }
+    })
+  }
+  return out
+}
+
+function diff(a, b) {
+  const x = a.split('\n')
+  const y = b.split('\n')
+  const lines = []
+  for (let i = 0; i < Math.max(x.length, y.length); i++) {
+    if (x[i] !== y[i]) {
+      if (x[i] !== undefined) lines.push(`  - ${x[i]}`)
+      if (y[i] !== undefined) lines.push(`  + ${y[i]}`)
+    }
+  }
+  return lines.slice(0, 40).join('\n') + (lines.length > 40 ? `\n  ... ${lines.length - 40} more lines` : '')
+}
+
+// ---- --validate ------------------------------------------------------------------------------
+
+function validate(file, bench, rows) {
+  const j = JSON.parse(fs.readFileSync(file, 'utf8'))
+  const bad = []
+  const need = (cond, what) => { if (!cond) bad.push(what) }
+  const pos = (x) => typeof x === 'number' && Number.isFinite(x) && x > 0
+  need(j.bench === bench, `bench is ${j.bench}, expected ${bench}`)
+  need(j.schema === 2, 'schema 2')
+  need(!Number.isNaN(Date.parse(j.date)), 'date')
+  need(typeof j.command === 'string' && j.command.includes(`bench/${bench}_bench.sh`), 'command naming the bench script')
+  need(j.git && /^[0-9a-f]{40}$/.test(j.git.commit) && typeof j.git.dirty === 'boolean', 'git commit and dirty flag')
+  need(j.floe && /^[0-9a-f]{64}$/.test(j.floe.sha256 || ''), "floe binary's sha256")
+  need(j.machine && j.machine.cpu_model && pos(j.machine.cores) && pos(j.machine.mem_gib), 'machine: cpu_model, cores, mem_gib')
+  for (const k of ['start', 'end']) {
+    need(j.load && j.load[k] && Array.isArray(j.load[k].loadavg) && j.load[k].loadavg.length === 3, `load.${k}.loadavg`)
+  }
+  if (bench === 'append') {
+    need(j.rows === rows, `rows = ${rows}`)
+    need(pos(j.floe_rows_per_s) && pos(j.duckdb_rows_per_s) && pos(j.ratio), 'floe, duckdb rows/s and ratio')
+    need(Array.isArray(j.per_run) && j.per_run.length > 0 &&
+      j.per_run.every((r) => r.engines.every((e) => e.rows === rows && pos(e.bytes))), 'every run: both engines wrote every row')
+  } else if (bench === 'kafka') {
+    const m = j.median || {}
+    need(j.rows === rows, `rows = ${rows}`)
+    need(pos(m.kafka_rows_per_s) && pos(m.kafka_mib_per_s), 'kafka rows/s and MiB/s')
+    need(Array.isArray(j.rounds) && j.rounds.length > 0 && j.rounds.every((r) =>
+      r.runs.every((x) => x.peer === 'duckdb' || /result: OK/.test(x.verified || '')) &&
+      Object.values(r.ratios).every(pos)), 'every round: floe tables verified, ratios to every peer')
+  } else if (bench === 'streaming') {
+    const t = j.throughput
+    need(t && t.events === rows && pos(t.stream_rows_per_s_median) && pos(t.batch_rows_per_s_median) &&
+      t.stream_verified && t.stream_verified.ok, 'throughput: stream and batch rows/s, stream table verified')
+    need(Array.isArray(j.latency) && j.latency.length > 0 && j.latency.every((l) => l.verified && l.commits > 0 &&
+      pos(l.record_to_visible_ms.max)), 'latency: every interval verified, committed, timed')
+    need(j.kill && j.kill.verified && j.kill.verified.ok && j.kill.kills.length > 0 &&
+      j.kill.kills.every((k) => pos(k.kill_to_next_commit_ms)), 'kill: killed, committed again, verified')
+  } else {
+    bad.push(`unknown bench ${bench}`)
+  }
+  return bad
+}
+
+// ---- main ------------------------------------------------------------------------------------
+
+function main(argv) {
+  const mode = argv[0] || '--print'
+  if (mode === '--validate') {
+    const file = argv[1]
+    const opt = (k) => { const i = argv.indexOf(k); return i > 0 ? argv[i + 1] : undefined }
+    const bad = validate(file, opt('--bench'), opt('--rows') === undefined ? undefined : Number(opt('--rows')))
+    if (bad.length) {
+      console.error(`report: ${file} is not a complete ${opt('--bench')} results file; missing or wrong:\n  ${bad.join('\n  ')}`)
+      return 1
+    }
+    console.log(`report: ${file}: complete`)
+    return 0
+  }
+  if (!['--print', '--write', '--check'].includes(mode)) {
+    console.error('usage: report.mjs [--write | --check | --validate FILE --bench NAME [--rows N]]')
+    return 2
+  }
+  const ctx = loadIndex()
+  const problems = indexProblems(ctx)
+  const texts = Object.fromEntries(docs().map((f) => [f, read(f)]))
+  for (const t of TARGETS) {
+    const generated = t.make(ctx) + '\n'
+    const text = texts[t.file] ?? read(t.file)
+    const m = BLOCK(t.block).exec(text)
+    if (!m) { problems.push(`${t.file}: no <!-- bench:begin ${t.block} --> ... <!-- bench:end ${t.block} --> block`); continue }
+    if (mode === '--print') console.log(`==> ${t.file} [${t.block}]\n${generated}`)
+    if (m[2] !== generated) {
+      if (mode === '--check') problems.push(`${t.file} [${t.block}] disagrees with ${RESULTS}/ (- in the file, + from the results):\n${diff(m[2], generated)}`)
+      texts[t.file] = text.replace(BLOCK(t.block), (_, a, __, c) => a + generated + c)
+    }
+  }
+  if (mode === '--write') {
+    for (const [f, text] of Object.entries(texts)) {
+      if (text !== read(f)) { fs.writeFileSync(path.join(REPO, f), text); console.error(`report: wrote ${f}`) }
+    }
+  }
+  problems.push(...textProblems(texts))
+  if (problems.length) {
+    console.error(`report: ${problems.length} problem(s):\n- ${problems.join('\n- ')}`)
+    if (mode === '--check') console.error('report: fix the results or INDEX.json, then run `node bench/report.mjs --write`')
+    return mode === '--check' || mode === '--write' ? 1 : 0
+  }
+  if (mode === '--check') console.log('report: README.md, docs/ and bench/README.md agree with bench/results/')
+  return 0
+}
+
+process.exitCode = main(process.argv.slice(2))

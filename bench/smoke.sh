@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs one bench in a smoke size (seconds), so that a change that breaks a bench fails CI
+# instead of the next person who runs it. The figures mean nothing at this size; what counts is
+# that the bench runs to the end, every table it verifies holds each row exactly once, and its
+# results file is complete (node bench/report.mjs --validate).
+#
+#   FLOE=path/to/floe bench/smoke.sh append|kafka|streaming DIR
+#
+# Scratch, generated input and the results file all go under DIR/<bench> (ctest gives the build
+# tree): a smoke run never writes into bench/out or bench/results.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+[[ $# -eq 2 ]] || { echo "usage: FLOE=... bench/smoke.sh append|kafka|streaming DIR" >&2; exit 2; }
+which="$1"
+dir="$(mkdir -p "$2" && cd "$2" && pwd)/$which"
+: "${FLOE:?FLOE must name the floe binary}"
+export FLOE
+rm -rf "$dir"
+mkdir -p "$dir"
+result="$dir/result.json"
+rows=20000
+
+# Knobs the caller's environment might hold would change the sizes below; start clean.
+unset N SEED REPS PEERS PARTITIONS BROKERS INTERVAL LAG_BYTES PRODUCER_PROPS TESTBED_CONSUMER_PROPS \
+  CONSUMER_PROPS RATE INTERVALS MIN_FEED_S FEED_INTERVALS KILLS KILL_INTERVAL_S KILL_DELAY_MS \
+  KILL_FEED_S KILL_OFFSETS_MS KILL_EVERY SINK_PARALLELISM PARTS
+
+case "$which" in
+  append)
+    OUT="$dir" RESULT="$result" REPS=1 bash "$here/append_bench.sh" "$rows"
+    ;;
+  kafka)
+    OUT="$dir/scratch" INPUT_DIR="$dir" RESULT="$result" REPS=1 PARTITIONS=4 \
+      bash "$here/kafka_bench.sh" "$rows"
+    ;;
+  streaming)
+    # throughput: N events once; visibility: 1 s checkpoints, 2 s of feed at 2000 rows/s;
+    # kill: one SIGKILL after 2 checkpoints, 4 s of feed, restart after 200 ms
+    OUT="$dir/scratch" RESULT="$result" N="$rows" REPS=1 INTERVALS=1 MIN_FEED_S=2 FEED_INTERVALS=1 \
+      KILLS=1 KILL_EVERY=2 KILL_FEED_S=4 KILL_DELAY_MS=200 KILL_OFFSETS_MS=300 \
+      bash "$here/streaming_bench.sh"
+    ;;
+  *)
+    echo "smoke.sh: unknown bench '$which' (append, kafka or streaming)" >&2
+    exit 2
+    ;;
+esac
+node "$here/report.mjs" --validate "$result" --bench "$which" --rows "$rows"
