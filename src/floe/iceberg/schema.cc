@@ -8,7 +8,7 @@
 #include <limits>
 #include <set>
 
-#include "floe/iceberg/civil_time_internal.h"
+#include "floe/common/civil_time.h"
 #include "floe/iceberg/json_internal.h"
 
 namespace floe::iceberg {
@@ -712,6 +712,9 @@ void AppendValue(Column* column, const Value& value) {
   }
 }
 
+// "2024-01-02T03:04:05", plus ".123456" when the micros are not zero.
+constexpr TimestampFormat kValueTimestamps{'T', /*always_micros=*/false, YearStyle::kNoPlusSign};
+
 std::string ValueToString(const DataType& type, const Value& value) {
   if (std::holds_alternative<std::monostate>(value)) return "null";
   switch (type.id) {
@@ -721,11 +724,12 @@ std::string ValueToString(const DataType& type, const Value& value) {
     case TypeId::kInt64:
       return Int128ToString(AsWide(value).value_or(0));
     case TypeId::kDate:
-      return internal::FormatDate(static_cast<int64_t>(AsWide(value).value_or(0)));
+      return FormatDate(static_cast<int64_t>(AsWide(value).value_or(0)), YearStyle::kNoPlusSign);
     case TypeId::kTimestamp:
-      return internal::FormatTimestamp(static_cast<int64_t>(AsWide(value).value_or(0)));
+      return FormatTimestamp(static_cast<int64_t>(AsWide(value).value_or(0)), kValueTimestamps);
     case TypeId::kTimestampTz:
-      return internal::FormatTimestamp(static_cast<int64_t>(AsWide(value).value_or(0))) + "+00:00";
+      return FormatTimestamp(static_cast<int64_t>(AsWide(value).value_or(0)), kValueTimestamps) +
+             "+00:00";
     case TypeId::kFloat:
       return FloatToString(static_cast<float>(AsDouble(value)));
     case TypeId::kDouble:
