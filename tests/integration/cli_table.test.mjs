@@ -123,6 +123,11 @@ test('config and usage errors are caught before anything is created', () => {
   r = floe('table', 'create', 'db.bad2', '--schema', 'id BIGINT, x FANCYTYPE');
   assert.notEqual(r.code, 0);
   assert.match(r.err, /FANCYTYPE/);
+  assert.match(r.err, /--schema: .*column 'x'/);  // the argument and the column
+  assert.match(r.err, /BINARY\(n\), DATE/);  // and what is accepted
+  r = floe('table', 'create', 'db.bad2', '--schema', 'id BIGINT, ID INT');
+  assert.notEqual(r.code, 0);
+  assert.match(r.err, /duplicate column name/);
   r = floe('table', 'create', 'db.bad3', '--schema', 'id BIGINT, d DATE', '--primary-key', 'id', '--partition-by', 'day(d)');
   assert.notEqual(r.code, 0);
   assert.match(r.err, /primary key/);
@@ -141,6 +146,22 @@ test('config and usage errors are caught before anything is created', () => {
   r = floe('table', 'append', 'db.nokey', path.join(WH, 'does-not-exist.jsonl'));
   assert.notEqual(r.code, 0);
   assert.match(r.err, /does-not-exist/);
+});
+
+test('--schema takes every type a job file\'s CREATE TABLE takes, BINARY(n) included', () => {
+  ok('table', 'create', 'db.types', '--schema',
+     'id BIGINT NOT NULL, b BINARY(4), vb VARBINARY(8), c CHAR(2), ltz TIMESTAMP_LTZ(3), ' +
+     'd DOUBLE PRECISION, n DEC(5, 1), `from` STRING');
+  const columns = describe('db.types').schema.columns;
+  assert.deepEqual(columns.map((c) => [c.name, c.type, c['iceberg-type']]), [
+    ['id', 'BIGINT', 'long'], ['b', 'BYTES', 'binary'], ['vb', 'BYTES', 'binary'],
+    ['c', 'STRING', 'string'], ['ltz', 'TIMESTAMP_LTZ(6)', 'timestamptz'],
+    ['d', 'DOUBLE', 'double'], ['n', 'DECIMAL(5, 1)', 'decimal(5, 1)'], ['from', 'STRING', 'string'],
+  ]);
+  ok('table', 'append', 'db.types', writeLines('types.jsonl', [{ id: 1, b: 'AAECAw==', n: '12.5' }]));
+  const [row] = scan('db.types');
+  assert.equal(row.b, 'AAECAw==');
+  assert.equal(String(row.n), '12.5');
 });
 
 test('partitioned table: rows land in partition directories and read back', () => {

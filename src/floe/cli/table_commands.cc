@@ -11,6 +11,7 @@
 #include "floe/iceberg/catalog.h"
 #include "floe/iceberg/manifest_io.h"
 #include "floe/iceberg/scan.h"
+#include "floe/sql/parser.h"
 #include "floe/verify/table_verify.h"
 
 namespace floe::cli {
@@ -59,6 +60,15 @@ std::vector<std::string> SplitTrim(const std::string& text, char sep) {
   return out;
 }
 
+// --schema "col TYPE [NOT NULL], ...": a CREATE TABLE's column list, read by the SQL front end
+// (floe's one Flink type parser), numbered as a new table's fields.
+Result<std::vector<Field>> SchemaFields(const std::string& text) {
+  FLOE_ASSIGN_OR_RAISE(std::vector<sql::ColumnDef> columns, sql::ParseColumnList(text));
+  std::vector<Field> fields;
+  for (const sql::ColumnDef& c : columns) fields.push_back(Field{c.name, c.type, !c.not_null, 0});
+  return iceberg::AssignFreshFieldIds(std::move(fields));
+}
+
 Status Create(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(
       Args args,
@@ -66,8 +76,10 @@ Status Create(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "create NS.TABLE --schema ..."));
   auto schema_text = args.Get("schema");
   if (!schema_text) return Status::InvalidArgument("create needs --schema \"col TYPE, ...\"");
+  Result<std::vector<Field>> fields = SchemaFields(*schema_text);
+  if (!fields.ok()) return fields.status().WithContext("--schema");
   iceberg::Schema schema;
-  FLOE_ASSIGN_OR_RAISE(schema.fields, iceberg::ParseFlinkColumns(*schema_text));
+  schema.fields = std::move(*fields);
   for (const std::string& key : SplitTrim(args.GetOr("primary-key", ""), ',')) {
     const Field* f = schema.FindByName(key);
     if (f == nullptr) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "floe/common/civil_time.h"
 #include "floe/common/record_batch.h"
 #include "floe/common/testing/temp_dir.h"
 #include "floe/iceberg/schema.h"
@@ -72,14 +73,7 @@ inline std::string Describe(const std::vector<Row>& rows, const std::vector<Data
 }
 
 inline int64_t Micros(int y, int m, int d, int hh = 0) {
-  // days from civil (Howard Hinnant's algorithm)
-  y -= m <= 2;
-  const int era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  int64_t days = static_cast<int64_t>(era) * 146097 + static_cast<int64_t>(doe) - 719468;
-  return (days * 24 + hh) * 3600LL * 1000000LL;
+  return DaysFromCivil(y, m, d) * kMicrosPerDay + hh * kMicrosPerHour;
 }
 
 }  // namespace floe::iceberg::testing

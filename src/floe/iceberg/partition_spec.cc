@@ -7,19 +7,25 @@
 #include <limits>
 #include <set>
 
-#include "floe/iceberg/civil_time_internal.h"
+#include "floe/common/civil_time.h"
 #include "floe/iceberg/json_internal.h"
 
 namespace floe::iceberg {
 
 namespace {
 
-using internal::FloorDiv;
-
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return s;
+}
+
+// Partition path values write years as Java's TransformUtil does (String.format("%04d")): no '+'.
+constexpr YearStyle kPathYears = YearStyle::kNoPlusSign;
+
+// "07": a month or hour in a partition path value. REQUIRES: 0 <= v <= 99.
+std::string Pad2(int64_t v) {
+  return {static_cast<char>('0' + v / 10), static_cast<char>('0' + v % 10)};
 }
 
 std::string Lower(std::string_view s) {
@@ -304,11 +310,11 @@ Value Transform::Apply(const DataType& source, const Value& value) const {
       switch (source.id) {
         case TypeId::kInt32: {
           int64_t v = AsInt64(value).value_or(0);
-          return static_cast<int32_t>(v - internal::FloorMod(v, param));
+          return static_cast<int32_t>(v - FloorMod(v, param));
         }
         case TypeId::kInt64: {
           int64_t v = AsInt64(value).value_or(0);
-          return v - internal::FloorMod(v, param);
+          return v - FloorMod(v, param);
         }
         case TypeId::kDecimal: {
           const Int128* d = std::get_if<Int128>(&value);
@@ -334,11 +340,11 @@ Value Transform::Apply(const DataType& source, const Value& value) const {
     case TransformKind::kHour: {
       int64_t v = AsInt64(value).value_or(0);
       if (kind == TransformKind::kHour) {
-        return static_cast<int32_t>(FloorDiv(v, internal::kMicrosPerHour));
+        return static_cast<int32_t>(FloorDiv(v, kMicrosPerHour));
       }
-      int64_t days = source.id == TypeId::kDate ? v : FloorDiv(v, internal::kMicrosPerDay);
+      int64_t days = source.id == TypeId::kDate ? v : FloorDiv(v, kMicrosPerDay);
       if (kind == TransformKind::kDay) return static_cast<int32_t>(days);
-      internal::CivilDate c = internal::CivilFromDays(days);
+      CivilDate c = CivilFromDays(days);
       if (kind == TransformKind::kYear) return static_cast<int32_t>(c.year - 1970);
       return static_cast<int32_t>((c.year - 1970) * 12 + (c.month - 1));
     }
@@ -418,18 +424,16 @@ std::string PartitionSpec::PartitionPath(const Schema& schema,
       if (auto* p = std::get_if<int64_t>(&v)) n = *p;
       switch (f.transform.kind) {
         case TransformKind::kYear:
-          human = internal::FormatYear(1970 + n);
+          human = FormatYear(1970 + n, kPathYears);
           break;
         case TransformKind::kMonth:
-          human = internal::FormatYear(1970 + FloorDiv(n, 12)) + "-" +
-                  internal::Pad2(internal::FloorMod(n, 12) + 1);
+          human = FormatYear(1970 + FloorDiv(n, 12), kPathYears) + "-" + Pad2(FloorMod(n, 12) + 1);
           break;
         case TransformKind::kDay:
-          human = internal::FormatDate(n);
+          human = FormatDate(n, kPathYears);
           break;
         case TransformKind::kHour:
-          human = internal::FormatDate(FloorDiv(n, 24)) + "-" +
-                  internal::Pad2(internal::FloorMod(n, 24));
+          human = FormatDate(FloorDiv(n, 24), kPathYears) + "-" + Pad2(FloorMod(n, 24));
           break;
         case TransformKind::kBucket:
           human = std::to_string(n);

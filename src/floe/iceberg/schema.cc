@@ -8,7 +8,7 @@
 #include <limits>
 #include <set>
 
-#include "floe/iceberg/civil_time_internal.h"
+#include "floe/common/civil_time.h"
 #include "floe/iceberg/json_internal.h"
 
 namespace floe::iceberg {
@@ -27,149 +27,11 @@ std::string Upper(std::string_view s) {
   return out;
 }
 
-// Collapses runs of whitespace to one space and drops spaces next to parentheses and commas,
-// so "decimal ( 10 ,2 )" and "DECIMAL(10,2)" compare equal.
-std::string Normalize(std::string_view s) {
-  std::string out;
-  bool pending_space = false;
-  for (char c : Trim(s)) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      pending_space = true;
-      continue;
-    }
-    bool punct = c == '(' || c == ')' || c == ',';
-    if (pending_space && !out.empty() && !punct && out.back() != '(' && out.back() != ',') {
-      out.push_back(' ');
-    }
-    pending_space = false;
-    out.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
-  }
-  return out;
-}
-
 bool ParseInt(std::string_view s, int64_t* out) {
   s = Trim(s);
   if (s.empty()) return false;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
   return ec == std::errc() && p == s.data() + s.size();
-}
-
-// Splits "NAME(args) REST" into its parts; args without the parentheses.
-struct TypeSyntax {
-  std::string name;
-  std::optional<std::string> args;
-  std::string rest;
-};
-
-bool SplitTypeSyntax(const std::string& norm, TypeSyntax* out) {
-  size_t i = 0;
-  while (i < norm.size() && (std::isalnum(static_cast<unsigned char>(norm[i])) || norm[i] == '_')) {
-    ++i;
-  }
-  out->name = norm.substr(0, i);
-  if (i < norm.size() && norm[i] == '(') {
-    size_t close = norm.find(')', i);
-    if (close == std::string::npos) return false;
-    out->args = norm.substr(i + 1, close - i - 1);
-    i = close + 1;
-  }
-  out->rest = std::string(Trim(std::string_view(norm).substr(i)));
-  return !out->name.empty();
-}
-
-constexpr const char* kSupportedFlinkTypes =
-    "BOOLEAN, INT, INTEGER, BIGINT, FLOAT, DOUBLE, STRING, VARCHAR(n), CHAR(n), BYTES, "
-    "VARBINARY(n), DATE, TIMESTAMP(p), TIMESTAMP_LTZ(p), TIMESTAMP(p) WITH LOCAL TIME ZONE, "
-    "DECIMAL(p, s) (p 1..38, s 0..p; timestamp precision p 0..6)";
-
-Status UnsupportedType(std::string_view text, std::string_view why) {
-  std::string msg = "unsupported type '" + std::string(Trim(text)) + "'";
-  if (!why.empty()) msg += ": " + std::string(why);
-  msg += "; supported: ";
-  msg += kSupportedFlinkTypes;
-  return Status::InvalidArgument(std::move(msg));
-}
-
-// Parses the single optional length/precision argument; `fallback` when absent.
-Result<int64_t> OneArg(const TypeSyntax& t, std::string_view text, int64_t fallback) {
-  if (!t.args) return fallback;
-  int64_t v;
-  if (t.args->find(',') != std::string::npos || !ParseInt(*t.args, &v)) {
-    return UnsupportedType(text, t.name + " takes one integer argument");
-  }
-  return v;
-}
-
-Result<DataType> ParseTimestamp(const TypeSyntax& t, std::string_view text, bool ltz) {
-  FLOE_ASSIGN_OR_RAISE(int64_t p, OneArg(t, text, 6));
-  if (p < 0 || p > 9) return UnsupportedType(text, "timestamp precision must be 0..9");
-  if (p > 6) {
-    return UnsupportedType(text, "nanosecond timestamps (precision " + std::to_string(p) +
-                                     ") are not supported, use precision 0..6");
-  }
-  std::string rest = t.rest;
-  if (rest == "WITH LOCAL TIME ZONE") {
-    if (ltz) return UnsupportedType(text, "");
-    ltz = true;
-  } else if (rest == "WITHOUT TIME ZONE") {
-    if (ltz) return UnsupportedType(text, "");
-  } else if (rest == "WITH TIME ZONE") {
-    return UnsupportedType(text, "Flink has no TIMESTAMP WITH TIME ZONE; use TIMESTAMP_LTZ");
-  } else if (!rest.empty()) {
-    return UnsupportedType(text, "unexpected '" + rest + "'");
-  }
-  return ltz ? DataType::TimestampTz() : DataType::Timestamp();
-}
-
-Result<DataType> ParseDecimal(const TypeSyntax& t, std::string_view text) {
-  int64_t p = 10, s = 0;  // Flink's defaults for DECIMAL
-  if (t.args) {
-    std::string_view args = *t.args;
-    size_t comma = args.find(',');
-    if (comma == std::string_view::npos) {
-      if (!ParseInt(args, &p)) return UnsupportedType(text, "DECIMAL takes (precision, scale)");
-    } else if (!ParseInt(args.substr(0, comma), &p) || !ParseInt(args.substr(comma + 1), &s)) {
-      return UnsupportedType(text, "DECIMAL takes (precision, scale)");
-    }
-  }
-  if (p < 1 || p > 38) {
-    return UnsupportedType(text, "DECIMAL precision must be 1..38, got " + std::to_string(p));
-  }
-  if (s < 0 || s > p) {
-    return UnsupportedType(text, "DECIMAL scale must be 0..precision (" + std::to_string(p) +
-                                     "), got " + std::to_string(s));
-  }
-  return DataType::Decimal(static_cast<int>(p), static_cast<int>(s));
-}
-
-bool IsIdentifier(std::string_view s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
-}
-
-// Splits at commas outside parentheses and backquotes.
-std::vector<std::string_view> SplitTopLevel(std::string_view text, bool* balanced) {
-  std::vector<std::string_view> parts;
-  int depth = 0;
-  bool quoted = false;
-  size_t start = 0;
-  *balanced = true;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '`') quoted = !quoted;
-    if (quoted) continue;
-    if (c == '(') ++depth;
-    if (c == ')' && --depth < 0) *balanced = false;
-    if (c == ',' && depth == 0) {
-      parts.push_back(text.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  if (depth != 0 || quoted) *balanced = false;
-  parts.push_back(text.substr(start));
-  return parts;
 }
 
 // Little-endian encoding helpers.
@@ -313,44 +175,6 @@ std::shared_ptr<const BatchSchema> Schema::ToBatchSchema() const {
 
 // ---- Flink types -------------------------------------------------------------------------
 
-Result<DataType> ParseFlinkType(std::string_view text) {
-  std::string norm = Normalize(text);
-  TypeSyntax t;
-  if (norm.empty()) return UnsupportedType(text, "empty type");
-  if (!SplitTypeSyntax(norm, &t)) return UnsupportedType(text, "malformed");
-  const std::string& n = t.name;
-  auto no_args = [&](DataType dt) -> Result<DataType> {
-    if (t.args || !t.rest.empty()) return UnsupportedType(text, n + " takes no arguments");
-    return dt;
-  };
-  if (n == "BOOLEAN") return no_args(DataType::Boolean());
-  if (n == "INT" || n == "INTEGER") return no_args(DataType::Int32());
-  if (n == "BIGINT") return no_args(DataType::Int64());
-  if (n == "FLOAT") return no_args(DataType::Float());
-  if (n == "DOUBLE") {
-    if (t.rest == "PRECISION" && !t.args) return DataType::Double();
-    return no_args(DataType::Double());
-  }
-  if (n == "STRING") return no_args(DataType::String());
-  if (n == "BYTES") return no_args(DataType::Binary());
-  if (n == "DATE") return no_args(DataType::Date());
-  if (n == "VARCHAR" || n == "CHAR" || n == "VARBINARY") {
-    FLOE_ASSIGN_OR_RAISE(int64_t len, OneArg(t, text, 1));
-    if (len < 1 || len > std::numeric_limits<int32_t>::max()) {
-      return UnsupportedType(text, n + " length must be >= 1");
-    }
-    if (!t.rest.empty()) return UnsupportedType(text, "unexpected '" + t.rest + "'");
-    return n == "VARBINARY" ? DataType::Binary() : DataType::String();
-  }
-  if (n == "TIMESTAMP") return ParseTimestamp(t, text, /*ltz=*/false);
-  if (n == "TIMESTAMP_LTZ") return ParseTimestamp(t, text, /*ltz=*/true);
-  if (n == "DECIMAL" || n == "DEC" || n == "NUMERIC") {
-    if (!t.rest.empty()) return UnsupportedType(text, "unexpected '" + t.rest + "'");
-    return ParseDecimal(t, text);
-  }
-  return UnsupportedType(text, "");
-}
-
 std::string FlinkTypeName(const DataType& type) {
   // Iceberg timestamps are microseconds: TIMESTAMP(6) / TIMESTAMP_LTZ(6) in Flink's terms.
   std::string name = SqlTypeName(type);
@@ -358,77 +182,20 @@ std::string FlinkTypeName(const DataType& type) {
   return name;
 }
 
-Result<std::vector<Field>> ParseFlinkColumns(std::string_view text) {
-  bool balanced;
-  std::vector<std::string_view> parts = SplitTopLevel(text, &balanced);
-  if (!balanced) {
-    return Status::InvalidArgument("column list has unbalanced parentheses or backquotes: '" +
-                                   std::string(Trim(text)) + "'");
-  }
-  std::vector<Field> fields;
+Result<std::vector<Field>> AssignFreshFieldIds(std::vector<Field> columns) {
   std::set<std::string> seen;  // upper-cased: Iceberg engines often resolve names ignoring case
-  for (size_t i = 0; i < parts.size(); ++i) {
-    std::string_view part = Trim(parts[i]);
+  for (size_t i = 0; i < columns.size(); ++i) {
+    Field& f = columns[i];
     std::string where = "column " + std::to_string(i + 1);
-    if (part.empty()) {
-      return Status::InvalidArgument(where + " is empty (stray comma?) in '" +
-                                     std::string(Trim(text)) + "'");
-    }
-    std::string name;
-    std::string_view rest;
-    if (part[0] == '`') {
-      size_t close = part.find('`', 1);
-      if (close == std::string_view::npos || close == 1) {
-        return Status::InvalidArgument(where + ": bad quoted name in '" + std::string(part) + "'");
-      }
-      name = std::string(part.substr(1, close - 1));
-      rest = part.substr(close + 1);
-    } else {
-      size_t end = 0;
-      while (end < part.size() && !std::isspace(static_cast<unsigned char>(part[end]))) ++end;
-      name = std::string(part.substr(0, end));
-      rest = part.substr(end);
-      if (!IsIdentifier(name)) {
-        return Status::InvalidArgument(where + ": '" + name +
-                                       "' is not a valid column name (letters, digits and _ "
-                                       "not starting with a digit; quote others with `...`)");
-      }
-    }
-    where += " ('" + name + "')";
-    rest = Trim(rest);
-    if (rest.empty()) {
-      return Status::InvalidArgument(where + " has no type; expected '<name> <type> [NOT NULL]'");
-    }
-    bool nullable = true;
-    std::string upper = Normalize(rest);
-    auto ends_with = [&](std::string_view suffix) {
-      return upper.size() > suffix.size() &&
-             upper.compare(upper.size() - suffix.size(), suffix.size(), suffix) == 0 &&
-             upper[upper.size() - suffix.size() - 1] == ' ';
-    };
-    if (ends_with("NOT NULL")) {
-      nullable = false;
-      upper.resize(upper.size() - std::strlen(" NOT NULL"));
-    } else if (ends_with("NULL")) {
-      upper.resize(upper.size() - std::strlen(" NULL"));
-    }
-    Result<DataType> type = ParseFlinkType(upper);
-    if (!type.ok()) {
-      return Status::InvalidArgument(where + ": " + type.status().message());
-    }
-    if (!seen.insert(Upper(name)).second) {
-      return Status::InvalidArgument(where +
-                                     ": duplicate column name (names are compared "
+    if (f.name.empty()) return Status::InvalidArgument(where + " has no name");
+    if (!seen.insert(Upper(f.name)).second) {
+      return Status::InvalidArgument(where + " ('" + f.name +
+                                     "'): duplicate column name (names are compared "
                                      "case-insensitively)");
     }
-    Field f;
-    f.name = std::move(name);
-    f.type = *type;
-    f.nullable = nullable;
     f.field_id = static_cast<int32_t>(i + 1);
-    fields.push_back(std::move(f));
   }
-  return fields;
+  return columns;
 }
 
 // ---- Iceberg JSON ------------------------------------------------------------------------
@@ -712,6 +479,9 @@ void AppendValue(Column* column, const Value& value) {
   }
 }
 
+// "2024-01-02T03:04:05", plus ".123456" when the micros are not zero.
+constexpr TimestampFormat kValueTimestamps{'T', /*always_micros=*/false, YearStyle::kNoPlusSign};
+
 std::string ValueToString(const DataType& type, const Value& value) {
   if (std::holds_alternative<std::monostate>(value)) return "null";
   switch (type.id) {
@@ -721,11 +491,12 @@ std::string ValueToString(const DataType& type, const Value& value) {
     case TypeId::kInt64:
       return Int128ToString(AsWide(value).value_or(0));
     case TypeId::kDate:
-      return internal::FormatDate(static_cast<int64_t>(AsWide(value).value_or(0)));
+      return FormatDate(static_cast<int64_t>(AsWide(value).value_or(0)), YearStyle::kNoPlusSign);
     case TypeId::kTimestamp:
-      return internal::FormatTimestamp(static_cast<int64_t>(AsWide(value).value_or(0)));
+      return FormatTimestamp(static_cast<int64_t>(AsWide(value).value_or(0)), kValueTimestamps);
     case TypeId::kTimestampTz:
-      return internal::FormatTimestamp(static_cast<int64_t>(AsWide(value).value_or(0))) + "+00:00";
+      return FormatTimestamp(static_cast<int64_t>(AsWide(value).value_or(0)), kValueTimestamps) +
+             "+00:00";
     case TypeId::kFloat:
       return FloatToString(static_cast<float>(AsDouble(value)));
     case TypeId::kDouble:

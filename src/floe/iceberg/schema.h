@@ -34,15 +34,13 @@ struct Schema {
   bool operator==(const Schema&) const = default;
 };
 
-// Flink SQL type names -> floe/Iceberg types: BOOLEAN, INT|INTEGER, BIGINT, FLOAT, DOUBLE,
-// STRING|VARCHAR(n)|CHAR(n), BYTES|VARBINARY(n), DATE, TIMESTAMP(3|6), TIMESTAMP_LTZ(3|6)
-// (also TIMESTAMP(p) WITH LOCAL TIME ZONE), DECIMAL(p,s). Case-insensitive.
-Result<DataType> ParseFlinkType(std::string_view text);
-// The Flink SQL spelling of a type ("BIGINT", "TIMESTAMP(6)", "DECIMAL(10, 2)").
+// The Flink SQL spelling of a type ("BIGINT", "TIMESTAMP(6)", "DECIMAL(10, 2)"). Flink type
+// names are parsed by the sql module (sql::ParseDataType), which iceberg does not depend on.
 std::string FlinkTypeName(const DataType& type);
-// Parses "seq BIGINT NOT NULL, npi STRING NOT NULL, ..." into fields with ids 1..n.
-// Errors name the column and its position.
-Result<std::vector<Field>> ParseFlinkColumns(std::string_view text);
+// The fields of a new table from its columns in order (name, type, nullable; field_id ignored):
+// ids 1..n. Rejects empty names and names equal ignoring case (most Iceberg engines resolve names
+// that way), naming the column and its position.
+Result<std::vector<Field>> AssignFreshFieldIds(std::vector<Field> columns);
 
 // Iceberg JSON (spec "Schemas"): {"type":"struct","schema-id":..,"identifier-field-ids":[..],
 // "fields":[{"id":1,"name":"seq","required":true,"type":"long"},...]}

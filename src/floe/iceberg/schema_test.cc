@@ -14,117 +14,44 @@ std::string Bytes(std::initializer_list<int> b) {
   return out;
 }
 
-TEST(ParseFlinkType, MapsEverySupportedType) {
-  struct Case {
-    const char* text;
-    DataType type;
-  } cases[] = {
-      {"BOOLEAN", DataType::Boolean()},
-      {"int", DataType::Int32()},
-      {"INTEGER", DataType::Int32()},
-      {"BIGINT", DataType::Int64()},
-      {"FLOAT", DataType::Float()},
-      {"DOUBLE", DataType::Double()},
-      {"double precision", DataType::Double()},
-      {"STRING", DataType::String()},
-      {"VARCHAR(20)", DataType::String()},
-      {"char(3)", DataType::String()},
-      {"BYTES", DataType::Binary()},
-      {"VARBINARY(16)", DataType::Binary()},
-      {"DATE", DataType::Date()},
-      {"TIMESTAMP", DataType::Timestamp()},
-      {"TIMESTAMP(3)", DataType::Timestamp()},
-      {"timestamp(6)", DataType::Timestamp()},
-      {"TIMESTAMP(3) WITHOUT TIME ZONE", DataType::Timestamp()},
-      {"TIMESTAMP_LTZ(3)", DataType::TimestampTz()},
-      {"TIMESTAMP_LTZ(6)", DataType::TimestampTz()},
-      {"TIMESTAMP(3) WITH LOCAL TIME ZONE", DataType::TimestampTz()},
-      {"timestamp  with   local time zone", DataType::TimestampTz()},
-      {"DECIMAL(10, 2)", DataType::Decimal(10, 2)},
-      {"decimal ( 38 ,0 )", DataType::Decimal(38, 0)},
-      {"DECIMAL(5)", DataType::Decimal(5, 0)},
-      {"DECIMAL", DataType::Decimal(10, 0)},
-      {"NUMERIC(4,4)", DataType::Decimal(4, 4)},
-  };
-  for (const Case& c : cases) {
-    Result<DataType> t = ParseFlinkType(c.text);
-    ASSERT_TRUE(t.ok()) << c.text << ": " << t.status().ToString();
-    EXPECT_EQ(*t, c.type) << c.text;
-  }
-}
-
-TEST(ParseFlinkType, RejectsWithWhatIsAllowed) {
-  const char* bad[] = {"DECIMAL(0, 0)",
-                       "DECIMAL(39, 2)",
-                       "DECIMAL(5, 6)",
-                       "DECIMAL(5, -1)",
-                       "TIMESTAMP(9)",
-                       "TIMESTAMP(12)",
-                       "MAP<STRING,INT>",
-                       "TINYINT",
-                       "VARCHAR(0)",
-                       "DECIMAL(a, b)",
-                       "",
-                       "INT(3)",
-                       "TIMESTAMP WITH TIME ZONE",
-                       "DECIMAL(10, 2",
-                       "BIGINT UNSIGNED"};
-  for (const char* text : bad) {
-    Result<DataType> t = ParseFlinkType(text);
-    ASSERT_FALSE(t.ok()) << text;
-    EXPECT_TRUE(t.status().IsInvalidArgument()) << text;
-    EXPECT_NE(t.status().message().find("supported:"), std::string::npos) << text;
-  }
-  EXPECT_NE(ParseFlinkType("DECIMAL(39, 2)").status().message().find("1..38"), std::string::npos);
-  EXPECT_NE(ParseFlinkType("TIMESTAMP(9)").status().message().find("nanosecond"),
-            std::string::npos);
-}
-
-TEST(FlinkTypeName, RoundTripsThroughParse) {
-  DataType types[] = {DataType::Boolean(),     DataType::Int32(),       DataType::Int64(),
-                      DataType::Float(),       DataType::Double(),      DataType::String(),
-                      DataType::Binary(),      DataType::Date(),        DataType::Timestamp(),
-                      DataType::TimestampTz(), DataType::Decimal(10, 2)};
-  for (const DataType& t : types) {
-    Result<DataType> back = ParseFlinkType(FlinkTypeName(t));
-    ASSERT_TRUE(back.ok()) << FlinkTypeName(t);
-    EXPECT_EQ(*back, t);
-  }
-  EXPECT_EQ(FlinkTypeName(DataType::Decimal(10, 2)), "DECIMAL(10, 2)");
+// sql::ParseDataType reads these back (sql/parser_test.cc: ReadsBackTheNamesFloePrints).
+TEST(FlinkTypeName, SpellsTimestampsWithMicrosecondPrecision) {
+  EXPECT_EQ(FlinkTypeName(DataType::Boolean()), "BOOLEAN");
+  EXPECT_EQ(FlinkTypeName(DataType::Int32()), "INT");
+  EXPECT_EQ(FlinkTypeName(DataType::Int64()), "BIGINT");
+  EXPECT_EQ(FlinkTypeName(DataType::Float()), "FLOAT");
+  EXPECT_EQ(FlinkTypeName(DataType::Double()), "DOUBLE");
+  EXPECT_EQ(FlinkTypeName(DataType::String()), "STRING");
+  EXPECT_EQ(FlinkTypeName(DataType::Binary()), "BYTES");
+  EXPECT_EQ(FlinkTypeName(DataType::Date()), "DATE");
   EXPECT_EQ(FlinkTypeName(DataType::Timestamp()), "TIMESTAMP(6)");
+  EXPECT_EQ(FlinkTypeName(DataType::TimestampTz()), "TIMESTAMP_LTZ(6)");
+  EXPECT_EQ(FlinkTypeName(DataType::Decimal(10, 2)), "DECIMAL(10, 2)");
 }
 
-TEST(ParseFlinkColumns, ParsesNamesTypesNullabilityAndIds) {
-  Result<std::vector<Field>> cols = ParseFlinkColumns(
-      "seq BIGINT NOT NULL, npi STRING NOT NULL, amount DECIMAL(10, 2), "
-      "ts TIMESTAMP(3) WITH LOCAL TIME ZONE NOT NULL, `weird name` int null, d date");
-  ASSERT_TRUE(cols.ok()) << cols.status().ToString();
-  ASSERT_EQ(cols->size(), 6u);
-  EXPECT_EQ((*cols)[0], (Field{"seq", DataType::Int64(), false, 1}));
-  EXPECT_EQ((*cols)[1], (Field{"npi", DataType::String(), false, 2}));
-  EXPECT_EQ((*cols)[2], (Field{"amount", DataType::Decimal(10, 2), true, 3}));
-  EXPECT_EQ((*cols)[3], (Field{"ts", DataType::TimestampTz(), false, 4}));
-  EXPECT_EQ((*cols)[4], (Field{"weird name", DataType::Int32(), true, 5}));
-  EXPECT_EQ((*cols)[5], (Field{"d", DataType::Date(), true, 6}));
+TEST(AssignFreshFieldIds, NumbersColumnsFromOneInOrder) {
+  Result<std::vector<Field>> fields =
+      AssignFreshFieldIds({Field{"seq", DataType::Int64(), false, 7},
+                           Field{"weird name", DataType::Decimal(10, 2), true, 0},
+                           Field{"d", DataType::Date(), true, 0}});
+  ASSERT_TRUE(fields.ok()) << fields.status().ToString();
+  ASSERT_EQ(fields->size(), 3u);
+  EXPECT_EQ((*fields)[0], (Field{"seq", DataType::Int64(), false, 1}));
+  EXPECT_EQ((*fields)[1], (Field{"weird name", DataType::Decimal(10, 2), true, 2}));
+  EXPECT_EQ((*fields)[2], (Field{"d", DataType::Date(), true, 3}));
+  ASSERT_TRUE(AssignFreshFieldIds({}).ok());
 }
 
-TEST(ParseFlinkColumns, ErrorsNameTheColumnAndPosition) {
-  Result<std::vector<Field>> r = ParseFlinkColumns("a INT, price DECIMAL(50, 2)");
+TEST(AssignFreshFieldIds, RejectsNamesEqualIgnoringCase) {
+  Result<std::vector<Field>> r = AssignFreshFieldIds(
+      {Field{"a", DataType::Int32(), true, 0}, Field{"A", DataType::Int64(), true, 0}});
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("column 2 ('price')"), std::string::npos)
-      << r.status().ToString();
-  EXPECT_NE(r.status().message().find("1..38"), std::string::npos);
-
-  r = ParseFlinkColumns("a INT, A BIGINT");
+  EXPECT_TRUE(r.status().IsInvalidArgument());
+  EXPECT_EQ(r.status().message(),
+            "column 2 ('A'): duplicate column name (names are compared case-insensitively)");
+  r = AssignFreshFieldIds({Field{"", DataType::Int32(), true, 0}});
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("duplicate"), std::string::npos);
-  EXPECT_NE(r.status().message().find("'A'"), std::string::npos);
-
-  EXPECT_FALSE(ParseFlinkColumns("a INT,, b INT").ok());
-  EXPECT_FALSE(ParseFlinkColumns("a").ok());
-  EXPECT_FALSE(ParseFlinkColumns("a DECIMAL(10, 2").ok());
-  EXPECT_FALSE(ParseFlinkColumns("1a INT").ok());
-  EXPECT_FALSE(ParseFlinkColumns("").ok());
+  EXPECT_EQ(r.status().message(), "column 1 has no name");
 }
 
 Schema SampleSchema() {

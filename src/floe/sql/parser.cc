@@ -121,6 +121,23 @@ class Parser {
     return type;
   }
 
+  Result<std::vector<ColumnDef>> ParseColumnListOnly() {
+    std::vector<ColumnDef> columns;
+    do {
+      size_t offset = Peek().offset;
+      FLOE_ASSIGN_OR_RAISE(ColumnDef column, ParseColumn("column name"));
+      for (const ColumnDef& prior : columns) {
+        if (prior.name == column.name) return DuplicateColumn(offset, prior);
+      }
+      columns.push_back(std::move(column));
+      if (Peek().kind != TokenKind::kComma && Peek().kind != TokenKind::kEnd) {
+        return Unexpected(columns.back().not_null ? "',' or the end of the column list"
+                                                  : "NOT NULL, ',' or the end of the column list");
+      }
+    } while (Accept(TokenKind::kComma));
+    return columns;
+  }
+
  private:
   // ---- token helpers ----------------------------------------------------------------------
 
@@ -159,11 +176,11 @@ class Parser {
   // ---- errors -----------------------------------------------------------------------------
 
   Status Unexpected(std::string_view expected) const {
-    return source_.Error(Peek().offset,
-                         "expected " + std::string(expected) + ", found " + Describe(Peek()));
+    return source_.Error(Peek().offset, error_context_ + "expected " + std::string(expected) +
+                                            ", found " + Describe(Peek()));
   }
   Status ErrorAt(size_t offset, std::string message) const {
-    return source_.Error(offset, message);
+    return source_.Error(offset, error_context_ + message);
   }
   std::string Where(size_t offset) const {
     SourcePos p = source_.Locate(offset);
@@ -269,12 +286,10 @@ class Parser {
       } else {
         // Extension point: computed columns (`name AS expr`) and metadata columns
         // (`name TYPE METADATA [FROM 'key'] [VIRTUAL]`) branch here after the name.
-        FLOE_ASSIGN_OR_RAISE(ColumnDef column, ParseColumn());
+        FLOE_ASSIGN_OR_RAISE(ColumnDef column,
+                             ParseColumn("column name, PRIMARY KEY or WATERMARK"));
         if (const ColumnDef* prior = table.FindColumn(column.name)) {
-          return ErrorAt(element_offset, "duplicate column " + Name(column.name) +
-                                             " (first defined at line " +
-                                             std::to_string(prior->pos.line) + ", column " +
-                                             std::to_string(prior->pos.column) + ")");
+          return DuplicateColumn(element_offset, *prior);
         }
         if (AtKeyword("PRIMARY")) {  // inline: `id BIGINT PRIMARY KEY NOT ENFORCED`
           if (primary_key) return PrimaryKeyTwice(Peek().offset, primary_key_offset);
@@ -346,6 +361,12 @@ class Parser {
           table.partitioned_by.empty() ? "PARTITIONED BY, WITH or ';'" : "WITH or ';'"));
     }
     return table;
+  }
+
+  Status DuplicateColumn(size_t offset, const ColumnDef& prior) const {
+    return ErrorAt(offset, "duplicate column " + Name(prior.name) + " (first defined at line " +
+                               std::to_string(prior.pos.line) + ", column " +
+                               std::to_string(prior.pos.column) + ")");
   }
 
   Status PrimaryKeyTwice(size_t offset, size_t first_offset) const {
@@ -456,12 +477,16 @@ class Parser {
     return millis;
   }
 
-  // name TYPE [NOT NULL | NULL]
-  Result<ColumnDef> ParseColumn() {
+  // name TYPE [NOT NULL | NULL]; `expected` says what could have stood in the name's place.
+  Result<ColumnDef> ParseColumn(std::string_view expected) {
     ColumnDef column;
     column.pos = PosOf(Peek());
-    FLOE_ASSIGN_OR_RAISE(column.name, ParseName("column name, PRIMARY KEY or WATERMARK"));
-    FLOE_ASSIGN_OR_RAISE(column.type, ParseType());
+    FLOE_ASSIGN_OR_RAISE(column.name, ParseName(expected));
+    // Errors inside the type name the column: "column 'price': DECIMAL precision must be ...".
+    error_context_ = "column " + Name(column.name) + ": ";
+    Result<DataType> type = ParseType();
+    error_context_.clear();
+    FLOE_ASSIGN_OR_RAISE(column.type, std::move(type));
     if (AcceptKeyword("NOT")) {
       FLOE_RETURN_NOT_OK(ExpectKeyword("NULL"));
       column.not_null = true;
@@ -851,6 +876,7 @@ class Parser {
   int depth_ = 0;
   Script script_;
   std::vector<NameRef> column_refs_;  // of the INSERT being parsed
+  std::string error_context_;         // prefixes error messages: "column 'price': "
 };
 
 }  // namespace
@@ -870,6 +896,12 @@ Result<DataType> ParseDataType(std::string_view text) {
   SourceText source = SourceText::Verbatim(text);
   FLOE_ASSIGN_OR_RAISE(std::vector<Token> tokens, internal::Tokenize(source));
   return Parser(source, std::move(tokens)).ParseTypeOnly();
+}
+
+Result<std::vector<ColumnDef>> ParseColumnList(std::string_view text) {
+  SourceText source = SourceText::Verbatim(text);
+  FLOE_ASSIGN_OR_RAISE(std::vector<Token> tokens, internal::Tokenize(source));
+  return Parser(source, std::move(tokens)).ParseColumnListOnly();
 }
 
 }  // namespace floe::sql

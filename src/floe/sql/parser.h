@@ -3,6 +3,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "floe/common/record_batch.h"
 #include "floe/common/status.h"
@@ -33,8 +34,16 @@ Result<std::string> SubstituteVariables(std::string_view text, const Variables& 
 // TIMESTAMP[(p)] [WITHOUT TIME ZONE | WITH LOCAL TIME ZONE], TIMESTAMP_LTZ[(p)],
 // DECIMAL | DEC | NUMERIC [(p[, s])]. Lengths and timestamp precisions (0..6) are checked and
 // dropped: floe strings are unbounded and timestamps are microseconds. TINYINT, SMALLINT, TIME,
-// ARRAY, MAP, ROW, MULTISET are rejected as not supported yet. This is the same rule CREATE
-// TABLE uses for column types.
+// ARRAY, MAP, ROW, MULTISET are rejected as not supported yet. This is floe's one Flink type
+// parser: CREATE TABLE and ParseColumnList (`floe table create --schema`) use it too.
 Result<DataType> ParseDataType(std::string_view text);
+
+// Parses a bare column list, as `floe table create --schema` takes it:
+// "id BIGINT NOT NULL, name STRING, price DECIMAL(10, 2)". Each column follows CREATE TABLE's
+// rules: a name (reserved words need backquotes), a type as ParseDataType reads it, then
+// NOT NULL or NULL (the default). No PRIMARY KEY, WATERMARK or ${VAR}; duplicate names are an
+// error. Errors in a type name the column ("line 1, column 22: column 'price': DECIMAL precision
+// must be 1..38, got 50").
+Result<std::vector<ColumnDef>> ParseColumnList(std::string_view text);
 
 }  // namespace floe::sql

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "floe/common/civil_time.h"
 #include "floe/format/json/json_lines.h"
 #include "floe/format/json/text_format_internal.h"
 
@@ -324,7 +325,7 @@ struct JsonLinesDecoder::Impl {
         std::string_view s;
         FLOE_RETURN_NOT_OK(ParseString(idx, val, tok, &s));
         int32_t days = 0;
-        if (const char* err = internal::ParseDate(s, &days)) return Mismatch(idx, tok, err);
+        if (const char* err = ParseDate(s, &days)) return Mismatch(idx, tok, err);
         col.Append<int32_t>(days);
         return Status::OK();
       }
@@ -333,8 +334,7 @@ struct JsonLinesDecoder::Impl {
         std::string_view s;
         FLOE_RETURN_NOT_OK(ParseString(idx, val, tok, &s));
         int64_t micros = 0;
-        if (const char* err =
-                internal::ParseTimestamp(s, type.id == TypeId::kTimestampTz, &micros)) {
+        if (const char* err = ParseTimestamp(s, type.id == TypeId::kTimestampTz, &micros)) {
           return Mismatch(idx, tok, err);
         }
         col.Append<int64_t>(micros);

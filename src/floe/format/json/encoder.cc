@@ -1,6 +1,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "floe/common/civil_time.h"
 #include "floe/format/json/json_lines.h"
 #include "floe/format/json/text_format_internal.h"
 
@@ -71,7 +72,9 @@ void AppendFloating(T v, std::string* out) {
 
 void AppendRowAsJson(const RecordBatch& batch, size_t row, std::string* out,
                      const EncodeOptions& options) {
-  const char separator = options.timestamp_standard == TimestampStandard::kSql ? ' ' : 'T';
+  const TimestampFormat timestamps{
+      options.timestamp_standard == TimestampStandard::kSql ? ' ' : 'T', /*always_micros=*/true,
+      YearStyle::kIso8601};
   const BatchSchema& schema = *batch.schema();
   out->push_back('{');
   for (size_t i = 0; i < schema.fields.size(); ++i) {
@@ -109,14 +112,14 @@ void AppendRowAsJson(const RecordBatch& batch, size_t row, std::string* out,
         break;
       case TypeId::kDate:
         out->push_back('"');
-        internal::AppendDate(col.Get<int32_t>(row), out);
+        AppendDate(col.Get<int32_t>(row), YearStyle::kIso8601, out);
         out->push_back('"');
         break;
       case TypeId::kTimestamp:
       case TypeId::kTimestampTz:
         out->push_back('"');
-        internal::AppendTimestamp(col.Get<int64_t>(row), col.type().id == TypeId::kTimestampTz,
-                                  separator, out);
+        AppendTimestamp(col.Get<int64_t>(row), timestamps, out);
+        if (col.type().id == TypeId::kTimestampTz) out->push_back('Z');
         out->push_back('"');
         break;
       case TypeId::kDecimal:

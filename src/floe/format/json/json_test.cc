@@ -5,8 +5,8 @@
 #include <limits>
 #include <random>
 
+#include "floe/common/civil_time.h"
 #include "floe/format/json/json_lines.h"
-#include "floe/format/json/text_format_internal.h"
 
 namespace floe::json {
 namespace {
@@ -43,8 +43,8 @@ std::string DecodeError(const std::shared_ptr<const BatchSchema>& schema, std::s
   return st.message();
 }
 
-int64_t Micros(int64_t y, int64_t mo, int64_t d, int64_t h, int64_t mi, int64_t s, int64_t us) {
-  return (internal::DaysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s) * 1000000 + us;
+int64_t Micros(int64_t y, int mo, int d, int64_t h, int64_t mi, int64_t s, int64_t us) {
+  return (DaysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s) * 1000000 + us;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -87,7 +87,7 @@ TEST(JsonDecode, EveryTypeFromItsJsonForm) {
   EXPECT_EQ(b.column(5).GetBytes(0), "héllo");
   EXPECT_EQ(b.column(5).GetBytes(1), "");
   EXPECT_EQ(b.column(6).GetBytes(0), std::string("\x00\x01\xff", 3));
-  EXPECT_EQ(b.column(7).Get<int32_t>(0), internal::DaysFromCivil(2024, 2, 29));
+  EXPECT_EQ(b.column(7).Get<int32_t>(0), DaysFromCivil(2024, 2, 29));
   EXPECT_EQ(b.column(7).Get<int32_t>(1), -1);
   EXPECT_EQ(b.column(8).Get<int64_t>(0), Micros(2024, 2, 29, 12, 34, 56, 789000));
   EXPECT_EQ(b.column(8).Get<int64_t>(1), -500000);
