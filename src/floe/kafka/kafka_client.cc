@@ -4,10 +4,29 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <utility>
+
+#include "floe/kafka/kafka_internal.h"
 
 #include "floe/common/log.h"
 
 namespace floe::kafka {
+
+static_assert(KafkaProducer::kAnyPartition == RD_KAFKA_PARTITION_UA);
+
+struct KafkaProducer::Impl {
+  // Written by the delivery callback (in poll). Declared before `rk`: the handle goes first.
+  int64_t failed = 0;
+  rd_kafka_resp_err_t first_error = RD_KAFKA_RESP_ERR_NO_ERROR;
+  bool keep = false;
+  std::vector<Delivery> reports;
+  HandlePtr rk;
+};
+
+struct KafkaConsumer::Impl {
+  HandlePtr rk;
+};
+
 namespace {
 
 struct ConfDeleter {
@@ -37,10 +56,16 @@ Result<HandlePtr> MakeHandle(rd_kafka_type_t type, ConfPtr conf) {
 }
 
 void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
-  auto* state = static_cast<KafkaProducer::DeliveryState*>(opaque);
+  auto* state = static_cast<KafkaProducer::Impl*>(opaque);
   if (state->keep) {
-    state->reports.push_back(
-        Delivery{reinterpret_cast<uintptr_t>(m->_private), m->partition, m->offset, m->err});
+    Status status;
+    if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      const char* topic = m->rkt != nullptr ? rd_kafka_topic_name(m->rkt) : "";
+      status = KafkaStatus(m->err, std::string("deliver to topic '") + topic + "' partition " +
+                                       std::to_string(m->partition));
+    }
+    state->reports.push_back(Delivery{reinterpret_cast<uintptr_t>(m->_private), m->partition,
+                                      m->offset, std::move(status)});
   }
   if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
   if (state->failed++ == 0) state->first_error = m->err;
@@ -52,11 +77,16 @@ void OnCommit(rd_kafka_t*, rd_kafka_resp_err_t err, rd_kafka_topic_partition_lis
   LogWarn("kafka: committing group offsets failed (monitoring only): %s", rd_kafka_err2str(err));
 }
 
+void AddToList(rd_kafka_topic_partition_list_t* list, const std::string& topic,
+               const PartitionOffsets& offsets) {
+  for (const auto& [partition, offset] : offsets) {
+    rd_kafka_topic_partition_list_add(list, topic.c_str(), partition)->offset = offset;
+  }
+}
+
 PartitionListPtr MakeList(const std::string& topic, const PartitionOffsets& offsets) {
   PartitionListPtr list(rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size())));
-  for (const auto& [partition, offset] : offsets) {
-    rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), partition)->offset = offset;
-  }
+  AddToList(list.get(), topic, offsets);
   return list;
 }
 
@@ -202,67 +232,98 @@ Result<int32_t> PartitionCount(rd_kafka_t* rk, const std::string& topic,
 Result<std::unique_ptr<KafkaProducer>> KafkaProducer::Make(const Properties& properties,
                                                            bool keep_deliveries) {
   FLOE_ASSIGN_OR_RAISE(ConfPtr conf, MakeConf(properties));
-  auto delivery = std::make_unique<DeliveryState>();
-  delivery->keep = keep_deliveries;
+  auto impl = std::make_unique<Impl>();
+  impl->keep = keep_deliveries;
   rd_kafka_conf_set_dr_msg_cb(conf.get(), OnDelivery);
-  rd_kafka_conf_set_opaque(conf.get(), delivery.get());
-  FLOE_ASSIGN_OR_RAISE(HandlePtr rk, MakeHandle(RD_KAFKA_PRODUCER, std::move(conf)));
-  return std::make_unique<KafkaProducer>(std::move(rk), std::move(delivery));
+  rd_kafka_conf_set_opaque(conf.get(), impl.get());
+  FLOE_ASSIGN_OR_RAISE(impl->rk, MakeHandle(RD_KAFKA_PRODUCER, std::move(conf)));
+  return std::make_unique<KafkaProducer>(std::move(impl));
+}
+
+KafkaProducer::KafkaProducer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+KafkaProducer::~KafkaProducer() = default;
+
+Result<int32_t> KafkaProducer::PartitionCount(const std::string& topic,
+                                              std::chrono::milliseconds timeout) {
+  return kafka::PartitionCount(impl_->rk.get(), topic, timeout);
 }
 
 Status KafkaProducer::Produce(const std::string& topic, int32_t partition, std::string_view value,
                               std::string_view key, uint64_t tag) {
+  // A non-null pointer even for an empty value: null is a tombstone.
+  return ProduceValue(topic, partition, value.data() == nullptr ? "" : value.data(), value.size(),
+                      key, tag);
+}
+
+Status KafkaProducer::ProduceTombstone(const std::string& topic, int32_t partition,
+                                       std::string_view key) {
+  return ProduceValue(topic, partition, nullptr, 0, key, /*tag=*/0);
+}
+
+Status KafkaProducer::ProduceValue(const std::string& topic, int32_t partition, const char* value,
+                                   size_t value_size, std::string_view key, uint64_t tag) {
+  rd_kafka_t* rk = impl_->rk.get();
   for (;;) {
     rd_kafka_resp_err_t err = rd_kafka_producev(
-        rk_.get(), RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
+        rk, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-        RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+        RD_KAFKA_V_VALUE(const_cast<char*>(value), value_size),
         RD_KAFKA_V_KEY(key.empty() ? nullptr : const_cast<char*>(key.data()), key.size()),
         RD_KAFKA_V_OPAQUE(reinterpret_cast<void*>(static_cast<uintptr_t>(tag))), RD_KAFKA_V_END);
     if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-      rd_kafka_poll(rk_.get(), 100);  // serve delivery reports, which frees queue space
+      rd_kafka_poll(rk, 100);  // serve delivery reports, which frees queue space
       continue;
     }
-    rd_kafka_poll(rk_.get(), 0);
+    rd_kafka_poll(rk, 0);
     return KafkaStatus(err,
                        "produce to topic '" + topic + "' partition " + std::to_string(partition));
   }
 }
 
 Status KafkaProducer::Flush(std::chrono::milliseconds timeout) {
-  rd_kafka_resp_err_t err = rd_kafka_flush(rk_.get(), static_cast<int>(timeout.count()));
+  rd_kafka_resp_err_t err = rd_kafka_flush(impl_->rk.get(), static_cast<int>(timeout.count()));
   FLOE_RETURN_NOT_OK(KafkaStatus(err, "flush"));
-  if (delivery_->failed > 0) {
-    int64_t failed = delivery_->failed;
-    delivery_->failed = 0;
-    return KafkaStatus(delivery_->first_error, std::to_string(failed) + " record(s) not delivered");
+  if (impl_->failed > 0) {
+    int64_t failed = impl_->failed;
+    impl_->failed = 0;
+    return KafkaStatus(impl_->first_error, std::to_string(failed) + " record(s) not delivered");
   }
   return Status::OK();
 }
 
+void KafkaProducer::PurgeQueued() {
+  // Blocking purge: the purged records' reports are queued when it returns.
+  (void)rd_kafka_purge(impl_->rk.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  (void)rd_kafka_poll(impl_->rk.get(), 0);  // serves them
+}
+
 std::vector<Delivery> KafkaProducer::TakeDeliveries() {
   std::vector<Delivery> out;
-  out.swap(delivery_->reports);
+  out.swap(impl_->reports);
   return out;
 }
 
 TxnResult KafkaProducer::InitTransactions(std::chrono::milliseconds timeout) {
-  return KafkaTxnResult(rd_kafka_init_transactions(rk_.get(), static_cast<int>(timeout.count())),
-                        "init_transactions");
+  return KafkaTxnResult(
+      rd_kafka_init_transactions(impl_->rk.get(), static_cast<int>(timeout.count())),
+      "init_transactions");
 }
 
 TxnResult KafkaProducer::BeginTransaction() {
-  return KafkaTxnResult(rd_kafka_begin_transaction(rk_.get()), "begin_transaction");
+  return KafkaTxnResult(rd_kafka_begin_transaction(impl_->rk.get()), "begin_transaction");
 }
 
 TxnResult KafkaProducer::CommitTransaction(std::chrono::milliseconds timeout) {
-  return KafkaTxnResult(rd_kafka_commit_transaction(rk_.get(), static_cast<int>(timeout.count())),
-                        "commit_transaction");
+  return KafkaTxnResult(
+      rd_kafka_commit_transaction(impl_->rk.get(), static_cast<int>(timeout.count())),
+      "commit_transaction");
 }
 
 TxnResult KafkaProducer::AbortTransaction(std::chrono::milliseconds timeout) {
-  return KafkaTxnResult(rd_kafka_abort_transaction(rk_.get(), static_cast<int>(timeout.count())),
-                        "abort_transaction");
+  return KafkaTxnResult(
+      rd_kafka_abort_transaction(impl_->rk.get(), static_cast<int>(timeout.count())),
+      "abort_transaction");
 }
 
 std::string_view TxnErrorKindName(TxnErrorKind kind) {
@@ -302,13 +363,18 @@ Result<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Make(const Properties& pro
   if (props.count("group.id") == 0) props["group.id"] = "floe-no-group";  // required by the API
   FLOE_ASSIGN_OR_RAISE(ConfPtr conf, MakeConf(props));
   rd_kafka_conf_set_offset_commit_cb(conf.get(), OnCommit);
-  FLOE_ASSIGN_OR_RAISE(HandlePtr rk, MakeHandle(RD_KAFKA_CONSUMER, std::move(conf)));
-  return std::make_unique<KafkaConsumer>(std::move(rk));
+  auto impl = std::make_unique<Impl>();
+  FLOE_ASSIGN_OR_RAISE(impl->rk, MakeHandle(RD_KAFKA_CONSUMER, std::move(conf)));
+  return std::make_unique<KafkaConsumer>(std::move(impl));
 }
+
+KafkaConsumer::KafkaConsumer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+KafkaConsumer::~KafkaConsumer() = default;
 
 Result<int32_t> KafkaConsumer::PartitionCount(const std::string& topic,
                                               std::chrono::milliseconds timeout) {
-  return kafka::PartitionCount(rk_.get(), topic, timeout);
+  return kafka::PartitionCount(impl_->rk.get(), topic, timeout);
 }
 
 Result<std::pair<int64_t, int64_t>> KafkaConsumer::Watermarks(const std::string& topic,
@@ -316,7 +382,7 @@ Result<std::pair<int64_t, int64_t>> KafkaConsumer::Watermarks(const std::string&
                                                               std::chrono::milliseconds timeout) {
   int64_t low = 0, high = 0;
   rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
-      rk_.get(), topic.c_str(), partition, &low, &high, static_cast<int>(timeout.count()));
+      impl_->rk.get(), topic.c_str(), partition, &low, &high, static_cast<int>(timeout.count()));
   FLOE_RETURN_NOT_OK(KafkaStatus(
       err, "watermarks of topic '" + topic + "' partition " + std::to_string(partition)));
   return std::make_pair(low, high);
@@ -329,7 +395,7 @@ Result<PartitionOffsets> KafkaConsumer::Committed(const std::string& topic,
   for (int32_t p : partitions) want[p] = RD_KAFKA_OFFSET_INVALID;
   PartitionListPtr list = MakeList(topic, want);
   rd_kafka_resp_err_t err =
-      rd_kafka_committed(rk_.get(), list.get(), static_cast<int>(timeout.count()));
+      rd_kafka_committed(impl_->rk.get(), list.get(), static_cast<int>(timeout.count()));
   FLOE_RETURN_NOT_OK(KafkaStatus(err, "committed offsets of topic '" + topic + "'"));
   FLOE_RETURN_NOT_OK(ListErrors(list.get(), "committed offsets"));
   return ToOffsets(list.get());
@@ -343,36 +409,117 @@ Result<PartitionOffsets> KafkaConsumer::OffsetsForTimes(const std::string& topic
   for (int32_t p : partitions) want[p] = timestamp_ms;
   PartitionListPtr list = MakeList(topic, want);
   rd_kafka_resp_err_t err =
-      rd_kafka_offsets_for_times(rk_.get(), list.get(), static_cast<int>(timeout.count()));
+      rd_kafka_offsets_for_times(impl_->rk.get(), list.get(), static_cast<int>(timeout.count()));
   FLOE_RETURN_NOT_OK(KafkaStatus(err, "offsets by timestamp of topic '" + topic + "'"));
   FLOE_RETURN_NOT_OK(ListErrors(list.get(), "offsets by timestamp"));
   return ToOffsets(list.get());
 }
 
 Status KafkaConsumer::Assign(const std::string& topic, const PartitionOffsets& next_offsets) {
-  PartitionListPtr list = MakeList(topic, next_offsets);
-  return KafkaStatus(rd_kafka_assign(rk_.get(), list.get()), "assign topic '" + topic + "'");
+  return AssignAll({{topic, next_offsets}});
+}
+
+Status KafkaConsumer::AssignAll(
+    const std::map<std::string, PartitionOffsets>& next_offsets_by_topic) {
+  int count = 0;
+  std::string topics;
+  for (const auto& [topic, offsets] : next_offsets_by_topic) {
+    count += static_cast<int>(offsets.size());
+    topics += (topics.empty() ? "'" : ", '") + topic + "'";
+  }
+  PartitionListPtr list(rd_kafka_topic_partition_list_new(count));
+  for (const auto& [topic, offsets] : next_offsets_by_topic) AddToList(list.get(), topic, offsets);
+  return KafkaStatus(
+      rd_kafka_assign(impl_->rk.get(), list.get()),
+      (next_offsets_by_topic.size() == 1 ? "assign topic " : "assign topics ") + topics);
 }
 
 Result<std::optional<ConsumedMessage>> KafkaConsumer::Poll(std::chrono::milliseconds timeout) {
-  rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_.get(), static_cast<int>(timeout.count()));
+  rd_kafka_message_t* m =
+      rd_kafka_consumer_poll(impl_->rk.get(), static_cast<int>(timeout.count()));
   if (m == nullptr) return std::optional<ConsumedMessage>();
-  return std::optional<ConsumedMessage>(ConsumedMessage{MessagePtr(m)});
+  return std::optional<ConsumedMessage>(ConsumedMessage(m));
 }
 
 Status KafkaConsumer::CommitAsync(const std::string& topic, const PartitionOffsets& next_offsets) {
   if (next_offsets.empty()) return Status::OK();
   PartitionListPtr list = MakeList(topic, next_offsets);
-  return KafkaStatus(rd_kafka_commit(rk_.get(), list.get(), /*async=*/1),
+  return KafkaStatus(rd_kafka_commit(impl_->rk.get(), list.get(), /*async=*/1),
                      "commit offsets of topic '" + topic + "'");
 }
 
 Status KafkaConsumer::CommitSync(const std::string& topic, const PartitionOffsets& next_offsets) {
   if (next_offsets.empty()) return Status::OK();
   PartitionListPtr list = MakeList(topic, next_offsets);
-  FLOE_RETURN_NOT_OK(KafkaStatus(rd_kafka_commit(rk_.get(), list.get(), /*async=*/0),
+  FLOE_RETURN_NOT_OK(KafkaStatus(rd_kafka_commit(impl_->rk.get(), list.get(), /*async=*/0),
                                  "commit offsets of topic '" + topic + "'"));
   return ListErrors(list.get(), "commit offsets");
+}
+
+void ConsumedMessage::MessageDeleter::operator()(rd_kafka_message_s* m) const {
+  rd_kafka_message_destroy(m);
+}
+
+ConsumedMessage::ConsumedMessage(rd_kafka_message_s* m)
+    : message_(m), partition_(m->partition), offset_(m->offset) {
+  switch (m->err) {
+    case RD_KAFKA_RESP_ERR_NO_ERROR:
+      kind_ = Kind::kRecord;
+      break;
+    case RD_KAFKA_RESP_ERR__PARTITION_EOF:
+      kind_ = Kind::kPartitionEnd;
+      break;
+    case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET:
+    case RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE:
+      kind_ = Kind::kOffsetReset;
+      break;
+    default:
+      kind_ = Kind::kError;
+      break;
+  }
+  // An error's payload is its message text, not a value.
+  if (kind_ == Kind::kRecord && m->payload != nullptr) {
+    value_is_null_ = false;
+    value_ = std::string_view(static_cast<const char*>(m->payload), m->len);
+  }
+  if (kind_ == Kind::kRecord && m->key != nullptr) {
+    key_ = std::string_view(static_cast<const char*>(m->key), m->key_len);
+  }
+}
+
+bool ConsumedMessage::retryable() const {
+  return kind_ == Kind::kError && IsRetryable(message_->err);
+}
+
+Status ConsumedMessage::error(std::string_view what) const {
+  return KafkaStatus(message_->err, what);
+}
+
+std::string_view ConsumedMessage::topic() const {
+  if (message_->rkt == nullptr) return {};
+  const char* name = rd_kafka_topic_name(message_->rkt);
+  return name == nullptr ? std::string_view() : std::string_view(name);
+}
+
+std::vector<std::pair<std::string, std::string>> ConsumedMessage::Headers() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  rd_kafka_headers_t* headers = nullptr;  // owned by the message
+  if (kind_ != Kind::kRecord ||
+      rd_kafka_message_headers(message_.get(), &headers) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+      headers == nullptr) {
+    return out;
+  }
+  out.reserve(rd_kafka_header_cnt(headers));
+  const char* name = nullptr;
+  const void* value = nullptr;
+  size_t size = 0;
+  for (size_t i = 0;
+       rd_kafka_header_get_all(headers, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
+       ++i) {
+    out.emplace_back(name, value == nullptr ? std::string()
+                                            : std::string(static_cast<const char*>(value), size));
+  }
+  return out;
 }
 
 Result<PartitionOffsets> ParseSpecificOffsets(std::string_view text) {

@@ -1,7 +1,5 @@
 #pragma once
 
-#include <librdkafka/rdkafka.h>
-
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -9,12 +7,18 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "floe/common/status.h"
 
-// A thin librdkafka adapter: RAII handles, and every librdkafka error turned into a Status at
-// this boundary with "retryable" and "fatal" kept apart (STYLE rule 1):
+// librdkafka's message struct, held (never dereferenced) by ConsumedMessage so that polling a
+// record costs no allocation of its own. Only kafka_client.cc sees its definition.
+struct rd_kafka_message_s;
+
+// A thin librdkafka adapter, and the only module that includes librdkafka: no librdkafka type
+// appears in this header. Every librdkafka error is turned into a Status at this boundary with
+// "retryable" and "fatal" kept apart (STYLE rule 1):
 //   Unavailable      transient (broker down, timeout, leader moving): retrying may succeed
 //   InvalidArgument  configuration or input (bad property, unknown topic/partition)
 //   Internal         fatal for the client instance (rd_kafka_fatal_error, fenced, ...)
@@ -24,38 +28,12 @@ namespace floe::kafka {
 // Properties handed to librdkafka as they are ("bootstrap.servers", "group.id", ...).
 using Properties = std::map<std::string, std::string>;
 
-// The Status for a librdkafka error code; `what` says which call failed.
-Status KafkaStatus(rd_kafka_resp_err_t err, std::string_view what);
-// The Status for an rd_kafka_error_t (destroys it); OK for null.
-Status KafkaStatus(rd_kafka_error_t* error, std::string_view what);
-// True for the codes KafkaStatus maps to Unavailable.
-bool IsRetryable(rd_kafka_resp_err_t err);
-
-struct HandleDeleter {
-  void operator()(rd_kafka_t* rk) const;
-};
-using HandlePtr = std::unique_ptr<rd_kafka_t, HandleDeleter>;
-struct PartitionListDeleter {
-  void operator()(rd_kafka_topic_partition_list_t* list) const {
-    rd_kafka_topic_partition_list_destroy(list);
-  }
-};
-using PartitionListPtr = std::unique_ptr<rd_kafka_topic_partition_list_t, PartitionListDeleter>;
-struct MessageDeleter {
-  void operator()(rd_kafka_message_t* m) const { rd_kafka_message_destroy(m); }
-};
-using MessagePtr = std::unique_ptr<rd_kafka_message_t, MessageDeleter>;
-
 // Offsets of one topic by partition.
 using PartitionOffsets = std::map<int32_t, int64_t>;
 
 // InvalidArgument naming the property when librdkafka refuses one of `properties` (checked
 // without creating a client; cross-property rules are only checked when a client is made).
 Status CheckProperties(const Properties& properties);
-
-// The number of partitions of `topic` (metadata request). NotFound if the topic is unknown.
-Result<int32_t> PartitionCount(rd_kafka_t* rk, const std::string& topic,
-                               std::chrono::milliseconds timeout);
 
 // How a transactional call failed, per librdkafka's classification of the rd_kafka_error_t
 // (rd_kafka_error_is_retriable / _txn_requires_abort / _is_fatal).
@@ -68,7 +46,7 @@ enum class TxnErrorKind {
 };
 std::string_view TxnErrorKindName(TxnErrorKind kind);
 
-// The outcome of a transactional call: OK, or the error as a Status (KafkaStatus's mapping)
+// The outcome of a transactional call: OK, or the error as a Status (the mapping above)
 // together with its classification.
 struct [[nodiscard]] TxnResult {
   TxnErrorKind kind = TxnErrorKind::kNone;
@@ -76,12 +54,14 @@ struct [[nodiscard]] TxnResult {
   bool ok() const { return kind == TxnErrorKind::kNone; }
 };
 
-// One delivery report: the record's `tag` (given to Produce) and where it landed.
+// One delivery report: the record's `tag` (given to Produce), where it landed, and whether it
+// was delivered (`status`: the mapping above; e.g. IOError for a record dropped by PurgeQueued).
 struct Delivery {
   uint64_t tag = 0;
   int32_t partition = -1;
   int64_t offset = -1;
-  rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+  Status status;
+  bool ok() const { return status.ok(); }
 };
 
 // KafkaProducer produces records to explicit partitions (or librdkafka's partitioner with
@@ -91,17 +71,31 @@ struct Delivery {
 // TakeDeliveries. Lifecycle: Make -> Produce* -> Flush. Not thread-safe.
 class KafkaProducer {
  public:
-  static constexpr int32_t kAnyPartition = RD_KAFKA_PARTITION_UA;
+  // librdkafka's partitioner chooses (RD_KAFKA_PARTITION_UA).
+  static constexpr int32_t kAnyPartition = -1;
 
   static Result<std::unique_ptr<KafkaProducer>> Make(const Properties& properties,
                                                      bool keep_deliveries = false);
+  ~KafkaProducer();
+  KafkaProducer(const KafkaProducer&) = delete;
+  KafkaProducer& operator=(const KafkaProducer&) = delete;
+
+  // The number of partitions of `topic` (metadata request). NotFound if the topic is unknown.
+  Result<int32_t> PartitionCount(const std::string& topic, std::chrono::milliseconds timeout);
 
   // Queues one record (waits while the local queue is full). Delivery errors surface in Flush.
   Status Produce(const std::string& topic, int32_t partition, std::string_view value,
                  std::string_view key = {}, uint64_t tag = 0);
+  // Queues a record with a null value (a tombstone: a compacted topic's delete of `key`).
+  Status ProduceTombstone(const std::string& topic, int32_t partition, std::string_view key);
   // Waits until every queued record is acknowledged; the first delivery error otherwise
   // (the failure count is then reset, so a later Flush reports only new failures).
   Status Flush(std::chrono::milliseconds timeout);
+  // Drops the records still queued (never sent) and stops waiting for those in flight (which
+  // may still land on the brokers). Their delivery reports, served here, fail (_PURGE_QUEUE,
+  // _PURGE_INFLIGHT), so a later Flush reports them. For closing without delivering, e.g.
+  // before aborting a transaction.
+  void PurgeQueued();
   // The delivery reports received since the last call (only with `keep_deliveries`).
   std::vector<Delivery> TakeDeliveries();
 
@@ -114,36 +108,63 @@ class KafkaProducer {
   TxnResult CommitTransaction(std::chrono::milliseconds timeout);
   TxnResult AbortTransaction(std::chrono::milliseconds timeout);
 
-  rd_kafka_t* handle() const { return rk_.get(); }
-
-  struct DeliveryState {
-    int64_t failed = 0;
-    rd_kafka_resp_err_t first_error = RD_KAFKA_RESP_ERR_NO_ERROR;
-    bool keep = false;
-    std::vector<Delivery> reports;
-  };
-  explicit KafkaProducer(HandlePtr rk, std::unique_ptr<DeliveryState> delivery)
-      : rk_(std::move(rk)), delivery_(std::move(delivery)) {}
+  struct Impl;                                         // defined in kafka_client.cc
+  explicit KafkaProducer(std::unique_ptr<Impl> impl);  // use Make
 
  private:
-  HandlePtr rk_;
-  std::unique_ptr<DeliveryState> delivery_;  // written by the delivery callback (in poll)
+  Status ProduceValue(const std::string& topic, int32_t partition, const char* value,
+                      size_t value_size, std::string_view key, uint64_t tag);
+
+  std::unique_ptr<Impl> impl_;
 };
 
-// The TxnResult of an rd_kafka_error_t (destroys it); `what` says which call failed.
-TxnResult KafkaTxnResult(rd_kafka_error_t* error, std::string_view what);
+// One consumed record, or an event of a partition (end reached, offset reset, error). Owns the
+// librdkafka message: the views it returns live as long as it. Move-only.
+class ConsumedMessage {
+ public:
+  enum class Kind {
+    kRecord,        // a record (the views below are its contents)
+    kPartitionEnd,  // the partition has no more records for now (with 'enable.partition.eof')
+    kOffsetReset,   // the requested offset is out of range (auto.offset.reset = error)
+    kError,         // any other error of the partition or the consumer
+  };
 
-// One consumed record, or an event of a partition (end reached, error).
-struct ConsumedMessage {
-  MessagePtr message;
-  rd_kafka_resp_err_t err() const { return message->err; }
-  int32_t partition() const { return message->partition; }
-  int64_t offset() const { return message->offset; }
-  std::string_view value() const {
-    return message->payload == nullptr
-               ? std::string_view()
-               : std::string_view(static_cast<const char*>(message->payload), message->len);
-  }
+  ConsumedMessage(ConsumedMessage&&) noexcept = default;
+  ConsumedMessage& operator=(ConsumedMessage&&) noexcept = default;
+  ~ConsumedMessage() = default;
+
+  Kind kind() const { return kind_; }
+  // kError only: librdkafka retries it on its own, so a poll loop may skip it.
+  bool retryable() const;
+  // The error as a Status (the mapping above) with `what` as context; OK for a record.
+  Status error(std::string_view what) const;
+
+  // The record's topic ("" if none).
+  std::string_view topic() const;
+  int32_t partition() const { return partition_; }
+  // The record's offset; for kPartitionEnd the next offset to be written.
+  int64_t offset() const { return offset_; }
+  std::string_view value() const { return value_; }
+  // A tombstone (null value), as opposed to an empty value.
+  bool value_is_null() const { return value_is_null_; }
+  std::string_view key() const { return key_; }
+  // All headers in order (name, value); a null header value as "".
+  std::vector<std::pair<std::string, std::string>> Headers() const;
+
+ private:
+  friend class KafkaConsumer;
+  struct MessageDeleter {
+    void operator()(rd_kafka_message_s* m) const;
+  };
+  explicit ConsumedMessage(rd_kafka_message_s* m);
+
+  std::unique_ptr<rd_kafka_message_s, MessageDeleter> message_;
+  Kind kind_ = Kind::kError;
+  int32_t partition_ = -1;
+  int64_t offset_ = -1;
+  bool value_is_null_ = true;
+  std::string_view value_;
+  std::string_view key_;
 };
 
 // KafkaConsumer reads explicitly assigned partitions (rd_kafka_assign: no group membership, no
@@ -153,6 +174,9 @@ struct ConsumedMessage {
 class KafkaConsumer {
  public:
   static Result<std::unique_ptr<KafkaConsumer>> Make(const Properties& properties);
+  ~KafkaConsumer();
+  KafkaConsumer(const KafkaConsumer&) = delete;
+  KafkaConsumer& operator=(const KafkaConsumer&) = delete;
 
   Result<int32_t> PartitionCount(const std::string& topic, std::chrono::milliseconds timeout);
   // Low and high watermark (first offset, next offset to be written) of one partition.
@@ -168,6 +192,9 @@ class KafkaConsumer {
                                            int64_t timestamp_ms, std::chrono::milliseconds timeout);
   // Reads `topic` from the given next offsets (replaces any earlier assignment).
   Status Assign(const std::string& topic, const PartitionOffsets& next_offsets);
+  // Reads every topic's partitions from the given next offsets, in one assignment (replaces
+  // any earlier assignment).
+  Status AssignAll(const std::map<std::string, PartitionOffsets>& next_offsets_by_topic);
   // The next message or partition event; nullopt when none arrived within `timeout`.
   Result<std::optional<ConsumedMessage>> Poll(std::chrono::milliseconds timeout);
   // Commits next offsets for the group (async: the outcome goes to the commit callback, which
@@ -176,11 +203,11 @@ class KafkaConsumer {
   // The same, waiting for the outcome.
   Status CommitSync(const std::string& topic, const PartitionOffsets& next_offsets);
 
-  rd_kafka_t* handle() const { return rk_.get(); }
-  explicit KafkaConsumer(HandlePtr rk) : rk_(std::move(rk)) {}
+  struct Impl;                                         // defined in kafka_client.cc
+  explicit KafkaConsumer(std::unique_ptr<Impl> impl);  // use Make
 
  private:
-  HandlePtr rk_;
+  std::unique_ptr<Impl> impl_;
 };
 
 // "partition:0,offset:42;partition:1,offset:300" (Flink's 'scan.startup.specific-offsets').
