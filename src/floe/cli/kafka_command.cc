@@ -59,10 +59,10 @@ Status DevCommand(kafka::MockCluster& cluster, const std::string& line) {
     if (count < 1 || count > 100000) {
       return Status::InvalidArgument("COUNT must be 1..100000, got '" + words[2] + "'");
     }
-    FLOE_ASSIGN_OR_RAISE(rd_kafka_resp_err_t err, kafka::ErrorCodeByName(words[3]));
-    cluster.PushRequestErrors(api, std::vector<rd_kafka_resp_err_t>(count, err));
+    FLOE_ASSIGN_OR_RAISE(std::string error, kafka::CanonicalErrorName(words[3]));
+    FLOE_RETURN_NOT_OK(cluster.PushRequestErrors(api, std::vector<std::string>(count, error)));
     std::printf("ok: the next %d %s request(s) (API key %d) fail with %s\n", count,
-                words[1].c_str(), api, rd_kafka_err2name(err));
+                words[1].c_str(), api, error.c_str());
     std::fflush(stdout);
     return Status::OK();
   }
@@ -279,8 +279,7 @@ Status Produce(const std::vector<std::string>& argv) {
   }
   FLOE_ASSIGN_OR_RAISE(std::string text, io::ReadFile(args.positional()[0]));
   FLOE_ASSIGN_OR_RAISE(auto producer, kafka::KafkaProducer::Make(props));
-  FLOE_ASSIGN_OR_RAISE(int32_t partitions,
-                       kafka::PartitionCount(producer->handle(), *topic, kTimeout));
+  FLOE_ASSIGN_OR_RAISE(int32_t partitions, producer->PartitionCount(*topic, kTimeout));
   std::unique_ptr<LagGate> gate;
   if (max_lag) {
     FLOE_ASSIGN_OR_RAISE(gate, LagGate::Make(*bootstrap, *group, *topic, partitions, *max_lag));
@@ -362,32 +361,22 @@ Status Consume(const std::vector<std::string>& argv) {
     }
     FLOE_ASSIGN_OR_RAISE(auto m, consumer->Poll(std::chrono::milliseconds(100)));
     if (!m.has_value()) continue;
-    if (m->err() == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+    if (m->kind() == kafka::ConsumedMessage::Kind::kPartitionEnd) {
       at_end.insert(m->partition());
       continue;
     }
-    if (m->err() != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      if (kafka::IsRetryable(m->err())) continue;
-      return kafka::KafkaStatus(
-          m->err(), "consume topic '" + *topic + "' partition " + std::to_string(m->partition()));
+    if (m->kind() != kafka::ConsumedMessage::Kind::kRecord) {
+      if (m->retryable()) continue;
+      return m->error("consume topic '" + *topic + "' partition " + std::to_string(m->partition()));
     }
     at_end.erase(m->partition());
     last = std::chrono::steady_clock::now();
     nlohmann::json j = {
         {"partition", m->partition()}, {"offset", m->offset()}, {"value", std::string(m->value())}};
-    rd_kafka_headers_t* headers = nullptr;
-    if (rd_kafka_message_headers(m->message.get(), &headers) == RD_KAFKA_RESP_ERR_NO_ERROR &&
-        headers != nullptr && rd_kafka_header_cnt(headers) > 0) {
+    std::vector<std::pair<std::string, std::string>> headers = m->Headers();
+    if (!headers.empty()) {
       nlohmann::json h = nlohmann::json::object();
-      const char* name = nullptr;
-      const void* value = nullptr;
-      size_t size = 0;
-      for (size_t i = 0;
-           rd_kafka_header_get_all(headers, i, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
-           ++i) {
-        h[name] =
-            value == nullptr ? std::string() : std::string(static_cast<const char*>(value), size);
-      }
+      for (auto& [name, value] : headers) h[name] = std::move(value);
       j["headers"] = std::move(h);
     }
     std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

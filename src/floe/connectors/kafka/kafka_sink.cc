@@ -360,10 +360,10 @@ Status KafkaSink::Open(const runtime::OperatorContext& ctx) {
   if (ctx.restored_from) last_barrier_ = ctx.restored_from->value;
   // Registered before any checkpoint can complete (that needs this task's acknowledgement).
   if (positions_ != nullptr) positions_->RegisterCommitter(task_);
-  rd_kafka_t* handle = nullptr;
+  kafka::KafkaProducer* producer = nullptr;
   if (config_.guarantee != KafkaDeliveryGuarantee::kExactlyOnce) {
     FLOE_ASSIGN_OR_RAISE(producer_, kafka::KafkaProducer::Make(config_.properties));
-    handle = producer_->handle();
+    producer = producer_.get();
   } else {
     for (int slot = 0; slot < config_.pool_size; ++slot) {
       Slot s;
@@ -378,11 +378,11 @@ Status KafkaSink::Open(const runtime::OperatorContext& ctx) {
                              TransactionalId(config_.transactional_id_prefix, subtask_, slot))
                              .status());
     }
-    handle = slots_[0].producer->handle();
+    producer = slots_[0].producer.get();
   }
   // A misspelt topic would otherwise be auto-created by brokers that allow it.
   Result<int32_t> partitions =
-      kafka::PartitionCount(handle, config_.topic, std::chrono::milliseconds(config_.timeout_ms));
+      producer->PartitionCount(config_.topic, std::chrono::milliseconds(config_.timeout_ms));
   if (!partitions.ok()) return partitions.status().WithContext("kafka sink '" + task_ + "'");
   partitions_ = *partitions;
   return Status::OK();
@@ -470,16 +470,14 @@ Result<bool> KafkaSink::Landed(const KafkaSinkTransaction& txn) {
     if (!m.has_value()) continue;
     int32_t p = (*m).partition();
     if (first.count(p) == 0 || found.count(p) != 0) continue;
-    if ((*m).err() == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+    if (m->kind() == kafka::ConsumedMessage::Kind::kPartitionEnd) {
       found[p] = false;
-    } else if ((*m).err() == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET ||
-               (*m).err() == RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE) {
+    } else if (m->kind() == kafka::ConsumedMessage::Kind::kOffsetReset) {
       return RemovedError(txn, p, first[p]->offset);
-    } else if ((*m).err() != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      if (kafka::IsRetryable((*m).err())) continue;
-      return kafka::KafkaStatus((*m).err(), "kafka sink '" + task_ + "': reading back " +
-                                                Describe(txn) + " in partition " +
-                                                std::to_string(p));
+    } else if (m->kind() == kafka::ConsumedMessage::Kind::kError) {
+      if (m->retryable()) continue;
+      return m->error("kafka sink '" + task_ + "': reading back " + Describe(txn) +
+                      " in partition " + std::to_string(p));
     } else {
       // Aborted records are skipped by a read_committed reader: the first record it returns
       // at or after the offset is ours only if the transaction committed.
@@ -636,7 +634,7 @@ Status KafkaSink::StageTransaction(uint64_t checkpoint_id) {
   txn.records = std::move(open_->records);
   size_t reported = 0;
   for (const kafka::Delivery& d : slot.producer->TakeDeliveries()) {
-    if (d.tag >= txn.records.size() || d.err != RD_KAFKA_RESP_ERR_NO_ERROR) continue;
+    if (d.tag >= txn.records.size() || !d.ok()) continue;
     txn.records[d.tag].partition = d.partition;
     txn.records[d.tag].offset = d.offset;
     ++reported;
@@ -728,10 +726,7 @@ Status KafkaSink::Close() {
   // pending transaction of a completed checkpoint is safe: the next run's restore finds it
   // did not land and re-sends its records.
   auto drop = [](kafka::KafkaProducer* p) {
-    if (p != nullptr) {
-      (void)rd_kafka_purge(p->handle(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-      (void)rd_kafka_poll(p->handle(), 0);  // serves the purged records' reports
-    }
+    if (p != nullptr) p->PurgeQueued();
   };
   drop(producer_.get());
   std::chrono::milliseconds abort_timeout(std::min(config_.timeout_ms, kCloseAbortTimeoutMs));

@@ -502,21 +502,20 @@ Status KafkaSource::EnsureStarted() {
       }
     }
   }
-  kafka::PartitionListPtr assign(rd_kafka_topic_partition_list_new(1));
+  std::map<std::string, kafka::PartitionOffsets> assign;
   for (const auto& [topic, offsets] : position_.next) {
     for (const auto& [p, next] : offsets) {
-      if (Done(topic, p)) continue;
-      rd_kafka_topic_partition_list_add(assign.get(), topic.c_str(), p)->offset = next;
+      if (!Done(topic, p)) assign[topic][p] = next;
     }
   }
-  if (assign->cnt == 0) {
+  if (assign.empty()) {
     // Nothing to read (no split owned, or all at their end): a bounded subtask is done; an
     // unbounded one idles, still serving checkpoints.
     ended_ = config_.bounded_latest;
     return Status::OK();
   }
-  return kafka::KafkaStatus(rd_kafka_assign(consumer_->handle(), assign.get()),
-                            "kafka source '" + task_ + "': assign partitions");
+  Status assigned = consumer_->AssignAll(assign);
+  return assigned.ok() ? assigned : assigned.WithContext("kafka source '" + task_ + "'");
 }
 
 bool KafkaSource::Done(const std::string& topic, int32_t partition) const {
@@ -547,7 +546,7 @@ constexpr std::string_view kValuePrefix = "value:1: ";
 
 Status KafkaSource::DecodeRecord(const kafka::ConsumedMessage& m, std::string_view topic) {
   std::string_view value = m.value();
-  if (m.message->payload == nullptr) return Status::OK();  // tombstone: nothing to append
+  if (m.value_is_null()) return Status::OK();  // tombstone: nothing to append
   // One record is one JSON object even when pretty-printed: the decoder reads lines, and a raw
   // line break can only be whitespace in valid JSON (inside strings it must be escaped).
   std::string flattened;
@@ -604,20 +603,17 @@ Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
     wait = std::chrono::milliseconds(0);
     if (!m.has_value()) break;
     int32_t p = m->partition();
-    const char* topic_name = m->message->rkt != nullptr ? rd_kafka_topic_name(m->message->rkt) : "";
-    std::string_view topic(topic_name);
+    std::string_view topic = m->topic();
     auto offsets = position_.next.find(topic);
-    rd_kafka_resp_err_t err = m->err();
-    if (err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+    if (m->kind() == kafka::ConsumedMessage::Kind::kPartitionEnd) {
       if (offsets != position_.next.end()) {
         auto it = offsets->second.find(p);
         if (it != offsets->second.end()) it->second = std::max(it->second, m->offset());
       }
-    } else if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      if (kafka::IsRetryable(err)) continue;  // librdkafka retries on its own
-      return kafka::KafkaStatus(err, "consume topic '" + std::string(topic) + "' partition " +
-                                         std::to_string(p) + " at offset " +
-                                         std::to_string(m->offset()));
+    } else if (m->kind() != kafka::ConsumedMessage::Kind::kRecord) {
+      if (m->retryable()) continue;  // librdkafka retries on its own
+      return m->error("consume topic '" + std::string(topic) + "' partition " + std::to_string(p) +
+                      " at offset " + std::to_string(m->offset()));
     } else {
       if (offsets == position_.next.end()) continue;
       auto it = offsets->second.find(p);

@@ -84,7 +84,7 @@ struct KafkaPosition {
 };
 
 // KafkaSource is one subtask of a Kafka source. It reads the (topic, partition) splits that
-// KafkaSplitOwner gives it, assigned explicitly (rd_kafka_assign: no group membership, no
+// KafkaSplitOwner gives it, assigned explicitly (KafkaConsumer::AssignAll: no group membership, no
 // rebalancing); a subtask that owns none idles (bounded: ends at once) and still takes part in
 // checkpoints. Each record's value is decoded as one JSON object into the declared columns
 // ('json'), or as a Debezium change event into changelog rows with kRowKindColumn
