@@ -101,6 +101,30 @@ TEST(RunSpec, RoundTripsAndFindsVariables) {
             (std::vector<std::string>{"KAFKA", "TOPIC"}));
 }
 
+TEST(RunSpec, FieldsOfTheWrongTypeAreCorruptionNotAThrow) {
+  for (const char* text :
+       {R"({"job_file":5})", R"({"job_file":"/a.sql","on_stale_restore":null})",
+        R"({"job_file":"/a.sql","variables":{"A":1}})", R"({"job_file":"/a.sql","variables":[]})",
+        R"({"job_file":"/a.sql","config_overrides":{"k":["v"]}})", "[]", "nonsense"}) {
+    auto spec = DecodeRunSpec(text);
+    EXPECT_EQ(spec.status().code(), StatusCode::kCorruption) << text;
+  }
+}
+
+TEST(JobRecord, NumbersOutOfRangeOrOfTheWrongTypeAreCorruption) {
+  for (const char* text : {R"({"job_id":"a","pid":4294967296})", R"({"job_id":"a","pid":1e300})",
+                           R"({"job_id":"a","pid":1.5})", R"({"job_id":"a","last_checkpoint":-1})",
+                           R"({"job_id":"a","attempt":"1"})", R"({"job_id":"a","state":7})",
+                           R"({"job_id":"a","token":null})", R"({"job_id":5})"}) {
+    auto record = DecodeJobRecord(text);
+    EXPECT_EQ(record.status().code(), StatusCode::kCorruption) << text;
+  }
+  auto ok = DecodeJobRecord(R"({"job_id":"a","pid":7,"last_checkpoint":18446744073709551615})");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->pid, 7);
+  EXPECT_EQ(ok->last_checkpoint, UINT64_MAX);
+}
+
 TEST(WorkerError, InvalidArgumentBeforeTheFirstCheckpointIsFatal) {
   Status refused = Status::InvalidArgument("kafka client: `fetch.max.bytes` must be >= ...");
   EXPECT_TRUE(IsFatalWorkerError(refused, /*checkpoint_completed=*/false));
