@@ -20,7 +20,9 @@
 
 #include "floe/cli/args.h"
 #include "floe/io/file.h"
+#include "floe/runtime/process/control_protocol.h"
 #include "floe/runtime/process/job_record.h"
+#include "floe/runtime/process/json_fields.h"
 
 namespace floe::cli {
 
@@ -58,15 +60,21 @@ Result<JobRecord> FindRunningJob(const std::string& id) {
   return job;
 }
 
-// Sends the request and turns {"ok":false,"error":...} into a Status.
-Result<json> Request(const JobRecord& job, const json& request, std::chrono::milliseconds timeout) {
-  FLOE_ASSIGN_OR_RAISE(std::string reply, SendControlRequest(job, request.dump(), timeout));
-  json j = json::parse(reply, nullptr, false);
-  if (!j.is_object()) return Status::Corruption("bad reply from job " + job.job_id + ": " + reply);
-  if (!j.value("ok", false)) {
-    return Status::InvalidArgument("job " + job.job_id + ": " + j.value("error", reply));
+// Sends the request and turns {"ok":false,"error":...} (or a garbled reply) into a Status.
+Result<ControlReply> Request(const JobRecord& job, const json& request,
+                             std::chrono::milliseconds timeout) {
+  FLOE_ASSIGN_OR_RAISE(std::string line, SendControlRequest(job, DumpJson(request), timeout));
+  auto reply = ParseControlReply(line);
+  if (!reply.ok()) return reply.status().WithContext("job " + job.job_id);
+  return reply;
+}
+
+// The savepoint's path from a savepoint or stop reply.
+Result<std::string> PathOf(const JobRecord& job, const ControlReply& reply) {
+  if (!reply.path || reply.path->empty()) {
+    return Status::Corruption("job " + job.job_id + ": the reply names no savepoint path");
   }
-  return j;
+  return *reply.path;
 }
 
 std::chrono::milliseconds TimeoutOf(const Args& args) {
@@ -98,9 +106,9 @@ Status RunListCommand(const std::vector<std::string>& argv) {
   }
   if (args.Has("json")) {
     for (const auto& r : jobs) {
-      json j = json::parse(EncodeJobRecord(r));
+      json j = ParseJson(EncodeJobRecord(r)).value_or(json::object());
       j.erase("token");
-      std::printf("%s\n", j.dump().c_str());
+      std::printf("%s\n", DumpJson(j).c_str());
     }
     return Status::OK();
   }
@@ -124,8 +132,9 @@ Status RunSavepointCommand(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(JobRecord job, FindRunningJob(args.positional()[0]));
   json req = {{"cmd", "savepoint"}};
   if (args.positional().size() == 2) req["dir"] = Absolute(args.positional()[1]);
-  FLOE_ASSIGN_OR_RAISE(json reply, Request(job, req, TimeoutOf(args)));
-  std::printf("%s\n", reply.value("path", "").c_str());
+  FLOE_ASSIGN_OR_RAISE(ControlReply reply, Request(job, req, TimeoutOf(args)));
+  FLOE_ASSIGN_OR_RAISE(std::string path, PathOf(job, reply));
+  std::printf("%s\n", path.c_str());
   return Status::OK();
 }
 
@@ -137,8 +146,9 @@ Status RunStopCommand(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(JobRecord job, FindRunningJob(args.positional()[0]));
   json req = {{"cmd", "stop"}};
   if (args.positional().size() == 2) req["dir"] = Absolute(args.positional()[1]);
-  FLOE_ASSIGN_OR_RAISE(json reply, Request(job, req, TimeoutOf(args)));
-  std::printf("%s\n", reply.value("path", "").c_str());
+  FLOE_ASSIGN_OR_RAISE(ControlReply reply, Request(job, req, TimeoutOf(args)));
+  FLOE_ASSIGN_OR_RAISE(std::string path, PathOf(job, reply));
+  std::printf("%s\n", path.c_str());
   return Status::OK();
 }
 
@@ -146,7 +156,7 @@ Status RunCancelCommand(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(Args args, Args::Parse(argv, {{"timeout"}, {}}));
   if (args.positional().size() != 1) return Status::InvalidArgument("usage: floe cancel JOB_ID");
   FLOE_ASSIGN_OR_RAISE(JobRecord job, FindRunningJob(args.positional()[0]));
-  FLOE_ASSIGN_OR_RAISE(json reply, Request(job, {{"cmd", "cancel"}}, TimeoutOf(args)));
+  FLOE_RETURN_NOT_OK(Request(job, {{"cmd", "cancel"}}, TimeoutOf(args)).status());
   std::printf("job %s cancelled\n", job.job_id.c_str());
   return Status::OK();
 }

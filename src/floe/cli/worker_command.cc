@@ -24,8 +24,10 @@
 #include "floe/io/file.h"
 #include "floe/runtime/checkpoint_storage.h"
 #include "floe/runtime/local_job.h"
+#include "floe/runtime/process/control_protocol.h"
 #include "floe/runtime/process/coordinator.h"
 #include "floe/runtime/process/job_record.h"
+#include "floe/runtime/process/json_fields.h"
 
 namespace floe::cli {
 namespace {
@@ -38,8 +40,9 @@ class StatusChannel {
   explicit StatusChannel(int fd) : fd_(fd) {}
   void Send(const json& event) {
     std::lock_guard lock(mu_);
-    // A write error means the coordinator is gone; the read side notices and exits.
-    (void)process::WriteAll(fd_, event.dump() + "\n");
+    // A write error means the coordinator is gone; the read side notices and exits. DumpJson:
+    // an error message may carry bytes that are not UTF-8 (a file name, a record).
+    (void)process::WriteAll(fd_, process::DumpJson(event) + "\n");
   }
 
  private:
@@ -210,10 +213,13 @@ class Worker {
   }
 
   void HandleCommand(const std::string& line) {
-    json cmd = json::parse(line, nullptr, false);
-    if (!cmd.is_object()) return;
-    int64_t req = cmd.value("req", int64_t{0});
-    std::string verb = cmd.value("cmd", "");
+    auto cmd = process::ParseWorkerCommand(line);
+    if (!cmd.ok()) {
+      LogWarn("worker: %s; ignored", cmd.status().ToString().c_str());
+      return;
+    }
+    const int64_t req = cmd->req;
+    const std::string& verb = cmd->cmd;
     if (verb == "cancel") {
       job_->Cancel();
       Reply(req, true, "state", "cancelling");
@@ -232,9 +238,8 @@ class Worker {
       return;
     }
     std::lock_guard lock(mu_);
-    pending_[id->value] =
-        PendingSavepoint{req, cmd.value("dir", ""), verb == "stop",
-                         process::NowMillis() + checkpoint_timeout_millis_ + 5000};
+    pending_[id->value] = PendingSavepoint{
+        req, cmd->dir, verb == "stop", process::NowMillis() + checkpoint_timeout_millis_ + 5000};
   }
 
   // Answers completed (or timed out) savepoints; runs on the command thread so copying a
@@ -312,7 +317,7 @@ class Worker {
   }
 
   void CommandLoop() {
-    process::LineBuffer lines;
+    process::LineBuffer lines(process::kMaxWorkerLineBytes);
     while (!done_) {
       pollfd p{control_fd_, POLLIN, 0};
       int r = ::poll(&p, 1, 50);
@@ -324,7 +329,16 @@ class Worker {
           LogError("worker: coordinator gone, exiting");
           std::_Exit(1);
         }
-        while (auto line = lines.NextLine()) HandleCommand(*line);
+        while (true) {
+          auto line = lines.NextLine();
+          if (!line.ok()) {
+            LogError("worker: command from the coordinator refused (%s), exiting",
+                     line.status().ToString().c_str());
+            std::_Exit(1);
+          }
+          if (!*line) break;
+          HandleCommand(**line);
+        }
       }
       ServeSavepoints();
     }

@@ -28,7 +28,9 @@
 #include "floe/common/log.h"
 #include "floe/io/file.h"
 #include "floe/runtime/checkpoint_storage.h"
+#include "floe/runtime/process/control_protocol.h"
 #include "floe/runtime/process/job_record.h"
+#include "floe/runtime/process/json_fields.h"
 
 extern char** environ;
 
@@ -41,21 +43,18 @@ std::string EncodeRunSpec(const RunSpec& spec) {
             {"variables", spec.variables},
             {"config_overrides", spec.config_overrides},
             {"on_stale_restore", spec.on_stale_restore}};
-  return j.dump(2) + "\n";
+  return DumpJson(j, 2) + "\n";
 }
 
 Result<RunSpec> DecodeRunSpec(std::string_view text) {
-  json j = json::parse(text, nullptr, false);
-  if (!j.is_object()) return Status::Corruption("run spec is not a JSON object");
+  std::optional<json> j = ParseJson(text);
+  if (!j || !j->is_object()) return Status::Corruption("run spec is not a JSON object");
+  JsonFields f(*j, StatusCode::kCorruption, "run spec: ");
   RunSpec s;
-  s.job_file = j.value("job_file", "");
-  if (auto it = j.find("variables"); it != j.end() && it->is_object()) {
-    s.variables = it->get<std::map<std::string, std::string>>();
-  }
-  if (auto it = j.find("config_overrides"); it != j.end() && it->is_object()) {
-    s.config_overrides = it->get<std::map<std::string, std::string>>();
-  }
-  s.on_stale_restore = j.value("on_stale_restore", "fail");
+  FLOE_RETURN_NOT_OK(f.Get("job_file", &s.job_file));
+  FLOE_RETURN_NOT_OK(f.Get("variables", &s.variables));
+  FLOE_RETURN_NOT_OK(f.Get("config_overrides", &s.config_overrides));
+  FLOE_RETURN_NOT_OK(f.Get("on_stale_restore", &s.on_stale_restore));
   return s;
 }
 
@@ -108,10 +107,17 @@ std::string Seconds(int64_t millis) {
   return buf;
 }
 
+// One connection to the control endpoint. Until its request line is complete it is bounded in
+// size and time (control_protocol.h); then it waits for the answer, and what else it sends is
+// read and dropped (a close withdraws the request).
 struct Client {
   UniqueFd fd;
-  LineBuffer lines;
+  LineBuffer lines{kMaxControlRequestBytes};
+  int64_t deadline_millis = 0;  // the request must be complete by then
+  bool request_taken = false;
 };
+
+json ErrorReply(std::string error) { return {{"ok", false}, {"error", std::move(error)}}; }
 
 class Coordinator {
  public:
@@ -130,6 +136,7 @@ class Coordinator {
     FLOE_RETURN_NOT_OK(StartWorker(options_.from));
     while (final_state_.empty()) {
       PollOnce();
+      ExpireClients();
       CheckWorker();
       if (worker_pid_ == 0 && restart_at_ != 0 && NowMillis() >= restart_at_ &&
           final_state_.empty()) {
@@ -182,7 +189,7 @@ class Coordinator {
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     addr.sin_port = 0;
     if (::bind(listen_fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        ::listen(listen_fd_.get(), 16) != 0) {
+        ::listen(listen_fd_.get(), static_cast<int>(kMaxControlConnections)) != 0) {
       return Status::IOError(std::string("control endpoint: ") + std::strerror(errno));
     }
     socklen_t len = sizeof(addr);
@@ -280,7 +287,7 @@ class Coordinator {
     int flags = ::fcntl(mine.get(), F_GETFL);
     ::fcntl(mine.get(), F_SETFL, flags | O_NONBLOCK);
     worker_fd_ = std::move(mine);
-    worker_lines_ = LineBuffer();
+    worker_lines_ = LineBuffer(kMaxWorkerLineBytes);
     worker_pid_ = pid;
     worker_event_.clear();
     worker_message_.clear();
@@ -327,60 +334,117 @@ class Coordinator {
   void RequestCancel() {
     cancel_requested_ = true;
     if (worker_pid_ > 0 && worker_fd_.valid()) {
-      (void)WriteAll(worker_fd_.get(), json({{"req", 0}, {"cmd", "cancel"}}).dump() + "\n");
+      (void)WriteAll(worker_fd_.get(), DumpJson({{"req", 0}, {"cmd", "cancel"}}) + "\n");
     } else {
       restart_at_ = 0;
       Finish(kStateCancelled, "cancelled while restarting");
     }
   }
 
+  // Beyond kMaxControlConnections a connection is accepted, told so and closed at once: a
+  // client learns why instead of hanging in the listen queue, and the queue never fills.
   void Accept() {
     while (true) {
-      int fd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (fd < 0) return;
-      clients_[fd].fd.Reset(fd);
+      UniqueFd fd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+      if (!fd.valid()) return;
+      if (clients_.size() >= kMaxControlConnections) {
+        SendLine(fd.get(), ErrorReply("too many control connections (" +
+                                      std::to_string(kMaxControlConnections) + "); try again"));
+        continue;
+      }
+      const int n = fd.get();
+      Client& c = clients_[n];
+      c.fd = std::move(fd);
+      c.deadline_millis = NowMillis() + kControlRequestTimeoutMillis;
     }
+  }
+
+  // One non-blocking send: a reply is one short line into a fresh connection's empty send
+  // buffer, and a client that does not read must not stall the coordinator.
+  static void SendLine(int fd, const json& reply) {
+    std::string line = DumpJson(reply) + "\n";
+    (void)::send(fd, line.data(), line.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
   }
 
   void ReplyTo(int fd, const json& reply) {
     auto it = clients_.find(fd);
     if (it == clients_.end()) return;
-    (void)WriteAll(fd, reply.dump() + "\n");
+    SendLine(fd, reply);
     clients_.erase(it);
+  }
+
+  // Forgets a client that went away, with every reference to its descriptor: the number is
+  // reused by the next accept, which must not get this one's answer.
+  void DropClient(int fd) {
+    for (auto p = pending_.begin(); p != pending_.end();) {
+      p = p->second == fd ? pending_.erase(p) : std::next(p);
+    }
+    std::erase(cancel_waiters_, fd);
+    if (held_stop_fd_ == fd) held_stop_fd_ = -1;
+    clients_.erase(fd);
   }
 
   void ReadClient(int fd) {
     auto it = clients_.find(fd);
     if (it == clients_.end()) return;
-    auto more = it->second.lines.ReadSome(fd);
-    if (auto line = it->second.lines.NextLine()) {
-      HandleRequest(fd, *line);
+    Client& c = it->second;
+    if (c.request_taken) {
+      char drop[4096];
+      ssize_t n = ::read(fd, drop, sizeof(drop));
+      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)) {
+        DropClient(fd);
+      }
       return;
     }
-    if (!more.ok() || !*more) {
-      for (auto p = pending_.begin(); p != pending_.end();) {
-        p = p->second == fd ? pending_.erase(p) : std::next(p);
+    auto more = c.lines.ReadSome(fd);
+    auto line = c.lines.NextLine();
+    if (!line.ok()) {
+      ReplyTo(fd, ErrorReply("request longer than " + std::to_string(kMaxControlRequestBytes) +
+                             " bytes"));
+      return;
+    }
+    if (*line) {
+      c.request_taken = true;
+      HandleRequest(fd, **line);
+      return;
+    }
+    if (!more.ok()) {
+      DropClient(fd);
+    } else if (!*more) {
+      // The peer half-closed: what it sent is all it will send.
+      if (c.lines.buffered() > 0) {
+        ReplyTo(fd, ErrorReply("request ends without a newline"));
+      } else {
+        DropClient(fd);
       }
-      clients_.erase(it);
+    }
+  }
+
+  // Closes connections that did not deliver a complete request in time.
+  void ExpireClients() {
+    const int64_t now = NowMillis();
+    std::vector<int> late;
+    for (const auto& [fd, c] : clients_) {
+      if (!c.request_taken && now >= c.deadline_millis) late.push_back(fd);
+    }
+    for (int fd : late) {
+      ReplyTo(fd, ErrorReply("no complete request within " +
+                             std::to_string(kControlRequestTimeoutMillis / 1000) + " s"));
     }
   }
 
   void HandleRequest(int fd, const std::string& line) {
-    json req = json::parse(line, nullptr, false);
-    if (!req.is_object() || req.value("token", "") != record_.token) {
-      ReplyTo(fd, {{"ok", false}, {"error", "bad request or token"}});
+    auto req = ParseControlRequest(line, record_.token);
+    if (!req.ok()) {
+      ReplyTo(fd, ErrorReply(req.status().message()));
       return;
     }
-    std::string cmd = req.value("cmd", "");
+    const std::string& cmd = req->cmd;
     if (cmd == "status") {
-      json j = json::parse(EncodeJobRecord(record_));
+      json j = ParseJson(EncodeJobRecord(record_)).value_or(json::object());
       j.erase("token");
       j["ok"] = true;
       ReplyTo(fd, j);
-      return;
-    }
-    if (cmd != "savepoint" && cmd != "stop" && cmd != "cancel") {
-      ReplyTo(fd, {{"ok", false}, {"error", "unknown command '" + cmd + "'"}});
       return;
     }
     if (cmd == "cancel") {
@@ -389,21 +453,20 @@ class Coordinator {
       return;
     }
     if (worker_pid_ == 0 || !worker_fd_.valid() || worker_event_ != "running") {
-      ReplyTo(fd, {{"ok", false},
-                   {"error", "job is " + record_.state + " (no running worker); try again"}});
+      ReplyTo(fd, ErrorReply("job is " + record_.state + " (no running worker); try again"));
       return;
     }
     int64_t id = ++next_req_;
     json fwd = {{"req", id}, {"cmd", cmd}};
-    if (req.contains("dir") && req["dir"].is_string()) fwd["dir"] = req["dir"];
+    if (!req->dir.empty()) fwd["dir"] = req->dir;
     pending_[id] = fd;
     if (cmd == "stop") {
       stop_req_ = id;
-      stop_into_ = fwd.contains("dir") ? fwd["dir"].get<std::string>() : "";
+      stop_into_ = req->dir;
     }
     LogInfo("%s requested%s", cmd == "stop" ? "stop with savepoint" : "savepoint",
-            fwd.contains("dir") ? (" into " + fwd["dir"].get<std::string>()).c_str() : "");
-    (void)WriteAll(worker_fd_.get(), fwd.dump() + "\n");
+            req->dir.empty() ? "" : (" into " + req->dir).c_str());
+    (void)WriteAll(worker_fd_.get(), DumpJson(fwd) + "\n");
   }
 
   void ReplyAllPending(const std::string& why) {
@@ -418,71 +481,88 @@ class Coordinator {
 
   void ReadWorker() {
     auto more = worker_lines_.ReadSome(worker_fd_.get());
-    while (auto line = worker_lines_.NextLine()) HandleWorkerEvent(*line);
-    if (!more.ok() || !*more) worker_fd_.Reset();  // the exit is picked up by waitpid
+    if (!TakeWorkerLines() || !more.ok() || !*more) {
+      worker_fd_.Reset();  // the exit is picked up by waitpid
+    }
+  }
+
+  // Handles every complete status line buffered. False if the worker broke the protocol with a
+  // line over the limit: the caller closes its socket, which makes it exit (and be restarted).
+  bool TakeWorkerLines() {
+    while (true) {
+      auto line = worker_lines_.NextLine();
+      if (!line.ok()) {
+        LogWarn("worker %d: status line refused (%s); closing its socket", worker_pid_,
+                line.status().ToString().c_str());
+        return false;
+      }
+      if (!*line) return true;
+      HandleWorkerEvent(**line);
+    }
   }
 
   void HandleWorkerEvent(const std::string& line) {
-    json ev = json::parse(line, nullptr, false);
-    if (!ev.is_object()) return;
-    std::string kind = ev.value("event", "");
+    auto parsed = ParseWorkerEvent(line);
+    if (!parsed.ok()) {
+      LogWarn("worker %d: %s; ignored", worker_pid_, parsed.status().ToString().c_str());
+      return;
+    }
+    const WorkerEvent& ev = *parsed;
+    const std::string& kind = ev.event;
     if (kind == "checkpoint") {
-      uint64_t id = ev.value("id", uint64_t{0});
-      bool savepoint = ev.value("savepoint", false);
-      if (ev.value("stop", false)) {
+      const uint64_t id = ev.id;
+      if (ev.stop) {
         // From here the worker commits the savepoint's side effects: if it dies now, the job
         // ends at this savepoint rather than restarting from an older checkpoint over them.
-        stop_savepoint_dir_ = ev.value("dir", "");
+        stop_savepoint_dir_ = ev.dir;
       }
-      if (savepoint) {
+      if (ev.savepoint) {
         LogInfo("savepoint %llu completed (%s): %s", static_cast<unsigned long long>(id),
-                Seconds(Elapsed()).c_str(), ev.value("dir", "").c_str());
+                Seconds(Elapsed()).c_str(), ev.dir.c_str());
       } else {
         LogInfo("checkpoint %llu completed (%s)%s", static_cast<unsigned long long>(id),
-                Seconds(Elapsed()).c_str(), ev.value("final", false) ? ", final" : "");
+                Seconds(Elapsed()).c_str(), ev.final ? ", final" : "");
         record_.last_checkpoint = id;
         record_.last_checkpoint_millis = NowMillis();
         SaveRecord();
       }
     } else if (kind == "restored") {
-      LogInfo("restored from %s %llu (%s)",
-              ev.value("savepoint", false) ? "savepoint" : "checkpoint",
-              static_cast<unsigned long long>(ev.value("checkpoint", uint64_t{0})),
-              ev.value("path", "").c_str());
+      LogInfo("restored from %s %llu (%s)", ev.savepoint ? "savepoint" : "checkpoint",
+              static_cast<unsigned long long>(ev.checkpoint), ev.path.value_or("").c_str());
     } else if (kind == "fresh") {
       LogInfo(
           "no checkpoint to restore: starting from the beginning (sinks reconcile with their "
           "tables)");
     } else if (kind == "restore-plan") {
-      LogInfo("restore: %s", ev.value("message", "").c_str());
+      LogInfo("restore: %s", ev.message.c_str());
     } else if (kind == "running") {
       worker_event_ = "running";
       record_.state = kStateRunning;
       SaveRecord();
     } else if (kind == "reply") {
-      int64_t req = ev.value("req", int64_t{0});
-      auto it = pending_.find(req);
+      auto it = pending_.find(ev.req);
       if (it != pending_.end()) {
         int fd = it->second;
         pending_.erase(it);
-        json reply = {{"ok", ev.value("ok", false)}};
-        if (ev.contains("path")) reply["path"] = ev["path"];
-        if (ev.contains("error")) reply["error"] = ev["error"];
-        if (req == stop_req_ && reply["ok"].get<bool>()) {
+        json reply = {{"ok", ev.ok}};
+        if (ev.path) reply["path"] = *ev.path;
+        if (ev.error) reply["error"] = *ev.error;
+        if (!ev.ok && !ev.error) reply["error"] = "the worker gave no reason";
+        if (ev.req == stop_req_ && ev.ok) {
           // Answered once the job is down: `floe stop` returns when the job stopped.
           held_stop_fd_ = fd;
           held_stop_reply_ = reply;
-          stop_path_ = ev.value("path", "");
+          stop_path_ = ev.path.value_or("");
         } else {
           ReplyTo(fd, reply);
         }
       }
     } else if (kind == "finished" || kind == "cancelled" || kind == "stopped") {
       worker_event_ = kind;
-      if (kind == "stopped") worker_message_ = ev.value("path", "");
+      if (kind == "stopped") worker_message_ = ev.path.value_or("");
     } else if (kind == "failed") {
       worker_event_ = kind;
-      worker_message_ = ev.value("error", "");
+      worker_message_ = ev.error.value_or("");
       LogInfo("worker reported: %s", worker_message_.c_str());
     }
   }
@@ -496,8 +576,7 @@ class Coordinator {
     if (worker_fd_.valid()) {
       while (true) {
         auto more = worker_lines_.ReadSome(worker_fd_.get());
-        while (auto line = worker_lines_.NextLine()) HandleWorkerEvent(*line);
-        if (!more.ok() || !*more) break;
+        if (!TakeWorkerLines() || !more.ok() || !*more) break;
         pollfd p{worker_fd_.get(), POLLIN, 0};
         if (::poll(&p, 1, 0) <= 0) break;
       }

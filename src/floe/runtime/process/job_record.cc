@@ -15,10 +15,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <random>
 
 #include "floe/io/file.h"
+#include "floe/runtime/process/control_protocol.h"
+#include "floe/runtime/process/json_fields.h"
 
 namespace floe::process {
 
@@ -58,6 +59,11 @@ Status WriteAll(int fd, std::string_view data) {
 }
 
 Result<bool> LineBuffer::ReadSome(int fd) {
+  FLOE_RETURN_NOT_OK(status_);
+  if (buffered() > max_line_bytes_) {
+    return Status::InvalidArgument("more than " + std::to_string(max_line_bytes_) +
+                                   " bytes buffered without a line taken");
+  }
   char chunk[4096];
   ssize_t n = ::read(fd, chunk, sizeof(chunk));
   if (n < 0) {
@@ -66,22 +72,50 @@ Result<bool> LineBuffer::ReadSome(int fd) {
     return Status::IOError(std::string("read: ") + std::strerror(errno));
   }
   if (n == 0) return false;
-  buf_.append(chunk, static_cast<size_t>(n));
+  Append(std::string_view(chunk, static_cast<size_t>(n)));
   return true;
 }
 
-std::optional<std::string> LineBuffer::NextLine() {
-  size_t nl = buf_.find('\n');
-  if (nl == std::string::npos) return std::nullopt;
-  std::string line = buf_.substr(0, nl);
-  buf_.erase(0, nl + 1);
-  return line;
+void LineBuffer::Append(std::string_view data) {
+  if (begin_ > 0) {
+    // Drop the lines already taken: at most what one read added is moved.
+    buf_.erase(0, begin_);
+    scan_ -= begin_;
+    begin_ = 0;
+  }
+  buf_.append(data);
+}
+
+Result<std::optional<std::string>> LineBuffer::NextLine() {
+  FLOE_RETURN_NOT_OK(status_);
+  const char* data = buf_.data();
+  const void* nl =
+      scan_ < buf_.size() ? std::memchr(data + scan_, '\n', buf_.size() - scan_) : nullptr;
+  const size_t end = nl ? static_cast<size_t>(static_cast<const char*>(nl) - data) : buf_.size();
+  bytes_scanned_ += (nl ? end + 1 : end) - scan_;
+  if (end - begin_ > max_line_bytes_) {
+    status_ =
+        Status::InvalidArgument("line longer than " + std::to_string(max_line_bytes_) + " bytes");
+    return status_;
+  }
+  if (!nl) {
+    scan_ = end;
+    return std::optional<std::string>();
+  }
+  std::string line(data + begin_, end - begin_);
+  begin_ = scan_ = end + 1;
+  if (begin_ == buf_.size()) {
+    buf_.clear();
+    begin_ = scan_ = 0;
+  }
+  return std::optional<std::string>(std::move(line));
 }
 
 Result<std::string> LineBuffer::ReadLine(int fd, std::chrono::milliseconds timeout) {
   const int64_t deadline = NowMillis() + timeout.count();
   while (true) {
-    if (auto line = NextLine()) return *line;
+    FLOE_ASSIGN_OR_RAISE(std::optional<std::string> line, NextLine());
+    if (line) return std::move(*line);
     int64_t left = deadline - NowMillis();
     if (left <= 0)
       return Status::Unavailable("no reply within " + std::to_string(timeout.count()) + " ms");
@@ -92,7 +126,8 @@ Result<std::string> LineBuffer::ReadLine(int fd, std::chrono::milliseconds timeo
     if (r <= 0) continue;
     FLOE_ASSIGN_OR_RAISE(bool more, ReadSome(fd));
     if (!more) {
-      if (auto line = NextLine()) return *line;
+      FLOE_ASSIGN_OR_RAISE(std::optional<std::string> last, NextLine());
+      if (last) return std::move(*last);
       return Status::Unavailable("connection closed");
     }
   }
@@ -121,38 +156,33 @@ std::string EncodeJobRecord(const JobRecord& r) {
             {"started_millis", r.started_millis},
             {"updated_millis", r.updated_millis},
             {"message", r.message}};
-  return j.dump(2) + "\n";
+  return DumpJson(j, 2) + "\n";
 }
 
 Result<JobRecord> DecodeJobRecord(std::string_view text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return Status::Corruption("job.json is not a JSON object");
+  std::optional<json> j = ParseJson(text);
+  if (!j || !j->is_object()) return Status::Corruption("job.json is not a JSON object");
+  // Absent fields keep their defaults; present ones must have their type (the file may have been
+  // edited or damaged: a wrong type is Corruption, never an exception).
+  JsonFields f(*j, StatusCode::kCorruption, "job.json: ");
   JobRecord r;
-  auto str = [&](const char* k, std::string* out) {
-    if (auto it = j.find(k); it != j.end() && it->is_string()) *out = it->get<std::string>();
-  };
-  auto num = [&](const char* k, auto* out) {
-    if (auto it = j.find(k); it != j.end() && it->is_number()) {
-      *out = it->get<std::remove_pointer_t<decltype(out)>>();
-    }
-  };
-  str("job_id", &r.job_id);
-  str("name", &r.name);
-  str("job_file", &r.job_file);
-  num("pid", &r.pid);
-  num("worker_pid", &r.worker_pid);
-  num("attempt", &r.attempt);
-  num("restarts", &r.restarts);
-  str("control", &r.control);
-  str("token", &r.token);
-  str("state", &r.state);
-  num("last_checkpoint", &r.last_checkpoint);
-  num("last_checkpoint_millis", &r.last_checkpoint_millis);
-  str("checkpoint_dir", &r.checkpoint_dir);
-  str("savepoint_dir", &r.savepoint_dir);
-  num("started_millis", &r.started_millis);
-  num("updated_millis", &r.updated_millis);
-  str("message", &r.message);
+  FLOE_RETURN_NOT_OK(f.Get("job_id", &r.job_id));
+  FLOE_RETURN_NOT_OK(f.Get("name", &r.name));
+  FLOE_RETURN_NOT_OK(f.Get("job_file", &r.job_file));
+  FLOE_RETURN_NOT_OK(f.Get("pid", &r.pid));
+  FLOE_RETURN_NOT_OK(f.Get("worker_pid", &r.worker_pid));
+  FLOE_RETURN_NOT_OK(f.Get("attempt", &r.attempt));
+  FLOE_RETURN_NOT_OK(f.Get("restarts", &r.restarts));
+  FLOE_RETURN_NOT_OK(f.Get("control", &r.control));
+  FLOE_RETURN_NOT_OK(f.Get("token", &r.token));
+  FLOE_RETURN_NOT_OK(f.Get("state", &r.state));
+  FLOE_RETURN_NOT_OK(f.Get("last_checkpoint", &r.last_checkpoint));
+  FLOE_RETURN_NOT_OK(f.Get("last_checkpoint_millis", &r.last_checkpoint_millis));
+  FLOE_RETURN_NOT_OK(f.Get("checkpoint_dir", &r.checkpoint_dir));
+  FLOE_RETURN_NOT_OK(f.Get("savepoint_dir", &r.savepoint_dir));
+  FLOE_RETURN_NOT_OK(f.Get("started_millis", &r.started_millis));
+  FLOE_RETURN_NOT_OK(f.Get("updated_millis", &r.updated_millis));
+  FLOE_RETURN_NOT_OK(f.Get("message", &r.message));
   if (r.job_id.empty()) return Status::Corruption("job.json has no job_id");
   return r;
 }
@@ -231,9 +261,11 @@ Result<std::string> SendControlRequest(const JobRecord& job, std::string request
   if (colon == std::string::npos) {
     return Status::Unavailable("job " + job.job_id + " has no control endpoint");
   }
-  json req = json::parse(request_json, nullptr, false);
-  if (!req.is_object()) return Status::InvalidArgument("control request is not a JSON object");
-  req["token"] = job.token;
+  std::optional<json> req = ParseJson(request_json);
+  if (!req || !req->is_object()) {
+    return Status::InvalidArgument("control request is not a JSON object");
+  }
+  (*req)["token"] = job.token;
 
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -247,9 +279,11 @@ Result<std::string> SendControlRequest(const JobRecord& job, std::string request
     return Status::Unavailable("cannot reach job " + job.job_id + " at " + job.control + ": " +
                                std::strerror(errno) + " (is it still running?)");
   }
-  FLOE_RETURN_NOT_OK(WriteAll(fd.get(), req.dump() + "\n"));
-  LineBuffer lines;
-  return lines.ReadLine(fd.get(), timeout);
+  FLOE_RETURN_NOT_OK(WriteAll(fd.get(), DumpJson(*req) + "\n"));
+  LineBuffer lines(kMaxControlReplyBytes);
+  auto reply = lines.ReadLine(fd.get(), timeout);
+  if (!reply.ok()) return reply.status().WithContext("reply from job " + job.job_id);
+  return reply;
 }
 
 }  // namespace floe::process

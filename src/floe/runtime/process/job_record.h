@@ -41,19 +41,42 @@ class UniqueFd {
 // closed peer as an error instead of dying.
 Status WriteAll(int fd, std::string_view data);
 
-// Splits what arrives on a descriptor into '\n'-terminated lines. Not thread-safe.
+// Splits what arrives on a descriptor into '\n'-terminated lines, with a limit on a line's length
+// so a peer that never sends a newline cannot make it buffer without bound. Each byte is scanned
+// for the newline once, however many reads a line takes. A line longer than the limit is an
+// error (InvalidArgument, "line longer than N bytes") that stays: the caller drops the peer.
+// Not thread-safe.
 class LineBuffer {
  public:
-  // One read(2) into the buffer. Returns false at end of file. EAGAIN/EINTR read nothing.
+  static constexpr size_t kDefaultMaxLineBytes = 1024 * 1024;
+  explicit LineBuffer(size_t max_line_bytes = kDefaultMaxLineBytes)
+      : max_line_bytes_(max_line_bytes) {}
+
+  // One read(2) (at most 4 KiB) into the buffer. Returns false at end of file. EAGAIN/EINTR
+  // read nothing. Reads nothing and fails once more than the limit is buffered without a line
+  // taken (NextLine says why), so at most the limit plus one read is ever buffered.
   Result<bool> ReadSome(int fd);
-  // The next complete line without its '\n', if one is buffered.
-  std::optional<std::string> NextLine();
+  // Adds bytes as if read.
+  void Append(std::string_view data);
+  // The next complete line without its '\n'; nullopt while none is complete. An error once a
+  // line, complete or not, is longer than the limit.
+  Result<std::optional<std::string>> NextLine();
   // Blocks (poll) until a line is buffered or `timeout` passed (DeadlineExceeded ->
   // Unavailable) or the peer closed (Unavailable).
   Result<std::string> ReadLine(int fd, std::chrono::milliseconds timeout);
 
+  // Bytes buffered and not yet returned as a line.
+  size_t buffered() const { return buf_.size() - begin_; }
+  // Bytes examined for a newline so far (each byte once: tests check scanning is linear).
+  uint64_t bytes_scanned() const { return bytes_scanned_; }
+
  private:
+  size_t max_line_bytes_;
   std::string buf_;
+  size_t begin_ = 0;  // where the next line starts
+  size_t scan_ = 0;   // [begin_, scan_) holds no newline
+  uint64_t bytes_scanned_ = 0;
+  Status status_;  // sticky: a line exceeded the limit
 };
 
 // The job states job.json records (Flink's names where they exist).

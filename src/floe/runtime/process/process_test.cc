@@ -1,12 +1,18 @@
 #include "floe/runtime/process/coordinator.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <random>
+#include <thread>
 
+#include "floe/runtime/process/control_protocol.h"
 #include "floe/runtime/process/job_record.h"
+#include "floe/runtime/process/json_fields.h"
 
 namespace floe::process {
 namespace {
@@ -84,6 +90,312 @@ TEST(LineBuffer, SplitsLinesAcrossReads) {
             StatusCode::kUnavailable);
 }
 
+TEST(LineBuffer, RefusesAnUnterminatedLineAtTheLimitAndStopsReading) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  UniqueFd a(sv[0]), b(sv[1]);
+  constexpr size_t kLimit = 64 * 1024;
+  LineBuffer lines(kLimit);
+  const std::string piece(4096, 'x');
+  size_t fed = 0;
+  Status error;
+  // 8 MiB in 4 KiB pieces, never a newline.
+  while (fed < 8u << 20) {
+    ASSERT_TRUE(WriteAll(a.get(), piece).ok());
+    fed += piece.size();
+    auto more = lines.ReadSome(b.get());
+    auto line = lines.NextLine();
+    if (!line.ok()) {
+      error = line.status();
+      break;
+    }
+    ASSERT_TRUE(more.ok()) << more.status().ToString();
+    ASSERT_FALSE(*line);
+    ASSERT_LE(lines.buffered(), kLimit);
+  }
+  EXPECT_EQ(error.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(error.message(), "line longer than 65536 bytes");
+  EXPECT_LE(fed, kLimit + piece.size());
+  EXPECT_LE(lines.buffered(), kLimit + piece.size());
+  // The error stays, and nothing more is read.
+  ASSERT_TRUE(WriteAll(a.get(), "\n").ok());
+  EXPECT_FALSE(lines.ReadSome(b.get()).ok());
+  EXPECT_FALSE(lines.NextLine().ok());
+  EXPECT_LE(lines.buffered(), kLimit + piece.size());
+}
+
+TEST(LineBuffer, ScansEachByteOnceHoweverManyReadsALineTakes) {
+  LineBuffer lines(16u << 20);
+  const std::string piece(4096, 'x');
+  for (int i = 0; i < 2048; ++i) {  // 8 MiB
+    lines.Append(piece);
+    auto line = lines.NextLine();
+    ASSERT_TRUE(line.ok());
+    ASSERT_FALSE(*line);
+  }
+  // Rescanning the buffer on every read would have examined ~8 GiB by now.
+  EXPECT_EQ(lines.bytes_scanned(), 8u << 20);
+  lines.Append("\nnext");
+  auto line = lines.NextLine();
+  ASSERT_TRUE(line.ok());
+  ASSERT_TRUE(*line);
+  EXPECT_EQ((*line)->size(), 8u << 20);
+  EXPECT_EQ(lines.bytes_scanned(), (8u << 20) + 1);
+  EXPECT_EQ(lines.buffered(), 4u);
+}
+
+TEST(LineBuffer, SplitsManyLinesOfOneReadAndKeepsTheRest) {
+  LineBuffer lines(8);
+  lines.Append("a\nbb\n\nc");
+  std::vector<std::string> got;
+  while (true) {
+    auto line = lines.NextLine();
+    ASSERT_TRUE(line.ok());
+    if (!*line) break;
+    got.push_back(**line);
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"a", "bb", ""}));
+  lines.Append("1234567\n");
+  auto c = lines.NextLine();
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(**c, "c1234567");  // exactly the limit
+  EXPECT_EQ(lines.bytes_scanned(), 15u);
+}
+
+TEST(LineBuffer, RefusesACompleteLineLongerThanTheLimit) {
+  LineBuffer lines(8);
+  lines.Append("123456789\nok\n");
+  EXPECT_EQ(lines.NextLine().status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(lines.NextLine().ok());
+}
+
+// The error a request line gets, "" if it is accepted.
+std::string RequestError(std::string_view line, std::string_view token = "secret-token") {
+  auto req = ParseControlRequest(line, token);
+  if (req.ok()) return "";
+  EXPECT_EQ(req.status().code(), StatusCode::kInvalidArgument) << line;
+  EXPECT_EQ(req.status().message().find(token), std::string::npos) << "echoes the token";
+  return req.status().message();
+}
+
+TEST(ControlRequest, FieldsOfTheWrongTypeAreRefusedNamingTheField) {
+  for (const char* v :
+       {"1", "0", "-1", "1.5", "1e308", "18446744073709551615", "null", "true", "false", "[]",
+        R"(["secret-token"])", "{}", R"({"token":"secret-token"})"}) {
+    std::string value(v);
+    EXPECT_EQ(RequestError(R"({"cmd":"status","token":)" + value + "}"),
+              "field 'token' must be a string")
+        << value;
+    EXPECT_EQ(RequestError(R"({"token":"secret-token","cmd":)" + value + "}"),
+              "field 'cmd' must be a string")
+        << value;
+    for (const char* cmd : {"savepoint", "stop", "status", "cancel"}) {
+      EXPECT_EQ(RequestError(std::string(R"({"token":"secret-token","cmd":")") + cmd +
+                             R"(","dir":)" + value + "}"),
+                "field 'dir' must be a string")
+          << value;
+    }
+  }
+}
+
+TEST(ControlRequest, MissingFieldsBadTokenUnknownCommandAndRelativeDirAreRefused) {
+  EXPECT_EQ(RequestError(R"({"cmd":"status"})"), "field 'token' is missing");
+  EXPECT_EQ(RequestError(R"({"token":"secret-token"})"), "field 'cmd' is missing");
+  EXPECT_EQ(RequestError(R"({"token":"secret-toke","cmd":"status"})"), "bad token");
+  EXPECT_EQ(RequestError(R"({"token":"","cmd":"status"})"), "bad token");
+  EXPECT_EQ(RequestError(R"({"token":"SECRET-TOKEN","cmd":"status"})"), "bad token");
+  // The token is checked before anything else is looked at.
+  EXPECT_EQ(RequestError(R"({"token":"x","cmd":5,"dir":7})"), "bad token");
+  EXPECT_EQ(RequestError(R"({"token":"secret-token","cmd":"STATUS"})"), "unknown command 'STATUS'");
+  std::string long_cmd(50000, 'y');
+  std::string error = RequestError(R"({"token":"secret-token","cmd":")" + long_cmd + "\"}");
+  EXPECT_EQ(error.rfind("unknown command 'yyyy", 0), 0u);
+  EXPECT_LT(error.size(), 100u);
+  for (const char* dir : {R"("")", R"("relative/dir")", R"(".")"}) {
+    EXPECT_EQ(
+        RequestError(std::string(R"({"token":"secret-token","cmd":"stop","dir":)") + dir + "}"),
+        "field 'dir' must be an absolute path");
+  }
+}
+
+TEST(ControlRequest, LinesThatAreNotOneJsonObjectAreRefused) {
+  std::string deep_array = std::string(100000, '[') + std::string(100000, ']');
+  std::string deep_object;
+  for (int i = 0; i < 20000; ++i) deep_object += R"({"a":)";
+  deep_object += "1" + std::string(20000, '}');
+  for (std::string line : {std::string(""), std::string("  "), std::string("[]"), std::string("1"),
+                           std::string("\"status\""), std::string("null"), std::string("{"),
+                           std::string(R"({"token":"secret-token","cmd":"status")"),
+                           std::string(R"({"token":"secret-token","cmd":"status"}})"),
+                           std::string("{\"token\":\"\xff\xfe\",\"cmd\":\"status\"}"),
+                           std::string("\x00\x01\x02\xff", 4), deep_array}) {
+    std::string error = RequestError(line);
+    EXPECT_TRUE(error == "request is not valid JSON" || error == "request is not a JSON object")
+        << error;
+  }
+  // Deep, but an object: its fields are looked at (and a stack is not overflowed).
+  EXPECT_EQ(RequestError(deep_object), "field 'token' is missing");
+}
+
+TEST(ControlRequest, ValidRequestsParse) {
+  auto s = ParseControlRequest(R"({"token":"t","cmd":"status","extra":[1,{"x":null}]})", "t");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->cmd, "status");
+  auto sp = ParseControlRequest(R"({"cmd":"savepoint","dir":"/sp","token":"t"})", "t");
+  ASSERT_TRUE(sp.ok());
+  EXPECT_EQ(sp->cmd, "savepoint");
+  EXPECT_EQ(sp->dir, "/sp");
+  auto stop = ParseControlRequest(R"({"cmd":"stop","token":"t"})", "t");
+  ASSERT_TRUE(stop.ok());
+  EXPECT_EQ(stop->dir, "");
+  EXPECT_TRUE(ParseControlRequest(R"({"cmd":"cancel","token":"t"})", "t").ok());
+}
+
+TEST(ControlRequest, MutatedAndRandomRequestsNeverThrow) {
+  std::mt19937 rng(42);
+  const std::string valid = R"({"token":"t","cmd":"savepoint","dir":"/sp"})";
+  for (int i = 0; i < 20000; ++i) {
+    std::string line = valid;
+    switch (rng() % 4) {
+      case 0:  // flip bytes
+        for (int k = 0; k < 3; ++k) line[rng() % line.size()] = static_cast<char>(rng());
+        break;
+      case 1:  // truncate
+        line.resize(rng() % line.size());
+        break;
+      case 2:  // splice in a random JSON value of another type
+        line = R"({"token":"t","cmd":)" + std::string(i % 2 ? "[1,{\"a\":null},true]" : "-0.0e-9") +
+               "}";
+        break;
+      default:  // junk
+        line.clear();
+        for (size_t k = rng() % 64; k > 0; --k) line.push_back(static_cast<char>(rng()));
+    }
+    auto req = ParseControlRequest(line, "t");
+    if (req.ok()) {
+      EXPECT_TRUE(req->cmd == "status" || req->cmd == "savepoint" || req->cmd == "stop" ||
+                  req->cmd == "cancel")
+          << line;
+    } else {
+      EXPECT_EQ(req.status().code(), StatusCode::kInvalidArgument);
+    }
+  }
+}
+
+TEST(ControlReply, GarbledRepliesAreCorruptionNotAThrow) {
+  for (const char* line :
+       {"", "nonsense", "[]", "{}", R"({"ok":"yes"})", R"({"ok":1})", R"({"ok":null,"path":"/p"})",
+        R"({"ok":true,"path":5})", R"({"ok":false,"error":7})", R"({"ok":false,"error":null})"}) {
+    EXPECT_EQ(ParseControlReply(line).status().code(), StatusCode::kCorruption) << line;
+  }
+  auto refused = ParseControlReply(R"({"ok":false,"error":"job is RESTARTING"})");
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().message(), "job is RESTARTING");
+  auto ok = ParseControlReply(R"({"ok":true,"path":"/sp/savepoint-1"})");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->path, "/sp/savepoint-1");
+  EXPECT_FALSE(ParseControlReply(R"({"ok":true})")->path);
+}
+
+TEST(ControlClient, AReplyWithoutEndIsAnErrorNotAnUnboundedBuffer) {
+  UniqueFd listener(::socket(AF_INET, SOCK_STREAM, 0));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(listener.get(), 1), 0);
+  socklen_t len = sizeof(addr);
+  ::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&addr), &len);
+  // A "coordinator" that answers with 4 MiB and no newline.
+  std::thread server([&] {
+    UniqueFd conn(::accept(listener.get(), nullptr, nullptr));
+    LineBuffer request;
+    (void)request.ReadLine(conn.get(), std::chrono::seconds(30));  // so the close is no reset
+    const std::string junk(64 * 1024, 'j');
+    for (int i = 0; i < 64; ++i) {
+      if (::send(conn.get(), junk.data(), junk.size(), MSG_NOSIGNAL) < 0) break;
+    }
+  });
+  JobRecord job;
+  job.job_id = "abcd";
+  job.control = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  job.token = "t";
+  auto reply = SendControlRequest(job, R"({"cmd":"status"})", std::chrono::seconds(30));
+  server.join();
+  EXPECT_EQ(reply.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(reply.status().message().find("line longer than 1048576 bytes"), std::string::npos)
+      << reply.status().ToString();
+}
+
+TEST(WorkerEvent, FieldsOfTheWrongTypeAreCorruptionNotAThrow) {
+  for (const char* line :
+       {"", "[]", R"({})", R"({"event":5})", R"({"event":"checkpoint","id":"7"})",
+        R"({"event":"checkpoint","id":-1})", R"({"event":"checkpoint","id":1.5})",
+        R"({"event":"checkpoint","savepoint":1})", R"({"event":"reply","req":"3"})",
+        R"({"event":"reply","ok":"true"})", R"({"event":"reply","path":["/p"]})",
+        R"({"event":"failed","error":{}})", R"({"event":"failed","fatal":null})",
+        R"({"event":"restore-plan","message":7})", R"({"event":"checkpoint","dir":false})"}) {
+    EXPECT_EQ(ParseWorkerEvent(line).status().code(), StatusCode::kCorruption) << line;
+  }
+  auto ev = ParseWorkerEvent(
+      R"({"event":"checkpoint","id":8,"savepoint":false,"stop":true,"final":false,"dir":"/c"})");
+  ASSERT_TRUE(ev.ok()) << ev.status().ToString();
+  EXPECT_EQ(ev->id, 8u);
+  EXPECT_TRUE(ev->stop);
+  EXPECT_EQ(ev->dir, "/c");
+  auto reply = ParseWorkerEvent(R"({"event":"reply","req":3,"ok":false,"error":"e"})");
+  ASSERT_TRUE(reply.ok());
+  EXPECT_EQ(reply->req, 3);
+  EXPECT_EQ(reply->error, "e");
+  EXPECT_FALSE(reply->path);
+}
+
+TEST(WorkerCommand, FieldsOfTheWrongTypeAreRefused) {
+  for (const char* line : {"x", R"({"req":1})", R"({"req":"1","cmd":"cancel"})",
+                           R"({"req":1,"cmd":["stop"]})", R"({"req":1,"cmd":"stop","dir":1})"}) {
+    EXPECT_EQ(ParseWorkerCommand(line).status().code(), StatusCode::kInvalidArgument) << line;
+  }
+  auto cmd = ParseWorkerCommand(R"({"req":4,"cmd":"stop","dir":"/d"})");
+  ASSERT_TRUE(cmd.ok());
+  EXPECT_EQ(cmd->req, 4);
+  EXPECT_EQ(cmd->cmd, "stop");
+  EXPECT_EQ(cmd->dir, "/d");
+}
+
+TEST(JsonFields, IntegersAreRangeCheckedForTheirType) {
+  auto j = ParseJson(R"({"small":-5,"big":4294967296,"max":18446744073709551615,"f":1.0})");
+  ASSERT_TRUE(j);
+  JsonFields f(*j, StatusCode::kCorruption, "x: ");
+  int i = 0;
+  EXPECT_TRUE(f.Get("small", &i).ok());
+  EXPECT_EQ(i, -5);
+  EXPECT_EQ(f.Get("big", &i).message(),
+            "x: field 'big' must be an integer from -2147483648 to "
+            "2147483647");
+  uint32_t u32 = 0;
+  EXPECT_FALSE(f.Get("small", &u32).ok());
+  uint64_t u64 = 0;
+  EXPECT_TRUE(f.Get("max", &u64).ok());
+  EXPECT_EQ(u64, UINT64_MAX);
+  int64_t i64 = 0;
+  EXPECT_FALSE(f.Get("max", &i64).ok());
+  EXPECT_FALSE(f.Get("f", &i64).ok());
+  EXPECT_TRUE(f.Get("absent", &i64).ok());
+  EXPECT_EQ(f.Required("absent", &i64).message(), "x: field 'absent' is missing");
+}
+
+TEST(DumpJson, InvalidUtf8IsReplacedNotThrown) {
+  JobRecord r;
+  r.job_id = "abcd";
+  r.name = "bad-\xff\xfe.sql";
+  r.message = "worker said \xc3";
+  std::string text = EncodeJobRecord(r);
+  auto back = DecodeJobRecord(text);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->name, "bad-\xef\xbf\xbd\xef\xbf\xbd.sql");
+  EXPECT_EQ(DumpJson(nlohmann::json("\xff")), "\"\xef\xbf\xbd\"");
+}
+
 TEST(RunSpec, RoundTripsAndFindsVariables) {
   RunSpec s;
   s.job_file = "/a.sql";
@@ -99,6 +411,30 @@ TEST(RunSpec, RoundTripsAndFindsVariables) {
 
   EXPECT_EQ(ReferencedVariables("'${KAFKA}' x ${TOPIC} ${KAFKA} ${"),
             (std::vector<std::string>{"KAFKA", "TOPIC"}));
+}
+
+TEST(RunSpec, FieldsOfTheWrongTypeAreCorruptionNotAThrow) {
+  for (const char* text :
+       {R"({"job_file":5})", R"({"job_file":"/a.sql","on_stale_restore":null})",
+        R"({"job_file":"/a.sql","variables":{"A":1}})", R"({"job_file":"/a.sql","variables":[]})",
+        R"({"job_file":"/a.sql","config_overrides":{"k":["v"]}})", "[]", "nonsense"}) {
+    auto spec = DecodeRunSpec(text);
+    EXPECT_EQ(spec.status().code(), StatusCode::kCorruption) << text;
+  }
+}
+
+TEST(JobRecord, NumbersOutOfRangeOrOfTheWrongTypeAreCorruption) {
+  for (const char* text : {R"({"job_id":"a","pid":4294967296})", R"({"job_id":"a","pid":1e300})",
+                           R"({"job_id":"a","pid":1.5})", R"({"job_id":"a","last_checkpoint":-1})",
+                           R"({"job_id":"a","attempt":"1"})", R"({"job_id":"a","state":7})",
+                           R"({"job_id":"a","token":null})", R"({"job_id":5})"}) {
+    auto record = DecodeJobRecord(text);
+    EXPECT_EQ(record.status().code(), StatusCode::kCorruption) << text;
+  }
+  auto ok = DecodeJobRecord(R"({"job_id":"a","pid":7,"last_checkpoint":18446744073709551615})");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->pid, 7);
+  EXPECT_EQ(ok->last_checkpoint, UINT64_MAX);
 }
 
 TEST(WorkerError, InvalidArgumentBeforeTheFirstCheckpointIsFatal) {

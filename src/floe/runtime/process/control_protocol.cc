@@ -1,0 +1,106 @@
+#include "floe/runtime/process/control_protocol.h"
+
+#include "floe/runtime/process/json_fields.h"
+
+namespace floe::process {
+
+using nlohmann::json;
+
+namespace {
+
+// Compares without an early exit, so the time taken says nothing about how much of a guess was
+// right.
+bool SameToken(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  }
+  return diff == 0;
+}
+
+// At most `max` bytes of `s` for an error message (its JSON encoding replaces a cut character).
+std::string Excerpt(std::string_view s, size_t max = 64) {
+  if (s.size() <= max) return std::string(s);
+  return std::string(s.substr(0, max)) + "…";
+}
+
+}  // namespace
+
+Result<ControlRequest> ParseControlRequest(std::string_view line, std::string_view token) {
+  std::optional<json> j = ParseJson(line);
+  if (!j) return Status::InvalidArgument("request is not valid JSON");
+  if (!j->is_object()) return Status::InvalidArgument("request is not a JSON object");
+  JsonFields f(*j, StatusCode::kInvalidArgument);
+  // The token first: a client without it learns nothing about the other fields.
+  std::string given;
+  FLOE_RETURN_NOT_OK(f.Required("token", &given));
+  if (!SameToken(given, token)) return Status::InvalidArgument("bad token");
+  ControlRequest req;
+  FLOE_RETURN_NOT_OK(f.Required("cmd", &req.cmd));
+  if (req.cmd != "status" && req.cmd != "savepoint" && req.cmd != "stop" && req.cmd != "cancel") {
+    return Status::InvalidArgument("unknown command '" + Excerpt(req.cmd) + "'");
+  }
+  if (f.Has("dir")) {
+    FLOE_RETURN_NOT_OK(f.Get("dir", &req.dir));
+    if (req.dir.empty() || req.dir[0] != '/') return f.Error("dir", "must be an absolute path");
+  }
+  return req;
+}
+
+Result<ControlReply> ParseControlReply(std::string_view line) {
+  auto bad = [&](std::string_view why) {
+    return Status::Corruption("bad reply (" + std::string(why) + "): " + Excerpt(line, 200));
+  };
+  std::optional<json> j = ParseJson(line);
+  if (!j || !j->is_object()) return bad("not a JSON object");
+  JsonFields f(*j, StatusCode::kCorruption, "bad reply: ");
+  bool ok = false;
+  FLOE_RETURN_NOT_OK(f.Required("ok", &ok));
+  if (!ok) {
+    std::string error = "the coordinator gave no reason";
+    FLOE_RETURN_NOT_OK(f.Get("error", &error));
+    return Status::InvalidArgument(error);
+  }
+  ControlReply reply;
+  FLOE_RETURN_NOT_OK(f.Get("path", &reply.path));
+  return reply;
+}
+
+Result<WorkerEvent> ParseWorkerEvent(std::string_view line) {
+  std::optional<json> j = ParseJson(line);
+  if (!j || !j->is_object()) {
+    return Status::Corruption("status line is not a JSON object: " + Excerpt(line, 200));
+  }
+  JsonFields f(*j, StatusCode::kCorruption, "status line: ");
+  WorkerEvent ev;
+  FLOE_RETURN_NOT_OK(f.Required("event", &ev.event));
+  FLOE_RETURN_NOT_OK(f.Get("id", &ev.id));
+  FLOE_RETURN_NOT_OK(f.Get("checkpoint", &ev.checkpoint));
+  FLOE_RETURN_NOT_OK(f.Get("savepoint", &ev.savepoint));
+  FLOE_RETURN_NOT_OK(f.Get("stop", &ev.stop));
+  FLOE_RETURN_NOT_OK(f.Get("final", &ev.final));
+  FLOE_RETURN_NOT_OK(f.Get("dir", &ev.dir));
+  FLOE_RETURN_NOT_OK(f.Get("req", &ev.req));
+  FLOE_RETURN_NOT_OK(f.Get("ok", &ev.ok));
+  FLOE_RETURN_NOT_OK(f.Get("path", &ev.path));
+  FLOE_RETURN_NOT_OK(f.Get("error", &ev.error));
+  FLOE_RETURN_NOT_OK(f.Get("message", &ev.message));
+  FLOE_RETURN_NOT_OK(f.Get("fatal", &ev.fatal));
+  return ev;
+}
+
+Result<WorkerCommand> ParseWorkerCommand(std::string_view line) {
+  std::optional<json> j = ParseJson(line);
+  if (!j || !j->is_object()) {
+    return Status::InvalidArgument("command is not a JSON object: " + Excerpt(line, 200));
+  }
+  JsonFields f(*j, StatusCode::kInvalidArgument, "command: ");
+  WorkerCommand cmd;
+  FLOE_RETURN_NOT_OK(f.Get("req", &cmd.req));
+  FLOE_RETURN_NOT_OK(f.Required("cmd", &cmd.cmd));
+  FLOE_RETURN_NOT_OK(f.Get("dir", &cmd.dir));
+  return cmd;
+}
+
+}  // namespace floe::process

@@ -1,0 +1,76 @@
+#pragma once
+
+// The messages of docs/processes.md as typed values: requests to the coordinator's control
+// endpoint (from any local process, so hostile), its replies (read by `floe savepoint|stop|
+// cancel`), and the JSON lines coordinator and worker exchange over their socket pair. Parsing
+// checks every field's JSON type and never throws; errors name the field that is wrong and never
+// repeat the token. Also the endpoint's limits.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "floe/common/status.h"
+
+namespace floe::process {
+
+// The control endpoint's limits (docs/processes.md, "Control protocol").
+// A request line longer than this is refused (a reply, then the connection is closed).
+inline constexpr size_t kMaxControlRequestBytes = 64 * 1024;
+// Connections served at once; one more is accepted, refused with a reply and closed.
+inline constexpr size_t kMaxControlConnections = 64;
+// A connection must deliver its complete request within this long after it was accepted.
+inline constexpr int64_t kControlRequestTimeoutMillis = 10'000;
+// The client side: a reply line longer than this is an error, not a buffer without bound.
+inline constexpr size_t kMaxControlReplyBytes = 1024 * 1024;
+// Status lines from the worker and commands to it (error messages, paths).
+inline constexpr size_t kMaxWorkerLineBytes = 16 * 1024 * 1024;
+
+// -> {"cmd":"savepoint","dir":"/abs/dir","token":"…"}
+struct ControlRequest {
+  std::string cmd;  // "status" | "savepoint" | "stop" | "cancel"
+  std::string dir;  // savepoint / stop: an absolute directory; "" = the default one
+};
+// One request line, checked against the job's `token`. InvalidArgument saying what is wrong:
+// "request is not valid JSON", "field 'token' must be a string", "bad token", "field 'cmd' is
+// missing", "unknown command '…'", "field 'dir' must be an absolute path", ...
+Result<ControlRequest> ParseControlRequest(std::string_view line, std::string_view token);
+
+// <- {"ok":true,"path":"…"} | {"ok":false,"error":"…"}
+struct ControlReply {
+  std::optional<std::string> path;
+};
+// One reply line. {"ok":false} is InvalidArgument with the coordinator's error; a reply that is
+// not one (not a JSON object, "ok" not a boolean, ...) is Corruption quoting its start.
+Result<ControlReply> ParseControlReply(std::string_view line);
+
+// Worker -> coordinator status line (docs/processes.md, "Coordinator <-> worker protocol").
+// Fields an event does not carry keep their defaults.
+struct WorkerEvent {
+  std::string event;
+  uint64_t id = 0;          // checkpoint: its id
+  uint64_t checkpoint = 0;  // restored: the checkpoint restored
+  bool savepoint = false;
+  bool stop = false;
+  bool final = false;
+  std::string dir;                   // checkpoint: where it completed
+  int64_t req = 0;                   // reply: the request it answers
+  bool ok = false;                   // reply
+  std::optional<std::string> path;   // reply, restored, stopped
+  std::optional<std::string> error;  // reply, failed
+  std::string message;               // restore-plan
+  bool fatal = false;                // failed
+};
+Result<WorkerEvent> ParseWorkerEvent(std::string_view line);
+
+// Coordinator -> worker command: {"req":3,"cmd":"savepoint","dir":"…"}.
+struct WorkerCommand {
+  int64_t req = 0;
+  std::string cmd;  // "savepoint" | "stop" | "cancel"
+  std::string dir;
+};
+Result<WorkerCommand> ParseWorkerCommand(std::string_view line);
+
+}  // namespace floe::process
