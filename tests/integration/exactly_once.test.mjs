@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { checkpointSets, checkpointed, floe, icebergTable, killWorkerMidFeed, runJob, sandbox,
+import { checkpointSets, checkpointed, floe, icebergTable, jobRecords, killWorkerMidFeed, runJob, sandbox,
          tempRoot, verifyLatest, verifySeqs, waitFor } from './harness.mjs';
 
 const ROOT = tempRoot('floe-eo-');
@@ -142,4 +142,24 @@ test('job resubmitted with no state (a fresh checkpoint dir): the table holds th
   const r3 = await run(p, { chk: path.join(p.dir, 'chk-newer'), events: 13000 }).done;
   assert.equal(r3.code, 0, r3.err);
   verify(p, 13000);
+});
+
+// Two different pipelines (other roster seeds) whose job files name the same sink table get the
+// same default sink id. Running together, each would hide the other's commits (rows lost, both
+// exiting 0, as an outside test found); now a job stops or refuses to start, naming both jobs
+// and the 'sink-id' option (docs/exactly-once.md, "One pipeline per sink id").
+test('two pipelines sharing a sink id: refused with both jobs named, never a silent exit 0 of both', async () => {
+  const a = pipeline('shared', { rps: 2000 });
+  const b = { ...sandbox(ROOT, 'shared-b'), upsert: false };
+  fs.writeFileSync(b.job, fs.readFileSync(a.job, 'utf8').replace(`'seed' = '${SEED}'`, `'seed' = '7'`));
+  const runA = runJob(a, { CHK: a.chk, WH: a.wh, EVENTS: 12000 });
+  await waitFor('job a checkpointing', () => checkpointed(a.home, 1));
+  const runB = runJob(b, { CHK: b.chk, WH: a.wh, EVENTS: 12000 });
+  const [ra, rb] = await Promise.all([runA.done, runB.done]);
+  assert.ok(ra.code !== 0 || rb.code !== 0, `both jobs exited 0:\n${ra.err}\n${rb.err}`);
+  const failed = rb.code !== 0 ? rb : ra;
+  assert.match(failed.err, /sink id 'lake->demo\.shared'/, failed.err);
+  assert.match(failed.err, /'sink-id'/, failed.err);
+  const ids = [a, b].map((p) => jobRecords(p.home)[0].job_id);
+  for (const id of ids) assert.ok(failed.err.includes(id), `${id} not named:\n${failed.err}`);
 });

@@ -32,6 +32,10 @@ struct SinkRequest {
   std::string vertex_name;
   const TableDescriptor* table = nullptr;
   const JobContext* context = nullptr;
+  // What the sink's input reads: "<source task>=<connector>(<identity options>)" (see
+  // Connector::identity_options). A committing sink records a fingerprint of it with its
+  // commits, so a different pipeline that shares its sink id is told apart from a restart.
+  std::string upstream;
   // The input is a changelog: batches carry runtime::kRowKindColumn after the table's columns.
   bool changelog_input = false;
 };
@@ -55,6 +59,9 @@ struct Connector {
   // The WITH options it reads, exactly or as prefixes ending in '.' (for docs and messages;
   // each connector refuses unknown options itself, with the table named).
   std::vector<std::string> options;
+  // For a source: the options that say WHAT it reads (topic, path, seed), as opposed to how
+  // (rates, parallelism, addresses). A job that changes one of them reads another stream.
+  std::vector<std::string> identity_options;
   std::function<Result<runtime::VertexId>(const SourceRequest&)> add_source;
   // Whether a table of this connector, read as a source, emits a changelog (updates, deletes).
   std::function<bool(const TableDescriptor&)> emits_changelog;

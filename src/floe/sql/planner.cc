@@ -180,6 +180,22 @@ Result<const connectors::Connector*> ConnectorOf(const CreateTable& table, Role 
   return c;
 }
 
+// "<source task>=<connector>(k=v,...)" over the connector's identity options, in key order.
+std::string Upstream(const std::string& source_task, const connectors::Connector& connector,
+                     const connectors::TableDescriptor& table) {
+  std::string out = source_task + "=" + connector.name + "(";
+  std::vector<std::string> keys = connector.identity_options;
+  std::sort(keys.begin(), keys.end());
+  bool first = true;
+  for (const std::string& key : keys) {
+    auto it = table.options.find(key);
+    if (it == table.options.end()) continue;
+    out += (first ? "" : ",") + key + "=" + it->second;
+    first = false;
+  }
+  return out + ")";
+}
+
 // A changelog (updates and deletes) may only go where it can be applied, as in Flink, which
 // refuses an append-only sink for an updating input.
 Status CheckChangelogSink(const CreateTable& source, const CreateTable& sink,
@@ -314,8 +330,9 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
     if (changelog) {
       FLOE_RETURN_NOT_OK(CheckChangelogSink(*source, *sink, *sink_connector, sink_table));
     }
-    Result<connectors::AddedSink> added = sink_connector->add_sink(connectors::SinkRequest{
-        &job->graph, calc_vertex, sink_name, &sink_table, &job->context, changelog});
+    Result<connectors::AddedSink> added = sink_connector->add_sink(
+        connectors::SinkRequest{&job->graph, calc_vertex, sink_name, &sink_table, &job->context,
+                                Upstream(source_name, *source_connector, source_table), changelog});
     if (!added.ok()) return AtPos(sink->pos, added.status());
     if (added->plan_restore) committing_sinks.push_back(std::move(added).value());
   }

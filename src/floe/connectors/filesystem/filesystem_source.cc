@@ -218,6 +218,7 @@ Connector FilesystemConnector() {
   Connector c;
   c.name = "filesystem";
   c.options = kFilesystemOptions;
+  c.identity_options = {"path"};
   c.add_source = [](const SourceRequest& r) {
     return AddFilesystemSource(*r.graph, r.vertex_name, *r.table, *r.context);
   };

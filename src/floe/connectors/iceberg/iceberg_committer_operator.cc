@@ -34,9 +34,13 @@ Status IcebergCommitterOperator::LoadTableMarker() {
   FLOE_ASSIGN_OR_RAISE(std::optional<internal::SinkCommit> marker,
                        internal::FindSinkCommit(loaded.metadata, options_.sink_id));
   if (marker) {
+    FLOE_RETURN_NOT_OK(internal::CheckSinkOwner(
+        *marker, options_.table.ToString(), options_.sink_id, options_.job_id, options_.pipeline));
+    seen_marker_snapshot_ = marker->snapshot_id;
     table_checkpoint_ = marker->checkpoint_id;
     committed_positions_ = std::move(marker->source_positions);
   } else {
+    seen_marker_snapshot_ = 0;
     table_checkpoint_ = 0;
     committed_positions_.reset();
   }
@@ -181,11 +185,24 @@ Status IcebergCommitterOperator::CommitOne(uint64_t id, const Pending& pending) 
       {internal::kSummaryCheckpointId, std::to_string(id)},
       {internal::kSummarySourceOffsets, offsets_json},
   };
+  if (!options_.pipeline.empty()) {
+    changes.summary_properties[internal::kSummaryPipeline] = options_.pipeline;
+  }
   bool already_held = false;
   iceberg::CommitOptions commit_options;
   commit_options.validate = [&](const iceberg::TableMetadata& metadata) -> Status {
     FLOE_ASSIGN_OR_RAISE(std::optional<internal::SinkCommit> marker,
                          internal::FindSinkCommit(metadata, options_.sink_id));
+    if (marker && marker->snapshot_id != seen_marker_snapshot_ &&
+        marker->job_id != options_.job_id) {
+      return Status::InvalidArgument(
+          "table " + options_.table.ToString() + ": job " + marker->job_id +
+          " committed sink id '" + options_.sink_id + "' (checkpoint " +
+          std::to_string(marker->checkpoint_id) + ") while this job " + options_.job_id +
+          " writes it: two running jobs share one sink id and would hide each other's commits "
+          "(rows lost). Stop one and give it its own sink id with the table option 'sink-id'");
+    }
+    if (marker) seen_marker_snapshot_ = marker->snapshot_id;
     if (marker && marker->checkpoint_id >= id) {
       already_held = true;
       return Status::AlreadyExists("table holds checkpoint " +
@@ -209,6 +226,7 @@ Status IcebergCommitterOperator::CommitOne(uint64_t id, const Pending& pending) 
   // Committed, but pending[id] is still in this committer's state.
   CrashPoint("after-commit-before-record");
   ++stats_.committed;
+  seen_marker_snapshot_ = snapshot->snapshot_id;
   table_checkpoint_ = id;
   committed_positions_ = std::move(positions);
   return Status::OK();

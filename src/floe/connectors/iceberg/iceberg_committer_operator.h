@@ -21,6 +21,7 @@ struct IcebergCommitterOptions {
   iceberg::TableIdentifier table;
   std::string sink_id;
   std::string job_id;
+  std::string pipeline;  // floe.pipeline of the commits ("" = none written)
   // Source positions per checkpoint (may be null: then no floe.source-offsets are known and
   // empty checkpoints are never committed).
   std::shared_ptr<runtime::SourcePositionBoard> positions;
@@ -92,6 +93,9 @@ class IcebergCommitterOperator final : public runtime::Operator {
   std::map<uint64_t, Pending> pending_;
   // The table's marker for this sink id: its checkpoint id and positions (nullopt: none yet).
   uint64_t table_checkpoint_ = 0;
+  // The newest marker of this sink id this committer has seen (loaded or written): a newer one
+  // by another job means a second job writes the same sink id right now.
+  int64_t seen_marker_snapshot_ = 0;
   std::optional<std::map<std::string, std::string>> committed_positions_;
   Stats stats_;
 };

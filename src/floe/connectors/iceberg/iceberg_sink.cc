@@ -137,6 +137,8 @@ Result<std::optional<SinkCommit>> FindSinkCommit(const iceberg::TableMetadata& m
       }
       auto job = snapshot->summary.find(kSummaryJobId);
       if (job != snapshot->summary.end()) commit.job_id = job->second;
+      auto pipeline = snapshot->summary.find(kSummaryPipeline);
+      if (pipeline != snapshot->summary.end()) commit.pipeline = pipeline->second;
       auto offsets = snapshot->summary.find(kSummarySourceOffsets);
       if (offsets != snapshot->summary.end()) {
         FLOE_ASSIGN_OR_RAISE(commit.source_positions, SourceOffsetsFromJson(offsets->second));
@@ -147,6 +149,21 @@ Result<std::optional<SinkCommit>> FindSinkCommit(const iceberg::TableMetadata& m
     snapshot = metadata.FindSnapshot(*snapshot->parent_snapshot_id);
   }
   return std::optional<SinkCommit>();
+}
+
+Status CheckSinkOwner(const SinkCommit& marker, const std::string& table,
+                      const std::string& sink_id, const std::string& job_id,
+                      const std::string& pipeline) {
+  if (marker.pipeline.empty() || pipeline.empty() || marker.pipeline == pipeline ||
+      marker.job_id == job_id) {
+    return Status::OK();
+  }
+  return Status::InvalidArgument(
+      "table " + table + ": sink id '" + sink_id + "' was last committed by job " + marker.job_id +
+      " (checkpoint " + std::to_string(marker.checkpoint_id) + ", pipeline " + marker.pipeline +
+      "), which reads other sources than this job " + job_id + " (pipeline " + pipeline +
+      "). Two pipelines with one sink id hide each other's commits and lose rows: give " +
+      "one of them its own sink id with the table option 'sink-id'");
 }
 
 std::string EffectiveSinkId(const IcebergSinkSpec& spec, const iceberg::TableIdentifier& table) {
@@ -280,6 +297,7 @@ Status AddIcebergSinkWithHooks(runtime::JobGraph& graph, runtime::VertexId input
   committer.table = o.table;
   committer.sink_id = o.sink_id;
   committer.job_id = context.job_id;
+  committer.pipeline = spec.pipeline;
   committer.positions = context.positions;
   committer.on_checkpoint_handled = hooks.on_checkpoint_handled;
   runtime::VertexId commit = graph.AddOperator(
@@ -469,6 +487,8 @@ Result<SinkRestorePlan> PlanIcebergSinkRestore(
                    "'; restoring " + restoring;
     return plan;
   }
+  FLOE_RETURN_NOT_OK(
+      internal::CheckSinkOwner(*marker, o.table.ToString(), o.sink_id, spec.job_id, spec.pipeline));
   plan.table_checkpoint_id = marker->checkpoint_id;
   plan.source_positions = marker->source_positions;
   uint64_t restored_id = restored ? restored->id.value : 0;
@@ -510,6 +530,17 @@ Result<SinkRestorePlan> PlanIcebergSinkRestore(
   return plan;
 }
 
+std::string PipelineFingerprint(std::string_view upstream) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (char c : upstream) {
+    h ^= static_cast<uint8_t>(c);
+    h *= 0x100000001b3ULL;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
 namespace {
 
 // A changelog needs an upsert table: PRIMARY KEY and 'write.upsert.enabled' = 'true' (Flink
@@ -528,6 +559,8 @@ Status IcebergAcceptsChangelog(const TableDescriptor& t) {
 Result<AddedSink> AddIcebergConnectorSink(const SinkRequest& r) {
   IcebergSinkSpec spec;
   spec.table = *r.table;
+  spec.job_id = r.context->job_id;
+  spec.pipeline = PipelineFingerprint(r.upstream);
   if (r.changelog_input) spec.row_kind_column = runtime::kRowKindColumn;
   FLOE_ASSIGN_OR_RAISE(internal::IcebergSinkOptions options,
                        internal::ParseIcebergSinkOptions(spec));

@@ -17,6 +17,12 @@ struct IcebergSinkSpec {
   // resubmission of the same job file. The one rule (EffectiveSinkId): option 'sink-id', else
   // this field (tests), else "<SQL table name>-><catalog-database>.<catalog-table>".
   std::string sink_id;
+  // The running job's id and a fingerprint of what the pipeline reads (PipelineFingerprint of
+  // SinkRequest::upstream; empty = unknown). A table whose newest commit of this sink id comes
+  // from another job reading something else is refused (docs/exactly-once.md, "One pipeline per
+  // sink id").
+  std::string job_id;
+  std::string pipeline;
   // The input is a changelog whose row kinds are in this STRING column (kRowKindColumn from a
   // debezium-json source; see IcebergWriterOptions::row_kind_column). Empty: every row inserts.
   std::string row_kind_column;
@@ -43,6 +49,9 @@ Status AddIcebergSink(runtime::JobGraph& graph, runtime::VertexId input,
 Result<SinkRestorePlan> PlanIcebergSinkRestore(
     const IcebergSinkSpec& spec, const std::optional<runtime::CompletedCheckpoint>& restored,
     StaleRestorePolicy policy, bool has_keyed_state);
+
+// A short stable fingerprint (16 hex digits, FNV-1a 64) of a pipeline's upstream description.
+std::string PipelineFingerprint(std::string_view upstream);
 
 // 'connector' = 'iceberg' for the registry: PrepareIcebergTable + AddIcebergSink, and the
 // restore check PlanIcebergSinkRestore.

@@ -28,6 +28,7 @@ inline constexpr const char* kSummarySinkId = "floe.sink-id";
 inline constexpr const char* kSummaryJobId = "floe.job-id";
 inline constexpr const char* kSummaryCheckpointId = "floe.checkpoint-id";
 inline constexpr const char* kSummarySourceOffsets = "floe.source-offsets";
+inline constexpr const char* kSummaryPipeline = "floe.pipeline";
 
 // The sink's options after validation (PrepareIcebergTable's rules).
 struct IcebergSinkOptions {
@@ -53,8 +54,17 @@ struct SinkCommit {
   int64_t snapshot_id = 0;
   uint64_t checkpoint_id = 0;
   std::string job_id;
+  std::string pipeline;                                 // "" for commits without one
   std::map<std::string, std::string> source_positions;  // task -> position JSON
 };
+
+// InvalidArgument when `marker` was written by another job that reads another pipeline than
+// `spec`'s (both fingerprints known): the two would hide each other's commits. Names both jobs,
+// the table and option 'sink-id'. OK otherwise (a restart, a resubmission of the same
+// pipeline, or an older table without fingerprints).
+Status CheckSinkOwner(const SinkCommit& marker, const std::string& table,
+                      const std::string& sink_id, const std::string& job_id,
+                      const std::string& pipeline);
 // nullopt when no snapshot of the ancestry carries the sink id. Corruption when the marker's
 // floe.checkpoint-id or floe.source-offsets cannot be parsed.
 Result<std::optional<SinkCommit>> FindSinkCommit(const iceberg::TableMetadata& metadata,

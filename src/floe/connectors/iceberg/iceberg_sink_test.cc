@@ -722,6 +722,81 @@ void CommitMarker(Sink& sink, const std::string& sink_id, uint64_t checkpoint,
   ASSERT_TRUE(iceberg::CommitSnapshot(*catalog, sink.id, changes).ok());
 }
 
+// Commits an empty snapshot carrying a full marker of `job` reading `pipeline`.
+void CommitJobMarker(Sink& sink, const std::string& job, const std::string& pipeline,
+                     uint64_t checkpoint) {
+  iceberg::SnapshotChanges changes;
+  changes.summary_properties = {{"floe.sink-id", "seq-pipeline"},
+                                {"floe.job-id", job},
+                                {"floe.pipeline", pipeline},
+                                {"floe.checkpoint-id", std::to_string(checkpoint)},
+                                {"floe.source-offsets", R"({"seq":{"next":5}})"}};
+  auto catalog = sink.Catalog();
+  ASSERT_TRUE(iceberg::CommitSnapshot(*catalog, sink.id, changes).ok());
+}
+
+TEST(IcebergSinkRestorePlan, RefusesASinkIdLastCommittedByAnotherJobReadingAnotherPipeline) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  CommitJobMarker(sink, "job-b", PipelineFingerprint("source-roster=roster(seed=7)"), 9);
+  sink.spec.job_id = "job-a";
+  sink.spec.pipeline = PipelineFingerprint("source-roster=roster(seed=42)");
+  Result<SinkRestorePlan> refused =
+      PlanIcebergSinkRestore(sink.spec, std::nullopt, StaleRestorePolicy::kFail, false);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(refused.status().IsInvalidArgument());
+  const std::string& msg = refused.status().message();
+  EXPECT_NE(msg.find("job job-b"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("this job job-a"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("'sink-id'"), std::string::npos) << msg;
+
+  // Legitimate: a resubmission of the same pipeline (new job id), a restart of the same job
+  // (pipeline edited), and commits of an older floe without a fingerprint.
+  sink.spec.pipeline = PipelineFingerprint("source-roster=roster(seed=7)");
+  ASSERT_OK(
+      PlanIcebergSinkRestore(sink.spec, std::nullopt, StaleRestorePolicy::kFail, false).status());
+  sink.spec.job_id = "job-b";
+  sink.spec.pipeline = PipelineFingerprint("source-roster=roster(seed=42)");
+  ASSERT_OK(
+      PlanIcebergSinkRestore(sink.spec, std::nullopt, StaleRestorePolicy::kFail, false).status());
+  CommitMarker(sink, "seq-pipeline", 10, "{}");
+  sink.spec.job_id = "job-a";
+  ASSERT_OK(
+      PlanIcebergSinkRestore(sink.spec, std::nullopt, StaleRestorePolicy::kFail, false).status());
+}
+
+TEST(IcebergCommitter, StopsWhenAnotherRunningJobCommitsTheSameSinkId) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  Harness h(sink);
+  IcebergCommitterOptions mine = h.CommitterOptions();
+  mine.pipeline = PipelineFingerprint("a");
+  auto a = Harness::OpenCommitter(mine);
+  h.Stage(*a, CheckpointId(1), {SeqRows(1, 10, 0)});
+  ASSERT_OK(a->OnCheckpointComplete(CheckpointId(1)));
+  EXPECT_EQ(a->stats().committed, 1);
+
+  // Another job (same sink id "by-hand") commits while `a` runs...
+  iceberg::SnapshotChanges changes;
+  changes.summary_properties = {{"floe.sink-id", "by-hand"},
+                                {"floe.job-id", "0therj0b"},
+                                {"floe.checkpoint-id", "5"},
+                                {"floe.source-offsets", "{}"}};
+  auto catalog = sink.Catalog();
+  ASSERT_TRUE(iceberg::CommitSnapshot(*catalog, sink.id, changes).ok());
+
+  // ...so `a`'s next commit stops with both jobs named instead of skipping its checkpoint 2 as
+  // "already held" (which lost rows silently).
+  h.Stage(*a, CheckpointId(2), {SeqRows(11, 20, 0)});
+  Status st = a->OnCheckpointComplete(CheckpointId(2));
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("job 0therj0b committed sink id 'by-hand'"), std::string::npos)
+      << st.ToString();
+  EXPECT_NE(st.message().find("this job feedfeed"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find("'sink-id'"), std::string::npos) << st.ToString();
+  EXPECT_EQ(a->stats().skipped_present, 0);
+}
+
 TEST(IcebergSinkRestorePlan, StaleRestoreWithKeyedStateFollowsThePolicy) {
   Sink sink;
   ASSERT_OK(PrepareIcebergTable(sink.spec));

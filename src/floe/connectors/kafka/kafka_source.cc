@@ -745,6 +745,8 @@ Connector KafkaConnector() {
     if (std::find(c.options.begin(), c.options.end(), o) == c.options.end()) c.options.push_back(o);
   }
   c.options.push_back("properties.");
+  // Topics only: brokers move, and group ids, rates and formats do not change the stream.
+  c.identity_options = {"topic"};
   c.add_source = [](const SourceRequest& r) {
     return AddKafkaSource(*r.graph, r.vertex_name, *r.table, *r.context,
                           r.context->default_parallelism);

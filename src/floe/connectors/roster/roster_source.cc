@@ -171,6 +171,8 @@ Connector RosterConnector() {
   Connector c;
   c.name = "roster";
   c.options = kRosterOptions;
+  // 'events' only bounds the feed (a longer run continues the same sequence).
+  c.identity_options = {"seed", "providers", "sources"};
   c.add_source = [](const SourceRequest& r) {
     return AddRosterSource(*r.graph, r.vertex_name, *r.table, *r.context);
   };
