@@ -27,7 +27,16 @@
 namespace floe::cli {
 
 using nlohmann::json;
-using namespace floe::process;
+using process::ControlReply;
+using process::DumpJson;
+using process::IsTerminalState;
+using process::JobRecord;
+using process::JobsRoot;
+using process::ListJobRecords;
+using process::ParseJson;
+using process::ParseControlReply;
+using process::ProcessAlive;
+using process::SendControlRequest;
 
 namespace {
 
