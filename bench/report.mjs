@@ -168,6 +168,32 @@ is less sensitive to a busy machine than wall clock). Parquet bytes: floe ${num(
 ${num(a.j.duckdb_bytes)}.`
 }
 
+// bench/README.md, "Soak": the current soak run, one row per table.
+function soakBlock({ index, files }) {
+  const name = current(index, 'soak')
+  const j = files[name]
+  const f = facts(j)
+  const o = j.soak
+  const rows = Object.entries(j.tables).map(([kind, t]) => {
+    const diff = kind === 'upsert' ? t.diff : `seq 1..${num(o.events)}: ${t.missing === 0 ? 'complete' : `missing ${num(t.missing)}`}`
+    return `| ${kind} | ${t.kills} (${t.kills_early} right after a restart) | ${t.restarts} | ${t.job_state}, exit ${t.job_exit} | ` +
+      `${fix(t.seconds, 0)} | ${num(t.last_checkpoint)} | ${num(t.rows)} of ${num(t.expected_rows)} | ${num(t.duplicates)} | ${t.missing_runs} | ${diff} | ${t.ok ? 'OK' : 'FAILED'} |`
+  })
+  return `Current run (written by ${code('node bench/report.mjs --write')} from ${code(`${RESULTS}/${name}`)}):
+${num(o.events)} roster events per table at ${num(o.rps)} rows/s, checkpoints every ${o.interval}, ${o.kills} kills per table
+${o.concurrent ? '(the tables\' jobs ran at the same time)' : ''}, gaps ${num(o.min_gap_ms)}..${num(o.max_gap_ms)} ms, ${o.early_pct}% of kills right after a restart,
+restart delay ${o.restart_delay}; ${j.kills_total} kills and ${j.restarts_total} restarts in all, ${fix(j.seconds / 60, 1)} min; ${j.ok ? '**no duplicate, no missing row**' : '**FAILED**'}.
+${machineText(f)}; ${loadText(f)}.
+${sourceText(f, name)}.
+
+| table | kills | restarts | job | seconds | last checkpoint | rows | duplicates | missing runs | verify | result |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+${rows.join('\n')}
+
+(upsert: rows are keys, the expected rows those of ${code(`floe roster expected --seed ${o.seed} --events ${o.events}`)}; duplicates and missing
+are keys; "verify" is ${code('floe table verify --expected')}'s verdict, "matches" meaning every key's row equals the expected one.)`
+}
+
 // docs/kafka.md: the pre-fetch queue measurements that chose floe's defaults.
 function kafkaQueueBlock({ index, files }) {
   const sweep = Object.entries(index.files)
@@ -210,6 +236,11 @@ function indexBlock({ index, files }) {
       return `${num(m.kafka_rows_per_s)} rows/s; /filesystem ${fix(m['kafka/filesystem'], 2)}` +
         (m['kafka/duckdb'] != null ? `, /DuckDB ${fix(m['kafka/duckdb'], 2)}` : '')
     }
+    if (j.bench === 'soak') {
+      const t = Object.values(j.tables)
+      return `${j.kills_total} kills, ${j.restarts_total} restarts; duplicates ${t.reduce((a, x) => a + (x.duplicates || 0), 0)}, ` +
+        `missing ${t.reduce((a, x) => a + (x.missing || 0), 0)}; ${j.ok ? 'OK' : 'FAILED'}`
+    }
     if (j.bench === 'streaming' && j.throughput) {
       return `stream/batch ${fix(j.throughput.ratio_median, 2)}; ${num(j.throughput.stream_rows_per_s_median)} rows/s`
     }
@@ -238,6 +269,7 @@ const TARGETS = [
   { file: 'docs/kafka.md', block: 'kafka-queue', make: kafkaQueueBlock },
   { file: 'bench/README.md', block: 'append', make: appendBlock },
   { file: 'bench/README.md', block: 'results-index', make: indexBlock },
+  { file: 'bench/README.md', block: 'soak', make: soakBlock },
 ]
 
 // ---- checks ----------------------------------------------------------------------------------
