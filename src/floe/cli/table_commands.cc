@@ -138,17 +138,28 @@ Status Scan(const std::vector<std::string>& argv) {
     return Status::NotFound("table " + id.ToString() + " has no snapshot " +
                             std::to_string(*snapshot));
   }
+  FLOE_ASSIGN_OR_RAISE(auto tasks, iceberg::PlanScan(table.metadata, snapshot));
+  // Missing, truncated or replaced files are found from their footers before the first row is
+  // printed; only damage inside a page can still stop the scan halfway, and then it says so.
+  if (Status st = iceberg::CheckScanFiles(tasks); !st.ok()) {
+    return st.WithContext("nothing was printed");
+  }
   int64_t remaining = limit ? *limit : INT64_MAX;
+  int64_t printed = 0;
   std::string out;
-  Status st = iceberg::ScanTable(table.metadata, snapshot, [&](const RecordBatch& batch) {
-    for (size_t r = 0; r < batch.num_rows() && remaining > 0; ++r, --remaining) {
+  Status st = iceberg::ScanTasks(table.metadata, tasks, [&](const RecordBatch& batch) {
+    for (size_t r = 0; r < batch.num_rows() && remaining > 0; ++r, --remaining, ++printed) {
       json::AppendRowAsJson(batch, r, &out);
     }
     std::fwrite(out.data(), 1, out.size(), stdout);
     out.clear();
     return Status::OK();
   });
-  return st;
+  if (st.ok()) return st;
+  std::fflush(stdout);  // the rows printed come before the error
+  if (printed == 0) return st.WithContext("nothing was printed");
+  return st.WithContext("output incomplete: " + std::to_string(printed) +
+                        " rows printed before this error");
 }
 
 Status Describe(const std::vector<std::string>& argv) {
