@@ -176,6 +176,14 @@ test('config and usage errors are caught before anything is created', () => {
   assert.notEqual(r.code, 0);
   assert.match(r.err, /write\.parquet\.compression-codec/);
   assert.ok(!fs.existsSync(path.join(WH, 'db', 'bad1')));
+  // A misspelled Iceberg property is refused with the closest key; the opt-in stores it.
+  r = floe('table', 'create', 'db.bad1', '--schema', 'id BIGINT', '--property', 'write.target-file-size-byte=1048576');
+  assert.notEqual(r.code, 0);
+  assert.match(r.err, /--property 'write\.target-file-size-byte' is not a table property Iceberg defines \(did you mean 'write\.target-file-size-bytes'\?\); pass --allow-unknown-properties to store it anyway/);
+  assert.ok(!fs.existsSync(path.join(WH, 'db', 'bad1')));
+  ok('table', 'create', 'db.custom', '--schema', 'id BIGINT', '--property', 'write.custom.tag=blue',
+     '--property', 'write.metadata.metrics.column.id=full', '--allow-unknown-properties');
+  assert.equal(describe('db.custom').properties['write.custom.tag'], 'blue');
   r = floe('table', 'create', 'db.bad2', '--schema', 'id BIGINT, x FANCYTYPE');
   assert.notEqual(r.code, 0);
   assert.match(r.err, /FANCYTYPE/);
