@@ -241,6 +241,19 @@ test('a config error stops floe run before any worker or job directory exists', 
   assert.notEqual(l.code, 0);
 });
 
+test('a misspelled Iceberg table property stops floe run with the closest key', () => {
+  const sb = sandbox('typo');
+  const wh = path.join(sb.dir, 'wh');
+  fs.writeFileSync(sb.job, fs.readFileSync(sb.job, 'utf8').replace("WITH ('connector' = 'blackhole')",
+    `WITH ('connector' = 'iceberg', 'warehouse' = '${wh}', 'catalog-database' = 'demo',
+          'write.upsert.enabld' = 'true')`));
+  const r = floe(sb, 'run', sb.job);
+  assert.notEqual(r.code, 0);
+  assert.match(r.err, /iceberg table 'sink': option 'write\.upsert\.enabld' is not a table property Iceberg defines \(did you mean 'write\.upsert\.enabled'\?\); set 'floe\.allow-unknown-properties' = 'true' to store it anyway/);
+  assert.equal(jobs(sb).length, 0);
+  assert.ok(!fs.existsSync(path.join(wh, 'demo', 'sink')), 'no table created');
+});
+
 test('variables come from --var, else from the environment', async () => {
   const sb = sandbox('vars', { events: 100, rps: 0 });
   sb.env.EVENTS = undefined;

@@ -115,11 +115,75 @@ test('a bad line names file, line, field and type, and commits nothing', () => {
   assert.match(missing.err, /'id'/);
 });
 
+test('append names content after the object and stray byte-order marks; skips a leading one', () => {
+  ok('table', 'create', 'db.bom', '--schema', 'id BIGINT NOT NULL, name STRING');
+  const file = (name, text) => {
+    const f = path.join(WH, name);
+    fs.writeFileSync(f, text);
+    return f;
+  };
+  let r = floe('table', 'append', 'db.bom', file('junk.jsonl', '{"id":1}\n{"id":4} xyz\n'));
+  assert.notEqual(r.code, 0);
+  assert.match(r.err, /nothing was committed: .*junk\.jsonl:2: unexpected content after the JSON object at column 10: xyz/);
+  const BOM = '\uFEFF';  // written as EF BB BF
+  ok('table', 'append', 'db.bom', file('bom.jsonl', `${BOM}{"id":1}\n{"id":2}\n`));
+  assert.deepEqual(scan('db.bom').map((x) => x.id).sort(), [1, 2]);
+  r = floe('table', 'append', 'db.bom', file('joined.jsonl', `{"id":3}\n${BOM}{"id":4}\n`));
+  assert.notEqual(r.code, 0);
+  assert.match(r.err, /joined\.jsonl:2: stray UTF-8 byte-order mark \(EF BB BF\) at the start of the line; only the start of a file may hold one/);
+  for (const [name, text] of [['bomonly.jsonl', BOM], ['empty.jsonl', ''], ['blank.jsonl', `${BOM}\n\n`]]) {
+    r = floe('table', 'append', 'db.bom', file(name, text));
+    assert.notEqual(r.code, 0);
+    assert.match(r.err, new RegExp(`nothing was committed: .*${name.replace('.', '\\.')} holds no rows`));
+  }
+  assert.equal(describe('db.bom').snapshots.length, 1);
+});
+
+test('scan checks every file before printing a row, and says when output is incomplete', () => {
+  ok('table', 'create', 'db.torn', '--schema', 'id BIGINT NOT NULL, name STRING');
+  const rows = (a, b) => Array.from({ length: b - a + 1 }, (_, i) => ({ id: a + i, name: `n${a + i}` }));
+  ok('table', 'append', 'db.torn', writeLines('torn1.jsonl', rows(1, 100)));
+  const [f1] = dataFiles('db.torn');
+  ok('table', 'append', 'db.torn', writeLines('torn2.jsonl', rows(101, 200)));
+  const [f2] = dataFiles('db.torn').filter((f) => f !== f1);
+  // The file read second: scan reads files in plan order.
+  const first = scan('db.torn')[0].id <= 100 ? f1 : f2;
+  const second = first === f1 ? f2 : f1;
+  const bytes = fs.readFileSync(second);
+
+  // Truncated: its footer is gone. Nothing is printed, the error names the file.
+  fs.writeFileSync(second, bytes.subarray(0, bytes.length - 100));
+  let r = floe('table', 'scan', 'db.torn');
+  assert.notEqual(r.code, 0);
+  assert.equal(r.out, '', 'no row printed before the error');
+  assert.match(r.err, new RegExp(path.basename(second).replace('.', '\\.')));
+
+  // Footer intact, a page broken: found only when read, after the first file's rows.
+  const broken = Buffer.from(bytes);
+  for (let i = 4; i < 64; i++) broken[i] ^= 0x5a;
+  fs.writeFileSync(second, broken);
+  r = floe('table', 'scan', 'db.torn');
+  assert.notEqual(r.code, 0);
+  assert.equal(r.out.split('\n').filter(Boolean).length, 100);
+  assert.match(r.err, /output incomplete: 100 rows printed before this error/);
+  assert.match(r.err, new RegExp(path.basename(second).replace('.', '\\.')));
+  fs.writeFileSync(second, bytes);
+  assert.equal(scan('db.torn').length, 200);
+});
+
 test('config and usage errors are caught before anything is created', () => {
   let r = floe('table', 'create', 'db.bad1', '--schema', 'id BIGINT', '--property', 'write.parquet.compression-codec=lz5');
   assert.notEqual(r.code, 0);
   assert.match(r.err, /write\.parquet\.compression-codec/);
   assert.ok(!fs.existsSync(path.join(WH, 'db', 'bad1')));
+  // A misspelled Iceberg property is refused with the closest key; the opt-in stores it.
+  r = floe('table', 'create', 'db.bad1', '--schema', 'id BIGINT', '--property', 'write.target-file-size-byte=1048576');
+  assert.notEqual(r.code, 0);
+  assert.match(r.err, /--property 'write\.target-file-size-byte' is not a table property Iceberg defines \(did you mean 'write\.target-file-size-bytes'\?\); pass --allow-unknown-properties to store it anyway/);
+  assert.ok(!fs.existsSync(path.join(WH, 'db', 'bad1')));
+  ok('table', 'create', 'db.custom', '--schema', 'id BIGINT', '--property', 'write.custom.tag=blue',
+     '--property', 'write.metadata.metrics.column.id=full', '--allow-unknown-properties');
+  assert.equal(describe('db.custom').properties['write.custom.tag'], 'blue');
   r = floe('table', 'create', 'db.bad2', '--schema', 'id BIGINT, x FANCYTYPE');
   assert.notEqual(r.code, 0);
   assert.match(r.err, /FANCYTYPE/);

@@ -7,10 +7,12 @@
 #include "floe/cli/args.h"
 #include "floe/cli/commands.h"
 #include "floe/cli/table_ops.h"
+#include "floe/common/closest_match.h"
 #include "floe/format/json/json_lines.h"
 #include "floe/iceberg/catalog.h"
 #include "floe/iceberg/manifest_io.h"
 #include "floe/iceberg/scan.h"
+#include "floe/iceberg/table_properties.h"
 #include "floe/sql/parser.h"
 #include "floe/verify/table_verify.h"
 
@@ -24,6 +26,8 @@ constexpr const char* kUsage =
     "  create NS.TABLE --schema \"col TYPE [NOT NULL], ...\" [--partition-by \"day(ts), "
     "bucket(16, id)\"]\n"
     "                  [--primary-key col[,col]] [--property key=value]...\n"
+    "                  [--allow-unknown-properties]  (store write.*/commit.*/read.*/history.*\n"
+    "                  keys Iceberg does not define instead of refusing them)\n"
     "  append NS.TABLE FILE.jsonl     add the file's rows in one snapshot\n"
     "  upsert NS.TABLE FILE.jsonl     replace rows by primary key in one snapshot\n"
     "  delete NS.TABLE FILE.jsonl     delete the rows whose keys the file holds\n"
@@ -72,7 +76,8 @@ Result<std::vector<Field>> SchemaFields(const std::string& text) {
 Status Create(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(
       Args args,
-      Args::Parse(argv, {{"warehouse", "schema", "partition-by", "primary-key", "property"}, {}}));
+      Args::Parse(argv, {{"warehouse", "schema", "partition-by", "primary-key", "property"},
+                         {"allow-unknown-properties"}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "create NS.TABLE --schema ..."));
   auto schema_text = args.Get("schema");
   if (!schema_text) return Status::InvalidArgument("create needs --schema \"col TYPE, ...\"");
@@ -102,7 +107,16 @@ Status Create(const std::vector<std::string>& argv) {
     if (eq == std::string::npos || eq == 0) {
       return Status::InvalidArgument("--property wants key=value, got '" + kv + "'");
     }
-    properties[kv.substr(0, eq)] = kv.substr(eq + 1);
+    std::string key = kv.substr(0, eq);
+    // As the Iceberg sink does: a misspelled Iceberg key would be stored and ignored.
+    if (iceberg::InTablePropertyNamespace(key) && !iceberg::IsKnownTableProperty(key) &&
+        !args.Has("allow-unknown-properties")) {
+      return Status::InvalidArgument("--property '" + key +
+                                     "' is not a table property Iceberg defines" +
+                                     DidYouMean(key, iceberg::TablePropertySuggestions(key)) +
+                                     "; pass --allow-unknown-properties to store it anyway");
+    }
+    properties[key] = kv.substr(eq + 1);
   }
   FLOE_RETURN_NOT_OK(ValidateWriteProperties(schema, spec, properties));
   FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
@@ -138,17 +152,28 @@ Status Scan(const std::vector<std::string>& argv) {
     return Status::NotFound("table " + id.ToString() + " has no snapshot " +
                             std::to_string(*snapshot));
   }
+  FLOE_ASSIGN_OR_RAISE(auto tasks, iceberg::PlanScan(table.metadata, snapshot));
+  // Missing, truncated or replaced files are found from their footers before the first row is
+  // printed; only damage inside a page can still stop the scan halfway, and then it says so.
+  if (Status st = iceberg::CheckScanFiles(tasks); !st.ok()) {
+    return st.WithContext("nothing was printed");
+  }
   int64_t remaining = limit ? *limit : INT64_MAX;
+  int64_t printed = 0;
   std::string out;
-  Status st = iceberg::ScanTable(table.metadata, snapshot, [&](const RecordBatch& batch) {
-    for (size_t r = 0; r < batch.num_rows() && remaining > 0; ++r, --remaining) {
+  Status st = iceberg::ScanTasks(table.metadata, tasks, [&](const RecordBatch& batch) {
+    for (size_t r = 0; r < batch.num_rows() && remaining > 0; ++r, --remaining, ++printed) {
       json::AppendRowAsJson(batch, r, &out);
     }
     std::fwrite(out.data(), 1, out.size(), stdout);
     out.clear();
     return Status::OK();
   });
-  return st;
+  if (st.ok()) return st;
+  std::fflush(stdout);  // the rows printed come before the error
+  if (printed == 0) return st.WithContext("nothing was printed");
+  return st.WithContext("output incomplete: " + std::to_string(printed) +
+                        " rows printed before this error");
 }
 
 Status Describe(const std::vector<std::string>& argv) {

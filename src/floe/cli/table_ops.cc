@@ -135,6 +135,9 @@ Status WriteJsonFile(iceberg::Catalog& catalog, const iceberg::TableIdentifier& 
     line.Update(report->rows_read, chunk.end_offset, total_bytes);
   }
   line.Done();
+  // An empty file (or one of blank lines, or a byte-order mark alone) is refused by name rather
+  // than committed as an empty snapshot.
+  if (st.ok() && report->rows_read == 0) st = Status::InvalidArgument(path + " holds no rows");
   if (!st.ok()) {
     writer->Abandon();
     return st.WithContext("nothing was committed");

@@ -24,9 +24,15 @@ Status CheckSupportedOptions(const TableDescriptor& table, std::string_view conn
     }
   }
   if (unknown.empty()) return Status::OK();
+  std::vector<std::string> keys;  // prefixes such as 'properties.' are no suggestion
+  for (const std::string& s : supported) {
+    if (!s.ends_with('.')) keys.push_back(s);
+  }
   std::string msg = "table '" + table.name + "': unsupported option";
   msg += unknown.size() > 1 ? "s" : "";
-  for (size_t i = 0; i < unknown.size(); ++i) msg += (i ? ", '" : " '") + unknown[i] + "'";
+  for (size_t i = 0; i < unknown.size(); ++i) {
+    msg += (i ? ", '" : " '") + unknown[i] + "'" + DidYouMean(unknown[i], keys);
+  }
   msg += " for connector '" + std::string(connector) + "'; supported: ";
   std::vector<std::string> sorted(supported);
   std::sort(sorted.begin(), sorted.end());

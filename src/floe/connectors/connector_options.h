@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "floe/common/closest_match.h"  // ClosestMatch, DidYouMean
 #include "floe/common/status.h"
 #include "floe/connectors/connector.h"
 #include "floe/format/json/json_lines.h"
@@ -15,7 +16,9 @@
 namespace floe::connectors {
 
 // InvalidArgument listing the options `connector` supports when `table` has any other key
-// (Flink refuses unsupported options the same way). 'connector' itself is always allowed.
+// (Flink refuses unsupported options the same way), each with the closest supported one:
+// "unsupported option 'paht' (did you mean 'path'?) for connector ...". 'connector' itself is
+// always allowed.
 Status CheckSupportedOptions(const TableDescriptor& table, std::string_view connector,
                              const std::vector<std::string>& supported);
 

@@ -11,6 +11,7 @@
 #include "floe/iceberg/data_writer.h"
 #include "floe/iceberg/manifest_io.h"
 #include "floe/iceberg/row_key_internal.h"
+#include "floe/io/file.h"
 
 namespace floe::iceberg {
 
@@ -350,9 +351,52 @@ Result<RecordBatch> ReadTask(const FileScanTask& task, const TableMetadata& meta
   return ReadTaskWith(task, metadata, metadata.current_schema().ToBatchSchema(), &loader);
 }
 
+Status CheckScanFiles(const std::vector<FileScanTask>& tasks) {
+  std::unordered_set<std::string> checked;
+  auto check = [&](const DataFile& file, std::string_view what) -> Status {
+    if (!checked.insert(file.file_path).second) return Status::OK();
+    auto fail = [&](const Status& st) {
+      return st.WithContext("checking " + std::string(what) + " " + file.file_path);
+    };
+    auto path = UriToPath(file.file_path);
+    if (!path.ok()) return fail(path.status());
+    auto size = io::FileSize(*path);
+    if (!size.ok()) return fail(size.status());
+    if (static_cast<int64_t>(*size) != file.file_size_in_bytes) {
+      return Status::Corruption(std::string(what) + " " + file.file_path + " is " +
+                                std::to_string(*size) + " bytes, its manifest entry says " +
+                                std::to_string(file.file_size_in_bytes));
+    }
+    auto reader = parquet::FileReader::Open(*path);
+    if (!reader.ok()) return fail(reader.status());
+    if ((*reader)->num_rows() != file.record_count) {
+      return Status::Corruption(std::string(what) + " " + file.file_path + " holds " +
+                                std::to_string((*reader)->num_rows()) +
+                                " rows, its manifest entry says " +
+                                std::to_string(file.record_count));
+    }
+    return Status::OK();
+  };
+  for (const FileScanTask& task : tasks) {
+    FLOE_RETURN_NOT_OK(check(task.file, "data file"));
+    for (const ScanDeleteFile& d : task.position_deletes) {
+      FLOE_RETURN_NOT_OK(check(*d.file, "position delete file"));
+    }
+    for (const ScanDeleteFile& d : task.equality_deletes) {
+      FLOE_RETURN_NOT_OK(check(*d.file, "equality delete file"));
+    }
+  }
+  return Status::OK();
+}
+
 Status ScanTable(const TableMetadata& metadata, std::optional<int64_t> snapshot_id,
                  const std::function<Status(const RecordBatch&)>& fn) {
   FLOE_ASSIGN_OR_RAISE(std::vector<FileScanTask> tasks, PlanScan(metadata, snapshot_id));
+  return ScanTasks(metadata, tasks, fn);
+}
+
+Status ScanTasks(const TableMetadata& metadata, const std::vector<FileScanTask>& tasks,
+                 const std::function<Status(const RecordBatch&)>& fn) {
   DeleteLoader loader;
   auto schema = metadata.current_schema().ToBatchSchema();
   for (const FileScanTask& task : tasks) {

@@ -46,8 +46,19 @@ Result<std::vector<FileScanTask>> PlanScan(const TableMetadata& metadata,
 // Errors name the file.
 Result<RecordBatch> ReadTask(const FileScanTask& task, const TableMetadata& metadata);
 
-// Plans the scan and calls fn with each task's rows, in plan order; stops at fn's first error.
-// Delete files shared by several tasks are read once.
+// Checks, cheaply, every data and delete file the tasks reference (each once): its size is the
+// manifest entry's file_size_in_bytes, its Parquet footer parses and validates, its row count is
+// the entry's record_count. Reads one footer per file, no pages: a caller that must not produce
+// partial output (`floe table scan`) checks before reading, so that only damage inside pages is
+// left to be found mid-read. Errors name the file.
+Status CheckScanFiles(const std::vector<FileScanTask>& tasks);
+
+// Calls fn with each task's rows, in the tasks' order; stops at fn's first error. Delete files
+// shared by several tasks are read once.
+Status ScanTasks(const TableMetadata& metadata, const std::vector<FileScanTask>& tasks,
+                 const std::function<Status(const RecordBatch&)>& fn);
+
+// PlanScan, then ScanTasks.
 Status ScanTable(const TableMetadata& metadata, std::optional<int64_t> snapshot_id,
                  const std::function<Status(const RecordBatch&)>& fn);
 

@@ -484,6 +484,55 @@ TEST(Scan, CorruptDataFileFailsWithItsPath) {
   EXPECT_NE(rows3.status().message().find(tasks[0].file.file_path), std::string::npos);
 }
 
+TEST(Scan, CheckScanFilesReadsFootersOnlyAndNamesTheFile) {
+  TempDir tmp;
+  auto made = TableHarness::Make(tmp.path(), "db", "check", SimpleSchema(), "", {});
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  TableHarness& h = **made;
+  auto bs = SimpleSchema().ToBatchSchema();
+  FLOE_ASSERT_OK(
+      h.CommitDelta(WriteMode::kAppend, {{false, MakeBatch(bs, {R(1, "a"), R(2, "b")})}}).status());
+  FLOE_ASSERT_OK(h.CommitDelta(WriteMode::kDelete, {{false, MakeBatch(bs, {R(1, {})})}}).status());
+  FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata md, h.Load());
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<FileScanTask> tasks, PlanScan(md));
+  ASSERT_EQ(tasks.size(), 1u);
+  ASSERT_EQ(tasks[0].equality_deletes.size(), 1u);
+  FLOE_ASSERT_OK(CheckScanFiles(tasks));
+  const DataFile& data = tasks[0].file;
+  const DataFile& deletes = *tasks[0].equality_deletes[0].file;
+  FLOE_ASSERT_OK_AND_ASSIGN(std::string data_path, UriToPath(data.file_path));
+  FLOE_ASSERT_OK_AND_ASSIGN(std::string delete_path, UriToPath(deletes.file_path));
+  FLOE_ASSERT_OK_AND_ASSIGN(std::string data_bytes, io::ReadFile(data_path));
+  FLOE_ASSERT_OK_AND_ASSIGN(std::string delete_bytes, io::ReadFile(delete_path));
+
+  // Truncated: the size tells.
+  FLOE_ASSERT_OK(io::WriteFileReplace(delete_path, delete_bytes.substr(0, 20)));
+  Status st = CheckScanFiles(tasks);
+  EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+  EXPECT_EQ(st.message(), "equality delete file " + deletes.file_path +
+                              " is 20 bytes, its manifest entry says " +
+                              std::to_string(deletes.file_size_in_bytes));
+  FLOE_ASSERT_OK(io::WriteFileReplace(delete_path, delete_bytes));
+  // Same size, broken footer: the footer tells.
+  std::string torn = data_bytes;
+  for (size_t i = torn.size() - 40; i < torn.size() - 8; ++i) torn[i] = 'x';
+  FLOE_ASSERT_OK(io::WriteFileReplace(data_path, torn));
+  st = CheckScanFiles(tasks);
+  EXPECT_FALSE(st.ok());
+  EXPECT_TRUE(st.message().starts_with("checking data file " + data.file_path + ": "))
+      << st.ToString();
+  // A page broken, the footer intact: only reading the rows finds it.
+  torn = data_bytes;
+  for (size_t i = 4; i < 64; ++i) torn[i] = static_cast<char>(torn[i] ^ 0x5a);
+  FLOE_ASSERT_OK(io::WriteFileReplace(data_path, torn));
+  FLOE_ASSERT_OK(CheckScanFiles(tasks));
+  EXPECT_FALSE(ReadTask(tasks[0], md).ok());
+  // Gone.
+  std::filesystem::remove(data_path);
+  st = CheckScanFiles(tasks);
+  EXPECT_NE(st.message().find(data.file_path), std::string::npos) << st.ToString();
+}
+
 // $FLOE_INTEROP_DIR/expected/<ns>.<table>.jsonl: the scan result (sorted), one JSON object per
 // row, for the independent reader to compare with.
 void WriteExpected(const TableHarness& h, const Schema& schema, const std::vector<Row>& rows) {

@@ -8,7 +8,9 @@
 
 #include "floe/kafka/kafka_internal.h"
 
+#include "floe/common/closest_match.h"
 #include "floe/common/log.h"
+#include "floe/kafka/property_names.h"
 
 namespace floe::kafka {
 
@@ -38,9 +40,12 @@ Result<ConfPtr> MakeConf(const Properties& properties) {
   ConfPtr conf(rd_kafka_conf_new());
   char err[512];
   for (const auto& [key, value] : properties) {
-    if (rd_kafka_conf_set(conf.get(), key.c_str(), value.c_str(), err, sizeof(err)) !=
-        RD_KAFKA_CONF_OK) {
-      return Status::InvalidArgument("kafka property '" + key + "' = '" + value + "': " + err);
+    rd_kafka_conf_res_t res =
+        rd_kafka_conf_set(conf.get(), key.c_str(), value.c_str(), err, sizeof(err));
+    if (res != RD_KAFKA_CONF_OK) {
+      std::string hint = res == RD_KAFKA_CONF_UNKNOWN ? DidYouMean(key, KnownPropertyNames()) : "";
+      return Status::InvalidArgument("kafka property '" + key + "' = '" + value + "': " + err +
+                                     hint);
     }
   }
   return conf;

@@ -7,12 +7,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "floe/common/log.h"
+#include "floe/connectors/connector_options.h"
 #include "floe/connectors/iceberg/iceberg_committer_operator.h"
 #include "floe/connectors/iceberg/iceberg_sink_internal.h"
 #include "floe/connectors/iceberg/iceberg_writer_operator.h"
 #include "floe/iceberg/data_file_codec.h"
 #include "floe/iceberg/partition_spec.h"
 #include "floe/iceberg/schema.h"
+#include "floe/iceberg/table_properties.h"
 #include "floe/io/file.h"
 
 namespace floe::connectors {
@@ -40,12 +43,14 @@ bool ParseU64(std::string_view s, uint64_t* out) {
   return ec == std::errc() && p == s.data() + s.size() && !s.empty();
 }
 
-// Options the sink understands besides the pass-through write.* / commit.* table properties.
+// Options the sink understands besides the table properties it passes through (the write.*,
+// commit.*, read.* and history.* keys Iceberg defines, iceberg/table_properties.h).
 const std::set<std::string>& KnownOptions() {
   static const std::set<std::string> kKnown = {
-      "connector",        "catalog-type",  "catalog-name",        "warehouse",
-      "catalog-database", "catalog-table", "format-version",      "sink.parallelism",
-      "sink-id",          "partition-by",  "write.upsert.enabled"};
+      "connector",      "catalog-type",         "catalog-name",
+      "warehouse",      "catalog-database",     "catalog-table",
+      "format-version", "sink.parallelism",     "sink-id",
+      "partition-by",   "write.upsert.enabled", std::string(kAllowUnknownProperties)};
   return kKnown;
 }
 
@@ -183,17 +188,36 @@ std::string CommitterVertexName(const IcebergSinkSpec& spec) {
 Result<IcebergSinkOptions> ParseIcebergSinkOptions(const IcebergSinkSpec& spec) {
   const TableDescriptor& t = spec.table;
   auto where = [&] { return "iceberg table '" + t.name + "': "; };
-  for (const auto& [key, value] : t.options) {
-    if (KnownOptions().count(key) || key.rfind("write.", 0) == 0 || key.rfind("commit.", 0) == 0) {
-      continue;
-    }
-    return Status::InvalidArgument(
-        where() + "unsupported option '" + key +
-        "' (supported: connector, catalog-type, catalog-name, warehouse, catalog-database, "
-        "catalog-table, format-version, write.upsert.enabled, sink.parallelism, sink-id, "
-        "partition-by, and write.* / commit.* table properties)");
-  }
   IcebergSinkOptions o;
+  std::string allow_unknown = Lower(OptionOr(t, std::string(kAllowUnknownProperties), "false"));
+  if (allow_unknown != "true" && allow_unknown != "false") {
+    return Status::InvalidArgument(where() + "option '" + std::string(kAllowUnknownProperties) +
+                                   "' must be 'true' or 'false', not '" + allow_unknown + "'");
+  }
+  for (const auto& [key, value] : t.options) {
+    if (KnownOptions().count(key)) continue;
+    if (iceberg::InTablePropertyNamespace(key)) {
+      // Iceberg stores any key and ignores the ones it does not know: a misspelled
+      // 'write.upsert.enabld' would quietly leave the table in append mode.
+      if (iceberg::IsKnownTableProperty(key)) continue;
+      if (allow_unknown == "true") {
+        o.unknown_properties.push_back(key);
+        continue;
+      }
+      return Status::InvalidArgument(
+          where() + "option '" + key + "' is not a table property Iceberg defines" +
+          DidYouMean(key, iceberg::TablePropertySuggestions(key)) + "; set '" +
+          std::string(kAllowUnknownProperties) + "' = 'true' to store it anyway");
+    }
+    std::vector<std::string> known(KnownOptions().begin(), KnownOptions().end());
+    return Status::InvalidArgument(
+        where() + "unsupported option '" + key + "'" + DidYouMean(key, known) +
+        " (supported: connector, catalog-type, catalog-name, warehouse, catalog-database, "
+        "catalog-table, format-version, write.upsert.enabled, sink.parallelism, sink-id, "
+        "partition-by, " +
+        std::string(kAllowUnknownProperties) +
+        ", and the write.* / commit.* / read.* / history.* table properties Iceberg defines)");
+  }
   std::string catalog_type = Lower(OptionOr(t, "catalog-type", "hadoop"));
   if (catalog_type != "hadoop") {
     return Status::InvalidArgument(
@@ -254,9 +278,7 @@ Result<IcebergSinkOptions> ParseIcebergSinkOptions(const IcebergSinkSpec& spec) 
   o.parallelism = static_cast<uint32_t>(p);
   o.partition_by = OptionOr(t, "partition-by", "");
   for (const auto& [key, value] : t.options) {
-    if (key.rfind("write.", 0) == 0 || key.rfind("commit.", 0) == 0) {
-      o.table_properties[key] = value;
-    }
+    if (iceberg::InTablePropertyNamespace(key)) o.table_properties[key] = value;
   }
   o.sink_id = EffectiveSinkId(spec, o.table);
   if (o.sink_id.empty())
@@ -434,6 +456,17 @@ Status PrepareIcebergTable(const IcebergSinkSpec& spec) {
     partition_spec = std::move(parsed).value();
   }
   if (o.upsert) FLOE_RETURN_NOT_OK(CheckUpsertPartitioning(where, schema, partition_spec));
+  if (!o.unknown_properties.empty()) {
+    std::string keys;
+    for (const std::string& key : o.unknown_properties) {
+      keys += (keys.empty() ? "'" : ", '") + key + "'" +
+              DidYouMean(key, iceberg::TablePropertySuggestions(key));
+    }
+    LogWarn(
+        "iceberg table '%s': storing table properties Iceberg does not define ('%s' is set): %s",
+        spec.table.name.c_str(), std::string(internal::kAllowUnknownProperties).c_str(),
+        keys.c_str());
+  }
   {
     // Sizes and codec: the same rules the writers apply.
     Result<iceberg::TableMetadata> probe =
@@ -585,6 +618,8 @@ Connector IcebergConnector() {
   }
   c.options.push_back("write.");
   c.options.push_back("commit.");
+  c.options.push_back("read.");
+  c.options.push_back("history.");
   c.add_sink = AddIcebergConnectorSink;
   c.accepts_changelog = IcebergAcceptsChangelog;
   return c;

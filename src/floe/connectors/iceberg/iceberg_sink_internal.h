@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "floe/common/record_batch.h"
@@ -38,9 +39,16 @@ struct IcebergSinkOptions {
   uint32_t parallelism = 1;  // writer subtasks ('sink.parallelism')
   std::string sink_id;       // effective sink id
   std::string partition_by;  // floe extension 'partition-by', "" = unpartitioned
-  // Table properties to set when the table is created (write.*, commit.*, format-version).
+  // Table properties to set when the table is created: the write.*, commit.*, read.* and
+  // history.* options.
   std::map<std::string, std::string> table_properties;
+  // Those of them Iceberg does not define, let through by 'floe.allow-unknown-properties'.
+  std::vector<std::string> unknown_properties;
 };
+
+// The sink option that lets table properties Iceberg does not define through (with a warning)
+// instead of refusing them as misspellings.
+inline constexpr std::string_view kAllowUnknownProperties = "floe.allow-unknown-properties";
 
 // Validates spec.table.options; errors name the option and the rule.
 Result<IcebergSinkOptions> ParseIcebergSinkOptions(const IcebergSinkSpec& spec);

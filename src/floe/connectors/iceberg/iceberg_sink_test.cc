@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "floe/common/log.h"
 #include "floe/connectors/connectors_test_util.h"
 #include "floe/connectors/iceberg/iceberg_committer_operator.h"
 #include "floe/connectors/iceberg/iceberg_sink_internal.h"
@@ -894,6 +895,85 @@ TEST(PrepareIcebergTable, RejectsBadOptionsNamingTheOptionAndTheRule) {
   s.table.options["write.upsert.enabled"] = "true";
   s.table.options["partition-by"] = "bucket(4, seq)";
   expect_error(s, "not in the primary key");
+}
+
+TEST(PrepareIcebergTable, AMisspelledTablePropertyIsRefusedWithTheClosestKey) {
+  auto error = [](const std::string& key, const std::string& value = "true") {
+    Sink sink(/*upsert=*/true);
+    sink.spec.table.options[key] = value;
+    return PrepareIcebergTable(sink.spec);
+  };
+  const std::string opt_in = "; set 'floe.allow-unknown-properties' = 'true' to store it anyway";
+  Status st = error("write.upsert.enabld");
+  EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+  EXPECT_EQ(st.message(),
+            "iceberg table 'seqs': option 'write.upsert.enabld' is not a table property Iceberg "
+            "defines (did you mean 'write.upsert.enabled'?)" +
+                opt_in);
+  EXPECT_EQ(error("commit.retry.num-retry", "3").message(),
+            "iceberg table 'seqs': option 'commit.retry.num-retry' is not a table property "
+            "Iceberg defines (did you mean 'commit.retry.num-retries'?)" +
+                opt_in);
+  // Per-column keys are suggested with the column the user wrote.
+  EXPECT_EQ(error("write.metadata.metric.column.seq", "full").message(),
+            "iceberg table 'seqs': option 'write.metadata.metric.column.seq' is not a table "
+            "property Iceberg defines (did you mean 'write.metadata.metrics.column.seq'?)" +
+                opt_in);
+  EXPECT_EQ(error("history.expire.max-snapshot-age", "1000").message(),
+            "iceberg table 'seqs': option 'history.expire.max-snapshot-age' is not a table "
+            "property Iceberg defines (did you mean 'history.expire.max-snapshot-age-ms'?)" +
+                opt_in);
+  // Nothing close: no suggestion. A per-column key needs its column.
+  EXPECT_EQ(error("write.floe-never-heard-of-this").message(),
+            "iceberg table 'seqs': option 'write.floe-never-heard-of-this' is not a table "
+            "property Iceberg defines" +
+                opt_in);
+  EXPECT_FALSE(error("write.metadata.metrics.column.", "full").ok());
+  // Plain options get a suggestion too.
+  EXPECT_NE(error("sink.paralelism", "2")
+                .message()
+                .find("unsupported option 'sink.paralelism' (did you mean 'sink.parallelism'?)"),
+            std::string::npos)
+      << error("sink.paralelism", "2").message();
+  EXPECT_FALSE(error("floe.allow-unknown-properties", "maybe").ok());
+}
+
+TEST(PrepareIcebergTable, KnownPropertiesPassAndTheOptInStoresUnknownOnesWithAWarning) {
+  Sink sink;
+  auto& options = sink.spec.table.options;
+  options["write.metadata.metrics.column.seq"] = "full";
+  options["write.parquet.bloom-filter-enabled.column.v"] = "true";
+  options["write.parquet.bloom-filter-fpp.column.v"] = "0.05";
+  options["write.metadata.metrics.default"] = "counts";
+  options["write.distribution-mode"] = "hash";
+  options["commit.retry.num-retries"] = "3";
+  options["history.expire.max-snapshot-age-ms"] = "86400000";
+  options["read.split.target-size"] = "1048576";
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  iceberg::TableMetadata md = sink.Metadata();
+  EXPECT_EQ(md.properties.at("write.metadata.metrics.column.seq"), "full");
+  EXPECT_EQ(md.properties.at("write.parquet.bloom-filter-enabled.column.v"), "true");
+  EXPECT_EQ(md.properties.at("history.expire.max-snapshot-age-ms"), "86400000");
+  EXPECT_EQ(md.properties.at("read.split.target-size"), "1048576");
+
+  Sink other;
+  other.spec.table.options["write.upsert.enabld"] = "true";
+  other.spec.table.options["write.custom.tag"] = "blue";
+  other.spec.table.options["floe.allow-unknown-properties"] = "true";
+  std::vector<std::string> lines;
+  SetLogSinkForTesting([&](LogLevel, std::string_view line) { lines.emplace_back(line); });
+  Status st = PrepareIcebergTable(other.spec);
+  SetLogSinkForTesting({});
+  ASSERT_OK(st);
+  md = other.Metadata();
+  EXPECT_EQ(md.properties.at("write.upsert.enabld"), "true");
+  EXPECT_EQ(md.properties.at("write.custom.tag"), "blue");
+  EXPECT_EQ(md.properties.count("floe.allow-unknown-properties"), 0u);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0],
+            "floe: warning: iceberg table 'seqs': storing table properties Iceberg does not define "
+            "('floe.allow-unknown-properties' is set): 'write.custom.tag', 'write.upsert.enabld' "
+            "(did you mean 'write.upsert.enabled'?)\n");
 }
 
 TEST(PrepareIcebergTable, AnExistingTableMustHaveTheDeclaredColumns) {

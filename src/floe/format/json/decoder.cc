@@ -77,6 +77,54 @@ std::string_view TrimRight(std::string_view s) {
   return s;
 }
 
+// U+FEFF in UTF-8. Jackson (so Flink) skips it at the start of its input; so does the decoder.
+constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+
+// The offset just past the '}' closing the object `text` starts with, or npos when the text
+// ends first. Counts brackets outside strings only; whether the object is valid JSON is left to
+// the parser.
+size_t EndOfObject(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// "unexpected content after the JSON object at column N: <text>" for content starting at `at`
+// in `line`; the column counts characters (UTF-8 sequences) from 1, as editors do.
+Status TrailingContent(std::string_view line, const char* at) {
+  size_t offset = static_cast<size_t>(at - line.data());
+  size_t column = 1;
+  for (size_t i = 0; i < offset; ++i) column += (static_cast<uint8_t>(line[i]) & 0xC0) != 0x80;
+  std::string_view rest = TrimRight(line.substr(offset));
+  std::string shown;
+  if (rest.starts_with(kByteOrderMark)) {
+    shown = "a UTF-8 byte-order mark (EF BB BF)";
+  } else {
+    constexpr size_t kMax = 40;
+    size_t n = std::min(rest.size(), kMax);
+    while (n < rest.size() && n > 0 && (static_cast<uint8_t>(rest[n]) & 0xC0) == 0x80) --n;
+    shown = std::string(rest.substr(0, n)) + (n < rest.size() ? "..." : "");
+  }
+  return Status::InvalidArgument("unexpected content after the JSON object at column " +
+                                 std::to_string(column) + ": " + shown);
+}
+
 // JSON number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?. Sets *integral when there is
 // neither fraction nor exponent.
 bool IsJsonNumber(std::string_view s, bool* integral) {
@@ -424,25 +472,62 @@ struct JsonLinesDecoder::Impl {
     return LineError(line, st.message());
   }
 
+  // Parses `text` (inside the input buffer) as one document and stages it as a row. Sets
+  // *after to where a further value starts on the line, or nullptr. On error the row may be
+  // partly appended: the caller must Rollback().
+  Status StageText(std::string_view text, const char** after) {
+    *after = nullptr;
+    size_t room = capacity - (text.data() - buf);
+    od::document doc;
+    simdjson::error_code err = parser.iterate(text.data(), text.size(), room).get(doc);
+    if (err) {
+      return Status::InvalidArgument(std::string("invalid JSON: ") + simdjson::error_message(err));
+    }
+    FLOE_RETURN_NOT_OK(Stage(doc));
+    auto location = doc.current_location();
+    if (location.error() == simdjson::OUT_OF_BOUNDS) return Status::OK();
+    if (location.error()) {
+      return Status::InvalidArgument(std::string("invalid JSON: ") +
+                                     simdjson::error_message(location.error()));
+    }
+    *after = location.value_unsafe();
+    return Status::OK();
+  }
+
+  // Stages the line `raw` (no newline), whose text without surrounding whitespace is `text`.
+  // On error the row may be partly appended: the caller must Rollback().
+  Status StageLine(std::string_view raw, std::string_view text) {
+    if (text.starts_with(kByteOrderMark)) {
+      return Status::InvalidArgument(
+          "stray UTF-8 byte-order mark (EF BB BF) at the start of the line; only the start of a "
+          "file may hold one");
+    }
+    const char* after = nullptr;
+    Status st = StageText(text, &after);
+    if (st.ok()) return after == nullptr ? st : TrailingContent(raw, after);
+    // simdjson checks that a document ends where its object does before reading the object, so
+    // `{"id":4} xyz` fails as an unfinished object. When the line holds a whole object followed
+    // by something else, decode the object alone: its own error comes first, else the content
+    // after it is the error.
+    if (text[0] != '{') return st;
+    size_t end = EndOfObject(text);
+    if (end == std::string_view::npos || end == text.size()) return st;
+    Rollback();
+    FLOE_RETURN_NOT_OK(StageText(text.substr(0, end), &after));
+    size_t next = end;
+    while (IsSpace(text[next])) ++next;
+    return TrailingContent(raw, text.data() + next);
+  }
+
   // Decodes the single line [begin, begin + len) of the input (no newline) on its own.
   Status DecodeOneLine(size_t begin, size_t len, int64_t line) {
-    std::string_view text = TrimRight(std::string_view(buf + begin, len));
+    std::string_view raw(buf + begin, len);
+    std::string_view text = TrimRight(raw);
     size_t lead = 0;
     while (lead < text.size() && IsSpace(text[lead])) ++lead;
     if (lead == text.size()) return Status::OK();  // blank line
     text.remove_prefix(lead);
-    size_t room = capacity - (text.data() - buf);
-    od::document doc;
-    simdjson::error_code err = parser.iterate(text.data(), text.size(), room).get(doc);
-    Status st;
-    if (err) {
-      st = Status::InvalidArgument(std::string("invalid JSON: ") + simdjson::error_message(err));
-    } else {
-      st = Stage(doc);
-      if (st.ok() && doc.current_location().error() != simdjson::OUT_OF_BOUNDS) {
-        st = Status::InvalidArgument("more than one JSON value on the line");
-      }
-    }
+    Status st = StageLine(raw, text);
     if (!st.ok()) {
       Rollback();
       return OnBadLine(line, st);
@@ -542,6 +627,11 @@ struct JsonLinesDecoder::Impl {
   }
 
   Status Run(std::string_view data, size_t padding, int64_t first_line) {
+    // A byte-order mark opening the input (a file's first line, a Kafka message) is skipped,
+    // as Jackson does; anywhere else StageLine refuses it.
+    if (first_line == 1 && data.starts_with(kByteOrderMark)) {
+      data.remove_prefix(kByteOrderMark.size());
+    }
     size_t n = data.size();
     if (padding >= simdjson::SIMDJSON_PADDING) {
       // The caller's buffer is readable far enough past the end: parse in place.

@@ -260,13 +260,86 @@ TEST(JsonDecode, ErrorMessagesNameSourceLineFieldAndType) {
   EXPECT_EQ(err(R"([1,2])"), "t.jsonl:3: expected a JSON object, got array");
   EXPECT_EQ(err(R"("just a string")"),
             "t.jsonl:3: expected a JSON object, got string \"just a string\"");
-  EXPECT_EQ(err(R"({"id":1} {"id":2})"), "t.jsonl:3: more than one JSON value on the line");
+  EXPECT_EQ(err(R"({"id":1} {"id":2})"),
+            "t.jsonl:3: unexpected content after the JSON object at column 10: {\"id\":2}");
   EXPECT_EQ(err(R"({"id":01})"),
             "t.jsonl:3: field 'id': expected BIGINT NOT NULL, got number 01 (invalid JSON number)");
   EXPECT_TRUE(err(R"({"id":1,)").starts_with("t.jsonl:3: invalid JSON: ")) << err(R"({"id":1,)");
   EXPECT_TRUE(err(R"({"id":1)").starts_with("t.jsonl:3: invalid JSON: "));
   EXPECT_TRUE(err("{\"id\":1,\"name\":\"\xff\"}").starts_with("t.jsonl:3: invalid JSON: "));
   EXPECT_TRUE(err("{\"id\":1,\n\"name\":\"x\"}").starts_with("t.jsonl:3: invalid JSON: "));
+}
+
+TEST(JsonDecode, ContentAfterTheObjectIsNamedWithItsColumn) {
+  auto schema = Schema({{"id", DataType::Int64(), false}, {"name", DataType::String()}});
+  const std::string good = "{\"id\":1}\n";
+  // The bad line as line 2 in the middle of the input, and as the last line without '\n'.
+  auto err = [&](std::string_view bad_line) {
+    std::string middle = DecodeError(schema, good + std::string(bad_line) + "\n" + good);
+    EXPECT_EQ(DecodeError(schema, good + std::string(bad_line)), middle);
+    return middle;
+  };
+  EXPECT_EQ(err(R"({"id":4} xyz)"),
+            "t.jsonl:2: unexpected content after the JSON object at column 10: xyz");
+  EXPECT_EQ(err(R"({"id":4}xyz)"),
+            "t.jsonl:2: unexpected content after the JSON object at column 9: xyz");
+  EXPECT_EQ(err(R"({"id":4}})"),
+            "t.jsonl:2: unexpected content after the JSON object at column 9: }");
+  EXPECT_EQ(err(R"({"id":4},)"),
+            "t.jsonl:2: unexpected content after the JSON object at column 9: ,");
+  EXPECT_EQ(err(R"(  {"id":4,"name":"}"} // note)"),
+            "t.jsonl:2: unexpected content after the JSON object at column 23: // note");
+  // Columns count characters, not bytes.
+  EXPECT_EQ(err("{\"id\":4,\"name\":\"\xC3\xA9\"} x"),
+            "t.jsonl:2: unexpected content after the JSON object at column 21: x");
+  EXPECT_EQ(err(R"({"id":4} )" + std::string(60, 'z')),
+            "t.jsonl:2: unexpected content after the JSON object at column 10: " +
+                std::string(40, 'z') + "...");
+  // An error inside the object comes first.
+  EXPECT_EQ(err(R"({"id":"x"} xyz)"),
+            "t.jsonl:2: field 'id': expected BIGINT NOT NULL, got string \"x\"");
+  EXPECT_TRUE(err(R"({"id":4,} xyz)").starts_with("t.jsonl:2: invalid JSON: "));
+  // Alone in the input, and skipped with ignore_parse_errors.
+  EXPECT_EQ(DecodeError(schema, R"({"id":4} xyz)"),
+            "t.jsonl:1: unexpected content after the JSON object at column 10: xyz");
+  RecordBatch batch(schema);
+  auto d = MakeDecoder(schema, /*ignore=*/true);
+  ASSERT_TRUE(d->Decode("{\"id\":1}\n{\"id\":4} xyz\n{\"id\":5}\n", "t.jsonl", 1, &batch).ok());
+  EXPECT_EQ(d->skipped_lines(), 1);
+  EXPECT_EQ(batch.num_rows(), 2u);
+}
+
+TEST(JsonDecode, ByteOrderMarkIsSkippedAtTheStartOfTheInputOnly) {
+  auto schema = Schema({{"id", DataType::Int64(), false}});
+  const std::string bom = "\xEF\xBB\xBF";
+  // At the start of the input (a file's first line, a Kafka message), as Jackson does.
+  RecordBatch b = MustDecode(schema, bom + "{\"id\":1}\n{\"id\":2}\n");
+  ASSERT_EQ(b.num_rows(), 2u);
+  EXPECT_EQ(b.column(0).Get<int64_t>(0), 1);
+  EXPECT_EQ(MustDecode(schema, bom + "{\"id\":1}").num_rows(), 1u);
+  EXPECT_EQ(MustDecode(schema, bom + "\n{\"id\":1}\n").num_rows(), 1u);
+  EXPECT_EQ(MustDecode(schema, bom).num_rows(), 0u);  // a BOM-only file holds no rows
+  std::string padded = bom + "{\"id\":7}\n" + std::string(JsonLinesDecoder::kPadding, ' ');
+  RecordBatch in_place(schema);
+  ASSERT_TRUE(MakeDecoder(schema)
+                  ->DecodePadded(std::string_view(padded.data(), bom.size() + 9),
+                                 JsonLinesDecoder::kPadding, "t.jsonl", 1, &in_place)
+                  .ok());
+  ASSERT_EQ(in_place.num_rows(), 1u);
+  EXPECT_EQ(in_place.column(0).Get<int64_t>(0), 7);
+  // Anywhere else it is an error that says what it is (files joined with cat, say).
+  const std::string mid =
+      "stray UTF-8 byte-order mark (EF BB BF) at the start of the line; only the start of a file "
+      "may hold one";
+  EXPECT_EQ(DecodeError(schema, "{\"id\":1}\n" + bom + "{\"id\":2}\n"), "t.jsonl:2: " + mid);
+  EXPECT_EQ(DecodeError(schema, "{\"id\":1}\n  " + bom + "{\"id\":2}"), "t.jsonl:2: " + mid);
+  RecordBatch later(schema);
+  Status st = MakeDecoder(schema)->Decode(bom + "{\"id\":2}\n", "t.jsonl", 5, &later);
+  EXPECT_EQ(st.message(), "t.jsonl:5: " + mid);
+  EXPECT_EQ(DecodeError(schema, bom + bom + "{\"id\":2}\n"), "t.jsonl:1: " + mid);
+  EXPECT_EQ(DecodeError(schema, "{\"id\":1}" + bom),
+            "t.jsonl:1: unexpected content after the JSON object at column 9: a UTF-8 "
+            "byte-order mark (EF BB BF)");
 }
 
 TEST(JsonDecode, StopsAtTheFirstBadLineKeepingEarlierRows) {
