@@ -2,6 +2,10 @@
 BUILD ?= build
 FLOE := $(BUILD)/src/floe/cli/floe
 JOBS ?= 2
+# ccache keys on paths relative to the checkout, so a fresh clone elsewhere (CI) reuses objects
+# compiled in another checkout of the same sources.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 
 .PHONY: deps build run test bench format
 

@@ -185,10 +185,7 @@ Result<KafkaSinkConfig> MakeKafkaSinkConfig(const TableDescriptor& table,
     return Status::InvalidArgument(
         OptionError(table, "topic", "must name the one topic the kafka sink writes", config.topic));
   }
-  if (config.properties["bootstrap.servers"].empty()) {
-    return Status::InvalidArgument("table '" + table.name +
-                                   "': the kafka connector needs 'properties.bootstrap.servers'");
-  }
+  FLOE_RETURN_NOT_OK(CheckKafkaClientProperties(table, config.properties));
   std::string format = StringOption(table, "value.format", StringOption(table, "format", ""));
   if (format != "json") {
     return Status::InvalidArgument(OptionError(
@@ -768,5 +765,20 @@ Status AddKafkaSink(runtime::JobGraph& graph, runtime::VertexId input, const std
 }
 
 const std::vector<std::string>& KafkaSinkOptionNames() { return kKafkaSinkOptions; }
+
+Status CheckKafkaClientProperties(const TableDescriptor& table,
+                                  const kafka::Properties& properties) {
+  // A misspelt name first: 'properties.bootstrap.servrs' should not read as a missing one.
+  if (Status st = kafka::CheckProperties(properties); !st.ok()) {
+    return Status::InvalidArgument("table '" + table.name + "': " + st.message() +
+                                   " (from 'properties.*')");
+  }
+  auto servers = properties.find("bootstrap.servers");
+  if (servers == properties.end() || servers->second.empty()) {
+    return Status::InvalidArgument("table '" + table.name +
+                                   "': the kafka connector needs 'properties.bootstrap.servers'");
+  }
+  return Status::OK();
+}
 
 }  // namespace floe::connectors

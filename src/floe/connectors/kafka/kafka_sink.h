@@ -200,4 +200,10 @@ Status AddKafkaSink(runtime::JobGraph& graph, runtime::VertexId input, const std
 // The sink's WITH options (besides 'properties.*'), for the registry.
 const std::vector<std::string>& KafkaSinkOptionNames();
 
+// The 'properties.*' of a Kafka table (prefix removed): a name librdkafka does not know is
+// refused with the closest known one, then 'bootstrap.servers' must be set. Errors name the
+// table.
+Status CheckKafkaClientProperties(const TableDescriptor& table,
+                                  const kafka::Properties& properties);
+
 }  // namespace floe::connectors

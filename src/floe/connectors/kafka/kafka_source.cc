@@ -173,11 +173,7 @@ Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
   }
   FLOE_ASSIGN_OR_RAISE(int64_t scan_parallelism, IntOption(table, "scan.parallelism", 0, 1, 32768));
   config.parallelism = static_cast<uint32_t>(scan_parallelism);
-  if (config.properties.count("bootstrap.servers") == 0 ||
-      config.properties["bootstrap.servers"].empty()) {
-    return Status::InvalidArgument("table '" + table.name +
-                                   "': the kafka connector needs 'properties.bootstrap.servers'");
-  }
+  FLOE_RETURN_NOT_OK(CheckKafkaClientProperties(table, config.properties));
   auto group = config.properties.find("group.id");
   if (group != config.properties.end()) config.group_id = group->second;
   std::string format = StringOption(table, "value.format", StringOption(table, "format", ""));

@@ -446,6 +446,15 @@ TEST_F(KafkaSourceTest, RefusesBadOptionsAtPlanTime) {
   refused({{"format", "debezium-json"}, {"debezium-json.schema-include", "maybe"}},
           "debezium-json.schema-include");
   refused({{"properties.no.such.property", "1"}}, "no.such.property");
+  {
+    // A misspelt bootstrap property is named as such, not as a missing one.
+    TableDescriptor t = KTable({{"properties.bootstrap.servrs", Bootstrap()}});
+    t.options.erase("properties.bootstrap.servers");
+    Result<KafkaSourceConfig> c = MakeKafkaSourceConfig(t);
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.status().message().find("did you mean 'bootstrap.servers'"), std::string::npos)
+        << c.status().ToString();
+  }
   refused({{"json.timestamp-format.standard", "RFC-3339"}},
           "option 'json.timestamp-format.standard' must be 'SQL' (\"2020-12-30 12:13:14.123\", "
           "the default) or 'ISO-8601' (\"2020-12-30T12:13:14.123\"), got 'RFC-3339'");
