@@ -96,6 +96,39 @@ for (const point of CRASH_POINTS) {
   }
 }
 
+// The .parquet files under the table's data directory.
+function dataFiles(p) {
+  const dir = path.join(p.wh, 'demo', p.name, 'data');
+  return fs.readdirSync(dir, { recursive: true }).filter((f) => f.endsWith('.parquet'));
+}
+
+// A worker killed after handing files over for a checkpoint that never completes leaves them
+// (and its open files) behind; the restarted worker removes the files of its job's earlier
+// attempts that no checkpoint, savepoint or snapshot references before it starts
+// (docs/exactly-once.md, "Files of failed attempts"). At the end the data directory holds
+// exactly the table's files. Nothing here removes or rewrites files, so the newest snapshot's
+// totals count every file the table ever referenced.
+for (const upsert of [false, true]) {
+  test(`files of a killed attempt (${upsert ? 'upsert' : 'append'}): removed at restart, the data dir holds only the table's files`, async (t) => {
+    const p = pipeline(`orphans_${upsert ? 'upsert' : 'append'}`, { upsert, rps: 6000 });
+    const { code, err } = await run(p, { crashAt: 'after-barrier-ack:2' }).done;
+    assert.equal(code, 0, err);
+    assert.match(err, /killed by SIGKILL/, err);
+    // One attempt token per writer subtask instance of the killed worker.
+    const removed = err.match(/removed (\d+) files \(\d+ bytes\) from demo\.\S+ that earlier attempts \(([0-9a-f]{8}(?:, [0-9a-f]{8})*)\) of job/);
+    assert.ok(removed && Number(removed[1]) > 0, `no removal logged:\n${err}`);
+    const attempts = removed[2].split(', ');
+    verify(p, 12000);
+    const snaps = snapshots(p);
+    const totals = snaps[snaps.length - 1].summary;
+    const referenced = Number(totals['total-data-files']) + Number(totals['total-delete-files'] || 0);
+    const files = dataFiles(p);
+    for (const a of attempts) assert.ok(!files.some((f) => f.includes(`-${a}-`)), `a file of ${a} is left`);
+    assert.equal(files.length, referenced, `data dir: ${files.length} files, table: ${referenced}`);
+    t.diagnostic(`removed ${removed[1]} files of ${removed[2]}; ${files.length} files left`);
+  });
+}
+
 test('old savepoint restored with new input waiting: no duplicate, no missing row, no freeze', async (t) => {
   const p = pipeline('savepoint_old', { rps: 3000 });
   const first = run(p);

@@ -937,7 +937,14 @@ Result<WriteResult> DeltaWriter::Finish() {
   }
   if (state_->data) {
     auto data = state_->data->Finish();
-    if (!data.ok()) return fail(data.status());
+    if (!data.ok()) {
+      // The delete files are finished, so no Abandon removes them; nothing will reference them.
+      for (const DataFile& f : result.delete_files) {
+        Result<std::string> path = UriToPath(f.file_path);
+        if (path.ok()) (void)io::RemoveFile(*path);
+      }
+      return fail(data.status());
+    }
     result.data_files = std::move(*data);
   }
   status_ = Status::Internal("writer already finished");

@@ -1,5 +1,6 @@
 #include "floe/runtime/checkpoint_coordinator.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace floe::runtime {
@@ -77,6 +78,7 @@ Result<std::optional<CompletedCheckpointInfo>> CheckpointCoordinator::Acknowledg
   std::string task = state.task;
   p.acks.emplace(std::move(task), std::move(state));
   if (p.acks.size() < expected_.size()) return std::optional<CompletedCheckpointInfo>();
+  last_fully_acknowledged_ = std::max(last_fully_acknowledged_, id);
 
   if (options_.storage != nullptr) {
     std::vector<TaskStateHandle> handles;

@@ -87,6 +87,10 @@ class CheckpointCoordinator {
   std::optional<CheckpointLocation> LocationOf(CheckpointId id) const;
   size_t num_pending() const { return pending_.size(); }
   CheckpointId last_completed() const { return last_completed_; }
+  // The highest checkpoint or savepoint id every task acknowledged, whose `_metadata` was then
+  // written or attempted (a failed write may still have left it on disk). Nothing above it
+  // completed; a failed run's operators may drop what they staged above it (Operator::Abandon).
+  CheckpointId last_fully_acknowledged() const { return last_fully_acknowledged_; }
   CheckpointId last_triggered() const { return CheckpointId(next_id_.value - 1); }
   int consecutive_failures() const { return consecutive_failures_; }
   const CheckpointConfig& config() const { return options_.config; }
@@ -110,6 +114,7 @@ class CheckpointCoordinator {
   std::map<CheckpointId, Pending> pending_;
   CheckpointId next_id_;
   CheckpointId last_completed_;
+  CheckpointId last_fully_acknowledged_;
   int64_t next_periodic_millis_ = 0;
   std::optional<int64_t> last_end_millis_;
   int consecutive_failures_ = 0;

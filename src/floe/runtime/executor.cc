@@ -57,6 +57,7 @@ struct ExecutorTask {
   std::vector<int> channel_input;  // gate channel -> logical input (edge) index
   std::vector<Output> outputs;
   std::thread thread;
+  bool opened = false;  // set on the task's thread; read after it was joined
 };
 
 struct LocalExecutor::Impl {
@@ -70,6 +71,7 @@ struct LocalExecutor::Impl {
   bool started = false;
   bool joined = false;
   bool user_cancelled = false;
+  bool abandoned = false;
   size_t done_tasks = 0;
   size_t ended_tasks = 0;
   Status first_error;
@@ -403,6 +405,7 @@ void LocalExecutor::Impl::RunTask(ExecutorTask& t) {
   }
   Status st = t.source ? t.source->Open(ctx) : t.op->Open(ctx);
   const bool opened = st.ok();
+  t.opened = opened;
   if (st.ok() && blob != nullptr) {
     StateReader reader(*blob);
     st = t.source ? t.source->Restore(reader) : t.op->Restore(reader);
@@ -584,6 +587,15 @@ Status LocalExecutor::Wait() {
   }
   std::lock_guard lock(impl_->mu);
   return impl_->first_error;
+}
+
+void LocalExecutor::Abandon(CheckpointId last_completed) {
+  std::lock_guard join_lock(impl_->join_mu);
+  if (!impl_->joined || impl_->abandoned) return;
+  impl_->abandoned = true;
+  for (auto& t : impl_->tasks) {
+    if (t->opened && t->op) t->op->Abandon(last_completed);
+  }
 }
 
 JobState LocalExecutor::state() const {

@@ -74,6 +74,10 @@ class LocalExecutor {
   void Cancel();
   // Blocks until every task thread ended. OK when the job finished or was cancelled.
   Status Wait();
+  // Operator::Abandon(last_completed) on every operator that was opened, on this thread; once.
+  // REQUIRES: Wait() returned, the job did not finish, and no checkpoint or savepoint above
+  // `last_completed` completed (the owner knows: it completes them).
+  void Abandon(CheckpointId last_completed);
 
   JobState state() const;
   // Every subtask's TaskName (the keys of acks and of CompletedCheckpoint::task_states).

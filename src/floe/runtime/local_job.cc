@@ -283,6 +283,16 @@ Status LocalJob::Wait() {
     impl_->timer_cv.notify_all();
   }
   if (impl_->timer.joinable()) impl_->timer.join();
+  if (impl_->executor->state() != JobState::kFinished) {
+    // Every task thread ended, so no checkpoint completes any more: what the operators staged
+    // above the last one every task acknowledged can never be committed.
+    CheckpointId last;
+    {
+      std::lock_guard lock(impl_->mu);
+      last = std::max(impl_->restored_from, impl_->coordinator->last_fully_acknowledged());
+    }
+    impl_->executor->Abandon(last);
+  }
   std::lock_guard lock(impl_->mu);
   if (!impl_->job_error.ok()) st = impl_->job_error;
   if (st.ok() && impl_->executor->state() == JobState::kCancelled) {

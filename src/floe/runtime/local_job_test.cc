@@ -528,6 +528,111 @@ TEST(LocalJob, AFailedStopSavepointLetsTheJobRunOnWithCheckpoints) {
   EXPECT_EQ(Delivered(s.log, again->value), 2u);
 }
 
+// Records the end of an operator's life; fails in OnBarrier(fail_at) (0: never).
+struct Lifecycle {
+  std::mutex mu;
+  std::vector<std::string> events;
+  void Add(std::string e) {
+    std::lock_guard lock(mu);
+    events.push_back(std::move(e));
+  }
+};
+class LifecycleOp final : public Operator {
+ public:
+  LifecycleOp(Lifecycle* l, std::string name, uint64_t fail_at)
+      : l_(l), name_(std::move(name)), fail_at_(fail_at) {}
+  Status ProcessBatch(const RecordBatch& b, int, Collector& out) override {
+    return out.Emit(RecordBatch(b));
+  }
+  Status OnBarrier(CheckpointId id, StateWriter&, Collector&) override {
+    if (id.value == fail_at_) return Status::IOError("no space left on device");
+    return Status::OK();
+  }
+  Status Close() override {
+    l_->Add(name_ + " close");
+    return Status::OK();
+  }
+  void Abandon(CheckpointId last_completed) override {
+    l_->Add(name_ + " abandon " + last_completed.ToString());
+  }
+
+ private:
+  Lifecycle* l_;
+  std::string name_;
+  uint64_t fail_at_;
+};
+
+// numbers (1) -> a (fails in OnBarrier(fail_at)) -> b
+JobGraph LifecycleGraph(Shared* s, Lifecycle* l, uint64_t fail_at) {
+  JobGraph g;
+  VertexId src = g.AddSource("numbers", 1,
+                             [s](const TaskInfo& t) { return testing::Src<CountingSource>(s, t); });
+  VertexId a = g.AddOperator(
+      "a", 1, [l, fail_at](const TaskInfo&) { return testing::Op<LifecycleOp>(l, "a", fail_at); });
+  VertexId b =
+      g.AddOperator("b", 1, [l](const TaskInfo&) { return testing::Op<LifecycleOp>(l, "b", 0); });
+  g.Connect(src, a, Partitioning::Forward());
+  g.Connect(a, b, Partitioning::Forward());
+  return g;
+}
+
+// A failed run tells every operator, once all tasks ended, the highest checkpoint or savepoint
+// that may have completed: what was staged above it can be thrown away (Operator::Abandon).
+TEST(LocalJob, AFailedRunAbandonsEveryOperatorAboveTheLastCompletedCheckpointOrSavepoint) {
+  testing::TempDir tmp;
+  Shared s;
+  s.end = INT64_MAX;
+  s.limit = 100;
+  Lifecycle l;
+  auto job = LocalJob::Make(LifecycleGraph(&s, &l, 3), Options(&s, tmp.path())).ValueOrDie();
+  ASSERT_TRUE(job->Start().ok());
+  EXPECT_EQ(*job->TriggerCheckpoint(), CheckpointId(1));
+  ASSERT_TRUE(s.completed.WaitFor(1));
+  EXPECT_EQ(*job->TriggerCheckpoint(/*is_savepoint=*/true), CheckpointId(2));
+  ASSERT_TRUE(s.completed.WaitFor(2));
+  EXPECT_EQ(*job->TriggerCheckpoint(), CheckpointId(3));  // 'a' fails on its barrier
+  Status st = job->Wait();
+  EXPECT_NE(st.ToString().find("no space left on device"), std::string::npos) << st.ToString();
+  EXPECT_EQ(job->state(), JobState::kFailed);
+  std::lock_guard lock(l.mu);
+  ASSERT_EQ(l.events.size(), 4u);
+  for (const std::string name : {"a", "b"}) {
+    auto close = std::find(l.events.begin(), l.events.end(), name + " close");
+    auto abandon = std::find(l.events.begin(), l.events.end(), name + " abandon 2");
+    ASSERT_NE(close, l.events.end()) << name;
+    ASSERT_NE(abandon, l.events.end()) << name;
+    EXPECT_LT(close, abandon) << name;
+  }
+}
+
+TEST(LocalJob, AFinishedRunAbandonsNothingACancelledOneAbandonsAboveItsLastCheckpoint) {
+  Shared s;
+  s.end = 50;
+  Lifecycle finished;
+  {
+    auto job = LocalJob::Make(LifecycleGraph(&s, &finished, 0), Options(&s, "")).ValueOrDie();
+    ASSERT_TRUE(job->Start().ok());
+    ASSERT_TRUE(job->Wait().ok());
+    EXPECT_EQ(job->state(), JobState::kFinished);
+  }
+  std::sort(finished.events.begin(), finished.events.end());
+  EXPECT_EQ(finished.events, (std::vector<std::string>{"a close", "b close"}));
+
+  Shared c;
+  c.end = INT64_MAX;
+  c.limit = 100;
+  Lifecycle cancelled;
+  auto job = LocalJob::Make(LifecycleGraph(&c, &cancelled, 0), Options(&c, "")).ValueOrDie();
+  ASSERT_TRUE(job->Start().ok());
+  EXPECT_EQ(*job->TriggerCheckpoint(), CheckpointId(1));
+  ASSERT_TRUE(c.completed.WaitFor(1));
+  job->Cancel();
+  ASSERT_TRUE(job->Wait().ok());
+  std::lock_guard lock(cancelled.mu);
+  EXPECT_EQ(std::count(cancelled.events.begin(), cancelled.events.end(), "a abandon 1"), 1);
+  EXPECT_EQ(std::count(cancelled.events.begin(), cancelled.events.end(), "b abandon 1"), 1);
+}
+
 TEST(LocalJob, RestoreFromLatestWithoutCheckpointIsNotFound) {
   testing::TempDir tmp;
   Shared s;

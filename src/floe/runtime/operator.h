@@ -78,6 +78,12 @@ class Collector {
 // * Restore: called after Open with the blob this subtask wrote at the restored checkpoint.
 // * Close: release resources. Called once after a successful Open however the task ends
 //   (finished, failed, cancelled); it must not commit anything.
+// * Abandon(last_completed): the run ended without finishing (a task failed, or it was
+//   cancelled). Called after Close, on every operator that was opened, once every task thread
+//   has ended -- so on the thread that waited for the job, not the subtask's. No checkpoint or
+//   savepoint above `last_completed` completed in this run and none ever will: remove what was
+//   staged for them only (files handed over at their barriers), never anything a completed one
+//   may hold. Best effort; must not commit. Not called when the process dies (SIGKILL).
 // Any non-OK status fails the job.
 class Operator {
  public:
@@ -107,6 +113,7 @@ class Operator {
     return Status::OK();
   }
   virtual Status Close() { return Status::OK(); }
+  virtual void Abandon(CheckpointId last_completed) { (void)last_completed; }
 };
 
 // Result of one SourceOperator::Poll, DuckDB-style flow control.

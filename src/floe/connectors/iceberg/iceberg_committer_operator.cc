@@ -10,11 +10,59 @@
 
 namespace floe::connectors {
 
+namespace internal {
+
 namespace {
 
-constexpr uint32_t kStateVersion = 1;
+constexpr uint32_t kCommitterStateVersion = 1;
 
 }  // namespace
+
+void EncodeCommitterState(const std::string& sink_id,
+                          const std::map<uint64_t, PendingCommit>& pending,
+                          runtime::StateWriter& out) {
+  out.PutU32(kCommitterStateVersion);
+  out.PutString(sink_id);
+  out.PutU32(static_cast<uint32_t>(pending.size()));
+  for (const auto& [id, p] : pending) {
+    out.PutU64(id);
+    out.PutU32(static_cast<uint32_t>(p.positions.size()));
+    for (const auto& [task, position] : p.positions) {
+      out.PutString(task);
+      out.PutString(position);
+    }
+    iceberg::EncodeDataFiles(p.data_files, out);
+    iceberg::EncodeDataFiles(p.delete_files, out);
+  }
+}
+
+Result<CommitterState> DecodeCommitterState(runtime::StateReader& in) {
+  FLOE_ASSIGN_OR_RAISE(uint32_t version, in.GetU32());
+  if (version != kCommitterStateVersion) {
+    return Status::Corruption("iceberg committer state: unknown format version " +
+                              std::to_string(version));
+  }
+  CommitterState state;
+  FLOE_ASSIGN_OR_RAISE(state.sink_id, in.GetString());
+  FLOE_ASSIGN_OR_RAISE(uint32_t count, in.GetU32());
+  for (uint32_t i = 0; i < count; ++i) {
+    FLOE_ASSIGN_OR_RAISE(uint64_t id, in.GetU64());
+    PendingCommit p;
+    FLOE_ASSIGN_OR_RAISE(uint32_t positions, in.GetU32());
+    for (uint32_t k = 0; k < positions; ++k) {
+      FLOE_ASSIGN_OR_RAISE(std::string task, in.GetString());
+      FLOE_ASSIGN_OR_RAISE(std::string position, in.GetString());
+      p.positions[std::move(task)] = std::move(position);
+    }
+    FLOE_ASSIGN_OR_RAISE(p.data_files, iceberg::DecodeDataFiles(in));
+    FLOE_ASSIGN_OR_RAISE(p.delete_files, iceberg::DecodeDataFiles(in));
+    state.pending[id] = std::move(p);
+  }
+  FLOE_RETURN_NOT_OK(in.ExpectEnd());
+  return state;
+}
+
+}  // namespace internal
 
 Status IcebergCommitterOperator::Open(const runtime::OperatorContext& ctx) {
   if (ctx.task.parallelism != 1) {
@@ -48,30 +96,11 @@ Status IcebergCommitterOperator::LoadTableMarker() {
 }
 
 Status IcebergCommitterOperator::Restore(runtime::StateReader& state) {
-  FLOE_ASSIGN_OR_RAISE(uint32_t version, state.GetU32());
-  if (version != kStateVersion) {
-    return Status::Corruption("iceberg committer state: unknown format version " +
-                              std::to_string(version));
-  }
-  FLOE_ASSIGN_OR_RAISE(std::string state_sink_id, state.GetString());
-  (void)state_sink_id;  // the staged files are this vertex's output whatever the id was then
-  FLOE_ASSIGN_OR_RAISE(uint32_t count, state.GetU32());
-  uint64_t highest = 0;
-  for (uint32_t i = 0; i < count; ++i) {
-    FLOE_ASSIGN_OR_RAISE(uint64_t id, state.GetU64());
-    Pending p;
-    FLOE_ASSIGN_OR_RAISE(uint32_t positions, state.GetU32());
-    for (uint32_t k = 0; k < positions; ++k) {
-      FLOE_ASSIGN_OR_RAISE(std::string task, state.GetString());
-      FLOE_ASSIGN_OR_RAISE(std::string position, state.GetString());
-      p.positions[std::move(task)] = std::move(position);
-    }
-    FLOE_ASSIGN_OR_RAISE(p.data_files, iceberg::DecodeDataFiles(state));
-    FLOE_ASSIGN_OR_RAISE(p.delete_files, iceberg::DecodeDataFiles(state));
-    pending_[id] = std::move(p);
-    highest = std::max(highest, id);
-  }
-  FLOE_RETURN_NOT_OK(state.ExpectEnd());
+  // The state's sink id is not checked: the staged files are this vertex's output whatever the
+  // id was then.
+  FLOE_ASSIGN_OR_RAISE(internal::CommitterState restored, internal::DecodeCommitterState(state));
+  pending_ = std::move(restored.pending);
+  uint64_t highest = pending_.empty() ? 0 : pending_.rbegin()->first;
 
   // Reconcile with the table (ARCHITECTURE §3 step 5): what it already holds is dropped...
   FLOE_RETURN_NOT_OK(LoadTableMarker());
@@ -117,19 +146,7 @@ Status IcebergCommitterOperator::OnBarrier(runtime::CheckpointId id, runtime::St
   }
   if (options_.positions) staged.positions = options_.positions->PositionsAt(id);
 
-  state.PutU32(kStateVersion);
-  state.PutString(options_.sink_id);
-  state.PutU32(static_cast<uint32_t>(pending_.size()));
-  for (const auto& [pid, p] : pending_) {
-    state.PutU64(pid);
-    state.PutU32(static_cast<uint32_t>(p.positions.size()));
-    for (const auto& [task, position] : p.positions) {
-      state.PutString(task);
-      state.PutString(position);
-    }
-    iceberg::EncodeDataFiles(p.data_files, state);
-    iceberg::EncodeDataFiles(p.delete_files, state);
-  }
+  internal::EncodeCommitterState(options_.sink_id, pending_, state);
   CrashPoint("after-committer-snapshot");
   return Status::OK();
 }

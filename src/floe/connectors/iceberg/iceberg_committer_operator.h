@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "floe/common/status.h"
+#include "floe/connectors/iceberg/iceberg_sink_internal.h"
 #include "floe/iceberg/catalog.h"
 #include "floe/iceberg/manifest.h"
 #include "floe/runtime/operator.h"
@@ -74,11 +75,7 @@ class IcebergCommitterOperator final : public runtime::Operator {
   std::vector<uint64_t> pending_ids() const;
 
  private:
-  struct Pending {
-    std::map<std::string, std::string> positions;
-    std::vector<iceberg::DataFile> data_files;
-    std::vector<iceberg::DataFile> delete_files;
-  };
+  using Pending = internal::PendingCommit;
   Status CommitUpTo(uint64_t id);
   Status CommitOne(uint64_t id, const Pending& pending);
   Status LoadTableMarker();

@@ -495,6 +495,36 @@ Status AddIcebergSink(runtime::JobGraph& graph, runtime::VertexId input,
   return internal::AddIcebergSinkWithHooks(graph, input, spec, context, std::move(hooks));
 }
 
+namespace {
+
+// No attempt of the job runs now (the worker runs this before its LocalJob starts, after the
+// previous worker exited), so files of this job id that nothing references are leftovers.
+void RemoveFilesOfFailedAttempts(const IcebergSinkSpec& spec, const internal::IcebergSinkOptions& o,
+                                 const iceberg::TableMetadata& metadata,
+                                 const std::optional<runtime::CompletedCheckpoint>& restored) {
+  internal::FailedAttemptScope scope;
+  scope.job_id = spec.job_id;
+  scope.checkpoint_dir = spec.checkpoint_dir;
+  scope.savepoint_dir = spec.savepoint_dir;
+  scope.restored = restored ? &*restored : nullptr;
+  Result<internal::FailedAttemptCleanup> done = internal::RemoveFailedAttemptFiles(metadata, scope);
+  if (!done.ok()) {
+    LogWarn("iceberg sink '%s': files of failed attempts of job %s kept: %s", o.sink_id.c_str(),
+            spec.job_id.c_str(), done.status().ToString().c_str());
+    return;
+  }
+  if (done->files == 0) return;
+  std::string attempts;
+  for (const std::string& a : done->attempts) attempts += (attempts.empty() ? "" : ", ") + a;
+  LogInfo(
+      "iceberg sink '%s': removed %lld files (%lld bytes) from %s that earlier attempts (%s) "
+      "of job %s left and no snapshot, checkpoint or savepoint references",
+      o.sink_id.c_str(), static_cast<long long>(done->files), static_cast<long long>(done->bytes),
+      o.table.ToString().c_str(), attempts.c_str(), spec.job_id.c_str());
+}
+
+}  // namespace
+
 Result<SinkRestorePlan> PlanIcebergSinkRestore(
     const IcebergSinkSpec& spec, const std::optional<runtime::CompletedCheckpoint>& restored,
     StaleRestorePolicy policy, bool has_keyed_state) {
@@ -513,6 +543,7 @@ Result<SinkRestorePlan> PlanIcebergSinkRestore(
     return plan;
   }
   if (!loaded.ok()) return loaded.status();
+  RemoveFilesOfFailedAttempts(spec, o, loaded->metadata, restored);
   FLOE_ASSIGN_OR_RAISE(std::optional<internal::SinkCommit> marker,
                        internal::FindSinkCommit(loaded->metadata, o.sink_id));
   if (!marker) {
@@ -594,6 +625,8 @@ Result<AddedSink> AddIcebergConnectorSink(const SinkRequest& r) {
   spec.table = *r.table;
   spec.job_id = r.context->job_id;
   spec.pipeline = PipelineFingerprint(r.upstream);
+  spec.checkpoint_dir = r.context->checkpointing.dir;
+  spec.savepoint_dir = r.context->checkpointing.savepoint_dir;
   if (r.changelog_input) spec.row_kind_column = runtime::kRowKindColumn;
   FLOE_ASSIGN_OR_RAISE(internal::IcebergSinkOptions options,
                        internal::ParseIcebergSinkOptions(spec));

@@ -23,6 +23,12 @@ struct IcebergSinkSpec {
   // sink id").
   std::string job_id;
   std::string pipeline;
+  // Where the job keeps its checkpoints and savepoints (JobContext::checkpointing; empty
+  // savepoint dir = <checkpoint dir>/savepoints). Before a run, files that earlier attempts of
+  // this job id left and none of them references are removed (docs/exactly-once.md, "Files of
+  // failed attempts"); without a checkpoint dir nothing is removed.
+  std::string checkpoint_dir;
+  std::string savepoint_dir;
   // The input is a changelog whose row kinds are in this STRING column (kRowKindColumn from a
   // debezium-json source; see IcebergWriterOptions::row_kind_column). Empty: every row inserts.
   std::string row_kind_column;
@@ -42,9 +48,11 @@ Status PrepareIcebergTable(const IcebergSinkSpec& spec);
 Status AddIcebergSink(runtime::JobGraph& graph, runtime::VertexId input,
                       const IcebergSinkSpec& spec, const JobContext& context);
 
-// Before a run starts (fresh, restarted or restored): reads the newest snapshot of this sink id
-// in the table and compares it with `restored` (nullopt for a job without checkpoint). When
-// the table is ahead and `has_keyed_state`, policy kFail returns an InvalidArgument naming
+// Before a run starts (fresh, restarted or restored): removes the files of this job's failed
+// attempts that nothing references (internal::RemoveFailedAttemptFiles; logged, and only
+// warned about when it cannot decide), then reads the newest snapshot of this sink id in the
+// table and compares it with `restored` (nullopt for a job without checkpoint). When the table
+// is ahead and `has_keyed_state`, policy kFail returns an InvalidArgument naming
 // --on-stale-restore=fail|skip-to-table|replay.
 Result<SinkRestorePlan> PlanIcebergSinkRestore(
     const IcebergSinkSpec& spec, const std::optional<runtime::CompletedCheckpoint>& restored,

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "floe/iceberg/data_writer.h"
 #include "floe/iceberg/manifest.h"
 #include "floe/iceberg/table_metadata.h"
+#include "floe/runtime/checkpoint.h"
 #include "floe/runtime/ids.h"
 #include "floe/runtime/state.h"
 
@@ -96,6 +98,66 @@ struct WriterFiles {
 std::shared_ptr<const BatchSchema> WriterFilesSchema();
 RecordBatch EncodeWriterFiles(const WriterFiles& files);
 Result<std::vector<WriterFiles>> DecodeWriterFiles(const RecordBatch& batch);
+
+// The committer's state blob (docs/exactly-once.md, "Committer"): every checkpoint staged and
+// not yet committed, by id.
+struct PendingCommit {
+  std::map<std::string, std::string> positions;  // source task -> position JSON
+  std::vector<iceberg::DataFile> data_files;
+  std::vector<iceberg::DataFile> delete_files;
+};
+struct CommitterState {
+  std::string sink_id;
+  std::map<uint64_t, PendingCommit> pending;
+};
+void EncodeCommitterState(const std::string& sink_id,
+                          const std::map<uint64_t, PendingCommit>& pending,
+                          runtime::StateWriter& out);
+Result<CommitterState> DecodeCommitterState(runtime::StateReader& in);
+
+// <job> of the writers' file names: a floe job id (32 hex digits, random) by its first 8
+// digits; any other id (`--job-id`) by up to 8 of its letters and digits, 'x' and 8 hex digits
+// of a hash of the whole id, so ids sharing a prefix ("ingest-prod-1", "ingest-prod-2") never
+// share a tag: RemoveFailedAttemptFiles deletes by tag. "job" for an empty id.
+std::string FileJobTag(const std::string& job_id);
+
+// A file name IcebergWriterOperator writes:
+// <job>-<subtask>-<attempt>-<k>-<nnnnn>[-eq-deletes|-pos-deletes].parquet
+struct WriterFileName {
+  std::string job_tag;
+  uint32_t subtask = 0;
+  std::string attempt;      // 8 hex digits, drawn per writer subtask instance
+  uint64_t checkpoint = 0;  // k: the checkpoint the writer expected next (<= the barrier's id)
+};
+// nullopt for any name not of that form.
+std::optional<WriterFileName> ParseWriterFileName(std::string_view name);
+
+// Where the files of a job's earlier attempts may still be referenced from.
+struct FailedAttemptScope {
+  std::string job_id;
+  std::string checkpoint_dir;  // required: without it nothing is removed
+  std::string savepoint_dir;   // "" = <checkpoint_dir>/savepoints
+  // The checkpoint or savepoint the coming run restores (it may live anywhere).
+  const runtime::CompletedCheckpoint* restored = nullptr;
+};
+// What RemoveFailedAttemptFiles did.
+struct FailedAttemptCleanup {
+  int64_t files = 0;
+  int64_t bytes = 0;
+  std::set<std::string> attempts;  // attempt tokens of the removed files
+  // Unreferenced files kept because a savepoint moved out of the savepoint dir may hold them.
+  int64_t kept_for_savepoints = 0;
+};
+// Before a run of `scope.job_id`, when no attempt of it runs: deletes every file under the
+// table's data directory whose name is a writer's (ParseWriterFileName) with this job's tag and
+// that nothing may reference: no snapshot of `metadata` (any branch or tag, data or delete
+// file), no pending commit in the state of any Iceberg committer (every '*-iceberg-committer'
+// task) of the restored checkpoint, of a completed checkpoint in the checkpoint dir, or of a
+// savepoint in the savepoint dir, and whose k is above the highest savepoint id the job recorded
+// (`_savepoint_ids`: a savepoint moved elsewhere holds files with k <= its id only). Any
+// error while collecting references removes nothing and is returned.
+Result<FailedAttemptCleanup> RemoveFailedAttemptFiles(const iceberg::TableMetadata& metadata,
+                                                      const FailedAttemptScope& scope);
 
 // Hooks the tests use to observe the committer deterministically.
 struct IcebergSinkHooks {

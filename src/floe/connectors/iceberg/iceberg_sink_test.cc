@@ -14,6 +14,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +25,7 @@
 #include "floe/connectors/iceberg/iceberg_sink_internal.h"
 #include "floe/connectors/iceberg/iceberg_writer_operator.h"
 #include "floe/iceberg/catalog.h"
+#include "floe/iceberg/manifest_io.h"
 #include "floe/iceberg/scan.h"
 #include "floe/iceberg/snapshot_update.h"
 #include "floe/io/file.h"
@@ -131,6 +133,42 @@ class SeqSource final : public runtime::SourceOperator {
   bool started_ = false;
 };
 
+// Never emits. Fails when asked to snapshot checkpoint `fail_at`, once the task
+// `committer_task` acknowledged that checkpoint (its state file is in chk-<fail_at>): the
+// writers have handed their files over for a checkpoint that now never completes -- a worker
+// failing (not killed), on a full disk say.
+class FailingSource final : public runtime::SourceOperator {
+ public:
+  FailingSource(std::string checkpoint_dir, std::string committer_task, uint64_t fail_at)
+      : checkpoint_dir_(std::move(checkpoint_dir)),
+        committer_task_(std::move(committer_task)),
+        fail_at_(fail_at) {}
+  Result<runtime::SourceStatus> Poll(runtime::Collector&) override {
+    return runtime::SourceStatus::kEnd;  // still snapshots every checkpoint
+  }
+  Status SnapshotPosition(CheckpointId id, runtime::StateWriter&) override {
+    if (id.value != fail_at_) return Status::OK();
+    // State files are named after the task, '/' made '_' (CheckpointStorage).
+    std::string prefix = committer_task_;
+    std::replace(prefix.begin(), prefix.end(), '/', '_');
+    const std::string dir = checkpoint_dir_ + "/chk-" + id.ToString();
+    const auto deadline = std::chrono::steady_clock::now() + runtime::testing::kWaitTimeout;
+    for (bool acked = false; !acked && std::chrono::steady_clock::now() < deadline;) {
+      Result<std::vector<std::string>> names = io::ListDir(dir);
+      for (const std::string& name : names.ok() ? *names : std::vector<std::string>{}) {
+        acked = acked || name.rfind(prefix + "-", 0) == 0;
+      }
+      if (!acked) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return Status::IOError("no space left on device");
+  }
+
+ private:
+  std::string checkpoint_dir_;
+  std::string committer_task_;
+  uint64_t fail_at_;
+};
+
 struct Sink {
   std::optional<TempDir> dir;  // unless the root is given
   std::string root;            // where the warehouse and checkpoints go
@@ -185,6 +223,7 @@ struct JobRun {
   Counter handled;    // checkpoints whose completion the committer handled
   Counter completed;  // checkpoints the job reported complete
   std::string savepoint_dir;
+  uint64_t fail_at = 0;  // > 0: a FailingSource in the graph fails the run at this checkpoint
   std::unique_ptr<runtime::LocalJob> job;
 
   Status Make(Sink& sink, Feed& feed, std::optional<std::string> restore_from = std::nullopt,
@@ -199,6 +238,12 @@ struct JobRun {
     internal::IcebergSinkHooks hooks;
     hooks.on_checkpoint_handled = [this](CheckpointId) { handled.Add(); };
     FLOE_RETURN_NOT_OK(internal::AddIcebergSinkWithHooks(graph, src, sink.spec, ctx, hooks));
+    if (fail_at > 0) {
+      std::string committer = internal::CommitterVertexName(sink.spec) + "/0";
+      graph.AddSource("failing", 1, [&sink, committer, this](const runtime::TaskInfo&) {
+        return runtime::testing::Src<FailingSource>(sink.checkpoints(), committer, fail_at);
+      });
+    }
     runtime::LocalJobOptions o;
     o.job_id = job_id;
     o.checkpointing.dir = sink.checkpoints();
@@ -240,6 +285,29 @@ std::set<std::string> FilesUnder(const std::string& dir) {
   return out;
 }
 
+// The .parquet files under the table's data directory.
+std::set<std::string> DataFiles(const Sink& sink) {
+  std::set<std::string> out;
+  for (const std::string& f : FilesUnder(sink.warehouse() + "/demo/seqs/data")) {
+    if (f.size() > 8 && f.substr(f.size() - 8) == ".parquet") out.insert(f);
+  }
+  return out;
+}
+
+// Every data and delete file of every snapshot of the table.
+std::set<std::string> TableFiles(const Sink& sink) {
+  std::set<std::string> out;
+  iceberg::TableMetadata md = sink.Metadata();
+  for (const iceberg::Snapshot& snapshot : md.snapshots) {
+    for (const auto& m : iceberg::ReadManifestList(snapshot.manifest_list).ValueOrDie()) {
+      for (const auto& e : iceberg::ReadManifest(m, md).ValueOrDie()) {
+        out.insert(iceberg::UriToPath(e.data_file.file_path).ValueOrDie());
+      }
+    }
+  }
+  return out;
+}
+
 TEST(IcebergSink, CommitsOneSnapshotPerCheckpointWithTheSummaryKeys) {
   Sink sink;
   ASSERT_OK(PrepareIcebergTable(sink.spec));
@@ -270,8 +338,59 @@ TEST(IcebergSink, CommitsOneSnapshotPerCheckpointWithTheSummaryKeys) {
   EXPECT_EQ(report.rows, 300);
   EXPECT_EQ(report.findings(), 0) << report.ToText();
   // File names carry the job, the writer subtask and the checkpoint they were written for.
+  const std::string tag = internal::FileJobTag("5eedf00d5eedf00d");
+  EXPECT_EQ(tag.rfind("5eedf00dx", 0), 0u) << tag;
   for (const auto& path : FilesUnder(sink.warehouse() + "/demo/seqs/data")) {
-    EXPECT_NE(path.find("/5eedf00d-00000-"), std::string::npos) << path;
+    EXPECT_NE(path.find("/" + tag + "-00000-"), std::string::npos) << path;
+  }
+}
+
+// A run that fails (not killed) after its writers handed over the files of checkpoint 2, which
+// then never completes, removes those files before it ends (Operator::Abandon): they would
+// otherwise stay forever, and on a full disk every restart would fail at once. The files of
+// checkpoint 1 (committed) stay; a restore lands every row exactly once.
+TEST(IcebergSink, AFailedRunRemovesTheFilesOfItsIncompleteCheckpointAndNothingElse) {
+  for (bool upsert : {false, true}) {
+    SCOPED_TRACE(upsert ? "upsert" : "append");
+    Sink sink(upsert);
+    ASSERT_OK(PrepareIcebergTable(sink.spec));
+    Feed feed;
+    feed.end = 400;
+    {
+      JobRun run;
+      run.fail_at = 2;
+      ASSERT_OK(run.Make(sink, feed));
+      run.CheckpointAt(feed, 100);
+      std::set<std::string> committed = DataFiles(sink);
+      feed.limit = 200;
+      ASSERT_TRUE(feed.emitted.WaitFor(200));
+      ASSERT_OK_AND_ASSIGN(CheckpointId two, run.job->TriggerCheckpoint());
+      ASSERT_EQ(two, CheckpointId(2));
+      Status st = run.job->Wait();
+      EXPECT_NE(st.ToString().find("no space left on device"), std::string::npos) << st.ToString();
+      EXPECT_EQ(run.job->state(), runtime::JobState::kFailed);
+      EXPECT_EQ(DataFiles(sink), committed);
+    }
+    EXPECT_FALSE(io::Exists(sink.checkpoints() + "/chk-2/_metadata"));
+    EXPECT_EQ(sink.CommittedCheckpoints(), (std::vector<uint64_t>{1}));
+    EXPECT_FALSE(DataFiles(sink).empty());
+    EXPECT_EQ(DataFiles(sink), TableFiles(sink));
+
+    ASSERT_OK_AND_ASSIGN(runtime::CompletedCheckpoint chk,
+                         runtime::CheckpointStorage::LoadPath(sink.checkpoints() + "/chk-1"));
+    ASSERT_OK_AND_ASSIGN(SinkRestorePlan plan,
+                         PlanIcebergSinkRestore(sink.spec, chk, StaleRestorePolicy::kFail, false));
+    feed.limit = INT64_MAX;
+    feed.first_emitted = 0;
+    JobRun run;
+    run.fail_at = UINT64_MAX;  // the same graph, not failing
+    ASSERT_OK(run.Make(sink, feed, "latest", plan.table_checkpoint_id));
+    ASSERT_OK(run.job->Wait());
+    EXPECT_EQ(feed.first_emitted.load(), 101);
+    verify::VerifyReport report = sink.Verify(1, 400);
+    EXPECT_EQ(report.rows, 400);
+    EXPECT_EQ(report.findings(), 0) << report.ToText();
+    EXPECT_EQ(DataFiles(sink), TableFiles(sink));
   }
 }
 
@@ -995,6 +1114,186 @@ TEST(PrepareIcebergTable, AnExistingTableMustHaveTheDeclaredColumns) {
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("column 'v' that the declaration lacks"), std::string::npos)
       << st.ToString();
+}
+
+std::unique_ptr<IcebergWriterOperator> OpenWriter(const Sink& sink, const std::string& job_id,
+                                                  const std::string& attempt,
+                                                  std::optional<CheckpointId> restored) {
+  IcebergWriterOptions o;
+  o.warehouse = sink.warehouse();
+  o.table = sink.id;
+  o.job_id = job_id;
+  o.attempt_token = attempt;
+  auto writer = IcebergWriterOperator::Make(o).ValueOrDie();
+  runtime::OperatorContext ctx;
+  ctx.task.vertex = "w";
+  ctx.restored_from = restored;
+  EXPECT_TRUE(writer->Open(ctx).ok());
+  return writer;
+}
+
+// Writes `rows` and hands their files over at barrier `id` to nobody: what a worker leaves when
+// it dies before checkpoint `id` completes. Returns the new files.
+std::set<std::string> HandOverToNobody(const Sink& sink, IcebergWriterOperator& writer,
+                                       CheckpointId id, const RecordBatch& rows) {
+  std::set<std::string> before = DataFiles(sink);
+  NullCollector nobody;
+  EXPECT_TRUE(writer.ProcessBatch(rows, 0, nobody).ok());
+  runtime::StateWriter state;
+  EXPECT_TRUE(writer.OnBarrier(id, state, nobody).ok());
+  std::set<std::string> added;
+  for (const std::string& f : DataFiles(sink)) {
+    if (before.count(f) == 0) added.insert(f);
+  }
+  EXPECT_FALSE(added.empty());
+  return added;
+}
+
+// A completed checkpoint (or savepoint) whose only task state is the committer's.
+void WriteCommitterCheckpoint(const Sink& sink, const std::string& job_id, CheckpointId id,
+                              bool savepoint, const std::string& committer_state) {
+  runtime::CheckpointStorage::Options so;
+  so.checkpoint_dir = sink.checkpoints();
+  so.num_retained = 5;
+  so.job_id = job_id;
+  auto storage = runtime::CheckpointStorage::Make(so).ValueOrDie();
+  runtime::CheckpointLocation loc = storage->InitCheckpoint(id, savepoint).ValueOrDie();
+  runtime::TaskStateHandle handle =
+      runtime::CheckpointStorage::WriteTaskState(
+          loc, internal::CommitterVertexName(sink.spec) + "/0", committer_state)
+          .ValueOrDie();
+  ASSERT_OK(storage->Finalize(loc, {handle}, 0));
+}
+
+bool ContainsAll(const std::set<std::string>& all, const std::set<std::string>& some) {
+  return std::includes(all.begin(), all.end(), some.begin(), some.end());
+}
+bool ContainsNone(const std::set<std::string>& all, const std::set<std::string>& some) {
+  for (const std::string& s : some) {
+    if (all.count(s) > 0) return false;
+  }
+  return true;
+}
+
+// Before a run, the files this job's earlier attempts left (killed workers, or a failure that
+// could not clean up) and nothing references are removed; the table's, those of a retained
+// checkpoint or a savepoint, other jobs' and foreign files stay.
+TEST(IcebergSinkRestorePlan, RemovesFilesThatEarlierAttemptsLeftAndNothingReferences) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  const std::string job = "feedfeed";
+  sink.spec.job_id = job;
+  sink.spec.checkpoint_dir = sink.checkpoints();
+  const std::string data = sink.warehouse() + "/demo/seqs/data";
+
+  // Attempt a1a1a1a1: checkpoint 1 committed, checkpoint 2 completed (retained) but not yet
+  // committed, savepoint 3, then it dies after handing over files for checkpoint 4.
+  Harness h(sink);
+  h.writer = OpenWriter(sink, job, "a1a1a1a1", std::nullopt);
+  auto committer = Harness::OpenCommitter(h.CommitterOptions());
+  h.Stage(*committer, CheckpointId(1), {SeqRows(1, 50, 0)});
+  ASSERT_OK(committer->OnCheckpointComplete(CheckpointId(1)));
+  const std::set<std::string> table = DataFiles(sink);
+  std::set<std::string> before = DataFiles(sink);
+  std::string chk2 = h.Stage(*committer, CheckpointId(2), {SeqRows(51, 100, 0)});
+  WriteCommitterCheckpoint(sink, job, CheckpointId(2), false, chk2);
+  std::set<std::string> in_checkpoint;
+  for (const std::string& f : DataFiles(sink)) {
+    if (before.count(f) == 0) in_checkpoint.insert(f);
+  }
+  before = DataFiles(sink);
+  std::string sp3 = h.Stage(*committer, CheckpointId(3), {SeqRows(101, 150, 0)});
+  WriteCommitterCheckpoint(sink, job, CheckpointId(3), true, sp3);
+  std::set<std::string> in_savepoint;
+  for (const std::string& f : DataFiles(sink)) {
+    if (before.count(f) == 0) in_savepoint.insert(f);
+  }
+  std::set<std::string> orphans =
+      HandOverToNobody(sink, *h.writer, CheckpointId(4), SeqRows(151, 200, 0));
+  // Attempt b2b2b2b2, restored from 3, dies the same way (its files: k = 4).
+  auto b2 = OpenWriter(sink, job, "b2b2b2b2", CheckpointId(3));
+  for (const std::string& f : HandOverToNobody(sink, *b2, CheckpointId(5), SeqRows(151, 200, 0))) {
+    orphans.insert(f);
+  }
+  // Attempt c3c3c3c3, restored from 1 (k = 2): unreferenced, but a savepoint moved elsewhere
+  // could hold it (k <= 3, the highest savepoint id recorded), so it stays.
+  auto c3 = OpenWriter(sink, job, "c3c3c3c3", CheckpointId(1));
+  std::set<std::string> kept = HandOverToNobody(sink, *c3, CheckpointId(2), SeqRows(51, 60, 0));
+  // Another job's leftovers, and files floe did not name, are never touched.
+  auto other = OpenWriter(sink, "0th3rj0b", "d4d4d4d4", CheckpointId(3));
+  for (const std::string& f :
+       HandOverToNobody(sink, *other, CheckpointId(4), SeqRows(151, 200, 0))) {
+    kept.insert(f);
+  }
+  const std::string tag = internal::FileJobTag(job);
+  for (const std::string& name :
+       std::vector<std::string>{"foreign.parquet", tag + "-00000-a1a1a1a1-4.parquet",
+                                tag + "-00000-zzzzzzzz-4-00000.parquet"}) {
+    ASSERT_OK(io::WriteFileExclusive(data + "/" + name, "x"));
+    kept.insert(data + "/" + name);
+  }
+  ASSERT_EQ(orphans.size(), 2u);
+
+  std::vector<std::string> log;
+  SetLogSinkForTesting([&](LogLevel, std::string_view line) { log.emplace_back(line); });
+  ASSERT_OK_AND_ASSIGN(runtime::CompletedCheckpoint restored,
+                       runtime::CheckpointStorage::LoadPath(sink.checkpoints() + "/chk-2"));
+  ASSERT_OK_AND_ASSIGN(
+      SinkRestorePlan plan,
+      PlanIcebergSinkRestore(sink.spec, restored, StaleRestorePolicy::kFail, false));
+  SetLogSinkForTesting(nullptr);
+  std::set<std::string> now = DataFiles(sink);
+  EXPECT_TRUE(ContainsNone(now, orphans));
+  EXPECT_TRUE(ContainsAll(now, table));
+  EXPECT_TRUE(ContainsAll(now, in_checkpoint));
+  EXPECT_TRUE(ContainsAll(now, in_savepoint));
+  EXPECT_TRUE(ContainsAll(now, kept));
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_NE(log[0].find("removed 2 files"), std::string::npos) << log[0];
+  EXPECT_NE(log[0].find("(a1a1a1a1, b2b2b2b2) of job feedfeed"), std::string::npos) << log[0];
+
+  // Nothing is left to remove; what the savepoint floor kept is counted.
+  internal::FailedAttemptScope scope;
+  scope.job_id = job;
+  scope.checkpoint_dir = sink.checkpoints();
+  scope.restored = &restored;
+  ASSERT_OK_AND_ASSIGN(internal::FailedAttemptCleanup again,
+                       internal::RemoveFailedAttemptFiles(sink.Metadata(), scope));
+  EXPECT_EQ(again.files, 0);
+  EXPECT_EQ(again.kept_for_savepoints, 1);
+
+  // The restore commits checkpoint 2's files: they are all there.
+  auto restoring = Harness::OpenCommitter(h.CommitterOptions(), CheckpointId(2));
+  runtime::StateReader r(chk2);
+  ASSERT_OK(restoring->Restore(r));
+  verify::VerifyReport report = sink.Verify(1, 100);
+  EXPECT_EQ(report.rows, 100);
+  EXPECT_EQ(report.findings(), 0) << report.ToText();
+}
+
+TEST(IcebergSinkInternal, WriterFileNamesCarryAJobTagNoOtherJobShares) {
+  EXPECT_EQ(internal::FileJobTag("3f2a9c1d00000000000000000000abcd"), "3f2a9c1d");
+  const std::string one = internal::FileJobTag("ingest-prod-1");
+  const std::string two = internal::FileJobTag("ingest-prod-2");
+  EXPECT_NE(one, two);
+  EXPECT_EQ(one.rfind("ingestprx", 0), 0u) << one;
+  EXPECT_EQ(one.size(), 17u);
+  EXPECT_EQ(internal::FileJobTag(""), "job");
+
+  auto name = internal::ParseWriterFileName(one + "-00003-0a1b2c3d-17-00002-eq-deletes.parquet");
+  ASSERT_TRUE(name.has_value());
+  EXPECT_EQ(name->job_tag, one);
+  EXPECT_EQ(name->subtask, 3u);
+  EXPECT_EQ(name->attempt, "0a1b2c3d");
+  EXPECT_EQ(name->checkpoint, 17u);
+  EXPECT_TRUE(internal::ParseWriterFileName("3f2a9c1d-00000-0a1b2c3d-1-00000.parquet"));
+  for (const char* bad :
+       {"3f2a9c1d-00000-0a1b2c3d-1-00000.avro", "3f2a9c1d-00000-0a1b2c3d-1.parquet",
+        "3f2a9c1d-0-0a1b2c3d-1-00000.parquet", "3f2a9c1d-00000-0A1B2C3D-1-00000.parquet",
+        "3f2a9c1d-00000-0a1b2c3d--00000.parquet", "3f_2a9c1d-00000-0a1b2c3d-1-00000.parquet",
+        "00000-0-5e1b2c3d-0000-1111-2222-333344445555-00001.parquet"}) {
+    EXPECT_FALSE(internal::ParseWriterFileName(bad)) << bad;
+  }
 }
 
 TEST(IcebergSinkInternal, FileDescriptionsRoundTrip) {

@@ -6,7 +6,9 @@
 #include <random>
 
 #include "floe/common/crash_point.h"
+#include "floe/common/log.h"
 #include "floe/connectors/iceberg/iceberg_sink_internal.h"
+#include "floe/io/file.h"
 
 namespace floe::connectors {
 
@@ -19,16 +21,6 @@ std::string RandomHex(int digits) {
   std::string out;
   for (int i = 0; i < digits; ++i) out.push_back(kHex[rng() & 15]);
   return out;
-}
-
-// The first 8 file-name-safe characters of the job id ("job" when none).
-std::string JobTag(const std::string& job_id) {
-  std::string out;
-  for (char c : job_id) {
-    if (std::isalnum(static_cast<unsigned char>(c))) out.push_back(c);
-    if (out.size() == 8) break;
-  }
-  return out.empty() ? "job" : out;
 }
 
 bool NamesEqualIgnoreCase(std::string_view a, std::string_view b) {
@@ -64,7 +56,8 @@ Status IcebergWriterOperator::Open(const runtime::OperatorContext& ctx) {
   task_name_ = ctx.task.name();
   char subtask[16];
   std::snprintf(subtask, sizeof(subtask), "%05u", ctx.task.subtask.value);
-  prefix_base_ = JobTag(options_.job_id) + "-" + subtask + "-" + options_.attempt_token;
+  prefix_base_ =
+      internal::FileJobTag(options_.job_id) + "-" + subtask + "-" + options_.attempt_token;
   if (ctx.restored_from) last_checkpoint_ = ctx.restored_from->value;
   if (options_.mode == iceberg::WriteMode::kUpsert &&
       metadata_.current_schema().identifier_field_ids.empty()) {
@@ -244,6 +237,10 @@ Status IcebergWriterOperator::HandOver(runtime::CheckpointId id, runtime::Collec
   files.data_files = std::move(written->data_files);
   files.delete_files = std::move(written->delete_files);
   if (files.data_files.empty() && files.delete_files.empty()) return Status::OK();
+  auto& handed = handed_over_[id.value];
+  for (const auto* list : {&files.data_files, &files.delete_files}) {
+    for (const iceberg::DataFile& f : *list) handed.emplace_back(f.file_path, f.file_size_in_bytes);
+  }
   // The files are fsynced; the barrier is not acked yet.
   CrashPoint("after-data-file-written");
   return out.Emit(internal::EncodeWriterFiles(files));
@@ -263,11 +260,43 @@ Status IcebergWriterOperator::OnEndOfInput(runtime::Collector& out) {
   return HandOver(runtime::CheckpointId(last_checkpoint_ + 1), out);
 }
 
+Status IcebergWriterOperator::OnCheckpointComplete(runtime::CheckpointId id) {
+  // The completed checkpoint holds (or committed) every file handed over up to it.
+  handed_over_.erase(handed_over_.begin(), handed_over_.upper_bound(id.value));
+  return Status::OK();
+}
+
 Status IcebergWriterOperator::Close() {
   // Files of an epoch that never reached a barrier are nobody's: the sources replay their rows.
   if (writer_) writer_->Abandon();
   writer_.reset();
   return Status::OK();
+}
+
+void IcebergWriterOperator::Abandon(runtime::CheckpointId last_completed) {
+  // Files handed over for checkpoint N sit in the committer's state of the first committer
+  // barrier >= N, so N > last_completed means no completed checkpoint or savepoint holds them,
+  // and none was committed (commits follow completions). Their rows are replayed after a
+  // restore, which can only be from last_completed or earlier.
+  int64_t files = 0;
+  int64_t bytes = 0;
+  for (auto it = handed_over_.upper_bound(last_completed.value); it != handed_over_.end(); ++it) {
+    for (const auto& [uri, size] : it->second) {
+      Result<std::string> path = iceberg::UriToPath(uri);
+      if (path.ok() && io::RemoveFile(*path).ok()) {
+        ++files;
+        bytes += size;
+      }
+    }
+  }
+  handed_over_.clear();
+  if (files > 0) {
+    LogInfo(
+        "iceberg sink %s: writer '%s' removed %lld files (%lld bytes) handed over for "
+        "checkpoints above %s, which can no longer complete",
+        options_.table.ToString().c_str(), task_name_.c_str(), static_cast<long long>(files),
+        static_cast<long long>(bytes), last_completed.ToString().c_str());
+  }
 }
 
 }  // namespace floe::connectors

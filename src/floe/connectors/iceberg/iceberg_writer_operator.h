@@ -36,11 +36,13 @@ struct IcebergWriterOptions {
 // finishes the writer -- every file is fsynced -- and emits the files' descriptions to the
 // committer as one row of WriterFilesSchema(), ahead of barrier N. It holds no state of its
 // own: what it wrote since the last barrier is replayed by the sources after a restore, and
-// Close abandons (deletes) those unstaged files.
+// Close abandons (deletes) those unstaged files. It remembers the files it handed over until a
+// checkpoint at or above their barrier completes; Abandon (a failed or cancelled run) deletes
+// those handed over for checkpoints that can no longer complete.
 // File names: <data dir>/<partition>/<job>-<subtask>-<attempt>-<k>-<nnnnn>[...].parquet where
-// k is the checkpoint id the writer expects next (the id of the barrier is unknown until it
-// arrives; the random attempt token keeps names unique whatever the barrier's id turns out to
-// be).
+// <job> is internal::FileJobTag(job id) and k is the checkpoint id the writer expects next (the
+// id of the barrier is unknown until it arrives; the random attempt token keeps names unique
+// whatever the barrier's id turns out to be). internal::ParseWriterFileName reads them back.
 // Thread: the subtask's own, as every operator. Use Make.
 class IcebergWriterOperator final : public runtime::Operator {
  public:
@@ -54,7 +56,9 @@ class IcebergWriterOperator final : public runtime::Operator {
   // Finishes and hands over the tail's files now: nothing may be emitted after end of input.
   // They belong to the next checkpoint (the job's final one), whose positions are final.
   Status OnEndOfInput(runtime::Collector& out) override;
+  Status OnCheckpointComplete(runtime::CheckpointId id) override;
   Status Close() override;
+  void Abandon(runtime::CheckpointId last_completed) override;
 
   // Use Make.
   explicit IcebergWriterOperator(IcebergWriterOptions options) : options_(std::move(options)) {}
@@ -82,6 +86,9 @@ class IcebergWriterOperator final : public runtime::Operator {
   std::string prefix_base_;  // <job>-<subtask>-<attempt>
   uint64_t last_checkpoint_ = 0;
   std::unique_ptr<iceberg::DeltaWriter> writer_;
+  // Paths and sizes of the files handed over, by the checkpoint id they were handed over for;
+  // forgotten once a checkpoint at or above it completes (the committer holds them then).
+  std::map<uint64_t, std::vector<std::pair<std::string, int64_t>>> handed_over_;
   std::map<const BatchSchema*, std::pair<std::shared_ptr<const BatchSchema>, Binding>> bindings_;
 };
 
