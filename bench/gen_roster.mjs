@@ -16,6 +16,7 @@
 // Same (N, seed) -> byte-identical file.
 import fs from 'node:fs'
 import path from 'node:path'
+import { mulberry32 } from './prng.mjs'
 
 const [nArg, out, seedArg] = process.argv.slice(2)
 const N = Number(nArg)
@@ -29,18 +30,7 @@ if (!Number.isInteger(seed)) {
   process.exit(2)
 }
 
-// mulberry32: small, fast, deterministic
-function rng(s) {
-  let a = s >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-const rand = rng(seed)
+const rand = mulberry32(seed)
 const hash = (p, k) => {
   let h = Math.imul(p ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(k + seed, 0xc2b2ae35)
   h ^= h >>> 13

@@ -37,6 +37,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
+import { mulberry32 } from './prng.mjs'
 import { record, sampleLoad } from './provenance.mjs'
 
 const USAGE = `usage: node bench/soak.mjs [--kills N] [--events E] [--rps R] [--interval '1 s'] [--seed S]
@@ -98,17 +99,6 @@ const round = (x, d = 1) => Number(x.toFixed(d))
 const num = (x) => (x == null ? '?' : x.toLocaleString('en-US'))
 const log = (line) => console.log(line)
 
-// mulberry32: a small seeded PRNG, one stream per table.
-function prng(seed) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 // The roster schema and job of tests/integration/exactly_once.test.mjs (its `pipeline`).
 const COLUMNS = `seq BIGINT NOT NULL, npi STRING NOT NULL, source STRING NOT NULL, revision INT NOT NULL,
@@ -190,7 +180,7 @@ async function soak(kind, index) {
     }
   })
 
-  const rand = prng(SEED * 1000003 + index * 7919 + 1)
+  const rand = mulberry32(SEED * 1000003 + index * 7919 + 1)
   const kills = []
   let lastKilled = 0
   let lastKillAt = started
