@@ -14,6 +14,7 @@ namespace {
 
 constexpr const char* kVersionHint = "version-hint.text";
 constexpr const char* kMaxPreviousVersions = "write.metadata.previous-versions-max";
+constexpr const char* kDeleteAfterCommit = "write.metadata.delete-after-commit.enabled";
 constexpr int64_t kDefaultMaxPreviousVersions = 100;
 
 bool IsName(std::string_view s) {
@@ -221,11 +222,15 @@ Result<LoadedTable> FileSystemCatalog::CommitTable(const LoadedTable& base, Tabl
   std::string configured = updated.Property(kMaxPreviousVersions, "");
   int64_t parsed;
   if (!configured.empty() && ParseVersion(configured, &parsed)) max_entries = parsed;
+  std::vector<MetadataLogEntry> dropped;
   if (static_cast<int64_t>(updated.metadata_log.size()) > max_entries) {
-    updated.metadata_log.erase(
-        updated.metadata_log.begin(),
-        updated.metadata_log.end() - static_cast<std::ptrdiff_t>(max_entries));
+    auto keep_from = updated.metadata_log.end() - static_cast<std::ptrdiff_t>(max_entries);
+    dropped.assign(updated.metadata_log.begin(), keep_from);
+    updated.metadata_log.erase(updated.metadata_log.begin(), keep_from);
   }
+  std::string delete_after = updated.Property(kDeleteAfterCommit, "false");
+  const bool delete_old =
+      delete_after == "true" || delete_after == "TRUE" || delete_after == "True";
 
   // Test-only fault injection (docs/exactly-once.md): a crash here leaves nothing committed.
   CrashPoint("before-metadata-file");
@@ -235,11 +240,37 @@ Result<LoadedTable> FileSystemCatalog::CommitTable(const LoadedTable& base, Tabl
                             " was committed concurrently; reload and retry");
   }
   FLOE_RETURN_NOT_OK(st);
+  if (delete_old) {
+    // Old versions are deleted on this table, so an exclusive create no longer proves `base` was
+    // current: a committer more than previous-versions-max versions behind could re-create a
+    // deleted v<next>. A newer version on disk means this file is such a ghost: undo it.
+    FLOE_ASSIGN_OR_RAISE(std::vector<std::string> names, io::ListDir(p.metadata));
+    for (const std::string& name : names) {
+      int64_t v;
+      if (VersionOfFileName(name, &v) && v > next) {
+        (void)io::RemoveFile(path);
+        return Status::Conflict("table " + base.id.ToString() + ": version " + std::to_string(v) +
+                                " exists, base version " + std::to_string(base.version) +
+                                " is stale; reload and retry");
+      }
+    }
+  }
   // Committed, but version-hint.text still names the previous version.
   CrashPoint("after-metadata-file-before-hint");
   // Committed. floe's LoadTable probes past a stale hint, so failing to write it is harmless;
   // but readers such as icebird trust the hint, so keep it current.
   UpdateHint(p, next);
+  if (delete_old) {
+    // Iceberg's rule: the versions that fell out of the metadata log are deleted, best effort
+    // (a leftover file is harmless; LoadTable takes the newest version).
+    for (const MetadataLogEntry& e : dropped) {
+      Result<std::string> old = UriToPath(e.metadata_file);
+      if (!old.ok() || io::DirName(*old) != p.metadata) continue;  // only this table's own
+      int64_t v;
+      if (!VersionOfFileName(old->substr(old->rfind('/') + 1), &v) || v >= next) continue;
+      (void)io::RemoveFile(*old);
+    }
+  }
   return LoadedTable{base.id, std::move(updated), path, next};
 }
 

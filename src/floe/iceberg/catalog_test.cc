@@ -162,6 +162,48 @@ TEST_F(FileSystemCatalogTest, MetadataLogIsCappedByPreviousVersionsMax) {
   EXPECT_EQ(t.metadata.metadata_log[2].metadata_file, "file://" + MetadataFile(6));
 }
 
+TEST_F(FileSystemCatalogTest, DeleteAfterCommitKeepsOnlyTheLoggedPreviousVersions) {
+  LoadedTable t = Create({"db", "t"}, {{"write.metadata.previous-versions-max", "3"},
+                                       {"write.metadata.delete-after-commit.enabled", "true"}});
+  for (int i = 1; i <= 20; ++i) {
+    t = catalog_->CommitTable(t, WithSnapshot(t.metadata, i)).ValueOrDie();
+  }
+  EXPECT_EQ(t.version, 21);
+  // v18..v20 in the log, v21 current; v1..v17 deleted.
+  for (int v = 1; v <= 17; ++v) EXPECT_FALSE(io::Exists(MetadataFile(v))) << v;
+  for (int v = 18; v <= 21; ++v) EXPECT_TRUE(io::Exists(MetadataFile(v))) << v;
+  LoadedTable loaded = catalog_->LoadTable({"db", "t"}).ValueOrDie();
+  EXPECT_EQ(loaded.version, 21);
+  EXPECT_EQ(loaded.metadata.snapshots.size(), 20u);
+}
+
+TEST_F(FileSystemCatalogTest, WithoutDeleteAfterCommitEveryVersionStays) {
+  LoadedTable t = Create({"db", "t"}, {{"write.metadata.previous-versions-max", "2"}});
+  for (int i = 1; i <= 5; ++i) {
+    t = catalog_->CommitTable(t, WithSnapshot(t.metadata, i)).ValueOrDie();
+  }
+  for (int v = 1; v <= 6; ++v) EXPECT_TRUE(io::Exists(MetadataFile(v))) << v;
+}
+
+// With old versions deleted, an exclusive create no longer proves the base was current: a
+// committer far behind re-creates a deleted version. It must be refused, not lost.
+TEST_F(FileSystemCatalogTest, AStaleBaseWhoseNextVersionWasDeletedIsAConflictNotALostCommit) {
+  LoadedTable stale = Create({"db", "t"}, {{"write.metadata.previous-versions-max", "1"},
+                                           {"write.metadata.delete-after-commit.enabled", "true"}});
+  LoadedTable t = stale;
+  for (int i = 1; i <= 4; ++i) {
+    t = catalog_->CommitTable(t, WithSnapshot(t.metadata, i)).ValueOrDie();
+  }
+  ASSERT_FALSE(io::Exists(MetadataFile(2)));
+  Result<LoadedTable> r = catalog_->CommitTable(stale, WithSnapshot(stale.metadata, 99));
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.status().IsConflict()) << r.status().ToString();
+  EXPECT_FALSE(io::Exists(MetadataFile(2)));
+  LoadedTable now = catalog_->LoadTable({"db", "t"}).ValueOrDie();
+  EXPECT_EQ(now.version, 5);
+  EXPECT_EQ(*now.metadata.current_snapshot_id, 4);
+}
+
 TEST_F(FileSystemCatalogTest, LoadFindsLatestWhenHintIsMissingStaleOrCorrupt) {
   LoadedTable t = Create();
   for (int i = 1; i <= 3; ++i)

@@ -478,8 +478,13 @@ Status PrepareIcebergTable(const IcebergSinkSpec& spec) {
   FLOE_ASSIGN_OR_RAISE(auto catalog, iceberg::FileSystemCatalog::Make(o.warehouse));
   Result<iceberg::LoadedTable> loaded = catalog->LoadTable(o.table);
   if (loaded.status().IsNotFound()) {
+    // A streaming sink commits every checkpoint: without these, every commit would keep its
+    // metadata file forever (docs/connectors.md, "Tables floe creates"). Explicit options win.
+    std::map<std::string, std::string> properties = o.table_properties;
+    properties.emplace("write.metadata.delete-after-commit.enabled", "true");
+    properties.emplace("write.metadata.previous-versions-max", "20");
     Result<iceberg::LoadedTable> created =
-        catalog->CreateTable(o.table, schema, partition_spec, o.table_properties);
+        catalog->CreateTable(o.table, schema, partition_spec, properties);
     if (created.ok()) return Status::OK();
     if (!created.status().IsAlreadyExists()) return created.status().WithContext(where);
     loaded = catalog->LoadTable(o.table);  // created concurrently: check it like any other

@@ -978,6 +978,22 @@ TEST(PrepareIcebergTable, CreatesTheTableWithKeyAndWriteProperties) {
   ASSERT_OK(PrepareIcebergTable(sink.spec));
 }
 
+TEST(PrepareIcebergTable, CreatedTablesDeleteOldMetadataUnlessTheUserSaysOtherwise) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  iceberg::TableMetadata md = sink.Metadata();
+  EXPECT_EQ(md.properties.at("write.metadata.delete-after-commit.enabled"), "true");
+  EXPECT_EQ(md.properties.at("write.metadata.previous-versions-max"), "20");
+
+  Sink explicit_sink;
+  explicit_sink.spec.table.options["write.metadata.delete-after-commit.enabled"] = "false";
+  explicit_sink.spec.table.options["write.metadata.previous-versions-max"] = "500";
+  ASSERT_OK(PrepareIcebergTable(explicit_sink.spec));
+  md = explicit_sink.Metadata();
+  EXPECT_EQ(md.properties.at("write.metadata.delete-after-commit.enabled"), "false");
+  EXPECT_EQ(md.properties.at("write.metadata.previous-versions-max"), "500");
+}
+
 TEST(PrepareIcebergTable, RejectsBadOptionsNamingTheOptionAndTheRule) {
   auto expect_error = [](IcebergSinkSpec spec, const std::string& needle) {
     Status st = PrepareIcebergTable(spec);
