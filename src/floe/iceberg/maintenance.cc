@@ -1,0 +1,215 @@
+#include "floe/iceberg/maintenance.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "floe/iceberg/manifest_io.h"
+#include "floe/io/file.h"
+
+namespace floe::iceberg {
+namespace {
+
+constexpr char kNumRetries[] = "commit.retry.num-retries";
+constexpr int64_t kNumRetriesDefault = 4;
+
+int64_t IntProperty(const TableMetadata& m, const char* key, int64_t fallback) {
+  std::string text = m.Property(key, "");
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return fallback;
+  return value;
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Ancestors of `head` (itself first), as far as the parent links reach a known snapshot.
+std::vector<const Snapshot*> Ancestry(const TableMetadata& m, std::optional<int64_t> head) {
+  std::vector<const Snapshot*> out;
+  const Snapshot* s = head ? m.FindSnapshot(*head) : nullptr;
+  while (s != nullptr && out.size() <= m.snapshots.size()) {
+    out.push_back(s);
+    s = s->parent_snapshot_id ? m.FindSnapshot(*s->parent_snapshot_id) : nullptr;
+  }
+  return out;
+}
+
+// The ids of the snapshots to keep (see ExpireSnapshots).
+std::set<int64_t> SnapshotsToKeep(const TableMetadata& m, int64_t older_than_ms,
+                                  int64_t retain_last) {
+  std::set<int64_t> keep;
+  if (m.current_snapshot_id) keep.insert(*m.current_snapshot_id);
+  for (const auto& [name, ref] : m.refs) {
+    keep.insert(ref.snapshot_id);
+    if (ref.type != "branch") continue;
+    std::vector<const Snapshot*> chain = Ancestry(m, ref.snapshot_id);
+    for (size_t i = 0; i < chain.size() && static_cast<int64_t>(i) < retain_last; ++i) {
+      keep.insert(chain[i]->snapshot_id);
+    }
+  }
+  for (const Snapshot& s : m.snapshots) {
+    if (s.timestamp_ms >= older_than_ms) keep.insert(s.snapshot_id);
+  }
+  // floe's restore markers: the newest snapshot of each sink id in the main ancestry, and the
+  // chain from the current snapshot down to the oldest of them.
+  auto main = m.refs.find("main");
+  std::vector<const Snapshot*> chain =
+      Ancestry(m, main != m.refs.end() ? std::optional<int64_t>(main->second.snapshot_id)
+                                       : m.current_snapshot_id);
+  std::set<std::string> sinks;
+  size_t deepest = 0;
+  bool any = false;
+  for (size_t i = 0; i < chain.size(); ++i) {
+    auto sink = chain[i]->summary.find(kFloeSinkIdSummaryKey);
+    if (sink != chain[i]->summary.end() && sinks.insert(sink->second).second) {
+      deepest = i;
+      any = true;
+    }
+  }
+  if (any) {
+    for (size_t i = 0; i <= deepest; ++i) keep.insert(chain[i]->snapshot_id);
+  }
+  return keep;
+}
+
+// Removes a file given as URI or path; counts its size, or a failure. Already missing is fine.
+void Remove(const std::string& uri_or_path, int64_t* counter, ExpireResult* result) {
+  std::string path = uri_or_path;
+  if (uri_or_path.rfind("file:", 0) == 0) {
+    Result<std::string> local = UriToPath(uri_or_path);
+    if (!local.ok()) {
+      ++result->files_not_deleted;
+      return;
+    }
+    path = *local;
+  }
+  if (!io::Exists(path)) return;
+  Result<uint64_t> size = io::FileSize(path);
+  Status st = io::RemoveFile(path);
+  if (!st.ok()) {
+    if (!st.IsNotFound()) ++result->files_not_deleted;
+    return;
+  }
+  ++*counter;
+  if (size.ok()) result->bytes_deleted += static_cast<int64_t>(*size);
+}
+
+// Removes the files only `expired` snapshots reference, given the metadata just committed.
+Status DeleteExpiredFiles(const TableMetadata& committed, const std::vector<Snapshot>& expired,
+                          ExpireResult* result) {
+  // Everything retained snapshots reference. Failing here removes nothing.
+  std::set<std::string> retained_manifests;
+  std::set<std::string> live;
+  std::map<std::string, FileContent> candidates;
+  for (const Snapshot& s : committed.snapshots) {
+    FLOE_ASSIGN_OR_RAISE(std::vector<ManifestFile> list, ReadManifestList(s.manifest_list));
+    for (const ManifestFile& mf : list) {
+      if (!retained_manifests.insert(mf.manifest_path).second) continue;
+      FLOE_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(mf, committed));
+      for (const ManifestEntry& e : entries) {
+        if (e.status == EntryStatus::kDeleted) {
+          candidates.emplace(e.data_file.file_path, e.data_file.content);
+        } else {
+          live.insert(e.data_file.file_path);
+        }
+      }
+    }
+  }
+  // What the expired snapshots reference beyond that.
+  std::set<std::string> expired_manifests;
+  for (const Snapshot& s : expired) {
+    FLOE_ASSIGN_OR_RAISE(std::vector<ManifestFile> list, ReadManifestList(s.manifest_list));
+    for (const ManifestFile& mf : list) {
+      if (retained_manifests.count(mf.manifest_path) > 0 ||
+          !expired_manifests.insert(mf.manifest_path).second) {
+        continue;
+      }
+      FLOE_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(mf, committed));
+      for (const ManifestEntry& e : entries) {
+        candidates.emplace(e.data_file.file_path, e.data_file.content);
+      }
+    }
+  }
+  for (const auto& [path, content] : candidates) {
+    if (live.count(path) > 0) continue;
+    Remove(
+        path,
+        content == FileContent::kData ? &result->data_files_deleted : &result->delete_files_deleted,
+        result);
+  }
+  for (const std::string& path : expired_manifests) {
+    Remove(path, &result->manifests_deleted, result);
+  }
+  for (const Snapshot& s : expired) {
+    Remove(s.manifest_list, &result->manifest_lists_deleted, result);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<ExpireResult> ExpireSnapshots(Catalog& catalog, const TableIdentifier& id,
+                                     const ExpireOptions& options) {
+  FLOE_ASSIGN_OR_RAISE(LoadedTable table, catalog.LoadTable(id));
+  const int64_t retries = options.num_retries
+                              ? *options.num_retries
+                              : IntProperty(table.metadata, kNumRetries, kNumRetriesDefault);
+  const std::string context = "expire snapshots of " + id.ToString();
+  ExpireResult result;
+  for (int attempt = 1;; ++attempt) {
+    const TableMetadata& base = table.metadata;
+    const int64_t older_than =
+        options.older_than_ms
+            ? *options.older_than_ms
+            : NowMs() - IntProperty(base, kMaxSnapshotAgeMs, kMaxSnapshotAgeMsDefault);
+    const int64_t retain_last = std::max<int64_t>(
+        1, options.retain_last
+               ? *options.retain_last
+               : IntProperty(base, kMinSnapshotsToKeep, kMinSnapshotsToKeepDefault));
+    const std::set<int64_t> keep = SnapshotsToKeep(base, older_than, retain_last);
+
+    TableMetadata updated = base;
+    updated.snapshots.clear();
+    std::vector<Snapshot> expired;
+    for (const Snapshot& s : base.snapshots) {
+      (keep.count(s.snapshot_id) > 0 ? updated.snapshots : expired).push_back(s);
+    }
+    result.snapshots_kept = static_cast<int64_t>(updated.snapshots.size());
+    if (expired.empty()) return result;
+    std::erase_if(updated.snapshot_log,
+                  [&](const SnapshotLogEntry& e) { return keep.count(e.snapshot_id) == 0; });
+
+    result.commit_attempts = attempt;
+    Result<LoadedTable> committed = catalog.CommitTable(table, std::move(updated));
+    if (committed.ok()) {
+      std::sort(expired.begin(), expired.end(), [](const Snapshot& a, const Snapshot& b) {
+        return a.timestamp_ms != b.timestamp_ms ? a.timestamp_ms < b.timestamp_ms
+                                                : a.sequence_number < b.sequence_number;
+      });
+      for (const Snapshot& s : expired) result.expired_snapshot_ids.push_back(s.snapshot_id);
+      Status st = DeleteExpiredFiles(committed->metadata, expired, &result);
+      if (!st.ok()) return st.WithContext(context + ": snapshots expired, files kept");
+      return result;
+    }
+    if (!committed.status().IsConflict()) {
+      return committed.status().WithContext(context + " (outcome unknown, files kept)");
+    }
+    if (attempt > retries) {
+      return Status::Conflict(context + " failed after " + std::to_string(attempt) +
+                              " attempts: " + committed.status().message());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10 * attempt));
+    FLOE_ASSIGN_OR_RAISE(table, catalog.LoadTable(id));
+  }
+}
+
+}  // namespace floe::iceberg

@@ -1,0 +1,66 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "floe/common/status.h"
+#include "floe/iceberg/catalog.h"
+
+namespace floe::iceberg {
+
+// Table properties ExpireSnapshots reads (Iceberg's names and defaults).
+inline constexpr char kMaxSnapshotAgeMs[] = "history.expire.max-snapshot-age-ms";
+inline constexpr int64_t kMaxSnapshotAgeMsDefault = 5LL * 24 * 60 * 60 * 1000;  // 5 days
+inline constexpr char kMinSnapshotsToKeep[] = "history.expire.min-snapshots-to-keep";
+inline constexpr int64_t kMinSnapshotsToKeepDefault = 1;
+
+// The summary key of floe's commit marker (docs/exactly-once.md "Snapshot summary keys").
+inline constexpr char kFloeSinkIdSummaryKey[] = "floe.sink-id";
+
+// What ExpireSnapshots removes. Unset values come from the table's properties.
+struct ExpireOptions {
+  // Snapshots with timestamp-ms below this may expire; default now − max-snapshot-age-ms.
+  std::optional<int64_t> older_than_ms;
+  // The newest N of each branch's ancestry are kept whatever their age; default
+  // min-snapshots-to-keep. Values below 1 count as 1.
+  std::optional<int64_t> retain_last;
+  // Commit retries on Conflict (reload, recompute, commit again); default
+  // commit.retry.num-retries (4). The wait between attempts is short and fixed (10 ms × k).
+  std::optional<int> num_retries;
+};
+
+struct ExpireResult {
+  std::vector<int64_t> expired_snapshot_ids;  // oldest first
+  int64_t snapshots_kept = 0;
+  int64_t manifest_lists_deleted = 0;
+  int64_t manifests_deleted = 0;
+  int64_t data_files_deleted = 0;
+  int64_t delete_files_deleted = 0;
+  int64_t bytes_deleted = 0;      // sizes on disk of the files removed
+  int64_t files_not_deleted = 0;  // removal failed (other than already missing)
+  int commit_attempts = 0;
+};
+
+// Expires old snapshots of table `id` (Iceberg's ExpireSnapshots, NOTES part C).
+//
+// Kept: the current snapshot; every snapshot a branch or tag points at (refs never expire);
+// the newest `retain_last` ancestors of every branch; every snapshot at or after the cutoff;
+// and floe's restore markers: for each distinct floe.sink-id in the main ancestry, the newest
+// snapshot carrying it together with every main ancestor between it and the current snapshot,
+// so restore's parent walk (FindSinkCommit) reaches each marker. Every other snapshot expires.
+//
+// The new metadata (expired snapshots and their snapshot-log entries dropped) is committed
+// through Catalog::CommitTable; on Conflict the table is reloaded and the selection recomputed
+// (bounded retries). Only after the commit succeeded are files removed: manifest lists of
+// expired snapshots, manifests no retained snapshot lists, and data / delete files that appear
+// in those manifests (or as DELETED entries of retained manifests) and that no retained
+// snapshot's manifests list as ADDED or EXISTING. A retained snapshot's files are never
+// touched. Nothing to expire means no commit.
+//
+// Errors: Conflict when the retries are exhausted, catalog and I/O errors (before the commit:
+// nothing changed; a failing file removal after it is counted, not an error).
+Result<ExpireResult> ExpireSnapshots(Catalog& catalog, const TableIdentifier& id,
+                                     const ExpireOptions& options = {});
+
+}  // namespace floe::iceberg

@@ -1,0 +1,342 @@
+#include "floe/iceberg/maintenance.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <set>
+#include <thread>
+
+#include "floe/iceberg/catalog.h"
+#include "floe/iceberg/commit_test_util.h"
+#include "floe/iceberg/manifest_io.h"
+#include "floe/iceberg/snapshot_update.h"
+#include "floe/io/file.h"
+
+namespace floe::iceberg {
+namespace {
+
+using commit_testing::ScratchDir;
+
+Schema TableSchema() {
+  Schema s;
+  s.fields = {{"id", DataType::Int64(), false, 1}, {"name", DataType::String(), true, 2}};
+  return s;
+}
+
+struct TestTable {
+  std::unique_ptr<FileSystemCatalog> catalog;
+  TableIdentifier id{"db", "t"};
+  std::string location;  // URI
+
+  Result<TableMetadata> Load() const {
+    FLOE_ASSIGN_OR_RAISE(LoadedTable t, catalog->LoadTable(id));
+    return std::move(t.metadata);
+  }
+};
+
+Result<TestTable> MakeTable(const std::string& warehouse,
+                            std::map<std::string, std::string> props = {}) {
+  TestTable t;
+  FLOE_ASSIGN_OR_RAISE(t.catalog, FileSystemCatalog::Make(warehouse));
+  FLOE_ASSIGN_OR_RAISE(LoadedTable loaded,
+                       t.catalog->CreateTable(t.id, TableSchema(), {}, std::move(props)));
+  t.location = loaded.metadata.location;
+  FLOE_RETURN_NOT_OK(io::CreateDirs(*UriToPath(t.location + "/data")));
+  return t;
+}
+
+// Appends one data file (a few real bytes on disk, so removal is visible) in one snapshot.
+Result<Snapshot> Append(TestTable& t, const std::string& name,
+                        std::map<std::string, std::string> summary = {}) {
+  DataFile f;
+  f.file_path = t.location + "/data/" + name + ".parquet";
+  f.record_count = 1;
+  f.file_size_in_bytes = 4;
+  FLOE_RETURN_NOT_OK(io::WriteFileExclusive(*UriToPath(f.file_path), "data"));
+  SnapshotChanges changes;
+  changes.added_data_files = {f};
+  changes.summary_properties = std::move(summary);
+  // Distinct millisecond timestamps, so age cutoffs between snapshots are exact.
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  return CommitSnapshot(*t.catalog, t.id, changes);
+}
+
+bool UriExists(const std::string& uri) { return io::Exists(*UriToPath(uri)); }
+
+std::set<int64_t> Ids(const TableMetadata& m) {
+  std::set<int64_t> out;
+  for (const Snapshot& s : m.snapshots) out.insert(s.snapshot_id);
+  return out;
+}
+
+// Every file the table's snapshots reference (lists, manifests, live entries) exists; returns
+// the live data files of the current snapshot.
+Result<std::set<std::string>> CheckReferencedFilesExist(const TableMetadata& m) {
+  std::set<std::string> current_live;
+  for (const Snapshot& s : m.snapshots) {
+    if (!UriExists(s.manifest_list)) return Status::NotFound(s.manifest_list);
+    FLOE_ASSIGN_OR_RAISE(std::vector<ManifestFile> list, ReadManifestList(s.manifest_list));
+    for (const ManifestFile& mf : list) {
+      if (!UriExists(mf.manifest_path)) return Status::NotFound(mf.manifest_path);
+      FLOE_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(mf, m));
+      for (const ManifestEntry& e : entries) {
+        if (e.status == EntryStatus::kDeleted) continue;
+        if (!UriExists(e.data_file.file_path)) return Status::NotFound(e.data_file.file_path);
+        if (s.snapshot_id == m.current_snapshot_id) current_live.insert(e.data_file.file_path);
+      }
+    }
+  }
+  return current_live;
+}
+
+TEST(ExpireSnapshots, ByAgeAndRetainLast) {
+  ScratchDir dir;
+  FLOE_ASSERT_OK_AND_ASSIGN(TestTable t, MakeTable(dir.path()));
+  std::vector<Snapshot> s;
+  for (int i = 0; i < 5; ++i) {
+    FLOE_ASSERT_OK_AND_ASSIGN(Snapshot snap, Append(t, "f" + std::to_string(i)));
+    s.push_back(snap);
+  }
+  FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata before, t.Load());
+  FLOE_ASSERT_OK_AND_ASSIGN(auto live_before, CheckReferencedFilesExist(before));
+
+  // Default options: 5 days, keep 1: nothing is that old.
+  FLOE_ASSERT_OK_AND_ASSIGN(ExpireResult none, ExpireSnapshots(*t.catalog, t.id));
+  EXPECT_TRUE(none.expired_snapshot_ids.empty());
+  EXPECT_EQ(none.snapshots_kept, 5);
+  EXPECT_EQ(none.commit_attempts, 0);
+
+  // Age: snapshots before s[2] expire.
+  ExpireOptions by_age;
+  by_age.older_than_ms = s[2].timestamp_ms;
+  FLOE_ASSERT_OK_AND_ASSIGN(ExpireResult r, ExpireSnapshots(*t.catalog, t.id, by_age));
+  EXPECT_EQ(r.expired_snapshot_ids, (std::vector<int64_t>{s[0].snapshot_id, s[1].snapshot_id}));
+  EXPECT_EQ(r.snapshots_kept, 3);
+  EXPECT_EQ(r.manifest_lists_deleted, 2);
+  EXPECT_EQ(r.manifests_deleted, 0);  // the current list still holds every manifest
+  EXPECT_EQ(r.data_files_deleted, 0);
+  EXPECT_GT(r.bytes_deleted, 0);
+  EXPECT_FALSE(UriExists(s[0].manifest_list));
+  EXPECT_FALSE(UriExists(s[1].manifest_list));
+  FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata m, t.Load());
+  EXPECT_EQ(Ids(m), (std::set<int64_t>{s[2].snapshot_id, s[3].snapshot_id, s[4].snapshot_id}));
+  for (const SnapshotLogEntry& e : m.snapshot_log) EXPECT_EQ(Ids(m).count(e.snapshot_id), 1u);
+  EXPECT_EQ(m.snapshot_log.size(), 3u);
+  EXPECT_EQ(m.current_snapshot_id, s[4].snapshot_id);
+
+  // Retain-last 2 with everything old.
+  ExpireOptions keep2;
+  keep2.older_than_ms = s[4].timestamp_ms + 1000;
+  keep2.retain_last = 2;
+  FLOE_ASSERT_OK_AND_ASSIGN(r, ExpireSnapshots(*t.catalog, t.id, keep2));
+  EXPECT_EQ(r.expired_snapshot_ids, (std::vector<int64_t>{s[2].snapshot_id}));
+  FLOE_ASSERT_OK_AND_ASSIGN(m, t.Load());
+  EXPECT_EQ(Ids(m), (std::set<int64_t>{s[3].snapshot_id, s[4].snapshot_id}));
+
+  // The table property sets the default retain-last.
+  FLOE_ASSERT_OK_AND_ASSIGN(LoadedTable loaded, t.catalog->LoadTable(t.id));
+  TableMetadata with_prop = loaded.metadata;
+  with_prop.properties[kMinSnapshotsToKeep] = "2";
+  with_prop.properties[kMaxSnapshotAgeMs] = "0";
+  FLOE_ASSERT_OK(t.catalog->CommitTable(loaded, with_prop).status());
+  FLOE_ASSERT_OK_AND_ASSIGN(r, ExpireSnapshots(*t.catalog, t.id));
+  EXPECT_TRUE(r.expired_snapshot_ids.empty());
+
+  FLOE_ASSERT_OK_AND_ASSIGN(m, t.Load());
+  FLOE_ASSERT_OK_AND_ASSIGN(auto live_after, CheckReferencedFilesExist(m));
+  EXPECT_EQ(live_after, live_before);
+}
+
+TEST(ExpireSnapshots, KeepsCurrentTaggedAndBranchSnapshots) {
+  ScratchDir dir;
+  FLOE_ASSERT_OK_AND_ASSIGN(TestTable t, MakeTable(dir.path()));
+  std::vector<Snapshot> s;
+  for (int i = 0; i < 5; ++i) {
+    FLOE_ASSERT_OK_AND_ASSIGN(Snapshot snap, Append(t, "f" + std::to_string(i)));
+    s.push_back(snap);
+  }
+  FLOE_ASSERT_OK_AND_ASSIGN(LoadedTable loaded, t.catalog->LoadTable(t.id));
+  TableMetadata refs = loaded.metadata;
+  refs.refs["v1"] = SnapshotRef{s[0].snapshot_id, "tag"};
+  refs.refs["audit"] = SnapshotRef{s[2].snapshot_id, "branch"};
+  FLOE_ASSERT_OK(t.catalog->CommitTable(loaded, refs).status());
+
+  ExpireOptions all;
+  all.older_than_ms = s[4].timestamp_ms + 1000;
+  all.retain_last = 1;
+  FLOE_ASSERT_OK_AND_ASSIGN(ExpireResult r, ExpireSnapshots(*t.catalog, t.id, all));
+  EXPECT_EQ(r.expired_snapshot_ids, (std::vector<int64_t>{s[1].snapshot_id, s[3].snapshot_id}));
+  FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata m, t.Load());
+  EXPECT_EQ(Ids(m), (std::set<int64_t>{s[0].snapshot_id, s[2].snapshot_id, s[4].snapshot_id}));
+  EXPECT_EQ(m.refs.size(), 3u);
+  FLOE_ASSERT_OK(CheckReferencedFilesExist(m).status());
+}
+
+TEST(ExpireSnapshots, DeletesOnlyFilesNoRetainedSnapshotReferences) {
+  ScratchDir dir;
+  // Merging every commit makes old manifests unreferenced by the current snapshot.
+  FLOE_ASSERT_OK_AND_ASSIGN(TestTable t,
+                            MakeTable(dir.path(), {{"commit.manifest.min-count-to-merge", "2"}}));
+  FLOE_ASSERT_OK_AND_ASSIGN(Snapshot a, Append(t, "a"));
+  FLOE_ASSERT_OK_AND_ASSIGN(Snapshot b, Append(t, "b"));
+  FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata m, t.Load());
+
+  // A snapshot removing file a: one manifest with a DELETED and b EXISTING.
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestFile> b_list, ReadManifestList(b.manifest_list));
+  std::vector<ManifestEntry> entries;
+  std::set<std::string> old_manifests;
+  for (const ManifestFile& mf : b_list) {
+    old_manifests.insert(mf.manifest_path);
+    FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestEntry> es, ReadManifest(mf, m));
+    for (ManifestEntry& e : es) {
+      e.status = e.data_file.file_path == t.location + "/data/a.parquet" ? EntryStatus::kDeleted
+                                                                         : EntryStatus::kExisting;
+      entries.push_back(e);
+    }
+  }
+  ASSERT_EQ(entries.size(), 2u);
+  const int64_t c_id = 777;
+  const std::string meta = *UriToPath(t.location + "/metadata");
+  FLOE_ASSERT_OK_AND_ASSIGN(ManifestFile c_manifest,
+                            WriteManifest(meta + "/c-m0.avro", m.current_schema(), m.default_spec(),
+                                          ManifestContent::kData, c_id, entries));
+  c_manifest.sequence_number = 3;
+  c_manifest.min_sequence_number = 1;
+  FLOE_ASSERT_OK(WriteManifestList(meta + "/snap-777.avro", c_id, b.snapshot_id, 3, {c_manifest}));
+  FLOE_ASSERT_OK_AND_ASSIGN(LoadedTable loaded, t.catalog->LoadTable(t.id));
+  TableMetadata with_c = loaded.metadata;
+  Snapshot c;
+  c.snapshot_id = c_id;
+  c.parent_snapshot_id = b.snapshot_id;
+  c.sequence_number = 3;
+  c.timestamp_ms = b.timestamp_ms + 1;
+  c.manifest_list = PathToUri(meta + "/snap-777.avro");
+  c.summary = {{"operation", "delete"}};
+  with_c.snapshots.push_back(c);
+  with_c.current_snapshot_id = c_id;
+  with_c.refs["main"].snapshot_id = c_id;
+  with_c.last_sequence_number = 3;
+  with_c.snapshot_log.push_back({c.timestamp_ms, c_id});
+  FLOE_ASSERT_OK(t.catalog->CommitTable(loaded, with_c).status());
+
+  ExpireOptions all;
+  all.older_than_ms = c.timestamp_ms + 1000;
+  FLOE_ASSERT_OK_AND_ASSIGN(ExpireResult r, ExpireSnapshots(*t.catalog, t.id, all));
+  EXPECT_EQ(r.expired_snapshot_ids, (std::vector<int64_t>{a.snapshot_id, b.snapshot_id}));
+  EXPECT_EQ(r.snapshots_kept, 1);
+  EXPECT_EQ(r.manifest_lists_deleted, 2);
+  EXPECT_EQ(r.manifests_deleted, static_cast<int64_t>(old_manifests.size() + 1));  // + a's own
+  EXPECT_EQ(r.data_files_deleted, 1);
+  EXPECT_EQ(r.files_not_deleted, 0);
+  EXPECT_FALSE(UriExists(t.location + "/data/a.parquet"));
+  EXPECT_TRUE(UriExists(t.location + "/data/b.parquet"));
+  for (const std::string& path : old_manifests) EXPECT_FALSE(UriExists(path)) << path;
+  FLOE_ASSERT_OK_AND_ASSIGN(m, t.Load());
+  FLOE_ASSERT_OK_AND_ASSIGN(auto live, CheckReferencedFilesExist(m));
+  EXPECT_EQ(live, (std::set<std::string>{t.location + "/data/b.parquet"}));
+}
+
+TEST(ExpireSnapshots, KeepsNewestMarkerPerSinkAndItsChainToCurrent) {
+  ScratchDir dir;
+  FLOE_ASSERT_OK_AND_ASSIGN(TestTable t, MakeTable(dir.path()));
+  std::vector<Snapshot> s;
+  const std::vector<std::string> sinks = {"a", "a", "b", "", "", "b"};
+  for (size_t i = 0; i < sinks.size(); ++i) {
+    std::map<std::string, std::string> summary;
+    if (!sinks[i].empty())
+      summary = {{kFloeSinkIdSummaryKey, sinks[i]}, {"floe.checkpoint-id", "1"}};
+    FLOE_ASSERT_OK_AND_ASSIGN(Snapshot snap, Append(t, "f" + std::to_string(i), summary));
+    s.push_back(snap);
+  }
+  ExpireOptions all;
+  all.older_than_ms = s.back().timestamp_ms + 1000;
+  all.retain_last = 1;
+  FLOE_ASSERT_OK_AND_ASSIGN(ExpireResult r, ExpireSnapshots(*t.catalog, t.id, all));
+  // Newest of "a" is s[1]: s[1]..s[5] stay (the chain restore walks), s[0] goes.
+  EXPECT_EQ(r.expired_snapshot_ids, (std::vector<int64_t>{s[0].snapshot_id}));
+  FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata m, t.Load());
+  EXPECT_EQ(m.snapshots.size(), 5u);
+  const Snapshot* walk = m.current_snapshot();
+  int steps = 0;
+  while (walk != nullptr && walk->parent_snapshot_id &&
+         m.FindSnapshot(*walk->parent_snapshot_id) != nullptr) {
+    walk = m.FindSnapshot(*walk->parent_snapshot_id);
+    ++steps;
+  }
+  ASSERT_NE(walk, nullptr);
+  EXPECT_EQ(walk->snapshot_id, s[1].snapshot_id);
+  EXPECT_EQ(steps, 4);  // s[5] -> s[1] unbroken, s[1]'s parent is gone
+}
+
+// Forwards to a real catalog; `before_commit` runs before the first CommitTable.
+class InterposedCatalog final : public Catalog {
+ public:
+  explicit InterposedCatalog(Catalog* inner) : inner_(inner) {}
+  Result<LoadedTable> CreateTable(const TableIdentifier& id, const Schema& schema,
+                                  const PartitionSpec& spec,
+                                  std::map<std::string, std::string> properties) override {
+    return inner_->CreateTable(id, schema, spec, std::move(properties));
+  }
+  Result<LoadedTable> LoadTable(const TableIdentifier& id) override {
+    return inner_->LoadTable(id);
+  }
+  Result<LoadedTable> CommitTable(const LoadedTable& base, TableMetadata updated) override {
+    if (++commits == 1 && before_commit) before_commit();
+    return inner_->CommitTable(base, std::move(updated));
+  }
+  Result<std::vector<TableIdentifier>> ListTables(const std::string& ns) override {
+    return inner_->ListTables(ns);
+  }
+  std::string DefaultTableLocation(const TableIdentifier& id) const override {
+    return inner_->DefaultTableLocation(id);
+  }
+
+  std::function<void()> before_commit;
+  int commits = 0;
+
+ private:
+  Catalog* inner_;
+};
+
+TEST(ExpireSnapshots, RetriesAfterAConflictingCommit) {
+  ScratchDir dir;
+  FLOE_ASSERT_OK_AND_ASSIGN(TestTable t, MakeTable(dir.path()));
+  std::vector<Snapshot> s;
+  for (int i = 0; i < 3; ++i) {
+    FLOE_ASSERT_OK_AND_ASSIGN(Snapshot snap, Append(t, "f" + std::to_string(i)));
+    s.push_back(snap);
+  }
+  InterposedCatalog racing(t.catalog.get());
+  Snapshot concurrent;
+  racing.before_commit = [&] {
+    Result<Snapshot> snap = Append(t, "concurrent");
+    ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+    concurrent = *snap;
+  };
+  ExpireOptions all;
+  all.older_than_ms = s.back().timestamp_ms + 1000;  // the concurrent snapshot is newer
+  all.retain_last = 1;
+  FLOE_ASSERT_OK_AND_ASSIGN(ExpireResult r, ExpireSnapshots(racing, t.id, all));
+  EXPECT_EQ(r.commit_attempts, 2);
+  EXPECT_EQ(r.expired_snapshot_ids,
+            (std::vector<int64_t>{s[0].snapshot_id, s[1].snapshot_id, s[2].snapshot_id}));
+  FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata m, t.Load());
+  EXPECT_EQ(Ids(m), (std::set<int64_t>{concurrent.snapshot_id}));
+  FLOE_ASSERT_OK_AND_ASSIGN(auto live, CheckReferencedFilesExist(m));
+  EXPECT_EQ(live.size(), 4u);
+
+  // Retries exhausted: Conflict, nothing removed.
+  FLOE_ASSERT_OK_AND_ASSIGN(Snapshot more, Append(t, "more"));
+  InterposedCatalog always(t.catalog.get());
+  ExpireOptions no_retry = all;
+  no_retry.older_than_ms = more.timestamp_ms + 1000;
+  no_retry.num_retries = 0;
+  always.before_commit = [&] { ASSERT_TRUE(Append(t, "again").ok()); };
+  Result<ExpireResult> failed = ExpireSnapshots(always, t.id, no_retry);
+  EXPECT_TRUE(failed.status().IsConflict()) << failed.status().ToString();
+  EXPECT_TRUE(UriExists(concurrent.manifest_list));
+}
+
+}  // namespace
+}  // namespace floe::iceberg
