@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import * as h from './harness.mjs';
 
 const WH = h.tempRoot('floe-cli-');
@@ -258,4 +259,35 @@ test('two processes appending to one table at once: both commits land', async ()
   assert.equal(seqs.length, 8000);
   assert.equal(new Set(seqs).size, 8000);
   assert.equal(describe('db.race').snapshots.length, 4);
+});
+
+test('expire-snapshots keeps the rows, removes old manifest lists; icebird still reads it', async () => {
+  ok('table', 'create', 'db.expire', '--schema', 'id BIGINT NOT NULL, name STRING');
+  for (let i = 1; i <= 4; i++) {
+    ok('table', 'append', 'db.expire', writeLines(`expire${i}.jsonl`, [{ id: i, name: `n${i}` }]), '--quiet');
+  }
+  const before = scan('db.expire').sort(byKey('id'));
+  assert.equal(before.length, 4);
+  const metaDir = path.join(WH, 'db', 'expire', 'metadata');
+  const lists = () => fs.readdirSync(metaDir).filter((f) => f.startsWith('snap-'));
+  assert.equal(lists().length, 4);
+
+  const out = ok('table', 'expire-snapshots', 'db.expire', '--older-than', '2000-01-01T00:00:00Z');
+  assert.match(out, /0 snapshots expired, 4 kept/);
+  const out2 = ok('table', 'expire-snapshots', 'db.expire', '--retain-last', '1', '--older-than-ms', '0');
+  assert.match(out2, /3 snapshots expired, 1 kept; deleted 3 manifest lists, 0 manifests, 0 data files/);
+  assert.equal(lists().length, 1);
+  assert.deepEqual(scan('db.expire').sort(byKey('id')), before);
+  assert.equal(describe('db.expire').snapshots.length, 1);
+
+  const { icebergRead } = await import('icebird');
+  const { makeLocalFetch } = await import('../interop/lib/localfetch.mjs');
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = makeLocalFetch({ log: [] });
+  try {
+    const rows = await icebergRead({ tableUrl: pathToFileURL(path.join(WH, 'db', 'expire')).href });
+    assert.deepEqual(rows.map((r) => Number(r.id)).sort(), [1, 2, 3, 4]);
+  } finally {
+    globalThis.fetch = realFetch;
+  }
 });

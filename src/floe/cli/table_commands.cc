@@ -7,12 +7,15 @@
 #include "floe/cli/args.h"
 #include "floe/cli/commands.h"
 #include "floe/cli/table_ops.h"
+#include "floe/common/civil_time.h"
 #include "floe/common/closest_match.h"
 #include "floe/format/json/json_lines.h"
 #include "floe/iceberg/catalog.h"
+#include "floe/iceberg/maintenance.h"
 #include "floe/iceberg/manifest_io.h"
 #include "floe/iceberg/scan.h"
 #include "floe/iceberg/table_properties.h"
+#include "floe/runtime/checkpoint_config.h"
 #include "floe/sql/parser.h"
 #include "floe/verify/table_verify.h"
 
@@ -35,6 +38,11 @@ constexpr const char* kUsage =
     "  describe NS.TABLE              schema, spec, properties, snapshots, file counts\n"
     "  verify NS.TABLE [--unique COL] [--expect-range COL:1..N] [--expected FILE --key COL]\n"
     "                                 rows, duplicates, missing runs, differences; exit 1 on any\n"
+    "  expire-snapshots NS.TABLE [--older-than-ms N | --older-than TIME|DURATION] [--retain-last "
+    "N]\n"
+    "                                 remove old snapshots and the files only they reference\n"
+    "                                 (defaults: history.expire.* properties, 5 days, keep 1;\n"
+    "                                 AGE in ms; TIME ISO 8601 UTC; DURATION like 2d, 90min)\n"
     "--warehouse defaults to ./warehouse\n";
 
 Result<std::unique_ptr<iceberg::Catalog>> OpenCatalog(const Args& args) {
@@ -211,6 +219,64 @@ Status Verify(const std::vector<std::string>& argv) {
   return Status::OK();
 }
 
+// --older-than: an ISO 8601 timestamp ("2024-05-01T00:00:00Z"; no zone = UTC) or a duration
+// before now ("2d", "90min", "0").
+Result<int64_t> OlderThanMs(const std::string& text) {
+  int64_t micros = 0;
+  if (text.size() >= 10 && text[4] == '-') {
+    const bool zoned = text.back() == 'Z' || text.find('+', 10) != std::string::npos ||
+                       text.find('-', 10) != std::string::npos;
+    if (const char* err = ParseTimestamp(text, zoned, &micros)) {
+      return Status::InvalidArgument("--older-than '" + text + "': " + err);
+    }
+    return micros / 1000;
+  }
+  Result<std::chrono::milliseconds> age = runtime::ParseDuration(text);
+  if (!age.ok()) return age.status().WithContext("--older-than");
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  return now - age->count();
+}
+
+Status ExpireSnapshotsCommand(const std::vector<std::string>& argv) {
+  FLOE_ASSIGN_OR_RAISE(
+      Args args,
+      Args::Parse(argv, {{"warehouse", "older-than-ms", "older-than", "retain-last"}, {}}));
+  FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "expire-snapshots NS.TABLE"));
+  iceberg::ExpireOptions options;
+  if (args.Has("older-than-ms") && args.Has("older-than")) {
+    return Status::InvalidArgument("give --older-than-ms or --older-than, not both");
+  }
+  // --older-than-ms is an age, like history.expire.max-snapshot-age-ms: 0 = older than now.
+  FLOE_ASSIGN_OR_RAISE(auto age_ms, args.GetInt("older-than-ms"));
+  if (age_ms) {
+    if (*age_ms < 0) return Status::InvalidArgument("--older-than-ms must not be negative");
+    FLOE_ASSIGN_OR_RAISE(options.older_than_ms, OlderThanMs(std::to_string(*age_ms) + "ms"));
+  }
+  if (auto text = args.Get("older-than")) {
+    FLOE_ASSIGN_OR_RAISE(options.older_than_ms, OlderThanMs(*text));
+  }
+  FLOE_ASSIGN_OR_RAISE(options.retain_last, args.GetInt("retain-last"));
+  if (options.retain_last && *options.retain_last < 1) {
+    return Status::InvalidArgument("--retain-last must be at least 1");
+  }
+  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
+  FLOE_ASSIGN_OR_RAISE(iceberg::ExpireResult r, iceberg::ExpireSnapshots(*catalog, id, options));
+  std::printf(
+      "expire-snapshots %s: %zu snapshots expired, %lld kept; deleted %lld manifest lists, "
+      "%lld manifests, %lld data files, %lld delete files (%lld bytes)\n",
+      id.ToString().c_str(), r.expired_snapshot_ids.size(),
+      static_cast<long long>(r.snapshots_kept), static_cast<long long>(r.manifest_lists_deleted),
+      static_cast<long long>(r.manifests_deleted), static_cast<long long>(r.data_files_deleted),
+      static_cast<long long>(r.delete_files_deleted), static_cast<long long>(r.bytes_deleted));
+  if (r.files_not_deleted > 0) {
+    std::printf("%lld files could not be deleted (left as orphans)\n",
+                static_cast<long long>(r.files_not_deleted));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status RunTableCommand(const std::vector<std::string>& args) {
@@ -227,6 +293,7 @@ Status RunTableCommand(const std::vector<std::string>& args) {
   if (verb == "scan") return Scan(rest);
   if (verb == "describe") return Describe(rest);
   if (verb == "verify") return Verify(rest);
+  if (verb == "expire-snapshots") return ExpireSnapshotsCommand(rest);
   std::fputs(kUsage, stderr);
   return Status::InvalidArgument("unknown table command '" + verb + "'");
 }
