@@ -274,7 +274,7 @@ test('expire-snapshots keeps the rows, removes old manifest lists; icebird still
 
   const out = ok('table', 'expire-snapshots', 'db.expire', '--older-than', '2000-01-01T00:00:00Z');
   assert.match(out, /0 snapshots expired, 4 kept/);
-  const out2 = ok('table', 'expire-snapshots', 'db.expire', '--retain-last', '1', '--older-than-ms', '0');
+  const out2 = ok('table', 'expire-snapshots', 'db.expire', '--retain-last', '1', '--max-snapshot-age-ms', '0');
   assert.match(out2, /3 snapshots expired, 1 kept; deleted 3 manifest lists, 0 manifests, 0 data files/);
   assert.equal(lists().length, 1);
   assert.deepEqual(scan('db.expire').sort(byKey('id')), before);

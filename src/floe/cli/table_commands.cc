@@ -38,7 +38,8 @@ constexpr const char* kUsage =
     "  describe NS.TABLE              schema, spec, properties, snapshots, file counts\n"
     "  verify NS.TABLE [--unique COL] [--expect-range COL:1..N] [--expected FILE --key COL]\n"
     "                                 rows, duplicates, missing runs, differences; exit 1 on any\n"
-    "  expire-snapshots NS.TABLE [--older-than-ms N | --older-than TIME|DURATION] [--retain-last "
+    "  expire-snapshots NS.TABLE [--max-snapshot-age-ms N | --older-than TIME|DURATION] "
+    "[--retain-last "
     "N]\n"
     "                                 remove old snapshots and the files only they reference\n"
     "                                 (defaults: history.expire.* properties, 5 days, keep 1;\n"
@@ -242,16 +243,16 @@ Result<int64_t> OlderThanMs(const std::string& text) {
 Status ExpireSnapshotsCommand(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(
       Args args,
-      Args::Parse(argv, {{"warehouse", "older-than-ms", "older-than", "retain-last"}, {}}));
+      Args::Parse(argv, {{"warehouse", "max-snapshot-age-ms", "older-than", "retain-last"}, {}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "expire-snapshots NS.TABLE"));
   iceberg::ExpireOptions options;
-  if (args.Has("older-than-ms") && args.Has("older-than")) {
-    return Status::InvalidArgument("give --older-than-ms or --older-than, not both");
+  if (args.Has("max-snapshot-age-ms") && args.Has("older-than")) {
+    return Status::InvalidArgument("give --max-snapshot-age-ms or --older-than, not both");
   }
-  // --older-than-ms is an age, like history.expire.max-snapshot-age-ms: 0 = older than now.
-  FLOE_ASSIGN_OR_RAISE(auto age_ms, args.GetInt("older-than-ms"));
+  // --max-snapshot-age-ms is an age, like history.expire.max-snapshot-age-ms: 0 = older than now.
+  FLOE_ASSIGN_OR_RAISE(auto age_ms, args.GetInt("max-snapshot-age-ms"));
   if (age_ms) {
-    if (*age_ms < 0) return Status::InvalidArgument("--older-than-ms must not be negative");
+    if (*age_ms < 0) return Status::InvalidArgument("--max-snapshot-age-ms must not be negative");
     FLOE_ASSIGN_OR_RAISE(options.older_than_ms, OlderThanMs(std::to_string(*age_ms) + "ms"));
   }
   if (auto text = args.Get("older-than")) {
