@@ -6,7 +6,7 @@
 //   node bench/report.mjs                # print the generated blocks
 //   node bench/report.mjs --write        # rewrite them in place
 //   node bench/report.mjs --check        # exit 1 when a document disagrees with the results
-//   node bench/report.mjs --validate FILE --bench append|kafka|streaming [--rows N]
+//   node bench/report.mjs --validate FILE --bench append|kafka|streaming|table-health [--rows N]
 //                                        # exit 1 unless FILE is a complete results file whose
 //                                        # figures are sane (the smoke tests' oracle)
 //
@@ -225,6 +225,51 @@ The fastest steady rate the source has shown: ${num(best.rows)} rows/s (${fix(be
 of ${code(best.name)} (${index.files[best.name].status}; ${bf.commit ? `code at ${bf.commit}, ` : ''}${loadText(bf)}).`
 }
 
+// bench/README.md, "Table health": the current table-health run, one row per table and sample.
+function tableHealthBlock({ index, files }) {
+  const name = current(index, 'table-health')
+  const j = files[name]
+  const f = facts(j)
+  const o = j.table_health
+  const kib = (b) => (b == null ? '?' : fix(b / 1024, 1))
+  const rows = []
+  for (const [kind, t] of Object.entries(j.tables)) {
+    for (const s of t.samples) {
+      rows.push(`| ${kind} | ${num(s.checkpoint)} | ${num(s.data_files)} | ${kib(s.avg_data_file_bytes)} | ${num(s.delete_files)} | ` +
+        `${num(s.manifests)} | ${num(s.snapshots)} | ${fix(s.metadata_bytes / 2 ** 20, 2)} | ${num(s.metadata_files)} | ` +
+        `${kib(s.metadata.current_json_bytes)} | ${num(s.commit_ms_median10)} / ${num(s.commit_ms_max10)} |`)
+    }
+  }
+  const g = j.goals || {}
+  const goal = (kind) => {
+    const x = g[kind]
+    if (!x) return `${kind}: not measured`
+    const ss = j.tables[kind].samples
+    const warm = ss.find((s) => s.checkpoint === 100)
+    const last = ss[ss.length - 1]
+    const after = warm && warm !== last ? `, ${fix(last.metadata_bytes / warm.metadata_bytes, 1)}x from checkpoint 100 to ${num(last.checkpoint)}` : ''
+    return `${kind}: commit time (median of 10) at checkpoint ${num(x.to_checkpoint)} / at ${num(x.from_checkpoint)} = ${fix(x.commit_ratio, 2)} ` +
+      `(goal <= 1.2: ${x.commit_goal_met ? 'met' : 'missed'}); metadata bytes ${fix(x.metadata_bytes_ratio, 1)}x${after} (goal: flat after warm-up); ` +
+      `data files ${fix(x.data_files_ratio, 1)}x (goal: bounded)`
+  }
+  const sc = j.scan
+  return `Current baseline (written by ${code('node bench/report.mjs --write')} from ${code(`${RESULTS}/${name}`)}):
+${num(o.checkpoints)} checkpoints every ${o.interval}, ${num(o.rps)} rows/s per table, append and upsert jobs at the same time,
+maintenance: ${o.maintenance}; ${j.ok ? 'both jobs ran to the last sample without a restart' : `**FAILED**: ${j.problems.join('; ')}`}.
+${machineText(f)}; ${loadText(f)}.
+${sourceText(f, name)}.
+
+| table | checkpoint | data files | avg data file KiB | delete files | manifests | snapshots | metadata MiB | metadata files | current metadata JSON KiB | commit ms, median / max of the last 10 |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+${rows.join('\n')}
+
+- ${goal('append')}
+- ${goal('upsert')}
+- upsert scan: ${sc ? `${num(sc.rows)} rows; ${code('floe table scan')} of the upsert table ${fix(sc.upsert_scan_s_median, 3)} s, of the same rows appended once ` +
+    `(${num(sc.append_once_data_files)} data file) ${fix(sc.append_once_scan_s_median, 3)} s (medians of ${sc.upsert_scan_s.length}): ` +
+    `ratio ${fix(sc.ratio, 2)} (goal <= 1.3: ${sc.ratio <= 1.3 ? 'met' : 'missed'})` : 'not measured'}`
+}
+
 function indexBlock({ index, files }) {
   const order = { current: 0, experiment: 1, superseded: 2 }
   const entries = Object.entries(index.files)
@@ -240,6 +285,11 @@ function indexBlock({ index, files }) {
       const t = Object.values(j.tables)
       return `${j.kills_total} kills, ${j.restarts_total} restarts; duplicates ${t.reduce((a, x) => a + (x.duplicates || 0), 0)}, ` +
         `missing ${t.reduce((a, x) => a + (x.missing || 0), 0)}; ${j.ok ? 'OK' : 'FAILED'}`
+    }
+    if (j.bench === 'table-health') {
+      const t = Object.values(j.tables)
+      return `${num(j.table_health.checkpoints)} checkpoints; data files ${t.map((x) => num(x.samples.at(-1)?.data_files)).join(' / ')}; ` +
+        `upsert scan / appended once ${fix(j.scan?.ratio, 1)}`
     }
     if (j.bench === 'streaming' && j.throughput) {
       return `stream/batch ${fix(j.throughput.ratio_median, 2)}; ${num(j.throughput.stream_rows_per_s_median)} rows/s`
@@ -270,6 +320,7 @@ const TARGETS = [
   { file: 'bench/README.md', block: 'append', make: appendBlock },
   { file: 'bench/README.md', block: 'results-index', make: indexBlock },
   { file: 'bench/README.md', block: 'soak', make: soakBlock },
+  { file: 'bench/README.md', block: 'table-health', make: tableHealthBlock },
 ]
 
 // ---- checks ----------------------------------------------------------------------------------
@@ -356,7 +407,8 @@ function validate(file, bench, rows) {
   need(j.bench === bench, `bench is ${j.bench}, expected ${bench}`)
   need(j.schema === 2, 'schema 2')
   need(!Number.isNaN(Date.parse(j.date)), 'date')
-  need(typeof j.command === 'string' && j.command.includes(`bench/${bench}_bench.sh`), 'command naming the bench script')
+  const script = bench === 'table-health' ? 'bench/table_health.sh' : `bench/${bench}_bench.sh`
+  need(typeof j.command === 'string' && j.command.includes(script), 'command naming the bench script')
   need(j.git && /^[0-9a-f]{40}$/.test(j.git.commit) && typeof j.git.dirty === 'boolean', 'git commit and dirty flag')
   need(j.floe && /^[0-9a-f]{64}$/.test(j.floe.sha256 || ''), "floe binary's sha256")
   need(j.machine && j.machine.cpu_model && pos(j.machine.cores) && pos(j.machine.mem_gib), 'machine: cpu_model, cores, mem_gib')
@@ -383,6 +435,15 @@ function validate(file, bench, rows) {
       pos(l.record_to_visible_ms.max)), 'latency: every interval verified, committed, timed')
     need(j.kill && j.kill.verified && j.kill.verified.ok && j.kill.kills.length > 0 &&
       j.kill.kills.every((k) => pos(k.kill_to_next_commit_ms)), 'kill: killed, committed again, verified')
+  } else if (bench === 'table-health') {
+    const o = j.table_health || {}
+    need(j.ok === true, 'ok (both jobs reached every sample without a restart)')
+    need(j.tables && ['append', 'upsert'].every((k) => j.tables[k] && j.tables[k].samples.length === (o.at || []).length &&
+      j.tables[k].samples.every((s) => pos(s.data_files) && pos(s.snapshots) && pos(s.metadata_bytes) && s.commit_ms_median10 != null) &&
+      j.tables[k].samples.at(-1).checkpoint === o.checkpoints), 'append and upsert: every sample, each with files, snapshots, metadata bytes, commit time')
+    need(j.tables && j.tables.upsert && j.tables.upsert.samples.every((s) => pos(s.delete_files)), 'upsert: delete files')
+    need(j.scan && pos(j.scan.rows) && pos(j.scan.upsert_scan_s_median) && pos(j.scan.append_once_scan_s_median) && pos(j.scan.ratio),
+      'scan: both tables scanned, ratio')
   } else {
     bad.push(`unknown bench ${bench}`)
   }

@@ -4,13 +4,13 @@
 # that the bench runs to the end, every table it verifies holds each row exactly once, and its
 # results file is complete (node bench/report.mjs --validate).
 #
-#   FLOE=path/to/floe bench/smoke.sh append|kafka|streaming DIR
+#   FLOE=path/to/floe bench/smoke.sh append|kafka|streaming|table-health DIR
 #
 # Scratch, generated input and the results file all go under DIR/<bench> (ctest gives the build
 # tree): a smoke run never writes into bench/out or bench/results.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-[[ $# -eq 2 ]] || { echo "usage: FLOE=... bench/smoke.sh append|kafka|streaming DIR" >&2; exit 2; }
+[[ $# -eq 2 ]] || { echo "usage: FLOE=... bench/smoke.sh append|kafka|streaming|table-health DIR" >&2; exit 2; }
 which="$1"
 dir="$(mkdir -p "$2" && cd "$2" && pwd)/$which"
 : "${FLOE:?FLOE must name the floe binary}"
@@ -40,8 +40,12 @@ case "$which" in
       KILLS=1 KILL_EVERY=2 KILL_FEED_S=4 KILL_DELAY_MS=200 KILL_OFFSETS_MS=300 \
       bash "$here/streaming_bench.sh"
     ;;
+  table-health)
+    # 20 checkpoints every 200 ms (samples at 10 and 20), append + upsert, one scan each
+    OUT="$dir/scratch" RESULT="$result" bash "$here/table_health.sh" --checkpoints 20 --interval '200 ms' --scan-reps 1
+    ;;
   *)
-    echo "smoke.sh: unknown bench '$which' (append, kafka or streaming)" >&2
+    echo "smoke.sh: unknown bench '$which' (append, kafka, streaming or table-health)" >&2
     exit 2
     ;;
 esac
