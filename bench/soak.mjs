@@ -33,11 +33,12 @@
 // the source (throttled to --rps rows/s, its clock restarting with each worker) moves on by at
 // most about --rps x the gap. The job must outlast the kills: --events / --rps well above
 // --kills x the mean gap. Without --rps the script picks events / (kills x mean gap x 1.6).
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { mulberry32 } from './prng.mjs'
+import { jobRecord, rosterJobText, runFloe } from './roster_job.mjs'
 import { record, sampleLoad } from './provenance.mjs'
 
 const USAGE = `usage: node bench/soak.mjs [--kills N] [--events E] [--rps R] [--interval '1 s'] [--seed S]
@@ -101,40 +102,14 @@ const log = (line) => console.log(line)
 
 
 // The roster schema and job of tests/integration/exactly_once.test.mjs (its `pipeline`).
-const COLUMNS = `seq BIGINT NOT NULL, npi STRING NOT NULL, source STRING NOT NULL, revision INT NOT NULL,
-  event_time TIMESTAMP(3) NOT NULL, first_name STRING, last_name STRING, specialty STRING, state STRING,
-  city STRING, zip STRING, phone STRING, active BOOLEAN`
 function jobText(name, upsert) {
-  return `-- soak ${name}: roster -> iceberg ${upsert ? 'upsert' : 'append'}, EXACTLY_ONCE, ${KILLS} worker kills
-SET 'execution.checkpointing.interval' = '${opts.interval}';
-SET 'execution.checkpointing.dir' = '\${CHK}';
-SET 'execution.checkpointing.mode' = 'EXACTLY_ONCE';
-SET 'restart-strategy.type' = 'fixed-delay';
-SET 'restart-strategy.fixed-delay.attempts' = '${KILLS + 10}';
-SET 'restart-strategy.fixed-delay.delay' = '${opts.delay}';
-CREATE TABLE roster (${COLUMNS})
-  WITH ('connector' = 'roster', 'seed' = '${SEED}', 'events' = '\${EVENTS}', 'rows-per-second' = '${RPS}');
-CREATE TABLE lake (${COLUMNS}${upsert ? ', PRIMARY KEY (npi) NOT ENFORCED' : ''})
-  WITH ('connector' = 'iceberg', 'catalog-type' = 'hadoop', 'warehouse' = '\${WH}',
-        'catalog-database' = 'demo', 'catalog-table' = '${name}', 'write.upsert.enabled' = '${upsert}',
-        'sink.parallelism' = '2');
-INSERT INTO lake SELECT * FROM roster;
-`
+  return rosterJobText({
+    comment: `soak ${name}: roster -> iceberg ${upsert ? 'upsert' : 'append'}, EXACTLY_ONCE, ${KILLS} worker kills`,
+    name, upsert, interval: opts.interval, attempts: KILLS + 10, delay: opts.delay, seed: SEED,
+    events: '${EVENTS}', rps: RPS, sinkParallelism: 2,
+  })
 }
-
-function floe(args, env = {}) {
-  const r = spawnSync(FLOE, args, { encoding: 'utf8', maxBuffer: 1 << 30, env: { ...process.env, ...env } })
-  return { code: r.status, out: r.stdout || '', err: r.stderr || '' }
-}
-
-// The job record (job.json) under a FLOE_HOME; null while absent or being rewritten.
-function jobRecord(home) {
-  const dir = path.join(home, 'jobs')
-  try {
-    const [id] = fs.readdirSync(dir)
-    return id ? JSON.parse(fs.readFileSync(path.join(dir, id, 'job.json'), 'utf8')) : null
-  } catch { return null }
-}
+const floe = (args, env = {}) => runFloe(FLOE, args, env)
 
 // Is `pid` this job's worker? (A pid is only trusted while /proc says so: never kill a reused one.)
 function isWorker(pid, jobId) {

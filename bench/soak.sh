@@ -16,11 +16,4 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 cd "$repo"
 source "$here/common.sh"
-BENCH_KNOBS=""
-export BENCH_COMMAND="$(bench_command bench/soak.sh "$@")"
-export FLOE="${FLOE:-build/src/floe/cli/floe}"
-export OUT="${OUT:-bench/out/soak}"
-export RESULT="${RESULT-bench/results/soak-$(date -u +%Y-%m-%d).json}"
-[[ -x "$FLOE" ]] || { echo "soak: $FLOE not found or not executable (build floe first, or set FLOE=...)" >&2; exit 2; }
-command -v node > /dev/null || { echo "soak: node (>= 20) not found" >&2; exit 2; }
-exec node "$here/soak.mjs" "$@"
+run_node_bench soak soak.mjs bench/out/soak "$@"

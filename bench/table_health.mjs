@@ -40,6 +40,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { record, sampleLoad } from './provenance.mjs'
+import { rosterJobText, runFloe } from './roster_job.mjs'
 
 const USAGE = `usage: node bench/table_health.mjs [--checkpoints N] [--interval '1 s'] [--rps R] [--at K,K,...]
          [--seed S] [--scan-reps 3] [--floe PATH] [--out DIR] [--result FILE.json]`
@@ -97,35 +98,19 @@ const median = (xs) => {
 }
 const log = (line) => console.log(line)
 
-function floe(args, env = {}) {
-  const r = spawnSync(FLOE, args, { encoding: 'utf8', maxBuffer: 1 << 30, env: { ...process.env, ...env } })
-  return { code: r.status, out: r.stdout || '', err: r.stderr || '' }
-}
+const floe = (args, env = {}) => runFloe(FLOE, args, env)
 // Snapshot ids exceed 2^53: quote them before JSON.parse.
 const parseIds = (text) => JSON.parse(text.replace(/("(?:current-|parent-)?snapshot-id"\s*:\s*)(-?\d+)/g, '$1"$2"'))
 
-const COLUMNS_SQL = `seq BIGINT NOT NULL, npi STRING NOT NULL, source STRING NOT NULL, revision INT NOT NULL,
-  event_time TIMESTAMP(3) NOT NULL, first_name STRING, last_name STRING, specialty STRING, state STRING,
-  city STRING, zip STRING, phone STRING, active BOOLEAN`
 const COLUMNS_TABLE = 'seq BIGINT NOT NULL, npi STRING NOT NULL, source STRING NOT NULL, revision INT NOT NULL, ' +
   'event_time TIMESTAMP NOT NULL, first_name STRING, last_name STRING, specialty STRING, state STRING, ' +
   'city STRING, zip STRING, phone STRING, active BOOLEAN'
 function jobText(name, upsert) {
-  return `-- table health ${name}: roster -> iceberg ${upsert ? 'upsert' : 'append'}, ${N} checkpoints
-SET 'execution.checkpointing.interval' = '${opts.interval}';
-SET 'execution.checkpointing.dir' = '\${CHK}';
-SET 'execution.checkpointing.mode' = 'EXACTLY_ONCE';
-SET 'restart-strategy.type' = 'fixed-delay';
-SET 'restart-strategy.fixed-delay.attempts' = '3';
-SET 'restart-strategy.fixed-delay.delay' = '200 ms';
-CREATE TABLE roster (${COLUMNS_SQL})
-  WITH ('connector' = 'roster', 'seed' = '${SEED}', 'events' = '${EVENTS}', 'rows-per-second' = '${RPS}');
-CREATE TABLE lake (${COLUMNS_SQL}${upsert ? ', PRIMARY KEY (npi) NOT ENFORCED' : ''})
-  WITH ('connector' = 'iceberg', 'catalog-type' = 'hadoop', 'warehouse' = '\${WH}',
-        'catalog-database' = 'demo', 'catalog-table' = '${name}', 'write.upsert.enabled' = '${upsert}',
-        'sink.parallelism' = '1');
-INSERT INTO lake SELECT * FROM roster;
-`
+  return rosterJobText({
+    comment: `table health ${name}: roster -> iceberg ${upsert ? 'upsert' : 'append'}, ${N} checkpoints`,
+    name, upsert, interval: opts.interval, attempts: 3, delay: '200 ms', seed: SEED, events: EVENTS,
+    rps: RPS, sinkParallelism: 1,
+  })
 }
 
 // The metadata folder: bytes and counts by kind; the newest metadata JSON.

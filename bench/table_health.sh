@@ -17,11 +17,4 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 cd "$repo"
 source "$here/common.sh"
-BENCH_KNOBS=""
-export BENCH_COMMAND="$(bench_command bench/table_health.sh "$@")"
-export FLOE="${FLOE:-build/src/floe/cli/floe}"
-export OUT="${OUT:-bench/out/table-health}"
-export RESULT="${RESULT-bench/results/table-health-$(date -u +%Y-%m-%d).json}"
-[[ -x "$FLOE" ]] || { echo "table_health: $FLOE not found or not executable (build floe first, or set FLOE=...)" >&2; exit 2; }
-command -v node > /dev/null || { echo "table_health: node (>= 20) not found" >&2; exit 2; }
-exec node "$here/table_health.mjs" "$@"
+run_node_bench table-health table_health.mjs bench/out/table-health "$@"

@@ -33,8 +33,8 @@ using process::IsTerminalState;
 using process::JobRecord;
 using process::JobsRoot;
 using process::ListJobRecords;
-using process::ParseJson;
 using process::ParseControlReply;
+using process::ParseJson;
 using process::ProcessAlive;
 using process::SendControlRequest;
 
