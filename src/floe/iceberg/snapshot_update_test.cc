@@ -22,6 +22,7 @@ namespace floe::iceberg {
 namespace {
 
 using commit_testing::FilesEndingWith;
+using commit_testing::InterposedCatalog;
 using commit_testing::ScratchDir;
 
 Schema TableSchema() {
@@ -106,42 +107,6 @@ Result<std::map<std::string, ManifestEntry>> LiveEntries(const TableMetadata& m)
   }
   return out;
 }
-
-// Forwards to a real catalog; `before_commit` runs before each CommitTable (to commit
-// concurrently), `fail_commits` makes CommitTable answer Conflict without committing.
-class InterposedCatalog final : public Catalog {
- public:
-  explicit InterposedCatalog(Catalog* inner) : inner_(inner) {}
-  Result<LoadedTable> CreateTable(const TableIdentifier& id, const Schema& schema,
-                                  const PartitionSpec& spec,
-                                  std::map<std::string, std::string> properties) override {
-    return inner_->CreateTable(id, schema, spec, std::move(properties));
-  }
-  Result<LoadedTable> LoadTable(const TableIdentifier& id) override {
-    ++loads;
-    return inner_->LoadTable(id);
-  }
-  Result<LoadedTable> CommitTable(const LoadedTable& base, TableMetadata updated) override {
-    ++commits;
-    if (before_commit) before_commit(commits);
-    if (fail_commits) return Status::Conflict("injected conflict");
-    return inner_->CommitTable(base, std::move(updated));
-  }
-  Result<std::vector<TableIdentifier>> ListTables(const std::string& ns) override {
-    return inner_->ListTables(ns);
-  }
-  std::string DefaultTableLocation(const TableIdentifier& id) const override {
-    return inner_->DefaultTableLocation(id);
-  }
-
-  std::function<void(int)> before_commit;
-  bool fail_commits = false;
-  int loads = 0;
-  int commits = 0;
-
- private:
-  Catalog* inner_;
-};
 
 TEST(CommitSnapshot, AppendCommitsOneSnapshotWithInheritedSequenceNumbers) {
   ScratchDir dir;
