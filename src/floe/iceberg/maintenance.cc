@@ -9,28 +9,15 @@
 #include <thread>
 #include <utility>
 
+#include "floe/iceberg/commit_internal.h"
 #include "floe/iceberg/manifest_io.h"
 #include "floe/io/file.h"
 
 namespace floe::iceberg {
 namespace {
 
-constexpr char kNumRetries[] = "commit.retry.num-retries";
-constexpr int64_t kNumRetriesDefault = 4;
-
-int64_t IntProperty(const TableMetadata& m, const char* key, int64_t fallback) {
-  std::string text = m.Property(key, "");
-  int64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return fallback;
-  return value;
-}
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+using internal::IntProperty;
+using internal::NowMs;
 
 // Ancestors of `head` (itself first), as far as the parent links reach a known snapshot.
 std::vector<const Snapshot*> Ancestry(const TableMetadata& m, std::optional<int64_t> head) {
@@ -162,7 +149,8 @@ Result<ExpireResult> ExpireSnapshots(Catalog& catalog, const TableIdentifier& id
   FLOE_ASSIGN_OR_RAISE(LoadedTable table, catalog.LoadTable(id));
   const int64_t retries = options.num_retries
                               ? *options.num_retries
-                              : IntProperty(table.metadata, kNumRetries, kNumRetriesDefault);
+                              : IntProperty(table.metadata, internal::kNumRetriesProperty,
+                                            internal::kNumRetriesDefault);
   const std::string context = "expire snapshots of " + id.ToString();
   ExpireResult result;
   for (int attempt = 1;; ++attempt) {

@@ -10,6 +10,7 @@
 #include "floe/iceberg/catalog.h"
 #include "floe/iceberg/data_test_util.h"
 #include "floe/iceberg/data_writer.h"
+#include "floe/iceberg/rewrite.h"
 #include "floe/iceberg/snapshot_update.h"
 #include "floe/io/file.h"
 
@@ -22,92 +23,9 @@ using testing::Micros;
 using testing::Row;
 using testing::RowsOf;
 using testing::Sorted;
+using testing::TableHarness;
 using testing::TempDir;
-
-// A table in a filesystem catalog plus helpers to commit writer output and scan it back. With
-// `for_interop` and FLOE_INTEROP_DIR set, the table lives under $FLOE_INTEROP_DIR/warehouse so an
-// independent reader can check it afterwards.
-class TableHarness {
- public:
-  static Result<std::unique_ptr<TableHarness>> Make(const std::string& tmp, const std::string& ns,
-                                                    const std::string& name, const Schema& schema,
-                                                    const std::string& partition_clause,
-                                                    std::map<std::string, std::string> props,
-                                                    bool for_interop = false) {
-    auto h = std::make_unique<TableHarness>();
-    const char* interop = std::getenv("FLOE_INTEROP_DIR");
-    if (for_interop && interop != nullptr) h->interop_dir_ = interop;
-    std::string warehouse =
-        h->interop_dir_.empty() ? tmp + "/warehouse" : h->interop_dir_ + "/warehouse";
-    FLOE_ASSIGN_OR_RAISE(h->catalog_, FileSystemCatalog::Make(warehouse));
-    h->id_ = TableIdentifier{ns, name};
-    if (!h->interop_dir_.empty()) {
-      std::error_code ec;  // a rerun replaces the previous run's table
-      std::filesystem::remove_all(h->catalog_->warehouse() + "/" + ns + "/" + name, ec);
-    }
-    PartitionSpec spec;
-    if (!partition_clause.empty()) {
-      FLOE_ASSIGN_OR_RAISE(spec, ParsePartitionClause(partition_clause, schema));
-    }
-    FLOE_ASSIGN_OR_RAISE(LoadedTable t, h->catalog_->CreateTable(h->id_, schema, spec, props));
-    (void)t;
-    return h;
-  }
-
-  Result<TableMetadata> Load() {
-    FLOE_ASSIGN_OR_RAISE(LoadedTable t, catalog_->LoadTable(id_));
-    return std::move(t.metadata);
-  }
-
-  Result<FileWriterConfig> Config(const TableMetadata& md) {
-    return ConfigFromTableProperties(md, "00000-0-test-" + std::to_string(++writers_));
-  }
-
-  Result<Snapshot> Commit(const WriteResult& files) {
-    SnapshotChanges changes;
-    changes.added_data_files = files.data_files;
-    changes.added_delete_files = files.delete_files;
-    return CommitSnapshot(*catalog_, id_, changes);
-  }
-
-  // Runs one DeltaWriter commit: each (is_delete, batch) goes to Delete or Add.
-  Result<Snapshot> CommitDelta(WriteMode mode,
-                               const std::vector<std::pair<bool, RecordBatch>>& batches) {
-    FLOE_ASSIGN_OR_RAISE(TableMetadata md, Load());
-    FLOE_ASSIGN_OR_RAISE(FileWriterConfig config, Config(md));
-    FLOE_ASSIGN_OR_RAISE(auto writer, DeltaWriter::Make(md, mode, config));
-    for (const auto& [is_delete, batch] : batches) {
-      FLOE_RETURN_NOT_OK(is_delete ? writer->Delete(batch) : writer->Add(batch));
-    }
-    FLOE_ASSIGN_OR_RAISE(WriteResult result, writer->Finish());
-    return Commit(result);
-  }
-
-  Result<std::vector<Row>> Scan(std::optional<int64_t> snapshot_id = std::nullopt) {
-    FLOE_ASSIGN_OR_RAISE(TableMetadata md, Load());
-    std::vector<Row> rows;
-    FLOE_RETURN_NOT_OK(ScanTable(md, snapshot_id, [&](const RecordBatch& b) {
-      for (Row& r : RowsOf(b)) rows.push_back(std::move(r));
-      return Status::OK();
-    }));
-    return rows;
-  }
-
-  const TableIdentifier& id() const { return id_; }
-  const std::string& interop_dir() const { return interop_dir_; }
-
- private:
-  std::unique_ptr<FileSystemCatalog> catalog_;
-  TableIdentifier id_;
-  std::string interop_dir_;
-  int writers_ = 0;
-};
-
-std::vector<DataType> TypesOf(const Schema& s) {
-  std::vector<DataType> t;
-  for (const Field& f : s.fields) t.push_back(f.type);
-  return t;
-}
+using testing::TypesOf;
 
 // ---- The model: Iceberg semantics on a plain list of rows ----------------------------------
 
@@ -188,8 +106,11 @@ void WriteExpected(const TableHarness& h, const Schema& schema, const std::vecto
 // Several commits of appends, upserts (with repeated keys inside a commit), deletes and
 // delete-only commits; after each commit the scan must equal the model, and at the end every
 // earlier snapshot must still read as the model did then.
+// With compact_every > 0, RewriteDataFiles (deletes applied, small files merged) runs after every
+// compact_every-th commit and the scan must still equal the model; a last rewrite of every file
+// leaves no delete file.
 void RunModelCheck(const std::string& name, const std::string& partition_clause, bool composite_key,
-                   const std::map<std::string, std::string>& props) {
+                   const std::map<std::string, std::string>& props, int compact_every = 0) {
   TempDir tmp;
   Schema schema = ProviderSchema(composite_key);
   auto made = TableHarness::Make(tmp.path(), "floe_data", name, schema, partition_clause, props,
@@ -245,6 +166,28 @@ void RunModelCheck(const std::string& name, const std::string& partition_clause,
         << "after commit " << commit << "\nscan:\n"
         << Describe(Sorted(*scanned), types) << "model:\n"
         << Describe(Sorted(model.rows), types);
+    if (compact_every > 0 && (commit + 1) % compact_every == 0) {
+      CompactOptions options;
+      options.min_input_files = 2;
+      options.delete_file_threshold = 1;
+      auto compacted = h.Compact(options);
+      ASSERT_TRUE(compacted.ok()) << compacted.status().ToString();
+      EXPECT_TRUE(compacted->snapshot_id.has_value()) << "commit " << commit;
+      auto after = h.Scan();
+      ASSERT_TRUE(after.ok()) << after.status().ToString();
+      ASSERT_EQ(Sorted(*after), Sorted(model.rows)) << "after compaction at commit " << commit;
+    }
+  }
+  if (compact_every > 0) {
+    CompactOptions all;
+    all.rewrite_all = true;
+    auto compacted = h.Compact(all);
+    ASSERT_TRUE(compacted.ok()) << compacted.status().ToString();
+    EXPECT_EQ(compacted->delete_files_after, 0);
+    EXPECT_EQ(compacted->rows_written, static_cast<int64_t>(model.rows.size()));
+    auto after = h.Scan();
+    ASSERT_TRUE(after.ok()) << after.status().ToString();
+    ASSERT_EQ(Sorted(*after), Sorted(model.rows)) << "after rewriting every file";
   }
   for (const auto& [snapshot_id, rows] : history) {
     auto scanned = h.Scan(snapshot_id);
@@ -258,7 +201,7 @@ void RunModelCheck(const std::string& name, const std::string& partition_clause,
   ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
   size_t with_deletes = 0;
   for (const FileScanTask& t : *tasks) with_deletes += t.equality_deletes.empty() ? 0 : 1;
-  EXPECT_GT(with_deletes, 0u);
+  EXPECT_EQ(with_deletes > 0, compact_every == 0);
   WriteExpected(h, schema, model.rows);
 }
 
@@ -274,6 +217,15 @@ TEST(ScanEndToEnd, BucketPartitionedUpsertsWithSmallFilesMatchTheModel) {
 
 TEST(ScanEndToEnd, CompositeKeyPartitionedByAKeyColumnMatchesTheModel) {
   RunModelCheck("upsert_region", "region", true, {});
+}
+
+TEST(ScanEndToEnd, CompactedEveryTwoCommitsMatchesTheModel) {
+  RunModelCheck("upsert_compacted", "", false, {}, /*compact_every=*/2);
+}
+
+TEST(ScanEndToEnd, BucketPartitionedCompactedEveryThreeCommitsMatchesTheModel) {
+  RunModelCheck("upsert_bucketed_compacted", "bucket(4, id)", false,
+                {{"write.target-file-size-bytes", "4096"}}, /*compact_every=*/3);
 }
 
 // ---- Targeted cases ---------------------------------------------------------------------------

@@ -10,17 +10,22 @@
 #include <thread>
 #include <utility>
 
+#include "floe/iceberg/commit_internal.h"
 #include "floe/iceberg/manifest_io.h"
 #include "floe/io/file.h"
 
 namespace floe::iceberg {
 namespace {
 
+using internal::IntProperty;
+using internal::NewSnapshotId;
+using internal::NewUuid;
+using internal::NowMs;
+using internal::Random64;
+
 using Clock = std::chrono::steady_clock;
 
 // Table properties (Iceberg's names and defaults, TableProperties.java).
-constexpr char kNumRetries[] = "commit.retry.num-retries";
-constexpr int64_t kNumRetriesDefault = 4;
 constexpr char kMinWaitMs[] = "commit.retry.min-wait-ms";
 constexpr int64_t kMinWaitMsDefault = 100;
 constexpr char kMaxWaitMs[] = "commit.retry.max-wait-ms";
@@ -32,51 +37,6 @@ constexpr char kMinCountToMerge[] = "commit.manifest.min-count-to-merge";
 constexpr int64_t kMinCountToMergeDefault = 100;
 constexpr char kTargetSizeBytes[] = "commit.manifest.target-size-bytes";
 constexpr int64_t kTargetSizeBytesDefault = 8 * 1024 * 1024;
-
-// Random bits for ids and file names. A fresh std::random_device per call (the kernel's
-// generator), so forked processes never share a generator state.
-uint64_t Random64() {
-  std::random_device rd;
-  return (static_cast<uint64_t>(rd()) << 32) ^ static_cast<uint64_t>(rd());
-}
-
-std::string NewUuid() {
-  uint64_t hi = Random64();
-  uint64_t lo = Random64();
-  hi = (hi & ~0xf000ULL) | 0x4000ULL;              // version 4
-  lo = (lo & ~(0xc0ULL << 56)) | (0x80ULL << 56);  // variant 10
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  out.reserve(36);
-  for (int i = 0; i < 32; ++i) {
-    uint64_t word = i < 16 ? hi : lo;
-    int shift = 60 - 4 * (i % 16);
-    out.push_back(kHex[(word >> shift) & 0xf]);
-    if (i == 7 || i == 11 || i == 15 || i == 19) out.push_back('-');
-  }
-  return out;
-}
-
-int64_t NewSnapshotId(const TableMetadata& metadata) {
-  for (;;) {
-    auto id = static_cast<int64_t>(Random64() & static_cast<uint64_t>(INT64_MAX));
-    if (id != 0 && metadata.FindSnapshot(id) == nullptr) return id;
-  }
-}
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-int64_t IntProperty(const TableMetadata& m, const char* key, int64_t fallback) {
-  std::string text = m.Property(key, "");
-  int64_t v = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) return fallback;
-  return v;
-}
 
 bool BoolProperty(const TableMetadata& m, const char* key, bool fallback) {
   std::string text = m.Property(key, "");
@@ -215,9 +175,9 @@ Result<Snapshot> SnapshotCommitter::Run() {
   metadata_dir_ = io::JoinPath(location, "metadata");
   snapshot_id_ = NewSnapshotId(first);
 
-  const int64_t retries = options_.num_retries
-                              ? *options_.num_retries
-                              : IntProperty(first, kNumRetries, kNumRetriesDefault);
+  const int64_t retries = options_.num_retries ? *options_.num_retries
+                                               : IntProperty(first, internal::kNumRetriesProperty,
+                                                             internal::kNumRetriesDefault);
   const std::chrono::milliseconds min_wait = options_.min_wait.value_or(
       std::chrono::milliseconds(IntProperty(first, kMinWaitMs, kMinWaitMsDefault)));
   const std::chrono::milliseconds max_wait = options_.max_wait.value_or(

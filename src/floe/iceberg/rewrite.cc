@@ -1,0 +1,615 @@
+#include "floe/iceberg/rewrite.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <thread>
+#include <utility>
+
+#include "floe/common/crash_point.h"
+#include "floe/format/parquet/file_reader.h"
+#include "floe/iceberg/commit_internal.h"
+#include "floe/iceberg/data_writer.h"
+#include "floe/iceberg/manifest_io.h"
+#include "floe/iceberg/row_key_internal.h"
+#include "floe/iceberg/scan.h"
+#include "floe/io/file.h"
+
+namespace floe::iceberg {
+namespace {
+
+using internal::IntProperty;
+using internal::NowMs;
+
+constexpr char kTargetFileSize[] = "write.target-file-size-bytes";
+constexpr int64_t kTargetFileSizeDefault = 512LL << 20;
+constexpr char kManifestTargetSize[] = "commit.manifest.target-size-bytes";
+constexpr int64_t kManifestTargetSizeDefault = 8LL << 20;
+
+// One live (ADDED or EXISTING) entry of a snapshot, with explicit snapshot id and sequence
+// numbers (ReadManifest fills inherited ones in) and the spec of its manifest.
+struct LiveFile {
+  ManifestEntry entry;
+  ManifestContent content = ManifestContent::kData;
+};
+
+struct SnapshotFiles {
+  std::vector<ManifestFile> manifests;
+  std::vector<LiveFile> live;
+  int64_t entries_bytes_estimate = 400;  // manifest bytes per entry, measured below
+};
+
+Result<SnapshotFiles> ReadSnapshotFiles(const TableMetadata& m, const Snapshot* snapshot) {
+  SnapshotFiles out;
+  if (snapshot == nullptr) return out;
+  FLOE_ASSIGN_OR_RAISE(out.manifests, ReadManifestList(snapshot->manifest_list));
+  int64_t bytes = 0, entries_total = 0;
+  for (const ManifestFile& mf : out.manifests) {
+    FLOE_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(mf, m));
+    bytes += mf.manifest_length;
+    entries_total += static_cast<int64_t>(entries.size());
+    for (ManifestEntry& e : entries) {
+      if (e.status == EntryStatus::kDeleted) continue;
+      e.data_file.spec_id = mf.partition_spec_id;
+      out.live.push_back(LiveFile{std::move(e), mf.content});
+    }
+  }
+  if (entries_total > 0) out.entries_bytes_estimate = std::max<int64_t>(1, bytes / entries_total);
+  return out;
+}
+
+struct Counts {
+  int64_t data_files = 0, delete_files = 0, data_bytes = 0;
+};
+
+Counts CountFiles(const SnapshotFiles& files) {
+  Counts c;
+  for (const LiveFile& f : files.live) {
+    if (f.content == ManifestContent::kData) {
+      ++c.data_files;
+      c.data_bytes += f.entry.data_file.file_size_in_bytes;
+    } else {
+      ++c.delete_files;
+    }
+  }
+  return c;
+}
+
+// The data file paths a position delete file targets.
+Result<std::set<std::string>> PositionDeleteTargets(const DataFile& file) {
+  FLOE_ASSIGN_OR_RAISE(std::string path, UriToPath(file.file_path));
+  FLOE_ASSIGN_OR_RAISE(auto reader, parquet::FileReader::Open(path));
+  FLOE_ASSIGN_OR_RAISE(RecordBatch batch, reader->ReadAll());
+  std::set<std::string> out;
+  for (size_t c = 0; c < batch.schema()->fields.size(); ++c) {
+    if (batch.schema()->fields[c].field_id != kDeleteFilePathFieldId) continue;
+    const Column& col = batch.column(static_cast<int>(c));
+    if (col.type().id != TypeId::kString) break;
+    for (size_t r = 0; r < batch.num_rows(); ++r) {
+      if (!col.IsNull(r)) out.insert(std::string(col.GetBytes(r)));
+    }
+    return out;
+  }
+  return Status::Corruption("position delete file " + file.file_path +
+                            " lacks file_path (id 2147483546, string)");
+}
+
+// What one "replace" snapshot changes.
+struct ReplaceChanges {
+  std::set<std::string> removed;  // paths (URIs) of live data and delete files to remove
+  std::vector<DataFile> added;    // new data files
+  // Data sequence number of the added files; and the snapshot the change was planned on (both
+  // unset for a manifest-only rewrite).
+  std::optional<int64_t> data_sequence_number;
+  std::optional<int64_t> starting_snapshot_id;
+};
+
+// Validation failures that a retry cannot fix.
+Status NotRetryable(const std::string& message) { return Status::Conflict(message); }
+
+class ReplaceCommitter {
+ public:
+  ReplaceCommitter(Catalog& catalog, const TableIdentifier& id, const ReplaceChanges& changes,
+                   RewriteResult* result)
+      : catalog_(catalog), id_(id), changes_(changes), result_(result) {}
+
+  // Commits, retrying on Conflict up to `retries` times. `first` is the table as loaded by
+  // the caller.
+  Result<Snapshot> Run(LoadedTable first, int64_t retries);
+  // After a failed Run: the catalog's answer left the outcome open (files must stay).
+  bool outcome_unknown() const { return outcome_unknown_; }
+
+ private:
+  struct Attempt {
+    TableMetadata updated;
+    Snapshot snapshot;
+    int64_t manifests = 0;
+  };
+  Result<Attempt> Apply(const TableMetadata& base, int attempt);
+  Status Validate(const TableMetadata& base, const SnapshotFiles& files) const;
+  void RemoveWritten() {
+    for (const std::string& p : written_) (void)io::RemoveFile(p);
+    written_.clear();
+  }
+
+  Catalog& catalog_;
+  const TableIdentifier& id_;
+  const ReplaceChanges& changes_;
+  RewriteResult* result_;
+  std::vector<std::string> written_;  // this attempt's manifests and list (local paths)
+  bool outcome_unknown_ = false;
+};
+
+Result<Snapshot> ReplaceCommitter::Run(LoadedTable table, int64_t retries) {
+  const std::string context = "rewrite of " + id_.ToString();
+  for (int attempt = 1;; ++attempt) {
+    result_->commit_attempts = attempt;
+    Result<Attempt> applied = Apply(table.metadata, attempt);
+    if (!applied.ok()) {
+      RemoveWritten();
+      return applied.status().WithContext(context);
+    }
+    Result<LoadedTable> committed = catalog_.CommitTable(table, applied->updated);
+    if (committed.ok()) {
+      result_->manifests_after = applied->manifests;
+      return applied->snapshot;
+    }
+    if (!committed.status().IsConflict()) {
+      outcome_unknown_ = true;
+      return committed.status().WithContext(context + " (outcome unknown, files kept)");
+    }
+    RemoveWritten();
+    if (attempt > retries) {
+      return Status::Conflict(context + " failed after " + std::to_string(attempt) +
+                              " attempts: " + committed.status().message());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10 * attempt));
+    FLOE_ASSIGN_OR_RAISE(table, catalog_.LoadTable(id_));
+  }
+}
+
+Status ReplaceCommitter::Validate(const TableMetadata& base, const SnapshotFiles& files) const {
+  std::set<std::string> live;
+  for (const LiveFile& f : files.live) live.insert(f.entry.data_file.file_path);
+  for (const std::string& path : changes_.removed) {
+    if (live.count(path) == 0) {
+      return NotRetryable("file " + path +
+                          " was removed by a concurrent commit (another rewrite?); nothing "
+                          "committed, run the rewrite again");
+    }
+  }
+  if (!changes_.starting_snapshot_id) return Status::OK();
+  const Snapshot* start = base.FindSnapshot(*changes_.starting_snapshot_id);
+  const int64_t start_seq = start != nullptr ? start->sequence_number : 0;
+  // A position delete committed after the plan that targets a rewritten file would be lost
+  // (its positions mean nothing in the new files): Iceberg refuses this too. Equality deletes
+  // are fine: the new files keep the starting sequence number, so newer ones still apply.
+  for (const LiveFile& f : files.live) {
+    const DataFile& d = f.entry.data_file;
+    if (d.content != FileContent::kPositionDeletes ||
+        f.entry.sequence_number.value_or(0) <= start_seq) {
+      continue;
+    }
+    FLOE_ASSIGN_OR_RAISE(std::set<std::string> targets, PositionDeleteTargets(d));
+    for (const std::string& t : targets) {
+      if (changes_.removed.count(t) > 0) {
+        return NotRetryable("found new position delete " + d.file_path +
+                            " for rewritten data file " + t +
+                            " (committed after the rewrite was planned); nothing committed");
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Result<ReplaceCommitter::Attempt> ReplaceCommitter::Apply(const TableMetadata& base, int attempt) {
+  const Snapshot* parent = base.current_snapshot();
+  if (parent == nullptr) return Status::Conflict("table has no snapshot");
+  FLOE_ASSIGN_OR_RAISE(SnapshotFiles files, ReadSnapshotFiles(base, parent));
+  FLOE_RETURN_NOT_OK(Validate(base, files));
+  if (attempt == 1) {
+    Counts before = CountFiles(files);
+    result_->data_files_before = before.data_files;
+    result_->delete_files_before = before.delete_files;
+    result_->data_bytes_before = before.data_bytes;
+    result_->manifests_before = static_cast<int64_t>(files.manifests.size());
+  }
+
+  const int64_t snapshot_id = internal::NewSnapshotId(base);
+  const int64_t seq = base.last_sequence_number + 1;
+  FLOE_ASSIGN_OR_RAISE(std::string location, UriToPath(base.location));
+  const std::string metadata_dir = io::JoinPath(location, "metadata");
+  const std::string uuid = internal::NewUuid();
+
+  // Every entry of the new snapshot, by content kind and spec.
+  std::map<std::pair<ManifestContent, int32_t>, std::vector<ManifestEntry>> groups;
+  int64_t removed_data = 0, removed_deletes = 0, removed_records = 0, removed_size = 0;
+  int64_t removed_pos = 0, removed_eq = 0;
+  for (LiveFile& f : files.live) {
+    ManifestEntry e = f.entry;
+    const DataFile& d = e.data_file;
+    if (changes_.removed.count(d.file_path) > 0) {
+      e.status = EntryStatus::kDeleted;
+      e.snapshot_id = snapshot_id;
+      removed_size += d.file_size_in_bytes;
+      if (d.content == FileContent::kData) {
+        ++removed_data;
+        removed_records += d.record_count;
+      } else {
+        ++removed_deletes;
+        (d.content == FileContent::kPositionDeletes ? removed_pos : removed_eq) += d.record_count;
+      }
+    } else {
+      e.status = EntryStatus::kExisting;
+    }
+    groups[{f.content, d.spec_id}].push_back(std::move(e));
+  }
+  int64_t added_records = 0, added_size = 0;
+  for (const DataFile& d : changes_.added) {
+    ManifestEntry e;
+    e.status = EntryStatus::kAdded;
+    e.snapshot_id = snapshot_id;
+    e.sequence_number = changes_.data_sequence_number;  // the starting sequence number
+    e.data_file = d;
+    added_records += d.record_count;
+    added_size += d.file_size_in_bytes;
+    groups[{ManifestContent::kData, d.spec_id}].push_back(std::move(e));
+  }
+
+  // Grouped by partition: entries sorted by their tuple, packed into manifests near the target.
+  const int64_t per_manifest =
+      std::max<int64_t>(1, IntProperty(base, kManifestTargetSize, kManifestTargetSizeDefault) /
+                               files.entries_bytes_estimate);
+  std::vector<ManifestFile> list;
+  for (auto& [key, entries] : groups) {
+    const PartitionSpec* spec = base.FindSpec(key.second);
+    if (spec == nullptr) {
+      return Status::Corruption("partition spec " + std::to_string(key.second) +
+                                " is not in the table metadata");
+    }
+    std::stable_sort(entries.begin(), entries.end(),
+                     [](const ManifestEntry& a, const ManifestEntry& b) {
+                       return internal::PartitionKey(0, a.data_file.partition) <
+                              internal::PartitionKey(0, b.data_file.partition);
+                     });
+    for (size_t begin = 0; begin < entries.size(); begin += per_manifest) {
+      size_t end = std::min(entries.size(), begin + static_cast<size_t>(per_manifest));
+      std::vector<ManifestEntry> chunk(entries.begin() + begin, entries.begin() + end);
+      std::string path =
+          io::JoinPath(metadata_dir, uuid + "-r" + std::to_string(list.size()) + ".avro");
+      Result<ManifestFile> mf =
+          WriteManifest(path, base.current_schema(), *spec, key.first, snapshot_id, chunk);
+      if (!mf.status().IsAlreadyExists()) written_.push_back(path);
+      FLOE_RETURN_NOT_OK(mf.status());
+      mf->sequence_number = seq;
+      int64_t min_seq = seq;
+      for (const ManifestEntry& e : chunk) {
+        if (e.status != EntryStatus::kDeleted) {
+          min_seq = std::min(min_seq, e.sequence_number.value_or(seq));
+        }
+      }
+      mf->min_sequence_number = min_seq;
+      list.push_back(std::move(mf).value());
+    }
+  }
+
+  const std::string list_path =
+      io::JoinPath(metadata_dir, "snap-" + std::to_string(snapshot_id) + "-" +
+                                     std::to_string(attempt) + "-" + uuid + ".avro");
+  Status st = WriteManifestList(list_path, snapshot_id, parent->snapshot_id, seq, list);
+  if (!st.IsAlreadyExists()) written_.push_back(list_path);
+  FLOE_RETURN_NOT_OK(st);
+
+  // Summary: Java's names for a replace; totals from the new state itself.
+  std::map<std::string, std::string> s;
+  auto put = [&s](const char* key, int64_t v) {
+    if (v > 0) s[key] = std::to_string(v);
+  };
+  s["operation"] = "replace";
+  put("added-data-files", static_cast<int64_t>(changes_.added.size()));
+  put("deleted-data-files", removed_data);
+  put("removed-delete-files", removed_deletes);
+  put("added-records", added_records);
+  put("deleted-records", removed_records);
+  put("added-files-size", added_size);
+  put("removed-files-size", removed_size);
+  put("removed-position-deletes", removed_pos);
+  put("removed-equality-deletes", removed_eq);
+  int64_t total_records = 0, total_size = 0, total_data = 0, total_deletes = 0;
+  int64_t total_pos = 0, total_eq = 0;
+  for (const auto& [key, entries] : groups) {
+    for (const ManifestEntry& e : entries) {
+      if (e.status == EntryStatus::kDeleted) continue;
+      const DataFile& d = e.data_file;
+      total_size += d.file_size_in_bytes;
+      if (d.content == FileContent::kData) {
+        ++total_data;
+        total_records += d.record_count;
+      } else {
+        ++total_deletes;
+        (d.content == FileContent::kPositionDeletes ? total_pos : total_eq) += d.record_count;
+      }
+    }
+  }
+  s["total-records"] = std::to_string(total_records);
+  s["total-files-size"] = std::to_string(total_size);
+  s["total-data-files"] = std::to_string(total_data);
+  s["total-delete-files"] = std::to_string(total_deletes);
+  s["total-position-deletes"] = std::to_string(total_pos);
+  s["total-equality-deletes"] = std::to_string(total_eq);
+  s["manifests-created"] = std::to_string(list.size());
+  s["manifests-kept"] = "0";
+  s["manifests-replaced"] = std::to_string(files.manifests.size());
+  result_->data_files_after = total_data;
+  result_->delete_files_after = total_deletes;
+  result_->data_bytes_after = 0;
+  for (const auto& [key, entries] : groups) {
+    for (const ManifestEntry& e : entries) {
+      if (e.status != EntryStatus::kDeleted && e.data_file.content == FileContent::kData) {
+        result_->data_bytes_after += e.data_file.file_size_in_bytes;
+      }
+    }
+  }
+
+  Attempt a;
+  Snapshot& snap = a.snapshot;
+  snap.snapshot_id = snapshot_id;
+  snap.parent_snapshot_id = parent->snapshot_id;
+  snap.sequence_number = seq;
+  snap.timestamp_ms = std::max(NowMs(), parent->timestamp_ms);
+  snap.manifest_list = PathToUri(list_path);
+  snap.summary = std::move(s);
+  snap.schema_id = base.current_schema_id;
+  a.updated = base;
+  a.updated.snapshots.push_back(snap);
+  a.updated.current_snapshot_id = snapshot_id;
+  a.updated.refs["main"] = SnapshotRef{snapshot_id, "branch"};
+  a.updated.snapshot_log.push_back(SnapshotLogEntry{snap.timestamp_ms, snapshot_id});
+  a.updated.last_sequence_number = seq;
+  a.updated.last_updated_ms = std::max(base.last_updated_ms, snap.timestamp_ms);
+  a.manifests = static_cast<int64_t>(list.size());
+  return a;
+}
+
+int64_t Retries(const TableMetadata& m, std::optional<int> requested) {
+  return requested ? *requested
+                   : IntProperty(m, internal::kNumRetriesProperty, internal::kNumRetriesDefault);
+}
+
+// The sizes a rewrite aims at.
+struct SizeRule {
+  int64_t target = 0, min = 0, max = 0;
+};
+
+Result<SizeRule> Sizes(const TableMetadata& m, const CompactOptions& o) {
+  SizeRule r;
+  r.target =
+      o.target_file_size_bytes.value_or(IntProperty(m, kTargetFileSize, kTargetFileSizeDefault));
+  r.min = o.min_file_size_bytes.value_or(r.target * 3 / 4);
+  r.max = o.max_file_size_bytes.value_or(r.target * 9 / 5);
+  if (r.target <= 0 || r.min < 0 || r.max < r.target || r.min > r.target) {
+    return Status::InvalidArgument(
+        "rewrite file sizes must satisfy 0 <= min <= target <= max and target > 0; got min " +
+        std::to_string(r.min) + ", target " + std::to_string(r.target) + ", max " +
+        std::to_string(r.max));
+  }
+  return r;
+}
+
+bool TooManyDeletes(const FileScanTask& t, const CompactOptions& o) {
+  const int64_t count = static_cast<int64_t>(t.position_deletes.size() + t.equality_deletes.size());
+  if (count == 0) return false;
+  if (count >= o.delete_file_threshold) return true;
+  int64_t delete_rows = 0;
+  for (const auto* list : {&t.position_deletes, &t.equality_deletes}) {
+    for (const ScanDeleteFile& d : *list) delete_rows += d.file->record_count;
+  }
+  return t.file.record_count == 0 ||
+         static_cast<double>(delete_rows) >=
+             o.delete_ratio_threshold * static_cast<double>(t.file.record_count);
+}
+
+}  // namespace
+
+Result<RewriteResult> RewriteDataFiles(Catalog& catalog, const TableIdentifier& id,
+                                       const CompactOptions& options) {
+  FLOE_ASSIGN_OR_RAISE(LoadedTable table, catalog.LoadTable(id));
+  const TableMetadata& m = table.metadata;
+  RewriteResult result;
+  const Snapshot* start = m.current_snapshot();
+  if (start == nullptr) return result;
+  FLOE_ASSIGN_OR_RAISE(SizeRule size, Sizes(m, options));
+  FLOE_ASSIGN_OR_RAISE(std::vector<FileScanTask> tasks, PlanScan(m));
+  {
+    FLOE_ASSIGN_OR_RAISE(SnapshotFiles files, ReadSnapshotFiles(m, start));
+    Counts c = CountFiles(files);
+    result.data_files_before = result.data_files_after = c.data_files;
+    result.delete_files_before = result.delete_files_after = c.delete_files;
+    result.data_bytes_before = result.data_bytes_after = c.data_bytes;
+    result.manifests_before = result.manifests_after = static_cast<int64_t>(files.manifests.size());
+  }
+
+  // Candidates per partition, in plan order.
+  std::map<std::string, std::vector<size_t>> by_partition;
+  std::map<std::string, bool> has_deletes;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const FileScanTask& t = tasks[i];
+    const int64_t bytes = t.file.file_size_in_bytes;
+    bool too_many_deletes = TooManyDeletes(t, options);
+    if (options.rewrite_all || bytes < size.min || bytes > size.max || too_many_deletes) {
+      std::string key = internal::PartitionKey(t.file.spec_id, t.file.partition);
+      by_partition[key].push_back(i);
+      if (too_many_deletes) has_deletes[key] = true;
+    }
+  }
+  std::vector<bool> rewrite(tasks.size(), false);
+  int64_t budget = options.max_bytes;
+  for (const auto& [key, indices] : by_partition) {
+    int64_t bytes = 0;
+    for (size_t i : indices) bytes += tasks[i].file.file_size_in_bytes;
+    const size_t n = indices.size();
+    bool worth = (n > 1 && static_cast<int64_t>(n) >= options.min_input_files) ||
+                 (n > 1 && bytes > size.target) || bytes > size.max || has_deletes[key] ||
+                 (options.rewrite_all && n > 0);
+    if (!worth || bytes > budget) continue;
+    budget -= bytes;
+    ++result.groups_rewritten;
+    for (size_t i : indices) rewrite[i] = true;
+  }
+  if (result.groups_rewritten == 0) return result;
+
+  // Read the chosen files with their deletes, write them anew.
+  std::vector<FileScanTask> chosen;
+  ReplaceChanges changes;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (!rewrite[i]) continue;
+    chosen.push_back(tasks[i]);
+    changes.removed.insert(tasks[i].file.file_path);
+    ++result.data_files_rewritten;
+    result.bytes_rewritten += tasks[i].file.file_size_in_bytes;
+    result.rows_read += tasks[i].file.record_count;
+  }
+  // A delete file goes when every file it applies to is rewritten: the new files carry the
+  // starting sequence number, which no delete planned here exceeds.
+  std::set<std::string> needed;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (rewrite[i]) continue;
+    for (const auto* list : {&tasks[i].position_deletes, &tasks[i].equality_deletes}) {
+      for (const ScanDeleteFile& d : *list) needed.insert(d.file->file_path);
+    }
+  }
+  {
+    FLOE_ASSIGN_OR_RAISE(SnapshotFiles files, ReadSnapshotFiles(m, start));
+    for (const LiveFile& f : files.live) {
+      const std::string& path = f.entry.data_file.file_path;
+      if (f.content == ManifestContent::kDeletes && needed.count(path) == 0) {
+        changes.removed.insert(path);
+        ++result.delete_files_removed;
+      }
+    }
+  }
+
+  std::string prefix =
+      options.file_prefix.empty() ? "compact-" + internal::NewUuid() : options.file_prefix;
+  FLOE_ASSIGN_OR_RAISE(FileWriterConfig config, ConfigFromTableProperties(m, prefix));
+  config.target_file_size_bytes = size.target;
+  FLOE_ASSIGN_OR_RAISE(std::unique_ptr<DataFileWriter> writer,
+                       DataFileWriter::Make(m, std::move(config)));
+  Status written = ScanTasks(m, chosen, [&](const RecordBatch& batch) -> Status {
+    result.rows_written += static_cast<int64_t>(batch.num_rows());
+    return writer->Add(batch);
+  });
+  Result<std::vector<DataFile>> added =
+      written.ok() ? writer->Finish() : Result<std::vector<DataFile>>(written);
+  if (!added.ok()) {
+    writer->Abandon();
+    return added.status().WithContext("rewrite of " + id.ToString());
+  }
+  CrashPoint("compact-after-files-written");
+  changes.added = std::move(added).value();
+  changes.data_sequence_number = start->sequence_number;
+  changes.starting_snapshot_id = start->snapshot_id;
+  result.data_files_added = static_cast<int64_t>(changes.added.size());
+  for (const DataFile& d : changes.added) result.bytes_added += d.file_size_in_bytes;
+
+  ReplaceCommitter committer(catalog, id, changes, &result);
+  Result<Snapshot> snapshot = committer.Run(std::move(table), Retries(m, options.num_retries));
+  if (!snapshot.ok()) {
+    if (!committer.outcome_unknown()) {
+      for (const DataFile& d : changes.added) {
+        if (auto p = UriToPath(d.file_path); p.ok()) (void)io::RemoveFile(*p);
+      }
+    }
+    return snapshot.status();
+  }
+  result.snapshot_id = snapshot->snapshot_id;
+  return result;
+}
+
+Result<RewriteResult> RewriteManifests(Catalog& catalog, const TableIdentifier& id,
+                                       std::optional<int> num_retries) {
+  FLOE_ASSIGN_OR_RAISE(LoadedTable table, catalog.LoadTable(id));
+  RewriteResult result;
+  const Snapshot* current = table.metadata.current_snapshot();
+  if (current == nullptr) return result;
+  FLOE_ASSIGN_OR_RAISE(std::vector<ManifestFile> manifests,
+                       ReadManifestList(current->manifest_list));
+  result.manifests_before = result.manifests_after = static_cast<int64_t>(manifests.size());
+  std::set<std::pair<ManifestContent, int32_t>> kinds;
+  for (const ManifestFile& mf : manifests) kinds.insert({mf.content, mf.partition_spec_id});
+  if (manifests.size() <= kinds.size()) return result;  // one per kind already
+  ReplaceChanges changes;
+  int64_t retries = Retries(table.metadata, num_retries);
+  ReplaceCommitter committer(catalog, id, changes, &result);
+  FLOE_ASSIGN_OR_RAISE(Snapshot snapshot, committer.Run(std::move(table), retries));
+  result.snapshot_id = snapshot.snapshot_id;
+  return result;
+}
+
+Result<OrphanResult> RemoveOrphanFiles(Catalog& catalog, const TableIdentifier& id,
+                                       const OrphanOptions& options) {
+  FLOE_ASSIGN_OR_RAISE(LoadedTable table, catalog.LoadTable(id));
+  const TableMetadata& m = table.metadata;
+  FLOE_ASSIGN_OR_RAISE(std::string location, UriToPath(m.location));
+  auto local = [](const std::string& uri_or_path) -> std::string {
+    if (uri_or_path.rfind("file:", 0) != 0) return io::AbsolutePath(uri_or_path);
+    Result<std::string> p = UriToPath(uri_or_path);
+    return p.ok() ? *p : uri_or_path;
+  };
+  std::set<std::string> referenced;
+  referenced.insert(local(table.metadata_location));
+  referenced.insert(io::JoinPath(io::JoinPath(location, "metadata"), "version-hint.text"));
+  for (const MetadataLogEntry& e : m.metadata_log) referenced.insert(local(e.metadata_file));
+  std::set<std::string> manifests;
+  for (const Snapshot& s : m.snapshots) {
+    referenced.insert(local(s.manifest_list));
+    FLOE_ASSIGN_OR_RAISE(std::vector<ManifestFile> list, ReadManifestList(s.manifest_list));
+    for (const ManifestFile& mf : list) {
+      if (!manifests.insert(mf.manifest_path).second) continue;
+      referenced.insert(local(mf.manifest_path));
+      FLOE_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(mf, m));
+      for (const ManifestEntry& e : entries) referenced.insert(local(e.data_file.file_path));
+    }
+  }
+
+  const int64_t older_than = options.older_than_ms.value_or(NowMs() - 3LL * 24 * 3600 * 1000);
+  OrphanResult result;
+  std::error_code ec;
+  namespace fs = std::filesystem;
+  std::vector<std::pair<std::string, int64_t>> candidates;
+  for (fs::recursive_directory_iterator it(location, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    ++result.files_scanned;
+    std::string path = it->path().string();
+    if (referenced.count(path) > 0) continue;
+    if (options.in_use && options.in_use(path)) continue;
+    auto mtime = fs::last_write_time(it->path(), ec);
+    if (ec)
+      return Status::IOError("reading the modification time of " + path + ": " + ec.message());
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::file_clock::to_sys(mtime).time_since_epoch())
+                  .count();
+    if (ms >= older_than) {
+      ++result.kept_too_new;
+      continue;
+    }
+    candidates.emplace_back(path, static_cast<int64_t>(it->file_size(ec)));
+  }
+  if (ec) return Status::IOError("listing " + location + ": " + ec.message());
+  std::sort(candidates.begin(), candidates.end());
+  for (const auto& [path, bytes] : candidates) {
+    result.orphans.push_back(path);
+    result.orphan_bytes += bytes;
+    if (options.dry_run) continue;
+    Status st = io::RemoveFile(path);
+    if (st.ok() || st.IsNotFound()) {
+      ++result.deleted;
+    } else {
+      ++result.not_deleted;
+    }
+  }
+  return result;
+}
+
+}  // namespace floe::iceberg

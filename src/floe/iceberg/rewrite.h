@@ -1,0 +1,111 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "floe/common/status.h"
+#include "floe/iceberg/catalog.h"
+
+namespace floe::iceberg {
+
+// Options of RewriteDataFiles, with Iceberg's rewrite_data_files names (NOTES part C). Unset
+// sizes come from the table's write.target-file-size-bytes (512 MiB).
+struct CompactOptions {
+  std::optional<int64_t> target_file_size_bytes;
+  std::optional<int64_t> min_file_size_bytes;  // default 75% of the target
+  std::optional<int64_t> max_file_size_bytes;  // default 180% of the target
+  int64_t min_input_files = 5;
+  // A file with at least this many delete files applying to it is rewritten (Iceberg's
+  // delete-file-threshold; default: never by count).
+  int64_t delete_file_threshold = INT64_MAX;
+  // A file is rewritten when the delete rows applying to it reach this share of its rows
+  // (delete-ratio-threshold). An estimate: every row of an applying equality delete file counts.
+  double delete_ratio_threshold = 0.3;
+  // The most bytes of data files one run reads; further groups wait for the next run.
+  int64_t max_bytes = INT64_MAX;
+  // Every data file is a candidate whatever its size (rewrite-all).
+  bool rewrite_all = false;
+  // New files are <data dir>/<partition>/<file_prefix>-<nnnnn>.parquet; default
+  // "compact-<uuid>".
+  std::string file_prefix;
+  // Commit retries on Conflict; default commit.retry.num-retries (4).
+  std::optional<int> num_retries;
+};
+
+// What a rewrite did. *_before / *_after describe the table's current snapshot before the run
+// and after its commit (unchanged when nothing was rewritten).
+struct RewriteResult {
+  std::optional<int64_t> snapshot_id;  // the "replace" snapshot; none = nothing to do
+  int64_t groups_rewritten = 0;        // partitions (file groups) rewritten
+  int64_t data_files_rewritten = 0;
+  int64_t data_files_added = 0;
+  int64_t delete_files_removed = 0;
+  int64_t rows_read = 0;     // rows of the rewritten files before deletes
+  int64_t rows_written = 0;  // rows left after applying deletes
+  int64_t bytes_rewritten = 0;
+  int64_t bytes_added = 0;
+  int64_t data_files_before = 0, data_files_after = 0;
+  int64_t delete_files_before = 0, delete_files_after = 0;
+  int64_t data_bytes_before = 0, data_bytes_after = 0;
+  int64_t manifests_before = 0, manifests_after = 0;
+  int commit_attempts = 0;
+};
+
+// Compacts the data files of table `id` (Iceberg's bin-pack rewrite_data_files).
+//
+// Plan, on the current snapshot: per partition (spec and tuple), the candidate files are those
+// outside [min, max] file size, or with too many deletes (threshold or ratio), or all with
+// rewrite_all. A partition's candidates are rewritten when there are at least min_input_files
+// of them (and more than one), or more than one whose total exceeds the target, or their total
+// exceeds the max size, or one has too many deletes. Rewriting reads each file with the
+// deletes that apply to it (so the new files hold only live rows) and writes files rolled at
+// the target size.
+//
+// Commit, one "replace" snapshot (CommitReplace): the new files carry the data sequence number
+// of the snapshot the plan read (Iceberg's use-starting-sequence-number), so equality deletes
+// committed meanwhile still apply to them; delete files that applied only to rewritten files
+// are removed; every manifest is rewritten grouped by partition. Conflict with a concurrent
+// commit retries on the reloaded table unless a rewritten file is gone or a position delete
+// added since the plan targets a rewritten file: then it fails (Conflict, new files removed).
+// Nothing to rewrite: no commit.
+Result<RewriteResult> RewriteDataFiles(Catalog& catalog, const TableIdentifier& id,
+                                       const CompactOptions& options = {});
+
+// Rewrites the current snapshot's manifests into few, grouped by partition: per content kind
+// and spec, entries sorted by partition and packed into manifests of about
+// commit.manifest.target-size-bytes (8 MiB). One "replace" snapshot without file changes;
+// nothing to do (at most one manifest per content kind and spec) means no commit.
+Result<RewriteResult> RewriteManifests(Catalog& catalog, const TableIdentifier& id,
+                                       std::optional<int> num_retries = std::nullopt);
+
+// Options of RemoveOrphanFiles.
+struct OrphanOptions {
+  // Only files last modified before this are removed; default now - 3 days (Iceberg's), since
+  // files of writes in progress are not referenced yet.
+  std::optional<int64_t> older_than_ms;
+  bool dry_run = false;
+  // Files the caller knows are still needed (e.g. a job's staged, not yet committed files),
+  // as absolute local paths.
+  std::function<bool(const std::string& path)> in_use;
+};
+
+struct OrphanResult {
+  std::vector<std::string> orphans;  // absolute local paths, sorted
+  int64_t orphan_bytes = 0;
+  int64_t files_scanned = 0;
+  int64_t kept_too_new = 0;  // unreferenced, but newer than older-than
+  int64_t deleted = 0;       // 0 with dry_run
+  int64_t not_deleted = 0;
+};
+
+// Removes files under the table's location that nothing references: not the current metadata
+// file, its metadata log, version-hint.text, any snapshot's manifest list, manifests, data or
+// delete files (every snapshot, so every branch and tag), nor options.in_use; and only those
+// older than older_than_ms. Errors collecting references remove nothing.
+Result<OrphanResult> RemoveOrphanFiles(Catalog& catalog, const TableIdentifier& id,
+                                       const OrphanOptions& options = {});
+
+}  // namespace floe::iceberg

@@ -1,0 +1,263 @@
+#include "floe/iceberg/rewrite.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "floe/iceberg/commit_test_util.h"
+#include "floe/iceberg/data_test_util.h"
+#include "floe/iceberg/maintenance.h"
+#include "floe/iceberg/manifest_io.h"
+#include "floe/io/file.h"
+
+namespace floe::iceberg {
+namespace {
+
+using commit_testing::InterposedCatalog;
+using testing::MakeBatch;
+using testing::Row;
+using testing::Sorted;
+using testing::TableHarness;
+using testing::TempDir;
+
+Schema KeyedSchema() {
+  Schema s;
+  s.fields = {Field{"id", DataType::Int64(), false, 1}, Field{"tag", DataType::String(), true, 2}};
+  s.identifier_field_ids = {1};
+  return s;
+}
+
+Row R(int64_t id, std::string tag) { return {id, Value(std::move(tag))}; }
+
+// A keyed table with `commits` upsert commits of ids 0..9 (tag "v<commit>"): ten small files,
+// each later commit's equality deletes retiring the earlier rows.
+std::unique_ptr<TableHarness> UpsertTable(const std::string& tmp, int commits) {
+  auto made = TableHarness::Make(tmp, "db", "t", KeyedSchema(), "", {});
+  EXPECT_TRUE(made.ok()) << made.status().ToString();
+  auto bs = KeyedSchema().ToBatchSchema();
+  for (int c = 0; c < commits; ++c) {
+    std::vector<Row> rows;
+    for (int64_t id = 0; id < 10; ++id) rows.push_back(R(id, "v" + std::to_string(c)));
+    auto snap = (*made)->CommitDelta(WriteMode::kUpsert, {{false, MakeBatch(bs, rows)}});
+    EXPECT_TRUE(snap.ok()) << snap.status().ToString();
+  }
+  return std::move(made).value();
+}
+
+std::vector<Row> AllTagged(const std::string& tag) {
+  std::vector<Row> rows;
+  for (int64_t id = 0; id < 10; ++id) rows.push_back(R(id, tag));
+  return rows;
+}
+
+CompactOptions Aggressive() {
+  CompactOptions o;
+  o.min_input_files = 2;
+  o.delete_file_threshold = 1;
+  return o;
+}
+
+TEST(RewriteDataFiles, UpsertTableBecomesOneFileWithoutDeletesAndKeepsItsRows) {
+  TempDir tmp;
+  auto h = UpsertTable(tmp.path(), 6);
+  FLOE_ASSERT_OK_AND_ASSIGN(RewriteResult r, h->Compact(Aggressive()));
+  ASSERT_TRUE(r.snapshot_id.has_value());
+  EXPECT_EQ(r.data_files_before, 6);
+  EXPECT_EQ(r.data_files_after, 1);
+  EXPECT_GT(r.delete_files_before, 0);
+  EXPECT_EQ(r.delete_files_after, 0);
+  EXPECT_EQ(r.rows_written, 10);
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<Row> rows, h->Scan());
+  EXPECT_EQ(Sorted(rows), AllTagged("v5"));
+  FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata md, h->Load());
+  EXPECT_EQ(md.current_snapshot()->operation(), "replace");
+  EXPECT_EQ(md.current_snapshot()->summary.at("total-records"), "10");
+  EXPECT_EQ(md.current_snapshot()->summary.at("total-delete-files"), "0");
+  // Nothing more to do now: no commit.
+  FLOE_ASSERT_OK_AND_ASSIGN(RewriteResult again, h->Compact(Aggressive()));
+  EXPECT_FALSE(again.snapshot_id.has_value());
+  // The snapshot before the rewrite still reads the same rows.
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<Row> before,
+                            h->Scan(*md.current_snapshot()->parent_snapshot_id));
+  EXPECT_EQ(Sorted(before), AllTagged("v5"));
+}
+
+TEST(RewriteDataFiles, BelowTheThresholdsNothingIsRewritten) {
+  TempDir tmp;
+  auto made = TableHarness::Make(tmp.path(), "db", "t", KeyedSchema(), "", {});
+  ASSERT_TRUE(made.ok());
+  auto bs = KeyedSchema().ToBatchSchema();
+  for (int c = 0; c < 4; ++c) {
+    FLOE_ASSERT_OK_AND_ASSIGN(
+        Snapshot s,
+        (*made)->CommitDelta(WriteMode::kAppend, {{false, MakeBatch(bs, {R(c, "a")})}}));
+  }
+  FLOE_ASSERT_OK_AND_ASSIGN(RewriteResult r, (*made)->Compact(CompactOptions{}));  // 4 < 5 files
+  EXPECT_FALSE(r.snapshot_id.has_value());
+  EXPECT_EQ(r.data_files_after, 4);
+}
+
+// A data commit lands between the rewrite's plan and its commit. Its equality deletes retire
+// rows of the rewritten files; the rewrite retries on the new table and, since its files keep
+// the starting sequence number, those deletes still apply to them.
+TEST(RewriteDataFiles, EqualityDeletesCommittedDuringTheRewriteStillApply) {
+  TempDir tmp;
+  auto h = UpsertTable(tmp.path(), 5);
+  InterposedCatalog catalog(&h->catalog());
+  auto bs = KeyedSchema().ToBatchSchema();
+  bool done = false;
+  catalog.before_commit = [&](int) {
+    if (done) return;
+    done = true;
+    auto snap = h->CommitDelta(WriteMode::kUpsert, {{false, MakeBatch(bs, {R(3, "late")})}});
+    ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+  };
+  FLOE_ASSERT_OK_AND_ASSIGN(RewriteResult r, RewriteDataFiles(catalog, h->id(), Aggressive()));
+  ASSERT_TRUE(r.snapshot_id.has_value());
+  EXPECT_EQ(r.commit_attempts, 2);
+  std::vector<Row> expected = AllTagged("v4");
+  expected[3] = R(3, "late");
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<Row> rows, h->Scan());
+  EXPECT_EQ(Sorted(rows), Sorted(expected));
+  // The late commit's delete file stays: it applies to the rewritten file.
+  FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata md, h->Load());
+  EXPECT_EQ(md.current_snapshot()->summary.at("total-delete-files"), "1");
+}
+
+// The other order: the rewrite commits first, then the data commit; nothing to reconcile.
+TEST(RewriteDataFiles, DataCommitAfterTheRewriteAppliesNormally) {
+  TempDir tmp;
+  auto h = UpsertTable(tmp.path(), 5);
+  FLOE_ASSERT_OK_AND_ASSIGN(RewriteResult r, h->Compact(Aggressive()));
+  ASSERT_TRUE(r.snapshot_id.has_value());
+  auto bs = KeyedSchema().ToBatchSchema();
+  FLOE_ASSERT_OK_AND_ASSIGN(
+      Snapshot s, h->CommitDelta(WriteMode::kUpsert, {{false, MakeBatch(bs, {R(3, "late")})}}));
+  std::vector<Row> expected = AllTagged("v4");
+  expected[3] = R(3, "late");
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<Row> rows, h->Scan());
+  EXPECT_EQ(Sorted(rows), Sorted(expected));
+}
+
+// A position delete against a file being rewritten cannot be carried over: the rewrite fails
+// (Iceberg's "found new position delete for replaced data file"), removes its files and leaves
+// the table as the concurrent commit made it.
+TEST(RewriteDataFiles, ConcurrentPositionDeleteOnARewrittenFileFailsTheRewriteCleanly) {
+  TempDir tmp;
+  auto h = UpsertTable(tmp.path(), 5);
+  FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata md0, h->Load());
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<FileScanTask> tasks, PlanScan(md0));
+  ASSERT_FALSE(tasks.empty());
+  const FileScanTask* newest = &tasks.front();  // its rows are live
+  for (const FileScanTask& t : tasks) {
+    if (t.data_sequence_number > newest->data_sequence_number) newest = &t;
+  }
+  const DataFile victim = newest->file;
+  InterposedCatalog catalog(&h->catalog());
+  bool done = false;
+  catalog.before_commit = [&](int) {
+    if (done) return;
+    done = true;
+    auto md = h->Load();
+    ASSERT_TRUE(md.ok());
+    auto config = ConfigFromTableProperties(*md, "00000-0-posdel");
+    ASSERT_TRUE(config.ok());
+    auto writer = PositionDeleteWriter::Make(*md, *config);
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    FLOE_ASSERT_OK((*writer)->Add(victim, 0));
+    auto files = (*writer)->Finish();
+    ASSERT_TRUE(files.ok()) << files.status().ToString();
+    SnapshotChanges changes;
+    changes.added_delete_files = *files;
+    ASSERT_TRUE(CommitSnapshot(h->catalog(), h->id(), changes).ok());
+  };
+  auto r = RewriteDataFiles(catalog, h->id(), Aggressive());
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.status().IsConflict()) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("position delete"), std::string::npos)
+      << r.status().ToString();
+  FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata md, h->Load());
+  EXPECT_NE(md.current_snapshot()->operation(), "replace");
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<Row> rows, h->Scan());
+  EXPECT_EQ(rows.size(), 9u);  // the position delete removed one row
+  // No compaction output is left behind.
+  for (const auto& e : std::filesystem::recursive_directory_iterator(tmp.path())) {
+    EXPECT_EQ(e.path().filename().string().rfind("compact-", 0), std::string::npos) << e.path();
+  }
+}
+
+TEST(RewriteManifests, ManyManifestsBecomeOneAndTheRowsStay) {
+  TempDir tmp;
+  auto h = UpsertTable(tmp.path(), 6);
+  FLOE_ASSERT_OK_AND_ASSIGN(RewriteResult r, RewriteManifests(h->catalog(), h->id()));
+  ASSERT_TRUE(r.snapshot_id.has_value());
+  EXPECT_GT(r.manifests_before, 2);
+  EXPECT_EQ(r.manifests_after, 2);  // one data, one delete manifest
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<Row> rows, h->Scan());
+  EXPECT_EQ(Sorted(rows), AllTagged("v5"));
+  FLOE_ASSERT_OK_AND_ASSIGN(RewriteResult again, RewriteManifests(h->catalog(), h->id()));
+  EXPECT_FALSE(again.snapshot_id.has_value());
+}
+
+// Expiry after a rewrite removes the rewritten files and their deletes; the table still reads.
+TEST(RewriteDataFiles, ExpiryAfterARewriteRemovesTheReplacedFiles) {
+  TempDir tmp;
+  auto h = UpsertTable(tmp.path(), 5);
+  FLOE_ASSERT_OK_AND_ASSIGN(RewriteResult r, h->Compact(Aggressive()));
+  ASSERT_TRUE(r.snapshot_id.has_value());
+  ExpireOptions expire;
+  expire.older_than_ms = INT64_MAX;
+  expire.retain_last = 1;
+  FLOE_ASSERT_OK_AND_ASSIGN(ExpireResult e, ExpireSnapshots(h->catalog(), h->id(), expire));
+  EXPECT_EQ(e.data_files_deleted, 5);
+  EXPECT_GT(e.delete_files_deleted, 0);
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<Row> rows, h->Scan());
+  EXPECT_EQ(Sorted(rows), AllTagged("v4"));
+  // Nothing unreferenced is left but old metadata files the catalog's log still lists.
+  OrphanOptions orphans;
+  orphans.older_than_ms = INT64_MAX;
+  orphans.dry_run = true;
+  FLOE_ASSERT_OK_AND_ASSIGN(OrphanResult o, RemoveOrphanFiles(h->catalog(), h->id(), orphans));
+  for (const std::string& p : o.orphans) {
+    EXPECT_EQ(p.find("/data/"), std::string::npos) << p;
+  }
+}
+
+TEST(RemoveOrphanFiles, RemovesOnlyOldUnreferencedFiles) {
+  TempDir tmp;
+  auto h = UpsertTable(tmp.path(), 2);
+  FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata md, h->Load());
+  FLOE_ASSERT_OK_AND_ASSIGN(std::string location, UriToPath(md.location));
+  const std::string stray = location + "/data/stray.parquet";
+  const std::string fresh = location + "/data/fresh.parquet";
+  const std::string staged = location + "/data/staged.parquet";
+  for (const std::string& p : {stray, fresh, staged}) {
+    FLOE_ASSERT_OK(io::WriteFileExclusive(p, "junk"));
+  }
+  auto old = std::filesystem::file_time_type::clock::now() - std::chrono::hours(24 * 4);
+  std::filesystem::last_write_time(stray, old);
+  std::filesystem::last_write_time(staged, old);
+
+  OrphanOptions dry;
+  dry.dry_run = true;
+  dry.in_use = [&](const std::string& p) { return p == staged; };
+  FLOE_ASSERT_OK_AND_ASSIGN(OrphanResult d, RemoveOrphanFiles(h->catalog(), h->id(), dry));
+  EXPECT_EQ(d.orphans, std::vector<std::string>{stray});
+  EXPECT_EQ(d.deleted, 0);
+  EXPECT_GE(d.kept_too_new, 1);
+  EXPECT_TRUE(io::Exists(stray));
+
+  OrphanOptions real = dry;
+  real.dry_run = false;
+  FLOE_ASSERT_OK_AND_ASSIGN(OrphanResult r, RemoveOrphanFiles(h->catalog(), h->id(), real));
+  EXPECT_EQ(r.deleted, 1);
+  EXPECT_FALSE(io::Exists(stray));
+  EXPECT_TRUE(io::Exists(fresh));
+  EXPECT_TRUE(io::Exists(staged));
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<Row> rows, h->Scan());
+  EXPECT_EQ(Sorted(rows), AllTagged("v1"));
+}
+
+}  // namespace
+}  // namespace floe::iceberg
