@@ -119,7 +119,8 @@ function start(cmd, args, { home, cpuFile } = {}) {
 function snapshots(wh, table) {
   const r = must(floe(['table', 'describe', table, '--warehouse', wh]), `describe ${table}`)
   const text = r.out.replace(/"((?:current-|parent-)?snapshot-id)":\s*(-?\d+)/g, '"$1":"$2"')
-  return (JSON.parse(text).snapshots || []).map((s) => ({
+  // Data commits only: a compaction's "replace" snapshot re-adds rows it rewrote.
+  return (JSON.parse(text).snapshots || []).filter((s) => s.summary.operation !== 'replace').map((s) => ({
     ts: Number(s['timestamp-ms']),
     seqNo: Number(s['sequence-number']),
     records: Number(s.summary['added-records'] || 0),

@@ -134,14 +134,17 @@ std::optional<WriterFileName> ParseWriterFileName(std::string_view name) {
   const std::string_view tag = parts[0], subtask = parts[1], attempt = parts[2], k = parts[3],
                          n = parts[4];
   if (tag.empty() || !AllOf(tag, IsAlnum)) return std::nullopt;
-  if (subtask.size() < 5 || !AllOf(subtask, IsDigit)) return std::nullopt;
+  const bool compaction = subtask == "rw";
+  if (!compaction && (subtask.size() < 5 || !AllOf(subtask, IsDigit))) return std::nullopt;
   if (attempt.size() != 8 || !AllOf(attempt, IsLowerHex)) return std::nullopt;
   if (k.empty() || !AllOf(k, IsDigit) || n.size() < 5 || !AllOf(n, IsDigit)) return std::nullopt;
   WriterFileName out;
   out.job_tag = std::string(tag);
+  out.compaction = compaction;
   out.attempt = std::string(attempt);
-  if (std::from_chars(subtask.data(), subtask.data() + subtask.size(), out.subtask).ec !=
-          std::errc() ||
+  if ((!compaction &&
+       std::from_chars(subtask.data(), subtask.data() + subtask.size(), out.subtask).ec !=
+           std::errc()) ||
       std::from_chars(k.data(), k.data() + k.size(), out.checkpoint).ec != std::errc()) {
     return std::nullopt;
   }
@@ -210,7 +213,7 @@ Result<FailedAttemptCleanup> RemoveFailedAttemptFiles(const iceberg::TableMetada
 
   for (const Candidate& c : candidates) {
     if (referenced.count(c.path) > 0) continue;
-    if (c.name.checkpoint <= savepoint_floor.value) {
+    if (!c.name.compaction && c.name.checkpoint <= savepoint_floor.value) {
       ++done.kept_for_savepoints;
       continue;
     }

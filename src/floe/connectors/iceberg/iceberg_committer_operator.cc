@@ -74,6 +74,9 @@ Status IcebergCommitterOperator::Open(const runtime::OperatorContext& ctx) {
   // Registered before any checkpoint can complete (that needs this task's acknowledgement).
   if (options_.positions) options_.positions->RegisterCommitter(task_);
   FLOE_ASSIGN_OR_RAISE(catalog_, iceberg::FileSystemCatalog::Make(options_.warehouse));
+  maintainer_ = std::make_unique<internal::TableMaintainer>(
+      options_.maintenance, catalog_.get(), options_.table, internal::FileJobTag(options_.job_id),
+      [this](const std::string& path) { return IsStaged(path); });
   return LoadTableMarker();
 }
 
@@ -160,6 +163,11 @@ Status IcebergCommitterOperator::OnCheckpointComplete(runtime::CheckpointId id) 
     // empty): sources may publish id's external offsets.
     options_.positions->ReportCommitted(task_, id);
   }
+  if (maintainer_ && commits_since_check_ > 0) {
+    maintainer_->AfterCommits(id.value, commits_since_check_, data_files_since_check_,
+                              data_bytes_since_check_);
+  }
+  commits_since_check_ = data_files_since_check_ = data_bytes_since_check_ = 0;
   if (options_.on_checkpoint_handled) options_.on_checkpoint_handled(id);
   return Status::OK();
 }
@@ -243,10 +251,34 @@ Status IcebergCommitterOperator::CommitOne(uint64_t id, const Pending& pending) 
   // Committed, but pending[id] is still in this committer's state.
   CrashPoint("after-commit-before-record");
   ++stats_.committed;
+  ++commits_since_check_;
+  for (const iceberg::DataFile& f : pending.data_files) {
+    ++data_files_since_check_;
+    data_bytes_since_check_ += f.file_size_in_bytes;
+  }
   seen_marker_snapshot_ = snapshot->snapshot_id;
   table_checkpoint_ = id;
   committed_positions_ = std::move(positions);
   return Status::OK();
+}
+
+bool IcebergCommitterOperator::IsStaged(const std::string& path) const {
+  for (const auto* staged : {&pending_, &collected_}) {
+    for (const auto& [id, p] : *staged) {
+      for (const auto* files : {&p.data_files, &p.delete_files}) {
+        for (const iceberg::DataFile& f : *files) {
+          Result<std::string> local = iceberg::UriToPath(f.file_path);
+          if (local.ok() && *local == path) return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
+const internal::MaintenanceStats& IcebergCommitterOperator::maintenance_stats() const {
+  static const internal::MaintenanceStats kNone;
+  return maintainer_ ? maintainer_->stats() : kNone;
 }
 
 std::vector<uint64_t> IcebergCommitterOperator::pending_ids() const {

@@ -10,6 +10,7 @@
 
 #include "floe/common/status.h"
 #include "floe/connectors/iceberg/iceberg_sink_internal.h"
+#include "floe/connectors/iceberg/table_maintenance.h"
 #include "floe/iceberg/catalog.h"
 #include "floe/iceberg/manifest.h"
 #include "floe/runtime/operator.h"
@@ -26,6 +27,8 @@ struct IcebergCommitterOptions {
   // Source positions per checkpoint (may be null: then no floe.source-offsets are known and
   // empty checkpoints are never committed).
   std::shared_ptr<runtime::SourcePositionBoard> positions;
+  // In-job maintenance after commits ('flink-maintenance.*' options).
+  internal::MaintenanceConfig maintenance;
   // Test hook: runs at the end of OnCheckpointComplete(id).
   std::function<void(runtime::CheckpointId)> on_checkpoint_handled;
 };
@@ -47,6 +50,8 @@ struct IcebergCommitterOptions {
 // A checkpoint without files is committed (as an empty "append" snapshot) only when its source
 // positions differ from the last committed ones, so offsets advance but idle checkpoints leave
 // no trace.
+// After the commits of OnCheckpointComplete(N) (and after reporting N committed) the table's
+// maintenance runs when due (TableMaintainer), on this thread: it never races this sink's commits.
 // With a position board it is a registered committer: after OnCheckpointComplete(N) it reports
 // N committed (SourcePositionBoard), so Kafka sources publish N's group offsets only then.
 // Thread: the subtask's own. Parallelism must be 1.
@@ -73,12 +78,15 @@ class IcebergCommitterOperator final : public runtime::Operator {
   const Stats& stats() const { return stats_; }
   // Checkpoint ids still pending (not yet committed), ascending.
   std::vector<uint64_t> pending_ids() const;
+  const internal::MaintenanceStats& maintenance_stats() const;
 
  private:
   using Pending = internal::PendingCommit;
   Status CommitUpTo(uint64_t id);
   Status CommitOne(uint64_t id, const Pending& pending);
   Status LoadTableMarker();
+  // Whether `path` (absolute, local) is a file staged in pending_ or collected_.
+  bool IsStaged(const std::string& path) const;
   std::string task_;
 
   IcebergCommitterOptions options_;
@@ -95,6 +103,9 @@ class IcebergCommitterOperator final : public runtime::Operator {
   int64_t seen_marker_snapshot_ = 0;
   std::optional<std::map<std::string, std::string>> committed_positions_;
   Stats stats_;
+  std::unique_ptr<internal::TableMaintainer> maintainer_;
+  // Committed since the last maintenance check.
+  int64_t commits_since_check_ = 0, data_files_since_check_ = 0, data_bytes_since_check_ = 0;
 };
 
 }  // namespace floe::connectors

@@ -196,6 +196,7 @@ Result<IcebergSinkOptions> ParseIcebergSinkOptions(const IcebergSinkSpec& spec) 
   }
   for (const auto& [key, value] : t.options) {
     if (KnownOptions().count(key)) continue;
+    if (key.rfind(kMaintenancePrefix, 0) == 0) continue;  // ParseMaintenanceOptions checks them
     if (iceberg::InTablePropertyNamespace(key)) {
       // Iceberg stores any key and ignores the ones it does not know: a misspelled
       // 'write.upsert.enabld' would quietly leave the table in append mode.
@@ -216,7 +217,8 @@ Result<IcebergSinkOptions> ParseIcebergSinkOptions(const IcebergSinkSpec& spec) 
         "catalog-table, format-version, write.upsert.enabled, sink.parallelism, sink-id, "
         "partition-by, " +
         std::string(kAllowUnknownProperties) +
-        ", and the write.* / commit.* / read.* / history.* table properties Iceberg defines)");
+        ", the flink-maintenance.* options, and the write.* / commit.* / read.* / history.* "
+        "table properties Iceberg defines)");
   }
   std::string catalog_type = Lower(OptionOr(t, "catalog-type", "hadoop"));
   if (catalog_type != "hadoop") {
@@ -315,6 +317,8 @@ Status AddIcebergSinkWithHooks(runtime::JobGraph& graph, runtime::VertexId input
   }
 
   IcebergCommitterOptions committer;
+  FLOE_ASSIGN_OR_RAISE(committer.maintenance,
+                       ParseMaintenanceOptions(spec.table, context.checkpointing));
   committer.warehouse = o.warehouse;
   committer.table = o.table;
   committer.sink_id = o.sink_id;
@@ -483,6 +487,7 @@ Status PrepareIcebergTable(const IcebergSinkSpec& spec) {
     std::map<std::string, std::string> properties = o.table_properties;
     properties.emplace("write.metadata.delete-after-commit.enabled", "true");
     properties.emplace("write.metadata.previous-versions-max", "20");
+    properties.emplace("history.expire.max-snapshot-age-ms", "3600000");  // one hour
     Result<iceberg::LoadedTable> created =
         catalog->CreateTable(o.table, schema, partition_spec, properties);
     if (created.ok()) return Status::OK();
@@ -658,6 +663,7 @@ Connector IcebergConnector() {
   c.options.push_back("commit.");
   c.options.push_back("read.");
   c.options.push_back("history.");
+  c.options.push_back(std::string(internal::kMaintenancePrefix));
   c.add_sink = AddIcebergConnectorSink;
   c.accepts_changelog = IcebergAcceptsChangelog;
   return c;

@@ -123,8 +123,10 @@ std::string FileJobTag(const std::string& job_id);
 
 // A file name IcebergWriterOperator writes:
 // <job>-<subtask>-<attempt>-<k>-<nnnnn>[-eq-deletes|-pos-deletes].parquet
+// or the committer's compaction (TableMaintainer) writes: <job>-rw-<attempt>-<k>-<nnnnn>.parquet.
 struct WriterFileName {
   std::string job_tag;
+  bool compaction = false;  // "rw": never staged in a checkpoint, only a snapshot references it
   uint32_t subtask = 0;
   std::string attempt;      // 8 hex digits, drawn per writer subtask instance
   uint64_t checkpoint = 0;  // k: the checkpoint the writer expected next (<= the barrier's id)

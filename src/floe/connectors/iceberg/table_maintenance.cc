@@ -1,0 +1,268 @@
+#include "floe/connectors/iceberg/table_maintenance.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <string>
+
+#include "floe/common/crash_point.h"
+#include "floe/common/log.h"
+#include "floe/connectors/connector_options.h"
+#include "floe/iceberg/maintenance.h"
+
+namespace floe::connectors::internal {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
+std::string Key(std::string_view task, std::string_view name) {
+  return std::string(kMaintenancePrefix) + std::string(task) + "." + std::string(name);
+}
+
+Result<MaintenanceSchedule> ParseSchedule(const TableDescriptor& t, std::string_view task,
+                                          MaintenanceSchedule defaults) {
+  MaintenanceSchedule s;
+  FLOE_ASSIGN_OR_RAISE(s.enabled, BoolOption(t, Key(task, "enabled"), defaults.enabled));
+  FLOE_ASSIGN_OR_RAISE(s.commit_count, IntOption(t, Key(task, "schedule.commit-count"),
+                                                 defaults.commit_count, 0, kMax));
+  FLOE_ASSIGN_OR_RAISE(int64_t seconds, IntOption(t, Key(task, "schedule.interval-second"),
+                                                  defaults.interval.count(), 0, 10LL << 30));
+  s.interval = std::chrono::seconds(seconds);
+  if (s.enabled && s.commit_count == 0 && s.interval.count() == 0 && task != "rewrite") {
+    // Without a trigger the task would never run; say so instead of silently doing nothing.
+    return Status::InvalidArgument(OptionError(t, Key(task, "schedule.commit-count"),
+                                               "and '" + Key(task, "schedule.interval-second") +
+                                                   "' are both 0: the task would never run (set '" +
+                                                   Key(task, "enabled") +
+                                                   "' = 'false' to switch it off)",
+                                               "0"));
+  }
+  return s;
+}
+
+}  // namespace
+
+const std::vector<std::string>& MaintenanceOptionKeys() {
+  static const std::vector<std::string> kKeys = [] {
+    std::vector<std::string> keys;
+    for (const char* task : {"rewrite", "expire-snapshots", "delete-orphan-files"}) {
+      for (const char* name : {"enabled", "schedule.commit-count", "schedule.interval-second"}) {
+        keys.push_back(Key(task, name));
+      }
+    }
+    for (const char* name : {"schedule.data-file-count", "schedule.data-file-size", "max-bytes",
+                             "target-file-size-bytes", "min-file-size-bytes", "max-file-size-bytes",
+                             "min-input-files", "delete-file-threshold", "rewrite-all"}) {
+      keys.push_back(Key("rewrite", name));
+    }
+    keys.push_back(Key("expire-snapshots", "max-snapshot-age-seconds"));
+    keys.push_back(Key("expire-snapshots", "retain-last"));
+    keys.push_back(Key("delete-orphan-files", "min-age-seconds"));
+    std::sort(keys.begin(), keys.end());
+    return keys;
+  }();
+  return kKeys;
+}
+
+Result<MaintenanceConfig> ParseMaintenanceOptions(const TableDescriptor& t,
+                                                  const runtime::CheckpointConfig& checkpointing) {
+  const std::vector<std::string>& known = MaintenanceOptionKeys();
+  for (const auto& [key, value] : t.options) {
+    if (key.rfind(kMaintenancePrefix, 0) != 0) continue;
+    if (std::binary_search(known.begin(), known.end(), key)) continue;
+    return Status::InvalidArgument("table '" + t.name + "': unsupported option '" + key + "'" +
+                                   DidYouMean(key, known) + " (the 'flink-maintenance.*' options " +
+                                   "floe supports are listed in docs/connectors.md)");
+  }
+  MaintenanceConfig c;
+  FLOE_ASSIGN_OR_RAISE(c.rewrite, ParseSchedule(t, "rewrite", c.rewrite));
+  FLOE_ASSIGN_OR_RAISE(
+      c.rewrite_data_file_count,
+      IntOption(t, Key("rewrite", "schedule.data-file-count"), c.rewrite_data_file_count, 1, kMax));
+  FLOE_ASSIGN_OR_RAISE(
+      c.rewrite_data_file_size,
+      IntOption(t, Key("rewrite", "schedule.data-file-size"), c.rewrite_data_file_size, 1, kMax));
+  FLOE_ASSIGN_OR_RAISE(c.compact.max_bytes,
+                       IntOption(t, Key("rewrite", "max-bytes"), kMax, 1, kMax));
+  auto optional_size = [&](const char* name) -> Result<std::optional<int64_t>> {
+    if (t.options.count(Key("rewrite", name)) == 0) return std::optional<int64_t>();
+    FLOE_ASSIGN_OR_RAISE(int64_t v, IntOption(t, Key("rewrite", name), 0, 1, kMax));
+    return std::optional<int64_t>(v);
+  };
+  FLOE_ASSIGN_OR_RAISE(c.compact.target_file_size_bytes, optional_size("target-file-size-bytes"));
+  FLOE_ASSIGN_OR_RAISE(c.compact.min_file_size_bytes, optional_size("min-file-size-bytes"));
+  FLOE_ASSIGN_OR_RAISE(c.compact.max_file_size_bytes, optional_size("max-file-size-bytes"));
+  FLOE_ASSIGN_OR_RAISE(c.compact.min_input_files,
+                       IntOption(t, Key("rewrite", "min-input-files"), 5, 1, kMax));
+  FLOE_ASSIGN_OR_RAISE(c.compact.delete_file_threshold,
+                       IntOption(t, Key("rewrite", "delete-file-threshold"), kMax, 1, kMax));
+  FLOE_ASSIGN_OR_RAISE(c.compact.rewrite_all, BoolOption(t, Key("rewrite", "rewrite-all"), false));
+
+  FLOE_ASSIGN_OR_RAISE(c.expire, ParseSchedule(t, "expire-snapshots", c.expire));
+  if (t.options.count(Key("expire-snapshots", "max-snapshot-age-seconds")) > 0) {
+    FLOE_ASSIGN_OR_RAISE(
+        int64_t seconds,
+        IntOption(t, Key("expire-snapshots", "max-snapshot-age-seconds"), 0, 0, kMax / 1000));
+    c.expire_max_age_ms = seconds * 1000;
+  }
+  if (t.options.count(Key("expire-snapshots", "retain-last")) > 0) {
+    FLOE_ASSIGN_OR_RAISE(int64_t n,
+                         IntOption(t, Key("expire-snapshots", "retain-last"), 1, 1, kMax));
+    c.expire_retain_last = n;
+  }
+
+  FLOE_ASSIGN_OR_RAISE(c.orphans, ParseSchedule(t, "delete-orphan-files", c.orphans));
+  FLOE_ASSIGN_OR_RAISE(int64_t min_age, IntOption(t, Key("delete-orphan-files", "min-age-seconds"),
+                                                  c.orphan_min_age.count(), 0, kMax / 1000));
+  const int64_t interval_s =
+      std::chrono::duration_cast<std::chrono::seconds>(checkpointing.interval).count();
+  const int64_t floor_s = std::max<int64_t>(60, 10 * interval_s);
+  if (c.orphans.enabled && min_age < floor_s) {
+    return Status::InvalidArgument(OptionError(
+        t, Key("delete-orphan-files", "min-age-seconds"),
+        "must be at least " + std::to_string(floor_s) + " (60 s and 10 checkpoint intervals of " +
+            std::to_string(interval_s) +
+            " s): younger unreferenced files may belong to a checkpoint not committed yet",
+        std::to_string(min_age)));
+  }
+  c.orphan_min_age = std::chrono::seconds(min_age);
+  return c;
+}
+
+TableMaintainer::TableMaintainer(MaintenanceConfig config, iceberg::Catalog* catalog,
+                                 iceberg::TableIdentifier id, std::string job_tag,
+                                 std::function<bool(const std::string&)> in_use)
+    : config_(std::move(config)),
+      catalog_(catalog),
+      id_(std::move(id)),
+      job_tag_(std::move(job_tag)),
+      in_use_(std::move(in_use)) {
+  char hex[9];
+  std::snprintf(hex, sizeof(hex), "%08x", static_cast<unsigned>(std::random_device{}()));
+  attempt_ = hex;
+  const Clock::time_point now = Clock::now();
+  rewrite_due_.last_run = expire_due_.last_run = orphans_due_.last_run = now;
+}
+
+bool TableMaintainer::IsDue(const MaintenanceSchedule& s, const Due& due) const {
+  if (!s.enabled || due.commits == 0) return false;
+  if (s.commit_count > 0 && due.commits >= s.commit_count) return true;
+  return s.interval.count() > 0 && Clock::now() - due.last_run >= s.interval;
+}
+
+void TableMaintainer::AfterCommits(uint64_t checkpoint, int64_t commits, int64_t data_files,
+                                   int64_t data_bytes) {
+  if (commits <= 0) return;
+  rewrite_due_.commits += commits;
+  expire_due_.commits += commits;
+  orphans_due_.commits += commits;
+  data_files_since_rewrite_ += data_files;
+  data_bytes_since_rewrite_ += data_bytes;
+  const Clock::time_point start = Clock::now();
+  bool ran = false;
+  if (IsDue(config_.rewrite, rewrite_due_) ||
+      (config_.rewrite.enabled && (data_files_since_rewrite_ >= config_.rewrite_data_file_count ||
+                                   data_bytes_since_rewrite_ >= config_.rewrite_data_file_size))) {
+    Rewrite(checkpoint);
+    rewrite_due_ = Due{0, Clock::now()};
+    data_files_since_rewrite_ = data_bytes_since_rewrite_ = 0;
+    ran = true;
+  }
+  if (IsDue(config_.expire, expire_due_)) {
+    Expire();
+    expire_due_ = Due{0, Clock::now()};
+    ran = true;
+  }
+  if (IsDue(config_.orphans, orphans_due_)) {
+    RemoveOrphans();
+    orphans_due_ = Due{0, Clock::now()};
+    ran = true;
+  }
+  if (!ran) return;
+  const int64_t ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+  stats_.total_ms += ms;
+  stats_.max_ms = std::max(stats_.max_ms, ms);
+}
+
+void TableMaintainer::Rewrite(uint64_t checkpoint) {
+  iceberg::CompactOptions options = config_.compact;
+  // One prefix per run: <tag>-rw-<attempt>-<checkpoint> (+ -<nnnnn>.parquet by the writer).
+  options.file_prefix = job_tag_ + "-rw-" + attempt_ + "-" + std::to_string(checkpoint);
+  const Clock::time_point start = Clock::now();
+  Result<iceberg::RewriteResult> r = iceberg::RewriteDataFiles(*catalog_, id_, options);
+  if (!r.ok()) {
+    ++stats_.failures;
+    LogWarn(
+        "iceberg table %s: compaction failed (the job goes on; retried at the next trigger): %s",
+        id_.ToString().c_str(), r.status().ToString().c_str());
+    return;
+  }
+  CrashPoint("maintenance-after-rewrite-commit");
+  if (!r->snapshot_id) return;
+  ++stats_.rewrites;
+  stats_.data_files_rewritten += r->data_files_rewritten;
+  stats_.delete_files_removed += r->delete_files_removed;
+  LogInfo("iceberg table %s: compacted %" PRId64 " -> %" PRId64 " data files, %" PRId64
+          " -> %" PRId64 " delete files (%" PRId64 " rows kept) in %lld ms",
+          id_.ToString().c_str(), r->data_files_before, r->data_files_after, r->delete_files_before,
+          r->delete_files_after, r->rows_written,
+          static_cast<long long>(
+              std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count()));
+}
+
+void TableMaintainer::Expire() {
+  iceberg::ExpireOptions options;
+  if (config_.expire_max_age_ms) {
+    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+    options.older_than_ms = now_ms - *config_.expire_max_age_ms;
+  }
+  options.retain_last = config_.expire_retain_last;
+  Result<iceberg::ExpireResult> r = iceberg::ExpireSnapshots(*catalog_, id_, options);
+  if (!r.ok()) {
+    ++stats_.failures;
+    LogWarn("iceberg table %s: snapshot expiry failed (the job goes on): %s",
+            id_.ToString().c_str(), r.status().ToString().c_str());
+    return;
+  }
+  if (r->expired_snapshot_ids.empty()) return;
+  ++stats_.expirations;
+  stats_.snapshots_expired += static_cast<int64_t>(r->expired_snapshot_ids.size());
+  LogDebug("iceberg table %s: expired %zu snapshots (%" PRId64 " kept), deleted %" PRId64
+           " data and %" PRId64 " delete files",
+           id_.ToString().c_str(), r->expired_snapshot_ids.size(), r->snapshots_kept,
+           r->data_files_deleted, r->delete_files_deleted);
+}
+
+void TableMaintainer::RemoveOrphans() {
+  iceberg::OrphanOptions options;
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  options.older_than_ms =
+      now_ms -
+      std::chrono::duration_cast<std::chrono::milliseconds>(config_.orphan_min_age).count();
+  options.in_use = in_use_;
+  Result<iceberg::OrphanResult> r = iceberg::RemoveOrphanFiles(*catalog_, id_, options);
+  if (!r.ok()) {
+    ++stats_.failures;
+    LogWarn("iceberg table %s: orphan file removal failed (the job goes on): %s",
+            id_.ToString().c_str(), r.status().ToString().c_str());
+    return;
+  }
+  ++stats_.orphan_runs;
+  stats_.orphans_removed += r->deleted;
+  if (r->deleted > 0) {
+    LogInfo("iceberg table %s: removed %" PRId64 " orphan files (%" PRId64 " bytes)",
+            id_.ToString().c_str(), r->deleted, r->orphan_bytes);
+  }
+}
+
+}  // namespace floe::connectors::internal

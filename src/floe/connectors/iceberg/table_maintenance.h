@@ -1,0 +1,100 @@
+#pragma once
+
+// In-job table maintenance of the Iceberg sink (docs/connectors.md, "Table maintenance"): after
+// its commits the committer compacts, expires snapshots and removes orphan files, by triggers
+// in the spirit of Iceberg's Flink TableMaintenance, with its 'flink-maintenance.*' option
+// names. Internal to the connector.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "floe/common/status.h"
+#include "floe/connectors/connector.h"
+#include "floe/iceberg/catalog.h"
+#include "floe/iceberg/rewrite.h"
+
+namespace floe::connectors::internal {
+
+inline constexpr std::string_view kMaintenancePrefix = "flink-maintenance.";
+
+// When a task runs: after `commit_count` commits since its last run, or `interval` since then
+// (with at least one commit meanwhile: an idle table needs nothing); 0 disables a trigger.
+struct MaintenanceSchedule {
+  bool enabled = true;
+  int64_t commit_count = 0;
+  std::chrono::seconds interval{0};
+};
+
+struct MaintenanceConfig {
+  MaintenanceSchedule rewrite{true, 10, std::chrono::seconds(600)};
+  int64_t rewrite_data_file_count = 1000;        // data files added since the last run
+  int64_t rewrite_data_file_size = 100LL << 30;  // bytes added since the last run
+  iceberg::CompactOptions compact;               // file_prefix is set per run
+  MaintenanceSchedule expire{true, 10, std::chrono::seconds(600)};
+  std::optional<int64_t> expire_max_age_ms;   // unset: history.expire.max-snapshot-age-ms
+  std::optional<int64_t> expire_retain_last;  // unset: history.expire.min-snapshots-to-keep
+  MaintenanceSchedule orphans{true, 0, std::chrono::seconds(3600)};
+  std::chrono::seconds orphan_min_age{3 * 24 * 3600};
+};
+
+// Reads and validates the 'flink-maintenance.*' options of `table` (every error names the
+// option, the rule and the value; unknown keys get a did-you-mean). `checkpointing` bounds the
+// orphan min age: at least 10 checkpoint intervals and 60 s, so files written for a checkpoint
+// that is not committed yet are never taken for orphans.
+Result<MaintenanceConfig> ParseMaintenanceOptions(const TableDescriptor& table,
+                                                  const runtime::CheckpointConfig& checkpointing);
+
+// Every option key ParseMaintenanceOptions knows (for option lists and suggestions).
+const std::vector<std::string>& MaintenanceOptionKeys();
+
+// What maintenance did over a committer's life (for tests, logs and the bench).
+struct MaintenanceStats {
+  int64_t rewrites = 0, expirations = 0, orphan_runs = 0, failures = 0;
+  int64_t data_files_rewritten = 0, delete_files_removed = 0, snapshots_expired = 0;
+  int64_t orphans_removed = 0;
+  int64_t total_ms = 0, max_ms = 0;  // time spent in maintenance after commits
+};
+
+// Runs the due tasks after a committer's commits, on the committer's thread: maintenance and
+// data commits of one job are sequenced, so they never conflict with each other. A failure is
+// logged and counted, never returned: maintenance must not stop the data path.
+class TableMaintainer {
+ public:
+  // `in_use`: the committer's staged files (never orphans); `job_tag` names the files a
+  // compaction writes (<tag>-rw-<attempt>-<checkpoint>-<n>.parquet) so that a run killed
+  // before its commit leaves files the restart removes (RemoveFailedAttemptFiles).
+  TableMaintainer(MaintenanceConfig config, iceberg::Catalog* catalog, iceberg::TableIdentifier id,
+                  std::string job_tag, std::function<bool(const std::string&)> in_use);
+
+  // Called after commits for checkpoints up to `checkpoint`: `commits` snapshots adding
+  // `data_files` data files of `data_bytes` bytes.
+  void AfterCommits(uint64_t checkpoint, int64_t commits, int64_t data_files, int64_t data_bytes);
+
+  const MaintenanceStats& stats() const { return stats_; }
+
+ private:
+  struct Due {
+    int64_t commits = 0;
+    std::chrono::steady_clock::time_point last_run;
+  };
+  bool IsDue(const MaintenanceSchedule& s, const Due& due) const;
+  void Rewrite(uint64_t checkpoint);
+  void Expire();
+  void RemoveOrphans();
+
+  MaintenanceConfig config_;
+  iceberg::Catalog* catalog_;
+  iceberg::TableIdentifier id_;
+  std::string job_tag_;
+  std::string attempt_;  // 8 hex digits per maintainer instance
+  std::function<bool(const std::string&)> in_use_;
+  Due rewrite_due_, expire_due_, orphans_due_;
+  int64_t data_files_since_rewrite_ = 0, data_bytes_since_rewrite_ = 0;
+  MaintenanceStats stats_;
+};
+
+}  // namespace floe::connectors::internal
