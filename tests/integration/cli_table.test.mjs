@@ -291,3 +291,84 @@ test('expire-snapshots keeps the rows, removes old manifest lists; icebird still
     globalThis.fetch = realFetch;
   }
 });
+
+async function icebirdRows(table) {
+  const [ns, t] = table.split('.');
+  const { icebergRead } = await import('icebird');
+  const { makeLocalFetch } = await import('../interop/lib/localfetch.mjs');
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = makeLocalFetch({ log: [] });
+  try {
+    return await icebergRead({ tableUrl: pathToFileURL(path.join(WH, ns, t)).href });
+  } finally {
+    globalThis.fetch = realFetch;
+  }
+}
+
+test('compact applies the deletes of an upsert table and bin-packs its files; icebird reads the same rows', async () => {
+  ok('table', 'create', 'db.compact', '--schema', 'id BIGINT NOT NULL, name STRING', '--primary-key', 'id');
+  for (let v = 1; v <= 6; v++) {
+    const rows = [];
+    for (let i = 1; i <= 20; i++) rows.push({ id: i, name: `v${v}-${i}` });
+    ok('table', 'upsert', 'db.compact', writeLines(`compact${v}.jsonl`, rows), '--quiet');
+  }
+  const before = scan('db.compact').sort(byKey('id'));
+  assert.equal(before.length, 20);
+  const out = ok('table', 'compact', 'db.compact');
+  assert.match(out, /rewrote 6 data files .* into 1 .*delete files 6 -> 0/);
+  assert.deepEqual(scan('db.compact').sort(byKey('id')), before);
+  const d = describe('db.compact');
+  const current = d.snapshots.find((s) => String(s['snapshot-id']) === String(d['current-snapshot-id']));
+  assert.equal(current.summary.operation, 'replace');
+  assert.match(ok('table', 'compact', 'db.compact'), /nothing to compact \(1 data files, 0 delete files/);
+  const rows = await icebirdRows('db.compact');
+  assert.deepEqual(rows.map((r) => [Number(r.id), r.name]).sort((a, b) => a[0] - b[0]),
+                   before.map((r) => [r.id, r.name]));
+
+  // Expiry after the compaction deletes the replaced files; the rows stay.
+  const filesBefore = dataFiles('db.compact').length;
+  assert.match(ok('table', 'expire-snapshots', 'db.compact', '--retain-last', '1', '--max-snapshot-age-ms', '0'),
+               /6 data files, 6 delete files/);
+  assert.equal(dataFiles('db.compact').length, filesBefore - 12);
+  assert.deepEqual(scan('db.compact').sort(byKey('id')), before);
+});
+
+test('compact refuses bad sizes with the rule and the numbers', () => {
+  ok('table', 'create', 'db.compact_bad', '--schema', 'id BIGINT NOT NULL');
+  ok('table', 'append', 'db.compact_bad', writeLines('compact_bad.jsonl', [{ id: 1 }]), '--quiet');
+  const r = floe('table', 'compact', 'db.compact_bad', '--target-file-size-bytes', '100', '--max-file-size-bytes', '50');
+  assert.notEqual(r.code, 0);
+  assert.match(r.err, /min <= target <= max .*max 50/);
+});
+
+test('rewrite-manifests regroups many manifests into one per kind', () => {
+  ok('table', 'create', 'db.manifests', '--schema', 'id BIGINT NOT NULL');
+  for (let i = 1; i <= 5; i++) ok('table', 'append', 'db.manifests', writeLines(`m${i}.jsonl`, [{ id: i }]), '--quiet');
+  assert.match(ok('table', 'rewrite-manifests', 'db.manifests'), /5 -> 1 manifests/);
+  assert.match(ok('table', 'rewrite-manifests', 'db.manifests'), /nothing to do \(1 manifests\)/);
+  assert.deepEqual(scan('db.manifests').map((r) => r.id).sort(), [1, 2, 3, 4, 5]);
+});
+
+test('remove-orphan-files deletes only old files no snapshot references; --dry-run only lists', () => {
+  ok('table', 'create', 'db.orphans', '--schema', 'id BIGINT NOT NULL');
+  ok('table', 'append', 'db.orphans', writeLines('o1.jsonl', [{ id: 1 }]), '--quiet');
+  const dir = path.join(WH, 'db', 'orphans', 'data');
+  const old = path.join(dir, 'left-by-a-crash.parquet');
+  const fresh = path.join(dir, 'in-flight.parquet');
+  fs.writeFileSync(old, 'x');
+  fs.writeFileSync(fresh, 'y');
+  const fourDaysAgo = new Date(Date.now() - 4 * 24 * 3600 * 1000);
+  fs.utimesSync(old, fourDaysAgo, fourDaysAgo);
+  const dry = ok('table', 'remove-orphan-files', 'db.orphans', '--dry-run');
+  assert.match(dry, /orphan .*left-by-a-crash\.parquet/);
+  assert.match(dry, /1 orphan files .* found \(dry run, nothing deleted\); 1 unreferenced files kept/);
+  assert.ok(fs.existsSync(old));
+  ok('table', 'remove-orphan-files', 'db.orphans');
+  assert.ok(!fs.existsSync(old));
+  assert.ok(fs.existsSync(fresh));
+  assert.deepEqual(scan('db.orphans').map((r) => r.id), [1]);
+  // --older-than 0s takes the fresh file too; the table's own files are never touched.
+  ok('table', 'remove-orphan-files', 'db.orphans', '--older-than', '0s');
+  assert.ok(!fs.existsSync(fresh));
+  assert.deepEqual(scan('db.orphans').map((r) => r.id), [1]);
+});

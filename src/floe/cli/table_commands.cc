@@ -13,6 +13,7 @@
 #include "floe/iceberg/catalog.h"
 #include "floe/iceberg/maintenance.h"
 #include "floe/iceberg/manifest_io.h"
+#include "floe/iceberg/rewrite.h"
 #include "floe/iceberg/scan.h"
 #include "floe/iceberg/table_properties.h"
 #include "floe/runtime/checkpoint_config.h"
@@ -44,6 +45,15 @@ constexpr const char* kUsage =
     "                                 remove old snapshots and the files only they reference\n"
     "                                 (defaults: history.expire.* properties, 5 days, keep 1;\n"
     "                                 AGE in ms; TIME ISO 8601 UTC; DURATION like 2d, 90min)\n"
+    "  compact NS.TABLE [--target-file-size-bytes N] [--min-file-size-bytes N]\n"
+    "                  [--max-file-size-bytes N] [--min-input-files N] [--delete-file-threshold "
+    "N]\n"
+    "                  [--max-bytes N] [--rewrite-all]\n"
+    "                                 bin-pack small files per partition, deletes applied\n"
+    "                                 (defaults: write.target-file-size-bytes, 75%/180%, 5 files)\n"
+    "  rewrite-manifests NS.TABLE     regroup the manifests by partition into few\n"
+    "  remove-orphan-files NS.TABLE [--older-than TIME|DURATION] [--dry-run]\n"
+    "                                 delete files no snapshot references (default older than 3d)\n"
     "--warehouse defaults to ./warehouse\n";
 
 Result<std::unique_ptr<iceberg::Catalog>> OpenCatalog(const Args& args) {
@@ -278,6 +288,101 @@ Status ExpireSnapshotsCommand(const std::vector<std::string>& argv) {
   return Status::OK();
 }
 
+std::string Bytes(int64_t n) {
+  char buf[32];
+  if (n >= (1LL << 20)) {
+    std::snprintf(buf, sizeof(buf), "%.1f MiB", static_cast<double>(n) / (1 << 20));
+  } else if (n >= 1024) {
+    std::snprintf(buf, sizeof(buf), "%.1f KiB", static_cast<double>(n) / 1024);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%lld B", static_cast<long long>(n));
+  }
+  return buf;
+}
+
+Status CompactCommand(const std::vector<std::string>& argv) {
+  FLOE_ASSIGN_OR_RAISE(
+      Args args, Args::Parse(argv, {{"warehouse", "target-file-size-bytes", "min-file-size-bytes",
+                                     "max-file-size-bytes", "min-input-files",
+                                     "delete-file-threshold", "max-bytes"},
+                                    {"rewrite-all"}}));
+  FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "compact NS.TABLE"));
+  iceberg::CompactOptions options;
+  FLOE_ASSIGN_OR_RAISE(options.target_file_size_bytes, args.GetInt("target-file-size-bytes"));
+  FLOE_ASSIGN_OR_RAISE(options.min_file_size_bytes, args.GetInt("min-file-size-bytes"));
+  FLOE_ASSIGN_OR_RAISE(options.max_file_size_bytes, args.GetInt("max-file-size-bytes"));
+  for (auto [name, field] : {std::pair{"min-input-files", &options.min_input_files},
+                             std::pair{"delete-file-threshold", &options.delete_file_threshold},
+                             std::pair{"max-bytes", &options.max_bytes}}) {
+    FLOE_ASSIGN_OR_RAISE(std::optional<int64_t> v, args.GetInt(name));
+    if (v && *v < 1) return Status::InvalidArgument(std::string("--") + name + " must be >= 1");
+    if (v) *field = *v;
+  }
+  options.rewrite_all = args.Has("rewrite-all");
+  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
+  FLOE_ASSIGN_OR_RAISE(iceberg::RewriteResult r, iceberg::RewriteDataFiles(*catalog, id, options));
+  if (!r.snapshot_id) {
+    std::printf("compact %s: nothing to compact (%lld data files, %lld delete files, %s)\n",
+                id.ToString().c_str(), static_cast<long long>(r.data_files_before),
+                static_cast<long long>(r.delete_files_before), Bytes(r.data_bytes_before).c_str());
+    return Status::OK();
+  }
+  std::printf(
+      "compact %s: rewrote %lld data files (%s, %lld rows) in %lld partitions into %lld (%s, %lld "
+      "rows), removed %lld delete files; data files %lld -> %lld, delete files %lld -> %lld, data "
+      "%s -> %s; snapshot %lld\n",
+      id.ToString().c_str(), static_cast<long long>(r.data_files_rewritten),
+      Bytes(r.bytes_rewritten).c_str(), static_cast<long long>(r.rows_read),
+      static_cast<long long>(r.groups_rewritten), static_cast<long long>(r.data_files_added),
+      Bytes(r.bytes_added).c_str(), static_cast<long long>(r.rows_written),
+      static_cast<long long>(r.delete_files_removed), static_cast<long long>(r.data_files_before),
+      static_cast<long long>(r.data_files_after), static_cast<long long>(r.delete_files_before),
+      static_cast<long long>(r.delete_files_after), Bytes(r.data_bytes_before).c_str(),
+      Bytes(r.data_bytes_after).c_str(), static_cast<long long>(*r.snapshot_id));
+  return Status::OK();
+}
+
+Status RewriteManifestsCommand(const std::vector<std::string>& argv) {
+  FLOE_ASSIGN_OR_RAISE(Args args, Args::Parse(argv, {{"warehouse"}, {}}));
+  FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "rewrite-manifests NS.TABLE"));
+  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
+  FLOE_ASSIGN_OR_RAISE(iceberg::RewriteResult r, iceberg::RewriteManifests(*catalog, id));
+  if (!r.snapshot_id) {
+    std::printf("rewrite-manifests %s: nothing to do (%lld manifests)\n", id.ToString().c_str(),
+                static_cast<long long>(r.manifests_before));
+  } else {
+    std::printf("rewrite-manifests %s: %lld -> %lld manifests; snapshot %lld\n",
+                id.ToString().c_str(), static_cast<long long>(r.manifests_before),
+                static_cast<long long>(r.manifests_after), static_cast<long long>(*r.snapshot_id));
+  }
+  return Status::OK();
+}
+
+Status RemoveOrphanFilesCommand(const std::vector<std::string>& argv) {
+  FLOE_ASSIGN_OR_RAISE(Args args, Args::Parse(argv, {{"warehouse", "older-than"}, {"dry-run"}}));
+  FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "remove-orphan-files NS.TABLE"));
+  iceberg::OrphanOptions options;
+  options.dry_run = args.Has("dry-run");
+  if (auto text = args.Get("older-than")) {
+    FLOE_ASSIGN_OR_RAISE(options.older_than_ms, OlderThanMs(*text));
+  }
+  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
+  FLOE_ASSIGN_OR_RAISE(iceberg::OrphanResult r, iceberg::RemoveOrphanFiles(*catalog, id, options));
+  for (const std::string& path : r.orphans) {
+    std::printf("%s %s\n", options.dry_run ? "orphan" : "removed", path.c_str());
+  }
+  std::printf(
+      "remove-orphan-files %s: %zu orphan files (%s) %s; %lld unreferenced files kept as newer "
+      "than --older-than; %lld files scanned\n",
+      id.ToString().c_str(), r.orphans.size(), Bytes(r.orphan_bytes).c_str(),
+      options.dry_run ? "found (dry run, nothing deleted)" : "deleted",
+      static_cast<long long>(r.kept_too_new), static_cast<long long>(r.files_scanned));
+  if (r.not_deleted > 0) {
+    return Status::IOError(std::to_string(r.not_deleted) + " orphan files could not be deleted");
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status RunTableCommand(const std::vector<std::string>& args) {
@@ -295,6 +400,9 @@ Status RunTableCommand(const std::vector<std::string>& args) {
   if (verb == "describe") return Describe(rest);
   if (verb == "verify") return Verify(rest);
   if (verb == "expire-snapshots") return ExpireSnapshotsCommand(rest);
+  if (verb == "compact") return CompactCommand(rest);
+  if (verb == "rewrite-manifests") return RewriteManifestsCommand(rest);
+  if (verb == "remove-orphan-files") return RemoveOrphanFilesCommand(rest);
   std::fputs(kUsage, stderr);
   return Status::InvalidArgument("unknown table command '" + verb + "'");
 }
