@@ -7,8 +7,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { checkpointSets, checkpointed, floe, icebergTable, jobRecords, killWorkerMidFeed, runJob, sandbox,
-         tempRoot, verifyLatest, verifySeqs, waitFor } from './harness.mjs';
+         start, tempRoot, verifyLatest, verifySeqs, waitFor } from './harness.mjs';
 
 const ROOT = tempRoot('floe-eo-');
 const SEED = 42;
@@ -16,8 +17,24 @@ const COLUMNS = `seq BIGINT NOT NULL, npi STRING NOT NULL, source STRING NOT NUL
   event_time TIMESTAMP(3) NOT NULL, first_name STRING, last_name STRING, specialty STRING, state STRING,
   city STRING, zip STRING, phone STRING, active BOOLEAN`;
 
+// In-job maintenance of the sink (docs/connectors.md, "Table maintenance"): Iceberg's Flink
+// option names. 'aggressive' compacts every 2 commits and expires everything but the newest
+// snapshots and the restore markers every 3; 'off' switches every task off.
+const MAINTENANCE = {
+  default: '',
+  off: `, 'flink-maintenance.rewrite.enabled' = 'false',
+        'flink-maintenance.expire-snapshots.enabled' = 'false',
+        'flink-maintenance.delete-orphan-files.enabled' = 'false'`,
+  aggressive: `, 'flink-maintenance.rewrite.schedule.commit-count' = '2',
+        'flink-maintenance.rewrite.min-input-files' = '2',
+        'flink-maintenance.expire-snapshots.schedule.commit-count' = '3',
+        'flink-maintenance.expire-snapshots.max-snapshot-age-seconds' = '0',
+        'flink-maintenance.expire-snapshots.retain-last' = '2'`,
+};
+
 // One pipeline: a warehouse, a checkpoint dir, a job file; append or upsert.
-function pipeline(name, { upsert = false, mode = 'EXACTLY_ONCE', rps = 3000, interval = '300 ms' } = {}) {
+function pipeline(name, { upsert = false, mode = 'EXACTLY_ONCE', rps = 3000, interval = '300 ms',
+                          maintenance = 'default' } = {}) {
   const p = { ...sandbox(ROOT, name), upsert };
   fs.writeFileSync(p.job, `-- ${name}: roster -> iceberg ${upsert ? 'upsert' : 'append'}, ${mode}
 ${checkpointSets(interval)}
@@ -26,7 +43,7 @@ CREATE TABLE roster (${COLUMNS})
   WITH ('connector' = 'roster', 'seed' = '${SEED}', 'events' = '\${EVENTS}', 'rows-per-second' = '${rps}');
 CREATE TABLE lake (${COLUMNS}${upsert ? ', PRIMARY KEY (npi) NOT ENFORCED' : ''})
   WITH (${icebergTable(name)}, 'write.upsert.enabled' = '${upsert}',
-        'sink.parallelism' = '2');
+        'sink.parallelism' = '2'${MAINTENANCE[maintenance]});
 INSERT INTO lake SELECT * FROM roster;
 `);
   return p;
@@ -51,7 +68,8 @@ function verify(p, events) {
 function snapshots(p) {
   const raw = floe(['table', 'describe', p.table, '--warehouse', p.wh]);
   assert.equal(raw.code, 0, raw.err);
-  return JSON.parse(raw.out).snapshots;
+  // Snapshot ids exceed 2^53: kept as strings.
+  return JSON.parse(raw.out.replace(/"((?:current-|parent-)?snapshot-id)":\s*(-?\d+)/g, '"$1":"$2"')).snapshots;
 }
 
 for (const upsert of [false, true]) {
@@ -96,6 +114,134 @@ for (const point of CRASH_POINTS) {
   }
 }
 
+// Files under the table's data directory that no snapshot references (whatever their age).
+function unreferencedDataFiles(p) {
+  const r = floe(['table', 'remove-orphan-files', p.table, '--warehouse', p.wh, '--older-than', '0s', '--dry-run']);
+  assert.equal(r.code, 0, r.err);
+  return r.out.split('\n').filter((l) => l.startsWith('orphan ') && l.includes('/data/'));
+}
+
+// The table as a reader we did not write sees it: icebird's rows equal `floe table scan`'s.
+async function assertIcebirdReadsTheScan(p, key) {
+  const s = floe(['table', 'scan', p.table, '--warehouse', p.wh]);
+  assert.equal(s.code, 0, s.err);
+  const scanned = s.out.split('\n').filter(Boolean).map((l) => String(JSON.parse(l)[key])).sort();
+  const { icebergRead } = await import('icebird');
+  const { makeLocalFetch } = await import('../interop/lib/localfetch.mjs');
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = makeLocalFetch({ log: [] });
+  try {
+    const rows = await icebergRead({ tableUrl: pathToFileURL(path.join(p.wh, 'demo', p.name)).href });
+    assert.deepEqual(rows.map((r) => String(r[key])).sort(), scanned, 'icebird rows differ from floe table scan');
+  } finally {
+    globalThis.fetch = realFetch;
+  }
+}
+
+// Maintenance inside the job under SIGKILL: random kills, and kills at the named points inside
+// compaction and expiry. Every event lands exactly once, no data file is left unreferenced
+// (a killed compaction's output carries the job's tag and the restart removes it), and icebird
+// reads what floe scans.
+for (const upsert of [false, true]) {
+  const kind = upsert ? 'upsert' : 'append';
+  test(`maintenance_${kind}: compaction and expiry every few commits, worker SIGKILLed at a random point: exactly once`, async (t) => {
+    const p = pipeline(`maintenance_${kind}`, { upsert, maintenance: 'aggressive' });
+    const r = run(p);
+    await killWorkerMidFeed(p, 4, 1200);
+    const { code, err } = await r.done;
+    assert.equal(code, 0, err);
+    assert.match(err, /compacted \d+ -> \d+ data files/, `no compaction ran:\n${err}`);
+    t.diagnostic(verify(p, 12000));
+    assert.deepEqual(unreferencedDataFiles(p), []);
+    await assertIcebirdReadsTheScan(p, upsert ? 'npi' : 'seq');
+  });
+  for (const point of ['compact-after-files-written', 'maintenance-after-rewrite-commit',
+                       'expire-after-commit-before-delete', 'expire-mid-delete']) {
+    const name = `maintenance_crash_${point.replace(/-/g, '_')}_${kind}`;
+    test(`${name}: SIGKILL inside maintenance at ${point}, then restart: exactly once, nothing left over`, async () => {
+      const p = pipeline(name, { upsert, rps: 4000, maintenance: 'aggressive' });
+      const { code, err } = await run(p, { crashAt: point }).done;
+      assert.equal(code, 0, err);
+      assert.match(err, /killed by SIGKILL/, `crash point ${point} was never reached:\n${err}`);
+      verify(p, 12000);
+      assert.deepEqual(unreferencedDataFiles(p), []);
+    });
+  }
+}
+
+test('old savepoint restored after compaction and expiry removed its snapshots and files: no duplicate, no missing row, no freeze', async () => {
+  const p = pipeline('savepoint_old_maintained', { rps: 3000, maintenance: 'aggressive' });
+  const first = run(p);
+  const rec = await waitFor('checkpoint 2', () => checkpointed(p.home, 2));
+  const sp = floe(['savepoint', rec.job_id, path.join(p.dir, 'savepoints')], { FLOE_HOME: p.home });
+  assert.equal(sp.code, 0, sp.err);
+  const savepoint = sp.out.trim().split('\n').pop();
+  const r1 = await first.done;
+  assert.equal(r1.code, 0, r1.err);
+  verify(p, 12000);
+  const before = snapshots(p);
+  // The savepoint's snapshots are gone: only the newest few (and the marker chain) are kept.
+  const ids = before.map((s) => Number(s.summary['floe.checkpoint-id'] || 0)).filter(Boolean);
+  assert.ok(Math.min(...ids) > rec.last_checkpoint, `checkpoints in the table: ${ids}`);
+  const lastId = Math.max(...ids);
+
+  const restoredAt = Date.now();
+  const r2 = await run(p, { events: 15000, from: savepoint }).done;
+  assert.equal(r2.code, 0, r2.err);
+  assert.match(r2.err, /ahead|table's positions/, r2.err);
+  verify(p, 15000);
+  const after = snapshots(p).filter((s) => Number(s['timestamp-ms']) >= restoredAt && s.summary['floe.checkpoint-id']);
+  assert.ok(after.length >= 1, 'the restored job committed');
+  assert.ok(after.every((s) => Number(s.summary['floe.checkpoint-id']) > lastId));
+  const firstCommitMs = Math.min(...after.map((s) => s['timestamp-ms'])) - restoredAt;
+  assert.ok(firstCommitMs < 20000, `table frozen: first commit ${firstCommitMs} ms after the restore`);
+  assert.deepEqual(unreferencedDataFiles(p), []);
+});
+
+// `floe args...` without blocking the event loop (the kill timers must keep running).
+const floeAsync = (args) => start(args, { stdout: 'pipe' }).done;
+
+// A user runs `floe table compact` and `expire-snapshots` in a loop against a table while a job
+// writes it (and its worker is SIGKILLed): a conflict makes a command retry or stop with a
+// message, never lose or double a row; every snapshot left stays readable.
+for (const upsert of [false, true]) {
+  const kind = upsert ? 'upsert' : 'append';
+  test(`cli_maintenance_${kind}: compact and expire-snapshots in a loop against a running job with a kill: exactly once`, async (t) => {
+    const p = pipeline(`cli_maintenance_${kind}`, { upsert, maintenance: 'off' });
+    const r = run(p);
+    let running = true;
+    const outcomes = { compacted: 0, expired: 0, refused: 0 };
+    const loop = (async () => {
+      await waitFor('a first commit', () => checkpointed(p.home, 1));
+      while (running) {
+        const c = await floeAsync(['table', 'compact', p.table, '--warehouse', p.wh, '--min-input-files', '2']);
+        if (c.code !== 0) {
+          assert.match(c.err, /Conflict|concurrent/, `compact failed without a conflict: ${c.err}`);
+          outcomes.refused++;
+        } else if (/rewrote/.test(c.out)) outcomes.compacted++;
+        const e = await floeAsync(['table', 'expire-snapshots', p.table, '--warehouse', p.wh,
+                                   '--max-snapshot-age-ms', '0', '--retain-last', '3']);
+        if (e.code !== 0) {
+          assert.match(e.err, /Conflict|concurrent/, `expire failed without a conflict: ${e.err}`);
+          outcomes.refused++;
+        } else if (!/ 0 snapshots expired/.test(e.out)) outcomes.expired++;
+      }
+    })();
+    await killWorkerMidFeed(p, 3, 1000);
+    const { code, err } = await r.done;
+    running = false;
+    await loop;
+    assert.equal(code, 0, err);
+    t.diagnostic(`${JSON.stringify(outcomes)}; ${verify(p, 12000)}`);
+    assert.ok(outcomes.compacted > 0, `no CLI compaction landed: ${JSON.stringify(outcomes)}`);
+    for (const s of snapshots(p)) {
+      const scan = floe(['table', 'scan', p.table, '--warehouse', p.wh, '--snapshot', String(s['snapshot-id']), '--limit', '1']);
+      assert.equal(scan.code, 0, `snapshot ${s['snapshot-id']} unreadable: ${scan.err}`);
+    }
+    await assertIcebirdReadsTheScan(p, upsert ? 'npi' : 'seq');
+  });
+}
+
 // The .parquet files under the table's data directory.
 function dataFiles(p) {
   const dir = path.join(p.wh, 'demo', p.name, 'data');
@@ -110,7 +256,7 @@ function dataFiles(p) {
 // totals count every file the table ever referenced.
 for (const upsert of [false, true]) {
   test(`files of a killed attempt (${upsert ? 'upsert' : 'append'}): removed at restart, the data dir holds only the table's files`, async (t) => {
-    const p = pipeline(`orphans_${upsert ? 'upsert' : 'append'}`, { upsert, rps: 6000 });
+    const p = pipeline(`orphans_${upsert ? 'upsert' : 'append'}`, { upsert, rps: 6000, maintenance: 'off' });
     const { code, err } = await run(p, { crashAt: 'after-barrier-ack:2' }).done;
     assert.equal(code, 0, err);
     assert.match(err, /killed by SIGKILL/, err);

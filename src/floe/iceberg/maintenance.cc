@@ -9,6 +9,7 @@
 #include <thread>
 #include <utility>
 
+#include "floe/common/crash_point.h"
 #include "floe/iceberg/commit_internal.h"
 #include "floe/iceberg/manifest_io.h"
 #include "floe/io/file.h"
@@ -88,6 +89,7 @@ void Remove(const std::string& uri_or_path, int64_t* counter, ExpireResult* resu
   }
   ++*counter;
   if (size.ok()) result->bytes_deleted += static_cast<int64_t>(*size);
+  CrashPoint("expire-mid-delete");
 }
 
 // Removes the files only `expired` snapshots reference, given the metadata just committed.
@@ -184,6 +186,7 @@ Result<ExpireResult> ExpireSnapshots(Catalog& catalog, const TableIdentifier& id
                                                 : a.sequence_number < b.sequence_number;
       });
       for (const Snapshot& s : expired) result.expired_snapshot_ids.push_back(s.snapshot_id);
+      CrashPoint("expire-after-commit-before-delete");
       Status st = DeleteExpiredFiles(committed->metadata, expired, &result);
       if (!st.ok()) return st.WithContext(context + ": snapshots expired, files kept");
       return result;

@@ -24,6 +24,7 @@
 #include "floe/connectors/iceberg/iceberg_committer_operator.h"
 #include "floe/connectors/iceberg/iceberg_sink_internal.h"
 #include "floe/connectors/iceberg/iceberg_writer_operator.h"
+#include "floe/connectors/iceberg/table_maintenance.h"
 #include "floe/iceberg/catalog.h"
 #include "floe/iceberg/manifest_io.h"
 #include "floe/iceberg/scan.h"
@@ -177,6 +178,15 @@ struct Sink {
   IcebergSinkSpec spec;
   iceberg::TableIdentifier id{"demo", "seqs"};
 
+  // Maintenance after every commit: compaction of every file, expiry of all but the markers.
+  void AggressiveMaintenance() {
+    spec.table.options["flink-maintenance.rewrite.schedule.commit-count"] = "1";
+    spec.table.options["flink-maintenance.rewrite.rewrite-all"] = "true";
+    spec.table.options["flink-maintenance.expire-snapshots.schedule.commit-count"] = "1";
+    spec.table.options["flink-maintenance.expire-snapshots.max-snapshot-age-seconds"] = "0";
+    spec.table.options["flink-maintenance.expire-snapshots.retain-last"] = "1";
+  }
+
   explicit Sink(bool upsert = false, int parallelism = 1, std::string root_dir = "") {
     if (root_dir.empty()) {
       dir.emplace();
@@ -205,7 +215,8 @@ struct Sink {
   std::vector<uint64_t> CommittedCheckpoints() const {
     std::vector<uint64_t> ids;
     for (const auto& s : Metadata().snapshots) {
-      ids.push_back(std::stoull(s.summary.at(internal::kSummaryCheckpointId)));
+      auto id = s.summary.find(internal::kSummaryCheckpointId);
+      if (id != s.summary.end()) ids.push_back(std::stoull(id->second));  // not a compaction
     }
     return ids;
   }
@@ -527,21 +538,33 @@ TEST(IcebergSinkCrashPoints, EveryPointIsReachedInANormalRun) {
   if (inherited == nullptr) parent.emplace();
   std::string base = inherited != nullptr ? inherited : parent->path();
   ::setenv("FLOE_SINK_CRASH_TEST_DIR", base.c_str(), 1);
-  const char* kPoints[] = {"after-data-file-written",   "after-barrier-ack",
-                           "after-committer-snapshot",  "after-checkpoint-complete-before-commit",
-                           "before-metadata-file",      "after-metadata-file-before-hint",
-                           "after-commit-before-record"};
+  const char* kPoints[] = {"after-data-file-written",
+                           "after-barrier-ack",
+                           "after-committer-snapshot",
+                           "after-checkpoint-complete-before-commit",
+                           "before-metadata-file",
+                           "after-metadata-file-before-hint",
+                           "after-commit-before-record",
+                           "compact-after-files-written",
+                           "maintenance-after-rewrite-commit",
+                           "expire-after-commit-before-delete",
+                           "expire-mid-delete"};
   for (const char* point : kPoints) {
     ::setenv("FLOE_CRASH_AT", point, 1);
     EXPECT_EXIT(
         {
+          // Maintenance after every commit; the second commit lets expiry find work.
           Sink sink(false, 1, base + "/" + point);
+          sink.AggressiveMaintenance();
           if (!PrepareIcebergTable(sink.spec).ok()) std::exit(2);
           Feed feed;
           feed.end = 100;
-          feed.limit = INT64_MAX;
           JobRun run;
           if (!run.Make(sink, feed).ok()) std::exit(3);
+          feed.limit = 50;
+          if (!feed.emitted.WaitFor(50) || !run.job->TriggerCheckpoint().ok()) std::exit(4);
+          if (!run.handled.WaitFor(1)) std::exit(5);
+          feed.limit = INT64_MAX;
           (void)run.job->Wait();
           std::exit(0);
         },
@@ -549,6 +572,70 @@ TEST(IcebergSinkCrashPoints, EveryPointIsReachedInANormalRun) {
     ::unsetenv("FLOE_CRASH_AT");
   }
   ::unsetenv("FLOE_SINK_CRASH_TEST_DIR");
+}
+
+// Maintenance inside the job (docs/connectors.md, "Table maintenance"): compaction and expiry
+// after every commit keep the table at one data file and a few snapshots, and every row lands
+// exactly once.
+TEST(IcebergSinkMaintenance, CompactsAndExpiresAfterCommitsWithoutLosingARow) {
+  Sink sink;
+  sink.AggressiveMaintenance();
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  Feed feed;
+  feed.end = 600;
+  JobRun run;
+  ASSERT_OK(run.Make(sink, feed));
+  for (int64_t limit = 50; limit <= 500; limit += 50) run.CheckpointAt(feed, limit);
+  feed.limit = INT64_MAX;
+  ASSERT_OK(run.job->Wait());
+  verify::VerifyReport report = sink.Verify(1, 600);
+  EXPECT_EQ(report.rows, 600);
+  EXPECT_EQ(report.findings(), 0) << report.ToText();
+  iceberg::TableMetadata md = sink.Metadata();
+  ASSERT_OK_AND_ASSIGN(std::vector<iceberg::FileScanTask> tasks, iceberg::PlanScan(md));
+  EXPECT_EQ(tasks.size(), 1u);  // the last commit's file compacted with the rest
+  EXPECT_EQ(md.current_snapshot()->operation(), "replace");
+  EXPECT_LE(md.snapshots.size(), 3u) << "expiry keeps the marker, the rewrite and the current";
+  // Only files the retained snapshots reference are left: replaced ones went with the expired
+  // snapshots.
+  auto catalog = sink.Catalog();
+  iceberg::OrphanOptions everything;
+  everything.older_than_ms = INT64_MAX;
+  everything.dry_run = true;
+  ASSERT_OK_AND_ASSIGN(iceberg::OrphanResult orphans,
+                       iceberg::RemoveOrphanFiles(*catalog, sink.id, everything));
+  for (const std::string& f : orphans.orphans) EXPECT_EQ(f.find("/data/"), std::string::npos) << f;
+  // The restore marker survived every expiry.
+  ASSERT_OK_AND_ASSIGN(auto marker, internal::FindSinkCommit(md, "seq-pipeline"));
+  ASSERT_TRUE(marker.has_value());
+}
+
+TEST(IcebergSinkMaintenance, OptionErrorsNameTheOptionAndTheRule) {
+  runtime::CheckpointConfig checkpointing;
+  checkpointing.interval = std::chrono::seconds(30);
+  auto parse = [&](std::map<std::string, std::string> options) {
+    TableDescriptor t;
+    t.name = "lake";
+    t.options = std::move(options);
+    return internal::ParseMaintenanceOptions(t, checkpointing).status();
+  };
+  Status typo = parse({{"flink-maintenance.rewrite.schedule.comit-count", "3"}});
+  EXPECT_NE(typo.message().find("did you mean 'flink-maintenance.rewrite.schedule.commit-count'"),
+            std::string::npos)
+      << typo.ToString();
+  Status young = parse({{"flink-maintenance.delete-orphan-files.min-age-seconds", "100"}});
+  EXPECT_NE(young.message().find("must be at least 300 (60 s and 10 checkpoint intervals of 30 s)"),
+            std::string::npos)
+      << young.ToString();
+  Status never = parse({{"flink-maintenance.expire-snapshots.schedule.commit-count", "0"},
+                        {"flink-maintenance.expire-snapshots.schedule.interval-second", "0"}});
+  EXPECT_NE(never.message().find("the task would never run"), std::string::npos)
+      << never.ToString();
+  Status bad = parse({{"flink-maintenance.rewrite.enabled", "yes"}});
+  EXPECT_FALSE(bad.ok());
+  EXPECT_TRUE(parse({{"flink-maintenance.rewrite.enabled", "false"},
+                     {"flink-maintenance.rewrite.min-input-files", "2"}})
+                  .ok());
 }
 
 // Drives a writer and a committer by hand (no runtime), for the committer's edge cases.
@@ -1303,10 +1390,17 @@ TEST(IcebergSinkInternal, WriterFileNamesCarryAJobTagNoOtherJobShares) {
   EXPECT_EQ(name->attempt, "0a1b2c3d");
   EXPECT_EQ(name->checkpoint, 17u);
   EXPECT_TRUE(internal::ParseWriterFileName("3f2a9c1d-00000-0a1b2c3d-1-00000.parquet"));
+  // A compaction's output (TableMaintainer): "rw" instead of a subtask.
+  auto compacted = internal::ParseWriterFileName("3f2a9c1d-rw-0a1b2c3d-12-00000.parquet");
+  ASSERT_TRUE(compacted.has_value());
+  EXPECT_TRUE(compacted->compaction);
+  EXPECT_EQ(compacted->checkpoint, 12u);
+  EXPECT_FALSE(name->compaction);
   for (const char* bad :
        {"3f2a9c1d-00000-0a1b2c3d-1-00000.avro", "3f2a9c1d-00000-0a1b2c3d-1.parquet",
         "3f2a9c1d-0-0a1b2c3d-1-00000.parquet", "3f2a9c1d-00000-0A1B2C3D-1-00000.parquet",
         "3f2a9c1d-00000-0a1b2c3d--00000.parquet", "3f_2a9c1d-00000-0a1b2c3d-1-00000.parquet",
+        "3f2a9c1d-rx-0a1b2c3d-1-00000.parquet",
         "00000-0-5e1b2c3d-0000-1111-2222-333344445555-00001.parquet"}) {
     EXPECT_FALSE(internal::ParseWriterFileName(bad)) << bad;
   }
