@@ -24,7 +24,8 @@ scan() { "$floe" table scan "$1" --warehouse "$wh" > "$dir/expected/$1.jsonl"; }
 "$floe" demo --warehouse "$wh" --events 3000 > "$dir/demo.log"
 scan demo.roster_append
 scan demo.roster_upsert
-"$floe" table create cli.types --warehouse "$wh" \
+types_table() {
+"$floe" table create "$1" --warehouse "$wh" \
   --schema "id BIGINT NOT NULL, i INT, f FLOAT, d DOUBLE, s STRING, b BYTES, dt DATE, ts TIMESTAMP(6), tz TIMESTAMP_LTZ(6), dec DECIMAL(9, 2), big DECIMAL(30, 5), ok BOOLEAN" \
   --primary-key id --property write.parquet.compression-codec=snappy > /dev/null
 node -e '
@@ -40,16 +41,22 @@ for (let i = 0; i < 500; i++) {
     ok: n ? null : i % 2 === 0 }));
 }
 require("fs").writeFileSync(process.argv[1], rows.join("\n") + "\n");' "$dir/types.jsonl"
-"$floe" table append cli.types "$dir/types.jsonl" --warehouse "$wh" > /dev/null
+"$floe" table append "$1" "$dir/types.jsonl" --warehouse "$wh" > /dev/null
 head -c 0 /dev/null
 node -e '
 const rows = [];
 for (let i = 480; i < 520; i++) rows.push(JSON.stringify({ id: i, s: "upserted" + i, ok: true }));
 require("fs").writeFileSync(process.argv[1], rows.join("\n") + "\n");' "$dir/types-up.jsonl"
-"$floe" table upsert cli.types "$dir/types-up.jsonl" --warehouse "$wh" > /dev/null
+"$floe" table upsert "$1" "$dir/types-up.jsonl" --warehouse "$wh" > /dev/null
 printf '{"id": 3}\n{"id": 485}\n' > "$dir/types-del.jsonl"
-"$floe" table delete cli.types "$dir/types-del.jsonl" --warehouse "$wh" > /dev/null
+"$floe" table delete "$1" "$dir/types-del.jsonl" --warehouse "$wh" > /dev/null
+}
+types_table cli.types
 scan cli.types
+# The same table compacted: every file rewritten with its deletes applied (all types).
+types_table cli.types_compacted
+"$floe" table compact cli.types_compacted --rewrite-all --warehouse "$wh" > "$dir/compact.log"
+scan cli.types_compacted
 
 echo "== independent readers"
 cd "$root"
