@@ -281,6 +281,9 @@ Status ExpireSnapshotsCommand(const std::vector<std::string>& argv) {
       static_cast<long long>(r.snapshots_kept), static_cast<long long>(r.manifest_lists_deleted),
       static_cast<long long>(r.manifests_deleted), static_cast<long long>(r.data_files_deleted),
       static_cast<long long>(r.delete_files_deleted), static_cast<long long>(r.bytes_deleted));
+  for (const std::string& ref : r.refs_removed) {
+    std::printf("removed ref '%s' (older than history.expire.max-ref-age-ms)\n", ref.c_str());
+  }
   if (r.files_not_deleted > 0) {
     std::printf("%lld files could not be deleted (left as orphans)\n",
                 static_cast<long long>(r.files_not_deleted));

@@ -165,16 +165,28 @@ Result<ExpireResult> ExpireSnapshots(Catalog& catalog, const TableIdentifier& id
         1, options.retain_last
                ? *options.retain_last
                : IntProperty(base, kMinSnapshotsToKeep, kMinSnapshotsToKeepDefault));
-    const std::set<int64_t> keep = SnapshotsToKeep(base, older_than, retain_last);
-
+    // Branches and tags (never main) whose snapshot is older than max-ref-age-ms go first.
     TableMetadata updated = base;
+    const int64_t max_ref_age = IntProperty(base, kMaxRefAgeMs, INT64_MAX);
+    result.refs_removed.clear();
+    if (max_ref_age != INT64_MAX) {
+      const int64_t now = NowMs();
+      std::erase_if(updated.refs, [&](const auto& ref) {
+        const Snapshot* s = base.FindSnapshot(ref.second.snapshot_id);
+        bool old = ref.first != "main" && s != nullptr && now - s->timestamp_ms > max_ref_age;
+        if (old) result.refs_removed.push_back(ref.first);
+        return old;
+      });
+    }
+    const std::set<int64_t> keep = SnapshotsToKeep(updated, older_than, retain_last);
+
     updated.snapshots.clear();
     std::vector<Snapshot> expired;
     for (const Snapshot& s : base.snapshots) {
       (keep.count(s.snapshot_id) > 0 ? updated.snapshots : expired).push_back(s);
     }
     result.snapshots_kept = static_cast<int64_t>(updated.snapshots.size());
-    if (expired.empty()) return result;
+    if (expired.empty() && result.refs_removed.empty()) return result;
     std::erase_if(updated.snapshot_log,
                   [&](const SnapshotLogEntry& e) { return keep.count(e.snapshot_id) == 0; });
 

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "floe/common/status.h"
@@ -14,6 +15,8 @@ inline constexpr char kMaxSnapshotAgeMs[] = "history.expire.max-snapshot-age-ms"
 inline constexpr int64_t kMaxSnapshotAgeMsDefault = 5LL * 24 * 60 * 60 * 1000;  // 5 days
 inline constexpr char kMinSnapshotsToKeep[] = "history.expire.min-snapshots-to-keep";
 inline constexpr int64_t kMinSnapshotsToKeepDefault = 1;
+// Branches and tags (not main) older than this are removed; default: kept forever.
+inline constexpr char kMaxRefAgeMs[] = "history.expire.max-ref-age-ms";
 
 // The summary key of floe's commit marker (docs/exactly-once.md "Snapshot summary keys").
 inline constexpr char kFloeSinkIdSummaryKey[] = "floe.sink-id";
@@ -32,6 +35,7 @@ struct ExpireOptions {
 
 struct ExpireResult {
   std::vector<int64_t> expired_snapshot_ids;  // oldest first
+  std::vector<std::string> refs_removed;      // older than history.expire.max-ref-age-ms
   int64_t snapshots_kept = 0;
   int64_t manifest_lists_deleted = 0;
   int64_t manifests_deleted = 0;
@@ -44,7 +48,9 @@ struct ExpireResult {
 
 // Expires old snapshots of table `id` (Iceberg's ExpireSnapshots, NOTES part C).
 //
-// Kept: the current snapshot; every snapshot a branch or tag points at (refs never expire);
+// First, branches and tags other than main whose snapshot is older than the table property
+// history.expire.max-ref-age-ms (default: never) are removed.
+// Kept: the current snapshot; every snapshot a remaining branch or tag points at;
 // the newest `retain_last` ancestors of every branch; every snapshot at or after the cutoff;
 // and floe's restore markers: for each distinct floe.sink-id in the main ancestry, the newest
 // snapshot carrying it together with every main ancestor between it and the current snapshot,

@@ -174,6 +174,34 @@ TEST(ExpireSnapshots, KeepsCurrentTaggedAndBranchSnapshots) {
   FLOE_ASSERT_OK(CheckReferencedFilesExist(m).status());
 }
 
+// history.expire.max-ref-age-ms: a tag or branch whose snapshot is older goes (main never),
+// and its snapshots expire with it.
+TEST(ExpireSnapshots, RemovesRefsOlderThanMaxRefAge) {
+  ScratchDir dir;
+  FLOE_ASSERT_OK_AND_ASSIGN(TestTable t, MakeTable(dir.path()));
+  std::vector<Snapshot> s;
+  for (int i = 0; i < 3; ++i) {
+    FLOE_ASSERT_OK_AND_ASSIGN(Snapshot snap, Append(t, "f" + std::to_string(i)));
+    s.push_back(snap);
+  }
+  FLOE_ASSERT_OK_AND_ASSIGN(LoadedTable loaded, t.catalog->LoadTable(t.id));
+  TableMetadata refs = loaded.metadata;
+  refs.refs["old-tag"] = SnapshotRef{s[0].snapshot_id, "tag"};
+  refs.properties[kMaxRefAgeMs] = "1";
+  FLOE_ASSERT_OK(t.catalog->CommitTable(loaded, refs).status());
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+
+  ExpireOptions all;
+  all.older_than_ms = s[2].timestamp_ms + 1000;
+  all.retain_last = 1;
+  FLOE_ASSERT_OK_AND_ASSIGN(ExpireResult r, ExpireSnapshots(*t.catalog, t.id, all));
+  EXPECT_EQ(r.refs_removed, std::vector<std::string>{"old-tag"});
+  EXPECT_EQ(r.expired_snapshot_ids, (std::vector<int64_t>{s[0].snapshot_id, s[1].snapshot_id}));
+  FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata m, t.Load());
+  EXPECT_EQ(m.refs.size(), 1u);
+  EXPECT_EQ(m.refs.count("main"), 1u);
+}
+
 TEST(ExpireSnapshots, DeletesOnlyFilesNoRetainedSnapshotReferences) {
   ScratchDir dir;
   // Merging every commit makes old manifests unreferenced by the current snapshot.

@@ -173,6 +173,7 @@ Status IcebergCommitterOperator::OnCheckpointComplete(runtime::CheckpointId id) 
 }
 
 Status IcebergCommitterOperator::Close() {
+  if (maintainer_) maintainer_->LogSummary();
   if (options_.positions && !task_.empty()) options_.positions->ReportClosed(task_);
   return Status::OK();
 }

@@ -190,6 +190,19 @@ void TableMaintainer::AfterCommits(uint64_t checkpoint, int64_t commits, int64_t
   stats_.max_ms = std::max(stats_.max_ms, ms);
 }
 
+void TableMaintainer::LogSummary() const {
+  const MaintenanceStats& s = stats_;
+  if (s.rewrites + s.expirations + s.orphan_runs + s.failures == 0) return;
+  LogInfo("iceberg table %s: maintenance: %" PRId64 " compactions (%" PRId64
+          " data files rewritten, %" PRId64 " delete files removed), %" PRId64
+          " expirations (%" PRId64 " snapshots), %" PRId64 " orphan runs (%" PRId64
+          " files), %" PRId64 " failures; %" PRId64 " ms in total after commits, longest %" PRId64
+          " ms",
+          id_.ToString().c_str(), s.rewrites, s.data_files_rewritten, s.delete_files_removed,
+          s.expirations, s.snapshots_expired, s.orphan_runs, s.orphans_removed, s.failures,
+          s.total_ms, s.max_ms);
+}
+
 void TableMaintainer::Rewrite(uint64_t checkpoint) {
   iceberg::CompactOptions options = config_.compact;
   // One prefix per run: <tag>-rw-<attempt>-<checkpoint> (+ -<nnnnn>.parquet by the writer).

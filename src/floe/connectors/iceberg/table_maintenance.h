@@ -75,6 +75,8 @@ class TableMaintainer {
   void AfterCommits(uint64_t checkpoint, int64_t commits, int64_t data_files, int64_t data_bytes);
 
   const MaintenanceStats& stats() const { return stats_; }
+  // One info line with the stats (when anything ran): what users and the bench read.
+  void LogSummary() const;
 
  private:
   struct Due {
