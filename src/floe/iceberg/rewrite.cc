@@ -412,23 +412,26 @@ bool TooManyDeletes(const FileScanTask& t, const CompactOptions& o) {
 
 }  // namespace
 
-Result<RewriteResult> RewriteDataFiles(Catalog& catalog, const TableIdentifier& id,
-                                       const CompactOptions& options) {
+Result<std::optional<PreparedRewrite>> PrepareRewrite(Catalog& catalog, const TableIdentifier& id,
+                                                      const CompactOptions& options,
+                                                      RewriteResult* counts) {
   FLOE_ASSIGN_OR_RAISE(LoadedTable table, catalog.LoadTable(id));
   const TableMetadata& m = table.metadata;
-  RewriteResult result;
+  PreparedRewrite prepared;
+  RewriteResult& result = prepared.result;
   const Snapshot* start = m.current_snapshot();
-  if (start == nullptr) return result;
+  if (start == nullptr) return std::optional<PreparedRewrite>();
   FLOE_ASSIGN_OR_RAISE(SizeRule size, Sizes(m, options));
   FLOE_ASSIGN_OR_RAISE(std::vector<FileScanTask> tasks, PlanScan(m));
+  FLOE_ASSIGN_OR_RAISE(SnapshotFiles files, ReadSnapshotFiles(m, start));
   {
-    FLOE_ASSIGN_OR_RAISE(SnapshotFiles files, ReadSnapshotFiles(m, start));
     Counts c = CountFiles(files);
     result.data_files_before = result.data_files_after = c.data_files;
     result.delete_files_before = result.delete_files_after = c.delete_files;
     result.data_bytes_before = result.data_bytes_after = c.data_bytes;
     result.manifests_before = result.manifests_after = static_cast<int64_t>(files.manifests.size());
   }
+  if (counts != nullptr) *counts = result;
 
   // Candidates per partition, in plan order.
   std::map<std::string, std::vector<size_t>> by_partition;
@@ -457,15 +460,14 @@ Result<RewriteResult> RewriteDataFiles(Catalog& catalog, const TableIdentifier& 
     ++result.groups_rewritten;
     for (size_t i : indices) rewrite[i] = true;
   }
-  if (result.groups_rewritten == 0) return result;
+  if (result.groups_rewritten == 0) return std::optional<PreparedRewrite>();
 
   // Read the chosen files with their deletes, write them anew.
   std::vector<FileScanTask> chosen;
-  ReplaceChanges changes;
   for (size_t i = 0; i < tasks.size(); ++i) {
     if (!rewrite[i]) continue;
     chosen.push_back(tasks[i]);
-    changes.removed.insert(tasks[i].file.file_path);
+    prepared.removed.push_back(tasks[i].file.file_path);
     ++result.data_files_rewritten;
     result.bytes_rewritten += tasks[i].file.file_size_in_bytes;
     result.rows_read += tasks[i].file.record_count;
@@ -479,14 +481,11 @@ Result<RewriteResult> RewriteDataFiles(Catalog& catalog, const TableIdentifier& 
       for (const ScanDeleteFile& d : *list) needed.insert(d.file->file_path);
     }
   }
-  {
-    FLOE_ASSIGN_OR_RAISE(SnapshotFiles files, ReadSnapshotFiles(m, start));
-    for (const LiveFile& f : files.live) {
-      const std::string& path = f.entry.data_file.file_path;
-      if (f.content == ManifestContent::kDeletes && needed.count(path) == 0) {
-        changes.removed.insert(path);
-        ++result.delete_files_removed;
-      }
+  for (const LiveFile& f : files.live) {
+    const std::string& path = f.entry.data_file.file_path;
+    if (f.content == ManifestContent::kDeletes && needed.count(path) == 0) {
+      prepared.removed.push_back(path);
+      ++result.delete_files_removed;
     }
   }
 
@@ -507,24 +506,52 @@ Result<RewriteResult> RewriteDataFiles(Catalog& catalog, const TableIdentifier& 
     return added.status().WithContext("rewrite of " + id.ToString());
   }
   CrashPoint("compact-after-files-written");
-  changes.added = std::move(added).value();
-  changes.data_sequence_number = start->sequence_number;
-  changes.starting_snapshot_id = start->snapshot_id;
-  result.data_files_added = static_cast<int64_t>(changes.added.size());
-  for (const DataFile& d : changes.added) result.bytes_added += d.file_size_in_bytes;
+  prepared.added = std::move(added).value();
+  prepared.data_sequence_number = start->sequence_number;
+  prepared.starting_snapshot_id = start->snapshot_id;
+  result.data_files_added = static_cast<int64_t>(prepared.added.size());
+  for (const DataFile& d : prepared.added) result.bytes_added += d.file_size_in_bytes;
+  return std::optional<PreparedRewrite>(std::move(prepared));
+}
 
+void AbandonRewrite(const PreparedRewrite& prepared) {
+  for (const DataFile& d : prepared.added) {
+    if (auto p = UriToPath(d.file_path); p.ok()) (void)io::RemoveFile(*p);
+  }
+}
+
+Result<RewriteResult> CommitRewrite(Catalog& catalog, const TableIdentifier& id,
+                                    const PreparedRewrite& prepared,
+                                    std::optional<int> num_retries) {
+  RewriteResult result = prepared.result;
+  ReplaceChanges changes;
+  changes.removed.insert(prepared.removed.begin(), prepared.removed.end());
+  changes.added = prepared.added;
+  changes.data_sequence_number = prepared.data_sequence_number;
+  changes.starting_snapshot_id = prepared.starting_snapshot_id;
+  Result<LoadedTable> table = catalog.LoadTable(id);
+  if (!table.ok()) {
+    AbandonRewrite(prepared);
+    return table.status();
+  }
+  const int64_t retries = Retries(table->metadata, num_retries);
   ReplaceCommitter committer(catalog, id, changes, &result);
-  Result<Snapshot> snapshot = committer.Run(std::move(table), Retries(m, options.num_retries));
+  Result<Snapshot> snapshot = committer.Run(std::move(table).value(), retries);
   if (!snapshot.ok()) {
-    if (!committer.outcome_unknown()) {
-      for (const DataFile& d : changes.added) {
-        if (auto p = UriToPath(d.file_path); p.ok()) (void)io::RemoveFile(*p);
-      }
-    }
+    if (!committer.outcome_unknown()) AbandonRewrite(prepared);
     return snapshot.status();
   }
   result.snapshot_id = snapshot->snapshot_id;
   return result;
+}
+
+Result<RewriteResult> RewriteDataFiles(Catalog& catalog, const TableIdentifier& id,
+                                       const CompactOptions& options) {
+  RewriteResult counts;
+  FLOE_ASSIGN_OR_RAISE(std::optional<PreparedRewrite> prepared,
+                       PrepareRewrite(catalog, id, options, &counts));
+  if (!prepared) return counts;
+  return CommitRewrite(catalog, id, *prepared, options.num_retries);
 }
 
 Result<RewriteResult> RewriteManifests(Catalog& catalog, const TableIdentifier& id,

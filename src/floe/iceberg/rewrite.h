@@ -8,6 +8,7 @@
 
 #include "floe/common/status.h"
 #include "floe/iceberg/catalog.h"
+#include "floe/iceberg/manifest.h"
 
 namespace floe::iceberg {
 
@@ -53,6 +54,33 @@ struct RewriteResult {
   int64_t manifests_before = 0, manifests_after = 0;
   int commit_attempts = 0;
 };
+
+// A compaction planned and written but not committed yet: RewriteDataFiles is PrepareRewrite
+// then CommitRewrite. A job prepares on a background thread (reading and writing files is the
+// slow part) and commits on its committer's thread, sequenced with its data commits.
+struct PreparedRewrite {
+  std::vector<DataFile> added;       // the new data files
+  std::vector<std::string> removed;  // paths (URIs) of the data and delete files replaced
+  int64_t data_sequence_number = 0;  // of the snapshot the plan read
+  int64_t starting_snapshot_id = 0;
+  RewriteResult result;  // what the plan and the writing did so far
+};
+
+// Plans and writes a compaction (see RewriteDataFiles); nullopt when there is nothing to do
+// (then `result`, if given, holds the table's counts).
+Result<std::optional<PreparedRewrite>> PrepareRewrite(Catalog& catalog, const TableIdentifier& id,
+                                                      const CompactOptions& options,
+                                                      RewriteResult* result = nullptr);
+
+// Commits a prepared compaction (one "replace" snapshot, retried on conflicts as described at
+// RewriteDataFiles). When it fails for sure the new files are removed; when the outcome is
+// unknown they are kept.
+Result<RewriteResult> CommitRewrite(Catalog& catalog, const TableIdentifier& id,
+                                    const PreparedRewrite& prepared,
+                                    std::optional<int> num_retries = std::nullopt);
+
+// Removes a prepared compaction's new files (it will not be committed).
+void AbandonRewrite(const PreparedRewrite& prepared);
 
 // Compacts the data files of table `id` (Iceberg's bin-pack rewrite_data_files).
 //

@@ -75,8 +75,12 @@ Status IcebergCommitterOperator::Open(const runtime::OperatorContext& ctx) {
   if (options_.positions) options_.positions->RegisterCommitter(task_);
   FLOE_ASSIGN_OR_RAISE(catalog_, iceberg::FileSystemCatalog::Make(options_.warehouse));
   maintainer_ = std::make_unique<internal::TableMaintainer>(
-      options_.maintenance, catalog_.get(), options_.table, internal::FileJobTag(options_.job_id),
-      [this](const std::string& path) { return IsStaged(path); });
+      options_.maintenance, catalog_.get(),
+      [warehouse = options_.warehouse]() -> Result<std::unique_ptr<iceberg::Catalog>> {
+        FLOE_ASSIGN_OR_RAISE(auto catalog, iceberg::FileSystemCatalog::Make(warehouse));
+        return std::unique_ptr<iceberg::Catalog>(std::move(catalog));
+      },
+      options_.table, internal::FileJobTag(options_.job_id), [this] { return StagedFiles(); });
   return LoadTableMarker();
 }
 
@@ -163,17 +167,26 @@ Status IcebergCommitterOperator::OnCheckpointComplete(runtime::CheckpointId id) 
     // empty): sources may publish id's external offsets.
     options_.positions->ReportCommitted(task_, id);
   }
-  if (maintainer_ && commits_since_check_ > 0) {
+  if (maintainer_ && (commits_since_check_ > 0 || end_of_input_)) {
     maintainer_->AfterCommits(id.value, commits_since_check_, data_files_since_check_,
-                              data_bytes_since_check_);
+                              data_bytes_since_check_, end_of_input_);
   }
   commits_since_check_ = data_files_since_check_ = data_bytes_since_check_ = 0;
   if (options_.on_checkpoint_handled) options_.on_checkpoint_handled(id);
   return Status::OK();
 }
 
+Status IcebergCommitterOperator::OnEndOfInput(runtime::Collector& out) {
+  (void)out;
+  end_of_input_ = true;
+  return Status::OK();
+}
+
 Status IcebergCommitterOperator::Close() {
-  if (maintainer_) maintainer_->LogSummary();
+  if (maintainer_) {
+    maintainer_->Stop();
+    maintainer_->LogSummary();
+  }
   if (options_.positions && !task_.empty()) options_.positions->ReportClosed(task_);
   return Status::OK();
 }
@@ -263,18 +276,19 @@ Status IcebergCommitterOperator::CommitOne(uint64_t id, const Pending& pending) 
   return Status::OK();
 }
 
-bool IcebergCommitterOperator::IsStaged(const std::string& path) const {
+std::set<std::string> IcebergCommitterOperator::StagedFiles() const {
+  std::set<std::string> out;
   for (const auto* staged : {&pending_, &collected_}) {
     for (const auto& [id, p] : *staged) {
       for (const auto* files : {&p.data_files, &p.delete_files}) {
         for (const iceberg::DataFile& f : *files) {
           Result<std::string> local = iceberg::UriToPath(f.file_path);
-          if (local.ok() && *local == path) return true;
+          if (local.ok()) out.insert(*local);
         }
       }
     }
   }
-  return false;
+  return out;
 }
 
 const internal::MaintenanceStats& IcebergCommitterOperator::maintenance_stats() const {

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,7 @@ class IcebergCommitterOperator final : public runtime::Operator {
   Status OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
                    runtime::Collector& out) override;
   Status OnCheckpointComplete(runtime::CheckpointId id) override;
+  Status OnEndOfInput(runtime::Collector& out) override;
   Status Close() override;
 
   // For tests and logs.
@@ -85,8 +87,8 @@ class IcebergCommitterOperator final : public runtime::Operator {
   Status CommitUpTo(uint64_t id);
   Status CommitOne(uint64_t id, const Pending& pending);
   Status LoadTableMarker();
-  // Whether `path` (absolute, local) is a file staged in pending_ or collected_.
-  bool IsStaged(const std::string& path) const;
+  // The files staged in pending_ and collected_ (absolute local paths).
+  std::set<std::string> StagedFiles() const;
   std::string task_;
 
   IcebergCommitterOptions options_;
@@ -106,6 +108,7 @@ class IcebergCommitterOperator final : public runtime::Operator {
   std::unique_ptr<internal::TableMaintainer> maintainer_;
   // Committed since the last maintenance check.
   int64_t commits_since_check_ = 0, data_files_since_check_ = 0, data_bytes_since_check_ = 0;
+  bool end_of_input_ = false;
 };
 
 }  // namespace floe::connectors

@@ -6,6 +6,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "floe/common/crash_point.h"
 #include "floe/common/log.h"
@@ -135,18 +136,30 @@ Result<MaintenanceConfig> ParseMaintenanceOptions(const TableDescriptor& t,
 }
 
 TableMaintainer::TableMaintainer(MaintenanceConfig config, iceberg::Catalog* catalog,
-                                 iceberg::TableIdentifier id, std::string job_tag,
-                                 std::function<bool(const std::string&)> in_use)
+                                 CatalogFactory open_catalog, iceberg::TableIdentifier id,
+                                 std::string job_tag,
+                                 std::function<std::set<std::string>()> staged_files)
     : config_(std::move(config)),
       catalog_(catalog),
+      open_catalog_(std::move(open_catalog)),
       id_(std::move(id)),
       job_tag_(std::move(job_tag)),
-      in_use_(std::move(in_use)) {
+      staged_files_(std::move(staged_files)) {
   char hex[9];
   std::snprintf(hex, sizeof(hex), "%08x", static_cast<unsigned>(std::random_device{}()));
   attempt_ = hex;
   const Clock::time_point now = Clock::now();
   rewrite_due_.last_run = expire_due_.last_run = orphans_due_.last_run = now;
+}
+
+TableMaintainer::~TableMaintainer() { Stop(); }
+
+void TableMaintainer::Stop() {
+  if (rewrite_job_.valid()) {
+    Result<std::optional<iceberg::PreparedRewrite>> r = rewrite_job_.get();
+    if (r.ok() && r->has_value()) iceberg::AbandonRewrite(**r);
+  }
+  if (orphan_job_.valid()) (void)orphan_job_.get();
 }
 
 bool TableMaintainer::IsDue(const MaintenanceSchedule& s, const Due& due) const {
@@ -155,9 +168,15 @@ bool TableMaintainer::IsDue(const MaintenanceSchedule& s, const Due& due) const 
   return s.interval.count() > 0 && Clock::now() - due.last_run >= s.interval;
 }
 
+iceberg::CompactOptions TableMaintainer::CompactOptionsFor(uint64_t checkpoint) const {
+  iceberg::CompactOptions options = config_.compact;
+  // One prefix per run: <tag>-rw-<attempt>-<checkpoint> (+ -<nnnnn>.parquet by the writer).
+  options.file_prefix = job_tag_ + "-rw-" + attempt_ + "-" + std::to_string(checkpoint);
+  return options;
+}
+
 void TableMaintainer::AfterCommits(uint64_t checkpoint, int64_t commits, int64_t data_files,
-                                   int64_t data_bytes) {
-  if (commits <= 0) return;
+                                   int64_t data_bytes, bool final) {
   rewrite_due_.commits += commits;
   expire_due_.commits += commits;
   orphans_due_.commits += commits;
@@ -165,29 +184,101 @@ void TableMaintainer::AfterCommits(uint64_t checkpoint, int64_t commits, int64_t
   data_bytes_since_rewrite_ += data_bytes;
   const Clock::time_point start = Clock::now();
   bool ran = false;
-  if (IsDue(config_.rewrite, rewrite_due_) ||
+  if (Busy()) {
+    Harvest(final);
+    ran = true;
+  }
+  const bool rewrite_due =
+      IsDue(config_.rewrite, rewrite_due_) ||
       (config_.rewrite.enabled && (data_files_since_rewrite_ >= config_.rewrite_data_file_count ||
-                                   data_bytes_since_rewrite_ >= config_.rewrite_data_file_size))) {
-    Rewrite(checkpoint);
+                                   data_bytes_since_rewrite_ >= config_.rewrite_data_file_size));
+  if (rewrite_due && !Busy()) {
     rewrite_due_ = Due{0, Clock::now()};
     data_files_since_rewrite_ = data_bytes_since_rewrite_ = 0;
-    ran = true;
+    iceberg::CompactOptions options = CompactOptionsFor(checkpoint);
+    if (final) {
+      // No commit follows: compact now, so a bounded job ends compacted.
+      CommitPrepared(iceberg::PrepareRewrite(*catalog_, id_, options));
+      ran = true;
+    } else {
+      rewrite_job_ =
+          std::async(std::launch::async,
+                     [factory = open_catalog_, id = id_,
+                      options]() -> Result<std::optional<iceberg::PreparedRewrite>> {
+                       FLOE_ASSIGN_OR_RAISE(std::unique_ptr<iceberg::Catalog> catalog, factory());
+                       return iceberg::PrepareRewrite(*catalog, id, options);
+                     });
+    }
   }
   if (IsDue(config_.expire, expire_due_)) {
     Expire();
     expire_due_ = Due{0, Clock::now()};
     ran = true;
   }
-  if (IsDue(config_.orphans, orphans_due_)) {
-    RemoveOrphans();
+  if (IsDue(config_.orphans, orphans_due_) && !Busy()) {
     orphans_due_ = Due{0, Clock::now()};
-    ran = true;
+    iceberg::OrphanOptions options;
+    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+    options.older_than_ms =
+        now_ms -
+        std::chrono::duration_cast<std::chrono::milliseconds>(config_.orphan_min_age).count();
+    // Files staged later are younger than min-age (at least 10 checkpoint intervals).
+    auto staged = std::make_shared<const std::set<std::string>>(staged_files_());
+    options.in_use = [staged](const std::string& path) { return staged->count(path) > 0; };
+    orphan_job_ =
+        std::async(std::launch::async,
+                   [factory = open_catalog_, id = id_, options]() -> Result<iceberg::OrphanResult> {
+                     FLOE_ASSIGN_OR_RAISE(std::unique_ptr<iceberg::Catalog> catalog, factory());
+                     return iceberg::RemoveOrphanFiles(*catalog, id, options);
+                   });
+    if (final) Harvest(true);
   }
   if (!ran) return;
   const int64_t ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
   stats_.total_ms += ms;
   stats_.max_ms = std::max(stats_.max_ms, ms);
+}
+
+void TableMaintainer::Harvest(bool wait) {
+  auto ready = [wait](const auto& f) {
+    return f.valid() && (wait || f.wait_for(std::chrono::seconds(0)) == std::future_status::ready);
+  };
+  if (ready(rewrite_job_)) CommitPrepared(rewrite_job_.get());
+  if (ready(orphan_job_)) FinishOrphans(orphan_job_.get());
+}
+
+void TableMaintainer::CommitPrepared(Result<std::optional<iceberg::PreparedRewrite>> prepared) {
+  if (!prepared.ok()) {
+    ++stats_.failures;
+    LogWarn(
+        "iceberg table %s: compaction failed (the job goes on; retried at the next trigger): %s",
+        id_.ToString().c_str(), prepared.status().ToString().c_str());
+    return;
+  }
+  if (!prepared->has_value()) return;
+  const Clock::time_point start = Clock::now();
+  Result<iceberg::RewriteResult> r = iceberg::CommitRewrite(*catalog_, id_, **prepared);
+  if (!r.ok()) {
+    ++stats_.failures;
+    LogWarn(
+        "iceberg table %s: compaction commit failed (the job goes on; retried at the next "
+        "trigger): %s",
+        id_.ToString().c_str(), r.status().ToString().c_str());
+    return;
+  }
+  CrashPoint("maintenance-after-rewrite-commit");
+  ++stats_.rewrites;
+  stats_.data_files_rewritten += r->data_files_rewritten;
+  stats_.delete_files_removed += r->delete_files_removed;
+  LogInfo("iceberg table %s: compacted %" PRId64 " -> %" PRId64 " data files, %" PRId64
+          " -> %" PRId64 " delete files (%" PRId64 " rows kept); commit %lld ms",
+          id_.ToString().c_str(), r->data_files_before, r->data_files_after, r->delete_files_before,
+          r->delete_files_after, r->rows_written,
+          static_cast<long long>(
+              std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count()));
 }
 
 void TableMaintainer::LogSummary() const {
@@ -201,32 +292,6 @@ void TableMaintainer::LogSummary() const {
           id_.ToString().c_str(), s.rewrites, s.data_files_rewritten, s.delete_files_removed,
           s.expirations, s.snapshots_expired, s.orphan_runs, s.orphans_removed, s.failures,
           s.total_ms, s.max_ms);
-}
-
-void TableMaintainer::Rewrite(uint64_t checkpoint) {
-  iceberg::CompactOptions options = config_.compact;
-  // One prefix per run: <tag>-rw-<attempt>-<checkpoint> (+ -<nnnnn>.parquet by the writer).
-  options.file_prefix = job_tag_ + "-rw-" + attempt_ + "-" + std::to_string(checkpoint);
-  const Clock::time_point start = Clock::now();
-  Result<iceberg::RewriteResult> r = iceberg::RewriteDataFiles(*catalog_, id_, options);
-  if (!r.ok()) {
-    ++stats_.failures;
-    LogWarn(
-        "iceberg table %s: compaction failed (the job goes on; retried at the next trigger): %s",
-        id_.ToString().c_str(), r.status().ToString().c_str());
-    return;
-  }
-  CrashPoint("maintenance-after-rewrite-commit");
-  if (!r->snapshot_id) return;
-  ++stats_.rewrites;
-  stats_.data_files_rewritten += r->data_files_rewritten;
-  stats_.delete_files_removed += r->delete_files_removed;
-  LogInfo("iceberg table %s: compacted %" PRId64 " -> %" PRId64 " data files, %" PRId64
-          " -> %" PRId64 " delete files (%" PRId64 " rows kept) in %lld ms",
-          id_.ToString().c_str(), r->data_files_before, r->data_files_after, r->delete_files_before,
-          r->delete_files_after, r->rows_written,
-          static_cast<long long>(
-              std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count()));
 }
 
 void TableMaintainer::Expire() {
@@ -254,16 +319,7 @@ void TableMaintainer::Expire() {
            r->data_files_deleted, r->delete_files_deleted);
 }
 
-void TableMaintainer::RemoveOrphans() {
-  iceberg::OrphanOptions options;
-  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
-  options.older_than_ms =
-      now_ms -
-      std::chrono::duration_cast<std::chrono::milliseconds>(config_.orphan_min_age).count();
-  options.in_use = in_use_;
-  Result<iceberg::OrphanResult> r = iceberg::RemoveOrphanFiles(*catalog_, id_, options);
+void TableMaintainer::FinishOrphans(Result<iceberg::OrphanResult> r) {
   if (!r.ok()) {
     ++stats_.failures;
     LogWarn("iceberg table %s: orphan file removal failed (the job goes on): %s",

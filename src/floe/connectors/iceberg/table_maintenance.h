@@ -8,7 +8,10 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <future>
+#include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -59,20 +62,36 @@ struct MaintenanceStats {
   int64_t total_ms = 0, max_ms = 0;  // time spent in maintenance after commits
 };
 
-// Runs the due tasks after a committer's commits, on the committer's thread: maintenance and
-// data commits of one job are sequenced, so they never conflict with each other. A failure is
-// logged and counted, never returned: maintenance must not stop the data path.
+// Runs the due tasks after a committer's commits. Every commit happens on the committer's
+// thread, right after its data commits: maintenance and data commits of one job are sequenced,
+// so they never conflict with each other. The slow parts run on one background thread, one at a
+// time: writing a compaction's files (PrepareRewrite; its commit waits for the committer's next
+// call, and keeps the starting sequence number so the deletes committed meanwhile still apply)
+// and an orphan scan. Expiry runs inline (metadata and deletes only). A failure is logged and
+// counted, never returned: maintenance must not stop the data path.
 class TableMaintainer {
  public:
-  // `in_use`: the committer's staged files (never orphans); `job_tag` names the files a
-  // compaction writes (<tag>-rw-<attempt>-<checkpoint>-<n>.parquet) so that a run killed
-  // before its commit leaves files the restart removes (RemoveFailedAttemptFiles).
-  TableMaintainer(MaintenanceConfig config, iceberg::Catalog* catalog, iceberg::TableIdentifier id,
-                  std::string job_tag, std::function<bool(const std::string&)> in_use);
+  using CatalogFactory = std::function<Result<std::unique_ptr<iceberg::Catalog>>()>;
+  // `catalog`: the committer's (its thread only); `open_catalog` makes one for the background
+  // thread. `staged_files`: the committer's staged files (absolute local paths; never orphans).
+  // `job_tag` names the files a compaction writes (<tag>-rw-<attempt>-<checkpoint>-<n>.parquet)
+  // so that a run killed before its commit leaves files the restart removes
+  // (RemoveFailedAttemptFiles).
+  TableMaintainer(MaintenanceConfig config, iceberg::Catalog* catalog, CatalogFactory open_catalog,
+                  iceberg::TableIdentifier id, std::string job_tag,
+                  std::function<std::set<std::string>()> staged_files);
+  ~TableMaintainer();
+  TableMaintainer(const TableMaintainer&) = delete;
+  TableMaintainer& operator=(const TableMaintainer&) = delete;
 
   // Called after commits for checkpoints up to `checkpoint`: `commits` snapshots adding
-  // `data_files` data files of `data_bytes` bytes.
-  void AfterCommits(uint64_t checkpoint, int64_t commits, int64_t data_files, int64_t data_bytes);
+  // `data_files` data files of `data_bytes` bytes. `final`: the input ended, no commit follows;
+  // due work runs to completion now.
+  void AfterCommits(uint64_t checkpoint, int64_t commits, int64_t data_files, int64_t data_bytes,
+                    bool final);
+  // Waits for background work; a compaction prepared but not committed is abandoned (its files
+  // removed). Idempotent; the destructor calls it.
+  void Stop();
 
   const MaintenanceStats& stats() const { return stats_; }
   // One info line with the stats (when anything ran): what users and the bench read.
@@ -84,18 +103,25 @@ class TableMaintainer {
     std::chrono::steady_clock::time_point last_run;
   };
   bool IsDue(const MaintenanceSchedule& s, const Due& due) const;
-  void Rewrite(uint64_t checkpoint);
+  bool Busy() const { return rewrite_job_.valid() || orphan_job_.valid(); }
+  iceberg::CompactOptions CompactOptionsFor(uint64_t checkpoint) const;
+  // Collects finished background work (waiting for it with `wait`); commits a prepared rewrite.
+  void Harvest(bool wait);
+  void CommitPrepared(Result<std::optional<iceberg::PreparedRewrite>> prepared);
   void Expire();
-  void RemoveOrphans();
+  void FinishOrphans(Result<iceberg::OrphanResult> r);
 
   MaintenanceConfig config_;
   iceberg::Catalog* catalog_;
+  CatalogFactory open_catalog_;
   iceberg::TableIdentifier id_;
   std::string job_tag_;
   std::string attempt_;  // 8 hex digits per maintainer instance
-  std::function<bool(const std::string&)> in_use_;
+  std::function<std::set<std::string>()> staged_files_;
   Due rewrite_due_, expire_due_, orphans_due_;
   int64_t data_files_since_rewrite_ = 0, data_bytes_since_rewrite_ = 0;
+  std::future<Result<std::optional<iceberg::PreparedRewrite>>> rewrite_job_;
+  std::future<Result<iceberg::OrphanResult>> orphan_job_;
   MaintenanceStats stats_;
 };
 
