@@ -198,6 +198,32 @@ test('old savepoint restored after compaction and expiry removed its snapshots a
   assert.deepEqual(unreferencedDataFiles(p), []);
 });
 
+// `floe table remove-orphan-files` against a table whose job died between a checkpoint and its
+// commit: the checkpoint holds files the table does not reference yet. With --checkpoint-dir
+// they are kept, and the restore from that checkpoint commits them: nothing lost. (Without it
+// the same run fails: the restore commits files the command deleted.)
+test('remove-orphan-files keeps the files a retained checkpoint holds; the restore commits them', async () => {
+  const p = pipeline('orphans_checkpoint_held', { rps: 6000, maintenance: 'off' });
+  fs.writeFileSync(p.job, fs.readFileSync(p.job, 'utf8')
+    .replace("'restart-strategy.type' = 'fixed-delay'", "'restart-strategy.type' = 'none'"));
+  const r1 = await run(p, { crashAt: 'after-checkpoint-complete-before-commit:2' }).done;
+  assert.notEqual(r1.code, 0, 'the job must die at the crash point, without a restart');
+  const dry = (extra) => {
+    const r = floe(['table', 'remove-orphan-files', p.table, '--warehouse', p.wh, '--older-than', '0s', '--dry-run', ...extra]);
+    assert.equal(r.code, 0, r.err);
+    return r.out.split('\n').filter((l) => l.startsWith('orphan ') && l.includes('/data/'));
+  };
+  const unprotected = dry([]);
+  const protectedRun = dry(['--checkpoint-dir', p.chk]);
+  assert.ok(protectedRun.length < unprotected.length, `checkpoint 2's files must be kept: ${unprotected.length} vs ${protectedRun.length}`);
+  assert.ok(protectedRun.every((l) => unprotected.includes(l)));
+  const real = floe(['table', 'remove-orphan-files', p.table, '--warehouse', p.wh, '--older-than', '0s', '--checkpoint-dir', p.chk]);
+  assert.equal(real.code, 0, real.err);
+  const r2 = await run(p, { from: 'latest' }).done;
+  assert.equal(r2.code, 0, r2.err);
+  verify(p, 12000);
+});
+
 // `floe args...` without blocking the event loop (the kill timers must keep running).
 const floeAsync = (args) => start(args, { stdout: 'pipe' }).done;
 

@@ -2,13 +2,16 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "floe/cli/args.h"
 #include "floe/cli/commands.h"
 #include "floe/cli/table_ops.h"
 #include "floe/common/civil_time.h"
 #include "floe/common/closest_match.h"
+#include "floe/connectors/iceberg/iceberg_sink.h"
 #include "floe/format/json/json_lines.h"
 #include "floe/iceberg/catalog.h"
 #include "floe/iceberg/maintenance.h"
@@ -53,7 +56,9 @@ constexpr const char* kUsage =
     "                                 (defaults: write.target-file-size-bytes, 75%/180%, 5 files)\n"
     "  rewrite-manifests NS.TABLE     regroup the manifests by partition into few\n"
     "  remove-orphan-files NS.TABLE [--older-than TIME|DURATION] [--dry-run]\n"
+    "                  [--checkpoint-dir DIR [--savepoint-dir DIR]]...\n"
     "                                 delete files no snapshot references (default older than 3d)\n"
+    "                                 and no checkpoint or savepoint of a writing job holds\n"
     "--warehouse defaults to ./warehouse\n";
 
 Result<std::unique_ptr<iceberg::Catalog>> OpenCatalog(const Args& args) {
@@ -362,10 +367,24 @@ Status RewriteManifestsCommand(const std::vector<std::string>& argv) {
 }
 
 Status RemoveOrphanFilesCommand(const std::vector<std::string>& argv) {
-  FLOE_ASSIGN_OR_RAISE(Args args, Args::Parse(argv, {{"warehouse", "older-than"}, {"dry-run"}}));
+  FLOE_ASSIGN_OR_RAISE(
+      Args args, Args::Parse(argv, {{"warehouse", "older-than", "checkpoint-dir", "savepoint-dir"},
+                                    {"dry-run"}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "remove-orphan-files NS.TABLE"));
   iceberg::OrphanOptions options;
   options.dry_run = args.Has("dry-run");
+  // Files a job writing the table staged in a retained checkpoint or savepoint are not orphans:
+  // a restore may still commit them.
+  if (args.Has("savepoint-dir") && !args.Has("checkpoint-dir")) {
+    return Status::InvalidArgument("--savepoint-dir needs --checkpoint-dir (the job's)");
+  }
+  auto held = std::make_shared<std::set<std::string>>();
+  for (const std::string& dir : args.GetAll("checkpoint-dir")) {
+    FLOE_ASSIGN_OR_RAISE(std::set<std::string> files, connectors::IcebergFilesHeldByCheckpoints(
+                                                          dir, args.GetOr("savepoint-dir", "")));
+    held->insert(files.begin(), files.end());
+  }
+  options.in_use = [held](const std::string& path) { return held->count(path) > 0; };
   if (auto text = args.Get("older-than")) {
     FLOE_ASSIGN_OR_RAISE(options.older_than_ms, OlderThanMs(*text));
   }

@@ -151,6 +151,35 @@ std::optional<WriterFileName> ParseWriterFileName(std::string_view name) {
   return out;
 }
 
+Result<std::set<std::string>> FilesHeldByCheckpoints(const FailedAttemptScope& scope) {
+  std::set<std::string> held;
+  if (scope.restored != nullptr) FLOE_RETURN_NOT_OK(AddCommitterFiles(*scope.restored, &held));
+  if (scope.checkpoint_dir.empty()) return held;
+  runtime::CheckpointStorage::Options so;
+  so.checkpoint_dir = scope.checkpoint_dir;
+  so.savepoint_dir = scope.savepoint_dir;
+  so.job_id = scope.job_id;
+  FLOE_ASSIGN_OR_RAISE(auto storage, runtime::CheckpointStorage::Make(std::move(so)));
+  FLOE_ASSIGN_OR_RAISE(std::vector<runtime::CheckpointId> completed, storage->ListCompleted());
+  for (runtime::CheckpointId id : completed) {
+    FLOE_ASSIGN_OR_RAISE(runtime::CompletedCheckpoint checkpoint, storage->Load(id));
+    FLOE_RETURN_NOT_OK(AddCommitterFiles(checkpoint, &held));
+  }
+  const std::string& savepoint_dir = storage->options().savepoint_dir;
+  Result<std::vector<std::string>> savepoints = io::ListDir(savepoint_dir);
+  if (!savepoints.ok() && !savepoints.status().IsNotFound()) return savepoints.status();
+  if (savepoints.ok()) {
+    for (const std::string& entry : *savepoints) {
+      std::string dir = io::JoinPath(savepoint_dir, entry);
+      if (!io::Exists(io::JoinPath(dir, runtime::CheckpointStorage::kMetadataFile))) continue;
+      FLOE_ASSIGN_OR_RAISE(runtime::CompletedCheckpoint savepoint,
+                           runtime::CheckpointStorage::LoadPath(dir));
+      FLOE_RETURN_NOT_OK(AddCommitterFiles(savepoint, &held));
+    }
+  }
+  return held;
+}
+
 Result<FailedAttemptCleanup> RemoveFailedAttemptFiles(const iceberg::TableMetadata& metadata,
                                                       const FailedAttemptScope& scope) {
   FailedAttemptCleanup done;
@@ -180,33 +209,13 @@ Result<FailedAttemptCleanup> RemoveFailedAttemptFiles(const iceberg::TableMetada
   if (candidates.empty()) return done;
 
   // Everything that may still reference one of them.
-  std::set<std::string> referenced;
+  FLOE_ASSIGN_OR_RAISE(std::set<std::string> referenced, FilesHeldByCheckpoints(scope));
   FLOE_RETURN_NOT_OK(AddTableFiles(metadata, &referenced));
-  if (scope.restored != nullptr) {
-    FLOE_RETURN_NOT_OK(AddCommitterFiles(*scope.restored, &referenced));
-  }
   runtime::CheckpointStorage::Options so;
   so.checkpoint_dir = scope.checkpoint_dir;
   so.savepoint_dir = scope.savepoint_dir;
   so.job_id = scope.job_id;
   FLOE_ASSIGN_OR_RAISE(auto storage, runtime::CheckpointStorage::Make(std::move(so)));
-  FLOE_ASSIGN_OR_RAISE(std::vector<runtime::CheckpointId> completed, storage->ListCompleted());
-  for (runtime::CheckpointId id : completed) {
-    FLOE_ASSIGN_OR_RAISE(runtime::CompletedCheckpoint checkpoint, storage->Load(id));
-    FLOE_RETURN_NOT_OK(AddCommitterFiles(checkpoint, &referenced));
-  }
-  const std::string& savepoint_dir = storage->options().savepoint_dir;
-  Result<std::vector<std::string>> savepoints = io::ListDir(savepoint_dir);
-  if (!savepoints.ok() && !savepoints.status().IsNotFound()) return savepoints.status();
-  if (savepoints.ok()) {
-    for (const std::string& entry : *savepoints) {
-      std::string dir = io::JoinPath(savepoint_dir, entry);
-      if (!io::Exists(io::JoinPath(dir, runtime::CheckpointStorage::kMetadataFile))) continue;
-      FLOE_ASSIGN_OR_RAISE(runtime::CompletedCheckpoint savepoint,
-                           runtime::CheckpointStorage::LoadPath(dir));
-      FLOE_RETURN_NOT_OK(AddCommitterFiles(savepoint, &referenced));
-    }
-  }
   // A savepoint moved out of the savepoint dir (`floe stop --savepoint DIR`) is out of sight;
   // it can hold only files with k <= its id (a file of k is handed over at a barrier >= k).
   FLOE_ASSIGN_OR_RAISE(runtime::CheckpointId savepoint_floor, storage->HighestSavepointId());

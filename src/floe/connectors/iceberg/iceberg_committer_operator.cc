@@ -80,7 +80,9 @@ Status IcebergCommitterOperator::Open(const runtime::OperatorContext& ctx) {
         FLOE_ASSIGN_OR_RAISE(auto catalog, iceberg::FileSystemCatalog::Make(warehouse));
         return std::unique_ptr<iceberg::Catalog>(std::move(catalog));
       },
-      options_.table, internal::FileJobTag(options_.job_id), [this] { return StagedFiles(); });
+      options_.table, internal::FileJobTag(options_.job_id), [this] { return StagedFiles(); },
+      internal::FailedAttemptScope{options_.job_id, options_.checkpoint_dir, options_.savepoint_dir,
+                                   nullptr});
   return LoadTableMarker();
 }
 

@@ -28,8 +28,11 @@ struct IcebergCommitterOptions {
   // Source positions per checkpoint (may be null: then no floe.source-offsets are known and
   // empty checkpoints are never committed).
   std::shared_ptr<runtime::SourcePositionBoard> positions;
-  // In-job maintenance after commits ('flink-maintenance.*' options).
+  // In-job maintenance after commits ('flink-maintenance.*' options); the job's checkpoint and
+  // savepoint dirs, whose staged files orphan removal keeps.
   internal::MaintenanceConfig maintenance;
+  std::string checkpoint_dir;
+  std::string savepoint_dir;
   // Test hook: runs at the end of OnCheckpointComplete(id).
   std::function<void(runtime::CheckpointId)> on_checkpoint_handled;
 };

@@ -320,6 +320,8 @@ Status AddIcebergSinkWithHooks(runtime::JobGraph& graph, runtime::VertexId input
   FLOE_ASSIGN_OR_RAISE(committer.maintenance,
                        ParseMaintenanceOptions(spec.table, context.checkpointing));
   committer.warehouse = o.warehouse;
+  committer.checkpoint_dir = spec.checkpoint_dir;
+  committer.savepoint_dir = spec.savepoint_dir;
   committer.table = o.table;
   committer.sink_id = o.sink_id;
   committer.job_id = context.job_id;
@@ -496,6 +498,14 @@ Status PrepareIcebergTable(const IcebergSinkSpec& spec) {
   }
   if (!loaded.ok()) return loaded.status().WithContext(where);
   return CheckExistingTable(where, schema, loaded->metadata, o.upsert, o.partition_by);
+}
+
+Result<std::set<std::string>> IcebergFilesHeldByCheckpoints(const std::string& checkpoint_dir,
+                                                            const std::string& savepoint_dir) {
+  internal::FailedAttemptScope scope;
+  scope.checkpoint_dir = checkpoint_dir;
+  scope.savepoint_dir = savepoint_dir;
+  return internal::FilesHeldByCheckpoints(scope);
 }
 
 Status AddIcebergSink(runtime::JobGraph& graph, runtime::VertexId input,

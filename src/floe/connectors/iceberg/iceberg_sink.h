@@ -1,6 +1,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 
 #include "floe/connectors/connector.h"
@@ -47,6 +48,12 @@ Status PrepareIcebergTable(const IcebergSinkSpec& spec);
 // floe.source-offsets in the summary.
 Status AddIcebergSink(runtime::JobGraph& graph, runtime::VertexId input,
                       const IcebergSinkSpec& spec, const JobContext& context);
+
+// The data and delete files the Iceberg sinks staged in the completed checkpoints of
+// `checkpoint_dir` and the savepoints of `savepoint_dir` ("" = <checkpoint_dir>/savepoints):
+// files a restore may still commit, so never orphans (absolute local paths).
+Result<std::set<std::string>> IcebergFilesHeldByCheckpoints(const std::string& checkpoint_dir,
+                                                            const std::string& savepoint_dir);
 
 // Before a run starts (fresh, restarted or restored): removes the files of this job's failed
 // attempts that nothing references (internal::RemoveFailedAttemptFiles; logged, and only

@@ -150,6 +150,12 @@ struct FailedAttemptCleanup {
   // Unreferenced files kept because a savepoint moved out of the savepoint dir may hold them.
   int64_t kept_for_savepoints = 0;
 };
+// The files staged in the Iceberg committer states of the checkpoint `scope` restores, of the
+// completed checkpoints in its checkpoint dir and of the savepoints in its savepoint dir
+// (absolute local paths): files a restore may still commit. Nothing but `restored` without a
+// checkpoint dir.
+Result<std::set<std::string>> FilesHeldByCheckpoints(const FailedAttemptScope& scope);
+
 // Before a run of `scope.job_id`, when no attempt of it runs: deletes every file under the
 // table's data directory whose name is a writer's (ParseWriterFileName) with this job's tag and
 // that nothing may reference: no snapshot of `metadata` (any branch or tag, data or delete

@@ -610,6 +610,44 @@ TEST(IcebergSinkMaintenance, CompactsAndExpiresAfterCommitsWithoutLosingARow) {
   ASSERT_TRUE(marker.has_value());
 }
 
+// The orphan task never takes a file the committer has staged (or a checkpoint holds), and runs
+// in the background; a bounded job's final call waits for it.
+TEST(IcebergSinkMaintenance, OrphanRemovalKeepsStagedFiles) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  Feed feed;
+  feed.end = 50;
+  feed.limit = INT64_MAX;
+  JobRun run;
+  ASSERT_OK(run.Make(sink, feed));
+  ASSERT_OK(run.job->Wait());
+  const std::string data = sink.warehouse() + "/demo/seqs/data";
+  const std::string stray = data + "/stray.parquet", staged = data + "/staged.parquet";
+  for (const std::string& p : {stray, staged}) ASSERT_OK(io::WriteFileExclusive(p, "x"));
+  auto old = std::filesystem::file_time_type::clock::now() - std::chrono::hours(1);
+  std::filesystem::last_write_time(stray, old);
+  std::filesystem::last_write_time(staged, old);
+
+  internal::MaintenanceConfig config;
+  config.rewrite.enabled = config.expire.enabled = false;
+  config.orphans = internal::MaintenanceSchedule{true, 1, std::chrono::seconds(0)};
+  config.orphan_min_age = std::chrono::seconds(60);
+  auto catalog = sink.Catalog();
+  internal::TableMaintainer maintainer(
+      config, catalog.get(),
+      [&]() -> Result<std::unique_ptr<iceberg::Catalog>> {
+        return std::unique_ptr<iceberg::Catalog>(sink.Catalog());
+      },
+      sink.id, "5eedf00d", [&] { return std::set<std::string>{staged}; },
+      internal::FailedAttemptScope{"job", sink.checkpoints(), "", nullptr});
+  maintainer.AfterCommits(9, 1, 0, 0, /*final=*/true);
+  EXPECT_EQ(maintainer.stats().orphan_runs, 1);
+  EXPECT_EQ(maintainer.stats().orphans_removed, 1);
+  EXPECT_FALSE(io::Exists(stray));
+  EXPECT_TRUE(io::Exists(staged));
+  EXPECT_EQ(sink.Verify(1, 50).findings(), 0);
+}
+
 TEST(IcebergSinkMaintenance, OptionErrorsNameTheOptionAndTheRule) {
   runtime::CheckpointConfig checkpointing;
   checkpointing.interval = std::chrono::seconds(30);

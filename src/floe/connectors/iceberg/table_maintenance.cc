@@ -138,13 +138,16 @@ Result<MaintenanceConfig> ParseMaintenanceOptions(const TableDescriptor& t,
 TableMaintainer::TableMaintainer(MaintenanceConfig config, iceberg::Catalog* catalog,
                                  CatalogFactory open_catalog, iceberg::TableIdentifier id,
                                  std::string job_tag,
-                                 std::function<std::set<std::string>()> staged_files)
+                                 std::function<std::set<std::string>()> staged_files,
+                                 FailedAttemptScope checkpoints)
     : config_(std::move(config)),
       catalog_(catalog),
       open_catalog_(std::move(open_catalog)),
       id_(std::move(id)),
       job_tag_(std::move(job_tag)),
-      staged_files_(std::move(staged_files)) {
+      staged_files_(std::move(staged_files)),
+      checkpoints_(std::move(checkpoints)) {
+  checkpoints_.restored = nullptr;
   char hex[9];
   std::snprintf(hex, sizeof(hex), "%08x", static_cast<unsigned>(std::random_device{}()));
   attempt_ = hex;
@@ -224,15 +227,18 @@ void TableMaintainer::AfterCommits(uint64_t checkpoint, int64_t commits, int64_t
     options.older_than_ms =
         now_ms -
         std::chrono::duration_cast<std::chrono::milliseconds>(config_.orphan_min_age).count();
-    // Files staged later are younger than min-age (at least 10 checkpoint intervals).
-    auto staged = std::make_shared<const std::set<std::string>>(staged_files_());
-    options.in_use = [staged](const std::string& path) { return staged->count(path) > 0; };
-    orphan_job_ =
-        std::async(std::launch::async,
-                   [factory = open_catalog_, id = id_, options]() -> Result<iceberg::OrphanResult> {
-                     FLOE_ASSIGN_OR_RAISE(std::unique_ptr<iceberg::Catalog> catalog, factory());
-                     return iceberg::RemoveOrphanFiles(*catalog, id, options);
-                   });
+    // Never orphans: files staged here now (files staged later are younger than min-age, at
+    // least 10 checkpoint intervals) and files a checkpoint or savepoint may still commit.
+    orphan_job_ = std::async(
+        std::launch::async,
+        [factory = open_catalog_, id = id_, options, staged = staged_files_(),
+         scope = checkpoints_]() mutable -> Result<iceberg::OrphanResult> {
+          FLOE_ASSIGN_OR_RAISE(std::set<std::string> held, FilesHeldByCheckpoints(scope));
+          held.insert(staged.begin(), staged.end());
+          options.in_use = [&held](const std::string& path) { return held.count(path) > 0; };
+          FLOE_ASSIGN_OR_RAISE(std::unique_ptr<iceberg::Catalog> catalog, factory());
+          return iceberg::RemoveOrphanFiles(*catalog, id, options);
+        });
     if (final) Harvest(true);
   }
   if (!ran) return;

@@ -17,6 +17,7 @@
 
 #include "floe/common/status.h"
 #include "floe/connectors/connector.h"
+#include "floe/connectors/iceberg/iceberg_sink_internal.h"
 #include "floe/iceberg/catalog.h"
 #include "floe/iceberg/rewrite.h"
 
@@ -73,13 +74,15 @@ class TableMaintainer {
  public:
   using CatalogFactory = std::function<Result<std::unique_ptr<iceberg::Catalog>>()>;
   // `catalog`: the committer's (its thread only); `open_catalog` makes one for the background
-  // thread. `staged_files`: the committer's staged files (absolute local paths; never orphans).
+  // thread. `staged_files`: the committer's staged files (absolute local paths; never orphans),
+  // and so are the files held by the checkpoints and savepoints `checkpoints` names.
   // `job_tag` names the files a compaction writes (<tag>-rw-<attempt>-<checkpoint>-<n>.parquet)
   // so that a run killed before its commit leaves files the restart removes
   // (RemoveFailedAttemptFiles).
   TableMaintainer(MaintenanceConfig config, iceberg::Catalog* catalog, CatalogFactory open_catalog,
                   iceberg::TableIdentifier id, std::string job_tag,
-                  std::function<std::set<std::string>()> staged_files);
+                  std::function<std::set<std::string>()> staged_files,
+                  FailedAttemptScope checkpoints);
   ~TableMaintainer();
   TableMaintainer(const TableMaintainer&) = delete;
   TableMaintainer& operator=(const TableMaintainer&) = delete;
@@ -118,6 +121,7 @@ class TableMaintainer {
   std::string job_tag_;
   std::string attempt_;  // 8 hex digits per maintainer instance
   std::function<std::set<std::string>()> staged_files_;
+  FailedAttemptScope checkpoints_;
   Due rewrite_due_, expire_due_, orphans_due_;
   int64_t data_files_since_rewrite_ = 0, data_bytes_since_rewrite_ = 0;
   std::future<Result<std::optional<iceberg::PreparedRewrite>>> rewrite_job_;
