@@ -59,20 +59,28 @@ Result<SnapshotFiles> ReadSnapshotFiles(const TableMetadata& m, const Snapshot* 
   return out;
 }
 
-struct Counts {
-  int64_t data_files = 0, delete_files = 0, data_bytes = 0;
-};
+// Counts of a set of live files, as the snapshot summary names them.
+struct FileTotals {
+  int64_t data_files = 0, delete_files = 0, records = 0, bytes = 0, data_bytes = 0;
+  int64_t position_deletes = 0, equality_deletes = 0;
 
-Counts CountFiles(const SnapshotFiles& files) {
-  Counts c;
-  for (const LiveFile& f : files.live) {
-    if (f.content == ManifestContent::kData) {
-      ++c.data_files;
-      c.data_bytes += f.entry.data_file.file_size_in_bytes;
+  void Add(const DataFile& d) {
+    bytes += d.file_size_in_bytes;
+    if (d.content == FileContent::kData) {
+      ++data_files;
+      records += d.record_count;
+      data_bytes += d.file_size_in_bytes;
     } else {
-      ++c.delete_files;
+      ++delete_files;
+      (d.content == FileContent::kPositionDeletes ? position_deletes : equality_deletes) +=
+          d.record_count;
     }
   }
+};
+
+FileTotals CountFiles(const SnapshotFiles& files) {
+  FileTotals c;
+  for (const LiveFile& f : files.live) c.Add(f.entry.data_file);
   return c;
 }
 
@@ -209,7 +217,7 @@ Result<ReplaceCommitter::Attempt> ReplaceCommitter::Apply(const TableMetadata& b
   FLOE_ASSIGN_OR_RAISE(SnapshotFiles files, ReadSnapshotFiles(base, parent));
   FLOE_RETURN_NOT_OK(Validate(base, files));
   if (attempt == 1) {
-    Counts before = CountFiles(files);
+    FileTotals before = CountFiles(files);
     result_->data_files_before = before.data_files;
     result_->delete_files_before = before.delete_files;
     result_->data_bytes_before = before.data_bytes;
@@ -224,36 +232,27 @@ Result<ReplaceCommitter::Attempt> ReplaceCommitter::Apply(const TableMetadata& b
 
   // Every entry of the new snapshot, by content kind and spec.
   std::map<std::pair<ManifestContent, int32_t>, std::vector<ManifestEntry>> groups;
-  int64_t removed_data = 0, removed_deletes = 0, removed_records = 0, removed_size = 0;
-  int64_t removed_pos = 0, removed_eq = 0;
+  FileTotals removed, added, total;
   for (LiveFile& f : files.live) {
     ManifestEntry e = f.entry;
-    const DataFile& d = e.data_file;
-    if (changes_.removed.count(d.file_path) > 0) {
+    if (changes_.removed.count(e.data_file.file_path) > 0) {
       e.status = EntryStatus::kDeleted;
       e.snapshot_id = snapshot_id;
-      removed_size += d.file_size_in_bytes;
-      if (d.content == FileContent::kData) {
-        ++removed_data;
-        removed_records += d.record_count;
-      } else {
-        ++removed_deletes;
-        (d.content == FileContent::kPositionDeletes ? removed_pos : removed_eq) += d.record_count;
-      }
+      removed.Add(e.data_file);
     } else {
       e.status = EntryStatus::kExisting;
+      total.Add(e.data_file);
     }
-    groups[{f.content, d.spec_id}].push_back(std::move(e));
+    groups[{f.content, e.data_file.spec_id}].push_back(std::move(e));
   }
-  int64_t added_records = 0, added_size = 0;
   for (const DataFile& d : changes_.added) {
     ManifestEntry e;
     e.status = EntryStatus::kAdded;
     e.snapshot_id = snapshot_id;
     e.sequence_number = changes_.data_sequence_number;  // the starting sequence number
     e.data_file = d;
-    added_records += d.record_count;
-    added_size += d.file_size_in_bytes;
+    added.Add(d);
+    total.Add(d);
     groups[{ManifestContent::kData, d.spec_id}].push_back(std::move(e));
   }
 
@@ -307,50 +306,27 @@ Result<ReplaceCommitter::Attempt> ReplaceCommitter::Apply(const TableMetadata& b
     if (v > 0) s[key] = std::to_string(v);
   };
   s["operation"] = "replace";
-  put("added-data-files", static_cast<int64_t>(changes_.added.size()));
-  put("deleted-data-files", removed_data);
-  put("removed-delete-files", removed_deletes);
-  put("added-records", added_records);
-  put("deleted-records", removed_records);
-  put("added-files-size", added_size);
-  put("removed-files-size", removed_size);
-  put("removed-position-deletes", removed_pos);
-  put("removed-equality-deletes", removed_eq);
-  int64_t total_records = 0, total_size = 0, total_data = 0, total_deletes = 0;
-  int64_t total_pos = 0, total_eq = 0;
-  for (const auto& [key, entries] : groups) {
-    for (const ManifestEntry& e : entries) {
-      if (e.status == EntryStatus::kDeleted) continue;
-      const DataFile& d = e.data_file;
-      total_size += d.file_size_in_bytes;
-      if (d.content == FileContent::kData) {
-        ++total_data;
-        total_records += d.record_count;
-      } else {
-        ++total_deletes;
-        (d.content == FileContent::kPositionDeletes ? total_pos : total_eq) += d.record_count;
-      }
-    }
-  }
-  s["total-records"] = std::to_string(total_records);
-  s["total-files-size"] = std::to_string(total_size);
-  s["total-data-files"] = std::to_string(total_data);
-  s["total-delete-files"] = std::to_string(total_deletes);
-  s["total-position-deletes"] = std::to_string(total_pos);
-  s["total-equality-deletes"] = std::to_string(total_eq);
+  put("added-data-files", added.data_files);
+  put("deleted-data-files", removed.data_files);
+  put("removed-delete-files", removed.delete_files);
+  put("added-records", added.records);
+  put("deleted-records", removed.records);
+  put("added-files-size", added.bytes);
+  put("removed-files-size", removed.bytes);
+  put("removed-position-deletes", removed.position_deletes);
+  put("removed-equality-deletes", removed.equality_deletes);
+  s["total-records"] = std::to_string(total.records);
+  s["total-files-size"] = std::to_string(total.bytes);
+  s["total-data-files"] = std::to_string(total.data_files);
+  s["total-delete-files"] = std::to_string(total.delete_files);
+  s["total-position-deletes"] = std::to_string(total.position_deletes);
+  s["total-equality-deletes"] = std::to_string(total.equality_deletes);
   s["manifests-created"] = std::to_string(list.size());
   s["manifests-kept"] = "0";
   s["manifests-replaced"] = std::to_string(files.manifests.size());
-  result_->data_files_after = total_data;
-  result_->delete_files_after = total_deletes;
-  result_->data_bytes_after = 0;
-  for (const auto& [key, entries] : groups) {
-    for (const ManifestEntry& e : entries) {
-      if (e.status != EntryStatus::kDeleted && e.data_file.content == FileContent::kData) {
-        result_->data_bytes_after += e.data_file.file_size_in_bytes;
-      }
-    }
-  }
+  result_->data_files_after = total.data_files;
+  result_->delete_files_after = total.delete_files;
+  result_->data_bytes_after = total.data_bytes;
 
   Attempt a;
   Snapshot& snap = a.snapshot;
@@ -425,7 +401,7 @@ Result<std::optional<PreparedRewrite>> PrepareRewrite(Catalog& catalog, const Ta
   FLOE_ASSIGN_OR_RAISE(std::vector<FileScanTask> tasks, PlanScan(m));
   FLOE_ASSIGN_OR_RAISE(SnapshotFiles files, ReadSnapshotFiles(m, start));
   {
-    Counts c = CountFiles(files);
+    FileTotals c = CountFiles(files);
     result.data_files_before = result.data_files_after = c.data_files;
     result.delete_files_before = result.delete_files_after = c.delete_files;
     result.data_bytes_before = result.data_bytes_after = c.data_bytes;
