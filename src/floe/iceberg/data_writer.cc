@@ -443,7 +443,10 @@ class FileFanout {
     }
     FLOE_RETURN_NOT_OK(p->file->Add(rows));
     rows_ += static_cast<int64_t>(rows.num_rows());
-    if (p->file->estimated_file_size() >= options_.config.target_file_size_bytes) {
+    // The estimate counts the open pages and the dictionary before compression; scaled by what
+    // the files closed so far really came to, files roll near the target instead of well below.
+    const double estimate = static_cast<double>(p->file->estimated_file_size()) * size_ratio_;
+    if (estimate >= static_cast<double>(options_.config.target_file_size_bytes)) {
       FLOE_RETURN_NOT_OK(CloseFile(p));
     }
     return Status::OK();
@@ -452,7 +455,11 @@ class FileFanout {
   Status CloseFile(PartitionState* p) {
     if (!p->file) return Status::OK();
     std::unique_ptr<parquet::FileWriter> file = std::move(p->file);
+    const int64_t estimated = file->estimated_file_size();
     FLOE_ASSIGN_OR_RAISE(parquet::WrittenFile written, file->Finish());
+    if (estimated > 0 && written.file_size > 0) {
+      size_ratio_ = std::clamp(static_cast<double>(written.file_size) / estimated, 0.05, 2.0);
+    }
     FLOE_ASSIGN_OR_RAISE(DataFile df, Describe(*p, written));
     bytes_written_ += df.file_size_in_bytes;
     finished_.push_back(std::move(df));
@@ -513,6 +520,7 @@ class FileFanout {
   std::vector<std::string> created_;
   int64_t next_file_ = 0;
   int64_t rows_ = 0;
+  double size_ratio_ = 1.0;  // real / estimated size of the last file closed
   int64_t bytes_written_ = 0;
   bool finished_called_ = false;
   Status status_;
