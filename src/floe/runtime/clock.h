@@ -30,6 +30,22 @@ class SteadyClock final : public Clock {
   }
 };
 
+// std::chrono::system_clock: wall-clock milliseconds since the epoch. For times that are
+// checkpointed and compared after a restore, possibly in another process (state TTL,
+// processing-time timers), where a steady clock's arbitrary origin would not do.
+class SystemClock final : public Clock {
+ public:
+  int64_t NowMillis() const override {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+  static const Clock* Get() {
+    static const SystemClock kClock;
+    return &kClock;
+  }
+};
+
 // A clock that moves only when told to (tests).
 class FakeClock final : public Clock {
  public:

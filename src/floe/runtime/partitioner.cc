@@ -1,5 +1,6 @@
 #include "floe/runtime/partitioner.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -92,6 +93,14 @@ KeyGroupRange KeyGroupRangeForSubtask(uint32_t subtask, uint32_t max_parallelism
   uint64_t start = (subtask * m + p - 1) / p;
   uint64_t end = ((subtask + 1) * m + p - 1) / p;
   return KeyGroupRange{static_cast<uint32_t>(start), static_cast<uint32_t>(end)};
+}
+
+uint32_t DefaultMaxParallelism(uint32_t parallelism) {
+  uint64_t n = static_cast<uint64_t>(parallelism) + parallelism / 2;
+  uint64_t pow2 = 1;
+  while (pow2 < n) pow2 <<= 1;
+  return static_cast<uint32_t>(
+      std::min<uint64_t>(std::max<uint64_t>(pow2, 128), kMaxMaxParallelism));
 }
 
 Result<std::vector<int>> ResolveKeyColumns(const BatchSchema& schema,

@@ -30,6 +30,13 @@ uint32_t SubtaskForKeyGroup(uint32_t key_group, uint32_t max_parallelism, uint32
 KeyGroupRange KeyGroupRangeForSubtask(uint32_t subtask, uint32_t max_parallelism,
                                       uint32_t parallelism);
 
+// Flink's default max parallelism for an operator of parallelism p (KeyGroupRangeAssignment):
+// min(max(roundUpToPowerOfTwo(p + p/2), 128), 32768). The planner uses a fixed
+// `pipeline.max-parallelism` (default 128) for the whole job today; this is the rule for when it
+// derives one. The max parallelism must not change across a restore (it fixes the key groups).
+uint32_t DefaultMaxParallelism(uint32_t parallelism);
+inline constexpr uint32_t kMaxMaxParallelism = 32768;
+
 // Indexes of `names` in the batch's schema; InvalidArgument naming a missing column.
 Result<std::vector<int>> ResolveKeyColumns(const BatchSchema& schema,
                                            const std::vector<std::string>& names);

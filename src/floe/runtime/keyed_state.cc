@@ -1,0 +1,831 @@
+#include "floe/runtime/keyed_state.h"
+
+#include <algorithm>
+#include <cstring>
+#include <iterator>
+#include <unordered_map>
+
+#include "floe/runtime/checkpoint_config.h"
+#include "floe/runtime/partitioner.h"
+
+// Snapshot layout (keyed state section, format version 1). The operator places it anywhere in
+// its own blob; every integer little-endian, `bytes` = u32 length + bytes (common/byte_codec.h):
+//
+//   u32    format_version        1
+//   string backend               "hashmap" (informational: the layout is backend-neutral, so a
+//                                rocksdb full snapshot / savepoint can use the same one)
+//   u32    max_parallelism
+//   u32    key_group_start, key_group_end     the range [start, end) this snapshot covers
+//   u32    state_count
+//   state_count x { string name, u8 kind, u8 stamped }   stamped: entries carry write times
+//   u32    group_count           non-empty key groups, ascending
+//   group_count x { u32 key_group, bytes section }
+//
+//   section = state_count x { u32 entry_count, entry_count x entry }   in the order above
+//             + timers: 2 x { u32 n, n x { i64 timestamp, bytes key, bytes ns } }
+//                       (event time, then processing time)
+//   entry   = bytes key, bytes ns, payload
+//   payload = value / reducing / aggregating:  [i64 written_ms] bytes value
+//             list:  u32 n, n x { [i64 written_ms] bytes element }
+//             map:   u32 n, n x { bytes user_key, [i64 written_ms] bytes value }
+//             ([i64 written_ms] only when stamped)
+//
+// Why sections per key group, each length-prefixed: a key group is the unit a rescale moves.
+// A subtask restoring a range [a, b) out of several old snapshots reads each header, then takes
+// the sections of the groups it owns and skips the rest by their length, without decoding them.
+
+namespace floe::runtime {
+
+std::string_view StateKindName(StateKind kind) {
+  switch (kind) {
+    case StateKind::kValue:
+      return "value";
+    case StateKind::kList:
+      return "list";
+    case StateKind::kMap:
+      return "map";
+    case StateKind::kReducing:
+      return "reducing";
+    case StateKind::kAggregating:
+      return "aggregating";
+  }
+  return "unknown";
+}
+
+Result<KeyedStateOptions> KeyedStateOptions::FromOptions(
+    const std::map<std::string, std::string>& options, const TaskInfo& task) {
+  KeyedStateOptions out;
+  out.key_groups = task.key_groups;
+  out.max_parallelism = task.max_parallelism;
+  if (auto it = options.find("state.backend.type"); it != options.end()) {
+    out.backend = it->second;
+  }
+  if (auto it = options.find("table.exec.state.ttl"); it != options.end()) {
+    Result<std::chrono::milliseconds> ttl = ParseDuration(it->second);
+    if (!ttl.ok()) {
+      return Status::InvalidArgument("'table.exec.state.ttl' = '" + it->second +
+                                     "': " + ttl.status().message());
+    }
+    if (ttl->count() < 0) {
+      return Status::InvalidArgument("'table.exec.state.ttl' = '" + it->second +
+                                     "' is negative (0 disables state expiry)");
+    }
+    out.ttl = *ttl;
+  }
+  return out;
+}
+
+namespace {
+
+constexpr uint32_t kFormatVersion = 1;
+
+// A stored value and the wall-clock millisecond it was last written (for TTL).
+struct Stamped {
+  std::string bytes;
+  int64_t written_ms = 0;
+};
+using MapSlot = std::map<std::string, Stamped, std::less<>>;
+
+// The in-memory key of a (key, namespace) scope: u32 key length + key + namespace.
+std::string ScopeKey(std::string_view key, std::string_view ns) {
+  std::string out;
+  out.resize(4 + key.size() + ns.size());
+  uint32_t n = static_cast<uint32_t>(key.size());
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  std::memcpy(out.data() + 4, key.data(), key.size());
+  std::memcpy(out.data() + 4 + key.size(), ns.data(), ns.size());
+  return out;
+}
+
+void SplitScopeKey(const std::string& scope, std::string_view* key, std::string_view* ns) {
+  uint32_t n = 0;
+  for (int i = 0; i < 4; ++i) n |= static_cast<uint32_t>(static_cast<uint8_t>(scope[i])) << (8 * i);
+  *key = std::string_view(scope).substr(4, n);
+  *ns = std::string_view(scope).substr(4 + n);
+}
+
+// One registered (or restored, not yet registered) state: one hash table per key group, of the
+// container its kind needs.
+struct Table {
+  StateDescriptor desc;
+  bool registered = false;
+  std::vector<std::unordered_map<std::string, Stamped>> values;  // value, reducing, aggregating
+  std::vector<std::unordered_map<std::string, std::vector<Stamped>>> lists;
+  std::vector<std::unordered_map<std::string, MapSlot>> maps;
+
+  size_t EntriesIn(size_t g) const {
+    switch (desc.kind) {
+      case StateKind::kList:
+        return lists[g].size();
+      case StateKind::kMap:
+        return maps[g].size();
+      default:
+        return values[g].size();
+    }
+  }
+};
+
+// HashMapKeyedStateBackend: `state.backend.type: hashmap`. Everything on the heap, full
+// snapshots. Expired TTL entries are removed when read and at snapshot.
+class HashMapKeyedStateBackend final : public KeyedStateBackend {
+ public:
+  explicit HashMapKeyedStateBackend(KeyedStateOptions options)
+      : options_(std::move(options)),
+        clock_(options_.clock != nullptr ? options_.clock : SystemClock::Get()),
+        groups_(options_.key_groups.end - options_.key_groups.start),
+        timers_(options_.key_groups) {}
+
+  Status SetCurrentKey(std::string_view key, uint64_t key_hash) override {
+    uint32_t g = KeyGroupForHash(key_hash, options_.max_parallelism);
+    if (g < options_.key_groups.start || g >= options_.key_groups.end) {
+      return Status::InvalidArgument(
+          "keyed state: key group " + std::to_string(g) + " is outside this subtask's range [" +
+          std::to_string(options_.key_groups.start) + ", " +
+          std::to_string(options_.key_groups.end) +
+          "): the record was not routed by the same key (HASH edge on the state's key columns, "
+          "same max parallelism)");
+    }
+    SetScope(key, current_ns_, g);
+    return Status::OK();
+  }
+
+  void SetCurrentNamespace(std::string_view ns) override {
+    current_ns_.assign(ns);
+    scope_ = ScopeKey(current_key_, current_ns_);
+  }
+  std::string_view current_key() const override { return current_key_; }
+  std::string_view current_namespace() const override { return current_ns_; }
+  uint32_t current_key_group() const override { return current_group_; }
+
+  Result<StateId> Register(StateDescriptor desc) override {
+    if (desc.name.empty()) return Status::InvalidArgument("keyed state: empty state name");
+    if (desc.kind == StateKind::kReducing && !desc.reduce) {
+      return Status::InvalidArgument("keyed state '" + desc.name +
+                                     "': reducing state needs a reduce function");
+    }
+    if (desc.kind == StateKind::kAggregating && (!desc.aggregate.create || !desc.aggregate.add)) {
+      return Status::InvalidArgument("keyed state '" + desc.name +
+                                     "': aggregating state needs create and add functions");
+    }
+    for (size_t i = 0; i < tables_.size(); ++i) {
+      Table& t = tables_[i];
+      if (t.desc.name != desc.name) continue;
+      if (t.desc.kind != desc.kind) {
+        return Status::InvalidArgument("keyed state '" + desc.name + "' is " +
+                                       std::string(StateKindName(t.desc.kind)) +
+                                       (t.registered ? "" : " in the restored snapshot") +
+                                       ", registered as " + std::string(StateKindName(desc.kind)));
+      }
+      t.desc = std::move(desc);
+      t.registered = true;
+      return StateId{static_cast<uint32_t>(i)};
+    }
+    Table t;
+    t.desc = std::move(desc);
+    t.registered = true;
+    Size(t);
+    tables_.push_back(std::move(t));
+    return StateId{static_cast<uint32_t>(tables_.size() - 1)};
+  }
+
+  Result<bool> Get(StateId id, std::string* out) override {
+    FLOE_ASSIGN_OR_RAISE(
+        Table * t,
+        Access(id, "get", {StateKind::kValue, StateKind::kReducing, StateKind::kAggregating}));
+    Stamped* s = FindValue(*t);
+    if (s == nullptr) return false;
+    if (t->desc.kind == StateKind::kAggregating && t->desc.aggregate.result) {
+      FLOE_RETURN_NOT_OK(t->desc.aggregate.result(s->bytes, out));
+    } else {
+      out->assign(s->bytes);
+    }
+    return true;
+  }
+
+  Status Put(StateId id, std::string_view value) override {
+    FLOE_ASSIGN_OR_RAISE(Table * t, Access(id, "update", {StateKind::kValue}));
+    t->values[Group()][scope_] = Stamped{std::string(value), clock_->NowMillis()};
+    return Status::OK();
+  }
+
+  Status Add(StateId id, std::string_view value) override {
+    FLOE_ASSIGN_OR_RAISE(
+        Table * t,
+        Access(id, "add", {StateKind::kList, StateKind::kReducing, StateKind::kAggregating}));
+    int64_t now = clock_->NowMillis();
+    if (t->desc.kind == StateKind::kList) {
+      t->lists[Group()][scope_].push_back(Stamped{std::string(value), now});
+      return Status::OK();
+    }
+    Stamped* s = FindValue(*t);
+    std::string next;
+    if (t->desc.kind == StateKind::kReducing) {
+      if (s == nullptr) {
+        next.assign(value);
+      } else {
+        FLOE_RETURN_NOT_OK(t->desc.reduce(s->bytes, value, &next));
+      }
+    } else {
+      if (s == nullptr) {
+        FLOE_RETURN_NOT_OK(t->desc.aggregate.create(&next));
+      } else {
+        next = std::move(s->bytes);
+      }
+      FLOE_RETURN_NOT_OK(t->desc.aggregate.add(value, &next));
+    }
+    t->values[Group()][scope_] = Stamped{std::move(next), now};
+    return Status::OK();
+  }
+
+  Status GetList(StateId id, std::vector<std::string>* out) override {
+    FLOE_ASSIGN_OR_RAISE(Table * t, Access(id, "get", {StateKind::kList}));
+    out->clear();
+    auto& group = t->lists[Group()];
+    auto it = group.find(scope_);
+    if (it == group.end()) return Status::OK();
+    if (PruneList(*t, it->second, clock_->NowMillis())) {
+      group.erase(it);
+      return Status::OK();
+    }
+    out->reserve(it->second.size());
+    for (const Stamped& s : it->second) out->push_back(s.bytes);
+    return Status::OK();
+  }
+
+  Status UpdateList(StateId id, std::vector<std::string> values) override {
+    FLOE_ASSIGN_OR_RAISE(Table * t, Access(id, "update", {StateKind::kList}));
+    auto& group = t->lists[Group()];
+    if (values.empty()) {
+      group.erase(scope_);
+      return Status::OK();
+    }
+    int64_t now = clock_->NowMillis();
+    std::vector<Stamped> list;
+    list.reserve(values.size());
+    for (std::string& v : values) list.push_back(Stamped{std::move(v), now});
+    group[scope_] = std::move(list);
+    return Status::OK();
+  }
+
+  Result<bool> MapGet(StateId id, std::string_view user_key, std::string* out) override {
+    FLOE_ASSIGN_OR_RAISE(Table * t, Access(id, "get", {StateKind::kMap}));
+    auto& group = t->maps[Group()];
+    auto it = group.find(scope_);
+    if (it == group.end()) return false;
+    auto entry = it->second.find(user_key);
+    if (entry == it->second.end()) return false;
+    if (Expired(*t, entry->second, clock_->NowMillis())) {
+      it->second.erase(entry);
+      if (it->second.empty()) group.erase(it);
+      return false;
+    }
+    out->assign(entry->second.bytes);
+    return true;
+  }
+
+  Status MapPut(StateId id, std::string_view user_key, std::string_view value) override {
+    FLOE_ASSIGN_OR_RAISE(Table * t, Access(id, "put", {StateKind::kMap}));
+    MapSlot& slot = t->maps[Group()][scope_];
+    Stamped s{std::string(value), clock_->NowMillis()};
+    auto it = slot.find(user_key);
+    if (it != slot.end()) {
+      it->second = std::move(s);
+    } else {
+      slot.emplace(std::string(user_key), std::move(s));
+    }
+    return Status::OK();
+  }
+
+  Status MapRemove(StateId id, std::string_view user_key) override {
+    FLOE_ASSIGN_OR_RAISE(Table * t, Access(id, "remove", {StateKind::kMap}));
+    auto& group = t->maps[Group()];
+    auto it = group.find(scope_);
+    if (it == group.end()) return Status::OK();
+    auto entry = it->second.find(user_key);
+    if (entry != it->second.end()) it->second.erase(entry);
+    if (it->second.empty()) group.erase(it);
+    return Status::OK();
+  }
+
+  Status MapEntries(StateId id, std::vector<std::pair<std::string, std::string>>* out) override {
+    FLOE_ASSIGN_OR_RAISE(Table * t, Access(id, "iterate", {StateKind::kMap}));
+    out->clear();
+    auto& group = t->maps[Group()];
+    auto it = group.find(scope_);
+    if (it == group.end()) return Status::OK();
+    if (PruneMap(*t, it->second, clock_->NowMillis())) {
+      group.erase(it);
+      return Status::OK();
+    }
+    out->reserve(it->second.size());
+    for (const auto& [k, v] : it->second) out->emplace_back(k, v.bytes);
+    return Status::OK();
+  }
+
+  Status Clear(StateId id) override {
+    FLOE_ASSIGN_OR_RAISE(Table * t, Access(id, "clear", {}));
+    size_t g = Group();
+    switch (t->desc.kind) {
+      case StateKind::kList:
+        t->lists[g].erase(scope_);
+        break;
+      case StateKind::kMap:
+        t->maps[g].erase(scope_);
+        break;
+      default:
+        t->values[g].erase(scope_);
+    }
+    return Status::OK();
+  }
+
+  Status MergeNamespaces(StateId id, std::string_view target,
+                         const std::vector<std::string>& sources) override {
+    FLOE_ASSIGN_OR_RAISE(Table * t,
+                         Access(id, "merge namespaces of",
+                                {StateKind::kList, StateKind::kReducing, StateKind::kAggregating}));
+    if (t->desc.kind == StateKind::kAggregating && !t->desc.aggregate.merge) {
+      return Status::InvalidArgument("keyed state '" + t->desc.name +
+                                     "': merging namespaces needs the aggregate's merge function");
+    }
+    size_t g = Group();
+    int64_t now = clock_->NowMillis();
+    std::string target_scope = ScopeKey(current_key_, target);
+    if (t->desc.kind == StateKind::kList) {
+      auto& group = t->lists[g];
+      std::vector<Stamped> merged;
+      for (const std::string& ns : sources) {
+        if (ns == target) continue;
+        auto it = group.find(ScopeKey(current_key_, ns));
+        if (it == group.end()) continue;
+        for (Stamped& s : it->second) {
+          if (!Expired(*t, s, now)) merged.push_back(std::move(s));
+        }
+        group.erase(it);
+      }
+      if (!merged.empty()) {
+        std::vector<Stamped>& into = group[target_scope];
+        for (Stamped& s : merged) into.push_back(std::move(s));
+      }
+      return Status::OK();
+    }
+    auto& group = t->values[g];
+    std::optional<std::string> acc;
+    if (auto it = group.find(target_scope); it != group.end() && !Expired(*t, it->second, now)) {
+      acc = std::move(it->second.bytes);
+    }
+    for (const std::string& ns : sources) {
+      if (ns == target) continue;
+      auto it = group.find(ScopeKey(current_key_, ns));
+      if (it == group.end()) continue;
+      if (!Expired(*t, it->second, now)) {
+        if (!acc) {
+          acc = std::move(it->second.bytes);
+        } else if (t->desc.kind == StateKind::kReducing) {
+          std::string next;
+          FLOE_RETURN_NOT_OK(t->desc.reduce(*acc, it->second.bytes, &next));
+          acc = std::move(next);
+        } else {
+          FLOE_RETURN_NOT_OK(t->desc.aggregate.merge(it->second.bytes, &*acc));
+        }
+      }
+      group.erase(it);
+    }
+    if (acc) {
+      group[target_scope] = Stamped{std::move(*acc), now};
+    } else {
+      group.erase(target_scope);
+    }
+    return Status::OK();
+  }
+
+  Status RegisterTimer(TimeDomain domain, int64_t timestamp) override {
+    FLOE_RETURN_NOT_OK(RequireKey("register a timer"));
+    timers_.Register(domain, timestamp, current_group_, current_key_, current_ns_);
+    return Status::OK();
+  }
+
+  Status DeleteTimer(TimeDomain domain, int64_t timestamp) override {
+    FLOE_RETURN_NOT_OK(RequireKey("delete a timer"));
+    timers_.Delete(domain, timestamp, current_group_, current_key_, current_ns_);
+    return Status::OK();
+  }
+
+  Status AdvanceWatermark(Watermark watermark, const TimerHandler& handler) override {
+    if (watermark > watermark_) watermark_ = watermark;
+    return Fire(TimeDomain::kEventTime, watermark_.micros, handler);
+  }
+
+  Status AdvanceProcessingTime(const TimerHandler& handler) override {
+    return Fire(TimeDomain::kProcessingTime, CurrentProcessingTime(), handler);
+  }
+
+  std::optional<int64_t> NextTimer(TimeDomain domain) const override {
+    return timers_.NextTimestamp(domain);
+  }
+  int64_t CurrentProcessingTime() const override { return clock_->NowMillis() * 1000; }
+  Watermark current_watermark() const override { return watermark_; }
+
+  Status Snapshot(StateWriter& out) override;
+  Status Restore(StateReader& in) override;
+
+  size_t num_entries() const override {
+    size_t n = 0;
+    for (const Table& t : tables_) {
+      for (size_t g = 0; g < groups_; ++g) n += t.EntriesIn(g);
+    }
+    return n;
+  }
+  const KeyedStateOptions& options() const override { return options_; }
+
+ private:
+  size_t Group() const { return current_group_ - options_.key_groups.start; }
+
+  void SetScope(std::string_view key, std::string_view ns, uint32_t group) {
+    current_key_.assign(key);
+    if (ns.data() != current_ns_.data()) current_ns_.assign(ns);
+    current_group_ = group;
+    has_key_ = true;
+    scope_ = ScopeKey(current_key_, current_ns_);
+  }
+
+  Status RequireKey(std::string_view what) const {
+    if (!has_key_) {
+      return Status::InvalidArgument("keyed state: cannot " + std::string(what) +
+                                     " before SetCurrentKey");
+    }
+    return Status::OK();
+  }
+
+  // The table behind `id` if it may do `what` (kinds empty: any kind) under a current key.
+  Result<Table*> Access(StateId id, std::string_view what, std::initializer_list<StateKind> kinds) {
+    if (id.value >= tables_.size() || !tables_[id.value].registered) {
+      return Status::InvalidArgument("keyed state: unknown state id " + std::to_string(id.value));
+    }
+    Table& t = tables_[id.value];
+    if (kinds.size() > 0 && std::find(kinds.begin(), kinds.end(), t.desc.kind) == kinds.end()) {
+      return Status::InvalidArgument("keyed state '" + t.desc.name + "': cannot " +
+                                     std::string(what) + " " +
+                                     std::string(StateKindName(t.desc.kind)) + " state this way");
+    }
+    FLOE_RETURN_NOT_OK(RequireKey(std::string(what) + " state '" + t.desc.name + "'"));
+    return &t;
+  }
+
+  void Size(Table& t) const {
+    switch (t.desc.kind) {
+      case StateKind::kList:
+        t.lists.resize(groups_);
+        break;
+      case StateKind::kMap:
+        t.maps.resize(groups_);
+        break;
+      default:
+        t.values.resize(groups_);
+    }
+  }
+
+  bool Expired(const Table& t, const Stamped& s, int64_t now_ms) const {
+    return t.desc.ttl && options_.ttl.count() > 0 && s.written_ms + options_.ttl.count() <= now_ms;
+  }
+
+  // The live value of the current scope, erasing it when expired.
+  Stamped* FindValue(Table& t) {
+    auto& group = t.values[Group()];
+    auto it = group.find(scope_);
+    if (it == group.end()) return nullptr;
+    if (Expired(t, it->second, clock_->NowMillis())) {
+      group.erase(it);
+      return nullptr;
+    }
+    return &it->second;
+  }
+
+  // Drop expired elements; true when nothing is left.
+  bool PruneList(const Table& t, std::vector<Stamped>& list, int64_t now) const {
+    if (t.desc.ttl && options_.ttl.count() > 0) {
+      std::erase_if(list, [&](const Stamped& s) { return Expired(t, s, now); });
+    }
+    return list.empty();
+  }
+  bool PruneMap(const Table& t, MapSlot& map, int64_t now) const {
+    if (t.desc.ttl && options_.ttl.count() > 0) {
+      std::erase_if(map, [&](const auto& kv) { return Expired(t, kv.second, now); });
+    }
+    return map.empty();
+  }
+
+  Status Fire(TimeDomain domain, int64_t upto, const TimerHandler& handler) {
+    while (std::optional<Timer> timer = timers_.PopDue(domain, upto)) {
+      SetScope(timer->key, timer->ns, timer->key_group);
+      FLOE_RETURN_NOT_OK(handler(*timer));
+    }
+    return Status::OK();
+  }
+
+  Status SnapshotGroup(size_t g, int64_t now, StateWriter& out);
+  // order[i]: the table of the snapshot's i-th state; stamped[i]: its entries carry write times.
+  Status RestoreGroup(size_t g, const std::vector<size_t>& order, const std::vector<bool>& stamped,
+                      StateReader& in);
+
+  KeyedStateOptions options_;
+  const Clock* clock_;
+  size_t groups_;  // key groups in the range
+  std::vector<Table> tables_;
+  TimerService timers_;
+  Watermark watermark_;
+
+  bool has_key_ = false;
+  std::string current_key_;
+  std::string current_ns_;
+  uint32_t current_group_ = 0;
+  std::string scope_;  // ScopeKey(current_key_, current_ns_)
+};
+
+void PutStamped(const Stamped& s, bool stamped, StateWriter& out) {
+  if (stamped) out.PutI64(s.written_ms);
+  out.PutBytes(s.bytes);
+}
+
+Result<Stamped> GetStamped(bool stamped, StateReader& in) {
+  Stamped s;
+  if (stamped) {
+    FLOE_ASSIGN_OR_RAISE(s.written_ms, in.GetI64());
+  }
+  FLOE_ASSIGN_OR_RAISE(s.bytes, in.GetBytes());
+  return s;
+}
+
+// Writes key and namespace of a scope key.
+void PutScope(const std::string& scope, StateWriter& out) {
+  std::string_view key, ns;
+  SplitScopeKey(scope, &key, &ns);
+  out.PutBytes(key);
+  out.PutBytes(ns);
+}
+
+Status HashMapKeyedStateBackend::SnapshotGroup(size_t g, int64_t now, StateWriter& out) {
+  for (Table& t : tables_) {
+    const bool stamped = t.desc.ttl;
+    // Drop what expired first, so the count is exact ("cleaned up at snapshot").
+    if (t.desc.ttl && options_.ttl.count() > 0) {
+      switch (t.desc.kind) {
+        case StateKind::kList:
+          for (auto it = t.lists[g].begin(); it != t.lists[g].end();) {
+            it = PruneList(t, it->second, now) ? t.lists[g].erase(it) : std::next(it);
+          }
+          break;
+        case StateKind::kMap:
+          for (auto it = t.maps[g].begin(); it != t.maps[g].end();) {
+            it = PruneMap(t, it->second, now) ? t.maps[g].erase(it) : std::next(it);
+          }
+          break;
+        default:
+          std::erase_if(t.values[g], [&](auto& kv) { return Expired(t, kv.second, now); });
+      }
+    }
+    out.PutU32(static_cast<uint32_t>(t.EntriesIn(g)));
+    switch (t.desc.kind) {
+      case StateKind::kList:
+        for (const auto& [scope, list] : t.lists[g]) {
+          PutScope(scope, out);
+          out.PutU32(static_cast<uint32_t>(list.size()));
+          for (const Stamped& s : list) PutStamped(s, stamped, out);
+        }
+        break;
+      case StateKind::kMap:
+        for (const auto& [scope, map] : t.maps[g]) {
+          PutScope(scope, out);
+          out.PutU32(static_cast<uint32_t>(map.size()));
+          for (const auto& [user_key, s] : map) {
+            out.PutBytes(user_key);
+            PutStamped(s, stamped, out);
+          }
+        }
+        break;
+      default:
+        for (const auto& [scope, s] : t.values[g]) {
+          PutScope(scope, out);
+          PutStamped(s, stamped, out);
+        }
+    }
+  }
+  timers_.SnapshotKeyGroup(options_.key_groups.start + static_cast<uint32_t>(g), out);
+  return Status::OK();
+}
+
+Status HashMapKeyedStateBackend::Snapshot(StateWriter& out) {
+  out.PutU32(kFormatVersion);
+  out.PutString("hashmap");
+  out.PutU32(options_.max_parallelism);
+  out.PutU32(options_.key_groups.start);
+  out.PutU32(options_.key_groups.end);
+  out.PutU32(static_cast<uint32_t>(tables_.size()));
+  for (const Table& t : tables_) {
+    out.PutString(t.desc.name);
+    out.PutU8(static_cast<uint8_t>(t.desc.kind));
+    out.PutBool(t.desc.ttl);
+  }
+  const int64_t now = clock_->NowMillis();
+  std::vector<std::pair<uint32_t, std::string>> sections;
+  for (size_t g = 0; g < groups_; ++g) {
+    uint32_t key_group = options_.key_groups.start + static_cast<uint32_t>(g);
+    StateWriter section;
+    FLOE_RETURN_NOT_OK(SnapshotGroup(g, now, section));
+    bool empty = timers_.KeyGroupEmpty(key_group);
+    for (const Table& t : tables_) empty = empty && t.EntriesIn(g) == 0;
+    if (!empty) sections.emplace_back(key_group, section.Finish());
+  }
+  out.PutU32(static_cast<uint32_t>(sections.size()));
+  for (const auto& [key_group, bytes] : sections) {
+    out.PutU32(key_group);
+    out.PutBytes(bytes);
+  }
+  return Status::OK();
+}
+
+Status HashMapKeyedStateBackend::RestoreGroup(size_t g, const std::vector<size_t>& order,
+                                              const std::vector<bool>& stamped, StateReader& in) {
+  // Entries without a write time (the state had no TTL when snapshotted) count as written now.
+  const int64_t now = clock_->NowMillis();
+  for (size_t i = 0; i < order.size(); ++i) {
+    Table& t = tables_[order[i]];
+    FLOE_ASSIGN_OR_RAISE(uint32_t entries, in.GetU32());
+    for (uint32_t e = 0; e < entries; ++e) {
+      FLOE_ASSIGN_OR_RAISE(std::string key, in.GetBytes());
+      FLOE_ASSIGN_OR_RAISE(std::string ns, in.GetBytes());
+      std::string scope = ScopeKey(key, ns);
+      switch (t.desc.kind) {
+        case StateKind::kList: {
+          FLOE_ASSIGN_OR_RAISE(uint32_t n, in.GetU32());
+          std::vector<Stamped>& list = t.lists[g][scope];
+          for (uint32_t k = 0; k < n; ++k) {
+            FLOE_ASSIGN_OR_RAISE(Stamped s, GetStamped(stamped[i], in));
+            if (!stamped[i]) s.written_ms = now;
+            list.push_back(std::move(s));
+          }
+          break;
+        }
+        case StateKind::kMap: {
+          FLOE_ASSIGN_OR_RAISE(uint32_t n, in.GetU32());
+          MapSlot& map = t.maps[g][scope];
+          for (uint32_t k = 0; k < n; ++k) {
+            FLOE_ASSIGN_OR_RAISE(std::string user_key, in.GetBytes());
+            FLOE_ASSIGN_OR_RAISE(Stamped s, GetStamped(stamped[i], in));
+            if (!stamped[i]) s.written_ms = now;
+            map[std::move(user_key)] = std::move(s);
+          }
+          break;
+        }
+        default: {
+          FLOE_ASSIGN_OR_RAISE(Stamped s, GetStamped(stamped[i], in));
+          if (!stamped[i]) s.written_ms = now;
+          t.values[g][std::move(scope)] = std::move(s);
+        }
+      }
+    }
+  }
+  FLOE_RETURN_NOT_OK(
+      timers_.RestoreKeyGroup(options_.key_groups.start + static_cast<uint32_t>(g), in));
+  return in.ExpectEnd();
+}
+
+Status HashMapKeyedStateBackend::Restore(StateReader& in) {
+  if (num_entries() > 0 || timers_.size() > 0) {
+    return Status::Internal("keyed state: Restore into a backend that already holds state");
+  }
+  FLOE_ASSIGN_OR_RAISE(uint32_t version, in.GetU32());
+  if (version != kFormatVersion) {
+    return Status::Corruption("keyed state: snapshot format version " + std::to_string(version) +
+                              " is not one this floe reads (" + std::to_string(kFormatVersion) +
+                              ")");
+  }
+  FLOE_ASSIGN_OR_RAISE(std::string backend, in.GetString());
+  FLOE_ASSIGN_OR_RAISE(uint32_t max_parallelism, in.GetU32());
+  FLOE_ASSIGN_OR_RAISE(uint32_t start, in.GetU32());
+  FLOE_ASSIGN_OR_RAISE(uint32_t end, in.GetU32());
+  if (max_parallelism != options_.max_parallelism) {
+    return Status::InvalidArgument(
+        "keyed state was written with max parallelism " + std::to_string(max_parallelism) +
+        ", this job has " + std::to_string(options_.max_parallelism) +
+        ": 'pipeline.max-parallelism' must not change across a restore (it fixes the key "
+        "groups)");
+  }
+  const KeyGroupRange mine = options_.key_groups;
+  if (start != mine.start || end != mine.end) {
+    return Status::InvalidArgument(
+        "keyed state of key groups [" + std::to_string(start) + ", " + std::to_string(end) +
+        ") cannot restore into a subtask that owns [" + std::to_string(mine.start) + ", " +
+        std::to_string(mine.end) +
+        "): rescaling keyed state is not supported yet; restore with the parallelism the "
+        "snapshot was taken with");
+  }
+  FLOE_ASSIGN_OR_RAISE(uint32_t state_count, in.GetU32());
+  // The snapshot's i-th state is table order[i]: registered before the restore (matched by
+  // name), or kept unregistered until the operator registers it.
+  std::vector<size_t> order;
+  std::vector<bool> stamped_by_state;
+  for (uint32_t i = 0; i < state_count; ++i) {
+    FLOE_ASSIGN_OR_RAISE(std::string name, in.GetString());
+    FLOE_ASSIGN_OR_RAISE(uint8_t kind_byte, in.GetU8());
+    FLOE_ASSIGN_OR_RAISE(bool stamped, in.GetBool());
+    if (kind_byte < 1 || kind_byte > 5) {
+      return Status::Corruption("keyed state '" + name + "': unknown state kind " +
+                                std::to_string(kind_byte));
+    }
+    auto kind = static_cast<StateKind>(kind_byte);
+    size_t index = 0;
+    while (index < tables_.size() && tables_[index].desc.name != name) ++index;
+    if (index == tables_.size()) {
+      Table t;
+      t.desc.name = name;
+      t.desc.kind = kind;
+      t.desc.ttl = stamped;
+      Size(t);
+      tables_.push_back(std::move(t));
+    } else if (tables_[index].desc.kind != kind) {
+      return Status::InvalidArgument("keyed state '" + name + "' is " +
+                                     std::string(StateKindName(kind)) +
+                                     " in the restored snapshot, registered as " +
+                                     std::string(StateKindName(tables_[index].desc.kind)));
+    }
+    if (std::find(order.begin(), order.end(), index) != order.end()) {
+      return Status::Corruption("keyed state: state '" + name + "' twice in the snapshot");
+    }
+    order.push_back(index);
+    stamped_by_state.push_back(stamped);
+  }
+
+  FLOE_ASSIGN_OR_RAISE(uint32_t group_count, in.GetU32());
+  int64_t last = -1;
+  for (uint32_t i = 0; i < group_count; ++i) {
+    FLOE_ASSIGN_OR_RAISE(uint32_t key_group, in.GetU32());
+    FLOE_ASSIGN_OR_RAISE(std::string section, in.GetBytes());
+    if (key_group < start || key_group >= end || static_cast<int64_t>(key_group) <= last) {
+      return Status::Corruption("keyed state: key group " + std::to_string(key_group) +
+                                " out of order or outside [" + std::to_string(start) + ", " +
+                                std::to_string(end) + ")");
+    }
+    last = key_group;
+    StateReader reader(section);
+    Status st = RestoreGroup(key_group - start, order, stamped_by_state, reader);
+    if (!st.ok()) return st.WithContext("keyed state, key group " + std::to_string(key_group));
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<KeyedStateBackend>> KeyedStateBackend::Make(KeyedStateOptions options) {
+  if (options.backend == "rocksdb") {
+    return Status::NotImplemented(
+        "'state.backend.type' = 'rocksdb' is not implemented yet; use 'hashmap'");
+  }
+  if (options.backend != "hashmap") {
+    return Status::InvalidArgument("'state.backend.type' = '" + options.backend +
+                                   "': expected 'hashmap'");
+  }
+  const KeyGroupRange r = options.key_groups;
+  if (options.max_parallelism == 0 || options.max_parallelism > kMaxMaxParallelism ||
+      r.start > r.end || r.end > options.max_parallelism) {
+    return Status::InvalidArgument("keyed state: key groups [" + std::to_string(r.start) + ", " +
+                                   std::to_string(r.end) + ") do not fit max parallelism " +
+                                   std::to_string(options.max_parallelism));
+  }
+  return std::unique_ptr<KeyedStateBackend>(
+      std::make_unique<HashMapKeyedStateBackend>(std::move(options)));
+}
+
+Result<ValueState> KeyedStateBackend::GetValueState(std::string name, bool ttl) {
+  StateDescriptor d{std::move(name), StateKind::kValue, ttl, {}, {}};
+  FLOE_ASSIGN_OR_RAISE(StateId id, Register(std::move(d)));
+  return ValueState(this, id);
+}
+
+Result<ListState> KeyedStateBackend::GetListState(std::string name, bool ttl) {
+  StateDescriptor d{std::move(name), StateKind::kList, ttl, {}, {}};
+  FLOE_ASSIGN_OR_RAISE(StateId id, Register(std::move(d)));
+  return ListState(this, id);
+}
+
+Result<MapState> KeyedStateBackend::GetMapState(std::string name, bool ttl) {
+  StateDescriptor d{std::move(name), StateKind::kMap, ttl, {}, {}};
+  FLOE_ASSIGN_OR_RAISE(StateId id, Register(std::move(d)));
+  return MapState(this, id);
+}
+
+Result<ReducingState> KeyedStateBackend::GetReducingState(std::string name, ReduceFunction reduce,
+                                                          bool ttl) {
+  StateDescriptor d{std::move(name), StateKind::kReducing, ttl, std::move(reduce), {}};
+  FLOE_ASSIGN_OR_RAISE(StateId id, Register(std::move(d)));
+  return ReducingState(this, id);
+}
+
+Result<AggregatingState> KeyedStateBackend::GetAggregatingState(std::string name,
+                                                                AggregateFunction aggregate,
+                                                                bool ttl) {
+  StateDescriptor d{std::move(name), StateKind::kAggregating, ttl, {}, std::move(aggregate)};
+  FLOE_ASSIGN_OR_RAISE(StateId id, Register(std::move(d)));
+  return AggregatingState(this, id);
+}
+
+}  // namespace floe::runtime

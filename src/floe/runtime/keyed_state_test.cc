@@ -1,0 +1,701 @@
+#include "floe/runtime/keyed_state.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "floe/runtime/partitioner.h"
+#include "floe/runtime/test_util.h"
+
+namespace floe::runtime {
+namespace {
+
+using std::chrono::milliseconds;
+
+// The hash the HASH partitioner routes an int64 key column by; the key's bytes are its decimal
+// text (the backend does not care what they are).
+uint64_t HashOf(int64_t key) { return HashKeyRow(testing::Int64Batch({key}), {0}, 0); }
+
+struct Fixture {
+  explicit Fixture(KeyGroupRange range = {0, 128}, milliseconds ttl = milliseconds(0),
+                   uint32_t max_parallelism = 128)
+      : clock(1'000'000) {
+    KeyedStateOptions o;
+    o.key_groups = range;
+    o.max_parallelism = max_parallelism;
+    o.ttl = ttl;
+    o.clock = &clock;
+    auto made = KeyedStateBackend::Make(o);
+    EXPECT_TRUE(made.ok()) << made.status().ToString();
+    backend = std::move(made).value();
+  }
+  void Key(int64_t k) { ASSERT_TRUE(backend->SetCurrentKey(std::to_string(k), HashOf(k)).ok()); }
+
+  FakeClock clock;
+  std::unique_ptr<KeyedStateBackend> backend;
+};
+
+std::string GetValue(const ValueState& s) {
+  std::string out;
+  Result<bool> found = s.Get(&out);
+  EXPECT_TRUE(found.ok()) << found.status().ToString();
+  return found.ok() && *found ? out : "<none>";
+}
+
+std::vector<std::string> GetList(const ListState& s) {
+  std::vector<std::string> out;
+  EXPECT_TRUE(s.Get(&out).ok());
+  return out;
+}
+
+// Sums decimal integers: the reduce function of the tests.
+Status Sum(std::string_view a, std::string_view b, std::string* out) {
+  *out = std::to_string(std::stoll(std::string(a)) + std::stoll(std::string(b)));
+  return Status::OK();
+}
+
+// Average as "sum,count" accumulators.
+AggregateFunction Average() {
+  AggregateFunction f;
+  f.create = [](std::string* acc) {
+    *acc = "0,0";
+    return Status::OK();
+  };
+  auto parse = [](std::string_view acc, int64_t* sum, int64_t* count) {
+    size_t comma = acc.find(',');
+    *sum = std::stoll(std::string(acc.substr(0, comma)));
+    *count = std::stoll(std::string(acc.substr(comma + 1)));
+  };
+  f.add = [parse](std::string_view input, std::string* acc) {
+    int64_t sum, count;
+    parse(*acc, &sum, &count);
+    *acc = std::to_string(sum + std::stoll(std::string(input))) + "," + std::to_string(count + 1);
+    return Status::OK();
+  };
+  f.result = [parse](std::string_view acc, std::string* out) {
+    int64_t sum, count;
+    parse(acc, &sum, &count);
+    *out = std::to_string(sum / count);
+    return Status::OK();
+  };
+  f.merge = [parse](std::string_view other, std::string* acc) {
+    int64_t s1, c1, s2, c2;
+    parse(*acc, &s1, &c1);
+    parse(other, &s2, &c2);
+    *acc = std::to_string(s1 + s2) + "," + std::to_string(c1 + c2);
+    return Status::OK();
+  };
+  return f;
+}
+
+std::string SnapshotOf(KeyedStateBackend& backend) {
+  StateWriter w;
+  w.PutU32(99);  // the operator's own fields around the section must survive
+  EXPECT_TRUE(backend.Snapshot(w).ok());
+  w.PutString("tail");
+  return w.Finish();
+}
+
+Status RestoreFrom(KeyedStateBackend& backend, const std::string& blob) {
+  StateReader r(blob);
+  FLOE_ASSIGN_OR_RAISE(uint32_t head, r.GetU32());
+  if (head != 99) return Status::Corruption("head");
+  FLOE_RETURN_NOT_OK(backend.Restore(r));
+  FLOE_ASSIGN_OR_RAISE(std::string tail, r.GetString());
+  if (tail != "tail") return Status::Corruption("tail");
+  return r.ExpectEnd();
+}
+
+TEST(KeyedState, ValueStateIsScopedByKeyAndNamespace) {
+  Fixture f;
+  ValueState v = *f.backend->GetValueState("v");
+  f.Key(1);
+  ASSERT_TRUE(v.Update("one").ok());
+  f.backend->SetCurrentNamespace("w1");
+  EXPECT_EQ(GetValue(v), "<none>");
+  ASSERT_TRUE(v.Update("one@w1").ok());
+  f.Key(2);  // keeps namespace w1
+  EXPECT_EQ(f.backend->current_namespace(), "w1");
+  EXPECT_EQ(GetValue(v), "<none>");
+  ASSERT_TRUE(v.Update("two@w1").ok());
+  f.backend->SetCurrentNamespace("");
+  f.Key(1);
+  EXPECT_EQ(GetValue(v), "one");
+  ASSERT_TRUE(v.Update("one'").ok());
+  EXPECT_EQ(GetValue(v), "one'");
+  f.backend->SetCurrentNamespace("w1");
+  EXPECT_EQ(GetValue(v), "one@w1");
+  ASSERT_TRUE(v.Clear().ok());
+  EXPECT_EQ(GetValue(v), "<none>");
+  f.Key(2);
+  EXPECT_EQ(GetValue(v), "two@w1");
+  EXPECT_EQ(f.backend->num_entries(), 2u);  // (1, "") and (2, w1)
+}
+
+TEST(KeyedState, KeyBytesAreOpaqueAndPrefixFree) {
+  // ("ab", "c") and ("a", "bc") must be different scopes.
+  Fixture f;
+  ValueState v = *f.backend->GetValueState("v");
+  ASSERT_TRUE(f.backend->SetCurrentKey("ab", HashOf(7)).ok());
+  f.backend->SetCurrentNamespace("c");
+  ASSERT_TRUE(v.Update("x").ok());
+  ASSERT_TRUE(f.backend->SetCurrentKey("a", HashOf(7)).ok());
+  f.backend->SetCurrentNamespace("bc");
+  EXPECT_EQ(GetValue(v), "<none>");
+  ASSERT_TRUE(f.backend->SetCurrentKey(std::string("\0\1", 2), HashOf(7)).ok());
+  ASSERT_TRUE(v.Update("binary").ok());
+  EXPECT_EQ(GetValue(v), "binary");
+}
+
+TEST(KeyedState, StatesAreIndependentAndKindsAreChecked) {
+  Fixture f;
+  ValueState a = *f.backend->GetValueState("a");
+  ValueState b = *f.backend->GetValueState("b");
+  ListState l = *f.backend->GetListState("l");
+  // Same name again: same state; another kind: refused.
+  EXPECT_EQ(f.backend->GetValueState("a")->id(), a.id());
+  Result<ListState> wrong = f.backend->GetListState("a");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_TRUE(wrong.status().IsInvalidArgument()) << wrong.status().ToString();
+  EXPECT_NE(wrong.status().message().find("'a' is value"), std::string::npos);
+  // No current key yet.
+  Status no_key = a.Update("x");
+  EXPECT_TRUE(no_key.IsInvalidArgument());
+  EXPECT_NE(no_key.message().find("before SetCurrentKey"), std::string::npos);
+
+  f.Key(1);
+  ASSERT_TRUE(a.Update("A").ok());
+  EXPECT_EQ(GetValue(b), "<none>");
+  // A list operation on a value state is refused.
+  EXPECT_TRUE(f.backend->Add(a.id(), "x").IsInvalidArgument());
+  EXPECT_TRUE(f.backend->Put(l.id(), "x").IsInvalidArgument());
+  // Reducing/aggregating without their functions are refused.
+  EXPECT_FALSE(f.backend->GetReducingState("r", nullptr).ok());
+  EXPECT_FALSE(f.backend->GetAggregatingState("g", AggregateFunction{}).ok());
+}
+
+TEST(KeyedState, ListStateAppendsReplacesAndClears) {
+  Fixture f;
+  ListState l = *f.backend->GetListState("l");
+  f.Key(1);
+  EXPECT_TRUE(GetList(l).empty());
+  ASSERT_TRUE(l.Add("a").ok());
+  ASSERT_TRUE(l.Add("b").ok());
+  ASSERT_TRUE(l.Add("a").ok());
+  EXPECT_EQ(GetList(l), (std::vector<std::string>{"a", "b", "a"}));
+  f.Key(2);
+  EXPECT_TRUE(GetList(l).empty());
+  f.Key(1);
+  ASSERT_TRUE(l.Update({"x", "y"}).ok());
+  EXPECT_EQ(GetList(l), (std::vector<std::string>{"x", "y"}));
+  ASSERT_TRUE(l.Update({}).ok());  // an empty list is no list
+  EXPECT_TRUE(GetList(l).empty());
+  EXPECT_EQ(f.backend->num_entries(), 0u);
+  ASSERT_TRUE(l.Add("z").ok());
+  ASSERT_TRUE(l.Clear().ok());
+  EXPECT_TRUE(GetList(l).empty());
+}
+
+TEST(KeyedState, MapStatePutsGetsRemovesAndIteratesInKeyOrder) {
+  Fixture f;
+  MapState m = *f.backend->GetMapState("m");
+  f.Key(1);
+  std::string out;
+  EXPECT_FALSE(*m.Get("k", &out));
+  ASSERT_TRUE(m.Put("b", "2").ok());
+  ASSERT_TRUE(m.Put("a", "1").ok());
+  ASSERT_TRUE(m.Put("c", "3").ok());
+  ASSERT_TRUE(m.Put("b", "22").ok());  // overwrite
+  EXPECT_TRUE(*m.Get("b", &out));
+  EXPECT_EQ(out, "22");
+  ASSERT_TRUE(m.Remove("c").ok());
+  ASSERT_TRUE(m.Remove("missing").ok());
+  std::vector<std::pair<std::string, std::string>> entries;
+  ASSERT_TRUE(m.Entries(&entries).ok());
+  EXPECT_EQ(entries, (std::vector<std::pair<std::string, std::string>>{{"a", "1"}, {"b", "22"}}));
+  f.backend->SetCurrentNamespace("other");
+  ASSERT_TRUE(m.Entries(&entries).ok());
+  EXPECT_TRUE(entries.empty());
+  f.backend->SetCurrentNamespace("");
+  ASSERT_TRUE(m.Remove("a").ok());
+  ASSERT_TRUE(m.Remove("b").ok());
+  EXPECT_EQ(f.backend->num_entries(), 0u);  // an empty map is no map
+  ASSERT_TRUE(m.Put("a", "1").ok());
+  ASSERT_TRUE(m.Clear().ok());
+  EXPECT_FALSE(*m.Get("a", &out));
+}
+
+TEST(KeyedState, ReducingStateReducesPerScope) {
+  Fixture f;
+  ReducingState r = *f.backend->GetReducingState("sum", Sum);
+  f.Key(1);
+  std::string out;
+  EXPECT_FALSE(*r.Get(&out));
+  ASSERT_TRUE(r.Add("5").ok());
+  ASSERT_TRUE(r.Add("7").ok());
+  EXPECT_TRUE(*r.Get(&out));
+  EXPECT_EQ(out, "12");
+  f.Key(2);
+  ASSERT_TRUE(r.Add("1").ok());
+  EXPECT_TRUE(*r.Get(&out));
+  EXPECT_EQ(out, "1");
+  ASSERT_TRUE(r.Clear().ok());
+  EXPECT_FALSE(*r.Get(&out));
+}
+
+TEST(KeyedState, AggregatingStateKeepsAccumulatorsAndReturnsResults) {
+  Fixture f;
+  AggregatingState g = *f.backend->GetAggregatingState("avg", Average());
+  f.Key(1);
+  std::string out;
+  EXPECT_FALSE(*g.Get(&out));
+  ASSERT_TRUE(g.Add("10").ok());
+  ASSERT_TRUE(g.Add("20").ok());
+  ASSERT_TRUE(g.Add("60").ok());
+  EXPECT_TRUE(*g.Get(&out));
+  EXPECT_EQ(out, "30");
+  // A failing user function fails the call and leaves the state as it was.
+  AggregateFunction failing = Average();
+  failing.add = [](std::string_view, std::string*) { return Status::InvalidArgument("boom"); };
+  AggregatingState h = *f.backend->GetAggregatingState("failing", failing);
+  EXPECT_EQ(h.Add("1").message(), "boom");
+  EXPECT_FALSE(*h.Get(&out));
+}
+
+TEST(KeyedState, MergeNamespacesFoldsSessionWindows) {
+  Fixture f;
+  ListState l = *f.backend->GetListState("l");
+  ReducingState r = *f.backend->GetReducingState("sum", Sum);
+  AggregatingState g = *f.backend->GetAggregatingState("avg", Average());
+  ValueState v = *f.backend->GetValueState("v");
+  f.Key(1);
+  for (const char* ns : {"s1", "s2", "s3"}) {
+    f.backend->SetCurrentNamespace(ns);
+    std::string n = std::string(ns).substr(1);  // 1, 2, 3
+    ASSERT_TRUE(l.Add(n).ok());
+    ASSERT_TRUE(r.Add(n).ok());
+    ASSERT_TRUE(g.Add(n).ok());
+  }
+  f.Key(2);  // another key's s2 is not touched
+  f.backend->SetCurrentNamespace("s2");
+  ASSERT_TRUE(r.Add("100").ok());
+
+  f.Key(1);
+  f.backend->SetCurrentNamespace("s1");
+  ASSERT_TRUE(f.backend->MergeNamespaces(l.id(), "s1", {"s2", "s3"}).ok());
+  ASSERT_TRUE(f.backend->MergeNamespaces(r.id(), "s1", {"s2", "s3"}).ok());
+  ASSERT_TRUE(f.backend->MergeNamespaces(g.id(), "s9", {"s1", "s2", "s3"}).ok());
+  EXPECT_TRUE(f.backend->MergeNamespaces(v.id(), "s1", {"s2"}).IsInvalidArgument());
+  EXPECT_EQ(f.backend->current_namespace(), "s1");
+  std::string out;
+  EXPECT_EQ(GetList(l), (std::vector<std::string>{"1", "2", "3"}));
+  EXPECT_TRUE(*r.Get(&out));
+  EXPECT_EQ(out, "6");
+  EXPECT_FALSE(*g.Get(&out));  // moved to s9
+  f.backend->SetCurrentNamespace("s9");
+  EXPECT_TRUE(*g.Get(&out));
+  EXPECT_EQ(out, "2");
+  f.backend->SetCurrentNamespace("s2");
+  EXPECT_TRUE(GetList(l).empty());
+  EXPECT_FALSE(*r.Get(&out));
+  f.Key(2);
+  EXPECT_TRUE(*r.Get(&out));
+  EXPECT_EQ(out, "100");
+}
+
+TEST(KeyedState, KeyGroupIsThePartitionersAndForeignKeysAreRefused) {
+  // Parallelism 4 over 128 key groups: the subtask HashPartitionRows picks for a row is the one
+  // whose backend accepts that row's key.
+  const uint32_t p = 4, max_p = 128;
+  RecordBatch batch = testing::Int64Batch({1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  auto routed = HashPartitionRows(batch, {0}, max_p, p);
+  for (uint32_t s = 0; s < p; ++s) {
+    Fixture f(KeyGroupRangeForSubtask(s, max_p, p));
+    for (uint32_t target = 0; target < p; ++target) {
+      for (uint32_t row : routed[target]) {
+        uint64_t hash = HashKeyRow(batch, {0}, row);
+        Status st = f.backend->SetCurrentKey(std::to_string(row), hash);
+        if (target == s) {
+          EXPECT_TRUE(st.ok()) << st.ToString();
+          EXPECT_EQ(f.backend->current_key_group(), KeyGroupForHash(hash, max_p));
+        } else {
+          EXPECT_TRUE(st.IsInvalidArgument());
+          EXPECT_NE(st.message().find("outside this subtask's range"), std::string::npos);
+        }
+      }
+    }
+  }
+}
+
+TEST(KeyedState, EventTimersFireInTimestampOrderOnceWhenTheWatermarkPasses) {
+  Fixture f;
+  for (int64_t k : {1, 2, 3}) {
+    f.Key(k);
+    f.backend->SetCurrentNamespace("w" + std::to_string(k));
+    ASSERT_TRUE(f.backend->RegisterTimer(TimeDomain::kEventTime, 300 - k * 100).ok());  // 200..0
+    ASSERT_TRUE(f.backend->RegisterTimer(TimeDomain::kEventTime, 1000).ok());
+    ASSERT_TRUE(f.backend->RegisterTimer(TimeDomain::kEventTime, 1000).ok());  // duplicate
+  }
+  f.Key(3);
+  f.backend->SetCurrentNamespace("w3");
+  ASSERT_TRUE(f.backend->RegisterTimer(TimeDomain::kEventTime, 500).ok());
+  ASSERT_TRUE(f.backend->DeleteTimer(TimeDomain::kEventTime, 500).ok());
+  EXPECT_EQ(f.backend->NextTimer(TimeDomain::kEventTime), 0);
+  EXPECT_EQ(f.backend->NextTimer(TimeDomain::kProcessingTime), std::nullopt);
+
+  std::vector<std::string> fired;
+  auto record = [&](const Timer& t) {
+    // The scope is the timer's.
+    EXPECT_EQ(f.backend->current_key(), t.key);
+    EXPECT_EQ(f.backend->current_namespace(), t.ns);
+    fired.push_back(std::to_string(t.timestamp) + ":" + t.key + "/" + t.ns);
+    return Status::OK();
+  };
+  ASSERT_TRUE(f.backend->AdvanceWatermark(Watermark(150), record).ok());
+  EXPECT_EQ(fired, (std::vector<std::string>{"0:3/w3", "100:2/w2"}));
+  fired.clear();
+  // A timestamp equal to the watermark fires; a lower watermark fires nothing new.
+  ASSERT_TRUE(f.backend->AdvanceWatermark(Watermark(100), record).ok());
+  EXPECT_TRUE(fired.empty());
+  EXPECT_EQ(f.backend->current_watermark(), Watermark(150));
+  ASSERT_TRUE(f.backend->AdvanceWatermark(Watermark(1000), record).ok());
+  ASSERT_EQ(fired.size(), 4u);
+  EXPECT_EQ(fired[0], "200:1/w1");
+  for (size_t i = 1; i < 4; ++i) EXPECT_EQ(fired[i].substr(0, 5), "1000:");  // once per scope
+  fired.clear();
+  ASSERT_TRUE(f.backend->AdvanceWatermark(Watermark(INT64_MAX), record).ok());
+  EXPECT_TRUE(fired.empty());
+}
+
+TEST(KeyedState, TimerHandlerMayUseStateAndRegisterTimers) {
+  Fixture f;
+  ReducingState count = *f.backend->GetReducingState("count", Sum);
+  f.Key(1);
+  ASSERT_TRUE(count.Add("1").ok());
+  ASSERT_TRUE(f.backend->RegisterTimer(TimeDomain::kEventTime, 10).ok());
+  std::vector<int64_t> fired;
+  auto handler = [&](const Timer& t) -> Status {
+    fired.push_back(t.timestamp);
+    std::string out;
+    FLOE_ASSIGN_OR_RAISE(bool found, count.Get(&out));
+    if (!found || out != "1") return Status::Internal("state not in the timer's scope");
+    if (t.timestamp == 10) {
+      // Due already (fires in this call) and a later one (does not).
+      FLOE_RETURN_NOT_OK(f.backend->RegisterTimer(TimeDomain::kEventTime, 20));
+      FLOE_RETURN_NOT_OK(f.backend->RegisterTimer(TimeDomain::kEventTime, 99));
+    }
+    return Status::OK();
+  };
+  f.Key(2);  // the handler must see key 1's state anyway
+  ASSERT_TRUE(f.backend->AdvanceWatermark(Watermark(50), handler).ok());
+  EXPECT_EQ(fired, (std::vector<int64_t>{10, 20}));
+  EXPECT_EQ(f.backend->NextTimer(TimeDomain::kEventTime), 99);
+  // A handler error stops firing and is returned.
+  Status st = f.backend->AdvanceWatermark(
+      Watermark(100), [](const Timer&) { return Status::Internal("handler failed"); });
+  EXPECT_EQ(st.message(), "handler failed");
+}
+
+TEST(KeyedState, ProcessingTimersFollowTheClock) {
+  Fixture f;  // clock at 1,000,000 ms
+  EXPECT_EQ(f.backend->CurrentProcessingTime(), 1'000'000'000);
+  f.Key(1);
+  const int64_t now = f.backend->CurrentProcessingTime();
+  ASSERT_TRUE(f.backend->RegisterTimer(TimeDomain::kProcessingTime, now + 2'000'000).ok());
+  ASSERT_TRUE(f.backend->RegisterTimer(TimeDomain::kProcessingTime, now + 1'000'000).ok());
+  ASSERT_TRUE(f.backend->RegisterTimer(TimeDomain::kEventTime, 0).ok());  // other domain
+  std::vector<int64_t> fired;
+  auto handler = [&](const Timer& t) {
+    EXPECT_EQ(t.domain, TimeDomain::kProcessingTime);
+    fired.push_back(t.timestamp - now);
+    return Status::OK();
+  };
+  ASSERT_TRUE(f.backend->AdvanceProcessingTime(handler).ok());
+  EXPECT_TRUE(fired.empty());
+  EXPECT_EQ(f.backend->NextTimer(TimeDomain::kProcessingTime), now + 1'000'000);
+  f.clock.Advance(milliseconds(1000));
+  ASSERT_TRUE(f.backend->AdvanceProcessingTime(handler).ok());
+  EXPECT_EQ(fired, (std::vector<int64_t>{1'000'000}));
+  f.clock.Advance(milliseconds(5000));
+  ASSERT_TRUE(f.backend->AdvanceProcessingTime(handler).ok());
+  EXPECT_EQ(fired, (std::vector<int64_t>{1'000'000, 2'000'000}));
+  EXPECT_EQ(f.backend->NextTimer(TimeDomain::kEventTime), 0);
+}
+
+TEST(TimerService, DeduplicatesAndOrdersAcrossKeyGroups) {
+  TimerService timers(KeyGroupRange{10, 20});
+  EXPECT_TRUE(timers.Register(TimeDomain::kEventTime, 5, 15, "b", ""));
+  EXPECT_TRUE(timers.Register(TimeDomain::kEventTime, 5, 11, "z", ""));
+  EXPECT_TRUE(timers.Register(TimeDomain::kEventTime, 5, 15, "a", ""));
+  EXPECT_TRUE(timers.Register(TimeDomain::kEventTime, 3, 19, "c", "n"));
+  EXPECT_FALSE(timers.Register(TimeDomain::kEventTime, 5, 15, "a", ""));
+  EXPECT_TRUE(timers.Register(TimeDomain::kEventTime, 5, 15, "a", "other-ns"));
+  EXPECT_TRUE(timers.Register(TimeDomain::kProcessingTime, 5, 15, "a", ""));
+  EXPECT_EQ(timers.size(TimeDomain::kEventTime), 5u);
+  EXPECT_EQ(timers.size(), 6u);
+  EXPECT_TRUE(timers.Delete(TimeDomain::kEventTime, 5, 15, "a", "other-ns"));
+  EXPECT_FALSE(timers.Delete(TimeDomain::kEventTime, 5, 15, "a", "other-ns"));
+  std::vector<std::string> order;
+  while (auto t = timers.PopDue(TimeDomain::kEventTime, 5)) {
+    order.push_back(std::to_string(t->timestamp) + "/" + std::to_string(t->key_group) + "/" +
+                    t->key);
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"3/19/c", "5/11/z", "5/15/a", "5/15/b"}));
+  EXPECT_EQ(timers.size(), 1u);
+  EXPECT_FALSE(timers.PopDue(TimeDomain::kProcessingTime, 4));
+  EXPECT_TRUE(timers.PopDue(TimeDomain::kProcessingTime, 5));
+}
+
+TEST(KeyedState, SnapshotRestoreRoundTripsStateAndTimers) {
+  Fixture a;
+  ValueState v = *a.backend->GetValueState("v");
+  ListState l = *a.backend->GetListState("l");
+  MapState m = *a.backend->GetMapState("m");
+  ReducingState r = *a.backend->GetReducingState("sum", Sum);
+  AggregatingState g = *a.backend->GetAggregatingState("avg", Average());
+  for (int64_t k = 0; k < 50; ++k) {
+    a.Key(k);
+    a.backend->SetCurrentNamespace(k % 2 ? "odd" : "");
+    ASSERT_TRUE(v.Update("v" + std::to_string(k)).ok());
+    ASSERT_TRUE(l.Add("x").ok());
+    ASSERT_TRUE(l.Add(std::to_string(k)).ok());
+    ASSERT_TRUE(m.Put("k" + std::to_string(k), std::string("\0bin", 4)).ok());
+    ASSERT_TRUE(r.Add(std::to_string(k)).ok());
+    ASSERT_TRUE(r.Add("1000").ok());
+    ASSERT_TRUE(g.Add(std::to_string(2 * k)).ok());
+    ASSERT_TRUE(a.backend->RegisterTimer(TimeDomain::kEventTime, 100 + k).ok());
+    ASSERT_TRUE(a.backend->RegisterTimer(TimeDomain::kProcessingTime, 5'000'000'000 + k).ok());
+  }
+  const std::string blob = SnapshotOf(*a.backend);
+  // Deterministic enough to be read twice the same way.
+  EXPECT_EQ(blob.substr(0, 8), SnapshotOf(*a.backend).substr(0, 8));
+
+  // Registration before the restore (as in Open) and after it (lazily) both work.
+  Fixture b;
+  ValueState v2 = *b.backend->GetValueState("v");
+  ReducingState r2 = *b.backend->GetReducingState("sum", Sum);
+  Status st = RestoreFrom(*b.backend, blob);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ListState l2 = *b.backend->GetListState("l");
+  MapState m2 = *b.backend->GetMapState("m");
+  AggregatingState g2 = *b.backend->GetAggregatingState("avg", Average());
+  EXPECT_EQ(b.backend->num_entries(), a.backend->num_entries());
+  for (int64_t k = 0; k < 50; ++k) {
+    b.Key(k);
+    b.backend->SetCurrentNamespace(k % 2 ? "odd" : "");
+    EXPECT_EQ(GetValue(v2), "v" + std::to_string(k));
+    EXPECT_EQ(GetList(l2), (std::vector<std::string>{"x", std::to_string(k)}));
+    std::string out;
+    EXPECT_TRUE(*m2.Get("k" + std::to_string(k), &out));
+    EXPECT_EQ(out, std::string("\0bin", 4));
+    EXPECT_TRUE(*r2.Get(&out));
+    EXPECT_EQ(out, std::to_string(k + 1000));
+    EXPECT_TRUE(*g2.Get(&out));
+    EXPECT_EQ(out, std::to_string(2 * k));
+    ASSERT_TRUE(g2.Add(std::to_string(2 * k + 2)).ok());  // the accumulator came back, not a result
+    EXPECT_TRUE(*g2.Get(&out));
+    EXPECT_EQ(out, std::to_string(2 * k + 1));
+  }
+  std::vector<std::string> fired;
+  ASSERT_TRUE(b.backend
+                  ->AdvanceWatermark(Watermark(1000),
+                                     [&](const Timer& t) {
+                                       fired.push_back(t.key + "@" + std::to_string(t.timestamp));
+                                       return Status::OK();
+                                     })
+                  .ok());
+  ASSERT_EQ(fired.size(), 50u);
+  for (int64_t k = 0; k < 50; ++k) {
+    EXPECT_EQ(fired[static_cast<size_t>(k)], std::to_string(k) + "@" + std::to_string(100 + k));
+  }
+  EXPECT_EQ(b.backend->NextTimer(TimeDomain::kProcessingTime), 5'000'000'000);
+
+  // Restoring twice into the same backend is refused.
+  EXPECT_EQ(RestoreFrom(*b.backend, blob).code(), StatusCode::kInternal);
+  // A state restored as one kind cannot be registered as another.
+  Fixture c;
+  ASSERT_TRUE(RestoreFrom(*c.backend, blob).ok());
+  EXPECT_TRUE(c.backend->GetMapState("v").status().IsInvalidArgument());
+  // ...nor registered before the restore as another.
+  Fixture d;
+  ASSERT_TRUE(d.backend->GetListState("v").ok());
+  EXPECT_TRUE(RestoreFrom(*d.backend, blob).IsInvalidArgument());
+}
+
+TEST(KeyedState, UnregisteredRestoredStateSurvivesTheNextSnapshot) {
+  Fixture a;
+  ValueState v = *a.backend->GetValueState("v");
+  a.Key(1);
+  ASSERT_TRUE(v.Update("kept").ok());
+  Fixture b;
+  ASSERT_TRUE(RestoreFrom(*b.backend, SnapshotOf(*a.backend)).ok());
+  const std::string again = SnapshotOf(*b.backend);  // "v" never registered in b
+  Fixture c;
+  ASSERT_TRUE(RestoreFrom(*c.backend, again).ok());
+  ValueState v3 = *c.backend->GetValueState("v");
+  c.Key(1);
+  EXPECT_EQ(GetValue(v3), "kept");
+}
+
+TEST(KeyedState, SnapshotOfAnotherKeyGroupRangeIsRefused) {
+  const uint32_t max_p = 128;
+  Fixture a(KeyGroupRangeForSubtask(0, max_p, 2));
+  ValueState v = *a.backend->GetValueState("v");
+  int64_t k = 0;
+  while (!a.backend->SetCurrentKey(std::to_string(k), HashOf(k)).ok()) ++k;
+  ASSERT_TRUE(v.Update("x").ok());
+  const std::string blob = SnapshotOf(*a.backend);
+
+  Fixture other(KeyGroupRangeForSubtask(1, max_p, 2));
+  Status st = RestoreFrom(*other.backend, blob);
+  EXPECT_TRUE(st.IsInvalidArgument());
+  EXPECT_NE(st.message().find("key groups [0, 64) cannot restore into a subtask that owns [64, "
+                              "128)"),
+            std::string::npos)
+      << st.message();
+  EXPECT_NE(st.message().find("rescaling keyed state is not supported yet"), std::string::npos);
+
+  Fixture rescaled(KeyGroupRangeForSubtask(0, max_p, 4));
+  EXPECT_TRUE(RestoreFrom(*rescaled.backend, blob).IsInvalidArgument());
+
+  Fixture other_max(KeyGroupRange{0, 64}, milliseconds(0), 256);
+  st = RestoreFrom(*other_max.backend, blob);
+  EXPECT_TRUE(st.IsInvalidArgument());
+  EXPECT_NE(st.message().find("pipeline.max-parallelism"), std::string::npos) << st.message();
+
+  Fixture same(KeyGroupRangeForSubtask(0, max_p, 2));
+  EXPECT_TRUE(RestoreFrom(*same.backend, blob).ok());
+}
+
+TEST(KeyedState, CorruptSnapshotIsCorruption) {
+  Fixture a;
+  ValueState v = *a.backend->GetValueState("v");
+  a.Key(1);
+  ASSERT_TRUE(v.Update("x").ok());
+  ASSERT_TRUE(a.backend->RegisterTimer(TimeDomain::kEventTime, 1).ok());
+  std::string blob = SnapshotOf(*a.backend);
+  for (size_t cut : {size_t{4}, size_t{8}, blob.size() / 2, blob.size() - 12}) {
+    Fixture b;
+    Status st = RestoreFrom(*b.backend, blob.substr(0, cut));
+    EXPECT_TRUE(st.IsCorruption()) << cut << ": " << st.ToString();
+  }
+  std::string bad_version = blob;
+  bad_version[4] = 7;  // after the test's own u32 head
+  Fixture b;
+  Status st = RestoreFrom(*b.backend, bad_version);
+  EXPECT_TRUE(st.IsCorruption());
+  EXPECT_NE(st.message().find("format version 7"), std::string::npos);
+}
+
+TEST(KeyedState, TtlExpiresStateAfterLastWriteAndNeverReturnsIt) {
+  Fixture f(KeyGroupRange{0, 128}, milliseconds(1000));
+  ValueState v = *f.backend->GetValueState("v", /*ttl=*/true);
+  ValueState window = *f.backend->GetValueState("window");  // window state: no TTL
+  ListState l = *f.backend->GetListState("l", true);
+  MapState m = *f.backend->GetMapState("m", true);
+  ReducingState r = *f.backend->GetReducingState("sum", Sum, true);
+  f.Key(1);
+  ASSERT_TRUE(v.Update("a").ok());
+  ASSERT_TRUE(window.Update("w").ok());
+  ASSERT_TRUE(l.Add("old").ok());
+  ASSERT_TRUE(m.Put("old", "1").ok());
+  ASSERT_TRUE(m.Put("touched", "1").ok());
+  ASSERT_TRUE(r.Add("5").ok());
+  f.clock.Advance(milliseconds(600));
+  // Reads do not extend the TTL, writes do (per element / entry).
+  EXPECT_EQ(GetValue(v), "a");
+  ASSERT_TRUE(l.Add("new").ok());
+  ASSERT_TRUE(m.Put("touched", "2").ok());
+  ASSERT_TRUE(r.Add("1").ok());
+  f.clock.Advance(milliseconds(400));  // 1000 ms after the first writes: expired
+  EXPECT_EQ(GetValue(v), "<none>");
+  EXPECT_EQ(GetValue(window), "w");
+  EXPECT_EQ(GetList(l), (std::vector<std::string>{"new"}));
+  std::string out;
+  EXPECT_FALSE(*m.Get("old", &out));
+  EXPECT_TRUE(*m.Get("touched", &out));
+  EXPECT_EQ(out, "2");
+  EXPECT_TRUE(*r.Get(&out));
+  EXPECT_EQ(out, "6");
+  // Adding to an expired reducing value starts afresh.
+  f.clock.Advance(milliseconds(1000));
+  ASSERT_TRUE(r.Add("3").ok());
+  EXPECT_TRUE(*r.Get(&out));
+  EXPECT_EQ(out, "3");
+  EXPECT_TRUE(GetList(l).empty());
+}
+
+TEST(KeyedState, TtlCleansUpAtSnapshotAndKeepsWriteTimesAcrossRestore) {
+  Fixture a(KeyGroupRange{0, 128}, milliseconds(1000));
+  ValueState v = *a.backend->GetValueState("v", true);
+  ValueState window = *a.backend->GetValueState("window");
+  for (int64_t k = 0; k < 10; ++k) {
+    a.Key(k);
+    ASSERT_TRUE(v.Update("early").ok());
+    ASSERT_TRUE(window.Update("w").ok());
+  }
+  a.clock.Advance(milliseconds(500));
+  a.Key(100);
+  ASSERT_TRUE(v.Update("late").ok());
+  a.clock.Advance(milliseconds(600));  // the ten early ones expired, never read
+  EXPECT_EQ(a.backend->num_entries(), 21u);
+  const std::string blob = SnapshotOf(*a.backend);
+  EXPECT_EQ(a.backend->num_entries(), 11u);  // cleaned in memory too
+
+  Fixture b(KeyGroupRange{0, 128}, milliseconds(1000));
+  b.clock.Set(a.clock.NowMillis());
+  ValueState v2 = *b.backend->GetValueState("v", true);
+  ASSERT_TRUE(RestoreFrom(*b.backend, blob).ok());
+  EXPECT_EQ(b.backend->num_entries(), 11u);
+  b.Key(100);
+  EXPECT_EQ(GetValue(v2), "late");
+  b.clock.Advance(milliseconds(400));  // 1000 ms after its write, counted before the restore
+  EXPECT_EQ(GetValue(v2), "<none>");
+}
+
+TEST(KeyedStateOptions, ReadsFlinkOptionNames) {
+  TaskInfo task;
+  task.max_parallelism = 256;
+  task.key_groups = KeyGroupRange{128, 256};
+  auto o = KeyedStateOptions::FromOptions(
+      {{"state.backend.type", "hashmap"}, {"table.exec.state.ttl", "1 h"}}, task);
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->ttl, milliseconds(3'600'000));
+  EXPECT_EQ(o->max_parallelism, 256u);
+  EXPECT_EQ(o->key_groups, (KeyGroupRange{128, 256}));
+  EXPECT_TRUE(KeyedStateBackend::Make(*o).ok());
+
+  auto defaults = KeyedStateOptions::FromOptions({}, task);
+  EXPECT_EQ(defaults->ttl, milliseconds(0));
+  EXPECT_EQ(defaults->backend, "hashmap");
+  EXPECT_TRUE(KeyedStateOptions::FromOptions({{"table.exec.state.ttl", "soon"}}, task)
+                  .status()
+                  .IsInvalidArgument());
+
+  auto rocks = KeyedStateOptions::FromOptions({{"state.backend.type", "rocksdb"}}, task);
+  EXPECT_EQ(KeyedStateBackend::Make(*rocks).status().code(), StatusCode::kNotImplemented);
+  auto bogus = KeyedStateOptions::FromOptions({{"state.backend.type", "heap"}}, task);
+  EXPECT_TRUE(KeyedStateBackend::Make(*bogus).status().IsInvalidArgument());
+  KeyedStateOptions bad_range;
+  bad_range.key_groups = KeyGroupRange{0, 200};
+  EXPECT_TRUE(KeyedStateBackend::Make(bad_range).status().IsInvalidArgument());
+}
+
+TEST(MaxParallelism, FollowsFlinksDefaultRule) {
+  // min(max(roundUpToPowerOfTwo(p + p/2), 128), 32768)
+  EXPECT_EQ(DefaultMaxParallelism(1), 128u);
+  EXPECT_EQ(DefaultMaxParallelism(85), 128u);   // 85 + 42 = 127
+  EXPECT_EQ(DefaultMaxParallelism(86), 256u);   // 86 + 43 = 129
+  EXPECT_EQ(DefaultMaxParallelism(100), 256u);  // 150
+  EXPECT_EQ(DefaultMaxParallelism(171), 256u);  // 171 + 85 = 256
+  EXPECT_EQ(DefaultMaxParallelism(172), 512u);  // 258
+  EXPECT_EQ(DefaultMaxParallelism(1000), 2048u);
+  EXPECT_EQ(DefaultMaxParallelism(21845), 32768u);  // 32767
+  EXPECT_EQ(DefaultMaxParallelism(30000), 32768u);  // capped
+  EXPECT_EQ(DefaultMaxParallelism(32768), 32768u);
+}
+
+}  // namespace
+}  // namespace floe::runtime

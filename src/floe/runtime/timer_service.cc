@@ -1,0 +1,100 @@
+#include "floe/runtime/timer_service.h"
+
+#include <tuple>
+
+namespace floe::runtime {
+
+bool TimerService::Entry::operator<(const Entry& o) const {
+  return std::tie(timestamp, key, ns) < std::tie(o.timestamp, o.key, o.ns);
+}
+
+TimerService::TimerService(KeyGroupRange range) : range_(range) {
+  for (Queue& q : queues_) q.groups.resize(range.end - range.start);
+}
+
+void TimerService::Unhead(Queue& q, uint32_t g) const {
+  const std::set<Entry>& set = q.groups[g - range_.start];
+  if (!set.empty()) q.heads.erase({set.begin()->timestamp, g});
+}
+
+void TimerService::Rehead(Queue& q, uint32_t g) const {
+  const std::set<Entry>& set = q.groups[g - range_.start];
+  if (!set.empty()) q.heads.insert({set.begin()->timestamp, g});
+}
+
+bool TimerService::Register(TimeDomain domain, int64_t timestamp, uint32_t key_group,
+                            std::string_view key, std::string_view ns) {
+  Queue& q = queues_[Index(domain)];
+  Unhead(q, key_group);
+  bool added = q.groups[key_group - range_.start]
+                   .insert(Entry{timestamp, std::string(key), std::string(ns)})
+                   .second;
+  Rehead(q, key_group);
+  if (added) ++q.size;
+  return added;
+}
+
+bool TimerService::Delete(TimeDomain domain, int64_t timestamp, uint32_t key_group,
+                          std::string_view key, std::string_view ns) {
+  if (key_group < range_.start || key_group >= range_.end) return false;
+  Queue& q = queues_[Index(domain)];
+  Unhead(q, key_group);
+  bool removed = q.groups[key_group - range_.start].erase(
+                     Entry{timestamp, std::string(key), std::string(ns)}) > 0;
+  Rehead(q, key_group);
+  if (removed) --q.size;
+  return removed;
+}
+
+std::optional<int64_t> TimerService::NextTimestamp(TimeDomain domain) const {
+  const Queue& q = queues_[Index(domain)];
+  if (q.heads.empty()) return std::nullopt;
+  return q.heads.begin()->first;
+}
+
+std::optional<Timer> TimerService::PopDue(TimeDomain domain, int64_t upto) {
+  Queue& q = queues_[Index(domain)];
+  if (q.heads.empty() || q.heads.begin()->first > upto) return std::nullopt;
+  uint32_t g = q.heads.begin()->second;
+  q.heads.erase(q.heads.begin());
+  std::set<Entry>& set = q.groups[g - range_.start];
+  auto node = set.extract(set.begin());
+  Rehead(q, g);
+  --q.size;
+  Entry& e = node.value();
+  return Timer{domain, e.timestamp, g, std::move(e.key), std::move(e.ns)};
+}
+
+bool TimerService::KeyGroupEmpty(uint32_t key_group) const {
+  for (const Queue& q : queues_) {
+    if (!q.groups[key_group - range_.start].empty()) return false;
+  }
+  return true;
+}
+
+void TimerService::SnapshotKeyGroup(uint32_t key_group, StateWriter& out) const {
+  for (const Queue& q : queues_) {
+    const std::set<Entry>& set = q.groups[key_group - range_.start];
+    out.PutU32(static_cast<uint32_t>(set.size()));
+    for (const Entry& e : set) {
+      out.PutI64(e.timestamp);
+      out.PutBytes(e.key);
+      out.PutBytes(e.ns);
+    }
+  }
+}
+
+Status TimerService::RestoreKeyGroup(uint32_t key_group, StateReader& in) {
+  for (TimeDomain domain : {TimeDomain::kEventTime, TimeDomain::kProcessingTime}) {
+    FLOE_ASSIGN_OR_RAISE(uint32_t n, in.GetU32());
+    for (uint32_t i = 0; i < n; ++i) {
+      FLOE_ASSIGN_OR_RAISE(int64_t timestamp, in.GetI64());
+      FLOE_ASSIGN_OR_RAISE(std::string key, in.GetBytes());
+      FLOE_ASSIGN_OR_RAISE(std::string ns, in.GetBytes());
+      Register(domain, timestamp, key_group, key, ns);
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace floe::runtime
