@@ -87,13 +87,18 @@ struct Stamped {
 using MapSlot = std::map<std::string, Stamped, std::less<>>;
 
 // The in-memory key of a (key, namespace) scope: u32 key length + key + namespace.
-std::string ScopeKey(std::string_view key, std::string_view ns) {
-  std::string out;
+void BuildScopeKey(std::string_view key, std::string_view ns, std::string* scope) {
+  std::string& out = *scope;
   out.resize(4 + key.size() + ns.size());
   uint32_t n = static_cast<uint32_t>(key.size());
   for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
   std::memcpy(out.data() + 4, key.data(), key.size());
   std::memcpy(out.data() + 4 + key.size(), ns.data(), ns.size());
+}
+
+std::string ScopeKey(std::string_view key, std::string_view ns) {
+  std::string out;
+  BuildScopeKey(key, ns, &out);
   return out;
 }
 
@@ -151,7 +156,7 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
 
   void SetCurrentNamespace(std::string_view ns) override {
     current_ns_.assign(ns);
-    scope_ = ScopeKey(current_key_, current_ns_);
+    scope_dirty_ = true;
   }
   std::string_view current_key() const override { return current_key_; }
   std::string_view current_namespace() const override { return current_ns_; }
@@ -445,7 +450,7 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
     if (ns.data() != current_ns_.data()) current_ns_.assign(ns);
     current_group_ = group;
     has_key_ = true;
-    scope_ = ScopeKey(current_key_, current_ns_);
+    scope_dirty_ = true;
   }
 
   Status RequireKey(std::string_view what) const {
@@ -467,7 +472,13 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
                                      std::string(what) + " " +
                                      std::string(StateKindName(t.desc.kind)) + " state this way");
     }
-    FLOE_RETURN_NOT_OK(RequireKey(std::string(what) + " state '" + t.desc.name + "'"));
+    if (!has_key_) {
+      return RequireKey(std::string(what) + " state '" + t.desc.name + "'");
+    }
+    if (scope_dirty_) {
+      BuildScopeKey(current_key_, current_ns_, &scope_);
+      scope_dirty_ = false;
+    }
     return &t;
   }
 
@@ -538,7 +549,10 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
   std::string current_key_;
   std::string current_ns_;
   uint32_t current_group_ = 0;
-  std::string scope_;  // ScopeKey(current_key_, current_ns_)
+  // ScopeKey(current_key_, current_ns_), rebuilt on the first access after the scope changed
+  // (a window operator sets key and namespace back to back).
+  std::string scope_;
+  bool scope_dirty_ = true;
 };
 
 void PutStamped(const Stamped& s, bool stamped, StateWriter& out) {
