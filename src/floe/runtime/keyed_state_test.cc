@@ -446,6 +446,20 @@ TEST(TimerService, DeduplicatesAndOrdersAcrossKeyGroups) {
   EXPECT_EQ(timers.size(), 1u);
   EXPECT_FALSE(timers.PopDue(TimeDomain::kProcessingTime, 4));
   EXPECT_TRUE(timers.PopDue(TimeDomain::kProcessingTime, 5));
+
+  // Deleting a group's earliest timer moves the next one up.
+  EXPECT_TRUE(timers.Register(TimeDomain::kEventTime, 9, 12, "k", ""));
+  EXPECT_TRUE(timers.Register(TimeDomain::kEventTime, 7, 12, "k", ""));
+  EXPECT_TRUE(timers.Register(TimeDomain::kEventTime, 8, 13, "k", ""));
+  EXPECT_EQ(timers.NextTimestamp(TimeDomain::kEventTime), 7);
+  EXPECT_TRUE(timers.Delete(TimeDomain::kEventTime, 7, 12, "k", ""));
+  EXPECT_EQ(timers.NextTimestamp(TimeDomain::kEventTime), 8);
+  EXPECT_TRUE(timers.Delete(TimeDomain::kEventTime, 8, 13, "k", ""));
+  EXPECT_EQ(timers.NextTimestamp(TimeDomain::kEventTime), 9);
+  EXPECT_FALSE(timers.Delete(TimeDomain::kEventTime, 9, 99, "k", ""));  // not this range
+  EXPECT_EQ(timers.PopDue(TimeDomain::kEventTime, 100)->timestamp, 9);
+  EXPECT_EQ(timers.NextTimestamp(TimeDomain::kEventTime), std::nullopt);
+  EXPECT_EQ(timers.size(), 0u);
 }
 
 TEST(KeyedState, SnapshotRestoreRoundTripsStateAndTimers) {

@@ -1,5 +1,6 @@
 #include "floe/runtime/timer_service.h"
 
+#include <iterator>
 #include <tuple>
 
 namespace floe::runtime {
@@ -25,25 +26,33 @@ void TimerService::Rehead(Queue& q, uint32_t g) const {
 bool TimerService::Register(TimeDomain domain, int64_t timestamp, uint32_t key_group,
                             std::string_view key, std::string_view ns) {
   Queue& q = queues_[Index(domain)];
-  Unhead(q, key_group);
-  bool added = q.groups[key_group - range_.start]
-                   .insert(Entry{timestamp, std::string(key), std::string(ns)})
-                   .second;
-  Rehead(q, key_group);
-  if (added) ++q.size;
-  return added;
+  std::set<Entry>& set = q.groups[key_group - range_.start];
+  auto [it, added] = set.insert(Entry{timestamp, std::string(key), std::string(ns)});
+  if (!added) return false;
+  ++q.size;
+  if (it == set.begin()) {  // the group's new earliest timer
+    if (set.size() > 1) q.heads.erase({std::next(it)->timestamp, key_group});
+    q.heads.insert({timestamp, key_group});
+  }
+  return true;
 }
 
 bool TimerService::Delete(TimeDomain domain, int64_t timestamp, uint32_t key_group,
                           std::string_view key, std::string_view ns) {
   if (key_group < range_.start || key_group >= range_.end) return false;
   Queue& q = queues_[Index(domain)];
+  std::set<Entry>& set = q.groups[key_group - range_.start];
+  auto it = set.find(Entry{timestamp, std::string(key), std::string(ns)});
+  if (it == set.end()) return false;
+  --q.size;
+  if (it != set.begin()) {
+    set.erase(it);
+    return true;
+  }
   Unhead(q, key_group);
-  bool removed = q.groups[key_group - range_.start].erase(
-                     Entry{timestamp, std::string(key), std::string(ns)}) > 0;
+  set.erase(it);
   Rehead(q, key_group);
-  if (removed) --q.size;
-  return removed;
+  return true;
 }
 
 std::optional<int64_t> TimerService::NextTimestamp(TimeDomain domain) const {
