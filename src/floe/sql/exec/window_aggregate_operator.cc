@@ -1,0 +1,472 @@
+#include "floe/sql/exec/window_aggregate_operator.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <utility>
+
+#include "floe/common/byte_codec.h"
+#include "floe/runtime/partitioner.h"
+
+namespace floe::sql {
+
+namespace {
+
+constexpr uint32_t kStateVersion = 1;
+// Flink fires a window once the watermark reaches its last millisecond (window_end - 1 ms);
+// floe's timestamps are microseconds.
+constexpr int64_t kOneMilli = 1000;
+
+int64_t FloorMod(int64_t a, int64_t b) { return ((a % b) + b) % b; }
+
+// One value of a column as bytes: the fixed-width storage, or the string / binary bytes.
+std::string CellOf(const Column& c, size_t row) {
+  const int w = c.type().fixed_width();
+  if (w == 0) return std::string(c.GetBytes(row));
+  return std::string(reinterpret_cast<const char*>(c.values<uint8_t>()) + row * w, w);
+}
+
+void AppendCell(Column* c, std::string_view cell) {
+  switch (c->type().fixed_width()) {
+    case 0:
+      c->AppendBytes(cell);
+      return;
+    case 1:
+      c->Append<uint8_t>(static_cast<uint8_t>(cell[0]));
+      return;
+    case 4: {
+      uint32_t v;
+      std::memcpy(&v, cell.data(), 4);
+      c->Append(v);
+      return;
+    }
+    case 8: {
+      uint64_t v;
+      std::memcpy(&v, cell.data(), 8);
+      c->Append(v);
+      return;
+    }
+    default: {
+      Int128 v;
+      std::memcpy(&v, cell.data(), sizeof(v));
+      c->Append(v);
+      return;
+    }
+  }
+}
+
+template <typename T>
+T Load(std::string_view cell) {
+  T v;
+  std::memcpy(&v, cell.data(), sizeof(T));
+  return v;
+}
+
+// <0, 0, >0 as a < b for two cells of `type`.
+int CompareCells(const DataType& type, std::string_view a, std::string_view b) {
+  auto cmp = [](auto x, auto y) { return x < y ? -1 : (y < x ? 1 : 0); };
+  switch (type.id) {
+    case TypeId::kBoolean:
+      return cmp(Load<uint8_t>(a), Load<uint8_t>(b));
+    case TypeId::kInt32:
+    case TypeId::kDate:
+      return cmp(Load<int32_t>(a), Load<int32_t>(b));
+    case TypeId::kInt64:
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampTz:
+      return cmp(Load<int64_t>(a), Load<int64_t>(b));
+    case TypeId::kFloat:
+      return cmp(Load<float>(a), Load<float>(b));
+    case TypeId::kDouble:
+      return cmp(Load<double>(a), Load<double>(b));
+    case TypeId::kDecimal:
+      return cmp(Load<Int128>(a), Load<Int128>(b));
+    case TypeId::kString:
+    case TypeId::kBinary:
+      return a.compare(b);
+  }
+  return 0;
+}
+
+bool IsFloating(const DataType& t) { return t.id == TypeId::kFloat || t.id == TypeId::kDouble; }
+
+// A numeric input value widened for summing: integers as int64, decimals as their unscaled
+// Int128, floats as double.
+struct Number {
+  Int128 integer = 0;
+  double floating = 0;
+};
+
+Number NumberAt(const Column& c, size_t row) {
+  Number n;
+  switch (c.type().id) {
+    case TypeId::kInt32:
+      n.integer = c.Get<int32_t>(row);
+      break;
+    case TypeId::kInt64:
+      n.integer = c.Get<int64_t>(row);
+      break;
+    case TypeId::kDecimal:
+      n.integer = c.Get<Int128>(row);
+      break;
+    case TypeId::kFloat:
+      n.floating = c.Get<float>(row);
+      break;
+    case TypeId::kDouble:
+      n.floating = c.Get<double>(row);
+      break;
+    default:
+      break;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::vector<std::pair<int64_t, int64_t>> WindowsOf(const WindowSpec& spec, int64_t ts) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  switch (spec.kind) {
+    case WindowKind::kTumble: {
+      int64_t start = ts - FloorMod(ts, spec.size);
+      out.emplace_back(start, start + spec.size);
+      break;
+    }
+    case WindowKind::kHop: {
+      // Every window of `size` starting at a multiple of `slide` that holds ts.
+      int64_t last = ts - FloorMod(ts, spec.slide);
+      std::vector<std::pair<int64_t, int64_t>> rev;
+      for (int64_t start = last; start > ts - spec.size; start -= spec.slide) {
+        rev.emplace_back(start, start + spec.size);
+      }
+      out.assign(rev.rbegin(), rev.rend());
+      break;
+    }
+    case WindowKind::kCumulate: {
+      // Windows [start, start + k * step) of the size-long window holding ts, for every k whose
+      // window still holds ts.
+      int64_t start = ts - FloorMod(ts, spec.size);
+      for (int64_t end = start + (FloorMod(ts, spec.size) / spec.slide + 1) * spec.slide;
+           end <= start + spec.size; end += spec.slide) {
+        out.emplace_back(start, end);
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+std::shared_ptr<const BatchSchema> WindowAggregateOutput(const WindowAggregateSpec& spec) {
+  auto schema = std::make_shared<BatchSchema>();
+  for (int k : spec.key_columns) schema->fields.push_back(spec.input->fields[k]);
+  schema->fields.push_back(Field{"window_start", DataType::Timestamp(), false, 0});
+  schema->fields.push_back(Field{"window_end", DataType::Timestamp(), false, 0});
+  schema->fields.push_back(Field{"window_time", DataType::Timestamp(), false, 0});
+  for (size_t i = 0; i < spec.aggregates.size(); ++i) {
+    const AggregateCall& a = spec.aggregates[i];
+    bool counts = a.kind == AggregateKind::kCountStar || a.kind == AggregateKind::kCount ||
+                  a.kind == AggregateKind::kCountDistinct;
+    schema->fields.push_back(Field{"agg" + std::to_string(i), a.type, !counts, 0});
+  }
+  return schema;
+}
+
+// The accumulators of one key and window, serialized into one value state.
+struct WindowAggregateOperator::Accumulators {
+  struct One {
+    int64_t count = 0;  // COUNT / rows summed (AVG)
+    bool has = false;   // SUM / MIN / MAX / AVG saw a non-null value
+    Int128 integer = 0;
+    double floating = 0;
+    std::string cell;  // MIN / MAX
+    std::set<std::string> distinct;
+  };
+  std::string key;  // the key cells, for the output row
+  std::vector<One> aggs;
+
+  std::string Encode() const {
+    ByteWriter w;
+    w.PutString(key);
+    w.PutU32(static_cast<uint32_t>(aggs.size()));
+    for (const One& a : aggs) {
+      w.PutI64(a.count);
+      w.PutBool(a.has);
+      w.PutU64(static_cast<uint64_t>(a.integer));
+      w.PutU64(static_cast<uint64_t>(static_cast<unsigned __int128>(a.integer) >> 64));
+      w.PutDouble(a.floating);
+      w.PutString(a.cell);
+      w.PutU32(static_cast<uint32_t>(a.distinct.size()));
+      for (const std::string& d : a.distinct) w.PutString(d);
+    }
+    return w.Finish();
+  }
+
+  static Result<Accumulators> Decode(std::string_view bytes) {
+    ByteReader r(bytes);
+    Accumulators acc;
+    FLOE_ASSIGN_OR_RAISE(acc.key, r.GetString());
+    FLOE_ASSIGN_OR_RAISE(uint32_t n, r.GetU32());
+    for (uint32_t i = 0; i < n; ++i) {
+      One a;
+      FLOE_ASSIGN_OR_RAISE(a.count, r.GetI64());
+      FLOE_ASSIGN_OR_RAISE(a.has, r.GetBool());
+      FLOE_ASSIGN_OR_RAISE(uint64_t lo, r.GetU64());
+      FLOE_ASSIGN_OR_RAISE(uint64_t hi, r.GetU64());
+      a.integer = static_cast<Int128>((static_cast<unsigned __int128>(hi) << 64) | lo);
+      FLOE_ASSIGN_OR_RAISE(a.floating, r.GetDouble());
+      FLOE_ASSIGN_OR_RAISE(a.cell, r.GetString());
+      FLOE_ASSIGN_OR_RAISE(uint32_t distinct, r.GetU32());
+      for (uint32_t d = 0; d < distinct; ++d) {
+        FLOE_ASSIGN_OR_RAISE(std::string v, r.GetString());
+        a.distinct.insert(std::move(v));
+      }
+      acc.aggs.push_back(std::move(a));
+    }
+    FLOE_RETURN_NOT_OK(r.ExpectEnd());
+    return acc;
+  }
+};
+
+Result<std::unique_ptr<WindowAggregateOperator>> WindowAggregateOperator::Make(
+    WindowAggregateSpec spec) {
+  const int n = spec.input ? static_cast<int>(spec.input->fields.size()) : 0;
+  auto bad = [](const std::string& m) { return Status::InvalidArgument("window aggregate: " + m); };
+  if (spec.time_column < 0 || spec.time_column >= n) return bad("no time column");
+  TypeId time = spec.input->fields[spec.time_column].type.id;
+  if (time != TypeId::kTimestamp && time != TypeId::kTimestampTz) {
+    return bad("the time column must be TIMESTAMP(3) or TIMESTAMP_LTZ(3)");
+  }
+  const WindowSpec& w = spec.window;
+  if (w.size <= 0 || (w.kind != WindowKind::kTumble && w.slide <= 0)) {
+    return bad("window size and slide must be positive");
+  }
+  if (w.kind == WindowKind::kCumulate && w.size % w.slide != 0) {
+    return bad("CUMULATE's max size must be a multiple of its step");
+  }
+  for (int k : spec.key_columns) {
+    if (k < 0 || k >= n) return bad("key column out of range");
+  }
+  for (const AggregateCall& a : spec.aggregates) {
+    if (a.kind != AggregateKind::kCountStar && (a.input < 0 || a.input >= n)) {
+      return bad("aggregate input out of range");
+    }
+  }
+  return std::unique_ptr<WindowAggregateOperator>(new WindowAggregateOperator(std::move(spec)));
+}
+
+WindowAggregateOperator::WindowAggregateOperator(WindowAggregateSpec spec)
+    : spec_(std::move(spec)), output_(WindowAggregateOutput(spec_)) {}
+
+WindowAggregateOperator::~WindowAggregateOperator() = default;
+
+size_t WindowAggregateOperator::open_windows() const { return state_ ? state_->num_entries() : 0; }
+
+Status WindowAggregateOperator::Open(const runtime::OperatorContext& ctx) {
+  FLOE_ASSIGN_OR_RAISE(runtime::KeyedStateOptions options,
+                       runtime::KeyedStateOptions::FromOptions(spec_.job_config, ctx.task));
+  options.ttl = std::chrono::milliseconds(0);  // windows are purged by their timers
+  FLOE_ASSIGN_OR_RAISE(state_, runtime::KeyedStateBackend::Make(std::move(options)));
+  FLOE_ASSIGN_OR_RAISE(accumulators_, state_->GetValueState("window-accumulators"));
+  return Status::OK();
+}
+
+Status WindowAggregateOperator::Restore(runtime::StateReader& state) {
+  FLOE_ASSIGN_OR_RAISE(uint32_t version, state.GetU32());
+  if (version != kStateVersion) {
+    return Status::Corruption("window aggregate state: unknown format version " +
+                              std::to_string(version));
+  }
+  FLOE_ASSIGN_OR_RAISE(int64_t watermark, state.GetI64());
+  watermark_ = runtime::Watermark(watermark);
+  FLOE_ASSIGN_OR_RAISE(late_records_dropped_, state.GetI64());
+  FLOE_ASSIGN_OR_RAISE(std::string keyed, state.GetBytes());
+  runtime::StateReader keyed_reader(keyed);
+  FLOE_RETURN_NOT_OK(state_->Restore(keyed_reader));
+  return state.ExpectEnd();
+}
+
+Status WindowAggregateOperator::OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
+                                          runtime::Collector& out) {
+  (void)id, (void)out;
+  state.PutU32(kStateVersion);
+  state.PutI64(watermark_.micros);
+  state.PutI64(late_records_dropped_);
+  runtime::StateWriter keyed;
+  FLOE_RETURN_NOT_OK(state_->Snapshot(keyed));
+  state.PutBytes(keyed.data());
+  return Status::OK();
+}
+
+Status WindowAggregateOperator::ProcessBatch(const RecordBatch& batch, int input,
+                                             runtime::Collector& out) {
+  (void)input, (void)out;
+  const Column& time = batch.column(spec_.time_column);
+  std::string key, ns, value;  // reused across rows
+  for (size_t row = 0; row < batch.num_rows(); ++row) {
+    if (time.IsNull(row)) {
+      ++late_records_dropped_;  // no window holds a row without event time
+      continue;
+    }
+    std::vector<std::pair<int64_t, int64_t>> windows =
+        WindowsOf(spec_.window, time.Get<int64_t>(row));
+    key.clear();
+    for (int k : spec_.key_columns) {
+      const Column& c = batch.column(k);
+      if (c.IsNull(row)) {
+        key.push_back('\0');
+        continue;
+      }
+      std::string cell = CellOf(c, row);
+      key.push_back('\1');
+      ByteWriter w;
+      w.PutString(cell);
+      key += w.data();
+    }
+    bool placed = false;
+    const uint64_t hash = runtime::HashKeyRow(batch, spec_.key_columns, row);
+    for (const auto& [start, end] : windows) {
+      if (end - kOneMilli <= watermark_.micros) continue;  // fired already: late for it
+      placed = true;
+      FLOE_RETURN_NOT_OK(state_->SetCurrentKey(key, hash));
+      ByteWriter w;
+      w.PutI64(start);
+      w.PutI64(end);
+      ns = w.Finish();
+      state_->SetCurrentNamespace(ns);
+      FLOE_ASSIGN_OR_RAISE(bool exists, accumulators_.Get(&value));
+      Accumulators acc;
+      if (exists) {
+        FLOE_ASSIGN_OR_RAISE(acc, Accumulators::Decode(value));
+      } else {
+        acc.key = key;
+        acc.aggs.resize(spec_.aggregates.size());
+        FLOE_RETURN_NOT_OK(state_->RegisterTimer(runtime::TimeDomain::kEventTime, end - kOneMilli));
+      }
+      for (size_t i = 0; i < spec_.aggregates.size(); ++i) {
+        const AggregateCall& call = spec_.aggregates[i];
+        Accumulators::One& a = acc.aggs[i];
+        if (call.kind == AggregateKind::kCountStar) {
+          ++a.count;
+          continue;
+        }
+        const Column& c = batch.column(call.input);
+        if (c.IsNull(row)) continue;  // aggregates skip NULLs
+        switch (call.kind) {
+          case AggregateKind::kCount:
+            ++a.count;
+            break;
+          case AggregateKind::kCountDistinct:
+            a.distinct.insert(CellOf(c, row));
+            break;
+          case AggregateKind::kSum:
+          case AggregateKind::kAvg: {
+            Number v = NumberAt(c, row);
+            a.integer += v.integer;
+            a.floating += v.floating;
+            ++a.count;
+            a.has = true;
+            break;
+          }
+          case AggregateKind::kMin:
+          case AggregateKind::kMax: {
+            std::string cell = CellOf(c, row);
+            int cmp = a.has ? CompareCells(c.type(), cell, a.cell) : 0;
+            if (!a.has || (call.kind == AggregateKind::kMin ? cmp < 0 : cmp > 0)) {
+              a.cell = std::move(cell);
+            }
+            a.has = true;
+            break;
+          }
+          case AggregateKind::kCountStar:
+            break;
+        }
+      }
+      FLOE_RETURN_NOT_OK(accumulators_.Update(acc.Encode()));
+    }
+    if (!placed) ++late_records_dropped_;
+  }
+  return Status::OK();
+}
+
+Status WindowAggregateOperator::Fire(const runtime::Timer& timer, RecordBatch* out) {
+  std::string value;
+  FLOE_ASSIGN_OR_RAISE(bool exists, accumulators_.Get(&value));
+  if (!exists) return Status::OK();
+  FLOE_ASSIGN_OR_RAISE(Accumulators acc, Accumulators::Decode(value));
+  FLOE_RETURN_NOT_OK(accumulators_.Clear());
+  ByteReader ns(timer.ns);
+  FLOE_ASSIGN_OR_RAISE(int64_t start, ns.GetI64());
+  FLOE_ASSIGN_OR_RAISE(int64_t end, ns.GetI64());
+
+  size_t col = 0;
+  ByteReader key(acc.key);
+  for (size_t k = 0; k < spec_.key_columns.size(); ++k, ++col) {
+    Column& c = out->mutable_column(col);
+    FLOE_ASSIGN_OR_RAISE(uint8_t present, key.GetU8());
+    if (present == 0) {
+      c.AppendNull();
+      continue;
+    }
+    FLOE_ASSIGN_OR_RAISE(std::string cell, key.GetString());
+    AppendCell(&c, cell);
+  }
+  out->mutable_column(col++).Append<int64_t>(start);
+  out->mutable_column(col++).Append<int64_t>(end);
+  out->mutable_column(col++).Append<int64_t>(end - kOneMilli);
+  for (size_t i = 0; i < spec_.aggregates.size(); ++i, ++col) {
+    const AggregateCall& call = spec_.aggregates[i];
+    const Accumulators::One& a = acc.aggs[i];
+    Column& c = out->mutable_column(col);
+    switch (call.kind) {
+      case AggregateKind::kCountStar:
+      case AggregateKind::kCount:
+        c.Append<int64_t>(a.count);
+        break;
+      case AggregateKind::kCountDistinct:
+        c.Append<int64_t>(static_cast<int64_t>(a.distinct.size()));
+        break;
+      case AggregateKind::kMin:
+      case AggregateKind::kMax:
+        a.has ? AppendCell(&c, a.cell) : c.AppendNull();
+        break;
+      case AggregateKind::kSum:
+      case AggregateKind::kAvg: {
+        if (!a.has) {
+          c.AppendNull();
+          break;
+        }
+        const bool avg = call.kind == AggregateKind::kAvg;
+        if (IsFloating(call.type)) {
+          double v = avg ? a.floating / static_cast<double>(a.count) : a.floating;
+          call.type.id == TypeId::kFloat ? c.Append<float>(static_cast<float>(v)) : c.Append(v);
+          break;
+        }
+        Int128 v = avg ? a.integer / a.count : a.integer;  // integer AVG truncates, as Flink's
+        switch (call.type.id) {
+          case TypeId::kInt32:
+            c.Append<int32_t>(static_cast<int32_t>(v));
+            break;
+          case TypeId::kDecimal:
+            c.Append<Int128>(v);
+            break;
+          default:
+            c.Append<int64_t>(static_cast<int64_t>(v));
+            break;
+        }
+        break;
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Status WindowAggregateOperator::OnWatermark(runtime::Watermark watermark, runtime::Collector& out) {
+  if (watermark <= watermark_) return Status::OK();  // watermarks only move forward
+  watermark_ = watermark;
+  RecordBatch fired(output_);
+  FLOE_RETURN_NOT_OK(state_->AdvanceWatermark(
+      watermark, [&](const runtime::Timer& timer) { return Fire(timer, &fired); }));
+  if (fired.num_rows() > 0) FLOE_RETURN_NOT_OK(out.Emit(std::move(fired)));
+  return out.EmitWatermark(watermark);
+}
+
+}  // namespace floe::sql

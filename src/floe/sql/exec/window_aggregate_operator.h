@@ -1,0 +1,93 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "floe/common/record_batch.h"
+#include "floe/common/status.h"
+#include "floe/runtime/keyed_state.h"
+#include "floe/runtime/operator.h"
+
+namespace floe::sql {
+
+// Flink's window table-valued functions, in event time. Sizes in microseconds (floe's unit).
+enum class WindowKind { kTumble, kHop, kCumulate };
+struct WindowSpec {
+  WindowKind kind = WindowKind::kTumble;
+  int64_t size = 0;   // TUMBLE / HOP size, CUMULATE max size
+  int64_t slide = 0;  // HOP slide, CUMULATE step; unused for TUMBLE
+};
+
+// The windows (start, end) holding event time `ts`, ascending by end. REQUIRES: a valid spec
+// (size > 0; slide > 0 for HOP and CUMULATE, and CUMULATE's size a multiple of its step).
+std::vector<std::pair<int64_t, int64_t>> WindowsOf(const WindowSpec& spec, int64_t ts);
+
+enum class AggregateKind { kCountStar, kCount, kCountDistinct, kSum, kMin, kMax, kAvg };
+struct AggregateCall {
+  AggregateKind kind = AggregateKind::kCountStar;
+  int input = -1;  // input column; -1 for COUNT(*)
+  // Output type (Flink's rules, decided by the planner): COUNT -> BIGINT NOT NULL; SUM, MIN,
+  // MAX, AVG keep the input type (integer AVG truncates, as Flink's).
+  DataType type = DataType::Int64();
+};
+
+// A window aggregation: GROUP BY window_start, window_end[, keys] over a window TVF.
+struct WindowAggregateSpec {
+  std::shared_ptr<const BatchSchema> input;
+  int time_column = -1;          // the descriptor column: TIMESTAMP(3) / TIMESTAMP_LTZ(3)
+  std::vector<int> key_columns;  // the HASH edge into this operator uses the same columns
+  WindowSpec window;
+  std::vector<AggregateCall> aggregates;
+  // The job's settings: state.backend.type (runtime::KeyedStateOptions::FromOptions).
+  std::map<std::string, std::string> job_config;
+};
+
+// The output columns: keys (input names and types), window_start, window_end (TIMESTAMP),
+// window_time (window_end - 1 ms, the rowtime of the result, as Flink), then one column per
+// aggregate named agg0, agg1, ... (the planner projects and renames after it).
+std::shared_ptr<const BatchSchema> WindowAggregateOutput(const WindowAggregateSpec& spec);
+
+// WindowAggregateOperator computes window aggregates on keyed state (runtime/keyed_state.h).
+// Per row: every window holding its event time gets the row folded into its accumulator
+// (state per key and window), and an event-time timer at window_end - 1 ms. When the watermark
+// reaches a window's timer (Flink fires a window once watermark >= window_end - 1), its row is
+// emitted and its state cleared: final results only, append-only, emitted before the watermark
+// is forwarded. A row whose windows have all fired is late: dropped and counted
+// (late_records_dropped, Flink's numLateRecordsDropped), never silently; a NULL event time is
+// dropped and counted too. Checkpointed: the watermark, the late count and the keyed state with
+// its timers, so no window fires twice or is lost across a restore.
+class WindowAggregateOperator final : public runtime::Operator {
+ public:
+  // InvalidArgument for a spec that cannot run (no time column, bad sizes, columns out of range).
+  static Result<std::unique_ptr<WindowAggregateOperator>> Make(WindowAggregateSpec spec);
+  ~WindowAggregateOperator() override;
+
+  Status Open(const runtime::OperatorContext& ctx) override;
+  Status Restore(runtime::StateReader& state) override;
+  Status ProcessBatch(const RecordBatch& batch, int input, runtime::Collector& out) override;
+  Status OnWatermark(runtime::Watermark watermark, runtime::Collector& out) override;
+  Status OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
+                   runtime::Collector& out) override;
+
+  int64_t late_records_dropped() const { return late_records_dropped_; }
+  // Windows whose state is held now.
+  size_t open_windows() const;
+
+  struct Accumulators;
+
+ private:
+  explicit WindowAggregateOperator(WindowAggregateSpec spec);
+  Status Fire(const runtime::Timer& timer, RecordBatch* out);
+
+  WindowAggregateSpec spec_;
+  std::shared_ptr<const BatchSchema> output_;
+  std::unique_ptr<runtime::KeyedStateBackend> state_;
+  runtime::ValueState accumulators_;
+  runtime::Watermark watermark_;
+  int64_t late_records_dropped_ = 0;
+};
+
+}  // namespace floe::sql
