@@ -123,6 +123,7 @@ class TaskCollector final : public Collector {
 
   Status Emit(RecordBatch batch) override {
     if (batch.num_rows() == 0) return Status::OK();
+    FLOE_RETURN_NOT_OK(SetIdle(false));  // records make an idle output active again
     const size_t n = task_.outputs.size();
     for (size_t k = 0; k < n; ++k) {
       Output& o = task_.outputs[k];
@@ -161,7 +162,17 @@ class TaskCollector final : public Collector {
     return Status::OK();
   }
 
-  Status EmitWatermark(Watermark watermark) override { return Broadcast(watermark); }
+  Status EmitWatermark(Watermark watermark) override {
+    FLOE_RETURN_NOT_OK(SetIdle(false));
+    return Broadcast(watermark);
+  }
+  Status EmitWatermarkStatus(bool idle) override { return SetIdle(idle); }
+  // Sends a status change downstream (nothing when the status is unchanged).
+  Status SetIdle(bool idle) {
+    if (idle == idle_) return Status::OK();
+    idle_ = idle;
+    return Broadcast(WatermarkStatus{idle});
+  }
 
   // Sends a control element to every target of every output.
   Status Broadcast(const StreamElement& element) {
@@ -180,6 +191,7 @@ class TaskCollector final : public Collector {
 
   ExecutorTask& task_;
   LocalExecutor::Impl& impl_;
+  bool idle_ = false;
 };
 
 // The main loop of a non-source subtask: barrier alignment, watermark merging, end of input.
@@ -194,6 +206,7 @@ class OperatorRunner {
         ended_(n_, false),
         last_barrier_(n_, 0),
         watermarks_(n_, INT64_MIN),
+        idle_(n_, false),
         aligned_(impl.options.mode == CheckpointingMode::kExactlyOnce) {}
 
   Status Run() {
@@ -226,21 +239,37 @@ class OperatorRunner {
   Status OnElement(size_t c, StreamElement element) {
     if (auto* batch = std::get_if<RecordBatch>(&element)) {
       if (ended_[c]) return Status::Internal("batch after end of input");
+      if (idle_[c]) FLOE_RETURN_NOT_OK(SetChannelIdle(c, false));
       return t_.op->ProcessBatch(*batch, t_.channel_input[c], out_);
     }
     if (auto* wm = std::get_if<Watermark>(&element)) {
+      if (idle_[c]) FLOE_RETURN_NOT_OK(SetChannelIdle(c, false));
       if (wm->micros > watermarks_[c]) watermarks_[c] = wm->micros;
       return AdvanceWatermark();
     }
+    if (auto* status = std::get_if<WatermarkStatus>(&element)) {
+      return SetChannelIdle(c, status->idle);
+    }
     if (auto* barrier = std::get_if<Barrier>(&element)) return OnBarrier(c, *barrier);
     return OnEndOfInput(c);
+  }
+
+  // An idle channel is left out of the minimum; when every open channel is idle, this task's
+  // output is idle too (Flink's WatermarkStatus). A channel rejoining with a lower watermark
+  // does not move the combined watermark back: it counts once it catches up.
+  Status SetChannelIdle(size_t c, bool idle) {
+    idle_[c] = idle;
+    bool all_idle = true;
+    for (size_t k = 0; k < n_; ++k) all_idle = all_idle && (ended_[k] || idle_[k]);
+    FLOE_RETURN_NOT_OK(out_.SetIdle(all_idle && ended_count_ < n_));
+    return all_idle ? Status::OK() : AdvanceWatermark();
   }
 
   Status AdvanceWatermark() {
     int64_t min = INT64_MAX;
     bool any = false;
     for (size_t c = 0; c < n_; ++c) {
-      if (ended_[c]) continue;
+      if (ended_[c] || idle_[c]) continue;
       any = true;
       min = std::min(min, watermarks_[c]);
     }
@@ -306,6 +335,7 @@ class OperatorRunner {
   std::vector<bool> ended_;
   std::vector<uint64_t> last_barrier_;
   std::vector<int64_t> watermarks_;
+  std::vector<bool> idle_;  // WatermarkStatus per channel
   int64_t current_watermark_ = INT64_MIN;
   std::map<uint64_t, Barrier> pending_;  // seen on some channel, not yet snapshotted
   uint64_t last_snapshot_ = 0;

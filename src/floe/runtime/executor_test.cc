@@ -477,5 +477,62 @@ TEST(LocalExecutor, WatermarkIsTheMinimumOverInputs) {
   EXPECT_EQ(seen.back(), INT64_MAX);  // bounded sources end with the maximum watermark
 }
 
+// A source that declares itself idle (no partition, or nothing for the idle timeout) does not
+// hold back the watermark of the task it feeds (Flink's WatermarkStatus).
+class IdleSource final : public SourceOperator {
+ public:
+  explicit IdleSource(const std::atomic<bool>* release) : release_(release) {}
+  Result<SourceStatus> Poll(Collector& out) override {
+    if (!marked_) {
+      marked_ = true;
+      deadline_ = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      FLOE_RETURN_NOT_OK(out.EmitWatermarkStatus(true));
+    }
+    bool done = release_->load() || std::chrono::steady_clock::now() > deadline_;
+    return done ? SourceStatus::kEnd : SourceStatus::kIdle;
+  }
+
+ private:
+  const std::atomic<bool>* release_;
+  bool marked_ = false;
+  std::chrono::steady_clock::time_point deadline_;
+};
+
+// Records watermarks; releases the idle source once b's last watermark got through.
+class ReleasingRecorder final : public Operator {
+ public:
+  explicit ReleasingRecorder(std::atomic<bool>* release) : release_(release) {}
+  Status ProcessBatch(const RecordBatch&, int, Collector&) override { return Status::OK(); }
+  Status OnWatermark(Watermark wm, Collector& out) override {
+    if (wm.micros == 300) release_->store(true);
+    return out.EmitWatermark(wm);
+  }
+
+ private:
+  std::atomic<bool>* release_;
+};
+
+TEST(LocalExecutor, AnIdleInputDoesNotHoldTheWatermarkBack) {
+  std::atomic<bool> release{false};
+  JobGraph g;
+  VertexId idle =
+      g.AddSource("idle", 1, [&](const TaskInfo&) { return testing::Src<IdleSource>(&release); });
+  VertexId b = g.AddSource("b", 1, [](const TaskInfo&) {
+    return testing::Src<WatermarkSource>(std::vector<int64_t>{100, 200, 300});
+  });
+  VertexId w = g.AddOperator(
+      "w", 1, [&](const TaskInfo&) { return testing::Op<ReleasingRecorder>(&release); });
+  g.Connect(idle, w, Partitioning::Forward());
+  g.Connect(b, w, Partitioning::Forward());
+  ExecutorOptions opts;
+  opts.final_checkpoint = false;
+  auto ex = LocalExecutor::Make(g, std::move(opts)).ValueOrDie();
+  ASSERT_TRUE(ex->Start().ok());
+  ASSERT_TRUE(ex->Wait().ok());
+  // b's watermark 300 reached w while the other input was idle; without idleness it is held
+  // back until the idle source ends (after its 5 s deadline), and nothing releases it.
+  EXPECT_TRUE(release.load());
+}
+
 }  // namespace
 }  // namespace floe::runtime

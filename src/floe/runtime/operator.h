@@ -56,6 +56,13 @@ class Collector {
   virtual ~Collector() = default;
   virtual Status Emit(RecordBatch batch) = 0;
   virtual Status EmitWatermark(Watermark watermark) = 0;
+  // Marks this task's output idle (true) or active again (false): an idle output is left out of
+  // the watermark downstream tasks combine. Sources call it; operators need not (a task whose
+  // inputs are all idle marks its output idle by itself).
+  virtual Status EmitWatermarkStatus(bool idle) {
+    (void)idle;
+    return Status::OK();
+  }
 };
 
 // Operator is the contract every non-source task implements (STYLE rule 7, after Arroyo).

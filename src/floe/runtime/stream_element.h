@@ -21,7 +21,15 @@ struct EndOfInput {
   bool operator==(const EndOfInput&) const = default;
 };
 
+// Flink's WatermarkStatus: an idle producer (a source with no partition, or whose partitions sent
+// nothing for the idle timeout) does not hold back the watermark of the tasks it feeds. A
+// watermark or a batch from it makes it active again.
+struct WatermarkStatus {
+  bool idle = false;
+  bool operator==(const WatermarkStatus&) const = default;
+};
+
 // What flows through channels: data and the control events that must stay in order with it.
-using StreamElement = std::variant<RecordBatch, Barrier, Watermark, EndOfInput>;
+using StreamElement = std::variant<RecordBatch, Barrier, Watermark, EndOfInput, WatermarkStatus>;
 
 }  // namespace floe::runtime
