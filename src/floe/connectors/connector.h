@@ -18,11 +18,23 @@
 namespace floe::connectors {
 
 // A table of a job file (CREATE TABLE ... WITH (...)) as a connector sees it.
+// A table's WATERMARK FOR col AS col - INTERVAL ...: bounded out-of-orderness, watermark =
+// max(event time seen) - delay_ms. The source generates it; 'scan.watermark.idle-timeout' in
+// `options` overrides 'table.exec.source.idle-timeout' for the table.
+struct WatermarkSpec {
+  int column = -1;  // index into TableDescriptor::schema (a TIMESTAMP or TIMESTAMP_LTZ column)
+  int64_t delay_ms = 0;
+  bool operator==(const WatermarkSpec&) const = default;
+};
+
 struct TableDescriptor {
-  std::string name;                            // the SQL table name
-  std::shared_ptr<const BatchSchema> schema;   // column order as declared; field ids 1..n
+  std::string name;  // the SQL table name
+  // The physical columns in declared order (computed columns are not stored or decoded);
+  // field ids 1..n.
+  std::shared_ptr<const BatchSchema> schema;
   std::vector<std::string> primary_key;        // PRIMARY KEY (...) NOT ENFORCED
   std::map<std::string, std::string> options;  // WITH options, keys as written
+  std::optional<WatermarkSpec> watermark;      // the table's event time, if it declares one
 };
 
 // What every connector of one job run shares.

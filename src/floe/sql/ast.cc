@@ -104,6 +104,51 @@ Expr Expr::IsNotNull(Expr operand) {
   return WithChildren(ExprKind::kIsNotNull, std::move(children));
 }
 
+Expr Expr::Call(std::string name, std::vector<Expr> args) {
+  Expr e = WithChildren(ExprKind::kCall, std::move(args));
+  e.name = std::move(name);
+  return e;
+}
+
+Expr Expr::CountStar() {
+  Expr e = Call("COUNT", {});
+  e.star = true;
+  return e;
+}
+
+Expr Expr::Cast(Expr operand, SqlType type) {
+  std::vector<Expr> children;
+  children.push_back(std::move(operand));
+  Expr e = WithChildren(ExprKind::kCast, std::move(children));
+  e.cast_type = type;
+  return e;
+}
+
+std::string ToString(const SqlType& type) {
+  switch (type.type.id) {
+    case TypeId::kTimestamp:
+      return "TIMESTAMP(" + std::to_string(type.precision) + ")";
+    case TypeId::kTimestampTz:
+      return "TIMESTAMP_LTZ(" + std::to_string(type.precision) + ")";
+    default:
+      return SqlTypeName(type.type);
+  }
+}
+
+std::string_view ToString(WindowKind kind) {
+  switch (kind) {
+    case WindowKind::kTumble:
+      return "TUMBLE";
+    case WindowKind::kHop:
+      return "HOP";
+    case WindowKind::kCumulate:
+      return "CUMULATE";
+    case WindowKind::kSession:
+      return "SESSION";
+  }
+  return "?";
+}
+
 std::string_view ToString(CompareOp op) {
   switch (op) {
     case CompareOp::kEq:
@@ -146,6 +191,17 @@ std::string ToString(const Expr& expr) {
       return "(" + ToString(expr.children.at(0)) + " IS NULL)";
     case ExprKind::kIsNotNull:
       return "(" + ToString(expr.children.at(0)) + " IS NOT NULL)";
+    case ExprKind::kCall: {
+      if (expr.star) return expr.name + "(*)";
+      std::string out = expr.name + "(" + (expr.distinct ? "DISTINCT " : "");
+      for (size_t i = 0; i < expr.children.size(); ++i) {
+        if (i > 0) out += ", ";
+        out += ToString(expr.children[i]);
+      }
+      return out + ")";
+    }
+    case ExprKind::kCast:
+      return "CAST(" + ToString(expr.children.at(0)) + " AS " + ToString(expr.cast_type) + ")";
   }
   return "?";
 }
@@ -155,6 +211,20 @@ const ColumnDef* CreateTable::FindColumn(std::string_view name) const {
     if (c.name == name) return &c;
   }
   return nullptr;
+}
+
+int CreateTable::ColumnIndex(std::string_view name) const {
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (columns[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+bool CreateTable::has_computed_columns() const {
+  for (const ColumnDef& c : columns) {
+    if (c.computed) return true;
+  }
+  return false;
 }
 
 const CreateTable* Script::FindTable(std::string_view name) const {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,6 +21,9 @@ namespace floe::sql {
 struct SourcePos {
   int line = 0;
   int column = 0;
+  // Byte offset in the text after ${VAR} substitution: lets the parser report an error at a
+  // node it checks after parsing (with the source line and caret). Not for other modules.
+  size_t offset = 0;
   bool operator==(const SourcePos&) const { return true; }
 };
 
@@ -54,19 +58,36 @@ enum class ExprKind : uint8_t {
   kNot,        // children = {operand}
   kIsNull,     // children = {operand}
   kIsNotNull,  // children = {operand}
+  kCall,       // name (upper case), children = arguments; distinct for COUNT(DISTINCT x);
+               // COUNT(*) is name "COUNT" with star set and no children
+  kCast,       // CAST(operand AS type): children = {operand}, cast_type
 };
 
 enum class CompareOp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };  // kNe: both <> and !=
 
-// A scalar expression. Only what WHERE and the select list need today; new kinds (arithmetic,
-// function calls, CAST, typed literals) extend ExprKind and ParsePrimary in parser.cc.
+// A type as written in SQL: floe's DataType plus the timestamp precision that DataType drops
+// (time attributes must be TIMESTAMP(p) / TIMESTAMP_LTZ(p) with p <= 3, as in Flink).
+struct SqlType {
+  DataType type;
+  int precision = 0;  // TIMESTAMP / TIMESTAMP_LTZ: as written (default 6); 0 for other types
+  bool operator==(const SqlType&) const = default;
+};
+
+// "TIMESTAMP(3)", "TIMESTAMP_LTZ(3)", "BIGINT", "DECIMAL(10, 2)": Flink's spelling.
+std::string ToString(const SqlType& type);
+
+// A scalar expression. Arithmetic and typed literals (DATE '2024-01-01') would extend ExprKind
+// and ParsePrimary in parser.cc.
 struct Expr {
   ExprKind kind = ExprKind::kLiteral;
-  std::string name;               // kColumn
+  std::string name;               // kColumn: the column; kCall: the function, upper case
   Literal literal;                // kLiteral
   CompareOp op = CompareOp::kEq;  // kCompare
   std::vector<Expr> children;
-  SourcePos pos;  // the token that makes the node: column/literal, operator, NOT, IS
+  bool distinct = false;  // kCall: COUNT(DISTINCT x)
+  bool star = false;      // kCall: COUNT(*)
+  SqlType cast_type;      // kCast
+  SourcePos pos;  // the token that makes the node: column/literal, operator, NOT, IS, function
 
   static Expr Column(std::string name);
   static Expr Lit(Literal literal);
@@ -76,6 +97,9 @@ struct Expr {
   static Expr Not(Expr operand);
   static Expr IsNull(Expr operand);
   static Expr IsNotNull(Expr operand);
+  static Expr Call(std::string name, std::vector<Expr> args);
+  static Expr CountStar();
+  static Expr Cast(Expr operand, SqlType type);
   bool operator==(const Expr&) const = default;
 };
 
@@ -84,17 +108,25 @@ struct Expr {
 std::string ToString(const Expr& expr);
 std::string_view ToString(CompareOp op);
 
+// A physical column (`name TYPE [NOT NULL]`) or a computed one (`name AS expr`, Flink's virtual
+// column: computed from the physical columns when the table is read, skipped when it is
+// written). A computed column's type is derived from its expression by the parser.
 struct ColumnDef {
   std::string name;
   DataType type;
   bool not_null = false;  // as written; primary-key columns are NOT NULL in Flink regardless
   SourcePos pos;
+  int precision = 0;             // TIMESTAMP / TIMESTAMP_LTZ precision (default 6), else 0
+  std::optional<Expr> computed;  // `name AS expr`
   bool operator==(const ColumnDef&) const = default;
+
+  SqlType sql_type() const { return {type, precision}; }
 };
 
 // WATERMARK FOR column AS column [- INTERVAL 'n' unit]: bounded out-of-orderness on `column`
-// (a TIMESTAMP or TIMESTAMP_LTZ column of the table). Richer watermark expressions would add an
-// Expr here.
+// (a TIMESTAMP(p) or TIMESTAMP_LTZ(p) column of the table, p <= 3, physical or computed). The
+// column becomes the table's event-time attribute (rowtime). Richer watermark expressions would
+// add an Expr here.
 struct Watermark {
   std::string column;
   int64_t delay_millis = 0;
@@ -120,6 +152,11 @@ struct CreateTable {
 
   // The column called `name` (case-sensitive), or nullptr.
   const ColumnDef* FindColumn(std::string_view name) const;
+  // Index of the column called `name` in `columns` (declared order, computed ones included),
+  // or -1.
+  int ColumnIndex(std::string_view name) const;
+  // Whether any column is computed (`name AS expr`).
+  bool has_computed_columns() const;
   bool operator==(const CreateTable&) const = default;
 };
 
@@ -129,12 +166,45 @@ struct SelectItem {
   bool operator==(const SelectItem&) const = default;
 };
 
+enum class WindowKind : uint8_t { kTumble, kHop, kCumulate, kSession };
+std::string_view ToString(WindowKind kind);  // "TUMBLE", "HOP", "CUMULATE", "SESSION"
+
+// A window table-valued function in FROM, Flink's syntax:
+//   TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), size [, offset]))
+//   TABLE(HOP(TABLE t, DESCRIPTOR(ts), slide, size [, offset]))
+//   TABLE(CUMULATE(TABLE t, DESCRIPTOR(ts), step, size [, offset]))
+//   TABLE(SESSION(TABLE t [PARTITION BY k | PARTITION BY (k1, ...)], DESCRIPTOR(ts), gap))
+// or with named arguments (DATA => TABLE t, TIMECOL => DESCRIPTOR(ts), SIZE | SLIDE | STEP |
+// GAP | OFFSET => INTERVAL ...), DATA first. It adds window_start, window_end and window_time to
+// the table's columns. Durations are in milliseconds.
+struct WindowTvf {
+  WindowKind kind = WindowKind::kTumble;
+  std::string time_column;                // DESCRIPTOR(ts)
+  int64_t size_millis = 0;                // TUMBLE/HOP/CUMULATE size; SESSION gap
+  int64_t step_millis = 0;                // HOP slide, CUMULATE step; 0 otherwise
+  std::optional<int64_t> offset_millis;   // as written; may be negative
+  std::vector<std::string> partition_by;  // SESSION's PARTITION BY
+  SourcePos pos;                          // the function name (TUMBLE, ...)
+  SourcePos time_column_pos;              // the column inside DESCRIPTOR(...)
+  SourcePos offset_pos;                   // the offset's INTERVAL, when there is one
+  bool operator==(const WindowTvf&) const = default;
+};
+
+// The output columns a window TVF adds, in this order.
+inline constexpr std::string_view kWindowStart = "window_start";
+inline constexpr std::string_view kWindowEnd = "window_end";
+inline constexpr std::string_view kWindowTime = "window_time";
+
 struct Insert {
   std::string sink;
-  std::vector<SelectItem> select;  // empty = SELECT *
-  std::string source;
+  std::vector<SelectItem> select;   // empty = SELECT *
+  std::string source;               // the table read (inside the window TVF, if any)
+  std::optional<WindowTvf> window;  // FROM TABLE(TUMBLE(TABLE source, ...))
   std::optional<Expr> where;
+  std::vector<Expr> group_by;  // GROUP BY items (columns), as written; empty = no GROUP BY
   SourcePos pos;
+  SourcePos from_pos;      // the FROM keyword
+  SourcePos group_by_pos;  // the GROUP keyword
   bool operator==(const Insert&) const = default;
 };
 

@@ -126,7 +126,7 @@ SourcePos SourceText::Locate(size_t offset) const {
   for (size_t i = line_start; i < at; ++i) {
     if (!IsUtf8Continuation(original_[i])) ++column;
   }
-  return {static_cast<int>(line_index) + 1, column};
+  return {static_cast<int>(line_index) + 1, column, offset};
 }
 
 Status SourceText::Error(size_t offset, std::string_view message) const {

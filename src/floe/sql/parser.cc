@@ -5,6 +5,7 @@
 #include <charconv>
 #include <initializer_list>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -283,9 +284,23 @@ class Parser {
         FLOE_ASSIGN_OR_RAISE(Watermark watermark, ParseWatermark(&column_offset));
         watermark_column = NameRef{watermark.column, column_offset};
         table.watermark = std::move(watermark);
+      } else if (AtKeyword("AS", 1)) {
+        // A computed column: `name AS expr`. Metadata columns
+        // (`name TYPE METADATA [FROM 'key'] [VIRTUAL]`) would branch in ParseColumn.
+        ColumnDef column;
+        column.pos = PosOf(Peek());
+        FLOE_ASSIGN_OR_RAISE(column.name, ParseName("column name, PRIMARY KEY or WATERMARK"));
+        if (const ColumnDef* prior = table.FindColumn(column.name)) {
+          return DuplicateColumn(element_offset, *prior);
+        }
+        Advance();  // AS
+        FLOE_ASSIGN_OR_RAISE(Expr expr, ParseExpr());
+        column.computed = std::move(expr);
+        table.columns.push_back(std::move(column));
+        if (Peek().kind != TokenKind::kComma && Peek().kind != TokenKind::kRParen) {
+          return Unexpected("',' or ')' after the computed column's expression");
+        }
       } else {
-        // Extension point: computed columns (`name AS expr`) and metadata columns
-        // (`name TYPE METADATA [FROM 'key'] [VIRTUAL]`) branch here after the name.
         FLOE_ASSIGN_OR_RAISE(ColumnDef column,
                              ParseColumn("column name, PRIMARY KEY or WATERMARK"));
         if (const ColumnDef* prior = table.FindColumn(column.name)) {
@@ -320,13 +335,28 @@ class Parser {
         table.primary_key.push_back(key.name);
       }
     }
+    for (ColumnDef& column : table.columns) {
+      if (column.computed) FLOE_RETURN_NOT_OK(TypeComputedColumn(table, &column));
+    }
+    if (primary_key) {
+      for (const NameRef& key : *primary_key) {
+        if (table.FindColumn(key.name)->computed) {
+          return ErrorAt(key.offset, "primary key column " + Name(key.name) +
+                                         " is a computed column; a key must be physical");
+        }
+      }
+    }
     if (watermark_column) {
       FLOE_RETURN_NOT_OK(CheckColumn(table, *watermark_column, "watermark column"));
-      TypeId id = table.FindColumn(watermark_column->name)->type.id;
-      if (id != TypeId::kTimestamp && id != TypeId::kTimestampTz) {
-        return ErrorAt(watermark_column->offset, "watermark column " +
-                                                     Name(watermark_column->name) +
-                                                     " must be TIMESTAMP or TIMESTAMP_LTZ");
+      // Flink's rule for a rowtime attribute: TIMESTAMP(p) or TIMESTAMP_LTZ(p), p in 0..3.
+      const ColumnDef* column = table.FindColumn(watermark_column->name);
+      TypeId id = column->type.id;
+      if ((id != TypeId::kTimestamp && id != TypeId::kTimestampTz) || column->precision > 3) {
+        return ErrorAt(watermark_column->offset,
+                       "watermark column " + Name(watermark_column->name) +
+                           " must be TIMESTAMP(p) or TIMESTAMP_LTZ(p) with precision 0..3 (an "
+                           "event-time attribute), but it is " +
+                           ToString(column->sql_type()));
       }
     }
 
@@ -430,18 +460,20 @@ class Parser {
     return watermark;
   }
 
-  // 'n' unit, after INTERVAL; returns milliseconds. SECOND takes up to 3 decimals.
-  Result<int64_t> ParseInterval() {
+  // 'n' unit, after INTERVAL; returns milliseconds. SECOND takes up to 3 decimals. Units may
+  // be plural (Flink's docs write INTERVAL '10' MINUTES). A leading '-' in the value only where
+  // `allow_negative` (a window offset).
+  Result<int64_t> ParseInterval(bool allow_negative = false) {
     size_t value_offset = Peek().offset;
     FLOE_ASSIGN_OR_RAISE(std::string value, ParseString("a quoted interval value ('5')"));
     int64_t unit_millis = 0;
-    if (AtKeyword("DAY")) {
+    if (AtKeyword("DAY") || AtKeyword("DAYS")) {
       unit_millis = 86'400'000;
-    } else if (AtKeyword("HOUR")) {
+    } else if (AtKeyword("HOUR") || AtKeyword("HOURS")) {
       unit_millis = 3'600'000;
-    } else if (AtKeyword("MINUTE")) {
+    } else if (AtKeyword("MINUTE") || AtKeyword("MINUTES")) {
       unit_millis = 60'000;
-    } else if (AtKeyword("SECOND")) {
+    } else if (AtKeyword("SECOND") || AtKeyword("SECONDS")) {
       unit_millis = 1'000;
     } else {
       return Unexpected("an interval unit (DAY, HOUR, MINUTE or SECOND)");
@@ -451,6 +483,8 @@ class Parser {
     std::string_view v = value;
     v.remove_prefix(std::min(v.find_first_not_of(' '), v.size()));
     v.remove_suffix(v.size() - std::min(v.find_last_not_of(' ') + 1, v.size()));
+    bool negative = allow_negative && !v.empty() && v.front() == '-';
+    if (negative) v.remove_prefix(1);
     size_t dot = v.find('.');
     std::string_view whole = v.substr(0, dot);
     std::string_view frac = dot == std::string_view::npos ? "" : v.substr(dot + 1);
@@ -474,7 +508,7 @@ class Parser {
       for (size_t i = frac.size(); i < 3; ++i) f *= 10;
       millis += f;
     }
-    return millis;
+    return negative ? -millis : millis;
   }
 
   // name TYPE [NOT NULL | NULL]; `expected` says what could have stood in the name's place.
@@ -484,9 +518,11 @@ class Parser {
     FLOE_ASSIGN_OR_RAISE(column.name, ParseName(expected));
     // Errors inside the type name the column: "column 'price': DECIMAL precision must be ...".
     error_context_ = "column " + Name(column.name) + ": ";
-    Result<DataType> type = ParseType();
+    Result<SqlType> type = ParseSqlType();
     error_context_.clear();
-    FLOE_ASSIGN_OR_RAISE(column.type, std::move(type));
+    FLOE_ASSIGN_OR_RAISE(SqlType sql_type, std::move(type));
+    column.type = sql_type.type;
+    column.precision = sql_type.precision;
     if (AcceptKeyword("NOT")) {
       FLOE_RETURN_NOT_OK(ExpectKeyword("NULL"));
       column.not_null = true;
@@ -531,6 +567,11 @@ class Parser {
   }
 
   Result<DataType> ParseType() {
+    FLOE_ASSIGN_OR_RAISE(SqlType type, ParseSqlType());
+    return type.type;
+  }
+
+  Result<SqlType> ParseSqlType() {
     const Token& t = Peek();
     constexpr std::string_view kExpected = "a column type";
     if (t.kind != TokenKind::kWord) return Unexpected(kExpected);
@@ -542,48 +583,48 @@ class Parser {
     constexpr int64_t kMaxLength = std::numeric_limits<int32_t>::max();
     if (is({"BOOLEAN"})) {
       Advance();
-      return DataType::Boolean();
+      return SqlType{DataType::Boolean(), 0};
     }
     if (is({"INT", "INTEGER"})) {
       Advance();
-      return DataType::Int32();
+      return SqlType{DataType::Int32(), 0};
     }
     if (is({"BIGINT"})) {
       Advance();
-      return DataType::Int64();
+      return SqlType{DataType::Int64(), 0};
     }
     if (is({"FLOAT"})) {
       Advance();
-      return DataType::Float();
+      return SqlType{DataType::Float(), 0};
     }
     if (is({"DOUBLE"})) {
       Advance();
       AcceptKeyword("PRECISION");
-      return DataType::Double();
+      return SqlType{DataType::Double(), 0};
     }
     if (is({"STRING"})) {
       Advance();
-      return DataType::String();
+      return SqlType{DataType::String(), 0};
     }
     if (is({"VARCHAR", "CHAR"})) {
       Advance();
       FLOE_ASSIGN_OR_RAISE(int64_t n, ParseTypeArgument(name, "length", 1, 1, kMaxLength));
       (void)n;  // floe strings are unbounded
-      return DataType::String();
+      return SqlType{DataType::String(), 0};
     }
     if (is({"BYTES"})) {
       Advance();
-      return DataType::Binary();
+      return SqlType{DataType::Binary(), 0};
     }
     if (is({"VARBINARY", "BINARY"})) {
       Advance();
       FLOE_ASSIGN_OR_RAISE(int64_t n, ParseTypeArgument(name, "length", 1, 1, kMaxLength));
       (void)n;
-      return DataType::Binary();
+      return SqlType{DataType::Binary(), 0};
     }
     if (is({"DATE"})) {
       Advance();
-      return DataType::Date();
+      return SqlType{DataType::Date(), 0};
     }
     if (is({"TIMESTAMP", "TIMESTAMP_LTZ"})) {
       Advance();
@@ -607,7 +648,7 @@ class Parser {
         FLOE_RETURN_NOT_OK(ExpectKeyword("ZONE"));
         ltz = true;
       }
-      return ltz ? DataType::TimestampTz() : DataType::Timestamp();
+      return SqlType{ltz ? DataType::TimestampTz() : DataType::Timestamp(), static_cast<int>(p)};
     }
     if (is({"DECIMAL", "DEC", "NUMERIC"})) {
       Advance();
@@ -624,7 +665,7 @@ class Parser {
         }
         FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "',' or ')'"));
       }
-      return DataType::Decimal(static_cast<int>(p), static_cast<int>(s));
+      return SqlType{DataType::Decimal(static_cast<int>(p), static_cast<int>(s)), 0};
     }
     if (is({"TINYINT", "SMALLINT", "TIME", "INTERVAL", "ARRAY", "MAP", "MULTISET", "ROW", "RAW"})) {
       return ErrorAt(offset,
@@ -667,34 +708,270 @@ class Parser {
     if (!AtKeyword("FROM")) {
       return Unexpected(insert.select.empty() ? "FROM" : "',', AS or FROM");
     }
-    Advance();
-    FLOE_ASSIGN_OR_RAISE(NameRef source, ParseTableName());
+    insert.from_pos = PosOf(Advance());
+    NameRef source;
+    std::vector<NameRef> window_columns;  // DESCRIPTOR and PARTITION BY columns, checked below
+    if (AtKeyword("TABLE")) {
+      FLOE_ASSIGN_OR_RAISE(WindowTvf window, ParseWindowTvf(&source, &window_columns));
+      insert.window = std::move(window);
+    } else {
+      FLOE_ASSIGN_OR_RAISE(source, ParseTableName());
+    }
     const CreateTable* source_table = nullptr;
     FLOE_ASSIGN_OR_RAISE(source_table, LookUpTable(source));
     insert.source = std::move(source.name);
     if (AcceptKeyword("WHERE")) {
       FLOE_ASSIGN_OR_RAISE(Expr where, ParseExpr());
       insert.where = std::move(where);
-      FLOE_RETURN_NOT_OK(ExpectStatementEnd("AND, OR, a comparison, IS [NOT] NULL or ';'"));
-    } else {
-      FLOE_RETURN_NOT_OK(ExpectStatementEnd("WHERE or ';'"));
-    }
-
-    for (const NameRef& ref : column_refs_) {
-      if (source_table->FindColumn(ref.name) == nullptr) {
-        return ErrorAt(ref.offset, "unknown column " + Name(ref.name) + " in table " +
-                                       Name(source_table->name) + " (" +
-                                       JoinNames(source_table->columns) + ")");
+      if (!AtKeyword("GROUP")) {
+        FLOE_RETURN_NOT_OK(
+            ExpectStatementEnd("AND, OR, a comparison, IS [NOT] NULL, GROUP BY or ';'"));
       }
     }
-    size_t produced = insert.select.empty() ? source_table->columns.size() : insert.select.size();
-    if (produced != sink_table->columns.size()) {
+    if (AtKeyword("GROUP")) {
+      insert.group_by_pos = PosOf(Advance());
+      FLOE_RETURN_NOT_OK(ExpectKeyword("BY"));
+      do {
+        FLOE_ASSIGN_OR_RAISE(Expr item, ParseExpr());
+        insert.group_by.push_back(std::move(item));
+      } while (Accept(TokenKind::kComma));
+      FLOE_RETURN_NOT_OK(ExpectStatementEnd("',' or ';'"));
+    } else if (!insert.where) {
+      FLOE_RETURN_NOT_OK(ExpectStatementEnd("WHERE, GROUP BY or ';'"));
+    }
+
+    for (const NameRef& ref : window_columns) {
+      FLOE_RETURN_NOT_OK(CheckColumn(*source_table, ref, "window column"));
+    }
+    for (const NameRef& ref : column_refs_) {
+      if (source_table->FindColumn(ref.name) != nullptr) continue;
+      if (insert.window &&
+          (ref.name == kWindowStart || ref.name == kWindowEnd || ref.name == kWindowTime)) {
+        continue;
+      }
+      return ErrorAt(ref.offset,
+                     "unknown column " + Name(ref.name) + " in " +
+                         (insert.window ? "the window TVF over table " : "table ") +
+                         Name(source_table->name) + " (" + JoinNames(source_table->columns) +
+                         (insert.window ? ", window_start, window_end, window_time" : "") + ")");
+    }
+    size_t produced = insert.select.size();
+    if (insert.select.empty()) produced = source_table->columns.size() + (insert.window ? 3 : 0);
+    size_t writable = 0;  // computed columns of a sink are not written (as in Flink)
+    for (const ColumnDef& c : sink_table->columns) writable += c.computed ? 0 : 1;
+    if (produced != writable) {
       return ErrorAt(select_offset, "the SELECT produces " + std::to_string(produced) +
                                         " columns but sink table " + Name(sink_table->name) +
-                                        " has " + std::to_string(sink_table->columns.size()) +
+                                        " has " + std::to_string(writable) +
+                                        (writable == sink_table->columns.size()
+                                             ? ""
+                                             : " physical (computed columns are not written)") +
                                         " (INSERT matches columns by position)");
     }
     return insert;
+  }
+
+  // ---- window table-valued functions ------------------------------------------------------
+
+  // One argument of a window TVF: `TABLE t [PARTITION BY ...]`, `DESCRIPTOR(col)` or
+  // `INTERVAL 'n' unit`, optionally named (`SIZE => ...`).
+  struct TvfArg {
+    enum class Kind { kTable, kDescriptor, kInterval } kind = Kind::kInterval;
+    std::string param;  // upper case; empty when positional
+    size_t offset = 0;  // where the argument (or its name) starts
+    size_t value_offset = 0;
+    NameRef table;
+    std::vector<NameRef> partition_by;
+    size_t partition_offset = 0;
+    NameRef column;
+    int64_t millis = 0;
+  };
+
+  Result<TvfArg> ParseTvfArg() {
+    TvfArg arg;
+    arg.offset = Peek().offset;
+    if ((Peek().kind == TokenKind::kWord || Peek().kind == TokenKind::kQuotedWord) &&
+        Peek(1).kind == TokenKind::kEq && Peek(2).kind == TokenKind::kGt &&
+        Peek(2).offset == Peek(1).offset + 1) {
+      arg.param = Upper(Advance().text);
+      Advance();
+      Advance();
+    }
+    arg.value_offset = Peek().offset;
+    if (AcceptKeyword("TABLE")) {
+      arg.kind = TvfArg::Kind::kTable;
+      FLOE_ASSIGN_OR_RAISE(arg.table, ParseTableName());
+      if (AtKeyword("PARTITION")) {
+        arg.partition_offset = Advance().offset;
+        FLOE_RETURN_NOT_OK(ExpectKeyword("BY"));
+        if (Peek().kind == TokenKind::kLParen) {
+          FLOE_ASSIGN_OR_RAISE(arg.partition_by, ParseNameList("column name"));
+        } else {  // one column; several need parentheses
+          size_t offset = Peek().offset;
+          FLOE_ASSIGN_OR_RAISE(std::string name, ParseName("column name or '('"));
+          arg.partition_by.push_back({std::move(name), offset});
+        }
+      }
+    } else if (AtKeyword("DESCRIPTOR")) {
+      arg.kind = TvfArg::Kind::kDescriptor;
+      Advance();
+      FLOE_ASSIGN_OR_RAISE(std::vector<NameRef> columns, ParseNameList("column name"));
+      if (columns.size() != 1) {
+        return ErrorAt(columns[1].offset,
+                       "a window's DESCRIPTOR takes exactly one column (the time attribute)");
+      }
+      arg.column = std::move(columns[0]);
+    } else if (AcceptKeyword("INTERVAL")) {
+      arg.kind = TvfArg::Kind::kInterval;
+      FLOE_ASSIGN_OR_RAISE(arg.millis, ParseInterval(/*allow_negative=*/true));
+    } else {
+      return Unexpected("a window argument: TABLE t, DESCRIPTOR(column) or INTERVAL 'n' unit");
+    }
+    return arg;
+  }
+
+  // FROM TABLE(TUMBLE | HOP | CUMULATE | SESSION (args)); *source gets the table argument,
+  // *columns the DESCRIPTOR and PARTITION BY columns (checked against it by the caller).
+  Result<WindowTvf> ParseWindowTvf(NameRef* source, std::vector<NameRef>* columns) {
+    Advance();  // TABLE
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kLParen, "'(' (FROM TABLE(TUMBLE(...)))"));
+    WindowTvf window;
+    const Token& fn = Peek();
+    std::string name = fn.kind == TokenKind::kWord ? Upper(fn.text) : "";
+    std::vector<std::string> params;  // positional order, as Flink declares them
+    if (name == "TUMBLE") {
+      window.kind = WindowKind::kTumble;
+      params = {"DATA", "TIMECOL", "SIZE", "OFFSET"};
+    } else if (name == "HOP") {
+      window.kind = WindowKind::kHop;
+      params = {"DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"};
+    } else if (name == "CUMULATE") {
+      window.kind = WindowKind::kCumulate;
+      params = {"DATA", "TIMECOL", "STEP", "SIZE", "OFFSET"};
+    } else if (name == "SESSION") {
+      window.kind = WindowKind::kSession;
+      params = {"DATA", "TIMECOL", "GAP"};
+    } else {
+      return Unexpected("a window table-valued function (TUMBLE, HOP, CUMULATE or SESSION)");
+    }
+    window.pos = PosOf(Advance());
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kLParen, "'('"));
+    std::vector<TvfArg> args;
+    do {
+      FLOE_ASSIGN_OR_RAISE(TvfArg arg, ParseTvfArg());
+      args.push_back(std::move(arg));
+    } while (Accept(TokenKind::kComma));
+    size_t close_offset = Peek().offset;
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "',' or ')'"));
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "')' (closing TABLE(...))"));
+
+    // Bind the arguments to parameters: all positional, or all named with DATA first (Flink).
+    std::string signature = name + "(" + params[0];
+    for (size_t i = 1; i < params.size(); ++i) {
+      signature += params[i] == "OFFSET" ? "[, OFFSET]" : ", " + params[i];
+    }
+    signature += ")";
+    std::map<std::string, const TvfArg*> bound;
+    bool named = !args[0].param.empty();
+    for (size_t i = 0; i < args.size(); ++i) {
+      const TvfArg& arg = args[i];
+      if (arg.param.empty() == named) {
+        return ErrorAt(arg.offset,
+                       "pass all of " + name + "'s arguments by position or all by name, not both");
+      }
+      std::string param;
+      if (named) {
+        param = arg.param;
+        if (std::find(params.begin(), params.end(), param) == params.end()) {
+          return ErrorAt(arg.offset,
+                         name + " has no parameter " + param + "; it takes " + signature);
+        }
+        if (i == 0 && param != "DATA") {
+          return ErrorAt(arg.offset, "the DATA argument must come first (" + signature + ")");
+        }
+        if (bound.count(param) != 0) {
+          return ErrorAt(arg.offset, name + "'s " + param + " is given twice");
+        }
+      } else {
+        if (i >= params.size()) {
+          return ErrorAt(arg.offset, name + " takes at most " + std::to_string(params.size()) +
+                                         " arguments: " + signature);
+        }
+        param = params[i];
+      }
+      TvfArg::Kind want = param == "DATA"      ? TvfArg::Kind::kTable
+                          : param == "TIMECOL" ? TvfArg::Kind::kDescriptor
+                                               : TvfArg::Kind::kInterval;
+      if (arg.kind != want) {
+        std::string expected = want == TvfArg::Kind::kTable        ? "TABLE t"
+                               : want == TvfArg::Kind::kDescriptor ? "DESCRIPTOR(column)"
+                                                                   : "INTERVAL 'n' unit";
+        return ErrorAt(arg.value_offset, name + "'s " + param + " argument must be " + expected +
+                                             " (" + signature + ")");
+      }
+      bound[param] = &arg;
+    }
+    for (const std::string& param : params) {
+      if (param != "OFFSET" && bound.count(param) == 0) {
+        return ErrorAt(close_offset, name + " needs its " + param + " argument: " + signature);
+      }
+    }
+
+    const TvfArg& data = *bound["DATA"];
+    *source = data.table;
+    if (!data.partition_by.empty()) {
+      if (window.kind != WindowKind::kSession) {
+        return ErrorAt(data.partition_offset, "PARTITION BY is only for SESSION windows; " + name +
+                                                  " windows are keyed by the GROUP BY columns");
+      }
+      for (const NameRef& key : data.partition_by) {
+        window.partition_by.push_back(key.name);
+        columns->push_back(key);
+      }
+    }
+    const TvfArg& timecol = *bound["TIMECOL"];
+    window.time_column = timecol.column.name;
+    window.time_column_pos = source_.Locate(timecol.column.offset);
+    columns->push_back(timecol.column);
+
+    auto positive = [&](const std::string& param) -> Result<int64_t> {
+      const TvfArg& arg = *bound[param];
+      if (arg.millis <= 0) {
+        return ErrorAt(arg.value_offset, name + "'s " + param +
+                                             " must be a positive interval, got " +
+                                             std::to_string(arg.millis) + " ms");
+      }
+      return arg.millis;
+    };
+    switch (window.kind) {
+      case WindowKind::kTumble: {
+        FLOE_ASSIGN_OR_RAISE(window.size_millis, positive("SIZE"));
+        break;
+      }
+      case WindowKind::kHop:
+      case WindowKind::kCumulate: {
+        std::string step = window.kind == WindowKind::kHop ? "SLIDE" : "STEP";
+        FLOE_ASSIGN_OR_RAISE(window.size_millis, positive("SIZE"));
+        FLOE_ASSIGN_OR_RAISE(window.step_millis, positive(step));
+        // Flink slices both: the size must be a whole number of slides (steps).
+        if (window.size_millis % window.step_millis != 0) {
+          return ErrorAt(bound["SIZE"]->value_offset,
+                         name + "'s SIZE (" + std::to_string(window.size_millis) +
+                             " ms) must be a whole multiple of its " + step + " (" +
+                             std::to_string(window.step_millis) + " ms)");
+        }
+        break;
+      }
+      case WindowKind::kSession: {
+        FLOE_ASSIGN_OR_RAISE(window.size_millis, positive("GAP"));
+        break;
+      }
+    }
+    if (bound.count("OFFSET") != 0) {
+      window.offset_millis = bound["OFFSET"]->millis;
+      window.offset_pos = source_.Locate(bound["OFFSET"]->value_offset);
+    }
+    return window;
   }
 
   Result<const CreateTable*> LookUpTable(const NameRef& ref) const {
@@ -825,9 +1102,7 @@ class Parser {
         if (IsReservedWord(t.text)) break;
         [[fallthrough]];
       case TokenKind::kQuotedWord: {
-        if (Peek(1).kind == TokenKind::kLParen) {
-          return ErrorAt(t.offset, "function calls (" + t.text + "(...)) are not supported yet");
-        }
+        if (Peek(1).kind == TokenKind::kLParen) return ParseCall();
         if (Peek(1).kind == TokenKind::kDot) {
           return ErrorAt(Peek(1).offset,
                          "qualified column names (table.column) are not supported yet");
@@ -841,6 +1116,183 @@ class Parser {
         break;
     }
     return Unexpected("an expression (a column, a literal or '(')");
+  }
+
+  // name ( [DISTINCT] expr, ... ) | COUNT(*) | CAST(expr AS type). Which functions exist and
+  // where they may stand is checked later (computed columns here, queries by the planner).
+  Result<Expr> ParseCall() {
+    const Token& name_token = Advance();
+    std::string name = Upper(name_token.text);
+    Advance();  // (
+    FLOE_RETURN_NOT_OK(Nest(name_token));
+    Expr e;
+    if (name == "CAST") {
+      FLOE_ASSIGN_OR_RAISE(Expr operand, ParseExpr());
+      FLOE_RETURN_NOT_OK(ExpectKeyword("AS"));
+      FLOE_ASSIGN_OR_RAISE(SqlType type, ParseSqlType());
+      e = Expr::Cast(std::move(operand), type);
+      FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "')'"));
+    } else {
+      e = Expr::Call(name, {});
+      if (Peek().kind == TokenKind::kStar) {
+        if (name != "COUNT") {
+          return ErrorAt(Peek().offset, "only COUNT takes '*', " + name + " does not");
+        }
+        Advance();
+        e.star = true;
+        FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "')'"));
+      } else if (!Accept(TokenKind::kRParen)) {
+        if (AtKeyword("DISTINCT") && Peek(1).kind != TokenKind::kRParen &&
+            Peek(1).kind != TokenKind::kComma) {
+          Advance();
+          e.distinct = true;
+        }
+        do {
+          FLOE_ASSIGN_OR_RAISE(Expr arg, ParseExpr());
+          e.children.push_back(std::move(arg));
+        } while (Accept(TokenKind::kComma));
+        FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "',' or ')'"));
+      }
+    }
+    --depth_;
+    e.pos = PosOf(name_token);
+    return e;
+  }
+
+  // ---- computed columns -------------------------------------------------------------------
+
+  struct TypedExpr {
+    SqlType type;
+    bool nullable = true;
+  };
+
+  // Sets a computed column's type from its expression: columns (physical ones only, as in
+  // Flink), literals, predicates, CAST and TO_TIMESTAMP_LTZ(epoch, 0 | 3).
+  Status TypeComputedColumn(const CreateTable& table, ColumnDef* column) {
+    FLOE_ASSIGN_OR_RAISE(TypedExpr typed, TypeOf(table, *column->computed));
+    column->type = typed.type.type;
+    column->precision = typed.type.precision;
+    column->not_null = !typed.nullable;
+    return Status::OK();
+  }
+
+  static bool IsNumericType(TypeId id) {
+    return id == TypeId::kInt32 || id == TypeId::kInt64 || id == TypeId::kFloat ||
+           id == TypeId::kDouble || id == TypeId::kDecimal;
+  }
+
+  Result<TypedExpr> TypeOf(const CreateTable& table, const Expr& e) {
+    switch (e.kind) {
+      case ExprKind::kColumn: {
+        const ColumnDef* c = table.FindColumn(e.name);
+        if (c == nullptr) {
+          return ErrorAt(e.pos.offset, "unknown column " + Name(e.name) + " in table " +
+                                           Name(table.name) + " (" + JoinNames(table.columns) +
+                                           ")");
+        }
+        if (c->computed) {
+          return ErrorAt(e.pos.offset, "column " + Name(e.name) +
+                                           " is computed; a computed column may only use "
+                                           "physical columns");
+        }
+        return TypedExpr{c->sql_type(), !c->not_null};
+      }
+      case ExprKind::kLiteral: {
+        const Literal& l = e.literal;
+        switch (l.kind) {
+          case Literal::Kind::kBoolean:
+            return TypedExpr{{DataType::Boolean(), 0}, false};
+          case Literal::Kind::kInteger: {
+            bool fits_int = l.integer >= std::numeric_limits<int32_t>::min() &&
+                            l.integer <= std::numeric_limits<int32_t>::max();
+            return TypedExpr{{fits_int ? DataType::Int32() : DataType::Int64(), 0}, false};
+          }
+          case Literal::Kind::kDecimal: {
+            size_t dot = l.text.find('.');
+            int scale = dot == std::string::npos ? 0 : static_cast<int>(l.text.size() - dot - 1);
+            int digits = 0;
+            for (char c : l.text) digits += (c >= '0' && c <= '9') ? 1 : 0;
+            if (digits > 38) return ErrorAt(e.pos.offset, "number " + l.text + " is too long");
+            return TypedExpr{{DataType::Decimal(std::max(digits, 1), scale), 0}, false};
+          }
+          case Literal::Kind::kDouble:
+            return TypedExpr{{DataType::Double(), 0}, false};
+          case Literal::Kind::kString:
+            return TypedExpr{{DataType::String(), 0}, false};
+        }
+        return Status::Internal("unknown literal kind");
+      }
+      case ExprKind::kCompare:
+      case ExprKind::kAnd:
+      case ExprKind::kOr:
+      case ExprKind::kNot:
+      case ExprKind::kIsNull:
+      case ExprKind::kIsNotNull: {
+        bool nullable = false;
+        for (const Expr& child : e.children) {
+          FLOE_ASSIGN_OR_RAISE(TypedExpr t, TypeOf(table, child));
+          nullable = nullable || t.nullable;
+        }
+        if (e.kind == ExprKind::kIsNull || e.kind == ExprKind::kIsNotNull) nullable = false;
+        return TypedExpr{{DataType::Boolean(), 0}, nullable};
+      }
+      case ExprKind::kCast: {
+        FLOE_ASSIGN_OR_RAISE(TypedExpr from, TypeOf(table, e.children.at(0)));
+        TypeId a = from.type.type.id, b = e.cast_type.type.id;
+        auto temporal = [](TypeId id) {
+          return id == TypeId::kDate || id == TypeId::kTimestamp || id == TypeId::kTimestampTz;
+        };
+        bool ok = a == b || a == TypeId::kString || b == TypeId::kString ||
+                  (IsNumericType(a) && IsNumericType(b)) || (temporal(a) && temporal(b)) ||
+                  (IsNumericType(a) && b == TypeId::kTimestampTz) ||
+                  (a == TypeId::kBoolean && IsNumericType(b)) ||
+                  (IsNumericType(a) && b == TypeId::kBoolean);
+        if (!ok) {
+          std::string hint = IsNumericType(a) && b == TypeId::kTimestamp
+                                 ? "; for epoch numbers use TO_TIMESTAMP_LTZ(epoch, 3) (and "
+                                   "CAST that to TIMESTAMP(3))"
+                                 : "";
+          return ErrorAt(e.pos.offset, "cannot CAST " + ToString(from.type) + " to " +
+                                           ToString(e.cast_type) + hint);
+        }
+        return TypedExpr{e.cast_type, from.nullable};
+      }
+      case ExprKind::kCall: {
+        if (e.name == "TO_TIMESTAMP_LTZ") {
+          if (e.children.size() != 2 || e.distinct) {
+            return ErrorAt(e.pos.offset,
+                           "TO_TIMESTAMP_LTZ takes (epoch, precision): TO_TIMESTAMP_LTZ(ts, 3) "
+                           "for epoch milliseconds, TO_TIMESTAMP_LTZ(ts, 0) for seconds");
+          }
+          FLOE_ASSIGN_OR_RAISE(TypedExpr epoch, TypeOf(table, e.children[0]));
+          if (!IsNumericType(epoch.type.type.id)) {
+            return ErrorAt(e.children[0].pos.offset,
+                           "TO_TIMESTAMP_LTZ needs a numeric epoch, got " + ToString(epoch.type));
+          }
+          const Expr& p = e.children[1];
+          if (p.kind != ExprKind::kLiteral || p.literal.kind != Literal::Kind::kInteger ||
+              (p.literal.integer != 0 && p.literal.integer != 3)) {
+            return ErrorAt(p.pos.offset,
+                           "TO_TIMESTAMP_LTZ's precision must be the literal 0 (epoch seconds) "
+                           "or 3 (epoch milliseconds)");
+          }
+          return TypedExpr{{DataType::TimestampTz(), static_cast<int>(p.literal.integer)},
+                           epoch.nullable};
+        }
+        if (IsAggregateName(e.name)) {
+          return ErrorAt(e.pos.offset,
+                         "aggregate function " + e.name + " is not allowed in a computed column");
+        }
+        return ErrorAt(e.pos.offset, "function " + e.name +
+                                         " is not supported yet; computed columns support "
+                                         "CAST and TO_TIMESTAMP_LTZ");
+      }
+    }
+    return Status::Internal("unknown expression kind");
+  }
+
+  static bool IsAggregateName(std::string_view name) {
+    return name == "COUNT" || name == "SUM" || name == "MIN" || name == "MAX" || name == "AVG";
   }
 
   Status Nest(const Token& at) {

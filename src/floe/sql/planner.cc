@@ -7,6 +7,7 @@
 #include <set>
 
 #include "floe/connectors/registry.h"
+#include "floe/sql/aggregate_plan.h"
 #include "floe/sql/exec/calc_operator.h"
 #include "floe/sql/parser.h"
 
@@ -47,12 +48,15 @@ Status CheckReservedColumns(const CreateTable& table) {
   return Status::OK();
 }
 
+// The table as its connector sees it: physical columns only (computed ones are evaluated after
+// the source and never written), and its watermark.
 connectors::TableDescriptor Describe(const CreateTable& table) {
   connectors::TableDescriptor d;
   d.name = table.name;
   auto schema = std::make_shared<BatchSchema>();
   int32_t id = 1;
   for (const ColumnDef& c : table.columns) {
+    if (c.computed) continue;
     bool in_key = std::find(table.primary_key.begin(), table.primary_key.end(), c.name) !=
                   table.primary_key.end();
     // Flink: primary-key columns are NOT NULL whatever they say.
@@ -61,6 +65,12 @@ connectors::TableDescriptor Describe(const CreateTable& table) {
   d.schema = std::move(schema);
   d.primary_key = table.primary_key;
   for (const auto& [k, v] : table.options) d.options[k] = v;
+  if (table.watermark) {
+    int column = d.schema->FieldIndex(table.watermark->column);
+    // A computed rowtime column has no index among the physical ones; such sources are refused
+    // until computed columns are evaluated (see PlanJob).
+    if (column >= 0) d.watermark = connectors::WatermarkSpec{column, table.watermark->delay_millis};
+  }
   return d;
 }
 
@@ -198,11 +208,9 @@ std::string Upstream(const std::string& source_task, const connectors::Connector
 
 // A changelog (updates and deletes) may only go where it can be applied, as in Flink, which
 // refuses an append-only sink for an updating input.
-Status CheckChangelogSink(const CreateTable& source, const CreateTable& sink,
+Status CheckChangelogSink(const std::string& why, const CreateTable& sink,
                           const connectors::Connector& sink_connector,
                           const connectors::TableDescriptor& sink_table) {
-  std::string why = "table '" + source.name +
-                    "' is a changelog ('format' = 'debezium-json': inserts, updates and deletes)";
   if (!sink_connector.accepts_changelog) {
     return Status::InvalidArgument(
         At(sink.pos) + why + " but sink '" + sink.name + "' (connector '" + sink_connector.name +
@@ -212,6 +220,45 @@ Status CheckChangelogSink(const CreateTable& source, const CreateTable& sink,
   Status st = sink_connector.accepts_changelog(sink_table);
   if (st.ok()) return st;
   return Status(st.code(), At(sink.pos) + why + " but " + st.message());
+}
+
+// Validates an aggregating INSERT against its tables and connectors: the query itself
+// (PlanAggregate), its output against the sink's columns (Flink's implicit widening, as the
+// Calc applies it), and where a changelog may go.
+Result<AggregatePlan> CheckAggregate(const Script& script, const Insert& insert,
+                                     const CreateTable& source, bool changelog_source,
+                                     const CreateTable& sink,
+                                     const connectors::Connector& sink_connector,
+                                     const connectors::TableDescriptor& sink_table) {
+  FLOE_ASSIGN_OR_RAISE(AggregatePlan plan, PlanAggregate(script, insert));
+  if (changelog_source) {
+    return Status::InvalidArgument(At(insert.pos) + "table '" + source.name +
+                                   "' is a changelog ('format' = 'debezium-json'); aggregating "
+                                   "updates and deletes is not supported yet");
+  }
+  // The aggregate's output goes to the sink through a Calc that converts types.
+  CalcSpec calc;
+  calc.input = plan.output;
+  for (size_t i = 0; i < insert.select.size(); ++i) {
+    Expr column = Expr::Column(plan.output->fields[i].name);
+    column.pos = insert.select[i].expr.pos;
+    calc.select.push_back({std::move(column), insert.select[i].alias});
+  }
+  calc.output = sink_table.schema;
+  calc.sink_name = sink.name;
+  Result<std::shared_ptr<const CalcProgram>> program = CalcProgram::Compile(calc);
+  if (!program.ok()) {
+    const Status& st = program.status();
+    if (st.message().rfind("line ", 0) == 0) return st;
+    return AtPos(insert.pos, st);
+  }
+  if (plan.emits_changelog()) {
+    FLOE_RETURN_NOT_OK(CheckChangelogSink(
+        "the GROUP BY aggregation (no window) emits a changelog: every input row updates its "
+        "group's result (-U/+U)",
+        sink, sink_connector, sink_table));
+  }
+  return plan;
 }
 
 }  // namespace
@@ -269,6 +316,9 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
 
   // Sinks that commit to an external system check it against the restored checkpoint.
   std::vector<connectors::AddedSink> committing_sinks;
+  // What the runtime cannot run yet; refused after every INSERT is validated.
+  std::vector<std::pair<SourcePos, AggregatePlan>> aggregates;
+  const CreateTable* computed_source = nullptr;
   for (size_t i = 0; i < script.inserts.size(); ++i) {
     const Insert& insert = script.inserts[i];
     const CreateTable* source = script.FindTable(insert.source);
@@ -300,6 +350,14 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
                          ConnectorOf(*sink, Role::kSink));
     connectors::TableDescriptor sink_table = Describe(*sink);
 
+    if (IsAggregateQuery(insert)) {
+      FLOE_ASSIGN_OR_RAISE(AggregatePlan plan, CheckAggregate(script, insert, *source, changelog,
+                                                              *sink, *sink_connector, sink_table));
+      aggregates.emplace_back(insert.pos, std::move(plan));
+      continue;
+    }
+    if (source->has_computed_columns()) computed_source = source;
+
     // Calc: filter + projection into the sink's columns. Always present (even for a plain
     // SELECT *) so the graph, and the checkpoints that name its vertices, does not change shape
     // when a WHERE is added or removed.
@@ -328,13 +386,29 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
     // Sink.
     std::string sink_name = VertexName("sink", sink->name) + sink_suffix;
     if (changelog) {
-      FLOE_RETURN_NOT_OK(CheckChangelogSink(*source, *sink, *sink_connector, sink_table));
+      FLOE_RETURN_NOT_OK(CheckChangelogSink(
+          "table '" + source->name +
+              "' is a changelog ('format' = 'debezium-json': inserts, updates and deletes)",
+          *sink, *sink_connector, sink_table));
     }
     Result<connectors::AddedSink> added = sink_connector->add_sink(
         connectors::SinkRequest{&job->graph, calc_vertex, sink_name, &sink_table, &job->context,
                                 Upstream(source_name, *source_connector, source_table), changelog});
     if (!added.ok()) return AtPos(sink->pos, added.status());
     if (added->plan_restore) committing_sinks.push_back(std::move(added).value());
+  }
+  if (!aggregates.empty()) {
+    const auto& [pos, first] = aggregates.front();
+    return Status::NotImplemented(
+        At(pos) + "not implemented yet: " +
+        std::string(first.window ? "window aggregation" : "GROUP BY aggregation") +
+        " runs in a later step (INSERT INTO " + first.sink + ": " + ToString(first) +
+        "); the query is valid");
+  }
+  if (computed_source != nullptr) {
+    return Status::NotImplemented(At(computed_source->pos) + "not implemented yet: table '" +
+                                  computed_source->name +
+                                  "' has computed columns, which are evaluated in a later step");
   }
   FLOE_RETURN_NOT_OK(job->graph.Validate());
 

@@ -12,6 +12,7 @@
 #include "floe/runtime/checkpoint_config.h"
 #include "floe/runtime/job_graph.h"
 #include "floe/runtime/restart_strategy.h"
+#include "floe/sql/aggregate_plan.h"  // AggregatePlan: what an aggregating INSERT plans to
 
 namespace floe::sql {
 
@@ -41,7 +42,10 @@ struct PlannedJob {
 
 // Parses, validates and plans a job file. Config errors (bad option values, unknown
 // connector, unsupported statement) are reported here, before anything runs, with the rule
-// and the numbers.
+// and the numbers. An aggregating INSERT (window TVF + GROUP BY window_start, window_end, or a
+// regular GROUP BY) is fully validated (PlanAggregate, its sink's types and changelog rule) and
+// then refused as NotImplemented until the runtime has keyed state and the aggregate operators;
+// so is a source table with computed columns.
 Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const PlanOptions& options);
 
 }  // namespace floe::sql

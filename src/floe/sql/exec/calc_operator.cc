@@ -239,6 +239,12 @@ Result<Node> CompileExpr(const Expr& e, const BatchSchema& schema) {
       n.children.push_back(std::move(r));
       return n;
     }
+    case ExprKind::kCall:
+    case ExprKind::kCast:
+      // The planner sends aggregates elsewhere; scalar functions in a Calc come later.
+      return Status::InvalidArgument(Where(e.pos) + n.text +
+                                     ": function calls and CAST in WHERE and the select list are "
+                                     "not supported yet");
   }
   return Status::Internal("unknown expression kind");
 }
@@ -516,6 +522,9 @@ void EvalBool(const Node& node, const RecordBatch& batch, std::vector<uint8_t>* 
     case ExprKind::kCompare:
       EvalCompare(node, batch, out);
       return;
+    case ExprKind::kCall:
+    case ExprKind::kCast:
+      return;  // refused by CompileExpr
   }
 }
 

@@ -1,0 +1,411 @@
+#include "floe/sql/aggregate_plan.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+
+namespace floe::sql {
+namespace {
+
+Status ErrorAt(const SourcePos& pos, const std::string& message) {
+  return Status::InvalidArgument("line " + std::to_string(pos.line) + ", column " +
+                                 std::to_string(pos.column) + ": " + message);
+}
+
+bool IsWindowColumn(std::string_view name) {
+  return name == kWindowStart || name == kWindowEnd || name == kWindowTime;
+}
+
+std::optional<AggregateFunction> AggregateOf(std::string_view name) {
+  if (name == "COUNT") return AggregateFunction::kCount;
+  if (name == "SUM") return AggregateFunction::kSum;
+  if (name == "MIN") return AggregateFunction::kMin;
+  if (name == "MAX") return AggregateFunction::kMax;
+  if (name == "AVG") return AggregateFunction::kAvg;
+  return std::nullopt;
+}
+
+bool ContainsAggregate(const Expr& e) {
+  if (e.kind == ExprKind::kCall && AggregateOf(e.name)) return true;
+  return std::any_of(e.children.begin(), e.children.end(), ContainsAggregate);
+}
+
+// The first reference to a window column in `e`, or nullptr.
+const Expr* FindWindowColumn(const Expr& e) {
+  if (e.kind == ExprKind::kColumn && IsWindowColumn(e.name)) return &e;
+  for (const Expr& child : e.children) {
+    if (const Expr* found = FindWindowColumn(child)) return found;
+  }
+  return nullptr;
+}
+
+bool IsNumeric(TypeId id) {
+  return id == TypeId::kInt32 || id == TypeId::kInt64 || id == TypeId::kFloat ||
+         id == TypeId::kDouble || id == TypeId::kDecimal;
+}
+
+std::string TypeText(const DataType& type, bool nullable) {
+  return SqlTypeName(type) + (nullable ? "" : " NOT NULL");
+}
+
+// The source's row as the aggregate sees it (computed columns included).
+std::shared_ptr<const BatchSchema> InputSchema(const CreateTable& table) {
+  auto schema = std::make_shared<BatchSchema>();
+  int32_t id = 1;
+  for (const ColumnDef& c : table.columns) {
+    bool in_key = std::find(table.primary_key.begin(), table.primary_key.end(), c.name) !=
+                  table.primary_key.end();
+    schema->fields.push_back(Field{c.name, c.type, !c.not_null && !in_key, id++});
+  }
+  return schema;
+}
+
+Result<AggregateCall> PlanCall(const Expr& e, const CreateTable& source, const BatchSchema& input) {
+  std::optional<AggregateFunction> function = AggregateOf(e.name);
+  if (!function) {
+    return ErrorAt(e.pos, "function " + e.name +
+                              " is not supported in a query yet; the select list of an "
+                              "aggregation takes grouped columns and COUNT, SUM, MIN, MAX, AVG");
+  }
+  AggregateCall call;
+  call.function = *function;
+  call.distinct = e.distinct;
+  if (e.star) {
+    call.output_type = DataType::Int64();
+    call.nullable = false;
+    return call;
+  }
+  if (e.children.size() != 1) {
+    return ErrorAt(e.pos, e.name + " takes one argument" +
+                              (*function == AggregateFunction::kCount && e.children.size() > 1
+                                   ? " (COUNT over several columns is not supported yet)"
+                                   : ""));
+  }
+  const Expr& arg = e.children[0];
+  if (ContainsAggregate(arg)) {
+    return ErrorAt(arg.pos, "aggregate functions cannot be nested (" + ToString(e) + ")");
+  }
+  if (arg.kind != ExprKind::kColumn) {
+    return ErrorAt(arg.pos, "the argument of " + e.name +
+                                " must be a column (expressions in aggregates are not supported "
+                                "yet): " +
+                                ToString(e));
+  }
+  if (IsWindowColumn(arg.name)) {
+    return ErrorAt(arg.pos, "aggregating the window column '" + arg.name +
+                                "' is not supported; it is the same for every row of a window");
+  }
+  if (e.distinct && *function != AggregateFunction::kCount) {
+    return ErrorAt(e.pos, e.name + "(DISTINCT ...) is not supported yet; only COUNT(DISTINCT col)");
+  }
+  call.input_column = input.FieldIndex(arg.name);
+  if (call.input_column < 0) {
+    return Status::Internal("column '" + arg.name + "' of '" + source.name +
+                            "' passed the parser but is not in the input schema");
+  }
+  const Field& field = input.fields[static_cast<size_t>(call.input_column)];
+  const DataType& t = field.type;
+  switch (*function) {
+    case AggregateFunction::kCount:
+      call.output_type = DataType::Int64();
+      call.nullable = false;
+      return call;
+    case AggregateFunction::kSum:
+    case AggregateFunction::kAvg:
+      if (!IsNumeric(t.id)) {
+        return ErrorAt(e.pos, e.name + " needs a numeric argument, but column '" + arg.name +
+                                  "' is " + SqlTypeName(t));
+      }
+      call.output_type = t;
+      if (t.id == TypeId::kDecimal) {
+        call.output_type = *function == AggregateFunction::kSum
+                               ? DataType::Decimal(38, t.scale)
+                               : DataType::Decimal(38, std::max(6, t.scale));
+      }
+      return call;
+    case AggregateFunction::kMin:
+    case AggregateFunction::kMax:
+      if (t.id == TypeId::kBinary) {
+        return ErrorAt(e.pos, e.name + " of a BYTES column is not supported yet");
+      }
+      call.output_type = t;
+      return call;
+  }
+  return Status::Internal("unknown aggregate function");
+}
+
+}  // namespace
+
+std::string_view ToString(AggregateFunction function) {
+  switch (function) {
+    case AggregateFunction::kCount:
+      return "COUNT";
+    case AggregateFunction::kSum:
+      return "SUM";
+    case AggregateFunction::kMin:
+      return "MIN";
+    case AggregateFunction::kMax:
+      return "MAX";
+    case AggregateFunction::kAvg:
+      return "AVG";
+  }
+  return "?";
+}
+
+bool AggregatePlan::operator==(const AggregatePlan& other) const {
+  auto same = [](const std::shared_ptr<const BatchSchema>& a,
+                 const std::shared_ptr<const BatchSchema>& b) {
+    return a == b || (a != nullptr && b != nullptr && *a == *b);
+  };
+  return source == other.source && sink == other.sink && same(input, other.input) &&
+         watermark == other.watermark && where == other.where && window == other.window &&
+         key_columns == other.key_columns && groups_by_window_time == other.groups_by_window_time &&
+         aggregates == other.aggregates && outputs == other.outputs && same(output, other.output);
+}
+
+bool IsAggregateQuery(const Insert& insert) {
+  if (insert.window || !insert.group_by.empty()) return true;
+  return std::any_of(insert.select.begin(), insert.select.end(),
+                     [](const SelectItem& item) { return ContainsAggregate(item.expr); });
+}
+
+Result<AggregatePlan> PlanAggregate(const Script& script, const Insert& insert) {
+  const CreateTable* source = script.FindTable(insert.source);
+  if (source == nullptr) return Status::Internal("INSERT reads a table the parser did not check");
+  AggregatePlan plan;
+  plan.source = insert.source;
+  plan.sink = insert.sink;
+  plan.input = InputSchema(*source);
+  const BatchSchema& input = *plan.input;
+  if (source->watermark) {
+    plan.watermark = WatermarkDef{source->ColumnIndex(source->watermark->column),
+                                  source->watermark->delay_millis};
+  }
+
+  // The window TVF: over the table's event-time attribute, consumed by a window aggregation.
+  if (insert.window) {
+    const WindowTvf& w = *insert.window;
+    std::string fn(ToString(w.kind));
+    if (insert.group_by.empty()) {
+      return ErrorAt(w.pos, "the " + fn +
+                                " window table-valued function must be consumed by a window "
+                                "aggregation: GROUP BY window_start, window_end[, keys] (floe "
+                                "does not support window TopN, join or deduplication yet)");
+    }
+    for (const ColumnDef& c : source->columns) {
+      if (IsWindowColumn(c.name)) {
+        return ErrorAt(c.pos, "table '" + source->name + "' has a column named '" + c.name +
+                                  "', which the " + fn + " window would add again");
+      }
+    }
+    if (!source->watermark) {
+      return ErrorAt(w.time_column_pos,
+                     "DESCRIPTOR(" + w.time_column + ") is not a time attribute: table '" +
+                         source->name +
+                         "' has no WATERMARK (declare one: WATERMARK FOR col AS col - INTERVAL "
+                         "'5' SECOND); processing-time windows are not supported yet");
+    }
+    if (w.time_column != source->watermark->column) {
+      return ErrorAt(w.time_column_pos, "DESCRIPTOR(" + w.time_column +
+                                            ") is not a time attribute: the event-time "
+                                            "attribute of table '" +
+                                            source->name + "' is '" + source->watermark->column +
+                                            "' (its WATERMARK column)");
+    }
+    if (w.kind == WindowKind::kSession && w.offset_millis) {
+      return ErrorAt(w.offset_pos, "SESSION windows take no offset");
+    }
+    WindowSpec spec;
+    spec.kind = w.kind;
+    spec.size_ms = w.size_millis;
+    spec.step_ms = w.step_millis;
+    spec.offset_ms = w.offset_millis.value_or(0);
+    spec.time_column = source->ColumnIndex(w.time_column);
+    plan.window = spec;
+  }
+
+  // WHERE runs before the aggregate, on the table's columns.
+  if (insert.where) {
+    if (ContainsAggregate(*insert.where)) {
+      return ErrorAt(insert.where->pos,
+                     "aggregate functions are not allowed in WHERE (HAVING is not supported yet)");
+    }
+    if (const Expr* wc = FindWindowColumn(*insert.where)) {
+      return ErrorAt(wc->pos, "filtering on '" + wc->name +
+                                  "' before the window aggregation is not supported yet");
+    }
+    plan.where = insert.where;
+  }
+
+  // GROUP BY: columns only; window_start and window_end together, with a window.
+  if (insert.select.empty()) {
+    return ErrorAt(insert.pos,
+                   "SELECT * cannot be aggregated: list the GROUP BY columns and the aggregates");
+  }
+  bool by_start = false, by_end = false;
+  std::vector<std::string> key_names;
+  for (const Expr& item : insert.group_by) {
+    if (item.kind != ExprKind::kColumn) {
+      return ErrorAt(item.pos, "GROUP BY takes columns; grouping by " + ToString(item) +
+                                   " is not supported yet");
+    }
+    if (item.name == kWindowStart) {
+      by_start = true;
+    } else if (item.name == kWindowEnd) {
+      by_end = true;
+    } else if (item.name == kWindowTime) {
+      plan.groups_by_window_time = true;
+    } else if (std::find(key_names.begin(), key_names.end(), item.name) == key_names.end()) {
+      key_names.push_back(item.name);
+      plan.key_columns.push_back(input.FieldIndex(item.name));
+    }
+  }
+  if (insert.window && (!by_start || !by_end)) {
+    std::string missing = by_start ? "window_end" : by_end ? "window_start" : "";
+    SourcePos at = insert.group_by_pos;
+    for (const Expr& item : insert.group_by) {
+      if (item.name == kWindowStart || item.name == kWindowEnd) at = item.pos;
+    }
+    if (missing.empty()) {
+      return ErrorAt(at,
+                     "a window aggregation must GROUP BY window_start, window_end (Flink "
+                     "rejects a window table-valued function not consumed by one)");
+    }
+    return ErrorAt(at, "GROUP BY " + std::string(by_start ? "window_start" : "window_end") +
+                           " without " + missing +
+                           ": a window aggregation groups by both window_start and window_end");
+  }
+  if (insert.window && insert.window->kind == WindowKind::kSession) {
+    std::set<std::string> partition(insert.window->partition_by.begin(),
+                                    insert.window->partition_by.end());
+    std::set<std::string> keys(key_names.begin(), key_names.end());
+    if (partition != keys) {
+      return ErrorAt(insert.window->pos,
+                     "SESSION windows are supported with PARTITION BY equal to the GROUP BY "
+                     "keys (other than window_start, window_end) only, not yet otherwise");
+    }
+  }
+
+  // The select list: grouped columns and aggregates, in any order.
+  std::vector<Field> fields;
+  for (size_t i = 0; i < insert.select.size(); ++i) {
+    const SelectItem& item = insert.select[i];
+    const Expr& e = item.expr;
+    AggregateOutput out;
+    Field field;
+    field.name = item.alias;
+    if (e.kind == ExprKind::kColumn) {
+      if (IsWindowColumn(e.name)) {
+        bool grouped = e.name == kWindowTime ? plan.groups_by_window_time : true;
+        if (!grouped) {
+          return ErrorAt(e.pos,
+                         "window_time is not in the GROUP BY; add it to select it "
+                         "(GROUP BY window_start, window_end, window_time)");
+        }
+        if (e.name == kWindowStart) {
+          out.kind = AggregateOutput::Kind::kWindowStart;
+          field.type = DataType::Timestamp();
+        } else if (e.name == kWindowEnd) {
+          out.kind = AggregateOutput::Kind::kWindowEnd;
+          field.type = DataType::Timestamp();
+        } else {
+          out.kind = AggregateOutput::Kind::kWindowTime;
+          field.type = input.fields[static_cast<size_t>(plan.window->time_column)].type;
+        }
+        field.nullable = false;
+      } else {
+        auto key = std::find(key_names.begin(), key_names.end(), e.name);
+        if (key == key_names.end()) {
+          return ErrorAt(e.pos, "column '" + e.name +
+                                    "' is neither in the GROUP BY nor inside an aggregate "
+                                    "function");
+        }
+        out.kind = AggregateOutput::Kind::kKey;
+        out.index = static_cast<int>(key - key_names.begin());
+        const Field& f = input.fields[static_cast<size_t>(plan.key_columns[out.index])];
+        field.type = f.type;
+        field.nullable = f.nullable;
+      }
+      if (field.name.empty()) field.name = e.name;
+    } else if (e.kind == ExprKind::kCall && AggregateOf(e.name)) {
+      FLOE_ASSIGN_OR_RAISE(AggregateCall call, PlanCall(e, *source, input));
+      out.kind = AggregateOutput::Kind::kAggregate;
+      out.index = static_cast<int>(plan.aggregates.size());
+      field.type = call.output_type;
+      field.nullable = call.nullable;
+      plan.aggregates.push_back(call);
+    } else if (e.kind == ExprKind::kCall && e.name != "CAST") {
+      FLOE_RETURN_NOT_OK(PlanCall(e, *source, input).status());  // names the function
+    } else {
+      return ErrorAt(e.pos, "select item " + ToString(e) +
+                                " is not supported in an aggregation yet: select grouped "
+                                "columns and COUNT, SUM, MIN, MAX, AVG of columns");
+    }
+    if (field.name.empty()) field.name = "EXPR$" + std::to_string(i);
+    plan.outputs.push_back(out);
+    fields.push_back(std::move(field));
+  }
+  // Flink's unique output names: a repeated name gets 0, 1, ... appended.
+  std::set<std::string> taken;
+  for (Field& f : fields) {
+    std::string name = f.name;
+    for (int n = 0; taken.count(name) != 0; ++n) name = f.name + std::to_string(n);
+    f.name = name;
+    taken.insert(name);
+  }
+  auto output = std::make_shared<BatchSchema>();
+  int32_t id = 1;
+  for (Field& f : fields) {
+    f.field_id = id++;
+    output->fields.push_back(std::move(f));
+  }
+  plan.output = std::move(output);
+  return plan;
+}
+
+std::string ToString(const AggregatePlan& plan) {
+  const BatchSchema& input = *plan.input;
+  auto column = [&](int index) {
+    return index < 0 ? std::string("*") : input.fields[static_cast<size_t>(index)].name;
+  };
+  std::string out;
+  if (plan.window) {
+    const WindowSpec& w = *plan.window;
+    out += std::string(ToString(w.kind)) + "(";
+    out += (w.kind == WindowKind::kSession ? "gap=" : "size=") + std::to_string(w.size_ms) + "ms";
+    if (w.step_ms != 0) {
+      out +=
+          (w.kind == WindowKind::kHop ? ", slide=" : ", step=") + std::to_string(w.step_ms) + "ms";
+    }
+    if (w.offset_ms != 0) out += ", offset=" + std::to_string(w.offset_ms) + "ms";
+    out += ", time=" + column(w.time_column) + ") ";
+  } else {
+    out += "GROUP BY (changelog) ";
+  }
+  out += "keys=[";
+  for (size_t i = 0; i < plan.key_columns.size(); ++i) {
+    out += (i > 0 ? ", " : "") + column(plan.key_columns[i]);
+  }
+  out += "] aggs=[";
+  for (size_t i = 0; i < plan.aggregates.size(); ++i) {
+    const AggregateCall& a = plan.aggregates[i];
+    out += (i > 0 ? ", " : "") + std::string(ToString(a.function)) + "(" +
+           (a.distinct ? "DISTINCT " : "") + column(a.input_column) +
+           "):" + TypeText(a.output_type, a.nullable);
+  }
+  out += "] out=[";
+  for (size_t i = 0; i < plan.output->fields.size(); ++i) {
+    const Field& f = plan.output->fields[i];
+    out += (i > 0 ? ", " : "") + f.name + " " + TypeText(f.type, f.nullable);
+  }
+  out += "]";
+  if (plan.watermark) {
+    out += " watermark=" + column(plan.watermark->column) + "-" +
+           std::to_string(plan.watermark->delay_ms) + "ms";
+  }
+  return out;
+}
+
+}  // namespace floe::sql
