@@ -124,33 +124,35 @@ Number NumberAt(const Column& c, size_t row) {
 }  // namespace
 
 std::vector<std::pair<int64_t, int64_t>> WindowsOf(const WindowSpec& spec, int64_t ts) {
+  const int64_t size = spec.size_ms * kOneMilli, step = spec.step_ms * kOneMilli;
+  const int64_t offset = spec.offset_ms * kOneMilli;
   std::vector<std::pair<int64_t, int64_t>> out;
   switch (spec.kind) {
     case WindowKind::kTumble: {
-      int64_t start = ts - FloorMod(ts, spec.size);
-      out.emplace_back(start, start + spec.size);
+      int64_t start = ts - FloorMod(ts - offset, size);
+      out.emplace_back(start, start + size);
       break;
     }
     case WindowKind::kHop: {
-      // Every window of `size` starting at a multiple of `slide` that holds ts.
-      int64_t last = ts - FloorMod(ts, spec.slide);
-      std::vector<std::pair<int64_t, int64_t>> rev;
-      for (int64_t start = last; start > ts - spec.size; start -= spec.slide) {
-        rev.emplace_back(start, start + spec.size);
+      // Every window of `size` starting at offset + a multiple of `step` that holds ts.
+      int64_t last = ts - FloorMod(ts - offset, step);
+      for (int64_t start = last - size + step; start <= last; start += step) {
+        out.emplace_back(start, start + size);
       }
-      out.assign(rev.rbegin(), rev.rend());
       break;
     }
     case WindowKind::kCumulate: {
-      // Windows [start, start + k * step) of the size-long window holding ts, for every k whose
-      // window still holds ts.
-      int64_t start = ts - FloorMod(ts, spec.size);
-      for (int64_t end = start + (FloorMod(ts, spec.size) / spec.slide + 1) * spec.slide;
-           end <= start + spec.size; end += spec.slide) {
+      // The windows [start, start + k * step) of the size-long window holding ts whose end is
+      // past ts.
+      int64_t start = ts - FloorMod(ts - offset, size);
+      for (int64_t end = start + ((ts - start) / step + 1) * step; end <= start + size;
+           end += step) {
         out.emplace_back(start, end);
       }
       break;
     }
+    case WindowKind::kSession:
+      break;  // sessions merge; not computed here
   }
   return out;
 }
@@ -158,14 +160,13 @@ std::vector<std::pair<int64_t, int64_t>> WindowsOf(const WindowSpec& spec, int64
 std::shared_ptr<const BatchSchema> WindowAggregateOutput(const WindowAggregateSpec& spec) {
   auto schema = std::make_shared<BatchSchema>();
   for (int k : spec.key_columns) schema->fields.push_back(spec.input->fields[k]);
+  const DataType time = spec.input->fields[spec.window.time_column].type;
   schema->fields.push_back(Field{"window_start", DataType::Timestamp(), false, 0});
   schema->fields.push_back(Field{"window_end", DataType::Timestamp(), false, 0});
-  schema->fields.push_back(Field{"window_time", DataType::Timestamp(), false, 0});
+  schema->fields.push_back(Field{"window_time", time, false, 0});
   for (size_t i = 0; i < spec.aggregates.size(); ++i) {
     const AggregateCall& a = spec.aggregates[i];
-    bool counts = a.kind == AggregateKind::kCountStar || a.kind == AggregateKind::kCount ||
-                  a.kind == AggregateKind::kCountDistinct;
-    schema->fields.push_back(Field{"agg" + std::to_string(i), a.type, !counts, 0});
+    schema->fields.push_back(Field{"agg" + std::to_string(i), a.output_type, a.nullable, 0});
   }
   return schema;
 }
@@ -230,23 +231,24 @@ Result<std::unique_ptr<WindowAggregateOperator>> WindowAggregateOperator::Make(
     WindowAggregateSpec spec) {
   const int n = spec.input ? static_cast<int>(spec.input->fields.size()) : 0;
   auto bad = [](const std::string& m) { return Status::InvalidArgument("window aggregate: " + m); };
-  if (spec.time_column < 0 || spec.time_column >= n) return bad("no time column");
-  TypeId time = spec.input->fields[spec.time_column].type.id;
+  const WindowSpec& w = spec.window;
+  if (w.time_column < 0 || w.time_column >= n) return bad("no time column");
+  TypeId time = spec.input->fields[w.time_column].type.id;
   if (time != TypeId::kTimestamp && time != TypeId::kTimestampTz) {
     return bad("the time column must be TIMESTAMP(3) or TIMESTAMP_LTZ(3)");
   }
-  const WindowSpec& w = spec.window;
-  if (w.size <= 0 || (w.kind != WindowKind::kTumble && w.slide <= 0)) {
-    return bad("window size and slide must be positive");
+  if (w.kind == WindowKind::kSession) return bad("SESSION windows are not implemented yet");
+  if (w.size_ms <= 0 || (w.kind != WindowKind::kTumble && w.step_ms <= 0)) {
+    return bad("window size and step must be positive");
   }
-  if (w.kind == WindowKind::kCumulate && w.size % w.slide != 0) {
-    return bad("CUMULATE's max size must be a multiple of its step");
+  if (w.kind != WindowKind::kTumble && w.size_ms % w.step_ms != 0) {
+    return bad("the window size must be a multiple of its step");
   }
   for (int k : spec.key_columns) {
     if (k < 0 || k >= n) return bad("key column out of range");
   }
   for (const AggregateCall& a : spec.aggregates) {
-    if (a.kind != AggregateKind::kCountStar && (a.input < 0 || a.input >= n)) {
+    if (a.input_column >= n || (a.input_column < 0 && a.function != AggregateFunction::kCount)) {
       return bad("aggregate input out of range");
     }
   }
@@ -299,7 +301,7 @@ Status WindowAggregateOperator::OnBarrier(runtime::CheckpointId id, runtime::Sta
 Status WindowAggregateOperator::ProcessBatch(const RecordBatch& batch, int input,
                                              runtime::Collector& out) {
   (void)input, (void)out;
-  const Column& time = batch.column(spec_.time_column);
+  const Column& time = batch.column(spec_.window.time_column);
   std::string key, ns, value;  // reused across rows
   for (size_t row = 0; row < batch.num_rows(); ++row) {
     if (time.IsNull(row)) {
@@ -344,21 +346,22 @@ Status WindowAggregateOperator::ProcessBatch(const RecordBatch& batch, int input
       for (size_t i = 0; i < spec_.aggregates.size(); ++i) {
         const AggregateCall& call = spec_.aggregates[i];
         Accumulators::One& a = acc.aggs[i];
-        if (call.kind == AggregateKind::kCountStar) {
+        if (call.input_column < 0) {  // COUNT(*)
           ++a.count;
           continue;
         }
-        const Column& c = batch.column(call.input);
+        const Column& c = batch.column(call.input_column);
         if (c.IsNull(row)) continue;  // aggregates skip NULLs
-        switch (call.kind) {
-          case AggregateKind::kCount:
+        if (call.distinct) {
+          a.distinct.insert(CellOf(c, row));
+          continue;
+        }
+        switch (call.function) {
+          case AggregateFunction::kCount:
             ++a.count;
             break;
-          case AggregateKind::kCountDistinct:
-            a.distinct.insert(CellOf(c, row));
-            break;
-          case AggregateKind::kSum:
-          case AggregateKind::kAvg: {
+          case AggregateFunction::kSum:
+          case AggregateFunction::kAvg: {
             Number v = NumberAt(c, row);
             a.integer += v.integer;
             a.floating += v.floating;
@@ -366,18 +369,16 @@ Status WindowAggregateOperator::ProcessBatch(const RecordBatch& batch, int input
             a.has = true;
             break;
           }
-          case AggregateKind::kMin:
-          case AggregateKind::kMax: {
+          case AggregateFunction::kMin:
+          case AggregateFunction::kMax: {
             std::string cell = CellOf(c, row);
             int cmp = a.has ? CompareCells(c.type(), cell, a.cell) : 0;
-            if (!a.has || (call.kind == AggregateKind::kMin ? cmp < 0 : cmp > 0)) {
+            if (!a.has || (call.function == AggregateFunction::kMin ? cmp < 0 : cmp > 0)) {
               a.cell = std::move(cell);
             }
             a.has = true;
             break;
           }
-          case AggregateKind::kCountStar:
-            break;
         }
       }
       FLOE_RETURN_NOT_OK(accumulators_.Update(acc.Encode()));
@@ -411,37 +412,40 @@ Status WindowAggregateOperator::Fire(const runtime::Timer& timer, RecordBatch* o
   }
   out->mutable_column(col++).Append<int64_t>(start);
   out->mutable_column(col++).Append<int64_t>(end);
-  out->mutable_column(col++).Append<int64_t>(end - kOneMilli);
+  out->mutable_column(col++).Append<int64_t>(end - kOneMilli);  // window_time
   for (size_t i = 0; i < spec_.aggregates.size(); ++i, ++col) {
     const AggregateCall& call = spec_.aggregates[i];
     const Accumulators::One& a = acc.aggs[i];
     Column& c = out->mutable_column(col);
-    switch (call.kind) {
-      case AggregateKind::kCountStar:
-      case AggregateKind::kCount:
+    if (call.distinct) {  // COUNT(DISTINCT col); the planner allows no other DISTINCT
+      c.Append<int64_t>(static_cast<int64_t>(a.distinct.size()));
+      continue;
+    }
+    switch (call.function) {
+      case AggregateFunction::kCount:
         c.Append<int64_t>(a.count);
         break;
-      case AggregateKind::kCountDistinct:
-        c.Append<int64_t>(static_cast<int64_t>(a.distinct.size()));
-        break;
-      case AggregateKind::kMin:
-      case AggregateKind::kMax:
+      case AggregateFunction::kMin:
+      case AggregateFunction::kMax:
         a.has ? AppendCell(&c, a.cell) : c.AppendNull();
         break;
-      case AggregateKind::kSum:
-      case AggregateKind::kAvg: {
+      case AggregateFunction::kSum:
+      case AggregateFunction::kAvg: {
         if (!a.has) {
           c.AppendNull();
           break;
         }
-        const bool avg = call.kind == AggregateKind::kAvg;
-        if (IsFloating(call.type)) {
+        const bool avg = call.function == AggregateFunction::kAvg;
+        const DataType& type = call.output_type;
+        if (IsFloating(type)) {
           double v = avg ? a.floating / static_cast<double>(a.count) : a.floating;
-          call.type.id == TypeId::kFloat ? c.Append<float>(static_cast<float>(v)) : c.Append(v);
+          type.id == TypeId::kFloat ? c.Append<float>(static_cast<float>(v)) : c.Append(v);
           break;
         }
-        Int128 v = avg ? a.integer / a.count : a.integer;  // integer AVG truncates, as Flink's
-        switch (call.type.id) {
+        // Integer AVG truncates toward zero, as Flink's; a DECIMAL AVG keeps the input scale
+        // here (the planner's DECIMAL(38, max(6, s)) rescaling is left to the sink Calc).
+        Int128 v = avg ? a.integer / a.count : a.integer;
+        switch (type.id) {
           case TypeId::kInt32:
             c.Append<int32_t>(static_cast<int32_t>(v));
             break;

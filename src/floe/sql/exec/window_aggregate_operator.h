@@ -10,44 +10,29 @@
 #include "floe/common/status.h"
 #include "floe/runtime/keyed_state.h"
 #include "floe/runtime/operator.h"
+#include "floe/sql/aggregate_plan.h"
 
 namespace floe::sql {
 
-// Flink's window table-valued functions, in event time. Sizes in microseconds (floe's unit).
-enum class WindowKind { kTumble, kHop, kCumulate };
-struct WindowSpec {
-  WindowKind kind = WindowKind::kTumble;
-  int64_t size = 0;   // TUMBLE / HOP size, CUMULATE max size
-  int64_t slide = 0;  // HOP slide, CUMULATE step; unused for TUMBLE
-};
-
-// The windows (start, end) holding event time `ts`, ascending by end. REQUIRES: a valid spec
-// (size > 0; slide > 0 for HOP and CUMULATE, and CUMULATE's size a multiple of its step).
+// The windows (start, end) holding event time `ts` (microseconds), ascending by end, for a
+// TUMBLE, HOP or CUMULATE window (sizes in milliseconds, as planned). REQUIRES: a valid spec
+// (size > 0; step > 0 for HOP and CUMULATE, size a multiple of it).
 std::vector<std::pair<int64_t, int64_t>> WindowsOf(const WindowSpec& spec, int64_t ts);
 
-enum class AggregateKind { kCountStar, kCount, kCountDistinct, kSum, kMin, kMax, kAvg };
-struct AggregateCall {
-  AggregateKind kind = AggregateKind::kCountStar;
-  int input = -1;  // input column; -1 for COUNT(*)
-  // Output type (Flink's rules, decided by the planner): COUNT -> BIGINT NOT NULL; SUM, MIN,
-  // MAX, AVG keep the input type (integer AVG truncates, as Flink's).
-  DataType type = DataType::Int64();
-};
-
 // A window aggregation: GROUP BY window_start, window_end[, keys] over a window TVF.
+// Built from an AggregatePlan (aggregate_plan.h) with a window.
 struct WindowAggregateSpec {
   std::shared_ptr<const BatchSchema> input;
-  int time_column = -1;          // the descriptor column: TIMESTAMP(3) / TIMESTAMP_LTZ(3)
   std::vector<int> key_columns;  // the HASH edge into this operator uses the same columns
-  WindowSpec window;
+  WindowSpec window;             // window.time_column: TIMESTAMP(3) / TIMESTAMP_LTZ(3)
   std::vector<AggregateCall> aggregates;
   // The job's settings: state.backend.type (runtime::KeyedStateOptions::FromOptions).
   std::map<std::string, std::string> job_config;
 };
 
 // The output columns: keys (input names and types), window_start, window_end (TIMESTAMP),
-// window_time (window_end - 1 ms, the rowtime of the result, as Flink), then one column per
-// aggregate named agg0, agg1, ... (the planner projects and renames after it).
+// window_time (window_end - 1 ms, the rowtime of the result, typed like the time column), then
+// one column per aggregate named agg0, agg1, ... (the planner projects and renames after it).
 std::shared_ptr<const BatchSchema> WindowAggregateOutput(const WindowAggregateSpec& spec);
 
 // WindowAggregateOperator computes window aggregates on keyed state (runtime/keyed_state.h).

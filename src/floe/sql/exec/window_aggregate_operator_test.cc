@@ -12,6 +12,26 @@ using connectors::testing::JsonRows;
 using runtime::Watermark;
 
 constexpr int64_t kMinute = 60'000'000;  // microseconds
+constexpr int64_t kMinuteMs = 60'000;
+
+WindowSpec Window(WindowKind kind, int64_t size_min, int64_t step_min = 0) {
+  WindowSpec w;
+  w.kind = kind;
+  w.size_ms = size_min * kMinuteMs;
+  w.step_ms = step_min * kMinuteMs;
+  w.time_column = 1;
+  return w;
+}
+
+AggregateCall Agg(AggregateFunction f, int input, DataType type, bool distinct = false) {
+  AggregateCall a;
+  a.function = f;
+  a.input_column = input;
+  a.distinct = distinct;
+  a.output_type = type;
+  a.nullable = f != AggregateFunction::kCount;
+  return a;
+}
 
 std::shared_ptr<const BatchSchema> EventSchema() {
   auto s = std::make_shared<BatchSchema>();
@@ -37,13 +57,12 @@ RecordBatch Events(const std::vector<Event>& events) {
   return b;
 }
 
-WindowAggregateSpec TileSpec(WindowSpec window = {WindowKind::kTumble, 5 * kMinute, 0}) {
+WindowAggregateSpec TileSpec(WindowSpec window = Window(WindowKind::kTumble, 5)) {
   WindowAggregateSpec spec;
   spec.input = EventSchema();
-  spec.time_column = 1;
   spec.key_columns = {0};
   spec.window = window;
-  spec.aggregates = {{AggregateKind::kCountStar, -1, DataType::Int64()}};
+  spec.aggregates = {Agg(AggregateFunction::kCount, -1, DataType::Int64())};
   return spec;
 }
 
@@ -60,14 +79,17 @@ std::unique_ptr<WindowAggregateOperator> Open(WindowAggregateSpec spec) {
 TEST(WindowsOf, TumbleHopAndCumulateFollowFlink) {
   const int64_t m = kMinute;
   using W = std::vector<std::pair<int64_t, int64_t>>;
-  EXPECT_EQ(WindowsOf({WindowKind::kTumble, 5 * m, 0}, 7 * m), (W{{5 * m, 10 * m}}));
-  EXPECT_EQ(WindowsOf({WindowKind::kTumble, 5 * m, 0}, 5 * m), (W{{5 * m, 10 * m}}));
-  EXPECT_EQ(WindowsOf({WindowKind::kTumble, 5 * m, 0}, -1), (W{{-5 * m, 0}}));
+  EXPECT_EQ(WindowsOf(Window(WindowKind::kTumble, 5), 7 * m), (W{{5 * m, 10 * m}}));
+  EXPECT_EQ(WindowsOf(Window(WindowKind::kTumble, 5), 5 * m), (W{{5 * m, 10 * m}}));
+  EXPECT_EQ(WindowsOf(Window(WindowKind::kTumble, 5), -1), (W{{-5 * m, 0}}));
+  WindowSpec offset = Window(WindowKind::kTumble, 5);
+  offset.offset_ms = kMinuteMs;
+  EXPECT_EQ(WindowsOf(offset, 7 * m), (W{{6 * m, 11 * m}}));
   // HOP(slide 5 min, size 10 min): two windows hold every row.
-  EXPECT_EQ(WindowsOf({WindowKind::kHop, 10 * m, 5 * m}, 7 * m), (W{{0, 10 * m}, {5 * m, 15 * m}}));
+  EXPECT_EQ(WindowsOf(Window(WindowKind::kHop, 10, 5), 7 * m), (W{{0, 10 * m}, {5 * m, 15 * m}}));
   // CUMULATE(step 2 min, size 6 min): the windows of [0, 6 min) ending after the row.
-  EXPECT_EQ(WindowsOf({WindowKind::kCumulate, 6 * m, 2 * m}, 3 * m), (W{{0, 4 * m}, {0, 6 * m}}));
-  EXPECT_EQ(WindowsOf({WindowKind::kCumulate, 6 * m, 2 * m}, 0),
+  EXPECT_EQ(WindowsOf(Window(WindowKind::kCumulate, 6, 2), 3 * m), (W{{0, 4 * m}, {0, 6 * m}}));
+  EXPECT_EQ(WindowsOf(Window(WindowKind::kCumulate, 6, 2), 0),
             (W{{0, 2 * m}, {0, 4 * m}, {0, 6 * m}}));
 }
 
@@ -107,13 +129,13 @@ TEST(WindowAggregate, TumbleCountFiresWhenTheWatermarkPassesTheWindowEnd) {
 
 TEST(WindowAggregate, AggregatesSkipNullsAndFollowTheirTypes) {
   WindowAggregateSpec spec = TileSpec();
-  spec.aggregates = {{AggregateKind::kCount, 2, DataType::Int64()},
-                     {AggregateKind::kCountDistinct, 2, DataType::Int64()},
-                     {AggregateKind::kSum, 2, DataType::Int32()},
-                     {AggregateKind::kMin, 2, DataType::Int32()},
-                     {AggregateKind::kMax, 2, DataType::Int32()},
-                     {AggregateKind::kAvg, 2, DataType::Int32()},
-                     {AggregateKind::kMin, 0, DataType::String()}};
+  spec.aggregates = {Agg(AggregateFunction::kCount, 2, DataType::Int64()),
+                     Agg(AggregateFunction::kCount, 2, DataType::Int64(), /*distinct=*/true),
+                     Agg(AggregateFunction::kSum, 2, DataType::Int32()),
+                     Agg(AggregateFunction::kMin, 2, DataType::Int32()),
+                     Agg(AggregateFunction::kMax, 2, DataType::Int32()),
+                     Agg(AggregateFunction::kAvg, 2, DataType::Int32()),
+                     Agg(AggregateFunction::kMin, 0, DataType::String())};
   auto op = Open(spec);
   CollectingCollector out;
   ASSERT_TRUE(
@@ -136,7 +158,7 @@ TEST(WindowAggregate, AggregatesSkipNullsAndFollowTheirTypes) {
 }
 
 TEST(WindowAggregate, HopCountsARowInEveryWindowHoldingIt) {
-  auto op = Open(TileSpec({WindowKind::kHop, 10 * kMinute, 5 * kMinute}));
+  auto op = Open(TileSpec(Window(WindowKind::kHop, 10, 5)));
   CollectingCollector out;
   ASSERT_TRUE(op->ProcessBatch(Events({{"db", 7 * kMinute, 1}}), 0, out).ok());
   ASSERT_TRUE(op->OnWatermark(Watermark(INT64_MAX), out).ok());
@@ -178,10 +200,11 @@ TEST(WindowAggregate, RestoredWindowsFireOnceWithTheirCounts) {
 
 TEST(WindowAggregate, SpecsThatCannotRunAreRefused) {
   WindowAggregateSpec no_time = TileSpec();
-  no_time.time_column = 0;  // a STRING column
+  no_time.window.time_column = 0;  // a STRING column
   EXPECT_FALSE(WindowAggregateOperator::Make(no_time).ok());
-  EXPECT_FALSE(WindowAggregateOperator::Make(TileSpec({WindowKind::kCumulate, 5, 2})).ok());
-  EXPECT_FALSE(WindowAggregateOperator::Make(TileSpec({WindowKind::kHop, 10, 0})).ok());
+  EXPECT_FALSE(WindowAggregateOperator::Make(TileSpec(Window(WindowKind::kCumulate, 5, 2))).ok());
+  EXPECT_FALSE(WindowAggregateOperator::Make(TileSpec(Window(WindowKind::kHop, 10, 0))).ok());
+  EXPECT_FALSE(WindowAggregateOperator::Make(TileSpec(Window(WindowKind::kSession, 10))).ok());
 }
 
 }  // namespace
