@@ -9,6 +9,8 @@
 #include "floe/connectors/registry.h"
 #include "floe/sql/aggregate_plan.h"
 #include "floe/sql/exec/calc_operator.h"
+#include "floe/sql/exec/watermark_assigner_operator.h"
+#include "floe/sql/exec/window_aggregate_operator.h"
 #include "floe/sql/parser.h"
 
 namespace floe::sql {
@@ -318,6 +320,7 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
   std::vector<connectors::AddedSink> committing_sinks;
   // What the runtime cannot run yet; refused after every INSERT is validated.
   std::vector<std::pair<SourcePos, AggregatePlan>> aggregates;
+  bool graph_keyed_state = false;
   const CreateTable* computed_source = nullptr;
   for (size_t i = 0; i < script.inserts.size(); ++i) {
     const Insert& insert = script.inserts[i];
@@ -353,7 +356,109 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
     if (IsAggregateQuery(insert)) {
       FLOE_ASSIGN_OR_RAISE(AggregatePlan plan, CheckAggregate(script, insert, *source, changelog,
                                                               *sink, *sink_connector, sink_table));
-      aggregates.emplace_back(insert.pos, std::move(plan));
+      if (!plan.window || plan.window->kind == WindowKind::kSession ||
+          source->has_computed_columns() || !plan.watermark) {
+        aggregates.emplace_back(insert.pos, std::move(plan));
+        continue;
+      }
+      // source -> watermark assigner -> [WHERE] -> keyBy(keys) -> window aggregate -> Calc
+      // (select list into the sink's columns) -> sink.
+      graph_keyed_state = true;
+      runtime::VertexId upstream = *source_vertex;
+      const uint32_t source_parallelism = job->graph.vertex(upstream).parallelism;
+      const int time_column = plan.watermark->column;
+      const int64_t delay = plan.watermark->delay_ms * 1000;
+      runtime::VertexId assigner = job->graph.AddOperator(
+          VertexName("watermarks", source->name) + (source_uses[source->name] > 1 ? suffix : ""),
+          source_parallelism,
+          [time_column,
+           delay](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+            return std::unique_ptr<runtime::Operator>(
+                std::make_unique<WatermarkAssignerOperator>(time_column, delay));
+          });
+      job->graph.Connect(upstream, assigner, runtime::Partitioning::Forward());
+      upstream = assigner;
+      if (plan.where) {
+        CalcSpec where;
+        where.input = source_table.schema;
+        where.where = plan.where;
+        where.output = source_table.schema;
+        where.sink_name = sink->name;
+        Result<std::shared_ptr<const CalcProgram>> program = CalcProgram::Compile(where);
+        if (!program.ok()) return AtPos(insert.pos, program.status());
+        runtime::VertexId filter = job->graph.AddOperator(
+            VertexName("where", sink->name) + sink_suffix, source_parallelism,
+            [program =
+                 *program](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+              return std::unique_ptr<runtime::Operator>(std::make_unique<CalcOperator>(program));
+            });
+        job->graph.Connect(upstream, filter, runtime::Partitioning::Forward());
+        upstream = filter;
+      }
+      WindowAggregateSpec spec;
+      spec.input = source_table.schema;
+      spec.key_columns = plan.key_columns;
+      spec.window = *plan.window;
+      spec.aggregates = plan.aggregates;
+      spec.job_config = job->config;
+      Result<std::unique_ptr<WindowAggregateOperator>> probe = WindowAggregateOperator::Make(spec);
+      if (!probe.ok()) return AtPos(insert.pos, probe.status());
+      std::vector<std::string> keys;
+      for (int k : plan.key_columns) keys.push_back(source_table.schema->fields[k].name);
+      const uint32_t window_parallelism =
+          keys.empty() ? 1 : job->context.default_parallelism;  // no key: one global window
+      runtime::VertexId window = job->graph.AddOperator(
+          VertexName("window", sink->name) + sink_suffix, window_parallelism,
+          [spec](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+            FLOE_ASSIGN_OR_RAISE(auto op, WindowAggregateOperator::Make(spec));
+            return std::unique_ptr<runtime::Operator>(std::move(op));
+          });
+      job->graph.Connect(upstream, window,
+                         keys.empty() ? runtime::Partitioning::Global()
+                                      : runtime::Partitioning::Hash(std::move(keys)));
+      // The select list, in order, from the operator's fixed layout.
+      CalcSpec project;
+      project.input = WindowAggregateOutput(spec);
+      for (size_t o = 0; o < plan.outputs.size(); ++o) {
+        const AggregateOutput& from = plan.outputs[o];
+        std::string name;
+        switch (from.kind) {
+          case AggregateOutput::Kind::kKey:
+            name = source_table.schema->fields[plan.key_columns[from.index]].name;
+            break;
+          case AggregateOutput::Kind::kWindowStart:
+            name = "window_start";
+            break;
+          case AggregateOutput::Kind::kWindowEnd:
+            name = "window_end";
+            break;
+          case AggregateOutput::Kind::kWindowTime:
+            name = "window_time";
+            break;
+          case AggregateOutput::Kind::kAggregate:
+            name = "agg" + std::to_string(from.index);
+            break;
+        }
+        Expr column = Expr::Column(name);
+        column.pos = insert.select[o].expr.pos;
+        project.select.push_back({std::move(column), insert.select[o].alias});
+      }
+      project.output = sink_table.schema;
+      project.sink_name = sink->name;
+      Result<std::shared_ptr<const CalcProgram>> program = CalcProgram::Compile(project);
+      if (!program.ok()) return AtPos(insert.pos, program.status());
+      runtime::VertexId calc_vertex = job->graph.AddOperator(
+          VertexName("calc", sink->name) + sink_suffix, window_parallelism,
+          [program =
+               *program](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+            return std::unique_ptr<runtime::Operator>(std::make_unique<CalcOperator>(program));
+          });
+      job->graph.Connect(window, calc_vertex, runtime::Partitioning::Forward());
+      Result<connectors::AddedSink> added = sink_connector->add_sink(connectors::SinkRequest{
+          &job->graph, calc_vertex, VertexName("sink", sink->name) + sink_suffix, &sink_table,
+          &job->context, Upstream(source_name, *source_connector, source_table), false});
+      if (!added.ok()) return AtPos(sink->pos, added.status());
+      if (added->plan_restore) committing_sinks.push_back(std::move(added).value());
       continue;
     }
     if (source->has_computed_columns()) computed_source = source;
@@ -412,7 +517,7 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
   }
   FLOE_RETURN_NOT_OK(job->graph.Validate());
 
-  job->has_keyed_state = false;  // no windows or aggregates yet
+  job->has_keyed_state = graph_keyed_state;  // window aggregates hold keyed state
   job->prepare_restore =
       [sinks = std::move(committing_sinks), positions = job->context.positions,
        keyed = job->has_keyed_state](

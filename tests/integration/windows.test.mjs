@@ -1,0 +1,78 @@
+// Event time and windows run as a user would: a job file with Flink's SQL (the Flink lesson's
+// course tile: WATERMARK, TUMBLE, COUNT(*) per course), `floe run`, then the table read back.
+// The expected rows are computed here from the generated events, independently of floe.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { checkpointSets, floe, icebergTable, runJob, sandbox, tempRoot, writeJsonl } from './harness.mjs';
+
+const ROOT = tempRoot('floe-windows-');
+const MINUTE = 60_000;
+const BASE = Date.parse('2026-01-01T00:00:00Z');
+
+// learning.progress events: one hot course, event time out of order by up to `disorderMs`
+// (within the 10-minute watermark delay, so no row is late).
+function progressEvents(n, disorderMs) {
+  const events = [];
+  let seed = 7;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  for (let i = 0; i < n; i++) {
+    const course = rand() < 0.5 ? 'hot' : `c${Math.floor(rand() * 5)}`;
+    const t = BASE + i * 700 - Math.floor(rand() * disorderMs);
+    events.push({ event_id: `e${i}`, course_id: course, lesson_id: `l${i % 40}`,
+                  event_time: new Date(t).toISOString().replace('Z', '') });
+  }
+  return events;
+}
+
+// What TUMBLE(5 min) + COUNT(*) per course gives: one row per course and window.
+function expectedTiles(events, sizeMs) {
+  const counts = new Map();
+  for (const e of events) {
+    const t = Date.parse(e.event_time + 'Z');
+    const start = t - (((t % sizeMs) + sizeMs) % sizeMs);
+    const key = `${e.course_id}|${start}`;
+    counts.set(key, (counts.get(key) || 0) + 1);
+  }
+  return [...counts].map(([k, n]) => {
+    const [course, start] = k.split('|');
+    return `${course} ${new Date(Number(start)).toISOString()} ${n}`;
+  }).sort();
+}
+
+function tileJob(p, eventsFile) {
+  fs.writeFileSync(p.job, `-- the Flink lesson's course tile, on a file of events
+${checkpointSets('300 ms')}
+CREATE TABLE progress (
+  event_id STRING, course_id STRING, lesson_id STRING, event_time TIMESTAMP(3),
+  WATERMARK FOR event_time AS event_time - INTERVAL '10' MINUTE
+) WITH ('connector' = 'filesystem', 'path' = '${eventsFile}', 'format' = 'json',
+        'json.timestamp-format.standard' = 'ISO-8601');
+CREATE TABLE course_activity_tile (
+  course_id STRING, window_start TIMESTAMP(3), window_end TIMESTAMP(3), event_count BIGINT
+) WITH (${icebergTable(p.name)});
+INSERT INTO course_activity_tile
+SELECT course_id, window_start, window_end, COUNT(*) AS event_count
+FROM TABLE(TUMBLE(TABLE progress, DESCRIPTOR(event_time), INTERVAL '5' MINUTES))
+GROUP BY course_id, window_start, window_end;
+`);
+}
+
+test('course tile: TUMBLE 5 min COUNT(*) per course with a 10-minute watermark lands every window once', async () => {
+  const p = sandbox(ROOT, 'tile');
+  const events = progressEvents(20000, 9 * MINUTE);
+  const file = writeJsonl(path.join(p.dir, 'events.jsonl'), events);
+  tileJob(p, file);
+  const r = await runJob(p, { CHK: p.chk, WH: p.wh }).done;
+  assert.equal(r.code, 0, r.err);
+  const s = floe(['table', 'scan', p.table, '--warehouse', p.wh]);
+  assert.equal(s.code, 0, s.err);
+  const got = s.out.split('\n').filter(Boolean).map((l) => {
+    const row = JSON.parse(l);
+    const end = Date.parse(row.window_end + 'Z');
+    assert.equal(end - Date.parse(row.window_start + 'Z'), 5 * MINUTE);
+    return `${row.course_id} ${new Date(Date.parse(row.window_start + 'Z')).toISOString()} ${row.event_count}`;
+  }).sort();
+  assert.deepEqual(got, expectedTiles(events, 5 * MINUTE));
+});
