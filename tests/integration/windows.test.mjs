@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { checkpointSets, floe, icebergTable, runJob, sandbox, tempRoot, writeJsonl } from './harness.mjs';
+import { checkpointSets, floe, icebergTable, killWorkerMidFeed, runJob, sandbox, tempRoot, writeJsonl } from './harness.mjs';
 
 const ROOT = tempRoot('floe-windows-');
 const MINUTE = 60_000;
@@ -76,3 +76,85 @@ test('course tile: TUMBLE 5 min COUNT(*) per course with a 10-minute watermark l
   }).sort();
   assert.deepEqual(got, expectedTiles(events, 5 * MINUTE));
 });
+
+// ---- exactly once under SIGKILL ------------------------------------------------------------
+
+const ROSTER_COLUMNS = `seq BIGINT NOT NULL, npi STRING NOT NULL, source STRING NOT NULL, revision INT NOT NULL,
+  event_time TIMESTAMP(3) NOT NULL, first_name STRING, last_name STRING, specialty STRING, state STRING,
+  city STRING, zip STRING, phone STRING, active BOOLEAN`;
+const EVENTS = 12000;
+
+// The roster events as a plain append job lands them: the input of the expected tiles (read by
+// floe's source, aggregated here).
+async function rosterEvents() {
+  const p = sandbox(ROOT, 'roster_raw');
+  fs.writeFileSync(p.job, `${checkpointSets('1 s')}
+CREATE TABLE roster (${ROSTER_COLUMNS}) WITH ('connector' = 'roster', 'seed' = '42', 'events' = '${EVENTS}');
+CREATE TABLE raw (${ROSTER_COLUMNS}) WITH (${icebergTable(p.name)});
+INSERT INTO raw SELECT * FROM roster;
+`);
+  const r = await runJob(p, { CHK: p.chk, WH: p.wh }).done;
+  assert.equal(r.code, 0, r.err);
+  const s = floe(['table', 'scan', p.table, '--warehouse', p.wh]);
+  assert.equal(s.code, 0, s.err);
+  return s.out.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+let expectedStateTiles;
+async function expectedByState() {
+  if (!expectedStateTiles) {
+    const rows = await rosterEvents();
+    assert.equal(rows.length, EVENTS);
+    expectedStateTiles = expectedTiles(rows.map((r) => ({ course_id: String(r.state), event_time: r.event_time })), 5 * MINUTE);
+  }
+  return expectedStateTiles;
+}
+
+// The roster's event time is out of order by up to 10 minutes either way: a 21-minute watermark
+// delay keeps every row in time, so the expected tiles need no lateness model.
+function stateTileJob(p) {
+  fs.writeFileSync(p.job, `-- roster -> TUMBLE 5 min COUNT(*) per state -> iceberg
+${checkpointSets('300 ms')}
+CREATE TABLE roster (${ROSTER_COLUMNS}, WATERMARK FOR event_time AS event_time - INTERVAL '21' MINUTE)
+  WITH ('connector' = 'roster', 'seed' = '42', 'events' = '${EVENTS}', 'rows-per-second' = '4000');
+CREATE TABLE tiles (state STRING, window_start TIMESTAMP(3), window_end TIMESTAMP(3), n BIGINT)
+  WITH (${icebergTable(p.name)});
+INSERT INTO tiles
+SELECT state, window_start, window_end, COUNT(*) AS n
+FROM TABLE(TUMBLE(TABLE roster, DESCRIPTOR(event_time), INTERVAL '5' MINUTE))
+GROUP BY state, window_start, window_end;
+`);
+}
+
+function tilesOf(p) {
+  const s = floe(['table', 'scan', p.table, '--warehouse', p.wh]);
+  assert.equal(s.code, 0, s.err);
+  return s.out.split('\n').filter(Boolean).map((l) => {
+    const row = JSON.parse(l);
+    return `${row.state} ${new Date(Date.parse(row.window_start + 'Z')).toISOString()} ${row.n}`;
+  }).sort();
+}
+
+test('window job with the worker SIGKILLed at a random point: every window exactly once, right counts', async () => {
+  const expected = await expectedByState();
+  const p = sandbox(ROOT, 'tiles_kill');
+  stateTileJob(p);
+  const r = runJob(p, { CHK: p.chk, WH: p.wh });
+  await killWorkerMidFeed(p, 2, 1000);
+  const { code, err } = await r.done;
+  assert.equal(code, 0, err);
+  assert.match(err, /killed by SIGKILL/, err);
+  assert.deepEqual(tilesOf(p), expected);
+});
+
+for (const point of ['window-after-fire', 'after-checkpoint-complete-before-commit']) {
+  test(`window job killed at crash point ${point} (2nd hit), then restarted: every window exactly once`, async () => {
+    const expected = await expectedByState();
+    const p = sandbox(ROOT, `tiles_${point.replace(/-/g, '_')}`);
+    stateTileJob(p);
+    const { code, err } = await runJob(p, { CHK: p.chk, WH: p.wh }, { crashAt: `${point}:2` }).done;
+    assert.equal(code, 0, err);
+    assert.match(err, /killed by SIGKILL/, `crash point ${point} was never reached:\n${err}`);
+    assert.deepEqual(tilesOf(p), expected);
+  });
+}

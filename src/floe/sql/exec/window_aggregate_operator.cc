@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "floe/common/byte_codec.h"
+#include "floe/common/crash_point.h"
 #include "floe/runtime/partitioner.h"
 
 namespace floe::sql {
@@ -469,7 +470,12 @@ Status WindowAggregateOperator::OnWatermark(runtime::Watermark watermark, runtim
   RecordBatch fired(output_);
   FLOE_RETURN_NOT_OK(state_->AdvanceWatermark(
       watermark, [&](const runtime::Timer& timer) { return Fire(timer, &fired); }));
-  if (fired.num_rows() > 0) FLOE_RETURN_NOT_OK(out.Emit(std::move(fired)));
+  if (fired.num_rows() > 0) {
+    FLOE_RETURN_NOT_OK(out.Emit(std::move(fired)));
+    // Fired and sent on, not yet in any checkpoint: a restore must fire these windows again,
+    // and the sink must not have committed them.
+    CrashPoint("window-after-fire");
+  }
   return out.EmitWatermark(watermark);
 }
 
