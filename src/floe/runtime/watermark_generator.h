@@ -1,0 +1,59 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "floe/runtime/clock.h"
+#include "floe/runtime/ids.h"
+
+namespace floe::runtime {
+
+// Bounded-out-of-orderness watermarks per split (a Kafka partition), combined by a source
+// subtask the way Flink's sources do (per-partition watermarks, SourceOperator):
+//   * a split's watermark is the highest event time it produced minus the delay (the table's
+//     `WATERMARK FOR col AS col - INTERVAL ...`);
+//   * the subtask's watermark is the minimum over its splits; a split that has produced nothing
+//     yet holds it back (Flink does the same), unless it is idle;
+//   * a split without records for `idle_timeout` (`scan.watermark.idle-timeout`, else
+//     `table.exec.source.idle-timeout`; 0 = never) is idle and left out until it produces again;
+//   * with no split at all, or every split idle, the subtask is idle (Collector::
+//     EmitWatermarkStatus), so it never holds back the tasks it feeds;
+//   * watermarks only move forward.
+// Event times and watermarks are microseconds. Not thread-safe: one source subtask.
+class WatermarkGenerator {
+ public:
+  WatermarkGenerator(int64_t delay_micros, std::chrono::milliseconds idle_timeout,
+                     const Clock* clock = nullptr);  // null: SteadyClock
+
+  // The splits this subtask reads (replaces the previous set; positions of kept splits stay).
+  void SetSplits(const std::vector<std::string>& splits);
+  // A record of `split` with event time `ts` (call for every record with a non-NULL time).
+  void OnEvent(const std::string& split, int64_t ts);
+
+  struct Update {
+    std::optional<Watermark> watermark;  // a new, higher watermark to emit
+    std::optional<bool> idle;            // a change of the subtask's idleness to emit
+  };
+  // What to emit now (call after each batch, and when idle so idleness is noticed).
+  Update Poll();
+
+  Watermark current() const { return Watermark(emitted_); }
+
+ private:
+  struct Split {
+    int64_t max_ts = INT64_MIN;  // INT64_MIN: nothing yet
+    int64_t last_event_ms = 0;   // clock time of its last record (or of its assignment)
+  };
+  int64_t delay_;
+  std::chrono::milliseconds idle_timeout_;
+  const Clock* clock_;
+  std::map<std::string, Split> splits_;
+  int64_t emitted_ = INT64_MIN;
+  bool idle_ = false;
+};
+
+}  // namespace floe::runtime

@@ -1,0 +1,63 @@
+#include "floe/runtime/watermark_generator.h"
+
+#include <gtest/gtest.h>
+
+namespace floe::runtime {
+namespace {
+
+TEST(WatermarkGenerator, IsTheMinimumOverSplitsMinusTheDelayAndOnlyMovesForward) {
+  FakeClock clock;
+  WatermarkGenerator gen(/*delay=*/10, std::chrono::milliseconds(0), &clock);
+  gen.SetSplits({"p0", "p1"});
+  gen.OnEvent("p0", 100);
+  WatermarkGenerator::Update u = gen.Poll();
+  EXPECT_FALSE(u.watermark.has_value()) << "p1 has produced nothing yet: it holds back";
+  gen.OnEvent("p1", 50);
+  u = gen.Poll();
+  ASSERT_TRUE(u.watermark.has_value());
+  EXPECT_EQ(u.watermark->micros, 40);
+  gen.OnEvent("p1", 30);  // out of order: no change
+  EXPECT_FALSE(gen.Poll().watermark.has_value());
+  gen.OnEvent("p1", 500);
+  u = gen.Poll();
+  ASSERT_TRUE(u.watermark.has_value());
+  EXPECT_EQ(u.watermark->micros, 90);  // p0 is behind now
+  EXPECT_FALSE(u.idle.has_value());
+}
+
+TEST(WatermarkGenerator, AnIdleSplitStopsHoldingBackAndRejoinsWhenItProduces) {
+  FakeClock clock;
+  WatermarkGenerator gen(0, std::chrono::milliseconds(1000), &clock);
+  gen.SetSplits({"busy", "quiet"});
+  gen.OnEvent("busy", 100);
+  EXPECT_FALSE(gen.Poll().watermark.has_value());
+  clock.Advance(std::chrono::milliseconds(1500));
+  gen.OnEvent("busy", 200);
+  WatermarkGenerator::Update u = gen.Poll();
+  ASSERT_TRUE(u.watermark.has_value());
+  EXPECT_EQ(u.watermark->micros, 200);  // "quiet" is idle
+  gen.OnEvent("quiet", 150);            // back, behind: the watermark does not go back
+  EXPECT_FALSE(gen.Poll().watermark.has_value());
+  EXPECT_EQ(gen.current().micros, 200);
+  // Everything idle: the subtask is idle, once.
+  clock.Advance(std::chrono::milliseconds(2000));
+  u = gen.Poll();
+  ASSERT_TRUE(u.idle.has_value());
+  EXPECT_TRUE(*u.idle);
+  EXPECT_FALSE(gen.Poll().idle.has_value());
+  gen.OnEvent("busy", 300);
+  u = gen.Poll();
+  ASSERT_TRUE(u.idle.has_value());
+  EXPECT_FALSE(*u.idle);
+}
+
+TEST(WatermarkGenerator, ASubtaskWithoutSplitsIsIdle) {
+  FakeClock clock;
+  WatermarkGenerator gen(0, std::chrono::milliseconds(0), &clock);
+  WatermarkGenerator::Update u = gen.Poll();
+  ASSERT_TRUE(u.idle.has_value());
+  EXPECT_TRUE(*u.idle);
+}
+
+}  // namespace
+}  // namespace floe::runtime
