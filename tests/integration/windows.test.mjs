@@ -1,11 +1,14 @@
 // Event time and windows run as a user would: a job file with Flink's SQL (the Flink lesson's
 // course tile: WATERMARK, TUMBLE, COUNT(*) per course), `floe run`, then the table read back.
 // The expected rows are computed here from the generated events, independently of floe.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { checkpointSets, floe, icebergTable, killWorkerMidFeed, runJob, sandbox, tempRoot, writeJsonl } from './harness.mjs';
+import { checkpointSets, floe, icebergTable, jobRecords, killWorkerMidFeed, produce, runJob, sandbox, sleep,
+         startCluster, stopClusters, tempRoot, waitFor, writeJsonl } from './harness.mjs';
+
+after(stopClusters);
 
 const ROOT = tempRoot('floe-windows-');
 const MINUTE = 60_000;
@@ -158,3 +161,90 @@ for (const point of ['window-after-fire', 'after-checkpoint-complete-before-comm
     assert.deepEqual(tilesOf(p), expected);
   });
 }
+
+// ---- Kafka: per-partition watermarks and idleness ------------------------------------------
+
+function kafkaTileJob(p, { bounded, idleTimeout } = {}) {
+  const extra = (bounded ? ",\n        'scan.bounded.mode' = 'latest-offset'" : '') +
+                (idleTimeout ? `,\n        'scan.watermark.idle-timeout' = '${idleTimeout}'` : '');
+  fs.writeFileSync(p.job, `-- the lesson's course tile, reading learning.progress from Kafka
+${checkpointSets('300 ms')}
+CREATE TABLE progress (
+  event_id STRING, course_id STRING, lesson_id STRING, event_time TIMESTAMP(3),
+  WATERMARK FOR event_time AS event_time - INTERVAL '10' MINUTE
+) WITH ('connector' = 'kafka', 'topic' = 'learning.progress',
+        'properties.bootstrap.servers' = '\${KAFKA}', 'properties.group.id' = 'tlp-flink-course-tile',
+        'scan.startup.mode' = 'earliest-offset', 'format' = 'json',
+        'json.timestamp-format.standard' = 'ISO-8601'${extra});
+CREATE TABLE course_activity_tile (
+  course_id STRING, window_start TIMESTAMP(3), window_end TIMESTAMP(3), event_count BIGINT
+) WITH (${icebergTable(p.name)});
+INSERT INTO course_activity_tile
+SELECT course_id, window_start, window_end, COUNT(*) AS event_count
+FROM TABLE(TUMBLE(TABLE progress, DESCRIPTOR(event_time), INTERVAL '5' MINUTES))
+GROUP BY course_id, window_start, window_end;
+`);
+}
+
+function tileRows(p) {
+  const s = floe(['table', 'scan', p.table, '--warehouse', p.wh]);
+  assert.equal(s.code, 0, s.err);
+  return s.out.split('\n').filter(Boolean).map((l) => {
+    const row = JSON.parse(l);
+    return `${row.course_id} ${new Date(Date.parse(row.window_start + 'Z')).toISOString()} ${row.event_count}`;
+  }).sort();
+}
+
+test('course tile from Kafka (3 partitions, bounded): every window exactly once', async () => {
+  const p = sandbox(ROOT, 'kafka_tile');
+  const cluster = await startCluster(p.dir, 'tile', { topics: ['learning.progress:3'] });
+  const events = progressEvents(6000, 9 * MINUTE);
+  produce(cluster.bootstrap, 'learning.progress', writeJsonl(path.join(p.dir, 'events.jsonl'), events));
+  kafkaTileJob(p, { bounded: true });
+  const r = await runJob(p, { CHK: p.chk, WH: p.wh, KAFKA: cluster.bootstrap }).done;
+  assert.equal(r.code, 0, r.err);
+  assert.deepEqual(tileRows(p), expectedTiles(events, 5 * MINUTE));
+});
+
+// Every event lands in one partition; the two others never produce. Flink holds the watermark
+// back for a partition that has produced nothing, so without an idle timeout no window of an
+// unbounded job fires; with 'scan.watermark.idle-timeout' the empty partitions are left out and
+// the windows the watermark passed appear while the job runs, with the right counts.
+test('an idle partition holds windows back until scan.watermark.idle-timeout lets them fire', async () => {
+  const p = sandbox(ROOT, 'kafka_idle');
+  const cluster = await startCluster(p.dir, 'idle', { topics: ['learning.progress:3'] });
+  const events = progressEvents(3000, 0).map((e) => ({ ...e, lane: 'one' }));
+  produce(cluster.bootstrap, 'learning.progress', writeJsonl(path.join(p.dir, 'events.jsonl'), events),
+          ['--partition-by', 'lane']);
+  const expected = new Set(expectedTiles(events, 5 * MINUTE));
+  const maxTs = Math.max(...events.map((e) => Date.parse(e.event_time + 'Z')));
+  const watermark = maxTs - 10 * MINUTE;
+
+  const held = sandbox(ROOT, 'kafka_held');
+  kafkaTileJob(held, {});
+  const h = runJob(held, { CHK: held.chk, WH: held.wh, KAFKA: cluster.bootstrap });
+  await waitFor('a checkpoint of the job without idle timeout', () => {
+    const j = jobRecords(held.home)[0];
+    return j && (j.last_checkpoint || 0) >= 5;
+  });
+  const c1 = floe(['cancel', jobRecords(held.home)[0].job_id], { FLOE_HOME: held.home });
+  assert.equal(c1.code, 0, c1.err);
+  await h.done;
+  const heldRows = floe(['table', 'scan', held.table, '--warehouse', held.wh]);
+  assert.equal(heldRows.out.trim(), '', 'no window may fire while two partitions hold the watermark back');
+
+  kafkaTileJob(p, { idleTimeout: '300 ms' });
+  const r = runJob(p, { CHK: p.chk, WH: p.wh, KAFKA: cluster.bootstrap });
+  const fired = [...expected].filter((row) => {
+    const start = Date.parse(row.split(' ')[1]);
+    return start + 5 * MINUTE - 1 <= watermark;
+  });
+  await waitFor('the windows the watermark passed', () => {
+    const s = floe(['table', 'scan', p.table, '--warehouse', p.wh]);
+    return s.code === 0 && s.out.split('\n').filter(Boolean).length >= fired.length;
+  }, 60_000, 200);
+  const c2 = floe(['cancel', jobRecords(p.home)[0].job_id], { FLOE_HOME: p.home });
+  assert.equal(c2.code, 0, c2.err);
+  await r.done;
+  assert.deepEqual(tileRows(p), fired.sort());
+});

@@ -65,6 +65,9 @@ struct Connector {
   std::function<Result<runtime::VertexId>(const SourceRequest&)> add_source;
   // Whether a table of this connector, read as a source, emits a changelog (updates, deletes).
   std::function<bool(const TableDescriptor&)> emits_changelog;
+  // A source that makes the table's WATERMARK itself (per split, like Kafka's per-partition
+  // watermarks); otherwise the planner puts a watermark assigner after it.
+  bool generates_watermarks = false;
   std::function<Result<AddedSink>(const SinkRequest&)> add_sink;
   // OK when the sink table can apply a changelog; InvalidArgument saying why not (and what to
   // change) otherwise. Empty: the sink accepts inserts only.

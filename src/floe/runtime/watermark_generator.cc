@@ -38,13 +38,24 @@ WatermarkGenerator::Update WatermarkGenerator::Poll() {
     min = std::min(min, s.max_ts == INT64_MIN ? INT64_MIN : s.max_ts - delay_);
   }
   const bool idle = !any_active;
+  if (idle) {
+    // Nothing arrives from any split: what the splits that produced have shown is final for
+    // now, so the watermark moves up to the lowest of them before the subtask goes idle (a
+    // split whose records all came before its siblings' idle timeouts ran out would otherwise
+    // never let the watermark pass them).
+    min = INT64_MAX;
+    for (const auto& [name, s] : splits_) {
+      if (s.max_ts != INT64_MIN) min = std::min(min, s.max_ts - delay_);
+    }
+    if (min == INT64_MAX) min = INT64_MIN;
+  }
+  if (min != INT64_MIN && min > emitted_) {
+    emitted_ = min;
+    u.watermark = Watermark(min);
+  }
   if (idle != idle_) {
     idle_ = idle;
     u.idle = idle;
-  }
-  if (any_active && min != INT64_MIN && min > emitted_) {
-    emitted_ = min;
-    u.watermark = Watermark(min);
   }
   return u;
 }

@@ -21,7 +21,10 @@ namespace floe::runtime {
 //   * a split without records for `idle_timeout` (`scan.watermark.idle-timeout`, else
 //     `table.exec.source.idle-timeout`; 0 = never) is idle and left out until it produces again;
 //   * with no split at all, or every split idle, the subtask is idle (Collector::
-//     EmitWatermarkStatus), so it never holds back the tasks it feeds;
+//     EmitWatermarkStatus), so it never holds back the tasks it feeds; going idle, its
+//     watermark first moves up to the lowest of the splits that produced (floe's choice: Flink
+//     keeps the last combined value, so a split whose records all came before its siblings'
+//     timeouts ran out never lets the windows it fed fire);
 //   * watermarks only move forward.
 // Event times and watermarks are microseconds. Not thread-safe: one source subtask.
 class WatermarkGenerator {
@@ -34,6 +37,7 @@ class WatermarkGenerator {
   // A record of `split` with event time `ts` (call for every record with a non-NULL time).
   void OnEvent(const std::string& split, int64_t ts);
 
+  // Emit the watermark first, then the idleness (a watermark makes an output active).
   struct Update {
     std::optional<Watermark> watermark;  // a new, higher watermark to emit
     std::optional<bool> idle;            // a change of the subtask's idleness to emit

@@ -39,16 +39,34 @@ TEST(WatermarkGenerator, AnIdleSplitStopsHoldingBackAndRejoinsWhenItProduces) {
   gen.OnEvent("quiet", 150);            // back, behind: the watermark does not go back
   EXPECT_FALSE(gen.Poll().watermark.has_value());
   EXPECT_EQ(gen.current().micros, 200);
-  // Everything idle: the subtask is idle, once.
+  // Everything idle: the subtask is idle, once; its watermark is the lowest produced (quiet's
+  // 150 is below 200: nothing to emit).
   clock.Advance(std::chrono::milliseconds(2000));
   u = gen.Poll();
   ASSERT_TRUE(u.idle.has_value());
   EXPECT_TRUE(*u.idle);
+  EXPECT_FALSE(u.watermark.has_value());
   EXPECT_FALSE(gen.Poll().idle.has_value());
   gen.OnEvent("busy", 300);
   u = gen.Poll();
   ASSERT_TRUE(u.idle.has_value());
   EXPECT_FALSE(*u.idle);
+}
+
+// Records of one split all arrive before the empty splits' timeouts run out; then everything is
+// idle: the watermark still moves to what that split produced, so its windows fire.
+TEST(WatermarkGenerator, GoingIdleReleasesTheWatermarkOfTheSplitsThatProduced) {
+  FakeClock clock;
+  WatermarkGenerator gen(10, std::chrono::milliseconds(300), &clock);
+  gen.SetSplits({"data", "empty1", "empty2"});
+  gen.OnEvent("data", 1000);
+  EXPECT_FALSE(gen.Poll().watermark.has_value());
+  clock.Advance(std::chrono::milliseconds(400));  // all three idle at once
+  WatermarkGenerator::Update u = gen.Poll();
+  ASSERT_TRUE(u.watermark.has_value());
+  EXPECT_EQ(u.watermark->micros, 990);
+  ASSERT_TRUE(u.idle.has_value());
+  EXPECT_TRUE(*u.idle);
 }
 
 TEST(WatermarkGenerator, ASubtaskWithoutSplitsIsIdle) {

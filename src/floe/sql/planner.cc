@@ -368,16 +368,18 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
       const uint32_t source_parallelism = job->graph.vertex(upstream).parallelism;
       const int time_column = plan.watermark->column;
       const int64_t delay = plan.watermark->delay_ms * 1000;
-      runtime::VertexId assigner = job->graph.AddOperator(
-          VertexName("watermarks", source->name) + (source_uses[source->name] > 1 ? suffix : ""),
-          source_parallelism,
-          [time_column,
-           delay](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
-            return std::unique_ptr<runtime::Operator>(
-                std::make_unique<WatermarkAssignerOperator>(time_column, delay));
-          });
-      job->graph.Connect(upstream, assigner, runtime::Partitioning::Forward());
-      upstream = assigner;
+      if (!source_connector->generates_watermarks) {
+        runtime::VertexId assigner = job->graph.AddOperator(
+            VertexName("watermarks", source->name) + (source_uses[source->name] > 1 ? suffix : ""),
+            source_parallelism,
+            [time_column,
+             delay](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+              return std::unique_ptr<runtime::Operator>(
+                  std::make_unique<WatermarkAssignerOperator>(time_column, delay));
+            });
+        job->graph.Connect(upstream, assigner, runtime::Partitioning::Forward());
+        upstream = assigner;
+      }
       if (plan.where) {
         CalcSpec where;
         where.input = source_table.schema;

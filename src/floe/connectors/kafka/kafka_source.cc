@@ -1,5 +1,7 @@
 #include "floe/connectors/kafka/kafka_source.h"
 
+#include "floe/runtime/checkpoint_config.h"
+
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -28,7 +30,8 @@ const std::vector<std::string> kKafkaSourceOptions = {"topic",
                                                       "json.timestamp-format.standard",
                                                       "debezium-json.schema-include",
                                                       "debezium-json.ignore-parse-errors",
-                                                      "debezium-json.timestamp-format.standard"};
+                                                      "debezium-json.timestamp-format.standard",
+                                                      "scan.watermark.idle-timeout"};
 
 // State blob versions: 1 = one topic, parallelism 1 (read only); 2 = topic list and the
 // parallelism that wrote it (connectors/README.md).
@@ -289,6 +292,15 @@ Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
       config.changelog() ? runtime::WithRowKindColumn(*table.schema) : table.schema;
   FLOE_ASSIGN_OR_RAISE(auto decoder, json::JsonLinesDecoder::Make(config.schema));
   (void)decoder;
+  if (table.watermark && table.watermark->column >= 0) config.watermark = table.watermark;
+  if (auto it = table.options.find("scan.watermark.idle-timeout"); it != table.options.end()) {
+    Result<std::chrono::milliseconds> idle = runtime::ParseDuration(it->second);
+    if (!idle.ok()) {
+      return Status::InvalidArgument(OptionError(table, "scan.watermark.idle-timeout",
+                                                 "must be a duration such as '30 s'", it->second));
+    }
+    config.idle_timeout = *idle;
+  }
   return config;
 }
 
@@ -487,6 +499,16 @@ Status KafkaSource::EnsureStarted() {
   position_ = std::move(start);
   // Where reading starts and why, so a restore's offsets can be checked against the log.
   start_.LogStart(from, position_.ToJson());
+  if (config_.watermark) {
+    // One watermark per owned partition, combined (Flink's per-partition watermarks).
+    watermarks_ = std::make_unique<runtime::WatermarkGenerator>(config_.watermark->delay_ms * 1000,
+                                                                config_.idle_timeout);
+    std::vector<std::string> splits;
+    for (const auto& [topic, partitions] : owned) {
+      for (int32_t p : partitions) splits.push_back(topic + "/" + std::to_string(p));
+    }
+    watermarks_->SetSplits(splits);
+  }
   if (config_.bounded_latest) {
     // End offsets are those seen when the job first started; a restore keeps them.
     for (const auto& [topic, partitions] : owned) {
@@ -594,6 +616,9 @@ Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
   if (ended_) return runtime::SourceStatus::kEnd;
   size_t records = 0;
   std::chrono::milliseconds wait(100);
+  // Highest event time per partition in this batch (fed to the watermark generator once).
+  std::map<std::pair<std::string_view, int32_t>, int64_t> batch_max;
+  const int time_column = watermarks_ ? config_.watermark->column : -1;
   while (records < config_.batch_rows) {
     FLOE_ASSIGN_OR_RAISE(std::optional<kafka::ConsumedMessage> m, consumer_->Poll(wait));
     wait = std::chrono::milliseconds(0);
@@ -617,8 +642,16 @@ Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
         continue;
       }
       ++records;
+      const size_t before = rows_.num_rows();
       FLOE_RETURN_NOT_OK(DecodeRecord(*m, topic));
       it->second = m->offset() + 1;
+      if (time_column >= 0 && rows_.num_rows() > before) {
+        const Column& time = rows_.column(time_column);
+        if (!time.IsNull(before)) {
+          auto [slot, fresh] = batch_max.try_emplace({offsets->first, p}, INT64_MIN);
+          slot->second = std::max(slot->second, time.Get<int64_t>(before));
+        }
+      }
     }
     if (config_.bounded_latest && AllDone()) {
       ended_ = true;
@@ -626,6 +659,19 @@ Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
     }
   }
   FLOE_RETURN_NOT_OK(EmitBatch(out));
+  if (watermarks_) {
+    for (const auto& [split, ts] : batch_max) {
+      watermarks_->OnEvent(std::string(split.first) + "/" + std::to_string(split.second), ts);
+    }
+    runtime::WatermarkGenerator::Update u = watermarks_->Poll();
+    if (u.idle || u.watermark) {
+      LogDebug("kafka source '%s': %s%s", task_.c_str(),
+               u.idle ? (*u.idle ? "idle " : "active ") : "",
+               u.watermark ? ("watermark " + std::to_string(u.watermark->micros)).c_str() : "");
+    }
+    if (u.watermark) FLOE_RETURN_NOT_OK(out.EmitWatermark(*u.watermark));
+    if (u.idle) FLOE_RETURN_NOT_OK(out.EmitWatermarkStatus(*u.idle));
+  }
   if (records > 0) return runtime::SourceStatus::kMore;
   return ended_ ? runtime::SourceStatus::kEnd : runtime::SourceStatus::kIdle;
 }
@@ -723,6 +769,19 @@ Result<runtime::VertexId> AddKafkaSource(runtime::JobGraph& graph, const std::st
                                          const TableDescriptor& table, const JobContext& context,
                                          uint32_t default_parallelism) {
   FLOE_ASSIGN_OR_RAISE(KafkaSourceConfig config, MakeKafkaSourceConfig(table));
+  if (config.idle_timeout.count() == 0) {
+    if (auto it = context.config.find("table.exec.source.idle-timeout");
+        it != context.config.end()) {
+      Result<std::chrono::milliseconds> idle = runtime::ParseDuration(it->second);
+      if (!idle.ok()) {
+        return Status::InvalidArgument(
+            "'table.exec.source.idle-timeout' must be a duration "
+            "such as '30 s', got '" +
+            it->second + "'");
+      }
+      config.idle_timeout = *idle;
+    }
+  }
   uint32_t parallelism = config.parallelism != 0 ? config.parallelism : default_parallelism;
   if (parallelism > graph.max_parallelism()) {
     return Status::InvalidArgument(
@@ -748,6 +807,7 @@ Connector KafkaConnector() {
                           r.context->default_parallelism);
   };
   c.emits_changelog = IsKafkaChangelogSource;
+  c.generates_watermarks = true;  // per partition, from the table's WATERMARK
   c.add_sink = [](const SinkRequest& r) -> Result<AddedSink> {
     KafkaSinkJobSettings settings;
     settings.checkpointing = r.context->checkpointing;

@@ -1,10 +1,12 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,7 @@
 #include "floe/runtime/job_graph.h"
 #include "floe/runtime/operator.h"
 #include "floe/runtime/source_positions.h"
+#include "floe/runtime/watermark_generator.h"
 
 namespace floe::connectors {
 
@@ -48,6 +51,11 @@ struct KafkaSourceConfig {
   size_t batch_rows = 1000;              // records per emitted batch (at most)
   int64_t request_timeout_ms = 30000;    // metadata / offsets requests at start
   std::shared_ptr<const BatchSchema> schema;  // the declared columns
+  // The table's WATERMARK (column of `schema`, delay): the source makes per-partition
+  // watermarks (runtime::WatermarkGenerator). Unset: no watermarks.
+  std::optional<WatermarkSpec> watermark;
+  // 'scan.watermark.idle-timeout', else the job's 'table.exec.source.idle-timeout'; 0 = never.
+  std::chrono::milliseconds idle_timeout{0};
   // What the source emits: `schema`, plus kRowKindColumn for a changelog format.
   std::shared_ptr<const BatchSchema> output_schema;
   bool changelog() const { return format == KafkaFormat::kDebeziumJson; }
@@ -139,7 +147,8 @@ class KafkaSource final : public runtime::SourceOperator {
   std::unique_ptr<kafka::KafkaConsumer> consumer_;
   std::unique_ptr<json::JsonLinesDecoder> decoder_;
   std::unique_ptr<DebeziumJsonDecoder> debezium_;
-  RecordBatch rows_;  // declared columns
+  RecordBatch rows_;                                         // declared columns
+  std::unique_ptr<runtime::WatermarkGenerator> watermarks_;  // with a WATERMARK only
   Column kinds_{DataType::String()};
   KafkaPosition position_;
   TopicOffsets stop_;  // bounded: end offset (exclusive) per owned split
