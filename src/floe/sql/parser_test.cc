@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "floe/sql/course_tile_test_util.h"
+
 namespace floe::sql {
 namespace {
 
@@ -975,44 +977,7 @@ TEST(SubstituteVariables, ReplacesReferences) {
 
 // ---- event time, computed columns, window TVFs and aggregates ----------------------------------
 
-// The course tile of the Flink lesson (reference 004, "SQL table and query"), as written there.
-constexpr std::string_view kCourseTile = R"sql(CREATE TABLE progress (
-event_id STRING,
-course_id STRING,
-lesson_id STRING,
-event_time TIMESTAMP(3),
-WATERMARK FOR event_time AS event_time - INTERVAL '10' MINUTE
-) WITH (
-'connector' = 'kafka',
-'topic' = 'learning.progress',
-'properties.bootstrap.servers' = 'kafka:9092',
-'properties.group.id' = 'tlp-flink-course-tile',
-'scan.startup.mode' = 'group-offsets',
-'format' = 'json',
-'json.timestamp-format.standard' = 'ISO-8601'
-);
-CREATE TABLE course_activity_tile (
-course_id STRING,
-window_start TIMESTAMP(3),
-window_end TIMESTAMP(3),
-event_count BIGINT
-) WITH (
-'connector' = 'kafka',
-'topic' = 'course.activity.tile',
-'properties.bootstrap.servers' = 'kafka:9092',
-'format' = 'json'
-);
-INSERT INTO course_activity_tile
-SELECT
-course_id,
-window_start,
-window_end,
-COUNT(*) AS event_count
-FROM TABLE(
-TUMBLE(TABLE progress, DESCRIPTOR(event_time), INTERVAL '5' MINUTES)
-)
-GROUP BY course_id, window_start, window_end;
-)sql";
+using testing::kCourseTile;
 
 TEST(ParseScript, ParsesTheLessonsCourseTile) {
   Script s = MustParse(kCourseTile);
