@@ -248,3 +248,62 @@ test('an idle partition holds windows back until scan.watermark.idle-timeout let
   await r.done;
   assert.deepEqual(tileRows(p), fired.sort());
 });
+
+// ---- the session job --------------------------------------------------------------------------
+
+// Per-learner sessions with a ten-minute gap (the lesson's session job): SESSION windows
+// PARTITION BY learner, counted; the expected sessions are cut here from the events.
+test('session job: per-learner sessions with a 10-minute gap, every session once with its count', async () => {
+  const p = sandbox(ROOT, 'sessions');
+  let seed = 11;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const events = [];
+  let t = BASE;
+  for (let i = 0; i < 4000; i++) {
+    t += Math.floor(rand() * 40_000);  // in order; gaps up to 40 s overall
+    const learner = `u${Math.floor(rand() * 25)}`;
+    events.push({ learner_id: learner, lesson_id: `l${i % 9}`,
+                  event_time: new Date(t).toISOString().replace('Z', '') });
+  }
+  const gap = 10 * MINUTE;
+  const perLearner = new Map();
+  for (const e of events) {
+    const ts = Date.parse(e.event_time + 'Z');
+    const list = perLearner.get(e.learner_id) || [];
+    const last = list[list.length - 1];
+    if (last && ts <= last.end) {
+      last.end = Math.max(last.end, ts + gap);
+      last.n++;
+    } else {
+      list.push({ start: ts, end: ts + gap, n: 1 });
+    }
+    perLearner.set(e.learner_id, list);
+  }
+  const expected = [];
+  for (const [learner, list] of perLearner) {
+    for (const s of list) expected.push(`${learner} ${new Date(s.start).toISOString()} ${new Date(s.end).toISOString()} ${s.n}`);
+  }
+  const file = writeJsonl(path.join(p.dir, 'events.jsonl'), events);
+  fs.writeFileSync(p.job, `${checkpointSets('300 ms')}
+CREATE TABLE progress (learner_id STRING, lesson_id STRING, event_time TIMESTAMP(3),
+  WATERMARK FOR event_time AS event_time - INTERVAL '1' MINUTE)
+  WITH ('connector' = 'filesystem', 'path' = '${file}', 'format' = 'json',
+        'json.timestamp-format.standard' = 'ISO-8601');
+CREATE TABLE learner_sessions (learner_id STRING, session_start TIMESTAMP(3),
+  session_end TIMESTAMP(3), events BIGINT) WITH (${icebergTable(p.name)});
+INSERT INTO learner_sessions
+SELECT learner_id, window_start, window_end, COUNT(*)
+FROM TABLE(SESSION(TABLE progress PARTITION BY learner_id, DESCRIPTOR(event_time), INTERVAL '10' MINUTES))
+GROUP BY learner_id, window_start, window_end;
+`);
+  const r = await runJob(p, { CHK: p.chk, WH: p.wh }).done;
+  assert.equal(r.code, 0, r.err);
+  const s = floe(['table', 'scan', p.table, '--warehouse', p.wh]);
+  assert.equal(s.code, 0, s.err);
+  const got = s.out.split('\n').filter(Boolean).map((l) => {
+    const row = JSON.parse(l);
+    const iso = (v) => new Date(Date.parse(v + 'Z')).toISOString();
+    return `${row.learner_id} ${iso(row.session_start)} ${iso(row.session_end)} ${row.events}`;
+  }).sort();
+  assert.deepEqual(got, expected.sort());
+});

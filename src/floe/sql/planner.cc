@@ -356,8 +356,7 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
     if (IsAggregateQuery(insert)) {
       FLOE_ASSIGN_OR_RAISE(AggregatePlan plan, CheckAggregate(script, insert, *source, changelog,
                                                               *sink, *sink_connector, sink_table));
-      if (!plan.window || plan.window->kind == WindowKind::kSession ||
-          source->has_computed_columns() || !plan.watermark) {
+      if (!plan.window || source->has_computed_columns() || !plan.watermark) {
         aggregates.emplace_back(insert.pos, std::move(plan));
         continue;
       }

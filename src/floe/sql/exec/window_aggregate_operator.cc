@@ -89,6 +89,39 @@ int CompareCells(const DataType& type, std::string_view a, std::string_view b) {
   return 0;
 }
 
+// A window's namespace in the keyed state: its start and end.
+std::string WindowNamespace(int64_t start, int64_t end) {
+  ByteWriter w;
+  w.PutI64(start);
+  w.PutI64(end);
+  return w.Finish();
+}
+
+using Sessions = std::vector<std::pair<int64_t, int64_t>>;
+
+std::string EncodeSessions(const Sessions& sessions) {
+  ByteWriter w;
+  w.PutU32(static_cast<uint32_t>(sessions.size()));
+  for (const auto& [start, end] : sessions) {
+    w.PutI64(start);
+    w.PutI64(end);
+  }
+  return w.Finish();
+}
+
+Result<Sessions> DecodeSessions(std::string_view bytes) {
+  ByteReader r(bytes);
+  FLOE_ASSIGN_OR_RAISE(uint32_t n, r.GetU32());
+  Sessions out;
+  for (uint32_t i = 0; i < n; ++i) {
+    FLOE_ASSIGN_OR_RAISE(int64_t start, r.GetI64());
+    FLOE_ASSIGN_OR_RAISE(int64_t end, r.GetI64());
+    out.emplace_back(start, end);
+  }
+  FLOE_RETURN_NOT_OK(r.ExpectEnd());
+  return out;
+}
+
 bool IsFloating(const DataType& t) { return t.id == TypeId::kFloat || t.id == TypeId::kDouble; }
 
 // A numeric input value widened for summing: integers as int64, decimals as their unscaled
@@ -238,11 +271,11 @@ Result<std::unique_ptr<WindowAggregateOperator>> WindowAggregateOperator::Make(
   if (time != TypeId::kTimestamp && time != TypeId::kTimestampTz) {
     return bad("the time column must be TIMESTAMP(3) or TIMESTAMP_LTZ(3)");
   }
-  if (w.kind == WindowKind::kSession) return bad("SESSION windows are not implemented yet");
-  if (w.size_ms <= 0 || (w.kind != WindowKind::kTumble && w.step_ms <= 0)) {
-    return bad("window size and step must be positive");
+  const bool stepped = w.kind == WindowKind::kHop || w.kind == WindowKind::kCumulate;
+  if (w.size_ms <= 0 || (stepped && w.step_ms <= 0)) {
+    return bad("window size (SESSION: gap) and step must be positive");
   }
-  if (w.kind != WindowKind::kTumble && w.size_ms % w.step_ms != 0) {
+  if (stepped && w.size_ms % w.step_ms != 0) {
     return bad("the window size must be a multiple of its step");
   }
   for (int k : spec.key_columns) {
@@ -269,6 +302,7 @@ Status WindowAggregateOperator::Open(const runtime::OperatorContext& ctx) {
   options.ttl = std::chrono::milliseconds(0);  // windows are purged by their timers
   FLOE_ASSIGN_OR_RAISE(state_, runtime::KeyedStateBackend::Make(std::move(options)));
   FLOE_ASSIGN_OR_RAISE(accumulators_, state_->GetValueState("window-accumulators"));
+  FLOE_ASSIGN_OR_RAISE(sessions_, state_->GetValueState("window-sessions"));
   return Status::OK();
 }
 
@@ -299,6 +333,70 @@ Status WindowAggregateOperator::OnBarrier(runtime::CheckpointId id, runtime::Sta
   return Status::OK();
 }
 
+void WindowAggregateOperator::AddRow(const RecordBatch& batch, size_t row,
+                                     Accumulators* acc) const {
+  for (size_t i = 0; i < spec_.aggregates.size(); ++i) {
+    const AggregateCall& call = spec_.aggregates[i];
+    Accumulators::One& a = acc->aggs[i];
+    if (call.input_column < 0) {  // COUNT(*)
+      ++a.count;
+      continue;
+    }
+    const Column& c = batch.column(call.input_column);
+    if (c.IsNull(row)) continue;  // aggregates skip NULLs
+    if (call.distinct) {
+      a.distinct.insert(CellOf(c, row));
+      continue;
+    }
+    switch (call.function) {
+      case AggregateFunction::kCount:
+        ++a.count;
+        break;
+      case AggregateFunction::kSum:
+      case AggregateFunction::kAvg: {
+        Number v = NumberAt(c, row);
+        a.integer += v.integer;
+        a.floating += v.floating;
+        ++a.count;
+        a.has = true;
+        break;
+      }
+      case AggregateFunction::kMin:
+      case AggregateFunction::kMax: {
+        std::string cell = CellOf(c, row);
+        int cmp = a.has ? CompareCells(c.type(), cell, a.cell) : 0;
+        if (!a.has || (call.function == AggregateFunction::kMin ? cmp < 0 : cmp > 0)) {
+          a.cell = std::move(cell);
+        }
+        a.has = true;
+        break;
+      }
+    }
+  }
+}
+
+void WindowAggregateOperator::Merge(const Accumulators& from, Accumulators* into) const {
+  for (size_t i = 0; i < spec_.aggregates.size(); ++i) {
+    const AggregateCall& call = spec_.aggregates[i];
+    const Accumulators::One& f = from.aggs[i];
+    Accumulators::One& a = into->aggs[i];
+    a.count += f.count;
+    a.integer += f.integer;
+    a.floating += f.floating;
+    a.distinct.insert(f.distinct.begin(), f.distinct.end());
+    if (!f.has) continue;
+    if ((call.function == AggregateFunction::kMin || call.function == AggregateFunction::kMax) &&
+        a.has) {
+      const DataType& type = spec_.input->fields[call.input_column].type;
+      int cmp = CompareCells(type, f.cell, a.cell);
+      if (call.function == AggregateFunction::kMin ? cmp < 0 : cmp > 0) a.cell = f.cell;
+    } else if (!a.has) {
+      a.cell = f.cell;
+    }
+    a.has = true;
+  }
+}
+
 Status WindowAggregateOperator::ProcessBatch(const RecordBatch& batch, int input,
                                              runtime::Collector& out) {
   (void)input, (void)out;
@@ -326,14 +424,18 @@ Status WindowAggregateOperator::ProcessBatch(const RecordBatch& batch, int input
     }
     bool placed = false;
     const uint64_t hash = runtime::HashKeyRow(batch, spec_.key_columns, row);
+    if (spec_.window.kind == WindowKind::kSession) {
+      FLOE_RETURN_NOT_OK(state_->SetCurrentKey(key, hash));
+      bool late = false;
+      FLOE_RETURN_NOT_OK(AddToSession(key, time.Get<int64_t>(row), batch, row, &late));
+      if (late) ++late_records_dropped_;
+      continue;
+    }
     for (const auto& [start, end] : windows) {
       if (end - kOneMilli <= watermark_.micros) continue;  // fired already: late for it
       placed = true;
       FLOE_RETURN_NOT_OK(state_->SetCurrentKey(key, hash));
-      ByteWriter w;
-      w.PutI64(start);
-      w.PutI64(end);
-      ns = w.Finish();
+      ns = WindowNamespace(start, end);
       state_->SetCurrentNamespace(ns);
       FLOE_ASSIGN_OR_RAISE(bool exists, accumulators_.Get(&value));
       Accumulators acc;
@@ -344,49 +446,59 @@ Status WindowAggregateOperator::ProcessBatch(const RecordBatch& batch, int input
         acc.aggs.resize(spec_.aggregates.size());
         FLOE_RETURN_NOT_OK(state_->RegisterTimer(runtime::TimeDomain::kEventTime, end - kOneMilli));
       }
-      for (size_t i = 0; i < spec_.aggregates.size(); ++i) {
-        const AggregateCall& call = spec_.aggregates[i];
-        Accumulators::One& a = acc.aggs[i];
-        if (call.input_column < 0) {  // COUNT(*)
-          ++a.count;
-          continue;
-        }
-        const Column& c = batch.column(call.input_column);
-        if (c.IsNull(row)) continue;  // aggregates skip NULLs
-        if (call.distinct) {
-          a.distinct.insert(CellOf(c, row));
-          continue;
-        }
-        switch (call.function) {
-          case AggregateFunction::kCount:
-            ++a.count;
-            break;
-          case AggregateFunction::kSum:
-          case AggregateFunction::kAvg: {
-            Number v = NumberAt(c, row);
-            a.integer += v.integer;
-            a.floating += v.floating;
-            ++a.count;
-            a.has = true;
-            break;
-          }
-          case AggregateFunction::kMin:
-          case AggregateFunction::kMax: {
-            std::string cell = CellOf(c, row);
-            int cmp = a.has ? CompareCells(c.type(), cell, a.cell) : 0;
-            if (!a.has || (call.function == AggregateFunction::kMin ? cmp < 0 : cmp > 0)) {
-              a.cell = std::move(cell);
-            }
-            a.has = true;
-            break;
-          }
-        }
-      }
+      AddRow(batch, row, &acc);
       FLOE_RETURN_NOT_OK(accumulators_.Update(acc.Encode()));
     }
     if (!placed) ++late_records_dropped_;
   }
   return Status::OK();
+}
+
+Status WindowAggregateOperator::AddToSession(const std::string& key, int64_t ts,
+                                             const RecordBatch& batch, size_t row, bool* late) {
+  const int64_t gap = spec_.window.size_ms * kOneMilli;
+  std::string value;
+  state_->SetCurrentNamespace("");
+  FLOE_ASSIGN_OR_RAISE(bool has_sessions, sessions_.Get(&value));
+  Sessions sessions;
+  if (has_sessions) {
+    FLOE_ASSIGN_OR_RAISE(sessions, DecodeSessions(value));
+  }
+  int64_t start = ts, end = ts + gap;
+  Sessions merged_from, kept;
+  for (const auto& s : sessions) {
+    if (s.first <= end && s.second >= start) {  // overlap or touch: one session
+      merged_from.push_back(s);
+      start = std::min(start, s.first);
+      end = std::max(end, s.second);
+    } else {
+      kept.push_back(s);
+    }
+  }
+  if (end - kOneMilli <= watermark_.micros) {
+    *late = true;  // the session it would belong to has fired
+    return Status::OK();
+  }
+  Accumulators acc;
+  acc.key = key;
+  acc.aggs.resize(spec_.aggregates.size());
+  for (const auto& [s_start, s_end] : merged_from) {
+    state_->SetCurrentNamespace(WindowNamespace(s_start, s_end));
+    FLOE_ASSIGN_OR_RAISE(bool exists, accumulators_.Get(&value));
+    if (exists) {
+      FLOE_ASSIGN_OR_RAISE(Accumulators old, Accumulators::Decode(value));
+      Merge(old, &acc);
+    }
+    FLOE_RETURN_NOT_OK(accumulators_.Clear());
+    FLOE_RETURN_NOT_OK(state_->DeleteTimer(runtime::TimeDomain::kEventTime, s_end - kOneMilli));
+  }
+  AddRow(batch, row, &acc);
+  state_->SetCurrentNamespace(WindowNamespace(start, end));
+  FLOE_RETURN_NOT_OK(accumulators_.Update(acc.Encode()));
+  FLOE_RETURN_NOT_OK(state_->RegisterTimer(runtime::TimeDomain::kEventTime, end - kOneMilli));
+  kept.emplace_back(start, end);
+  state_->SetCurrentNamespace("");
+  return sessions_.Update(EncodeSessions(kept));
 }
 
 Status WindowAggregateOperator::Fire(const runtime::Timer& timer, RecordBatch* out) {
@@ -398,6 +510,17 @@ Status WindowAggregateOperator::Fire(const runtime::Timer& timer, RecordBatch* o
   ByteReader ns(timer.ns);
   FLOE_ASSIGN_OR_RAISE(int64_t start, ns.GetI64());
   FLOE_ASSIGN_OR_RAISE(int64_t end, ns.GetI64());
+  if (spec_.window.kind == WindowKind::kSession) {
+    state_->SetCurrentNamespace("");
+    FLOE_ASSIGN_OR_RAISE(bool has_sessions, sessions_.Get(&value));
+    Sessions sessions;
+    if (has_sessions) {
+      FLOE_ASSIGN_OR_RAISE(sessions, DecodeSessions(value));
+    }
+    std::erase(sessions, std::make_pair(start, end));
+    FLOE_RETURN_NOT_OK(sessions.empty() ? sessions_.Clear()
+                                        : sessions_.Update(EncodeSessions(sessions)));
+  }
 
   size_t col = 0;
   ByteReader key(acc.key);

@@ -37,7 +37,10 @@ std::shared_ptr<const BatchSchema> WindowAggregateOutput(const WindowAggregateSp
 
 // WindowAggregateOperator computes window aggregates on keyed state (runtime/keyed_state.h).
 // Per row: every window holding its event time gets the row folded into its accumulator
-// (state per key and window), and an event-time timer at window_end - 1 ms. When the watermark
+// (state per key and window), and an event-time timer at window_end - 1 ms. SESSION windows
+// (the key is the PARTITION BY): a row opens [ts, ts + gap), which merges with every open session
+// of its key it overlaps or touches (Flink's TimeWindow.intersects), their accumulators merged
+// and their timers replaced by one at the merged end. When the watermark
 // reaches a window's timer (Flink fires a window once watermark >= window_end - 1), its row is
 // emitted and its state cleared: final results only, append-only, emitted before the watermark
 // is forwarded. A row whose windows have all fired is late: dropped and counted
@@ -66,11 +69,19 @@ class WindowAggregateOperator final : public runtime::Operator {
  private:
   explicit WindowAggregateOperator(WindowAggregateSpec spec);
   Status Fire(const runtime::Timer& timer, RecordBatch* out);
+  // Folds row `row` of `batch` into `acc`.
+  void AddRow(const RecordBatch& batch, size_t row, Accumulators* acc) const;
+  void Merge(const Accumulators& from, Accumulators* into) const;
+  // SESSION: the row opens [ts, ts + gap) and merges with the key's sessions it touches.
+  // REQUIRES: the current key is the row's. Sets *late when the merged session already fired.
+  Status AddToSession(const std::string& key, int64_t ts, const RecordBatch& batch, size_t row,
+                      bool* late);
 
   WindowAggregateSpec spec_;
   std::shared_ptr<const BatchSchema> output_;
   std::unique_ptr<runtime::KeyedStateBackend> state_;
   runtime::ValueState accumulators_;
+  runtime::ValueState sessions_;  // SESSION: the open sessions of a key (namespace "")
   runtime::Watermark watermark_;
   int64_t late_records_dropped_ = 0;
 };
