@@ -307,3 +307,38 @@ GROUP BY learner_id, window_start, window_end;
   }).sort();
   assert.deepEqual(got, expected.sort());
 });
+
+// An old savepoint restored into a job with keyed state between source and sink: the table is
+// ahead of the savepoint, and fast-forwarding the source would leave the window state behind
+// the table. The default refuses, naming --on-stale-restore, and changes nothing.
+// skip-to-table runs from the table's positions with the savepoint's state: windows that were
+// open at the savepoint fire again with the counts that state holds (docs/windows.md says so);
+// nothing committed is lost.
+test('old savepoint of a window job: refused by default; --on-stale-restore=skip-to-table loses nothing', async () => {
+  const p = sandbox(ROOT, 'tiles_stale');
+  stateTileJob(p);
+  const first = runJob(p, { CHK: p.chk, WH: p.wh });
+  const rec = await waitFor('checkpoint 2', () => {
+    const j = jobRecords(p.home)[0];
+    return j && j.worker_pid && (j.last_checkpoint || 0) >= 2 && j.state === 'RUNNING' ? j : null;
+  });
+  const sp = floe(['savepoint', rec.job_id, path.join(p.dir, 'savepoints')], { FLOE_HOME: p.home });
+  assert.equal(sp.code, 0, sp.err);
+  const savepoint = sp.out.trim().split('\n').pop();
+  const r1 = await first.done;
+  assert.equal(r1.code, 0, r1.err);
+  const before = tilesOf(p);
+  assert.deepEqual(before, await expectedByState());
+
+  const refused = await runJob(p, { CHK: p.chk, WH: p.wh }, { from: savepoint }).done;
+  assert.notEqual(refused.code, 0);
+  assert.match(refused.err, /--on-stale-restore=fail\|skip-to-table\|replay/, refused.err);
+  assert.deepEqual(tilesOf(p), before, 'a refused restore changes nothing');
+
+  const skipped = await runJob(p, { CHK: p.chk, WH: p.wh }, { from: savepoint,
+                                                              args: ['--on-stale-restore', 'skip-to-table'] }).done;
+  assert.equal(skipped.code, 0, skipped.err);
+  assert.match(skipped.err, /table's positions|ahead/, skipped.err);
+  const after = new Set(tilesOf(p));
+  for (const row of before) assert.ok(after.has(row), `lost: ${row}`);
+});
