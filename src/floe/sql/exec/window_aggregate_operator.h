@@ -11,6 +11,7 @@
 #include "floe/runtime/keyed_state.h"
 #include "floe/runtime/operator.h"
 #include "floe/sql/aggregate_plan.h"
+#include "floe/sql/exec/aggregator.h"
 
 namespace floe::sql {
 
@@ -64,14 +65,9 @@ class WindowAggregateOperator final : public runtime::Operator {
   // Windows whose state is held now.
   size_t open_windows() const;
 
-  struct Accumulators;
-
  private:
   explicit WindowAggregateOperator(WindowAggregateSpec spec);
   Status Fire(const runtime::Timer& timer, RecordBatch* out);
-  // Folds row `row` of `batch` into `acc`.
-  void AddRow(const RecordBatch& batch, size_t row, Accumulators* acc) const;
-  void Merge(const Accumulators& from, Accumulators* into) const;
   // SESSION: the row opens [ts, ts + gap) and merges with the key's sessions it touches.
   // REQUIRES: the current key is the row's. Sets *late when the merged session already fired.
   Status AddToSession(const std::string& key, int64_t ts, const RecordBatch& batch, size_t row,
@@ -79,6 +75,7 @@ class WindowAggregateOperator final : public runtime::Operator {
 
   WindowAggregateSpec spec_;
   std::shared_ptr<const BatchSchema> output_;
+  internal::Aggregator aggregator_;
   std::unique_ptr<runtime::KeyedStateBackend> state_;
   runtime::ValueState accumulators_;
   runtime::ValueState sessions_;  // SESSION: the open sessions of a key (namespace "")

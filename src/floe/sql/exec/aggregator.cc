@@ -1,0 +1,310 @@
+#include "floe/sql/exec/aggregator.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "floe/common/byte_codec.h"
+
+namespace floe::sql::internal {
+
+namespace {
+
+// One value of a column as bytes: the fixed-width storage, or the string / binary bytes.
+std::string CellOf(const Column& c, size_t row) {
+  const int w = c.type().fixed_width();
+  if (w == 0) return std::string(c.GetBytes(row));
+  return std::string(reinterpret_cast<const char*>(c.values<uint8_t>()) + row * w, w);
+}
+
+void AppendCell(Column* c, std::string_view cell) {
+  switch (c->type().fixed_width()) {
+    case 0:
+      c->AppendBytes(cell);
+      return;
+    case 1:
+      c->Append<uint8_t>(static_cast<uint8_t>(cell[0]));
+      return;
+    case 4: {
+      uint32_t v;
+      std::memcpy(&v, cell.data(), 4);
+      c->Append(v);
+      return;
+    }
+    case 8: {
+      uint64_t v;
+      std::memcpy(&v, cell.data(), 8);
+      c->Append(v);
+      return;
+    }
+    default: {
+      Int128 v;
+      std::memcpy(&v, cell.data(), sizeof(v));
+      c->Append(v);
+      return;
+    }
+  }
+}
+
+template <typename T>
+T Load(std::string_view cell) {
+  T v;
+  std::memcpy(&v, cell.data(), sizeof(T));
+  return v;
+}
+
+// <0, 0, >0 as a < b for two cells of `type`.
+int CompareCells(const DataType& type, std::string_view a, std::string_view b) {
+  auto cmp = [](auto x, auto y) { return x < y ? -1 : (y < x ? 1 : 0); };
+  switch (type.id) {
+    case TypeId::kBoolean:
+      return cmp(Load<uint8_t>(a), Load<uint8_t>(b));
+    case TypeId::kInt32:
+    case TypeId::kDate:
+      return cmp(Load<int32_t>(a), Load<int32_t>(b));
+    case TypeId::kInt64:
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampTz:
+      return cmp(Load<int64_t>(a), Load<int64_t>(b));
+    case TypeId::kFloat:
+      return cmp(Load<float>(a), Load<float>(b));
+    case TypeId::kDouble:
+      return cmp(Load<double>(a), Load<double>(b));
+    case TypeId::kDecimal:
+      return cmp(Load<Int128>(a), Load<Int128>(b));
+    case TypeId::kString:
+    case TypeId::kBinary:
+      return a.compare(b);
+  }
+  return 0;
+}
+
+bool IsFloating(const DataType& t) { return t.id == TypeId::kFloat || t.id == TypeId::kDouble; }
+
+// A numeric input value widened for summing: integers as int64, decimals as their unscaled
+// Int128, floats as double.
+struct Number {
+  Int128 integer = 0;
+  double floating = 0;
+};
+
+Number NumberAt(const Column& c, size_t row) {
+  Number n;
+  switch (c.type().id) {
+    case TypeId::kInt32:
+      n.integer = c.Get<int32_t>(row);
+      break;
+    case TypeId::kInt64:
+      n.integer = c.Get<int64_t>(row);
+      break;
+    case TypeId::kDecimal:
+      n.integer = c.Get<Int128>(row);
+      break;
+    case TypeId::kFloat:
+      n.floating = c.Get<float>(row);
+      break;
+    case TypeId::kDouble:
+      n.floating = c.Get<double>(row);
+      break;
+    default:
+      break;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string AggregateState::Encode() const {
+  ByteWriter w;
+  w.PutString(key);
+  w.PutU32(static_cast<uint32_t>(aggs.size()));
+  for (const One& a : aggs) {
+    w.PutI64(a.count);
+    w.PutBool(a.has);
+    w.PutU64(static_cast<uint64_t>(a.integer));
+    w.PutU64(static_cast<uint64_t>(static_cast<unsigned __int128>(a.integer) >> 64));
+    w.PutDouble(a.floating);
+    w.PutString(a.cell);
+    w.PutU32(static_cast<uint32_t>(a.distinct.size()));
+    for (const std::string& d : a.distinct) w.PutString(d);
+  }
+  return w.Finish();
+}
+
+Result<AggregateState> AggregateState::Decode(std::string_view bytes) {
+  ByteReader r(bytes);
+  AggregateState acc;
+  FLOE_ASSIGN_OR_RAISE(acc.key, r.GetString());
+  FLOE_ASSIGN_OR_RAISE(uint32_t n, r.GetU32());
+  for (uint32_t i = 0; i < n; ++i) {
+    One a;
+    FLOE_ASSIGN_OR_RAISE(a.count, r.GetI64());
+    FLOE_ASSIGN_OR_RAISE(a.has, r.GetBool());
+    FLOE_ASSIGN_OR_RAISE(uint64_t lo, r.GetU64());
+    FLOE_ASSIGN_OR_RAISE(uint64_t hi, r.GetU64());
+    a.integer = static_cast<Int128>((static_cast<unsigned __int128>(hi) << 64) | lo);
+    FLOE_ASSIGN_OR_RAISE(a.floating, r.GetDouble());
+    FLOE_ASSIGN_OR_RAISE(a.cell, r.GetString());
+    FLOE_ASSIGN_OR_RAISE(uint32_t distinct, r.GetU32());
+    for (uint32_t d = 0; d < distinct; ++d) {
+      FLOE_ASSIGN_OR_RAISE(std::string v, r.GetString());
+      a.distinct.insert(std::move(v));
+    }
+    acc.aggs.push_back(std::move(a));
+  }
+  FLOE_RETURN_NOT_OK(r.ExpectEnd());
+  return acc;
+}
+
+std::string KeyOf(const RecordBatch& batch, size_t row, const std::vector<int>& key_columns) {
+  ByteWriter w;
+  for (int k : key_columns) {
+    const Column& c = batch.column(k);
+    if (c.IsNull(row)) {
+      w.PutU8(0);
+      continue;
+    }
+    w.PutU8(1);
+    w.PutString(CellOf(c, row));
+  }
+  return w.Finish();
+}
+
+Status AppendKey(std::string_view key, size_t num_keys, RecordBatch* out, size_t first_column) {
+  ByteReader r(key);
+  for (size_t k = 0; k < num_keys; ++k) {
+    Column& c = out->mutable_column(first_column + k);
+    FLOE_ASSIGN_OR_RAISE(uint8_t present, r.GetU8());
+    if (present == 0) {
+      c.AppendNull();
+      continue;
+    }
+    FLOE_ASSIGN_OR_RAISE(std::string cell, r.GetString());
+    AppendCell(&c, cell);
+  }
+  return r.ExpectEnd();
+}
+
+AggregateState Aggregator::Create(std::string key) const {
+  AggregateState state;
+  state.key = std::move(key);
+  state.aggs.resize(calls_.size());
+  return state;
+}
+
+void Aggregator::Add(const RecordBatch& batch, size_t row, AggregateState* acc) const {
+  for (size_t i = 0; i < calls_.size(); ++i) {
+    const AggregateCall& call = calls_[i];
+    AggregateState::One& a = acc->aggs[i];
+    if (call.input_column < 0) {  // COUNT(*)
+      ++a.count;
+      continue;
+    }
+    const Column& c = batch.column(call.input_column);
+    if (c.IsNull(row)) continue;  // aggregates skip NULLs
+    if (call.distinct) {
+      a.distinct.insert(CellOf(c, row));
+      continue;
+    }
+    switch (call.function) {
+      case AggregateFunction::kCount:
+        ++a.count;
+        break;
+      case AggregateFunction::kSum:
+      case AggregateFunction::kAvg: {
+        Number v = NumberAt(c, row);
+        a.integer += v.integer;
+        a.floating += v.floating;
+        ++a.count;
+        a.has = true;
+        break;
+      }
+      case AggregateFunction::kMin:
+      case AggregateFunction::kMax: {
+        std::string cell = CellOf(c, row);
+        int cmp = a.has ? CompareCells(c.type(), cell, a.cell) : 0;
+        if (!a.has || (call.function == AggregateFunction::kMin ? cmp < 0 : cmp > 0)) {
+          a.cell = std::move(cell);
+        }
+        a.has = true;
+        break;
+      }
+    }
+  }
+}
+
+void Aggregator::Merge(const AggregateState& from, AggregateState* into) const {
+  for (size_t i = 0; i < calls_.size(); ++i) {
+    const AggregateCall& call = calls_[i];
+    const AggregateState::One& f = from.aggs[i];
+    AggregateState::One& a = into->aggs[i];
+    a.count += f.count;
+    a.integer += f.integer;
+    a.floating += f.floating;
+    a.distinct.insert(f.distinct.begin(), f.distinct.end());
+    if (!f.has) continue;
+    if ((call.function == AggregateFunction::kMin || call.function == AggregateFunction::kMax) &&
+        a.has) {
+      const DataType& type = input_->fields[call.input_column].type;
+      int cmp = CompareCells(type, f.cell, a.cell);
+      if (call.function == AggregateFunction::kMin ? cmp < 0 : cmp > 0) a.cell = f.cell;
+    } else if (!a.has) {
+      a.cell = f.cell;
+    }
+    a.has = true;
+  }
+}
+
+void Aggregator::AppendResults(const AggregateState& state, RecordBatch* out,
+                               size_t first_column) const {
+  size_t col = first_column;
+  for (size_t i = 0; i < calls_.size(); ++i, ++col) {
+    const AggregateCall& call = calls_[i];
+    const AggregateState::One& a = state.aggs[i];
+    Column& c = out->mutable_column(col);
+    if (call.distinct) {  // COUNT(DISTINCT col); the planner allows no other DISTINCT
+      c.Append<int64_t>(static_cast<int64_t>(a.distinct.size()));
+      continue;
+    }
+    switch (call.function) {
+      case AggregateFunction::kCount:
+        c.Append<int64_t>(a.count);
+        break;
+      case AggregateFunction::kMin:
+      case AggregateFunction::kMax:
+        a.has ? AppendCell(&c, a.cell) : c.AppendNull();
+        break;
+      case AggregateFunction::kSum:
+      case AggregateFunction::kAvg: {
+        if (!a.has) {
+          c.AppendNull();
+          break;
+        }
+        const bool avg = call.function == AggregateFunction::kAvg;
+        const DataType& type = call.output_type;
+        if (IsFloating(type)) {
+          double v = avg ? a.floating / static_cast<double>(a.count) : a.floating;
+          type.id == TypeId::kFloat ? c.Append<float>(static_cast<float>(v)) : c.Append(v);
+          break;
+        }
+        // Integer AVG truncates toward zero, as Flink's; a DECIMAL AVG keeps the input scale
+        // here (the planner's DECIMAL(38, max(6, s)) rescaling is left to the sink Calc).
+        Int128 v = avg ? a.integer / a.count : a.integer;
+        switch (type.id) {
+          case TypeId::kInt32:
+            c.Append<int32_t>(static_cast<int32_t>(v));
+            break;
+          case TypeId::kDecimal:
+            c.Append<Int128>(v);
+            break;
+          default:
+            c.Append<int64_t>(static_cast<int64_t>(v));
+            break;
+        }
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace floe::sql::internal

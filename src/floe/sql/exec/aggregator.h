@@ -1,0 +1,64 @@
+#pragma once
+
+// The aggregate functions of floe's SQL aggregations (window and GROUP BY): accumulators kept in
+// keyed state as bytes, and their results. Internal to floe_sql_exec.
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "floe/common/record_batch.h"
+#include "floe/common/status.h"
+#include "floe/sql/aggregate_plan.h"
+
+namespace floe::sql::internal {
+
+// The accumulators of one group (a key, and a window for window aggregates), with the group's
+// key cells so its output row can be built from the state alone.
+struct AggregateState {
+  struct One {
+    int64_t count = 0;  // COUNT / rows summed (AVG)
+    bool has = false;   // SUM / MIN / MAX / AVG saw a non-null value
+    Int128 integer = 0;
+    double floating = 0;
+    std::string cell;  // MIN / MAX
+    std::set<std::string> distinct;
+  };
+  std::string key;  // KeyOf(...)
+  std::vector<One> aggs;
+
+  std::string Encode() const;
+  static Result<AggregateState> Decode(std::string_view bytes);
+};
+
+// The GROUP BY key of a row as bytes: per key column a presence byte and the value's cell.
+// Decodable by AppendKey; equal keys give equal bytes.
+std::string KeyOf(const RecordBatch& batch, size_t row, const std::vector<int>& key_columns);
+// Appends the key's values to columns first_column.. of `out`.
+Status AppendKey(std::string_view key, size_t num_keys, RecordBatch* out, size_t first_column);
+
+// Folds rows into AggregateStates and turns them into result columns (types as planned).
+class Aggregator {
+ public:
+  Aggregator(std::shared_ptr<const BatchSchema> input, std::vector<AggregateCall> calls)
+      : input_(std::move(input)), calls_(std::move(calls)) {}
+
+  AggregateState Create(std::string key) const;
+  // Folds row `row` of `batch` (the input schema) into `state`. NULLs are skipped.
+  void Add(const RecordBatch& batch, size_t row, AggregateState* state) const;
+  // Folds `from` into `into` (merging session windows).
+  void Merge(const AggregateState& from, AggregateState* into) const;
+  // Appends one result per call to columns first_column.. of `out`.
+  void AppendResults(const AggregateState& state, RecordBatch* out, size_t first_column) const;
+
+  const std::vector<AggregateCall>& calls() const { return calls_; }
+
+ private:
+  std::shared_ptr<const BatchSchema> input_;
+  std::vector<AggregateCall> calls_;
+};
+
+}  // namespace floe::sql::internal
