@@ -342,3 +342,34 @@ test('old savepoint of a window job: refused by default; --on-stale-restore=skip
   const after = new Set(tilesOf(p));
   for (const row of before) assert.ok(after.has(row), `lost: ${row}`);
 });
+
+// ---- GROUP BY without a window: a changelog ------------------------------------------------
+
+test('GROUP BY into an upsert Iceberg table lands the latest count per key; print shows +I/-U/+U', async () => {
+  const rows = await rosterEvents();
+  const expected = new Map();
+  for (const r of rows) expected.set(String(r.state), (expected.get(String(r.state)) || 0) + 1);
+  const p = sandbox(ROOT, 'per_state');
+  fs.writeFileSync(p.job, `${checkpointSets('300 ms')}
+CREATE TABLE roster (${ROSTER_COLUMNS})
+  WITH ('connector' = 'roster', 'seed' = '42', 'events' = '${EVENTS}', 'rows-per-second' = '6000');
+CREATE TABLE per_state (state STRING NOT NULL, n BIGINT, PRIMARY KEY (state) NOT ENFORCED)
+  WITH (${icebergTable(p.name)}, 'write.upsert.enabled' = 'true');
+CREATE TABLE changes (state STRING, n BIGINT)
+  WITH ('connector' = 'print', 'print-identifier' = 'ca', 'standard-error' = 'true');
+INSERT INTO per_state SELECT state, COUNT(*) AS n FROM roster WHERE state IS NOT NULL GROUP BY state;
+INSERT INTO changes SELECT state, COUNT(*) FROM roster WHERE state = 'CA' GROUP BY state;
+`);
+  const r = runJob(p, { CHK: p.chk, WH: p.wh });
+  await killWorkerMidFeed(p, 2, 800);
+  const { code, err } = await r.done;
+  assert.equal(code, 0, err);
+  const s = floe(['table', 'scan', p.table, '--warehouse', p.wh]);
+  assert.equal(s.code, 0, s.err);
+  const got = new Map(s.out.split('\n').filter(Boolean).map((l) => JSON.parse(l)).map((x) => [x.state, x.n]));
+  expected.delete('null');
+  assert.deepEqual(got, expected);
+  // The changelog of one key as print shows it: an insert, then retract/update pairs.
+  assert.match(err, /ca> \+I \{"state":"CA","n":\d+\}/, err.slice(0, 2000));
+  assert.match(err, /ca> -U \{"state":"CA","n":\d+\}\n(.*\n)*?ca> \+U \{"state":"CA","n":\d+\}/);
+});

@@ -9,6 +9,7 @@
 #include "floe/connectors/registry.h"
 #include "floe/sql/aggregate_plan.h"
 #include "floe/sql/exec/calc_operator.h"
+#include "floe/sql/exec/group_aggregate_operator.h"
 #include "floe/sql/exec/watermark_assigner_operator.h"
 #include "floe/sql/exec/window_aggregate_operator.h"
 #include "floe/sql/parser.h"
@@ -356,18 +357,18 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
     if (IsAggregateQuery(insert)) {
       FLOE_ASSIGN_OR_RAISE(AggregatePlan plan, CheckAggregate(script, insert, *source, changelog,
                                                               *sink, *sink_connector, sink_table));
-      if (!plan.window || source->has_computed_columns() || !plan.watermark) {
+      if (source->has_computed_columns() || (plan.window && !plan.watermark)) {
         aggregates.emplace_back(insert.pos, std::move(plan));
         continue;
       }
-      // source -> watermark assigner -> [WHERE] -> keyBy(keys) -> window aggregate -> Calc
-      // (select list into the sink's columns) -> sink.
+      // source -> [watermark assigner] -> [WHERE] -> keyBy(keys) -> window aggregate or GROUP BY
+      // aggregate -> Calc (select list into the sink's columns) -> sink.
       graph_keyed_state = true;
       runtime::VertexId upstream = *source_vertex;
       const uint32_t source_parallelism = job->graph.vertex(upstream).parallelism;
-      const int time_column = plan.watermark->column;
-      const int64_t delay = plan.watermark->delay_ms * 1000;
-      if (!source_connector->generates_watermarks) {
+      if (plan.window && !source_connector->generates_watermarks) {
+        const int time_column = plan.watermark->column;
+        const int64_t delay = plan.watermark->delay_ms * 1000;
         runtime::VertexId assigner = job->graph.AddOperator(
             VertexName("watermarks", source->name) + (source_uses[source->name] > 1 ? suffix : ""),
             source_parallelism,
@@ -396,30 +397,51 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
         job->graph.Connect(upstream, filter, runtime::Partitioning::Forward());
         upstream = filter;
       }
-      WindowAggregateSpec spec;
-      spec.input = source_table.schema;
-      spec.key_columns = plan.key_columns;
-      spec.window = *plan.window;
-      spec.aggregates = plan.aggregates;
-      spec.job_config = job->config;
-      Result<std::unique_ptr<WindowAggregateOperator>> probe = WindowAggregateOperator::Make(spec);
-      if (!probe.ok()) return AtPos(insert.pos, probe.status());
       std::vector<std::string> keys;
       for (int k : plan.key_columns) keys.push_back(source_table.schema->fields[k].name);
-      const uint32_t window_parallelism =
-          keys.empty() ? 1 : job->context.default_parallelism;  // no key: one global window
-      runtime::VertexId window = job->graph.AddOperator(
-          VertexName("window", sink->name) + sink_suffix, window_parallelism,
-          [spec](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
-            FLOE_ASSIGN_OR_RAISE(auto op, WindowAggregateOperator::Make(spec));
-            return std::unique_ptr<runtime::Operator>(std::move(op));
-          });
-      job->graph.Connect(upstream, window,
+      // No GROUP BY key: one subtask holds the single group (Flink's global aggregate).
+      const uint32_t agg_parallelism = keys.empty() ? 1 : job->context.default_parallelism;
+      std::shared_ptr<const BatchSchema> agg_output;
+      runtime::VertexId agg;
+      if (plan.window) {
+        WindowAggregateSpec spec;
+        spec.input = source_table.schema;
+        spec.key_columns = plan.key_columns;
+        spec.window = *plan.window;
+        spec.aggregates = plan.aggregates;
+        spec.job_config = job->config;
+        Result<std::unique_ptr<WindowAggregateOperator>> probe =
+            WindowAggregateOperator::Make(spec);
+        if (!probe.ok()) return AtPos(insert.pos, probe.status());
+        agg_output = WindowAggregateOutput(spec);
+        agg = job->graph.AddOperator(
+            VertexName("window", sink->name) + sink_suffix, agg_parallelism,
+            [spec](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+              FLOE_ASSIGN_OR_RAISE(auto op, WindowAggregateOperator::Make(spec));
+              return std::unique_ptr<runtime::Operator>(std::move(op));
+            });
+      } else {
+        GroupAggregateSpec spec;
+        spec.input = source_table.schema;
+        spec.key_columns = plan.key_columns;
+        spec.aggregates = plan.aggregates;
+        spec.job_config = job->config;
+        Result<std::unique_ptr<GroupAggregateOperator>> probe = GroupAggregateOperator::Make(spec);
+        if (!probe.ok()) return AtPos(insert.pos, probe.status());
+        agg_output = GroupAggregateOutput(spec);
+        agg = job->graph.AddOperator(
+            VertexName("aggregate", sink->name) + sink_suffix, agg_parallelism,
+            [spec](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+              FLOE_ASSIGN_OR_RAISE(auto op, GroupAggregateOperator::Make(spec));
+              return std::unique_ptr<runtime::Operator>(std::move(op));
+            });
+      }
+      job->graph.Connect(upstream, agg,
                          keys.empty() ? runtime::Partitioning::Global()
                                       : runtime::Partitioning::Hash(std::move(keys)));
       // The select list, in order, from the operator's fixed layout.
       CalcSpec project;
-      project.input = WindowAggregateOutput(spec);
+      project.input = agg_output;
       for (size_t o = 0; o < plan.outputs.size(); ++o) {
         const AggregateOutput& from = plan.outputs[o];
         std::string name;
@@ -449,15 +471,16 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
       Result<std::shared_ptr<const CalcProgram>> program = CalcProgram::Compile(project);
       if (!program.ok()) return AtPos(insert.pos, program.status());
       runtime::VertexId calc_vertex = job->graph.AddOperator(
-          VertexName("calc", sink->name) + sink_suffix, window_parallelism,
+          VertexName("calc", sink->name) + sink_suffix, agg_parallelism,
           [program =
                *program](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
             return std::unique_ptr<runtime::Operator>(std::make_unique<CalcOperator>(program));
           });
-      job->graph.Connect(window, calc_vertex, runtime::Partitioning::Forward());
+      job->graph.Connect(agg, calc_vertex, runtime::Partitioning::Forward());
       Result<connectors::AddedSink> added = sink_connector->add_sink(connectors::SinkRequest{
           &job->graph, calc_vertex, VertexName("sink", sink->name) + sink_suffix, &sink_table,
-          &job->context, Upstream(source_name, *source_connector, source_table), false});
+          &job->context, Upstream(source_name, *source_connector, source_table),
+          /*changelog=*/!plan.window});
       if (!added.ok()) return AtPos(sink->pos, added.status());
       if (added->plan_restore) committing_sinks.push_back(std::move(added).value());
       continue;

@@ -643,8 +643,8 @@ TEST(PlanJob, CourseTilePlansAWindowAggregateOnKeyedState) {
   EXPECT_EQ(std::find(names.begin(), names.end(), "watermarks-progress"), names.end());
 }
 
-// A regular GROUP BY (a changelog) is refused after validation; SESSION windows run.
-TEST(PlanJob, GroupByIsValidatedThenRefusedAsNotImplementedYetSessionRuns) {
+// A regular GROUP BY plans a changelog-producing aggregate; SESSION windows run too.
+TEST(PlanJob, GroupByAndSessionPlanOnKeyedState) {
   const std::string source =
       "CREATE TABLE t (state STRING, event_time TIMESTAMP(3), WATERMARK FOR event_time AS "
       "event_time) WITH ('connector' = 'roster');\n";
@@ -652,9 +652,11 @@ TEST(PlanJob, GroupByIsValidatedThenRefusedAsNotImplementedYetSessionRuns) {
       Plan(source +
            "CREATE TABLE out (k STRING, n BIGINT) WITH ('connector' = 'print');\n"
            "INSERT INTO out SELECT state, COUNT(*) FROM t GROUP BY state;");
-  ASSERT_FALSE(group_by.ok());
-  EXPECT_NE(group_by.status().message().find("not implemented yet"), std::string::npos)
-      << group_by.status().ToString();
+  ASSERT_TRUE(group_by.ok()) << group_by.status().ToString();
+  EXPECT_TRUE((*group_by)->has_keyed_state);
+  bool found = false;
+  for (const auto& v : (*group_by)->graph.vertices()) found = found || v.name == "aggregate-out";
+  EXPECT_TRUE(found);
   Result<std::unique_ptr<PlannedJob>> session = Plan(
       source +
       "CREATE TABLE out (k STRING, s TIMESTAMP(3), e TIMESTAMP(3), n BIGINT) "
@@ -804,16 +806,10 @@ TEST(PlanJob, AggregateQueriesFollowTheSinkAndChangelogRules) {
                      "(connector 'kafka') accepts inserts only"),
             std::string::npos)
       << msg;
-  // Into print (a changelog sink) it is valid, and refused only as not implemented yet.
+  // Into print (a changelog sink) it plans.
   Result<std::unique_ptr<PlannedJob>> job =
       Plan(AggQuery("k, COUNT(*)", "t", "GROUP BY k", "k STRING, n BIGINT"));
-  ASSERT_FALSE(job.ok());
-  EXPECT_TRUE(job.status().code() == StatusCode::kNotImplemented) << job.status().ToString();
-  EXPECT_EQ(
-      job.status().message().rfind(
-          "line 4, column 1: not implemented yet: GROUP BY aggregation runs in a later step", 0),
-      0u)
-      << job.status().message();
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
   // The aggregate's output must fit the sink's columns (Flink's implicit widening).
   EXPECT_EQ(
       FirstLineOf(ErrorOf(AggQuery("k, COUNT(*) AS n", kTumble,

@@ -1,0 +1,119 @@
+#include "floe/sql/exec/group_aggregate_operator.h"
+
+#include <unordered_map>
+#include <utility>
+
+#include "floe/runtime/partitioner.h"
+#include "floe/runtime/row_kind.h"
+
+namespace floe::sql {
+
+namespace {
+constexpr uint32_t kStateVersion = 1;
+}  // namespace
+
+std::shared_ptr<const BatchSchema> GroupAggregateOutput(const GroupAggregateSpec& spec) {
+  BatchSchema schema;
+  for (int k : spec.key_columns) schema.fields.push_back(spec.input->fields[k]);
+  for (size_t i = 0; i < spec.aggregates.size(); ++i) {
+    const AggregateCall& a = spec.aggregates[i];
+    schema.fields.push_back(Field{"agg" + std::to_string(i), a.output_type, a.nullable, 0});
+  }
+  return runtime::WithRowKindColumn(schema);
+}
+
+Result<std::unique_ptr<GroupAggregateOperator>> GroupAggregateOperator::Make(
+    GroupAggregateSpec spec) {
+  const int n = spec.input ? static_cast<int>(spec.input->fields.size()) : 0;
+  for (int k : spec.key_columns) {
+    if (k < 0 || k >= n) return Status::InvalidArgument("group aggregate: key column out of range");
+  }
+  for (const AggregateCall& a : spec.aggregates) {
+    if (a.input_column >= n || (a.input_column < 0 && a.function != AggregateFunction::kCount)) {
+      return Status::InvalidArgument("group aggregate: aggregate input out of range");
+    }
+  }
+  return std::unique_ptr<GroupAggregateOperator>(new GroupAggregateOperator(std::move(spec)));
+}
+
+GroupAggregateOperator::GroupAggregateOperator(GroupAggregateSpec spec)
+    : spec_(std::move(spec)),
+      output_(GroupAggregateOutput(spec_)),
+      aggregator_(spec_.input, spec_.aggregates) {}
+
+GroupAggregateOperator::~GroupAggregateOperator() = default;
+
+Status GroupAggregateOperator::Open(const runtime::OperatorContext& ctx) {
+  FLOE_ASSIGN_OR_RAISE(runtime::KeyedStateOptions options,
+                       runtime::KeyedStateOptions::FromOptions(spec_.job_config, ctx.task));
+  FLOE_ASSIGN_OR_RAISE(state_, runtime::KeyedStateBackend::Make(std::move(options)));
+  FLOE_ASSIGN_OR_RAISE(accumulators_, state_->GetValueState("group-accumulators", /*ttl=*/true));
+  return Status::OK();
+}
+
+Status GroupAggregateOperator::Restore(runtime::StateReader& state) {
+  FLOE_ASSIGN_OR_RAISE(uint32_t version, state.GetU32());
+  if (version != kStateVersion) {
+    return Status::Corruption("group aggregate state: unknown format version " +
+                              std::to_string(version));
+  }
+  FLOE_ASSIGN_OR_RAISE(std::string keyed, state.GetBytes());
+  runtime::StateReader keyed_reader(keyed);
+  FLOE_RETURN_NOT_OK(state_->Restore(keyed_reader));
+  return state.ExpectEnd();
+}
+
+Status GroupAggregateOperator::OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
+                                         runtime::Collector& out) {
+  (void)id, (void)out;
+  state.PutU32(kStateVersion);
+  runtime::StateWriter keyed;
+  FLOE_RETURN_NOT_OK(state_->Snapshot(keyed));
+  state.PutBytes(keyed.data());
+  return Status::OK();
+}
+
+void GroupAggregateOperator::AppendRow(const internal::AggregateState& state, const char* kind,
+                                       RecordBatch* out, Status* status) const {
+  const size_t keys = spec_.key_columns.size();
+  Status st = internal::AppendKey(state.key, keys, out, 0);
+  if (!st.ok() && status->ok()) *status = st;
+  aggregator_.AppendResults(state, out, keys);
+  out->mutable_column(out->num_columns() - 1).AppendBytes(kind);
+}
+
+Status GroupAggregateOperator::ProcessBatch(const RecordBatch& batch, int input,
+                                            runtime::Collector& out) {
+  (void)input;
+  // The rows of each key, in first-seen order: one -U/+U (or +I) per key and batch.
+  std::unordered_map<std::string, size_t> index;
+  std::vector<std::pair<std::string, std::vector<size_t>>> groups;
+  for (size_t row = 0; row < batch.num_rows(); ++row) {
+    std::string key = internal::KeyOf(batch, row, spec_.key_columns);
+    auto [it, fresh] = index.try_emplace(key, groups.size());
+    if (fresh) groups.emplace_back(std::move(key), std::vector<size_t>{});
+    groups[it->second].second.push_back(row);
+  }
+  RecordBatch changes(output_);
+  Status status;
+  std::string value;
+  for (const auto& [key, rows] : groups) {
+    FLOE_RETURN_NOT_OK(
+        state_->SetCurrentKey(key, runtime::HashKeyRow(batch, spec_.key_columns, rows.front())));
+    FLOE_ASSIGN_OR_RAISE(bool exists, accumulators_.Get(&value));
+    internal::AggregateState acc;
+    if (exists) {
+      FLOE_ASSIGN_OR_RAISE(acc, internal::AggregateState::Decode(value));
+      AppendRow(acc, "-U", &changes, &status);
+    } else {
+      acc = aggregator_.Create(key);
+    }
+    for (size_t row : rows) aggregator_.Add(batch, row, &acc);
+    AppendRow(acc, exists ? "+U" : "+I", &changes, &status);
+    FLOE_RETURN_NOT_OK(accumulators_.Update(acc.Encode()));
+  }
+  FLOE_RETURN_NOT_OK(status);
+  return out.Emit(std::move(changes));
+}
+
+}  // namespace floe::sql

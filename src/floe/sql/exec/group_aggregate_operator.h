@@ -1,0 +1,59 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "floe/common/record_batch.h"
+#include "floe/common/status.h"
+#include "floe/runtime/keyed_state.h"
+#include "floe/runtime/operator.h"
+#include "floe/sql/aggregate_plan.h"
+#include "floe/sql/exec/aggregator.h"
+
+namespace floe::sql {
+
+// A regular GROUP BY aggregation (no window), built from an AggregatePlan without a window.
+struct GroupAggregateSpec {
+  std::shared_ptr<const BatchSchema> input;
+  std::vector<int> key_columns;  // the HASH edge into this operator uses the same columns
+  std::vector<AggregateCall> aggregates;
+  // The job's settings: state.backend.type and table.exec.state.ttl.
+  std::map<std::string, std::string> job_config;
+};
+
+// The output: keys (input names and types), agg0, agg1, ..., then the row-kind column
+// (runtime/row_kind.h): a changelog.
+std::shared_ptr<const BatchSchema> GroupAggregateOutput(const GroupAggregateSpec& spec);
+
+// GroupAggregateOperator keeps one accumulator per key on keyed state and emits a changelog of
+// the results, as Flink's GroupAggregate does with mini-batch: after each input batch, a key
+// seen for the first time gets +I, a key whose result changed gets -U (the previous result)
+// then +U (the new one). Into an upsert Iceberg table the latest value per key lands; print
+// shows the kinds. The state is subject to `table.exec.state.ttl` (Flink: a key idle that long
+// is forgotten and starts over, emitting +I again). Checkpointed with the keyed state.
+class GroupAggregateOperator final : public runtime::Operator {
+ public:
+  static Result<std::unique_ptr<GroupAggregateOperator>> Make(GroupAggregateSpec spec);
+  ~GroupAggregateOperator() override;
+
+  Status Open(const runtime::OperatorContext& ctx) override;
+  Status Restore(runtime::StateReader& state) override;
+  Status ProcessBatch(const RecordBatch& batch, int input, runtime::Collector& out) override;
+  Status OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
+                   runtime::Collector& out) override;
+
+ private:
+  explicit GroupAggregateOperator(GroupAggregateSpec spec);
+  void AppendRow(const internal::AggregateState& state, const char* kind, RecordBatch* out,
+                 Status* status) const;
+
+  GroupAggregateSpec spec_;
+  std::shared_ptr<const BatchSchema> output_;
+  internal::Aggregator aggregator_;
+  std::unique_ptr<runtime::KeyedStateBackend> state_;
+  runtime::ValueState accumulators_;
+};
+
+}  // namespace floe::sql
