@@ -171,9 +171,10 @@ Status IcebergCommitterOperator::OnCheckpointComplete(runtime::CheckpointId id) 
   }
   if (maintainer_ && (commits_since_check_ > 0 || end_of_input_)) {
     maintainer_->AfterCommits(id.value, commits_since_check_, data_files_since_check_,
-                              data_bytes_since_check_, end_of_input_);
+                              data_bytes_since_check_, eq_deletes_since_check_, end_of_input_);
   }
   commits_since_check_ = data_files_since_check_ = data_bytes_since_check_ = 0;
+  eq_deletes_since_check_ = 0;
   if (options_.on_checkpoint_handled) options_.on_checkpoint_handled(id);
   return Status::OK();
 }
@@ -271,6 +272,9 @@ Status IcebergCommitterOperator::CommitOne(uint64_t id, const Pending& pending) 
   for (const iceberg::DataFile& f : pending.data_files) {
     ++data_files_since_check_;
     data_bytes_since_check_ += f.file_size_in_bytes;
+  }
+  for (const iceberg::DataFile& f : pending.delete_files) {
+    if (f.content == iceberg::FileContent::kEqualityDeletes) ++eq_deletes_since_check_;
   }
   seen_marker_snapshot_ = snapshot->snapshot_id;
   table_checkpoint_ = id;

@@ -111,6 +111,7 @@ class IcebergCommitterOperator final : public runtime::Operator {
   std::unique_ptr<internal::TableMaintainer> maintainer_;
   // Committed since the last maintenance check.
   int64_t commits_since_check_ = 0, data_files_since_check_ = 0, data_bytes_since_check_ = 0;
+  int64_t eq_deletes_since_check_ = 0;
   bool end_of_input_ = false;
 };
 

@@ -640,12 +640,42 @@ TEST(IcebergSinkMaintenance, OrphanRemovalKeepsStagedFiles) {
       },
       sink.id, "5eedf00d", [&] { return std::set<std::string>{staged}; },
       internal::FailedAttemptScope{"job", sink.checkpoints(), "", nullptr});
-  maintainer.AfterCommits(9, 1, 0, 0, /*final=*/true);
+  maintainer.AfterCommits(9, 1, 0, 0, 0, /*final=*/true);
   EXPECT_EQ(maintainer.stats().orphan_runs, 1);
   EXPECT_EQ(maintainer.stats().orphans_removed, 1);
   EXPECT_FALSE(io::Exists(stray));
   EXPECT_TRUE(io::Exists(staged));
   EXPECT_EQ(sink.Verify(1, 50).findings(), 0);
+}
+
+// An upsert table compacts once its commits added N equality delete files, whatever the
+// commit count: its read cost stays near an append table's.
+TEST(IcebergSinkMaintenance, EqualityDeleteFilesTriggerCompaction) {
+  Sink sink(/*upsert=*/true);
+  sink.spec.table.options["flink-maintenance.rewrite.schedule.commit-count"] = "0";
+  sink.spec.table.options["flink-maintenance.rewrite.schedule.interval-second"] = "0";
+  sink.spec.table.options["flink-maintenance.rewrite.schedule.eq-delete-file-count"] = "2";
+  sink.spec.table.options["flink-maintenance.rewrite.delete-file-threshold"] = "1";
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  Feed feed;
+  feed.end = 400;
+  feed.keys = 20;
+  JobRun run;
+  ASSERT_OK(run.Make(sink, feed));
+  for (int64_t limit = 100; limit <= 300; limit += 100) run.CheckpointAt(feed, limit);
+  feed.limit = INT64_MAX;
+  ASSERT_OK(run.job->Wait());
+  int replaces = 0;
+  for (const auto& snap : sink.Metadata().snapshots) replaces += snap.operation() == "replace";
+  EXPECT_GE(replaces, 1);
+  ASSERT_OK_AND_ASSIGN(std::vector<iceberg::FileScanTask> tasks,
+                       iceberg::PlanScan(sink.Metadata()));
+  int64_t rows = 0;
+  ASSERT_OK(iceberg::ScanTasks(sink.Metadata(), tasks, [&](const RecordBatch& b) {
+    rows += static_cast<int64_t>(b.num_rows());
+    return Status::OK();
+  }));
+  EXPECT_EQ(rows, 20);  // the latest row per key
 }
 
 TEST(IcebergSinkMaintenance, OptionErrorsNameTheOptionAndTheRule) {

@@ -56,9 +56,10 @@ const std::vector<std::string>& MaintenanceOptionKeys() {
         keys.push_back(Key(task, name));
       }
     }
-    for (const char* name : {"schedule.data-file-count", "schedule.data-file-size", "max-bytes",
-                             "target-file-size-bytes", "min-file-size-bytes", "max-file-size-bytes",
-                             "min-input-files", "delete-file-threshold", "rewrite-all"}) {
+    for (const char* name :
+         {"schedule.data-file-count", "schedule.data-file-size", "schedule.eq-delete-file-count",
+          "max-bytes", "target-file-size-bytes", "min-file-size-bytes", "max-file-size-bytes",
+          "min-input-files", "delete-file-threshold", "rewrite-all"}) {
       keys.push_back(Key("rewrite", name));
     }
     keys.push_back(Key("expire-snapshots", "max-snapshot-age-seconds"));
@@ -88,6 +89,8 @@ Result<MaintenanceConfig> ParseMaintenanceOptions(const TableDescriptor& t,
   FLOE_ASSIGN_OR_RAISE(
       c.rewrite_data_file_size,
       IntOption(t, Key("rewrite", "schedule.data-file-size"), c.rewrite_data_file_size, 1, kMax));
+  FLOE_ASSIGN_OR_RAISE(c.rewrite_eq_delete_file_count,
+                       IntOption(t, Key("rewrite", "schedule.eq-delete-file-count"), 0, 0, kMax));
   FLOE_ASSIGN_OR_RAISE(c.compact.max_bytes,
                        IntOption(t, Key("rewrite", "max-bytes"), kMax, 1, kMax));
   auto optional_size = [&](const char* name) -> Result<std::optional<int64_t>> {
@@ -179,11 +182,12 @@ iceberg::CompactOptions TableMaintainer::CompactOptionsFor(uint64_t checkpoint) 
 }
 
 void TableMaintainer::AfterCommits(uint64_t checkpoint, int64_t commits, int64_t data_files,
-                                   int64_t data_bytes, bool final) {
+                                   int64_t data_bytes, int64_t eq_delete_files, bool final) {
   rewrite_due_.commits += commits;
   expire_due_.commits += commits;
   orphans_due_.commits += commits;
   data_files_since_rewrite_ += data_files;
+  eq_deletes_since_rewrite_ += eq_delete_files;
   data_bytes_since_rewrite_ += data_bytes;
   const Clock::time_point start = Clock::now();
   bool ran = false;
@@ -191,13 +195,15 @@ void TableMaintainer::AfterCommits(uint64_t checkpoint, int64_t commits, int64_t
     Harvest(final);
     ran = true;
   }
-  const bool rewrite_due =
-      IsDue(config_.rewrite, rewrite_due_) ||
-      (config_.rewrite.enabled && (data_files_since_rewrite_ >= config_.rewrite_data_file_count ||
-                                   data_bytes_since_rewrite_ >= config_.rewrite_data_file_size));
+  const bool rewrite_due = IsDue(config_.rewrite, rewrite_due_) ||
+                           (config_.rewrite.enabled &&
+                            (data_files_since_rewrite_ >= config_.rewrite_data_file_count ||
+                             data_bytes_since_rewrite_ >= config_.rewrite_data_file_size ||
+                             (config_.rewrite_eq_delete_file_count > 0 &&
+                              eq_deletes_since_rewrite_ >= config_.rewrite_eq_delete_file_count)));
   if (rewrite_due && !Busy()) {
     rewrite_due_ = Due{0, Clock::now()};
-    data_files_since_rewrite_ = data_bytes_since_rewrite_ = 0;
+    data_files_since_rewrite_ = data_bytes_since_rewrite_ = eq_deletes_since_rewrite_ = 0;
     iceberg::CompactOptions options = CompactOptionsFor(checkpoint);
     if (final) {
       // No commit follows: compact now, so a bounded job ends compacted.

@@ -37,7 +37,10 @@ struct MaintenanceConfig {
   MaintenanceSchedule rewrite{true, 10, std::chrono::seconds(600)};
   int64_t rewrite_data_file_count = 1000;        // data files added since the last run
   int64_t rewrite_data_file_size = 100LL << 30;  // bytes added since the last run
-  iceberg::CompactOptions compact;               // file_prefix is set per run
+  // Equality delete files added since the last run (upsert tables; 0 = off): compacting soon
+  // keeps the read cost of an upsert table near an append table's.
+  int64_t rewrite_eq_delete_file_count = 0;
+  iceberg::CompactOptions compact;  // file_prefix is set per run
   MaintenanceSchedule expire{true, 10, std::chrono::seconds(600)};
   std::optional<int64_t> expire_max_age_ms;   // unset: history.expire.max-snapshot-age-ms
   std::optional<int64_t> expire_retain_last;  // unset: history.expire.min-snapshots-to-keep
@@ -88,10 +91,10 @@ class TableMaintainer {
   TableMaintainer& operator=(const TableMaintainer&) = delete;
 
   // Called after commits for checkpoints up to `checkpoint`: `commits` snapshots adding
-  // `data_files` data files of `data_bytes` bytes. `final`: the input ended, no commit follows;
-  // due work runs to completion now.
+  // `data_files` data files of `data_bytes` bytes and `eq_delete_files` equality delete files.
+  // `final`: the input ended, no commit follows; due work runs to completion now.
   void AfterCommits(uint64_t checkpoint, int64_t commits, int64_t data_files, int64_t data_bytes,
-                    bool final);
+                    int64_t eq_delete_files, bool final);
   // Waits for background work; a compaction prepared but not committed is abandoned (its files
   // removed). Idempotent; the destructor calls it.
   void Stop();
@@ -124,6 +127,7 @@ class TableMaintainer {
   FailedAttemptScope checkpoints_;
   Due rewrite_due_, expire_due_, orphans_due_;
   int64_t data_files_since_rewrite_ = 0, data_bytes_since_rewrite_ = 0;
+  int64_t eq_deletes_since_rewrite_ = 0;
   std::future<Result<std::optional<iceberg::PreparedRewrite>>> rewrite_job_;
   std::future<Result<iceberg::OrphanResult>> orphan_job_;
   MaintenanceStats stats_;
