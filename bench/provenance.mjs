@@ -2,7 +2,8 @@
 // files"): the command, the checkout and the binary, the machine, and how loaded it was.
 // A figure without these is a property of one afternoon, not of floe.
 //
-// Used by kafka_bench.mjs and streaming_bench.mjs, and from bash (append_bench.sh):
+// Used by the node benches (pinBinary too: table_health, file_size, maintenance_throughput), and
+// from bash (append_bench.sh):
 //   node bench/provenance.mjs load > start.json     # the load sample, taken before the runs
 //   node bench/provenance.mjs record start.json     # the whole record, the end sample included
 import { execFileSync } from 'node:child_process'
@@ -99,6 +100,28 @@ function binary(floe) {
     if (t) out.source = `${t.commit}${t.dirty ? ' + uncommitted changes' : ''} (work tree of the binary, at bench time)`
   }
   return out
+}
+
+// A bench that runs for minutes must not have its binary rebuilt under it (someone building in
+// the same tree): the long benches copy the binary into their scratch folder when they start and
+// run the copy. Its source is FLOE_SOURCE when the caller set it, else the HEAD of the binary's
+// work tree at that moment (set as FLOE_SOURCE, so record() says it). Returns the copy's path.
+export function pinBinary(floe, dir) {
+  if (!process.env.FLOE_SOURCE) {
+    const t = tree(path.dirname(floe))
+    if (t) {
+      process.env.FLOE_SOURCE = `${t.commit}${t.dirty ? ' + uncommitted changes' : ''} ` +
+        '(work tree of the binary when the bench started; it ran a copy taken then)'
+    }
+  }
+  fs.mkdirSync(dir, { recursive: true })
+  const copy = path.join(dir, 'floe')
+  if (path.resolve(floe) !== copy) {
+    fs.rmSync(copy, { force: true })
+    fs.copyFileSync(floe, copy)
+    fs.chmodSync(copy, 0o755)
+  }
+  return copy
 }
 
 // Everything a results file needs besides its figures. `start` is sampleLoad() taken before

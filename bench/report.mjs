@@ -6,7 +6,7 @@
 //   node bench/report.mjs                # print the generated blocks
 //   node bench/report.mjs --write        # rewrite them in place
 //   node bench/report.mjs --check        # exit 1 when a document disagrees with the results
-//   node bench/report.mjs --validate FILE --bench append|kafka|streaming|table-health [--rows N]
+//   node bench/report.mjs --validate FILE --bench append|kafka|streaming|table-health|file-size|maintenance-throughput [--rows N]
 //                                        # exit 1 unless FILE is a complete results file whose
 //                                        # figures are sane (the smoke tests' oracle)
 //
@@ -225,49 +225,262 @@ The fastest steady rate the source has shown: ${num(best.rows)} rows/s (${fix(be
 of ${code(best.name)} (${index.files[best.name].status}; ${bf.commit ? `code at ${bf.commit}, ` : ''}${loadText(bf)}).`
 }
 
-// bench/README.md, "Table health": the current table-health run, one row per table and sample.
+// ---- table maintenance (table-health, file-size, maintenance-throughput) -------------------------
+
+const GOAL_LIMITS = { commit: 1.2, metadata: 1.2, scan: 1.3 }
+const passText = (p) => (p == null ? 'n/a' : p ? 'PASS' : 'FAIL')
+const mib = (b, d = 2) => (b == null ? '?' : fix(b / 2 ** 20, d))
+const kibText = (b) => (b == null ? '?' : fix(b / 1024, 1))
+// A size as set (8 MiB, 64 KiB, 1,000 B).
+const sizeText = (b) => (b % 2 ** 20 === 0 ? `${num(b / 2 ** 20)} MiB` : b % 1024 === 0 ? `${num(b / 1024)} KiB` : `${num(b)} B`)
+
+// What a table-health file says about maintenance, whatever its age: files before maintenance
+// existed record a string ("none (...)").
+function thMaintenance(j) {
+  const m = j.table_health.maintenance
+  if (typeof m === 'string') return { mode: 'none', text: m }
+  if (m.mode === 'off') return { mode: 'off', text: 'off (all three tasks switched off; metadata.json cleanup only)', m }
+  return {
+    mode: 'on', m,
+    text: `compaction after every ${m.rewrite_commits} commits or ${sizeText(m.target_file_size_bytes)} of new data files, ` +
+      `files rolled at ${sizeText(m.target_file_size_bytes)} (files of ${fix(m.min_file_size_bytes / 2 ** 20, 1)}-${fix(m.max_file_size_bytes / 2 ** 20, 1)} MiB left alone); ` +
+      `snapshots older than ${m.max_snapshot_age_s} s expired every ${m.expire_commits} commits (the last ${m.retain_last} kept); ` +
+      'orphan removal at floe\'s defaults',
+  }
+}
+
+// The issue's goals for one table of a table-health file: from its "goals" (files with maintenance
+// on/off), or worked out from the samples (the baseline file, written before the goals were).
+function thGoals(j, kind) {
+  const g = j.goals || {}
+  if (g[kind] && g[kind].commit_time) return g[kind]
+  const ss = j.tables[kind].samples
+  const first = ss.find((s) => s.checkpoint === 10) || ss[0]
+  const warm = ss.find((s) => s.checkpoint === 100)
+  const last = ss.at(-1)
+  const min = 6 << 20   // 75% of the 8 MiB target the maintenance runs use
+  let worst = null
+  for (const s of ss) {
+    const bound = Math.floor((s.data_bytes + (s.delete_bytes || 0)) / min) + 2 * 10
+    if (!worst || s.data_files - bound > worst.data_files - worst.bound) worst = { checkpoint: s.checkpoint, data_files: s.data_files, bound }
+  }
+  const cr = first.commit_ms_median10 ? last.commit_ms_median10 / first.commit_ms_median10 : null
+  const mr = warm ? last.metadata_bytes / warm.metadata_bytes : null
+  return {
+    commit_time: { from_checkpoint: first.checkpoint, to_checkpoint: last.checkpoint, from_ms: first.commit_ms_median10,
+                   to_ms: last.commit_ms_median10, ratio: cr, pass: cr == null ? null : cr <= GOAL_LIMITS.commit },
+    metadata_flat: { warmup_checkpoint: 100, to_checkpoint: last.checkpoint, warmup_bytes: warm?.metadata_bytes,
+                     to_bytes: last.metadata_bytes, ratio: mr, pass: mr == null ? null : mr <= GOAL_LIMITS.metadata },
+    data_files_bounded: { max_data_files: Math.max(...ss.map((s) => s.data_files)), worst, pass: worst ? worst.data_files <= worst.bound : null,
+                          at_samples_only: true },
+  }
+}
+function thScanGoal(j) {
+  const sc = j.scan
+  return sc ? { ratio: sc.ratio, pass: sc.ratio <= GOAL_LIMITS.scan } : null
+}
+
+function goalLines(j) {
+  const out = []
+  for (const kind of Object.keys(j.tables)) {
+    const g = thGoals(j, kind)
+    const c = g.commit_time
+    out.push(`**${passText(c.pass)}** ${kind}, commit time: ${num(c.to_ms)} ms at checkpoint ${num(c.to_checkpoint)} / ${num(c.from_ms)} ms at ${num(c.from_checkpoint)} ` +
+      `= ${fix(c.ratio, 2)} (goal <= ${GOAL_LIMITS.commit}; each the median of the commit times of the 10 checkpoints up to it)`)
+    const m = g.metadata_flat
+    const range = m.min_after_warmup_ratio != null ? `; every checkpoint after the warm-up ${fix(m.min_after_warmup_ratio, 2)}-${fix(m.max_after_warmup_ratio, 2)}x` : ''
+    out.push(`**${passText(m.pass)}** ${kind}, metadata bytes flat after warm-up: ${mib(m.to_bytes)} MiB at checkpoint ${num(m.to_checkpoint)} / ` +
+      `${mib(m.warmup_bytes)} MiB at ${num(m.warmup_checkpoint)} = ${fix(m.ratio, 2)} (goal <= ${GOAL_LIMITS.metadata}${range})`)
+    const d = g.data_files_bounded
+    const w = d.worst
+    out.push(`**${passText(d.pass)}** ${kind}, data files bounded: at most ${num(d.max_data_files)}${d.at_samples_only ? ' at the samples' : ' after any commit'}; ` +
+      `nearest to (or furthest over) the bound: ${w ? `${num(w.data_files)} at checkpoint ${num(w.checkpoint)}, bound ${num(w.bound)}` : '?'} ` +
+      `(goal: data files <= floor(table bytes / min file size) + 2 x rewrite commit count${d.at_samples_only ? ', with the 6 MiB and 10 commits of the maintenance runs' : ', after every commit'})`)
+  }
+  const sg = thScanGoal(j)
+  const sc = j.scan
+  out.push(sc ? `**${passText(sg.pass)}** upsert scan: ${num(sc.rows)} rows; ${code('floe table scan')} of the upsert table ` +
+    `${sc.upsert_data_files != null ? `(${num(sc.upsert_data_files)} data files, ${num(sc.upsert_delete_files)} delete files) ` : ''}${fix(sc.upsert_scan_s_median, 3)} s, ` +
+    `of the same rows appended once (${num(sc.append_once_data_files)} data file) ${fix(sc.append_once_scan_s_median, 3)} s (medians of ${sc.upsert_scan_s.length}): ` +
+    `ratio ${fix(sc.ratio, 2)} (goal <= ${GOAL_LIMITS.scan})` : '**n/a** upsert scan: not measured')
+  return out
+}
+
+// The table-health file marked as the baseline (INDEX.json "role": "baseline"), if any.
+function thBaseline(index, files) {
+  const e = Object.entries(index.files).find(([, x]) => x.bench === 'table-health' && x.role === 'baseline')
+  return e ? { name: e[0], j: files[e[0]] } : null
+}
+
+// bench/README.md, "Table health": the current table-health run, one row per table and sample,
+// the goals, maintenance's work, and the baseline beside it.
 function tableHealthBlock({ index, files }) {
-  const name = current(index, 'table-health')
+  return tableHealthFileBlock({ index, files }, current(index, 'table-health'), 'Current run')
+}
+
+// bench/README.md, "Table health", the baseline (INDEX.json "role": "baseline"), when it is not the current run.
+function tableHealthBaselineBlock({ index, files }) {
+  const b = thBaseline(index, files)
+  if (!b) return 'No baseline results file (INDEX.json: a table-health file with "role": "baseline").'
+  return tableHealthFileBlock({ index, files }, b.name, 'Baseline', { compare: false })
+}
+
+function tableHealthFileBlock({ index, files }, name, title, { compare = true } = {}) {
   const j = files[name]
   const f = facts(j)
   const o = j.table_health
-  const kib = (b) => (b == null ? '?' : fix(b / 1024, 1))
+  const mt = thMaintenance(j)
   const rows = []
   for (const [kind, t] of Object.entries(j.tables)) {
     for (const s of t.samples) {
-      rows.push(`| ${kind} | ${num(s.checkpoint)} | ${num(s.data_files)} | ${kib(s.avg_data_file_bytes)} | ${num(s.delete_files)} | ` +
-        `${num(s.manifests)} | ${num(s.snapshots)} | ${fix(s.metadata_bytes / 2 ** 20, 2)} | ${num(s.metadata_files)} | ` +
-        `${kib(s.metadata.current_json_bytes)} | ${num(s.commit_ms_median10)} / ${num(s.commit_ms_max10)} |`)
+      const lc = s.last_compaction
+      rows.push(`| ${kind} | ${num(s.checkpoint)} | ${num(s.data_files)} | ${lc ? `${num(lc.data_files)} (${kibText(lc.avg_data_file_bytes)} KiB avg; after ${num(lc.landed_after_checkpoint)})` : '-'} | ` +
+        `${kibText(s.avg_data_file_bytes)} | ${num(s.delete_files)} | ${num(s.manifests)} | ${num(s.snapshots)} | ${mib(s.metadata_bytes)} | ` +
+        `${num(s.metadata_files)} | ${kibText(s.metadata.current_json_bytes)} | ${num(s.commit_ms_median10)} / ${num(s.commit_ms_max10)} |`)
     }
   }
-  const g = j.goals || {}
-  const goal = (kind) => {
-    const x = g[kind]
-    if (!x) return `${kind}: not measured`
-    const ss = j.tables[kind].samples
-    const warm = ss.find((s) => s.checkpoint === 100)
-    const last = ss[ss.length - 1]
-    const after = warm && warm !== last ? `, ${fix(last.metadata_bytes / warm.metadata_bytes, 1)}x from checkpoint 100 to ${num(last.checkpoint)}` : ''
-    return `${kind}: commit time (median of 10) at checkpoint ${num(x.to_checkpoint)} / at ${num(x.from_checkpoint)} = ${fix(x.commit_ratio, 2)} ` +
-      `(goal <= 1.2: ${x.commit_goal_met ? 'met' : 'missed'}); metadata bytes ${fix(x.metadata_bytes_ratio, 1)}x${after} (goal: flat after warm-up); ` +
-      `data files ${fix(x.data_files_ratio, 1)}x (goal: bounded)`
+  const work = []
+  for (const [kind, t] of Object.entries(j.tables)) {
+    const m = t.maintenance
+    if (!m) continue
+    const gaps = t.checkpoint_gap_ms
+    work.push(`${kind}: ${num(m.compactions)} compactions (${num(m.data_files_rewritten)} data files rewritten into ${num(m.data_files_written)}` +
+      `${m.delete_files_removed ? `, ${num(m.delete_files_removed)} delete files removed` : ''}; ${mib(m.bytes_written, 1)} MiB written for ` +
+      `${mib(m.data_bytes_committed, 1)} MiB the data commits added${m.data_bytes_committed ? `, ${fix(m.bytes_written / m.data_bytes_committed, 1)} times` : ''}; ` +
+      `${m.compaction_ms_timed === 'commit' ? 'their commits, the files being written in the background, ' : ''}${num(m.compaction_ms_median)} ms median, ` +
+      `${num(m.compaction_ms_max)} ms max), ${num(m.expirations)} expiries (${num(m.snapshots_expired)} snapshots)` +
+      `${m.log_summary ? `; the committer's thread spent ${fix(m.log_summary.ms_after_commits / 1000, 1)} s in maintenance after commits (longest ${num(m.log_summary.longest_ms)} ms), ${num(m.log_summary.failures)} failed runs` : ''}; ` +
+      `checkpoints completed ${num(gaps.median)} ms apart (median), ${num(gaps.max)} ms at most, ${num(gaps.over_1_5x_interval)} gap${gaps.over_1_5x_interval === 1 ? '' : 's'} over 1.5 intervals; ` +
+      `${t.log_problems.count ? `${t.log_problems.count} warnings or errors in the job's log, the first: ${code(t.log_problems.first[0])}` : 'no warning or error in the job\'s log'}`)
   }
-  const sc = j.scan
-  return `Current baseline (written by ${code('node bench/report.mjs --write')} from ${code(`${RESULTS}/${name}`)}):
-${num(o.checkpoints)} checkpoints every ${o.interval}, ${num(o.rps)} rows/s per table, append and upsert jobs at the same time,
-maintenance: ${o.maintenance}; ${j.ok ? 'both jobs ran to the last sample without a restart' : `**FAILED**: ${j.problems.join('; ')}`}.
+  let base = ''
+  const b = compare ? thBaseline(index, files) : null
+  if (b && b.name !== name) {
+    const bj = b.j
+    const lines = []
+    for (const kind of Object.keys(j.tables)) {
+      const bs = bj.tables[kind]?.samples || []
+      const cs = j.tables[kind].samples
+      for (const k of [10, 100, 1000, 2000]) {
+        const x = bs.find((s) => s.checkpoint === k)
+        const y = cs.find((s) => s.checkpoint === k)
+        if (!x || !y) continue
+        lines.push(`| ${kind} | ${num(k)} | ${num(x.data_files)} -> ${num(y.data_files)} | ${num(x.delete_files)} -> ${num(y.delete_files)} | ` +
+          `${num(x.snapshots)} -> ${num(y.snapshots)} | ${mib(x.metadata_bytes)} -> ${mib(y.metadata_bytes)} | ${num(x.commit_ms_median10)} -> ${num(y.commit_ms_median10)} |`)
+      }
+    }
+    base = `
+
+Against the baseline without maintenance (${code(`${RESULTS}/${b.name}`)}, ${num(bj.table_health.checkpoints)} checkpoints, ` +
+      `${thMaintenance(bj).text}; ${code(facts(bj).command || '?')}), at the checkpoints both have, baseline -> this run:
+
+| table | checkpoint | data files | delete files | snapshots | metadata MiB | commit ms (median of 10) |
+| --- | --- | --- | --- | --- | --- | --- |
+${lines.join('\n')}
+
+Upsert scan / the same rows appended once: ${fix(bj.scan?.ratio, 2)} in the baseline, ${fix(j.scan?.ratio, 2)} here.`
+  }
+  return `${title} (written by ${code('node bench/report.mjs --write')} from ${code(`${RESULTS}/${name}`)}):
+${num(o.checkpoints)} checkpoints every ${o.interval}, ${num(o.rps)} rows/s per table, append and upsert jobs at the same time;
+maintenance ${mt.mode === 'none' ? `none (none existed yet; ${mt.text.replace(/^none \((.*)\)$/, '$1')})` : `${mt.mode}: ${mt.text}`}; ${j.ok ? 'both jobs ran to the last sample without a restart' : `**FAILED**: ${j.problems.join('; ')}`}.
 ${machineText(f)}; ${loadText(f)}.
 ${sourceText(f, name)}.
 
-| table | checkpoint | data files | avg data file KiB | delete files | manifests | snapshots | metadata MiB | metadata files | current metadata JSON KiB | commit ms, median / max of the last 10 |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+Each sample is the table right after commit k${mt.mode === 'on' ? ' (the same point of the maintenance cycle at every sample: the most files since the last compaction, before the expiry that follows the commit); "after the last compaction": the data files right after the newest compaction before commit k, and the checkpoint after whose commit it landed' : ''}.
+
+| table | checkpoint | data files | after the last compaction | avg data file KiB | delete files | manifests | snapshots | metadata MiB | metadata files | metadata JSON KiB | commit ms, median / max of the last 10 |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${rows.join('\n')}
 
-- ${goal('append')}
-- ${goal('upsert')}
-- upsert scan: ${sc ? `${num(sc.rows)} rows; ${code('floe table scan')} of the upsert table ${fix(sc.upsert_scan_s_median, 3)} s, of the same rows appended once ` +
-    `(${num(sc.append_once_data_files)} data file) ${fix(sc.append_once_scan_s_median, 3)} s (medians of ${sc.upsert_scan_s.length}): ` +
-    `ratio ${fix(sc.ratio, 2)} (goal <= 1.3: ${sc.ratio <= 1.3 ? 'met' : 'missed'})` : 'not measured'}`
+Goals (issue 10):
+
+${goalLines(j).map((l) => `- ${l}`).join('\n')}${work.length ? `\n\nWhat maintenance did:\n\n${work.map((l) => `- ${l}`).join('\n')}` : ''}${base}`
+}
+
+// bench/README.md, "File size": the current file-size run, one row per checkpoint interval.
+function fileSizeBlock({ index, files }) {
+  if (!Object.values(index.files).some((e) => e.bench === 'file-size')) return 'No results file yet.'
+  const name = current(index, 'file-size')
+  const j = files[name]
+  const f = facts(j)
+  const o = j.file_size
+  const T = o.target_file_size_bytes
+  const rows = j.runs.map((r) => {
+    const c = r.after_last_compaction
+    // every compaction once the table held target / 2: the range of average / target, and how many were within 2x
+    const cs = (r.compaction_list || []).filter((x) => x.table_bytes >= T / 2 && x.avg_data_file_bytes)
+    const rs = cs.map((x) => x.avg_data_file_bytes / T)
+    const within = rs.filter((x) => x >= 0.5 && x <= 2).length
+    return `| ${r.interval} | ${num(r.checkpoints)} | ${num(r.committed_data_files)} | ${kibText(r.checkpoint_file_avg_bytes)} | ${num(r.compactions)} | ` +
+      `${c ? num(c.landed_after_checkpoint ?? c.after_checkpoint) : '-'} | ${c ? num(c.data_files) : '-'} | ${c ? mib(c.table_bytes) : '-'} | ${c ? kibText(c.avg_data_file_bytes) : '-'} | ` +
+      `${fix(r.goal.avg_over_target, 2)} | **${passText(r.goal.pass)}**${r.goal.data_allows === false ? ' (the table was under target / 2)' : ''} | ` +
+      `${rs.length ? `${fix(Math.min(...rs), 2)}-${fix(Math.max(...rs), 2)}; ${within} of ${rs.length} within 2x` : '-'} | ${fix(r.write_amplification, 1)} |`
+  })
+  return `Current run (written by ${code('node bench/report.mjs --write')} from ${code(`${RESULTS}/${name}`)}):
+append jobs at checkpoint intervals ${o.intervals.join(', ')}, ${o.concurrent ? 'at the same time' : 'one after the other'}, ${num(o.rps)} rows/s each, ` +
+    `${num(o.duration_s)} s each; target file size ${sizeText(T)}, maintenance ${o.maintenance.mode}` +
+    `${o.maintenance.mode === 'on' ? ` (compaction after ${o.maintenance.rewrite_commits} commits or ${sizeText(T)} of new data files)` : ''}; ` +
+    `${j.ok ? 'every job reached its last checkpoint without a restart' : `**FAILED**: ${j.problems.join('; ')}`}.
+${machineText(f)}; ${loadText(f)}.
+${sourceText(f, name)}.
+
+| checkpoint interval | checkpoints | data files committed | their average KiB | compactions | last compaction landed after checkpoint | data files then | table MiB then | average data file KiB then | average / target | goal: within 2x of the target | average / target after each compaction once the table held target / 2 | bytes compaction wrote / bytes committed |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+${rows.join('\n')}`
+}
+
+// bench/README.md, "Maintenance throughput": records/s with maintenance off and on.
+function maintenanceThroughputBlock({ index, files }) {
+  if (!Object.values(index.files).some((e) => e.bench === 'maintenance-throughput')) return 'No results file yet.'
+  const name = current(index, 'maintenance-throughput')
+  const j = files[name]
+  const f = facts(j)
+  const o = j.maintenance_throughput
+  const m = o.maintenance_on
+  const rows = Object.entries(j.summary).map(([kind, s]) => {
+    const on = j.runs.filter((r) => r.kind === kind && r.maintenance === 'on')
+    return `| ${kind} | ${num(s.off_records_per_s_median)} | ${num(s.on_records_per_s_median)} | **${fix(s.ratio_median, 2)}** | ` +
+      `${s.ratios.map((x) => fix(x, 2)).join(', ')} | ${fix(s.cpu_ratio_median, 2)} | ${on.map((r) => num(r.compactions)).join(', ')} | ` +
+      `${on.map((r) => (r.log_summary ? fix(r.log_summary.ms_after_commits / 1000, 1) : '?')).join(', ')} | ${on.map((r) => num(r.checkpoints)).join(', ')} |`
+  })
+  return `Current run (written by ${code('node bench/report.mjs --write')} from ${code(`${RESULTS}/${name}`)}):
+${num(o.events)} roster events per run, unthrottled, checkpoints every ${o.interval}, ${o.reps} paired rep${o.reps > 1 ? 's' : ''} per table ` +
+    `(maintenance off and on back to back, the order alternating); maintenance on: compaction after ${m.rewrite_commits} commits or ` +
+    `${sizeText(m.target_file_size_bytes)} of new data files, files rolled at ${sizeText(m.target_file_size_bytes)}, snapshots older than ` +
+    `${m.max_snapshot_age_s} s expired every ${m.expire_commits} commits; ${j.ok ? 'every table verified' : `**FAILED**: ${j.problems.join('; ')}`}.
+${machineText(f)}; ${loadText(f)}.
+${sourceText(f, name)}.
+
+| table | records/s, maintenance off (median) | records/s, on (median) | on / off (median of the pairs) | per pair | CPU time on / off | compactions per run (on) | seconds of the committer's thread in maintenance per run (on) | checkpoints per run (on) |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- |
+${rows.join('\n')}`
+}
+
+// README.md / docs (optional block "table-maintenance"): the maintenance figures in brief.
+function maintenanceSummaryBlock(ctx, target) {
+  const { index, files } = ctx
+  const out = []
+  const th = current(index, 'table-health')
+  const j = files[th]
+  out.push(`Table health with in-job maintenance (${thMaintenance(j).mode}), ${num(j.table_health.checkpoints)} checkpoints every ${j.table_health.interval}, ` +
+    `append and upsert at ${num(j.table_health.rps)} rows/s (${code(`${RESULTS}/${th}`)}):`)
+  for (const l of goalLines(j)) out.push(`- ${l}`)
+  const fsName = Object.entries(index.files).find(([, e]) => e.bench === 'file-size' && e.status === 'current')?.[0]
+  if (fsName) {
+    const x = files[fsName]
+    out.push(`- average data file after the last compaction, target ${sizeText(x.file_size.target_file_size_bytes)}: ` +
+      x.runs.map((r) => `${r.interval} checkpoints ${fix(r.goal.avg_over_target, 2)}x the target (**${passText(r.goal.pass)}**)`).join(', ') +
+      ` (${code(`${RESULTS}/${fsName}`)})`)
+  }
+  const tpName = Object.entries(index.files).find(([, e]) => e.bench === 'maintenance-throughput' && e.status === 'current')?.[0]
+  if (tpName) {
+    const x = files[tpName]
+    out.push(`- records/s with maintenance on / off, unthrottled, checkpoints every ${x.maintenance_throughput.interval}: ` +
+      Object.entries(x.summary).map(([k, s]) => `${k} ${fix(s.ratio_median, 2)}x`).join(', ') + ` (${code(`${RESULTS}/${tpName}`)})`)
+  }
+  const link = path.relative(path.dirname(target.file), 'bench/README.md')
+  out.push('', `How these are measured: [bench/README.md](${link}), "Table health".`)
+  return out.join('\n')
 }
 
 function indexBlock({ index, files }) {
@@ -288,8 +501,14 @@ function indexBlock({ index, files }) {
     }
     if (j.bench === 'table-health') {
       const t = Object.values(j.tables)
-      return `${num(j.table_health.checkpoints)} checkpoints; data files ${t.map((x) => num(x.samples.at(-1)?.data_files)).join(' / ')}; ` +
+      return `${num(j.table_health.checkpoints)} checkpoints, maintenance ${thMaintenance(j).mode}; data files ${t.map((x) => num(x.samples.at(-1)?.data_files)).join(' / ')}; ` +
         `upsert scan / appended once ${fix(j.scan?.ratio, 1)}`
+    }
+    if (j.bench === 'file-size') {
+      return `avg data file / target ${j.runs.map((r) => `${r.interval} ${fix(r.goal.avg_over_target, 2)}`).join(', ')}`
+    }
+    if (j.bench === 'maintenance-throughput') {
+      return `records/s on / off ${Object.entries(j.summary).map(([k, x]) => `${k} ${fix(x.ratio_median, 2)}`).join(', ')}`
     }
     if (j.bench === 'streaming' && j.throughput) {
       return `stream/batch ${fix(j.throughput.ratio_median, 2)}; ${num(j.throughput.stream_rows_per_s_median)} rows/s`
@@ -321,6 +540,12 @@ const TARGETS = [
   { file: 'bench/README.md', block: 'results-index', make: indexBlock },
   { file: 'bench/README.md', block: 'soak', make: soakBlock },
   { file: 'bench/README.md', block: 'table-health', make: tableHealthBlock },
+  { file: 'bench/README.md', block: 'table-health-baseline', make: tableHealthBaselineBlock },
+  { file: 'bench/README.md', block: 'file-size', make: fileSizeBlock },
+  { file: 'bench/README.md', block: 'maintenance-throughput', make: maintenanceThroughputBlock },
+  // Optional: written only where a document has the markers (README.md, docs/connectors.md, ...).
+  { file: 'README.md', block: 'table-maintenance', make: maintenanceSummaryBlock, optional: true },
+  { file: 'docs/connectors.md', block: 'table-maintenance', make: maintenanceSummaryBlock, optional: true },
 ]
 
 // ---- checks ----------------------------------------------------------------------------------
@@ -407,7 +632,8 @@ function validate(file, bench, rows) {
   need(j.bench === bench, `bench is ${j.bench}, expected ${bench}`)
   need(j.schema === 2, 'schema 2')
   need(!Number.isNaN(Date.parse(j.date)), 'date')
-  const script = bench === 'table-health' ? 'bench/table_health.sh' : `bench/${bench}_bench.sh`
+  const script = { 'table-health': 'bench/table_health.sh', 'file-size': 'bench/file_size.sh',
+                   'maintenance-throughput': 'bench/maintenance_throughput.sh' }[bench] || `bench/${bench}_bench.sh`
   need(typeof j.command === 'string' && j.command.includes(script), 'command naming the bench script')
   need(j.git && /^[0-9a-f]{40}$/.test(j.git.commit) && typeof j.git.dirty === 'boolean', 'git commit and dirty flag')
   need(j.floe && /^[0-9a-f]{64}$/.test(j.floe.sha256 || ''), "floe binary's sha256")
@@ -441,9 +667,39 @@ function validate(file, bench, rows) {
     need(j.tables && ['append', 'upsert'].every((k) => j.tables[k] && j.tables[k].samples.length === (o.at || []).length &&
       j.tables[k].samples.every((s) => pos(s.data_files) && pos(s.snapshots) && pos(s.metadata_bytes) && s.commit_ms_median10 != null) &&
       j.tables[k].samples.at(-1).checkpoint === o.checkpoints), 'append and upsert: every sample, each with files, snapshots, metadata bytes, commit time')
-    need(j.tables && j.tables.upsert && j.tables.upsert.samples.every((s) => pos(s.delete_files)), 'upsert: delete files')
+    // with maintenance a compaction may have removed every delete file by the sample; right after
+    // a data commit of the upsert table there is always one
+    need(j.tables && j.tables.upsert && j.tables.upsert.samples.every((s) => pos(s.after_commit ? s.after_commit.delete_files : s.delete_files)),
+      'upsert: delete files')
+    const mode = typeof o.maintenance === 'object' ? o.maintenance.mode : 'none'
+    if (mode === 'on') {
+      need(j.tables && ['append', 'upsert'].every((k) => j.tables[k] && j.tables[k].maintenance && j.tables[k].maintenance.compactions > 0),
+        'maintenance on: append and upsert each compacted at least once')
+    }
+    if (mode === 'on' || mode === 'off') {
+      need(j.goals && ['append', 'upsert'].every((k) => j.goals[k] && j.goals[k].commit_time && j.goals[k].data_files_bounded) &&
+        j.goals.upsert_scan, 'goals of both tables and the scan')
+      need(j.tables && ['append', 'upsert'].every((k) => j.tables[k].series && j.tables[k].series.commit_ms.length === j.tables[k].reached_checkpoint),
+        'series: one entry per checkpoint')
+    }
     need(j.scan && pos(j.scan.rows) && pos(j.scan.upsert_scan_s_median) && pos(j.scan.append_once_scan_s_median) && pos(j.scan.ratio),
       'scan: both tables scanned, ratio')
+  } else if (bench === 'file-size') {
+    const o = j.file_size || {}
+    need(j.ok === true, 'ok (every job reached its last checkpoint without a restart)')
+    need(Array.isArray(j.runs) && j.runs.length === (o.intervals || []).length && j.runs.length > 0, 'one run per interval')
+    need(pos(o.target_file_size_bytes), 'target file size')
+    need((j.runs || []).every((r) => pos(r.committed_data_files) && pos(r.checkpoint_file_avg_bytes) && r.goal), 'every run: files committed, goal')
+    if (o.maintenance && o.maintenance.mode === 'on') {
+      need((j.runs || []).every((r) => r.compactions > 0 && r.after_last_compaction && pos(r.after_last_compaction.avg_data_file_bytes)),
+        'maintenance on: every run compacted, average file size after the last compaction')
+    }
+  } else if (bench === 'maintenance-throughput') {
+    const o = j.maintenance_throughput || {}
+    need(j.ok === true, 'ok (every table verified, no restart)')
+    need(Array.isArray(j.runs) && j.runs.length === 2 * o.reps * (o.kinds || []).length &&
+      j.runs.every((r) => r.verified && pos(r.records_per_s) && pos(r.seconds)), 'every run: verified, records/s')
+    need(j.summary && (o.kinds || []).every((k) => j.summary[k] && pos(j.summary[k].ratio_median)), 'summary: ratio on / off per table')
   } else {
     bad.push(`unknown bench ${bench}`)
   }
@@ -473,9 +729,14 @@ function main(argv) {
   const problems = indexProblems(ctx)
   const texts = Object.fromEntries(docs().map((f) => [f, read(f)]))
   for (const t of TARGETS) {
-    const generated = t.make(ctx) + '\n'
-    const text = texts[t.file] ?? read(t.file)
+    const text = texts[t.file] ?? (fs.existsSync(path.join(REPO, t.file)) ? read(t.file) : '')
     const m = BLOCK(t.block).exec(text)
+    const generated = t.make(ctx, t) + '\n'
+    if (!m && t.optional) {
+      // no markers in that document: nothing to write; --print shows what they would hold
+      if (mode === '--print') console.log(`==> ${t.file} [${t.block}] (optional; the document has no such block)\n${generated}`)
+      continue
+    }
     if (!m) { problems.push(`${t.file}: no <!-- bench:begin ${t.block} --> ... <!-- bench:end ${t.block} --> block`); continue }
     if (mode === '--print') console.log(`==> ${t.file} [${t.block}]\n${generated}`)
     if (m[2] !== generated) {

@@ -1,5 +1,6 @@
-// What the roster-job benches (soak.mjs, table_health.mjs) share: the job file they run, the
-// floe CLI, and the job record of a FLOE_HOME.
+// What the roster-job benches (soak.mjs, table_health.mjs, file_size.mjs, maintenance_throughput.mjs)
+// share: the job file they run, the sink's maintenance options, the floe CLI, and the job record
+// of a FLOE_HOME.
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -10,9 +11,11 @@ export const ROSTER_COLUMNS = `seq BIGINT NOT NULL, npi STRING NOT NULL, source 
   city STRING, zip STRING, phone STRING, active BOOLEAN`
 
 // roster -> iceberg demo.<name> (append, or upsert on npi), EXACTLY_ONCE, checkpoints into ${CHK},
-// the table in ${WH}; `events` may be a literal or '\${EVENTS}'.
+// the table in ${WH}; `events` may be a literal or '\${EVENTS}'; `rps` 0 = unthrottled;
+// `sinkOptions` more WITH options of the sink (e.g. maintenanceOptions()).
 export function rosterJobText({ comment, name, upsert, interval, attempts, delay, seed, events, rps,
-                                sinkParallelism }) {
+                                sinkParallelism, sinkOptions = {} }) {
+  const more = Object.entries(sinkOptions).map(([k, v]) => `,\n        '${k}' = '${v}'`).join('')
   return `-- ${comment}
 SET 'execution.checkpointing.interval' = '${interval}';
 SET 'execution.checkpointing.dir' = '\${CHK}';
@@ -25,9 +28,131 @@ CREATE TABLE roster (${ROSTER_COLUMNS})
 CREATE TABLE lake (${ROSTER_COLUMNS}${upsert ? ', PRIMARY KEY (npi) NOT ENFORCED' : ''})
   WITH ('connector' = 'iceberg', 'catalog-type' = 'hadoop', 'warehouse' = '\${WH}',
         'catalog-database' = 'demo', 'catalog-table' = '${name}', 'write.upsert.enabled' = '${upsert}',
-        'sink.parallelism' = '${sinkParallelism}');
+        'sink.parallelism' = '${sinkParallelism}'${more});
 INSERT INTO lake SELECT * FROM roster;
 `
+}
+
+// ---- in-job table maintenance (the sink's 'flink-maintenance.*' options) -------------------------
+//
+// The benches' maintenance settings, one set for all of them (bench/README.md, "Table maintenance"):
+// `on`: compaction (bin-pack rewrite) after every `rewriteCommits` commits, or as soon as the
+// commits since the last one added a target file's worth of data files (schedule.data-file-size),
+// files rolled at `targetFileSize`; snapshot expiry every `expireCommits` commits of snapshots
+// older than `maxSnapshotAgeS`, keeping `retainLast`; orphan removal left at floe's defaults
+// (hourly, files older than 3 days). `off`: all three switched off (since 22a24f8 they are on by
+// default), so the table gets only the metadata.json cleanup of a sink-created table.
+export const MAINTENANCE_DEFAULTS = {
+  mode: 'on', targetFileSize: 8 << 20, minFileSize: null, rewriteCommits: 10, expireCommits: 10, maxSnapshotAgeS: 60, retainLast: 5,
+}
+
+// parseArgs options shared by the benches that run maintenance.
+export const MAINTENANCE_ARGS = {
+  maintenance: { type: 'string', default: MAINTENANCE_DEFAULTS.mode },
+  'target-file-size': { type: 'string', default: String(MAINTENANCE_DEFAULTS.targetFileSize) },
+  'min-file-size': { type: 'string', default: '' },
+  'rewrite-commits': { type: 'string', default: String(MAINTENANCE_DEFAULTS.rewriteCommits) },
+  'expire-commits': { type: 'string', default: String(MAINTENANCE_DEFAULTS.expireCommits) },
+  'max-snapshot-age': { type: 'string', default: String(MAINTENANCE_DEFAULTS.maxSnapshotAgeS) },
+  'retain-last': { type: 'string', default: String(MAINTENANCE_DEFAULTS.retainLast) },
+}
+export const MAINTENANCE_USAGE = `[--maintenance on|off] [--target-file-size BYTES (8 MiB)] [--min-file-size BYTES (75%)] [--rewrite-commits 10]
+         [--expire-commits 10] [--max-snapshot-age SECONDS (60)] [--retain-last 5]`
+
+// The maintenance settings from parsed MAINTENANCE_ARGS; `die(message)` on a bad value.
+export function maintenanceFromArgs(opts, die) {
+  const int = (name, min) => {
+    const v = Number(opts[name])
+    if (!Number.isInteger(v) || v < min) die(`--${name} must be an integer >= ${min}`)
+    return v
+  }
+  if (!['on', 'off'].includes(opts.maintenance)) die(`--maintenance must be on or off, not '${opts.maintenance}'`)
+  const minFileSize = opts['min-file-size'] === '' || opts['min-file-size'] === undefined ? null : int('min-file-size', 1)
+  const targetFileSize = int('target-file-size', 1)
+  if (minFileSize != null && minFileSize > targetFileSize) die('--min-file-size must not exceed --target-file-size')
+  return {
+    mode: opts.maintenance, targetFileSize, minFileSize, rewriteCommits: int('rewrite-commits', 1),
+    expireCommits: int('expire-commits', 1), maxSnapshotAgeS: int('max-snapshot-age', 0), retainLast: int('retain-last', 1),
+  }
+}
+
+// The min file size compaction leaves alone: --min-file-size, else floe's 75% of the target.
+export function minFileSize(m) {
+  return m.minFileSize != null ? m.minFileSize : Math.floor(m.targetFileSize * 3 / 4)
+}
+
+// The sink's WITH options for settings `m` (maintenanceFromArgs).
+export function maintenanceOptions(m) {
+  const k = (task, name) => `flink-maintenance.${task}.${name}`
+  if (m.mode === 'off') {
+    return { [k('rewrite', 'enabled')]: 'false', [k('expire-snapshots', 'enabled')]: 'false',
+             [k('delete-orphan-files', 'enabled')]: 'false' }
+  }
+  return {
+    [k('rewrite', 'enabled')]: 'true',
+    [k('rewrite', 'schedule.commit-count')]: String(m.rewriteCommits),
+    [k('rewrite', 'schedule.data-file-size')]: String(m.targetFileSize),
+    [k('rewrite', 'target-file-size-bytes')]: String(m.targetFileSize),
+    ...(m.minFileSize != null ? { [k('rewrite', 'min-file-size-bytes')]: String(m.minFileSize) } : {}),
+    [k('expire-snapshots', 'enabled')]: 'true',
+    [k('expire-snapshots', 'schedule.commit-count')]: String(m.expireCommits),
+    [k('expire-snapshots', 'max-snapshot-age-seconds')]: String(m.maxSnapshotAgeS),
+    [k('expire-snapshots', 'retain-last')]: String(m.retainLast),
+  }
+}
+
+// What a results file records about maintenance: the settings, the sink's options, the rest.
+export function maintenanceRecord(m) {
+  return {
+    mode: m.mode,
+    ...(m.mode === 'on' ? {
+      target_file_size_bytes: m.targetFileSize, min_file_size_bytes: minFileSize(m),
+      max_file_size_bytes: Math.floor(m.targetFileSize * 9 / 5), rewrite_commits: m.rewriteCommits,
+      expire_commits: m.expireCommits, max_snapshot_age_s: m.maxSnapshotAgeS, retain_last: m.retainLast,
+    } : {}),
+    sink_options: maintenanceOptions(m),
+    not_set: m.mode === 'on'
+      ? `floe's defaults: rewrite min-input-files 5, ${m.minFileSize != null ? '' : 'min file size 75% of the target, '}max file size 180% of the target, no delete-file-threshold; ` +
+        'schedule.interval-second 600 (rewrite, expiry); delete-orphan-files on, hourly, files older than 3 days'
+      : 'metadata.json cleanup of a sink-created table only (write.metadata.delete-after-commit.enabled, 20 kept)',
+  }
+}
+
+// Lines "iceberg table T: compacted A -> B data files, C -> D delete files (R rows kept) ..." of a
+// floe-run.log: [{files_in, files_out, deletes_in, deletes_out, rows, ms, timed}]. Builds up to
+// 22a24f8 compacted inline and logged "... in M ms" (timed 'whole': read, write and commit);
+// since 04cdc96 the files are written in the background and the log says "...; commit M ms"
+// (timed 'commit': the commit on the committer's thread only).
+export function compactionLogLines(text) {
+  const out = []
+  const re = /compacted (\d+) -> (\d+) data files, (\d+) -> (\d+) delete files \((\d+) rows kept\)(?: in (\d+) ms|; commit (\d+) ms)?/g
+  let m
+  while ((m = re.exec(text))) {
+    out.push({ files_in: +m[1], files_out: +m[2], deletes_in: +m[3], deletes_out: +m[4], rows: +m[5],
+               ms: m[6] != null ? +m[6] : m[7] != null ? +m[7] : null, timed: m[6] != null ? 'whole' : m[7] != null ? 'commit' : null })
+  }
+  return out
+}
+
+// The committer's maintenance summary at close (since 2738eef): "maintenance: N compactions (F data
+// files rewritten, D delete files removed), E expirations (S snapshots), O orphan runs (R files),
+// X failures; T ms in total after commits, longest L ms"; null when the log has none.
+export function maintenanceSummaryLine(text) {
+  const re = /maintenance: (\d+) compactions \((\d+) data files rewritten, (\d+) delete files removed\), (\d+) expirations \((\d+) snapshots\), (\d+) orphan runs \((\d+) files\), (\d+) failures; (\d+) ms in total after commits, longest (\d+) ms/g
+  let m
+  let last = null
+  while ((m = re.exec(text))) last = m
+  if (!last) return null
+  const [compactions, rewritten, deletes, expirations, expired, orphanRuns, orphans, failures, totalMs, longestMs] = last.slice(1).map(Number)
+  return { compactions, data_files_rewritten: rewritten, delete_files_removed: deletes, expirations, snapshots_expired: expired,
+           orphan_runs: orphanRuns, orphans_removed: orphans, failures, ms_after_commits: totalMs, longest_ms: longestMs }
+}
+
+// Warnings and errors of a floe-run.log (maintenance failures are logged as warnings, never
+// fatal): {count, first: up to 20 lines}.
+export function logProblems(text) {
+  const lines = text.split('\n').filter((l) => /^floe: (warning|error): /.test(l))
+  return { count: lines.length, first: lines.slice(0, 20) }
 }
 
 // Runs `floe ARGS` to completion: {code, out, err}.

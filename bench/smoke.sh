@@ -4,13 +4,13 @@
 # that the bench runs to the end, every table it verifies holds each row exactly once, and its
 # results file is complete (node bench/report.mjs --validate).
 #
-#   FLOE=path/to/floe bench/smoke.sh append|kafka|streaming|table-health DIR
+#   FLOE=path/to/floe bench/smoke.sh append|kafka|streaming|table-health|file-size|maintenance-throughput DIR
 #
 # Scratch, generated input and the results file all go under DIR/<bench> (ctest gives the build
 # tree): a smoke run never writes into bench/out or bench/results.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-[[ $# -eq 2 ]] || { echo "usage: FLOE=... bench/smoke.sh append|kafka|streaming|table-health DIR" >&2; exit 2; }
+[[ $# -eq 2 ]] || { echo "usage: FLOE=... bench/smoke.sh append|kafka|streaming|table-health|file-size|maintenance-throughput DIR" >&2; exit 2; }
 which="$1"
 dir="$(mkdir -p "$2" && cd "$2" && pwd)/$which"
 : "${FLOE:?FLOE must name the floe binary}"
@@ -41,11 +41,21 @@ case "$which" in
       bash "$here/streaming_bench.sh"
     ;;
   table-health)
-    # 20 checkpoints every 200 ms (samples at 10 and 20), append + upsert, one scan each
+    # 20 checkpoints every 200 ms (samples at 10 and 20), append + upsert, maintenance on, one scan each
     OUT="$dir/scratch" RESULT="$result" bash "$here/table_health.sh" --checkpoints 20 --interval '200 ms' --scan-reps 1
     ;;
+  file-size)
+    # two append jobs at 200 ms and 500 ms for 6 s, a 64 KiB target so that compaction runs
+    OUT="$dir/scratch" RESULT="$result" bash "$here/file_size.sh" --intervals '200 ms,500 ms' --duration 6 \
+      --target-file-size 65536
+    ;;
+  maintenance-throughput)
+    # 200,000 events, 200 ms checkpoints, append + upsert, maintenance off and on once each
+    OUT="$dir/scratch" RESULT="$result" bash "$here/maintenance_throughput.sh" --events 200000 --interval '200 ms' \
+      --reps 1 --target-file-size 262144
+    ;;
   *)
-    echo "smoke.sh: unknown bench '$which' (append, kafka, streaming or table-health)" >&2
+    echo "smoke.sh: unknown bench '$which' (append, kafka, streaming, table-health, file-size or maintenance-throughput)" >&2
     exit 2
     ;;
 esac
