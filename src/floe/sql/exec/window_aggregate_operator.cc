@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <set>
+#include <unordered_map>
 #include <utility>
 
 #include "floe/common/byte_codec.h"
@@ -182,42 +183,65 @@ Status WindowAggregateOperator::ProcessBatch(const RecordBatch& batch, int input
                                              runtime::Collector& out) {
   (void)input, (void)out;
   const Column& time = batch.column(spec_.window.time_column);
-  std::string key, ns, value;  // reused across rows
-  for (size_t row = 0; row < batch.num_rows(); ++row) {
-    if (time.IsNull(row)) {
-      ++late_records_dropped_;  // no window holds a row without event time
-      continue;
-    }
-    std::vector<std::pair<int64_t, int64_t>> windows =
-        WindowsOf(spec_.window, time.Get<int64_t>(row));
-    key = internal::KeyOf(batch, row, spec_.key_columns);
-    bool placed = false;
-    const uint64_t hash = runtime::HashKeyRow(batch, spec_.key_columns, row);
-    if (spec_.window.kind == WindowKind::kSession) {
-      FLOE_RETURN_NOT_OK(state_->SetCurrentKey(key, hash));
+  if (spec_.window.kind == WindowKind::kSession) {
+    // Row by row: each row may merge sessions the next row extends.
+    for (size_t row = 0; row < batch.num_rows(); ++row) {
+      if (time.IsNull(row)) {
+        ++late_records_dropped_;  // no window holds a row without event time
+        continue;
+      }
+      std::string key = internal::KeyOf(batch, row, spec_.key_columns);
+      FLOE_RETURN_NOT_OK(
+          state_->SetCurrentKey(key, runtime::HashKeyRow(batch, spec_.key_columns, row)));
       bool late = false;
       FLOE_RETURN_NOT_OK(AddToSession(key, time.Get<int64_t>(row), batch, row, &late));
       if (late) ++late_records_dropped_;
+    }
+    return Status::OK();
+  }
+  // The batch's rows per key and window, so each window's accumulator is read and written once
+  // per batch, not once per row.
+  struct Group {
+    std::string key;
+    uint64_t hash = 0;
+    int64_t start = 0, end = 0;
+    std::vector<size_t> rows;
+  };
+  std::vector<Group> groups;
+  std::unordered_map<std::string, size_t> index;  // key + namespace -> group
+  for (size_t row = 0; row < batch.num_rows(); ++row) {
+    if (time.IsNull(row)) {
+      ++late_records_dropped_;
       continue;
     }
-    for (const auto& [start, end] : windows) {
+    std::string key = internal::KeyOf(batch, row, spec_.key_columns);
+    bool placed = false;
+    for (const auto& [start, end] : WindowsOf(spec_.window, time.Get<int64_t>(row))) {
       if (end - kOneMilli <= watermark_.micros) continue;  // fired already: late for it
       placed = true;
-      FLOE_RETURN_NOT_OK(state_->SetCurrentKey(key, hash));
-      ns = WindowNamespace(start, end);
-      state_->SetCurrentNamespace(ns);
-      FLOE_ASSIGN_OR_RAISE(bool exists, accumulators_.Get(&value));
-      internal::AggregateState acc;
-      if (exists) {
-        FLOE_ASSIGN_OR_RAISE(acc, internal::AggregateState::Decode(value));
-      } else {
-        acc = aggregator_.Create(key);
-        FLOE_RETURN_NOT_OK(state_->RegisterTimer(runtime::TimeDomain::kEventTime, end - kOneMilli));
+      auto [it, fresh] = index.try_emplace(key + WindowNamespace(start, end), groups.size());
+      if (fresh) {
+        groups.push_back(
+            Group{key, runtime::HashKeyRow(batch, spec_.key_columns, row), start, end, {}});
       }
-      aggregator_.Add(batch, row, &acc);
-      FLOE_RETURN_NOT_OK(accumulators_.Update(acc.Encode()));
+      groups[it->second].rows.push_back(row);
     }
     if (!placed) ++late_records_dropped_;
+  }
+  std::string value;
+  for (const Group& g : groups) {
+    FLOE_RETURN_NOT_OK(state_->SetCurrentKey(g.key, g.hash));
+    state_->SetCurrentNamespace(WindowNamespace(g.start, g.end));
+    FLOE_ASSIGN_OR_RAISE(bool exists, accumulators_.Get(&value));
+    internal::AggregateState acc;
+    if (exists) {
+      FLOE_ASSIGN_OR_RAISE(acc, internal::AggregateState::Decode(value));
+    } else {
+      acc = aggregator_.Create(g.key);
+      FLOE_RETURN_NOT_OK(state_->RegisterTimer(runtime::TimeDomain::kEventTime, g.end - kOneMilli));
+    }
+    for (size_t row : g.rows) aggregator_.Add(batch, row, &acc);
+    FLOE_RETURN_NOT_OK(accumulators_.Update(acc.Encode()));
   }
   return Status::OK();
 }
