@@ -34,6 +34,18 @@ std::string Lower(std::string s) {
 
 // Vertex names are stable operator ids (they key checkpoint state and source positions in the
 // Iceberg table), so they derive from table names only; '/' is reserved in task names.
+// A Calc vertex running `program`, fed by `upstream` one to one.
+runtime::VertexId AddCalc(runtime::JobGraph& graph, const std::string& name, uint32_t parallelism,
+                          std::shared_ptr<const CalcProgram> program, runtime::VertexId upstream) {
+  runtime::VertexId calc = graph.AddOperator(
+      name, parallelism,
+      [program](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+        return std::unique_ptr<runtime::Operator>(std::make_unique<CalcOperator>(program));
+      });
+  graph.Connect(upstream, calc, runtime::Partitioning::Forward());
+  return calc;
+}
+
 std::string VertexName(std::string_view prefix, const std::string& table) {
   std::string name = std::string(prefix) + "-" + table;
   std::replace(name.begin(), name.end(), '/', '_');
@@ -388,13 +400,9 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
         where.sink_name = sink->name;
         Result<std::shared_ptr<const CalcProgram>> program = CalcProgram::Compile(where);
         if (!program.ok()) return AtPos(insert.pos, program.status());
-        runtime::VertexId filter = job->graph.AddOperator(
-            VertexName("where", sink->name) + sink_suffix, source_parallelism,
-            [program =
-                 *program](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
-              return std::unique_ptr<runtime::Operator>(std::make_unique<CalcOperator>(program));
-            });
-        job->graph.Connect(upstream, filter, runtime::Partitioning::Forward());
+        runtime::VertexId filter =
+            AddCalc(job->graph, VertexName("where", sink->name) + sink_suffix, source_parallelism,
+                    *program, upstream);
         upstream = filter;
       }
       std::vector<std::string> keys;
@@ -470,13 +478,8 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
       project.sink_name = sink->name;
       Result<std::shared_ptr<const CalcProgram>> program = CalcProgram::Compile(project);
       if (!program.ok()) return AtPos(insert.pos, program.status());
-      runtime::VertexId calc_vertex = job->graph.AddOperator(
-          VertexName("calc", sink->name) + sink_suffix, agg_parallelism,
-          [program =
-               *program](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
-            return std::unique_ptr<runtime::Operator>(std::make_unique<CalcOperator>(program));
-          });
-      job->graph.Connect(agg, calc_vertex, runtime::Partitioning::Forward());
+      runtime::VertexId calc_vertex = AddCalc(
+          job->graph, VertexName("calc", sink->name) + sink_suffix, agg_parallelism, *program, agg);
       Result<connectors::AddedSink> added = sink_connector->add_sink(connectors::SinkRequest{
           &job->graph, calc_vertex, VertexName("sink", sink->name) + sink_suffix, &sink_table,
           &job->context, Upstream(source_name, *source_connector, source_table),
@@ -504,13 +507,9 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
       return AtPos(insert.pos, st);
     }
     uint32_t source_parallelism = job->graph.vertex(*source_vertex).parallelism;
-    runtime::VertexId calc_vertex = job->graph.AddOperator(
-        VertexName("calc", sink->name) + sink_suffix, source_parallelism,
-        [program =
-             *program](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
-          return std::unique_ptr<runtime::Operator>(std::make_unique<CalcOperator>(program));
-        });
-    job->graph.Connect(*source_vertex, calc_vertex, runtime::Partitioning::Forward());
+    runtime::VertexId calc_vertex =
+        AddCalc(job->graph, VertexName("calc", sink->name) + sink_suffix, source_parallelism,
+                *program, *source_vertex);
 
     // Sink.
     std::string sink_name = VertexName("sink", sink->name) + sink_suffix;
