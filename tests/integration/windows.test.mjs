@@ -44,6 +44,19 @@ function expectedTiles(events, sizeMs) {
   }).sort();
 }
 
+// The rows of a 5-minute tile table as "<key> <window_start ISO> <count>", sorted; asserts every
+// window is 5 minutes long.
+function tiles(p, keyColumn, countColumn) {
+  const s = floe(['table', 'scan', p.table, '--warehouse', p.wh]);
+  assert.equal(s.code, 0, s.err);
+  return s.out.split('\n').filter(Boolean).map((l) => {
+    const row = JSON.parse(l);
+    const start = Date.parse(row.window_start + 'Z');
+    assert.equal(Date.parse(row.window_end + 'Z') - start, 5 * MINUTE);
+    return `${row[keyColumn]} ${new Date(start).toISOString()} ${row[countColumn]}`;
+  }).sort();
+}
+
 function tileJob(p, eventsFile) {
   fs.writeFileSync(p.job, `-- the Flink lesson's course tile, on a file of events
 ${checkpointSets('300 ms')}
@@ -69,14 +82,7 @@ test('course tile: TUMBLE 5 min COUNT(*) per course with a 10-minute watermark l
   tileJob(p, file);
   const r = await runJob(p, { CHK: p.chk, WH: p.wh }).done;
   assert.equal(r.code, 0, r.err);
-  const s = floe(['table', 'scan', p.table, '--warehouse', p.wh]);
-  assert.equal(s.code, 0, s.err);
-  const got = s.out.split('\n').filter(Boolean).map((l) => {
-    const row = JSON.parse(l);
-    const end = Date.parse(row.window_end + 'Z');
-    assert.equal(end - Date.parse(row.window_start + 'Z'), 5 * MINUTE);
-    return `${row.course_id} ${new Date(Date.parse(row.window_start + 'Z')).toISOString()} ${row.event_count}`;
-  }).sort();
+  const got = tiles(p, 'course_id', 'event_count');
   assert.deepEqual(got, expectedTiles(events, 5 * MINUTE));
 });
 
@@ -129,15 +135,6 @@ GROUP BY state, window_start, window_end;
 `);
 }
 
-function tilesOf(p) {
-  const s = floe(['table', 'scan', p.table, '--warehouse', p.wh]);
-  assert.equal(s.code, 0, s.err);
-  return s.out.split('\n').filter(Boolean).map((l) => {
-    const row = JSON.parse(l);
-    return `${row.state} ${new Date(Date.parse(row.window_start + 'Z')).toISOString()} ${row.n}`;
-  }).sort();
-}
-
 test('window job with the worker SIGKILLed at a random point: every window exactly once, right counts', async () => {
   const expected = await expectedByState();
   const p = sandbox(ROOT, 'tiles_kill');
@@ -147,7 +144,7 @@ test('window job with the worker SIGKILLed at a random point: every window exact
   const { code, err } = await r.done;
   assert.equal(code, 0, err);
   assert.match(err, /killed by SIGKILL/, err);
-  assert.deepEqual(tilesOf(p), expected);
+  assert.deepEqual(tiles(p, 'state', 'n'), expected);
 });
 
 for (const point of ['window-after-fire', 'after-checkpoint-complete-before-commit']) {
@@ -158,7 +155,7 @@ for (const point of ['window-after-fire', 'after-checkpoint-complete-before-comm
     const { code, err } = await runJob(p, { CHK: p.chk, WH: p.wh }, { crashAt: `${point}:2` }).done;
     assert.equal(code, 0, err);
     assert.match(err, /killed by SIGKILL/, `crash point ${point} was never reached:\n${err}`);
-    assert.deepEqual(tilesOf(p), expected);
+    assert.deepEqual(tiles(p, 'state', 'n'), expected);
   });
 }
 
@@ -186,15 +183,6 @@ GROUP BY course_id, window_start, window_end;
 `);
 }
 
-function tileRows(p) {
-  const s = floe(['table', 'scan', p.table, '--warehouse', p.wh]);
-  assert.equal(s.code, 0, s.err);
-  return s.out.split('\n').filter(Boolean).map((l) => {
-    const row = JSON.parse(l);
-    return `${row.course_id} ${new Date(Date.parse(row.window_start + 'Z')).toISOString()} ${row.event_count}`;
-  }).sort();
-}
-
 test('course tile from Kafka (3 partitions, bounded): every window exactly once', async () => {
   const p = sandbox(ROOT, 'kafka_tile');
   const cluster = await startCluster(p.dir, 'tile', { topics: ['learning.progress:3'] });
@@ -203,7 +191,7 @@ test('course tile from Kafka (3 partitions, bounded): every window exactly once'
   kafkaTileJob(p, { bounded: true });
   const r = await runJob(p, { CHK: p.chk, WH: p.wh, KAFKA: cluster.bootstrap }).done;
   assert.equal(r.code, 0, r.err);
-  assert.deepEqual(tileRows(p), expectedTiles(events, 5 * MINUTE));
+  assert.deepEqual(tiles(p, 'course_id', 'event_count'), expectedTiles(events, 5 * MINUTE));
 });
 
 // Every event lands in one partition; the two others never produce. Flink holds the watermark
@@ -246,7 +234,7 @@ test('an idle partition holds windows back until scan.watermark.idle-timeout let
   const c2 = floe(['cancel', jobRecords(p.home)[0].job_id], { FLOE_HOME: p.home });
   assert.equal(c2.code, 0, c2.err);
   await r.done;
-  assert.deepEqual(tileRows(p), fired.sort());
+  assert.deepEqual(tiles(p, 'course_id', 'event_count'), fired.sort());
 });
 
 // ---- the session job --------------------------------------------------------------------------
@@ -327,19 +315,19 @@ test('old savepoint of a window job: refused by default; --on-stale-restore=skip
   const savepoint = sp.out.trim().split('\n').pop();
   const r1 = await first.done;
   assert.equal(r1.code, 0, r1.err);
-  const before = tilesOf(p);
+  const before = tiles(p, 'state', 'n');
   assert.deepEqual(before, await expectedByState());
 
   const refused = await runJob(p, { CHK: p.chk, WH: p.wh }, { from: savepoint }).done;
   assert.notEqual(refused.code, 0);
   assert.match(refused.err, /--on-stale-restore=fail\|skip-to-table\|replay/, refused.err);
-  assert.deepEqual(tilesOf(p), before, 'a refused restore changes nothing');
+  assert.deepEqual(tiles(p, 'state', 'n'), before, 'a refused restore changes nothing');
 
   const skipped = await runJob(p, { CHK: p.chk, WH: p.wh }, { from: savepoint,
                                                               args: ['--on-stale-restore', 'skip-to-table'] }).done;
   assert.equal(skipped.code, 0, skipped.err);
   assert.match(skipped.err, /table's positions|ahead/, skipped.err);
-  const after = new Set(tilesOf(p));
+  const after = new Set(tiles(p, 'state', 'n'));
   for (const row of before) assert.ok(after.has(row), `lost: ${row}`);
 });
 
