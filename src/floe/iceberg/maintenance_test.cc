@@ -63,6 +63,24 @@ Result<Snapshot> Append(TestTable& t, const std::string& name,
   return CommitSnapshot(*t.catalog, t.id, changes);
 }
 
+// `n` snapshots of one file each (f0, f1, ...), oldest first.
+Result<std::vector<Snapshot>> AppendFiles(TestTable& t, int n) {
+  std::vector<Snapshot> out;
+  for (int i = 0; i < n; ++i) {
+    FLOE_ASSIGN_OR_RAISE(Snapshot snap, Append(t, "f" + std::to_string(i)));
+    out.push_back(std::move(snap));
+  }
+  return out;
+}
+
+// Commits the current metadata with `edit` applied (refs, properties).
+Status CommitEdited(TestTable& t, const std::function<void(TableMetadata&)>& edit) {
+  FLOE_ASSIGN_OR_RAISE(LoadedTable loaded, t.catalog->LoadTable(t.id));
+  TableMetadata edited = loaded.metadata;
+  edit(edited);
+  return t.catalog->CommitTable(loaded, std::move(edited)).status();
+}
+
 bool UriExists(const std::string& uri) { return io::Exists(*UriToPath(uri)); }
 
 std::set<int64_t> Ids(const TableMetadata& m) {
@@ -94,11 +112,7 @@ Result<std::set<std::string>> CheckReferencedFilesExist(const TableMetadata& m) 
 TEST(ExpireSnapshots, ByAgeAndRetainLast) {
   ScratchDir dir;
   FLOE_ASSERT_OK_AND_ASSIGN(TestTable t, MakeTable(dir.path()));
-  std::vector<Snapshot> s;
-  for (int i = 0; i < 5; ++i) {
-    FLOE_ASSERT_OK_AND_ASSIGN(Snapshot snap, Append(t, "f" + std::to_string(i)));
-    s.push_back(snap);
-  }
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<Snapshot> s, AppendFiles(t, 5));
   FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata before, t.Load());
   FLOE_ASSERT_OK_AND_ASSIGN(auto live_before, CheckReferencedFilesExist(before));
 
@@ -152,16 +166,11 @@ TEST(ExpireSnapshots, ByAgeAndRetainLast) {
 TEST(ExpireSnapshots, KeepsCurrentTaggedAndBranchSnapshots) {
   ScratchDir dir;
   FLOE_ASSERT_OK_AND_ASSIGN(TestTable t, MakeTable(dir.path()));
-  std::vector<Snapshot> s;
-  for (int i = 0; i < 5; ++i) {
-    FLOE_ASSERT_OK_AND_ASSIGN(Snapshot snap, Append(t, "f" + std::to_string(i)));
-    s.push_back(snap);
-  }
-  FLOE_ASSERT_OK_AND_ASSIGN(LoadedTable loaded, t.catalog->LoadTable(t.id));
-  TableMetadata refs = loaded.metadata;
-  refs.refs["v1"] = SnapshotRef{s[0].snapshot_id, "tag"};
-  refs.refs["audit"] = SnapshotRef{s[2].snapshot_id, "branch"};
-  FLOE_ASSERT_OK(t.catalog->CommitTable(loaded, refs).status());
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<Snapshot> s, AppendFiles(t, 5));
+  FLOE_ASSERT_OK(CommitEdited(t, [&](TableMetadata& m) {
+    m.refs["v1"] = SnapshotRef{s[0].snapshot_id, "tag"};
+    m.refs["audit"] = SnapshotRef{s[2].snapshot_id, "branch"};
+  }));
 
   ExpireOptions all;
   all.older_than_ms = s[4].timestamp_ms + 1000;
@@ -179,16 +188,11 @@ TEST(ExpireSnapshots, KeepsCurrentTaggedAndBranchSnapshots) {
 TEST(ExpireSnapshots, RemovesRefsOlderThanMaxRefAge) {
   ScratchDir dir;
   FLOE_ASSERT_OK_AND_ASSIGN(TestTable t, MakeTable(dir.path()));
-  std::vector<Snapshot> s;
-  for (int i = 0; i < 3; ++i) {
-    FLOE_ASSERT_OK_AND_ASSIGN(Snapshot snap, Append(t, "f" + std::to_string(i)));
-    s.push_back(snap);
-  }
-  FLOE_ASSERT_OK_AND_ASSIGN(LoadedTable loaded, t.catalog->LoadTable(t.id));
-  TableMetadata refs = loaded.metadata;
-  refs.refs["old-tag"] = SnapshotRef{s[0].snapshot_id, "tag"};
-  refs.properties[kMaxRefAgeMs] = "1";
-  FLOE_ASSERT_OK(t.catalog->CommitTable(loaded, refs).status());
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<Snapshot> s, AppendFiles(t, 3));
+  FLOE_ASSERT_OK(CommitEdited(t, [&](TableMetadata& m) {
+    m.refs["old-tag"] = SnapshotRef{s[0].snapshot_id, "tag"};
+    m.properties[kMaxRefAgeMs] = "1";
+  }));
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
 
   ExpireOptions all;
@@ -301,11 +305,7 @@ TEST(ExpireSnapshots, KeepsNewestMarkerPerSinkAndItsChainToCurrent) {
 TEST(ExpireSnapshots, RetriesAfterAConflictingCommit) {
   ScratchDir dir;
   FLOE_ASSERT_OK_AND_ASSIGN(TestTable t, MakeTable(dir.path()));
-  std::vector<Snapshot> s;
-  for (int i = 0; i < 3; ++i) {
-    FLOE_ASSERT_OK_AND_ASSIGN(Snapshot snap, Append(t, "f" + std::to_string(i)));
-    s.push_back(snap);
-  }
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<Snapshot> s, AppendFiles(t, 3));
   InterposedCatalog racing(t.catalog.get());
   Snapshot concurrent;
   racing.before_commit = [&](int call) {
