@@ -30,45 +30,27 @@
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { parseArgs } from 'node:util'
 import { pinBinary, record, sampleLoad } from './provenance.mjs'
 import {
   compactionLogLines, logProblems, MAINTENANCE_ARGS, MAINTENANCE_USAGE, maintenanceFromArgs, maintenanceOptions, maintenanceSummaryLine,
-  maintenanceRecord, rosterJobText,
-} from './roster_job.mjs'
+  maintenanceRecord, rosterJobText, benchArgs } from './roster_job.mjs'
 import { TableWatch } from './table_watch.mjs'
 
 const USAGE = `usage: node bench/file_size.mjs [--intervals '1 s,10 s,60 s'] [--duration SECONDS (720)] [--rps 2000]
          [--seed 42] [--sequential] [--floe PATH] [--out DIR] [--result FILE.json]
          ${MAINTENANCE_USAGE}`
 
-let opts
-try {
-  opts = parseArgs({
-    options: {
-      intervals: { type: 'string', default: '1 s,10 s,60 s' },
-      duration: { type: 'string', default: '720' },
-      rps: { type: 'string', default: '2000' },
-      seed: { type: 'string', default: '42' },
-      sequential: { type: 'boolean', default: false },
-      ...MAINTENANCE_ARGS,
-      floe: { type: 'string', default: process.env.FLOE || 'build/src/floe/cli/floe' },
-      out: { type: 'string', default: process.env.OUT || 'bench/out/file-size' },
-      result: { type: 'string', default: process.env.RESULT || '' },
-      help: { type: 'boolean', default: false },
-    },
-  }).values
-} catch (e) {
-  console.error(`file_size: ${e.message}\n${USAGE}`)
-  process.exit(2)
-}
-if (opts.help) { console.log(USAGE); process.exit(0) }
-const die = (msg) => { console.error(`file_size: ${msg}\n${USAGE}`); process.exit(2) }
-const int = (name, min = 0) => {
-  const v = Number(opts[name])
-  if (!Number.isInteger(v) || v < min) die(`--${name} must be an integer >= ${min}`)
-  return v
-}
+const { opts, die, int } = benchArgs('file_size', USAGE, {
+  intervals: { type: 'string', default: '1 s,10 s,60 s' },
+  duration: { type: 'string', default: '720' },
+  rps: { type: 'string', default: '2000' },
+  seed: { type: 'string', default: '42' },
+  sequential: { type: 'boolean', default: false },
+  ...MAINTENANCE_ARGS,
+  floe: { type: 'string', default: process.env.FLOE || 'build/src/floe/cli/floe' },
+  out: { type: 'string', default: process.env.OUT || 'bench/out/file-size' },
+  result: { type: 'string', default: process.env.RESULT || '' },
+})
 const DURATION_S = int('duration', 1)
 const RPS = int('rps', 1)
 const SEED = int('seed')

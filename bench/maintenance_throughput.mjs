@@ -25,12 +25,10 @@
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { parseArgs } from 'node:util'
 import { pinBinary, record, sampleLoad } from './provenance.mjs'
 import {
   compactionLogLines, logProblems, MAINTENANCE_ARGS, maintenanceFromArgs, maintenanceOptions, maintenanceRecord, maintenanceSummaryLine,
-  rosterJobText, runFloe,
-} from './roster_job.mjs'
+  rosterJobText, runFloe, benchArgs } from './roster_job.mjs'
 import { parseIds } from './table_watch.mjs'
 
 const { maintenance: _mode, ...SETTINGS_ARGS } = MAINTENANCE_ARGS
@@ -39,33 +37,17 @@ const USAGE = `usage: node bench/maintenance_throughput.mjs [--events 20000000] 
          [--target-file-size BYTES (8 MiB)] [--min-file-size BYTES (75%)] [--rewrite-commits 10] [--expire-commits 10]
          [--max-snapshot-age SECONDS (60)] [--retain-last 5]`
 
-let opts
-try {
-  opts = parseArgs({
-    options: {
-      events: { type: 'string', default: '20000000' },
-      interval: { type: 'string', default: '1 s' },
-      kinds: { type: 'string', default: 'append,upsert' },
-      reps: { type: 'string', default: '3' },
-      seed: { type: 'string', default: '42' },
-      ...SETTINGS_ARGS,
-      floe: { type: 'string', default: process.env.FLOE || 'build/src/floe/cli/floe' },
-      out: { type: 'string', default: process.env.OUT || 'bench/out/maintenance-throughput' },
-      result: { type: 'string', default: process.env.RESULT || '' },
-      help: { type: 'boolean', default: false },
-    },
-  }).values
-} catch (e) {
-  console.error(`maintenance_throughput: ${e.message}\n${USAGE}`)
-  process.exit(2)
-}
-if (opts.help) { console.log(USAGE); process.exit(0) }
-const die = (msg) => { console.error(`maintenance_throughput: ${msg}\n${USAGE}`); process.exit(2) }
-const int = (name, min = 0) => {
-  const v = Number(opts[name])
-  if (!Number.isInteger(v) || v < min) die(`--${name} must be an integer >= ${min}`)
-  return v
-}
+const { opts, die, int } = benchArgs('maintenance_throughput', USAGE, {
+  events: { type: 'string', default: '20000000' },
+  interval: { type: 'string', default: '1 s' },
+  kinds: { type: 'string', default: 'append,upsert' },
+  reps: { type: 'string', default: '3' },
+  seed: { type: 'string', default: '42' },
+  ...SETTINGS_ARGS,
+  floe: { type: 'string', default: process.env.FLOE || 'build/src/floe/cli/floe' },
+  out: { type: 'string', default: process.env.OUT || 'bench/out/maintenance-throughput' },
+  result: { type: 'string', default: process.env.RESULT || '' },
+})
 const EVENTS = int('events', 1)
 const REPS = int('reps', 1)
 const SEED = int('seed')

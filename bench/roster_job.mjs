@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
+import { parseArgs } from 'node:util'
 
 // The roster feed's columns (the generator's schema, bench/README.md).
 export const ROSTER_COLUMNS = `seq BIGINT NOT NULL, npi STRING NOT NULL, source STRING NOT NULL, revision INT NOT NULL,
@@ -168,4 +169,24 @@ export function jobRecord(home) {
     const [id] = fs.readdirSync(dir)
     return id ? JSON.parse(fs.readFileSync(path.join(dir, id, 'job.json'), 'utf8')) : null
   } catch { return null }
+}
+
+// Parses a bench script's options (node:util parseArgs, plus --help). Returns the values, `die`
+// (usage error: message and usage on stderr, exit 2) and `int` (an integer option >= min).
+export function benchArgs(name, usage, options) {
+  let opts
+  try {
+    opts = parseArgs({ options: { ...options, help: { type: 'boolean', default: false } } }).values
+  } catch (e) {
+    console.error(`${name}: ${e.message}\n${usage}`)
+    process.exit(2)
+  }
+  if (opts.help) { console.log(usage); process.exit(0) }
+  const die = (msg) => { console.error(`${name}: ${msg}\n${usage}`); process.exit(2) }
+  const int = (key, min = 0) => {
+    const v = Number(opts[key])
+    if (!Number.isInteger(v) || v < min) die(`--${key} must be an integer >= ${min}`)
+    return v
+  }
+  return { opts, die, int }
 }

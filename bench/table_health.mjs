@@ -63,47 +63,29 @@
 import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { parseArgs } from 'node:util'
 import { pinBinary, record, sampleLoad } from './provenance.mjs'
 import {
   compactionLogLines, logProblems, MAINTENANCE_ARGS, maintenanceSummaryLine, MAINTENANCE_USAGE, maintenanceFromArgs, maintenanceOptions,
-  maintenanceRecord, minFileSize, rosterJobText, runFloe,
-} from './roster_job.mjs'
+  maintenanceRecord, minFileSize, rosterJobText, runFloe, benchArgs } from './roster_job.mjs'
 import { folderBytes, parseIds, TableWatch } from './table_watch.mjs'
 
 const USAGE = `usage: node bench/table_health.mjs [--checkpoints N] [--interval '1 s'] [--rps R] [--at K,K,...]
          [--warmup 100] [--seed S] [--scan-reps 3] [--floe PATH] [--out DIR] [--result FILE.json]
          ${MAINTENANCE_USAGE}`
 
-let opts
-try {
-  opts = parseArgs({
-    options: {
-      checkpoints: { type: 'string', default: '2000' },
-      interval: { type: 'string', default: '1 s' },
-      rps: { type: 'string', default: '2000' },
-      at: { type: 'string', default: '' },
-      warmup: { type: 'string', default: '' },
-      seed: { type: 'string', default: '42' },
-      'scan-reps': { type: 'string', default: '3' },
-      ...MAINTENANCE_ARGS,
-      floe: { type: 'string', default: process.env.FLOE || 'build/src/floe/cli/floe' },
-      out: { type: 'string', default: process.env.OUT || 'bench/out/table-health' },
-      result: { type: 'string', default: process.env.RESULT || '' },
-      help: { type: 'boolean', default: false },
-    },
-  }).values
-} catch (e) {
-  console.error(`table_health: ${e.message}\n${USAGE}`)
-  process.exit(2)
-}
-if (opts.help) { console.log(USAGE); process.exit(0) }
-const die = (msg) => { console.error(`table_health: ${msg}\n${USAGE}`); process.exit(2) }
-const int = (name, min = 0) => {
-  const v = Number(opts[name])
-  if (!Number.isInteger(v) || v < min) die(`--${name} must be an integer >= ${min}`)
-  return v
-}
+const { opts, die, int } = benchArgs('table_health', USAGE, {
+  checkpoints: { type: 'string', default: '2000' },
+  interval: { type: 'string', default: '1 s' },
+  rps: { type: 'string', default: '2000' },
+  at: { type: 'string', default: '' },
+  warmup: { type: 'string', default: '' },
+  seed: { type: 'string', default: '42' },
+  'scan-reps': { type: 'string', default: '3' },
+  ...MAINTENANCE_ARGS,
+  floe: { type: 'string', default: process.env.FLOE || 'build/src/floe/cli/floe' },
+  out: { type: 'string', default: process.env.OUT || 'bench/out/table-health' },
+  result: { type: 'string', default: process.env.RESULT || '' },
+})
 const N = int('checkpoints', 1)
 const RPS = int('rps', 1)
 const SEED = int('seed')
