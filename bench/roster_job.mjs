@@ -39,12 +39,12 @@ INSERT INTO lake SELECT * FROM roster;
 // The benches' maintenance settings, one set for all of them (bench/README.md, "Table maintenance"):
 // `on`: compaction (bin-pack rewrite) after every `rewriteCommits` commits, or as soon as the
 // commits since the last one added a target file's worth of data files (schedule.data-file-size),
-// files rolled at `targetFileSize`; snapshot expiry every `expireCommits` commits of snapshots
+// or (`eqDeleteFiles` > 0) as many equality-delete files (schedule.eq-delete-file-count), files rolled at `targetFileSize`; snapshot expiry every `expireCommits` commits of snapshots
 // older than `maxSnapshotAgeS`, keeping `retainLast`; orphan removal left at floe's defaults
 // (hourly, files older than 3 days). `off`: all three switched off (since 22a24f8 they are on by
 // default), so the table gets only the metadata.json cleanup of a sink-created table.
 export const MAINTENANCE_DEFAULTS = {
-  mode: 'on', targetFileSize: 8 << 20, minFileSize: null, rewriteCommits: 10, expireCommits: 10, maxSnapshotAgeS: 60, retainLast: 5,
+  mode: 'on', targetFileSize: 8 << 20, minFileSize: null, rewriteCommits: 10, eqDeleteFiles: 0, expireCommits: 10, maxSnapshotAgeS: 60, retainLast: 5,
 }
 
 // parseArgs options shared by the benches that run maintenance.
@@ -53,12 +53,13 @@ export const MAINTENANCE_ARGS = {
   'target-file-size': { type: 'string', default: String(MAINTENANCE_DEFAULTS.targetFileSize) },
   'min-file-size': { type: 'string', default: '' },
   'rewrite-commits': { type: 'string', default: String(MAINTENANCE_DEFAULTS.rewriteCommits) },
+  'eq-delete-files': { type: 'string', default: String(MAINTENANCE_DEFAULTS.eqDeleteFiles) },
   'expire-commits': { type: 'string', default: String(MAINTENANCE_DEFAULTS.expireCommits) },
   'max-snapshot-age': { type: 'string', default: String(MAINTENANCE_DEFAULTS.maxSnapshotAgeS) },
   'retain-last': { type: 'string', default: String(MAINTENANCE_DEFAULTS.retainLast) },
 }
 export const MAINTENANCE_USAGE = `[--maintenance on|off] [--target-file-size BYTES (8 MiB)] [--min-file-size BYTES (75%)] [--rewrite-commits 10]
-         [--expire-commits 10] [--max-snapshot-age SECONDS (60)] [--retain-last 5]`
+         [--eq-delete-files N (0: off)] [--expire-commits 10] [--max-snapshot-age SECONDS (60)] [--retain-last 5]`
 
 // The maintenance settings from parsed MAINTENANCE_ARGS; `die(message)` on a bad value.
 export function maintenanceFromArgs(opts, die) {
@@ -73,6 +74,7 @@ export function maintenanceFromArgs(opts, die) {
   if (minFileSize != null && minFileSize > targetFileSize) die('--min-file-size must not exceed --target-file-size')
   return {
     mode: opts.maintenance, targetFileSize, minFileSize, rewriteCommits: int('rewrite-commits', 1),
+    eqDeleteFiles: int('eq-delete-files', 0),
     expireCommits: int('expire-commits', 1), maxSnapshotAgeS: int('max-snapshot-age', 0), retainLast: int('retain-last', 1),
   }
 }
@@ -93,6 +95,7 @@ export function maintenanceOptions(m) {
     [k('rewrite', 'enabled')]: 'true',
     [k('rewrite', 'schedule.commit-count')]: String(m.rewriteCommits),
     [k('rewrite', 'schedule.data-file-size')]: String(m.targetFileSize),
+    ...(m.eqDeleteFiles > 0 ? { [k('rewrite', 'schedule.eq-delete-file-count')]: String(m.eqDeleteFiles) } : {}),
     [k('rewrite', 'target-file-size-bytes')]: String(m.targetFileSize),
     ...(m.minFileSize != null ? { [k('rewrite', 'min-file-size-bytes')]: String(m.minFileSize) } : {}),
     [k('expire-snapshots', 'enabled')]: 'true',
@@ -109,6 +112,7 @@ export function maintenanceRecord(m) {
     ...(m.mode === 'on' ? {
       target_file_size_bytes: m.targetFileSize, min_file_size_bytes: minFileSize(m),
       max_file_size_bytes: Math.floor(m.targetFileSize * 9 / 5), rewrite_commits: m.rewriteCommits,
+      rewrite_eq_delete_files: m.eqDeleteFiles,
       expire_commits: m.expireCommits, max_snapshot_age_s: m.maxSnapshotAgeS, retain_last: m.retainLast,
     } : {}),
     sink_options: maintenanceOptions(m),

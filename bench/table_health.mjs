@@ -426,7 +426,8 @@ function tableGoals(r) {
 
 log(`table_health: append + upsert (concurrently), ${num(N)} checkpoints every ${opts.interval}, ${num(RPS)} rows/s, ` +
     `${num(EVENTS)} events, samples at ${AT.join(', ')} (warm-up ${WARMUP}), seed ${SEED}, maintenance ${M.mode}` +
-    `${M.mode === 'on' ? ` (target file ${num(M.targetFileSize)} B, rewrite every ${M.rewriteCommits} commits, ` +
+    `${M.mode === 'on' ? ` (target file ${num(M.targetFileSize)} B, rewrite every ${M.rewriteCommits} commits` +
+      `${M.eqDeleteFiles ? ` or ${M.eqDeleteFiles} equality-delete file(s)` : ''}, ` +
       `expire snapshots older than ${M.maxSnapshotAgeS} s every ${M.expireCommits} commits, retain ${M.retainLast})` : ''}; ` +
     `floe ${FLOE}; scratch ${OUT}`)
 fs.mkdirSync(OUT, { recursive: true })

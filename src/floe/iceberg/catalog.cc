@@ -191,10 +191,30 @@ Result<LoadedTable> FileSystemCatalog::LoadTable(const TableIdentifier& id) {
     return Status::NotFound("table " + id.ToString() + " has no metadata file in " + p.metadata);
   }
   std::string path = io::JoinPath(p.metadata, MetadataFileName(version));
+  auto cached = cache_.find(id.ToString());
+  if (cached != cache_.end() && cached->second.path == path) {
+    Result<io::FileStamp> stamp = io::StampOf(path);
+    if (stamp.ok() && *stamp == cached->second.stamp) {
+      return LoadedTable{id, cached->second.metadata, path, version};
+    }
+  }
   FLOE_ASSIGN_OR_RAISE(std::string text, io::ReadFile(path));
   Result<TableMetadata> md = TableMetadataFromJson(text, path);
   if (!md.ok()) return md.status();
+  Remember(id, path, *md);
   return LoadedTable{id, std::move(md).value(), path, version};
+}
+
+void FileSystemCatalog::Remember(const TableIdentifier& id, const std::string& path,
+                                 const TableMetadata& md) {
+  // Stamped after the write or read: a file replaced since (it never is: versions are created
+  // exclusively) would show a new stamp and be read again.
+  Result<io::FileStamp> stamp = io::StampOf(path);
+  if (!stamp.ok()) {
+    cache_.erase(id.ToString());
+    return;
+  }
+  cache_[id.ToString()] = CachedMetadata{path, *stamp, md};
 }
 
 Result<LoadedTable> FileSystemCatalog::CommitTable(const LoadedTable& base, TableMetadata updated) {
@@ -271,6 +291,7 @@ Result<LoadedTable> FileSystemCatalog::CommitTable(const LoadedTable& base, Tabl
       (void)io::RemoveFile(*old);
     }
   }
+  Remember(base.id, path, updated);
   return LoadedTable{base.id, std::move(updated), path, next};
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "floe/iceberg/table_metadata.h"
+#include "floe/io/file.h"
 
 namespace floe::iceberg {
 
@@ -77,7 +78,18 @@ class FileSystemCatalog final : public Catalog {
   FileSystemCatalog(PrivateTag, std::string warehouse) : warehouse_(std::move(warehouse)) {}
 
  private:
-  std::string warehouse_;  // absolute path
+  // The metadata this catalog last loaded or committed per table: a streaming committer loads
+  // the version it wrote itself a second earlier, and parsing it again would make every commit
+  // cost as much as the table's history (the JSON grows with each snapshot kept).
+  struct CachedMetadata {
+    std::string path;
+    io::FileStamp stamp;
+    TableMetadata metadata;
+  };
+  void Remember(const TableIdentifier& id, const std::string& path, const TableMetadata& md);
+
+  std::string warehouse_;                        // absolute path
+  std::map<std::string, CachedMetadata> cache_;  // by "ns.table"
 };
 
 // "file:///abs/path" <-> "/abs/path".

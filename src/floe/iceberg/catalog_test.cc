@@ -123,6 +123,24 @@ TEST_F(FileSystemCatalogTest, CommitWritesNextVersionLogsPreviousAndUpdatesHint)
   EXPECT_EQ(loaded->metadata.current_snapshot()->snapshot_id, 11);
 }
 
+TEST_F(FileSystemCatalogTest, LoadAfterOwnCommitEqualsAFreshParseAndSeesReplacedFiles) {
+  LoadedTable v1 = Create();
+  LoadedTable v2 = catalog_->CommitTable(v1, WithSnapshot(v1.metadata, 11)).ValueOrDie();
+  // The committing catalog answers from memory; a fresh one parses the file: same metadata.
+  LoadedTable remembered = catalog_->LoadTable({"db", "t"}).ValueOrDie();
+  auto fresh = FileSystemCatalog::Make(dir_.string()).ValueOrDie();
+  LoadedTable parsed = fresh->LoadTable({"db", "t"}).ValueOrDie();
+  EXPECT_EQ(remembered.metadata, parsed.metadata);
+  EXPECT_EQ(remembered.metadata, v2.metadata);
+  EXPECT_EQ(remembered.version, parsed.version);
+  // A file put in place of v2 behind the catalog's back is read again, never served stale.
+  TableMetadata other = WithSnapshot(v1.metadata, 12);
+  other.metadata_log = v2.metadata.metadata_log;
+  ASSERT_TRUE(io::RemoveFile(MetadataFile(2)).ok());
+  ASSERT_TRUE(io::WriteFileExclusive(MetadataFile(2), TableMetadataToJson(other)).ok());
+  EXPECT_EQ(catalog_->LoadTable({"db", "t"}).ValueOrDie().metadata.current_snapshot_id, 12);
+}
+
 TEST_F(FileSystemCatalogTest, StaleBaseIsConflictAndChangesNothing) {
   LoadedTable v1 = Create();
   ASSERT_TRUE(catalog_->CommitTable(v1, WithSnapshot(v1.metadata, 1)).ok());

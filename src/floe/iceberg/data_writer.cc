@@ -220,6 +220,9 @@ class FileFanout {
     if (fanout->options_.config.target_file_size_bytes <= 0) {
       return Status::InvalidArgument("target file size must be positive");
     }
+    if (const double r = fanout->options_.config.initial_size_ratio; r >= 0.05 && r <= 2.0) {
+      fanout->size_ratio_ = r;
+    }
     fanout->schema_ = metadata.current_schema();
     fanout->spec_ = metadata.default_spec();
     const Schema& schema = fanout->schema_;
@@ -263,6 +266,7 @@ class FileFanout {
     for (const auto& p : partitions_) {
       if (p.file) s.open_bytes += p.file->estimated_file_size();
     }
+    s.size_ratio = size_ratio_;
     return s;
   }
 
@@ -954,6 +958,7 @@ Result<WriteResult> DeltaWriter::Finish() {
       return fail(data.status());
     }
     result.data_files = std::move(*data);
+    result.data_size_ratio = state_->data->stats().size_ratio;
   }
   status_ = Status::Internal("writer already finished");
   return result;

@@ -31,6 +31,10 @@ struct FileWriterConfig {
   // write.target-file-size-bytes: a file is closed and a new one opened once its estimated size
   // reaches this.
   int64_t target_file_size_bytes = 512LL << 20;
+  // Real / estimated size of files written before with the same settings (WriterStats::
+  // size_ratio of an earlier writer): without it a writer's first file rolls well below the
+  // target, since the estimate counts pages before compression.
+  double initial_size_ratio = 1.0;
   parquet::WriterOptions parquet;
 };
 
@@ -48,6 +52,7 @@ struct WriterStats {
   int64_t files = 0;          // files finished so far
   int64_t bytes_written = 0;  // bytes of finished files
   int64_t open_bytes = 0;     // estimated bytes of the files still open
+  double size_ratio = 1.0;    // real / estimated size of the last file closed (or the initial)
 };
 
 // DataFileWriter writes rows of the table's current schema into Parquet data files: one open
@@ -170,6 +175,7 @@ class PositionDeleteWriter {
 struct WriteResult {
   std::vector<DataFile> data_files;
   std::vector<DataFile> delete_files;
+  double data_size_ratio = 1.0;  // initial_size_ratio for the next writer of this table
 };
 
 enum class WriteMode {

@@ -189,24 +189,39 @@ TEST(DataFileWriter, CompressedFilesRollNearTheTarget) {
                             MakeTable(tmp.path(), EventSchema(), "",
                                       {{"write.target-file-size-bytes", std::to_string(target)},
                                        {"write.parquet.compression-codec", "zstd"}}));
-  FLOE_ASSERT_OK_AND_ASSIGN(auto writer, DataFileWriter::Make(md, Config(md)));
   auto schema = md.current_schema().ToBatchSchema();
   int64_t id = 0;
-  for (int b = 0; b < 300; ++b) {
-    std::vector<Row> rows;
-    for (int r = 0; r < 100; ++r, ++id) {
-      rows.push_back({id, "name-" + std::to_string(id * 7919 % 5000),
-                      static_cast<double>(id % 1000), Micros(2024, 1, 1) + id, Int128{id % 77},
-                      int32_t{19000}});
+  double ratio = 1.0;
+  auto write = [&](FileWriterConfig config) -> std::vector<DataFile> {
+    auto writer = DataFileWriter::Make(md, std::move(config)).ValueOrDie();
+    for (int b = 0; b < 300; ++b) {
+      std::vector<Row> rows;
+      for (int r = 0; r < 100; ++r, ++id) {
+        rows.push_back({id, "name-" + std::to_string(id * 7919 % 5000),
+                        static_cast<double>(id % 1000), Micros(2024, 1, 1) + id, Int128{id % 77},
+                        int32_t{19000}});
+      }
+      EXPECT_TRUE(writer->Add(MakeBatch(schema, rows)).ok());
     }
-    FLOE_ASSERT_OK(writer->Add(MakeBatch(schema, rows)));
-  }
-  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<DataFile> files, writer->Finish());
-  ASSERT_GT(files.size(), 3u);
-  for (size_t i = 1; i + 1 < files.size(); ++i) {  // the first calibrates, the last is the rest
-    EXPECT_GE(files[i].file_size_in_bytes, target * 3 / 4) << i;
-    EXPECT_LE(files[i].file_size_in_bytes, target * 9 / 5) << i;
-  }
+    ratio = writer->stats().size_ratio;
+    return writer->Finish().ValueOrDie();
+  };
+  auto near_target = [&](const std::vector<DataFile>& files, size_t first) {
+    ASSERT_GT(files.size(), 3u);
+    for (size_t i = first; i + 1 < files.size(); ++i) {  // the last holds the rest
+      EXPECT_GE(files[i].file_size_in_bytes, target * 3 / 4) << i;
+      EXPECT_LE(files[i].file_size_in_bytes, target * 9 / 5) << i;
+    }
+  };
+  std::vector<DataFile> first = write(Config(md));
+  near_target(first, 1);  // the first file calibrates: it rolls early
+  EXPECT_LT(first[0].file_size_in_bytes, target * 3 / 4) << "no calibration needed any more?";
+  // A writer told what the last one learned rolls its first file near the target too.
+  FileWriterConfig seeded = Config(md);
+  EXPECT_LT(ratio, 1.0);
+  seeded.initial_size_ratio = ratio;
+  seeded.file_prefix += "-seeded";
+  near_target(write(seeded), 0);
 }
 
 TEST(DataFileWriter, RollsFilesAtTargetSize) {

@@ -469,6 +469,7 @@ Result<std::optional<PreparedRewrite>> PrepareRewrite(Catalog& catalog, const Ta
       options.file_prefix.empty() ? "compact-" + internal::NewUuid() : options.file_prefix;
   FLOE_ASSIGN_OR_RAISE(FileWriterConfig config, ConfigFromTableProperties(m, prefix));
   config.target_file_size_bytes = size.target;
+  config.initial_size_ratio = options.size_ratio;
   FLOE_ASSIGN_OR_RAISE(std::unique_ptr<DataFileWriter> writer,
                        DataFileWriter::Make(m, std::move(config)));
   Status written = ScanTasks(m, chosen, [&](const RecordBatch& batch) -> Status {
@@ -482,6 +483,7 @@ Result<std::optional<PreparedRewrite>> PrepareRewrite(Catalog& catalog, const Ta
     return added.status().WithContext("rewrite of " + id.ToString());
   }
   CrashPoint("compact-after-files-written");
+  result.size_ratio = writer->stats().size_ratio;
   prepared.added = std::move(added).value();
   prepared.data_sequence_number = start->sequence_number;
   prepared.starting_snapshot_id = start->snapshot_id;

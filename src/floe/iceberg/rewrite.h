@@ -34,6 +34,8 @@ struct CompactOptions {
   std::string file_prefix;
   // Commit retries on Conflict; default commit.retry.num-retries (4).
   std::optional<int> num_retries;
+  // FileWriterConfig::initial_size_ratio: RewriteResult::size_ratio of the previous run.
+  double size_ratio = 1.0;
 };
 
 // What a rewrite did. *_before / *_after describe the table's current snapshot before the run
@@ -53,6 +55,7 @@ struct RewriteResult {
   int64_t data_bytes_before = 0, data_bytes_after = 0;
   int64_t manifests_before = 0, manifests_after = 0;
   int commit_attempts = 0;
+  double size_ratio = 1.0;  // real / estimated size of the files written (for the next run)
 };
 
 // A compaction planned and written but not committed yet: RewriteDataFiles is PrepareRewrite

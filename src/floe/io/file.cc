@@ -155,6 +155,14 @@ Result<uint64_t> FileSize(const std::string& path) {
   return static_cast<uint64_t>(sb.st_size);
 }
 
+Result<FileStamp> StampOf(const std::string& path) {
+  struct stat sb;
+  if (::stat(path.c_str(), &sb) != 0) return ErrnoStatus("cannot stat", path, errno);
+  return FileStamp{static_cast<uint64_t>(sb.st_dev), static_cast<uint64_t>(sb.st_ino),
+                   static_cast<uint64_t>(sb.st_size),
+                   static_cast<int64_t>(sb.st_mtim.tv_sec) * 1000000000 + sb.st_mtim.tv_nsec};
+}
+
 Status WriteFileExclusive(const std::string& path, std::string_view data) {
   std::string tmp = TempNameFor(path);
   FLOE_RETURN_NOT_OK(WriteTempSynced(tmp, data));

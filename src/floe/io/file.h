@@ -45,6 +45,14 @@ Result<std::string> ReadFile(const std::string& path);
 // Reads `length` bytes at `offset`; Corruption if the file is shorter.
 Result<std::string> ReadFileRange(const std::string& path, uint64_t offset, uint64_t length);
 Result<uint64_t> FileSize(const std::string& path);
+// What tells one version of a file from another without reading it: a file replaced or
+// rewritten gets a different stamp.
+struct FileStamp {
+  uint64_t device = 0, inode = 0, size = 0;
+  int64_t mtime_ns = 0;
+  bool operator==(const FileStamp&) const = default;
+};
+Result<FileStamp> StampOf(const std::string& path);
 
 // Writes `data` to `path` only if `path` does not exist yet, atomically and durably: readers
 // see either nothing or the whole file. Of two concurrent writers exactly one succeeds; the

@@ -231,6 +231,8 @@ Status IcebergWriterOperator::HandOver(runtime::CheckpointId id, runtime::Collec
     return written.status().WithContext("iceberg sink " + options_.table.ToString() +
                                         ": finishing files for checkpoint " + id.ToString());
   }
+  config_.initial_size_ratio =
+      written->data_size_ratio;  // the next checkpoint's files roll near the target
   internal::WriterFiles files;
   files.checkpoint = id;
   files.writer_task = task_name_;

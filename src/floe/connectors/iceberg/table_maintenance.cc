@@ -178,6 +178,7 @@ iceberg::CompactOptions TableMaintainer::CompactOptionsFor(uint64_t checkpoint) 
   iceberg::CompactOptions options = config_.compact;
   // One prefix per run: <tag>-rw-<attempt>-<checkpoint> (+ -<nnnnn>.parquet by the writer).
   options.file_prefix = job_tag_ + "-rw-" + attempt_ + "-" + std::to_string(checkpoint);
+  options.size_ratio = size_ratio_;
   return options;
 }
 
@@ -271,6 +272,7 @@ void TableMaintainer::CommitPrepared(Result<std::optional<iceberg::PreparedRewri
     return;
   }
   if (!prepared->has_value()) return;
+  size_ratio_ = (*prepared)->result.size_ratio;
   const Clock::time_point start = Clock::now();
   Result<iceberg::RewriteResult> r = iceberg::CommitRewrite(*catalog_, id_, **prepared);
   if (!r.ok()) {

@@ -128,6 +128,7 @@ class TableMaintainer {
   Due rewrite_due_, expire_due_, orphans_due_;
   int64_t data_files_since_rewrite_ = 0, data_bytes_since_rewrite_ = 0;
   int64_t eq_deletes_since_rewrite_ = 0;
+  double size_ratio_ = 1.0;  // of the last compaction's files: the next one rolls near the target
   std::future<Result<std::optional<iceberg::PreparedRewrite>>> rewrite_job_;
   std::future<Result<iceberg::OrphanResult>> orphan_job_;
   MaintenanceStats stats_;
