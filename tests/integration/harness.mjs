@@ -105,6 +105,33 @@ export function produce(bootstrap, topic, file, args = []) {
   assert.equal(r.out.trim(), String(lines));
 }
 
+// Every record of `topic` (`floe kafka consume --isolation read_committed`): objects with
+// partition, offset and value (the record's text).
+export function consumeTopic(bootstrap, topic) {
+  const r = floe(['kafka', 'consume', '--bootstrap', bootstrap, '--topic', topic, '--from-beginning',
+                  '--isolation', 'read_committed', '--timeout-ms', '20000']);
+  assert.equal(r.code, 0, r.err);
+  return r.out.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+// The records a read_committed reader of real Kafka would see. The mock cluster shows records of
+// aborted and open transactions to every reader (docs/kafka.md), so the view is rebuilt from the
+// exactly-once sink's log of the transactions it committed (FLOE_KAFKA_SINK_COMMIT_LOG=commitLog;
+// "commit" lines only: a "found at restore" line repeats an earlier commit's).
+export function committedView(commitLog, records) {
+  assert.ok(fs.existsSync(commitLog), 'the sink logged no committed transaction');
+  const committed = new Set();
+  const lines = fs.readFileSync(commitLog, 'utf8').split('\n').filter(Boolean)
+    .map((l) => JSON.parse(l)).filter((c) => c.how === 'commit');
+  for (const c of lines) {
+    for (const [partition, offsets] of Object.entries(c.offsets)) {
+      for (const o of offsets) committed.add(`${partition}@${o}`);
+    }
+  }
+  return { lines: lines.length,
+           records: records.filter((r) => committed.has(`${r.partition}@${r.offset}`)) };
+}
+
 // Where one pipeline job runs: a fresh directory under `root` with its FLOE_HOME (job records),
 // warehouse, checkpoint dir and job file; its Iceberg table is demo.<name>.
 export function sandbox(root, name) {

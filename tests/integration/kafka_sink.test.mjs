@@ -29,8 +29,8 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { checkpointSets, checkpointed, floe, jobRecords, killWorkerMidFeed, produce as produceFile,
-         runJob, sandbox, startCluster as startDevCluster, stopClusters, tempRoot, waitFor,
+import { checkpointSets, checkpointed, committedView, consumeTopic, floe, jobRecords, killWorkerMidFeed,
+         produce as produceFile, runJob, sandbox, startCluster as startDevCluster, stopClusters, tempRoot, waitFor,
          writeJsonl } from './harness.mjs';
 
 const ROOT = tempRoot('floe-kafka-sink-');
@@ -97,16 +97,9 @@ function run(p, kafka, { crashAt } = {}) {
                 { crashAt, env: { FLOE_KAFKA_SINK_COMMIT_LOG: p.commitLog } });
 }
 
-// Every record of the sink topic (`floe kafka consume`, one JSON line per record).
-function consume(kafka, topic) {
-  const r = floe(['kafka', 'consume', '--bootstrap', kafka, '--topic', topic, '--from-beginning',
-                  '--isolation', 'read_committed', '--timeout-ms', '20000']);
-  assert.equal(r.code, 0, r.err);
-  return r.out.split('\n').filter(Boolean).map((l) => {
-    const rec = JSON.parse(l);
-    return { ...rec, seq: JSON.parse(rec.value).seq };
-  });
-}
+// Every record of the sink topic with its seq.
+const consume = (kafka, topic) =>
+  consumeTopic(kafka, topic).map((rec) => ({ ...rec, seq: JSON.parse(rec.value).seq }));
 
 // Duplicates and missing seq (as runs "a..b") among `records`.
 function count(records) {
@@ -127,26 +120,10 @@ function count(records) {
 const describe = (c) => `${c.records} records, ${c.distinct} distinct seq, ${c.duplicates} ` +
   `duplicate(s), missing runs [${c.missing.join(', ')}]`;
 
-// The records a read_committed reader would see: those at offsets of committed transactions
-// ("commit" lines only: a "found at restore" line repeats an earlier commit's).
-function committedView(p, records) {
-  assert.ok(fs.existsSync(p.commitLog), 'the sink logged no committed transaction');
-  const committed = new Set();
-  const lines = fs.readFileSync(p.commitLog, 'utf8').split('\n').filter(Boolean)
-    .map((l) => JSON.parse(l)).filter((c) => c.how === 'commit');
-  for (const c of lines) {
-    for (const [partition, offsets] of Object.entries(c.offsets)) {
-      for (const o of offsets) committed.add(`${partition}@${o}`);
-    }
-  }
-  return { lines: lines.length,
-           records: records.filter((r) => committed.has(`${r.partition}@${r.offset}`)) };
-}
-
 function assertExactlyOnce(p, kafka) {
   const raw = count(consume(kafka, p.topic));
   assert.deepEqual(raw.missing, [], `raw topic: ${describe(raw)}`);
-  const view = committedView(p, consume(kafka, p.topic));
+  const view = committedView(p.commitLog, consume(kafka, p.topic));
   const c = count(view.records);
   assert.equal(c.extra, 0);
   assert.deepEqual(c.missing, [], `committed view: ${describe(c)}`);
@@ -199,7 +176,7 @@ function assertGroupNotPastCommitted(p, kafka, group) {
   const r = floe(['kafka', 'offsets', '--bootstrap', kafka, '--group', group, '--topic', 'src']);
   assert.equal(r.code, 0, r.err);
   const offsets = JSON.parse(r.out);
-  const committedSeq = new Set(committedView(p, consume(kafka, p.topic)).records
+  const committedSeq = new Set(committedView(p.commitLog, consume(kafka, p.topic)).records
     .map((rec) => rec.seq));
   const skipped = consume(kafka, 'src')
     .filter((rec) => rec.offset < Number(offsets[rec.partition] ?? -1) && !committedSeq.has(rec.seq));

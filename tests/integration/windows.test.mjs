@@ -5,8 +5,9 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { checkpointSets, floe, icebergTable, jobRecords, killWorkerMidFeed, produce, runJob, sandbox, sleep,
-         startCluster, stopClusters, tempRoot, waitFor, writeJsonl } from './harness.mjs';
+import { checkpointSets, committedView, consumeTopic, floe, icebergTable, jobRecords, killWorkerMidFeed,
+         produce, runJob, sandbox, sleep, startCluster, stopClusters, tempRoot, waitFor,
+         writeJsonl } from './harness.mjs';
 
 after(stopClusters);
 
@@ -43,6 +44,9 @@ function expectedTiles(events, sizeMs) {
     return `${course} ${new Date(Number(start)).toISOString()} ${n}`;
   }).sort();
 }
+
+// A TIMESTAMP value as floe's JSON writes it ("2026-01-01 00:05:00[.fff...]") as ISO-8601 UTC.
+const iso = (v) => new Date(Date.parse(String(v).replace(' ', 'T') + 'Z')).toISOString();
 
 // The rows of a 5-minute tile table as "<key> <window_start ISO> <count>", sorted; asserts every
 // window is 5 minutes long.
@@ -161,13 +165,15 @@ for (const point of ['window-after-fire', 'after-checkpoint-complete-before-comm
 
 // ---- Kafka: per-partition watermarks and idleness ------------------------------------------
 
-function kafkaTileJob(p, { bounded, idleTimeout } = {}) {
+// `computed`: the event time is a computed column over epoch milliseconds (ts_ms).
+function kafkaTileJob(p, { bounded, idleTimeout, computed } = {}) {
   const extra = (bounded ? ",\n        'scan.bounded.mode' = 'latest-offset'" : '') +
                 (idleTimeout ? `,\n        'scan.watermark.idle-timeout' = '${idleTimeout}'` : '');
   fs.writeFileSync(p.job, `-- the lesson's course tile, reading learning.progress from Kafka
 ${checkpointSets('300 ms')}
 CREATE TABLE progress (
-  event_id STRING, course_id STRING, lesson_id STRING, event_time TIMESTAMP(3),
+  event_id STRING, course_id STRING, lesson_id STRING,
+  ${computed ? 'ts_ms BIGINT, event_time AS TO_TIMESTAMP_LTZ(ts_ms, 3)' : 'event_time TIMESTAMP(3)'},
   WATERMARK FOR event_time AS event_time - INTERVAL '10' MINUTE
 ) WITH ('connector' = 'kafka', 'topic' = 'learning.progress',
         'properties.bootstrap.servers' = '\${KAFKA}', 'properties.group.id' = 'tlp-flink-course-tile',
@@ -189,6 +195,21 @@ test('course tile from Kafka (3 partitions, bounded): every window exactly once'
   const events = progressEvents(6000, 9 * MINUTE);
   produce(cluster.bootstrap, 'learning.progress', writeJsonl(path.join(p.dir, 'events.jsonl'), events));
   kafkaTileJob(p, { bounded: true });
+  const r = await runJob(p, { CHK: p.chk, WH: p.wh, KAFKA: cluster.bootstrap }).done;
+  assert.equal(r.code, 0, r.err);
+  assert.deepEqual(tiles(p, 'course_id', 'event_count'), expectedTiles(events, 5 * MINUTE));
+});
+
+// Flink evaluates a computed rowtime in the source, so watermarks stay per partition; so does
+// floe's Kafka source (the watermark of a subtask reading three partitions at their own pace
+// must not run ahead of the slowest one, or its rows would be dropped as late).
+test('course tile from Kafka with the event time computed from epoch milliseconds: every window once', async () => {
+  const p = sandbox(ROOT, 'kafka_tile_computed');
+  const cluster = await startCluster(p.dir, 'computed', { topics: ['learning.progress:3'] });
+  const events = progressEvents(6000, 9 * MINUTE);
+  const withMillis = events.map(({ event_time: t, ...e }) => ({ ...e, ts_ms: Date.parse(t + 'Z') }));
+  produce(cluster.bootstrap, 'learning.progress', writeJsonl(path.join(p.dir, 'events.jsonl'), withMillis));
+  kafkaTileJob(p, { bounded: true, computed: true });
   const r = await runJob(p, { CHK: p.chk, WH: p.wh, KAFKA: cluster.bootstrap }).done;
   assert.equal(r.code, 0, r.err);
   assert.deepEqual(tiles(p, 'course_id', 'event_count'), expectedTiles(events, 5 * MINUTE));
@@ -239,44 +260,60 @@ test('an idle partition holds windows back until scan.watermark.idle-timeout let
 
 // ---- the session job --------------------------------------------------------------------------
 
-// Per-learner sessions with a ten-minute gap (the lesson's session job): SESSION windows
-// PARTITION BY learner, counted; the expected sessions are cut here from the events.
-test('session job: per-learner sessions with a 10-minute gap, every session once with its count', async () => {
-  const p = sandbox(ROOT, 'sessions');
+// Learner events in event-time order, gaps up to 40 s overall (25 learners, so a learner's own
+// gaps often exceed ten minutes).
+function sessionEvents(n) {
   let seed = 11;
   const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
   const events = [];
   let t = BASE;
-  for (let i = 0; i < 4000; i++) {
-    t += Math.floor(rand() * 40_000);  // in order; gaps up to 40 s overall
-    const learner = `u${Math.floor(rand() * 25)}`;
-    events.push({ learner_id: learner, lesson_id: `l${i % 9}`,
+  for (let i = 0; i < n; i++) {
+    t += Math.floor(rand() * 40_000);
+    events.push({ learner_id: `u${Math.floor(rand() * 25)}`, lesson_id: `l${i % 9}`,
                   event_time: new Date(t).toISOString().replace('Z', '') });
   }
-  const gap = 10 * MINUTE;
+  return events;
+}
+
+// The sessions (gap `gapMs`) cut here from the events: "<learner> <start> <end> <count>", sorted.
+function expectedSessions(events, gapMs) {
   const perLearner = new Map();
-  for (const e of events) {
+  for (const e of [...events].sort((x, y) => Date.parse(x.event_time + 'Z') - Date.parse(y.event_time + 'Z'))) {
     const ts = Date.parse(e.event_time + 'Z');
     const list = perLearner.get(e.learner_id) || [];
     const last = list[list.length - 1];
     if (last && ts <= last.end) {
-      last.end = Math.max(last.end, ts + gap);
+      last.end = Math.max(last.end, ts + gapMs);
       last.n++;
     } else {
-      list.push({ start: ts, end: ts + gap, n: 1 });
+      list.push({ start: ts, end: ts + gapMs, n: 1 });
     }
     perLearner.set(e.learner_id, list);
   }
-  const expected = [];
+  const rows = [];
   for (const [learner, list] of perLearner) {
-    for (const s of list) expected.push(`${learner} ${new Date(s.start).toISOString()} ${new Date(s.end).toISOString()} ${s.n}`);
+    for (const x of list) rows.push(`${learner} ${new Date(x.start).toISOString()} ${new Date(x.end).toISOString()} ${x.n}`);
   }
-  const file = writeJsonl(path.join(p.dir, 'events.jsonl'), events);
+  return rows.sort();
+}
+
+// The session table's rows in expectedSessions' form.
+function sessionsOf(p) {
+  const s = floe(['table', 'scan', p.table, '--warehouse', p.wh]);
+  assert.equal(s.code, 0, s.err);
+  return s.out.split('\n').filter(Boolean).map((l) => {
+    const row = JSON.parse(l);
+    return `${row.learner_id} ${iso(row.session_start)} ${iso(row.session_end)} ${row.events}`;
+  }).sort();
+}
+
+// The lesson's session job over `source` (a WITH clause): SESSION windows with a ten-minute gap
+// PARTITION BY learner, counted, into an Iceberg table.
+function sessionJob(p, source) {
   fs.writeFileSync(p.job, `${checkpointSets('300 ms')}
 CREATE TABLE progress (learner_id STRING, lesson_id STRING, event_time TIMESTAMP(3),
   WATERMARK FOR event_time AS event_time - INTERVAL '1' MINUTE)
-  WITH ('connector' = 'filesystem', 'path' = '${file}', 'format' = 'json',
-        'json.timestamp-format.standard' = 'ISO-8601');
+  WITH (${source}, 'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601');
 CREATE TABLE learner_sessions (learner_id STRING, session_start TIMESTAMP(3),
   session_end TIMESTAMP(3), events BIGINT) WITH (${icebergTable(p.name)});
 INSERT INTO learner_sessions
@@ -284,17 +321,115 @@ SELECT learner_id, window_start, window_end, COUNT(*)
 FROM TABLE(SESSION(TABLE progress PARTITION BY learner_id, DESCRIPTOR(event_time), INTERVAL '10' MINUTES))
 GROUP BY learner_id, window_start, window_end;
 `);
+}
+
+test('session job: per-learner sessions with a 10-minute gap, every session once with its count', async () => {
+  const p = sandbox(ROOT, 'sessions');
+  const events = sessionEvents(4000);
+  const file = writeJsonl(path.join(p.dir, 'events.jsonl'), events);
+  sessionJob(p, `'connector' = 'filesystem', 'path' = '${file}'`);
   const r = await runJob(p, { CHK: p.chk, WH: p.wh }).done;
   assert.equal(r.code, 0, r.err);
-  const s = floe(['table', 'scan', p.table, '--warehouse', p.wh]);
-  assert.equal(s.code, 0, s.err);
-  const got = s.out.split('\n').filter(Boolean).map((l) => {
-    const row = JSON.parse(l);
-    const iso = (v) => new Date(Date.parse(v + 'Z')).toISOString();
-    return `${row.learner_id} ${iso(row.session_start)} ${iso(row.session_end)} ${row.events}`;
-  }).sort();
-  assert.deepEqual(got, expected.sort());
+  assert.deepEqual(sessionsOf(p), expectedSessions(events, 10 * MINUTE));
 });
+
+// ---- both jobs from Kafka, exactly once under SIGKILL ------------------------------------------
+//
+// A dev cluster answering every request after 20 ms keeps a bounded job reading for seconds, so
+// kills land mid-feed. The tile goes to a Kafka topic exactly once; the mock shows the records
+// of aborted transactions to every reader, so the check reads the committed view rebuilt from
+// the sink's commit log (harness.committedView; kafka_sink.test.mjs says why). The sessions go
+// to Iceberg.
+
+const TILE_TOPICS = ['tile_kill', 'tile_fire', 'tile_commit'];
+let kafkaShared;
+async function killCluster() {
+  if (!kafkaShared) {
+    const dir = fs.mkdtempSync(path.join(ROOT, 'kafka-kill-'));
+    const cluster = await startCluster(dir, 'kill', {
+      topics: ['learning.progress:3', 'learner.progress:3', ...TILE_TOPICS.map((t) => `${t}:3`)],
+      args: ['--rtt-ms', '20'] });
+    const slow = ['--property', 'batch.num.messages=10', '--property', 'linger.ms=0'];
+    const tileEvents = progressEvents(6000, 9 * MINUTE);
+    produce(cluster.bootstrap, 'learning.progress', writeJsonl(path.join(dir, 'tile.jsonl'), tileEvents), slow);
+    const sessions = sessionEvents(4000);
+    produce(cluster.bootstrap, 'learner.progress', writeJsonl(path.join(dir, 'sessions.jsonl'), sessions), slow);
+    kafkaShared = { bootstrap: cluster.bootstrap, tileEvents, sessions };
+  }
+  return kafkaShared;
+}
+
+const kafkaSource = (topic) => `'connector' = 'kafka', 'topic' = '${topic}',
+        'properties.bootstrap.servers' = '\${KAFKA}', 'scan.startup.mode' = 'earliest-offset',
+        'scan.bounded.mode' = 'latest-offset', 'properties.max.partition.fetch.bytes' = '2048'`;
+
+// The lesson's tile from Kafka into Kafka, exactly once.
+function kafkaToKafkaTileJob(p) {
+  fs.writeFileSync(p.job, `-- the course tile, Kafka -> Kafka exactly once
+${checkpointSets('300 ms')}
+SET 'execution.checkpointing.timeout' = '30 s';
+CREATE TABLE progress (
+  event_id STRING, course_id STRING, lesson_id STRING, event_time TIMESTAMP(3),
+  WATERMARK FOR event_time AS event_time - INTERVAL '10' MINUTE
+) WITH (${kafkaSource('learning.progress')}, 'format' = 'json',
+        'json.timestamp-format.standard' = 'ISO-8601');
+CREATE TABLE course_activity_tile (
+  course_id STRING, window_start TIMESTAMP(3), window_end TIMESTAMP(3), event_count BIGINT
+) WITH ('connector' = 'kafka', 'topic' = '${p.topic}', 'properties.bootstrap.servers' = '\${KAFKA}',
+        'format' = 'json', 'sink.delivery-guarantee' = 'exactly-once',
+        'sink.transactional-id-prefix' = '\${PREFIX}', 'properties.transaction.timeout.ms' = '60000');
+INSERT INTO course_activity_tile
+SELECT course_id, window_start, window_end, COUNT(*) AS event_count
+FROM TABLE(TUMBLE(TABLE progress, DESCRIPTOR(event_time), INTERVAL '5' MINUTES))
+GROUP BY course_id, window_start, window_end;
+`);
+}
+
+// The tiles a read_committed reader of the sink topic sees, in expectedTiles' form (windows
+// 5 minutes long).
+function committedTiles(p, bootstrap) {
+  const view = committedView(p.commitLog, consumeTopic(bootstrap, p.topic));
+  return view.records.map((rec) => {
+    const row = JSON.parse(rec.value);
+    const start = Date.parse(iso(row.window_start));
+    assert.equal(Date.parse(iso(row.window_end)) - start, 5 * MINUTE);
+    return `${row.course_id} ${new Date(start).toISOString()} ${row.event_count}`;
+  }).sort();
+}
+
+for (const [topic, crashAt, what] of [['tile_kill', null, 'a random point'],
+                                      ['tile_fire', 'window-after-fire:2', 'window-after-fire (windows fired, not yet checkpointed)'],
+                                      ['tile_commit', 'kafka-sink-after-checkpoint-before-commit:2',
+                                       'kafka-sink-after-checkpoint-before-commit']]) {
+  test(`course tile Kafka -> Kafka exactly-once, worker SIGKILLed at ${what}: every window once in the committed view`, async () => {
+    const { bootstrap, tileEvents } = await killCluster();
+    const p = { ...sandbox(ROOT, topic), topic };
+    p.commitLog = path.join(p.dir, 'commits.jsonl');
+    kafkaToKafkaTileJob(p);
+    const r = runJob(p, { CHK: p.chk, KAFKA: bootstrap, PREFIX: `floe-${topic}` },
+                     { crashAt: crashAt || undefined, env: { FLOE_KAFKA_SINK_COMMIT_LOG: p.commitLog } });
+    if (!crashAt) await killWorkerMidFeed(p, 2, 1000);
+    const { code, err } = await r.done;
+    assert.equal(code, 0, err);
+    assert.match(err, /killed by SIGKILL/, `the worker was never killed:\n${err}`);
+    assert.deepEqual(committedTiles(p, bootstrap), expectedTiles(tileEvents, 5 * MINUTE));
+  });
+}
+
+for (const [name, crashAt, what] of [['sessions_kill', null, 'a random point'],
+                                     ['sessions_fire', 'window-after-fire:2', 'window-after-fire']]) {
+  test(`session job from Kafka, worker SIGKILLed at ${what}: every session once with its count`, async () => {
+    const { bootstrap, sessions } = await killCluster();
+    const p = sandbox(ROOT, name);
+    sessionJob(p, kafkaSource('learner.progress'));
+    const r = runJob(p, { CHK: p.chk, WH: p.wh, KAFKA: bootstrap }, { crashAt: crashAt || undefined });
+    if (!crashAt) await killWorkerMidFeed(p, 2, 1000);
+    const { code, err } = await r.done;
+    assert.equal(code, 0, err);
+    assert.match(err, /killed by SIGKILL/, `the worker was never killed:\n${err}`);
+    assert.deepEqual(sessionsOf(p), expectedSessions(sessions, 10 * MINUTE));
+  });
+}
 
 // An old savepoint restored into a job with keyed state between source and sink: the table is
 // ahead of the savepoint, and fast-forwarding the source would leave the window state behind

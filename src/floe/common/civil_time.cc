@@ -144,7 +144,13 @@ void AppendTimestamp(int64_t micros, const TimestampFormat& format, std::string*
   out->push_back(':');
   AppendPadded(secs % 60, 2, out);
   int64_t frac = rem % kMicrosPerSecond;
-  if (format.always_micros || frac != 0) {
+  if (format.trim_zeros) {
+    if (frac == 0) return;
+    int digits = 6;
+    while (frac % 10 == 0) frac /= 10, --digits;
+    out->push_back('.');
+    AppendPadded(frac, digits, out);
+  } else if (format.always_micros || frac != 0) {
     out->push_back('.');
     AppendPadded(frac, 6, out);
   }

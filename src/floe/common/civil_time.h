@@ -62,6 +62,9 @@ struct TimestampFormat {
   char separator = 'T';       // between date and time: 'T' (ISO 8601) or ' ' (SQL)
   bool always_micros = true;  // ".ffffff" always; false: only when not zero
   YearStyle years = YearStyle::kIso8601;
+  // Only the fraction digits needed (".5", ".123"; none when zero), as Flink's JSON format writes
+  // timestamps whatever their precision. Implies !always_micros.
+  bool trim_zeros = false;
 };
 // "YYYY-MM-DDTHH:MM:SS.ffffff" (see TimestampFormat); no zone suffix, callers add 'Z' or an offset.
 void AppendTimestamp(int64_t micros, const TimestampFormat& format, std::string* out);

@@ -121,6 +121,13 @@ TEST(CivilTime, FormatsTimestampsBefore1970WithAPositiveTimeOfDay) {
   EXPECT_EQ(FormatTimestamp(t, short_form), "2024-02-29T03:04:05.000006");
   EXPECT_EQ(FormatTimestamp(t - 6, short_form), "2024-02-29T03:04:05");
   EXPECT_EQ(FormatTimestamp(-kMicrosPerSecond, short_form), "1969-12-31T23:59:59");
+  // Flink's JSON: the digits needed, whatever the precision.
+  TimestampFormat flink{' ', false, YearStyle::kIso8601, true};
+  EXPECT_EQ(FormatTimestamp(t - 6, flink), "2024-02-29 03:04:05");
+  EXPECT_EQ(FormatTimestamp(t - 6 + 500000, flink), "2024-02-29 03:04:05.5");
+  EXPECT_EQ(FormatTimestamp(t - 6 + 120000, flink), "2024-02-29 03:04:05.12");
+  EXPECT_EQ(FormatTimestamp(t, flink), "2024-02-29 03:04:05.000006");
+  EXPECT_EQ(FormatTimestamp(-1000, flink), "1969-12-31 23:59:59.999");
   EXPECT_EQ(FormatTimestamp(std::numeric_limits<int64_t>::min()), "-290308-12-21T19:59:05.224192");
   EXPECT_EQ(FormatTimestamp(std::numeric_limits<int64_t>::max()), "+294247-01-10T04:00:54.775807");
 

@@ -21,9 +21,21 @@ namespace floe::connectors {
 // A table's WATERMARK FOR col AS col - INTERVAL ...: bounded out-of-orderness, watermark =
 // max(event time seen) - delay_ms. The source generates it; 'scan.watermark.idle-timeout' in
 // `options` overrides 'table.exec.source.idle-timeout' for the table.
+// A computed time column (`ts AS TO_TIMESTAMP_LTZ(ms, 3)`) evaluated on the physical rows, so a
+// source makes its watermarks per split from it, as from a physical column.
+class EventTimeColumn {
+ public:
+  virtual ~EventTimeColumn() = default;
+  // The time column (microseconds) for every row of `physical` (the table's physical columns).
+  virtual Result<Column> Compute(const RecordBatch& physical) const = 0;
+};
+
 struct WatermarkSpec {
-  int column = -1;  // index into TableDescriptor::schema (a TIMESTAMP or TIMESTAMP_LTZ column)
+  // Index into TableDescriptor::schema (a TIMESTAMP or TIMESTAMP_LTZ column); -1 when the time
+  // column is computed (`computed` says how).
+  int column = -1;
   int64_t delay_ms = 0;
+  std::shared_ptr<const EventTimeColumn> computed;
   bool operator==(const WatermarkSpec&) const = default;
 };
 

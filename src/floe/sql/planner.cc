@@ -9,6 +9,7 @@
 #include "floe/connectors/registry.h"
 #include "floe/sql/aggregate_plan.h"
 #include "floe/sql/exec/calc_operator.h"
+#include "floe/sql/exec/computed_columns_operator.h"
 #include "floe/sql/exec/group_aggregate_operator.h"
 #include "floe/sql/exec/watermark_assigner_operator.h"
 #include "floe/sql/exec/window_aggregate_operator.h"
@@ -46,6 +47,30 @@ runtime::VertexId AddCalc(runtime::JobGraph& graph, const std::string& name, uin
   return calc;
 }
 
+// A source table with computed columns: a vertex right after the source evaluates them, so the
+// rows leave it with every column in declared order (`all_columns`).
+Result<runtime::VertexId> AddComputedColumns(runtime::JobGraph& graph, const std::string& name,
+                                             const CreateTable& table,
+                                             const connectors::TableDescriptor& physical,
+                                             std::shared_ptr<const BatchSchema> all_columns,
+                                             runtime::VertexId source) {
+  ComputedColumnsSpec spec;
+  spec.table = table.name;
+  spec.input = physical.schema;
+  spec.columns = table.columns;
+  spec.output = std::move(all_columns);
+  FLOE_ASSIGN_OR_RAISE(std::shared_ptr<const ComputedColumnsProgram> program,
+                       ComputedColumnsProgram::Compile(spec));
+  runtime::VertexId computed = graph.AddOperator(
+      name, graph.vertex(source).parallelism,
+      [program](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+        return std::unique_ptr<runtime::Operator>(
+            std::make_unique<ComputedColumnsOperator>(program));
+      });
+  graph.Connect(source, computed, runtime::Partitioning::Forward());
+  return computed;
+}
+
 std::string VertexName(std::string_view prefix, const std::string& table) {
   std::string name = std::string(prefix) + "-" + table;
   std::replace(name.begin(), name.end(), '/', '_');
@@ -62,6 +87,20 @@ Status CheckReservedColumns(const CreateTable& table) {
   }
   return Status::OK();
 }
+
+// A computed rowtime column as a source evaluates it (connectors::WatermarkSpec::computed).
+class ComputedEventTime final : public connectors::EventTimeColumn {
+ public:
+  explicit ComputedEventTime(std::shared_ptr<const ComputedColumnsProgram> program)
+      : program_(std::move(program)) {}
+  Result<Column> Compute(const RecordBatch& physical) const override {
+    FLOE_ASSIGN_OR_RAISE(RecordBatch time, program_->Apply(physical));
+    return time.column(0);
+  }
+
+ private:
+  std::shared_ptr<const ComputedColumnsProgram> program_;
+};
 
 // The table as its connector sees it: physical columns only (computed ones are evaluated after
 // the source and never written), and its watermark.
@@ -82,11 +121,40 @@ connectors::TableDescriptor Describe(const CreateTable& table) {
   for (const auto& [k, v] : table.options) d.options[k] = v;
   if (table.watermark) {
     int column = d.schema->FieldIndex(table.watermark->column);
-    // A computed rowtime column has no index among the physical ones; such sources are refused
-    // until computed columns are evaluated (see PlanJob).
-    if (column >= 0) d.watermark = connectors::WatermarkSpec{column, table.watermark->delay_millis};
+    if (column >= 0) {
+      d.watermark = connectors::WatermarkSpec{column, table.watermark->delay_millis, nullptr};
+    } else if (const ColumnDef* time = table.FindColumn(table.watermark->column);
+               time != nullptr && time->computed) {
+      // A computed rowtime: sources that make watermarks evaluate it on their physical rows
+      // (a bad expression is reported where the computed columns are planned).
+      ComputedColumnsSpec spec;
+      spec.table = table.name;
+      spec.input = d.schema;
+      spec.columns = {*time};
+      spec.output = std::make_shared<BatchSchema>(
+          BatchSchema{{Field{time->name, time->type, !time->not_null, 1}}});
+      Result<std::shared_ptr<const ComputedColumnsProgram>> program =
+          ComputedColumnsProgram::Compile(spec);
+      if (program.ok()) {
+        d.watermark = connectors::WatermarkSpec{-1, table.watermark->delay_millis,
+                                                std::make_shared<ComputedEventTime>(*program)};
+      }
+    }
   }
   return d;
+}
+
+// Every column of the table in declared order, computed ones included, as the rows carry them
+// once computed columns are evaluated (primary-key columns NOT NULL, as in Describe).
+std::shared_ptr<const BatchSchema> AllColumns(const CreateTable& table) {
+  auto schema = std::make_shared<BatchSchema>();
+  int32_t id = 1;
+  for (const ColumnDef& c : table.columns) {
+    bool in_key = std::find(table.primary_key.begin(), table.primary_key.end(), c.name) !=
+                  table.primary_key.end();
+    schema->fields.push_back(Field{c.name, c.type, !c.not_null && !in_key, id++});
+  }
+  return schema;
 }
 
 // Where a config key was set, for messages: "line L, column C: " or "".
@@ -334,7 +402,6 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
   // What the runtime cannot run yet; refused after every INSERT is validated.
   std::vector<std::pair<SourcePos, AggregatePlan>> aggregates;
   bool graph_keyed_state = false;
-  const CreateTable* computed_source = nullptr;
   for (size_t i = 0; i < script.inserts.size(); ++i) {
     const Insert& insert = script.inserts[i];
     const CreateTable* source = script.FindTable(insert.source);
@@ -360,6 +427,22 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
     // row-kind column through the Calc to the sink, which must be able to apply them.
     const bool changelog =
         source_connector->emits_changelog && source_connector->emits_changelog(source_table);
+    // What the rest of the graph reads: every column once computed ones are evaluated.
+    runtime::VertexId source_out = *source_vertex;
+    std::shared_ptr<const BatchSchema> row_schema = source_table.schema;
+    if (source->has_computed_columns()) {
+      if (changelog) {
+        return Status::NotImplemented(At(source->pos) + "not implemented yet: computed columns " +
+                                      "in a changelog table ('" + source->name + "')");
+      }
+      row_schema = AllColumns(*source);
+      Result<runtime::VertexId> computed = AddComputedColumns(
+          job->graph,
+          VertexName("computed", source->name) + (source_uses[source->name] > 1 ? suffix : ""),
+          *source, source_table, row_schema, source_out);
+      if (!computed.ok()) return computed.status();
+      source_out = *computed;
+    }
 
     // Sink table, checked before the Calc so its errors point at the table.
     FLOE_ASSIGN_OR_RAISE(const connectors::Connector* sink_connector,
@@ -369,14 +452,14 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
     if (IsAggregateQuery(insert)) {
       FLOE_ASSIGN_OR_RAISE(AggregatePlan plan, CheckAggregate(script, insert, *source, changelog,
                                                               *sink, *sink_connector, sink_table));
-      if (source->has_computed_columns() || (plan.window && !plan.watermark)) {
+      if (plan.window && !plan.watermark) {
         aggregates.emplace_back(insert.pos, std::move(plan));
         continue;
       }
       // source -> [watermark assigner] -> [WHERE] -> keyBy(keys) -> window aggregate or GROUP BY
       // aggregate -> Calc (select list into the sink's columns) -> sink.
       graph_keyed_state = true;
-      runtime::VertexId upstream = *source_vertex;
+      runtime::VertexId upstream = source_out;
       const uint32_t source_parallelism = job->graph.vertex(upstream).parallelism;
       if (plan.window && !source_connector->generates_watermarks) {
         const int time_column = plan.watermark->column;
@@ -394,9 +477,9 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
       }
       if (plan.where) {
         CalcSpec where;
-        where.input = source_table.schema;
+        where.input = row_schema;
         where.where = plan.where;
-        where.output = source_table.schema;
+        where.output = row_schema;
         where.sink_name = sink->name;
         Result<std::shared_ptr<const CalcProgram>> program = CalcProgram::Compile(where);
         if (!program.ok()) return AtPos(insert.pos, program.status());
@@ -406,14 +489,14 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
         upstream = filter;
       }
       std::vector<std::string> keys;
-      for (int k : plan.key_columns) keys.push_back(source_table.schema->fields[k].name);
+      for (int k : plan.key_columns) keys.push_back(row_schema->fields[k].name);
       // No GROUP BY key: one subtask holds the single group (Flink's global aggregate).
       const uint32_t agg_parallelism = keys.empty() ? 1 : job->context.default_parallelism;
       std::shared_ptr<const BatchSchema> agg_output;
       runtime::VertexId agg;
       if (plan.window) {
         WindowAggregateSpec spec;
-        spec.input = source_table.schema;
+        spec.input = row_schema;
         spec.key_columns = plan.key_columns;
         spec.window = *plan.window;
         spec.aggregates = plan.aggregates;
@@ -430,7 +513,7 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
             });
       } else {
         GroupAggregateSpec spec;
-        spec.input = source_table.schema;
+        spec.input = row_schema;
         spec.key_columns = plan.key_columns;
         spec.aggregates = plan.aggregates;
         spec.job_config = job->config;
@@ -455,7 +538,7 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
         std::string name;
         switch (from.kind) {
           case AggregateOutput::Kind::kKey:
-            name = source_table.schema->fields[plan.key_columns[from.index]].name;
+            name = row_schema->fields[plan.key_columns[from.index]].name;
             break;
           case AggregateOutput::Kind::kWindowStart:
             name = "window_start";
@@ -488,13 +571,11 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
       if (added->plan_restore) committing_sinks.push_back(std::move(added).value());
       continue;
     }
-    if (source->has_computed_columns()) computed_source = source;
-
     // Calc: filter + projection into the sink's columns. Always present (even for a plain
     // SELECT *) so the graph, and the checkpoints that name its vertices, does not change shape
     // when a WHERE is added or removed.
     CalcSpec calc;
-    calc.input = changelog ? runtime::WithRowKindColumn(*source_table.schema) : source_table.schema;
+    calc.input = changelog ? runtime::WithRowKindColumn(*row_schema) : row_schema;
     calc.where = insert.where;
     calc.select = insert.select;
     calc.output = sink_table.schema;
@@ -506,10 +587,10 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
       if (st.message().rfind("line ", 0) == 0) return st;
       return AtPos(insert.pos, st);
     }
-    uint32_t source_parallelism = job->graph.vertex(*source_vertex).parallelism;
+    uint32_t source_parallelism = job->graph.vertex(source_out).parallelism;
     runtime::VertexId calc_vertex =
         AddCalc(job->graph, VertexName("calc", sink->name) + sink_suffix, source_parallelism,
-                *program, *source_vertex);
+                *program, source_out);
 
     // Sink.
     std::string sink_name = VertexName("sink", sink->name) + sink_suffix;
@@ -532,11 +613,6 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
         std::string(first.window ? "window aggregation" : "GROUP BY aggregation") +
         " runs in a later step (INSERT INTO " + first.sink + ": " + ToString(first) +
         "); the query is valid");
-  }
-  if (computed_source != nullptr) {
-    return Status::NotImplemented(At(computed_source->pos) + "not implemented yet: table '" +
-                                  computed_source->name +
-                                  "' has computed columns, which are evaluated in a later step");
   }
   FLOE_RETURN_NOT_OK(job->graph.Validate());
 

@@ -43,9 +43,9 @@ struct PlannedJob {
 // Parses, validates and plans a job file. Config errors (bad option values, unknown
 // connector, unsupported statement) are reported here, before anything runs, with the rule
 // and the numbers. An aggregating INSERT (window TVF + GROUP BY window_start, window_end, or a
-// regular GROUP BY) is fully validated (PlanAggregate, its sink's types and changelog rule) and
-// then refused as NotImplemented until the runtime has keyed state and the aggregate operators;
-// so is a source table with computed columns.
+// regular GROUP BY) is validated (PlanAggregate, its sink's types and changelog rule) and planned
+// as source -> [computed columns] -> [watermark assigner] -> [WHERE] -> keyBy -> aggregate ->
+// Calc -> sink.
 Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const PlanOptions& options);
 
 }  // namespace floe::sql

@@ -292,7 +292,9 @@ Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
       config.changelog() ? runtime::WithRowKindColumn(*table.schema) : table.schema;
   FLOE_ASSIGN_OR_RAISE(auto decoder, json::JsonLinesDecoder::Make(config.schema));
   (void)decoder;
-  if (table.watermark && table.watermark->column >= 0) config.watermark = table.watermark;
+  if (table.watermark && (table.watermark->column >= 0 || table.watermark->computed)) {
+    config.watermark = table.watermark;
+  }
   if (auto it = table.options.find("scan.watermark.idle-timeout"); it != table.options.end()) {
     Result<std::chrono::milliseconds> idle = runtime::ParseDuration(it->second);
     if (!idle.ok()) {
@@ -619,6 +621,10 @@ Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
   // Highest event time per partition in this batch (fed to the watermark generator once).
   std::map<std::pair<std::string_view, int32_t>, int64_t> batch_max;
   const int time_column = watermarks_ ? config_.watermark->column : -1;
+  // A computed time column is evaluated once per batch: the split of each row read until then.
+  const bool computed_time = watermarks_ && config_.watermark->computed != nullptr;
+  const size_t first_row = rows_.num_rows();
+  std::vector<std::pair<std::string_view, int32_t>> row_splits;
   while (records < config_.batch_rows) {
     FLOE_ASSIGN_OR_RAISE(std::optional<kafka::ConsumedMessage> m, consumer_->Poll(wait));
     wait = std::chrono::milliseconds(0);
@@ -645,7 +651,10 @@ Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
       const size_t before = rows_.num_rows();
       FLOE_RETURN_NOT_OK(DecodeRecord(*m, topic));
       it->second = m->offset() + 1;
-      if (time_column >= 0 && rows_.num_rows() > before) {
+      if (computed_time) {
+        for (size_t r = before; r < rows_.num_rows(); ++r)
+          row_splits.emplace_back(offsets->first, p);
+      } else if (time_column >= 0 && rows_.num_rows() > before) {
         const Column& time = rows_.column(time_column);
         if (!time.IsNull(before)) {
           auto [slot, fresh] = batch_max.try_emplace({offsets->first, p}, INT64_MIN);
@@ -656,6 +665,15 @@ Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
     if (config_.bounded_latest && AllDone()) {
       ended_ = true;
       break;
+    }
+  }
+  if (computed_time && !row_splits.empty()) {
+    FLOE_ASSIGN_OR_RAISE(Column time, config_.watermark->computed->Compute(rows_));
+    for (size_t i = 0; i < row_splits.size(); ++i) {
+      const size_t r = first_row + i;
+      if (r >= time.size() || time.IsNull(r)) continue;
+      auto [slot, fresh] = batch_max.try_emplace(row_splits[i], INT64_MIN);
+      slot->second = std::max(slot->second, time.Get<int64_t>(r));
     }
   }
   FLOE_RETURN_NOT_OK(EmitBatch(out));

@@ -72,9 +72,10 @@ void AppendFloating(T v, std::string* out) {
 
 void AppendRowAsJson(const RecordBatch& batch, size_t row, std::string* out,
                      const EncodeOptions& options) {
+  // Flink's JSON format: only the fraction digits needed ("12:13:14", "12:13:14.5").
   const TimestampFormat timestamps{
-      options.timestamp_standard == TimestampStandard::kSql ? ' ' : 'T', /*always_micros=*/true,
-      YearStyle::kIso8601};
+      options.timestamp_standard == TimestampStandard::kSql ? ' ' : 'T', /*always_micros=*/false,
+      YearStyle::kIso8601, /*trim_zeros=*/true};
   const BatchSchema& schema = *batch.schema();
   out->push_back('{');
   for (size_t i = 0; i < schema.fields.size(); ++i) {

@@ -1,0 +1,99 @@
+#include "floe/sql/exec/computed_columns_operator.h"
+
+#include <gtest/gtest.h>
+
+#include "floe/common/civil_time.h"
+#include "floe/sql/parser.h"
+
+namespace floe::sql {
+namespace {
+
+// The program for `CREATE TABLE t (<columns>)` through the real parser; physical columns are read
+// in declared order.
+Result<std::shared_ptr<const ComputedColumnsProgram>> Compile(const std::string& columns) {
+  FLOE_ASSIGN_OR_RAISE(Script script, ParseScript("CREATE TABLE t (" + columns + ");"));
+  const CreateTable& table = script.tables.at(0);
+  auto physical = std::make_shared<BatchSchema>();
+  auto all = std::make_shared<BatchSchema>();
+  for (const ColumnDef& c : table.columns) {
+    if (!c.computed) physical->fields.push_back(Field{c.name, c.type, !c.not_null});
+    all->fields.push_back(Field{c.name, c.type, !c.not_null});
+  }
+  ComputedColumnsSpec spec{"t", physical, table.columns, all};
+  return ComputedColumnsProgram::Compile(spec);
+}
+
+int64_t Micros(int y, int mo, int d, int h, int mi, int s, int us = 0) {
+  return (DaysFromCivil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s) * kMicrosPerSecond + us;
+}
+
+TEST(ComputedColumns, EventTimeFromEpochMillisSecondsAndStrings) {
+  auto program = Compile(
+      "id BIGINT, epoch_ms BIGINT, epoch_s INT, text STRING, "
+      "ts AS TO_TIMESTAMP_LTZ(epoch_ms, 3), ts_s AS TO_TIMESTAMP_LTZ(epoch_s, 0), "
+      "parsed AS CAST(text AS TIMESTAMP(3)), local_ts AS CAST(TO_TIMESTAMP_LTZ(epoch_ms, 3) AS "
+      "TIMESTAMP(3)), id_text AS CAST(id AS STRING), tag AS 'x'");
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  auto physical = std::make_shared<BatchSchema>();
+  physical->fields = {{"id", DataType::Int64()},
+                      {"epoch_ms", DataType::Int64()},
+                      {"epoch_s", DataType::Int32()},
+                      {"text", DataType::String()}};
+  RecordBatch in(physical);
+  const int64_t t = Micros(2026, 1, 5, 7, 55, 1, 123000);
+  in.mutable_column(0).Append<int64_t>(7);
+  in.mutable_column(1).Append<int64_t>(t / 1000);
+  in.mutable_column(2).Append<int32_t>(static_cast<int32_t>(t / kMicrosPerSecond));
+  in.mutable_column(3).AppendBytes("2026-01-05 07:55:01.123456");
+  in.mutable_column(0).Append<int64_t>(8);
+  in.mutable_column(1).AppendNull();
+  in.mutable_column(2).AppendNull();
+  in.mutable_column(3).AppendNull();
+  Result<RecordBatch> out = (*program)->Apply(in);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(out->num_columns(), 10u);
+  EXPECT_EQ(out->column(4).Get<int64_t>(0), t);
+  EXPECT_EQ(out->column(4).type(), DataType::TimestampTz());
+  EXPECT_EQ(out->column(5).Get<int64_t>(0), t - 123000);
+  EXPECT_EQ(out->column(6).Get<int64_t>(0), t);  // truncated to milliseconds
+  EXPECT_EQ(out->column(7).Get<int64_t>(0), t);
+  EXPECT_EQ(out->column(7).type(), DataType::Timestamp());
+  EXPECT_EQ(out->column(8).GetBytes(0), "7");
+  EXPECT_EQ(out->column(9).GetBytes(1), "x");
+  for (size_t c : {4, 5, 6, 7}) EXPECT_TRUE(out->column(c).IsNull(1)) << c;
+  EXPECT_EQ(out->column(0).Get<int64_t>(1), 8);  // physical columns pass through
+}
+
+TEST(ComputedColumns, AValueThatDoesNotParseNamesTableColumnAndValue) {
+  auto program = Compile("text STRING, n AS CAST(text AS INT)");
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  auto physical = std::make_shared<BatchSchema>();
+  physical->fields = {{"text", DataType::String()}};
+  RecordBatch in(physical);
+  in.mutable_column(0).AppendBytes("12");
+  in.mutable_column(0).AppendBytes("twelve");
+  Result<RecordBatch> out = (*program)->Apply(in);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().message(),
+            "table 't', computed column 'n': CAST(text AS INT) cannot be evaluated for the value "
+            "'twelve'");
+}
+
+TEST(ComputedColumns, WhatIsNotEvaluatedYetIsRefusedWithItsPosition) {
+  auto decimal = Compile("d DECIMAL(10, 2), x AS CAST(d AS DOUBLE)");
+  ASSERT_FALSE(decimal.ok());
+  EXPECT_TRUE(decimal.status().code() == StatusCode::kNotImplemented)
+      << decimal.status().ToString();
+  EXPECT_NE(decimal.status().message().find("line 1, column "), std::string::npos)
+      << decimal.status().ToString();
+  EXPECT_NE(decimal.status().message().find("CAST from DECIMAL(10, 2) to DOUBLE"),
+            std::string::npos)
+      << decimal.status().ToString();
+  auto predicate = Compile("a INT, big AS a > 3");
+  ASSERT_FALSE(predicate.ok());
+  EXPECT_TRUE(predicate.status().code() == StatusCode::kNotImplemented)
+      << predicate.status().ToString();
+}
+
+}  // namespace
+}  // namespace floe::sql
