@@ -50,18 +50,6 @@ std::string TypeText(const DataType& type, bool nullable) {
   return SqlTypeName(type) + (nullable ? "" : " NOT NULL");
 }
 
-// The source's row as the aggregate sees it (computed columns included).
-std::shared_ptr<const BatchSchema> InputSchema(const CreateTable& table) {
-  auto schema = std::make_shared<BatchSchema>();
-  int32_t id = 1;
-  for (const ColumnDef& c : table.columns) {
-    bool in_key = std::find(table.primary_key.begin(), table.primary_key.end(), c.name) !=
-                  table.primary_key.end();
-    schema->fields.push_back(Field{c.name, c.type, !c.not_null && !in_key, id++});
-  }
-  return schema;
-}
-
 Result<AggregateCall> PlanCall(const Expr& e, const CreateTable& source, const BatchSchema& input) {
   std::optional<AggregateFunction> function = AggregateOf(e.name);
   if (!function) {
@@ -138,6 +126,17 @@ Result<AggregateCall> PlanCall(const Expr& e, const CreateTable& source, const B
 
 }  // namespace
 
+std::shared_ptr<const BatchSchema> RowSchemaOf(const CreateTable& table) {
+  auto schema = std::make_shared<BatchSchema>();
+  int32_t id = 1;
+  for (const ColumnDef& c : table.columns) {
+    bool in_key = std::find(table.primary_key.begin(), table.primary_key.end(), c.name) !=
+                  table.primary_key.end();
+    schema->fields.push_back(Field{c.name, c.type, !c.not_null && !in_key, id++});
+  }
+  return schema;
+}
+
 std::string_view ToString(AggregateFunction function) {
   switch (function) {
     case AggregateFunction::kCount:
@@ -177,7 +176,7 @@ Result<AggregatePlan> PlanAggregate(const Script& script, const Insert& insert) 
   AggregatePlan plan;
   plan.source = insert.source;
   plan.sink = insert.sink;
-  plan.input = InputSchema(*source);
+  plan.input = RowSchemaOf(*source);
   const BatchSchema& input = *plan.input;
   if (source->watermark) {
     plan.watermark = WatermarkDef{source->ColumnIndex(source->watermark->column),

@@ -106,6 +106,10 @@ bool IsAggregateQuery(const Insert& insert);
 // REQUIRES: IsAggregateQuery(insert).
 Result<AggregatePlan> PlanAggregate(const Script& script, const Insert& insert);
 
+// Every column of `table` in declared order, computed ones included, as rows carry them once the
+// computed columns are evaluated; primary-key columns NOT NULL (Flink).
+std::shared_ptr<const BatchSchema> RowSchemaOf(const CreateTable& table);
+
 // Human-readable one-line summary for logs and tests, e.g.
 // "TUMBLE(size=300000ms, time=event_time) keys=[course_id] aggs=[COUNT(*):BIGINT NOT NULL]".
 std::string ToString(const AggregatePlan& plan);

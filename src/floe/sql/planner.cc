@@ -144,19 +144,6 @@ connectors::TableDescriptor Describe(const CreateTable& table) {
   return d;
 }
 
-// Every column of the table in declared order, computed ones included, as the rows carry them
-// once computed columns are evaluated (primary-key columns NOT NULL, as in Describe).
-std::shared_ptr<const BatchSchema> AllColumns(const CreateTable& table) {
-  auto schema = std::make_shared<BatchSchema>();
-  int32_t id = 1;
-  for (const ColumnDef& c : table.columns) {
-    bool in_key = std::find(table.primary_key.begin(), table.primary_key.end(), c.name) !=
-                  table.primary_key.end();
-    schema->fields.push_back(Field{c.name, c.type, !c.not_null && !in_key, id++});
-  }
-  return schema;
-}
-
 // Where a config key was set, for messages: "line L, column C: " or "".
 struct ConfigOrigin {
   std::map<std::string, SourcePos> set_at;
@@ -435,7 +422,7 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
         return Status::NotImplemented(At(source->pos) + "not implemented yet: computed columns " +
                                       "in a changelog table ('" + source->name + "')");
       }
-      row_schema = AllColumns(*source);
+      row_schema = RowSchemaOf(*source);
       Result<runtime::VertexId> computed = AddComputedColumns(
           job->graph,
           VertexName("computed", source->name) + (source_uses[source->name] > 1 ? suffix : ""),
