@@ -8,6 +8,7 @@
 
 #include "floe/common/byte_codec.h"
 #include "floe/common/crash_point.h"
+#include "floe/common/log.h"
 #include "floe/runtime/partitioner.h"
 #include "floe/sql/exec/aggregator.h"
 
@@ -146,6 +147,7 @@ Status WindowAggregateOperator::Open(const runtime::OperatorContext& ctx) {
   FLOE_ASSIGN_OR_RAISE(runtime::KeyedStateOptions options,
                        runtime::KeyedStateOptions::FromOptions(spec_.job_config, ctx.task));
   options.ttl = std::chrono::milliseconds(0);  // windows are purged by their timers
+  task_ = ctx.task.name();
   FLOE_ASSIGN_OR_RAISE(state_, runtime::KeyedStateBackend::Make(std::move(options)));
   FLOE_ASSIGN_OR_RAISE(accumulators_, state_->GetValueState("window-accumulators"));
   FLOE_ASSIGN_OR_RAISE(sessions_, state_->GetValueState("window-sessions"));
@@ -161,6 +163,7 @@ Status WindowAggregateOperator::Restore(runtime::StateReader& state) {
   FLOE_ASSIGN_OR_RAISE(int64_t watermark, state.GetI64());
   watermark_ = runtime::Watermark(watermark);
   FLOE_ASSIGN_OR_RAISE(late_records_dropped_, state.GetI64());
+  late_reported_ = late_records_dropped_;
   FLOE_ASSIGN_OR_RAISE(std::string keyed, state.GetBytes());
   runtime::StateReader keyed_reader(keyed);
   FLOE_RETURN_NOT_OK(state_->Restore(keyed_reader));
@@ -169,7 +172,17 @@ Status WindowAggregateOperator::Restore(runtime::StateReader& state) {
 
 Status WindowAggregateOperator::OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
                                           runtime::Collector& out) {
-  (void)id, (void)out;
+  (void)out;
+  if (late_records_dropped_ > late_reported_) {
+    // Never silently: the rows' windows had all fired (Flink's numLateRecordsDropped).
+    LogWarn(
+        "%s: %lld late row(s) dropped before checkpoint %s (%lld in all): their event time "
+        "was behind the watermark and every window they belong to had fired; a larger "
+        "WATERMARK delay keeps them",
+        task_.c_str(), static_cast<long long>(late_records_dropped_ - late_reported_),
+        id.ToString().c_str(), static_cast<long long>(late_records_dropped_));
+    late_reported_ = late_records_dropped_;
+  }
   state.PutU32(kStateVersion);
   state.PutI64(watermark_.micros);
   state.PutI64(late_records_dropped_);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "floe/common/log.h"
 #include "floe/connectors/connectors_test_util.h"
 
 namespace floe::sql {
@@ -120,6 +121,18 @@ TEST(WindowAggregate, TumbleCountFiresWhenTheWatermarkPassesTheWindowEnd) {
   ASSERT_TRUE(
       op->ProcessBatch(Events({{"db", 3 * kMinute, 1}, {"db", 7 * kMinute, 1}}), 0, out).ok());
   EXPECT_EQ(op->late_records_dropped(), 1);
+  // ...and never silently: the next checkpoint logs it, once.
+  std::string logged;
+  SetLogSinkForTesting([&](LogLevel, std::string_view line) { logged += line; });
+  runtime::StateWriter state;
+  ASSERT_TRUE(op->OnBarrier(runtime::CheckpointId(4), state, out).ok());
+  runtime::StateWriter again;
+  ASSERT_TRUE(op->OnBarrier(runtime::CheckpointId(5), again, out).ok());
+  SetLogSinkForTesting({});
+  EXPECT_NE(logged.find(": 1 late row(s) dropped before checkpoint 4 (1 in all)"),
+            std::string::npos)
+      << logged;
+  EXPECT_EQ(logged.find("checkpoint 5"), std::string::npos) << logged;
   ASSERT_TRUE(op->OnWatermark(Watermark(INT64_MAX), out).ok());
   rows = JsonRows(out.batches);
   ASSERT_EQ(rows.size(), 1u);
