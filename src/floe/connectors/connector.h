@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -57,6 +58,8 @@ struct JobContext {
   runtime::CheckpointConfig checkpointing;    // the job's checkpoint options, validated
   int64_t restart_delay_ms = 0;               // fixed-delay restart delay; 0 when restarts are off
   uint32_t default_parallelism = 1;           // 'parallelism.default'
+  // 'pipeline.auto-watermark-interval': how often a rising watermark is emitted (0: always).
+  std::chrono::milliseconds auto_watermark_interval{200};
   // Source positions per checkpoint (sources write, committers read) and start overrides.
   std::shared_ptr<runtime::SourcePositionBoard> positions;
 };

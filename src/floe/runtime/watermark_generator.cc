@@ -49,8 +49,11 @@ WatermarkGenerator::Update WatermarkGenerator::Poll() {
     }
     if (min == INT64_MAX) min = INT64_MIN;
   }
-  if (min != INT64_MIN && min > emitted_) {
+  const bool due = interval_.count() == 0 || idle != idle_ || last_emit_ms_ == INT64_MIN ||
+                   now - last_emit_ms_ >= interval_.count();
+  if (min != INT64_MIN && min > emitted_ && due) {
     emitted_ = min;
+    last_emit_ms_ = now;
     u.watermark = Watermark(min);
   }
   if (idle != idle_) {

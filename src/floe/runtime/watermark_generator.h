@@ -32,6 +32,9 @@ class WatermarkGenerator {
   WatermarkGenerator(int64_t delay_micros, std::chrono::milliseconds idle_timeout,
                      const Clock* clock = nullptr);  // null: SteadyClock
 
+  // pipeline.auto-watermark-interval: a rising watermark is emitted at most once per `interval`
+  // (0: whenever it rises, Flink's per-record emission); a change of idleness emits at once.
+  void SetEmitInterval(std::chrono::milliseconds interval) { interval_ = interval; }
   // The splits this subtask reads (replaces the previous set; positions of kept splits stay).
   void SetSplits(const std::vector<std::string>& splits);
   // A record of `split` with event time `ts` (call for every record with a non-NULL time).
@@ -58,6 +61,8 @@ class WatermarkGenerator {
   std::map<std::string, Split> splits_;
   int64_t emitted_ = INT64_MIN;
   bool idle_ = false;
+  std::chrono::milliseconds interval_{0};
+  int64_t last_emit_ms_ = INT64_MIN;  // clock time of the last watermark emitted
 };
 
 }  // namespace floe::runtime

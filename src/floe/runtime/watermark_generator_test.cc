@@ -25,6 +25,31 @@ TEST(WatermarkGenerator, IsTheMinimumOverSplitsMinusTheDelayAndOnlyMovesForward)
   EXPECT_FALSE(u.idle.has_value());
 }
 
+// pipeline.auto-watermark-interval: a rising watermark goes out at most once per interval, the
+// highest one then; going idle does not wait.
+TEST(WatermarkGenerator, EmitsAtMostOncePerAutoWatermarkInterval) {
+  FakeClock clock;
+  WatermarkGenerator gen(0, std::chrono::milliseconds(1000), &clock);
+  gen.SetEmitInterval(std::chrono::milliseconds(200));
+  gen.SetSplits({"p0"});
+  gen.OnEvent("p0", 10);
+  ASSERT_TRUE(gen.Poll().watermark.has_value());  // the first is due at once
+  gen.OnEvent("p0", 20);
+  clock.Advance(std::chrono::milliseconds(100));
+  EXPECT_FALSE(gen.Poll().watermark.has_value());  // rose, but not due yet
+  gen.OnEvent("p0", 30);
+  clock.Advance(std::chrono::milliseconds(100));
+  WatermarkGenerator::Update u = gen.Poll();
+  ASSERT_TRUE(u.watermark.has_value());
+  EXPECT_EQ(u.watermark->micros, 30);
+  gen.OnEvent("p0", 40);
+  clock.Advance(std::chrono::milliseconds(1000));  // idle now: emitted with the idleness
+  u = gen.Poll();
+  ASSERT_TRUE(u.watermark.has_value());
+  EXPECT_EQ(u.watermark->micros, 40);
+  EXPECT_EQ(u.idle, std::optional<bool>(true));
+}
+
 TEST(WatermarkGenerator, AnIdleSplitStopsHoldingBackAndRejoinsWhenItProduces) {
   FakeClock clock;
   WatermarkGenerator gen(0, std::chrono::milliseconds(1000), &clock);

@@ -369,6 +369,16 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
   job->context.restart_delay_ms =
       job->restart.kind == runtime::RestartStrategy::Kind::kNone ? 0 : job->restart.delay_ms;
   job->context.default_parallelism = static_cast<uint32_t>(parallelism);
+  if (auto it = job->config.find("pipeline.auto-watermark-interval"); it != job->config.end()) {
+    Result<std::chrono::milliseconds> interval = runtime::ParseDuration(it->second);
+    if (!interval.ok()) {
+      return Status::InvalidArgument(origin.Of(it->first) + "'" + it->first +
+                                     "' must be a duration such as '200 ms' (0 emits every "
+                                     "rising watermark), got '" +
+                                     it->second + "'");
+    }
+    job->context.auto_watermark_interval = *interval;
+  }
 
   if (script.inserts.empty()) {
     return Status::InvalidArgument(
@@ -451,13 +461,14 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
       if (plan.window && !source_connector->generates_watermarks) {
         const int time_column = plan.watermark->column;
         const int64_t delay = plan.watermark->delay_ms * 1000;
+        const std::chrono::milliseconds interval = job->context.auto_watermark_interval;
         runtime::VertexId assigner = job->graph.AddOperator(
             VertexName("watermarks", source->name) + (source_uses[source->name] > 1 ? suffix : ""),
             source_parallelism,
-            [time_column,
-             delay](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+            [time_column, delay,
+             interval](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
               return std::unique_ptr<runtime::Operator>(
-                  std::make_unique<WatermarkAssignerOperator>(time_column, delay));
+                  std::make_unique<WatermarkAssignerOperator>(time_column, delay, interval));
             });
         job->graph.Connect(upstream, assigner, runtime::Partitioning::Forward());
         upstream = assigner;

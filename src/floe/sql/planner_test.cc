@@ -133,6 +133,13 @@ TEST(PlanJob, BadCheckpointOptionIsRefusedWithItsLineTheRuleAndTheNumbers) {
   EXPECT_NE(msg.find("line 1, column 1: 'restart-strategy.fixed-delay.delay' must be a duration"),
             std::string::npos)
       << msg;
+  msg =
+      ErrorOf("SET 'pipeline.auto-watermark-interval' = 'often';" + std::string(kRosterToBlackhole),
+              options);
+  EXPECT_NE(msg.find("line 1, column 1: 'pipeline.auto-watermark-interval' must be a duration "
+                     "such as '200 ms' (0 emits every rising watermark), got 'often'"),
+            std::string::npos)
+      << msg;
   msg = ErrorOf("SET 'parallelism.default' = '0';" + std::string(kRosterToBlackhole), options);
   EXPECT_NE(msg.find("'parallelism.default' must be an integer in [1, 128], got '0'"),
             std::string::npos)

@@ -510,6 +510,7 @@ Status KafkaSource::EnsureStarted() {
       for (int32_t p : partitions) splits.push_back(topic + "/" + std::to_string(p));
     }
     watermarks_->SetSplits(splits);
+    watermarks_->SetEmitInterval(config_.watermark_interval);
   }
   if (config_.bounded_latest) {
     // End offsets are those seen when the job first started; a restore keeps them.
@@ -800,6 +801,7 @@ Result<runtime::VertexId> AddKafkaSource(runtime::JobGraph& graph, const std::st
       config.idle_timeout = *idle;
     }
   }
+  config.watermark_interval = context.auto_watermark_interval;
   uint32_t parallelism = config.parallelism != 0 ? config.parallelism : default_parallelism;
   if (parallelism > graph.max_parallelism()) {
     return Status::InvalidArgument(

@@ -56,6 +56,7 @@ struct KafkaSourceConfig {
   std::optional<WatermarkSpec> watermark;
   // 'scan.watermark.idle-timeout', else the job's 'table.exec.source.idle-timeout'; 0 = never.
   std::chrono::milliseconds idle_timeout{0};
+  std::chrono::milliseconds watermark_interval{200};  // pipeline.auto-watermark-interval
   // What the source emits: `schema`, plus kRowKindColumn for a changelog format.
   std::shared_ptr<const BatchSchema> output_schema;
   bool changelog() const { return format == KafkaFormat::kDebeziumJson; }
