@@ -6,7 +6,7 @@
 //   node bench/report.mjs                # print the generated blocks
 //   node bench/report.mjs --write        # rewrite them in place
 //   node bench/report.mjs --check        # exit 1 when a document disagrees with the results
-//   node bench/report.mjs --validate FILE --bench append|kafka|streaming|table-health|file-size|maintenance-throughput [--rows N]
+//   node bench/report.mjs --validate FILE --bench append|kafka|streaming|table-health|file-size|maintenance-throughput|windows [--rows N]
 //                                        # exit 1 unless FILE is a complete results file whose
 //                                        # figures are sane (the smoke tests' oracle)
 //
@@ -144,8 +144,37 @@ the rows/s hold only for the machine named):
   ${num(km.kafka_rows_per_s)} rows/s (${fix(km.kafka_mib_per_s, 1)} MiB/s of JSON), ${num(k.rows)} rows, the producer and the dev
   cluster sharing the machine: ${machineText(kf)}; ${loadText(kf)}.
   ${sourceText(kf, kName)}.
-
+${windowsSpeedBullet(ctx)}
 How these are measured, and every results file (current and superseded): [bench/README.md](bench/README.md).`
+}
+
+// README.md's speed block: the window bench's line, once INDEX.json has a current windows file
+// (an empty string until then, so the block stays as it was).
+function windowsSpeedBullet({ index, files }) {
+  if (!Object.values(index.files).some((e) => e.bench === 'windows' && e.status === 'current')) return ''
+  const name = current(index, 'windows')
+  const j = files[name]
+  const f = facts(j)
+  const t = j.throughput
+  const parts = []
+  if (t) {
+    parts.push(`floe / DuckDB events/s ${t.summary.map((s) => `**${fix(s.ratio_median, 2)}x** ${s.kind} with ${num(s.keys)} keys`).join(', ')} ` +
+      `(floe on one core, parallelism 1, into an Iceberg table; DuckDB 1 thread on the same core, the same aggregate in batch; ` +
+      `median of ${j.windows.reps} paired run${j.windows.reps > 1 ? 's' : ''}, ${num(j.windows.events)} events; every floe table equal to DuckDB's result)`)
+  }
+  if (j.latency) {
+    parts.push(`a window's rows visible ${num(j.latency.kafka_ms.median)} ms (median; max ${num(j.latency.kafka_ms.max)}) after it could close in a ` +
+      `Kafka topic (exactly-once), ${num(j.latency.iceberg_ms.median)} ms (max ${num(j.latency.iceberg_ms.max)}) in an Iceberg table, checkpoints every ${j.latency.checkpoint_interval}`)
+  }
+  if (j.checkpoint) {
+    const c = j.checkpoint
+    parts.push(`a checkpoint with ${num(c.keys)} keys of window state ${num(c.idle.idle.duration_ms.median)} ms with nothing in flight, ` +
+      `${num(c.loaded.full_state.duration_ms.median)} ms under load (medians of ${c.idle.idle.checkpoints} and ${c.loaded.full_state.checkpoints})`)
+  }
+  return `- Windows (TUMBLE 5 min and SESSION 10 min COUNT(*) per key): ${parts.join('; ')}.
+  ${machineText(f)}; ${loadText(f)}.
+  ${sourceText(f, name)}.
+`
 }
 
 function appendBlock(ctx) {
@@ -456,6 +485,68 @@ ${sourceText(f, name)}.
 ${rows.join('\n')}`
 }
 
+// bench/README.md, "Windows": throughput against DuckDB, latency to both sinks, checkpoint duration.
+function windowsBlock({ index, files }) {
+  if (!Object.values(index.files).some((e) => e.bench === 'windows')) return 'No results file yet.'
+  const name = current(index, 'windows')
+  const j = files[name]
+  const f = facts(j)
+  const o = j.windows
+  const out = [`Current run (written by ${code('node bench/report.mjs --write')} from ${code(`${RESULTS}/${name}`)}): ` +
+    `${j.ok ? 'every floe table equal to DuckDB\'s result, every window once in both sinks' : `**FAILED**: ${j.problems.join('; ')}`}.
+${machineText(f)}; ${loadText(f)}.
+${sourceText(f, name)}.`]
+  const t = j.throughput
+  if (t) {
+    const rows = t.summary.map((s) => `| ${s.kind} | ${num(s.keys)} (${num(s.distinct_keys)}) | ${num(s.floe_events_per_s_median)} | ` +
+      `${num(s.duckdb_events_per_s_median)} | **${fix(s.ratio_median, 2)}** | ${s.ratios.map((x) => fix(x, 2)).join(', ')} | ${num(s.rows)} | ` +
+      `${fix(s.floe_cpu_s_median, 1)} / ${fix(s.duckdb_cpu_s_median, 1)} | ${num(s.floe_max_rss_mib_median)} | ${s.floe_checkpoints.join(', ')} |`)
+    out.push(`Throughput: ${num(o.events)} events per input, event time ${num(o.event_time_rate_per_s)} events per second of event time, ` +
+      `out of order by up to ${fix(o.max_out_of_order_ms / 1000, 0)} s, watermark delay ${o.watermark_delay_s} s (no event late); ` +
+      `floe on CPU ${o.cpu ?? 'any (not pinned)'} (taskset), parallelism ${o.parallelism}, checkpoints every ${o.checkpoint_interval}, ` +
+      `an Iceberg append table with maintenance off, spawn to exit; DuckDB 1 thread on the same CPU, the aggregate of the same file ` +
+      `into one zstd Parquet file; ${o.reps} paired run${o.reps > 1 ? 's' : ''} per window and key count, back to back.
+
+| window | keys (distinct in the input) | floe events/s (median) | DuckDB events/s (median) | floe / DuckDB (median of the pairs) | per pair | output rows | CPU s floe / DuckDB (median) | floe peak RSS MiB | floe checkpoints per run |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+${rows.join('\n')}`)
+  }
+  const l = j.latency
+  if (l) {
+    const row = (label, a, b) => `| ${label} | ${num(a.n)} | **${num(a.median)}** | ${num(a.p90)} | ${num(a.min)}-${num(a.max)} | ${num(b.median)} | ${num(b.max)} |`
+    out.push(`Latency: TUMBLE(${l.window_s} s) COUNT(*) per key from a Kafka topic (dev cluster, 1 partition) into a Kafka topic ` +
+      `(exactly-once) and an Iceberg table, one job, checkpoints every ${l.checkpoint_interval}; ${num(l.events_per_s)} events/s over ` +
+      `${num(l.keys)} keys for ${num(l.seconds)} s, event time = the wall clock minus up to ${num(l.max_out_of_order_ms)} ms, watermark delay ` +
+      `${l.watermark_delay_s} s; a \`floe kafka produce\` every ${l.tick_ms} ms (${num(l.producer_ms.median)} ms median from the events' ` +
+      `wall clock to their ack).
+Definition: ${l.definition}
+
+| sink | windows | ms after the window could close (median) | p90 | min-max | ms after its event-time close (median) | max |
+| --- | --- | --- | --- | --- | --- | --- |
+${row('Kafka, exactly-once (commit)', l.kafka_ms, l.kafka_ms_from_event_time)}
+${row('Iceberg (snapshot)', l.iceberg_ms, l.iceberg_ms_from_event_time)}`)
+  }
+  const c = j.checkpoint
+  if (c) {
+    const row = (label, x) => `| ${label} | ${num(x.checkpoints)} | **${num(x.duration_ms.median)}** | ${num(x.duration_ms.min)}-${num(x.duration_ms.max)} | ` +
+      `${num(x.source_state_written_ms.median)} | ${num(x.window_state_written_ms.median)} | ${mib(x.window_state_bytes_median, 1)} | ${mib(x.state_bytes_median, 1)} |`
+    const l = c.loaded
+    const i = c.idle
+    out.push(`Checkpoint duration with ${num(c.keys)} keys of window state: ${c.window} over events whose time rises within one day ` +
+      `(the window fires only when the input ends), one core and parallelism 1 as above, checkpoints every ${c.interval}. Under load: ` +
+      `${num(c.events)} events (the first ${num(c.keys)} every key once) from the file, unthrottled (the job ran at ${num(l.events_per_s)} ` +
+      `events/s, ${num(l.checkpoints_completed)} checkpoints, ${num(l.checkpoints_read)} read). Idle: the ${num(c.keys)} keys alone from a Kafka ` +
+      `topic (${num(i.partitions)} partition${i.partitions === 1 ? '' : 's'}), the checkpoints after the first one holding every key.
+Definition: ${c.definition}
+
+| job | checkpoints holding every key | duration ms (median) | min-max | source's state written, ms after the trigger (median) | window's state written (median) | window state MiB (median) | all state MiB |
+| --- | --- | --- | --- | --- | --- | --- | --- |
+${row('under load', l.full_state)}
+${row('idle (nothing in flight)', i.idle)}`)
+  }
+  return out.join('\n\n')
+}
+
 // README.md / docs (optional block "table-maintenance"): the maintenance figures in brief.
 function maintenanceSummaryBlock(ctx, target) {
   const { index, files } = ctx
@@ -510,6 +601,16 @@ function indexBlock({ index, files }) {
     if (j.bench === 'maintenance-throughput') {
       return `records/s on / off ${Object.entries(j.summary).map(([k, x]) => `${k} ${fix(x.ratio_median, 2)}`).join(', ')}`
     }
+    if (j.bench === 'windows') {
+      const parts = []
+      if (j.throughput) parts.push(`floe/DuckDB ${j.throughput.summary.map((s) => `${s.kind} ${num(s.keys)} keys ${fix(s.ratio_median, 2)}`).join(', ')}`)
+      if (j.latency) parts.push(`to Kafka ${num(j.latency.kafka_ms.median)} ms, Iceberg ${num(j.latency.iceberg_ms.median)} ms`)
+      if (j.checkpoint) {
+        parts.push(`checkpoint with ${num(j.checkpoint.keys)} keys ${num(j.checkpoint.idle.idle.duration_ms.median)} ms idle, ` +
+          `${num(j.checkpoint.loaded.full_state.duration_ms.median)} ms under load`)
+      }
+      return parts.join('; ')
+    }
     if (j.bench === 'streaming' && j.throughput) {
       return `stream/batch ${fix(j.throughput.ratio_median, 2)}; ${num(j.throughput.stream_rows_per_s_median)} rows/s`
     }
@@ -543,6 +644,7 @@ const TARGETS = [
   { file: 'bench/README.md', block: 'table-health-baseline', make: tableHealthBaselineBlock },
   { file: 'bench/README.md', block: 'file-size', make: fileSizeBlock },
   { file: 'bench/README.md', block: 'maintenance-throughput', make: maintenanceThroughputBlock },
+  { file: 'bench/README.md', block: 'windows', make: windowsBlock },
   // Optional: written only where a document has the markers (README.md, docs/connectors.md, ...).
   { file: 'README.md', block: 'table-maintenance', make: maintenanceSummaryBlock, optional: true },
   { file: 'docs/connectors.md', block: 'table-maintenance', make: maintenanceSummaryBlock, optional: true },
@@ -633,7 +735,7 @@ function validate(file, bench, rows) {
   need(j.schema === 2, 'schema 2')
   need(!Number.isNaN(Date.parse(j.date)), 'date')
   const script = { 'table-health': 'bench/table_health.sh', 'file-size': 'bench/file_size.sh',
-                   'maintenance-throughput': 'bench/maintenance_throughput.sh' }[bench] || `bench/${bench}_bench.sh`
+                   'maintenance-throughput': 'bench/maintenance_throughput.sh', windows: 'bench/windows.sh' }[bench] || `bench/${bench}_bench.sh`
   need(typeof j.command === 'string' && j.command.includes(script), 'command naming the bench script')
   need(j.git && /^[0-9a-f]{40}$/.test(j.git.commit) && typeof j.git.dirty === 'boolean', 'git commit and dirty flag')
   need(j.floe && /^[0-9a-f]{64}$/.test(j.floe.sha256 || ''), "floe binary's sha256")
@@ -700,6 +802,34 @@ function validate(file, bench, rows) {
     need(Array.isArray(j.runs) && j.runs.length === 2 * o.reps * (o.kinds || []).length &&
       j.runs.every((r) => r.verified && pos(r.records_per_s) && pos(r.seconds)), 'every run: verified, records/s')
     need(j.summary && (o.kinds || []).every((k) => j.summary[k] && pos(j.summary[k].ratio_median)), 'summary: ratio on / off per table')
+  } else if (bench === 'windows') {
+    const o = j.windows || {}
+    const parts = o.parts || []
+    need(j.ok === true, "ok (every floe table equal to DuckDB's result, every window once in both sinks)")
+    if (rows !== undefined) need(o.events === rows, `events = ${rows}`)
+    const t = j.throughput
+    if (parts.includes('throughput')) {
+      need(t && Array.isArray(t.summary) && t.summary.length === (o.kinds || []).length * (o.keys || []).length &&
+        t.summary.every((s) => pos(s.floe_events_per_s_median) && pos(s.duckdb_events_per_s_median) && pos(s.ratio_median) && pos(s.rows)),
+        'throughput: events/s of floe and DuckDB and their ratio for every window and key count')
+      need(t && Array.isArray(t.pairs) && t.pairs.length === o.reps * t.summary.length && t.pairs.every((p) => p.verified && p.verified.equal),
+        "throughput: every floe table compared equal to DuckDB's result")
+    }
+    const l = j.latency
+    if (parts.includes('latency')) {
+      need(l && Array.isArray(l.windows) && l.windows.length > 0 &&
+        l.windows.every((w) => Number.isFinite(w.kafka_ms) && Number.isFinite(w.iceberg_ms)) && l.kafka_commits > 0 && l.iceberg_snapshots > 0,
+        'latency: every closable window timed in both sinks')
+    }
+    const c = j.checkpoint
+    if (parts.includes('checkpoint')) {
+      for (const [what, x] of [['under load', c && c.loaded && c.loaded.full_state], ['idle', c && c.idle && c.idle.idle]]) {
+        need(x && x.checkpoints > 0 && pos(x.duration_ms.median) && pos(x.window_state_bytes_median),
+          `checkpoint, ${what}: at least one checkpoint holding every key, timed, with its state size`)
+      }
+      need(c && c.loaded && c.loaded.table && c.loaded.table.rows === c.keys && c.loaded.table.events === c.events,
+        'checkpoint, under load: the table holds one row per key, counts summing to the events')
+    }
   } else {
     bad.push(`unknown bench ${bench}`)
   }

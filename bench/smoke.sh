@@ -4,13 +4,13 @@
 # that the bench runs to the end, every table it verifies holds each row exactly once, and its
 # results file is complete (node bench/report.mjs --validate).
 #
-#   FLOE=path/to/floe bench/smoke.sh append|kafka|streaming|table-health|file-size|maintenance-throughput DIR
+#   FLOE=path/to/floe bench/smoke.sh append|kafka|streaming|table-health|file-size|maintenance-throughput|windows DIR
 #
 # Scratch, generated input and the results file all go under DIR/<bench> (ctest gives the build
 # tree): a smoke run never writes into bench/out or bench/results.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-[[ $# -eq 2 ]] || { echo "usage: FLOE=... bench/smoke.sh append|kafka|streaming|table-health|file-size|maintenance-throughput DIR" >&2; exit 2; }
+[[ $# -eq 2 ]] || { echo "usage: FLOE=... bench/smoke.sh append|kafka|streaming|table-health|file-size|maintenance-throughput|windows DIR" >&2; exit 2; }
 which="$1"
 dir="$(mkdir -p "$2" && cd "$2" && pwd)/$which"
 : "${FLOE:?FLOE must name the floe binary}"
@@ -54,8 +54,16 @@ case "$which" in
     OUT="$dir/scratch" RESULT="$result" bash "$here/maintenance_throughput.sh" --events 200000 --interval '200 ms' \
       --reps 1 --target-file-size 262144
     ;;
+  windows)
+    # throughput: 20,000 events, 100 and 2,000 keys, both windows, once; latency: 5 s of feed, 2 s
+    # windows, 500 ms checkpoints; checkpoint: 2,000 keys in 300,000 events, 20 ms checkpoints, 2 idle
+    OUT="$dir/scratch" RESULT="$result" bash "$here/windows.sh" --events "$rows" --keys 100,2000 --reps 1 --disorder 5 \
+      --interval '1 s' --latency-seconds 5 --latency-window 2 --latency-delay 1 --latency-disorder-ms 500 \
+      --latency-interval '500 ms' --checkpoint-keys 2000 --checkpoint-events 300000 --checkpoint-interval '20 ms' \
+      --checkpoint-idle 2
+    ;;
   *)
-    echo "smoke.sh: unknown bench '$which' (append, kafka, streaming, table-health, file-size or maintenance-throughput)" >&2
+    echo "smoke.sh: unknown bench '$which' (append, kafka, streaming, table-health, file-size, maintenance-throughput or windows)" >&2
     exit 2
     ;;
 esac
