@@ -244,6 +244,61 @@ test('partitioned table: rows land in partition directories and read back', () =
   assert.ok(dirs.size >= 9);
 });
 
+// Iceberg's metadata tables ($snapshots, $history, $files, $partitions) as commands.
+const viewRows = (view, table, floeRun = floe) => {
+  const r = floeRun('table', view, table);
+  assert.equal(r.code, 0, r.err);
+  return r.out.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+};
+
+test('files and partitions of a partitioned table add up to its rows and files', () => {
+  const files = viewRows('files', 'db.events');
+  assert.equal(files.length, dataFiles('db.events').length);
+  assert.ok(files.every((f) => f.content === 0 && f.file_format === 'PARQUET' &&
+                               /^event_time_day=2024-01-0[123]\/npi_bucket=[0-3]$/.test(f.partition)));
+  const parts = viewRows('partitions', 'db.events');
+  assert.equal(parts.length, new Set(files.map((f) => f.partition)).size);
+  assert.equal(parts.reduce((a, x) => a + x.record_count, 0), 600);
+  assert.equal(parts.reduce((a, x) => a + x.file_count, 0), files.length);
+  assert.equal(parts.reduce((a, x) => a + x.total_data_file_size_in_bytes, 0),
+               files.reduce((a, x) => a + x.file_size_in_bytes, 0));
+  const snaps = viewRows('snapshots', 'db.events');
+  assert.equal(snaps.length, 1);
+  assert.equal(snaps[0].operation, 'append');
+  assert.equal(snaps[0].summary['total-records'], '600');
+  assert.equal(snaps[0].floe_sink, null, 'a CLI append carries no job marker');
+  const bad = floe('table', 'nope', 'db.events');
+  assert.notEqual(bad.code, 0);
+});
+
+test('snapshots of a job-written table carry the sink, job and checkpoint; history follows the commits', async () => {
+  const p = h.sandbox(h.tempRoot('floe-cli-meta-'), 'meta');
+  fs.writeFileSync(p.job, `${h.checkpointSets('200 ms')}
+CREATE TABLE roster (seq BIGINT NOT NULL, npi STRING NOT NULL)
+  WITH ('connector' = 'roster', 'seed' = '1', 'events' = '3000', 'rows-per-second' = '3000');
+CREATE TABLE lake (seq BIGINT NOT NULL, npi STRING NOT NULL) WITH (${h.icebergTable('meta')});
+INSERT INTO lake SELECT seq, npi FROM roster;
+`);
+  const r = await h.runJob(p, { CHK: p.chk, WH: p.wh }).done;
+  assert.equal(r.code, 0, r.err);
+  const run = (...args) => h.floe([...args, '--warehouse', p.wh]);
+  const snaps = viewRows('snapshots', p.table, run);
+  const commits = snaps.filter((x) => x.operation === 'append');
+  assert.ok(commits.length >= 2, JSON.stringify(snaps));
+  for (const x of commits) {
+    assert.equal(x.floe_sink, x.summary['floe.sink-id']);
+    assert.ok(x.floe_sink && x.floe_job, JSON.stringify(x));
+    assert.equal(typeof x.floe_checkpoint, 'number');
+    assert.ok(!Number.isNaN(Date.parse(x.committed_at)));
+  }
+  const checkpoints = commits.map((x) => x.floe_checkpoint);
+  assert.deepEqual(checkpoints, [...checkpoints].sort((a, b) => a - b), 'checkpoints rise with the commits');
+  const history = viewRows('history', p.table, run);
+  assert.equal(history.length, snaps.length);
+  assert.ok(history.every((x) => x.is_current_ancestor));
+  assert.equal(history.at(-1).snapshot_id, JSON.parse(run('table', 'describe', p.table).out)['current-snapshot-id']);
+});
+
 test('two processes appending to one table at once: both commits land', async () => {
   ok('table', 'create', 'db.race', '--schema', 'seq BIGINT NOT NULL, who STRING');
   const runs = [];

@@ -40,6 +40,10 @@ constexpr const char* kUsage =
     "  delete NS.TABLE FILE.jsonl     delete the rows whose keys the file holds\n"
     "  scan NS.TABLE [--snapshot ID] [--limit N]   rows as JSON lines, deletes applied\n"
     "  describe NS.TABLE              schema, spec, properties, snapshots, file counts\n"
+    "  snapshots | history | files | partitions NS.TABLE\n"
+    "                                 Iceberg's metadata tables as JSON lines (Trino's "
+    "$snapshots,\n"
+    "                                 ...), floe's commit markers in snapshots\n"
     "  verify NS.TABLE [--unique COL] [--expect-range COL:1..N] [--expected FILE --key COL]\n"
     "                                 rows, duplicates, missing runs, differences; exit 1 on any\n"
     "  expire-snapshots NS.TABLE [--max-snapshot-age-ms N | --older-than TIME|DURATION] "
@@ -207,6 +211,17 @@ Status Describe(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(auto table, catalog->LoadTable(id));
   FLOE_ASSIGN_OR_RAISE(std::string text, DescribeTable(table));
   std::printf("%s\n", text.c_str());
+  return Status::OK();
+}
+
+// `floe table snapshots | history | files | partitions NS.TABLE`: Iceberg's metadata tables.
+Status MetadataTableCommand(const std::string& view, const std::vector<std::string>& argv) {
+  FLOE_ASSIGN_OR_RAISE(Args args, Args::Parse(argv, {{"warehouse"}, {}}));
+  FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, (view + " NS.TABLE").c_str()));
+  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
+  FLOE_ASSIGN_OR_RAISE(auto table, catalog->LoadTable(id));
+  FLOE_ASSIGN_OR_RAISE(std::string rows, MetadataTableRows(table, view));
+  std::fwrite(rows.data(), 1, rows.size(), stdout);
   return Status::OK();
 }
 
@@ -420,6 +435,9 @@ Status RunTableCommand(const std::vector<std::string>& args) {
   if (verb == "delete") return Write(rest, iceberg::WriteMode::kDelete, "delete");
   if (verb == "scan") return Scan(rest);
   if (verb == "describe") return Describe(rest);
+  if (verb == "snapshots" || verb == "history" || verb == "files" || verb == "partitions") {
+    return MetadataTableCommand(verb, rest);
+  }
   if (verb == "verify") return Verify(rest);
   if (verb == "expire-snapshots") return ExpireSnapshotsCommand(rest);
   if (verb == "compact") return CompactCommand(rest);

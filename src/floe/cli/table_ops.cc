@@ -2,11 +2,14 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 
+#include "floe/common/civil_time.h"
 #include "floe/format/json/json_lines.h"
 #include "floe/iceberg/manifest_io.h"
 #include "floe/iceberg/snapshot_update.h"
@@ -226,6 +229,141 @@ Result<std::string> DescribeTable(const iceberg::LoadedTable& table) {
                   {"data-bytes", data_bytes},     {"data-records", records},
                   {"delete-files", delete_files}, {"delete-bytes", delete_bytes}};
   return out.dump(2);
+}
+
+namespace {
+
+std::string IsoMillis(int64_t ms) {
+  return FormatTimestamp(ms * 1000, TimestampFormat{'T', false, YearStyle::kIso8601, true}) + "Z";
+}
+
+nlohmann::ordered_json OrNull(const std::map<std::string, std::string>& m, const std::string& k) {
+  auto it = m.find(k);
+  return it == m.end() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(it->second);
+}
+
+// The current snapshot's live files (ADDED or EXISTING entries).
+Result<std::vector<iceberg::DataFile>> LiveFiles(const iceberg::TableMetadata& m) {
+  std::vector<iceberg::DataFile> out;
+  const iceberg::Snapshot* current = m.current_snapshot();
+  if (current == nullptr) return out;
+  FLOE_ASSIGN_OR_RAISE(std::vector<iceberg::ManifestFile> manifests,
+                       iceberg::ReadManifestList(current->manifest_list));
+  for (const iceberg::ManifestFile& mf : manifests) {
+    FLOE_ASSIGN_OR_RAISE(std::vector<iceberg::ManifestEntry> entries, iceberg::ReadManifest(mf, m));
+    for (iceberg::ManifestEntry& e : entries) {
+      if (e.status == iceberg::EntryStatus::kDeleted) continue;
+      e.data_file.spec_id = mf.partition_spec_id;
+      out.push_back(std::move(e.data_file));
+    }
+  }
+  return out;
+}
+
+std::string PartitionText(const iceberg::TableMetadata& m, const iceberg::DataFile& f) {
+  const iceberg::PartitionSpec* spec = m.FindSpec(f.spec_id);
+  return spec == nullptr ? "" : spec->PartitionPath(m.current_schema(), f.partition);
+}
+
+}  // namespace
+
+Result<std::string> MetadataTableRows(const iceberg::LoadedTable& table, const std::string& view) {
+  const iceberg::TableMetadata& m = table.metadata;
+  using Json = nlohmann::ordered_json;
+  std::string out;
+  auto emit = [&out](const Json& row) { out += row.dump() + "\n"; };
+  auto parent = [](const iceberg::Snapshot* s) {
+    return s != nullptr && s->parent_snapshot_id ? Json(*s->parent_snapshot_id) : Json(nullptr);
+  };
+  if (view == "snapshots") {
+    for (const iceberg::Snapshot& s : m.snapshots) {
+      Json row;
+      row["committed_at"] = IsoMillis(s.timestamp_ms);
+      row["snapshot_id"] = s.snapshot_id;
+      row["parent_id"] = parent(&s);
+      row["operation"] = OrNull(s.summary, "operation");
+      row["manifest_list"] = s.manifest_list;
+      row["summary"] = Json(s.summary);
+      row["floe_sink"] = OrNull(s.summary, "floe.sink-id");
+      row["floe_job"] = OrNull(s.summary, "floe.job-id");
+      Json checkpoint = OrNull(s.summary, "floe.checkpoint-id");
+      if (checkpoint.is_string()) {
+        const std::string text = checkpoint.get<std::string>();
+        int64_t id = 0;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+        if (ec == std::errc() && end == text.data() + text.size()) checkpoint = id;
+      }
+      row["floe_checkpoint"] = checkpoint;
+      emit(row);
+    }
+    return out;
+  }
+  if (view == "history") {
+    std::set<int64_t> ancestors;
+    for (const iceberg::Snapshot* s = m.current_snapshot(); s != nullptr;
+         s = s->parent_snapshot_id ? m.FindSnapshot(*s->parent_snapshot_id) : nullptr) {
+      if (!ancestors.insert(s->snapshot_id).second) break;
+    }
+    for (const iceberg::SnapshotLogEntry& e : m.snapshot_log) {
+      Json row;
+      row["made_current_at"] = IsoMillis(e.timestamp_ms);
+      row["snapshot_id"] = e.snapshot_id;
+      row["parent_id"] = parent(m.FindSnapshot(e.snapshot_id));
+      row["is_current_ancestor"] = ancestors.count(e.snapshot_id) > 0;
+      emit(row);
+    }
+    return out;
+  }
+  if (view == "files" || view == "partitions") {
+    FLOE_ASSIGN_OR_RAISE(std::vector<iceberg::DataFile> files, LiveFiles(m));
+    if (view == "files") {
+      for (const iceberg::DataFile& f : files) {
+        Json row;
+        row["content"] = static_cast<int>(f.content);
+        row["file_path"] = f.file_path;
+        row["file_format"] = f.file_format;
+        row["spec_id"] = f.spec_id;
+        row["partition"] = PartitionText(m, f);
+        row["record_count"] = f.record_count;
+        row["file_size_in_bytes"] = f.file_size_in_bytes;
+        emit(row);
+      }
+      return out;
+    }
+    std::map<std::pair<int32_t, std::string>, Json> parts;
+    for (const iceberg::DataFile& f : files) {
+      Json& row = parts[{f.spec_id, PartitionText(m, f)}];
+      if (row.is_null()) {
+        row["partition"] = PartitionText(m, f);
+        row["spec_id"] = f.spec_id;
+        for (const char* k : {"record_count", "file_count", "total_data_file_size_in_bytes",
+                              "position_delete_record_count", "position_delete_file_count",
+                              "equality_delete_record_count", "equality_delete_file_count"}) {
+          row[k] = 0;
+        }
+      }
+      auto add = [&row](const char* k, int64_t v) { row[k] = row[k].get<int64_t>() + v; };
+      switch (f.content) {
+        case iceberg::FileContent::kData:
+          add("record_count", f.record_count);
+          add("file_count", 1);
+          add("total_data_file_size_in_bytes", f.file_size_in_bytes);
+          break;
+        case iceberg::FileContent::kPositionDeletes:
+          add("position_delete_record_count", f.record_count);
+          add("position_delete_file_count", 1);
+          break;
+        case iceberg::FileContent::kEqualityDeletes:
+          add("equality_delete_record_count", f.record_count);
+          add("equality_delete_file_count", 1);
+          break;
+      }
+    }
+    for (const auto& [key, row] : parts) emit(row);
+    return out;
+  }
+  return Status::InvalidArgument("unknown metadata table '" + view +
+                                 "' (snapshots, history, files, partitions)");
 }
 
 }  // namespace floe::cli

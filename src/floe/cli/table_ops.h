@@ -40,4 +40,19 @@ Status ValidateWriteProperties(const iceberg::Schema& schema, const iceberg::Par
 // snapshot, every snapshot with its summary, live data/delete file counts and bytes.
 Result<std::string> DescribeTable(const iceberg::LoadedTable& table);
 
+// Iceberg's metadata tables as JSON lines, a row a line, with the columns Trino's and Spark's
+// `$snapshots`, `$history`, `$files` and `$partitions` have:
+//   snapshots   committed_at, snapshot_id, parent_id, operation, manifest_list, summary, and
+//               floe's commit markers from the summary: floe_sink, floe_job, floe_checkpoint
+//   history     made_current_at, snapshot_id, parent_id, is_current_ancestor
+//   files       content (0 data, 1 position deletes, 2 equality deletes), file_path,
+//               file_format, spec_id, partition, record_count, file_size_in_bytes
+//               (the current snapshot's live files)
+//   partitions  partition, spec_id, record_count, file_count, total_data_file_size_in_bytes,
+//               position_delete_record_count, position_delete_file_count,
+//               equality_delete_record_count, equality_delete_file_count
+// Times are ISO-8601 UTC; a partition is its path ("ts_day=2024-01-01", "" unpartitioned).
+// InvalidArgument for any other `view`.
+Result<std::string> MetadataTableRows(const iceberg::LoadedTable& table, const std::string& view);
+
 }  // namespace floe::cli
