@@ -151,6 +151,27 @@ test('window job with the worker SIGKILLed at a random point: every window exact
   assert.deepEqual(tiles(p, 'state', 'n'), expected);
 });
 
+// The job's watermark at each checkpoint goes into that checkpoint's snapshot (floe.watermark,
+// shown by `floe table snapshots`): any reader sees how far in event time the table is complete.
+test('each commit records the watermark of its checkpoint: rising, behind the newest event by the delay', async () => {
+  const rows = await rosterEvents();
+  const newest = Math.max(...rows.map((r) => Date.parse(r.event_time + 'Z')));
+  const p = sandbox(ROOT, 'tiles_watermark');
+  stateTileJob(p);
+  const r = await runJob(p, { CHK: p.chk, WH: p.wh }).done;
+  assert.equal(r.code, 0, r.err);
+  const s = floe(['table', 'snapshots', p.table, '--warehouse', p.wh]);
+  assert.equal(s.code, 0, s.err);
+  const commits = s.out.split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((x) => x.floe_checkpoint != null);
+  const marks = commits.filter((x) => x.floe_watermark != null).map((x) => Date.parse(x.floe_watermark));
+  assert.ok(marks.length >= 2, `too few commits carry a watermark: ${JSON.stringify(commits.map((x) => x.summary))}`);
+  assert.deepEqual(marks, [...marks].sort((a, b) => a - b), 'watermarks never go back');
+  for (const m of marks) assert.ok(m <= newest - 21 * MINUTE, `${new Date(m).toISOString()} is past the newest event minus the delay`);
+  for (const x of commits.filter((c) => c.floe_watermark != null)) {
+    assert.equal(Number(x.summary['floe.watermark']), Date.parse(x.floe_watermark));
+  }
+});
+
 for (const point of ['window-after-fire', 'after-checkpoint-complete-before-commit']) {
   test(`window job killed at crash point ${point} (2nd hit), then restarted: every window exactly once`, async () => {
     const expected = await expectedByState();

@@ -242,6 +242,18 @@ nlohmann::ordered_json OrNull(const std::map<std::string, std::string>& m, const
   return it == m.end() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(it->second);
 }
 
+// A summary value that is a whole number; none when absent or not one.
+std::optional<int64_t> SummaryInt(const std::map<std::string, std::string>& m,
+                                  const std::string& k) {
+  auto it = m.find(k);
+  if (it == m.end()) return std::nullopt;
+  const std::string& text = it->second;
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
 // The current snapshot's live files (ADDED or EXISTING entries).
 Result<std::vector<iceberg::DataFile>> LiveFiles(const iceberg::TableMetadata& m) {
   std::vector<iceberg::DataFile> out;
@@ -286,14 +298,10 @@ Result<std::string> MetadataTableRows(const iceberg::LoadedTable& table, const s
       row["summary"] = Json(s.summary);
       row["floe_sink"] = OrNull(s.summary, "floe.sink-id");
       row["floe_job"] = OrNull(s.summary, "floe.job-id");
-      Json checkpoint = OrNull(s.summary, "floe.checkpoint-id");
-      if (checkpoint.is_string()) {
-        const std::string text = checkpoint.get<std::string>();
-        int64_t id = 0;
-        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-        if (ec == std::errc() && end == text.data() + text.size()) checkpoint = id;
-      }
-      row["floe_checkpoint"] = checkpoint;
+      std::optional<int64_t> checkpoint = SummaryInt(s.summary, "floe.checkpoint-id");
+      row["floe_checkpoint"] = checkpoint ? Json(*checkpoint) : Json(nullptr);
+      std::optional<int64_t> watermark = SummaryInt(s.summary, "floe.watermark");
+      row["floe_watermark"] = watermark ? Json(IsoMillis(*watermark)) : Json(nullptr);
       emit(row);
     }
     return out;

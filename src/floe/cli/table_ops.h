@@ -43,7 +43,8 @@ Result<std::string> DescribeTable(const iceberg::LoadedTable& table);
 // Iceberg's metadata tables as JSON lines, a row a line, with the columns Trino's and Spark's
 // `$snapshots`, `$history`, `$files` and `$partitions` have:
 //   snapshots   committed_at, snapshot_id, parent_id, operation, manifest_list, summary, and
-//               floe's commit markers from the summary: floe_sink, floe_job, floe_checkpoint
+//               floe's commit markers from the summary: floe_sink, floe_job, floe_checkpoint,
+//               floe_watermark (the job's watermark at the checkpoint, ISO-8601)
 //   history     made_current_at, snapshot_id, parent_id, is_current_ancestor
 //   files       content (0 data, 1 position deletes, 2 equality deletes), file_path,
 //               file_format, spec_id, partition, record_count, file_size_in_bytes

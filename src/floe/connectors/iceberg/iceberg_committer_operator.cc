@@ -154,6 +154,8 @@ Status IcebergCommitterOperator::OnBarrier(runtime::CheckpointId id, runtime::St
     it = collected_.erase(it);
   }
   if (options_.positions) staged.positions = options_.positions->PositionsAt(id);
+  // A finite watermark only: none yet, or end of input, says nothing about event time.
+  if (watermark_ != INT64_MIN && watermark_ != INT64_MAX) watermark_at_[id.value] = watermark_;
 
   internal::EncodeCommitterState(options_.sink_id, pending_, state);
   CrashPoint("after-committer-snapshot");
@@ -179,6 +181,13 @@ Status IcebergCommitterOperator::OnCheckpointComplete(runtime::CheckpointId id) 
   return Status::OK();
 }
 
+Status IcebergCommitterOperator::OnWatermark(runtime::Watermark watermark,
+                                             runtime::Collector& out) {
+  (void)out;  // nothing downstream
+  watermark_ = std::max(watermark_, watermark.micros);
+  return Status::OK();
+}
+
 Status IcebergCommitterOperator::OnEndOfInput(runtime::Collector& out) {
   (void)out;
   end_of_input_ = true;
@@ -197,6 +206,7 @@ Status IcebergCommitterOperator::Close() {
 Status IcebergCommitterOperator::CommitUpTo(uint64_t id) {
   for (auto it = pending_.begin(); it != pending_.end() && it->first <= id;) {
     FLOE_RETURN_NOT_OK(CommitOne(it->first, it->second));
+    watermark_at_.erase(it->first);
     it = pending_.erase(it);
   }
   return Status::OK();
@@ -229,6 +239,12 @@ Status IcebergCommitterOperator::CommitOne(uint64_t id, const Pending& pending) 
   };
   if (!options_.pipeline.empty()) {
     changes.summary_properties[internal::kSummaryPipeline] = options_.pipeline;
+  }
+  if (auto w = watermark_at_.find(id); w != watermark_at_.end()) {
+    // Floor to milliseconds, so the summary never claims more than the watermark.
+    int64_t ms = w->second / 1000;
+    if (w->second % 1000 < 0) --ms;
+    changes.summary_properties[internal::kSummaryWatermark] = std::to_string(ms);
   }
   bool already_held = false;
   iceberg::CommitOptions commit_options;

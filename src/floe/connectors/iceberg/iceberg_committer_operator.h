@@ -71,6 +71,10 @@ class IcebergCommitterOperator final : public runtime::Operator {
                    runtime::Collector& out) override;
   Status OnCheckpointComplete(runtime::CheckpointId id) override;
   Status OnEndOfInput(runtime::Collector& out) override;
+  // Remembers the job's watermark: the one at a checkpoint's barrier goes into its snapshot's
+  // summary (floe.watermark, epoch milliseconds), so any reader sees how far in event time the
+  // table is complete.
+  Status OnWatermark(runtime::Watermark watermark, runtime::Collector& out) override;
   Status Close() override;
 
   // For tests and logs.
@@ -113,6 +117,9 @@ class IcebergCommitterOperator final : public runtime::Operator {
   int64_t commits_since_check_ = 0, data_files_since_check_ = 0, data_bytes_since_check_ = 0;
   int64_t eq_deletes_since_check_ = 0;
   bool end_of_input_ = false;
+  int64_t watermark_ = INT64_MIN;             // micros; INT64_MIN: none yet
+  std::map<uint64_t, int64_t> watermark_at_;  // by checkpoint: watermark_ at its barrier (not
+                                              // checkpointed: a restored commit carries none)
 };
 
 }  // namespace floe::connectors

@@ -32,6 +32,7 @@ inline constexpr const char* kSummaryJobId = "floe.job-id";
 inline constexpr const char* kSummaryCheckpointId = "floe.checkpoint-id";
 inline constexpr const char* kSummarySourceOffsets = "floe.source-offsets";
 inline constexpr const char* kSummaryPipeline = "floe.pipeline";
+inline constexpr const char* kSummaryWatermark = "floe.watermark";
 
 // The sink's options after validation (PrepareIcebergTable's rules).
 struct IcebergSinkOptions {
