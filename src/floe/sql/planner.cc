@@ -47,6 +47,20 @@ runtime::VertexId AddCalc(runtime::JobGraph& graph, const std::string& name, uin
   return calc;
 }
 
+// An aggregate vertex (window or GROUP BY) running `Op::Make(spec)` in each subtask; the spec is
+// checked here first, so its errors come out at plan time.
+template <typename Op, typename Spec>
+Result<runtime::VertexId> AddAggregate(runtime::JobGraph& graph, const std::string& name,
+                                       uint32_t parallelism, const Spec& spec) {
+  FLOE_RETURN_NOT_OK(Op::Make(spec).status());
+  return graph.AddOperator(
+      name, parallelism,
+      [spec](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+        FLOE_ASSIGN_OR_RAISE(auto op, Op::Make(spec));
+        return std::unique_ptr<runtime::Operator>(std::move(op));
+      });
+}
+
 // A source table with computed columns: a vertex right after the source evaluates them, so the
 // rows leave it with every column in declared order (`all_columns`).
 Result<runtime::VertexId> AddComputedColumns(runtime::JobGraph& graph, const std::string& name,
@@ -499,31 +513,22 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
         spec.window = *plan.window;
         spec.aggregates = plan.aggregates;
         spec.job_config = job->config;
-        Result<std::unique_ptr<WindowAggregateOperator>> probe =
-            WindowAggregateOperator::Make(spec);
-        if (!probe.ok()) return AtPos(insert.pos, probe.status());
+        Result<runtime::VertexId> added = AddAggregate<WindowAggregateOperator>(
+            job->graph, VertexName("window", sink->name) + sink_suffix, agg_parallelism, spec);
+        if (!added.ok()) return AtPos(insert.pos, added.status());
+        agg = *added;
         agg_output = WindowAggregateOutput(spec);
-        agg = job->graph.AddOperator(
-            VertexName("window", sink->name) + sink_suffix, agg_parallelism,
-            [spec](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
-              FLOE_ASSIGN_OR_RAISE(auto op, WindowAggregateOperator::Make(spec));
-              return std::unique_ptr<runtime::Operator>(std::move(op));
-            });
       } else {
         GroupAggregateSpec spec;
         spec.input = row_schema;
         spec.key_columns = plan.key_columns;
         spec.aggregates = plan.aggregates;
         spec.job_config = job->config;
-        Result<std::unique_ptr<GroupAggregateOperator>> probe = GroupAggregateOperator::Make(spec);
-        if (!probe.ok()) return AtPos(insert.pos, probe.status());
+        Result<runtime::VertexId> added = AddAggregate<GroupAggregateOperator>(
+            job->graph, VertexName("aggregate", sink->name) + sink_suffix, agg_parallelism, spec);
+        if (!added.ok()) return AtPos(insert.pos, added.status());
+        agg = *added;
         agg_output = GroupAggregateOutput(spec);
-        agg = job->graph.AddOperator(
-            VertexName("aggregate", sink->name) + sink_suffix, agg_parallelism,
-            [spec](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
-              FLOE_ASSIGN_OR_RAISE(auto op, GroupAggregateOperator::Make(spec));
-              return std::unique_ptr<runtime::Operator>(std::move(op));
-            });
       }
       job->graph.Connect(upstream, agg,
                          keys.empty() ? runtime::Partitioning::Global()

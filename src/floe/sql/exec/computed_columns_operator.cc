@@ -1,5 +1,8 @@
 #include "floe/sql/exec/computed_columns_operator.h"
 
+#include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -164,7 +167,9 @@ class Evaluator {
         return out;
       }
       case Node::Kind::kToTimestampLtz: {
-        FLOE_ASSIGN_OR_RAISE(Column in, Eval(n.children[0]));
+        Column storage(DataType::Int64());
+        FLOE_ASSIGN_OR_RAISE(const Column* operand, Operand(n.children[0], &storage));
+        const Column& in = *operand;
         Column out(DataType::TimestampTz());
         out.Reserve(rows);
         for (size_t r = 0; r < rows; ++r) {
@@ -187,14 +192,23 @@ class Evaluator {
         return out;
       }
       case Node::Kind::kCast: {
-        FLOE_ASSIGN_OR_RAISE(Column in, Eval(n.children[0]));
-        return Cast(n, in);
+        Column storage(DataType::Int64());
+        FLOE_ASSIGN_OR_RAISE(const Column* operand, Operand(n.children[0], &storage));
+        return Cast(n, *operand);
       }
     }
     return Status::Internal("unknown computed expression");
   }
 
  private:
+  // An operand: the batch's own column when it is one (not copied), else evaluated into
+  // `storage`.
+  Result<const Column*> Operand(const Node& n, Column* storage) {
+    if (n.kind == Node::Kind::kColumn) return &batch_.column(static_cast<size_t>(n.column));
+    FLOE_ASSIGN_OR_RAISE(*storage, Eval(n));
+    return storage;
+  }
+
   Status Bad(const Node& n, const std::string& value) const {
     return Status::InvalidArgument("table '" + table_ + "', computed column '" + column_ +
                                    "': " + n.text + " cannot be evaluated for the value " + value);
@@ -290,55 +304,57 @@ class Evaluator {
     }
   }
 
+  // Parses without allocating (this runs per row); the message is built only on failure.
   Status ParseValue(const Node& n, std::string_view s, const DataType& to, Column* out) {
-    const std::string quoted = "'" + std::string(s.substr(0, 64)) + "'";
-    std::string text(s);
-    while (!text.empty() && text.back() == ' ') text.pop_back();
-    while (!text.empty() && text.front() == ' ') text.erase(0, 1);
+    auto bad = [&] { return Bad(n, "'" + std::string(s.substr(0, 64)) + "'"); };
+    std::string_view text = s;
+    while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+    while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+    const char* first = text.data();
+    const char* last = text.data() + text.size();
     switch (to.id) {
-      case TypeId::kInt32:
+      case TypeId::kInt32: {
+        int32_t v = 0;
+        auto [end, ec] = std::from_chars(first, last, v);
+        if (text.empty() || ec != std::errc() || end != last) return bad();
+        out->Append<int32_t>(v);
+        return Status::OK();
+      }
       case TypeId::kInt64: {
-        char* end = nullptr;
-        errno = 0;
-        long long v = std::strtoll(text.c_str(), &end, 10);
-        if (text.empty() || *end != '\0' || errno != 0 ||
-            (to.id == TypeId::kInt32 && (v < std::numeric_limits<int32_t>::min() ||
-                                         v > std::numeric_limits<int32_t>::max()))) {
-          return Bad(n, quoted);
-        }
-        if (to.id == TypeId::kInt32) {
-          out->Append<int32_t>(static_cast<int32_t>(v));
-        } else {
-          out->Append<int64_t>(v);
-        }
+        int64_t v = 0;
+        auto [end, ec] = std::from_chars(first, last, v);
+        if (text.empty() || ec != std::errc() || end != last) return bad();
+        out->Append<int64_t>(v);
         return Status::OK();
       }
       case TypeId::kDouble: {
-        char* end = nullptr;
-        double v = std::strtod(text.c_str(), &end);
-        if (text.empty() || *end != '\0') return Bad(n, quoted);
+        double v = 0;
+        auto [end, ec] = std::from_chars(first, last, v);
+        if (text.empty() || ec != std::errc() || end != last) return bad();
         out->Append<double>(v);
         return Status::OK();
       }
       case TypeId::kBoolean: {
-        std::string lower;
-        for (char c : text) lower.push_back(static_cast<char>(std::tolower(c)));
-        if (lower != "true" && lower != "false") return Bad(n, quoted);
-        out->Append<uint8_t>(lower == "true" ? 1 : 0);
+        auto is = [&text](std::string_view word) {
+          return text.size() == word.size() &&
+                 std::equal(text.begin(), text.end(), word.begin(), [](char a, char b) {
+                   return std::tolower(static_cast<unsigned char>(a)) == b;
+                 });
+        };
+        if (!is("true") && !is("false")) return bad();
+        out->Append<uint8_t>(is("true") ? 1 : 0);
         return Status::OK();
       }
       case TypeId::kDate: {
         int32_t days;
-        if (ParseDate(text, &days) != nullptr) return Bad(n, quoted);
+        if (ParseDate(text, &days) != nullptr) return bad();
         out->Append<int32_t>(days);
         return Status::OK();
       }
       case TypeId::kTimestamp:
       case TypeId::kTimestampTz: {
         int64_t micros;
-        if (ParseTimestamp(text, to.id == TypeId::kTimestampTz, &micros) != nullptr) {
-          return Bad(n, quoted);
-        }
+        if (ParseTimestamp(text, to.id == TypeId::kTimestampTz, &micros) != nullptr) return bad();
         out->Append<int64_t>(Truncate(micros, n.type.precision));
         return Status::OK();
       }
