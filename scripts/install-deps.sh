@@ -11,6 +11,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev googletest
   libzstd-dev libsnappy-dev zlib1g-dev
   libsimdjson-dev nlohmann-json3-dev librdkafka-dev libfmt-dev libcli11-dev
+  libcpp-httplib-dev chromium
   nodejs npm clang-format
 )
 

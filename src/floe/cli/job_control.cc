@@ -99,6 +99,100 @@ std::string Pad(std::string s, size_t n) {
   return s;
 }
 
+std::string Seconds(int64_t millis) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f s", static_cast<double>(millis) / 1000.0);
+  return buf;
+}
+
+// Each table's freshness for `floe list`: "demo.t 1.2 s ago", "demo.t STALLED 34.0 s".
+std::string Freshness(const JobRecord& r, int64_t now) {
+  std::string out;
+  for (const auto& t : r.tables) {
+    if (!out.empty()) out += ", ";
+    out += t.table;
+    if (t.stalled) out += " STALLED";
+    out += t.last_commit_millis > 0 ? " " + Seconds(now - t.last_commit_millis) +
+                                          (t.stalled ? " without a commit" : " ago")
+                                    : " no commit yet";
+  }
+  return out.empty() ? "-" : out;
+}
+
+// A JSON number or null as text ("-" for null).
+std::string Num(const json& v) {
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  if (v.is_number()) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.1f", v.get<double>());
+    return buf;
+  }
+  return "-";
+}
+
+// The coordinator's overview (JobMonitor::OverviewJson) as text.
+void PrintOverview(const json& o) {
+  const json& job = o.value("job", json::object());
+  const int64_t now = o.value("now_ms", int64_t{0});
+  std::printf("job %s (%s) %s, up %s, restarts %s, attempt %s, worker %s\n",
+              job.value("id", "").c_str(), job.value("name", "").c_str(),
+              job.value("state", "").c_str(), Seconds(job.value("uptime_ms", int64_t{0})).c_str(),
+              Num(job.value("restarts", json())).c_str(), Num(job.value("attempt", json())).c_str(),
+              Num(job.value("worker_pid", json())).c_str());
+  std::printf("web UI %s  metrics %s\n", job.value("web_url", "").c_str(),
+              job.value("metrics_url", "").c_str());
+  const json& cp = o.value("checkpoints", json::object());
+  std::printf("checkpoints: %s completed, %s failed", Num(cp.value("completed", json())).c_str(),
+              Num(cp.value("failed", json())).c_str());
+  for (const json& c : cp.value("history", json::array())) {
+    if (c.value("savepoint", false)) continue;
+    std::printf(", last %s %s ago (%s ms, %s bytes, alignment %s ms)", Num(c["id"]).c_str(),
+                Seconds(now - c.value("completed_ms", now)).c_str(), Num(c["duration_ms"]).c_str(),
+                Num(c["size_bytes"]).c_str(), Num(c["alignment_ms"]).c_str());
+    break;
+  }
+  std::printf("\n\n%s%s%s%s%s%s%s\n", Pad("TASK", 32).c_str(), Pad("RECORDS IN", 13).c_str(),
+              Pad("RECORDS OUT", 13).c_str(), Pad("IN/S", 10).c_str(), Pad("OUT/S", 10).c_str(),
+              Pad("BACKPRESSURE MS/S", 19).c_str(), "WATERMARK IN/OUT");
+  for (const json& t : o.value("tasks", json::array())) {
+    std::printf(
+        "%s%s%s%s%s%s%s / %s\n", Pad(t.value("vertex", "") + "/" + Num(t["subtask"]), 32).c_str(),
+        Pad(Num(t["records_in"]), 13).c_str(), Pad(Num(t["records_out"]), 13).c_str(),
+        Pad(Num(t["records_in_per_s"]), 10).c_str(), Pad(Num(t["records_out_per_s"]), 10).c_str(),
+        Pad(Num(t["back_pressured_ms_per_s"]), 19).c_str(), Num(t["input_watermark_ms"]).c_str(),
+        Num(t["output_watermark_ms"]).c_str());
+  }
+  std::printf("\n%s%s%s%s%s%s\n", Pad("SOURCE", 32).c_str(), Pad("TOPIC/PARTITION", 24).c_str(),
+              Pad("OFFSET", 12).c_str(), Pad("LAG", 10).c_str(), Pad("IDLE MS", 10).c_str(),
+              "WATERMARK");
+  for (const json& s : o.value("sources", json::array())) {
+    std::string split =
+        s["topic"].is_string() ? s["topic"].get<std::string>() + "/" + Num(s["partition"]) : "-";
+    std::printf("%s%s%s%s%s%s\n", Pad(s.value("vertex", "") + "/" + Num(s["subtask"]), 32).c_str(),
+                Pad(split, 24).c_str(), Pad(Num(s["offset"]), 12).c_str(),
+                Pad(Num(s["lag"]), 10).c_str(), Pad(Num(s["idle_ms"]), 10).c_str(),
+                Num(s["watermark_ms"]).c_str());
+  }
+  const json& alarm = o.value("alarm", json::object());
+  std::printf("\n%s%s%s%s%s%s%s\n", Pad("TABLE", 24).c_str(), Pad("COMMITS", 9).c_str(),
+              Pad("LAST COMMIT", 14).c_str(), Pad("FILES", 8).c_str(), Pad("DELETES", 9).c_str(),
+              Pad("WATERMARK", 15).c_str(), "STATE");
+  for (const json& s : o.value("sinks", json::array())) {
+    const bool stalled = s.value("stalled", false);
+    std::string state = stalled ? "STALLED " + Num(s["stalled_seconds"]) +
+                                      " s without a commit (threshold " +
+                                      Seconds(alarm.value("threshold_ms", int64_t{0})) + ")"
+                                : "OK";
+    std::string last = s["seconds_since_commit"].is_number()
+                           ? Num(s["seconds_since_commit"]) + " s ago"
+                           : "none yet";
+    std::printf("%s%s%s%s%s%s%s\n", Pad(s.value("table", ""), 24).c_str(),
+                Pad(Num(s["commits"]), 9).c_str(), Pad(last, 14).c_str(),
+                Pad(Num(s["data_files"]), 8).c_str(), Pad(Num(s["delete_files"]), 9).c_str(),
+                Pad(Num(s["event_time_freshness_ms"]), 15).c_str(), state.c_str());
+  }
+}
+
 }  // namespace
 
 Status RunListCommand(const std::vector<std::string>& argv) {
@@ -121,15 +215,57 @@ Status RunListCommand(const std::vector<std::string>& argv) {
     }
     return Status::OK();
   }
-  std::printf("%s%s%s%s%s%s\n", Pad("JOB ID", 34).c_str(), Pad("STATE", 12).c_str(),
+  std::printf("%s%s%s%s%s%s%s\n", Pad("JOB ID", 34).c_str(), Pad("STATE", 12).c_str(),
               Pad("CHECKPOINT", 12).c_str(), Pad("PID", 9).c_str(), Pad("WORKER", 9).c_str(),
-              "JOB");
+              Pad("JOB", 20).c_str(), "TABLES");
+  const int64_t now = process::NowMillis();
   for (const auto& r : jobs) {
-    std::printf("%s%s%s%s%s%s\n", Pad(r.job_id, 34).c_str(), Pad(r.state, 12).c_str(),
+    std::printf("%s%s%s%s%s%s%s\n", Pad(r.job_id, 34).c_str(), Pad(r.state, 12).c_str(),
                 Pad(r.last_checkpoint ? std::to_string(r.last_checkpoint) : "-", 12).c_str(),
                 Pad(std::to_string(r.pid), 9).c_str(),
-                Pad(r.worker_pid ? std::to_string(r.worker_pid) : "-", 9).c_str(), r.name.c_str());
+                Pad(r.worker_pid ? std::to_string(r.worker_pid) : "-", 9).c_str(),
+                Pad(r.name, 20).c_str(), Freshness(r, now).c_str());
   }
+  return Status::OK();
+}
+
+Status RunStatusCommand(const std::vector<std::string>& argv) {
+  FLOE_ASSIGN_OR_RAISE(Args args, Args::Parse(argv, {{}, {"json"}}));
+  if (args.positional().size() != 1) {
+    return Status::InvalidArgument("usage: floe status JOB_ID [--json]");
+  }
+  FLOE_ASSIGN_OR_RAISE(JobRecord job, FindJob(args.positional()[0]));
+  std::optional<json> overview;
+  if (!IsTerminalState(job.state) && ProcessAlive(job.pid)) {
+    auto line = SendControlRequest(job, DumpJson({{"cmd", "status"}}), std::chrono::seconds(10));
+    std::optional<json> reply = line.ok() ? ParseJson(*line) : std::nullopt;
+    if (reply && reply->is_object() && reply->contains("overview") &&
+        (*reply)["overview"].is_object()) {
+      overview = (*reply)["overview"];
+    }
+  }
+  if (args.Has("json")) {
+    json j = ParseJson(EncodeJobRecord(job)).value_or(json::object());
+    j.erase("token");
+    if (overview) j["overview"] = *overview;
+    std::printf("%s\n", DumpJson(j).c_str());
+    return Status::OK();
+  }
+  if (overview) {
+    PrintOverview(*overview);
+    return Status::OK();
+  }
+  // The coordinator is gone: what job.json recorded.
+  const int64_t now = process::NowMillis();
+  std::printf("job %s (%s) %s%s\n", job.job_id.c_str(), job.name.c_str(),
+              IsTerminalState(job.state) || ProcessAlive(job.pid) ? job.state.c_str() : "LOST",
+              job.message.empty() ? "" : (": " + job.message).c_str());
+  std::printf("last checkpoint %s\n", job.last_checkpoint
+                                          ? (std::to_string(job.last_checkpoint) + ", " +
+                                             Seconds(now - job.last_checkpoint_millis) + " ago")
+                                                .c_str()
+                                          : "none");
+  std::printf("tables: %s\n", Freshness(job, now).c_str());
   return Status::OK();
 }
 

@@ -18,7 +18,8 @@ constexpr const char* kUsage =
     "  floe roster expected --seed S [--events N] [--providers P] [--sources K]\n"
     "  floe run JOB.sql [--var NAME=VALUE]... [--set key=value]... [--from latest|PATH]\n"
     "           [--on-stale-restore fail|skip-to-table|replay] [--job-id ID]\n"
-    "  floe list [--all] [--json]                    jobs and their last checkpoint\n"
+    "  floe list [--all] [--json]                    jobs, last checkpoint, table freshness\n"
+    "  floe status JOB_ID [--json]                   the web UI's overview as text\n"
     "  floe savepoint JOB_ID [DIR]                   prints the savepoint's path\n"
     "  floe stop JOB_ID --savepoint [DIR]            savepoint, then stop; prints its path\n"
     "  floe cancel JOB_ID\n";

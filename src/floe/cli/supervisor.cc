@@ -30,6 +30,7 @@
 #include "floe/io/file.h"
 #include "floe/runtime/checkpoint_storage.h"
 #include "floe/runtime/process/coordinator.h"
+#include "floe/web/monitor_server.h"
 
 namespace floe::cli {
 
@@ -50,8 +51,30 @@ Result<std::pair<std::string, std::string>> SplitAssignment(const std::string& t
   return std::make_pair(text.substr(0, eq), text.substr(eq + 1));
 }
 
-Status RunSupervisor(const process::CoordinatorOptions& options, const JobPlanner& planner) {
-  FLOE_RETURN_NOT_OK(ParseStaleRestorePolicy(options.on_stale_restore).status());
+namespace {
+
+// What the coordinator's monitor needs of the plan: the graph's shape and the alarm's settings.
+process::MonitorSettings MonitorSettingsOf(const sql::PlannedJob& plan) {
+  process::MonitorSettings s;
+  s.checkpoint_interval_ms = plan.checkpointing.interval.count();
+  s.stall_threshold_ms = plan.monitoring.stall_threshold.count();
+  s.stall_fails_job = plan.monitoring.stall_fails_job;
+  const auto& vertices = plan.graph.vertices();
+  for (const auto& v : vertices) s.vertices.push_back({v.name, v.parallelism, v.is_source()});
+  for (const auto& e : plan.graph.edges()) {
+    static constexpr const char* kNames[] = {"FORWARD", "HASH", "REBALANCE", "GLOBAL"};
+    s.edges.push_back({vertices[e.from.value].name, vertices[e.to.value].name,
+                       kNames[static_cast<int>(e.partitioning.kind)]});
+  }
+  return s;
+}
+
+}  // namespace
+
+Status RunSupervisor(const process::CoordinatorOptions& options_in, const JobPlanner& planner) {
+  FLOE_RETURN_NOT_OK(ParseStaleRestorePolicy(options_in.on_stale_restore).status());
+  process::CoordinatorOptions options = options_in;
+  if (!options.start_monitor) options.start_monitor = web::StartMonitorServer;
   return process::RunCoordinator(
       options,
       [&](std::string_view text, const std::string& job_id,
@@ -66,6 +89,8 @@ Status RunSupervisor(const process::CoordinatorOptions& options, const JobPlanne
         summary.restart = plan->restart;
         summary.checkpoint_dir = plan->checkpointing.dir;
         summary.savepoint_dir = plan->checkpointing.savepoint_dir;
+        summary.monitoring = plan->monitoring;
+        summary.monitor = MonitorSettingsOf(*plan);
         return summary;
       });
 }
@@ -101,8 +126,8 @@ Status RunRunCommand(const std::vector<std::string>& argv, const JobPlanner& pla
 }
 
 bool IsProcessCommand(const std::string& c) {
-  return c == "run" || c == "worker" || c == "list" || c == "savepoint" || c == "stop" ||
-         c == "cancel";
+  return c == "run" || c == "worker" || c == "list" || c == "status" || c == "savepoint" ||
+         c == "stop" || c == "cancel";
 }
 
 Status RunProcessCommand(const std::string& command, const std::vector<std::string>& args,
@@ -110,6 +135,7 @@ Status RunProcessCommand(const std::string& command, const std::vector<std::stri
   if (command == "run") return RunRunCommand(args, planner);
   if (command == "worker") return RunWorkerCommand(args, planner);
   if (command == "list") return RunListCommand(args);
+  if (command == "status") return RunStatusCommand(args);
   if (command == "savepoint") return RunSavepointCommand(args);
   if (command == "stop") return RunStopCommand(args);
   if (command == "cancel") return RunCancelCommand(args);

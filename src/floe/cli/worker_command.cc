@@ -154,6 +154,7 @@ class Worker {
     o.checkpointing = cc;
     if (restored) o.restore_from = restored->dir;
     o.min_checkpoint_id = runtime::CheckpointId(min_id);
+    o.metrics = metrics_;
     o.on_checkpoint_complete = [this](const runtime::CompletedCheckpointInfo& info) {
       OnCheckpointComplete(info);
     };
@@ -173,6 +174,8 @@ class Worker {
     Status st = job_->Wait();
     done_ = true;
     commands.join();
+    next_metrics_millis_ = 0;  // what the last commits left, before the final status line
+    ReportMetrics();
     // A stop's savepoint finishes the job: it may have ended before the command thread
     // answered the stop.
     ServeSavepoints();
@@ -196,7 +199,10 @@ class Worker {
                   {"savepoint", info.is_savepoint},
                   {"stop", info.stop},
                   {"final", info.final},
-                  {"dir", info.dir}});
+                  {"dir", info.dir},
+                  {"duration_ms", info.duration_millis},
+                  {"size_bytes", info.size_bytes},
+                  {"alignment_us", info.alignment_micros}});
     // Test-only: the stop savepoint is complete and reported, its side effects not yet
     // committed (LocalJob delivers its completion when this returns).
     if (info.stop) CrashPoint("worker-stop-savepoint-completed");
@@ -341,11 +347,25 @@ class Worker {
         }
       }
       ServeSavepoints();
+      ReportMetrics();
     }
   }
 
+  // Once a second: every task's and operator's metrics to the coordinator, which serves them.
+  void ReportMetrics() {
+    const int64_t now = process::NowMillis();
+    if (now < next_metrics_millis_) return;
+    next_metrics_millis_ = now + kMetricsReportMillis;
+    status_.Send({{"event", "metrics"},
+                  {"at_ms", now},
+                  {"samples", process::EncodeMetricSamples(metrics_->Snapshot())}});
+  }
+
+  static constexpr int64_t kMetricsReportMillis = 1000;
   int control_fd_;
   StatusChannel status_;
+  std::shared_ptr<runtime::MetricRegistry> metrics_ = std::make_shared<runtime::MetricRegistry>();
+  int64_t next_metrics_millis_ = 0;
   std::string job_id_;
   std::unique_ptr<runtime::LocalJob> job_;
   std::atomic<bool> done_{false};

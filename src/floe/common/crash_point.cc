@@ -20,10 +20,10 @@ struct CrashConfig {
   std::atomic<long> hits{0};
 };
 
-CrashConfig* LoadConfig() {
-  const char* env = std::getenv("FLOE_CRASH_AT");
+// `config` from the environment variable `var` ("<name>[:<n>]"); null when unset.
+CrashConfig* LoadConfig(const char* var, CrashConfig& config) {
+  const char* env = std::getenv(var);
   if (env == nullptr || *env == '\0') return nullptr;
-  static CrashConfig config;
   std::string spec(env);
   size_t colon = spec.rfind(':');
   config.name = spec.substr(0, colon);
@@ -34,12 +34,22 @@ CrashConfig* LoadConfig() {
 }  // namespace
 
 void CrashPoint(std::string_view name) {
-  static CrashConfig* config = LoadConfig();
+  static CrashConfig storage;
+  static CrashConfig* config = LoadConfig("FLOE_CRASH_AT", storage);
   if (config == nullptr || name != config->name) return;
   if (config->hits.fetch_add(1) + 1 == config->target) {
     LogInfo("crash point '%s' reached: SIGKILL", config->name.c_str());
     ::kill(::getpid(), SIGKILL);
   }
+}
+
+bool HoldPoint(std::string_view name) {
+  static CrashConfig storage;
+  static CrashConfig* config = LoadConfig("FLOE_HOLD_AT", storage);
+  if (config == nullptr || name != config->name) return false;
+  const long hit = config->hits.fetch_add(1) + 1;
+  if (hit == config->target) LogInfo("hold point '%s' reached: holding", config->name.c_str());
+  return hit >= config->target;
 }
 
 }  // namespace floe

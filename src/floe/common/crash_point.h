@@ -11,4 +11,10 @@ namespace floe {
 // docs/fault-injection.md.
 void CrashPoint(std::string_view name);
 
+// Test-only stalls. When FLOE_HOLD_AT is "<name>" or "<name>:<n>", HoldPoint("<name>") returns
+// true from its n-th call on: the caller then skips its work (e.g. the Iceberg committer keeps
+// its files pending), reproducing a job whose checkpoints complete while a table stands still.
+// Unlike FLOE_CRASH_AT, every worker attempt inherits it.
+bool HoldPoint(std::string_view name);
+
 }  // namespace floe

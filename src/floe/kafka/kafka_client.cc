@@ -393,6 +393,15 @@ Result<std::pair<int64_t, int64_t>> KafkaConsumer::Watermarks(const std::string&
   return std::make_pair(low, high);
 }
 
+std::optional<int64_t> KafkaConsumer::CachedHighWatermark(const std::string& topic,
+                                                          int32_t partition) {
+  int64_t low = 0, high = 0;
+  rd_kafka_resp_err_t err =
+      rd_kafka_get_watermark_offsets(impl_->rk.get(), topic.c_str(), partition, &low, &high);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR || high < 0) return std::nullopt;
+  return high;
+}
+
 Result<PartitionOffsets> KafkaConsumer::Committed(const std::string& topic,
                                                   const std::vector<int32_t>& partitions,
                                                   std::chrono::milliseconds timeout) {

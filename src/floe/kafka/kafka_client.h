@@ -182,6 +182,9 @@ class KafkaConsumer {
   // Low and high watermark (first offset, next offset to be written) of one partition.
   Result<std::pair<int64_t, int64_t>> Watermarks(const std::string& topic, int32_t partition,
                                                  std::chrono::milliseconds timeout);
+  // The partition's high watermark as of the last fetch from it: no request (nullopt before the
+  // first fetch). What the lag metrics use.
+  std::optional<int64_t> CachedHighWatermark(const std::string& topic, int32_t partition);
   // The group's committed offsets (negative = none) of `partitions`.
   Result<PartitionOffsets> Committed(const std::string& topic,
                                      const std::vector<int32_t>& partitions,

@@ -16,6 +16,9 @@ struct TaskAck {
   // The task had seen end of input on every input when it snapshotted. A checkpoint all of whose
   // acks say so is the job's final checkpoint: once it completes, the tasks finish.
   bool end_of_input = false;
+  // How long the task held back inputs that had delivered the barrier until the last one did
+  // (Flink's checkpointAlignmentTime); 0 for sources.
+  int64_t alignment_micros = 0;
 };
 
 // A checkpoint (or savepoint) that completed: its id and every subtask's blob. What a job

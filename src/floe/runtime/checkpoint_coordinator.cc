@@ -66,7 +66,7 @@ Result<CheckpointTrigger> CheckpointCoordinator::TriggerNow(bool is_savepoint) {
 }
 
 Result<std::optional<CompletedCheckpointInfo>> CheckpointCoordinator::Acknowledge(
-    CheckpointId id, TaskStateHandle state, bool end_of_input) {
+    CheckpointId id, TaskStateHandle state, bool end_of_input, int64_t alignment_micros) {
   auto it = pending_.find(id);
   if (it == pending_.end()) return std::optional<CompletedCheckpointInfo>();
   if (expected_.count(state.task) == 0) {
@@ -75,6 +75,8 @@ Result<std::optional<CompletedCheckpointInfo>> CheckpointCoordinator::Acknowledg
   }
   Pending& p = it->second;
   p.all_end_of_input = p.all_end_of_input && end_of_input;
+  if (p.acks.count(state.task) == 0) p.size_bytes += state.size;
+  p.alignment_micros = std::max(p.alignment_micros, alignment_micros);
   std::string task = state.task;
   p.acks.emplace(std::move(task), std::move(state));
   if (p.acks.size() < expected_.size()) return std::optional<CompletedCheckpointInfo>();
@@ -94,8 +96,11 @@ Result<std::optional<CompletedCheckpointInfo>> CheckpointCoordinator::Acknowledg
     }
   }
   CompletedCheckpointInfo info{id, p.location.is_savepoint, p.all_end_of_input, p.location.dir};
-  pending_.erase(it);
   last_end_millis_ = options_.clock->NowMillis();
+  info.duration_millis = *last_end_millis_ - p.trigger_millis;
+  info.size_bytes = p.size_bytes;
+  info.alignment_micros = p.alignment_micros;
+  pending_.erase(it);
   if (!info.is_savepoint) {
     last_completed_ = id;
     consecutive_failures_ = 0;
@@ -129,6 +134,7 @@ Status CheckpointCoordinator::Abort(CheckpointId id, const std::string& why, boo
   }
   if (!count_failure) return Status::OK();
   ++consecutive_failures_;
+  if (options_.failed_checkpoints != nullptr) options_.failed_checkpoints->Add(1);
   if (consecutive_failures_ > options_.config.tolerable_failed) {
     return Status::Unavailable(what + "; " + std::to_string(consecutive_failures_) +
                                " consecutive failed checkpoints exceed "

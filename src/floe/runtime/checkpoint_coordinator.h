@@ -13,6 +13,7 @@
 #include "floe/runtime/checkpoint_storage.h"
 #include "floe/runtime/clock.h"
 #include "floe/runtime/ids.h"
+#include "floe/runtime/metrics.h"
 
 namespace floe::runtime {
 
@@ -34,6 +35,12 @@ struct CompletedCheckpointInfo {
   // Set by LocalJob on the savepoint of a stop-with-savepoint: its completion is delivered to
   // the tasks (they commit its side effects) right after on_checkpoint_complete returns.
   bool stop = false;
+  // From trigger to `_metadata` written, on the coordinator's clock.
+  int64_t duration_millis = 0;
+  // The task states' bytes (Flink's checkpointed size).
+  uint64_t size_bytes = 0;
+  // The longest alignment of any task.
+  int64_t alignment_micros = 0;
 };
 
 // CheckpointCoordinator is the JobManager's checkpoint logic without threads or I/O of its own
@@ -58,6 +65,7 @@ class CheckpointCoordinator {
     CheckpointId floor;                    // first id is floor + 1
     const Clock* clock = nullptr;          // default: SteadyClock
     CheckpointStorage* storage = nullptr;  // null: checkpoints live only in acks (tests, no dir)
+    Metric* failed_checkpoints = nullptr;  // if set, counts every failure (timeouts, declines)
   };
   static Result<std::unique_ptr<CheckpointCoordinator>> Make(Options options);
 
@@ -69,7 +77,8 @@ class CheckpointCoordinator {
   // Records a task's state handle for checkpoint `id`. Returns the completed checkpoint when
   // this was the last ack. Acks for unknown (aborted, subsumed) checkpoints are ignored.
   Result<std::optional<CompletedCheckpointInfo>> Acknowledge(CheckpointId id, TaskStateHandle state,
-                                                             bool end_of_input);
+                                                             bool end_of_input,
+                                                             int64_t alignment_micros = 0);
   // A task could not snapshot `id` (or its state could not be written): abort it.
   Status Decline(CheckpointId id, const Status& reason);
   // Aborts every pending checkpoint without counting failures -- a worker died and the job is
@@ -101,6 +110,8 @@ class CheckpointCoordinator {
     int64_t trigger_millis = 0;
     std::map<std::string, TaskStateHandle> acks;
     bool all_end_of_input = true;
+    uint64_t size_bytes = 0;
+    int64_t alignment_micros = 0;
   };
   explicit CheckpointCoordinator(Options options);
   Result<CheckpointTrigger> Start(bool is_savepoint);

@@ -1,6 +1,7 @@
 #include "floe/runtime/executor.h"
 
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <map>
 #include <mutex>
@@ -58,6 +59,14 @@ struct ExecutorTask {
   std::vector<Output> outputs;
   std::thread thread;
   bool opened = false;  // set on the task's thread; read after it was joined
+  // Task-scope metrics (Flink's names), owned by the registry.
+  Metric* records_in = nullptr;
+  Metric* records_out = nullptr;
+  Metric* back_pressured_micros = nullptr;  // time blocked on full output channels, summed
+  Metric* alignment_nanos = nullptr;        // of the last checkpoint
+  Metric* input_watermark_millis = nullptr;
+  Metric* output_watermark_millis = nullptr;
+  std::unique_ptr<MetricGroup> metrics;  // operator scope
 };
 
 struct LocalExecutor::Impl {
@@ -117,12 +126,24 @@ struct LocalExecutor::Impl {
 
 namespace {
 
+int64_t SteadyMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Watermarks are reported in milliseconds like Flink's; the end-of-input one is not reported.
+void SetWatermarkMetric(Metric* m, int64_t micros) {
+  if (micros != INT64_MAX) m->Set(micros / 1000);
+}
+
 class TaskCollector final : public Collector {
  public:
   TaskCollector(ExecutorTask& task, LocalExecutor::Impl& impl) : task_(task), impl_(impl) {}
 
   Status Emit(RecordBatch batch) override {
     if (batch.num_rows() == 0) return Status::OK();
+    task_.records_out->Add(static_cast<int64_t>(batch.num_rows()));
     FLOE_RETURN_NOT_OK(SetIdle(false));  // records make an idle output active again
     const size_t n = task_.outputs.size();
     for (size_t k = 0; k < n; ++k) {
@@ -163,6 +184,7 @@ class TaskCollector final : public Collector {
   }
 
   Status EmitWatermark(Watermark watermark) override {
+    SetWatermarkMetric(task_.output_watermark_millis, watermark.micros);
     FLOE_RETURN_NOT_OK(SetIdle(false));
     return Broadcast(watermark);
   }
@@ -184,9 +206,13 @@ class TaskCollector final : public Collector {
 
  private:
   Status Push(const OutputTarget& t, StreamElement element) {
-    if (!impl_.options.on_output_blocked) return t.gate->Push(t.channel, std::move(element));
-    return t.gate->Push(t.channel, std::move(element),
-                        [this] { impl_.options.on_output_blocked(task_.name); });
+    int64_t blocked_at = 0;
+    Status st = t.gate->Push(t.channel, std::move(element), [this, &blocked_at] {
+      blocked_at = SteadyMicros();
+      if (impl_.options.on_output_blocked) impl_.options.on_output_blocked(task_.name);
+    });
+    if (blocked_at != 0) task_.back_pressured_micros->Add(SteadyMicros() - blocked_at);
+    return st;
   }
 
   ExecutorTask& task_;
@@ -240,6 +266,7 @@ class OperatorRunner {
     if (auto* batch = std::get_if<RecordBatch>(&element)) {
       if (ended_[c]) return Status::Internal("batch after end of input");
       if (idle_[c]) FLOE_RETURN_NOT_OK(SetChannelIdle(c, false));
+      t_.records_in->Add(static_cast<int64_t>(batch->num_rows()));
       return t_.op->ProcessBatch(*batch, t_.channel_input[c], out_);
     }
     if (auto* wm = std::get_if<Watermark>(&element)) {
@@ -275,6 +302,7 @@ class OperatorRunner {
     }
     if (!any || min <= current_watermark_) return Status::OK();
     current_watermark_ = min;
+    SetWatermarkMetric(t_.input_watermark_millis, min);
     return t_.op->OnWatermark(Watermark(min), out_);
   }
 
@@ -284,7 +312,7 @@ class OperatorRunner {
                               std::to_string(c));
     }
     last_barrier_[c] = b.id.value;
-    pending_.emplace(b.id.value, b);
+    pending_.emplace(b.id.value, PendingBarrier{b, SteadyMicros()});
     if (aligned_) blocked_[c] = true;  // hold back records of the next checkpoint
     return SnapshotReady();
   }
@@ -301,12 +329,14 @@ class OperatorRunner {
       for (size_t c = 0; c < n_; ++c) {
         if (!Delivered(c, it->first)) return Status::OK();
       }
-      Barrier b = it->second;
+      const Barrier b = it->second.barrier;
+      const int64_t alignment = SteadyMicros() - it->second.first_seen_micros;
       pending_.erase(it);
+      t_.alignment_nanos->Set(alignment * 1000);
       StateWriter state;
       FLOE_RETURN_NOT_OK(t_.op->OnBarrier(b.id, state, out_));
       last_snapshot_ = b.id.value;
-      impl_.Ack(TaskAck{b.id, t_.name, state.Finish(), all_ended_});
+      impl_.Ack(TaskAck{b.id, t_.name, state.Finish(), all_ended_, alignment});
       FLOE_RETURN_NOT_OK(out_.Broadcast(b));
       std::fill(blocked_.begin(), blocked_.end(), false);
     }
@@ -337,7 +367,11 @@ class OperatorRunner {
   std::vector<int64_t> watermarks_;
   std::vector<bool> idle_;  // WatermarkStatus per channel
   int64_t current_watermark_ = INT64_MIN;
-  std::map<uint64_t, Barrier> pending_;  // seen on some channel, not yet snapshotted
+  struct PendingBarrier {
+    Barrier barrier;
+    int64_t first_seen_micros = 0;  // alignment starts when the first channel delivers it
+  };
+  std::map<uint64_t, PendingBarrier> pending_;  // seen on some channel, not yet snapshotted
   uint64_t last_snapshot_ = 0;
   uint64_t last_completed_ = 0;
   size_t ended_count_ = 0;
@@ -427,6 +461,7 @@ void LocalExecutor::Impl::RunTask(ExecutorTask& t) {
   ctx.mode = options.mode;
   ctx.num_inputs = t.num_inputs;
   ctx.cancel_flag = &cancel_flag;
+  ctx.metrics = t.metrics.get();
   const std::string* blob = nullptr;
   if (options.restore) {
     ctx.restored_from = options.restore->id;
@@ -469,6 +504,8 @@ Result<std::unique_ptr<LocalExecutor>> LocalExecutor::Make(const JobGraph& graph
   auto impl = std::make_unique<Impl>();
   impl->options = std::move(options);
   impl->max_parallelism = graph.max_parallelism();
+  if (!impl->options.metrics) impl->options.metrics = std::make_shared<MetricRegistry>();
+  MetricRegistry& registry = *impl->options.metrics;
   const auto& vertices = graph.vertices();
   const auto& edges = graph.edges();
 
@@ -504,6 +541,17 @@ Result<std::unique_ptr<LocalExecutor>> LocalExecutor::Make(const JobGraph& graph
       t->num_inputs = static_cast<int>(graph.InputsOf(VertexId(static_cast<uint32_t>(v))).size());
       t->gate = std::make_unique<InputGate>(num_channels[v], impl->options.channel_capacity);
       t->channel_input = channel_input[v];
+      const MetricLabels labels = TaskLabels(vx.name, s);
+      auto task_metric = [&](const char* name, MetricType type) {
+        return &registry.Get(std::string("taskmanager_job_task_") + name, labels, type);
+      };
+      t->records_in = task_metric("numRecordsIn", MetricType::kCounter);
+      t->records_out = task_metric("numRecordsOut", MetricType::kCounter);
+      t->back_pressured_micros = task_metric("backPressuredTimeMicros", MetricType::kCounter);
+      t->alignment_nanos = task_metric("checkpointAlignmentTime", MetricType::kGauge);
+      t->metrics = std::make_unique<MetricGroup>(&registry, labels);
+      t->input_watermark_millis = &t->metrics->Gauge("currentInputWatermark");
+      t->output_watermark_millis = &t->metrics->Gauge("currentOutputWatermark");
       if (vx.is_source()) {
         FLOE_ASSIGN_OR_RAISE(t->source, vx.source(t->info));
         if (!t->source) return Status::Internal("source factory of '" + t->name + "' gave null");

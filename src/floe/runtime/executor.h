@@ -11,6 +11,7 @@
 #include "floe/common/status.h"
 #include "floe/runtime/checkpoint.h"
 #include "floe/runtime/job_graph.h"
+#include "floe/runtime/metrics.h"
 #include "floe/runtime/operator.h"
 
 namespace floe::runtime {
@@ -31,6 +32,9 @@ struct ExecutorOptions {
   // renamed or its parallelism changed: state is not redistributed yet), unless this is set
   // (Flink's --allowNonRestoredState); that state is then dropped.
   bool allow_non_restored_state = false;
+
+  // Where subtasks keep their metrics (task and operator scope); null: a private registry.
+  std::shared_ptr<MetricRegistry> metrics;
 
   // Callbacks, run on task threads: thread-safe, quick, and must not call Wait().
   // A subtask snapshotted checkpoint N.

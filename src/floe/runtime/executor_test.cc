@@ -79,6 +79,8 @@ TEST(LocalExecutor, SlowSinkBlocksFastSourceWithBoundedMemory) {
   ExecutorOptions opts;
   opts.channel_capacity = shared.capacity;
   opts.final_checkpoint = false;
+  auto registry = std::make_shared<MetricRegistry>();
+  opts.metrics = registry;
   opts.on_output_blocked = [&](const std::string& task) {
     EXPECT_EQ(task, "src/0");
     if (shared.emitted.load() == kMaxInFlight) shared.full_at_max.Add();
@@ -95,6 +97,16 @@ TEST(LocalExecutor, SlowSinkBlocksFastSourceWithBoundedMemory) {
   EXPECT_EQ(ex->state(), JobState::kFinished);
   EXPECT_EQ(shared.processed.load(), kBatches);
   EXPECT_LE(shared.max_in_flight.load(), kMaxInFlight);
+  // Flink's task metrics: records counted per batch row, blocked time summed.
+  std::map<std::string, int64_t> m;
+  for (const auto& sample : registry->Snapshot()) {
+    m[sample.name + "/" + sample.labels[0].second] = sample.value;
+  }
+  EXPECT_EQ(m["taskmanager_job_task_numRecordsOut/src"], kBatches);
+  EXPECT_EQ(m["taskmanager_job_task_numRecordsIn/sink"], kBatches);
+  EXPECT_EQ(m["taskmanager_job_task_numRecordsIn/src"], 0);
+  EXPECT_GT(m["taskmanager_job_task_backPressuredTimeMicros/src"], 0);
+  EXPECT_EQ(m["taskmanager_job_task_backPressuredTimeMicros/sink"], 0);
 }
 
 // ---- keyBy -------------------------------------------------------------------------------

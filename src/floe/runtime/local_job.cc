@@ -92,7 +92,8 @@ struct LocalJob::Impl {
         if (!st.ok()) FailLocked(st);
         return;
       }
-      auto r = coordinator->Acknowledge(ack.checkpoint, std::move(*handle), ack.end_of_input);
+      auto r = coordinator->Acknowledge(ack.checkpoint, std::move(*handle), ack.end_of_input,
+                                        ack.alignment_micros);
       if (!r.ok()) {
         FailLocked(r.status());
         return;
@@ -196,6 +197,8 @@ Result<std::unique_ptr<LocalJob>> LocalJob::Make(const JobGraph& graph, LocalJob
   eo.channel_capacity = options.channel_capacity;
   eo.idle_backoff = options.idle_backoff;
   eo.final_checkpoint = true;
+  if (!options.metrics) options.metrics = std::make_shared<MetricRegistry>();
+  eo.metrics = options.metrics;
   if (options.restore_from) {
     CompletedCheckpoint restored;
     if (*options.restore_from == "latest") {
@@ -226,6 +229,8 @@ Result<std::unique_ptr<LocalJob>> LocalJob::Make(const JobGraph& graph, LocalJob
   co.floor = floor;
   co.clock = options.clock;
   co.storage = impl->storage.get();
+  co.failed_checkpoints =
+      &options.metrics->Get("jobmanager_job_numberOfFailedCheckpoints", {}, MetricType::kCounter);
   FLOE_ASSIGN_OR_RAISE(impl->coordinator, CheckpointCoordinator::Make(std::move(co)));
   impl->options = std::move(options);
   return std::unique_ptr<LocalJob>(new LocalJob(std::move(impl)));

@@ -12,6 +12,7 @@
 #include "floe/runtime/clock.h"
 #include "floe/runtime/executor.h"
 #include "floe/runtime/job_graph.h"
+#include "floe/runtime/metrics.h"
 
 namespace floe::runtime {
 
@@ -29,6 +30,9 @@ struct LocalJobOptions {
   // Run a timer thread for periodic checkpoints and timeouts. Tests turn it off and trigger by
   // hand.
   bool timer_thread = true;
+  // Where tasks and operators keep their metrics, plus the job's failed-checkpoint count
+  // (null: a private registry).
+  std::shared_ptr<MetricRegistry> metrics;
   // Called (on a task thread) after each checkpoint completed and tasks were notified.
   std::function<void(const CompletedCheckpointInfo&)> on_checkpoint_complete;
 };

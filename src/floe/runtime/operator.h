@@ -8,6 +8,7 @@
 #include "floe/common/record_batch.h"
 #include "floe/common/status.h"
 #include "floe/runtime/ids.h"
+#include "floe/runtime/metrics.h"
 #include "floe/runtime/state.h"
 
 namespace floe::runtime {
@@ -46,6 +47,8 @@ struct OperatorContext {
   int num_inputs = 0;
   // Set when the job is being cancelled. Sources that block inside Poll should watch it.
   const std::atomic<bool>* cancel_flag = nullptr;
+  // This subtask's operator metrics.
+  MetricGroup* metrics = MetricGroup::Unreported();
   bool IsCancelled() const { return cancel_flag != nullptr && cancel_flag->load(); }
 };
 

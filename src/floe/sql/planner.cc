@@ -369,6 +369,10 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
   }
   job->checkpointing = std::move(checkpointing).value();
   FLOE_ASSIGN_OR_RAISE(job->restart, ParseRestartStrategy(job->config, origin));
+  FLOE_ASSIGN_OR_RAISE(
+      job->monitoring,
+      runtime::ParseMonitoringConfig(job->config, job->checkpointing.interval,
+                                     [&](const std::string& key) { return origin.Of(key); }));
   FLOE_ASSIGN_OR_RAISE(int64_t max_parallelism,
                        ConfigInt(job->config, origin, "pipeline.max-parallelism", 128, 1, 32768));
   FLOE_ASSIGN_OR_RAISE(int64_t parallelism, ConfigInt(job->config, origin, "parallelism.default", 1,

@@ -11,6 +11,7 @@
 #include "floe/runtime/checkpoint.h"
 #include "floe/runtime/checkpoint_config.h"
 #include "floe/runtime/job_graph.h"
+#include "floe/runtime/monitoring_config.h"
 #include "floe/runtime/restart_strategy.h"
 #include "floe/sql/aggregate_plan.h"  // AggregatePlan: what an aggregating INSERT plans to
 
@@ -28,7 +29,8 @@ struct PlannedJob {
   runtime::JobGraph graph;
   runtime::CheckpointConfig checkpointing;  // from execution.checkpointing.* (validated)
   runtime::RestartStrategy restart;
-  connectors::JobContext context;  // shared by the graph's operators (positions board, ...)
+  runtime::MonitoringConfig monitoring;  // metrics/UI ports, stall alarm (validated)
+  connectors::JobContext context;        // shared by the graph's operators (positions board, ...)
   std::map<std::string, std::string> config;
   bool has_keyed_state = false;  // keyed state between source and sink (windows, aggregates)
   // Before each run: reconcile every sink with the checkpoint about to be restored. Returns

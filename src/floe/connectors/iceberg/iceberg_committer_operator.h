@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -94,6 +95,8 @@ class IcebergCommitterOperator final : public runtime::Operator {
   Status CommitUpTo(uint64_t id);
   Status CommitOne(uint64_t id, const Pending& pending);
   Status LoadTableMarker();
+  void RecordCommit(const iceberg::Snapshot& snapshot, const Pending& pending,
+                    std::chrono::steady_clock::time_point started);
   // The files staged in pending_ and collected_ (absolute local paths).
   std::set<std::string> StagedFiles() const;
   std::string task_;
@@ -117,6 +120,21 @@ class IcebergCommitterOperator final : public runtime::Operator {
   int64_t commits_since_check_ = 0, data_files_since_check_ = 0, data_bytes_since_check_ = 0;
   int64_t eq_deletes_since_check_ = 0;
   bool end_of_input_ = false;
+  // Iceberg's committer metrics (IcebergFilesCommitter scope), labelled with the table.
+  struct Metrics {
+    runtime::Metric* commits = nullptr;
+    runtime::Metric* last_commit_duration_ms = nullptr;
+    runtime::Metric* last_commit_timestamp = nullptr;
+    runtime::Metric* last_committed_watermark = nullptr;
+    runtime::Metric* data_files = nullptr;
+    runtime::Metric* data_records = nullptr;
+    runtime::Metric* data_bytes = nullptr;
+    runtime::Metric* delete_files = nullptr;
+    runtime::Metric* delete_records = nullptr;
+    runtime::Metric* delete_bytes = nullptr;
+    runtime::Metric* total_data_files = nullptr;
+    runtime::Metric* total_delete_files = nullptr;
+  } metrics_;
   int64_t watermark_ = INT64_MIN;             // micros; INT64_MIN: none yet
   std::map<uint64_t, int64_t> watermark_at_;  // by checkpoint: watermark_ at its barrier (not
                                               // checkpointed: a restored commit carries none)

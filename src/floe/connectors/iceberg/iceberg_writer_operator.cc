@@ -54,6 +54,9 @@ Status IcebergWriterOperator::Open(const runtime::OperatorContext& ctx) {
   table_schema_ = metadata_.current_schema().ToBatchSchema();
   FLOE_ASSIGN_OR_RAISE(config_, iceberg::ConfigFromTableProperties(metadata_, ""));
   task_name_ = ctx.task.name();
+  // What the coordinator's stall alarm watches: rows reaching this table's writers.
+  records_written_ = &ctx.metrics->Counter("IcebergStreamWriter_recordsWritten",
+                                           {{"table", options_.table.ToString()}});
   char subtask[16];
   std::snprintf(subtask, sizeof(subtask), "%05u", ctx.task.subtask.value);
   prefix_base_ =
@@ -169,6 +172,7 @@ Status IcebergWriterOperator::ProcessBatch(const RecordBatch& batch, int input,
                                            runtime::Collector& out) {
   (void)input, (void)out;
   if (batch.num_rows() == 0) return Status::OK();
+  records_written_->Add(static_cast<int64_t>(batch.num_rows()));
   FLOE_ASSIGN_OR_RAISE(const Binding* binding, BindingFor(batch.schema()));
   if (binding->row_kind_index < 0) {
     if (binding->identity) {

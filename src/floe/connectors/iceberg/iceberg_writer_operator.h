@@ -83,7 +83,8 @@ class IcebergWriterOperator final : public runtime::Operator {
   std::shared_ptr<const BatchSchema> table_schema_;
   iceberg::FileWriterConfig config_;
   std::string task_name_;
-  std::string prefix_base_;  // <job>-<subtask>-<attempt>
+  runtime::Metric* records_written_ = nullptr;  // IcebergStreamWriter_recordsWritten
+  std::string prefix_base_;                     // <job>-<subtask>-<attempt>
   uint64_t last_checkpoint_ = 0;
   std::unique_ptr<iceberg::DeltaWriter> writer_;
   // Paths and sizes of the files handed over, by the checkpoint id they were handed over for;

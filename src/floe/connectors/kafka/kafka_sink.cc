@@ -354,6 +354,8 @@ Result<std::unique_ptr<kafka::KafkaProducer>> KafkaSink::MakeTransactionalProduc
 Status KafkaSink::Open(const runtime::OperatorContext& ctx) {
   task_ = ctx.task.name();
   subtask_ = ctx.task.subtask.value;
+  txn_committed_ = &ctx.metrics->Counter("KafkaSink_transactionsCommitted");
+  txn_aborted_ = &ctx.metrics->Counter("KafkaSink_transactionsAborted");
   if (ctx.restored_from) last_barrier_ = ctx.restored_from->value;
   // Registered before any checkpoint can complete (that needs this task's acknowledgement).
   if (positions_ != nullptr) positions_->RegisterCommitter(task_);
@@ -683,8 +685,9 @@ Status KafkaSink::Commit(uint64_t checkpoint_id) {
     if (r.kind != kafka::TxnErrorKind::kRetriable) break;
   }
   if (!r.ok()) {
-    if (r.kind == kafka::TxnErrorKind::kRequiresAbort) {
-      (void)slot->producer->AbortTransaction(std::chrono::milliseconds(config_.timeout_ms));
+    if (r.kind == kafka::TxnErrorKind::kRequiresAbort &&
+        slot->producer->AbortTransaction(std::chrono::milliseconds(config_.timeout_ms)).ok()) {
+      txn_aborted_->Add(1);
     }
     return Status(r.status.code(),
                   "kafka sink '" + task_ + "': committing " + Describe(txn) + " failed (" +
@@ -694,6 +697,7 @@ Status KafkaSink::Commit(uint64_t checkpoint_id) {
                       "re-sends its records if it did not");
   }
   LogCommitted(task_, txn, "commit");
+  txn_committed_->Add(1);
   slot->pending.reset();
   pending_.erase(checkpoint_id);
   return Status::OK();
@@ -735,6 +739,7 @@ Status KafkaSink::Close() {
     kafka::TxnResult aborted = s.producer->AbortTransaction(abort_timeout);
     if (aborted.ok()) {
       ++aborted_at_close_;
+      txn_aborted_->Add(1);
     } else if (aborted.kind != kafka::TxnErrorKind::kFatal) {  // fatal: fenced, said before
       LogWarn("kafka sink '%s': aborting transaction '%s' at close: %s", task_.c_str(),
               s.transactional_id.c_str(), aborted.status.ToString().c_str());

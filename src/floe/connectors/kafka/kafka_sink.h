@@ -187,6 +187,8 @@ class KafkaSink final : public runtime::Operator {
   uint64_t rows_sent_ = 0;  // for 'round-robin'
   int64_t resent_records_ = 0;
   int aborted_at_close_ = 0;
+  runtime::Metric* txn_committed_ = nullptr;  // KafkaSink_transactionsCommitted
+  runtime::Metric* txn_aborted_ = nullptr;    // KafkaSink_transactionsAborted
   std::vector<std::string> fenced_ids_;
   std::string row_;
 };

@@ -318,6 +318,11 @@ Status KafkaSource::Open(const runtime::OperatorContext& ctx) {
   subtask_ = ctx.task.subtask.value;
   parallelism_ = std::max<uint32_t>(1, ctx.task.parallelism);
   cancel_flag_ = ctx.cancel_flag;
+  metrics_ = ctx.metrics;
+  pending_records_ = &metrics_->Gauge("pendingRecords");
+  idle_time_ = &metrics_->Gauge("sourceIdleTime");
+  emit_event_time_lag_ = &metrics_->Gauge("currentEmitEventTimeLag");
+  watermark_lag_ = &metrics_->Gauge("watermarkLag");
   if (config_.changelog()) {
     DebeziumJsonOptions options;
     options.schema_include = config_.debezium_schema_include;
@@ -678,6 +683,8 @@ Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
     }
   }
   FLOE_RETURN_NOT_OK(EmitBatch(out));
+  int64_t newest_event = INT64_MIN;
+  for (const auto& [split, ts] : batch_max) newest_event = std::max(newest_event, ts);
   if (watermarks_) {
     for (const auto& [split, ts] : batch_max) {
       watermarks_->OnEvent(std::string(split.first) + "/" + std::to_string(split.second), ts);
@@ -688,11 +695,49 @@ Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
                u.idle ? (*u.idle ? "idle " : "active ") : "",
                u.watermark ? ("watermark " + std::to_string(u.watermark->micros)).c_str() : "");
     }
-    if (u.watermark) FLOE_RETURN_NOT_OK(out.EmitWatermark(*u.watermark));
+    if (u.watermark) {
+      last_watermark_micros_ = u.watermark->micros;
+      FLOE_RETURN_NOT_OK(out.EmitWatermark(*u.watermark));
+    }
     if (u.idle) FLOE_RETURN_NOT_OK(out.EmitWatermarkStatus(*u.idle));
   }
+  UpdateMetrics(records > 0, newest_event);
   if (records > 0) return runtime::SourceStatus::kMore;
   return ended_ ? runtime::SourceStatus::kEnd : runtime::SourceStatus::kIdle;
+}
+
+void KafkaSource::UpdateMetrics(bool emitted, int64_t newest_event_micros) {
+  if (metrics_ == nullptr || consumer_ == nullptr) return;
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  if (emitted || last_record_millis_ == 0) last_record_millis_ = now;
+  int64_t pending = 0;
+  for (const auto& [topic, offsets] : position_.next) {
+    for (const auto& [partition, next] : offsets) {
+      auto [it, fresh] = split_metrics_.try_emplace({topic, partition});
+      if (fresh) {
+        const runtime::MetricLabels labels = {{"topic", topic},
+                                              {"partition", std::to_string(partition)}};
+        it->second.offset = &metrics_->Gauge("KafkaSourceReader_currentOffset", labels);
+        it->second.lag = &metrics_->Gauge("KafkaSourceReader_records_lag", labels);
+      }
+      it->second.offset->Set(next);
+      if (std::optional<int64_t> high = consumer_->CachedHighWatermark(topic, partition)) {
+        const int64_t lag = std::max<int64_t>(0, *high - next);
+        it->second.lag->Set(lag);
+        pending += lag;
+      }
+    }
+  }
+  pending_records_->Set(pending);
+  idle_time_->Set(now - last_record_millis_);
+  if (newest_event_micros != INT64_MIN) {
+    emit_event_time_lag_->Set(now - newest_event_micros / 1000);
+  }
+  if (last_watermark_micros_ != INT64_MIN && last_watermark_micros_ != INT64_MAX) {
+    watermark_lag_->Set(now - last_watermark_micros_ / 1000);
+  }
 }
 
 Status KafkaSource::SnapshotPosition(runtime::CheckpointId id, runtime::StateWriter& state) {

@@ -138,6 +138,9 @@ class KafkaSource final : public runtime::SourceOperator {
   // Commits the group offsets of the highest checkpoint that completed and that every committing
   // sink reported committed (see SourcePositionBoard); drops the older ones.
   void CommitGroupOffsets(bool sync);
+  // Flink's Kafka source metrics: offset and lag per split, pending records, idle time, event
+  // time lags. `newest_event_micros`: the highest event time in the batch just emitted.
+  void UpdateMetrics(bool emitted, int64_t newest_event_micros);
 
   KafkaSourceConfig config_;
   std::shared_ptr<runtime::SourcePositionBoard> positions_;  // committed-by-sinks reports
@@ -158,6 +161,18 @@ class KafkaSource final : public runtime::SourceOperator {
   std::map<runtime::CheckpointId, TopicOffsets> to_commit_;
   uint64_t completed_ = 0;  // highest checkpoint reported complete
   const std::atomic<bool>* cancel_flag_ = nullptr;
+  runtime::MetricGroup* metrics_ = nullptr;
+  runtime::Metric* pending_records_ = nullptr;
+  runtime::Metric* idle_time_ = nullptr;
+  runtime::Metric* emit_event_time_lag_ = nullptr;
+  runtime::Metric* watermark_lag_ = nullptr;
+  struct SplitMetrics {
+    runtime::Metric* offset = nullptr;
+    runtime::Metric* lag = nullptr;
+  };
+  std::map<std::pair<std::string, int32_t>, SplitMetrics> split_metrics_;
+  int64_t last_record_millis_ = 0;             // wall clock
+  int64_t last_watermark_micros_ = INT64_MIN;  // emitted
 };
 
 // Adds the Kafka source vertex `name` for `table` to `graph`, with 'scan.parallelism' subtasks,

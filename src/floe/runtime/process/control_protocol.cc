@@ -67,6 +67,44 @@ Result<ControlReply> ParseControlReply(std::string_view line) {
   return reply;
 }
 
+namespace {
+
+Result<std::vector<runtime::MetricSample>> DecodeMetricSamples(const json& j) {
+  auto bad = [](size_t i, const char* why) {
+    return Status::Corruption("status line: samples[" + std::to_string(i) + "] " + why);
+  };
+  if (!j.is_array()) return Status::Corruption("status line: field 'samples' must be an array");
+  if (j.size() > kMaxMetricSamples) {
+    return Status::Corruption("status line: more than " + std::to_string(kMaxMetricSamples) +
+                              " samples");
+  }
+  std::vector<runtime::MetricSample> out;
+  out.reserve(j.size());
+  for (size_t i = 0; i < j.size(); ++i) {
+    const json& e = j[i];
+    if (!e.is_array() || e.size() != 4 || !e[0].is_string() || !e[1].is_array() ||
+        !e[2].is_number_integer() || !e[3].is_string()) {
+      return bad(i, "must be [name, labels, integer value, type]");
+    }
+    runtime::MetricSample s;
+    s.name = e[0].get<std::string>();
+    for (const json& l : e[1]) {
+      if (!l.is_array() || l.size() != 2 || !l[0].is_string() || !l[1].is_string()) {
+        return bad(i, "has a label that is not [name, value]");
+      }
+      s.labels.emplace_back(l[0].get<std::string>(), l[1].get<std::string>());
+    }
+    s.value = e[2].get<int64_t>();
+    const std::string type = e[3].get<std::string>();
+    if (type != "counter" && type != "gauge") return bad(i, "has an unknown type");
+    s.type = type == "counter" ? runtime::MetricType::kCounter : runtime::MetricType::kGauge;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<WorkerEvent> ParseWorkerEvent(std::string_view line) {
   std::optional<json> j = ParseJson(line);
   if (!j || !j->is_object()) {
@@ -87,7 +125,25 @@ Result<WorkerEvent> ParseWorkerEvent(std::string_view line) {
   FLOE_RETURN_NOT_OK(f.Get("error", &ev.error));
   FLOE_RETURN_NOT_OK(f.Get("message", &ev.message));
   FLOE_RETURN_NOT_OK(f.Get("fatal", &ev.fatal));
+  FLOE_RETURN_NOT_OK(f.Get("duration_ms", &ev.duration_ms));
+  FLOE_RETURN_NOT_OK(f.Get("size_bytes", &ev.size_bytes));
+  FLOE_RETURN_NOT_OK(f.Get("alignment_us", &ev.alignment_us));
+  FLOE_RETURN_NOT_OK(f.Get("at_ms", &ev.at_ms));
+  if (auto it = j->find("samples"); it != j->end()) {
+    FLOE_ASSIGN_OR_RAISE(ev.samples, DecodeMetricSamples(*it));
+  }
   return ev;
+}
+
+json EncodeMetricSamples(const std::vector<runtime::MetricSample>& samples) {
+  json out = json::array();
+  for (const auto& s : samples) {
+    json labels = json::array();
+    for (const auto& [k, v] : s.labels) labels.push_back({k, v});
+    out.push_back({s.name, std::move(labels), s.value,
+                   s.type == runtime::MetricType::kCounter ? "counter" : "gauge"});
+  }
+  return out;
 }
 
 Result<WorkerCommand> ParseWorkerCommand(std::string_view line) {

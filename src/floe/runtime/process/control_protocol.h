@@ -11,8 +11,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "floe/common/status.h"
+#include "floe/runtime/metrics.h"
 
 namespace floe::process {
 
@@ -55,14 +59,24 @@ struct WorkerEvent {
   bool savepoint = false;
   bool stop = false;
   bool final = false;
-  std::string dir;                   // checkpoint: where it completed
-  int64_t req = 0;                   // reply: the request it answers
-  bool ok = false;                   // reply
-  std::optional<std::string> path;   // reply, restored, stopped
-  std::optional<std::string> error;  // reply, failed
-  std::string message;               // restore-plan
-  bool fatal = false;                // failed
+  std::string dir;                             // checkpoint: where it completed
+  int64_t req = 0;                             // reply: the request it answers
+  bool ok = false;                             // reply
+  std::optional<std::string> path;             // reply, restored, stopped
+  std::optional<std::string> error;            // reply, failed
+  std::string message;                         // restore-plan
+  bool fatal = false;                          // failed
+  int64_t duration_ms = 0;                     // checkpoint
+  uint64_t size_bytes = 0;                     // checkpoint
+  int64_t alignment_us = 0;                    // checkpoint
+  int64_t at_ms = 0;                           // metrics: when sampled (epoch ms)
+  std::vector<runtime::MetricSample> samples;  // metrics
 };
+// The samples of a metrics status line:
+// "samples": [["name", [["label", "value"], ...], value, "counter"|"gauge"], ...].
+nlohmann::json EncodeMetricSamples(const std::vector<runtime::MetricSample>& samples);
+// A metrics status line holds at most this many samples.
+inline constexpr size_t kMaxMetricSamples = 200'000;
 Result<WorkerEvent> ParseWorkerEvent(std::string_view line);
 
 // Coordinator -> worker command: {"req":3,"cmd":"savepoint","dir":"…"}.

@@ -121,23 +121,30 @@ json ErrorReply(std::string error) { return {{"ok", false}, {"error", std::move(
 
 class Coordinator {
  public:
-  Coordinator(CoordinatorOptions options, runtime::RestartStrategy restart, RunSpec spec,
+  Coordinator(CoordinatorOptions options, const JobPlanSummary& plan, RunSpec spec,
               std::string job_dir, JobRecord record)
       : options_(std::move(options)),
-        restart_(restart),
+        restart_(plan.restart),
+        monitoring_(plan.monitoring),
         spec_(std::move(spec)),
         job_dir_(std::move(job_dir)),
-        record_(std::move(record)) {}
+        record_(std::move(record)),
+        monitor_(plan.monitor, record_.started_millis) {}
 
   Status Run() {
     FLOE_RETURN_NOT_OK(SetUp());
     LogInfo("job %s (%s) started; control %s; job dir %s", record_.job_id.c_str(),
             record_.name.c_str(), record_.control.c_str(), job_dir_.c_str());
+    if (endpoints_) {
+      LogInfo("web UI: %s", record_.web_url.c_str());
+      LogInfo("metrics: %s", record_.metrics_url.c_str());
+    }
     FLOE_RETURN_NOT_OK(StartWorker(options_.from));
     while (final_state_.empty()) {
       PollOnce();
       ExpireClients();
       CheckWorker();
+      if (final_state_.empty()) Monitor();
       if (worker_pid_ == 0 && restart_at_ != 0 && NowMillis() >= restart_at_ &&
           final_state_.empty()) {
         restart_at_ = 0;
@@ -145,6 +152,7 @@ class Coordinator {
         if (!st.ok()) Finish(kStateFailed, "cannot start a worker: " + st.ToString());
       }
     }
+    Publish(NowMillis());  // the final state
     if (held_stop_fd_ >= 0) ReplyTo(held_stop_fd_, held_stop_reply_);
     ReplyAllPending("job is " + final_state_);
     listen_fd_.Reset();
@@ -195,6 +203,13 @@ class Coordinator {
     socklen_t len = sizeof(addr);
     ::getsockname(listen_fd_.get(), reinterpret_cast<sockaddr*>(&addr), &len);
     record_.control = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+    if (options_.start_monitor) {
+      auto endpoints = options_.start_monitor(monitoring_);
+      if (!endpoints.ok()) return endpoints.status();
+      endpoints_ = std::move(*endpoints);
+      record_.web_url = endpoints_->web_url();
+      record_.metrics_url = endpoints_->metrics_url();
+    }
     record_.state = kStateStarting;
     SaveRecord();
     return Status::OK();
@@ -291,6 +306,7 @@ class Coordinator {
     worker_pid_ = pid;
     worker_event_.clear();
     worker_message_.clear();
+    monitor_.OnWorkerStarted(NowMillis());
     record_.worker_pid = pid;
     record_.attempt = attempt_;
     // RUNNING once the worker says so: until then it cannot take savepoints.
@@ -444,6 +460,7 @@ class Coordinator {
       json j = ParseJson(EncodeJobRecord(record_)).value_or(json::object());
       j.erase("token");
       j["ok"] = true;
+      j["overview"] = ParseJson(monitor_.OverviewJson(Overview(), NowMillis())).value_or(json());
       ReplyTo(fd, j);
       return;
     }
@@ -522,10 +539,14 @@ class Coordinator {
       } else {
         LogInfo("checkpoint %llu completed (%s)%s", static_cast<unsigned long long>(id),
                 Seconds(Elapsed()).c_str(), ev.final ? ", final" : "");
+        monitor_.OnCheckpoint(
+            {id, NowMillis(), ev.duration_ms, ev.size_bytes, ev.alignment_us, false});
         record_.last_checkpoint = id;
         record_.last_checkpoint_millis = NowMillis();
         SaveRecord();
       }
+    } else if (kind == "metrics") {
+      monitor_.OnMetrics(std::move(parsed->samples), ev.at_ms);
     } else if (kind == "restored") {
       LogInfo("restored from %s %llu (%s)", ev.savepoint ? "savepoint" : "checkpoint",
               static_cast<unsigned long long>(ev.checkpoint), ev.path.value_or("").c_str());
@@ -658,7 +679,59 @@ class Coordinator {
     restart_at_ = NowMillis() + restart_.delay_ms;
   }
 
-  void Finish(const char* state, const std::string& message) {
+  JobOverview Overview() const {
+    return JobOverview{record_.job_id,         record_.name,     record_.state,
+                       record_.started_millis, record_.restarts, record_.attempt,
+                       record_.worker_pid,     record_.web_url,  record_.metrics_url};
+  }
+
+  void Publish(int64_t now) {
+    if (!endpoints_) return;
+    const JobOverview job = Overview();
+    endpoints_->Publish(monitor_.Metrics(job, now), monitor_.OverviewJson(job, now));
+  }
+
+  // Once a second: the stall alarm, the tables' freshness in job.json, the HTTP endpoints.
+  void Monitor() {
+    const int64_t now = NowMillis();
+    if (now < next_monitor_millis_) return;
+    next_monitor_millis_ = now + 1000;
+    const bool running = worker_pid_ > 0 && worker_event_ == "running";
+    for (const StallChange& c : monitor_.CheckStalls(now, running)) {
+      if (!c.stalled) {
+        LogInfo("table %s commits again", c.table.c_str());
+        continue;
+      }
+      const std::string what = "table " + c.table + " STALLED: no commit for " +
+                               Seconds(c.since_commit_ms) + " while its writers received " +
+                               std::to_string(c.uncommitted_records) +
+                               " rows it has not committed (floe.stall-alarm.threshold " +
+                               Seconds(monitor_.stall_threshold_ms()) + "; last checkpoint " +
+                               std::to_string(record_.last_checkpoint) + ")";
+      LogWarn("%s", what.c_str());
+      if (monitoring_.stall_fails_job && stall_failure_.empty()) {
+        stall_failure_ = what + "; failing the job (floe.stall-alarm.action 'fail')";
+        RequestCancel();
+      }
+    }
+    std::vector<JobRecord::Table> tables;
+    for (const auto& [name, st] : monitor_.tables()) {
+      tables.push_back({name, st.last_commit_ms, st.stalled});
+    }
+    if (tables != record_.tables) {
+      record_.tables = std::move(tables);
+      SaveRecord();
+    }
+    Publish(now);
+  }
+
+  void Finish(const char* state, const std::string& message_in) {
+    std::string message = message_in;
+    if (!stall_failure_.empty() && std::string_view(state) == kStateCancelled) {
+      // The cancel was the stall alarm's (floe.stall-alarm.action 'fail').
+      state = kStateFailed;
+      message = stall_failure_;
+    }
     final_state_ = state;
     final_message_ = message;
     record_.state = state;
@@ -682,9 +755,14 @@ class Coordinator {
 
   CoordinatorOptions options_;
   runtime::RestartStrategy restart_;
+  runtime::MonitoringConfig monitoring_;
   RunSpec spec_;
   std::string job_dir_;
   JobRecord record_;
+  JobMonitor monitor_;
+  std::unique_ptr<MonitorEndpoints> endpoints_;
+  int64_t next_monitor_millis_ = 0;
+  std::string stall_failure_;  // set when the stall alarm fails the job
 
   UniqueFd signal_read_, signal_write_, listen_fd_, worker_fd_;
   LineBuffer worker_lines_;
@@ -729,7 +807,6 @@ Status RunCoordinator(const CoordinatorOptions& in, const JobValidator& validate
   const std::string new_job_id = options.job_id.value_or(RandomHex32());
   FLOE_ASSIGN_OR_RAISE(JobPlanSummary plan,
                        validate(text, new_job_id, spec.variables, spec.config_overrides));
-  const runtime::RestartStrategy restart = plan.restart;
   std::string checkpoint_dir = plan.checkpoint_dir;
   std::string savepoint_dir = plan.savepoint_dir;
 
@@ -799,7 +876,7 @@ Status RunCoordinator(const CoordinatorOptions& in, const JobValidator& validate
   record.checkpoint_dir = checkpoint_dir;
   record.savepoint_dir = io::AbsolutePath(savepoint_dir);
   record.started_millis = NowMillis();
-  Coordinator coordinator(std::move(options), restart, std::move(spec), job_dir, std::move(record));
+  Coordinator coordinator(std::move(options), plan, std::move(spec), job_dir, std::move(record));
   return coordinator.Run();
 }
 

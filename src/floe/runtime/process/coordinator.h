@@ -7,12 +7,15 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "floe/common/status.h"
+#include "floe/runtime/monitoring_config.h"
+#include "floe/runtime/process/job_monitor.h"
 #include "floe/runtime/restart_strategy.h"
 
 namespace floe::process {
@@ -38,6 +41,18 @@ inline constexpr int kWorkerExitFatal = 3;
 // Whether a worker error is fatal in that sense.
 bool IsFatalWorkerError(const Status& st, bool checkpoint_completed);
 
+// The coordinator's HTTP endpoints (web/ serves them; `floe run` wires them in).
+class MonitorEndpoints {
+ public:
+  virtual ~MonitorEndpoints() = default;
+  virtual const std::string& web_url() const = 0;
+  virtual const std::string& metrics_url() const = 0;
+  // What the endpoints serve from now on. Called on the coordinator's loop, once a second.
+  virtual void Publish(const std::vector<ExposedMetric>& metrics, std::string overview_json) = 0;
+};
+using MonitorEndpointsFactory =
+    std::function<Result<std::unique_ptr<MonitorEndpoints>>(const runtime::MonitoringConfig&)>;
+
 struct CoordinatorOptions {
   std::string job_file;
   std::map<std::string, std::string> variables;  // from --var; ${NAME} falls back to env NAME
@@ -46,7 +61,8 @@ struct CoordinatorOptions {
   std::string on_stale_restore = "fail";
   std::optional<std::string> job_id;
   std::string worker_exe = "/proc/self/exe";
-  std::string jobs_root;  // default JobsRoot()
+  std::string jobs_root;                  // default JobsRoot()
+  MonitorEndpointsFactory start_monitor;  // null: no HTTP endpoints
 };
 
 // What the coordinator needs from the planned job; planning also refuses a bad job file before
@@ -55,6 +71,8 @@ struct JobPlanSummary {
   runtime::RestartStrategy restart;
   std::string checkpoint_dir;  // execution.checkpointing.dir ("" = in the job directory)
   std::string savepoint_dir;   // execution.checkpointing.savepoint-dir ("" = under checkpoints)
+  runtime::MonitoringConfig monitoring;
+  MonitorSettings monitor;  // the graph, the checkpoint interval, the stall threshold
 };
 // Plans `job_text` with the resolved variables and overrides under `job_id`.
 using JobValidator = std::function<Result<JobPlanSummary>(

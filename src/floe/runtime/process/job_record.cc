@@ -155,7 +155,15 @@ std::string EncodeJobRecord(const JobRecord& r) {
             {"savepoint_dir", r.savepoint_dir},
             {"started_millis", r.started_millis},
             {"updated_millis", r.updated_millis},
-            {"message", r.message}};
+            {"message", r.message},
+            {"web_url", r.web_url},
+            {"metrics_url", r.metrics_url}};
+  json tables = json::array();
+  for (const auto& t : r.tables) {
+    tables.push_back(
+        {{"table", t.table}, {"last_commit_millis", t.last_commit_millis}, {"stalled", t.stalled}});
+  }
+  j["tables"] = std::move(tables);
   return DumpJson(j, 2) + "\n";
 }
 
@@ -183,6 +191,20 @@ Result<JobRecord> DecodeJobRecord(std::string_view text) {
   FLOE_RETURN_NOT_OK(f.Get("started_millis", &r.started_millis));
   FLOE_RETURN_NOT_OK(f.Get("updated_millis", &r.updated_millis));
   FLOE_RETURN_NOT_OK(f.Get("message", &r.message));
+  FLOE_RETURN_NOT_OK(f.Get("web_url", &r.web_url));
+  FLOE_RETURN_NOT_OK(f.Get("metrics_url", &r.metrics_url));
+  if (auto it = j->find("tables"); it != j->end()) {
+    if (!it->is_array()) return Status::Corruption("job.json: field 'tables' must be an array");
+    for (const json& t : *it) {
+      if (!t.is_object()) return Status::Corruption("job.json: 'tables' holds a non-object");
+      JsonFields tf(t, StatusCode::kCorruption, "job.json: tables: ");
+      JobRecord::Table table;
+      FLOE_RETURN_NOT_OK(tf.Get("table", &table.table));
+      FLOE_RETURN_NOT_OK(tf.Get("last_commit_millis", &table.last_commit_millis));
+      FLOE_RETURN_NOT_OK(tf.Get("stalled", &table.stalled));
+      r.tables.push_back(std::move(table));
+    }
+  }
   if (r.job_id.empty()) return Status::Corruption("job.json has no job_id");
   return r;
 }

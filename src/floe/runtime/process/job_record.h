@@ -108,7 +108,18 @@ struct JobRecord {
   std::string savepoint_dir;
   int64_t started_millis = 0;
   int64_t updated_millis = 0;
-  std::string message;  // why the job failed, or the final savepoint
+  std::string message;      // why the job failed, or the final savepoint
+  std::string web_url;      // the web UI (rest.port), "" when not serving
+  std::string metrics_url;  // Prometheus /metrics (metrics.reporter.prom.port)
+  // Each Iceberg table the job writes: when it last committed (epoch ms, 0 = not in this run)
+  // and whether the stall alarm is raised. Updated when either changes.
+  struct Table {
+    std::string table;
+    int64_t last_commit_millis = 0;
+    bool stalled = false;
+    bool operator==(const Table&) const = default;
+  };
+  std::vector<Table> tables;
 };
 
 std::string EncodeJobRecord(const JobRecord& record);

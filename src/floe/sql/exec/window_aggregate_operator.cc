@@ -148,6 +148,7 @@ Status WindowAggregateOperator::Open(const runtime::OperatorContext& ctx) {
                        runtime::KeyedStateOptions::FromOptions(spec_.job_config, ctx.task));
   options.ttl = std::chrono::milliseconds(0);  // windows are purged by their timers
   task_ = ctx.task.name();
+  late_metric_ = &ctx.metrics->Counter("numLateRecordsDropped");
   FLOE_ASSIGN_OR_RAISE(state_, runtime::KeyedStateBackend::Make(std::move(options)));
   FLOE_ASSIGN_OR_RAISE(accumulators_, state_->GetValueState("window-accumulators"));
   FLOE_ASSIGN_OR_RAISE(sessions_, state_->GetValueState("window-sessions"));
@@ -164,6 +165,7 @@ Status WindowAggregateOperator::Restore(runtime::StateReader& state) {
   watermark_ = runtime::Watermark(watermark);
   FLOE_ASSIGN_OR_RAISE(late_records_dropped_, state.GetI64());
   late_reported_ = late_records_dropped_;
+  late_metric_->Set(late_records_dropped_);
   FLOE_ASSIGN_OR_RAISE(std::string keyed, state.GetBytes());
   runtime::StateReader keyed_reader(keyed);
   FLOE_RETURN_NOT_OK(state_->Restore(keyed_reader));
@@ -195,6 +197,12 @@ Status WindowAggregateOperator::OnBarrier(runtime::CheckpointId id, runtime::Sta
 Status WindowAggregateOperator::ProcessBatch(const RecordBatch& batch, int input,
                                              runtime::Collector& out) {
   (void)input, (void)out;
+  // The metric follows the checkpointed count however the batch ends.
+  struct PublishLate {
+    runtime::Metric* metric;
+    const int64_t* count;
+    ~PublishLate() { metric->Set(*count); }
+  } publish{late_metric_, &late_records_dropped_};
   const Column& time = batch.column(spec_.window.time_column);
   if (spec_.window.kind == WindowKind::kSession) {
     // Row by row: each row may merge sessions the next row extends.

@@ -81,8 +81,9 @@ class WindowAggregateOperator final : public runtime::Operator {
   runtime::ValueState sessions_;  // SESSION: the open sessions of a key (namespace "")
   runtime::Watermark watermark_;
   int64_t late_records_dropped_ = 0;
-  int64_t late_reported_ = 0;  // the count last logged
-  std::string task_;           // for messages
+  int64_t late_reported_ = 0;               // the count last logged
+  runtime::Metric* late_metric_ = nullptr;  // numLateRecordsDropped
+  std::string task_;                        // for messages
 };
 
 }  // namespace floe::sql
