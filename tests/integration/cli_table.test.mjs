@@ -316,6 +316,29 @@ test('two processes appending to one table at once: both commits land', async ()
   assert.equal(describe('db.race').snapshots.length, 4);
 });
 
+test('progress line on stderr only with FLOE_PROGRESS=always when stderr is not a terminal', () => {
+  ok('table', 'create', 'db.progress', '--schema', 'id BIGINT NOT NULL, name STRING');
+  const rows = [];
+  for (let i = 0; i < 20000; i++) rows.push({ id: i, name: `n${i}` });
+  const file = writeLines('progress.jsonl', rows);
+  const run = (env, ...args) => {
+    const r = h.floe([...args, '--warehouse', WH], env);
+    assert.equal(r.code, 0, r.err);
+    return r;
+  };
+  // stderr is a pipe here: silent by default, so logs and other tests never see the line.
+  const quiet = run({ FLOE_PROGRESS: undefined }, 'table', 'append', 'db.progress', file);
+  assert.ok(!quiet.err.includes('\r'), JSON.stringify(quiet.err));
+  const shown = run({ FLOE_PROGRESS: 'always' }, 'table', 'append', 'db.progress', file);
+  assert.match(shown.err, /\rappend: \d+ rows, \d+ rows\/s, [\d.]+ [KM]iB\/[\d.]+ [KM]iB, \d+%/);
+  assert.ok(shown.err.endsWith('\r'), 'the line is cleared at the end');
+  assert.match(shown.out, /append db\.progress: 20000 rows read/);
+  // Maintenance reports through the engine's callback: files of the planned total.
+  assert.match(run({ FLOE_PROGRESS: 'always' }, 'table', 'compact', 'db.progress', '--rewrite-all').err,
+               /\rcompact: 0\/2 files, 0 B\/[\d.]+ KiB, 0%/);
+  assert.equal(scan('db.progress').length, 40000);
+});
+
 test('expire-snapshots keeps the rows, removes old manifest lists; icebird still reads it', async () => {
   ok('table', 'create', 'db.expire', '--schema', 'id BIGINT NOT NULL, name STRING');
   for (let i = 1; i <= 4; i++) {

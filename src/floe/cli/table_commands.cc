@@ -8,6 +8,7 @@
 
 #include "floe/cli/args.h"
 #include "floe/cli/commands.h"
+#include "floe/cli/progress_line.h"
 #include "floe/cli/table_ops.h"
 #include "floe/common/civil_time.h"
 #include "floe/common/closest_match.h"
@@ -63,7 +64,8 @@ constexpr const char* kUsage =
     "                  [--checkpoint-dir DIR [--savepoint-dir DIR]]...\n"
     "                                 delete files no snapshot references (default older than 3d)\n"
     "                                 and no checkpoint or savepoint of a writing job holds\n"
-    "--warehouse defaults to ./warehouse\n";
+    "--warehouse defaults to ./warehouse; a progress line goes to stderr on a terminal\n"
+    "(FLOE_PROGRESS=always|never overrides; --quiet on append, upsert, delete)\n";
 
 Result<std::unique_ptr<iceberg::Catalog>> OpenCatalog(const Args& args) {
   FLOE_ASSIGN_OR_RAISE(auto catalog,
@@ -250,6 +252,19 @@ Status Verify(const std::vector<std::string>& argv) {
   return Status::OK();
 }
 
+// Feeds an engine's maintenance progress to `line`.
+iceberg::MaintenanceProgressFn ShowOn(ProgressLine& line) {
+  return [&line](const iceberg::MaintenanceProgress& p) {
+    ProgressCounts counts;
+    counts.files = p.files_done;
+    counts.files_total = p.files_total;
+    counts.bytes = p.bytes_done;
+    counts.bytes_total = p.bytes_total;
+    counts.rows = p.rows_done;
+    line.Update(counts);
+  };
+}
+
 // --older-than: an ISO 8601 timestamp ("2024-05-01T00:00:00Z"; no zone = UTC) or a duration
 // before now ("2d", "90min", "0").
 Result<int64_t> OlderThanMs(const std::string& text) {
@@ -293,7 +308,10 @@ Status ExpireSnapshotsCommand(const std::vector<std::string>& argv) {
     return Status::InvalidArgument("--retain-last must be at least 1");
   }
   FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
+  ProgressLine line("expire-snapshots");
+  options.progress = ShowOn(line);
   FLOE_ASSIGN_OR_RAISE(iceberg::ExpireResult r, iceberg::ExpireSnapshots(*catalog, id, options));
+  line.Done();
   std::printf(
       "expire-snapshots %s: %zu snapshots expired, %lld kept; deleted %lld manifest lists, "
       "%lld manifests, %lld data files, %lld delete files (%lld bytes)\n",
@@ -309,18 +327,6 @@ Status ExpireSnapshotsCommand(const std::vector<std::string>& argv) {
                 static_cast<long long>(r.files_not_deleted));
   }
   return Status::OK();
-}
-
-std::string Bytes(int64_t n) {
-  char buf[32];
-  if (n >= (1LL << 20)) {
-    std::snprintf(buf, sizeof(buf), "%.1f MiB", static_cast<double>(n) / (1 << 20));
-  } else if (n >= 1024) {
-    std::snprintf(buf, sizeof(buf), "%.1f KiB", static_cast<double>(n) / 1024);
-  } else {
-    std::snprintf(buf, sizeof(buf), "%lld B", static_cast<long long>(n));
-  }
-  return buf;
 }
 
 Status CompactCommand(const std::vector<std::string>& argv) {
@@ -343,11 +349,15 @@ Status CompactCommand(const std::vector<std::string>& argv) {
   }
   options.rewrite_all = args.Has("rewrite-all");
   FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
+  ProgressLine line("compact");
+  options.progress = ShowOn(line);
   FLOE_ASSIGN_OR_RAISE(iceberg::RewriteResult r, iceberg::RewriteDataFiles(*catalog, id, options));
+  line.Done();
   if (!r.snapshot_id) {
     std::printf("compact %s: nothing to compact (%lld data files, %lld delete files, %s)\n",
                 id.ToString().c_str(), static_cast<long long>(r.data_files_before),
-                static_cast<long long>(r.delete_files_before), Bytes(r.data_bytes_before).c_str());
+                static_cast<long long>(r.delete_files_before),
+                FormatBytes(r.data_bytes_before).c_str());
     return Status::OK();
   }
   std::printf(
@@ -355,13 +365,13 @@ Status CompactCommand(const std::vector<std::string>& argv) {
       "rows), removed %lld delete files; data files %lld -> %lld, delete files %lld -> %lld, data "
       "%s -> %s; snapshot %lld\n",
       id.ToString().c_str(), static_cast<long long>(r.data_files_rewritten),
-      Bytes(r.bytes_rewritten).c_str(), static_cast<long long>(r.rows_read),
+      FormatBytes(r.bytes_rewritten).c_str(), static_cast<long long>(r.rows_read),
       static_cast<long long>(r.groups_rewritten), static_cast<long long>(r.data_files_added),
-      Bytes(r.bytes_added).c_str(), static_cast<long long>(r.rows_written),
+      FormatBytes(r.bytes_added).c_str(), static_cast<long long>(r.rows_written),
       static_cast<long long>(r.delete_files_removed), static_cast<long long>(r.data_files_before),
       static_cast<long long>(r.data_files_after), static_cast<long long>(r.delete_files_before),
-      static_cast<long long>(r.delete_files_after), Bytes(r.data_bytes_before).c_str(),
-      Bytes(r.data_bytes_after).c_str(), static_cast<long long>(*r.snapshot_id));
+      static_cast<long long>(r.delete_files_after), FormatBytes(r.data_bytes_before).c_str(),
+      FormatBytes(r.data_bytes_after).c_str(), static_cast<long long>(*r.snapshot_id));
   return Status::OK();
 }
 
@@ -404,14 +414,17 @@ Status RemoveOrphanFilesCommand(const std::vector<std::string>& argv) {
     FLOE_ASSIGN_OR_RAISE(options.older_than_ms, OlderThanMs(*text));
   }
   FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
+  ProgressLine line("remove-orphan-files");
+  options.progress = ShowOn(line);
   FLOE_ASSIGN_OR_RAISE(iceberg::OrphanResult r, iceberg::RemoveOrphanFiles(*catalog, id, options));
+  line.Done();
   for (const std::string& path : r.orphans) {
     std::printf("%s %s\n", options.dry_run ? "orphan" : "removed", path.c_str());
   }
   std::printf(
       "remove-orphan-files %s: %zu orphan files (%s) %s; %lld unreferenced files kept as newer "
       "than --older-than; %lld files scanned\n",
-      id.ToString().c_str(), r.orphans.size(), Bytes(r.orphan_bytes).c_str(),
+      id.ToString().c_str(), r.orphans.size(), FormatBytes(r.orphan_bytes).c_str(),
       options.dry_run ? "found (dry run, nothing deleted)" : "deleted",
       static_cast<long long>(r.kept_too_new), static_cast<long long>(r.files_scanned));
   if (r.not_deleted > 0) {

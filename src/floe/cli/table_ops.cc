@@ -1,14 +1,12 @@
 #include "floe/cli/table_ops.h"
 
-#include <unistd.h>
-
 #include <charconv>
-#include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 
+#include "floe/cli/progress_line.h"
 #include "floe/common/civil_time.h"
 #include "floe/format/json/json_lines.h"
 #include "floe/iceberg/manifest_io.h"
@@ -37,32 +35,6 @@ std::shared_ptr<const BatchSchema> InputSchema(const iceberg::Schema& schema, Wr
   for (int32_t id : schema.identifier_field_ids) keys->fields.push_back(*schema.FindById(id));
   return keys;
 }
-
-// A progress line on stderr, redrawn at most every 200 ms, only on a terminal.
-class ProgressLine {
- public:
-  ProgressLine(bool enabled, std::string label)
-      : enabled_(enabled && ::isatty(STDERR_FILENO)), label_(std::move(label)) {}
-  void Update(int64_t rows, uint64_t bytes, uint64_t total_bytes) {
-    if (!enabled_) return;
-    auto now = std::chrono::steady_clock::now();
-    if (now - last_ < std::chrono::milliseconds(200)) return;
-    last_ = now;
-    double secs = std::chrono::duration<double>(now - start_).count();
-    std::fprintf(stderr, "\r%s: %lld rows, %.0f%% of %.1f MiB, %.0f rows/s   ", label_.c_str(),
-                 static_cast<long long>(rows), total_bytes ? 100.0 * bytes / total_bytes : 100.0,
-                 total_bytes / 1048576.0, secs > 0 ? rows / secs : 0.0);
-  }
-  void Done() {
-    if (enabled_) std::fprintf(stderr, "\r%*s\r", 78, "");
-  }
-
- private:
-  bool enabled_;
-  std::string label_;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-  std::chrono::steady_clock::time_point last_{};
-};
 
 const char* ModeName(WriteMode mode) {
   switch (mode) {
@@ -119,7 +91,7 @@ Status WriteJsonFile(iceberg::Catalog& catalog, const iceberg::TableIdentifier& 
   FLOE_ASSIGN_OR_RAISE(auto config, iceberg::ConfigFromTableProperties(table.metadata, prefix));
   FLOE_ASSIGN_OR_RAISE(auto writer, iceberg::DeltaWriter::Make(table.metadata, mode, config));
 
-  ProgressLine line(progress, ModeName(mode));
+  ProgressLine line(ModeName(mode), progress);
   Status st;
   io::LineChunkReader::Chunk chunk;
   RecordBatch batch(input_schema);  // reused: its columns keep their capacity across chunks
@@ -135,7 +107,11 @@ Status WriteJsonFile(iceberg::Catalog& catalog, const iceberg::TableIdentifier& 
     if (!st.ok()) break;
     report->rows_read += static_cast<int64_t>(batch.num_rows());
     st = mode == WriteMode::kDelete ? writer->Delete(batch) : writer->Add(batch);
-    line.Update(report->rows_read, chunk.end_offset, total_bytes);
+    ProgressCounts counts;
+    counts.rows = report->rows_read;
+    counts.bytes = static_cast<int64_t>(chunk.end_offset);
+    counts.bytes_total = static_cast<int64_t>(total_bytes);
+    line.Update(counts);
   }
   line.Done();
   // An empty file (or one of blank lines, or a byte-order mark alone) is refused by name rather

@@ -22,7 +22,7 @@ struct WriteReport {
 // last row per primary key and retires earlier rows of those keys with equality deletes;
 // delete turns each line's key values into equality deletes. Any bad line stops the load
 // before anything is committed (the files written so far are removed). With `progress`, a
-// progress line goes to stderr.
+// ProgressLine shows rows and bytes read (on a terminal, or with FLOE_PROGRESS=always).
 Status WriteJsonFile(iceberg::Catalog& catalog, const iceberg::TableIdentifier& id,
                      const std::string& path, iceberg::WriteMode mode, bool progress,
                      WriteReport* report);

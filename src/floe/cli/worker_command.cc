@@ -155,6 +155,7 @@ class Worker {
     if (restored) o.restore_from = restored->dir;
     o.min_checkpoint_id = runtime::CheckpointId(min_id);
     o.metrics = metrics_;
+    report_metrics_ = plan->monitoring.enabled;
     o.on_checkpoint_complete = [this](const runtime::CompletedCheckpointInfo& info) {
       OnCheckpointComplete(info);
     };
@@ -354,7 +355,7 @@ class Worker {
   // Once a second: every task's and operator's metrics to the coordinator, which serves them.
   void ReportMetrics() {
     const int64_t now = process::NowMillis();
-    if (now < next_metrics_millis_) return;
+    if (!report_metrics_ || now < next_metrics_millis_) return;
     next_metrics_millis_ = now + kMetricsReportMillis;
     status_.Send({{"event", "metrics"},
                   {"at_ms", now},
@@ -366,6 +367,7 @@ class Worker {
   StatusChannel status_;
   std::shared_ptr<runtime::MetricRegistry> metrics_ = std::make_shared<runtime::MetricRegistry>();
   int64_t next_metrics_millis_ = 0;
+  bool report_metrics_ = true;  // floe.monitoring.enabled
   std::string job_id_;
   std::unique_ptr<runtime::LocalJob> job_;
   std::atomic<bool> done_{false};

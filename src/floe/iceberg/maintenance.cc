@@ -94,7 +94,7 @@ void Remove(const std::string& uri_or_path, int64_t* counter, ExpireResult* resu
 
 // Removes the files only `expired` snapshots reference, given the metadata just committed.
 Status DeleteExpiredFiles(const TableMetadata& committed, const std::vector<Snapshot>& expired,
-                          ExpireResult* result) {
+                          const MaintenanceProgressFn& on_progress, ExpireResult* result) {
   // Everything retained snapshots reference. Failing here removes nothing.
   std::set<std::string> retained_manifests;
   std::set<std::string> live;
@@ -128,18 +128,30 @@ Status DeleteExpiredFiles(const TableMetadata& committed, const std::vector<Snap
       }
     }
   }
+  // Data and delete files, then manifests, then manifest lists; each with its counter. Listed
+  // first so that progress has a total.
+  std::vector<std::pair<std::string, int64_t*>> doomed;
   for (const auto& [path, content] : candidates) {
     if (live.count(path) > 0) continue;
-    Remove(
-        path,
-        content == FileContent::kData ? &result->data_files_deleted : &result->delete_files_deleted,
-        result);
+    doomed.emplace_back(path, content == FileContent::kData ? &result->data_files_deleted
+                                                            : &result->delete_files_deleted);
   }
   for (const std::string& path : expired_manifests) {
-    Remove(path, &result->manifests_deleted, result);
+    doomed.emplace_back(path, &result->manifests_deleted);
   }
   for (const Snapshot& s : expired) {
-    Remove(s.manifest_list, &result->manifest_lists_deleted, result);
+    doomed.emplace_back(s.manifest_list, &result->manifest_lists_deleted);
+  }
+  MaintenanceProgress progress;
+  progress.files_total = static_cast<int64_t>(doomed.size());
+  if (on_progress) on_progress(progress);
+  for (const auto& [path, counter] : doomed) {
+    Remove(path, counter, result);
+    if (on_progress) {
+      ++progress.files_done;
+      progress.bytes_done = result->bytes_deleted;
+      on_progress(progress);
+    }
   }
   return Status::OK();
 }
@@ -199,7 +211,7 @@ Result<ExpireResult> ExpireSnapshots(Catalog& catalog, const TableIdentifier& id
       });
       for (const Snapshot& s : expired) result.expired_snapshot_ids.push_back(s.snapshot_id);
       CrashPoint("expire-after-commit-before-delete");
-      Status st = DeleteExpiredFiles(committed->metadata, expired, &result);
+      Status st = DeleteExpiredFiles(committed->metadata, expired, options.progress, &result);
       if (!st.ok()) return st.WithContext(context + ": snapshots expired, files kept");
       return result;
     }

@@ -7,6 +7,7 @@
 
 #include "floe/common/status.h"
 #include "floe/iceberg/catalog.h"
+#include "floe/iceberg/maintenance_progress.h"
 
 namespace floe::iceberg {
 
@@ -31,6 +32,9 @@ struct ExpireOptions {
   // Commit retries on Conflict (reload, recompute, commit again); default
   // commit.retry.num-retries (4). The wait between attempts is short and fixed (10 ms × k).
   std::optional<int> num_retries;
+  // Files removed so far, after the commit, of those only expired snapshots referenced
+  // (optional).
+  MaintenanceProgressFn progress;
 };
 
 struct ExpireResult {

@@ -472,9 +472,20 @@ Result<std::optional<PreparedRewrite>> PrepareRewrite(Catalog& catalog, const Ta
   config.initial_size_ratio = options.size_ratio;
   FLOE_ASSIGN_OR_RAISE(std::unique_ptr<DataFileWriter> writer,
                        DataFileWriter::Make(m, std::move(config)));
+  MaintenanceProgress progress;
+  progress.files_total = static_cast<int64_t>(chosen.size());
+  progress.bytes_total = result.bytes_rewritten;
+  if (options.progress) options.progress(progress);
   Status written = ScanTasks(m, chosen, [&](const RecordBatch& batch) -> Status {
     result.rows_written += static_cast<int64_t>(batch.num_rows());
-    return writer->Add(batch);
+    FLOE_RETURN_NOT_OK(writer->Add(batch));
+    // ScanTasks hands over one task's rows per call, in order: this batch is file files_done.
+    if (options.progress && progress.files_done < progress.files_total) {
+      progress.bytes_done += chosen[progress.files_done++].file.file_size_in_bytes;
+      progress.rows_done = result.rows_written;
+      options.progress(progress);
+    }
+    return Status::OK();
   });
   Result<std::vector<DataFile>> added =
       written.ok() ? writer->Finish() : Result<std::vector<DataFile>>(written);
@@ -603,15 +614,25 @@ Result<OrphanResult> RemoveOrphanFiles(Catalog& catalog, const TableIdentifier& 
   }
   if (ec) return Status::IOError("listing " + location + ": " + ec.message());
   std::sort(candidates.begin(), candidates.end());
+  MaintenanceProgress progress;
+  progress.files_total = static_cast<int64_t>(candidates.size());
+  for (const auto& [path, bytes] : candidates) progress.bytes_total += bytes;
+  if (options.progress) options.progress(progress);
   for (const auto& [path, bytes] : candidates) {
     result.orphans.push_back(path);
     result.orphan_bytes += bytes;
-    if (options.dry_run) continue;
-    Status st = io::RemoveFile(path);
-    if (st.ok() || st.IsNotFound()) {
-      ++result.deleted;
-    } else {
-      ++result.not_deleted;
+    if (!options.dry_run) {
+      Status st = io::RemoveFile(path);
+      if (st.ok() || st.IsNotFound()) {
+        ++result.deleted;
+      } else {
+        ++result.not_deleted;
+      }
+    }
+    if (options.progress) {
+      ++progress.files_done;
+      progress.bytes_done += bytes;
+      options.progress(progress);
     }
   }
   return result;

@@ -8,6 +8,7 @@
 
 #include "floe/common/status.h"
 #include "floe/iceberg/catalog.h"
+#include "floe/iceberg/maintenance_progress.h"
 #include "floe/iceberg/manifest.h"
 
 namespace floe::iceberg {
@@ -36,6 +37,8 @@ struct CompactOptions {
   std::optional<int> num_retries;
   // FileWriterConfig::initial_size_ratio: RewriteResult::size_ratio of the previous run.
   double size_ratio = 1.0;
+  // Files and bytes of the chosen files read so far, rows written (optional).
+  MaintenanceProgressFn progress;
 };
 
 // What a rewrite did. *_before / *_after describe the table's current snapshot before the run
@@ -121,6 +124,8 @@ struct OrphanOptions {
   // Files the caller knows are still needed (e.g. a job's staged, not yet committed files),
   // as absolute local paths.
   std::function<bool(const std::string& path)> in_use;
+  // Orphans deleted so far, of those found (optional; also with dry_run).
+  MaintenanceProgressFn progress;
 };
 
 struct OrphanResult {

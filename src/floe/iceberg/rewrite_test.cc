@@ -83,6 +83,23 @@ TEST(RewriteDataFiles, UpsertTableBecomesOneFileWithoutDeletesAndKeepsItsRows) {
   EXPECT_EQ(Sorted(before), AllTagged("v5"));
 }
 
+TEST(RewriteDataFiles, ReportsProgressOncePlannedAndAfterEachFile) {
+  TempDir tmp;
+  auto h = UpsertTable(tmp.path(), 3);
+  std::vector<MaintenanceProgress> seen;
+  CompactOptions options = Aggressive();
+  options.progress = [&](const MaintenanceProgress& p) { seen.push_back(p); };
+  FLOE_ASSERT_OK_AND_ASSIGN(RewriteResult r, RewriteDataFiles(h->catalog(), h->id(), options));
+  ASSERT_EQ(seen.size(), 4u);  // planned, then 3 files
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].files_done, static_cast<int64_t>(i));
+    EXPECT_EQ(seen[i].files_total, 3);
+    EXPECT_EQ(seen[i].bytes_total, r.bytes_rewritten);
+  }
+  EXPECT_EQ(seen.back().bytes_done, r.bytes_rewritten);
+  EXPECT_EQ(seen.back().rows_done, r.rows_written);
+}
+
 TEST(RewriteDataFiles, BelowTheThresholdsNothingIsRewritten) {
   TempDir tmp;
   auto made = TableHarness::Make(tmp.path(), "db", "t", KeyedSchema(), "", {});

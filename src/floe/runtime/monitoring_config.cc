@@ -48,6 +48,12 @@ Result<MonitoringConfig> ParseMonitoringConfig(
     *range = *r;
     return Status::OK();
   };
+  if (auto it = config.find("floe.monitoring.enabled"); it != config.end()) {
+    if (it->second != "true" && it->second != "false") {
+      return error(it->first, "must be 'true' or 'false', got '" + it->second + "'");
+    }
+    out.enabled = it->second == "true";
+  }
   FLOE_RETURN_NOT_OK(ports("metrics.reporter.prom.port", &out.metrics_port));
   FLOE_RETURN_NOT_OK(ports("rest.port", &out.rest_port));
   if (auto it = config.find("rest.bind-address"); it != config.end()) {

@@ -23,6 +23,9 @@ struct PortRange {
 Result<PortRange> ParsePortRange(const std::string& text);
 
 struct MonitoringConfig {
+  // floe.monitoring.enabled = 'false': no endpoints, and the worker sends no metrics (the
+  // counters are still kept: they cost a relaxed add per batch).
+  bool enabled = true;
   PortRange metrics_port;                       // metrics.reporter.prom.port
   PortRange rest_port;                          // rest.port
   std::string rest_bind_address = "127.0.0.1";  // rest.bind-address (an IPv4 address)

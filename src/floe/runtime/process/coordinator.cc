@@ -203,7 +203,7 @@ class Coordinator {
     socklen_t len = sizeof(addr);
     ::getsockname(listen_fd_.get(), reinterpret_cast<sockaddr*>(&addr), &len);
     record_.control = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
-    if (options_.start_monitor) {
+    if (options_.start_monitor && monitoring_.enabled) {
       auto endpoints = options_.start_monitor(monitoring_);
       if (!endpoints.ok()) return endpoints.status();
       endpoints_ = std::move(*endpoints);

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "floe/runtime/process/control_protocol.h"
+#include "floe/runtime/process/job_monitor.h"
 #include "floe/runtime/process/job_record.h"
 #include "floe/runtime/process/json_fields.h"
 
@@ -36,6 +37,8 @@ TEST(JobRecord, RoundTripsThroughJson) {
   r.started_millis = 1;
   r.updated_millis = 2;
   r.message = "m";
+  r.web_url = "http://127.0.0.1:1/";
+  r.tables = {{"demo.t", 1700000000000, true}};
   auto back = DecodeJobRecord(EncodeJobRecord(r));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->job_id, r.job_id);
@@ -46,6 +49,8 @@ TEST(JobRecord, RoundTripsThroughJson) {
   EXPECT_EQ(back->control, r.control);
   EXPECT_EQ(back->savepoint_dir, r.savepoint_dir);
   EXPECT_EQ(back->message, "m");
+  EXPECT_EQ(back->web_url, r.web_url);
+  EXPECT_EQ(back->tables, r.tables);
 }
 
 TEST(JobRecord, RejectsRecordWithoutJobId) {
@@ -446,6 +451,70 @@ TEST(WorkerError, InvalidArgumentBeforeTheFirstCheckpointIsFatal) {
   EXPECT_FALSE(IsFatalWorkerError(Status::IOError("disk"), false));
   EXPECT_FALSE(IsFatalWorkerError(Status::Unavailable("kafka (retryable) broker down"), false));
   EXPECT_FALSE(IsFatalWorkerError(Status::OK(), false));
+}
+
+// ---- JobMonitor: the stall rule -----------------------------------------------------------
+
+// A worker report: rows into demo.t's writer and its committer's last commit time (0 = none).
+std::vector<runtime::MetricSample> Report(int64_t written, int64_t last_commit) {
+  const runtime::MetricLabels writer = {
+      {"task_name", "w"}, {"subtask_index", "0"}, {"table", "demo.t"}};
+  const runtime::MetricLabels committer = {
+      {"task_name", "c"}, {"subtask_index", "0"}, {"table", "demo.t"}};
+  std::vector<runtime::MetricSample> s = {
+      {"taskmanager_job_task_operator_IcebergStreamWriter_recordsWritten", writer,
+       runtime::MetricType::kCounter, written}};
+  if (last_commit > 0) {
+    s.push_back({"taskmanager_job_task_operator_IcebergFilesCommitter_lastCommitTimestamp",
+                 committer, runtime::MetricType::kGauge, last_commit});
+  }
+  return s;
+}
+
+TEST(JobMonitor, RowsWithoutACommitPastTheThresholdStallIdleInputDoesNot) {
+  MonitorSettings settings;
+  settings.stall_threshold_ms = 10'000;
+  JobMonitor m(settings, 0);
+  m.OnMetrics(Report(100, 1'000), 1'000);  // committed everything so far
+  EXPECT_TRUE(m.CheckStalls(30'000, true).empty()) << "idle after a commit is healthy";
+  m.OnMetrics(Report(150, 1'000), 31'000);  // 50 rows arrive, no commit follows
+  EXPECT_TRUE(m.CheckStalls(31'000, true).empty()) << "the last commit is long ago, but the "
+                                                      "rows only just arrived: not yet";
+  m.OnMetrics(Report(150, 32'000), 32'000);  // they were committed at the next checkpoint
+  m.OnMetrics(Report(200, 32'000), 33'000);  // 50 more, and commits stop
+  EXPECT_TRUE(m.CheckStalls(42'000, true).empty());
+  auto changes = m.CheckStalls(42'001, true);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].table, "demo.t");
+  EXPECT_TRUE(changes[0].stalled);
+  EXPECT_EQ(changes[0].uncommitted_records, 50);
+  EXPECT_EQ(changes[0].since_commit_ms, 10'001);
+  EXPECT_TRUE(m.CheckStalls(60'000, false).empty()) << "no verdict while no worker runs";
+  m.OnMetrics(Report(200, 61'000), 61'000);
+  changes = m.CheckStalls(61'000, true);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_FALSE(changes[0].stalled);
+}
+
+TEST(JobMonitor, ARestartedWorkerStartsItsOwnCountsAndClock) {
+  MonitorSettings settings;
+  settings.stall_threshold_ms = 10'000;
+  JobMonitor m(settings, 0);
+  m.OnMetrics(Report(100, 1'000), 1'000);
+  m.OnMetrics(Report(180, 1'000), 2'000);  // 80 rows uncommitted when the worker dies
+  m.OnWorkerStarted(50'000);
+  m.OnMetrics(Report(30, 0), 51'000);  // the new attempt replays; its committer has not committed
+  EXPECT_TRUE(m.CheckStalls(55'000, true).empty()) << "counted from the worker's start";
+  EXPECT_EQ(m.CheckStalls(60'001, true).size(), 1u);
+  const auto metrics = m.Metrics(JobOverview{"id", "job.sql"}, 60'001);
+  bool elapsed = false;
+  for (const auto& e : metrics) {
+    if (e.name.find("elapsedSecondsSinceLastSuccessfulCommit") != std::string::npos) {
+      elapsed = true;
+      EXPECT_DOUBLE_EQ(e.value, 59.001) << "since the last commit, across attempts";
+    }
+  }
+  EXPECT_TRUE(elapsed);
 }
 
 }  // namespace
