@@ -52,7 +52,7 @@ void JobMonitor::OnWorkerStarted(int64_t now_ms) {
   rates_.clear();
   samples_at_ms_ = 0;
   attempt_started_ms_ = now_ms;
-  for (auto& [table, st] : tables_) st.written = st.written_at_commit = 0;
+  for (auto& [table, st] : tables_) st.written = st.written_at_commit = st.pending_since_ms = 0;
 }
 
 int64_t JobMonitor::Sample(const std::string& name, const MetricLabels& labels,
@@ -95,6 +95,13 @@ void JobMonitor::OnMetrics(std::vector<runtime::MetricSample> samples, int64_t a
       st.written_at_commit = st.written;
     }
   }
+  for (auto& [table, st] : tables_) {
+    if (st.written <= st.written_at_commit) {
+      st.pending_since_ms = 0;
+    } else if (st.pending_since_ms == 0) {
+      st.pending_since_ms = at_ms;
+    }
+  }
   for (const auto& [key, v] : samples_) {
     if (key.first.rfind(kCommitter, 0) == 0 && tables_.count(LabelOf(key.second, "table")) == 0) {
       tables_[LabelOf(key.second, "table")].committer = key.second;
@@ -114,8 +121,9 @@ std::vector<StallChange> JobMonitor::CheckStalls(int64_t now_ms, bool running) {
   for (auto& [table, st] : tables_) {
     const int64_t since = now_ms - std::max(st.last_commit_ms, attempt_started_ms_);
     const int64_t uncommitted = st.written - st.written_at_commit;
-    const bool stalled =
-        settings_.stall_threshold_ms > 0 && uncommitted > 0 && since > settings_.stall_threshold_ms;
+    const int64_t waiting = now_ms - std::max(st.pending_since_ms, attempt_started_ms_);
+    const bool stalled = settings_.stall_threshold_ms > 0 && uncommitted > 0 &&
+                         waiting > settings_.stall_threshold_ms;
     if (stalled == st.stalled) continue;
     st.stalled = stalled;
     st.stalled_since_ms = stalled ? now_ms : 0;

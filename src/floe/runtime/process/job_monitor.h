@@ -4,7 +4,8 @@
 // samples (once a second), checkpoint completions and the job's own state, turned into the
 // series /metrics serves (Flink's names with a floe_ prefix: docs/monitoring.md), the JSON the
 // web UI and `floe status` show, and the stall alarm: a table whose writers received rows that
-// it has not committed for longer than the threshold is STALLED. Not thread-safe: the
+// it has not committed for longer than the threshold is STALLED (timed from the report that
+// first showed them, so rows arriving after a long idle spell are not late). Not thread-safe: the
 // coordinator's loop owns it.
 
 #include <cstdint>
@@ -93,6 +94,7 @@ class JobMonitor {
     int64_t last_commit_ms = 0;     // 0: none seen in this run
     int64_t written = 0;            // rows its writers received (current attempt)
     int64_t written_at_commit = 0;  // `written` as of the sample that showed the last commit
+    int64_t pending_since_ms = 0;   // the report that first showed uncommitted rows (0: none)
     bool stalled = false;
     int64_t stalled_since_ms = 0;
     runtime::MetricLabels committer;  // labels of its committer's metrics (task, table)

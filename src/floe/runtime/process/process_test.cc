@@ -482,13 +482,13 @@ TEST(JobMonitor, RowsWithoutACommitPastTheThresholdStallIdleInputDoesNot) {
                                                       "rows only just arrived: not yet";
   m.OnMetrics(Report(150, 32'000), 32'000);  // they were committed at the next checkpoint
   m.OnMetrics(Report(200, 32'000), 33'000);  // 50 more, and commits stop
-  EXPECT_TRUE(m.CheckStalls(42'000, true).empty());
-  auto changes = m.CheckStalls(42'001, true);
+  EXPECT_TRUE(m.CheckStalls(43'000, true).empty()) << "they have waited 10 s, not more";
+  auto changes = m.CheckStalls(43'001, true);
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_EQ(changes[0].table, "demo.t");
   EXPECT_TRUE(changes[0].stalled);
   EXPECT_EQ(changes[0].uncommitted_records, 50);
-  EXPECT_EQ(changes[0].since_commit_ms, 10'001);
+  EXPECT_EQ(changes[0].since_commit_ms, 11'001);
   EXPECT_TRUE(m.CheckStalls(60'000, false).empty()) << "no verdict while no worker runs";
   m.OnMetrics(Report(200, 61'000), 61'000);
   changes = m.CheckStalls(61'000, true);
@@ -504,14 +504,16 @@ TEST(JobMonitor, ARestartedWorkerStartsItsOwnCountsAndClock) {
   m.OnMetrics(Report(180, 1'000), 2'000);  // 80 rows uncommitted when the worker dies
   m.OnWorkerStarted(50'000);
   m.OnMetrics(Report(30, 0), 51'000);  // the new attempt replays; its committer has not committed
-  EXPECT_TRUE(m.CheckStalls(55'000, true).empty()) << "counted from the worker's start";
-  EXPECT_EQ(m.CheckStalls(60'001, true).size(), 1u);
-  const auto metrics = m.Metrics(JobOverview{"id", "job.sql"}, 60'001);
+  EXPECT_TRUE(m.CheckStalls(61'000, true).empty()) << "counted from the new attempt's rows";
+  EXPECT_EQ(m.CheckStalls(61'001, true).size(), 1u);
+  JobOverview job;
+  job.job_id = "id";
+  const auto metrics = m.Metrics(job, 61'001);
   bool elapsed = false;
   for (const auto& e : metrics) {
     if (e.name.find("elapsedSecondsSinceLastSuccessfulCommit") != std::string::npos) {
       elapsed = true;
-      EXPECT_DOUBLE_EQ(e.value, 59.001) << "since the last commit, across attempts";
+      EXPECT_DOUBLE_EQ(e.value, 60.001) << "since the last commit, across attempts";
     }
   }
   EXPECT_TRUE(elapsed);
