@@ -217,8 +217,8 @@ SET 'restart-strategy.type' = 'none';${more}`
 // `floe run` of a job file under /usr/bin/time when it exists. Each stderr line goes to
 // floe-run.log with the ms since spawn, and to onLine(t, line); the web UI and metrics URLs
 // it prints are in `urls` (and passed to onUrls once both are known). Returns {child, urls,
-// done}: done resolves with the exit code, spawn-to-exit seconds (hrtime), CPU, RSS, the
-// completed checkpoints, the worker starts and the log.
+// done}: done resolves with the exit code, spawn-to-exit seconds (hrtime), spawn to the
+// "job ... finished" line, CPU, RSS, the completed checkpoints, the worker starts and the log.
 function floeRun(p, jobText, vars, { env = {}, onLine, onUrls } = {}) {
   const jobFile = path.join(p.dir, 'job.sql')
   fs.writeFileSync(jobFile, jobText)
@@ -232,6 +232,7 @@ function floeRun(p, jobText, vars, { env = {}, onLine, onUrls } = {}) {
   const child = spawn(cmd, argv, { env: floeEnv({ FLOE_HOME: p.home, ...env }), stdio: ['ignore', 'ignore', 'pipe'] })
   const lines = []
   const urls = { web: null, metrics: null }
+  let finished = null   // hrtime of the coordinator's "job ... finished" line
   let tail = ''
   child.stderr.on('data', (d) => {
     const t = Date.now()
@@ -241,6 +242,7 @@ function floeRun(p, jobText, vars, { env = {}, onLine, onUrls } = {}) {
     for (const line of parts) {
       lines.push(line)
       fs.writeSync(logFd, `${t - start} ${line}\n`)
+      if (finished == null && /^floe: job \S+ finished/.test(line)) finished = process.hrtime.bigint()
       const u = /^floe: (web UI|metrics): (\S+)/.exec(line)
       if (u) {
         urls[u[1] === 'web UI' ? 'web' : 'metrics'] = u[2]
@@ -267,6 +269,7 @@ function floeRun(p, jobText, vars, { env = {}, onLine, onUrls } = {}) {
     const text = lines.join('\n')
     return {
       code, start, end: Date.now(), seconds, cpu_s: cpuS, max_rss_mib: rssMib,
+      finished_s: finished == null ? null : Number(finished - t0) / 1e9,
       checkpoints: Math.max(0, ...[...text.matchAll(/checkpoint (\d+) completed/g)].map((x) => Number(x[1]))),
       restarts: [...text.matchAll(/worker \d+ started \(attempt (\d+)\)/g)].filter((x) => x[1] !== '1').length,
       log: text, log_problems: logProblems(text),
@@ -464,6 +467,9 @@ async function costRun(input, on, pair) {
   const d = describe(p.wh, 'bench.cost')
   const out = {
     pair, monitoring: on ? 'on' : 'off', seconds: round(r.seconds, 3), records_per_s: Math.round(ROWS / r.seconds),
+    // spawn to the coordinator's "job ... finished" line: the same run without its exit
+    finished_s: round(r.finished_s, 3), records_per_s_to_finished: r.finished_s ? Math.round(ROWS / r.finished_s) : null,
+    exit_after_finished_ms: r.finished_s ? Math.round((r.seconds - r.finished_s) * 1000) : null,
     cpu_s: r.cpu_s, max_rss_mib: r.max_rss_mib, checkpoints: r.checkpoints, restarts: r.restarts, commits: d.snaps.length,
     rows: Number(d.files['data-records']), verified: v.report, served_urls: !!(job.urls.web && job.urls.metrics),
     log_problems: r.log_problems.count,
@@ -500,18 +506,21 @@ async function cost() {
       runs.push(r)
       got[r.monitoring] = r
       log(`cost, pair ${pair}, monitoring ${r.monitoring}: ${num(r.records_per_s)} records/s (${r.seconds} s, CPU ${r.cpu_s ?? '?'} s, ` +
-          `${r.checkpoints} checkpoints${r.scrape ? `; ${r.scrape.metrics_ok} + ${r.scrape.api_ok} scrapes, /metrics ${r.scrape.metrics_ms.median} ms median` : ''}); ${r.verified}`)
+          `exit ${r.exit_after_finished_ms ?? '?'} ms after "finished", ${r.checkpoints} checkpoints${r.scrape ? `; ${r.scrape.metrics_ok} + ${r.scrape.api_ok} scrapes, /metrics ${r.scrape.metrics_ms.median} ms median` : ''}); ${r.verified}`)
     }
     pairs.push({ pair, first: order[0] ? 'on' : 'off', off_records_per_s: got.off.records_per_s, on_records_per_s: got.on.records_per_s,
                  ratio: round(got.on.records_per_s / got.off.records_per_s, 3),
+                 ratio_to_finished: got.on.records_per_s_to_finished && got.off.records_per_s_to_finished
+                   ? round(got.on.records_per_s_to_finished / got.off.records_per_s_to_finished, 3) : null,
                  cpu_ratio: got.on.cpu_s && got.off.cpu_s ? round(got.on.cpu_s / got.off.cpu_s, 3) : null })
   }
   const rs = (m) => runs.filter((r) => r.monitoring === m)
   const ratios = pairs.map((p) => p.ratio)
   return {
     definition: 'records/s = rows / (`floe run` spawn to exit); the same bounded filesystem -> Iceberg job with ' +
-      "'floe.monitoring.enabled' true (and /metrics plus api/job fetched once a second each) or false; pairs back to back, " +
-      'off first in odd pairs; ratio = on / off per pair',
+      "'floe.monitoring.enabled' true (and /metrics plus api/job fetched once a second each, keep-alive) or false; pairs back to " +
+      'back, off first in odd pairs; ratio = on / off per pair; *_to_finished: the same to the coordinator\'s "job ... finished" ' +
+      'line instead of the exit (exit_after_finished_ms: what the exit took after it)',
     input: { file: path.basename(input.file), rows: input.rows, bytes: input.bytes, generator: 'bench/gen_roster.mjs', seed: SEED },
     job: `filesystem (JSON lines) -> Iceberg append, sink.parallelism 1, maintenance off, checkpoints every ${INTERVAL}, EXACTLY_ONCE, restarts off`,
     scrape_interval_ms: SCRAPE_MS,
@@ -520,6 +529,11 @@ async function cost() {
       off_records_per_s_median: Math.round(median(rs('off').map((r) => r.records_per_s))),
       on_records_per_s_median: Math.round(median(rs('on').map((r) => r.records_per_s))),
       ratio_median: round(median(ratios), 3), ratio_min: Math.min(...ratios), ratio_max: Math.max(...ratios), ratios,
+      ratio_to_finished_median: round(median(pairs.map((p) => p.ratio_to_finished)), 3),
+      ratios_to_finished: pairs.map((p) => p.ratio_to_finished),
+      off_exit_after_finished_ms_median: median(rs('off').map((r) => r.exit_after_finished_ms)),
+      on_exit_after_finished_ms_median: median(rs('on').map((r) => r.exit_after_finished_ms)),
+      on_exit_after_finished_ms_max: Math.max(...rs('on').map((r) => r.exit_after_finished_ms ?? 0)),
       cpu_ratio_median: round(median(pairs.map((p) => p.cpu_ratio)), 3),
       off_cpu_s_median: median(rs('off').map((r) => r.cpu_s)), on_cpu_s_median: median(rs('on').map((r) => r.cpu_s)),
       scrape_metrics_ms_median: median(rs('on').map((r) => r.scrape.metrics_ms.median)),
@@ -838,7 +852,8 @@ if (C) {
   const s = C.summary
   log(`cost of monitoring (${num(ROWS)} rows, ${PAIRS} pair(s)): off ${num(s.off_records_per_s_median)} records/s, on (scraped every ` +
       `${SCRAPE_MS} ms) ${num(s.on_records_per_s_median)} records/s; on / off median ${s.ratio_median} (${s.ratio_min}-${s.ratio_max}: ` +
-      `${s.ratios.join(', ')}); CPU on / off ${s.cpu_ratio_median ?? '?'}; /metrics answered in ${s.scrape_metrics_ms_median} ms (median), api/job ${s.scrape_api_ms_median} ms`)
+      `${s.ratios.join(', ')}); to the "finished" line ${s.ratio_to_finished_median} (${s.ratios_to_finished.join(', ')}); exit after it: off ` +
+      `${s.off_exit_after_finished_ms_median} ms, on ${s.on_exit_after_finished_ms_median} ms (median); CPU on / off ${s.cpu_ratio_median ?? '?'}; /metrics answered in ${s.scrape_metrics_ms_median} ms (median), api/job ${s.scrape_api_ms_median} ms`)
 }
 const S = figures.stall
 if (S) {

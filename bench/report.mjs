@@ -6,7 +6,7 @@
 //   node bench/report.mjs                # print the generated blocks
 //   node bench/report.mjs --write        # rewrite them in place
 //   node bench/report.mjs --check        # exit 1 when a document disagrees with the results
-//   node bench/report.mjs --validate FILE --bench append|kafka|streaming|table-health|file-size|maintenance-throughput|windows [--rows N]
+//   node bench/report.mjs --validate FILE --bench append|kafka|streaming|table-health|file-size|maintenance-throughput|windows|monitoring [--rows N]
 //                                        # exit 1 unless FILE is a complete results file whose
 //                                        # figures are sane (the smoke tests' oracle)
 //
@@ -547,6 +547,64 @@ ${row('idle (nothing in flight)', i.idle)}`)
   return out.join('\n\n')
 }
 
+// bench/README.md, "Monitoring (issue 12)": the cost of metrics, the stall alarm's latency, false alarms.
+function monitoringBlock({ index, files }) {
+  if (!Object.values(index.files).some((e) => e.bench === 'monitoring')) return 'No results file yet.'
+  const name = current(index, 'monitoring')
+  const j = files[name]
+  const f = facts(j)
+  const o = j.monitoring
+  const out = [`Current run (written by ${code('node bench/report.mjs --write')} from ${code(`${RESULTS}/${name}`)}): ` +
+    `${j.ok ? 'every table verified, every stall trial alarmed, no false alarm' : `**FAILED**: ${j.problems.join('; ')}`}.
+${machineText(f)}; ${loadText(f)}.
+${sourceText(f, name)}.`]
+  const c = j.cost
+  if (c) {
+    const s = c.summary
+    const rs = (m) => c.runs.filter((r) => r.monitoring === m)
+    const med = (xs) => { const v = xs.filter((x) => x != null).sort((a, b) => a - b); return v.length ? v[Math.floor((v.length - 1) / 2)] : null }
+    const row = (m, label) => `| ${label} | **${num(s[`${m}_records_per_s_median`])}** | ${num(med(rs(m).map((r) => r.records_per_s_to_finished)))} | ` +
+      `${num(s[`${m}_exit_after_finished_ms_median`])} | ${fix(s[`${m}_cpu_s_median`], 1)} |`
+    out.push(`Cost of metrics: ${num(c.input.rows)} roster rows (JSON lines) through the filesystem source into an Iceberg append table ` +
+      `(maintenance off, checkpoints every ${o.checkpoint_interval}), ${c.pairs.length} paired run${c.pairs.length > 1 ? 's' : ''}; on: floe's default, ` +
+      `with /metrics and api/job fetched every ${num(c.scrape_interval_ms)} ms (keep-alive) while the job ran; off: ${code("'floe.monitoring.enabled' = 'false'")}. ` +
+      `records/s on / off: **${fix(s.ratio_median, 2)}** (median of the pairs; ${s.ratios.map((x) => fix(x, 2)).join(', ')}); counted to the coordinator's ` +
+      `"finished" line instead of the exit: ${fix(s.ratio_to_finished_median, 2)} (${s.ratios_to_finished.map((x) => fix(x, 2)).join(', ')}). ` +
+      `A scrape took ${num(s.scrape_metrics_ms_median)} ms (/metrics, median; max ${num(s.scrape_metrics_ms_max)}) and ${num(s.scrape_api_ms_median)} ms (api/job).
+
+| monitoring | records/s, spawn to exit (median) | records/s, spawn to "finished" (median) | exit after "finished", ms (median) | CPU s (median) |
+| --- | --- | --- | --- | --- |
+${row('off', 'off')}
+${row('on', 'on, scraped')}`)
+  }
+  const st = j.stall
+  if (st) {
+    out.push(`Stall alarm: ${st.trials.length} Kafka -> Iceberg job${st.trials.length > 1 ? 's' : ''}, checkpoints every ${st.checkpoint_interval}, ` +
+      `${num(st.records_per_s)} records/s flowing, the committer held from checkpoint ${st.hold_at} on (${code(`FLOE_HOLD_AT=iceberg-commit:${st.hold_at}`)}), ` +
+      `the default threshold (${Array.isArray(st.threshold_s) ? st.threshold_s.join(', ') : st.threshold_s} s).
+Definition: ${st.definition}.
+
+| trials | threshold s | ms from the last commit to the STALLED line (median) | min-max | per trial | past the threshold, ms (median, max) |
+| --- | --- | --- | --- | --- | --- |
+| ${st.trials.length} | ${Array.isArray(st.threshold_s) ? st.threshold_s.join(', ') : st.threshold_s} | **${num(st.latency_ms.median)}** | ${num(st.latency_ms.min)}-${num(st.latency_ms.max)} | ` +
+      `${st.trials.map((t) => num(t.latency_ms)).join(', ')} | ${num(st.after_threshold_ms.median)}, ${num(st.after_threshold_ms.max)} |`)
+  }
+  const fa = j.false_alarms
+  if (fa) {
+    const sc = fa.schedule
+    out.push(`False alarms: one healthy Kafka -> Iceberg job for ${num(fa.duration_s)} s (checkpoints every ${fa.checkpoint_interval}, the default ` +
+      `threshold, ${fa.maintenance}), bursts of ${sc.burst_s.join('-')} s at ${sc.burst_records_per_s.map(num).join('-')} records/s alternating with ` +
+      `idle gaps of ${sc.idle_s.join('-')} s (seed ${sc.seed}); the table verified: ${fa.verified}.
+Definition: ${fa.definition}.
+
+| seconds | bursts | idle gaps (over 10 s) | records | commits | checkpoints | STALLED lines (false alarms) | max commit gap while input flowed, ms | longest pending without a commit, ms | max record wait, ms |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+| ${num(fa.duration_s)} | ${num(sc.bursts)} | ${num(sc.idle_gaps)} (${num(sc.idle_gaps_over_10_s)}) | ${num(fa.records)} | ${num(fa.commits)} | ${num(fa.checkpoints)} | ` +
+      `**${fa.false_alarms}** | ${num(fa.commit_gap_while_input_flowed_ms.max)} | ${num(fa.pending_without_commit_ms.max)} | ${num(fa.record_wait_ms.max)} |`)
+  }
+  return out.join('\n\n')
+}
+
 // README.md / docs (optional block "table-maintenance"): the maintenance figures in brief.
 function maintenanceSummaryBlock(ctx, target) {
   const { index, files } = ctx
@@ -611,6 +669,13 @@ function indexBlock({ index, files }) {
       }
       return parts.join('; ')
     }
+    if (j.bench === 'monitoring') {
+      const parts = []
+      if (j.cost) parts.push(`records/s on / off ${fix(j.cost.summary.ratio_median, 2)}`)
+      if (j.stall) parts.push(`stall alarm ${num(j.stall.latency_ms.median)} ms after the last commit (threshold ${j.stall.threshold_s} s)`)
+      if (j.false_alarms) parts.push(`${j.false_alarms.false_alarms} false alarms in ${num(j.false_alarms.duration_s)} s`)
+      return parts.join('; ')
+    }
     if (j.bench === 'streaming' && j.throughput) {
       return `stream/batch ${fix(j.throughput.ratio_median, 2)}; ${num(j.throughput.stream_rows_per_s_median)} rows/s`
     }
@@ -645,6 +710,7 @@ const TARGETS = [
   { file: 'bench/README.md', block: 'file-size', make: fileSizeBlock },
   { file: 'bench/README.md', block: 'maintenance-throughput', make: maintenanceThroughputBlock },
   { file: 'bench/README.md', block: 'windows', make: windowsBlock },
+  { file: 'bench/README.md', block: 'monitoring', make: monitoringBlock },
   // Optional: written only where a document has the markers (README.md, docs/connectors.md, ...).
   { file: 'README.md', block: 'table-maintenance', make: maintenanceSummaryBlock, optional: true },
   { file: 'docs/connectors.md', block: 'table-maintenance', make: maintenanceSummaryBlock, optional: true },
@@ -735,7 +801,8 @@ function validate(file, bench, rows) {
   need(j.schema === 2, 'schema 2')
   need(!Number.isNaN(Date.parse(j.date)), 'date')
   const script = { 'table-health': 'bench/table_health.sh', 'file-size': 'bench/file_size.sh',
-                   'maintenance-throughput': 'bench/maintenance_throughput.sh', windows: 'bench/windows.sh' }[bench] || `bench/${bench}_bench.sh`
+                   'maintenance-throughput': 'bench/maintenance_throughput.sh', windows: 'bench/windows.sh',
+                   monitoring: 'bench/monitoring.sh' }[bench] || `bench/${bench}_bench.sh`
   need(typeof j.command === 'string' && j.command.includes(script), 'command naming the bench script')
   need(j.git && /^[0-9a-f]{40}$/.test(j.git.commit) && typeof j.git.dirty === 'boolean', 'git commit and dirty flag')
   need(j.floe && /^[0-9a-f]{64}$/.test(j.floe.sha256 || ''), "floe binary's sha256")
@@ -829,6 +896,33 @@ function validate(file, bench, rows) {
       }
       need(c && c.loaded && c.loaded.table && c.loaded.table.rows === c.keys && c.loaded.table.events === c.events,
         'checkpoint, under load: the table holds one row per key, counts summing to the events')
+    }
+  } else if (bench === 'monitoring') {
+    const o = j.monitoring || {}
+    const parts = o.parts || []
+    need(j.ok === true, 'ok (every table verified, every stall trial alarmed, no false alarm, no restart)')
+    need(parts.length > 0, 'monitoring.parts')
+    const c = j.cost
+    if (parts.includes('cost')) {
+      if (rows !== undefined) need(o.rows === rows && c && c.input.rows === rows, `rows = ${rows}`)
+      need(c && Array.isArray(c.runs) && c.runs.length === 2 * o.pairs &&
+        c.runs.every((r) => /result: OK/.test(r.verified || '') && pos(r.records_per_s) && r.rows === o.rows),
+        'cost: every run (on and off per pair) verified, with its records/s')
+      need(c && c.runs.filter((r) => r.monitoring === 'on').every((r) => r.scrape && r.scrape.metrics_ok > 0 && r.scrape.api_ok > 0),
+        'cost: every run with monitoring on scraped /metrics and api/job')
+      need(c && c.summary && pos(c.summary.ratio_median) && pos(c.summary.on_records_per_s_median) && pos(c.summary.off_records_per_s_median),
+        'cost: records/s on and off and their ratio')
+    }
+    const st = j.stall
+    if (parts.includes('stall')) {
+      need(st && Array.isArray(st.trials) && st.trials.length === o.trials &&
+        st.trials.every((t) => pos(t.latency_ms) && pos(t.threshold_s) && t.latency_ms >= t.threshold_s * 1000 && t.metrics && t.metrics.sink_stalled === 1),
+        'stall: every trial alarmed after the threshold, the metric at 1')
+    }
+    const fa = j.false_alarms
+    if (parts.includes('false-alarms')) {
+      need(fa && fa.verified_ok === true && pos(fa.records) && pos(fa.commits) && Number.isInteger(fa.false_alarms) &&
+        fa.commit_gap_while_input_flowed_ms && fa.pending_without_commit_ms, 'false alarms: table verified, records, commits, gaps, the count')
     }
   } else {
     bad.push(`unknown bench ${bench}`)

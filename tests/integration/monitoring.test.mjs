@@ -8,6 +8,7 @@
 // cluster), flowing through a producer loop while a test needs it to.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { WAIT_MS, checkpointSets, floe, icebergTable, jobRecords, produce, runJob, sandbox,
@@ -174,4 +175,28 @@ test('monitoring options are checked before anything starts, with the rule', () 
     assert.match(r.err, message);
     assert.match(r.err, /line 6, column 1/);
   }
+});
+
+test("floe.monitoring.enabled 'false': no endpoints, the job runs as before", async () => {
+  const cluster = await startCluster(ROOT, 'off', { topics: ['off:1'] });
+  const p = sandbox(ROOT, 'off');
+  writeJob(p, 'off', "SET 'floe.monitoring.enabled' = 'false';");
+  // Bounded: the job ends once it read what is there now.
+  const sql = fs.readFileSync(p.job, 'utf8')
+    .replace("'scan.startup.mode' = 'earliest-offset'",
+             "'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset'");
+  writeJsonl(p.job, [sql.trimEnd()]);
+  const first = nextSeq;
+  produceMore(cluster.bootstrap, 'off', 300);
+  const run = runJob(p, { CHK: p.chk, WH: p.wh, KAFKA: cluster.bootstrap });
+  const { code } = await run.exited;
+  assert.equal(code, 0, run.err);
+  assert.doesNotMatch(run.err, /web UI|metrics: http/);
+  const rec = jobRecords(p.home)[0];
+  assert.equal(rec.state, 'FINISHED');
+  assert.equal(rec.web_url, '');
+  assert.equal(rec.metrics_url, '');
+  const r = floe(['table', 'verify', p.table, '--warehouse', p.wh, '--unique', 'seq',
+                  '--expect-range', `seq:${first}..${nextSeq - 1}`]);
+  assert.equal(r.code, 0, r.out + r.err);
 });

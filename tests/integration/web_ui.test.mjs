@@ -227,6 +227,11 @@ test('/metrics is Prometheus text with the Flink-named families and task labels'
             'no source task');
   assert.ok(series(m, `${COMMITTER}elapsedSecondsSinceLastSuccessfulCommit`, { table: p.table }).length > 0,
             `no elapsedSecondsSinceLastSuccessfulCommit for ${p.table}`);
+  // Every record's bytes read once (the JSON lines produced: {"seq":N,"name":"nN"}).
+  const produced = Array.from({ length: N }, (_, i) => JSON.stringify({ seq: i + 1, name: `n${i + 1}` }))
+    .reduce((a, l) => a + Buffer.byteLength(l), 0);
+  assert.equal(sum(series(m, `${T}operator_numBytesIn`)), produced, 'Kafka source numBytesIn');
+  assert.equal(sum(series(m, `${COMMITTER}commits`, { table: p.table })) > 0, true);
 });
 
 test('the web UI updates live and shows the numbers /metrics shows', async () => {

@@ -320,6 +320,7 @@ Status KafkaSource::Open(const runtime::OperatorContext& ctx) {
   cancel_flag_ = ctx.cancel_flag;
   metrics_ = ctx.metrics;
   pending_records_ = &metrics_->Gauge("pendingRecords");
+  bytes_in_ = &metrics_->Counter("numBytesIn");
   idle_time_ = &metrics_->Gauge("sourceIdleTime");
   emit_event_time_lag_ = &metrics_->Gauge("currentEmitEventTimeLag");
   watermark_lag_ = &metrics_->Gauge("watermarkLag");
@@ -654,6 +655,7 @@ Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
         continue;
       }
       ++records;
+      bytes_in_->Add(static_cast<int64_t>(m->key().size() + m->value().size()));
       const size_t before = rows_.num_rows();
       FLOE_RETURN_NOT_OK(DecodeRecord(*m, topic));
       it->second = m->offset() + 1;

@@ -163,6 +163,7 @@ class KafkaSource final : public runtime::SourceOperator {
   const std::atomic<bool>* cancel_flag_ = nullptr;
   runtime::MetricGroup* metrics_ = nullptr;
   runtime::Metric* pending_records_ = nullptr;
+  runtime::Metric* bytes_in_ = nullptr;  // keys and values read
   runtime::Metric* idle_time_ = nullptr;
   runtime::Metric* emit_event_time_lag_ = nullptr;
   runtime::Metric* watermark_lag_ = nullptr;
