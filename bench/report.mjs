@@ -592,8 +592,8 @@ Definition: ${st.definition}.
   const fa = j.false_alarms
   if (fa) {
     const sc = fa.schedule
-    out.push(`False alarms: one healthy Kafka -> Iceberg job for ${num(fa.duration_s)} s (checkpoints every ${fa.checkpoint_interval}, the default ` +
-      `threshold, ${fa.maintenance}), bursts of ${sc.burst_s.join('-')} s at ${sc.burst_records_per_s.map(num).join('-')} records/s alternating with ` +
+    out.push(`False alarms: one healthy Kafka -> Iceberg job for ${num(fa.duration_s)} s, checkpoints every ${fa.checkpoint_interval}, the default ` +
+      `threshold, maintenance: ${fa.maintenance}; bursts of ${sc.burst_s.join('-')} s at ${sc.burst_records_per_s.map(num).join('-')} records/s alternating with ` +
       `idle gaps of ${sc.idle_s.join('-')} s (seed ${sc.seed}); the table verified: ${fa.verified}.
 Definition: ${fa.definition}.
 

@@ -70,7 +70,10 @@ class MonitorServer final : public process::MonitorEndpoints {
     server->set_read_timeout(kReadTimeoutSeconds, 0);
     server->set_write_timeout(kWriteTimeoutSeconds, 0);
     server->set_payload_max_length(kMaxBodyBytes);
-    server->set_keep_alive_max_count(100);
+    // One request per connection: an idle keep-alive connection (a scraper's, a browser's)
+    // would hold the coordinator's exit until it timed out.
+    server->set_keep_alive_max_count(1);
+    server->set_tcp_nodelay(true);  // small replies: no wait for the peer's delayed ACK
     // httplib's default adds SO_REUSEPORT, which lets a second process bind a port in use.
     server->set_socket_options([](socket_t sock) {
       int yes = 1;
