@@ -68,7 +68,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { pinBinary, record, sampleLoad } from './provenance.mjs'
 import { mulberry32 } from './prng.mjs'
-import { benchArgs, jobRecord, logProblems, ROSTER_COLUMNS } from './roster_job.mjs'
+import { benchArgs, freshJobDir, jobRecord, logProblems, runAsync, ROSTER_COLUMNS } from './roster_job.mjs'
 import { parseIds, TableWatch } from './table_watch.mjs'
 
 const USAGE = `usage: node bench/monitoring.mjs [--only cost,stall,false-alarms] [--rows 5000000] [--pairs 3]
@@ -159,24 +159,8 @@ function must(r, what) {
   if (r.code !== 0) throw new Error(`${what} failed (exit ${r.code}):\n${r.out}${r.err}`)
   return r
 }
-// Runs a command to its exit without blocking the event loop.
-function run(cmd, args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { env: floeEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    let err = ''
-    child.stdout.on('data', (d) => (out += d))
-    child.stderr.on('data', (d) => (err += d))
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, out, err }))
-  })
-}
-function fresh(name) {
-  const dir = path.join(OUT, name)
-  fs.rmSync(dir, { recursive: true, force: true })
-  fs.mkdirSync(dir, { recursive: true })
-  return { dir, home: path.join(dir, 'home'), wh: path.join(dir, 'wh'), chk: path.join(dir, 'chk') }
-}
+const run = (cmd, args) => runAsync(cmd, args, floeEnv())
+const fresh = (name) => freshJobDir(OUT, name)
 // Data commits of a table, in order (no compaction's "replace"), and its file totals.
 function describe(wh, table) {
   const d = parseIds(must(floeSync(['table', 'describe', table, '--warehouse', wh]), `describe ${table}`).out)

@@ -1,7 +1,7 @@
 // What the roster-job benches (soak.mjs, table_health.mjs, file_size.mjs, maintenance_throughput.mjs)
 // share: the job file they run, the sink's maintenance options, the floe CLI, and the job record
 // of a FLOE_HOME.
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
@@ -164,6 +164,28 @@ export function logProblems(text) {
 export function runFloe(floe, args, env = {}) {
   const r = spawnSync(floe, args, { encoding: 'utf8', maxBuffer: 1 << 30, env: { ...process.env, ...env } })
   return { code: r.status, out: r.stdout || '', err: r.stderr || '' }
+}
+
+// Runs a command to its exit without blocking the event loop (timers keep firing meanwhile):
+// {code, out, err}.
+export function runAsync(cmd, args, env = process.env) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (d) => (out += d))
+    child.stderr.on('data', (d) => (err += d))
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, out, err }))
+  })
+}
+
+// An empty folder `name` under `out` for one job: its FLOE_HOME, warehouse and checkpoints.
+export function freshJobDir(out, name) {
+  const dir = path.join(out, name)
+  fs.rmSync(dir, { recursive: true, force: true })
+  fs.mkdirSync(dir, { recursive: true })
+  return { dir, home: path.join(dir, 'home'), wh: path.join(dir, 'wh'), chk: path.join(dir, 'chk') }
 }
 
 // The job record (job.json) under a FLOE_HOME; null while absent or being rewritten.

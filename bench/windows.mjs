@@ -87,7 +87,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { pinBinary, record, sampleLoad } from './provenance.mjs'
 import { mulberry32 } from './prng.mjs'
-import { benchArgs, jobRecord, logProblems } from './roster_job.mjs'
+import { benchArgs, freshJobDir, jobRecord, logProblems, runAsync } from './roster_job.mjs'
 import { parseIds } from './table_watch.mjs'
 
 const USAGE = `usage: node bench/windows.mjs [--parts throughput,latency,checkpoint] [--events 5000000]
@@ -227,24 +227,8 @@ function must(r, what) {
   if (r.code !== 0) throw new Error(`${what} failed (exit ${r.code}):\n${r.out}${r.err}`)
   return r
 }
-// Runs a command to its exit without blocking the event loop (timers keep firing meanwhile).
-function run(cmd, args, { env = process.env } = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    let err = ''
-    child.stdout.on('data', (d) => (out += d))
-    child.stderr.on('data', (d) => (err += d))
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, out, err }))
-  })
-}
-function fresh(name) {
-  const dir = path.join(OUT, name)
-  fs.rmSync(dir, { recursive: true, force: true })
-  fs.mkdirSync(dir, { recursive: true })
-  return { dir, home: path.join(dir, 'home'), wh: path.join(dir, 'wh'), chk: path.join(dir, 'chk') }
-}
+const run = (cmd, args, { env = process.env } = {}) => runAsync(cmd, args, env)
+const fresh = (name) => freshJobDir(OUT, name)
 // `floe table describe` of bench.<table>: data commits (no compaction's "replace"), in order, and the file totals.
 function describe(wh, table) {
   const d = parseIds(must(floeSync(['table', 'describe', `bench.${table}`, '--warehouse', wh]), `describe bench.${table}`).out)

@@ -135,8 +135,10 @@ test('list, savepoint, stop --savepoint, restore from it, cancel', async () => {
   const j = await waitFor('a running worker', () => running(sb));
 
   const list = ok(sb, 'list');
-  assert.match(list, /^JOB ID\s+STATE\s+CHECKPOINT\s+PID\s+WORKER\s+JOB$/m);
-  assert.match(list, new RegExp(`^${j.job_id}\\s+RUNNING\\s+\\S+\\s+${j.pid}\\s+\\d+\\s+control\\.sql$`, 'm'));
+  assert.match(list, /^JOB ID\s+STATE\s+CHECKPOINT\s+PID\s+WORKER\s+JOB\s+TABLES$/m);
+  // TABLES: each table's freshness (docs/monitoring.md).
+  assert.match(list, new RegExp(`^${j.job_id}\\s+RUNNING\\s+\\S+\\s+${j.pid}\\s+\\d+\\s+control\\.sql\\s+` +
+                                `(-|\\S+ (no commit yet|\\d+\\.\\d s ago))$`, 'm'));
   const listed = ok(sb, 'list', '--json').trim().split('\n').map((l) => JSON.parse(l));
   assert.equal(listed.length, 1);
   assert.equal(listed[0].job_id, j.job_id);
