@@ -548,16 +548,31 @@ ${row('idle (nothing in flight)', i.idle)}`)
 }
 
 // bench/README.md, "Monitoring (issue 12)": the cost of metrics, the stall alarm's latency, false alarms.
+// A monitoring part (cost, stall, false_alarms) may come from a rerun of that part alone
+// (`--only`): INDEX.json `"role": "<part>"` on an experiment file; otherwise the current file.
+function monitoringPart(index, files, part) {
+  const e = Object.entries(index.files).find(([, x]) => x.bench === 'monitoring' && x.role === part)
+  return e ? { name: e[0], j: files[e[0]] } : null
+}
+
 function monitoringBlock({ index, files }) {
   if (!Object.values(index.files).some((e) => e.bench === 'monitoring')) return 'No results file yet.'
   const name = current(index, 'monitoring')
-  const j = files[name]
-  const f = facts(j)
-  const o = j.monitoring
-  const out = [`Current run (written by ${code('node bench/report.mjs --write')} from ${code(`${RESULTS}/${name}`)}): ` +
-    `${j.ok ? 'every table verified, every stall trial alarmed, no false alarm' : `**FAILED**: ${j.problems.join('; ')}`}.
+  let j = files[name]
+  const about = (n, x, what) => {
+    const f = facts(x)
+    return `${what} (written by ${code('node bench/report.mjs --write')} from ${code(`${RESULTS}/${n}`)}): ` +
+      `${x.ok ? 'every table verified, every stall trial alarmed, no false alarm' : `**FAILED**: ${x.problems.join('; ')}`}.
 ${machineText(f)}; ${loadText(f)}.
-${sourceText(f, name)}.`]
+${sourceText(f, n)}.`
+  }
+  const out = [about(name, j, 'Current run')]
+  const o = j.monitoring
+  const rerun = monitoringPart(index, files, 'cost')
+  if (rerun) {
+    out.push(about(rerun.name, rerun.j, `The cost of metrics from its own run, ${code('--only cost')}`))
+    j = { ...j, cost: rerun.j.cost }
+  }
   const c = j.cost
   if (c) {
     const s = c.summary

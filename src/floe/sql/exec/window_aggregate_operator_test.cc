@@ -67,10 +67,12 @@ WindowAggregateSpec TileSpec(WindowSpec window = Window(WindowKind::kTumble, 5))
   return spec;
 }
 
-std::unique_ptr<WindowAggregateOperator> Open(WindowAggregateSpec spec) {
+std::unique_ptr<WindowAggregateOperator> Open(
+    WindowAggregateSpec spec, runtime::MetricGroup* metrics = runtime::MetricGroup::Unreported()) {
   auto made = WindowAggregateOperator::Make(std::move(spec));
   EXPECT_TRUE(made.ok()) << made.status().ToString();
   runtime::OperatorContext ctx;
+  ctx.metrics = metrics;
   ctx.task.vertex = "window";
   ctx.task.key_groups = runtime::KeyGroupRange{0, 128};
   EXPECT_TRUE((*made)->Open(ctx).ok());
@@ -95,7 +97,9 @@ TEST(WindowsOf, TumbleHopAndCumulateFollowFlink) {
 }
 
 TEST(WindowAggregate, TumbleCountFiresWhenTheWatermarkPassesTheWindowEnd) {
-  auto op = Open(TileSpec());
+  runtime::MetricRegistry registry;
+  runtime::MetricGroup metrics(&registry, runtime::TaskLabels("window", 0));
+  auto op = Open(TileSpec(), &metrics);
   CollectingCollector out;
   ASSERT_TRUE(op->ProcessBatch(Events({{"db", 1 * kMinute, 1},
                                        {"db", 4 * kMinute, 1},
@@ -121,7 +125,11 @@ TEST(WindowAggregate, TumbleCountFiresWhenTheWatermarkPassesTheWindowEnd) {
   ASSERT_TRUE(
       op->ProcessBatch(Events({{"db", 3 * kMinute, 1}, {"db", 7 * kMinute, 1}}), 0, out).ok());
   EXPECT_EQ(op->late_records_dropped(), 1);
-  // ...and never silently: the next checkpoint logs it, once.
+  // ...and never silently: Flink's numLateRecordsDropped, and the next checkpoint logs it, once.
+  const auto samples = registry.Snapshot();
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_EQ(samples[0].name, "taskmanager_job_task_operator_numLateRecordsDropped");
+  EXPECT_EQ(samples[0].value, 1);
   std::string logged;
   SetLogSinkForTesting([&](LogLevel, std::string_view line) { logged += line; });
   runtime::StateWriter state;
