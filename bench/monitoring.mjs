@@ -68,7 +68,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { pinBinary, record, sampleLoad } from './provenance.mjs'
 import { mulberry32 } from './prng.mjs'
-import { benchArgs, freshJobDir, jobRecord, logProblems, runAsync, ROSTER_COLUMNS } from './roster_job.mjs'
+import { benchArgs, freshJobDir, jobRecord, logProblems, readTimeFile, runAsync, timedCommand, ROSTER_COLUMNS } from './roster_job.mjs'
 import { parseIds, TableWatch } from './table_watch.mjs'
 
 const USAGE = `usage: node bench/monitoring.mjs [--only cost,stall,false-alarms] [--rows 5000000] [--pairs 3]
@@ -104,7 +104,6 @@ if (!fs.existsSync(path.resolve(opts.floe))) die(`${path.resolve(opts.floe)} not
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 // the binary as it is now, copied into OUT: a rebuild during the run does not change what runs
 const FLOE = pinBinary(path.resolve(opts.floe), OUT)
-const TIME_BIN = fs.existsSync('/usr/bin/time') ? '/usr/bin/time' : null
 
 // Fixed by the issue, recorded in the results file.
 const INTERVAL = '1 s'
@@ -206,10 +205,8 @@ SET 'restart-strategy.type' = 'none';${more}`
 function floeRun(p, jobText, vars, { env = {}, onLine, onUrls } = {}) {
   const jobFile = path.join(p.dir, 'job.sql')
   fs.writeFileSync(jobFile, jobText)
-  let cmd = FLOE
-  let argv = ['run', jobFile, ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}=${v}`])]
   const cpuFile = path.join(p.dir, 'cpu')
-  if (TIME_BIN) { argv = ['-f', '%U %S %M', '-o', cpuFile, cmd, ...argv]; cmd = TIME_BIN }
+  const [cmd, argv] = timedCommand(FLOE, ['run', jobFile, ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}=${v}`])], cpuFile)
   const logFd = fs.openSync(path.join(p.dir, 'floe-run.log'), 'w')
   const t0 = process.hrtime.bigint()
   const start = Date.now()
@@ -243,13 +240,7 @@ function floeRun(p, jobText, vars, { env = {}, onLine, onUrls } = {}) {
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9
     if (tail) lines.push(tail)
     fs.closeSync(logFd)
-    let cpuS = null
-    let rssMib = null
-    try {
-      const [u, s, m] = fs.readFileSync(cpuFile, 'utf8').trim().split('\n').pop().split(' ').map(Number)
-      cpuS = round(u + s, 2)
-      rssMib = Math.round(m / 1024)
-    } catch { /* no /usr/bin/time */ }
+    const { cpu_s: cpuS, max_rss_mib: rssMib } = readTimeFile(cpuFile)
     const text = lines.join('\n')
     return {
       code, start, end: Date.now(), seconds, cpu_s: cpuS, max_rss_mib: rssMib,

@@ -180,6 +180,22 @@ export function runAsync(cmd, args, env = process.env) {
   })
 }
 
+// `cmd args` under /usr/bin/time (when the machine has it) writing user, system CPU seconds
+// and max RSS (KiB) to `cpuFile`: [cmd, args] to spawn.
+const TIME_BIN = fs.existsSync('/usr/bin/time') ? '/usr/bin/time' : null
+export function timedCommand(cmd, args, cpuFile) {
+  return TIME_BIN ? [TIME_BIN, ['-f', '%U %S %M', '-o', cpuFile, cmd, ...args]] : [cmd, args]
+}
+// What timedCommand measured: {cpu_s, max_rss_mib}, nulls without /usr/bin/time.
+export function readTimeFile(cpuFile) {
+  try {
+    const [u, sys, m] = fs.readFileSync(cpuFile, 'utf8').trim().split('\n').pop().split(' ').map(Number)
+    return { cpu_s: Math.round((u + sys) * 100) / 100, max_rss_mib: Math.round(m / 1024) }
+  } catch {
+    return { cpu_s: null, max_rss_mib: null }
+  }
+}
+
 // An empty folder `name` under `out` for one job: its FLOE_HOME, warehouse and checkpoints.
 export function freshJobDir(out, name) {
   const dir = path.join(out, name)

@@ -87,7 +87,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { pinBinary, record, sampleLoad } from './provenance.mjs'
 import { mulberry32 } from './prng.mjs'
-import { benchArgs, freshJobDir, jobRecord, logProblems, runAsync } from './roster_job.mjs'
+import { benchArgs, freshJobDir, jobRecord, logProblems, readTimeFile, runAsync, timedCommand } from './roster_job.mjs'
 import { parseIds } from './table_watch.mjs'
 
 const USAGE = `usage: node bench/windows.mjs [--parts throughput,latency,checkpoint] [--events 5000000]
@@ -172,7 +172,6 @@ if (CPU != null && spawnSync('taskset', ['-c', String(CPU), 'true']).status !== 
 // the binary as it is now, copied into OUT: a rebuild during the run does not change what runs
 const FLOE = pinBinary(path.resolve(opts.floe), OUT)
 const PEER = path.join(HERE, 'windows_duckdb.mjs')
-const TIME_BIN = fs.existsSync('/usr/bin/time') ? '/usr/bin/time' : null
 
 // The window shapes of the issue; fixed, so every results file measures the same aggregate.
 const TUMBLE_MIN = 5
@@ -274,7 +273,7 @@ function floeRun(p, jobText, vars, { pin = true, env = {}, onLine } = {}) {
   let argv = ['run', jobFile, ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}=${v}`])]
   if (pin && CPU != null) { argv = ['-c', String(CPU), cmd, ...argv]; cmd = 'taskset' }
   const cpuFile = path.join(p.dir, 'cpu')
-  if (TIME_BIN) { argv = ['-f', '%U %S %M', '-o', cpuFile, cmd, ...argv]; cmd = TIME_BIN }
+  ;[cmd, argv] = timedCommand(cmd, argv, cpuFile)
   const e = { ...process.env, FLOE_HOME: p.home, ...env }
   delete e.FLOE_CRASH_AT
   const logFd = fs.openSync(path.join(p.dir, 'floe-run.log'), 'w')
@@ -316,13 +315,7 @@ function floeRun(p, jobText, vars, { pin = true, env = {}, onLine } = {}) {
     const code = await closed
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9
     fs.closeSync(logFd)
-    let cpuS = null
-    let rssMib = null
-    try {
-      const [u, s, m] = fs.readFileSync(cpuFile, 'utf8').trim().split('\n').pop().split(' ').map(Number)
-      cpuS = round(u + s, 2)
-      rssMib = Math.round(m / 1024)
-    } catch { /* no /usr/bin/time */ }
+    const { cpu_s: cpuS, max_rss_mib: rssMib } = readTimeFile(cpuFile)
     const text = lines.join('\n')
     return {
       code, start, end: Date.now(), seconds, cpu_s: cpuS, max_rss_mib: rssMib, worker_cpus: await affinity,

@@ -624,6 +624,7 @@ Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
   CommitGroupOffsets(/*sync=*/false);  // a sink may have reported since the last call
   if (ended_) return runtime::SourceStatus::kEnd;
   size_t records = 0;
+  size_t bytes = 0;
   std::chrono::milliseconds wait(100);
   // Highest event time per partition in this batch (fed to the watermark generator once).
   std::map<std::pair<std::string_view, int32_t>, int64_t> batch_max;
@@ -655,7 +656,7 @@ Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
         continue;
       }
       ++records;
-      bytes_in_->Add(static_cast<int64_t>(m->key().size() + m->value().size()));
+      bytes += m->key().size() + m->value().size();
       const size_t before = rows_.num_rows();
       FLOE_RETURN_NOT_OK(DecodeRecord(*m, topic));
       it->second = m->offset() + 1;
@@ -684,6 +685,7 @@ Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
       slot->second = std::max(slot->second, time.Get<int64_t>(r));
     }
   }
+  bytes_in_->Add(static_cast<int64_t>(bytes));  // once per poll, not per record
   FLOE_RETURN_NOT_OK(EmitBatch(out));
   int64_t newest_event = INT64_MIN;
   for (const auto& [split, ts] : batch_max) newest_event = std::max(newest_event, ts);

@@ -86,11 +86,13 @@ void JobMonitor::OnMetrics(std::vector<runtime::MetricSample> samples, int64_t a
     if (key.first == kWriterRecords) written[LabelOf(key.second, "table")] += v.value;
   }
   for (const auto& [table, rows] : written) tables_[table].written = rows;
+  // Every committer metric names its table (known before its first commit); the last commit's
+  // time moves the table's baseline.
   for (const auto& [key, v] : samples_) {
-    if (key.first != kCommitter + "lastCommitTimestamp") continue;
+    if (key.first.rfind(kCommitter, 0) != 0) continue;
     TableState& st = tables_[LabelOf(key.second, "table")];
     st.committer = key.second;
-    if (v.value > st.last_commit_ms) {
+    if (key.first == kCommitter + "lastCommitTimestamp" && v.value > st.last_commit_ms) {
       st.last_commit_ms = v.value;
       st.written_at_commit = st.written;
     }
@@ -100,11 +102,6 @@ void JobMonitor::OnMetrics(std::vector<runtime::MetricSample> samples, int64_t a
       st.pending_since_ms = 0;
     } else if (st.pending_since_ms == 0) {
       st.pending_since_ms = at_ms;
-    }
-  }
-  for (const auto& [key, v] : samples_) {
-    if (key.first.rfind(kCommitter, 0) == 0 && tables_.count(LabelOf(key.second, "table")) == 0) {
-      tables_[LabelOf(key.second, "table")].committer = key.second;
     }
   }
 }
@@ -126,7 +123,6 @@ std::vector<StallChange> JobMonitor::CheckStalls(int64_t now_ms, bool running) {
                          waiting > settings_.stall_threshold_ms;
     if (stalled == st.stalled) continue;
     st.stalled = stalled;
-    st.stalled_since_ms = stalled ? now_ms : 0;
     changes.push_back(StallChange{table, stalled, since, uncommitted});
   }
   return changes;

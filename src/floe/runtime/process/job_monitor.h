@@ -96,7 +96,6 @@ class JobMonitor {
     int64_t written_at_commit = 0;  // `written` as of the sample that showed the last commit
     int64_t pending_since_ms = 0;   // the report that first showed uncommitted rows (0: none)
     bool stalled = false;
-    int64_t stalled_since_ms = 0;
     runtime::MetricLabels committer;  // labels of its committer's metrics (task, table)
   };
   const std::map<std::string, TableState>& tables() const { return tables_; }
