@@ -117,6 +117,35 @@ TEST(CheckpointCoordinator, MinPauseSeparatesCheckpoints) {
   EXPECT_EQ(Tick(*c), CheckpointId(2));
 }
 
+// What the monitoring shows of a checkpoint (docs/monitoring.md): trigger to completion on the
+// coordinator's clock, the task states' bytes, the longest alignment; failures counted.
+TEST(CheckpointCoordinator, CompletionCarriesDurationSizeAndLongestAlignment) {
+  FakeClock clock;
+  CheckpointConfig cfg;
+  cfg.timeout = milliseconds(1000);
+  cfg.tolerable_failed = 5;
+  Metric failed;
+  CheckpointCoordinator::Options o;
+  o.config = cfg;
+  o.tasks = kTasks;
+  o.clock = &clock;
+  o.failed_checkpoints = &failed;
+  auto c = CheckpointCoordinator::Make(std::move(o)).ValueOrDie();
+  CheckpointId id = c->TriggerNow(false)->id;
+  clock.Advance(milliseconds(250));
+  ASSERT_TRUE(c->Acknowledge(id, TaskStateHandle{"src/0", "", 100, 0}, false, 0).ok());
+  auto done = c->Acknowledge(id, TaskStateHandle{"sink/0", "", 50, 0}, false, 700);
+  ASSERT_TRUE(done.ok() && *done);
+  EXPECT_EQ((*done)->duration_millis, 250);
+  EXPECT_EQ((*done)->size_bytes, 150u);
+  EXPECT_EQ((*done)->alignment_micros, 700);
+  EXPECT_EQ(failed.value(), 0);
+  ASSERT_TRUE(c->TriggerNow(false).ok());
+  clock.Advance(milliseconds(1000));
+  ASSERT_TRUE(c->CheckTimeouts().ok());
+  EXPECT_EQ(failed.value(), 1);
+}
+
 TEST(CheckpointCoordinator, TimeoutAbortsAndTolerableFailuresFailTheJob) {
   FakeClock clock;
   CheckpointConfig cfg;
