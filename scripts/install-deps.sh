@@ -12,6 +12,7 @@ PACKAGES=(
   libzstd-dev libsnappy-dev zlib1g-dev
   libsimdjson-dev nlohmann-json3-dev librdkafka-dev libfmt-dev libcli11-dev
   libcpp-httplib-dev chromium
+  libsqlite3-dev libpq-dev postgresql
   nodejs npm clang-format
 )
 

@@ -1,11 +1,13 @@
 // The `floe table` commands: the storage core driven from the shell.
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "floe/catalog/catalog_config.h"
 #include "floe/cli/args.h"
 #include "floe/cli/commands.h"
 #include "floe/cli/progress_line.h"
@@ -64,13 +66,38 @@ constexpr const char* kUsage =
     "                  [--checkpoint-dir DIR [--savepoint-dir DIR]]...\n"
     "                                 delete files no snapshot references (default older than 3d)\n"
     "                                 and no checkpoint or savepoint of a writing job holds\n"
-    "--warehouse defaults to ./warehouse; a progress line goes to stderr on a terminal\n"
+    "--warehouse defaults to ./warehouse (a filesystem catalog); --catalog jdbc:sqlite:PATH |\n"
+    "jdbc:postgresql://HOST[:PORT]/DB [--catalog-name NAME] [--jdbc-user USER] uses Iceberg's\n"
+    "JDBC catalog (password from PGPASSWORD or ~/.pgpass); a progress line goes to stderr on a "
+    "terminal\n"
     "(FLOE_PROGRESS=always|never overrides; --quiet on append, upsert, delete)\n";
 
+// --warehouse DIR alone: the filesystem catalog. --catalog jdbc:sqlite:PATH |
+// jdbc:postgresql://...: Iceberg's JDBC catalog (the sink's 'uri'), --catalog-name and
+// --jdbc-user as the sink's options; PostgreSQL's password from PGPASSWORD or ~/.pgpass.
 Result<std::unique_ptr<iceberg::Catalog>> OpenCatalog(const Args& args) {
-  FLOE_ASSIGN_OR_RAISE(auto catalog,
-                       iceberg::FileSystemCatalog::Make(args.GetOr("warehouse", "warehouse")));
-  return std::unique_ptr<iceberg::Catalog>(std::move(catalog));
+  std::map<std::string, std::string> options = {
+      {"warehouse", args.GetOr("warehouse", "warehouse")}};
+  if (std::optional<std::string> uri = args.Get("catalog")) {
+    options["catalog-type"] = "jdbc";
+    options["uri"] = *uri;
+    if (auto name = args.Get("catalog-name")) options["catalog-name"] = *name;
+    if (auto user = args.Get("jdbc-user")) options["jdbc.user"] = *user;
+  } else if (args.Has("catalog-name") || args.Has("jdbc-user")) {
+    return Status::InvalidArgument("--catalog-name and --jdbc-user need --catalog URI");
+  }
+  Result<catalog::CatalogConfig> config = catalog::ParseCatalogOptions(options);
+  if (!config.ok()) {
+    // The options' names, as the command line spells them.
+    std::string msg = config.status().message();
+    for (auto [from, to] :
+         {std::pair{"option 'uri'", "--catalog"}, std::pair{"option 'warehouse'", "--warehouse"},
+          std::pair{"option 'catalog-name'", "--catalog-name"}}) {
+      if (size_t at = msg.find(from); at != std::string::npos) msg.replace(at, strlen(from), to);
+    }
+    return Status::InvalidArgument(msg);
+  }
+  return catalog::OpenCatalog(*config);
 }
 
 Result<TableIdentifier> TableArg(const Args& args, size_t want_positional, const char* form) {
@@ -105,9 +132,9 @@ Result<std::vector<Field>> SchemaFields(const std::string& text) {
 
 Status Create(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(
-      Args args,
-      Args::Parse(argv, {{"warehouse", "schema", "partition-by", "primary-key", "property"},
-                         {"allow-unknown-properties"}}));
+      Args args, Args::Parse(argv, {{"warehouse", "catalog", "catalog-name", "jdbc-user", "schema",
+                                     "partition-by", "primary-key", "property"},
+                                    {"allow-unknown-properties"}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "create NS.TABLE --schema ..."));
   auto schema_text = args.Get("schema");
   if (!schema_text) return Status::InvalidArgument("create needs --schema \"col TYPE, ...\"");
@@ -150,13 +177,16 @@ Status Create(const std::vector<std::string>& argv) {
   }
   FLOE_RETURN_NOT_OK(ValidateWriteProperties(schema, spec, properties));
   FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
+  FLOE_RETURN_NOT_OK(iceberg::EnsureNamespace(*catalog, id.ns));
   FLOE_ASSIGN_OR_RAISE(auto table, catalog->CreateTable(id, schema, spec, properties));
   std::printf("created %s at %s\n", id.ToString().c_str(), table.metadata.location.c_str());
   return Status::OK();
 }
 
 Status Write(const std::vector<std::string>& argv, iceberg::WriteMode mode, const char* verb) {
-  FLOE_ASSIGN_OR_RAISE(Args args, Args::Parse(argv, {{"warehouse"}, {"quiet"}}));
+  FLOE_ASSIGN_OR_RAISE(
+      Args args,
+      Args::Parse(argv, {{"warehouse", "catalog", "catalog-name", "jdbc-user"}, {"quiet"}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id,
                        TableArg(args, 2, (std::string(verb) + " NS.TABLE FILE.jsonl").c_str()));
   FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
@@ -172,7 +202,10 @@ Status Write(const std::vector<std::string>& argv, iceberg::WriteMode mode, cons
 }
 
 Status Scan(const std::vector<std::string>& argv) {
-  FLOE_ASSIGN_OR_RAISE(Args args, Args::Parse(argv, {{"warehouse", "snapshot", "limit"}, {}}));
+  FLOE_ASSIGN_OR_RAISE(
+      Args args,
+      Args::Parse(
+          argv, {{"warehouse", "catalog", "catalog-name", "jdbc-user", "snapshot", "limit"}, {}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "scan NS.TABLE"));
   FLOE_ASSIGN_OR_RAISE(auto snapshot, args.GetInt("snapshot"));
   FLOE_ASSIGN_OR_RAISE(auto limit, args.GetInt("limit"));
@@ -207,7 +240,8 @@ Status Scan(const std::vector<std::string>& argv) {
 }
 
 Status Describe(const std::vector<std::string>& argv) {
-  FLOE_ASSIGN_OR_RAISE(Args args, Args::Parse(argv, {{"warehouse"}, {}}));
+  FLOE_ASSIGN_OR_RAISE(
+      Args args, Args::Parse(argv, {{"warehouse", "catalog", "catalog-name", "jdbc-user"}, {}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "describe NS.TABLE"));
   FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
   FLOE_ASSIGN_OR_RAISE(auto table, catalog->LoadTable(id));
@@ -218,7 +252,8 @@ Status Describe(const std::vector<std::string>& argv) {
 
 // `floe table snapshots | history | files | partitions NS.TABLE`: Iceberg's metadata tables.
 Status MetadataTableCommand(const std::string& view, const std::vector<std::string>& argv) {
-  FLOE_ASSIGN_OR_RAISE(Args args, Args::Parse(argv, {{"warehouse"}, {}}));
+  FLOE_ASSIGN_OR_RAISE(
+      Args args, Args::Parse(argv, {{"warehouse", "catalog", "catalog-name", "jdbc-user"}, {}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, (view + " NS.TABLE").c_str()));
   FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
   FLOE_ASSIGN_OR_RAISE(auto table, catalog->LoadTable(id));
@@ -229,8 +264,9 @@ Status MetadataTableCommand(const std::string& view, const std::vector<std::stri
 
 Status Verify(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(
-      Args args,
-      Args::Parse(argv, {{"warehouse", "unique", "expect-range", "expected", "key"}, {}}));
+      Args args, Args::Parse(argv, {{"warehouse", "catalog", "catalog-name", "jdbc-user", "unique",
+                                     "expect-range", "expected", "key"},
+                                    {}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "verify NS.TABLE [checks]"));
   verify::VerifyOptions options;
   options.unique_column = args.GetOr("unique", "");
@@ -286,9 +322,10 @@ Result<int64_t> OlderThanMs(const std::string& text) {
 }
 
 Status ExpireSnapshotsCommand(const std::vector<std::string>& argv) {
-  FLOE_ASSIGN_OR_RAISE(
-      Args args,
-      Args::Parse(argv, {{"warehouse", "max-snapshot-age-ms", "older-than", "retain-last"}, {}}));
+  FLOE_ASSIGN_OR_RAISE(Args args,
+                       Args::Parse(argv, {{"warehouse", "catalog", "catalog-name", "jdbc-user",
+                                           "max-snapshot-age-ms", "older-than", "retain-last"},
+                                          {}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "expire-snapshots NS.TABLE"));
   iceberg::ExpireOptions options;
   if (args.Has("max-snapshot-age-ms") && args.Has("older-than")) {
@@ -331,10 +368,11 @@ Status ExpireSnapshotsCommand(const std::vector<std::string>& argv) {
 
 Status CompactCommand(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(
-      Args args, Args::Parse(argv, {{"warehouse", "target-file-size-bytes", "min-file-size-bytes",
-                                     "max-file-size-bytes", "min-input-files",
-                                     "delete-file-threshold", "max-bytes"},
-                                    {"rewrite-all"}}));
+      Args args,
+      Args::Parse(argv, {{"warehouse", "catalog", "catalog-name", "jdbc-user",
+                          "target-file-size-bytes", "min-file-size-bytes", "max-file-size-bytes",
+                          "min-input-files", "delete-file-threshold", "max-bytes"},
+                         {"rewrite-all"}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "compact NS.TABLE"));
   iceberg::CompactOptions options;
   FLOE_ASSIGN_OR_RAISE(options.target_file_size_bytes, args.GetInt("target-file-size-bytes"));
@@ -376,7 +414,8 @@ Status CompactCommand(const std::vector<std::string>& argv) {
 }
 
 Status RewriteManifestsCommand(const std::vector<std::string>& argv) {
-  FLOE_ASSIGN_OR_RAISE(Args args, Args::Parse(argv, {{"warehouse"}, {}}));
+  FLOE_ASSIGN_OR_RAISE(
+      Args args, Args::Parse(argv, {{"warehouse", "catalog", "catalog-name", "jdbc-user"}, {}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "rewrite-manifests NS.TABLE"));
   FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
   FLOE_ASSIGN_OR_RAISE(iceberg::RewriteResult r, iceberg::RewriteManifests(*catalog, id));
@@ -392,9 +431,10 @@ Status RewriteManifestsCommand(const std::vector<std::string>& argv) {
 }
 
 Status RemoveOrphanFilesCommand(const std::vector<std::string>& argv) {
-  FLOE_ASSIGN_OR_RAISE(
-      Args args, Args::Parse(argv, {{"warehouse", "older-than", "checkpoint-dir", "savepoint-dir"},
-                                    {"dry-run"}}));
+  FLOE_ASSIGN_OR_RAISE(Args args,
+                       Args::Parse(argv, {{"warehouse", "catalog", "catalog-name", "jdbc-user",
+                                           "older-than", "checkpoint-dir", "savepoint-dir"},
+                                          {"dry-run"}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "remove-orphan-files NS.TABLE"));
   iceberg::OrphanOptions options;
   options.dry_run = args.Has("dry-run");

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <chrono>
 
 #include "floe/common/crash_point.h"
+#include "floe/iceberg/commit_internal.h"
 #include "floe/io/file.h"
 
 namespace floe::iceberg {
@@ -46,12 +46,6 @@ bool VersionOfFileName(std::string_view name, int64_t* out) {
 
 std::string MetadataFileName(int64_t version) {
   return "v" + std::to_string(version) + ".metadata.json";
-}
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 }  // namespace
@@ -235,22 +229,8 @@ Result<LoadedTable> FileSystemCatalog::CommitTable(const LoadedTable& base, Tabl
                             " was committed concurrently; reload and retry");
   }
 
-  updated.last_updated_ms = std::max(NowMs(), base.metadata.last_updated_ms);
-  updated.metadata_log.push_back(
-      MetadataLogEntry{base.metadata.last_updated_ms, PathToUri(base.metadata_location)});
-  int64_t max_entries = kDefaultMaxPreviousVersions;
-  std::string configured = updated.Property(kMaxPreviousVersions, "");
-  int64_t parsed;
-  if (!configured.empty() && ParseVersion(configured, &parsed)) max_entries = parsed;
-  std::vector<MetadataLogEntry> dropped;
-  if (static_cast<int64_t>(updated.metadata_log.size()) > max_entries) {
-    auto keep_from = updated.metadata_log.end() - static_cast<std::ptrdiff_t>(max_entries);
-    dropped.assign(updated.metadata_log.begin(), keep_from);
-    updated.metadata_log.erase(updated.metadata_log.begin(), keep_from);
-  }
-  std::string delete_after = updated.Property(kDeleteAfterCommit, "false");
-  const bool delete_old =
-      delete_after == "true" || delete_after == "TRUE" || delete_after == "True";
+  std::vector<MetadataLogEntry> dropped = PrepareCommittedMetadata(base, updated);
+  const bool delete_old = DeletesOldMetadataFiles(updated);
 
   // Test-only fault injection (docs/exactly-once.md): a crash here leaves nothing committed.
   CrashPoint("before-metadata-file");
@@ -293,6 +273,87 @@ Result<LoadedTable> FileSystemCatalog::CommitTable(const LoadedTable& base, Tabl
   }
   Remember(base.id, path, updated);
   return LoadedTable{base.id, std::move(updated), path, next};
+}
+
+std::vector<MetadataLogEntry> PrepareCommittedMetadata(const LoadedTable& base,
+                                                       TableMetadata& updated) {
+  updated.last_updated_ms = std::max(internal::NowMs(), base.metadata.last_updated_ms);
+  updated.metadata_log.push_back(
+      MetadataLogEntry{base.metadata.last_updated_ms, PathToUri(base.metadata_location)});
+  int64_t max_entries = kDefaultMaxPreviousVersions;
+  std::string configured = updated.Property(kMaxPreviousVersions, "");
+  int64_t parsed;
+  if (!configured.empty() && ParseVersion(configured, &parsed)) max_entries = parsed;
+  std::vector<MetadataLogEntry> dropped;
+  if (static_cast<int64_t>(updated.metadata_log.size()) > max_entries) {
+    auto keep_from = updated.metadata_log.end() - static_cast<std::ptrdiff_t>(max_entries);
+    dropped.assign(updated.metadata_log.begin(), keep_from);
+    updated.metadata_log.erase(updated.metadata_log.begin(), keep_from);
+  }
+  return dropped;
+}
+
+bool DeletesOldMetadataFiles(const TableMetadata& metadata) {
+  std::string delete_after = metadata.Property(kDeleteAfterCommit, "false");
+  return delete_after == "true" || delete_after == "TRUE" || delete_after == "True";
+}
+
+Status EnsureNamespace(Catalog& catalog, const std::string& ns) {
+  Status st = catalog.CreateNamespace(ns, {});
+  return st.IsAlreadyExists() ? Status::OK() : st;
+}
+
+bool IsValidName(std::string_view name) { return IsName(name); }
+
+std::string NewMetadataFileName(int64_t version) {
+  std::string digits = std::to_string(version);
+  if (digits.size() < 5) digits.insert(0, 5 - digits.size(), '0');
+  return digits + "-" + internal::NewUuid() + ".metadata.json";
+}
+
+int64_t VersionOfMetadataFileName(std::string_view file_name) {
+  size_t dash = file_name.find('-');
+  int64_t version = -1;
+  if (dash == std::string_view::npos || dash == 0) return -1;
+  auto [p, ec] = std::from_chars(file_name.data(), file_name.data() + dash, version);
+  if (ec != std::errc() || p != file_name.data() + dash || version < 0) return -1;
+  return version;
+}
+
+Status FileSystemCatalog::DropTable(const TableIdentifier& id, bool) {
+  FLOE_RETURN_NOT_OK(LoadTable(id).status());
+  cache_.erase(id.ToString());
+  return io::RemoveTree(PathsOf(warehouse_, id).table);
+}
+
+Status FileSystemCatalog::CreateNamespace(const std::string& ns,
+                                          const std::map<std::string, std::string>& properties) {
+  if (!IsName(ns)) return Status::InvalidArgument("bad namespace '" + ns + "'");
+  if (!properties.empty()) {
+    return Status::InvalidArgument(
+        "the filesystem catalog keeps no namespace properties; use a JDBC or REST catalog");
+  }
+  std::string dir = io::JoinPath(warehouse_, ns);
+  if (io::Exists(dir)) return Status::AlreadyExists("namespace '" + ns + "' already exists");
+  return io::CreateDirs(dir);
+}
+
+Result<std::map<std::string, std::string>> FileSystemCatalog::LoadNamespace(const std::string& ns) {
+  if (!IsName(ns) || !io::Exists(io::JoinPath(warehouse_, ns))) {
+    return Status::NotFound("namespace '" + ns + "' does not exist in " + warehouse_);
+  }
+  return std::map<std::string, std::string>{};
+}
+
+Result<std::vector<std::string>> FileSystemCatalog::ListNamespaces() {
+  FLOE_ASSIGN_OR_RAISE(std::vector<std::string> names, io::ListDir(warehouse_));
+  std::vector<std::string> out;
+  for (std::string& name : names) {
+    if (IsName(name) && io::ListDir(io::JoinPath(warehouse_, name)).ok()) {
+      out.push_back(std::move(name));
+    }
+  }
+  return out;
 }
 
 Result<std::vector<TableIdentifier>> FileSystemCatalog::ListTables(const std::string& ns) {

@@ -46,9 +46,35 @@ class Catalog {
   // re-apply, retry); nothing changes then.
   virtual Result<LoadedTable> CommitTable(const LoadedTable& base, TableMetadata updated) = 0;
   virtual Result<std::vector<TableIdentifier>> ListTables(const std::string& ns) = 0;
+  // Forgets the table (NotFound if missing); with `purge` its directory (data and metadata)
+  // goes too.
+  virtual Status DropTable(const TableIdentifier& id, bool purge) = 0;
+  // AlreadyExists if it exists. CreateTable needs the namespace (as Iceberg's catalogs do).
+  virtual Status CreateNamespace(const std::string& ns,
+                                 const std::map<std::string, std::string>& properties) = 0;
+  // NotFound if the namespace does not exist.
+  virtual Result<std::map<std::string, std::string>> LoadNamespace(const std::string& ns) = 0;
+  virtual Result<std::vector<std::string>> ListNamespaces() = 0;
   // Absolute file:// URI where a new table's files go.
   virtual std::string DefaultTableLocation(const TableIdentifier& id) const = 0;
 };
+
+// What every catalog's commit does to the new metadata before writing it: sets last-updated-ms,
+// appends the base's file to the metadata log and cuts the log to
+// write.metadata.previous-versions-max (default 100). Returns the entries cut off; a catalog
+// deletes their files after its commit succeeded when DeletesOldMetadataFiles(updated).
+std::vector<MetadataLogEntry> PrepareCommittedMetadata(const LoadedTable& base,
+                                                       TableMetadata& updated);
+bool DeletesOldMetadataFiles(const TableMetadata& metadata);
+// Iceberg's name for version `version` of a table's metadata in catalogs that keep the current
+// file's location themselves (JDBC, REST): "00042-<uuid>.metadata.json"; and back (-1 if
+// `file_name` is not of that form).
+std::string NewMetadataFileName(int64_t version);
+int64_t VersionOfMetadataFileName(std::string_view file_name);
+// CreateNamespace that treats an existing namespace as success.
+Status EnsureNamespace(Catalog& catalog, const std::string& ns);
+// Namespace and table names: [A-Za-z0-9_]+.
+bool IsValidName(std::string_view name);
 
 // The filesystem ("hadoop") catalog, floe's embedded default:
 //   <warehouse>/<ns>/<table>/metadata/v<N>.metadata.json  created without overwriting
@@ -65,6 +91,13 @@ class FileSystemCatalog final : public Catalog {
   Result<LoadedTable> LoadTable(const TableIdentifier& id) override;
   Result<LoadedTable> CommitTable(const LoadedTable& base, TableMetadata updated) override;
   Result<std::vector<TableIdentifier>> ListTables(const std::string& ns) override;
+  // The table is its directory: dropping removes it, purge or not (as Iceberg's HadoopCatalog).
+  Status DropTable(const TableIdentifier& id, bool purge) override;
+  // A namespace is a directory under the warehouse; it has no properties.
+  Status CreateNamespace(const std::string& ns,
+                         const std::map<std::string, std::string>& properties) override;
+  Result<std::map<std::string, std::string>> LoadNamespace(const std::string& ns) override;
+  Result<std::vector<std::string>> ListNamespaces() override;
   std::string DefaultTableLocation(const TableIdentifier& id) const override;
 
   const std::string& warehouse() const { return warehouse_; }

@@ -92,6 +92,17 @@ class InterposedCatalog final : public Catalog {
   Result<std::vector<TableIdentifier>> ListTables(const std::string& ns) override {
     return inner_->ListTables(ns);
   }
+  Status DropTable(const TableIdentifier& id, bool purge) override {
+    return inner_->DropTable(id, purge);
+  }
+  Status CreateNamespace(const std::string& ns,
+                         const std::map<std::string, std::string>& properties) override {
+    return inner_->CreateNamespace(ns, properties);
+  }
+  Result<std::map<std::string, std::string>> LoadNamespace(const std::string& ns) override {
+    return inner_->LoadNamespace(ns);
+  }
+  Result<std::vector<std::string>> ListNamespaces() override { return inner_->ListNamespaces(); }
   std::string DefaultTableLocation(const TableIdentifier& id) const override {
     return inner_->DefaultTableLocation(id);
   }

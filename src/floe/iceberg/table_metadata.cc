@@ -114,7 +114,7 @@ Status ValidateSchema(const Schema& schema) {
 
 // ---- JSON encoding -----------------------------------------------------------------------
 
-Json SnapshotToJson(const Snapshot& s) {
+Json SnapshotToJsonValue(const Snapshot& s) {
   Json j = Json::object();
   j["snapshot-id"] = s.snapshot_id;
   if (s.parent_snapshot_id) j["parent-snapshot-id"] = *s.parent_snapshot_id;
@@ -161,7 +161,7 @@ Result<std::map<std::string, std::string>> GetStringMap(const Json& v, const Jso
   return out;
 }
 
-Result<Snapshot> SnapshotFromJson(const Json& j, const JsonPath& at) {
+Result<Snapshot> SnapshotFromJsonValue(const Json& j, const JsonPath& at) {
   if (!j.is_object()) return at.Error(std::string("expected object, got ") + JsonTypeName(j));
   Snapshot s;
   FLOE_ASSIGN_OR_RAISE(s.snapshot_id, internal::GetInt64(j, "snapshot-id", at));
@@ -257,7 +257,7 @@ std::string TableMetadataToJson(const TableMetadata& md) {
   }
   j["refs"] = std::move(refs);
   Json snapshots = Json::array();
-  for (const Snapshot& s : md.snapshots) snapshots.push_back(SnapshotToJson(s));
+  for (const Snapshot& s : md.snapshots) snapshots.push_back(SnapshotToJsonValue(s));
   j["snapshots"] = std::move(snapshots);
   j["statistics"] = Json::array();
   Json snapshot_log = Json::array();
@@ -357,7 +357,7 @@ Result<TableMetadata> TableMetadataFromJson(std::string_view text, std::string_v
     std::set<int64_t> ids;
     for (size_t i = 0; i < snapshots->size(); ++i) {
       JsonPath sat = root.Child("snapshots").Index(i);
-      FLOE_ASSIGN_OR_RAISE(Snapshot s, SnapshotFromJson((*snapshots)[i], sat));
+      FLOE_ASSIGN_OR_RAISE(Snapshot s, SnapshotFromJsonValue((*snapshots)[i], sat));
       if (!ids.insert(s.snapshot_id).second) {
         return sat.Child("snapshot-id")
             .Error("duplicate snapshot id " + std::to_string(s.snapshot_id));
@@ -431,6 +431,15 @@ Result<TableMetadata> TableMetadataFromJson(std::string_view text, std::string_v
     md.refs["main"] = SnapshotRef{*md.current_snapshot_id, "branch"};
   }
   return md;
+}
+
+std::string SnapshotToJson(const Snapshot& snapshot) {
+  return internal::DumpJson(SnapshotToJsonValue(snapshot));
+}
+
+Result<Snapshot> SnapshotFromJson(std::string_view json, std::string_view source) {
+  FLOE_ASSIGN_OR_RAISE(Json j, internal::ParseJson(json, source));
+  return SnapshotFromJsonValue(j, JsonPath{source, ""});
 }
 
 }  // namespace floe::iceberg

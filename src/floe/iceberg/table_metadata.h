@@ -87,5 +87,8 @@ Result<TableMetadata> NewTableMetadata(const Schema& schema, const PartitionSpec
 std::string TableMetadataToJson(const TableMetadata& metadata);
 // Errors name `source` (the file) and the missing or malformed field.
 Result<TableMetadata> TableMetadataFromJson(std::string_view json, std::string_view source);
+// One snapshot as the metadata's "snapshots" hold it (the REST catalog's add-snapshot).
+std::string SnapshotToJson(const Snapshot& snapshot);
+Result<Snapshot> SnapshotFromJson(std::string_view json, std::string_view source);
 
 }  // namespace floe::iceberg

@@ -201,6 +201,13 @@ Status RemoveFile(const std::string& path) {
   return Status::OK();
 }
 
+Status RemoveTree(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+  if (ec) return Status::IOError("cannot remove " + path + ": " + ec.message());
+  return Status::OK();
+}
+
 Status SyncDir(const std::string& path) {
   int fd = ::open(path.empty() ? "." : path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("cannot open directory", path, errno);

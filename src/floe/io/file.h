@@ -64,6 +64,8 @@ Status WriteFileReplace(const std::string& path, std::string_view data);
 bool Exists(const std::string& path);
 Status CreateDirs(const std::string& path);
 Status RemoveFile(const std::string& path);
+// Removes `path` and everything under it; OK if it does not exist.
+Status RemoveTree(const std::string& path);
 Status SyncDir(const std::string& path);
 // Names (not paths) of the entries in `dir`, sorted. NotFound if `dir` does not exist.
 Result<std::vector<std::string>> ListDir(const std::string& dir);

@@ -94,14 +94,11 @@ Status IcebergCommitterOperator::Open(const runtime::OperatorContext& ctx) {
                      gauge("totalDeleteFiles")};
   // Registered before any checkpoint can complete (that needs this task's acknowledgement).
   if (options_.positions) options_.positions->RegisterCommitter(task_);
-  FLOE_ASSIGN_OR_RAISE(catalog_, iceberg::FileSystemCatalog::Make(options_.warehouse));
+  FLOE_ASSIGN_OR_RAISE(catalog_, catalog::OpenCatalog(options_.catalog));
   maintainer_ = std::make_unique<internal::TableMaintainer>(
       options_.maintenance, catalog_.get(),
-      [warehouse = options_.warehouse]() -> Result<std::unique_ptr<iceberg::Catalog>> {
-        FLOE_ASSIGN_OR_RAISE(auto catalog, iceberg::FileSystemCatalog::Make(warehouse));
-        return std::unique_ptr<iceberg::Catalog>(std::move(catalog));
-      },
-      options_.table, internal::FileJobTag(options_.job_id), [this] { return StagedFiles(); },
+      [config = options_.catalog] { return catalog::OpenCatalog(config); }, options_.table,
+      internal::FileJobTag(options_.job_id), [this] { return StagedFiles(); },
       internal::FailedAttemptScope{options_.job_id, options_.checkpoint_dir, options_.savepoint_dir,
                                    nullptr});
   return LoadTableMarker();

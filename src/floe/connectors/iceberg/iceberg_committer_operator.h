@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "floe/catalog/catalog_config.h"
 #include "floe/common/status.h"
 #include "floe/connectors/iceberg/iceberg_sink_internal.h"
 #include "floe/connectors/iceberg/table_maintenance.h"
@@ -21,7 +22,7 @@
 namespace floe::connectors {
 
 struct IcebergCommitterOptions {
-  std::string warehouse;
+  catalog::CatalogConfig catalog;
   iceberg::TableIdentifier table;
   std::string sink_id;
   std::string job_id;
@@ -102,7 +103,7 @@ class IcebergCommitterOperator final : public runtime::Operator {
   std::string task_;
 
   IcebergCommitterOptions options_;
-  std::unique_ptr<iceberg::FileSystemCatalog> catalog_;
+  std::unique_ptr<iceberg::Catalog> catalog_;
   std::optional<runtime::CheckpointId> restored_from_;
   // Received from writers, by the checkpoint id they were staged for; moved into pending_ on
   // the committer's own barrier.

@@ -47,11 +47,15 @@ bool ParseU64(std::string_view s, uint64_t* out) {
 // commit.*, read.* and history.* keys Iceberg defines, iceberg/table_properties.h).
 const std::set<std::string>& KnownOptions() {
   static const std::set<std::string> kKnown = {
-      "connector",      "catalog-type",         "catalog-name",
-      "warehouse",      "catalog-database",     "catalog-table",
+      "connector",      "catalog-database",     "catalog-table",
       "format-version", "sink.parallelism",     "sink-id",
       "partition-by",   "write.upsert.enabled", std::string(kAllowUnknownProperties)};
-  return kKnown;
+  static const std::set<std::string> kWithCatalog = [] {
+    std::set<std::string> all = kKnown;
+    for (const std::string& key : catalog::CatalogOptionKeys()) all.insert(key);
+    return all;
+  }();
+  return kWithCatalog;
 }
 
 constexpr uint32_t kWriterFilesVersion = 1;
@@ -213,36 +217,17 @@ Result<IcebergSinkOptions> ParseIcebergSinkOptions(const IcebergSinkSpec& spec) 
     std::vector<std::string> known(KnownOptions().begin(), KnownOptions().end());
     return Status::InvalidArgument(
         where() + "unsupported option '" + key + "'" + DidYouMean(key, known) +
-        " (supported: connector, catalog-type, catalog-name, warehouse, catalog-database, "
-        "catalog-table, format-version, write.upsert.enabled, sink.parallelism, sink-id, "
+        " (supported: connector, catalog-type, catalog-impl, catalog-name, uri, warehouse, "
+        "jdbc.user, jdbc.password, catalog-database, catalog-table, format-version, "
+        "write.upsert.enabled, sink.parallelism, sink-id, "
         "partition-by, " +
         std::string(kAllowUnknownProperties) +
         ", the flink-maintenance.* options, and the write.* / commit.* / read.* / history.* "
         "table properties Iceberg defines)");
   }
-  std::string catalog_type = Lower(OptionOr(t, "catalog-type", "hadoop"));
-  if (catalog_type != "hadoop") {
-    return Status::InvalidArgument(
-        where() + "option 'catalog-type' = '" + catalog_type +
-        "' is not supported: floe supports 'hadoop' (a filesystem catalog under 'warehouse'); "
-        "'rest', 'jdbc' and 'hive' catalogs are not implemented yet");
-  }
-  std::string warehouse = OptionOr(t, "warehouse", "");
-  if (warehouse.empty()) {
-    return Status::InvalidArgument(where() +
-                                   "option 'warehouse' is required (a local directory or "
-                                   "file:// URI, e.g. 'file:///data/warehouse')");
-  }
-  if (warehouse.rfind("file://", 0) == 0) {
-    warehouse = warehouse.substr(7);
-  } else if (warehouse.rfind("file:", 0) == 0) {
-    warehouse = warehouse.substr(5);
-  } else if (warehouse.find("://") != std::string::npos) {
-    return Status::InvalidArgument(where() + "option 'warehouse' = '" + warehouse +
-                                   "': only local paths and file:// URIs are supported yet");
-  }
-  if (warehouse.empty()) return Status::InvalidArgument(where() + "option 'warehouse' is empty");
-  o.warehouse = io::AbsolutePath(warehouse);
+  Result<catalog::CatalogConfig> catalog = catalog::ParseCatalogOptions(t.options);
+  if (!catalog.ok()) return Status::InvalidArgument(where() + catalog.status().message());
+  o.catalog = std::move(catalog).value();
 
   std::string database = OptionOr(t, "catalog-database", "default_database");  // Flink's default
   std::string table = OptionOr(t, "catalog-table", t.name);
@@ -296,7 +281,7 @@ Status AddIcebergSinkWithHooks(runtime::JobGraph& graph, runtime::VertexId input
     return Status::InvalidArgument("AddIcebergSink: input vertex does not exist");
   }
   IcebergWriterOptions writer;
-  writer.warehouse = o.warehouse;
+  writer.catalog = o.catalog;
   writer.table = o.table;
   writer.mode = o.upsert ? iceberg::WriteMode::kUpsert : iceberg::WriteMode::kAppend;
   writer.job_id = context.job_id;
@@ -319,7 +304,7 @@ Status AddIcebergSinkWithHooks(runtime::JobGraph& graph, runtime::VertexId input
   IcebergCommitterOptions committer;
   FLOE_ASSIGN_OR_RAISE(committer.maintenance,
                        ParseMaintenanceOptions(spec.table, context.checkpointing));
-  committer.warehouse = o.warehouse;
+  committer.catalog = o.catalog;
   committer.checkpoint_dir = spec.checkpoint_dir;
   committer.savepoint_dir = spec.savepoint_dir;
   committer.table = o.table;
@@ -481,7 +466,7 @@ Status PrepareIcebergTable(const IcebergSinkSpec& spec) {
     Status st = iceberg::ConfigFromTableProperties(*probe, "validate").status();
     if (!st.ok()) return st.WithContext(where);
   }
-  FLOE_ASSIGN_OR_RAISE(auto catalog, iceberg::FileSystemCatalog::Make(o.warehouse));
+  FLOE_ASSIGN_OR_RAISE(auto catalog, catalog::OpenCatalog(o.catalog));
   Result<iceberg::LoadedTable> loaded = catalog->LoadTable(o.table);
   if (loaded.status().IsNotFound()) {
     // A streaming sink commits every checkpoint: without these, every commit would keep its
@@ -490,6 +475,8 @@ Status PrepareIcebergTable(const IcebergSinkSpec& spec) {
     properties.emplace("write.metadata.delete-after-commit.enabled", "true");
     properties.emplace("write.metadata.previous-versions-max", "20");
     properties.emplace("history.expire.max-snapshot-age-ms", "3600000");  // one hour
+    Status ns = iceberg::EnsureNamespace(*catalog, o.table.ns);
+    if (!ns.ok()) return ns.WithContext(where + "creating namespace " + o.table.ns);
     Result<iceberg::LoadedTable> created =
         catalog->CreateTable(o.table, schema, partition_spec, properties);
     if (created.ok()) return Status::OK();
@@ -555,7 +542,7 @@ Result<SinkRestorePlan> PlanIcebergSinkRestore(
                                     " " + restored->id.ToString() +
                                     (restored->dir.empty() ? "" : " (" + restored->dir + ")")
                               : std::string("no checkpoint (fresh start)");
-  FLOE_ASSIGN_OR_RAISE(auto catalog, iceberg::FileSystemCatalog::Make(o.warehouse));
+  FLOE_ASSIGN_OR_RAISE(auto catalog, catalog::OpenCatalog(o.catalog));
   Result<iceberg::LoadedTable> loaded = catalog->LoadTable(o.table);
   if (loaded.status().IsNotFound()) {
     plan.message = "table " + o.table.ToString() + " does not exist yet; restoring " + restoring +

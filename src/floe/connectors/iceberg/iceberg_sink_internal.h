@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "floe/catalog/catalog_config.h"
 #include "floe/common/record_batch.h"
 #include "floe/common/status.h"
 #include "floe/connectors/iceberg/iceberg_sink.h"
@@ -36,7 +37,7 @@ inline constexpr const char* kSummaryWatermark = "floe.watermark";
 
 // The sink's options after validation (PrepareIcebergTable's rules).
 struct IcebergSinkOptions {
-  std::string warehouse;  // absolute local path
+  catalog::CatalogConfig catalog;
   iceberg::TableIdentifier table;
   bool upsert = false;
   uint32_t parallelism = 1;  // writer subtasks ('sink.parallelism')

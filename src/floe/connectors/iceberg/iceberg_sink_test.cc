@@ -716,7 +716,7 @@ struct Harness {
 
   explicit Harness(Sink& s, const std::string& row_kind_column = "") : sink(s) {
     IcebergWriterOptions o;
-    o.warehouse = sink.warehouse();
+    o.catalog.warehouse = sink.warehouse();
     o.table = sink.id;
     o.mode = sink.spec.table.primary_key.empty() ? iceberg::WriteMode::kAppend
                                                  : iceberg::WriteMode::kUpsert;
@@ -730,7 +730,7 @@ struct Harness {
   IcebergCommitterOptions CommitterOptions(
       std::shared_ptr<runtime::SourcePositionBoard> board = nullptr) const {
     IcebergCommitterOptions o;
-    o.warehouse = sink.warehouse();
+    o.catalog.warehouse = sink.warehouse();
     o.table = sink.id;
     o.sink_id = "by-hand";
     o.job_id = "feedfeed";
@@ -1157,8 +1157,8 @@ TEST(PrepareIcebergTable, RejectsBadOptionsNamingTheOptionAndTheRule) {
   };
   Sink sink;
   IcebergSinkSpec s = sink.spec;
-  s.table.options["catalog-type"] = "rest";
-  expect_error(s, "'rest', 'jdbc' and 'hive' catalogs are not implemented yet");
+  s.table.options["catalog-type"] = "hive";
+  expect_error(s, "option 'catalog-type' = 'hive' is not supported: floe supports 'hadoop'");
   s = sink.spec;
   s.table.options.erase("warehouse");
   expect_error(s, "option 'warehouse' is required");
@@ -1291,7 +1291,7 @@ std::unique_ptr<IcebergWriterOperator> OpenWriter(const Sink& sink, const std::s
                                                   const std::string& attempt,
                                                   std::optional<CheckpointId> restored) {
   IcebergWriterOptions o;
-  o.warehouse = sink.warehouse();
+  o.catalog.warehouse = sink.warehouse();
   o.table = sink.id;
   o.job_id = job_id;
   o.attempt_token = attempt;

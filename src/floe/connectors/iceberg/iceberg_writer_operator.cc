@@ -48,7 +48,7 @@ Result<std::unique_ptr<IcebergWriterOperator>> IcebergWriterOperator::Make(
 }
 
 Status IcebergWriterOperator::Open(const runtime::OperatorContext& ctx) {
-  FLOE_ASSIGN_OR_RAISE(catalog_, iceberg::FileSystemCatalog::Make(options_.warehouse));
+  FLOE_ASSIGN_OR_RAISE(catalog_, catalog::OpenCatalog(options_.catalog));
   FLOE_ASSIGN_OR_RAISE(iceberg::LoadedTable loaded, catalog_->LoadTable(options_.table));
   metadata_ = std::move(loaded.metadata);
   table_schema_ = metadata_.current_schema().ToBatchSchema();

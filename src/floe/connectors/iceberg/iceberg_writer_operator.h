@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "floe/catalog/catalog_config.h"
 #include "floe/common/record_batch.h"
 #include "floe/common/status.h"
 #include "floe/iceberg/catalog.h"
@@ -15,7 +16,7 @@
 namespace floe::connectors {
 
 struct IcebergWriterOptions {
-  std::string warehouse;  // filesystem catalog root
+  catalog::CatalogConfig catalog;
   iceberg::TableIdentifier table;
   iceberg::WriteMode mode = iceberg::WriteMode::kAppend;  // kAppend or kUpsert
   std::string job_id;
@@ -78,7 +79,7 @@ class IcebergWriterOperator final : public runtime::Operator {
   Status HandOver(runtime::CheckpointId id, runtime::Collector& out);
 
   IcebergWriterOptions options_;
-  std::unique_ptr<iceberg::FileSystemCatalog> catalog_;
+  std::unique_ptr<iceberg::Catalog> catalog_;
   iceberg::TableMetadata metadata_;
   std::shared_ptr<const BatchSchema> table_schema_;
   iceberg::FileWriterConfig config_;

@@ -1,0 +1,72 @@
+// bench/catalog_commits.sh's body: runs catalog_commit_bench (bench/catalog_commits.cc) per
+// catalog and writes the results file. The filesystem catalog is the peer: each JDBC figure is
+// also given as a ratio to it, measured in the same run.
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { parseArgs } from 'node:util'
+import { record, sampleLoad } from './provenance.mjs'
+
+const { values: opts } = parseArgs({
+  options: {
+    commits: { type: 'string', default: '1000' },
+    'concurrent-commits': { type: 'string', default: '500' },
+  },
+})
+const BIN = path.resolve(process.env.FLOE)
+const OUT = path.resolve(process.env.OUT)
+const RESULT = process.env.RESULT
+const PG = path.join('/tmp', `floe-bench-pg-${process.pid}`)
+const log = (m) => console.error(`catalog-commits: ${m}`)
+
+fs.rmSync(OUT, { recursive: true, force: true })
+fs.mkdirSync(OUT, { recursive: true })
+const pgUri = execFileSync('bash', ['tests/postgres/test_postgres.sh', 'start', PG], { encoding: 'utf8', env: { ...process.env, FLOE_PG_FSYNC: 'on' } }).trim()
+const pgPassword = fs.readFileSync(path.join(PG, 'password'), 'utf8').trim()
+
+function bench(name, commits, processes, uri) {
+  const wh = path.join(OUT, name)
+  fs.mkdirSync(wh, { recursive: true })
+  const args = [wh, String(commits), String(processes)]
+  if (uri) args.push(uri, name, ...(uri.startsWith('jdbc:postgresql') ? ['floe'] : []))
+  log(`${name}: ${processes} x ${commits} commits`)
+  const out = execFileSync(BIN, args, { encoding: 'utf8', env: { ...process.env, PGPASSWORD: pgPassword } })
+  const r = JSON.parse(out)
+  if (r.failed_processes || r.commits !== commits * processes || r.snapshots !== r.commits) {
+    throw new Error(`${name}: commits lost or failed: ${out}`)
+  }
+  log(`${name}: p50 ${r.latency_ms.p50} ms, p99 ${r.latency_ms.p99} ms, ${r.commits_per_second}/s, ${r.conflicts_retried} conflicts retried`)
+  return { processes, ...r }
+}
+
+let figures
+const load0 = await sampleLoad()
+try {
+  const commits = Number(opts.commits)
+  const concurrent = Number(opts['concurrent-commits'])
+  const sqlite = (name) => `jdbc:sqlite:${path.join(OUT, name, 'catalog.db')}`
+  const single = {
+    filesystem: bench('filesystem', commits, 1),
+    sqlite: bench('sqlite', commits, 1, sqlite('sqlite')),
+    postgres: bench('postgres', commits, 1, pgUri),
+  }
+  const ratio = (k) => Number((single[k].latency_ms.p50 / single.filesystem.latency_ms.p50).toFixed(2))
+  figures = {
+    what: 'one Iceberg commit (load, manifest list, metadata file, catalog swap) adding one data file to a table with delete-after-commit and 20 previous versions; PostgreSQL 15 (fsync on) on a Unix socket on the same machine; every metadata file fsynced',
+    single,
+    p50_ratio_to_filesystem: { sqlite: ratio('sqlite'), postgres: ratio('postgres') },
+    concurrent: {
+      postgres: bench('postgres_2', concurrent, 2, pgUri),
+      sqlite: bench('sqlite_2', concurrent, 2, sqlite('sqlite_2')),
+      filesystem: bench('filesystem_2', concurrent, 2),
+    },
+  }
+} finally {
+  execFileSync('bash', ['tests/postgres/test_postgres.sh', 'stop', PG])
+}
+if (RESULT) {
+  fs.mkdirSync(path.dirname(path.resolve(RESULT)), { recursive: true })
+  const full = { ...(await record({ bench: 'catalog-commits', floe: BIN, start: load0 })), ...figures }
+  fs.writeFileSync(RESULT, JSON.stringify(full, null, 2) + '\n')
+  log(`results: ${RESULT}`)
+}

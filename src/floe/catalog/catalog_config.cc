@@ -1,0 +1,149 @@
+#include "floe/catalog/catalog_config.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "floe/catalog/jdbc_catalog.h"
+#include "floe/catalog/sql_database.h"
+#include "floe/io/file.h"
+
+namespace floe::catalog {
+
+namespace {
+
+constexpr std::string_view kJdbcCatalogClass = "org.apache.iceberg.jdbc.JdbcCatalog";
+constexpr std::string_view kHadoopCatalogClass = "org.apache.iceberg.hadoop.HadoopCatalog";
+constexpr std::string_view kSqlitePrefix = "jdbc:sqlite:";
+constexpr std::string_view kPostgresPrefix = "jdbc:postgresql:";
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::string Get(const std::map<std::string, std::string>& options, const std::string& key) {
+  auto it = options.find(key);
+  return it == options.end() ? std::string() : it->second;
+}
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+// "file:///x", "file:/x" or a local path -> absolute path.
+Result<std::string> LocalWarehouse(std::string warehouse) {
+  if (warehouse.empty()) {
+    return Status::InvalidArgument(
+        "option 'warehouse' is required (a local directory or file:// URI, e.g. "
+        "'file:///data/warehouse')");
+  }
+  if (StartsWith(warehouse, "file://")) {
+    warehouse = warehouse.substr(7);
+  } else if (StartsWith(warehouse, "file:")) {
+    warehouse = warehouse.substr(5);
+  } else if (warehouse.find("://") != std::string::npos) {
+    return Status::InvalidArgument("option 'warehouse' = '" + warehouse +
+                                   "': only local paths and file:// URIs are supported yet");
+  }
+  if (warehouse.empty()) return Status::InvalidArgument("option 'warehouse' is empty");
+  return io::AbsolutePath(warehouse);
+}
+
+}  // namespace
+
+std::string CatalogConfig::Describe() const {
+  if (type == Type::kHadoop) return "filesystem catalog at " + warehouse;
+  return "jdbc catalog '" + name + "' at " + RedactPassword(uri) + ", warehouse " + warehouse;
+}
+
+const std::vector<std::string>& CatalogOptionKeys() {
+  static const std::vector<std::string> keys = {"catalog-type", "catalog-impl", "catalog-name",
+                                                "uri",          "warehouse",    "jdbc.user",
+                                                "jdbc.password"};
+  return keys;
+}
+
+Result<CatalogConfig> ParseCatalogOptions(const std::map<std::string, std::string>& options) {
+  CatalogConfig c;
+  std::string type = Lower(Get(options, "catalog-type"));
+  std::string impl = Get(options, "catalog-impl");
+  if (!type.empty() && !impl.empty()) {
+    return Status::InvalidArgument(
+        "options 'catalog-type' and 'catalog-impl' are both set: set one (Iceberg refuses both)");
+  }
+  if (impl == kJdbcCatalogClass) {
+    type = "jdbc";
+  } else if (impl == kHadoopCatalogClass) {
+    type = "hadoop";
+  } else if (!impl.empty()) {
+    return Status::InvalidArgument(
+        "option 'catalog-impl' = '" + impl + "' is not supported: " + "floe implements '" +
+        std::string(kJdbcCatalogClass) + "' and '" + std::string(kHadoopCatalogClass) + "'");
+  }
+  if (type.empty()) type = "hadoop";
+  std::string name = Get(options, "catalog-name");
+  if (!name.empty()) c.name = name;
+  FLOE_ASSIGN_OR_RAISE(c.warehouse, LocalWarehouse(Get(options, "warehouse")));
+  c.uri = Get(options, "uri");
+  c.user = Get(options, "jdbc.user");
+  c.password = Get(options, "jdbc.password");
+  if (type == "hadoop") {
+    for (const char* key : {"uri", "jdbc.user", "jdbc.password"}) {
+      if (options.count(key)) {
+        return Status::InvalidArgument(std::string("option '") + key +
+                                       "' is for 'catalog-type' = 'jdbc'; the filesystem "
+                                       "catalog ('hadoop') keeps tables under 'warehouse' only");
+      }
+    }
+    return c;
+  }
+  if (type != "jdbc") {
+    return Status::InvalidArgument(
+        "option 'catalog-type' = '" + type +
+        "' is not supported: floe supports 'hadoop' (a filesystem catalog under 'warehouse') "
+        "and 'jdbc' (Iceberg's JDBC catalog on SQLite or PostgreSQL); 'rest' and 'hive' are "
+        "not implemented yet");
+  }
+  c.type = CatalogConfig::Type::kJdbc;
+  if (!iceberg::IsValidName(c.name)) {
+    return Status::InvalidArgument("option 'catalog-name' = '" + c.name +
+                                   "' must be letters, digits and _");
+  }
+  if (!StartsWith(c.uri, kSqlitePrefix) && !StartsWith(c.uri, kPostgresPrefix)) {
+    return Status::InvalidArgument(
+        "option 'uri' = '" + RedactPassword(c.uri) +
+        "' is not a JDBC URI floe supports: 'jdbc:sqlite:PATH' or "
+        "'jdbc:postgresql://HOST[:PORT]/DATABASE' (?host=/socket/dir for a Unix socket)");
+  }
+  if (StartsWith(c.uri, kSqlitePrefix) && (!c.user.empty() || !c.password.empty())) {
+    return Status::InvalidArgument(
+        "options 'jdbc.user' and 'jdbc.password' are for PostgreSQL; "
+        "SQLite has no users");
+  }
+  return c;
+}
+
+Result<std::unique_ptr<iceberg::Catalog>> OpenCatalog(const CatalogConfig& config) {
+  if (config.type == CatalogConfig::Type::kHadoop) {
+    FLOE_ASSIGN_OR_RAISE(auto catalog, iceberg::FileSystemCatalog::Make(config.warehouse));
+    return std::unique_ptr<iceberg::Catalog>(std::move(catalog));
+  }
+  std::unique_ptr<SqlDatabase> db;
+  if (StartsWith(config.uri, kSqlitePrefix)) {
+    std::string path = config.uri.substr(kSqlitePrefix.size());
+    if (StartsWith(path, "file:")) path = path.substr(5);
+    if (path.empty()) return Status::InvalidArgument("'uri' = '" + config.uri + "' has no path");
+    if (path != ":memory:") path = io::AbsolutePath(path);
+    FLOE_ASSIGN_OR_RAISE(db, OpenSqlite(path));
+  } else {
+    // libpq reads the same URI without "jdbc:".
+    FLOE_ASSIGN_OR_RAISE(db, OpenPostgres(config.uri.substr(5), config.user, config.password));
+  }
+  FLOE_RETURN_NOT_OK(io::CreateDirs(config.warehouse));
+  FLOE_ASSIGN_OR_RAISE(auto catalog,
+                       JdbcCatalog::Make(std::move(db), config.name, config.warehouse));
+  return std::unique_ptr<iceberg::Catalog>(std::move(catalog));
+}
+
+}  // namespace floe::catalog

@@ -1,0 +1,82 @@
+#include "floe/catalog/catalog_config.h"
+
+#include <gtest/gtest.h>
+
+#include "floe/catalog/sql_database.h"
+
+namespace floe::catalog {
+namespace {
+
+using Options = std::map<std::string, std::string>;
+
+std::string Error(const Options& options) {
+  Result<CatalogConfig> c = ParseCatalogOptions(options);
+  return c.ok() ? "" : c.status().ToString();
+}
+
+TEST(ParseCatalogOptions, HadoopIsTheDefaultAndKeepsAnAbsoluteWarehouse) {
+  CatalogConfig c = ParseCatalogOptions({{"warehouse", "file:///data/wh"}}).ValueOrDie();
+  EXPECT_EQ(c.type, CatalogConfig::Type::kHadoop);
+  EXPECT_EQ(c.warehouse, "/data/wh");
+  EXPECT_EQ(c.Describe(), "filesystem catalog at /data/wh");
+  EXPECT_NE(Error({}).find("'warehouse' is required"), std::string::npos);
+  EXPECT_NE(Error({{"warehouse", "/w"}, {"uri", "jdbc:sqlite:x"}}).find("'uri' is for"),
+            std::string::npos);
+}
+
+TEST(ParseCatalogOptions, JdbcByTypeOrByIcebergsClassName) {
+  Options o = {{"catalog-type", "JDBC"}, {"uri", "jdbc:postgresql://db:5432/lake"},
+               {"warehouse", "/w"},      {"catalog-name", "prod"},
+               {"jdbc.user", "floe"},    {"jdbc.password", "s3cret"}};
+  CatalogConfig c = ParseCatalogOptions(o).ValueOrDie();
+  EXPECT_EQ(c.type, CatalogConfig::Type::kJdbc);
+  EXPECT_EQ(c.name, "prod");
+  EXPECT_EQ(c.user, "floe");
+  EXPECT_EQ(c.password, "s3cret");
+  EXPECT_EQ(c.Describe(), "jdbc catalog 'prod' at jdbc:postgresql://db:5432/lake, warehouse /w");
+  o.erase("catalog-type");
+  o["catalog-impl"] = "org.apache.iceberg.jdbc.JdbcCatalog";
+  EXPECT_EQ(ParseCatalogOptions(o).ValueOrDie().type, CatalogConfig::Type::kJdbc);
+  o["catalog-type"] = "jdbc";
+  EXPECT_NE(Error(o).find("both set"), std::string::npos);
+  EXPECT_EQ(ParseCatalogOptions(
+                {{"catalog-type", "jdbc"}, {"uri", "jdbc:sqlite:cat.db"}, {"warehouse", "/w"}})
+                .ValueOrDie()
+                .name,
+            "default_catalog");
+}
+
+TEST(ParseCatalogOptions, RefusalsNameTheRuleAndNeverThePassword) {
+  EXPECT_NE(Error({{"catalog-type", "hive"}, {"warehouse", "/w"}}).find("'rest' and 'hive'"),
+            std::string::npos);
+  EXPECT_NE(Error({{"catalog-impl", "com.example.Mine"}, {"warehouse", "/w"}})
+                .find("org.apache.iceberg.jdbc.JdbcCatalog"),
+            std::string::npos);
+  std::string bad_uri = Error({{"catalog-type", "jdbc"},
+                               {"uri", "mysql://u:hunter2@h/db?password=hunter2"},
+                               {"warehouse", "/w"}});
+  EXPECT_NE(bad_uri.find("jdbc:postgresql://HOST"), std::string::npos) << bad_uri;
+  EXPECT_EQ(bad_uri.find("hunter2"), std::string::npos) << bad_uri;
+  EXPECT_NE(Error({{"catalog-type", "jdbc"},
+                   {"uri", "jdbc:sqlite:c.db"},
+                   {"warehouse", "/w"},
+                   {"jdbc.password", "x"}})
+                .find("SQLite has no users"),
+            std::string::npos);
+  EXPECT_NE(Error({{"catalog-type", "jdbc"},
+                   {"uri", "jdbc:sqlite:c.db"},
+                   {"warehouse", "/w"},
+                   {"catalog-name", "a b"}})
+                .find("'catalog-name'"),
+            std::string::npos);
+  EXPECT_NE(Error({{"warehouse", "s3://bucket/wh"}}).find("only local paths"), std::string::npos);
+}
+
+TEST(RedactPassword, HidesUserInfoAndQueryPasswords) {
+  EXPECT_EQ(RedactPassword("postgresql://u:pw@h/db?password=pw&sslmode=disable"),
+            "postgresql://u:***@h/db?password=***&sslmode=disable");
+  EXPECT_EQ(RedactPassword("postgresql:///db?host=/tmp/x"), "postgresql:///db?host=/tmp/x");
+}
+
+}  // namespace
+}  // namespace floe::catalog

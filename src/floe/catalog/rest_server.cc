@@ -1,0 +1,442 @@
+#include "floe/catalog/rest_server.h"
+
+#include <httplib.h>
+
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "floe/catalog/rest_protocol.h"
+
+namespace floe::catalog {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxBodyBytes = 8 << 20;
+constexpr time_t kTimeoutSeconds = 10;
+// Routes: an optional prefix segment, then the spec's paths.
+constexpr const char* kNamespaces = R"(/v1(?:/[^/]+)?/namespaces)";
+constexpr const char* kNamespace = R"(/v1(?:/[^/]+)?/namespaces/([^/]+))";
+constexpr const char* kTables = R"(/v1(?:/[^/]+)?/namespaces/([^/]+)/tables)";
+constexpr const char* kTable = R"(/v1(?:/[^/]+)?/namespaces/([^/]+)/tables/([^/]+))";
+
+std::string RandomToken() {
+  std::random_device rd;
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (int i = 0; i < 40; ++i) out.push_back(kHex[rd() % 16]);
+  return out;
+}
+
+void Reply(httplib::Response& res, int code, const std::string& body) {
+  res.status = code;
+  res.set_content(body, "application/json");
+}
+
+void Error(httplib::Response& res, int code, const std::string& type, const std::string& message) {
+  Reply(res, code, rest::ErrorResponse(code, type, message));
+}
+
+// The spec's status and exception type for a failed catalog call.
+void ErrorFromStatus(httplib::Response& res, const Status& st, const char* not_found_type) {
+  if (st.IsNotFound()) return Error(res, 404, not_found_type, st.message());
+  if (st.IsAlreadyExists()) return Error(res, 409, "AlreadyExistsException", st.message());
+  if (st.IsConflict()) return Error(res, 409, "CommitFailedException", st.message());
+  if (st.IsInvalidArgument()) return Error(res, 400, "BadRequestException", st.message());
+  if (st.code() == StatusCode::kNotImplemented) {
+    return Error(res, 406, "UnsupportedOperationException", st.message());
+  }
+  Error(res, 500, "ServiceFailureException", st.message());
+}
+
+// One namespace level: "a" (multi-level "a%1Fb" is refused: floe's catalogs keep one level).
+Result<std::string> NamespaceOf(const std::string& segment) {
+  std::string ns = httplib::detail::decode_url(segment, false);
+  if (ns.find('\x1f') != std::string::npos) {
+    return Status::InvalidArgument("namespace '" + ns +
+                                   "' has several levels; floe's catalogs "
+                                   "keep one");
+  }
+  if (!iceberg::IsValidName(ns)) {
+    return Status::InvalidArgument("bad namespace '" + ns + "' (letters, digits and _)");
+  }
+  return ns;
+}
+
+Result<iceberg::TableIdentifier> TableOf(const httplib::Request& req) {
+  FLOE_ASSIGN_OR_RAISE(std::string ns, NamespaceOf(req.matches[1]));
+  std::string name = httplib::detail::decode_url(req.matches[2], false);
+  if (!iceberg::IsValidName(name)) {
+    return Status::InvalidArgument("bad table name '" + name + "' (letters, digits and _)");
+  }
+  return iceberg::TableIdentifier{ns, name};
+}
+
+Result<json> Body(const httplib::Request& req) {
+  json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded() || !body.is_object()) {
+    return Status::InvalidArgument("the request body is not a JSON object");
+  }
+  return body;
+}
+
+Result<std::map<std::string, std::string>> StringMap(const json& obj, const char* key) {
+  std::map<std::string, std::string> out;
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return out;
+  if (!it->is_object())
+    return Status::InvalidArgument(std::string("'") + key + "' is not an object");
+  for (auto p = it->begin(); p != it->end(); ++p) {
+    if (!p.value().is_string()) {
+      return Status::InvalidArgument(std::string("'") + key + "." + p.key() + "' is not a string");
+    }
+    out[p.key()] = p.value().get<std::string>();
+  }
+  return out;
+}
+
+// CreateTableRequest -> schema with fresh field ids (as Iceberg's catalogs assign them), the
+// partition spec and sort order rebound to them by column name.
+struct CreateRequest {
+  iceberg::TableIdentifier id;
+  iceberg::Schema schema;
+  iceberg::PartitionSpec spec;
+  std::map<std::string, std::string> properties;
+  std::string location;
+};
+
+Result<CreateRequest> ParseCreate(const std::string& ns, const json& body) {
+  CreateRequest c;
+  auto name = body.find("name");
+  if (name == body.end() || !name->is_string() || !iceberg::IsValidName(name->get<std::string>())) {
+    return Status::InvalidArgument("'name' must be a table name (letters, digits and _)");
+  }
+  c.id = {ns, name->get<std::string>()};
+  auto schema = body.find("schema");
+  if (schema == body.end() || !schema->is_object()) {
+    return Status::InvalidArgument("'schema' must be an Iceberg schema object");
+  }
+  json given = *schema;
+  if (!given.contains("schema-id")) given["schema-id"] = 0;
+  Result<iceberg::Schema> parsed = iceberg::SchemaFromJson(given.dump());
+  if (!parsed.ok()) return Status::InvalidArgument("'schema': " + parsed.status().message());
+  std::map<int32_t, std::string> names;
+  for (const Field& f : parsed->fields) names[f.field_id] = f.name;
+  FLOE_ASSIGN_OR_RAISE(std::vector<Field> fresh, iceberg::AssignFreshFieldIds(parsed->fields));
+  std::map<std::string, int32_t> ids;
+  for (const Field& f : fresh) ids[f.name] = f.field_id;
+  c.schema.fields = std::move(fresh);
+  for (int32_t old : parsed->identifier_field_ids)
+    c.schema.identifier_field_ids.push_back(ids[names[old]]);
+  auto spec = body.find("partition-spec");
+  if (spec != body.end() && !spec->is_null()) {
+    if (!spec->is_object()) return Status::InvalidArgument("'partition-spec' is not an object");
+    json s = *spec;
+    s["spec-id"] = 0;
+    if (s.contains("fields") && s["fields"].is_array()) {
+      int32_t next = 1000;
+      for (json& f : s["fields"]) {
+        if (f.is_object() && !f.contains("field-id")) f["field-id"] = next;
+        ++next;
+      }
+    }
+    Result<iceberg::PartitionSpec> p = iceberg::PartitionSpecFromJson(s.dump());
+    if (!p.ok()) return Status::InvalidArgument("'partition-spec': " + p.status().message());
+    c.spec = std::move(p).value();
+    for (iceberg::PartitionField& f : c.spec.fields) {
+      auto old = names.find(f.source_id);
+      if (old == names.end()) {
+        return Status::InvalidArgument("'partition-spec': source-id " +
+                                       std::to_string(f.source_id) + " is not a column");
+      }
+      f.source_id = ids[old->second];
+    }
+  }
+  auto order = body.find("write-order");
+  if (order != body.end() && !order->is_null()) {
+    auto fields = order->is_object() ? order->find("fields") : order->end();
+    if (!order->is_object() || fields == order->end() || !fields->is_array() || !fields->empty()) {
+      return Status::NotImplemented("sorted tables ('write-order' with fields)");
+    }
+  }
+  auto stage = body.find("stage-create");
+  if (stage != body.end() && stage->is_boolean() && stage->get<bool>()) {
+    return Status::NotImplemented("staged creates ('stage-create' = true)");
+  }
+  auto location = body.find("location");
+  if (location != body.end() && !location->is_null()) {
+    if (!location->is_string()) return Status::InvalidArgument("'location' is not a string");
+    c.location = location->get<std::string>();
+  }
+  FLOE_ASSIGN_OR_RAISE(c.properties, StringMap(body, "properties"));
+  return c;
+}
+
+class Server final : public RestCatalogServer {
+ public:
+  Server(std::unique_ptr<iceberg::Catalog> catalog, RestServerOptions options)
+      : catalog_(std::move(catalog)), options_(std::move(options)) {}
+  ~Server() override {
+    Stop();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  Status Start() {
+    server_.set_read_timeout(kTimeoutSeconds, 0);
+    server_.set_write_timeout(kTimeoutSeconds, 0);
+    server_.set_payload_max_length(kMaxBodyBytes);
+    server_.set_tcp_nodelay(true);
+    server_.set_socket_options([](socket_t sock) {
+      int yes = 1;
+      ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    });
+    server_.set_exception_handler(
+        [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+          Error(res, 500, "ServiceFailureException", "internal error");
+        });
+    server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      if (options_.credential.empty() || req.path == "/v1/oauth/tokens") {
+        return httplib::Server::HandlerResponse::Unhandled;
+      }
+      std::string auth = req.get_header_value("Authorization");
+      std::lock_guard lock(mu_);
+      if (auth.rfind("Bearer ", 0) != 0 || !tokens_.count(auth.substr(7))) {
+        Error(res, 401, "NotAuthorizedException",
+              "a bearer token from POST /v1/oauth/tokens is required");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      return httplib::Server::HandlerResponse::Unhandled;
+    });
+    Routes();
+    port_ = options_.port == 0
+                ? server_.bind_to_any_port(options_.host)
+                : (server_.bind_to_port(options_.host, options_.port) ? options_.port : -1);
+    if (port_ < 0) {
+      return Status::IOError("cannot listen on " + options_.host + ":" +
+                             std::to_string(options_.port));
+    }
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    for (int i = 0; i < 5000 && !server_.is_running(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (!server_.is_running()) return Status::IOError("the catalog server did not start");
+    return Status::OK();
+  }
+
+  int port() const override { return port_; }
+  void Wait() override {
+    if (thread_.joinable()) thread_.join();
+  }
+  void Stop() override { server_.stop(); }
+
+ private:
+  void Routes() {
+    server_.Post("/v1/oauth/tokens",
+                 [this](const httplib::Request& req, httplib::Response& res) { Token(req, res); });
+    server_.Get("/v1/config", [](const httplib::Request&, httplib::Response& res) {
+      Reply(res, 200, R"({"defaults":{},"overrides":{}})");
+    });
+    server_.Get(kNamespaces, [this](const httplib::Request& req, httplib::Response& res) {
+      Locked(res, [&] { ListNamespaces(req, res); });
+    });
+    server_.Post(kNamespaces, [this](const httplib::Request& req, httplib::Response& res) {
+      Locked(res, [&] { CreateNamespace(req, res); });
+    });
+    // HEAD (exists) is answered by the GET handlers, without the body.
+    server_.Get(kNamespace, [this](const httplib::Request& req, httplib::Response& res) {
+      Locked(res, [&] { LoadNamespace(req, res); });
+    });
+    server_.Get(kTables, [this](const httplib::Request& req, httplib::Response& res) {
+      Locked(res, [&] { ListTables(req, res); });
+    });
+    server_.Post(kTables, [this](const httplib::Request& req, httplib::Response& res) {
+      Locked(res, [&] { CreateTable(req, res); });
+    });
+    server_.Get(kTable, [this](const httplib::Request& req, httplib::Response& res) {
+      Locked(res, [&] { LoadTable(req, res); });
+    });
+    server_.Post(kTable, [this](const httplib::Request& req, httplib::Response& res) {
+      Locked(res, [&] { CommitTable(req, res); });
+    });
+    server_.Delete(kTable, [this](const httplib::Request& req, httplib::Response& res) {
+      Locked(res, [&] { DropTable(req, res); });
+    });
+    for (const char* path : {kNamespace, kNamespaces, kTables}) {
+      server_.Delete(path, [](const httplib::Request&, httplib::Response& res) {
+        Error(res, 406, "UnsupportedOperationException", "floe's catalog server drops tables only");
+      });
+    }
+    server_.Post(std::string(kNamespace) + "/properties",
+                 [](const httplib::Request&, httplib::Response& res) {
+                   Error(res, 406, "UnsupportedOperationException",
+                         "floe's catalog server does not update namespace properties");
+                 });
+  }
+
+  template <typename F>
+  void Locked(httplib::Response& res, F&& handle) {
+    std::lock_guard lock(mu_);
+    res.status = 200;
+    handle();
+  }
+
+  void Token(const httplib::Request& req, httplib::Response& res) {
+    auto oauth_error = [&](int code, const char* error, const char* description) {
+      res.status = code;
+      res.set_content(json{{"error", error}, {"error_description", description}}.dump(),
+                      "application/json");
+    };
+    if (options_.credential.empty()) return oauth_error(400, "invalid_request", "no OAuth2 here");
+    if (req.get_param_value("grant_type") != "client_credentials") {
+      return oauth_error(400, "unsupported_grant_type", "only client_credentials");
+    }
+    std::string given =
+        req.get_param_value("client_id") + ":" + req.get_param_value("client_secret");
+    if (given != options_.credential) return oauth_error(401, "invalid_client", "bad credential");
+    std::string token = RandomToken();
+    {
+      std::lock_guard lock(mu_);
+      tokens_.insert(token);
+    }
+    res.set_content(json{{"access_token", token},
+                         {"token_type", "bearer"},
+                         {"expires_in", 86400},
+                         {"issued_token_type", "urn:ietf:params:oauth:token-type:access_token"}}
+                        .dump(),
+                    "application/json");
+  }
+
+  void ListNamespaces(const httplib::Request& req, httplib::Response& res) {
+    Result<std::vector<std::string>> all = catalog_->ListNamespaces();
+    if (!all.ok()) return ErrorFromStatus(res, all.status(), "NoSuchNamespaceException");
+    json out = json::array();
+    if (req.has_param("parent")) {
+      // One level only: a namespace has no children.
+      Result<std::string> parent = NamespaceOf(req.get_param_value("parent"));
+      if (!parent.ok()) return ErrorFromStatus(res, parent.status(), "");
+      Status exists = catalog_->LoadNamespace(*parent).status();
+      if (!exists.ok()) return ErrorFromStatus(res, exists, "NoSuchNamespaceException");
+    } else {
+      for (const std::string& ns : *all) out.push_back(json::array({ns}));
+    }
+    Reply(res, 200, json{{"namespaces", out}}.dump());
+  }
+
+  void CreateNamespace(const httplib::Request& req, httplib::Response& res) {
+    Result<json> body = Body(req);
+    if (!body.ok()) return ErrorFromStatus(res, body.status(), "");
+    auto ns = body->find("namespace");
+    if (ns == body->end() || !ns->is_array() || ns->size() != 1 || !(*ns)[0].is_string()) {
+      return Error(res, 400, "BadRequestException",
+                   "'namespace' must be an array of one name (floe's catalogs keep one level)");
+    }
+    std::string name = (*ns)[0].get<std::string>();
+    if (!iceberg::IsValidName(name)) {
+      return Error(res, 400, "BadRequestException", "bad namespace '" + name + "'");
+    }
+    Result<std::map<std::string, std::string>> properties = StringMap(*body, "properties");
+    if (!properties.ok()) return ErrorFromStatus(res, properties.status(), "");
+    Status st = catalog_->CreateNamespace(name, *properties);
+    if (!st.ok()) return ErrorFromStatus(res, st, "NoSuchNamespaceException");
+    Reply(res, 200, json{{"namespace", json::array({name})}, {"properties", *properties}}.dump());
+  }
+
+  void LoadNamespace(const httplib::Request& req, httplib::Response& res) {
+    Result<std::string> ns = NamespaceOf(req.matches[1]);
+    if (!ns.ok()) return ErrorFromStatus(res, ns.status(), "");
+    Result<std::map<std::string, std::string>> properties = catalog_->LoadNamespace(*ns);
+    if (!properties.ok()) {
+      return ErrorFromStatus(res, properties.status(), "NoSuchNamespaceException");
+    }
+    Reply(res, 200, json{{"namespace", json::array({*ns})}, {"properties", *properties}}.dump());
+  }
+
+  void ListTables(const httplib::Request& req, httplib::Response& res) {
+    Result<std::string> ns = NamespaceOf(req.matches[1]);
+    if (!ns.ok()) return ErrorFromStatus(res, ns.status(), "");
+    Result<std::vector<iceberg::TableIdentifier>> tables = catalog_->ListTables(*ns);
+    if (!tables.ok()) return ErrorFromStatus(res, tables.status(), "NoSuchNamespaceException");
+    json ids = json::array();
+    for (const iceberg::TableIdentifier& t : *tables) {
+      ids.push_back({{"namespace", json::array({t.ns})}, {"name", t.name}});
+    }
+    Reply(res, 200, json{{"identifiers", ids}}.dump());
+  }
+
+  void CreateTable(const httplib::Request& req, httplib::Response& res) {
+    Result<std::string> ns = NamespaceOf(req.matches[1]);
+    if (!ns.ok()) return ErrorFromStatus(res, ns.status(), "");
+    Result<json> body = Body(req);
+    if (!body.ok()) return ErrorFromStatus(res, body.status(), "");
+    Result<CreateRequest> c = ParseCreate(*ns, *body);
+    if (!c.ok()) return ErrorFromStatus(res, c.status(), "");
+    if (!c->location.empty() && c->location != catalog_->DefaultTableLocation(c->id)) {
+      return Error(res, 400, "BadRequestException",
+                   "'location' is chosen by the catalog: " + catalog_->DefaultTableLocation(c->id));
+    }
+    Status exists = catalog_->LoadNamespace(*ns).status();
+    if (!exists.ok()) return ErrorFromStatus(res, exists, "NoSuchNamespaceException");
+    Result<iceberg::LoadedTable> created =
+        catalog_->CreateTable(c->id, c->schema, c->spec, c->properties);
+    if (!created.ok()) return ErrorFromStatus(res, created.status(), "NoSuchNamespaceException");
+    Reply(res, 200, rest::LoadTableResult(*created));
+  }
+
+  void LoadTable(const httplib::Request& req, httplib::Response& res) {
+    Result<iceberg::TableIdentifier> id = TableOf(req);
+    if (!id.ok()) return ErrorFromStatus(res, id.status(), "");
+    Result<iceberg::LoadedTable> table = catalog_->LoadTable(*id);
+    if (!table.ok()) return ErrorFromStatus(res, table.status(), "NoSuchTableException");
+    Reply(res, 200, rest::LoadTableResult(*table));
+  }
+
+  void CommitTable(const httplib::Request& req, httplib::Response& res) {
+    Result<iceberg::TableIdentifier> id = TableOf(req);
+    if (!id.ok()) return ErrorFromStatus(res, id.status(), "");
+    Result<iceberg::LoadedTable> current = catalog_->LoadTable(*id);
+    if (!current.ok()) return ErrorFromStatus(res, current.status(), "NoSuchTableException");
+    Result<iceberg::TableMetadata> updated = rest::ApplyCommitRequest(req.body, *current);
+    if (!updated.ok()) return ErrorFromStatus(res, updated.status(), "");
+    Result<iceberg::LoadedTable> committed = catalog_->CommitTable(*current, std::move(*updated));
+    if (!committed.ok()) {
+      const Status& st = committed.status();
+      if (st.IsConflict() || st.IsInvalidArgument()) return ErrorFromStatus(res, st, "");
+      // The backing catalog may have swapped: the client must not clean up.
+      return Error(res, 500, "CommitStateUnknownException", st.message());
+    }
+    Reply(res, 200, rest::LoadTableResult(*committed));
+  }
+
+  void DropTable(const httplib::Request& req, httplib::Response& res) {
+    Result<iceberg::TableIdentifier> id = TableOf(req);
+    if (!id.ok()) return ErrorFromStatus(res, id.status(), "");
+    std::string purge = req.get_param_value("purgeRequested");
+    Status st = catalog_->DropTable(*id, purge == "true");
+    if (!st.ok()) return ErrorFromStatus(res, st, "NoSuchTableException");
+    res.status = 204;
+  }
+
+  std::unique_ptr<iceberg::Catalog> catalog_;
+  RestServerOptions options_;
+  httplib::Server server_;
+  std::thread thread_;
+  int port_ = -1;
+  std::mutex mu_;
+  std::set<std::string> tokens_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<RestCatalogServer>> RestCatalogServer::Start(
+    std::unique_ptr<iceberg::Catalog> catalog, const RestServerOptions& options) {
+  auto server = std::make_unique<Server>(std::move(catalog), options);
+  FLOE_RETURN_NOT_OK(server->Start());
+  return std::unique_ptr<RestCatalogServer>(std::move(server));
+}
+
+}  // namespace floe::catalog
