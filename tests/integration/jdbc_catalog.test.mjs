@@ -27,7 +27,12 @@ const PG_PASSWORD = fs.readFileSync(path.join(PG_DIR, 'password'), 'utf8').trim(
 
 // Each pipeline its own catalog name (the PostgreSQL database is shared) and, on SQLite, its
 // own database file.
-function backend(kind, p, name) {
+// The PostgreSQL database outlives one run when the tests are run by hand: catalog names of
+// this run only.
+const RUN = Math.random().toString(36).slice(2, 8);
+
+function backend(kind, p, table) {
+  const name = `${table}_${RUN}`;
   if (kind === 'sqlite') {
     const uri = `jdbc:sqlite:${path.join(p.dir, 'catalog.db')}`;
     return { uri, options: `'uri' = '${uri}'`, cli: ['--catalog', uri, '--catalog-name', name], env: {} };
@@ -48,7 +53,7 @@ ${checkpointSets(interval)}
 CREATE TABLE roster (${COLUMNS})
   WITH ('connector' = 'roster', 'seed' = '${SEED}', 'events' = '${EVENTS}', 'rows-per-second' = '${rps}');
 CREATE TABLE lake (${COLUMNS}${upsert ? ', PRIMARY KEY (npi) NOT ENFORCED' : ''})
-  WITH ('connector' = 'iceberg', 'catalog-type' = 'jdbc', 'catalog-name' = '${table}',
+  WITH ('connector' = 'iceberg', 'catalog-type' = 'jdbc', 'catalog-name' = '${table}_${RUN}',
         ${p.catalog.options}, 'warehouse' = '\${WH}', 'catalog-database' = 'demo',
         'catalog-table' = '${table}', 'write.upsert.enabled' = '${upsert}',
         'sink.parallelism' = '2'${sinkId ? `, 'sink-id' = '${sinkId}'` : ''}${extra});
@@ -184,7 +189,8 @@ test('bad catalog options are refused at start, naming the option and the rule',
   const p = pipeline('sqlite', 'bad_options');
   const text = fs.readFileSync(p.job, 'utf8');
   for (const [from, to, rule] of [
-    ["'catalog-type' = 'jdbc'", "'catalog-type' = 'rest'", /'catalog-type' = 'rest' is not supported/],
+    ["'catalog-type' = 'jdbc'", "'catalog-type' = 'hive'", /'catalog-type' = 'hive' is not supported/],
+    ["'catalog-type' = 'jdbc'", "'catalog-type' = 'rest'", /must be the REST catalog's http:\/\/ or https:\/\/ URI/],
     [/'uri' = '[^']*'/, "'uri' = 'mysql://db/lake'", /'uri' = 'mysql:\/\/db\/lake' is not a JDBC URI/],
     [/'uri' = '[^']*'/, "'uri' = 'jdbc:sqlite:x.db', 'jdbc.password' = 'p'", /SQLite has no users/],
   ]) {

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "floe/catalog/jdbc_catalog.h"
+#include "floe/catalog/rest_catalog.h"
 #include "floe/catalog/sql_database.h"
 #include "floe/io/file.h"
 
@@ -13,6 +15,7 @@ namespace {
 
 constexpr std::string_view kJdbcCatalogClass = "org.apache.iceberg.jdbc.JdbcCatalog";
 constexpr std::string_view kHadoopCatalogClass = "org.apache.iceberg.hadoop.HadoopCatalog";
+constexpr std::string_view kRestCatalogClass = "org.apache.iceberg.rest.RESTCatalog";
 constexpr std::string_view kSqlitePrefix = "jdbc:sqlite:";
 constexpr std::string_view kPostgresPrefix = "jdbc:postgresql:";
 
@@ -54,13 +57,17 @@ Result<std::string> LocalWarehouse(std::string warehouse) {
 
 std::string CatalogConfig::Describe() const {
   if (type == Type::kHadoop) return "filesystem catalog at " + warehouse;
+  if (type == Type::kRest) {
+    return "rest catalog at " + RedactPassword(uri) +
+           (warehouse.empty() ? "" : ", warehouse " + warehouse);
+  }
   return "jdbc catalog '" + name + "' at " + RedactPassword(uri) + ", warehouse " + warehouse;
 }
 
 const std::vector<std::string>& CatalogOptionKeys() {
-  static const std::vector<std::string> keys = {"catalog-type", "catalog-impl", "catalog-name",
-                                                "uri",          "warehouse",    "jdbc.user",
-                                                "jdbc.password"};
+  static const std::vector<std::string> keys = {"catalog-type",  "catalog-impl", "catalog-name",
+                                                "uri",           "warehouse",    "jdbc.user",
+                                                "jdbc.password", "credential",   "token"};
   return keys;
 }
 
@@ -76,36 +83,54 @@ Result<CatalogConfig> ParseCatalogOptions(const std::map<std::string, std::strin
     type = "jdbc";
   } else if (impl == kHadoopCatalogClass) {
     type = "hadoop";
+  } else if (impl == kRestCatalogClass) {
+    type = "rest";
   } else if (!impl.empty()) {
     return Status::InvalidArgument(
-        "option 'catalog-impl' = '" + impl + "' is not supported: " + "floe implements '" +
-        std::string(kJdbcCatalogClass) + "' and '" + std::string(kHadoopCatalogClass) + "'");
+        "option 'catalog-impl' = '" + impl + "' is not supported: floe implements '" +
+        std::string(kJdbcCatalogClass) + "', '" + std::string(kRestCatalogClass) + "' and '" +
+        std::string(kHadoopCatalogClass) + "'");
   }
   if (type.empty()) type = "hadoop";
+  if (type != "hadoop" && type != "jdbc" && type != "rest") {
+    return Status::InvalidArgument(
+        "option 'catalog-type' = '" + type +
+        "' is not supported: floe supports 'hadoop' (a filesystem catalog under 'warehouse'), "
+        "'jdbc' (Iceberg's JDBC catalog on SQLite or PostgreSQL) and 'rest' (an Iceberg REST "
+        "catalog); 'hive' is not implemented");
+  }
+  // Each option belongs to some catalogs; elsewhere it is a mistake worth naming.
+  const std::map<std::string, std::set<std::string>> kFor = {
+      {"uri", {"jdbc", "rest"}},   {"jdbc.user", {"jdbc"}},
+      {"jdbc.password", {"jdbc"}}, {"credential", {"rest"}},
+      {"token", {"rest"}},         {"catalog-name", {"jdbc", "rest", "hadoop"}}};
+  for (const auto& [key, types] : kFor) {
+    if (options.count(key) && !types.count(type)) {
+      std::string owners;
+      for (const std::string& t : types) owners += (owners.empty() ? "'" : "' or '") + t;
+      return Status::InvalidArgument("option '" + key + "' is for 'catalog-type' = " + owners +
+                                     "', not '" + type + "'");
+    }
+  }
   std::string name = Get(options, "catalog-name");
   if (!name.empty()) c.name = name;
-  FLOE_ASSIGN_OR_RAISE(c.warehouse, LocalWarehouse(Get(options, "warehouse")));
   c.uri = Get(options, "uri");
-  c.user = Get(options, "jdbc.user");
-  c.password = Get(options, "jdbc.password");
-  if (type == "hadoop") {
-    for (const char* key : {"uri", "jdbc.user", "jdbc.password"}) {
-      if (options.count(key)) {
-        return Status::InvalidArgument(std::string("option '") + key +
-                                       "' is for 'catalog-type' = 'jdbc'; the filesystem "
-                                       "catalog ('hadoop') keeps tables under 'warehouse' only");
-      }
+  if (type == "rest") {
+    c.type = CatalogConfig::Type::kRest;
+    c.warehouse = Get(options, "warehouse");  // the server's to interpret
+    c.credential = Get(options, "credential");
+    c.token = Get(options, "token");
+    if (!StartsWith(c.uri, "http://") && !StartsWith(c.uri, "https://")) {
+      return Status::InvalidArgument("option 'uri' = '" + RedactPassword(c.uri) +
+                                     "' must be the REST catalog's http:// or https:// URI");
     }
     return c;
   }
-  if (type != "jdbc") {
-    return Status::InvalidArgument(
-        "option 'catalog-type' = '" + type +
-        "' is not supported: floe supports 'hadoop' (a filesystem catalog under 'warehouse') "
-        "and 'jdbc' (Iceberg's JDBC catalog on SQLite or PostgreSQL); 'rest' and 'hive' are "
-        "not implemented yet");
-  }
+  FLOE_ASSIGN_OR_RAISE(c.warehouse, LocalWarehouse(Get(options, "warehouse")));
+  if (type == "hadoop") return c;
   c.type = CatalogConfig::Type::kJdbc;
+  c.user = Get(options, "jdbc.user");
+  c.password = Get(options, "jdbc.password");
   if (!iceberg::IsValidName(c.name)) {
     return Status::InvalidArgument("option 'catalog-name' = '" + c.name +
                                    "' must be letters, digits and _");
@@ -118,8 +143,7 @@ Result<CatalogConfig> ParseCatalogOptions(const std::map<std::string, std::strin
   }
   if (StartsWith(c.uri, kSqlitePrefix) && (!c.user.empty() || !c.password.empty())) {
     return Status::InvalidArgument(
-        "options 'jdbc.user' and 'jdbc.password' are for PostgreSQL; "
-        "SQLite has no users");
+        "options 'jdbc.user' and 'jdbc.password' are for PostgreSQL; SQLite has no users");
   }
   return c;
 }
@@ -127,6 +151,11 @@ Result<CatalogConfig> ParseCatalogOptions(const std::map<std::string, std::strin
 Result<std::unique_ptr<iceberg::Catalog>> OpenCatalog(const CatalogConfig& config) {
   if (config.type == CatalogConfig::Type::kHadoop) {
     FLOE_ASSIGN_OR_RAISE(auto catalog, iceberg::FileSystemCatalog::Make(config.warehouse));
+    return std::unique_ptr<iceberg::Catalog>(std::move(catalog));
+  }
+  if (config.type == CatalogConfig::Type::kRest) {
+    RestClientOptions options{config.uri, config.warehouse, config.credential, config.token};
+    FLOE_ASSIGN_OR_RAISE(auto catalog, RestCatalog::Make(options));
     return std::unique_ptr<iceberg::Catalog>(std::move(catalog));
   }
   std::unique_ptr<SqlDatabase> db;

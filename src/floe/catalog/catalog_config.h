@@ -12,13 +12,16 @@ namespace floe::catalog {
 
 // Which catalog a sink or command uses, with the option names of Iceberg's Flink connector.
 struct CatalogConfig {
-  enum class Type { kHadoop, kJdbc };
+  enum class Type { kHadoop, kJdbc, kRest };
   Type type = Type::kHadoop;
   std::string name = "default_catalog";  // 'catalog-name': the catalog_name of JDBC rows
-  std::string uri;                       // 'uri': jdbc:sqlite:PATH | jdbc:postgresql://...
-  std::string warehouse;                 // 'warehouse': absolute local path
-  std::string user;                      // 'jdbc.user'
-  std::string password;                  // 'jdbc.password': never printed
+  std::string uri;  // 'uri': jdbc:sqlite:PATH | jdbc:postgresql://... | http(s)://...
+  // 'warehouse': an absolute local path (hadoop, jdbc); for rest, what GET /v1/config is told
+  std::string warehouse;
+  std::string user;        // 'jdbc.user'
+  std::string password;    // 'jdbc.password': never printed
+  std::string credential;  // 'credential' (rest, OAuth2 client credentials): never printed
+  std::string token;       // 'token' (rest, a bearer token): never printed
 
   // "jdbc catalog 'c' at jdbc:postgresql://h/db, warehouse /w" (no password).
   std::string Describe() const;
@@ -27,9 +30,10 @@ struct CatalogConfig {
 // The WITH option keys ParseCatalogOptions reads.
 const std::vector<std::string>& CatalogOptionKeys();
 
-// From WITH options: 'catalog-type' = 'hadoop' (default) | 'jdbc', or 'catalog-impl' naming
-// Iceberg's JdbcCatalog class; 'catalog-name', 'uri', 'warehouse', 'jdbc.user',
-// 'jdbc.password'. Errors name the option and the rule, never the password's value.
+// From WITH options: 'catalog-type' = 'hadoop' (default) | 'jdbc' | 'rest', or 'catalog-impl'
+// naming Iceberg's class (JdbcCatalog, RESTCatalog, HadoopCatalog); 'catalog-name', 'uri',
+// 'warehouse', 'jdbc.user', 'jdbc.password', 'credential', 'token'. Errors name the option and
+// the rule, never a secret's value.
 Result<CatalogConfig> ParseCatalogOptions(const std::map<std::string, std::string>& options);
 
 // Connects (JDBC: creates Iceberg's two tables if missing). Errors never hold the password.

@@ -47,8 +47,9 @@ TEST(ParseCatalogOptions, JdbcByTypeOrByIcebergsClassName) {
 }
 
 TEST(ParseCatalogOptions, RefusalsNameTheRuleAndNeverThePassword) {
-  EXPECT_NE(Error({{"catalog-type", "hive"}, {"warehouse", "/w"}}).find("'rest' and 'hive'"),
-            std::string::npos);
+  EXPECT_NE(
+      Error({{"catalog-type", "hive"}, {"warehouse", "/w"}}).find("'hive' is not implemented"),
+      std::string::npos);
   EXPECT_NE(Error({{"catalog-impl", "com.example.Mine"}, {"warehouse", "/w"}})
                 .find("org.apache.iceberg.jdbc.JdbcCatalog"),
             std::string::npos);
@@ -70,6 +71,30 @@ TEST(ParseCatalogOptions, RefusalsNameTheRuleAndNeverThePassword) {
                 .find("'catalog-name'"),
             std::string::npos);
   EXPECT_NE(Error({{"warehouse", "s3://bucket/wh"}}).find("only local paths"), std::string::npos);
+}
+
+TEST(ParseCatalogOptions, RestTakesAnHttpUriAndKeepsItsSecretsOutOfTheDescription) {
+  Options o = {{"catalog-type", "rest"},
+               {"uri", "http://127.0.0.1:8181/api"},
+               {"warehouse", "lake"},
+               {"credential", "floe:s3cret"}};
+  CatalogConfig c = ParseCatalogOptions(o).ValueOrDie();
+  EXPECT_EQ(c.type, CatalogConfig::Type::kRest);
+  EXPECT_EQ(c.warehouse, "lake");  // the server's to interpret, not a local path
+  EXPECT_EQ(c.credential, "floe:s3cret");
+  EXPECT_EQ(c.Describe(), "rest catalog at http://127.0.0.1:8181/api, warehouse lake");
+  o.erase("catalog-type");
+  o["catalog-impl"] = "org.apache.iceberg.rest.RESTCatalog";
+  EXPECT_EQ(ParseCatalogOptions(o).ValueOrDie().type, CatalogConfig::Type::kRest);
+  EXPECT_NE(Error({{"catalog-type", "rest"}, {"uri", "jdbc:sqlite:x.db"}}).find("http://"),
+            std::string::npos);
+  std::string misplaced = Error({{"catalog-type", "jdbc"},
+                                 {"uri", "jdbc:sqlite:x.db"},
+                                 {"warehouse", "/w"},
+                                 {"credential", "floe:s3cret"}});
+  EXPECT_NE(misplaced.find("option 'credential' is for 'catalog-type' = 'rest'"), std::string::npos)
+      << misplaced;
+  EXPECT_EQ(misplaced.find("s3cret"), std::string::npos) << misplaced;
 }
 
 TEST(RedactPassword, HidesUserInfoAndQueryPasswords) {

@@ -98,8 +98,9 @@ Status ApplyUpdate(const json& u, TableMetadata& m) {
   const char* where = action.c_str();
   if (action == "add-snapshot") {
     FLOE_ASSIGN_OR_RAISE(const json* s, Member(u, "snapshot", where));
-    FLOE_ASSIGN_OR_RAISE(iceberg::Snapshot snapshot,
-                         iceberg::SnapshotFromJson(s->dump(), "add-snapshot"));
+    Result<iceberg::Snapshot> parsed = iceberg::SnapshotFromJson(s->dump(), "add-snapshot");
+    if (!parsed.ok()) return Status::InvalidArgument(parsed.status().message());
+    iceberg::Snapshot snapshot = std::move(parsed).value();
     if (m.FindSnapshot(snapshot.snapshot_id) != nullptr) {
       return Status::InvalidArgument("add-snapshot: snapshot " +
                                      std::to_string(snapshot.snapshot_id) + " already exists");

@@ -195,6 +195,13 @@ class Server final : public RestCatalogServer {
       int yes = 1;
       ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
     });
+    // Unknown paths and httplib's own refusals (413, 414, ...) get the spec's error body too.
+    server_.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+      if (!res.body.empty()) return;
+      Error(res, res.status, res.status == 404 ? "NotFoundException" : "BadRequestException",
+            res.status == 404 ? "no such endpoint" : "request refused (" +
+                                                        std::to_string(res.status) + ")");
+    });
     server_.set_exception_handler(
         [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
           Error(res, 500, "ServiceFailureException", "internal error");

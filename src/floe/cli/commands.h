@@ -11,6 +11,8 @@ namespace floe::cli {
 // stdout; returns a Status the caller prints.
 Status RunTableCommand(const std::vector<std::string>& args);
 
+// `floe catalog serve ...`: an Iceberg REST catalog over floe's JDBC catalog.
+Status RunCatalogCommand(const std::vector<std::string>& args);
 // `floe roster expected ...`: the expected upsert table of the roster feed.
 Status RunRosterCommand(const std::vector<std::string>& args);
 

@@ -15,6 +15,7 @@ constexpr const char* kUsage =
     "usage:\n"
     "  floe demo [--warehouse DIR] [--events N] [--seed S]   the main job on embedded defaults\n"
     "  floe table <create|append|upsert|delete|scan|describe|verify> ...   (floe table help)\n"
+    "  floe catalog serve [--catalog URI] --warehouse DIR [--listen HOST:PORT]   a REST catalog\n"
     "  floe roster expected --seed S [--events N] [--providers P] [--sources K]\n"
     "  floe run JOB.sql [--var NAME=VALUE]... [--set key=value]... [--from latest|PATH]\n"
     "           [--on-stale-restore fail|skip-to-table|replay] [--job-id ID]\n"
@@ -37,6 +38,8 @@ int main(int argc, char** argv) {
   floe::Status st;
   if (command == "table") {
     st = floe::cli::RunTableCommand(rest);
+  } else if (command == "catalog") {
+    st = floe::cli::RunCatalogCommand(rest);
   } else if (command == "roster") {
     st = floe::cli::RunRosterCommand(rest);
   } else if (command == "kafka") {

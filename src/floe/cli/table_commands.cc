@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "floe/catalog/catalog_config.h"
 #include "floe/cli/args.h"
+#include "floe/cli/catalog_args.h"
 #include "floe/cli/commands.h"
 #include "floe/cli/progress_line.h"
 #include "floe/cli/table_ops.h"
@@ -66,39 +66,8 @@ constexpr const char* kUsage =
     "                  [--checkpoint-dir DIR [--savepoint-dir DIR]]...\n"
     "                                 delete files no snapshot references (default older than 3d)\n"
     "                                 and no checkpoint or savepoint of a writing job holds\n"
-    "--warehouse defaults to ./warehouse (a filesystem catalog); --catalog jdbc:sqlite:PATH |\n"
-    "jdbc:postgresql://HOST[:PORT]/DB [--catalog-name NAME] [--jdbc-user USER] uses Iceberg's\n"
-    "JDBC catalog (password from PGPASSWORD or ~/.pgpass); a progress line goes to stderr on a "
-    "terminal\n"
+    "a progress line goes to stderr on a terminal\n"
     "(FLOE_PROGRESS=always|never overrides; --quiet on append, upsert, delete)\n";
-
-// --warehouse DIR alone: the filesystem catalog. --catalog jdbc:sqlite:PATH |
-// jdbc:postgresql://...: Iceberg's JDBC catalog (the sink's 'uri'), --catalog-name and
-// --jdbc-user as the sink's options; PostgreSQL's password from PGPASSWORD or ~/.pgpass.
-Result<std::unique_ptr<iceberg::Catalog>> OpenCatalog(const Args& args) {
-  std::map<std::string, std::string> options = {
-      {"warehouse", args.GetOr("warehouse", "warehouse")}};
-  if (std::optional<std::string> uri = args.Get("catalog")) {
-    options["catalog-type"] = "jdbc";
-    options["uri"] = *uri;
-    if (auto name = args.Get("catalog-name")) options["catalog-name"] = *name;
-    if (auto user = args.Get("jdbc-user")) options["jdbc.user"] = *user;
-  } else if (args.Has("catalog-name") || args.Has("jdbc-user")) {
-    return Status::InvalidArgument("--catalog-name and --jdbc-user need --catalog URI");
-  }
-  Result<catalog::CatalogConfig> config = catalog::ParseCatalogOptions(options);
-  if (!config.ok()) {
-    // The options' names, as the command line spells them.
-    std::string msg = config.status().message();
-    for (auto [from, to] :
-         {std::pair{"option 'uri'", "--catalog"}, std::pair{"option 'warehouse'", "--warehouse"},
-          std::pair{"option 'catalog-name'", "--catalog-name"}}) {
-      if (size_t at = msg.find(from); at != std::string::npos) msg.replace(at, strlen(from), to);
-    }
-    return Status::InvalidArgument(msg);
-  }
-  return catalog::OpenCatalog(*config);
-}
 
 Result<TableIdentifier> TableArg(const Args& args, size_t want_positional, const char* form) {
   if (args.positional().size() != want_positional) {
@@ -132,8 +101,8 @@ Result<std::vector<Field>> SchemaFields(const std::string& text) {
 
 Status Create(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(
-      Args args, Args::Parse(argv, {{"warehouse", "catalog", "catalog-name", "jdbc-user", "schema",
-                                     "partition-by", "primary-key", "property"},
+      Args args, Args::Parse(argv, {{kCatalogFlags, kCatalogNameFlag, kJdbcUserFlag, "warehouse",
+                                     "schema", "partition-by", "primary-key", "property"},
                                     {"allow-unknown-properties"}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "create NS.TABLE --schema ..."));
   auto schema_text = args.Get("schema");
@@ -176,7 +145,7 @@ Status Create(const std::vector<std::string>& argv) {
     properties[key] = kv.substr(eq + 1);
   }
   FLOE_RETURN_NOT_OK(ValidateWriteProperties(schema, spec, properties));
-  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
+  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalogFromArgs(args));
   FLOE_RETURN_NOT_OK(iceberg::EnsureNamespace(*catalog, id.ns));
   FLOE_ASSIGN_OR_RAISE(auto table, catalog->CreateTable(id, schema, spec, properties));
   std::printf("created %s at %s\n", id.ToString().c_str(), table.metadata.location.c_str());
@@ -185,11 +154,11 @@ Status Create(const std::vector<std::string>& argv) {
 
 Status Write(const std::vector<std::string>& argv, iceberg::WriteMode mode, const char* verb) {
   FLOE_ASSIGN_OR_RAISE(
-      Args args,
-      Args::Parse(argv, {{"warehouse", "catalog", "catalog-name", "jdbc-user"}, {"quiet"}}));
+      Args args, Args::Parse(argv, {{kCatalogFlags, kCatalogNameFlag, kJdbcUserFlag, "warehouse"},
+                                    {"quiet"}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id,
                        TableArg(args, 2, (std::string(verb) + " NS.TABLE FILE.jsonl").c_str()));
-  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
+  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalogFromArgs(args));
   WriteReport report;
   FLOE_RETURN_NOT_OK(
       WriteJsonFile(*catalog, id, args.positional()[1], mode, !args.Has("quiet"), &report));
@@ -203,13 +172,13 @@ Status Write(const std::vector<std::string>& argv, iceberg::WriteMode mode, cons
 
 Status Scan(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(
-      Args args,
-      Args::Parse(
-          argv, {{"warehouse", "catalog", "catalog-name", "jdbc-user", "snapshot", "limit"}, {}}));
+      Args args, Args::Parse(argv, {{kCatalogFlags, kCatalogNameFlag, kJdbcUserFlag, "warehouse",
+                                     "snapshot", "limit"},
+                                    {}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "scan NS.TABLE"));
   FLOE_ASSIGN_OR_RAISE(auto snapshot, args.GetInt("snapshot"));
   FLOE_ASSIGN_OR_RAISE(auto limit, args.GetInt("limit"));
-  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
+  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalogFromArgs(args));
   FLOE_ASSIGN_OR_RAISE(auto table, catalog->LoadTable(id));
   if (snapshot && table.metadata.FindSnapshot(*snapshot) == nullptr) {
     return Status::NotFound("table " + id.ToString() + " has no snapshot " +
@@ -241,9 +210,10 @@ Status Scan(const std::vector<std::string>& argv) {
 
 Status Describe(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(
-      Args args, Args::Parse(argv, {{"warehouse", "catalog", "catalog-name", "jdbc-user"}, {}}));
+      Args args,
+      Args::Parse(argv, {{kCatalogFlags, kCatalogNameFlag, kJdbcUserFlag, "warehouse"}, {}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "describe NS.TABLE"));
-  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
+  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalogFromArgs(args));
   FLOE_ASSIGN_OR_RAISE(auto table, catalog->LoadTable(id));
   FLOE_ASSIGN_OR_RAISE(std::string text, DescribeTable(table));
   std::printf("%s\n", text.c_str());
@@ -253,9 +223,10 @@ Status Describe(const std::vector<std::string>& argv) {
 // `floe table snapshots | history | files | partitions NS.TABLE`: Iceberg's metadata tables.
 Status MetadataTableCommand(const std::string& view, const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(
-      Args args, Args::Parse(argv, {{"warehouse", "catalog", "catalog-name", "jdbc-user"}, {}}));
+      Args args,
+      Args::Parse(argv, {{kCatalogFlags, kCatalogNameFlag, kJdbcUserFlag, "warehouse"}, {}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, (view + " NS.TABLE").c_str()));
-  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
+  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalogFromArgs(args));
   FLOE_ASSIGN_OR_RAISE(auto table, catalog->LoadTable(id));
   FLOE_ASSIGN_OR_RAISE(std::string rows, MetadataTableRows(table, view));
   std::fwrite(rows.data(), 1, rows.size(), stdout);
@@ -264,8 +235,8 @@ Status MetadataTableCommand(const std::string& view, const std::vector<std::stri
 
 Status Verify(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(
-      Args args, Args::Parse(argv, {{"warehouse", "catalog", "catalog-name", "jdbc-user", "unique",
-                                     "expect-range", "expected", "key"},
+      Args args, Args::Parse(argv, {{kCatalogFlags, kCatalogNameFlag, kJdbcUserFlag, "warehouse",
+                                     "unique", "expect-range", "expected", "key"},
                                     {}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "verify NS.TABLE [checks]"));
   verify::VerifyOptions options;
@@ -278,7 +249,7 @@ Status Verify(const std::vector<std::string>& argv) {
   if (options.expected_file.empty() != options.key_column.empty()) {
     return Status::InvalidArgument("--expected FILE and --key COL go together");
   }
-  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
+  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalogFromArgs(args));
   FLOE_ASSIGN_OR_RAISE(auto report, verify::VerifyTable(*catalog, id, options));
   std::printf("%s", report.ToText().c_str());
   if (report.findings() > 0) {
@@ -322,10 +293,10 @@ Result<int64_t> OlderThanMs(const std::string& text) {
 }
 
 Status ExpireSnapshotsCommand(const std::vector<std::string>& argv) {
-  FLOE_ASSIGN_OR_RAISE(Args args,
-                       Args::Parse(argv, {{"warehouse", "catalog", "catalog-name", "jdbc-user",
-                                           "max-snapshot-age-ms", "older-than", "retain-last"},
-                                          {}}));
+  FLOE_ASSIGN_OR_RAISE(
+      Args args, Args::Parse(argv, {{kCatalogFlags, kCatalogNameFlag, kJdbcUserFlag, "warehouse",
+                                     "max-snapshot-age-ms", "older-than", "retain-last"},
+                                    {}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "expire-snapshots NS.TABLE"));
   iceberg::ExpireOptions options;
   if (args.Has("max-snapshot-age-ms") && args.Has("older-than")) {
@@ -344,7 +315,7 @@ Status ExpireSnapshotsCommand(const std::vector<std::string>& argv) {
   if (options.retain_last && *options.retain_last < 1) {
     return Status::InvalidArgument("--retain-last must be at least 1");
   }
-  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
+  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalogFromArgs(args));
   ProgressLine line("expire-snapshots");
   options.progress = ShowOn(line);
   FLOE_ASSIGN_OR_RAISE(iceberg::ExpireResult r, iceberg::ExpireSnapshots(*catalog, id, options));
@@ -369,7 +340,7 @@ Status ExpireSnapshotsCommand(const std::vector<std::string>& argv) {
 Status CompactCommand(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(
       Args args,
-      Args::Parse(argv, {{"warehouse", "catalog", "catalog-name", "jdbc-user",
+      Args::Parse(argv, {{kCatalogFlags, kCatalogNameFlag, kJdbcUserFlag, "warehouse",
                           "target-file-size-bytes", "min-file-size-bytes", "max-file-size-bytes",
                           "min-input-files", "delete-file-threshold", "max-bytes"},
                          {"rewrite-all"}}));
@@ -386,7 +357,7 @@ Status CompactCommand(const std::vector<std::string>& argv) {
     if (v) *field = *v;
   }
   options.rewrite_all = args.Has("rewrite-all");
-  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
+  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalogFromArgs(args));
   ProgressLine line("compact");
   options.progress = ShowOn(line);
   FLOE_ASSIGN_OR_RAISE(iceberg::RewriteResult r, iceberg::RewriteDataFiles(*catalog, id, options));
@@ -415,9 +386,10 @@ Status CompactCommand(const std::vector<std::string>& argv) {
 
 Status RewriteManifestsCommand(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(
-      Args args, Args::Parse(argv, {{"warehouse", "catalog", "catalog-name", "jdbc-user"}, {}}));
+      Args args,
+      Args::Parse(argv, {{kCatalogFlags, kCatalogNameFlag, kJdbcUserFlag, "warehouse"}, {}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "rewrite-manifests NS.TABLE"));
-  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
+  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalogFromArgs(args));
   FLOE_ASSIGN_OR_RAISE(iceberg::RewriteResult r, iceberg::RewriteManifests(*catalog, id));
   if (!r.snapshot_id) {
     std::printf("rewrite-manifests %s: nothing to do (%lld manifests)\n", id.ToString().c_str(),
@@ -431,10 +403,10 @@ Status RewriteManifestsCommand(const std::vector<std::string>& argv) {
 }
 
 Status RemoveOrphanFilesCommand(const std::vector<std::string>& argv) {
-  FLOE_ASSIGN_OR_RAISE(Args args,
-                       Args::Parse(argv, {{"warehouse", "catalog", "catalog-name", "jdbc-user",
-                                           "older-than", "checkpoint-dir", "savepoint-dir"},
-                                          {"dry-run"}}));
+  FLOE_ASSIGN_OR_RAISE(
+      Args args, Args::Parse(argv, {{kCatalogFlags, kCatalogNameFlag, kJdbcUserFlag, "warehouse",
+                                     "older-than", "checkpoint-dir", "savepoint-dir"},
+                                    {"dry-run"}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "remove-orphan-files NS.TABLE"));
   iceberg::OrphanOptions options;
   options.dry_run = args.Has("dry-run");
@@ -453,7 +425,7 @@ Status RemoveOrphanFilesCommand(const std::vector<std::string>& argv) {
   if (auto text = args.Get("older-than")) {
     FLOE_ASSIGN_OR_RAISE(options.older_than_ms, OlderThanMs(*text));
   }
-  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalog(args));
+  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalogFromArgs(args));
   ProgressLine line("remove-orphan-files");
   options.progress = ShowOn(line);
   FLOE_ASSIGN_OR_RAISE(iceberg::OrphanResult r, iceberg::RemoveOrphanFiles(*catalog, id, options));
@@ -478,6 +450,7 @@ Status RemoveOrphanFilesCommand(const std::vector<std::string>& argv) {
 Status RunTableCommand(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "help") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
+    std::fputs(kCatalogUsage, args.empty() ? stderr : stdout);
     return args.empty() ? Status::InvalidArgument("missing table command") : Status::OK();
   }
   std::vector<std::string> rest(args.begin() + 1, args.end());
@@ -497,6 +470,7 @@ Status RunTableCommand(const std::vector<std::string>& args) {
   if (verb == "rewrite-manifests") return RewriteManifestsCommand(rest);
   if (verb == "remove-orphan-files") return RemoveOrphanFilesCommand(rest);
   std::fputs(kUsage, stderr);
+  std::fputs(kCatalogUsage, stderr);
   return Status::InvalidArgument("unknown table command '" + verb + "'");
 }
 

@@ -1,0 +1,268 @@
+// floe's REST catalog client against floe's REST catalog server (over a SQLite JDBC catalog),
+// in one process, and the server under hostile requests. Other clients (iceberg-js) are
+// checked in tests/integration/rest_catalog.test.mjs.
+#include "floe/catalog/rest_catalog.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "floe/catalog/catalog_config.h"
+#include "floe/catalog/rest_server.h"
+
+namespace floe::catalog {
+namespace {
+
+namespace fs = std::filesystem;
+using iceberg::LoadedTable;
+using iceberg::TableIdentifier;
+using iceberg::TableMetadata;
+
+// A backing catalog whose commits fail with `commit_error` when set (a lost database).
+class FailingCommits final : public iceberg::Catalog {
+ public:
+  explicit FailingCommits(std::unique_ptr<iceberg::Catalog> inner) : inner_(std::move(inner)) {}
+  Result<LoadedTable> CreateTable(const TableIdentifier& id, const iceberg::Schema& schema,
+                                  const iceberg::PartitionSpec& spec,
+                                  std::map<std::string, std::string> properties) override {
+    return inner_->CreateTable(id, schema, spec, std::move(properties));
+  }
+  Result<LoadedTable> LoadTable(const TableIdentifier& id) override {
+    return inner_->LoadTable(id);
+  }
+  Result<LoadedTable> CommitTable(const LoadedTable& base, TableMetadata updated) override {
+    if (!commit_error->ok()) return *commit_error;
+    return inner_->CommitTable(base, std::move(updated));
+  }
+  Result<std::vector<TableIdentifier>> ListTables(const std::string& ns) override {
+    return inner_->ListTables(ns);
+  }
+  Status DropTable(const TableIdentifier& id, bool purge) override {
+    return inner_->DropTable(id, purge);
+  }
+  Status CreateNamespace(const std::string& ns,
+                         const std::map<std::string, std::string>& properties) override {
+    return inner_->CreateNamespace(ns, properties);
+  }
+  Result<std::map<std::string, std::string>> LoadNamespace(const std::string& ns) override {
+    return inner_->LoadNamespace(ns);
+  }
+  Result<std::vector<std::string>> ListNamespaces() override { return inner_->ListNamespaces(); }
+  std::string DefaultTableLocation(const TableIdentifier& id) const override {
+    return inner_->DefaultTableLocation(id);
+  }
+  std::shared_ptr<Status> commit_error = std::make_shared<Status>();
+
+ private:
+  std::unique_ptr<iceberg::Catalog> inner_;
+};
+
+class RestCatalogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("floe_rest_" + std::to_string(::getpid()) + "_" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    server_.reset();
+    fs::remove_all(dir_);
+  }
+
+  void StartServer(const std::string& credential = "", int port = 0) {
+    server_.reset();
+    CatalogConfig config;
+    config.type = CatalogConfig::Type::kJdbc;
+    config.uri = "jdbc:sqlite:" + (dir_ / "catalog.db").string();
+    config.warehouse = (dir_ / "wh").string();
+    auto failing = std::make_unique<FailingCommits>(OpenCatalog(config).ValueOrDie());
+    commit_error_ = failing->commit_error;
+    RestServerOptions options;
+    options.port = port;
+    options.credential = credential;
+    server_ = RestCatalogServer::Start(std::move(failing), options).ValueOrDie();
+  }
+  std::string Uri() const { return "http://127.0.0.1:" + std::to_string(server_->port()); }
+  std::unique_ptr<RestCatalog> Client(const std::string& credential = "") const {
+    return RestCatalog::Make({Uri(), "", credential, ""}).ValueOrDie();
+  }
+
+  static iceberg::Schema TestSchema() {
+    iceberg::Schema s;
+    s.fields = {{"seq", DataType::Int64(), false, 1}, {"name", DataType::String(), true, 2}};
+    s.identifier_field_ids = {1};
+    return s;
+  }
+  static TableMetadata WithSnapshot(const TableMetadata& base, int64_t snapshot_id) {
+    TableMetadata md = base;
+    iceberg::Snapshot s;
+    s.snapshot_id = snapshot_id;
+    s.parent_snapshot_id = base.current_snapshot_id;
+    s.sequence_number = base.last_sequence_number + 1;
+    s.timestamp_ms = 1700000000000 + snapshot_id;
+    s.manifest_list = base.location + "/metadata/snap-" + std::to_string(snapshot_id) + ".avro";
+    s.summary = {{"operation", "append"}, {"floe.checkpoint-id", std::to_string(snapshot_id)}};
+    md.snapshots.push_back(s);
+    md.last_sequence_number = s.sequence_number;
+    md.current_snapshot_id = snapshot_id;
+    md.refs["main"] = iceberg::SnapshotRef{snapshot_id, "branch"};
+    md.properties["commit.count"] = std::to_string(snapshot_id);
+    return md;
+  }
+  LoadedTable Create(iceberg::Catalog& c) {
+    EXPECT_TRUE(iceberg::EnsureNamespace(c, "db").ok());
+    iceberg::PartitionSpec spec;
+    spec.fields = {{1, 0, "seq_bucket", {iceberg::TransformKind::kBucket, 4}}};
+    return c.CreateTable(id_, TestSchema(), spec, {{"write.upsert.enabled", "true"}}).ValueOrDie();
+  }
+  // A raw request, as a hostile or foreign client sends it.
+  httplib::Result Raw(const std::string& method, const std::string& path,
+                      const std::string& body = "") const {
+    httplib::Client http("127.0.0.1", server_->port());
+    if (method == "GET") return http.Get(path);
+    return http.Post(path, body, "application/json");
+  }
+
+  fs::path dir_;
+  std::unique_ptr<RestCatalogServer> server_;
+  std::shared_ptr<Status> commit_error_;
+  TableIdentifier id_{"db", "t"};
+};
+
+TEST_F(RestCatalogTest, CreateLoadCommitListAndDropThroughTheServer) {
+  StartServer();
+  auto client = Client();
+  LoadedTable created = Create(*client);
+  EXPECT_EQ(created.metadata.current_schema().fields, TestSchema().fields);
+  EXPECT_EQ(created.metadata.current_schema().identifier_field_ids, std::vector<int32_t>{1});
+  EXPECT_EQ(created.metadata.default_spec().fields.size(), 1u);
+  EXPECT_EQ(created.metadata.Property("write.upsert.enabled", ""), "true");
+  EXPECT_EQ(created.metadata.location, iceberg::PathToUri((dir_ / "wh" / "db" / "t").string()));
+
+  LoadedTable next = client->CommitTable(created, WithSnapshot(created.metadata, 5)).ValueOrDie();
+  EXPECT_EQ(next.metadata.current_snapshot_id, 5);
+  EXPECT_EQ(next.metadata.Property("commit.count", ""), "5");
+  EXPECT_EQ(next.metadata.metadata_log.size(), 1u);  // the server's catalog logged the base
+  LoadedTable loaded = Client()->LoadTable(id_).ValueOrDie();
+  EXPECT_EQ(loaded.metadata, next.metadata);
+  EXPECT_EQ(loaded.metadata_location, next.metadata_location);
+  EXPECT_EQ(loaded.metadata.snapshots[0].summary.at("floe.checkpoint-id"), "5");
+
+  // A stale base is the spec's 409, a Conflict the committer retries.
+  Result<LoadedTable> stale = client->CommitTable(created, WithSnapshot(created.metadata, 6));
+  EXPECT_TRUE(stale.status().IsConflict()) << stale.status().ToString();
+
+  // Expiry: the snapshot goes, the ref moves first.
+  TableMetadata two = WithSnapshot(loaded.metadata, 7);
+  LoadedTable with_two = client->CommitTable(loaded, two).ValueOrDie();
+  TableMetadata expired = with_two.metadata;
+  std::erase_if(expired.snapshots, [](const iceberg::Snapshot& s) { return s.snapshot_id == 5; });
+  LoadedTable after = client->CommitTable(with_two, expired).ValueOrDie();
+  ASSERT_EQ(after.metadata.snapshots.size(), 1u);
+  EXPECT_EQ(after.metadata.snapshots[0].snapshot_id, 7);
+
+  EXPECT_EQ(client->ListTables("db").ValueOrDie(), std::vector<TableIdentifier>{id_});
+  EXPECT_EQ(client->ListNamespaces().ValueOrDie(), std::vector<std::string>{"db"});
+  EXPECT_TRUE(client->CreateNamespace("db", {}).IsAlreadyExists());
+  EXPECT_TRUE(client->LoadTable({"db", "nope"}).status().IsNotFound());
+  ASSERT_TRUE(client->DropTable(id_, /*purge=*/true).ok());
+  EXPECT_TRUE(client->LoadTable(id_).status().IsNotFound());
+  EXPECT_FALSE(fs::exists(dir_ / "wh" / "db" / "t"));
+}
+
+TEST_F(RestCatalogTest, AFailedSwapBehindTheServerIsAnUnknownOutcomeNotAConflict) {
+  StartServer();
+  auto client = Client();
+  LoadedTable created = Create(*client);
+  *commit_error_ = Status::Unavailable("database connection lost");
+  Result<LoadedTable> r = client->CommitTable(created, WithSnapshot(created.metadata, 1));
+  ASSERT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("unknown outcome"), std::string::npos);
+  httplib::Result raw =
+      Raw("POST", "/v1/namespaces/db/tables/t", R"({"requirements":[],"updates":[]})");
+  ASSERT_TRUE(raw);
+  EXPECT_EQ(raw->status, 500);
+  EXPECT_NE(raw->body.find("CommitStateUnknownException"), std::string::npos) << raw->body;
+}
+
+TEST_F(RestCatalogTest, CredentialsAreExchangedForATokenAndRenewedAfterAServerRestart) {
+  StartServer("floe:s3cret");
+  EXPECT_EQ(Raw("GET", "/v1/namespaces")->status, 401);
+  Result<std::unique_ptr<RestCatalog>> wrong = RestCatalog::Make({Uri(), "", "floe:nope", ""});
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("refused the credential"), std::string::npos);
+  EXPECT_EQ(wrong.status().message().find("nope"), std::string::npos);
+  auto client = Client("floe:s3cret");
+  Create(*client);
+  // A restarted server has forgotten the token: the client fetches another once.
+  int port = server_->port();
+  StartServer("floe:s3cret", port);
+  EXPECT_TRUE(client->LoadTable(id_).ok());
+}
+
+TEST_F(RestCatalogTest, HostileRequestsGetTheSpecsErrorsAndTheServerStaysUp) {
+  StartServer();
+  auto client = Client();
+  LoadedTable created = Create(*client);
+  struct Case {
+    const char* path;
+    std::string body;
+    int status;
+    const char* type;
+  };
+  const std::string table = "/v1/namespaces/db/tables/t";
+  const std::string uuid = created.metadata.table_uuid;
+  std::vector<Case> cases = {
+      {"/v1/namespaces/db/tables/t", "not json", 400, "BadRequestException"},
+      {"/v1/namespaces/db/tables/t", "[1,2]", 400, "BadRequestException"},
+      {"/v1/namespaces/db/tables/t", R"({"requirements":{},"updates":[]})", 400,
+       "BadRequestException"},
+      {"/v1/namespaces/db/tables/t", R"({"requirements":[{"type":"assert-magic"}],"updates":[]})",
+       400, "BadRequestException"},
+      {"/v1/namespaces/db/tables/t", R"({"requirements":[],"updates":[{"action":"add-schema"}]})",
+       400, "BadRequestException"},
+      {"/v1/namespaces/db/tables/t", R"({"requirements":[],"updates":[{"action":42}]})", 400,
+       "BadRequestException"},
+      {"/v1/namespaces/db/tables/t",
+       R"({"requirements":[],"updates":[{"action":"add-snapshot","snapshot":{"snapshot-id":"x"}}]})",
+       400, "BadRequestException"},
+      {"/v1/namespaces/db/tables/t",
+       R"({"requirements":[{"type":"assert-table-uuid","uuid":"other"}],"updates":[]})", 409,
+       "CommitFailedException"},
+      {"/v1/namespaces/db/tables/t",
+       R"({"requirements":[{"type":"assert-ref-snapshot-id","ref":"main","snapshot-id":12}],"updates":[]})",
+       409, "CommitFailedException"},
+      {"/v1/namespaces/db/tables/nope", R"({"requirements":[],"updates":[]})", 404,
+       "NoSuchTableException"},
+      {"/v1/namespaces/db%2Fx/tables", R"({"name":"t2","schema":{}})", 404, "NotFoundException"},
+      {"/v1/namespaces/db-x/tables", R"({"name":"t2","schema":{}})", 400, "BadRequestException"},
+      {"/v1/namespaces/db/tables", R"({"name":"t2","schema":{}})", 400, "BadRequestException"},
+      {"/v1/namespaces/db/tables",
+       R"({"name":"t2","schema":{"type":"struct","fields":[{"id":1,"name":"a","required":true,"type":{"type":"list","element-id":2,"element":"int","element-required":true}}]}})",
+       400, "BadRequestException"},
+      {"/v1/namespaces/db/tables", R"({"name":"t","schema":{"type":"struct","fields":[]}})", 409,
+       "AlreadyExistsException"},
+      {"/v1/namespaces", R"({"namespace":["a","b"]})", 400, "BadRequestException"},
+      {"/v1/namespaces", R"({"namespace":"a"})", 400, "BadRequestException"},
+  };
+  for (const Case& c : cases) {
+    httplib::Result r = Raw("POST", c.path, c.body);
+    ASSERT_TRUE(r) << c.body;
+    EXPECT_EQ(r->status, c.status) << c.path << " " << c.body << " -> " << r->body;
+    EXPECT_NE(r->body.find(c.type), std::string::npos) << c.body << " -> " << r->body;
+    EXPECT_EQ(r->get_header_value("Content-Type"), "application/json");
+  }
+  httplib::Result big = Raw("POST", table, std::string(9 << 20, 'x'));
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->status, 413);
+  // Nothing above changed the table, and the server still answers.
+  EXPECT_EQ(client->LoadTable(id_).ValueOrDie().metadata, created.metadata);
+  EXPECT_EQ(Raw("GET", "/v1/config")->status, 200);
+}
+
+}  // namespace
+}  // namespace floe::catalog
