@@ -5,7 +5,8 @@
 // conflicts retried. Driven by bench/catalog_commits.sh; not a test.
 //
 //   catalog_commit_bench WAREHOUSE COMMITS PROCESSES [URI [CATALOG_NAME [USER]]]
-//   (no URI: the filesystem catalog; the PostgreSQL password from PGPASSWORD)
+//   (no URI: the filesystem catalog; an http:// URI: a REST catalog, whose server decides where
+//   the table goes; the PostgreSQL password from PGPASSWORD)
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,11 +28,12 @@ using floe::Status;
 
 Result<std::unique_ptr<floe::iceberg::Catalog>> Open(int argc, char** argv) {
   std::map<std::string, std::string> options = {{"warehouse", argv[1]}};
+  const bool rest = argc > 4 && std::string(argv[4]).rfind("http", 0) == 0;
   if (argc > 4) {
-    options["catalog-type"] = "jdbc";
+    options["catalog-type"] = rest ? "rest" : "jdbc";
     options["uri"] = argv[4];
   }
-  if (argc > 5) options["catalog-name"] = argv[5];
+  if (argc > 5 && !rest) options["catalog-name"] = argv[5];
   if (argc > 6) options["jdbc.user"] = argv[6];
   FLOE_ASSIGN_OR_RAISE(floe::catalog::CatalogConfig config,
                        floe::catalog::ParseCatalogOptions(options));

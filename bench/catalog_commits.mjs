@@ -1,7 +1,7 @@
 // bench/catalog_commits.sh's body: runs catalog_commit_bench (bench/catalog_commits.cc) per
 // catalog and writes the results file. The filesystem catalog is the peer: each JDBC figure is
 // also given as a ratio to it, measured in the same run.
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
@@ -17,12 +17,31 @@ const BIN = path.resolve(process.env.FLOE)
 const OUT = path.resolve(process.env.OUT)
 const RESULT = process.env.RESULT
 const PG = path.join('/tmp', `floe-bench-pg-${process.pid}`)
+const FLOE_CLI = path.resolve(process.env.FLOE_CLI || 'build/src/floe/cli/floe')
+const servers = []
 const log = (m) => console.error(`catalog-commits: ${m}`)
 
 fs.rmSync(OUT, { recursive: true, force: true })
 fs.mkdirSync(OUT, { recursive: true })
 const pgUri = execFileSync('bash', ['tests/postgres/test_postgres.sh', 'start', PG], { encoding: 'utf8', env: { ...process.env, FLOE_PG_FSYNC: 'on' } }).trim()
 const pgPassword = fs.readFileSync(path.join(PG, 'password'), 'utf8').trim()
+
+// `floe catalog serve` over the PostgreSQL server, catalog `name`; resolves with its URI.
+async function serve(name) {
+  const child = spawn(FLOE_CLI, ['catalog', 'serve', '--catalog', pgUri, '--catalog-name', name, '--jdbc-user', 'floe',
+                                 '--warehouse', path.join(OUT, name), '--listen', '127.0.0.1:0'],
+                      { env: { ...process.env, PGPASSWORD: pgPassword }, stdio: ['ignore', 'pipe', 'inherit'] })
+  servers.push(child)
+  let out = ''
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      out += d
+      const m = out.match(/at (http:\/\/127\.0\.0\.1:\d+)/)
+      if (m) resolve(m[1])
+    })
+    child.on('exit', (code) => reject(new Error(`floe catalog serve exited with ${code}`)))
+  })
+}
 
 function bench(name, commits, processes, uri) {
   const wh = path.join(OUT, name)
@@ -49,19 +68,22 @@ try {
     filesystem: bench('filesystem', commits, 1),
     sqlite: bench('sqlite', commits, 1, sqlite('sqlite')),
     postgres: bench('postgres', commits, 1, pgUri),
+    rest_postgres: bench('rest_postgres', commits, 1, await serve('rest_postgres')),
   }
   const ratio = (k) => Number((single[k].latency_ms.p50 / single.filesystem.latency_ms.p50).toFixed(2))
   figures = {
-    what: 'one Iceberg commit (load, manifest list, metadata file, catalog swap) adding one data file to a table with delete-after-commit and 20 previous versions; PostgreSQL 15 (fsync on) on a Unix socket on the same machine; every metadata file fsynced',
+    what: 'one Iceberg commit (load, manifest list, metadata file, catalog swap; through REST: the same behind floe catalog serve, plus two HTTP round trips on loopback) adding one data file to a table with delete-after-commit and 20 previous versions; PostgreSQL 15 (fsync on) on a Unix socket on the same machine; every metadata file fsynced',
     single,
-    p50_ratio_to_filesystem: { sqlite: ratio('sqlite'), postgres: ratio('postgres') },
+    p50_ratio_to_filesystem: { sqlite: ratio('sqlite'), postgres: ratio('postgres'), rest_postgres: ratio('rest_postgres') },
     concurrent: {
       postgres: bench('postgres_2', concurrent, 2, pgUri),
+      rest_postgres: bench('rest_postgres_2', concurrent, 2, await serve('rest_postgres_2')),
       sqlite: bench('sqlite_2', concurrent, 2, sqlite('sqlite_2')),
       filesystem: bench('filesystem_2', concurrent, 2),
     },
   }
 } finally {
+  for (const s of servers) s.kill('SIGKILL')
   execFileSync('bash', ['tests/postgres/test_postgres.sh', 'stop', PG])
 }
 if (RESULT) {

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Commit latency per catalog (issue 13, part 4): 1,000 Iceberg commits (one snapshot adding one
 # data file, as a sink's checkpoint does) through the filesystem catalog, the JDBC catalog on
-# SQLite and on PostgreSQL (a throwaway server, tests/postgres/test_postgres.sh); then two
-# committer processes on one table at once through PostgreSQL (and SQLite): commits per second,
-# conflicts retried, every commit landed.
+# SQLite and on PostgreSQL (a throwaway server, tests/postgres/test_postgres.sh), and the REST
+# catalog (`floe catalog serve` over that PostgreSQL); then two committer processes on one
+# table at once through each: commits per second, conflicts retried, every commit landed.
 #
 #   bench/catalog_commits.sh [--commits 1000] [--concurrent-commits 500]
 #
-# Takes about a minute. Environment: BENCH_BIN (default build/src/floe/catalog/catalog_commit_bench),
+# Takes about two minutes. Environment: BENCH_BIN (default
+# build/src/floe/catalog/catalog_commit_bench), FLOE_CLI (default build/src/floe/cli/floe),
 # OUT (scratch, default bench/out/catalog-commits), RESULT (default
 # bench/results/catalog-commits-<UTC date>.json; RESULT= writes none).
 set -euo pipefail

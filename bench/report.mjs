@@ -6,7 +6,7 @@
 //   node bench/report.mjs                # print the generated blocks
 //   node bench/report.mjs --write        # rewrite them in place
 //   node bench/report.mjs --check        # exit 1 when a document disagrees with the results
-//   node bench/report.mjs --validate FILE --bench append|kafka|streaming|table-health|file-size|maintenance-throughput|windows|monitoring [--rows N]
+//   node bench/report.mjs --validate FILE --bench append|kafka|streaming|table-health|file-size|maintenance-throughput|windows|monitoring|catalog-commits [--rows N]
 //                                        # exit 1 unless FILE is a complete results file whose
 //                                        # figures are sane (the smoke tests' oracle)
 //
@@ -621,6 +621,23 @@ Definition: ${fa.definition}.
 }
 
 // README.md / docs (optional block "table-maintenance"): the maintenance figures in brief.
+function catalogCommitsBlock({ index, files }) {
+  if (!Object.values(index.files).some((e) => e.bench === 'catalog-commits')) return 'No results file yet.'
+  const name = current(index, 'catalog-commits')
+  const j = files[name]
+  const f = facts(j)
+  const label = { filesystem: 'filesystem', sqlite: 'JDBC, SQLite', postgres: 'JDBC, PostgreSQL', rest_postgres: 'REST (floe catalog serve) over PostgreSQL' }
+  const row = (k, r, ratio) => `| ${label[k]} | ${r.processes} x ${num(r.commits / r.processes)} | ${fix(r.latency_ms.p50, 1)} | ${fix(r.latency_ms.p90, 1)} | ${fix(r.latency_ms.p99, 1)} | ${fix(r.latency_ms.max, 1)} | ${fix(r.commits_per_second, 1)} | ${num(r.conflicts_retried)} | ${ratio} |`
+  const single = Object.entries(j.single).map(([k, r]) => row(k, r, k === 'filesystem' ? '1 (peer)' : fix(j.p50_ratio_to_filesystem[k], 2)))
+  const concurrent = Object.entries(j.concurrent).map(([k, r]) => row(k, r, ''))
+  return `From ${code(`${RESULTS}/${name}`)} (${f.cpu ?? '?'}, ${f.cores ?? '?'} cores; load ${fix(f.loadStart?.[0], 2)} at start),
+${code(j.command || 'bash bench/catalog_commits.sh')}: ${j.what}. Every commit landed (snapshots = commits).
+
+| catalog | committers x commits | p50 ms | p90 ms | p99 ms | max ms | commits/s | conflicts retried | p50 / filesystem |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- |
+${[...single, ...concurrent].join('\n')}`
+}
+
 function maintenanceSummaryBlock(ctx, target) {
   const { index, files } = ctx
   const out = []
@@ -691,6 +708,9 @@ function indexBlock({ index, files }) {
       if (j.false_alarms) parts.push(`${j.false_alarms.false_alarms} false alarms in ${num(j.false_alarms.duration_s)} s`)
       return parts.join('; ')
     }
+    if (j.bench === 'catalog-commits') {
+      return Object.entries(j.single).map(([k, r]) => `${k} p50 ${fix(r.latency_ms.p50, 1)} ms`).join('; ')
+    }
     if (j.bench === 'streaming' && j.throughput) {
       return `stream/batch ${fix(j.throughput.ratio_median, 2)}; ${num(j.throughput.stream_rows_per_s_median)} rows/s`
     }
@@ -726,6 +746,8 @@ const TARGETS = [
   { file: 'bench/README.md', block: 'maintenance-throughput', make: maintenanceThroughputBlock },
   { file: 'bench/README.md', block: 'windows', make: windowsBlock },
   { file: 'bench/README.md', block: 'monitoring', make: monitoringBlock },
+  { file: 'bench/README.md', block: 'catalog-commits', make: catalogCommitsBlock },
+  { file: 'docs/catalogs.md', block: 'catalog-commits', make: catalogCommitsBlock, optional: true },
   // Optional: written only where a document has the markers (README.md, docs/connectors.md, ...).
   { file: 'README.md', block: 'table-maintenance', make: maintenanceSummaryBlock, optional: true },
   { file: 'docs/connectors.md', block: 'table-maintenance', make: maintenanceSummaryBlock, optional: true },
@@ -817,7 +839,8 @@ function validate(file, bench, rows) {
   need(!Number.isNaN(Date.parse(j.date)), 'date')
   const script = { 'table-health': 'bench/table_health.sh', 'file-size': 'bench/file_size.sh',
                    'maintenance-throughput': 'bench/maintenance_throughput.sh', windows: 'bench/windows.sh',
-                   monitoring: 'bench/monitoring.sh' }[bench] || `bench/${bench}_bench.sh`
+                   monitoring: 'bench/monitoring.sh', 'catalog-commits': 'bench/catalog_commits.sh' }[bench] ||
+                 `bench/${bench}_bench.sh`
   need(typeof j.command === 'string' && j.command.includes(script), 'command naming the bench script')
   need(j.git && /^[0-9a-f]{40}$/.test(j.git.commit) && typeof j.git.dirty === 'boolean', 'git commit and dirty flag')
   need(j.floe && /^[0-9a-f]{64}$/.test(j.floe.sha256 || ''), "floe binary's sha256")
@@ -825,7 +848,11 @@ function validate(file, bench, rows) {
   for (const k of ['start', 'end']) {
     need(j.load && j.load[k] && Array.isArray(j.load[k].loadavg) && j.load[k].loadavg.length === 3, `load.${k}.loadavg`)
   }
-  if (bench === 'append') {
+  if (bench === 'catalog-commits') {
+    const all = [...Object.values(j.single || {}), ...Object.values(j.concurrent || {})]
+    need(all.length >= 4 && all.every((r) => r.commits > 0 && r.snapshots === r.commits && !r.failed_processes &&
+      pos(r.latency_ms.p50)), 'every catalog: all commits landed, latencies recorded')
+  } else if (bench === 'append') {
     need(j.rows === rows, `rows = ${rows}`)
     need(pos(j.floe_rows_per_s) && pos(j.duckdb_rows_per_s) && pos(j.ratio), 'floe, duckdb rows/s and ratio')
     need(Array.isArray(j.per_run) && j.per_run.length > 0 &&

@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <map>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -62,6 +63,17 @@ struct RestCatalog::Impl {
   std::string base_path;  // the URI's path, without a trailing slash
   std::string prefix;     // "/v1" or "/v1/<prefix>"
   std::string bearer;
+  // The last version seen per table, with its ETag: a load answered 304 returns it as is.
+  std::map<std::string, std::pair<std::string, LoadedTable>> versions;
+
+  void Remember(const httplib::Result& r, const LoadedTable& table) {
+    std::string etag = r->get_header_value("ETag");
+    if (etag.empty()) {
+      versions.erase(table.id.ToString());
+    } else {
+      versions[table.id.ToString()] = {etag, table};
+    }
+  }
 
   std::string Where() const { return "REST catalog " + options.uri; }
 
@@ -100,12 +112,14 @@ struct RestCatalog::Impl {
   }
 
   // One request; a 401 with a credential fetches a new token and asks again once.
-  httplib::Result Send(const std::string& method, const std::string& path,
-                       const std::string& body) {
+  httplib::Result Send(const std::string& method, const std::string& path, const std::string& body,
+                       const std::string& etag = "") {
     for (int auth = 0;; ++auth) {
-      httplib::Result r = method == "GET"    ? http->Get(path, Headers())
-                          : method == "POST" ? http->Post(path, Headers(), body, "application/json")
-                                             : http->Delete(path, Headers());
+      httplib::Headers headers = Headers();
+      if (!etag.empty()) headers.emplace("If-None-Match", etag);
+      httplib::Result r = method == "GET"    ? http->Get(path, headers)
+                          : method == "POST" ? http->Post(path, headers, body, "application/json")
+                                             : http->Delete(path, headers);
       if (r && r->status == 401 && auth == 0 && !options.credential.empty() &&
           options.token.empty() && FetchToken().ok()) {
         continue;
@@ -117,9 +131,9 @@ struct RestCatalog::Impl {
   // Reads and idempotent requests: a lost connection or a 5xx is retried with a short backoff
   // (a server restarting).
   httplib::Result SendRetrying(const std::string& method, const std::string& path,
-                               const std::string& body = "") {
+                               const std::string& body = "", const std::string& etag = "") {
     for (int attempt = 1;; ++attempt) {
-      httplib::Result r = Send(method, path, body);
+      httplib::Result r = Send(method, path, body, etag);
       if ((r && r->status < 500) || attempt == kReadAttempts) return r;
       std::this_thread::sleep_for(std::chrono::milliseconds(100 << attempt));
     }
@@ -166,6 +180,7 @@ Result<std::unique_ptr<RestCatalog>> RestCatalog::Make(const RestClientOptions& 
   impl->http = std::make_unique<httplib::Client>(host);
   if (!impl->http->is_valid()) return Status::InvalidArgument("REST catalog 'uri' = '" + uri + "'");
   impl->http->set_connection_timeout(10, 0);
+  impl->http->set_tcp_nodelay(true);  // small requests: no wait for the delayed ACK (40 ms)
   impl->http->set_read_timeout(60, 0);
   impl->http->set_write_timeout(60, 0);
   FLOE_RETURN_NOT_OK(impl->FetchToken());
@@ -203,9 +218,14 @@ Result<LoadedTable> RestCatalog::CreateTable(const TableIdentifier& id,
 }
 
 Result<LoadedTable> RestCatalog::LoadTable(const TableIdentifier& id) {
-  httplib::Result r = impl_->SendRetrying("GET", impl_->Table(id));
+  auto known = impl_->versions.find(id.ToString());
+  httplib::Result r = impl_->SendRetrying(
+      "GET", impl_->Table(id), "", known == impl_->versions.end() ? "" : known->second.first);
+  if (r && r->status == 304 && known != impl_->versions.end()) return known->second.second;
   if (!r || r->status != 200) return impl_->Failed(r, "loading table " + id.ToString());
-  return LoadedFrom(id, r->body);
+  FLOE_ASSIGN_OR_RAISE(LoadedTable table, LoadedFrom(id, r->body));
+  impl_->Remember(r, table);
+  return table;
 }
 
 Result<LoadedTable> RestCatalog::CommitTable(const LoadedTable& base,
@@ -213,7 +233,11 @@ Result<LoadedTable> RestCatalog::CommitTable(const LoadedTable& base,
   FLOE_ASSIGN_OR_RAISE(std::string request, rest::CommitRequest(base.id, base, updated));
   CrashPoint("before-metadata-file");
   httplib::Result r = impl_->Send("POST", impl_->Table(base.id), request);
-  if (r && r->status == 200) return LoadedFrom(base.id, r->body);
+  if (r && r->status == 200) {
+    FLOE_ASSIGN_OR_RAISE(LoadedTable table, LoadedFrom(base.id, r->body));
+    impl_->Remember(r, table);
+    return table;
+  }
   std::string what = "commit to " + base.id.ToString();
   if (r && r->status == 409) {
     return Status::Conflict(impl_->Where() + ": " + what + ": " + ErrorMessage(r) +

@@ -319,6 +319,11 @@ std::string LoadTableResult(const iceberg::LoadedTable& table) {
          ",\"metadata\":" + iceberg::TableMetadataToJson(table.metadata) + ",\"config\":{}}";
 }
 
+std::string ETagOf(const iceberg::LoadedTable& table) {
+  std::string location = table.metadata_location;
+  return "\"" + location.substr(location.rfind('/') + 1) + "\"";
+}
+
 std::string ErrorResponse(int code, std::string_view type, std::string_view message) {
   json j = {{"error", {{"message", message}, {"type", type}, {"code", code}}}};
   return j.dump(-1, ' ', false, json::error_handler_t::replace);

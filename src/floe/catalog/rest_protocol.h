@@ -30,6 +30,9 @@ Result<iceberg::TableMetadata> ApplyCommitRequest(std::string_view body,
 // LoadTableResult / CommitTableResponse: {"metadata-location", "metadata", "config"}.
 std::string LoadTableResult(const iceberg::LoadedTable& table);
 
+// The ETag of a table's current version (quoted; derived from its metadata file's name).
+std::string ETagOf(const iceberg::LoadedTable& table);
+
 // IcebergErrorResponse: {"error": {"message", "type", "code"}}.
 std::string ErrorResponse(int code, std::string_view type, std::string_view message);
 

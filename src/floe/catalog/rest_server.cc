@@ -199,8 +199,8 @@ class Server final : public RestCatalogServer {
     server_.set_error_handler([](const httplib::Request&, httplib::Response& res) {
       if (!res.body.empty()) return;
       Error(res, res.status, res.status == 404 ? "NotFoundException" : "BadRequestException",
-            res.status == 404 ? "no such endpoint" : "request refused (" +
-                                                        std::to_string(res.status) + ")");
+            res.status == 404 ? "no such endpoint"
+                              : "request refused (" + std::to_string(res.status) + ")");
     });
     server_.set_exception_handler(
         [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
@@ -391,6 +391,7 @@ class Server final : public RestCatalogServer {
     Result<iceberg::LoadedTable> created =
         catalog_->CreateTable(c->id, c->schema, c->spec, c->properties);
     if (!created.ok()) return ErrorFromStatus(res, created.status(), "NoSuchNamespaceException");
+    res.set_header("ETag", rest::ETagOf(*created));
     Reply(res, 200, rest::LoadTableResult(*created));
   }
 
@@ -399,6 +400,14 @@ class Server final : public RestCatalogServer {
     if (!id.ok()) return ErrorFromStatus(res, id.status(), "");
     Result<iceberg::LoadedTable> table = catalog_->LoadTable(*id);
     if (!table.ok()) return ErrorFromStatus(res, table.status(), "NoSuchTableException");
+    // The metadata file names the version: a client holding it gets a 304 instead of the
+    // whole metadata again (it grows with every snapshot kept).
+    std::string etag = rest::ETagOf(*table);
+    res.set_header("ETag", etag);
+    if (req.get_header_value("If-None-Match") == etag) {
+      res.status = 304;
+      return;
+    }
     Reply(res, 200, rest::LoadTableResult(*table));
   }
 
@@ -416,6 +425,7 @@ class Server final : public RestCatalogServer {
       // The backing catalog may have swapped: the client must not clean up.
       return Error(res, 500, "CommitStateUnknownException", st.message());
     }
+    res.set_header("ETag", rest::ETagOf(*committed));
     Reply(res, 200, rest::LoadTableResult(*committed));
   }
 
