@@ -9,13 +9,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { checkpointSets, checkpointed, floe, icebergTable, jobRecords, killWorkerMidFeed, runJob, sandbox,
-         start, tempRoot, verifyLatest, verifySeqs, waitFor } from './harness.mjs';
+         start, tempRoot, verifyLatest, verifySeqs, waitFor, ROSTER_COLUMNS } from './harness.mjs';
 
 const ROOT = tempRoot('floe-eo-');
 const SEED = 42;
-const COLUMNS = `seq BIGINT NOT NULL, npi STRING NOT NULL, source STRING NOT NULL, revision INT NOT NULL,
-  event_time TIMESTAMP(3) NOT NULL, first_name STRING, last_name STRING, specialty STRING, state STRING,
-  city STRING, zip STRING, phone STRING, active BOOLEAN`;
 
 // In-job maintenance of the sink (docs/connectors.md, "Table maintenance"): Iceberg's Flink
 // option names. 'aggressive' compacts every 2 commits and expires everything but the newest
@@ -39,9 +36,9 @@ function pipeline(name, { upsert = false, mode = 'EXACTLY_ONCE', rps = 3000, int
   fs.writeFileSync(p.job, `-- ${name}: roster -> iceberg ${upsert ? 'upsert' : 'append'}, ${mode}
 ${checkpointSets(interval)}
 SET 'execution.checkpointing.mode' = '${mode}';
-CREATE TABLE roster (${COLUMNS})
+CREATE TABLE roster (${ROSTER_COLUMNS})
   WITH ('connector' = 'roster', 'seed' = '${SEED}', 'events' = '\${EVENTS}', 'rows-per-second' = '${rps}');
-CREATE TABLE lake (${COLUMNS}${upsert ? ', PRIMARY KEY (npi) NOT ENFORCED' : ''})
+CREATE TABLE lake (${ROSTER_COLUMNS}${upsert ? ', PRIMARY KEY (npi) NOT ENFORCED' : ''})
   WITH (${icebergTable(name)}, 'write.upsert.enabled' = '${upsert}',
         'sink.parallelism' = '2'${MAINTENANCE[maintenance]});
 INSERT INTO lake SELECT * FROM roster;

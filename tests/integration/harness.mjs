@@ -132,6 +132,21 @@ export function committedView(commitLog, records) {
            records: records.filter((r) => committed.has(`${r.partition}@${r.offset}`)) };
 }
 
+// The roster source's columns, as the pipeline jobs declare them.
+export const ROSTER_COLUMNS = `seq BIGINT NOT NULL, npi STRING NOT NULL, source STRING NOT NULL, revision INT NOT NULL,
+  event_time TIMESTAMP(3) NOT NULL, first_name STRING, last_name STRING, specialty STRING, state STRING,
+  city STRING, zip STRING, phone STRING, active BOOLEAN`;
+
+// The PostgreSQL server CTest's fixture `postgres` started (tests/postgres/test_postgres.sh):
+// its JDBC URI and the password of its user floe.
+export function testPostgres() {
+  const dir = process.env.FLOE_TEST_POSTGRES_DIR;
+  assert.ok(dir && fs.existsSync(path.join(dir, 'uri')),
+            'FLOE_TEST_POSTGRES_DIR must name a running test server (ctest starts one: fixture postgres)');
+  return { uri: fs.readFileSync(path.join(dir, 'uri'), 'utf8').trim(),
+           password: fs.readFileSync(path.join(dir, 'password'), 'utf8').trim() };
+}
+
 // Where one pipeline job runs: a fresh directory under `root` with its FLOE_HOME (job records),
 // warehouse, checkpoint dir and job file; its Iceberg table is demo.<name>.
 export function sandbox(root, name) {

@@ -10,20 +10,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { checkpointSets, floe, jobRecords, killWorkerMidFeed, runJob, sandbox, tempRoot } from './harness.mjs';
+import { checkpointSets, floe, jobRecords, killWorkerMidFeed, runJob, sandbox, tempRoot, ROSTER_COLUMNS, testPostgres } from './harness.mjs';
 
 const ROOT = tempRoot('floe-jdbc-');
 const SEED = 42;
 const EVENTS = 12000;
-const COLUMNS = `seq BIGINT NOT NULL, npi STRING NOT NULL, source STRING NOT NULL, revision INT NOT NULL,
-  event_time TIMESTAMP(3) NOT NULL, first_name STRING, last_name STRING, specialty STRING, state STRING,
-  city STRING, zip STRING, phone STRING, active BOOLEAN`;
 
-const PG_DIR = process.env.FLOE_TEST_POSTGRES_DIR;
-assert.ok(PG_DIR && fs.existsSync(path.join(PG_DIR, 'uri')),
-          'FLOE_TEST_POSTGRES_DIR must name a running test server (ctest starts one: fixture postgres)');
-const PG_URI = fs.readFileSync(path.join(PG_DIR, 'uri'), 'utf8').trim();
-const PG_PASSWORD = fs.readFileSync(path.join(PG_DIR, 'password'), 'utf8').trim();
+const { uri: PG_URI, password: PG_PASSWORD } = testPostgres();
 
 // Each pipeline its own catalog name (the PostgreSQL database is shared) and, on SQLite, its
 // own database file.
@@ -50,9 +43,9 @@ function pipeline(kind, name, { upsert = false, rps = 3000, interval = '300 ms',
   p.table = `demo.${table}`;
   fs.writeFileSync(p.job, `-- ${name}: roster -> iceberg through a JDBC catalog (${kind})
 ${checkpointSets(interval)}
-CREATE TABLE roster (${COLUMNS})
+CREATE TABLE roster (${ROSTER_COLUMNS})
   WITH ('connector' = 'roster', 'seed' = '${SEED}', 'events' = '${EVENTS}', 'rows-per-second' = '${rps}');
-CREATE TABLE lake (${COLUMNS}${upsert ? ', PRIMARY KEY (npi) NOT ENFORCED' : ''})
+CREATE TABLE lake (${ROSTER_COLUMNS}${upsert ? ', PRIMARY KEY (npi) NOT ENFORCED' : ''})
   WITH ('connector' = 'iceberg', 'catalog-type' = 'jdbc', 'catalog-name' = '${table}_${RUN}',
         ${p.catalog.options}, 'warehouse' = '\${WH}', 'catalog-database' = 'demo',
         'catalog-table' = '${table}', 'write.upsert.enabled' = '${upsert}',

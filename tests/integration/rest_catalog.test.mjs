@@ -11,22 +11,15 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { IcebergRestCatalog } from 'iceberg-js';
 import { checkpointSets, checkpointed, floe, jobRecords, killWorkerMidFeed, runJob, sandbox, sleep, start,
-         tempRoot, waitFor } from './harness.mjs';
+         tempRoot, waitFor, ROSTER_COLUMNS, testPostgres } from './harness.mjs';
 
 const ROOT = tempRoot('floe-rest-');
 const SEED = 42;
 const EVENTS = 12000;
-const COLUMNS = `seq BIGINT NOT NULL, npi STRING NOT NULL, source STRING NOT NULL, revision INT NOT NULL,
-  event_time TIMESTAMP(3) NOT NULL, first_name STRING, last_name STRING, specialty STRING, state STRING,
-  city STRING, zip STRING, phone STRING, active BOOLEAN`;
 const CREDENTIAL = `floe-test:${Math.random().toString(36).slice(2)}${Date.now()}`;
 const SECRET = CREDENTIAL.split(':')[1];
 
-const PG_DIR = process.env.FLOE_TEST_POSTGRES_DIR;
-assert.ok(PG_DIR && fs.existsSync(path.join(PG_DIR, 'uri')),
-          'FLOE_TEST_POSTGRES_DIR must name a running test server (ctest starts one: fixture postgres)');
-const PG_URI = fs.readFileSync(path.join(PG_DIR, 'uri'), 'utf8').trim();
-const PG_PASSWORD = fs.readFileSync(path.join(PG_DIR, 'password'), 'utf8').trim();
+const { uri: PG_URI, password: PG_PASSWORD } = testPostgres();
 
 // The PostgreSQL database outlives one run when the tests are run by hand: catalog names of
 // this run only.
@@ -137,9 +130,9 @@ function pipeline(name, uri, { upsert = false, rps = 3000 } = {}) {
   p.table = `demo.${name}`;
   fs.writeFileSync(p.job, `-- ${name}: roster -> iceberg through floe's REST catalog server
 ${checkpointSets('300 ms')}
-CREATE TABLE roster (${COLUMNS})
+CREATE TABLE roster (${ROSTER_COLUMNS})
   WITH ('connector' = 'roster', 'seed' = '${SEED}', 'events' = '${EVENTS}', 'rows-per-second' = '${rps}');
-CREATE TABLE lake (${COLUMNS}${upsert ? ', PRIMARY KEY (npi) NOT ENFORCED' : ''})
+CREATE TABLE lake (${ROSTER_COLUMNS}${upsert ? ', PRIMARY KEY (npi) NOT ENFORCED' : ''})
   WITH ('connector' = 'iceberg', 'catalog-type' = 'rest', 'uri' = '${uri}', 'warehouse' = 'lake',
         'credential' = '\${CRED}', 'catalog-database' = 'demo', 'catalog-table' = '${name}',
         'write.upsert.enabled' = '${upsert}', 'sink.parallelism' = '2');

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "floe/catalog/catalog_config.h"
+#include "floe/iceberg/commit_test_util.h"
 #include "floe/io/file.h"
 
 namespace floe::catalog {
@@ -19,6 +20,7 @@ namespace fs = std::filesystem;
 using iceberg::LoadedTable;
 using iceberg::TableIdentifier;
 using iceberg::TableMetadata;
+using iceberg::commit_testing::WithSnapshot;
 
 #ifdef FLOE_CATALOG_TEST_POSTGRES
 constexpr bool kPostgres = true;
@@ -73,21 +75,6 @@ class JdbcCatalogTest : public ::testing::Test {
     EXPECT_TRUE(iceberg::EnsureNamespace(*catalog_, "db").ok());
     return catalog_->CreateTable(id_, TestSchema(), iceberg::PartitionSpec{}, std::move(props))
         .ValueOrDie();
-  }
-  static TableMetadata WithSnapshot(const TableMetadata& base, int64_t snapshot_id) {
-    TableMetadata md = base;
-    iceberg::Snapshot s;
-    s.snapshot_id = snapshot_id;
-    s.parent_snapshot_id = base.current_snapshot_id;
-    s.sequence_number = base.last_sequence_number + 1;
-    s.timestamp_ms = 1700000000000 + snapshot_id;
-    s.manifest_list = base.location + "/metadata/snap-" + std::to_string(snapshot_id) + ".avro";
-    s.summary = {{"operation", "append"}};
-    md.snapshots.push_back(s);
-    md.last_sequence_number = s.sequence_number;
-    md.current_snapshot_id = snapshot_id;
-    md.refs["main"] = iceberg::SnapshotRef{snapshot_id, "branch"};
-    return md;
   }
   std::vector<std::string> MetadataFiles() const {
     std::vector<std::string> out;

@@ -11,6 +11,7 @@
 
 #include "floe/catalog/catalog_config.h"
 #include "floe/catalog/rest_server.h"
+#include "floe/iceberg/commit_test_util.h"
 
 namespace floe::catalog {
 namespace {
@@ -19,45 +20,6 @@ namespace fs = std::filesystem;
 using iceberg::LoadedTable;
 using iceberg::TableIdentifier;
 using iceberg::TableMetadata;
-
-// A backing catalog whose commits fail with `commit_error` when set (a lost database).
-class FailingCommits final : public iceberg::Catalog {
- public:
-  explicit FailingCommits(std::unique_ptr<iceberg::Catalog> inner) : inner_(std::move(inner)) {}
-  Result<LoadedTable> CreateTable(const TableIdentifier& id, const iceberg::Schema& schema,
-                                  const iceberg::PartitionSpec& spec,
-                                  std::map<std::string, std::string> properties) override {
-    return inner_->CreateTable(id, schema, spec, std::move(properties));
-  }
-  Result<LoadedTable> LoadTable(const TableIdentifier& id) override {
-    return inner_->LoadTable(id);
-  }
-  Result<LoadedTable> CommitTable(const LoadedTable& base, TableMetadata updated) override {
-    if (!commit_error->ok()) return *commit_error;
-    return inner_->CommitTable(base, std::move(updated));
-  }
-  Result<std::vector<TableIdentifier>> ListTables(const std::string& ns) override {
-    return inner_->ListTables(ns);
-  }
-  Status DropTable(const TableIdentifier& id, bool purge) override {
-    return inner_->DropTable(id, purge);
-  }
-  Status CreateNamespace(const std::string& ns,
-                         const std::map<std::string, std::string>& properties) override {
-    return inner_->CreateNamespace(ns, properties);
-  }
-  Result<std::map<std::string, std::string>> LoadNamespace(const std::string& ns) override {
-    return inner_->LoadNamespace(ns);
-  }
-  Result<std::vector<std::string>> ListNamespaces() override { return inner_->ListNamespaces(); }
-  std::string DefaultTableLocation(const TableIdentifier& id) const override {
-    return inner_->DefaultTableLocation(id);
-  }
-  std::shared_ptr<Status> commit_error = std::make_shared<Status>();
-
- private:
-  std::unique_ptr<iceberg::Catalog> inner_;
-};
 
 class RestCatalogTest : public ::testing::Test {
  protected:
@@ -70,21 +32,24 @@ class RestCatalogTest : public ::testing::Test {
   }
   void TearDown() override {
     server_.reset();
+    backing_.reset();
     fs::remove_all(dir_);
   }
 
   void StartServer(const std::string& credential = "", int port = 0) {
     server_.reset();
+    backing_.reset();
     CatalogConfig config;
     config.type = CatalogConfig::Type::kJdbc;
     config.uri = "jdbc:sqlite:" + (dir_ / "catalog.db").string();
     config.warehouse = (dir_ / "wh").string();
-    auto failing = std::make_unique<FailingCommits>(OpenCatalog(config).ValueOrDie());
-    commit_error_ = failing->commit_error;
+    backing_ = OpenCatalog(config).ValueOrDie();
+    auto interposed = std::make_unique<iceberg::commit_testing::InterposedCatalog>(backing_.get());
+    interposed_ = interposed.get();
     RestServerOptions options;
     options.port = port;
     options.credential = credential;
-    server_ = RestCatalogServer::Start(std::move(failing), options).ValueOrDie();
+    server_ = RestCatalogServer::Start(std::move(interposed), options).ValueOrDie();
   }
   std::string Uri() const { return "http://127.0.0.1:" + std::to_string(server_->port()); }
   std::unique_ptr<RestCatalog> Client(const std::string& credential = "") const {
@@ -98,18 +63,8 @@ class RestCatalogTest : public ::testing::Test {
     return s;
   }
   static TableMetadata WithSnapshot(const TableMetadata& base, int64_t snapshot_id) {
-    TableMetadata md = base;
-    iceberg::Snapshot s;
-    s.snapshot_id = snapshot_id;
-    s.parent_snapshot_id = base.current_snapshot_id;
-    s.sequence_number = base.last_sequence_number + 1;
-    s.timestamp_ms = 1700000000000 + snapshot_id;
-    s.manifest_list = base.location + "/metadata/snap-" + std::to_string(snapshot_id) + ".avro";
-    s.summary = {{"operation", "append"}, {"floe.checkpoint-id", std::to_string(snapshot_id)}};
-    md.snapshots.push_back(s);
-    md.last_sequence_number = s.sequence_number;
-    md.current_snapshot_id = snapshot_id;
-    md.refs["main"] = iceberg::SnapshotRef{snapshot_id, "branch"};
+    TableMetadata md = iceberg::commit_testing::WithSnapshot(
+        base, snapshot_id, {{"floe.checkpoint-id", std::to_string(snapshot_id)}});
     md.properties["commit.count"] = std::to_string(snapshot_id);
     return md;
   }
@@ -128,8 +83,9 @@ class RestCatalogTest : public ::testing::Test {
   }
 
   fs::path dir_;
+  std::unique_ptr<iceberg::Catalog> backing_;  // outlives the server, which uses it
   std::unique_ptr<RestCatalogServer> server_;
-  std::shared_ptr<Status> commit_error_;
+  iceberg::commit_testing::InterposedCatalog* interposed_ = nullptr;  // owned by the server
   TableIdentifier id_{"db", "t"};
 };
 
@@ -178,7 +134,7 @@ TEST_F(RestCatalogTest, AFailedSwapBehindTheServerIsAnUnknownOutcomeNotAConflict
   StartServer();
   auto client = Client();
   LoadedTable created = Create(*client);
-  *commit_error_ = Status::Unavailable("database connection lost");
+  interposed_->commit_error = Status::Unavailable("database connection lost");
   Result<LoadedTable> r = client->CommitTable(created, WithSnapshot(created.metadata, 1));
   ASSERT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().ToString();
   EXPECT_NE(r.status().message().find("unknown outcome"), std::string::npos);

@@ -8,12 +8,14 @@
 #include <filesystem>
 #include <thread>
 
+#include "floe/iceberg/commit_test_util.h"
 #include "floe/io/file.h"
 
 namespace floe::iceberg {
 namespace {
 
 namespace fs = std::filesystem;
+using commit_testing::WithSnapshot;
 
 class FileSystemCatalogTest : public ::testing::Test {
  protected:
@@ -43,24 +45,6 @@ class FileSystemCatalogTest : public ::testing::Test {
   std::string MetadataDir() const { return (dir_ / "db" / "t" / "metadata").string(); }
   std::string MetadataFile(int v) const {
     return MetadataDir() + "/v" + std::to_string(v) + ".metadata.json";
-  }
-
-  // What an append does to the metadata: a new snapshot becomes current.
-  static TableMetadata WithSnapshot(const TableMetadata& base, int64_t snapshot_id) {
-    TableMetadata md = base;
-    Snapshot s;
-    s.snapshot_id = snapshot_id;
-    s.parent_snapshot_id = base.current_snapshot_id;
-    s.sequence_number = base.last_sequence_number + 1;
-    s.timestamp_ms = 1700000000000 + snapshot_id;
-    s.manifest_list = base.location + "/metadata/snap-" + std::to_string(snapshot_id) + ".avro";
-    s.summary = {{"operation", "append"}};
-    md.snapshots.push_back(s);
-    md.last_sequence_number = s.sequence_number;
-    md.current_snapshot_id = snapshot_id;
-    md.refs["main"] = SnapshotRef{snapshot_id, "branch"};
-    md.snapshot_log.push_back({s.timestamp_ms, snapshot_id});
-    return md;
   }
 
   // Commits snapshot `snapshot_id`, reloading and re-applying on conflict.

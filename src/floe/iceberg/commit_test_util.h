@@ -69,8 +69,31 @@ inline std::vector<std::string> FilesEndingWith(const std::string& dir, const st
   return out;
 }
 
+// What an append does to the metadata: snapshot `snapshot_id` (summary `summary` plus the
+// operation) becomes current on main. Enough for catalog tests, which never read the manifest
+// list it names.
+inline TableMetadata WithSnapshot(const TableMetadata& base, int64_t snapshot_id,
+                                  std::map<std::string, std::string> summary = {}) {
+  TableMetadata md = base;
+  Snapshot s;
+  s.snapshot_id = snapshot_id;
+  s.parent_snapshot_id = base.current_snapshot_id;
+  s.sequence_number = base.last_sequence_number + 1;
+  s.timestamp_ms = 1700000000000 + snapshot_id;
+  s.manifest_list = base.location + "/metadata/snap-" + std::to_string(snapshot_id) + ".avro";
+  s.summary = std::move(summary);
+  s.summary["operation"] = "append";
+  md.snapshots.push_back(s);
+  md.last_sequence_number = s.sequence_number;
+  md.current_snapshot_id = snapshot_id;
+  md.refs["main"] = SnapshotRef{snapshot_id, "branch"};
+  md.snapshot_log.push_back({s.timestamp_ms, snapshot_id});
+  return md;
+}
+
 // Forwards to a real catalog; `before_commit` runs before each CommitTable (to commit
-// concurrently), `fail_commits` makes CommitTable answer Conflict without committing.
+// concurrently), `fail_commits` makes CommitTable answer Conflict without committing, a
+// non-OK `commit_error` is returned instead of committing (a catalog whose database is lost).
 class InterposedCatalog final : public Catalog {
  public:
   explicit InterposedCatalog(Catalog* inner) : inner_(inner) {}
@@ -87,6 +110,7 @@ class InterposedCatalog final : public Catalog {
     ++commits;
     if (before_commit) before_commit(commits);
     if (fail_commits) return Status::Conflict("injected conflict");
+    if (!commit_error.ok()) return commit_error;
     return inner_->CommitTable(base, std::move(updated));
   }
   Result<std::vector<TableIdentifier>> ListTables(const std::string& ns) override {
@@ -109,6 +133,7 @@ class InterposedCatalog final : public Catalog {
 
   std::function<void(int)> before_commit;
   bool fail_commits = false;
+  Status commit_error;
   int loads = 0;
   int commits = 0;
 
