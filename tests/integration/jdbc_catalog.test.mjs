@@ -18,10 +18,18 @@ const EVENTS = 12000;
 
 const { uri: PG_URI, password: PG_PASSWORD } = testPostgres();
 
+// The S3 server of CTest's fixture `s3rver` (tests/s3/test_s3rver.sh), bucket floe-test.
+const S3_DIR = process.env.FLOE_TEST_S3_DIR;
+assert.ok(S3_DIR && fs.existsSync(path.join(S3_DIR, 'endpoint')),
+          'FLOE_TEST_S3_DIR must name a running s3rver (ctest starts one: fixture s3rver)');
+const S3_ENDPOINT = fs.readFileSync(path.join(S3_DIR, 'endpoint'), 'utf8').trim();
+const S3_BUCKET = 'floe-test';
+const S3_ENV = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_ENDPOINT_URL: S3_ENDPOINT };
+
 // Each pipeline its own catalog name (the PostgreSQL database is shared) and, on SQLite, its
-// own database file.
-// The PostgreSQL database outlives one run when the tests are run by hand: catalog names of
-// this run only.
+// own database file. The database outlives one run when the tests are run by hand: catalog
+// names of this run only. Kind 's3': the PostgreSQL catalog with the table on S3, its settings
+// in Iceberg's s3.* options (the commands take them from the AWS environment).
 const RUN = Math.random().toString(36).slice(2, 8);
 
 function backend(kind, p, table) {
@@ -30,10 +38,17 @@ function backend(kind, p, table) {
     const uri = `jdbc:sqlite:${path.join(p.dir, 'catalog.db')}`;
     return { uri, options: `'uri' = '${uri}'`, cli: ['--catalog', uri, '--catalog-name', name], env: {} };
   }
-  return { uri: PG_URI,
-           options: `'uri' = '${PG_URI}', 'jdbc.user' = 'floe', 'jdbc.password' = '\${PGPW}'`,
-           cli: ['--catalog', PG_URI, '--catalog-name', name, '--jdbc-user', 'floe'],
-           env: { PGPASSWORD: PG_PASSWORD } };
+  const pg = { uri: PG_URI,
+               options: `'uri' = '${PG_URI}', 'jdbc.user' = 'floe', 'jdbc.password' = '\${PGPW}'`,
+               cli: ['--catalog', PG_URI, '--catalog-name', name, '--jdbc-user', 'floe'],
+               env: { PGPASSWORD: PG_PASSWORD } };
+  if (kind === 's3') {
+    p.wh = `s3://${S3_BUCKET}/${name}`;
+    pg.options += `, 's3.endpoint' = '${S3_ENDPOINT}', 's3.path-style-access' = 'true',
+        's3.access-key-id' = 'S3RVER', 's3.secret-access-key' = 'S3RVER'`;
+    pg.env = { ...pg.env, ...S3_ENV };
+  }
+  return pg;
 }
 
 function pipeline(kind, name, { upsert = false, rps = 3000, interval = '300 ms', where = '', sinkId = '',
@@ -93,17 +108,28 @@ async function assertIcebirdReads(p, key) {
   const { icebergRead } = await import('icebird');
   const { makeLocalFetch } = await import('../interop/lib/localfetch.mjs');
   const realFetch = globalThis.fetch;
-  globalThis.fetch = makeLocalFetch({ log: [] });
+  // On S3: icebird rewrites s3://BUCKET/KEY to https://BUCKET.s3.amazonaws.com/KEY; the fetch
+  // here sends that to the test S3 server as an anonymous HTTP read.
+  const s3 = location.startsWith('s3://');
+  const localFetch = makeLocalFetch({ log: [] });
+  globalThis.fetch = s3
+    ? (input, init) => {
+        const url = String(typeof input === 'string' ? input : input.url ?? input);
+        const m = /^https:\/\/([^.]+)\.s3\.amazonaws\.com\/(.*)$/.exec(url);
+        return realFetch(m ? `${S3_ENDPOINT}/${m[1]}/${m[2]}` : url, init);
+      }
+    : localFetch;
   try {
-    const rows = await icebergRead({ tableUrl: pathToFileURL(path.dirname(path.dirname(location))).href,
-                                     metadataFileName: path.basename(location) });
+    const tableUrl = s3 ? path.posix.dirname(path.posix.dirname(location))
+      : pathToFileURL(path.dirname(path.dirname(location))).href;
+    const rows = await icebergRead({ tableUrl, metadataFileName: path.basename(location) });
     assert.deepEqual(rows.map((r) => String(r[key])).sort(), scanned, 'icebird rows differ from floe table scan');
   } finally {
     globalThis.fetch = realFetch;
   }
 }
 
-for (const kind of ['sqlite', 'postgres']) {
+for (const kind of ['sqlite', 'postgres', 's3']) {
   for (const upsert of [false, true]) {
     const name = `${kind}_${upsert ? 'upsert' : 'append'}_kill`;
     test(`${name}: worker SIGKILLed at a random point, every event lands exactly once; icebird reads the table`, async (t) => {
@@ -129,6 +155,42 @@ for (const kind of ['sqlite', 'postgres']) {
     });
   }
 }
+
+// On S3 a client floe did not write (the AWS SDK) finds every object the table references, and
+// the data prefix holds no object of a killed attempt: the restart removed them by listing S3.
+test('s3: the AWS SDK finds every file the table references; the killed attempt left no data object behind', async (t) => {
+  const p = pipeline('s3', 's3_objects', { extra: `, 'flink-maintenance.rewrite.enabled' = 'false',
+        'flink-maintenance.expire-snapshots.enabled' = 'false',
+        'flink-maintenance.delete-orphan-files.enabled' = 'false'` });
+  const { code, err } = await run(p, { crashAt: 'after-barrier-ack:2' }).done;
+  assert.equal(code, 0, err);
+  assert.match(err, /killed by SIGKILL/, err);
+  verify(p);
+  const { S3Client, HeadObjectCommand, ListObjectsV2Command } = await import('@aws-sdk/client-s3');
+  const s3 = new S3Client({ endpoint: S3_ENDPOINT, region: 'us-east-1', forcePathStyle: true,
+                            credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+  const prefix = `${p.wh.slice(`s3://${S3_BUCKET}/`.length)}/demo/s3_objects/`;
+  const files = table(p, ['files']);
+  assert.equal(files.code, 0, files.err);
+  const referenced = files.out.split('\n').filter(Boolean).map((l) => JSON.parse(l).file_path);
+  assert.ok(referenced.length > 0);
+  for (const f of referenced) {
+    assert.ok(f.startsWith(`s3://${S3_BUCKET}/${prefix}data/`), f);
+    const head = await s3.send(new HeadObjectCommand({ Bucket: S3_BUCKET, Key: f.slice(`s3://${S3_BUCKET}/`.length) }));
+    assert.ok(head.ContentLength > 0, `${f} is empty`);
+  }
+  const keys = [];
+  let token;
+  do {
+    const page = await s3.send(new ListObjectsV2Command({ Bucket: S3_BUCKET, Prefix: `${prefix}data/`, ContinuationToken: token }));
+    for (const o of page.Contents ?? []) keys.push(`s3://${S3_BUCKET}/${o.Key}`);
+    token = page.NextContinuationToken;
+  } while (token);
+  assert.deepEqual(keys.sort(), [...referenced].sort(), 'data objects on S3 differ from the files the table references');
+  const removed = err.match(/removed (\d+) files \(\d+ bytes\) from demo\.s3_objects/);
+  t.diagnostic(`${referenced.length} data objects, all referenced; ${removed ? removed[1] : 0} objects of the killed attempt removed at restart`);
+  await assertIcebirdReads(p, 'seq');
+});
 
 test('postgres maintenance: compaction and expiry inside the job through the JDBC catalog, with a kill: exactly once', async (t) => {
   const p = pipeline('postgres', 'postgres_maintenance', {

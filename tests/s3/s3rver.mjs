@@ -1,7 +1,8 @@
 // A local S3 server for the tests: s3rver (npm) behind a front that checks every request's
 // SigV4 signature with the AWS SDK's own signer (@smithy/signature-v4), because s3rver accepts
 // any V4 signature of a known key. Listens on 127.0.0.1, a free port; objects under DIR/data;
-// writes its endpoint to DIR/endpoint once it listens and runs until killed. Access key and
+// buckets BUCKET... made at start; writes its endpoint to DIR/endpoint once it listens and runs
+// until killed. Usage: node s3rver.mjs DIR [BUCKET...]. Access key and
 // secret: S3RVER. A request whose signature or payload hash does not match gets S3's 403
 // SignatureDoesNotMatch (or XAmzContentSHA256Mismatch) and never reaches s3rver.
 import crypto from 'node:crypto'
@@ -25,7 +26,8 @@ class Sha256 {
 }
 
 fs.mkdirSync(path.join(dir, 'data'), { recursive: true })
-const backend = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: path.join(dir, 'data') })
+const backend = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: path.join(dir, 'data'),
+                             configureBuckets: process.argv.slice(3).map((name) => ({ name, configs: [] })) })
 const { port: backendPort } = await backend.run()
 
 function s3Error (res, status, code, message) {
@@ -60,11 +62,13 @@ const front = http.createServer((req, res) => {
     try {
       const body = Buffer.concat(chunks)
       const hash = crypto.createHash('sha256').update(body).digest('hex')
-      if (req.headers['x-amz-content-sha256'] !== hash) {
+      if (req.headers.authorization && req.headers['x-amz-content-sha256'] !== hash) {
         return s3Error(res, 400, 'XAmzContentSHA256Mismatch', 'The provided x-amz-content-sha256 header does not match what was computed.')
       }
-      const { expected, got, error } = await expectedAuthorization(req, body)
-      if (error || expected.replace(/, /g, ',') !== got.replace(/, /g, ',')) {
+      // Anonymous reads (icebird over HTTP) go through: s3rver has no access control.
+      const anonymousRead = !req.headers.authorization && (req.method === 'GET' || req.method === 'HEAD')
+      const { expected, got, error } = anonymousRead ? {} : await expectedAuthorization(req, body)
+      if (!anonymousRead && (error || expected.replace(/, /g, ',') !== got.replace(/, /g, ','))) {
         return s3Error(res, 403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided.')
       }
       const forward = http.request({ host: '127.0.0.1', port: backendPort, method: req.method, path: req.url,

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <set>
 
 #include "floe/catalog/jdbc_catalog.h"
 #include "floe/catalog/rest_catalog.h"
 #include "floe/catalog/sql_database.h"
 #include "floe/io/file.h"
+#include "floe/io/object_store.h"
+#include "floe/io/s3_client.h"
 
 namespace floe::catalog {
 
@@ -35,11 +38,17 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
 }
 
 // "file:///x", "file:/x" or a local path -> absolute path.
-Result<std::string> LocalWarehouse(std::string warehouse) {
+// A local directory (made absolute) or an s3:// location (kept).
+Result<std::string> Warehouse(std::string warehouse) {
   if (warehouse.empty()) {
     return Status::InvalidArgument(
-        "option 'warehouse' is required (a local directory or file:// URI, e.g. "
-        "'file:///data/warehouse')");
+        "option 'warehouse' is required (a local directory, a file:// URI or an s3:// location, "
+        "e.g. 'file:///data/warehouse')");
+  }
+  if (io::IsS3Uri(warehouse)) {
+    FLOE_RETURN_NOT_OK(io::ParseS3Uri(warehouse).status().WithContext("option 'warehouse'"));
+    while (warehouse.back() == '/') warehouse.pop_back();
+    return warehouse;
   }
   if (StartsWith(warehouse, "file://")) {
     warehouse = warehouse.substr(7);
@@ -47,10 +56,45 @@ Result<std::string> LocalWarehouse(std::string warehouse) {
     warehouse = warehouse.substr(5);
   } else if (warehouse.find("://") != std::string::npos) {
     return Status::InvalidArgument("option 'warehouse' = '" + warehouse +
-                                   "': only local paths and file:// URIs are supported yet");
+                                   "': floe supports local paths, file:// and s3:// URIs");
   }
   if (warehouse.empty()) return Status::InvalidArgument("option 'warehouse' is empty");
   return io::AbsolutePath(warehouse);
+}
+
+// Iceberg's S3FileIO properties; unset keys and secrets from the AWS environment.
+Result<std::optional<io::S3Config>> S3Options(const std::map<std::string, std::string>& options) {
+  bool any = false;
+  for (const auto& [key, value] : options) {
+    if (StartsWith(key, "s3.") || key == "client.region") any = true;
+  }
+  if (!any) return std::optional<io::S3Config>();
+  io::S3Config c;
+  auto env = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v ? v : "");
+  };
+  c.endpoint = Get(options, "s3.endpoint");
+  if (c.endpoint.empty()) c.endpoint = env("AWS_ENDPOINT_URL_S3");
+  if (c.endpoint.empty()) c.endpoint = env("AWS_ENDPOINT_URL");
+  c.access_key_id = Get(options, "s3.access-key-id");
+  if (c.access_key_id.empty()) c.access_key_id = env("AWS_ACCESS_KEY_ID");
+  c.secret_access_key = Get(options, "s3.secret-access-key");
+  if (c.secret_access_key.empty()) c.secret_access_key = env("AWS_SECRET_ACCESS_KEY");
+  c.session_token = Get(options, "s3.session-token");
+  if (c.session_token.empty()) c.session_token = env("AWS_SESSION_TOKEN");
+  std::string region = Get(options, "client.region");
+  if (region.empty()) region = env("AWS_REGION");
+  if (!region.empty()) c.region = region;
+  std::string path_style = Lower(Get(options, "s3.path-style-access"));
+  if (!path_style.empty() && path_style != "true" && path_style != "false") {
+    return Status::InvalidArgument(
+        "option 's3.path-style-access' must be 'true' or 'false', not '" + path_style + "'");
+  }
+  c.path_style = path_style == "true";
+  // The client checks the endpoint and the credentials (without printing the secret).
+  FLOE_RETURN_NOT_OK(io::S3Client::Make(c).status());
+  return std::optional<io::S3Config>(std::move(c));
 }
 
 }  // namespace
@@ -65,9 +109,21 @@ std::string CatalogConfig::Describe() const {
 }
 
 const std::vector<std::string>& CatalogOptionKeys() {
-  static const std::vector<std::string> keys = {"catalog-type",  "catalog-impl", "catalog-name",
-                                                "uri",           "warehouse",    "jdbc.user",
-                                                "jdbc.password", "credential",   "token"};
+  static const std::vector<std::string> keys = {"s3.endpoint",
+                                                "s3.path-style-access",
+                                                "s3.access-key-id",
+                                                "s3.secret-access-key",
+                                                "s3.session-token",
+                                                "client.region",
+                                                "catalog-type",
+                                                "catalog-impl",
+                                                "catalog-name",
+                                                "uri",
+                                                "warehouse",
+                                                "jdbc.user",
+                                                "jdbc.password",
+                                                "credential",
+                                                "token"};
   return keys;
 }
 
@@ -112,6 +168,7 @@ Result<CatalogConfig> ParseCatalogOptions(const std::map<std::string, std::strin
                                      "', not '" + type + "'");
     }
   }
+  FLOE_ASSIGN_OR_RAISE(c.s3, S3Options(options));
   std::string name = Get(options, "catalog-name");
   if (!name.empty()) c.name = name;
   c.uri = Get(options, "uri");
@@ -126,8 +183,17 @@ Result<CatalogConfig> ParseCatalogOptions(const std::map<std::string, std::strin
     }
     return c;
   }
-  FLOE_ASSIGN_OR_RAISE(c.warehouse, LocalWarehouse(Get(options, "warehouse")));
-  if (type == "hadoop") return c;
+  FLOE_ASSIGN_OR_RAISE(c.warehouse, Warehouse(Get(options, "warehouse")));
+  if (type == "hadoop") {
+    if (io::IsS3Uri(c.warehouse)) {
+      return Status::InvalidArgument(
+          "option 'warehouse' = '" + c.warehouse +
+          "': the filesystem catalog ('hadoop') commits by creating a file exclusively, which "
+          "object storage does not promise; keep tables on object storage with "
+          "'catalog-type' = 'jdbc' (SQLite or PostgreSQL) or 'rest'");
+    }
+    return c;
+  }
   c.type = CatalogConfig::Type::kJdbc;
   c.user = Get(options, "jdbc.user");
   c.password = Get(options, "jdbc.password");
@@ -149,6 +215,8 @@ Result<CatalogConfig> ParseCatalogOptions(const std::map<std::string, std::strin
 }
 
 Result<std::unique_ptr<iceberg::Catalog>> OpenCatalog(const CatalogConfig& config) {
+  // Every s3:// path of this process (table files, metadata) uses these settings.
+  if (config.s3) io::SetS3Config("", *config.s3);
   if (config.type == CatalogConfig::Type::kHadoop) {
     FLOE_ASSIGN_OR_RAISE(auto catalog, iceberg::FileSystemCatalog::Make(config.warehouse));
     return std::unique_ptr<iceberg::Catalog>(std::move(catalog));

@@ -2,11 +2,13 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "floe/common/status.h"
 #include "floe/iceberg/catalog.h"
+#include "floe/io/s3_client.h"
 
 namespace floe::catalog {
 
@@ -22,6 +24,10 @@ struct CatalogConfig {
   std::string password;    // 'jdbc.password': never printed
   std::string credential;  // 'credential' (rest, OAuth2 client credentials): never printed
   std::string token;       // 'token' (rest, a bearer token): never printed
+  // Iceberg's S3FileIO properties (s3.endpoint, s3.path-style-access, s3.access-key-id,
+  // s3.secret-access-key, s3.session-token, client.region), unset ones from the AWS
+  // environment; OpenCatalog makes them this process's S3 settings. Secrets never printed.
+  std::optional<io::S3Config> s3;
 
   // "jdbc catalog 'c' at jdbc:postgresql://h/db, warehouse /w" (no password).
   std::string Describe() const;

@@ -70,7 +70,10 @@ TEST(ParseCatalogOptions, RefusalsNameTheRuleAndNeverThePassword) {
                    {"catalog-name", "a b"}})
                 .find("'catalog-name'"),
             std::string::npos);
-  EXPECT_NE(Error({{"warehouse", "s3://bucket/wh"}}).find("only local paths"), std::string::npos);
+  EXPECT_NE(Error({{"warehouse", "s3://bucket/wh"}}).find("'catalog-type' = 'jdbc'"),
+            std::string::npos);
+  EXPECT_NE(Error({{"warehouse", "hdfs://nn/wh"}}).find("local paths, file:// and s3://"),
+            std::string::npos);
 }
 
 TEST(ParseCatalogOptions, RestTakesAnHttpUriAndKeepsItsSecretsOutOfTheDescription) {
@@ -95,6 +98,32 @@ TEST(ParseCatalogOptions, RestTakesAnHttpUriAndKeepsItsSecretsOutOfTheDescriptio
   EXPECT_NE(misplaced.find("option 'credential' is for 'catalog-type' = 'rest'"), std::string::npos)
       << misplaced;
   EXPECT_EQ(misplaced.find("s3cret"), std::string::npos) << misplaced;
+}
+
+TEST(ParseCatalogOptions, IcebergsS3PropertiesBecomeTheProcesssS3Settings) {
+  Options o = {{"catalog-type", "jdbc"},
+               {"uri", "jdbc:sqlite:c.db"},
+               {"warehouse", "s3://lake/wh/"},
+               {"s3.endpoint", "http://127.0.0.1:9000"},
+               {"s3.path-style-access", "true"},
+               {"s3.access-key-id", "AK"},
+               {"s3.secret-access-key", "s3cret"},
+               {"client.region", "eu-west-1"}};
+  CatalogConfig c = ParseCatalogOptions(o).ValueOrDie();
+  EXPECT_EQ(c.warehouse, "s3://lake/wh");
+  ASSERT_TRUE(c.s3.has_value());
+  EXPECT_EQ(c.s3->endpoint, "http://127.0.0.1:9000");
+  EXPECT_TRUE(c.s3->path_style);
+  EXPECT_EQ(c.s3->region, "eu-west-1");
+  EXPECT_EQ(c.Describe().find("s3cret"), std::string::npos);
+  o["s3.path-style-access"] = "yes";
+  EXPECT_NE(Error(o).find("'s3.path-style-access' must be 'true' or 'false'"), std::string::npos);
+  o["s3.path-style-access"] = "true";
+  o["s3.endpoint"] = "ftp://x";
+  std::string bad = Error(o);
+  EXPECT_NE(bad.find("http(s)://HOST"), std::string::npos) << bad;
+  EXPECT_EQ(bad.find("s3cret"), std::string::npos) << bad;
+  EXPECT_FALSE(ParseCatalogOptions({{"warehouse", "/w"}}).ValueOrDie().s3.has_value());
 }
 
 TEST(RedactPassword, HidesUserInfoAndQueryPasswords) {

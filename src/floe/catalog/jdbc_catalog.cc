@@ -4,6 +4,7 @@
 
 #include "floe/common/crash_point.h"
 #include "floe/io/file.h"
+#include "floe/io/s3_client.h"
 
 namespace floe::catalog {
 
@@ -35,9 +36,9 @@ Result<std::unique_ptr<JdbcCatalog>> JdbcCatalog::Make(std::unique_ptr<SqlDataba
                                                        std::string catalog_name,
                                                        std::string warehouse) {
   if (catalog_name.empty()) return Status::InvalidArgument("JDBC catalog name is empty");
-  if (warehouse.empty() || warehouse[0] != '/') {
+  if (warehouse.empty() || (warehouse[0] != '/' && !io::IsS3Uri(warehouse))) {
     return Status::InvalidArgument("JDBC catalog warehouse '" + warehouse +
-                                   "' is not an absolute local path");
+                                   "' is not an absolute local path or an s3:// location");
   }
   auto catalog =
       std::make_unique<JdbcCatalog>(std::move(db), std::move(catalog_name), std::move(warehouse));

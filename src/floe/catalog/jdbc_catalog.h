@@ -20,7 +20,8 @@ namespace floe::catalog {
 // schema V0) is used as it is.
 class JdbcCatalog final : public iceberg::Catalog {
  public:
-  // Creates the two tables if missing. `warehouse` is an absolute local path.
+  // Creates the two tables if missing. `warehouse` is an absolute local path or an s3://
+  // location.
   static Result<std::unique_ptr<JdbcCatalog>> Make(std::unique_ptr<SqlDatabase> db,
                                                    std::string catalog_name, std::string warehouse);
 

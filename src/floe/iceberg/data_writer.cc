@@ -9,6 +9,7 @@
 #include "floe/iceberg/catalog.h"
 #include "floe/iceberg/row_key_internal.h"
 #include "floe/io/file.h"
+#include "floe/io/s3_client.h"
 
 namespace floe::iceberg {
 
@@ -146,13 +147,13 @@ Result<FileWriterConfig> ConfigFromTableProperties(const TableMetadata& metadata
   if (data_path.empty()) {
     FLOE_ASSIGN_OR_RAISE(std::string location, UriToPath(metadata.location));
     config.data_dir = io::JoinPath(location, "data");
-  } else if (data_path.rfind("file:", 0) == 0) {
+  } else if (data_path.rfind("file:", 0) == 0 || io::IsS3Uri(data_path)) {
     FLOE_ASSIGN_OR_RAISE(config.data_dir, UriToPath(data_path));
   } else if (!data_path.empty() && data_path[0] == '/') {
     config.data_dir = data_path;
   } else {
     return Status::InvalidArgument("table property write.data.path: '" + data_path +
-                                   "' is neither an absolute path nor a file:// URI");
+                                   "' is neither an absolute path nor a file:// or s3:// URI");
   }
   FLOE_ASSIGN_OR_RAISE(config.target_file_size_bytes,
                        PositiveIntProperty(metadata, "write.target-file-size-bytes", 512LL << 20));
@@ -210,8 +211,9 @@ class FileFanout {
   static Result<std::unique_ptr<FileFanout>> Make(const TableMetadata& metadata, Options options) {
     auto fanout = std::make_unique<FileFanout>();
     fanout->options_ = std::move(options);
-    if (fanout->options_.config.data_dir.empty() || fanout->options_.config.data_dir[0] != '/') {
-      return Status::InvalidArgument("writer data_dir must be an absolute path, got '" +
+    const std::string& dir = fanout->options_.config.data_dir;
+    if (dir.empty() || (dir[0] != '/' && !io::IsS3Uri(dir))) {
+      return Status::InvalidArgument("writer data_dir must be an absolute path or s3:// URI, got '" +
                                      fanout->options_.config.data_dir + "'");
     }
     if (fanout->options_.config.file_prefix.empty()) {

@@ -591,28 +591,18 @@ Result<OrphanResult> RemoveOrphanFiles(Catalog& catalog, const TableIdentifier& 
 
   const int64_t older_than = options.older_than_ms.value_or(NowMs() - 3LL * 24 * 3600 * 1000);
   OrphanResult result;
-  std::error_code ec;
-  namespace fs = std::filesystem;
   std::vector<std::pair<std::string, int64_t>> candidates;
-  for (fs::recursive_directory_iterator it(location, ec), end; !ec && it != end; it.increment(ec)) {
-    if (!it->is_regular_file(ec)) continue;
+  FLOE_ASSIGN_OR_RAISE(std::vector<io::FileEntry> files, io::ListFilesRecursive(location));
+  for (const io::FileEntry& f : files) {
     ++result.files_scanned;
-    std::string path = it->path().string();
-    if (referenced.count(path) > 0) continue;
-    if (options.in_use && options.in_use(path)) continue;
-    auto mtime = fs::last_write_time(it->path(), ec);
-    if (ec)
-      return Status::IOError("reading the modification time of " + path + ": " + ec.message());
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                  std::chrono::file_clock::to_sys(mtime).time_since_epoch())
-                  .count();
-    if (ms >= older_than) {
+    if (referenced.count(f.path) > 0) continue;
+    if (options.in_use && options.in_use(f.path)) continue;
+    if (f.mtime_ms >= older_than) {
       ++result.kept_too_new;
       continue;
     }
-    candidates.emplace_back(path, static_cast<int64_t>(it->file_size(ec)));
+    candidates.emplace_back(f.path, f.size);
   }
-  if (ec) return Status::IOError("listing " + location + ": " + ec.message());
   std::sort(candidates.begin(), candidates.end());
   MaintenanceProgress progress;
   progress.files_total = static_cast<int64_t>(candidates.size());

@@ -7,9 +7,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <random>
+
+#include "floe/io/object_store.h"
 
 namespace floe::io {
 namespace {
@@ -47,13 +50,34 @@ WritableFile::~WritableFile() {
 
 Result<std::unique_ptr<WritableFile>> WritableFile::Create(const std::string& path,
                                                            bool exclusive) {
+  if (IsS3Uri(path)) {
+    FLOE_RETURN_NOT_OK(ParseS3Uri(path).status());
+    auto file = std::unique_ptr<WritableFile>(new WritableFile(path, -1));
+    file->object_ = true;
+    file->exclusive_ = exclusive;
+    return file;
+  }
   int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : O_TRUNC);
   int fd = ::open(path.c_str(), flags, 0644);
   if (fd < 0) return ErrnoStatus("cannot create", path, errno);
   return std::unique_ptr<WritableFile>(new WritableFile(path, fd));
 }
 
+Status WritableFile::Upload() {
+  FLOE_RETURN_NOT_OK(internal::S3WriteFile(path_, buffer_, exclusive_));
+  uploaded_ = true;
+  exclusive_ = false;  // it exists now: later uploads replace our own object
+  return Status::OK();
+}
+
 Status WritableFile::Append(std::string_view data) {
+  if (object_) {
+    if (!open_) return Status::Internal("append to closed file '" + path_ + "'");
+    size_ += static_cast<int64_t>(data.size());
+    buffer_.append(data);
+    uploaded_ = false;
+    return Status::OK();
+  }
   if (fd_ < 0) return Status::Internal("append to closed file '" + path_ + "'");
   size_ += static_cast<int64_t>(data.size());
   if (buffer_.size() + data.size() > kBufferSize) {
@@ -89,12 +113,21 @@ Status WritableFile::FlushBuffer() {
 }
 
 Status WritableFile::Sync() {
+  if (object_) return uploaded_ ? Status::OK() : Upload();
   FLOE_RETURN_NOT_OK(FlushBuffer());
   if (::fsync(fd_) != 0) return ErrnoStatus("cannot fsync", path_, errno);
   return Status::OK();
 }
 
 Status WritableFile::Close() {
+  if (object_) {
+    if (!open_) return Status::OK();
+    open_ = false;
+    Status st = uploaded_ ? Status::OK() : Upload();
+    buffer_.clear();
+    buffer_.shrink_to_fit();
+    return st;
+  }
   if (fd_ < 0) return Status::OK();
   Status st = FlushBuffer();
   if (::close(fd_) != 0 && st.ok()) st = ErrnoStatus("cannot close", path_, errno);
@@ -103,6 +136,7 @@ Status WritableFile::Close() {
 }
 
 Result<std::string> ReadFile(const std::string& path) {
+  if (IsS3Uri(path)) return internal::S3ReadFile(path);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("cannot open", path, errno);
   std::string out;
@@ -125,6 +159,7 @@ Result<std::string> ReadFile(const std::string& path) {
 }
 
 Result<std::string> ReadFileRange(const std::string& path, uint64_t offset, uint64_t length) {
+  if (IsS3Uri(path)) return internal::S3ReadFileRange(path, offset, length);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("cannot open", path, errno);
   std::string out(length, '\0');
@@ -150,12 +185,21 @@ Result<std::string> ReadFileRange(const std::string& path, uint64_t offset, uint
 }
 
 Result<uint64_t> FileSize(const std::string& path) {
+  if (IsS3Uri(path)) {
+    FLOE_ASSIGN_OR_RAISE(S3Object o, internal::S3Head(path));
+    return static_cast<uint64_t>(o.size);
+  }
   struct stat sb;
   if (::stat(path.c_str(), &sb) != 0) return ErrnoStatus("cannot stat", path, errno);
   return static_cast<uint64_t>(sb.st_size);
 }
 
 Result<FileStamp> StampOf(const std::string& path) {
+  if (IsS3Uri(path)) {
+    // An object is replaced, never changed: its ETag and size tell versions apart.
+    FLOE_ASSIGN_OR_RAISE(S3Object o, internal::S3Head(path));
+    return FileStamp{0, std::hash<std::string>{}(o.etag), static_cast<uint64_t>(o.size), 0};
+  }
   struct stat sb;
   if (::stat(path.c_str(), &sb) != 0) return ErrnoStatus("cannot stat", path, errno);
   return FileStamp{static_cast<uint64_t>(sb.st_dev), static_cast<uint64_t>(sb.st_ino),
@@ -164,6 +208,9 @@ Result<FileStamp> StampOf(const std::string& path) {
 }
 
 Status WriteFileExclusive(const std::string& path, std::string_view data) {
+  // A conditional write (If-None-Match: *); a store that ignores it overwrites, so catalogs
+  // that need an atomic create refuse object storage (docs/catalogs.md).
+  if (IsS3Uri(path)) return internal::S3WriteFile(path, data, /*if_absent=*/true);
   std::string tmp = TempNameFor(path);
   FLOE_RETURN_NOT_OK(WriteTempSynced(tmp, data));
   int rc = ::link(tmp.c_str(), path.c_str());
@@ -174,6 +221,7 @@ Status WriteFileExclusive(const std::string& path, std::string_view data) {
 }
 
 Status WriteFileReplace(const std::string& path, std::string_view data) {
+  if (IsS3Uri(path)) return internal::S3WriteFile(path, data, /*if_absent=*/false);
   std::string tmp = TempNameFor(path);
   FLOE_RETURN_NOT_OK(WriteTempSynced(tmp, data));
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -185,11 +233,13 @@ Status WriteFileReplace(const std::string& path, std::string_view data) {
 }
 
 bool Exists(const std::string& path) {
+  if (IsS3Uri(path)) return internal::S3Head(path).ok();
   struct stat sb;
   return ::stat(path.c_str(), &sb) == 0;
 }
 
 Status CreateDirs(const std::string& path) {
+  if (IsS3Uri(path)) return Status::OK();  // object storage has no directories
   std::error_code ec;
   std::filesystem::create_directories(path, ec);
   if (ec) return Status::IOError("cannot create directory '" + path + "': " + ec.message());
@@ -197,11 +247,17 @@ Status CreateDirs(const std::string& path) {
 }
 
 Status RemoveFile(const std::string& path) {
+  if (IsS3Uri(path)) return internal::S3RemoveFile(path);
   if (::unlink(path.c_str()) != 0) return ErrnoStatus("cannot remove", path, errno);
   return Status::OK();
 }
 
 Status RemoveTree(const std::string& path) {
+  if (IsS3Uri(path)) {
+    FLOE_ASSIGN_OR_RAISE(std::vector<std::string> keys, internal::S3List(path, false));
+    for (const std::string& key : keys) FLOE_RETURN_NOT_OK(internal::S3RemoveFile(key));
+    return Status::OK();
+  }
   std::error_code ec;
   std::filesystem::remove_all(path, ec);
   if (ec) return Status::IOError("cannot remove " + path + ": " + ec.message());
@@ -209,6 +265,7 @@ Status RemoveTree(const std::string& path) {
 }
 
 Status SyncDir(const std::string& path) {
+  if (IsS3Uri(path)) return Status::OK();
   int fd = ::open(path.empty() ? "." : path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("cannot open directory", path, errno);
   int rc = ::fsync(fd);
@@ -219,6 +276,11 @@ Status SyncDir(const std::string& path) {
 }
 
 Result<std::vector<std::string>> ListDir(const std::string& dir) {
+  if (IsS3Uri(dir)) {
+    FLOE_ASSIGN_OR_RAISE(std::vector<std::string> names, internal::S3List(dir, true));
+    if (names.empty()) return Status::NotFound("no directory '" + dir + "'");
+    return names;
+  }
   std::error_code ec;
   std::vector<std::string> names;
   std::filesystem::directory_iterator it(dir, ec);
@@ -233,7 +295,51 @@ Result<std::vector<std::string>> ListDir(const std::string& dir) {
   return names;
 }
 
+Result<std::vector<FileEntry>> ListFilesRecursive(const std::string& dir) {
+  std::vector<FileEntry> out;
+  if (IsS3Uri(dir)) {
+    FLOE_ASSIGN_OR_RAISE(auto loc, ParseS3Uri(dir));
+    std::string prefix = loc.second;
+    if (!prefix.empty() && prefix.back() != '/') prefix.push_back('/');
+    std::vector<S3Object> objects;
+    FLOE_RETURN_NOT_OK(internal::WithS3Client(loc.first, [&](S3Client& c) -> Status {
+      FLOE_ASSIGN_OR_RAISE(objects, c.List(loc.first, prefix));
+      return Status::OK();
+    }));
+    for (const S3Object& o : objects) {
+      out.push_back(FileEntry{"s3://" + loc.first + "/" + o.key, o.size, o.last_modified_ms});
+    }
+    return out;
+  }
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(dir, ec), end;
+  if (ec) {
+    if (ec == std::errc::no_such_file_or_directory) return out;
+    return Status::IOError("cannot list '" + dir + "': " + ec.message());
+  }
+  for (; it != end; it.increment(ec)) {
+    if (ec) return Status::IOError("cannot list '" + dir + "': " + ec.message());
+    if (!it->is_regular_file(ec)) continue;
+    FileEntry e;
+    e.path = AbsolutePath(it->path().string());
+    e.size = static_cast<int64_t>(it->file_size(ec));
+    auto mtime = fs::last_write_time(it->path(), ec);
+    if (ec)
+      return Status::IOError("reading the modification time of " + e.path + ": " + ec.message());
+    e.mtime_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::file_clock::to_sys(mtime).time_since_epoch())
+                     .count();
+    out.push_back(std::move(e));
+  }
+  if (ec) return Status::IOError("cannot list '" + dir + "': " + ec.message());
+  std::sort(out.begin(), out.end(),
+            [](const FileEntry& a, const FileEntry& b) { return a.path < b.path; });
+  return out;
+}
+
 std::string AbsolutePath(const std::string& path) {
+  if (IsS3Uri(path)) return path;
   std::filesystem::path p(path);
   if (p.is_relative()) p = std::filesystem::current_path() / p;
   std::string s = p.lexically_normal().string();

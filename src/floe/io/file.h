@@ -10,9 +10,15 @@
 
 namespace floe::io {
 
+// Every function here also takes s3://bucket/key URIs (object_store.h says which settings they
+// use): reads and writes of whole objects, ranges, HEAD for sizes and existence, listing for
+// directories, deletes; directories need no creating. WritableFile is local only for now.
+
 // WritableFile appends to a new local file through a user-space buffer.
 // Lifecycle: Create -> Append* -> [Sync] -> Close. Not thread-safe. The destructor closes the
 // descriptor without syncing (an abandoned file is left for the caller to remove).
+// An s3:// file is kept in memory and uploaded whole (in parts when large) by Sync and by a
+// Close after appends; an abandoned one is never uploaded.
 class WritableFile {
  public:
   ~WritableFile();
@@ -33,9 +39,15 @@ class WritableFile {
  private:
   WritableFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
   Status FlushBuffer();
+  Status Upload();
 
   std::string path_;
   int fd_ = -1;
+  // s3:// only: the whole object is in buffer_; `uploaded_` once it is stored as it is now.
+  bool object_ = false;
+  bool exclusive_ = false;
+  bool open_ = true;
+  bool uploaded_ = false;
   int64_t size_ = 0;
   std::string buffer_;
 };
@@ -67,6 +79,15 @@ Status RemoveFile(const std::string& path);
 // Removes `path` and everything under it; OK if it does not exist.
 Status RemoveTree(const std::string& path);
 Status SyncDir(const std::string& path);
+// A regular file found by ListFilesRecursive.
+struct FileEntry {
+  std::string path;  // absolute path or s3:// URI
+  int64_t size = 0;
+  int64_t mtime_ms = 0;
+};
+// Every regular file under `dir`, at any depth, sorted by path. An empty list if `dir` does not
+// exist.
+Result<std::vector<FileEntry>> ListFilesRecursive(const std::string& dir);
 // Names (not paths) of the entries in `dir`, sorted. NotFound if `dir` does not exist.
 Result<std::vector<std::string>> ListDir(const std::string& dir);
 // Absolute, lexically normalized form of `path` (no symlink resolution).

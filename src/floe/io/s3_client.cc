@@ -313,6 +313,11 @@ Result<std::unique_ptr<S3Client>> S3Client::Make(S3Config config) {
   if (config.max_attempts < 1) config.max_attempts = 1;
   impl->scheme_host = config.endpoint;
   impl->host = config.endpoint.substr(scheme + 3);
+  std::string hostname = impl->host.substr(0, impl->host.rfind(':'));
+  if (hostname == "localhost" || hostname.find_first_not_of("0123456789.") == std::string::npos ||
+      hostname.front() == '[') {
+    config.path_style = true;
+  }
   impl->config = std::move(config);
   return std::make_unique<S3Client>(std::move(impl));
 }
@@ -386,6 +391,11 @@ Result<std::vector<S3Object>> S3Client::List(const std::string& bucket, const st
       o.key = XmlTag(contents, "Key");
       o.size = std::strtoll(XmlTag(contents, "Size").c_str(), nullptr, 10);
       o.etag = XmlTag(contents, "ETag");
+      std::string modified = XmlTag(contents, "LastModified");  // 2026-12-01T12:00:00.000Z
+      std::tm tm{};
+      if (strptime(modified.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) != nullptr) {
+        o.last_modified_ms = static_cast<int64_t>(timegm(&tm)) * 1000;
+      }
       out.push_back(std::move(o));
     }
     if (XmlTag(r->body, "IsTruncated") != "true") break;

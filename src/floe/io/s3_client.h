@@ -19,8 +19,10 @@ struct S3Config {
   std::string access_key_id;
   std::string secret_access_key;  // never printed
   std::string session_token;      // never printed
-  bool path_style = false;        // bucket in the path (MinIO, s3rver), not in the host name
-  int max_attempts = 5;           // per request: 5xx, 429 and lost connections are retried
+  // Bucket in the path (MinIO, s3rver), not in the host name; always for an endpoint whose
+  // host is an IP address or localhost (a bucket cannot be a subdomain of those).
+  bool path_style = false;
+  int max_attempts = 5;                    // per request: 5xx, 429 and lost connections are retried
   int64_t multipart_threshold = 16 << 20;  // larger objects are uploaded in parts
   int64_t part_size = 8 << 20;             // S3's minimum is 5 MiB (but for the last part)
   int timeout_seconds = 60;                // connect, read and write
@@ -30,6 +32,7 @@ struct S3Object {
   std::string key;
   int64_t size = 0;
   std::string etag;
+  int64_t last_modified_ms = 0;  // from listings only
 };
 
 // What a client sent and received, for measurements (bytes and requests per commit).

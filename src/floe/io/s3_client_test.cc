@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "floe/io/file.h"
+#include "floe/io/object_store.h"
 
 namespace floe::io {
 namespace {
@@ -141,6 +142,65 @@ TEST_F(S3ServerTest, AWrongSecretIsRefusedByTheServerAndNeverPrinted) {
   EXPECT_NE(st.message().find("s3://" + bucket_ + "/k"), std::string::npos) << st.ToString();
   EXPECT_EQ(st.message().find("not-the-secret-4711"), std::string::npos) << st.ToString();
   EXPECT_EQ(client->counters().retries, 0);  // a 403 is not retried
+}
+
+TEST_F(S3ServerTest, FileFunctionsTakeS3UrisWithTheConfiguredSettings) {
+  SetS3Config(bucket_, config_);
+  const std::string dir = "s3://" + bucket_ + "/wh/demo/t";
+  S3Counters before = S3TotalCounters();
+  ASSERT_TRUE(CreateDirs(dir + "/metadata").ok());  // nothing to create
+  ASSERT_TRUE(WriteFileExclusive(dir + "/metadata/00000-a.metadata.json", "{}").ok());
+  ASSERT_TRUE(WriteFileReplace(dir + "/data/f1.parquet", "PAR1....PAR1").ok());
+  ASSERT_TRUE(WriteFileReplace(dir + "/data/f2.parquet", "PAR1").ok());
+  EXPECT_EQ(ReadFile(dir + "/metadata/00000-a.metadata.json").ValueOrDie(), "{}");
+  EXPECT_EQ(ReadFileRange(dir + "/data/f1.parquet", 8, 4).ValueOrDie(), "PAR1");
+  EXPECT_EQ(FileSize(dir + "/data/f1.parquet").ValueOrDie(), 12u);
+  EXPECT_TRUE(Exists(dir + "/data/f2.parquet"));
+  EXPECT_FALSE(Exists(dir + "/data/f3.parquet"));
+  EXPECT_TRUE(ReadFile(dir + "/data/f3.parquet").status().IsNotFound());
+  EXPECT_EQ(ListDir(dir).ValueOrDie(), (std::vector<std::string>{"data", "metadata"}));
+  EXPECT_EQ(ListDir(dir + "/data").ValueOrDie(),
+            (std::vector<std::string>{"f1.parquet", "f2.parquet"}));
+  EXPECT_TRUE(ListDir(dir + "/nothing").status().IsNotFound());
+  EXPECT_EQ(AbsolutePath(dir), dir);
+  ASSERT_TRUE(RemoveFile(dir + "/data/f2.parquet").ok());
+  EXPECT_FALSE(Exists(dir + "/data/f2.parquet"));
+  ASSERT_TRUE(RemoveTree(dir).ok());
+  EXPECT_TRUE(ListDir(dir).status().IsNotFound());
+  S3Counters after = S3TotalCounters();
+  EXPECT_GE(after.requests - before.requests, 16);
+  EXPECT_GE(after.bytes_sent - before.bytes_sent, 2 + 12 + 4);
+}
+
+TEST_F(S3ServerTest, AWritableFileIsUploadedBySyncOrCloseAndNeverWhenAbandoned) {
+  SetS3Config(bucket_, config_);
+  const std::string dir = "s3://" + bucket_ + "/files";
+  {
+    auto f = WritableFile::Create(dir + "/synced.parquet", /*exclusive=*/true).ValueOrDie();
+    ASSERT_TRUE(f->Append("PAR1").ok());
+    EXPECT_FALSE(Exists(dir + "/synced.parquet"));  // nothing sent before Sync
+    ASSERT_TRUE(f->Append("data").ok());
+    ASSERT_TRUE(f->Sync().ok());
+    EXPECT_EQ(ReadFile(dir + "/synced.parquet").ValueOrDie(), "PAR1data");
+    ASSERT_TRUE(f->Append("PAR1").ok());
+    ASSERT_TRUE(f->Close().ok());
+    EXPECT_EQ(f->size(), 12);
+  }
+  EXPECT_EQ(ReadFile(dir + "/synced.parquet").ValueOrDie(), "PAR1dataPAR1");
+  {
+    auto f = WritableFile::Create(dir + "/abandoned.parquet", false).ValueOrDie();
+    ASSERT_TRUE(f->Append("x").ok());
+  }
+  EXPECT_FALSE(Exists(dir + "/abandoned.parquet"));
+  EXPECT_FALSE(WritableFile::Create("s3:///no-bucket", false).ok());
+}
+
+TEST(ObjectStore, WithoutCredentialsTheErrorNamesEverySetting) {
+  ::unsetenv("AWS_ACCESS_KEY_ID");  // this process only
+  Result<S3Config> none = S3ConfigFor("no-such-bucket-configured");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("s3.access-key-id"), std::string::npos);
+  EXPECT_NE(none.status().message().find("AWS_ACCESS_KEY_ID"), std::string::npos);
 }
 
 }  // namespace

@@ -190,22 +190,12 @@ Result<FailedAttemptCleanup> RemoveFailedAttemptFiles(const iceberg::TableMetada
   // This job's files, by name only (cheap; usually there is nothing more to do).
   const std::string tag = FileJobTag(scope.job_id);
   std::vector<Candidate> candidates;
-  std::error_code ec;
-  std::filesystem::recursive_directory_iterator it(config.data_dir, ec);
-  if (ec) {
-    if (ec == std::errc::no_such_file_or_directory) return done;
-    return Status::IOError("cannot list '" + config.data_dir + "': " + ec.message());
-  }
-  for (; it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) return Status::IOError("cannot list '" + config.data_dir + "': " + ec.message());
-    if (!it->is_regular_file(ec)) continue;
-    std::optional<WriterFileName> name = ParseWriterFileName(it->path().filename().string());
+  FLOE_ASSIGN_OR_RAISE(std::vector<io::FileEntry> files, io::ListFilesRecursive(config.data_dir));
+  for (io::FileEntry& f : files) {
+    std::optional<WriterFileName> name = ParseWriterFileName(f.path.substr(f.path.rfind('/') + 1));
     if (!name || name->job_tag != tag) continue;
-    const uintmax_t size = it->file_size(ec);
-    candidates.push_back(Candidate{io::AbsolutePath(it->path().string()), std::move(*name),
-                                   ec ? 0 : static_cast<int64_t>(size)});
+    candidates.push_back(Candidate{std::move(f.path), std::move(*name), f.size});
   }
-  if (ec) return Status::IOError("cannot list '" + config.data_dir + "': " + ec.message());
   if (candidates.empty()) return done;
 
   // Everything that may still reference one of them.
