@@ -6,7 +6,8 @@
 //
 //   catalog_commit_bench WAREHOUSE COMMITS PROCESSES [URI [CATALOG_NAME [USER]]]
 //   (no URI: the filesystem catalog; an http:// URI: a REST catalog, whose server decides where
-//   the table goes; the PostgreSQL password from PGPASSWORD)
+//   the table goes; the PostgreSQL password from PGPASSWORD; an s3:// WAREHOUSE uses the AWS
+//   environment's settings, and the per-commit S3 requests and bytes are reported)
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #include "floe/catalog/catalog_config.h"
 #include "floe/iceberg/snapshot_update.h"
 #include "floe/io/file.h"
+#include "floe/io/object_store.h"
 
 namespace {
 
@@ -40,14 +42,15 @@ Result<std::unique_ptr<floe::iceberg::Catalog>> Open(int argc, char** argv) {
   return floe::catalog::OpenCatalog(config);
 }
 
-// Writes "<latency micros> <attempts>\n" per commit to `out`.
+// Writes "<latency micros> <attempts> <S3 requests> <S3 bytes sent> <S3 bytes received>\n" per
+// commit to `out` (the S3 figures are 0 for a local warehouse).
 Status Commit(floe::iceberg::Catalog& catalog, int commits, int process, FILE* out) {
   const floe::iceberg::TableIdentifier id{"bench", "commits"};
   for (int i = 0; i < commits; ++i) {
     floe::iceberg::SnapshotChanges changes;
     floe::iceberg::DataFile file;
-    file.file_path = "file:///bench/data/p" + std::to_string(process) + "-" + std::to_string(i) +
-                     ".parquet";
+    file.file_path =
+        "file:///bench/data/p" + std::to_string(process) + "-" + std::to_string(i) + ".parquet";
     file.record_count = 1000;
     file.file_size_in_bytes = 40000;
     changes.added_data_files.push_back(file);
@@ -60,12 +63,17 @@ Status Commit(floe::iceberg::Catalog& catalog, int commits, int process, FILE* o
       ++attempts;
       return Status::OK();
     };
+    floe::io::S3Counters s3 = floe::io::S3TotalCounters();
     auto start = std::chrono::steady_clock::now();
     FLOE_RETURN_NOT_OK(floe::iceberg::CommitSnapshot(catalog, id, changes, options).status());
     auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
                       std::chrono::steady_clock::now() - start)
                       .count();
-    std::fprintf(out, "%lld %d\n", static_cast<long long>(micros), attempts);
+    floe::io::S3Counters after = floe::io::S3TotalCounters();
+    std::fprintf(out, "%lld %d %lld %lld %lld\n", static_cast<long long>(micros), attempts,
+                 static_cast<long long>(after.requests - s3.requests),
+                 static_cast<long long>(after.bytes_sent - s3.bytes_sent),
+                 static_cast<long long>(after.bytes_received - s3.bytes_received));
   }
   return Status::OK();
 }
@@ -106,7 +114,9 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::string log = floe::io::JoinPath(argv[1], "latencies.txt");
+  // The latencies go next to a local warehouse, or to the working directory for s3://.
+  std::string log = floe::io::IsS3Uri(argv[1]) ? std::string("latencies.txt")
+                                               : floe::io::JoinPath(argv[1], "latencies.txt");
   std::remove(log.c_str());
   FILE* out = std::fopen(log.c_str(), "a");  // O_APPEND: the committers' lines never overlap
   if (out == nullptr) return 1;
@@ -135,11 +145,16 @@ int main(int argc, char** argv) {
   std::vector<long long> micros;
   long long retried = 0;
   FILE* in = std::fopen(log.c_str(), "r");
-  long long m = 0;
+  long long m = 0, requests = 0, sent = 0, received = 0;
+  long long s3_requests = 0, s3_sent = 0, s3_received = 0;
   int attempts = 0;
-  while (in != nullptr && std::fscanf(in, "%lld %d", &m, &attempts) == 2) {
+  while (in != nullptr && std::fscanf(in, "%lld %d %lld %lld %lld", &m, &attempts, &requests, &sent,
+                                      &received) == 5) {
     micros.push_back(m);
     retried += attempts - 1;
+    s3_requests += requests;
+    s3_sent += sent;
+    s3_received += received;
   }
   if (in != nullptr) std::fclose(in);
   Result<std::unique_ptr<floe::iceberg::Catalog>> catalog = Open(argc, argv);
@@ -155,9 +170,12 @@ int main(int argc, char** argv) {
   std::printf(
       "{\"commits\": %zu, \"failed_processes\": %d, \"snapshots\": %lld, \"seconds\": %.3f, "
       "\"commits_per_second\": %.1f, \"conflicts_retried\": %lld, \"latency_ms\": {\"mean\": "
-      "%.3f, \"p50\": %.3f, \"p90\": %.3f, \"p99\": %.3f, \"max\": %.3f}}\n",
+      "%.3f, \"p50\": %.3f, \"p90\": %.3f, \"p99\": %.3f, \"max\": %.3f}, \"s3_per_commit\": "
+      "{\"requests\": %.2f, \"bytes_sent\": %.0f, \"bytes_received\": %.0f}}\n",
       n, failed, snapshots, seconds, static_cast<double>(n) / seconds, retried, mean,
       Percentile(micros, 0.5), Percentile(micros, 0.9), Percentile(micros, 0.99),
-      Percentile(micros, 1.0));
+      Percentile(micros, 1.0), n ? static_cast<double>(s3_requests) / static_cast<double>(n) : 0,
+      n ? static_cast<double>(s3_sent) / static_cast<double>(n) : 0,
+      n ? static_cast<double>(s3_received) / static_cast<double>(n) : 0);
   return failed == 0 && static_cast<int>(n) == commits * processes ? 0 : 1;
 }

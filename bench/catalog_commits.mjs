@@ -25,6 +25,10 @@ fs.rmSync(OUT, { recursive: true, force: true })
 fs.mkdirSync(OUT, { recursive: true })
 const pgUri = execFileSync('bash', ['tests/postgres/test_postgres.sh', 'start', PG], { encoding: 'utf8', env: { ...process.env, FLOE_PG_FSYNC: 'on' } }).trim()
 const pgPassword = fs.readFileSync(path.join(PG, 'password'), 'utf8').trim()
+// The S3 cases: s3rver behind the signature-checking front (tests/s3/), on loopback.
+const S3 = path.join('/tmp', `floe-bench-s3-${process.pid}`)
+const s3Endpoint = execFileSync('bash', ['tests/s3/test_s3rver.sh', 'start', S3, 'bench'], { encoding: 'utf8' }).trim()
+const S3_ENV = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER', AWS_ENDPOINT_URL: s3Endpoint }
 
 // `floe catalog serve` over the PostgreSQL server, catalog `name`; resolves with its URI.
 async function serve(name) {
@@ -43,18 +47,20 @@ async function serve(name) {
   })
 }
 
-function bench(name, commits, processes, uri) {
-  const wh = path.join(OUT, name)
-  fs.mkdirSync(wh, { recursive: true })
+function bench(name, commits, processes, uri, warehouse) {
+  const wh = warehouse ?? path.join(OUT, name)
+  const cwd = path.join(OUT, name)
+  fs.mkdirSync(cwd, { recursive: true })
   const args = [wh, String(commits), String(processes)]
   if (uri) args.push(uri, name, ...(uri.startsWith('jdbc:postgresql') ? ['floe'] : []))
   log(`${name}: ${processes} x ${commits} commits`)
-  const out = execFileSync(BIN, args, { encoding: 'utf8', env: { ...process.env, PGPASSWORD: pgPassword } })
+  const out = execFileSync(BIN, args, { encoding: 'utf8', cwd, env: { ...process.env, ...S3_ENV, PGPASSWORD: pgPassword } })
   const r = JSON.parse(out)
   if (r.failed_processes || r.commits !== commits * processes || r.snapshots !== r.commits) {
     throw new Error(`${name}: commits lost or failed: ${out}`)
   }
-  log(`${name}: p50 ${r.latency_ms.p50} ms, p99 ${r.latency_ms.p99} ms, ${r.commits_per_second}/s, ${r.conflicts_retried} conflicts retried`)
+  log(`${name}: p50 ${r.latency_ms.p50} ms, p99 ${r.latency_ms.p99} ms, ${r.commits_per_second}/s, ${r.conflicts_retried} conflicts retried` +
+      (r.s3_per_commit.requests ? `, S3 per commit: ${r.s3_per_commit.requests} requests, ${r.s3_per_commit.bytes_sent} B sent, ${r.s3_per_commit.bytes_received} B received` : ''))
   return { processes, ...r }
 }
 
@@ -69,12 +75,13 @@ try {
     sqlite: bench('sqlite', commits, 1, sqlite('sqlite')),
     postgres: bench('postgres', commits, 1, pgUri),
     rest_postgres: bench('rest_postgres', commits, 1, await serve('rest_postgres')),
+    s3_postgres: bench('s3_postgres', commits, 1, pgUri, 's3://bench/s3_postgres'),
   }
   const ratio = (k) => Number((single[k].latency_ms.p50 / single.filesystem.latency_ms.p50).toFixed(2))
   figures = {
-    what: 'one Iceberg commit (load, manifest list, metadata file, catalog swap; through REST: the same behind floe catalog serve, plus two HTTP round trips on loopback) adding one data file to a table with delete-after-commit and 20 previous versions; PostgreSQL 15 (fsync on) on a Unix socket on the same machine; every metadata file fsynced',
+    what: 'one Iceberg commit (load, manifest list, metadata file, catalog swap; through REST: the same behind floe catalog serve, plus two HTTP round trips on loopback) adding one data file to a table with delete-after-commit and 20 previous versions; PostgreSQL 15 (fsync on) on a Unix socket on the same machine; every metadata file fsynced; the S3 case keeps the table (metadata, manifests) on s3rver on loopback behind the signature-checking front of tests/s3 (a node process)',
     single,
-    p50_ratio_to_filesystem: { sqlite: ratio('sqlite'), postgres: ratio('postgres'), rest_postgres: ratio('rest_postgres') },
+    p50_ratio_to_filesystem: { sqlite: ratio('sqlite'), postgres: ratio('postgres'), rest_postgres: ratio('rest_postgres'), s3_postgres: ratio('s3_postgres') },
     concurrent: {
       postgres: bench('postgres_2', concurrent, 2, pgUri),
       rest_postgres: bench('rest_postgres_2', concurrent, 2, await serve('rest_postgres_2')),
@@ -84,6 +91,7 @@ try {
   }
 } finally {
   for (const s of servers) s.kill('SIGKILL')
+  execFileSync('bash', ['tests/s3/test_s3rver.sh', 'stop', S3])
   execFileSync('bash', ['tests/postgres/test_postgres.sh', 'stop', PG])
 }
 if (RESULT) {

@@ -626,12 +626,14 @@ function catalogCommitsBlock({ index, files }) {
   const name = current(index, 'catalog-commits')
   const j = files[name]
   const f = facts(j)
-  const label = { filesystem: 'filesystem', sqlite: 'JDBC, SQLite', postgres: 'JDBC, PostgreSQL', rest_postgres: 'REST (floe catalog serve) over PostgreSQL' }
+  const label = { filesystem: 'filesystem', sqlite: 'JDBC, SQLite', postgres: 'JDBC, PostgreSQL', rest_postgres: 'REST (floe catalog serve) over PostgreSQL', s3_postgres: 'JDBC, PostgreSQL, table on S3' }
   const row = (k, r, ratio) => `| ${label[k]} | ${r.processes} x ${num(r.commits / r.processes)} | ${fix(r.latency_ms.p50, 1)} | ${fix(r.latency_ms.p90, 1)} | ${fix(r.latency_ms.p99, 1)} | ${fix(r.latency_ms.max, 1)} | ${fix(r.commits_per_second, 1)} | ${num(r.conflicts_retried)} | ${ratio} |`
   const single = Object.entries(j.single).map(([k, r]) => row(k, r, k === 'filesystem' ? '1 (peer)' : fix(j.p50_ratio_to_filesystem[k], 2)))
   const concurrent = Object.entries(j.concurrent).map(([k, r]) => row(k, r, ''))
+  const s3 = j.single.s3_postgres?.s3_per_commit
+  const s3Text = s3 ? `\n\nOn S3 a commit took ${fix(s3.requests, 1)} requests on average, sending ${num(s3.bytes_sent)} bytes and receiving ${num(s3.bytes_received)} (the metadata file grows with the snapshots kept: 1,000 by the end, as nothing is expired here).` : ''
   return `From ${code(`${RESULTS}/${name}`)} (${f.cpu ?? '?'}, ${f.cores ?? '?'} cores; load ${fix(f.loadStart?.[0], 2)} at start),
-${code(j.command || 'bash bench/catalog_commits.sh')}: ${j.what}. Every commit landed (snapshots = commits).
+${code(j.command || 'bash bench/catalog_commits.sh')}: ${j.what}. Every commit landed (snapshots = commits).${s3Text}
 
 | catalog | committers x commits | p50 ms | p90 ms | p99 ms | max ms | commits/s | conflicts retried | p50 / filesystem |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- |

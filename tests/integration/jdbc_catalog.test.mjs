@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { checkpointSets, floe, jobRecords, killWorkerMidFeed, runJob, sandbox, tempRoot, ROSTER_COLUMNS, testPostgres } from './harness.mjs';
+import { checkpointSets, floe, jobRecords, killWorkerMidFeed, runJob, sandbox, sleep, tempRoot, ROSTER_COLUMNS, testPostgres } from './harness.mjs';
 
 const ROOT = tempRoot('floe-jdbc-');
 const SEED = 42;
@@ -56,8 +56,15 @@ function pipeline(kind, name, { upsert = false, rps = 3000, interval = '300 ms',
   const p = { ...sandbox(ROOT, name), upsert, kind };
   p.catalog = backend(kind, p, table);
   p.table = `demo.${table}`;
+  // Kind 's3': the checkpoints on S3 too, with Flink's S3 keys.
+  if (kind === 's3') p.chk = `${p.wh}-checkpoints`;
+  const s3Sets = kind !== 's3' ? '' : `
+SET 's3.endpoint' = '${S3_ENDPOINT}';
+SET 's3.path.style.access' = 'true';
+SET 's3.access-key' = 'S3RVER';
+SET 's3.secret-key' = 'S3RVER';`;
   fs.writeFileSync(p.job, `-- ${name}: roster -> iceberg through a JDBC catalog (${kind})
-${checkpointSets(interval)}
+${checkpointSets(interval)}${s3Sets}
 CREATE TABLE roster (${ROSTER_COLUMNS})
   WITH ('connector' = 'roster', 'seed' = '${SEED}', 'events' = '${EVENTS}', 'rows-per-second' = '${rps}');
 CREATE TABLE lake (${ROSTER_COLUMNS}${upsert ? ', PRIMARY KEY (npi) NOT ENFORCED' : ''})
@@ -179,6 +186,10 @@ test('s3: the AWS SDK finds every file the table references; the killed attempt 
     const head = await s3.send(new HeadObjectCommand({ Bucket: S3_BUCKET, Key: f.slice(`s3://${S3_BUCKET}/`.length) }));
     assert.ok(head.ContentLength > 0, `${f} is empty`);
   }
+  // The checkpoints are on S3 too: the AWS SDK finds completed ones (their _metadata).
+  const chkPrefix = p.chk.slice(`s3://${S3_BUCKET}/`.length) + '/';
+  const chk = await s3.send(new ListObjectsV2Command({ Bucket: S3_BUCKET, Prefix: chkPrefix }));
+  assert.ok((chk.Contents ?? []).some((o) => o.Key.endsWith('/_metadata')), `no checkpoint _metadata under ${p.chk}`);
   const keys = [];
   let token;
   do {
@@ -187,6 +198,18 @@ test('s3: the AWS SDK finds every file the table references; the killed attempt 
     token = page.NextContinuationToken;
   } while (token);
   assert.deepEqual(keys.sort(), [...referenced].sort(), 'data objects on S3 differ from the files the table references');
+  // An object nothing references (a writer killed before any restart cleaned up) is listed by
+  // remove-orphan-files on S3 as on disk, and removed.
+  const { PutObjectCommand } = await import('@aws-sdk/client-s3');
+  const stray = `${prefix}data/stray-writer-00000.parquet`;
+  await s3.send(new PutObjectCommand({ Bucket: S3_BUCKET, Key: stray, Body: 'PAR1' }));
+  await sleep(1100);  // S3's LastModified has whole seconds
+  const dry = table(p, ['remove-orphan-files', '--older-than', '0s', '--dry-run']);
+  assert.equal(dry.code, 0, dry.err);
+  assert.ok(dry.out.includes(`s3://${S3_BUCKET}/${stray}`), `the stray object is not listed:\n${dry.out}`);
+  const rm = table(p, ['remove-orphan-files', '--older-than', '0s']);
+  assert.equal(rm.code, 0, rm.err);
+  await assert.rejects(s3.send(new HeadObjectCommand({ Bucket: S3_BUCKET, Key: stray })), (e) => e.$metadata?.httpStatusCode === 404);
   const removed = err.match(/removed (\d+) files \(\d+ bytes\) from demo\.s3_objects/);
   t.diagnostic(`${referenced.length} data objects, all referenced; ${removed ? removed[1] : 0} objects of the killed attempt removed at restart`);
   await assertIcebirdReads(p, 'seq');
@@ -258,8 +281,9 @@ test('bad catalog options are refused at start, naming the option and the rule',
 });
 
 test('two jobs commit to one table through PostgreSQL at once: conflicts retried, nothing lost or doubled', async (t) => {
-  const a = pipeline('postgres', 'shared_a', { table: 'shared', interval: '100 ms', where: ' WHERE seq <= 6000', sinkId: 'a' });
-  const b = pipeline('postgres', 'shared_b', { table: 'shared', interval: '100 ms', where: ' WHERE seq > 6000', sinkId: 'b' });
+  // 20 ms checkpoints for about 12 s: the two jobs' commits overlap often enough to conflict.
+  const a = pipeline('postgres', 'shared_a', { table: 'shared', interval: '20 ms', rps: 1000, where: ' WHERE seq <= 6000', sinkId: 'a' });
+  const b = pipeline('postgres', 'shared_b', { table: 'shared', interval: '20 ms', rps: 1000, where: ' WHERE seq > 6000', sinkId: 'b' });
   b.wh = a.wh;
   const ra = run(a);
   const rb = run(b);
@@ -270,10 +294,20 @@ test('two jobs commit to one table through PostgreSQL at once: conflicts retried
   const snaps = table(a, ['snapshots']);
   assert.equal(snaps.code, 0, snaps.err);
   const bySink = {};
+  const times = [];
   for (const line of snaps.out.split('\n').filter(Boolean)) {
-    const sink = JSON.parse(line).summary?.['floe.sink-id'];
-    if (sink) bySink[sink] = (bySink[sink] || 0) + 1;
+    const s = JSON.parse(line);
+    const sink = s.summary?.['floe.sink-id'];
+    if (sink) {
+      bySink[sink] = (bySink[sink] || 0) + 1;
+      times.push(Date.parse(s.committed_at));
+    }
   }
   assert.ok(bySink.a > 1 && bySink.b > 1, `both jobs committed several times: ${JSON.stringify(bySink)}`);
-  t.diagnostic(`commits per sink: ${JSON.stringify(bySink)}`);
+  const conflicts = [da.err, db.err].map((err) =>
+    [...err.matchAll(/after (\d+) conflicts with other writers/g)].reduce((n, m) => n + Number(m[1]), 0));
+  const seconds = (Math.max(...times) - Math.min(...times)) / 1000;
+  assert.ok(conflicts[0] + conflicts[1] > 0, 'no commit conflicted: the test did not exercise the retry');
+  t.diagnostic(`commits per sink: ${JSON.stringify(bySink)}; conflicts retried: a ${conflicts[0]}, b ${conflicts[1]}; ` +
+               `${(times.length / seconds).toFixed(1)} commits/s over ${seconds.toFixed(1)} s`);
 });

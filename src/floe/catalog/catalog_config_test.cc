@@ -101,14 +101,10 @@ TEST(ParseCatalogOptions, RestTakesAnHttpUriAndKeepsItsSecretsOutOfTheDescriptio
 }
 
 TEST(ParseCatalogOptions, IcebergsS3PropertiesBecomeTheProcesssS3Settings) {
-  Options o = {{"catalog-type", "jdbc"},
-               {"uri", "jdbc:sqlite:c.db"},
-               {"warehouse", "s3://lake/wh/"},
-               {"s3.endpoint", "http://127.0.0.1:9000"},
-               {"s3.path-style-access", "true"},
-               {"s3.access-key-id", "AK"},
-               {"s3.secret-access-key", "s3cret"},
-               {"client.region", "eu-west-1"}};
+  Options o = {{"catalog-type", "jdbc"},           {"uri", "jdbc:sqlite:c.db"},
+               {"warehouse", "s3://lake/wh/"},     {"s3.endpoint", "http://127.0.0.1:9000"},
+               {"s3.path-style-access", "true"},   {"s3.access-key-id", "AK"},
+               {"s3.secret-access-key", "s3cret"}, {"client.region", "eu-west-1"}};
   CatalogConfig c = ParseCatalogOptions(o).ValueOrDie();
   EXPECT_EQ(c.warehouse, "s3://lake/wh");
   ASSERT_TRUE(c.s3.has_value());

@@ -125,7 +125,7 @@ class FileSystemCatalog final : public Catalog {
   std::map<std::string, CachedMetadata> cache_;  // by "ns.table"
 };
 
-// "file:///abs/path" <-> "/abs/path".
+// "file:///abs/path" <-> "/abs/path"; s3:// URIs stay as they are (io's functions take them).
 std::string PathToUri(const std::string& absolute_path);
 Result<std::string> UriToPath(std::string_view uri);
 

@@ -392,7 +392,10 @@ TEST(FileUris, ConvertBothWays) {
   EXPECT_EQ(*UriToPath("file:/wh/db/t"), "/wh/db/t");
   EXPECT_EQ(*UriToPath("file://localhost/wh"), "/wh");
   EXPECT_EQ(*UriToPath("/wh"), "/wh");
-  EXPECT_FALSE(UriToPath("s3://bucket/x").ok());
+  // io's functions take s3:// URIs as they are.
+  EXPECT_EQ(*UriToPath("s3://bucket/x"), "s3://bucket/x");
+  EXPECT_EQ(PathToUri("s3://bucket/x"), "s3://bucket/x");
+  EXPECT_FALSE(UriToPath("gs://bucket/x").ok());
   EXPECT_FALSE(UriToPath("file://host/x").ok());
   EXPECT_FALSE(UriToPath("relative/path").ok());
 }

@@ -213,8 +213,9 @@ class FileFanout {
     fanout->options_ = std::move(options);
     const std::string& dir = fanout->options_.config.data_dir;
     if (dir.empty() || (dir[0] != '/' && !io::IsS3Uri(dir))) {
-      return Status::InvalidArgument("writer data_dir must be an absolute path or s3:// URI, got '" +
-                                     fanout->options_.config.data_dir + "'");
+      return Status::InvalidArgument(
+          "writer data_dir must be an absolute path or s3:// URI, got '" +
+          fanout->options_.config.data_dir + "'");
     }
     if (fanout->options_.config.file_prefix.empty()) {
       return Status::InvalidArgument("writer file_prefix must not be empty");

@@ -2,10 +2,12 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "floe/common/status.h"
+#include "floe/io/s3_client.h"
 #include "floe/runtime/operator.h"
 
 namespace floe::runtime {
@@ -36,6 +38,11 @@ struct CheckpointConfig {
   CheckpointRetention retention = CheckpointRetention::kRetainOnCancellation;
   std::string dir;            // execution.checkpointing.dir (state.checkpoints.dir)
   std::string savepoint_dir;  // execution.checkpointing.savepoint-dir (state.savepoints.dir)
+  // For s3:// checkpoint or savepoint directories: Flink's S3 keys (s3.endpoint,
+  // s3.path.style.access, s3.access-key, s3.secret-key, s3.region), unset ones from the AWS
+  // environment. UseObjectStorage() makes them this process's settings for those buckets.
+  std::optional<io::S3Config> s3;
+  void UseObjectStorage() const;
   int num_retained = 1;       // state.checkpoints.num-retained
 
   bool periodic() const { return interval.count() > 0; }

@@ -86,6 +86,14 @@ TEST(CheckpointConfig, RejectsBadValuesWithTheRuleAndTheNumbers) {
   ExpectRejected({{"execution.checkpointing.externalized-checkpoint-retention", "KEEP"}},
                  "RETAIN_ON_CANCELLATION");
   ExpectRejected({{"execution.checkpointing.unaligned.enabled", "true"}}, "unaligned");
+  ExpectRejected({{"execution.checkpointing.dir", "hdfs://nn/chk"}},
+                 "floe keeps checkpoints on a local or shared path or on s3://");
+  ExpectRejected({{"execution.checkpointing.dir", "s3://bucket/chk"},
+                  {"s3.endpoint", "http://127.0.0.1:9000"},
+                  {"s3.access-key", "k"},
+                  {"s3.secret-key", "s"},
+                  {"s3.path.style.access", "maybe"}},
+                 "s3.path.style.access must be 'true' or 'false'");
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
-#include <filesystem>
 #include <random>
 #include <system_error>
 
@@ -47,13 +46,6 @@ std::string StateFileName(const std::string& task) {
   return safe + "-" + Hex(Crc32(task), 8) + ".state";
 }
 
-Status RemoveTree(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
-  if (ec) return Status::IOError("cannot remove '" + dir + "': " + ec.message());
-  return Status::OK();
-}
-
 // Deletes a completed checkpoint: `_metadata` first, so a crash midway leaves a directory that
 // is no longer a checkpoint rather than one with missing files.
 Status DeleteCompleted(const std::string& dir) {
@@ -62,7 +54,7 @@ Status DeleteCompleted(const std::string& dir) {
     FLOE_RETURN_NOT_OK(io::RemoveFile(meta));
     FLOE_RETURN_NOT_OK(io::SyncDir(dir));
   }
-  return RemoveTree(dir);
+  return io::RemoveTree(dir);
 }
 
 }  // namespace
@@ -203,7 +195,7 @@ Status CheckpointStorage::Discard(const CheckpointLocation& location) const {
   if (io::Exists(io::JoinPath(location.dir, kMetadataFile))) {
     return Status::Internal("refusing to discard completed checkpoint '" + location.dir + "'");
   }
-  return RemoveTree(location.dir);
+  return io::RemoveTree(location.dir);
 }
 
 Result<std::vector<CheckpointId>> CheckpointStorage::ListCheckpointDirs() const {
@@ -276,7 +268,7 @@ Status CheckpointStorage::RemoveIncomplete(CheckpointId below) const {
   for (CheckpointId id : ids) {
     if (id >= below) break;
     std::string dir = CheckpointDir(id);
-    if (!io::Exists(io::JoinPath(dir, kMetadataFile))) FLOE_RETURN_NOT_OK(RemoveTree(dir));
+    if (!io::Exists(io::JoinPath(dir, kMetadataFile))) FLOE_RETURN_NOT_OK(io::RemoveTree(dir));
   }
   return Status::OK();
 }

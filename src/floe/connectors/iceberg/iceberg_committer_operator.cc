@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "floe/common/crash_point.h"
+#include "floe/common/log.h"
 #include "floe/connectors/iceberg/iceberg_sink_internal.h"
 #include "floe/iceberg/data_file_codec.h"
 #include "floe/iceberg/snapshot_update.h"
@@ -91,7 +92,8 @@ Status IcebergCommitterOperator::Open(const runtime::OperatorContext& ctx) {
                      counter("committedDeleteFilesRecordCount"),
                      counter("committedDeleteFilesByteCount"),
                      gauge("totalDataFiles"),
-                     gauge("totalDeleteFiles")};
+                     gauge("totalDeleteFiles"),
+                     counter("commitConflicts")};
   // Registered before any checkpoint can complete (that needs this task's acknowledgement).
   if (options_.positions) options_.positions->RegisterCommitter(task_);
   FLOE_ASSIGN_OR_RAISE(catalog_, catalog::OpenCatalog(options_.catalog));
@@ -267,8 +269,10 @@ Status IcebergCommitterOperator::CommitOne(uint64_t id, const Pending& pending) 
     changes.summary_properties[internal::kSummaryWatermark] = std::to_string(ms);
   }
   bool already_held = false;
+  int attempts = 0;
   iceberg::CommitOptions commit_options;
   commit_options.validate = [&](const iceberg::TableMetadata& metadata) -> Status {
+    ++attempts;
     FLOE_ASSIGN_OR_RAISE(std::optional<internal::SinkCommit> marker,
                          internal::FindSinkCommit(metadata, options_.sink_id));
     if (marker && marker->snapshot_id != seen_marker_snapshot_ &&
@@ -301,6 +305,16 @@ Status IcebergCommitterOperator::CommitOne(uint64_t id, const Pending& pending) 
     return snapshot.status().WithContext("iceberg sink " + options_.sink_id + ": committing " +
                                          "checkpoint " + std::to_string(id) + " to " +
                                          options_.table.ToString());
+  }
+  if (attempts > 1) {
+    // Another writer (a second job, a maintenance command) committed in between: worth seeing
+    // when the table is contended.
+    metrics_.commit_conflicts->Add(attempts - 1);
+    LogInfo(
+        "iceberg sink '%s': checkpoint %llu committed to %s after %d conflicts with other "
+        "writers (reloaded and re-applied)",
+        options_.sink_id.c_str(), static_cast<unsigned long long>(id),
+        options_.table.ToString().c_str(), attempts - 1);
   }
   // Committed, but pending[id] is still in this committer's state.
   CrashPoint("after-commit-before-record");

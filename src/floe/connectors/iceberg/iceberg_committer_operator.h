@@ -135,6 +135,8 @@ class IcebergCommitterOperator final : public runtime::Operator {
     runtime::Metric* delete_bytes = nullptr;
     runtime::Metric* total_data_files = nullptr;
     runtime::Metric* total_delete_files = nullptr;
+    // floe's: commits retried because another writer committed first (reloaded, re-applied).
+    runtime::Metric* commit_conflicts = nullptr;
   } metrics_;
   int64_t watermark_ = INT64_MIN;             // micros; INT64_MIN: none yet
   std::map<uint64_t, int64_t> watermark_at_;  // by checkpoint: watermark_ at its barrier (not
