@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { icebirdKeys } from './icebird_read.mjs';
 import { checkpointSets, floe, jobRecords, killWorkerMidFeed, runJob, sandbox, sleep, tempRoot, ROSTER_COLUMNS, testPostgres } from './harness.mjs';
 
 const ROOT = tempRoot('floe-jdbc-');
@@ -112,28 +112,8 @@ async function assertIcebirdReads(p, key) {
   const s = table(p, ['scan']);
   assert.equal(s.code, 0, s.err);
   const scanned = s.out.split('\n').filter(Boolean).map((l) => String(JSON.parse(l)[key])).sort();
-  const { icebergRead } = await import('icebird');
-  const { makeLocalFetch } = await import('../interop/lib/localfetch.mjs');
-  const realFetch = globalThis.fetch;
-  // On S3: icebird rewrites s3://BUCKET/KEY to https://BUCKET.s3.amazonaws.com/KEY; the fetch
-  // here sends that to the test S3 server as an anonymous HTTP read.
-  const s3 = location.startsWith('s3://');
-  const localFetch = makeLocalFetch({ log: [] });
-  globalThis.fetch = s3
-    ? (input, init) => {
-        const url = String(typeof input === 'string' ? input : input.url ?? input);
-        const m = /^https:\/\/([^.]+)\.s3\.amazonaws\.com\/(.*)$/.exec(url);
-        return realFetch(m ? `${S3_ENDPOINT}/${m[1]}/${m[2]}` : url, init);
-      }
-    : localFetch;
-  try {
-    const tableUrl = s3 ? path.posix.dirname(path.posix.dirname(location))
-      : pathToFileURL(path.dirname(path.dirname(location))).href;
-    const rows = await icebergRead({ tableUrl, metadataFileName: path.basename(location) });
-    assert.deepEqual(rows.map((r) => String(r[key])).sort(), scanned, 'icebird rows differ from floe table scan');
-  } finally {
-    globalThis.fetch = realFetch;
-  }
+  assert.deepEqual(await icebirdKeys({ location, key, s3Endpoint: S3_ENDPOINT }), scanned,
+                   'icebird rows differ from floe table scan');
 }
 
 for (const kind of ['sqlite', 'postgres', 's3']) {

@@ -8,8 +8,8 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { IcebergRestCatalog } from 'iceberg-js';
+import { icebirdKeys } from './icebird_read.mjs';
 import { checkpointSets, checkpointed, floe, jobRecords, killWorkerMidFeed, runJob, sandbox, sleep, start,
          tempRoot, waitFor, ROSTER_COLUMNS, testPostgres } from './harness.mjs';
 
@@ -65,18 +65,7 @@ async function assertIcebirdReads(uri, table, location, key) {
   const s = floe(['table', 'scan', table, ...tableCli(uri)], cliEnv);
   assert.equal(s.code, 0, s.err);
   const scanned = s.out.split('\n').filter(Boolean).map((l) => String(JSON.parse(l)[key])).sort();
-  const { icebergRead } = await import('icebird');
-  const { makeLocalFetch } = await import('../interop/lib/localfetch.mjs');
-  const realFetch = globalThis.fetch;
-  globalThis.fetch = makeLocalFetch({ log: [] });
-  try {
-    const file = new URL(location).pathname;
-    const rows = await icebergRead({ tableUrl: pathToFileURL(path.dirname(path.dirname(file))).href,
-                                     metadataFileName: path.basename(file) });
-    assert.deepEqual(rows.map((r) => String(r[key])).sort(), scanned, 'icebird rows differ from floe table scan');
-  } finally {
-    globalThis.fetch = realFetch;
-  }
+  assert.deepEqual(await icebirdKeys({ location, key }), scanned, 'icebird rows differ from floe table scan');
 }
 
 test('iceberg-js creates a namespace and a table on floe\'s server, floe writes it, iceberg-js loads the commits; hostile calls get errors', async () => {
