@@ -224,6 +224,19 @@ Result<std::unique_ptr<iceberg::Catalog>> OpenCatalog(const CatalogConfig& confi
   if (config.type == CatalogConfig::Type::kRest) {
     RestClientOptions options{config.uri, config.warehouse, config.credential, config.token};
     FLOE_ASSIGN_OR_RAISE(auto catalog, RestCatalog::Make(options));
+    // The server's S3 settings, in Iceberg's order: its defaults unless the sink gave its own,
+    // then its overrides over both.
+    std::map<std::string, std::string> s3;
+    if (!config.s3) s3 = catalog->server_defaults();
+    for (const auto& [key, value] : catalog->server_overrides()) s3[key] = value;
+    std::erase_if(s3, [](const auto& kv) {
+      return kv.first.rfind("s3.", 0) != 0 && kv.first != "client.region";
+    });
+    if (!s3.empty()) {
+      Result<std::optional<io::S3Config>> served = S3Options(s3);
+      if (!served.ok()) return served.status().WithContext(config.uri + " /v1/config");
+      io::SetS3Config("", **served);
+    }
     return std::unique_ptr<iceberg::Catalog>(std::move(catalog));
   }
   std::unique_ptr<SqlDatabase> db;

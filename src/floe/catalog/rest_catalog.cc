@@ -63,6 +63,7 @@ struct RestCatalog::Impl {
   std::string base_path;  // the URI's path, without a trailing slash
   std::string prefix;     // "/v1" or "/v1/<prefix>"
   std::string bearer;
+  std::map<std::string, std::string> server_defaults, server_overrides;  // GET /v1/config
   // The last version seen per table, with its ETag: a load answered 304 returns it as is.
   std::map<std::string, std::pair<std::string, LoadedTable>> versions;
 
@@ -192,13 +193,17 @@ Result<std::unique_ptr<RestCatalog>> RestCatalog::Make(const RestClientOptions& 
   if (!r || r->status != 200) return impl->Failed(r, "GET /v1/config");
   json body = json::parse(r->body, nullptr, /*allow_exceptions=*/false);
   impl->prefix = impl->base_path + "/v1";
-  // Defaults, then overrides (the spec's order); only the prefix matters to floe.
   for (const char* part : {"defaults", "overrides"}) {
     if (!body.is_object() || !body.contains(part) || !body[part].is_object()) continue;
-    auto p = body[part].find("prefix");
-    if (p != body[part].end() && p->is_string() && !p->get<std::string>().empty()) {
-      impl->prefix = impl->base_path + "/v1/" + p->get<std::string>();
+    auto& into = std::string(part) == "defaults" ? impl->server_defaults : impl->server_overrides;
+    for (auto it = body[part].begin(); it != body[part].end(); ++it) {
+      if (it.value().is_string()) into[it.key()] = it.value().get<std::string>();
     }
+  }
+  // Defaults, then overrides (the spec's order).
+  for (const auto* part : {&impl->server_defaults, &impl->server_overrides}) {
+    auto p = part->find("prefix");
+    if (p != part->end() && !p->second.empty()) impl->prefix = impl->base_path + "/v1/" + p->second;
   }
   return std::make_unique<RestCatalog>(std::move(impl));
 }
@@ -312,5 +317,12 @@ Result<std::vector<std::string>> RestCatalog::ListNamespaces() {
 }
 
 std::string RestCatalog::DefaultTableLocation(const TableIdentifier&) const { return ""; }
+
+const std::map<std::string, std::string>& RestCatalog::server_defaults() const {
+  return impl_->server_defaults;
+}
+const std::map<std::string, std::string>& RestCatalog::server_overrides() const {
+  return impl_->server_overrides;
+}
 
 }  // namespace floe::catalog

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -44,6 +45,9 @@ class RestCatalog final : public iceberg::Catalog {
   Result<std::vector<std::string>> ListNamespaces() override;
   // The server decides a table's location; this is only where it would usually go.
   std::string DefaultTableLocation(const iceberg::TableIdentifier& id) const override;
+  // GET /v1/config's maps (the client applies defaults < its own options < overrides).
+  const std::map<std::string, std::string>& server_defaults() const;
+  const std::map<std::string, std::string>& server_overrides() const;
 
   struct Impl;
   explicit RestCatalog(std::unique_ptr<Impl> impl);

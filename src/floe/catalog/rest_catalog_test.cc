@@ -12,6 +12,7 @@
 #include "floe/catalog/catalog_config.h"
 #include "floe/catalog/rest_server.h"
 #include "floe/iceberg/commit_test_util.h"
+#include "floe/io/object_store.h"
 
 namespace floe::catalog {
 namespace {
@@ -158,6 +159,36 @@ TEST_F(RestCatalogTest, CredentialsAreExchangedForATokenAndRenewedAfterAServerRe
   int port = server_->port();
   StartServer("floe:s3cret", port);
   EXPECT_TRUE(client->LoadTable(id_).ok());
+}
+
+TEST_F(RestCatalogTest, TheServersConfigSetsTheS3SettingsOverridesWinning) {
+  server_.reset();
+  backing_.reset();
+  CatalogConfig backing;
+  backing.type = CatalogConfig::Type::kJdbc;
+  backing.uri = "jdbc:sqlite:" + (dir_ / "catalog.db").string();
+  backing.warehouse = (dir_ / "wh").string();
+  backing_ = OpenCatalog(backing).ValueOrDie();
+  RestServerOptions options;
+  options.config_defaults = {{"s3.endpoint", "http://127.0.0.1:9000"},
+                             {"s3.access-key-id", "from-defaults"},
+                             {"s3.secret-access-key", "x"},
+                             {"prefix", "lake"}};
+  options.config_overrides = {{"s3.access-key-id", "from-overrides"}};
+  server_ =
+      RestCatalogServer::Start(
+          std::make_unique<iceberg::commit_testing::InterposedCatalog>(backing_.get()), options)
+          .ValueOrDie();
+  CatalogConfig client;
+  client.type = CatalogConfig::Type::kRest;
+  client.uri = Uri();
+  auto catalog = OpenCatalog(client).ValueOrDie();
+  io::S3Config s3 = io::S3ConfigFor("any-bucket").ValueOrDie();
+  EXPECT_EQ(s3.endpoint, "http://127.0.0.1:9000");
+  EXPECT_EQ(s3.access_key_id, "from-overrides");
+  // The prefix from the defaults is used: the server answers under /v1/lake/ as under /v1/.
+  EXPECT_TRUE(iceberg::EnsureNamespace(*catalog, "db").ok());
+  EXPECT_EQ(catalog->ListNamespaces().ValueOrDie(), std::vector<std::string>{"db"});
 }
 
 TEST_F(RestCatalogTest, HostileRequestsGetTheSpecsErrorsAndTheServerStaysUp) {

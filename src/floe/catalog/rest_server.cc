@@ -245,8 +245,10 @@ class Server final : public RestCatalogServer {
   void Routes() {
     server_.Post("/v1/oauth/tokens",
                  [this](const httplib::Request& req, httplib::Response& res) { Token(req, res); });
-    server_.Get("/v1/config", [](const httplib::Request&, httplib::Response& res) {
-      Reply(res, 200, R"({"defaults":{},"overrides":{}})");
+    server_.Get("/v1/config", [this](const httplib::Request&, httplib::Response& res) {
+      Reply(res, 200,
+            json{{"defaults", options_.config_defaults}, {"overrides", options_.config_overrides}}
+                .dump());
     });
     server_.Get(kNamespaces, [this](const httplib::Request& req, httplib::Response& res) {
       Locked(res, [&] { ListNamespaces(req, res); });

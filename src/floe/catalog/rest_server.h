@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -14,6 +15,9 @@ struct RestServerOptions {
   // "client_id:client_secret": clients get a bearer token from POST /v1/oauth/tokens (OAuth2
   // client credentials) and every other request needs it. Empty: no authentication.
   std::string credential;
+  // GET /v1/config's "defaults" and "overrides" (e.g. s3.endpoint for clients' file IO).
+  std::map<std::string, std::string> config_defaults;
+  std::map<std::string, std::string> config_overrides;
 };
 
 // An Iceberg REST catalog (open-api/rest-catalog-open-api.yaml, 1.10) in front of `catalog`
