@@ -43,7 +43,7 @@ struct CheckpointConfig {
   // environment. UseObjectStorage() makes them this process's settings for those buckets.
   std::optional<io::S3Config> s3;
   void UseObjectStorage() const;
-  int num_retained = 1;       // state.checkpoints.num-retained
+  int num_retained = 1;  // state.checkpoints.num-retained
 
   bool periodic() const { return interval.count() > 0; }
 
