@@ -4,7 +4,8 @@
 // buckets BUCKET... made at start; writes its endpoint to DIR/endpoint once it listens and runs
 // until killed. Usage: node s3rver.mjs DIR [BUCKET...]. Access key and
 // secret: S3RVER. A request whose signature or payload hash does not match gets S3's 403
-// SignatureDoesNotMatch (or XAmzContentSHA256Mismatch) and never reaches s3rver.
+// SignatureDoesNotMatch (or XAmzContentSHA256Mismatch) and never reaches s3rver; a conditional
+// create (If-None-Match: *) of an existing key gets AWS's 412.
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import http from 'node:http'
@@ -55,6 +56,16 @@ async function expectedAuthorization (req, body) {
   return { expected: signed.headers.authorization, got: auth }
 }
 
+// Whether the object at `url` (path style) exists on s3rver.
+function exists (url) {
+  return new Promise((resolve) => {
+    const head = http.request({ host: '127.0.0.1', port: backendPort, method: 'HEAD', path: url.split('?')[0] },
+                              (r) => { r.resume(); resolve(r.statusCode === 200) })
+    head.on('error', () => resolve(false))
+    head.end()
+  })
+}
+
 const front = http.createServer((req, res) => {
   const chunks = []
   req.on('data', (c) => chunks.push(c))
@@ -70,6 +81,11 @@ const front = http.createServer((req, res) => {
       const { expected, got, error } = anonymousRead ? {} : await expectedAuthorization(req, body)
       if (!anonymousRead && (error || expected.replace(/, /g, ',') !== got.replace(/, /g, ','))) {
         return s3Error(res, 403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided.')
+      }
+      // AWS's conditional create, which s3rver lacks: If-None-Match: * on an existing key is a
+      // 412, so the tests see what floe does against AWS S3 or MinIO.
+      if (req.method === 'PUT' && req.headers['if-none-match'] === '*' && await exists(req.url)) {
+        return s3Error(res, 412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold')
       }
       const forward = http.request({ host: '127.0.0.1', port: backendPort, method: req.method, path: req.url,
                                      headers: req.headers }, (up) => {

@@ -37,8 +37,7 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-// "file:///x", "file:/x" or a local path -> absolute path.
-// A local directory (made absolute) or an s3:// location (kept).
+// A local directory or file: URI (made an absolute path) or an s3:// location (kept).
 Result<std::string> Warehouse(std::string warehouse) {
   if (warehouse.empty()) {
     return Status::InvalidArgument(
@@ -62,38 +61,14 @@ Result<std::string> Warehouse(std::string warehouse) {
   return io::AbsolutePath(warehouse);
 }
 
-// Iceberg's S3FileIO properties; unset keys and secrets from the AWS environment.
+// Iceberg's S3FileIO properties, when any is set; unset ones from the AWS environment.
 Result<std::optional<io::S3Config>> S3Options(const std::map<std::string, std::string>& options) {
   bool any = false;
   for (const auto& [key, value] : options) {
     if (StartsWith(key, "s3.") || key == "client.region") any = true;
   }
   if (!any) return std::optional<io::S3Config>();
-  io::S3Config c;
-  auto env = [](const char* name) {
-    const char* v = std::getenv(name);
-    return std::string(v ? v : "");
-  };
-  c.endpoint = Get(options, "s3.endpoint");
-  if (c.endpoint.empty()) c.endpoint = env("AWS_ENDPOINT_URL_S3");
-  if (c.endpoint.empty()) c.endpoint = env("AWS_ENDPOINT_URL");
-  c.access_key_id = Get(options, "s3.access-key-id");
-  if (c.access_key_id.empty()) c.access_key_id = env("AWS_ACCESS_KEY_ID");
-  c.secret_access_key = Get(options, "s3.secret-access-key");
-  if (c.secret_access_key.empty()) c.secret_access_key = env("AWS_SECRET_ACCESS_KEY");
-  c.session_token = Get(options, "s3.session-token");
-  if (c.session_token.empty()) c.session_token = env("AWS_SESSION_TOKEN");
-  std::string region = Get(options, "client.region");
-  if (region.empty()) region = env("AWS_REGION");
-  if (!region.empty()) c.region = region;
-  std::string path_style = Lower(Get(options, "s3.path-style-access"));
-  if (!path_style.empty() && path_style != "true" && path_style != "false") {
-    return Status::InvalidArgument(
-        "option 's3.path-style-access' must be 'true' or 'false', not '" + path_style + "'");
-  }
-  c.path_style = path_style == "true";
-  // The client checks the endpoint and the credentials (without printing the secret).
-  FLOE_RETURN_NOT_OK(io::S3Client::Make(c).status());
+  FLOE_ASSIGN_OR_RAISE(io::S3Config c, io::S3ConfigFromOptions(options, io::kIcebergS3Options));
   return std::optional<io::S3Config>(std::move(c));
 }
 
@@ -184,16 +159,7 @@ Result<CatalogConfig> ParseCatalogOptions(const std::map<std::string, std::strin
     return c;
   }
   FLOE_ASSIGN_OR_RAISE(c.warehouse, Warehouse(Get(options, "warehouse")));
-  if (type == "hadoop") {
-    if (io::IsS3Uri(c.warehouse)) {
-      return Status::InvalidArgument(
-          "option 'warehouse' = '" + c.warehouse +
-          "': the filesystem catalog ('hadoop') commits by creating a file exclusively, which "
-          "object storage does not promise; keep tables on object storage with "
-          "'catalog-type' = 'jdbc' (SQLite or PostgreSQL) or 'rest'");
-    }
-    return c;
-  }
+  if (type == "hadoop") return c;  // FileSystemCatalog::Make refuses object storage
   c.type = CatalogConfig::Type::kJdbc;
   c.user = Get(options, "jdbc.user");
   c.password = Get(options, "jdbc.password");

@@ -11,7 +11,7 @@ namespace {
 using iceberg::TableMetadata;
 using nlohmann::json;
 
-std::optional<int64_t> MainSnapshot(const TableMetadata& m, const std::string& ref) {
+std::optional<int64_t> RefSnapshot(const TableMetadata& m, const std::string& ref) {
   auto it = m.refs.find(ref);
   if (it == m.refs.end()) return std::nullopt;
   return it->second.snapshot_id;
@@ -68,7 +68,7 @@ Status CheckRequirement(const json& r, const TableMetadata& m) {
     }
     std::optional<int64_t> want;
     if (!id->is_null()) want = id->get<int64_t>();
-    std::optional<int64_t> actual = MainSnapshot(m, ref);
+    std::optional<int64_t> actual = RefSnapshot(m, ref);
     if (want != actual) {
       return failed("ref '" + ref + "' is at " +
                     (actual ? std::to_string(*actual) : std::string("no snapshot")) +
@@ -239,7 +239,7 @@ Result<std::string> CommitRequest(const iceberg::TableIdentifier& id,
     if (!b.refs.count(name)) refs.insert(name);
   }
   for (const std::string& name : refs) {
-    std::optional<int64_t> at = MainSnapshot(b, name);
+    std::optional<int64_t> at = RefSnapshot(b, name);
     requirements.push_back({{"type", "assert-ref-snapshot-id"},
                             {"ref", name},
                             {"snapshot-id", at ? json(*at) : json(nullptr)}});
@@ -267,7 +267,7 @@ Result<std::string> CommitRequest(const iceberg::TableIdentifier& id,
     if (it == updated.refs.end()) {
       if (b.refs.count(name))
         updates.push_back({{"action", "remove-snapshot-ref"}, {"ref-name", name}});
-    } else if (MainSnapshot(b, name) != it->second.snapshot_id) {
+    } else if (RefSnapshot(b, name) != it->second.snapshot_id) {
       updates.push_back({{"action", "set-snapshot-ref"},
                          {"ref-name", name},
                          {"type", it->second.type},

@@ -251,29 +251,29 @@ class Server final : public RestCatalogServer {
                 .dump());
     });
     server_.Get(kNamespaces, [this](const httplib::Request& req, httplib::Response& res) {
-      Locked(res, [&] { ListNamespaces(req, res); });
+      Locked([&] { ListNamespaces(req, res); });
     });
     server_.Post(kNamespaces, [this](const httplib::Request& req, httplib::Response& res) {
-      Locked(res, [&] { CreateNamespace(req, res); });
+      Locked([&] { CreateNamespace(req, res); });
     });
     // HEAD (exists) is answered by the GET handlers, without the body.
     server_.Get(kNamespace, [this](const httplib::Request& req, httplib::Response& res) {
-      Locked(res, [&] { LoadNamespace(req, res); });
+      Locked([&] { LoadNamespace(req, res); });
     });
     server_.Get(kTables, [this](const httplib::Request& req, httplib::Response& res) {
-      Locked(res, [&] { ListTables(req, res); });
+      Locked([&] { ListTables(req, res); });
     });
     server_.Post(kTables, [this](const httplib::Request& req, httplib::Response& res) {
-      Locked(res, [&] { CreateTable(req, res); });
+      Locked([&] { CreateTable(req, res); });
     });
     server_.Get(kTable, [this](const httplib::Request& req, httplib::Response& res) {
-      Locked(res, [&] { LoadTable(req, res); });
+      Locked([&] { LoadTable(req, res); });
     });
     server_.Post(kTable, [this](const httplib::Request& req, httplib::Response& res) {
-      Locked(res, [&] { CommitTable(req, res); });
+      Locked([&] { CommitTable(req, res); });
     });
     server_.Delete(kTable, [this](const httplib::Request& req, httplib::Response& res) {
-      Locked(res, [&] { DropTable(req, res); });
+      Locked([&] { DropTable(req, res); });
     });
     for (const char* path : {kNamespace, kNamespaces, kTables}) {
       server_.Delete(path, [](const httplib::Request&, httplib::Response& res) {
@@ -287,10 +287,10 @@ class Server final : public RestCatalogServer {
                  });
   }
 
+  // One request at a time: the catalogs behind are thread-compatible, not thread-safe.
   template <typename F>
-  void Locked(httplib::Response& res, F&& handle) {
+  void Locked(F&& handle) {
     std::lock_guard lock(mu_);
-    res.status = 200;
     handle();
   }
 

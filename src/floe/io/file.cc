@@ -42,6 +42,18 @@ Status WriteTempSynced(const std::string& tmp, std::string_view data) {
   return st;
 }
 
+Status S3WriteObject(const std::string& uri, std::string_view data, bool if_absent) {
+  return internal::WithS3Object(
+      uri, [&](S3Client& c, const std::string& bucket, const std::string& key) {
+        return c.Put(bucket, key, data, if_absent);
+      });
+}
+
+Status S3RemoveObject(const std::string& uri) {
+  return internal::WithS3Object(uri, [](S3Client& c, const std::string& bucket,
+                                        const std::string& key) { return c.Delete(bucket, key); });
+}
+
 }  // namespace
 
 WritableFile::~WritableFile() {
@@ -64,7 +76,7 @@ Result<std::unique_ptr<WritableFile>> WritableFile::Create(const std::string& pa
 }
 
 Status WritableFile::Upload() {
-  FLOE_RETURN_NOT_OK(internal::S3WriteFile(path_, buffer_, exclusive_));
+  FLOE_RETURN_NOT_OK(S3WriteObject(path_, buffer_, exclusive_));
   uploaded_ = true;
   exclusive_ = false;  // it exists now: later uploads replace our own object
   return Status::OK();
@@ -136,7 +148,15 @@ Status WritableFile::Close() {
 }
 
 Result<std::string> ReadFile(const std::string& path) {
-  if (IsS3Uri(path)) return internal::S3ReadFile(path);
+  if (IsS3Uri(path)) {
+    std::string out;
+    FLOE_RETURN_NOT_OK(internal::WithS3Object(
+        path, [&](S3Client& c, const std::string& bucket, const std::string& key) -> Status {
+          FLOE_ASSIGN_OR_RAISE(out, c.Get(bucket, key));
+          return Status::OK();
+        }));
+    return out;
+  }
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("cannot open", path, errno);
   std::string out;
@@ -159,7 +179,15 @@ Result<std::string> ReadFile(const std::string& path) {
 }
 
 Result<std::string> ReadFileRange(const std::string& path, uint64_t offset, uint64_t length) {
-  if (IsS3Uri(path)) return internal::S3ReadFileRange(path, offset, length);
+  if (IsS3Uri(path)) {
+    std::string out;
+    FLOE_RETURN_NOT_OK(internal::WithS3Object(
+        path, [&](S3Client& c, const std::string& bucket, const std::string& key) -> Status {
+          FLOE_ASSIGN_OR_RAISE(out, c.GetRange(bucket, key, offset, length));
+          return Status::OK();
+        }));
+    return out;
+  }
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("cannot open", path, errno);
   std::string out(length, '\0');
@@ -186,8 +214,14 @@ Result<std::string> ReadFileRange(const std::string& path, uint64_t offset, uint
 
 Result<uint64_t> FileSize(const std::string& path) {
   if (IsS3Uri(path)) {
-    FLOE_ASSIGN_OR_RAISE(S3Object o, internal::S3Head(path));
-    return static_cast<uint64_t>(o.size);
+    uint64_t size = 0;
+    FLOE_RETURN_NOT_OK(internal::WithS3Object(
+        path, [&](S3Client& c, const std::string& bucket, const std::string& key) -> Status {
+          FLOE_ASSIGN_OR_RAISE(S3Object o, c.Head(bucket, key));
+          size = static_cast<uint64_t>(o.size);
+          return Status::OK();
+        }));
+    return size;
   }
   struct stat sb;
   if (::stat(path.c_str(), &sb) != 0) return ErrnoStatus("cannot stat", path, errno);
@@ -195,11 +229,6 @@ Result<uint64_t> FileSize(const std::string& path) {
 }
 
 Result<FileStamp> StampOf(const std::string& path) {
-  if (IsS3Uri(path)) {
-    // An object is replaced, never changed: its ETag and size tell versions apart.
-    FLOE_ASSIGN_OR_RAISE(S3Object o, internal::S3Head(path));
-    return FileStamp{0, std::hash<std::string>{}(o.etag), static_cast<uint64_t>(o.size), 0};
-  }
   struct stat sb;
   if (::stat(path.c_str(), &sb) != 0) return ErrnoStatus("cannot stat", path, errno);
   return FileStamp{static_cast<uint64_t>(sb.st_dev), static_cast<uint64_t>(sb.st_ino),
@@ -210,7 +239,7 @@ Result<FileStamp> StampOf(const std::string& path) {
 Status WriteFileExclusive(const std::string& path, std::string_view data) {
   // A conditional write (If-None-Match: *); a store that ignores it overwrites, so catalogs
   // that need an atomic create refuse object storage (docs/catalogs.md).
-  if (IsS3Uri(path)) return internal::S3WriteFile(path, data, /*if_absent=*/true);
+  if (IsS3Uri(path)) return S3WriteObject(path, data, /*if_absent=*/true);
   std::string tmp = TempNameFor(path);
   FLOE_RETURN_NOT_OK(WriteTempSynced(tmp, data));
   int rc = ::link(tmp.c_str(), path.c_str());
@@ -221,7 +250,7 @@ Status WriteFileExclusive(const std::string& path, std::string_view data) {
 }
 
 Status WriteFileReplace(const std::string& path, std::string_view data) {
-  if (IsS3Uri(path)) return internal::S3WriteFile(path, data, /*if_absent=*/false);
+  if (IsS3Uri(path)) return S3WriteObject(path, data, /*if_absent=*/false);
   std::string tmp = TempNameFor(path);
   FLOE_RETURN_NOT_OK(WriteTempSynced(tmp, data));
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -233,7 +262,7 @@ Status WriteFileReplace(const std::string& path, std::string_view data) {
 }
 
 bool Exists(const std::string& path) {
-  if (IsS3Uri(path)) return internal::S3Head(path).ok();
+  if (IsS3Uri(path)) return FileSize(path).ok();
   struct stat sb;
   return ::stat(path.c_str(), &sb) == 0;
 }
@@ -247,15 +276,15 @@ Status CreateDirs(const std::string& path) {
 }
 
 Status RemoveFile(const std::string& path) {
-  if (IsS3Uri(path)) return internal::S3RemoveFile(path);
+  if (IsS3Uri(path)) return S3RemoveObject(path);
   if (::unlink(path.c_str()) != 0) return ErrnoStatus("cannot remove", path, errno);
   return Status::OK();
 }
 
 Status RemoveTree(const std::string& path) {
   if (IsS3Uri(path)) {
-    FLOE_ASSIGN_OR_RAISE(std::vector<std::string> keys, internal::S3List(path, false));
-    for (const std::string& key : keys) FLOE_RETURN_NOT_OK(internal::S3RemoveFile(key));
+    FLOE_ASSIGN_OR_RAISE(std::vector<FileEntry> files, internal::S3ListFiles(path));
+    for (const FileEntry& f : files) FLOE_RETURN_NOT_OK(S3RemoveObject(f.path));
     return Status::OK();
   }
   std::error_code ec;
@@ -277,8 +306,15 @@ Status SyncDir(const std::string& path) {
 
 Result<std::vector<std::string>> ListDir(const std::string& dir) {
   if (IsS3Uri(dir)) {
-    FLOE_ASSIGN_OR_RAISE(std::vector<std::string> names, internal::S3List(dir, true));
-    if (names.empty()) return Status::NotFound("no directory '" + dir + "'");
+    // A directory is every key below it: the first name of each, once.
+    FLOE_ASSIGN_OR_RAISE(std::vector<FileEntry> files, internal::S3ListFiles(dir));
+    if (files.empty()) return Status::NotFound("no directory '" + dir + "'");
+    std::vector<std::string> names;
+    const size_t skip = dir.size() + (dir.back() == '/' ? 0 : 1);
+    for (const FileEntry& f : files) {
+      std::string name = f.path.substr(skip, f.path.find('/', skip) - skip);
+      if (names.empty() || names.back() != name) names.push_back(std::move(name));
+    }
     return names;
   }
   std::error_code ec;
@@ -297,20 +333,7 @@ Result<std::vector<std::string>> ListDir(const std::string& dir) {
 
 Result<std::vector<FileEntry>> ListFilesRecursive(const std::string& dir) {
   std::vector<FileEntry> out;
-  if (IsS3Uri(dir)) {
-    FLOE_ASSIGN_OR_RAISE(auto loc, ParseS3Uri(dir));
-    std::string prefix = loc.second;
-    if (!prefix.empty() && prefix.back() != '/') prefix.push_back('/');
-    std::vector<S3Object> objects;
-    FLOE_RETURN_NOT_OK(internal::WithS3Client(loc.first, [&](S3Client& c) -> Status {
-      FLOE_ASSIGN_OR_RAISE(objects, c.List(loc.first, prefix));
-      return Status::OK();
-    }));
-    for (const S3Object& o : objects) {
-      out.push_back(FileEntry{"s3://" + loc.first + "/" + o.key, o.size, o.last_modified_ms});
-    }
-    return out;
-  }
+  if (IsS3Uri(dir)) return internal::S3ListFiles(dir);
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::recursive_directory_iterator it(dir, ec), end;

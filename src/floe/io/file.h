@@ -12,7 +12,7 @@ namespace floe::io {
 
 // Every function here also takes s3://bucket/key URIs (object_store.h says which settings they
 // use): reads and writes of whole objects, ranges, HEAD for sizes and existence, listing for
-// directories, deletes; directories need no creating. WritableFile is local only for now.
+// directories, deletes; directories need no creating.
 
 // WritableFile appends to a new local file through a user-space buffer.
 // Lifecycle: Create -> Append* -> [Sync] -> Close. Not thread-safe. The destructor closes the

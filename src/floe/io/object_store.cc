@@ -1,5 +1,7 @@
 #include "floe/io/object_store.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -27,7 +29,9 @@ std::string Env(const char* name) {
   return v ? v : "";
 }
 
-S3Config FromEnvironment() {
+}  // namespace
+
+S3Config S3ConfigFromEnvironment() {
   S3Config c;
   c.access_key_id = Env("AWS_ACCESS_KEY_ID");
   c.secret_access_key = Env("AWS_SECRET_ACCESS_KEY");
@@ -40,7 +44,34 @@ S3Config FromEnvironment() {
   return c;
 }
 
-}  // namespace
+Result<S3Config> S3ConfigFromOptions(const std::map<std::string, std::string>& options,
+                                     const S3OptionNames& names) {
+  S3Config c = S3ConfigFromEnvironment();
+  auto set = [&](const char* key, std::string* into) {
+    auto it = options.find(key);
+    if (it != options.end() && !it->second.empty()) *into = it->second;
+  };
+  set(names.endpoint, &c.endpoint);
+  set(names.access_key, &c.access_key_id);
+  set(names.secret_key, &c.secret_access_key);
+  set(names.session_token, &c.session_token);
+  set(names.region, &c.region);
+  auto path_style = options.find(names.path_style);
+  if (path_style != options.end()) {
+    std::string v = path_style->second;
+    std::transform(v.begin(), v.end(), v.begin(),
+                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    if (v != "true" && v != "false") {
+      return Status::InvalidArgument(std::string("option '") + names.path_style +
+                                     "' must be 'true' or 'false', not '" + path_style->second +
+                                     "'");
+    }
+    c.path_style = v == "true";
+  }
+  // The client checks the endpoint and the credentials (without printing the secret).
+  FLOE_RETURN_NOT_OK(S3Client::Make(c).status());
+  return c;
+}
 
 void SetS3Config(const std::string& bucket, const S3Config& config) {
   Registry& r = registry();
@@ -60,7 +91,7 @@ Result<S3Config> S3ConfigFor(const std::string& bucket) {
   std::lock_guard lock(r.mu);
   auto it = r.configs.find(bucket);
   if (it == r.configs.end()) it = r.configs.find("");
-  S3Config c = it != r.configs.end() ? it->second : FromEnvironment();
+  S3Config c = it != r.configs.end() ? it->second : S3ConfigFromEnvironment();
   if (c.access_key_id.empty() || c.secret_access_key.empty()) {
     return Status::InvalidArgument(
         "no S3 credentials for s3://" + bucket +
@@ -107,67 +138,25 @@ Status WithS3Client(const std::string& bucket, const std::function<Status(S3Clie
   return st;
 }
 
-Result<std::string> S3ReadFile(const std::string& uri) {
+Status WithS3Object(
+    const std::string& uri,
+    const std::function<Status(S3Client&, const std::string& bucket, const std::string& key)>& op) {
   FLOE_ASSIGN_OR_RAISE(auto loc, ParseS3Uri(uri));
-  std::string out;
-  FLOE_RETURN_NOT_OK(WithS3Client(loc.first, [&](S3Client& c) -> Status {
-    FLOE_ASSIGN_OR_RAISE(out, c.Get(loc.first, loc.second));
-    return Status::OK();
-  }));
-  return out;
+  return WithS3Client(loc.first, [&](S3Client& c) { return op(c, loc.first, loc.second); });
 }
 
-Result<std::string> S3ReadFileRange(const std::string& uri, uint64_t offset, uint64_t length) {
-  FLOE_ASSIGN_OR_RAISE(auto loc, ParseS3Uri(uri));
-  std::string out;
-  FLOE_RETURN_NOT_OK(WithS3Client(loc.first, [&](S3Client& c) -> Status {
-    FLOE_ASSIGN_OR_RAISE(out, c.GetRange(loc.first, loc.second, offset, length));
-    return Status::OK();
-  }));
-  return out;
-}
-
-Result<S3Object> S3Head(const std::string& uri) {
-  FLOE_ASSIGN_OR_RAISE(auto loc, ParseS3Uri(uri));
-  S3Object out;
-  FLOE_RETURN_NOT_OK(WithS3Client(loc.first, [&](S3Client& c) -> Status {
-    FLOE_ASSIGN_OR_RAISE(out, c.Head(loc.first, loc.second));
-    return Status::OK();
-  }));
-  return out;
-}
-
-Status S3WriteFile(const std::string& uri, std::string_view data, bool if_absent) {
-  FLOE_ASSIGN_OR_RAISE(auto loc, ParseS3Uri(uri));
-  return WithS3Client(loc.first,
-                      [&](S3Client& c) { return c.Put(loc.first, loc.second, data, if_absent); });
-}
-
-Status S3RemoveFile(const std::string& uri) {
-  FLOE_ASSIGN_OR_RAISE(auto loc, ParseS3Uri(uri));
-  return WithS3Client(loc.first, [&](S3Client& c) { return c.Delete(loc.first, loc.second); });
-}
-
-Result<std::vector<std::string>> S3List(const std::string& dir_uri, bool names_only) {
-  FLOE_ASSIGN_OR_RAISE(auto loc, ParseS3Uri(dir_uri));
-  std::string prefix = loc.second;
-  if (!prefix.empty() && prefix.back() != '/') prefix.push_back('/');
-  std::vector<S3Object> objects;
-  FLOE_RETURN_NOT_OK(WithS3Client(loc.first, [&](S3Client& c) -> Status {
-    FLOE_ASSIGN_OR_RAISE(objects, c.List(loc.first, prefix));
-    return Status::OK();
-  }));
-  std::vector<std::string> out;
-  for (const S3Object& o : objects) {
-    std::string rest = o.key.substr(prefix.size());
-    if (names_only) {
-      // A directory is every key below it: its name once.
-      std::string name = rest.substr(0, rest.find('/'));
-      if (out.empty() || out.back() != name) out.push_back(std::move(name));
-    } else {
-      out.push_back("s3://" + loc.first + "/" + o.key);
-    }
-  }
+Result<std::vector<FileEntry>> S3ListFiles(const std::string& dir_uri) {
+  std::string dir = dir_uri;
+  if (dir.back() != '/') dir.push_back('/');
+  std::vector<FileEntry> out;
+  FLOE_RETURN_NOT_OK(WithS3Object(
+      dir, [&](S3Client& c, const std::string& bucket, const std::string& prefix) -> Status {
+        FLOE_ASSIGN_OR_RAISE(std::vector<S3Object> objects, c.List(bucket, prefix));
+        for (const S3Object& o : objects) {
+          out.push_back(FileEntry{"s3://" + bucket + "/" + o.key, o.size, o.last_modified_ms});
+        }
+        return Status::OK();
+      }));
   return out;
 }
 

@@ -173,29 +173,9 @@ Result<CheckpointConfig> CheckpointConfig::FromOptions(
   }
   if (on_s3) {
     // Flink's keys for its S3 filesystems; the AWS environment for what they leave unset.
-    auto value = [&](const char* key, const char* env) {
-      auto it = options.find(key);
-      if (it != options.end()) return it->second;
-      const char* v = env ? std::getenv(env) : nullptr;
-      return std::string(v ? v : "");
-    };
-    io::S3Config s3;
-    s3.endpoint = value("s3.endpoint", "AWS_ENDPOINT_URL_S3");
-    if (s3.endpoint.empty()) s3.endpoint = value("s3.endpoint", "AWS_ENDPOINT_URL");
-    s3.access_key_id = value("s3.access-key", "AWS_ACCESS_KEY_ID");
-    s3.secret_access_key = value("s3.secret-key", "AWS_SECRET_ACCESS_KEY");
-    s3.session_token = value("s3.session-token", "AWS_SESSION_TOKEN");
-    std::string region = value("s3.region", "AWS_REGION");
-    if (!region.empty()) s3.region = region;
-    std::string path_style = Lower(Trim(value("s3.path.style.access", nullptr)));
-    if (!path_style.empty() && path_style != "true" && path_style != "false") {
-      return Status::InvalidArgument("s3.path.style.access must be 'true' or 'false', not '" +
-                                     path_style + "'");
-    }
-    s3.path_style = path_style == "true";
-    Status st = io::S3Client::Make(s3).status();
-    if (!st.ok()) return st.WithContext("checkpoints on s3://");
-    c.s3 = std::move(s3);
+    Result<io::S3Config> s3 = io::S3ConfigFromOptions(options, io::kFlinkS3Options);
+    if (!s3.ok()) return s3.status().WithContext("checkpoints on s3://");
+    c.s3 = std::move(s3).value();
   }
   if (const auto* kv = get({"execution.checkpointing.dir", "state.checkpoints.dir"})) {
     c.dir = kv->second;

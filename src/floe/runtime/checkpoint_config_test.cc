@@ -93,7 +93,7 @@ TEST(CheckpointConfig, RejectsBadValuesWithTheRuleAndTheNumbers) {
                   {"s3.access-key", "k"},
                   {"s3.secret-key", "s"},
                   {"s3.path.style.access", "maybe"}},
-                 "s3.path.style.access must be 'true' or 'false'");
+                 "'s3.path.style.access' must be 'true' or 'false'");
 }
 
 }  // namespace

@@ -466,7 +466,9 @@ Status PrepareIcebergTable(const IcebergSinkSpec& spec) {
     Status st = iceberg::ConfigFromTableProperties(*probe, "validate").status();
     if (!st.ok()) return st.WithContext(where);
   }
-  FLOE_ASSIGN_OR_RAISE(auto catalog, catalog::OpenCatalog(o.catalog));
+  Result<std::unique_ptr<iceberg::Catalog>> opened = catalog::OpenCatalog(o.catalog);
+  if (!opened.ok()) return opened.status().WithContext(where + o.catalog.Describe());
+  std::unique_ptr<iceberg::Catalog> catalog = std::move(opened).value();
   Result<iceberg::LoadedTable> loaded = catalog->LoadTable(o.table);
   if (loaded.status().IsNotFound()) {
     // A streaming sink commits every checkpoint: without these, every commit would keep its
