@@ -3,7 +3,6 @@
 #include "floe/catalog/jdbc_catalog.h"
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -188,34 +187,9 @@ TEST_F(JdbcCatalogTest, DeleteAfterCommitKeepsOnlyTheLoggedVersions) {
 TEST_F(JdbcCatalogTest, ForkedProcessesThatRetryAllLandWithoutLosingCommits) {
   Create();
   constexpr int kProcs = 4, kCommitsEach = 5;
-  pid_t pids[kProcs];
-  for (int i = 0; i < kProcs; ++i) {
-    pids[i] = ::fork();
-    ASSERT_GE(pids[i], 0);
-    if (pids[i] == 0) {
-      Result<std::unique_ptr<iceberg::Catalog>> catalog = OpenCatalog(config_);
-      if (!catalog.ok()) ::_exit(3);
-      for (int c = 0; c < kCommitsEach; ++c) {
-        bool landed = false;
-        for (int attempt = 0; attempt < 1000 && !landed; ++attempt) {
-          Result<LoadedTable> base = (*catalog)->LoadTable(id_);
-          if (!base.ok()) ::_exit(4);
-          Result<LoadedTable> r =
-              (*catalog)->CommitTable(*base, WithSnapshot(base->metadata, 1000 * (i + 1) + c));
-          if (!r.ok() && !r.status().IsConflict()) ::_exit(2);
-          landed = r.ok();
-        }
-        if (!landed) ::_exit(5);
-      }
-      ::_exit(0);
-    }
-  }
-  for (pid_t pid : pids) {
-    int status = 0;
-    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-    ASSERT_TRUE(WIFEXITED(status));
-    EXPECT_EQ(WEXITSTATUS(status), 0);
-  }
+  EXPECT_EQ(iceberg::commit_testing::ForkCommitters(kProcs, kCommitsEach, id_,
+                                                    [&] { return OpenCatalog(config_); }),
+            0);
   LoadedTable now = Open()->LoadTable(id_).ValueOrDie();
   EXPECT_EQ(now.version, kProcs * kCommitsEach);
   EXPECT_EQ(now.metadata.snapshots.size(), static_cast<size_t>(kProcs * kCommitsEach));

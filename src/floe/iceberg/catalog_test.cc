@@ -47,18 +47,6 @@ class FileSystemCatalogTest : public ::testing::Test {
     return MetadataDir() + "/v" + std::to_string(v) + ".metadata.json";
   }
 
-  // Commits snapshot `snapshot_id`, reloading and re-applying on conflict.
-  Status CommitWithRetry(Catalog* catalog, int64_t snapshot_id, int* conflicts) {
-    for (int attempt = 0; attempt < 1000; ++attempt) {
-      FLOE_ASSIGN_OR_RAISE(LoadedTable base, catalog->LoadTable({"db", "t"}));
-      Result<LoadedTable> r = catalog->CommitTable(base, WithSnapshot(base.metadata, snapshot_id));
-      if (r.ok()) return Status::OK();
-      if (!r.status().IsConflict()) return r.status();
-      ++*conflicts;
-    }
-    return Status::Internal("too many conflicts");
-  }
-
   fs::path dir_;
   std::unique_ptr<FileSystemCatalog> catalog_;
 };
@@ -322,26 +310,13 @@ TEST_F(FileSystemCatalogTest, ForkedProcessesCommittingTheSameBaseExactlyOneWins
 TEST_F(FileSystemCatalogTest, ForkedProcessesThatRetryAllLandWithoutLosingCommits) {
   Create();
   constexpr int kProcs = 4, kCommitsEach = 5;
-  pid_t pids[kProcs];
-  for (int i = 0; i < kProcs; ++i) {
-    pids[i] = ::fork();
-    ASSERT_GE(pids[i], 0);
-    if (pids[i] == 0) {
-      auto catalog = FileSystemCatalog::Make(dir_.string());
-      if (!catalog.ok()) ::_exit(3);
-      int conflicts = 0;
-      for (int c = 0; c < kCommitsEach; ++c) {
-        if (!CommitWithRetry(catalog->get(), 1000 * (i + 1) + c, &conflicts).ok()) ::_exit(2);
-      }
-      ::_exit(0);
-    }
-  }
-  for (pid_t pid : pids) {
-    int status = 0;
-    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-    ASSERT_TRUE(WIFEXITED(status));
-    EXPECT_EQ(WEXITSTATUS(status), 0);
-  }
+  EXPECT_EQ(commit_testing::ForkCommitters(kProcs, kCommitsEach, {"db", "t"},
+                                           [&]() -> Result<std::unique_ptr<Catalog>> {
+                                             FLOE_ASSIGN_OR_RAISE(
+                                                 auto c, FileSystemCatalog::Make(dir_.string()));
+                                             return std::unique_ptr<Catalog>(std::move(c));
+                                           }),
+            0);
   LoadedTable now = catalog_->LoadTable({"db", "t"}).ValueOrDie();
   EXPECT_EQ(now.version, 1 + kProcs * kCommitsEach);
   EXPECT_EQ(now.metadata.snapshots.size(), static_cast<size_t>(kProcs * kCommitsEach));

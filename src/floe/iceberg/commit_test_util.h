@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <functional>
@@ -89,6 +91,48 @@ inline TableMetadata WithSnapshot(const TableMetadata& base, int64_t snapshot_id
   md.refs["main"] = SnapshotRef{snapshot_id, "branch"};
   md.snapshot_log.push_back({s.timestamp_ms, snapshot_id});
   return md;
+}
+
+// Commits snapshot `snapshot_id` to `id`, reloading and re-applying on Conflict.
+inline Status CommitWithRetry(Catalog& catalog, const TableIdentifier& id, int64_t snapshot_id,
+                              int* conflicts = nullptr) {
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    FLOE_ASSIGN_OR_RAISE(LoadedTable base, catalog.LoadTable(id));
+    Result<LoadedTable> r = catalog.CommitTable(base, WithSnapshot(base.metadata, snapshot_id));
+    if (r.ok()) return Status::OK();
+    if (!r.status().IsConflict()) return r.status();
+    if (conflicts != nullptr) ++*conflicts;
+  }
+  return Status::Internal("too many conflicts");
+}
+
+// Forks `processes` children; child i opens its own catalog with `open` and commits snapshots
+// 1000 * (i + 1) + c for c < `commits_each` with CommitWithRetry. Returns how many children
+// failed.
+inline int ForkCommitters(int processes, int commits_each, const TableIdentifier& id,
+                          const std::function<Result<std::unique_ptr<Catalog>>()>& open) {
+  std::vector<pid_t> pids;
+  for (int i = 0; i < processes; ++i) {
+    pid_t pid = ::fork();
+    if (pid < 0) return processes;
+    if (pid == 0) {
+      Result<std::unique_ptr<Catalog>> catalog = open();
+      if (!catalog.ok()) ::_exit(3);
+      for (int c = 0; c < commits_each; ++c) {
+        if (!CommitWithRetry(**catalog, id, 1000 * (i + 1) + c).ok()) ::_exit(2);
+      }
+      ::_exit(0);
+    }
+    pids.push_back(pid);
+  }
+  int failed = 0;
+  for (pid_t pid : pids) {
+    int status = 0;
+    if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      ++failed;
+    }
+  }
+  return failed;
 }
 
 // Forwards to a real catalog; `before_commit` runs before each CommitTable (to commit

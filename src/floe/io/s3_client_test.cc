@@ -151,8 +151,8 @@ TEST_F(S3ServerTest, FileFunctionsTakeS3UrisWithTheConfiguredSettings) {
   ASSERT_TRUE(CreateDirs(dir + "/metadata").ok());  // nothing to create
   ASSERT_TRUE(WriteFileExclusive(dir + "/metadata/00000-a.metadata.json", "{}").ok());
   // A conditional create (If-None-Match: *) of an existing key: AlreadyExists, object unchanged.
-  EXPECT_TRUE(WriteFileExclusive(dir + "/metadata/00000-a.metadata.json", "{\"x\":1}")
-                  .IsAlreadyExists());
+  EXPECT_TRUE(
+      WriteFileExclusive(dir + "/metadata/00000-a.metadata.json", "{\"x\":1}").IsAlreadyExists());
   ASSERT_TRUE(WriteFileReplace(dir + "/data/f1.parquet", "PAR1....PAR1").ok());
   ASSERT_TRUE(WriteFileReplace(dir + "/data/f2.parquet", "PAR1").ok());
   EXPECT_EQ(ReadFile(dir + "/metadata/00000-a.metadata.json").ValueOrDie(), "{}");
