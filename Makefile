@@ -6,18 +6,28 @@ JOBS ?= 2
 # compiled in another checkout of the same sources.
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
+CONFIGURE = cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-.PHONY: deps build run test bench format
+.PHONY: deps deps-run build build-floe run test sanitize bench format
+
+deps-run:
+	bash scripts/install-deps.sh run
 
 deps:
-	bash scripts/install-deps.sh
+	bash scripts/install-deps.sh test
 
+# The floe binary alone (what `make run` needs). A tree configured with tests keeps them.
+build-floe: deps-run
+	$(CONFIGURE)
+	cmake --build $(BUILD) -j $(JOBS) --target floe
+
+# Everything: floe, the unit-test binaries and the bench drivers.
 build: deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	$(CONFIGURE) -DFLOE_BUILD_TESTS=ON
 	cmake --build $(BUILD) -j $(JOBS)
 
 # The main job on embedded defaults.
-run: build
+run: build-floe
 	$(FLOE) demo
 
 # Every test: unit tests, CLI and interop tests (independent readers).

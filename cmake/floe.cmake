@@ -6,11 +6,19 @@ function(floe_module name)
   target_link_libraries(floe_${name} PUBLIC ${M_DEPS})
 endfunction()
 
-# floe_test(NAME SOURCES ... DEPS ...): one GoogleTest binary per module, registered with CTest.
+# floe_test(NAME SOURCES ... DEPS ... [PREFIX P] [DEFINITIONS D...] [PROPERTIES ...]): one
+# GoogleTest binary, registered with CTest. Nothing when FLOE_BUILD_TESTS is off. The tests are
+# listed when CTest runs (PRE_TEST), so building never runs a test binary.
 function(floe_test name)
-  cmake_parse_arguments(T "" "" "SOURCES;DEPS" ${ARGN})
+  cmake_parse_arguments(T "" "PREFIX" "SOURCES;DEPS;DEFINITIONS;PROPERTIES" ${ARGN})
+  if(NOT FLOE_BUILD_TESTS)
+    return()
+  endif()
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_DEPS} GTest::gtest GTest::gtest_main)
-  include(GoogleTest)
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600)
+  if(T_DEFINITIONS)
+    target_compile_definitions(${name} PRIVATE ${T_DEFINITIONS})
+  endif()
+  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60 TEST_PREFIX "${T_PREFIX}"
+    PROPERTIES TIMEOUT 600 ${T_PROPERTIES})
 endfunction()

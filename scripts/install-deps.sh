@@ -1,18 +1,28 @@
 #!/usr/bin/env bash
-# Install everything floe needs on a fresh Debian 12 machine (run as root), then the npm
-# packages of the independent readers from the committed package-lock.json. Idempotent: when
-# every Debian package is already installed, apt is not touched at all.
+# Install what floe needs on a fresh Debian 12 machine (run as root). Idempotent: when every
+# Debian package is already installed, apt is not touched at all.
+#
+#   scripts/install-deps.sh run    what building and running floe needs (`make run`)
+#   scripts/install-deps.sh test   the above, plus what the tests need: GoogleTest, a PostgreSQL
+#                                  server, Chromium, Node.js and the npm packages of the
+#                                  independent readers from the committed package-lock.json
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+mode="${1:-test}"
 
-PACKAGES=(
-  build-essential cmake ninja-build ccache pkg-config git
+# Building and running floe: compiler, build tools and the libraries floe links.
+RUN_PACKAGES=(
+  g++ make cmake ninja-build ccache pkg-config git
+  libzstd-dev libsnappy-dev zlib1g-dev libssl-dev
+  libsimdjson-dev nlohmann-json3-dev librdkafka-dev libcpp-httplib-dev
+  libsqlite3-dev libpq-dev
+)
+# Tests only: unit tests, the PostgreSQL server of the JDBC catalog tests, headless Chromium for
+# the web UI test, Node.js for the multi-process and interop tests, clang-format for `make format`.
+TEST_PACKAGES=(
   libgtest-dev libgmock-dev googletest
-  libzstd-dev libsnappy-dev zlib1g-dev
-  libsimdjson-dev nlohmann-json3-dev librdkafka-dev libfmt-dev libcli11-dev
-  libcpp-httplib-dev chromium
-  libsqlite3-dev libpq-dev postgresql
+  postgresql chromium
   nodejs npm clang-format
 )
 
@@ -20,6 +30,12 @@ die() {
   echo "install-deps: error: $*" >&2
   exit 1
 }
+
+case "$mode" in
+  run) PACKAGES=("${RUN_PACKAGES[@]}") ;;
+  test) PACKAGES=("${RUN_PACKAGES[@]}" "${TEST_PACKAGES[@]}") ;;
+  *) die "unknown mode '$mode' (run or test)" ;;
+esac
 
 installed() {
   # node/npm may come from another Debian-format source (e.g. a nodejs package that bundles
@@ -46,8 +62,13 @@ if ((${#missing[@]})); then
     installed "$p" || die "package $p is still not installed"
   done
 else
-  echo "install-deps: all ${#PACKAGES[@]} Debian packages already installed"
+  echo "install-deps: all ${#PACKAGES[@]} Debian packages for '$mode' already installed"
 fi
+
+[[ "$mode" == test ]] || {
+  echo "install-deps: done ($mode)"
+  exit 0
+}
 
 command -v node > /dev/null || die "node not found after installing nodejs"
 command -v npm > /dev/null || die "npm not found after installing npm"
@@ -72,4 +93,4 @@ else
   echo "install-deps: npm ci"
   npm ci --no-audit --no-fund || die "npm ci failed in $repo"
 fi
-echo "install-deps: done"
+echo "install-deps: done ($mode)"
