@@ -50,7 +50,8 @@ struct ExpireResult {
   int commit_attempts = 0;
 };
 
-// Expires old snapshots of table `id` (Iceberg's ExpireSnapshots, NOTES part C).
+// Expires old snapshots of table `id` (Iceberg's ExpireSnapshots; docs/exactly-once.md,
+// "Snapshot expiry keeps the commit markers").
 //
 // First, branches and tags other than main whose snapshot is older than the table property
 // history.expire.max-ref-age-ms (default: never) are removed.

@@ -13,7 +13,7 @@
 
 namespace floe::iceberg {
 
-// Options of RewriteDataFiles, with Iceberg's rewrite_data_files names (NOTES part C). Unset
+// Options of RewriteDataFiles, with the option names of Iceberg's rewrite_data_files. Unset
 // sizes come from the table's write.target-file-size-bytes (512 MiB).
 struct CompactOptions {
   std::optional<int64_t> target_file_size_bytes;

@@ -18,7 +18,7 @@ struct rd_kafka_message_s;
 
 // A thin librdkafka adapter, and the only module that includes librdkafka: no librdkafka type
 // appears in this header. Every librdkafka error is turned into a Status at this boundary with
-// "retryable" and "fatal" kept apart (STYLE rule 1):
+// "retryable" and "fatal" kept apart, so callers retry what may succeed and stop on the rest:
 //   Unavailable      transient (broker down, timeout, leader moving): retrying may succeed
 //   InvalidArgument  configuration or input (bad property, unknown topic/partition)
 //   Internal         fatal for the client instance (rd_kafka_fatal_error, fenced, ...)

@@ -68,7 +68,8 @@ class Collector {
   }
 };
 
-// Operator is the contract every non-source task implements (STYLE rule 7, after Arroyo).
+// Operator is the contract every non-source task implements (after Arroyo's; see
+// docs/architecture.md, "Data path", and the runtime README, "Operator contract").
 // Lifecycle, all on the subtask's own thread:
 //   Open -> [Restore] -> { ProcessBatch | OnWatermark | OnBarrier | OnCheckpointComplete }*
 //        -> [OnEndOfInput -> (OnBarrier -> OnCheckpointComplete)*] -> Close

@@ -1,6 +1,6 @@
 #pragma once
 
-// Test-only: the course tile of the Flink lesson (reference 004, "SQL table and query"), as
+// Test-only: the course tile of the Flink lesson (docs/architecture.md, "Background"), as
 // written there. Shared by parser_test.cc and planner_test.cc.
 
 namespace floe::sql::testing {

@@ -131,7 +131,8 @@ Status IcebergCommitterOperator::Restore(runtime::StateReader& state) {
   pending_ = std::move(restored.pending);
   uint64_t highest = pending_.empty() ? 0 : pending_.rbegin()->first;
 
-  // Reconcile with the table (ARCHITECTURE §3 step 5): what it already holds is dropped...
+  // Reconcile with the table (docs/architecture.md, the commit protocol's step 5): what it
+  // already holds is dropped...
   FLOE_RETURN_NOT_OK(LoadTableMarker());
   for (auto it = pending_.begin(); it != pending_.end() && it->first <= table_checkpoint_;) {
     ++stats_.dropped_on_restore;

@@ -40,7 +40,7 @@ struct IcebergCommitterOptions {
 };
 
 // IcebergCommitterOperator is the single committer of the exactly-once Iceberg sink
-// (ARCHITECTURE §3 steps 2-5; docs/exactly-once.md).
+// (docs/architecture.md, "The exactly-once commit protocol", steps 2-5; docs/exactly-once.md).
 //   ProcessBatch      collects the writers' file descriptions, per checkpoint id.
 //   OnBarrier(N)      pending[N] = the files collected up to N + the source positions of N;
 //                     the state blob holds every pending checkpoint not yet committed.

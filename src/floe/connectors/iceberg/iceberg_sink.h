@@ -9,7 +9,8 @@
 
 namespace floe::connectors {
 
-// 'connector' = 'iceberg': the exactly-once Iceberg sink (ARCHITECTURE §3).
+// 'connector' = 'iceberg': the exactly-once Iceberg sink (docs/architecture.md, "The
+// exactly-once commit protocol"; docs/exactly-once.md).
 struct IcebergSinkSpec {
   TableDescriptor table;  // options: catalog-type=hadoop, warehouse, catalog-database,
                           // catalog-table, write.upsert.enabled, format-version,

@@ -527,8 +527,9 @@ TEST(IcebergSink, ResubmittedJobWithoutStateDoesNotReplay) {
   EXPECT_EQ(md.snapshots.back().summary.at("floe.job-id"), "0123456789abcdef");
 }
 
-// Every crash point of docs/exactly-once.md fires in a plain bounded run (the process-level
-// fault-injection tests depend on it). Each case runs in a re-executed child process.
+// Every Iceberg sink, catalog and maintenance crash point (docs/fault-injection.md) fires in
+// a plain bounded run (the process-level kill tests depend on it). Each case runs in a
+// re-executed child process.
 TEST(IcebergSinkCrashPoints, EveryPointIsReachedInANormalRun) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   // The children (re-executed test binaries, killed without cleanup) work under the parent's

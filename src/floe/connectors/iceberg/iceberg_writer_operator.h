@@ -31,9 +31,10 @@ struct IcebergWriterOptions {
   std::string attempt_token;
 };
 
-// IcebergWriterOperator is one writer subtask of the exactly-once Iceberg sink (ARCHITECTURE
-// §3 step 1-2). Rows between two barriers go into one iceberg::DeltaWriter (append, or upsert:
-// last row per key wins and each key written gets an equality delete). On barrier N it
+// IcebergWriterOperator is one writer subtask of the exactly-once Iceberg sink
+// (docs/architecture.md, "The exactly-once commit protocol", steps 1-2). Rows between two
+// barriers go into one iceberg::DeltaWriter (append, or upsert: last row per key wins and each
+// key written gets an equality delete). On barrier N it
 // finishes the writer -- every file is fsynced -- and emits the files' descriptions to the
 // committer as one row of WriterFilesSchema(), ahead of barrier N. It holds no state of its
 // own: what it wrote since the last barrier is replayed by the sources after a restore, and
