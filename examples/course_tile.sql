@@ -1,4 +1,4 @@
--- The Flink lesson's course tile (reference 004, "SQL table and query"), as written there but
+-- The Flink lesson's course tile (docs/architecture.md, "Background"), as written there but
 -- for the bootstrap servers, with the delivery guarantee chosen on purpose: exactly-once into
 -- the output topic (a transaction per checkpoint; read it with isolation read_committed).
 --   floe run examples/course_tile.sql --var KAFKA=host:port
