@@ -186,7 +186,11 @@ async function run(kind) {
       if ((m = /checkpoint (\d+) completed/.exec(line))) {
         const k = Number(m[1])
         let t = now
-        try { t = fs.statSync(path.join(p.chk, `chk-${k}`, '_metadata')).mtimeMs } catch { /* gone already */ }
+        // <execution.checkpointing.dir>/<job id>/chk-k: the only job in p.chk.
+        try {
+          const job = fs.readdirSync(p.chk).find((n) => n !== 'savepoints')
+          t = fs.statSync(path.join(p.chk, job, `chk-${k}`, '_metadata')).mtimeMs
+        } catch { /* gone already */ }
         completedAt.set(k, t)
       } else if (/worker \d+ started \(attempt (\d+)\)/.test(line) && !/attempt 1\)/.test(line)) {
         restarts++

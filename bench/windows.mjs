@@ -771,16 +771,21 @@ function sourceEventsRead(file, kind) {
   return read
 }
 
-// Polls a checkpoint directory every 20 ms (retention deletes chk-N once chk-N+1 completed): for
-// each chk-N the birth time of its directory (the trigger) and, once its _metadata exists, the
-// metadata, every state file's size and mtime, and the events its source had read.
-function watchCheckpoints(chkDir, sourceKind) {
+// Polls a job's checkpoint directory (<execution.checkpointing.dir>/<job id>, the only job
+// there) every 20 ms (retention deletes chk-N once chk-N+1 completed): for each chk-N the birth
+// time of its directory (the trigger) and, once its _metadata exists, the metadata, every state
+// file's size and mtime, and the events its source had read.
+function watchCheckpoints(rootDir, sourceKind) {
   const seen = new Map()
   let polling = true
   const loop = (async () => {
     while (polling) {
       let names = []
-      try { names = fs.readdirSync(chkDir) } catch { /* not yet */ }
+      let chkDir = rootDir
+      try {
+        chkDir = path.join(rootDir, fs.readdirSync(rootDir).find((n) => n !== 'savepoints'))
+        names = fs.readdirSync(chkDir)
+      } catch { /* not yet */ }
       for (const name of names) {
         const m = /^chk-(\d+)$/.exec(name)
         if (!m) continue

@@ -17,15 +17,16 @@ function alive(pid) {
 }
 
 // A fresh sandbox: FLOE_HOME, checkpoint dir, job file.
+// `chkUri(chk)`: how the job file spells the checkpoint directory.
 function sandbox(name, { events = 4000, rps = 400, interval = '200 ms', attempts = 3,
-                         delay = '200 ms', extra = '' } = {}) {
-  const dir = fs.mkdtempSync(path.join(ROOT, `${name}-`));
+                         delay = '200 ms', extra = '', chkUri = (c) => c, dir: shared } = {}) {
+  const dir = shared ?? fs.mkdtempSync(path.join(ROOT, `${name}-`));
   const home = path.join(dir, 'home');
   const chk = path.join(dir, 'chk');
   const job = path.join(dir, `${name}.sql`);
   fs.writeFileSync(job, `-- ${name}
 SET 'execution.checkpointing.interval' = '${interval}';
-SET 'execution.checkpointing.dir' = '${chk}';
+SET 'execution.checkpointing.dir' = '${chkUri(chk)}';
 SET 'restart-strategy.type' = 'fixed-delay';
 SET 'restart-strategy.fixed-delay.attempts' = '${attempts}';
 SET 'restart-strategy.fixed-delay.delay' = '${delay}';
@@ -48,10 +49,10 @@ function ok(sb, ...args) {
   return r.out;
 }
 
-// Starts `floe run` in the background.
+// Starts `floe run` in the background (in sb.dir).
 function run(sb, args = [], extraEnv = {}) {
   const r = h.start(['run', sb.job, ...args], { env: { ...sb.env, ...extraEnv }, stdin: 'pipe',
-                                                stdout: 'pipe' });
+                                                stdout: 'pipe', cwd: sb.dir });
   r.wait = async () => {
     let timer;
     const timeout = new Promise((res) => { timer = setTimeout(() => res(null), WAIT_MS); });
@@ -265,4 +266,68 @@ test('variables come from --var, else from the environment', async () => {
   assert.equal(jobs(sb).length, 0);
   const r = run(sb, ['--var', 'EVENTS=50']);
   assert.equal((await r.wait()).code, 0, r.err);
+});
+
+// Flink's URI forms of a checkpoint directory all name the same place, and a job's checkpoints
+// go under <dir>/<job id>/ (Flink's layout), so jobs can share one directory.
+const completedCheckpoints = (dir) =>
+  fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => /^chk-\d+$/.test(n) &&
+                                       fs.existsSync(path.join(dir, n, '_metadata'))) : [];
+
+for (const [form, uri] of [['file:///x', (c) => `file://${c}`], ['file:/x', (c) => `file:${c}`],
+                           ['file://localhost/x', (c) => `file://localhost${c}`],
+                           ['/x', (c) => c]]) {
+  test(`execution.checkpointing.dir = '${form}': checkpoints in <dir>/<job id>/chk-N`, async () => {
+    const sb = sandbox('uri', { events: 300, rps: 0, chkUri: uri });
+    const r = run(sb);
+    const e = await r.wait();
+    assert.equal(e.code, 0, r.err);
+    const j = onlyJob(sb);
+    assert.equal(j.checkpoint_dir, path.join(sb.chk, j.job_id));
+    assert.ok(completedCheckpoints(path.join(sb.chk, j.job_id)).length >= 1,
+              `no completed checkpoint in ${path.join(sb.chk, j.job_id)}`);
+    assert.deepEqual(fs.readdirSync(sb.chk).sort(), [j.job_id]);
+    // Nothing written under the working directory in the URI's name (the old ./file:/... bug).
+    assert.ok(!fs.existsSync(path.join(sb.dir, 'file:')), 'a ./file: directory was created');
+  });
+}
+
+test('two jobs share one checkpoint directory; --from latest names them, --job-id picks one',
+     async () => {
+  const a = sandbox('share-a', { events: 2000, rps: 200 });
+  const b = sandbox('share-b', { events: 2000, rps: 200, dir: a.dir });
+  const ra = run(a);
+  const rb = run(b);
+  const ja = await waitFor('job a to checkpoint', () =>
+    jobs(a).find((j) => j.name === 'share-a.sql' && j.last_checkpoint >= 1));
+  const jb = await waitFor('job b to checkpoint', () =>
+    jobs(b).find((j) => j.name === 'share-b.sql' && j.last_checkpoint >= 1));
+  assert.notEqual(ja.job_id, jb.job_id);
+  ra.child.kill('SIGKILL');
+  rb.child.kill('SIGKILL');
+  await ra.wait();
+  await rb.wait();
+  await waitFor('the workers to die', () => !alive(ja.worker_pid) && !alive(jb.worker_pid));
+  for (const j of [ja, jb]) {
+    assert.ok(completedCheckpoints(path.join(a.chk, j.job_id)).length >= 1, j.job_id);
+  }
+
+  const refused = floe(a, 'run', a.job, '--from', 'latest');
+  assert.equal(refused.code, 1, refused.err);
+  assert.match(refused.err, /holds checkpoints of 2 jobs \(.*\); name one with --job-id/);
+  assert.ok(refused.err.includes(ja.job_id) && refused.err.includes(jb.job_id), refused.err);
+
+  const r = run(a, ['--from', 'latest', '--job-id', ja.job_id]);
+  const e = await r.wait();
+  assert.equal(e.code, 0, r.err);
+  assert.match(r.err, new RegExp(`job ${ja.job_id} \\(share-a\\.sql\\) started`));
+  assert.match(r.err, /restored from checkpoint \d+/);
+});
+
+test('a checkpoint directory in a scheme floe does not write is refused at start', () => {
+  const sb = sandbox('hdfs', { chkUri: () => 'hdfs://namenode/chk' });
+  const r = floe(sb, 'run', sb.job);
+  assert.equal(r.code, 1);
+  assert.match(r.err, /execution\.checkpointing\.dir = 'hdfs:\/\/namenode\/chk': floe reads and writes local paths, file: URIs and s3:\/\/ URIs/);
+  assert.ok(!fs.existsSync(sb.home), 'a job directory was created');
 });

@@ -47,9 +47,9 @@ export function floe(args, env = {}) {
 
 // `floe args...` in the background. `out` and `err` are what it wrote so far (stdout only with
 // stdout: 'pipe'); `exited` resolves with {code, signal} when it exits, `done` with {code,
-// signal, out, err} once its output is closed too.
-export function start(args, { env = {}, stdin = 'ignore', stdout = 'ignore' } = {}) {
-  const child = spawn(FLOE, args, { env: envWith(env), stdio: [stdin, stdout, 'pipe'] });
+// signal, out, err} once its output is closed too. `cwd`: its working directory.
+export function start(args, { env = {}, stdin = 'ignore', stdout = 'ignore', cwd } = {}) {
+  const child = spawn(FLOE, args, { env: envWith(env), stdio: [stdin, stdout, 'pipe'], cwd });
   let out = '';
   let err = '';
   child.stdout?.on('data', (d) => (out += d));

@@ -9,6 +9,7 @@
 #include "floe/catalog/rest_catalog.h"
 #include "floe/catalog/sql_database.h"
 #include "floe/io/file.h"
+#include "floe/io/location.h"
 #include "floe/io/object_store.h"
 #include "floe/io/s3_client.h"
 
@@ -38,27 +39,13 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
 }
 
 // A local directory or file: URI (made an absolute path) or an s3:// location (kept).
-Result<std::string> Warehouse(std::string warehouse) {
+Result<std::string> Warehouse(const std::string& warehouse) {
   if (warehouse.empty()) {
     return Status::InvalidArgument(
         "option 'warehouse' is required (a local directory, a file:// URI or an s3:// location, "
         "e.g. 'file:///data/warehouse')");
   }
-  if (io::IsS3Uri(warehouse)) {
-    FLOE_RETURN_NOT_OK(io::ParseS3Uri(warehouse).status().WithContext("option 'warehouse'"));
-    while (warehouse.back() == '/') warehouse.pop_back();
-    return warehouse;
-  }
-  if (StartsWith(warehouse, "file://")) {
-    warehouse = warehouse.substr(7);
-  } else if (StartsWith(warehouse, "file:")) {
-    warehouse = warehouse.substr(5);
-  } else if (warehouse.find("://") != std::string::npos) {
-    return Status::InvalidArgument("option 'warehouse' = '" + warehouse +
-                                   "': floe supports local paths, file:// and s3:// URIs");
-  }
-  if (warehouse.empty()) return Status::InvalidArgument("option 'warehouse' is empty");
-  return io::AbsolutePath(warehouse);
+  return io::ResolveLocation(warehouse, "option 'warehouse'");
 }
 
 // Iceberg's S3FileIO properties, when any is set; unset ones from the AWS environment.

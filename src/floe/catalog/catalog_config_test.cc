@@ -75,7 +75,8 @@ TEST(ParseCatalogOptions, RefusalsNameTheRuleAndNeverThePassword) {
       OpenCatalog(ParseCatalogOptions({{"warehouse", "s3://bucket/wh"}}).ValueOrDie());
   ASSERT_FALSE(on_s3.ok());
   EXPECT_NE(on_s3.status().message().find("'catalog-type' = 'jdbc'"), std::string::npos);
-  EXPECT_NE(Error({{"warehouse", "hdfs://nn/wh"}}).find("local paths, file:// and s3://"),
+  EXPECT_NE(Error({{"warehouse", "hdfs://nn/wh"}})
+                .find("local paths, file: URIs and s3:// URIs, not 'hdfs:'"),
             std::string::npos);
 }
 

@@ -18,6 +18,7 @@
 #include "floe/connectors/roster/roster_generator.h"
 #include "floe/iceberg/catalog.h"
 #include "floe/io/file.h"
+#include "floe/io/location.h"
 #include "floe/runtime/process/job_record.h"
 #include "floe/verify/table_verify.h"
 
@@ -86,7 +87,8 @@ Status RunDemo(const std::vector<std::string>& argv) {
   if (events) roster.events = *events;
   if (seed) roster.seed = static_cast<uint64_t>(*seed);
   int64_t rows_per_second = rate ? *rate : 3000;
-  std::string warehouse = io::AbsolutePath(args.GetOr("warehouse", "warehouse"));
+  FLOE_ASSIGN_OR_RAISE(std::string warehouse,
+                       io::ResolveLocation(args.GetOr("warehouse", "warehouse"), "--warehouse"));
   std::string demo_dir = io::JoinPath(warehouse, "_floe_demo");
   std::string checkpoints = io::JoinPath(demo_dir, "checkpoints");
 

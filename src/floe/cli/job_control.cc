@@ -19,7 +19,9 @@
 #include <random>
 
 #include "floe/cli/args.h"
+#include "floe/cli/help.h"
 #include "floe/io/file.h"
+#include "floe/io/location.h"
 #include "floe/runtime/process/control_protocol.h"
 #include "floe/runtime/process/job_record.h"
 #include "floe/runtime/process/json_fields.h"
@@ -91,8 +93,6 @@ std::chrono::milliseconds TimeoutOf(const Args& args) {
   if (t.ok() && *t) return std::chrono::milliseconds(**t * 1000);
   return std::chrono::minutes(15);
 }
-
-std::string Absolute(const std::string& dir) { return io::AbsolutePath(dir); }
 
 std::string Pad(std::string s, size_t n) {
   if (s.size() < n) s.append(n - s.size(), ' ');
@@ -197,8 +197,7 @@ void PrintOverview(const json& o) {
 
 Status RunListCommand(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(Args args, Args::Parse(argv, {{}, {"all", "json"}}));
-  if (!args.positional().empty())
-    return Status::InvalidArgument("usage: floe list [--all] [--json]");
+  if (!args.positional().empty()) return Status::InvalidArgument(UsageError("list"));
   bool all = args.Has("all");
   std::vector<JobRecord> jobs;
   for (auto& r : ListJobRecords(JobsRoot())) {
@@ -232,7 +231,7 @@ Status RunListCommand(const std::vector<std::string>& argv) {
 Status RunStatusCommand(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(Args args, Args::Parse(argv, {{}, {"json"}}));
   if (args.positional().size() != 1) {
-    return Status::InvalidArgument("usage: floe status JOB_ID [--json]");
+    return Status::InvalidArgument(UsageError("status"));
   }
   FLOE_ASSIGN_OR_RAISE(JobRecord job, FindJob(args.positional()[0]));
   std::optional<json> overview;
@@ -272,11 +271,13 @@ Status RunStatusCommand(const std::vector<std::string>& argv) {
 Status RunSavepointCommand(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(Args args, Args::Parse(argv, {{"timeout"}, {}}));
   if (args.positional().empty() || args.positional().size() > 2) {
-    return Status::InvalidArgument("usage: floe savepoint JOB_ID [DIR] [--timeout SECONDS]");
+    return Status::InvalidArgument(UsageError("savepoint"));
   }
   FLOE_ASSIGN_OR_RAISE(JobRecord job, FindRunningJob(args.positional()[0]));
   json req = {{"cmd", "savepoint"}};
-  if (args.positional().size() == 2) req["dir"] = Absolute(args.positional()[1]);
+  if (args.positional().size() == 2) {
+    FLOE_ASSIGN_OR_RAISE(req["dir"], io::ResolveLocation(args.positional()[1], "DIR"));
+  }
   FLOE_ASSIGN_OR_RAISE(ControlReply reply, Request(job, req, TimeoutOf(args)));
   FLOE_ASSIGN_OR_RAISE(std::string path, PathOf(job, reply));
   std::printf("%s\n", path.c_str());
@@ -286,11 +287,13 @@ Status RunSavepointCommand(const std::vector<std::string>& argv) {
 Status RunStopCommand(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(Args args, Args::Parse(argv, {{"timeout"}, {"savepoint"}}));
   if (args.positional().empty() || args.positional().size() > 2) {
-    return Status::InvalidArgument("usage: floe stop JOB_ID --savepoint [DIR] [--timeout SECONDS]");
+    return Status::InvalidArgument(UsageError("stop"));
   }
   FLOE_ASSIGN_OR_RAISE(JobRecord job, FindRunningJob(args.positional()[0]));
   json req = {{"cmd", "stop"}};
-  if (args.positional().size() == 2) req["dir"] = Absolute(args.positional()[1]);
+  if (args.positional().size() == 2) {
+    FLOE_ASSIGN_OR_RAISE(req["dir"], io::ResolveLocation(args.positional()[1], "DIR"));
+  }
   FLOE_ASSIGN_OR_RAISE(ControlReply reply, Request(job, req, TimeoutOf(args)));
   FLOE_ASSIGN_OR_RAISE(std::string path, PathOf(job, reply));
   std::printf("%s\n", path.c_str());
@@ -299,7 +302,7 @@ Status RunStopCommand(const std::vector<std::string>& argv) {
 
 Status RunCancelCommand(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(Args args, Args::Parse(argv, {{"timeout"}, {}}));
-  if (args.positional().size() != 1) return Status::InvalidArgument("usage: floe cancel JOB_ID");
+  if (args.positional().size() != 1) return Status::InvalidArgument(UsageError("cancel"));
   FLOE_ASSIGN_OR_RAISE(JobRecord job, FindRunningJob(args.positional()[0]));
   FLOE_RETURN_NOT_OK(Request(job, {{"cmd", "cancel"}}, TimeoutOf(args)).status());
   std::printf("job %s cancelled\n", job.job_id.c_str());

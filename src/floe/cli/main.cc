@@ -1,57 +1,71 @@
 // The floe binary: one executable, subcommands.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "floe/cli/commands.h"
+#include "floe/cli/help.h"
 #include "floe/cli/kafka_command.h"
 #include "floe/cli/supervisor.h"
 #include "floe/sql/planner.h"
 
 namespace {
 
-constexpr const char* kUsage =
-    "floe: land event streams in Apache Iceberg tables exactly once\n"
-    "usage:\n"
-    "  floe demo [--warehouse DIR] [--events N] [--seed S]   the main job on embedded defaults\n"
-    "  floe table <create|append|upsert|delete|scan|describe|verify> ...   (floe table help)\n"
-    "  floe catalog serve [--catalog URI] --warehouse DIR [--listen HOST:PORT]   a REST catalog\n"
-    "  floe roster expected --seed S [--events N] [--providers P] [--sources K]\n"
-    "  floe run JOB.sql [--var NAME=VALUE]... [--set key=value]... [--from latest|PATH]\n"
-    "           [--on-stale-restore fail|skip-to-table|replay] [--job-id ID]\n"
-    "  floe list [--all] [--json]                    jobs, last checkpoint, table freshness\n"
-    "  floe status JOB_ID [--json]                   the web UI's overview as text\n"
-    "  floe savepoint JOB_ID [DIR]                   prints the savepoint's path\n"
-    "  floe stop JOB_ID --savepoint [DIR]            savepoint, then stop; prints its path\n"
-    "  floe cancel JOB_ID\n";
+bool IsHelpFlag(const std::string& a) { return a == "--help" || a == "-h"; }
+
+// `floe help COMMAND` and `floe COMMAND ... --help`: the command's usage on stdout.
+floe::Status PrintHelp(const std::string& command) {
+  const std::vector<std::string> help = {"help"};
+  if (command == "table") return floe::cli::RunTableCommand(help);
+  if (command == "catalog") return floe::cli::RunCatalogCommand(help);
+  if (command == "kafka") return floe::cli::RunKafkaCommand(help);
+  std::string_view usage = floe::cli::UsageOf(command);
+  if (usage.empty()) {
+    std::fputs(floe::cli::Overview().data(), stderr);
+    return floe::Status::InvalidArgument("no command '" + command + "'");
+  }
+  std::printf("usage: %.*s", static_cast<int>(usage.size()), usage.data());
+  return floe::Status::OK();
+}
+
+floe::Status Dispatch(const std::string& command, const std::vector<std::string>& rest) {
+  if (command == "help") {
+    if (rest.empty()) {
+      std::fputs(floe::cli::Overview().data(), stdout);
+      return floe::Status::OK();
+    }
+    return PrintHelp(rest[0]);
+  }
+  if (std::any_of(rest.begin(), rest.end(), IsHelpFlag)) return PrintHelp(command);
+  if (command == "table") return floe::cli::RunTableCommand(rest);
+  if (command == "catalog") return floe::cli::RunCatalogCommand(rest);
+  if (command == "roster") return floe::cli::RunRosterCommand(rest);
+  if (command == "kafka") return floe::cli::RunKafkaCommand(rest);
+  if (command == "demo") return floe::cli::RunDemo(rest);
+  if (floe::cli::IsProcessCommand(command)) {
+    return floe::cli::RunProcessCommand(command, rest, floe::sql::PlanJob);
+  }
+  std::fputs(floe::cli::Overview().data(), stderr);
+  return floe::Status::InvalidArgument("unknown command '" + command + "'");
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "--help" || args[0] == "help") {
-    std::fputs(kUsage, args.empty() ? stderr : stdout);
-    return args.empty() ? 2 : 0;
+  if (args.empty()) {
+    std::fputs(floe::cli::Overview().data(), stderr);
+    return 2;
+  }
+  if (IsHelpFlag(args[0])) args[0] = "help";
+  if (args[0] == "--version" || args[0] == "version") {
+    std::printf("%s\n", floe::cli::VersionLine().c_str());
+    return 0;
   }
   std::string command = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
-  floe::Status st;
-  if (command == "table") {
-    st = floe::cli::RunTableCommand(rest);
-  } else if (command == "catalog") {
-    st = floe::cli::RunCatalogCommand(rest);
-  } else if (command == "roster") {
-    st = floe::cli::RunRosterCommand(rest);
-  } else if (command == "kafka") {
-    st = floe::cli::RunKafkaCommand(rest);
-  } else if (command == "demo") {
-    st = floe::cli::RunDemo(rest);
-  } else if (floe::cli::IsProcessCommand(command)) {
-    st = floe::cli::RunProcessCommand(command, rest, floe::sql::PlanJob);
-  } else {
-    std::fputs(kUsage, stderr);
-    st = floe::Status::InvalidArgument("unknown command '" + command + "'");
-  }
+  floe::Status st = Dispatch(command, rest);
   if (!st.ok()) {
     std::fprintf(stderr, "floe %s: %s\n", command.c_str(), st.ToString().c_str());
     return 1;

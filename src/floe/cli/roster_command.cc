@@ -3,14 +3,14 @@
 
 #include "floe/cli/args.h"
 #include "floe/cli/commands.h"
+#include "floe/cli/help.h"
 #include "floe/verify/table_verify.h"
 
 namespace floe::cli {
 
 Status RunRosterCommand(const std::vector<std::string>& argv) {
   if (argv.empty() || argv[0] != "expected") {
-    return Status::InvalidArgument(
-        "usage: floe roster expected --seed S [--events N] [--providers P] [--sources K]");
+    return Status::InvalidArgument(UsageError("roster"));
   }
   std::vector<std::string> rest(argv.begin() + 1, argv.end());
   FLOE_ASSIGN_OR_RAISE(Args args,

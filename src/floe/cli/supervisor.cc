@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "floe/cli/args.h"
+#include "floe/cli/help.h"
 #include "floe/cli/job_control.h"
 #include "floe/io/file.h"
 #include "floe/runtime/checkpoint_storage.h"
@@ -87,7 +88,7 @@ Status RunSupervisor(const process::CoordinatorOptions& options_in, const JobPla
         FLOE_ASSIGN_OR_RAISE(std::unique_ptr<sql::PlannedJob> plan, planner(text, po));
         process::JobPlanSummary summary;
         summary.restart = plan->restart;
-        summary.checkpoint_dir = plan->checkpointing.dir;
+        summary.checkpoint_dir = plan->checkpointing.base_dir;
         summary.savepoint_dir = plan->checkpointing.savepoint_dir;
         summary.monitoring = plan->monitoring;
         summary.monitor = MonitorSettingsOf(*plan);
@@ -100,9 +101,7 @@ Status RunRunCommand(const std::vector<std::string>& argv, const JobPlanner& pla
       Args args,
       Args::Parse(argv, {{"var", "set", "from", "on-stale-restore", "job-id", "worker-exe"}, {}}));
   if (args.positional().size() != 1) {
-    return Status::InvalidArgument(
-        "usage: floe run JOB.sql [--var NAME=VALUE]... [--set key=value]... [--from "
-        "latest|PATH] [--on-stale-restore fail|skip-to-table|replay] [--job-id ID]");
+    return Status::InvalidArgument(UsageError("run"));
   }
   process::CoordinatorOptions o;
   o.job_file = args.positional()[0];

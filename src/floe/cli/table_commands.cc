@@ -22,6 +22,7 @@
 #include "floe/iceberg/rewrite.h"
 #include "floe/iceberg/scan.h"
 #include "floe/iceberg/table_properties.h"
+#include "floe/io/location.h"
 #include "floe/runtime/checkpoint_config.h"
 #include "floe/sql/parser.h"
 #include "floe/verify/table_verify.h"
@@ -416,9 +417,14 @@ Status RemoveOrphanFilesCommand(const std::vector<std::string>& argv) {
     return Status::InvalidArgument("--savepoint-dir needs --checkpoint-dir (the job's)");
   }
   auto held = std::make_shared<std::set<std::string>>();
-  for (const std::string& dir : args.GetAll("checkpoint-dir")) {
-    FLOE_ASSIGN_OR_RAISE(std::set<std::string> files, connectors::IcebergFilesHeldByCheckpoints(
-                                                          dir, args.GetOr("savepoint-dir", "")));
+  std::string savepoint_dir;
+  if (auto dir = args.Get("savepoint-dir")) {
+    FLOE_ASSIGN_OR_RAISE(savepoint_dir, io::ResolveLocation(*dir, "--savepoint-dir"));
+  }
+  for (const std::string& given : args.GetAll("checkpoint-dir")) {
+    FLOE_ASSIGN_OR_RAISE(std::string dir, io::ResolveLocation(given, "--checkpoint-dir"));
+    FLOE_ASSIGN_OR_RAISE(std::set<std::string> files,
+                         connectors::IcebergFilesHeldByCheckpoints(dir, savepoint_dir));
     held->insert(files.begin(), files.end());
   }
   options.in_use = [held](const std::string& path) { return held->count(path) > 0; };

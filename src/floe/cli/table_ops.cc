@@ -9,6 +9,7 @@
 #include "floe/cli/progress_line.h"
 #include "floe/common/civil_time.h"
 #include "floe/format/json/json_lines.h"
+#include "floe/iceberg/commit_markers.h"
 #include "floe/iceberg/manifest_io.h"
 #include "floe/iceberg/snapshot_update.h"
 #include "floe/io/file.h"
@@ -272,11 +273,11 @@ Result<std::string> MetadataTableRows(const iceberg::LoadedTable& table, const s
       row["operation"] = OrNull(s.summary, "operation");
       row["manifest_list"] = s.manifest_list;
       row["summary"] = Json(s.summary);
-      row["floe_sink"] = OrNull(s.summary, "floe.sink-id");
-      row["floe_job"] = OrNull(s.summary, "floe.job-id");
-      std::optional<int64_t> checkpoint = SummaryInt(s.summary, "floe.checkpoint-id");
+      row["floe_sink"] = OrNull(s.summary, iceberg::kSummarySinkId);
+      row["floe_job"] = OrNull(s.summary, iceberg::kSummaryJobId);
+      std::optional<int64_t> checkpoint = SummaryInt(s.summary, iceberg::kSummaryCheckpointId);
       row["floe_checkpoint"] = checkpoint ? Json(*checkpoint) : Json(nullptr);
-      std::optional<int64_t> watermark = SummaryInt(s.summary, "floe.watermark");
+      std::optional<int64_t> watermark = SummaryInt(s.summary, iceberg::kSummaryWatermark);
       row["floe_watermark"] = watermark ? Json(IsoMillis(*watermark)) : Json(nullptr);
       emit(row);
     }

@@ -1,5 +1,8 @@
 #include "floe/common/status.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace floe {
 
 Status::Status(StatusCode code, std::string message) {
@@ -16,6 +19,17 @@ Status Status::WithContext(std::string_view context) const {
   if (ok()) return *this;
   return Status(code(), std::string(context) + ": " + message());
 }
+
+namespace internal {
+
+void DieOnErrorValue(const Status& status) {
+  std::fprintf(stderr, "floe: fatal: the value of a Result holding an error was read: %s\n",
+               status.ToString().c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+}  // namespace internal
 
 std::string_view StatusCodeName(StatusCode code) {
   switch (code) {

@@ -78,6 +78,12 @@ class [[nodiscard]] Status {
 
 std::string_view StatusCodeName(StatusCode code);
 
+namespace internal {
+// Reading the value of a Result that holds an error is a bug in floe: it prints the error and
+// where, then aborts (never an exception that a handler could swallow).
+[[noreturn]] void DieOnErrorValue(const Status& status);
+}  // namespace internal
+
 // Result<T> holds either a value or a non-OK Status.
 template <typename T>
 class [[nodiscard]] Result {
@@ -94,10 +100,11 @@ class [[nodiscard]] Result {
   }
   Status status() && { return ok() ? Status::OK() : std::get<Status>(std::move(v_)); }
 
-  const T& value() const& { return std::get<T>(v_); }
-  T& value() & { return std::get<T>(v_); }
-  T&& value() && { return std::get<T>(std::move(v_)); }
-  T ValueOrDie() && { return std::get<T>(std::move(v_)); }
+  // The value; a Result holding an error aborts with the error (internal::DieOnErrorValue).
+  const T& value() const& { return *CheckedValue(); }
+  T& value() & { return *CheckedValue(); }
+  T&& value() && { return std::move(*CheckedValue()); }
+  T ValueOrDie() && { return std::move(*CheckedValue()); }
 
   const T& operator*() const& { return value(); }
   T& operator*() & { return value(); }
@@ -105,6 +112,15 @@ class [[nodiscard]] Result {
   T* operator->() { return &value(); }
 
  private:
+  T* CheckedValue() {
+    if (T* v = std::get_if<T>(&v_)) return v;
+    internal::DieOnErrorValue(std::get<Status>(v_));
+  }
+  const T* CheckedValue() const {
+    if (const T* v = std::get_if<T>(&v_)) return v;
+    internal::DieOnErrorValue(std::get<Status>(v_));
+  }
+
   std::variant<T, Status> v_;
 };
 

@@ -43,5 +43,22 @@ TEST(Result, FromOkStatusBecomesInternalError) {
   EXPECT_EQ(r.status().code(), StatusCode::kInternal);
 }
 
+// Reading a failed Result's value is a bug: it must stop the process with the error, never
+// throw (an exception could be swallowed by a handler and the bug go on).
+TEST(ResultDeathTest, ValueOfAnErrorAbortsWithTheError) {
+  auto read = [] {
+    Result<int> r = Status::NotFound("table demo.t");
+    return r.value();
+  };
+  EXPECT_DEATH(read(), "value of a Result holding an error was read: Not found: table demo.t");
+  auto deref = [] {
+    Result<std::string> r = Status::IOError("disk");
+    return r->size();
+  };
+  EXPECT_DEATH(deref(), "IO error: disk");
+  auto moved = [] { return Result<std::string>(Status::Internal("x")).ValueOrDie(); };
+  EXPECT_DEATH(moved(), "Internal");
+}
+
 }  // namespace
 }  // namespace floe

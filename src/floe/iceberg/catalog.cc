@@ -7,6 +7,7 @@
 #include "floe/common/crash_point.h"
 #include "floe/iceberg/commit_internal.h"
 #include "floe/io/file.h"
+#include "floe/io/location.h"
 #include "floe/io/s3_client.h"
 
 namespace floe::iceberg {
@@ -73,28 +74,24 @@ std::string PathToUri(const std::string& absolute_path) {
 }
 
 Result<std::string> UriToPath(std::string_view uri) {
-  if (!uri.empty() && uri[0] == '/') return std::string(uri);
-  if (io::IsS3Uri(uri)) return std::string(uri);  // io's functions take s3:// URIs
-  constexpr std::string_view kLocalhost = "file://localhost/";
-  if (uri.rfind("file:///", 0) == 0) return std::string(uri.substr(7));
-  if (uri.rfind(kLocalhost, 0) == 0) return std::string(uri.substr(kLocalhost.size() - 1));
-  if (uri.rfind("file:/", 0) == 0 && uri.rfind("file://", 0) != 0) {
-    return std::string(uri.substr(5));  // Hadoop's "file:/abs/path"
+  // Metadata holds absolute locations only: a relative path is not one.
+  if (!io::HasUriScheme(uri) && (uri.empty() || uri[0] != '/')) {
+    return Status::InvalidArgument("'" + std::string(uri) +
+                                   "' is not a local file URI (expected file:///absolute/path)");
   }
-  return Status::InvalidArgument("'" + std::string(uri) +
-                                 "' is not a local file URI (expected file:///absolute/path)");
+  return io::ResolveLocation(uri, "location");
 }
 
 Result<std::unique_ptr<FileSystemCatalog>> FileSystemCatalog::Make(const std::string& warehouse) {
   if (warehouse.empty()) return Status::InvalidArgument("warehouse path is empty");
-  if (warehouse.find("://") != std::string::npos && warehouse.rfind("file://", 0) != 0) {
+  FLOE_ASSIGN_OR_RAISE(std::string abs, io::ResolveLocation(warehouse, "warehouse"));
+  if (io::IsS3Uri(abs)) {
     return Status::InvalidArgument(
         "the filesystem catalog ('hadoop') cannot keep tables at " + warehouse +
         ": it commits by creating a file exclusively, which object storage does not promise; use "
         "the JDBC catalog ('catalog-type' = 'jdbc') or a REST catalog ('catalog-type' = "
         "'rest'), which commit in a database or a service");
   }
-  std::string abs = io::AbsolutePath(warehouse);
   FLOE_RETURN_NOT_OK(io::CreateDirs(abs));
   return std::make_unique<FileSystemCatalog>(PrivateTag{}, std::move(abs));
 }

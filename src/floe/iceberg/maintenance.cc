@@ -11,6 +11,7 @@
 
 #include "floe/common/crash_point.h"
 #include "floe/iceberg/commit_internal.h"
+#include "floe/iceberg/commit_markers.h"
 #include "floe/iceberg/manifest_io.h"
 #include "floe/io/file.h"
 
@@ -57,7 +58,7 @@ std::set<int64_t> SnapshotsToKeep(const TableMetadata& m, int64_t older_than_ms,
   size_t deepest = 0;
   bool any = false;
   for (size_t i = 0; i < chain.size(); ++i) {
-    auto sink = chain[i]->summary.find(kFloeSinkIdSummaryKey);
+    auto sink = chain[i]->summary.find(kSummarySinkId);
     if (sink != chain[i]->summary.end() && sinks.insert(sink->second).second) {
       deepest = i;
       any = true;

@@ -19,9 +19,6 @@ inline constexpr int64_t kMinSnapshotsToKeepDefault = 1;
 // Branches and tags (not main) older than this are removed; default: kept forever.
 inline constexpr char kMaxRefAgeMs[] = "history.expire.max-ref-age-ms";
 
-// The summary key of floe's commit marker (docs/exactly-once.md "Snapshot summary keys").
-inline constexpr char kFloeSinkIdSummaryKey[] = "floe.sink-id";
-
 // What ExpireSnapshots removes. Unset values come from the table's properties.
 struct ExpireOptions {
   // Snapshots with timestamp-ms below this may expire; default now − max-snapshot-age-ms.

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "floe/iceberg/catalog.h"
+#include "floe/iceberg/commit_markers.h"
 #include "floe/iceberg/commit_test_util.h"
 #include "floe/iceberg/manifest_io.h"
 #include "floe/iceberg/snapshot_update.h"
@@ -277,8 +278,7 @@ TEST(ExpireSnapshots, KeepsNewestMarkerPerSinkAndItsChainToCurrent) {
   const std::vector<std::string> sinks = {"a", "a", "b", "", "", "b"};
   for (size_t i = 0; i < sinks.size(); ++i) {
     std::map<std::string, std::string> summary;
-    if (!sinks[i].empty())
-      summary = {{kFloeSinkIdSummaryKey, sinks[i]}, {"floe.checkpoint-id", "1"}};
+    if (!sinks[i].empty()) summary = {{kSummarySinkId, sinks[i]}, {"floe.checkpoint-id", "1"}};
     FLOE_ASSERT_OK_AND_ASSIGN(Snapshot snap, Append(t, "f" + std::to_string(i), summary));
     s.push_back(snap);
   }

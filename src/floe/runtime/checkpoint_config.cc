@@ -6,6 +6,8 @@
 #include <climits>
 #include <cstdlib>
 
+#include "floe/io/file.h"
+#include "floe/io/location.h"
 #include "floe/io/object_store.h"
 
 namespace floe::runtime {
@@ -157,34 +159,35 @@ Result<CheckpointConfig> CheckpointConfig::FromOptions(
                                     "(AT_LEAST_ONCE)");
     }
   }
+  // Both directories follow io::ResolveLocation's rule (file: URIs, paths, s3://).
   bool on_s3 = false;
-  for (const auto* kv : {get({"execution.checkpointing.dir", "state.checkpoints.dir"}),
-                         get({"execution.checkpointing.savepoint-dir", "state.savepoints.dir"})}) {
-    if (kv == nullptr) continue;
-    std::string_view dir = kv->second;
-    if (io::IsS3Uri(dir)) {
-      FLOE_RETURN_NOT_OK(io::ParseS3Uri(dir).status().WithContext(kv->first));
-      on_s3 = true;
-    } else if (dir.find("://") != std::string_view::npos && dir.rfind("file://", 0) != 0) {
-      return Status::InvalidArgument(kv->first + " = '" + kv->second +
-                                     "': floe keeps checkpoints on a local or shared path or "
-                                     "on s3://");
-    }
-  }
+  auto location = [&](std::initializer_list<const char*> keys, std::string* out) -> Status {
+    const auto* kv = get(keys);
+    if (kv == nullptr) return Status::OK();
+    FLOE_ASSIGN_OR_RAISE(*out, io::ResolveLocation(kv->second, kv->first));
+    on_s3 = on_s3 || io::IsS3Uri(*out);
+    return Status::OK();
+  };
+  FLOE_RETURN_NOT_OK(location({"execution.checkpointing.dir", "state.checkpoints.dir"}, &c.dir));
+  FLOE_RETURN_NOT_OK(location({"execution.checkpointing.savepoint-dir", "state.savepoints.dir"},
+                              &c.savepoint_dir));
   if (on_s3) {
     // Flink's keys for its S3 filesystems; the AWS environment for what they leave unset.
     Result<io::S3Config> s3 = io::S3ConfigFromOptions(options, io::kFlinkS3Options);
     if (!s3.ok()) return s3.status().WithContext("checkpoints on s3://");
     c.s3 = std::move(s3).value();
   }
-  if (const auto* kv = get({"execution.checkpointing.dir", "state.checkpoints.dir"})) {
-    c.dir = kv->second;
-  }
-  if (const auto* kv = get({"execution.checkpointing.savepoint-dir", "state.savepoints.dir"})) {
-    c.savepoint_dir = kv->second;
-  }
   FLOE_RETURN_NOT_OK(c.Validate());
   return c;
+}
+
+void CheckpointConfig::ScopeToJob(const std::string& job_id) {
+  base_dir = dir;
+  if (dir.empty() || job_id.empty()) return;
+  dir = io::JoinPath(dir, job_id);
+  // Savepoints stay where they were before the job's directory existed: beside the jobs' ones
+  // (their names carry the job id).
+  if (savepoint_dir.empty()) savepoint_dir = io::JoinPath(base_dir, "savepoints");
 }
 
 void CheckpointConfig::UseObjectStorage() const {

@@ -36,7 +36,10 @@ struct CheckpointConfig {
   int max_concurrent = 1;                                       // .max-concurrent-checkpoints
   int tolerable_failed = 0;                                     // .tolerable-failed-checkpoints
   CheckpointRetention retention = CheckpointRetention::kRetainOnCancellation;
-  std::string dir;            // execution.checkpointing.dir (state.checkpoints.dir)
+  // execution.checkpointing.dir (state.checkpoints.dir) as an absolute path or s3:// URI; once
+  // ScopeToJob ran, this job's directory under it: <base_dir>/<job id> (Flink's layout).
+  std::string dir;
+  std::string base_dir;       // execution.checkpointing.dir itself ("" = not set)
   std::string savepoint_dir;  // execution.checkpointing.savepoint-dir (state.savepoints.dir)
   // For s3:// checkpoint or savepoint directories: Flink's S3 keys (s3.endpoint,
   // s3.path.style.access, s3.access-key, s3.secret-key, s3.region), unset ones from the AWS
@@ -50,6 +53,9 @@ struct CheckpointConfig {
   // Reads the keys above from `options` (other keys are ignored: they belong to other layers),
   // then Validate()s. Errors name the key, the rule and the value.
   static Result<CheckpointConfig> FromOptions(const std::map<std::string, std::string>& options);
+  // Puts this job's checkpoints in <dir>/<job_id>/chk-N and, unless set, its savepoints in
+  // <dir>/savepoints. Once, by the planner.
+  void ScopeToJob(const std::string& job_id);
   // interval 0 or >= 10 ms; timeout > 0; min-pause >= 0; max-concurrent >= 1; tolerable >= 0;
   // num-retained >= 1.
   Status Validate() const;

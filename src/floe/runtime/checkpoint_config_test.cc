@@ -72,6 +72,36 @@ void ExpectRejected(std::map<std::string, std::string> options, const std::strin
   EXPECT_NE(c.status().message().find(needle), std::string::npos) << c.status().ToString();
 }
 
+// Flink's canonical `file:///x` once wrote checkpoints to ./file:/x under the working directory.
+TEST(CheckpointConfig, EveryFormOfTheDirectoryNamesTheSamePlace) {
+  for (const char* form : {"/tmp/x/chk", "file:///tmp/x/chk", "file:/tmp/x/chk",
+                           "file://localhost/tmp/x/chk", "/tmp/x/chk/"}) {
+    auto c = CheckpointConfig::FromOptions(
+        {{"execution.checkpointing.dir", form}, {"execution.checkpointing.savepoint-dir", form}});
+    ASSERT_TRUE(c.ok()) << form << ": " << c.status().ToString();
+    EXPECT_EQ(c->dir, "/tmp/x/chk") << form;
+    EXPECT_EQ(c->savepoint_dir, "/tmp/x/chk") << form;
+  }
+}
+
+// Flink's layout: <dir>/<job id>/chk-N; savepoints beside the jobs' directories by default.
+TEST(CheckpointConfig, ScopeToJobPutsCheckpointsUnderTheJobId) {
+  auto c = CheckpointConfig::FromOptions({{"state.checkpoints.dir", "file:///tmp/chk"}});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  c->ScopeToJob("3f2a");
+  EXPECT_EQ(c->dir, "/tmp/chk/3f2a");
+  EXPECT_EQ(c->base_dir, "/tmp/chk");
+  EXPECT_EQ(c->savepoint_dir, "/tmp/chk/savepoints");
+  auto explicit_savepoints = CheckpointConfig::FromOptions(
+      {{"state.checkpoints.dir", "/tmp/chk"}, {"state.savepoints.dir", "/tmp/sp"}});
+  ASSERT_TRUE(explicit_savepoints.ok());
+  explicit_savepoints->ScopeToJob("3f2a");
+  EXPECT_EQ(explicit_savepoints->savepoint_dir, "/tmp/sp");
+  CheckpointConfig none;
+  none.ScopeToJob("3f2a");
+  EXPECT_EQ(none.dir, "");
+}
+
 TEST(CheckpointConfig, RejectsBadValuesWithTheRuleAndTheNumbers) {
   ExpectRejected({{"execution.checkpointing.timeout", "0"}},
                  "execution.checkpointing.timeout must be > 0, got 0 ms");
@@ -87,7 +117,7 @@ TEST(CheckpointConfig, RejectsBadValuesWithTheRuleAndTheNumbers) {
                  "RETAIN_ON_CANCELLATION");
   ExpectRejected({{"execution.checkpointing.unaligned.enabled", "true"}}, "unaligned");
   ExpectRejected({{"execution.checkpointing.dir", "hdfs://nn/chk"}},
-                 "floe keeps checkpoints on a local or shared path or on s3://");
+                 "floe reads and writes local paths, file: URIs and s3:// URIs, not 'hdfs:'");
   ExpectRejected({{"execution.checkpointing.dir", "s3://bucket/chk"},
                   {"s3.endpoint", "http://127.0.0.1:9000"},
                   {"s3.access-key", "k"},

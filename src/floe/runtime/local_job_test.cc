@@ -54,7 +54,10 @@ struct Shared {
   std::atomic<uint64_t> last_completed{0};
   std::atomic<int> commit_delay_ms{0};    // a slow external commit (sinks' OnCheckpointComplete)
   std::atomic<uint64_t> max_snapshot{0};  // highest checkpoint id a source snapshotted
-  std::atomic<uint64_t> slow_barrier{0};  // sinks sleep 300 ms in OnBarrier of this id
+  // Sinks sleep 300 ms in OnBarrier of every id >= this one (0: never); `slept_on`: the highest
+  // id a sink began such a sleep for.
+  std::atomic<uint64_t> slow_from{0};
+  std::atomic<uint64_t> slept_on{0};
 };
 
 // Subtask s of p emits s+1, s+1+p, ... up to shared.end, in batches of up to 7 values. Its
@@ -134,7 +137,10 @@ class CommittingSink final : public Operator {
     return Status::OK();
   }
   Status OnBarrier(CheckpointId id, StateWriter& w, Collector&) override {
-    if (id.value == s_->slow_barrier.load()) {
+    if (uint64_t slow = s_->slow_from.load(); slow != 0 && id.value >= slow) {
+      uint64_t seen = s_->slept_on.load();
+      while (seen < id.value && !s_->slept_on.compare_exchange_weak(seen, id.value)) {
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
     }
     if (ended_) s_->log.Event("barrier-after-end " + id.ToString());
@@ -507,12 +513,18 @@ TEST(LocalJob, AFailedStopSavepointLetsTheJobRunOnWithCheckpoints) {
   auto job = LocalJob::Make(CountingGraph(&s), std::move(opts)).ValueOrDie();
   ASSERT_TRUE(job->Start().ok());
   ASSERT_TRUE(s.completed.WaitFor(1));
-  s.slow_barrier = job->last_completed().value + 1;  // at most one periodic in flight: take S's
+  // Every checkpoint not completed yet times out from here, the stop's whatever id it gets.
+  s.slow_from = job->last_completed().value + 1;
   auto stop = job->TriggerStopWithSavepoint();
   ASSERT_TRUE(stop.ok()) << stop.status().ToString();
-  if (stop->value != s.slow_barrier.load()) {
-    GTEST_SKIP() << "a periodic checkpoint took id " << s.slow_barrier.load();
+  ASSERT_GE(stop->value, s.slow_from.load());
+  // Once a sink sleeps on the stop's barrier (so the stop times out), later barriers are fast.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (s.slept_on.load() < stop->value && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  ASSERT_GE(s.slept_on.load(), stop->value) << "the stop's barrier never reached a sink";
+  s.slow_from = 0;
   const int64_t before = s.completed.value();
   s.limit = 300;
   ASSERT_TRUE(s.completed.WaitFor(before + 2)) << "no checkpoint after the failed stop";
@@ -520,7 +532,7 @@ TEST(LocalJob, AFailedStopSavepointLetsTheJobRunOnWithCheckpoints) {
   EXPECT_EQ(Delivered(s.log, stop->value), 0u);
   EXPECT_EQ(job->state(), JobState::kRunning);
   // A second stop is accepted and this time ends the job.
-  s.slow_barrier = 0;
+  s.slow_from = 0;
   auto again = job->TriggerStopWithSavepoint();
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   ASSERT_TRUE(job->Wait().ok());

@@ -81,8 +81,15 @@ bool SourcePositionBoard::WaitCommittedByAll(CheckpointId id, std::chrono::milli
     if (cancel != nullptr && cancel->load()) return false;
     if (std::chrono::steady_clock::now() >= deadline) return false;
     // Short slices: the cancel flag has no notification of its own.
+    ++waiting_;
     committed_cv_.wait_for(lock, std::chrono::milliseconds(50));
+    --waiting_;
   }
+}
+
+int SourcePositionBoard::waiting() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return waiting_;
 }
 
 }  // namespace floe::runtime

@@ -57,6 +57,9 @@ class SourcePositionBoard {
   // closed (it never will).
   bool WaitCommittedByAll(CheckpointId id, std::chrono::milliseconds timeout,
                           const std::atomic<bool>* cancel) const;
+  // Threads inside WaitCommittedByAll that have not seen their checkpoint committed: lets a test
+  // see a wait happen instead of sleeping.
+  int waiting() const;
 
  private:
   struct Committer {
@@ -68,6 +71,7 @@ class SourcePositionBoard {
   std::map<std::string, Committer> committers_;
   std::map<CheckpointId, std::map<std::string, std::string>> positions_;
   std::map<std::string, std::string> overrides_;
+  mutable int waiting_ = 0;
 };
 
 }  // namespace floe::runtime

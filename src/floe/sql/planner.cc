@@ -368,6 +368,7 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
     return Status(st.code(), origin.ForMessage(st.message()) + st.message());
   }
   job->checkpointing = std::move(checkpointing).value();
+  job->checkpointing.ScopeToJob(options.job_id);
   job->checkpointing.UseObjectStorage();
   FLOE_ASSIGN_OR_RAISE(job->restart, ParseRestartStrategy(job->config, origin));
   FLOE_ASSIGN_OR_RAISE(

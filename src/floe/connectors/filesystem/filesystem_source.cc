@@ -6,6 +6,8 @@
 
 #include "floe/connectors/connector_options.h"
 #include "floe/io/file.h"
+#include "floe/io/location.h"
+#include "floe/io/s3_client.h"
 
 namespace floe::connectors {
 namespace {
@@ -78,7 +80,13 @@ Result<FilesystemSourceConfig> MakeFilesystemSourceConfig(const TableDescriptor&
                                    "': the filesystem connector needs 'path' (a file or a "
                                    "directory of .json/.jsonl files)");
   }
-  config.path = io::AbsolutePath(path->second);
+  FLOE_ASSIGN_OR_RAISE(
+      config.path, io::ResolveLocation(path->second, "table '" + table.name + "' option 'path'"));
+  if (io::IsS3Uri(config.path)) {
+    return Status::NotImplemented(OptionError(
+        table, "path", "names object storage; the filesystem source reads local files so far",
+        path->second));
+  }
   std::string format = StringOption(table, "format", "");
   if (format != "json") {
     return Status::InvalidArgument(

@@ -491,10 +491,26 @@ Status PrepareIcebergTable(const IcebergSinkSpec& spec) {
 
 Result<std::set<std::string>> IcebergFilesHeldByCheckpoints(const std::string& checkpoint_dir,
                                                             const std::string& savepoint_dir) {
-  internal::FailedAttemptScope scope;
-  scope.checkpoint_dir = checkpoint_dir;
-  scope.savepoint_dir = savepoint_dir;
-  return internal::FilesHeldByCheckpoints(scope);
+  // `checkpoint_dir` is a job's checkpoint directory or, usually, the configured one that holds
+  // a directory per job (<dir>/<job id>/chk-N): both are searched.
+  std::vector<std::string> dirs = {checkpoint_dir};
+  Result<std::vector<std::string>> entries = io::ListDir(checkpoint_dir);
+  if (entries.ok()) {
+    for (const std::string& e : *entries) {
+      if (e.rfind("chk-", 0) == 0 || e == "savepoints" || e[0] == '_') continue;
+      std::string sub = io::JoinPath(checkpoint_dir, e);
+      if (io::ListDir(sub).ok()) dirs.push_back(std::move(sub));
+    }
+  }
+  std::set<std::string> held;
+  for (const std::string& dir : dirs) {
+    internal::FailedAttemptScope scope;
+    scope.checkpoint_dir = dir;
+    scope.savepoint_dir = dir == checkpoint_dir ? savepoint_dir : "";
+    FLOE_ASSIGN_OR_RAISE(std::set<std::string> files, internal::FilesHeldByCheckpoints(scope));
+    held.merge(files);
+  }
+  return held;
 }
 
 Status AddIcebergSink(runtime::JobGraph& graph, runtime::VertexId input,

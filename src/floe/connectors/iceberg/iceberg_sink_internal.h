@@ -18,6 +18,7 @@
 #include "floe/common/status.h"
 #include "floe/connectors/iceberg/iceberg_sink.h"
 #include "floe/iceberg/catalog.h"
+#include "floe/iceberg/commit_markers.h"
 #include "floe/iceberg/data_writer.h"
 #include "floe/iceberg/manifest.h"
 #include "floe/iceberg/table_metadata.h"
@@ -27,13 +28,13 @@
 
 namespace floe::connectors::internal {
 
-// Snapshot summary keys of floe's commit marker (docs/exactly-once.md).
-inline constexpr const char* kSummarySinkId = "floe.sink-id";
-inline constexpr const char* kSummaryJobId = "floe.job-id";
-inline constexpr const char* kSummaryCheckpointId = "floe.checkpoint-id";
-inline constexpr const char* kSummarySourceOffsets = "floe.source-offsets";
-inline constexpr const char* kSummaryPipeline = "floe.pipeline";
-inline constexpr const char* kSummaryWatermark = "floe.watermark";
+// Snapshot summary keys of floe's commit marker (iceberg/commit_markers.h).
+using iceberg::kSummaryCheckpointId;
+using iceberg::kSummaryJobId;
+using iceberg::kSummaryPipeline;
+using iceberg::kSummarySinkId;
+using iceberg::kSummarySourceOffsets;
+using iceberg::kSummaryWatermark;
 
 // The sink's options after validation (PrepareIcebergTable's rules).
 struct IcebergSinkOptions {

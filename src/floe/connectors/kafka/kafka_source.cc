@@ -786,6 +786,7 @@ void KafkaSource::CommitGroupOffsets(bool sync) {
   runtime::CheckpointId id = std::prev(last)->first;
   TopicOffsets offsets = std::move(std::prev(last)->second);
   to_commit_.erase(to_commit_.begin(), last);
+  ++group_offset_commits_;
   // Not the job's positions (those are in checkpoints and tables): a failure is logged, never
   // fails the job; the next checkpoint's commit supersedes it.
   for (const auto& [topic, next] : offsets) {

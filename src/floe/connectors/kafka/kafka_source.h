@@ -125,6 +125,8 @@ class KafkaSource final : public runtime::SourceOperator {
   Status Close() override;
 
   const KafkaPosition& position() const { return position_; }
+  // Checkpoints whose group offsets were handed to the consumer to commit (sync or async).
+  uint64_t group_offset_commits() const { return group_offset_commits_; }
 
  private:
   Status EnsureStarted();
@@ -160,6 +162,7 @@ class KafkaSource final : public runtime::SourceOperator {
   bool ended_ = false;
   std::map<runtime::CheckpointId, TopicOffsets> to_commit_;
   uint64_t completed_ = 0;  // highest checkpoint reported complete
+  uint64_t group_offset_commits_ = 0;
   const std::atomic<bool>* cancel_flag_ = nullptr;
   runtime::MetricGroup* metrics_ = nullptr;
   runtime::Metric* pending_records_ = nullptr;

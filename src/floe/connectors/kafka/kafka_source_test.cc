@@ -239,9 +239,11 @@ TEST_F(KafkaSourceTest, GroupOffsetsWaitUntilEveryRegisteredSinkCommittedTheChec
   ASSERT_TRUE(PollAll(*source, out, 1).ok());
   board->ReportCommitted("sink-out-0", runtime::CheckpointId(1));  // one of two sinks
   ASSERT_TRUE(PollAll(*source, out, 1).ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // an async commit would be done
-  EXPECT_TRUE(GroupCommitted(Bootstrap(), "g-" + group_).empty())
+  // No commit was even requested (an async one not yet landed would be missed by reading the
+  // group's offsets back).
+  EXPECT_EQ(source->group_offset_commits(), 0u)
       << "committed before every sink committed checkpoint 1";
+  EXPECT_TRUE(GroupCommitted(Bootstrap(), "g-" + group_).empty());
 
   board->ReportCommitted("sink-out-1", runtime::CheckpointId(1));
   kafka::PartitionOffsets committed;
@@ -261,16 +263,25 @@ TEST_F(KafkaSourceTest, GroupOffsetsWaitUntilEveryRegisteredSinkCommittedTheChec
   TopicOffsets at2 = source->position().next;
   ASSERT_NE(at2, at1);
   ASSERT_TRUE(source->OnCheckpointComplete(runtime::CheckpointId(2)).ok());
-  std::thread sinks([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    board->ReportCommitted("sink-out-0", runtime::CheckpointId(2));
-    board->ReportCommitted("sink-out-1", runtime::CheckpointId(2));
+  std::atomic<bool> closed{false};
+  Status close_status;
+  std::thread closer([&] {
+    close_status = source->Close();
+    closed = true;
   });
-  auto start = std::chrono::steady_clock::now();
-  ASSERT_TRUE(source->Close().ok());
-  auto waited = std::chrono::steady_clock::now() - start;
-  sinks.join();
-  EXPECT_GE(waited, std::chrono::milliseconds(250));
+  // Close is seen waiting for the sinks' reports, and cannot return without them (its bound is
+  // request.timeout.ms, 30 s).
+  auto wait_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (board->waiting() == 0 && !closed && std::chrono::steady_clock::now() < wait_deadline) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(board->waiting(), 1);
+  EXPECT_FALSE(closed) << "Close returned before the sinks reported checkpoint 2";
+  board->ReportCommitted("sink-out-0", runtime::CheckpointId(2));
+  board->ReportCommitted("sink-out-1", runtime::CheckpointId(2));
+  closer.join();
+  ASSERT_TRUE(close_status.ok()) << close_status.ToString();
+  EXPECT_EQ(source->group_offset_commits(), 2u);
   EXPECT_EQ(GroupCommitted(Bootstrap(), "g-" + group_), at2["roster"]);
 }
 

@@ -27,6 +27,7 @@
 
 #include "floe/common/log.h"
 #include "floe/io/file.h"
+#include "floe/io/location.h"
 #include "floe/runtime/checkpoint_storage.h"
 #include "floe/runtime/process/control_protocol.h"
 #include "floe/runtime/process/job_record.h"
@@ -787,6 +788,59 @@ class Coordinator {
   std::string final_message_;
 };
 
+// `--from latest`: the job whose newest completed checkpoint to resume, under `root` (the
+// configured checkpoint directory, whose subdirectories are job ids). With `job_id` that job's;
+// without it the one job `root` holds checkpoints of (several are ambiguous: named, refused).
+Result<std::string> JobOfLatestCheckpoint(std::string root, const std::string& job_id,
+                                          const std::string& jobs_root) {
+  if (root.empty() && !job_id.empty()) {
+    root = io::JoinPath(io::JoinPath(jobs_root, job_id), "checkpoints");
+  }
+  if (root.empty()) {
+    return Status::InvalidArgument(
+        "--from latest needs execution.checkpointing.dir (or --job-id of a job that kept its "
+        "checkpoints in its job directory)");
+  }
+  auto has_completed = [&](const std::string& id) -> Result<bool> {
+    runtime::CheckpointStorage::Options so;
+    so.checkpoint_dir = io::JoinPath(root, id);
+    so.job_id = id;
+    if (!io::Exists(so.checkpoint_dir)) return false;
+    FLOE_ASSIGN_OR_RAISE(auto storage, runtime::CheckpointStorage::Make(so));
+    FLOE_ASSIGN_OR_RAISE(auto latest, storage->LatestCompleted());
+    return latest.has_value();
+  };
+  if (!job_id.empty()) {
+    FLOE_ASSIGN_OR_RAISE(bool found, has_completed(job_id));
+    if (!found) {
+      return Status::NotFound("--from latest: no completed checkpoint in '" +
+                              io::JoinPath(root, job_id) + "'");
+    }
+    return job_id;
+  }
+  Result<std::vector<std::string>> names = io::ListDir(root);
+  std::vector<std::string> jobs;
+  if (names.ok()) {
+    for (const std::string& name : *names) {
+      Result<bool> found = has_completed(name);
+      if (found.ok() && *found) jobs.push_back(name);
+    }
+  }
+  if (jobs.empty()) {
+    return Status::NotFound("--from latest: no completed checkpoint in '" + root +
+                            "/<job id>/' (a checkpoint an older floe wrote straight into '" + root +
+                            "/chk-N' is restored with --from '" + root + "/chk-N')");
+  }
+  if (jobs.size() > 1) {
+    std::string list;
+    for (const std::string& j : jobs) list += (list.empty() ? "" : ", ") + j;
+    return Status::InvalidArgument("--from latest: '" + root + "' holds checkpoints of " +
+                                   std::to_string(jobs.size()) + " jobs (" + list +
+                                   "); name one with --job-id");
+  }
+  return jobs[0];
+}
+
 }  // namespace
 
 Status RunCoordinator(const CoordinatorOptions& in, const JobValidator& validate) {
@@ -807,38 +861,21 @@ Status RunCoordinator(const CoordinatorOptions& in, const JobValidator& validate
   const std::string new_job_id = options.job_id.value_or(RandomHex32());
   FLOE_ASSIGN_OR_RAISE(JobPlanSummary plan,
                        validate(text, new_job_id, spec.variables, spec.config_overrides));
-  std::string checkpoint_dir = plan.checkpoint_dir;
+  // Checkpoints go to <execution.checkpointing.dir>/<job id>/chk-N (Flink's layout), so jobs
+  // may share one checkpoint directory.
+  std::string checkpoint_root = plan.checkpoint_dir;
   std::string savepoint_dir = plan.savepoint_dir;
 
   // The job id: --job-id, else the one recorded in what we restore from, else a new one.
   std::string job_id;
   if (options.job_id) job_id = *options.job_id;
   if (options.from && *options.from == "latest") {
-    std::string dir = checkpoint_dir;
-    if (dir.empty() && !job_id.empty()) {
-      dir = io::JoinPath(io::JoinPath(options.jobs_root, job_id), "checkpoints");
-    }
-    if (dir.empty()) {
-      return Status::InvalidArgument(
-          "--from latest needs execution.checkpointing.dir (or --job-id of a job that kept its "
-          "checkpoints in its job directory)");
-    }
-    runtime::CheckpointStorage::Options so;
-    so.checkpoint_dir = dir;
-    FLOE_ASSIGN_OR_RAISE(auto storage, runtime::CheckpointStorage::Make(so));
-    FLOE_ASSIGN_OR_RAISE(auto latest, storage->LatestCompleted());
-    if (!latest) {
-      return Status::NotFound("--from latest: no completed checkpoint in '" + dir + "'");
-    }
-    FLOE_ASSIGN_OR_RAISE(std::string meta,
-                         io::ReadFile(io::JoinPath(storage->CheckpointDir(*latest),
-                                                   runtime::CheckpointStorage::kMetadataFile)));
-    FLOE_ASSIGN_OR_RAISE(auto decoded, runtime::DecodeCheckpointMetadata(meta));
-    if (job_id.empty()) job_id = decoded.header.job_id;
+    FLOE_ASSIGN_OR_RAISE(job_id, JobOfLatestCheckpoint(checkpoint_root, job_id, options.jobs_root));
   } else if (options.from) {
-    FLOE_ASSIGN_OR_RAISE(auto restored, runtime::CheckpointStorage::LoadPath(*options.from));
+    FLOE_ASSIGN_OR_RAISE(std::string from, io::ResolveLocation(*options.from, "--from"));
+    FLOE_ASSIGN_OR_RAISE(auto restored, runtime::CheckpointStorage::LoadPath(from));
     if (job_id.empty()) job_id = restored.job_id;
-    options.from = io::AbsolutePath(*options.from);
+    options.from = from;
   }
   if (job_id.empty()) job_id = new_job_id;
 
@@ -851,14 +888,14 @@ Status RunCoordinator(const CoordinatorOptions& in, const JobValidator& validate
   }
   FLOE_RETURN_NOT_OK(io::CreateDirs(job_dir));
   ::chmod(job_dir.c_str(), 0700);
-  if (checkpoint_dir.empty()) {
+  if (checkpoint_root.empty()) {
     // Without execution.checkpointing.dir the job's checkpoints live in its job directory, so a
     // restarted worker still resumes from the latest one.
-    checkpoint_dir = io::JoinPath(job_dir, "checkpoints");
-    spec.config_overrides["execution.checkpointing.dir"] = checkpoint_dir;
+    checkpoint_root = io::AbsolutePath(io::JoinPath(job_dir, "checkpoints"));
+    spec.config_overrides["execution.checkpointing.dir"] = checkpoint_root;
   }
-  checkpoint_dir = io::AbsolutePath(checkpoint_dir);
-  if (savepoint_dir.empty()) savepoint_dir = io::JoinPath(checkpoint_dir, "savepoints");
+  const std::string checkpoint_dir = io::JoinPath(checkpoint_root, job_id);
+  if (savepoint_dir.empty()) savepoint_dir = io::JoinPath(checkpoint_root, "savepoints");
   {
     std::string path = io::JoinPath(job_dir, "run.json");
     std::string data = EncodeRunSpec(spec);
@@ -874,7 +911,7 @@ Status RunCoordinator(const CoordinatorOptions& in, const JobValidator& validate
   record.pid = ::getpid();
   record.token = RandomHex32();
   record.checkpoint_dir = checkpoint_dir;
-  record.savepoint_dir = io::AbsolutePath(savepoint_dir);
+  record.savepoint_dir = savepoint_dir;
   record.started_millis = NowMillis();
   Coordinator coordinator(std::move(options), plan, std::move(spec), job_dir, std::move(record));
   return coordinator.Run();
