@@ -29,6 +29,7 @@
 #include "floe/io/file.h"
 #include "floe/io/location.h"
 #include "floe/runtime/checkpoint_storage.h"
+#include "floe/runtime/process/control_endpoint.h"
 #include "floe/runtime/process/control_protocol.h"
 #include "floe/runtime/process/job_record.h"
 #include "floe/runtime/process/json_fields.h"
@@ -108,16 +109,6 @@ std::string Seconds(int64_t millis) {
   return buf;
 }
 
-// One connection to the control endpoint. Until its request line is complete it is bounded in
-// size and time (control_protocol.h); then it waits for the answer, and what else it sends is
-// read and dropped (a close withdraws the request).
-struct Client {
-  UniqueFd fd;
-  LineBuffer lines{kMaxControlRequestBytes};
-  int64_t deadline_millis = 0;  // the request must be complete by then
-  bool request_taken = false;
-};
-
 json ErrorReply(std::string error) { return {{"ok", false}, {"error", std::move(error)}}; }
 
 class Coordinator {
@@ -130,7 +121,9 @@ class Coordinator {
         spec_(std::move(spec)),
         job_dir_(std::move(job_dir)),
         record_(std::move(record)),
-        monitor_(plan.monitor, record_.started_millis) {}
+        monitor_(plan.monitor, record_.started_millis),
+        control_([this](int fd, const std::string& line) { HandleRequest(fd, line); },
+                 [this](int fd) { ForgetClient(fd); }) {}
 
   Status Run() {
     FLOE_RETURN_NOT_OK(SetUp());
@@ -143,7 +136,7 @@ class Coordinator {
     FLOE_RETURN_NOT_OK(StartWorker(options_.from));
     while (final_state_.empty()) {
       PollOnce();
-      ExpireClients();
+      control_.ExpireRequests(NowMillis());
       CheckWorker();
       if (final_state_.empty()) Monitor();
       if (worker_pid_ == 0 && restart_at_ != 0 && NowMillis() >= restart_at_ &&
@@ -156,8 +149,7 @@ class Coordinator {
     Publish(NowMillis());  // the final state
     if (held_stop_fd_ >= 0) ReplyTo(held_stop_fd_, held_stop_reply_);
     ReplyAllPending("job is " + final_state_);
-    listen_fd_.Reset();
-    clients_.clear();
+    control_.Close();
     ::signal(SIGINT, SIG_DFL);
     ::signal(SIGTERM, SIG_DFL);
     g_signal_pipe_write = -1;
@@ -191,19 +183,8 @@ class Coordinator {
     ::sigaction(SIGINT, &sa, nullptr);
     ::sigaction(SIGTERM, &sa, nullptr);
 
-    listen_fd_.Reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-    if (!listen_fd_.valid()) return Status::IOError(std::string("socket: ") + std::strerror(errno));
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    if (::bind(listen_fd_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        ::listen(listen_fd_.get(), static_cast<int>(kMaxControlConnections)) != 0) {
-      return Status::IOError(std::string("control endpoint: ") + std::strerror(errno));
-    }
-    socklen_t len = sizeof(addr);
-    ::getsockname(listen_fd_.get(), reinterpret_cast<sockaddr*>(&addr), &len);
-    record_.control = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+    FLOE_RETURN_NOT_OK(control_.Listen());
+    record_.control = control_.address();
     if (options_.start_monitor && monitoring_.enabled) {
       auto endpoints = options_.start_monitor(monitoring_);
       if (!endpoints.ok()) return endpoints.status();
@@ -322,17 +303,13 @@ class Coordinator {
   void PollOnce() {
     std::vector<pollfd> fds;
     fds.push_back({signal_read_.get(), POLLIN, 0});
-    fds.push_back({listen_fd_.get(), POLLIN, 0});
     fds.push_back({worker_fd_.valid() ? worker_fd_.get() : -1, POLLIN, 0});
-    for (auto& [fd, c] : clients_) fds.push_back({fd, POLLIN, 0});
+    control_.AddPollFds(&fds);
     int r = ::poll(fds.data(), fds.size(), 100);
     if (r <= 0) return;
     if (fds[0].revents) HandleSignals();
-    if (fds[1].revents & POLLIN) Accept();
-    if (fds[2].fd >= 0 && fds[2].revents) ReadWorker();
-    for (size_t i = 3; i < fds.size(); ++i) {
-      if (fds[i].revents) ReadClient(fds[i].fd);
-    }
+    if (fds[1].fd >= 0 && fds[1].revents) ReadWorker();
+    control_.HandleEvents(fds, 2);
   }
 
   void HandleSignals() {
@@ -358,96 +335,16 @@ class Coordinator {
     }
   }
 
-  // Beyond kMaxControlConnections a connection is accepted, told so and closed at once: a
-  // client learns why instead of hanging in the listen queue, and the queue never fills.
-  void Accept() {
-    while (true) {
-      UniqueFd fd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
-      if (!fd.valid()) return;
-      if (clients_.size() >= kMaxControlConnections) {
-        SendLine(fd.get(), ErrorReply("too many control connections (" +
-                                      std::to_string(kMaxControlConnections) + "); try again"));
-        continue;
-      }
-      const int n = fd.get();
-      Client& c = clients_[n];
-      c.fd = std::move(fd);
-      c.deadline_millis = NowMillis() + kControlRequestTimeoutMillis;
-    }
-  }
+  void ReplyTo(int fd, const json& reply) { control_.Reply(fd, DumpJson(reply)); }
 
-  // One non-blocking send: a reply is one short line into a fresh connection's empty send
-  // buffer, and a client that does not read must not stall the coordinator.
-  static void SendLine(int fd, const json& reply) {
-    std::string line = DumpJson(reply) + "\n";
-    (void)::send(fd, line.data(), line.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-  }
-
-  void ReplyTo(int fd, const json& reply) {
-    auto it = clients_.find(fd);
-    if (it == clients_.end()) return;
-    SendLine(fd, reply);
-    clients_.erase(it);
-  }
-
-  // Forgets a client that went away, with every reference to its descriptor: the number is
-  // reused by the next accept, which must not get this one's answer.
-  void DropClient(int fd) {
+  // A control connection went away: every reference to its descriptor goes (the number is
+  // reused by the next accept, which must not get this one's answer).
+  void ForgetClient(int fd) {
     for (auto p = pending_.begin(); p != pending_.end();) {
       p = p->second == fd ? pending_.erase(p) : std::next(p);
     }
     std::erase(cancel_waiters_, fd);
     if (held_stop_fd_ == fd) held_stop_fd_ = -1;
-    clients_.erase(fd);
-  }
-
-  void ReadClient(int fd) {
-    auto it = clients_.find(fd);
-    if (it == clients_.end()) return;
-    Client& c = it->second;
-    if (c.request_taken) {
-      char drop[4096];
-      ssize_t n = ::read(fd, drop, sizeof(drop));
-      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)) {
-        DropClient(fd);
-      }
-      return;
-    }
-    auto more = c.lines.ReadSome(fd);
-    auto line = c.lines.NextLine();
-    if (!line.ok()) {
-      ReplyTo(fd, ErrorReply("request longer than " + std::to_string(kMaxControlRequestBytes) +
-                             " bytes"));
-      return;
-    }
-    if (*line) {
-      c.request_taken = true;
-      HandleRequest(fd, **line);
-      return;
-    }
-    if (!more.ok()) {
-      DropClient(fd);
-    } else if (!*more) {
-      // The peer half-closed: what it sent is all it will send.
-      if (c.lines.buffered() > 0) {
-        ReplyTo(fd, ErrorReply("request ends without a newline"));
-      } else {
-        DropClient(fd);
-      }
-    }
-  }
-
-  // Closes connections that did not deliver a complete request in time.
-  void ExpireClients() {
-    const int64_t now = NowMillis();
-    std::vector<int> late;
-    for (const auto& [fd, c] : clients_) {
-      if (!c.request_taken && now >= c.deadline_millis) late.push_back(fd);
-    }
-    for (int fd : late) {
-      ReplyTo(fd, ErrorReply("no complete request within " +
-                             std::to_string(kControlRequestTimeoutMillis / 1000) + " s"));
-    }
   }
 
   void HandleRequest(int fd, const std::string& line) {
@@ -765,7 +662,8 @@ class Coordinator {
   int64_t next_monitor_millis_ = 0;
   std::string stall_failure_;  // set when the stall alarm fails the job
 
-  UniqueFd signal_read_, signal_write_, listen_fd_, worker_fd_;
+  ControlEndpoint control_;
+  UniqueFd signal_read_, signal_write_, worker_fd_;
   LineBuffer worker_lines_;
   pid_t worker_pid_ = 0;
   std::string worker_event_;    // last lifecycle event of the current worker
@@ -780,7 +678,6 @@ class Coordinator {
   std::string stop_path_;
   std::string stop_into_;           // the stop's savepoint directory ("" = the default one)
   std::string stop_savepoint_dir_;  // where the stop's savepoint completed (worker event)
-  std::map<int, Client> clients_;
   std::map<int64_t, int> pending_;  // request id -> client fd
   std::vector<int> cancel_waiters_;
   int64_t next_req_ = 0;
