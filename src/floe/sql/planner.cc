@@ -345,13 +345,11 @@ Result<AggregatePlan> CheckAggregate(const Script& script, const Insert& insert,
   return plan;
 }
 
-}  // namespace
+// ---- the job's settings --------------------------------------------------------------------
 
-Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const PlanOptions& options) {
-  FLOE_ASSIGN_OR_RAISE(Script script, ParseScript(job_text, options.variables));
-  auto job = std::make_unique<PlannedJob>();
-
-  // Configuration: SETs in order (the last one of a key wins), then the overrides.
+// The SETs in order (the last one of a key wins), then the overrides, and what they configure:
+// checkpointing, restarts, monitoring, parallelism and the context the operators share.
+Status PlanSettings(const Script& script, const PlanOptions& options, PlannedJob* job) {
   ConfigOrigin origin;
   for (const SetStatement& s : script.sets) {
     job->config[s.key] = s.value;
@@ -399,239 +397,295 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
     }
     job->context.auto_watermark_interval = *interval;
   }
+  return Status::OK();
+}
 
-  if (script.inserts.empty()) {
-    return Status::InvalidArgument(
-        "the job file has no INSERT INTO ... SELECT statement: there is nothing to run");
+// ---- one INSERT, stage by stage ------------------------------------------------------------
+
+// What the stages planning one INSERT share, filled in as they run: ResolveInsert sets the
+// tables and names, PlanSource and PlanComputedColumns the source side, DescribeSink the sink's.
+struct InsertPlan {
+  const Insert* insert = nullptr;
+  const CreateTable* source = nullptr;
+  const CreateTable* sink = nullptr;
+  // "-<ordinal of the INSERT>" when several INSERTs read the source (write the sink), else "".
+  std::string source_suffix;
+  std::string sink_suffix;
+  std::string source_name;  // the source vertex
+
+  const connectors::Connector* source_connector = nullptr;
+  connectors::TableDescriptor source_table;
+  // A changelog source (debezium-json) emits updates and deletes: its rows carry the reserved
+  // row-kind column through the Calc to the sink, which must be able to apply them.
+  bool changelog = false;
+  // What the rest of the graph reads: every column once computed ones are evaluated.
+  runtime::VertexId out;
+  std::shared_ptr<const BatchSchema> row_schema;
+
+  const connectors::Connector* sink_connector = nullptr;
+  connectors::TableDescriptor sink_table;
+
+  // The name of a vertex of this INSERT that belongs to its sink table ("calc", "where", ...).
+  std::string SinkSide(std::string_view prefix) const {
+    return VertexName(prefix, sink->name) + sink_suffix;
   }
-
-  // A table read (or written) by several INSERTs gets one vertex per INSERT, told apart by the
-  // INSERT's ordinal; otherwise names carry only the table name, so editing one INSERT does not
-  // rename another's operators.
-  std::map<std::string, int> source_uses, sink_uses;
-  for (const Insert& insert : script.inserts) {
-    ++source_uses[insert.source];
-    ++sink_uses[insert.sink];
+  // The same for the source table ("computed", "watermarks").
+  std::string SourceSide(std::string_view prefix) const {
+    return VertexName(prefix, source->name) + source_suffix;
   }
+};
 
-  // Sinks that commit to an external system check it against the restored checkpoint.
-  std::vector<connectors::AddedSink> committing_sinks;
-  // What the runtime cannot run yet; refused after every INSERT is validated.
-  std::vector<std::pair<SourcePos, AggregatePlan>> aggregates;
-  bool graph_keyed_state = false;
-  for (size_t i = 0; i < script.inserts.size(); ++i) {
-    const Insert& insert = script.inserts[i];
-    const CreateTable* source = script.FindTable(insert.source);
-    const CreateTable* sink = script.FindTable(insert.sink);
-    if (source == nullptr || sink == nullptr) {
-      return Status::Internal(At(insert.pos) + "INSERT names a table the parser did not check");
-    }
-    std::string suffix = "-" + std::to_string(i + 1);
-    std::string source_name =
-        VertexName("source", source->name) + (source_uses[source->name] > 1 ? suffix : "");
-    std::string sink_suffix = sink_uses[sink->name] > 1 ? suffix : "";
+// How many INSERTs read and write each table.
+struct TableUses {
+  std::map<std::string, int> as_source, as_sink;
 
-    // Source.
-    FLOE_RETURN_NOT_OK(CheckReservedColumns(*source));
-    FLOE_RETURN_NOT_OK(CheckReservedColumns(*sink));
-    FLOE_ASSIGN_OR_RAISE(const connectors::Connector* source_connector,
-                         ConnectorOf(*source, Role::kSource));
-    connectors::TableDescriptor source_table = Describe(*source);
-    Result<runtime::VertexId> source_vertex = source_connector->add_source(
-        connectors::SourceRequest{&job->graph, source_name, &source_table, &job->context});
-    if (!source_vertex.ok()) return AtPos(source->pos, source_vertex.status());
-    // A changelog source (debezium-json) emits updates and deletes: its rows carry the reserved
-    // row-kind column through the Calc to the sink, which must be able to apply them.
-    const bool changelog =
-        source_connector->emits_changelog && source_connector->emits_changelog(source_table);
-    // What the rest of the graph reads: every column once computed ones are evaluated.
-    runtime::VertexId source_out = *source_vertex;
-    std::shared_ptr<const BatchSchema> row_schema = source_table.schema;
-    if (source->has_computed_columns()) {
-      if (changelog) {
-        return Status::NotImplemented(At(source->pos) + "not implemented yet: computed columns " +
-                                      "in a changelog table ('" + source->name + "')");
-      }
-      row_schema = RowSchemaOf(*source);
-      Result<runtime::VertexId> computed = AddComputedColumns(
-          job->graph,
-          VertexName("computed", source->name) + (source_uses[source->name] > 1 ? suffix : ""),
-          *source, source_table, row_schema, source_out);
-      if (!computed.ok()) return computed.status();
-      source_out = *computed;
-    }
-
-    // Sink table, checked before the Calc so its errors point at the table.
-    FLOE_ASSIGN_OR_RAISE(const connectors::Connector* sink_connector,
-                         ConnectorOf(*sink, Role::kSink));
-    connectors::TableDescriptor sink_table = Describe(*sink);
-
-    if (IsAggregateQuery(insert)) {
-      FLOE_ASSIGN_OR_RAISE(AggregatePlan plan, CheckAggregate(script, insert, *source, changelog,
-                                                              *sink, *sink_connector, sink_table));
-      if (plan.window && !plan.watermark) {
-        aggregates.emplace_back(insert.pos, std::move(plan));
-        continue;
-      }
-      // source -> [watermark assigner] -> [WHERE] -> keyBy(keys) -> window aggregate or GROUP BY
-      // aggregate -> Calc (select list into the sink's columns) -> sink.
-      graph_keyed_state = true;
-      runtime::VertexId upstream = source_out;
-      const uint32_t source_parallelism = job->graph.vertex(upstream).parallelism;
-      if (plan.window && !source_connector->generates_watermarks) {
-        const int time_column = plan.watermark->column;
-        const int64_t delay = plan.watermark->delay_ms * 1000;
-        const std::chrono::milliseconds interval = job->context.auto_watermark_interval;
-        runtime::VertexId assigner = job->graph.AddOperator(
-            VertexName("watermarks", source->name) + (source_uses[source->name] > 1 ? suffix : ""),
-            source_parallelism,
-            [time_column, delay,
-             interval](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
-              return std::unique_ptr<runtime::Operator>(
-                  std::make_unique<WatermarkAssignerOperator>(time_column, delay, interval));
-            });
-        job->graph.Connect(upstream, assigner, runtime::Partitioning::Forward());
-        upstream = assigner;
-      }
-      if (plan.where) {
-        CalcSpec where;
-        where.input = row_schema;
-        where.where = plan.where;
-        where.output = row_schema;
-        where.sink_name = sink->name;
-        Result<std::shared_ptr<const CalcProgram>> program = CalcProgram::Compile(where);
-        if (!program.ok()) return AtPos(insert.pos, program.status());
-        runtime::VertexId filter =
-            AddCalc(job->graph, VertexName("where", sink->name) + sink_suffix, source_parallelism,
-                    *program, upstream);
-        upstream = filter;
-      }
-      std::vector<std::string> keys;
-      for (int k : plan.key_columns) keys.push_back(row_schema->fields[k].name);
-      // No GROUP BY key: one subtask holds the single group (Flink's global aggregate).
-      const uint32_t agg_parallelism = keys.empty() ? 1 : job->context.default_parallelism;
-      std::shared_ptr<const BatchSchema> agg_output;
-      runtime::VertexId agg;
-      if (plan.window) {
-        WindowAggregateSpec spec;
-        spec.input = row_schema;
-        spec.key_columns = plan.key_columns;
-        spec.window = *plan.window;
-        spec.aggregates = plan.aggregates;
-        spec.job_config = job->config;
-        Result<runtime::VertexId> added = AddAggregate<WindowAggregateOperator>(
-            job->graph, VertexName("window", sink->name) + sink_suffix, agg_parallelism, spec);
-        if (!added.ok()) return AtPos(insert.pos, added.status());
-        agg = *added;
-        agg_output = WindowAggregateOutput(spec);
-      } else {
-        GroupAggregateSpec spec;
-        spec.input = row_schema;
-        spec.key_columns = plan.key_columns;
-        spec.aggregates = plan.aggregates;
-        spec.job_config = job->config;
-        Result<runtime::VertexId> added = AddAggregate<GroupAggregateOperator>(
-            job->graph, VertexName("aggregate", sink->name) + sink_suffix, agg_parallelism, spec);
-        if (!added.ok()) return AtPos(insert.pos, added.status());
-        agg = *added;
-        agg_output = GroupAggregateOutput(spec);
-      }
-      job->graph.Connect(upstream, agg,
-                         keys.empty() ? runtime::Partitioning::Global()
-                                      : runtime::Partitioning::Hash(std::move(keys)));
-      // The select list, in order, from the operator's fixed layout.
-      CalcSpec project;
-      project.input = agg_output;
-      for (size_t o = 0; o < plan.outputs.size(); ++o) {
-        const AggregateOutput& from = plan.outputs[o];
-        std::string name;
-        switch (from.kind) {
-          case AggregateOutput::Kind::kKey:
-            name = row_schema->fields[plan.key_columns[from.index]].name;
-            break;
-          case AggregateOutput::Kind::kWindowStart:
-            name = "window_start";
-            break;
-          case AggregateOutput::Kind::kWindowEnd:
-            name = "window_end";
-            break;
-          case AggregateOutput::Kind::kWindowTime:
-            name = "window_time";
-            break;
-          case AggregateOutput::Kind::kAggregate:
-            name = "agg" + std::to_string(from.index);
-            break;
-        }
-        Expr column = Expr::Column(name);
-        column.pos = insert.select[o].expr.pos;
-        project.select.push_back({std::move(column), insert.select[o].alias});
-      }
-      project.output = sink_table.schema;
-      project.sink_name = sink->name;
-      Result<std::shared_ptr<const CalcProgram>> program = CalcProgram::Compile(project);
-      if (!program.ok()) return AtPos(insert.pos, program.status());
-      runtime::VertexId calc_vertex = AddCalc(
-          job->graph, VertexName("calc", sink->name) + sink_suffix, agg_parallelism, *program, agg);
-      Result<connectors::AddedSink> added = sink_connector->add_sink(connectors::SinkRequest{
-          &job->graph, calc_vertex, VertexName("sink", sink->name) + sink_suffix, &sink_table,
-          &job->context, Upstream(source_name, *source_connector, source_table),
-          /*changelog=*/!plan.window});
-      if (!added.ok()) return AtPos(sink->pos, added.status());
-      if (added->plan_restore) committing_sinks.push_back(std::move(added).value());
-      continue;
-    }
-    // Calc: filter + projection into the sink's columns. Always present (even for a plain
-    // SELECT *) so the graph, and the checkpoints that name its vertices, does not change shape
-    // when a WHERE is added or removed.
-    CalcSpec calc;
-    calc.input = changelog ? runtime::WithRowKindColumn(*row_schema) : row_schema;
-    calc.where = insert.where;
-    calc.select = insert.select;
-    calc.output = sink_table.schema;
-    calc.sink_name = sink->name;
-    Result<std::shared_ptr<const CalcProgram>> program = CalcProgram::Compile(calc);
-    if (!program.ok()) {
-      const Status& st = program.status();
-      // Expression errors carry their own position; the rest point at the INSERT.
-      if (st.message().rfind("line ", 0) == 0) return st;
-      return AtPos(insert.pos, st);
-    }
-    uint32_t source_parallelism = job->graph.vertex(source_out).parallelism;
-    runtime::VertexId calc_vertex =
-        AddCalc(job->graph, VertexName("calc", sink->name) + sink_suffix, source_parallelism,
-                *program, source_out);
-
-    // Sink.
-    std::string sink_name = VertexName("sink", sink->name) + sink_suffix;
-    if (changelog) {
-      FLOE_RETURN_NOT_OK(CheckChangelogSink(
-          "table '" + source->name +
-              "' is a changelog ('format' = 'debezium-json': inserts, updates and deletes)",
-          *sink, *sink_connector, sink_table));
-    }
-    Result<connectors::AddedSink> added = sink_connector->add_sink(
-        connectors::SinkRequest{&job->graph, calc_vertex, sink_name, &sink_table, &job->context,
-                                Upstream(source_name, *source_connector, source_table), changelog});
-    if (!added.ok()) return AtPos(sink->pos, added.status());
-    if (added->plan_restore) committing_sinks.push_back(std::move(added).value());
+  static bool Several(const std::map<std::string, int>& uses, const std::string& table) {
+    auto it = uses.find(table);
+    return it != uses.end() && it->second > 1;
   }
-  if (!aggregates.empty()) {
-    const auto& [pos, first] = aggregates.front();
-    return Status::NotImplemented(
-        At(pos) + "not implemented yet: " +
-        std::string(first.window ? "window aggregation" : "GROUP BY aggregation") +
-        " runs in a later step (INSERT INTO " + first.sink + ": " + ToString(first) +
-        "); the query is valid");
-  }
-  FLOE_RETURN_NOT_OK(job->graph.Validate());
+};
 
-  job->has_keyed_state = graph_keyed_state;  // window aggregates hold keyed state
-  job->prepare_restore =
-      [sinks = std::move(committing_sinks), positions = job->context.positions,
-       keyed = job->has_keyed_state](
-          const std::optional<runtime::CompletedCheckpoint>& restored,
-          connectors::StaleRestorePolicy policy,
-          uint64_t* min_checkpoint_id) -> Result<std::vector<connectors::SinkRestorePlan>> {
+// The tables of the `ordinal`-th INSERT (0-based), their reserved columns checked, and the
+// names its vertices get. A table read (or written) by several INSERTs gets one vertex per
+// INSERT, told apart by the INSERT's ordinal; otherwise names carry only the table name, so
+// editing one INSERT does not rename another's operators.
+Result<InsertPlan> ResolveInsert(const Script& script, size_t ordinal, const TableUses& uses) {
+  InsertPlan p;
+  p.insert = &script.inserts[ordinal];
+  p.source = script.FindTable(p.insert->source);
+  p.sink = script.FindTable(p.insert->sink);
+  if (p.source == nullptr || p.sink == nullptr) {
+    return Status::Internal(At(p.insert->pos) + "INSERT names a table the parser did not check");
+  }
+  std::string suffix = "-" + std::to_string(ordinal + 1);
+  p.source_suffix = TableUses::Several(uses.as_source, p.source->name) ? suffix : "";
+  p.sink_suffix = TableUses::Several(uses.as_sink, p.sink->name) ? suffix : "";
+  p.source_name = p.SourceSide("source");
+  FLOE_RETURN_NOT_OK(CheckReservedColumns(*p.source));
+  FLOE_RETURN_NOT_OK(CheckReservedColumns(*p.sink));
+  return p;
+}
+
+// The source vertex, added by the table's connector.
+Status PlanSource(PlannedJob& job, InsertPlan& p) {
+  FLOE_ASSIGN_OR_RAISE(p.source_connector, ConnectorOf(*p.source, Role::kSource));
+  p.source_table = Describe(*p.source);
+  Result<runtime::VertexId> source_vertex = p.source_connector->add_source(
+      connectors::SourceRequest{&job.graph, p.source_name, &p.source_table, &job.context});
+  if (!source_vertex.ok()) return AtPos(p.source->pos, source_vertex.status());
+  p.changelog =
+      p.source_connector->emits_changelog && p.source_connector->emits_changelog(p.source_table);
+  p.out = *source_vertex;
+  p.row_schema = p.source_table.schema;
+  return Status::OK();
+}
+
+// The vertex evaluating the source table's computed columns, if it has any.
+Status PlanComputedColumns(PlannedJob& job, InsertPlan& p) {
+  if (!p.source->has_computed_columns()) return Status::OK();
+  if (p.changelog) {
+    return Status::NotImplemented(At(p.source->pos) + "not implemented yet: computed columns " +
+                                  "in a changelog table ('" + p.source->name + "')");
+  }
+  p.row_schema = RowSchemaOf(*p.source);
+  Result<runtime::VertexId> computed = AddComputedColumns(
+      job.graph, p.SourceSide("computed"), *p.source, p.source_table, p.row_schema, p.out);
+  if (!computed.ok()) return computed.status();
+  p.out = *computed;
+  return Status::OK();
+}
+
+// The sink table, checked before the Calc so its errors point at the table.
+Status DescribeSink(InsertPlan& p) {
+  FLOE_ASSIGN_OR_RAISE(p.sink_connector, ConnectorOf(*p.sink, Role::kSink));
+  p.sink_table = Describe(*p.sink);
+  return Status::OK();
+}
+
+// The sink vertex after `input`, added by the sink table's connector.
+Result<connectors::AddedSink> PlanSink(PlannedJob& job, const InsertPlan& p,
+                                       runtime::VertexId input, bool changelog) {
+  Result<connectors::AddedSink> added = p.sink_connector->add_sink(connectors::SinkRequest{
+      &job.graph, input, p.SinkSide("sink"), &p.sink_table, &job.context,
+      Upstream(p.source_name, *p.source_connector, p.source_table), changelog});
+  if (!added.ok()) return AtPos(p.sink->pos, added.status());
+  return added;
+}
+
+// An INSERT without aggregates: source -> [computed columns] -> Calc -> sink. The Calc (filter
+// + projection into the sink's columns) is always there, even for a plain SELECT *, so the
+// graph, and the checkpoints that name its vertices, does not change shape when a WHERE is
+// added or removed.
+Result<connectors::AddedSink> PlanCalcInsert(PlannedJob& job, const InsertPlan& p) {
+  CalcSpec calc;
+  calc.input = p.changelog ? runtime::WithRowKindColumn(*p.row_schema) : p.row_schema;
+  calc.where = p.insert->where;
+  calc.select = p.insert->select;
+  calc.output = p.sink_table.schema;
+  calc.sink_name = p.sink->name;
+  Result<std::shared_ptr<const CalcProgram>> program = CalcProgram::Compile(calc);
+  if (!program.ok()) {
+    const Status& st = program.status();
+    // Expression errors carry their own position; the rest point at the INSERT.
+    if (st.message().rfind("line ", 0) == 0) return st;
+    return AtPos(p.insert->pos, st);
+  }
+  uint32_t source_parallelism = job.graph.vertex(p.out).parallelism;
+  runtime::VertexId calc_vertex =
+      AddCalc(job.graph, p.SinkSide("calc"), source_parallelism, *program, p.out);
+  if (p.changelog) {
+    FLOE_RETURN_NOT_OK(CheckChangelogSink(
+        "table '" + p.source->name +
+            "' is a changelog ('format' = 'debezium-json': inserts, updates and deletes)",
+        *p.sink, *p.sink_connector, p.sink_table));
+  }
+  return PlanSink(job, p, calc_vertex, p.changelog);
+}
+
+// A watermark assigner after `upstream`, for a window over a source that makes no watermarks.
+runtime::VertexId PlanWatermarkAssigner(PlannedJob& job, const InsertPlan& p,
+                                        const WatermarkDef& watermark, uint32_t parallelism,
+                                        runtime::VertexId upstream) {
+  const int time_column = watermark.column;
+  const int64_t delay = watermark.delay_ms * 1000;
+  const std::chrono::milliseconds interval = job.context.auto_watermark_interval;
+  runtime::VertexId assigner = job.graph.AddOperator(
+      p.SourceSide("watermarks"), parallelism,
+      [time_column, delay,
+       interval](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+        return std::unique_ptr<runtime::Operator>(
+            std::make_unique<WatermarkAssignerOperator>(time_column, delay, interval));
+      });
+  job.graph.Connect(upstream, assigner, runtime::Partitioning::Forward());
+  return assigner;
+}
+
+// The aggregate's WHERE, a Calc that keeps rows (all columns) before they are keyed.
+Result<runtime::VertexId> PlanWhere(PlannedJob& job, const InsertPlan& p, const AggregatePlan& plan,
+                                    uint32_t parallelism, runtime::VertexId upstream) {
+  CalcSpec where;
+  where.input = p.row_schema;
+  where.where = plan.where;
+  where.output = p.row_schema;
+  where.sink_name = p.sink->name;
+  Result<std::shared_ptr<const CalcProgram>> program = CalcProgram::Compile(where);
+  if (!program.ok()) return AtPos(p.insert->pos, program.status());
+  return AddCalc(job.graph, p.SinkSide("where"), parallelism, *program, upstream);
+}
+
+// An aggregate vertex as PlanAggregateOperator adds it.
+struct AggregateVertex {
+  runtime::VertexId vertex;
+  uint32_t parallelism = 1;
+  std::shared_ptr<const BatchSchema> output;  // the operator's fixed layout
+};
+
+// The window or GROUP BY aggregate, fed from `upstream` by its keys.
+Result<AggregateVertex> PlanAggregateOperator(PlannedJob& job, const InsertPlan& p,
+                                              const AggregatePlan& plan,
+                                              runtime::VertexId upstream) {
+  std::vector<std::string> keys;
+  for (int k : plan.key_columns) keys.push_back(p.row_schema->fields[k].name);
+  AggregateVertex agg;
+  // No GROUP BY key: one subtask holds the single group (Flink's global aggregate).
+  agg.parallelism = keys.empty() ? 1 : job.context.default_parallelism;
+  if (plan.window) {
+    WindowAggregateSpec spec;
+    spec.input = p.row_schema;
+    spec.key_columns = plan.key_columns;
+    spec.window = *plan.window;
+    spec.aggregates = plan.aggregates;
+    spec.job_config = job.config;
+    Result<runtime::VertexId> added = AddAggregate<WindowAggregateOperator>(
+        job.graph, p.SinkSide("window"), agg.parallelism, spec);
+    if (!added.ok()) return AtPos(p.insert->pos, added.status());
+    agg.vertex = *added;
+    agg.output = WindowAggregateOutput(spec);
+  } else {
+    GroupAggregateSpec spec;
+    spec.input = p.row_schema;
+    spec.key_columns = plan.key_columns;
+    spec.aggregates = plan.aggregates;
+    spec.job_config = job.config;
+    Result<runtime::VertexId> added = AddAggregate<GroupAggregateOperator>(
+        job.graph, p.SinkSide("aggregate"), agg.parallelism, spec);
+    if (!added.ok()) return AtPos(p.insert->pos, added.status());
+    agg.vertex = *added;
+    agg.output = GroupAggregateOutput(spec);
+  }
+  job.graph.Connect(upstream, agg.vertex,
+                    keys.empty() ? runtime::Partitioning::Global()
+                                 : runtime::Partitioning::Hash(std::move(keys)));
+  return agg;
+}
+
+// The Calc after the aggregate: the select list, in order, from the operator's fixed layout,
+// into the sink's columns.
+Result<runtime::VertexId> PlanAggregateCalc(PlannedJob& job, const InsertPlan& p,
+                                            const AggregatePlan& plan, const AggregateVertex& agg) {
+  CalcSpec project;
+  project.input = agg.output;
+  for (size_t o = 0; o < plan.outputs.size(); ++o) {
+    const AggregateOutput& from = plan.outputs[o];
+    std::string name;
+    switch (from.kind) {
+      case AggregateOutput::Kind::kKey:
+        name = p.row_schema->fields[plan.key_columns[from.index]].name;
+        break;
+      case AggregateOutput::Kind::kWindowStart:
+        name = "window_start";
+        break;
+      case AggregateOutput::Kind::kWindowEnd:
+        name = "window_end";
+        break;
+      case AggregateOutput::Kind::kWindowTime:
+        name = "window_time";
+        break;
+      case AggregateOutput::Kind::kAggregate:
+        name = "agg" + std::to_string(from.index);
+        break;
+    }
+    Expr column = Expr::Column(name);
+    column.pos = p.insert->select[o].expr.pos;
+    project.select.push_back({std::move(column), p.insert->select[o].alias});
+  }
+  project.output = p.sink_table.schema;
+  project.sink_name = p.sink->name;
+  Result<std::shared_ptr<const CalcProgram>> program = CalcProgram::Compile(project);
+  if (!program.ok()) return AtPos(p.insert->pos, program.status());
+  return AddCalc(job.graph, p.SinkSide("calc"), agg.parallelism, *program, agg.vertex);
+}
+
+// An aggregating INSERT (validated by CheckAggregate): source -> [computed columns] ->
+// [watermark assigner] -> [WHERE] -> keyBy(keys) -> window aggregate or GROUP BY aggregate ->
+// Calc (select list into the sink's columns) -> sink.
+Result<connectors::AddedSink> PlanAggregateInsert(PlannedJob& job, const InsertPlan& p,
+                                                  const AggregatePlan& plan) {
+  runtime::VertexId upstream = p.out;
+  const uint32_t source_parallelism = job.graph.vertex(upstream).parallelism;
+  if (plan.window && !p.source_connector->generates_watermarks) {
+    upstream = PlanWatermarkAssigner(job, p, *plan.watermark, source_parallelism, upstream);
+  }
+  if (plan.where) {
+    FLOE_ASSIGN_OR_RAISE(upstream, PlanWhere(job, p, plan, source_parallelism, upstream));
+  }
+  FLOE_ASSIGN_OR_RAISE(AggregateVertex agg, PlanAggregateOperator(job, p, plan, upstream));
+  FLOE_ASSIGN_OR_RAISE(runtime::VertexId calc, PlanAggregateCalc(job, p, plan, agg));
+  return PlanSink(job, p, calc, /*changelog=*/!plan.window);
+}
+
+// ---- restore -------------------------------------------------------------------------------
+
+// PlannedJob::prepare_restore over the sinks that commit to an external system: each checks its
+// table against the checkpoint about to be restored; the positions of tables that are ahead
+// become the sources' start overrides.
+decltype(PlannedJob::prepare_restore) PlanRestore(
+    std::vector<connectors::AddedSink> committing_sinks,
+    std::shared_ptr<runtime::SourcePositionBoard> positions, bool keyed) {
+  return [sinks = std::move(committing_sinks), positions = std::move(positions), keyed](
+             const std::optional<runtime::CompletedCheckpoint>& restored,
+             connectors::StaleRestorePolicy policy,
+             uint64_t* min_checkpoint_id) -> Result<std::vector<connectors::SinkRestorePlan>> {
     std::vector<connectors::SinkRestorePlan> plans;
     std::map<std::string, std::string> overrides;
     std::map<std::string, std::string> override_sink;  // task -> sink id that set it
@@ -662,6 +716,62 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
     if (min_checkpoint_id != nullptr) *min_checkpoint_id = max_id;
     return plans;
   };
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const PlanOptions& options) {
+  FLOE_ASSIGN_OR_RAISE(Script script, ParseScript(job_text, options.variables));
+  auto job = std::make_unique<PlannedJob>();
+  FLOE_RETURN_NOT_OK(PlanSettings(script, options, job.get()));
+  if (script.inserts.empty()) {
+    return Status::InvalidArgument(
+        "the job file has no INSERT INTO ... SELECT statement: there is nothing to run");
+  }
+  TableUses uses;
+  for (const Insert& insert : script.inserts) {
+    ++uses.as_source[insert.source];
+    ++uses.as_sink[insert.sink];
+  }
+
+  // Sinks that commit to an external system check it against the restored checkpoint.
+  std::vector<connectors::AddedSink> committing_sinks;
+  // What the runtime cannot run yet; refused after every INSERT is validated.
+  std::vector<std::pair<SourcePos, AggregatePlan>> aggregates;
+  bool graph_keyed_state = false;
+  for (size_t i = 0; i < script.inserts.size(); ++i) {
+    FLOE_ASSIGN_OR_RAISE(InsertPlan p, ResolveInsert(script, i, uses));
+    FLOE_RETURN_NOT_OK(PlanSource(*job, p));
+    FLOE_RETURN_NOT_OK(PlanComputedColumns(*job, p));
+    FLOE_RETURN_NOT_OK(DescribeSink(p));
+    std::optional<AggregatePlan> aggregate;
+    if (IsAggregateQuery(*p.insert)) {
+      FLOE_ASSIGN_OR_RAISE(aggregate, CheckAggregate(script, *p.insert, *p.source, p.changelog,
+                                                     *p.sink, *p.sink_connector, p.sink_table));
+      if (aggregate->window && !aggregate->watermark) {
+        aggregates.emplace_back(p.insert->pos, std::move(*aggregate));
+        continue;
+      }
+      graph_keyed_state = true;
+    }
+    Result<connectors::AddedSink> added =
+        aggregate ? PlanAggregateInsert(*job, p, *aggregate) : PlanCalcInsert(*job, p);
+    if (!added.ok()) return added.status();
+    if (added->plan_restore) committing_sinks.push_back(std::move(added).value());
+  }
+  if (!aggregates.empty()) {
+    const auto& [pos, first] = aggregates.front();
+    return Status::NotImplemented(
+        At(pos) + "not implemented yet: " +
+        std::string(first.window ? "window aggregation" : "GROUP BY aggregation") +
+        " runs in a later step (INSERT INTO " + first.sink + ": " + ToString(first) +
+        "); the query is valid");
+  }
+  FLOE_RETURN_NOT_OK(job->graph.Validate());
+
+  job->has_keyed_state = graph_keyed_state;  // window aggregates hold keyed state
+  job->prepare_restore =
+      PlanRestore(std::move(committing_sinks), job->context.positions, job->has_keyed_state);
   return job;
 }
 
