@@ -124,6 +124,199 @@ Result<AggregateCall> PlanCall(const Expr& e, const CreateTable& source, const B
   return Status::Internal("unknown aggregate function");
 }
 
+// The window TVF: over the table's event-time attribute, consumed by a window aggregation.
+Result<WindowSpec> PlanWindow(const Insert& insert, const CreateTable& source) {
+  const WindowTvf& w = *insert.window;
+  std::string fn(ToString(w.kind));
+  if (insert.group_by.empty()) {
+    return ErrorAt(w.pos, "the " + fn +
+                              " window table-valued function must be consumed by a window "
+                              "aggregation: GROUP BY window_start, window_end[, keys] (floe "
+                              "does not support window TopN, join or deduplication yet)");
+  }
+  for (const ColumnDef& c : source.columns) {
+    if (IsWindowColumn(c.name)) {
+      return ErrorAt(c.pos, "table '" + source.name + "' has a column named '" + c.name +
+                                "', which the " + fn + " window would add again");
+    }
+  }
+  if (!source.watermark) {
+    return ErrorAt(w.time_column_pos,
+                   "DESCRIPTOR(" + w.time_column + ") is not a time attribute: table '" +
+                       source.name +
+                       "' has no WATERMARK (declare one: WATERMARK FOR col AS col - INTERVAL "
+                       "'5' SECOND); processing-time windows are not supported yet");
+  }
+  if (w.time_column != source.watermark->column) {
+    return ErrorAt(w.time_column_pos, "DESCRIPTOR(" + w.time_column +
+                                          ") is not a time attribute: the event-time "
+                                          "attribute of table '" +
+                                          source.name + "' is '" + source.watermark->column +
+                                          "' (its WATERMARK column)");
+  }
+  if (w.kind == WindowKind::kSession && w.offset_millis) {
+    return ErrorAt(w.offset_pos, "SESSION windows take no offset");
+  }
+  WindowSpec spec;
+  spec.kind = w.kind;
+  spec.size_ms = w.size_millis;
+  spec.step_ms = w.step_millis;
+  spec.offset_ms = w.offset_millis.value_or(0);
+  spec.time_column = source.ColumnIndex(w.time_column);
+  return spec;
+}
+
+// WHERE runs before the aggregate, on the table's columns.
+Status CheckWhere(const Expr& where) {
+  if (ContainsAggregate(where)) {
+    return ErrorAt(where.pos,
+                   "aggregate functions are not allowed in WHERE (HAVING is not supported yet)");
+  }
+  if (const Expr* wc = FindWindowColumn(where)) {
+    return ErrorAt(wc->pos, "filtering on '" + wc->name +
+                                "' before the window aggregation is not supported yet");
+  }
+  return Status::OK();
+}
+
+// GROUP BY: columns only; window_start and window_end together, with a window. Sets the plan's
+// key columns and groups_by_window_time; returns the keys' names.
+Result<std::vector<std::string>> PlanGroupBy(const Insert& insert, AggregatePlan* plan) {
+  const BatchSchema& input = *plan->input;
+  bool by_start = false, by_end = false;
+  std::vector<std::string> key_names;
+  for (const Expr& item : insert.group_by) {
+    if (item.kind != ExprKind::kColumn) {
+      return ErrorAt(item.pos, "GROUP BY takes columns; grouping by " + ToString(item) +
+                                   " is not supported yet");
+    }
+    if (item.name == kWindowStart) {
+      by_start = true;
+    } else if (item.name == kWindowEnd) {
+      by_end = true;
+    } else if (item.name == kWindowTime) {
+      plan->groups_by_window_time = true;
+    } else if (std::find(key_names.begin(), key_names.end(), item.name) == key_names.end()) {
+      key_names.push_back(item.name);
+      plan->key_columns.push_back(input.FieldIndex(item.name));
+    }
+  }
+  if (insert.window && (!by_start || !by_end)) {
+    std::string missing = by_start ? "window_end" : by_end ? "window_start" : "";
+    SourcePos at = insert.group_by_pos;
+    for (const Expr& item : insert.group_by) {
+      if (item.name == kWindowStart || item.name == kWindowEnd) at = item.pos;
+    }
+    if (missing.empty()) {
+      return ErrorAt(at,
+                     "a window aggregation must GROUP BY window_start, window_end (Flink "
+                     "rejects a window table-valued function not consumed by one)");
+    }
+    return ErrorAt(at, "GROUP BY " + std::string(by_start ? "window_start" : "window_end") +
+                           " without " + missing +
+                           ": a window aggregation groups by both window_start and window_end");
+  }
+  if (insert.window && insert.window->kind == WindowKind::kSession) {
+    std::set<std::string> partition(insert.window->partition_by.begin(),
+                                    insert.window->partition_by.end());
+    std::set<std::string> keys(key_names.begin(), key_names.end());
+    if (partition != keys) {
+      return ErrorAt(insert.window->pos,
+                     "SESSION windows are supported with PARTITION BY equal to the GROUP BY "
+                     "keys (other than window_start, window_end) only, not yet otherwise");
+    }
+  }
+  return key_names;
+}
+
+// A column of the select list: a window column (window_time only when grouped by) or a GROUP
+// BY key. Sets where it comes from (*out) and its type (*field).
+Status PlanSelectColumn(const Expr& e, const AggregatePlan& plan,
+                        const std::vector<std::string>& key_names, AggregateOutput* out,
+                        Field* field) {
+  const BatchSchema& input = *plan.input;
+  if (IsWindowColumn(e.name)) {
+    bool grouped = e.name == kWindowTime ? plan.groups_by_window_time : true;
+    if (!grouped) {
+      return ErrorAt(e.pos,
+                     "window_time is not in the GROUP BY; add it to select it "
+                     "(GROUP BY window_start, window_end, window_time)");
+    }
+    if (e.name == kWindowStart) {
+      out->kind = AggregateOutput::Kind::kWindowStart;
+      field->type = DataType::Timestamp();
+    } else if (e.name == kWindowEnd) {
+      out->kind = AggregateOutput::Kind::kWindowEnd;
+      field->type = DataType::Timestamp();
+    } else {
+      out->kind = AggregateOutput::Kind::kWindowTime;
+      field->type = input.fields[static_cast<size_t>(plan.window->time_column)].type;
+    }
+    field->nullable = false;
+    return Status::OK();
+  }
+  auto key = std::find(key_names.begin(), key_names.end(), e.name);
+  if (key == key_names.end()) {
+    return ErrorAt(e.pos, "column '" + e.name +
+                              "' is neither in the GROUP BY nor inside an aggregate "
+                              "function");
+  }
+  out->kind = AggregateOutput::Kind::kKey;
+  out->index = static_cast<int>(key - key_names.begin());
+  const Field& f = input.fields[static_cast<size_t>(plan.key_columns[out->index])];
+  field->type = f.type;
+  field->nullable = f.nullable;
+  return Status::OK();
+}
+
+// One item of the select list: a grouped column or an aggregate (added to plan->aggregates).
+// Sets where it comes from (*out); returns its field, named by its alias or column (else
+// unnamed).
+Result<Field> PlanSelectItem(const SelectItem& item, const CreateTable& source,
+                             const std::vector<std::string>& key_names, AggregatePlan* plan,
+                             AggregateOutput* out) {
+  const Expr& e = item.expr;
+  Field field;
+  field.name = item.alias;
+  if (e.kind == ExprKind::kColumn) {
+    FLOE_RETURN_NOT_OK(PlanSelectColumn(e, *plan, key_names, out, &field));
+    if (field.name.empty()) field.name = e.name;
+  } else if (e.kind == ExprKind::kCall && AggregateOf(e.name)) {
+    FLOE_ASSIGN_OR_RAISE(AggregateCall call, PlanCall(e, source, *plan->input));
+    out->kind = AggregateOutput::Kind::kAggregate;
+    out->index = static_cast<int>(plan->aggregates.size());
+    field.type = call.output_type;
+    field.nullable = call.nullable;
+    plan->aggregates.push_back(call);
+  } else if (e.kind == ExprKind::kCall && e.name != "CAST") {
+    FLOE_RETURN_NOT_OK(PlanCall(e, source, *plan->input).status());  // names the function
+  } else {
+    return ErrorAt(e.pos, "select item " + ToString(e) +
+                              " is not supported in an aggregation yet: select grouped "
+                              "columns and COUNT, SUM, MIN, MAX, AVG of columns");
+  }
+  return field;
+}
+
+// The output schema of `fields` with Flink's unique names (a repeated name gets 0, 1, ...
+// appended) and field ids 1, 2, ...
+std::shared_ptr<const BatchSchema> OutputSchema(std::vector<Field> fields) {
+  std::set<std::string> taken;
+  for (Field& f : fields) {
+    std::string name = f.name;
+    for (int n = 0; taken.count(name) != 0; ++n) name = f.name + std::to_string(n);
+    f.name = name;
+    taken.insert(name);
+  }
+  auto output = std::make_shared<BatchSchema>();
+  int32_t id = 1;
+  for (Field& f : fields) {
+    f.field_id = id++;
+    output->fields.push_back(std::move(f));
+  }
+  return output;
+}
+
 }  // namespace
 
 std::shared_ptr<const BatchSchema> RowSchemaOf(const CreateTable& table) {
@@ -177,190 +370,34 @@ Result<AggregatePlan> PlanAggregate(const Script& script, const Insert& insert) 
   plan.source = insert.source;
   plan.sink = insert.sink;
   plan.input = RowSchemaOf(*source);
-  const BatchSchema& input = *plan.input;
   if (source->watermark) {
     plan.watermark = WatermarkDef{source->ColumnIndex(source->watermark->column),
                                   source->watermark->delay_millis};
   }
-
-  // The window TVF: over the table's event-time attribute, consumed by a window aggregation.
   if (insert.window) {
-    const WindowTvf& w = *insert.window;
-    std::string fn(ToString(w.kind));
-    if (insert.group_by.empty()) {
-      return ErrorAt(w.pos, "the " + fn +
-                                " window table-valued function must be consumed by a window "
-                                "aggregation: GROUP BY window_start, window_end[, keys] (floe "
-                                "does not support window TopN, join or deduplication yet)");
-    }
-    for (const ColumnDef& c : source->columns) {
-      if (IsWindowColumn(c.name)) {
-        return ErrorAt(c.pos, "table '" + source->name + "' has a column named '" + c.name +
-                                  "', which the " + fn + " window would add again");
-      }
-    }
-    if (!source->watermark) {
-      return ErrorAt(w.time_column_pos,
-                     "DESCRIPTOR(" + w.time_column + ") is not a time attribute: table '" +
-                         source->name +
-                         "' has no WATERMARK (declare one: WATERMARK FOR col AS col - INTERVAL "
-                         "'5' SECOND); processing-time windows are not supported yet");
-    }
-    if (w.time_column != source->watermark->column) {
-      return ErrorAt(w.time_column_pos, "DESCRIPTOR(" + w.time_column +
-                                            ") is not a time attribute: the event-time "
-                                            "attribute of table '" +
-                                            source->name + "' is '" + source->watermark->column +
-                                            "' (its WATERMARK column)");
-    }
-    if (w.kind == WindowKind::kSession && w.offset_millis) {
-      return ErrorAt(w.offset_pos, "SESSION windows take no offset");
-    }
-    WindowSpec spec;
-    spec.kind = w.kind;
-    spec.size_ms = w.size_millis;
-    spec.step_ms = w.step_millis;
-    spec.offset_ms = w.offset_millis.value_or(0);
-    spec.time_column = source->ColumnIndex(w.time_column);
-    plan.window = spec;
+    FLOE_ASSIGN_OR_RAISE(plan.window, PlanWindow(insert, *source));
   }
-
-  // WHERE runs before the aggregate, on the table's columns.
   if (insert.where) {
-    if (ContainsAggregate(*insert.where)) {
-      return ErrorAt(insert.where->pos,
-                     "aggregate functions are not allowed in WHERE (HAVING is not supported yet)");
-    }
-    if (const Expr* wc = FindWindowColumn(*insert.where)) {
-      return ErrorAt(wc->pos, "filtering on '" + wc->name +
-                                  "' before the window aggregation is not supported yet");
-    }
+    FLOE_RETURN_NOT_OK(CheckWhere(*insert.where));
     plan.where = insert.where;
   }
-
-  // GROUP BY: columns only; window_start and window_end together, with a window.
   if (insert.select.empty()) {
     return ErrorAt(insert.pos,
                    "SELECT * cannot be aggregated: list the GROUP BY columns and the aggregates");
   }
-  bool by_start = false, by_end = false;
-  std::vector<std::string> key_names;
-  for (const Expr& item : insert.group_by) {
-    if (item.kind != ExprKind::kColumn) {
-      return ErrorAt(item.pos, "GROUP BY takes columns; grouping by " + ToString(item) +
-                                   " is not supported yet");
-    }
-    if (item.name == kWindowStart) {
-      by_start = true;
-    } else if (item.name == kWindowEnd) {
-      by_end = true;
-    } else if (item.name == kWindowTime) {
-      plan.groups_by_window_time = true;
-    } else if (std::find(key_names.begin(), key_names.end(), item.name) == key_names.end()) {
-      key_names.push_back(item.name);
-      plan.key_columns.push_back(input.FieldIndex(item.name));
-    }
-  }
-  if (insert.window && (!by_start || !by_end)) {
-    std::string missing = by_start ? "window_end" : by_end ? "window_start" : "";
-    SourcePos at = insert.group_by_pos;
-    for (const Expr& item : insert.group_by) {
-      if (item.name == kWindowStart || item.name == kWindowEnd) at = item.pos;
-    }
-    if (missing.empty()) {
-      return ErrorAt(at,
-                     "a window aggregation must GROUP BY window_start, window_end (Flink "
-                     "rejects a window table-valued function not consumed by one)");
-    }
-    return ErrorAt(at, "GROUP BY " + std::string(by_start ? "window_start" : "window_end") +
-                           " without " + missing +
-                           ": a window aggregation groups by both window_start and window_end");
-  }
-  if (insert.window && insert.window->kind == WindowKind::kSession) {
-    std::set<std::string> partition(insert.window->partition_by.begin(),
-                                    insert.window->partition_by.end());
-    std::set<std::string> keys(key_names.begin(), key_names.end());
-    if (partition != keys) {
-      return ErrorAt(insert.window->pos,
-                     "SESSION windows are supported with PARTITION BY equal to the GROUP BY "
-                     "keys (other than window_start, window_end) only, not yet otherwise");
-    }
-  }
+  FLOE_ASSIGN_OR_RAISE(std::vector<std::string> key_names, PlanGroupBy(insert, &plan));
 
   // The select list: grouped columns and aggregates, in any order.
   std::vector<Field> fields;
   for (size_t i = 0; i < insert.select.size(); ++i) {
-    const SelectItem& item = insert.select[i];
-    const Expr& e = item.expr;
     AggregateOutput out;
-    Field field;
-    field.name = item.alias;
-    if (e.kind == ExprKind::kColumn) {
-      if (IsWindowColumn(e.name)) {
-        bool grouped = e.name == kWindowTime ? plan.groups_by_window_time : true;
-        if (!grouped) {
-          return ErrorAt(e.pos,
-                         "window_time is not in the GROUP BY; add it to select it "
-                         "(GROUP BY window_start, window_end, window_time)");
-        }
-        if (e.name == kWindowStart) {
-          out.kind = AggregateOutput::Kind::kWindowStart;
-          field.type = DataType::Timestamp();
-        } else if (e.name == kWindowEnd) {
-          out.kind = AggregateOutput::Kind::kWindowEnd;
-          field.type = DataType::Timestamp();
-        } else {
-          out.kind = AggregateOutput::Kind::kWindowTime;
-          field.type = input.fields[static_cast<size_t>(plan.window->time_column)].type;
-        }
-        field.nullable = false;
-      } else {
-        auto key = std::find(key_names.begin(), key_names.end(), e.name);
-        if (key == key_names.end()) {
-          return ErrorAt(e.pos, "column '" + e.name +
-                                    "' is neither in the GROUP BY nor inside an aggregate "
-                                    "function");
-        }
-        out.kind = AggregateOutput::Kind::kKey;
-        out.index = static_cast<int>(key - key_names.begin());
-        const Field& f = input.fields[static_cast<size_t>(plan.key_columns[out.index])];
-        field.type = f.type;
-        field.nullable = f.nullable;
-      }
-      if (field.name.empty()) field.name = e.name;
-    } else if (e.kind == ExprKind::kCall && AggregateOf(e.name)) {
-      FLOE_ASSIGN_OR_RAISE(AggregateCall call, PlanCall(e, *source, input));
-      out.kind = AggregateOutput::Kind::kAggregate;
-      out.index = static_cast<int>(plan.aggregates.size());
-      field.type = call.output_type;
-      field.nullable = call.nullable;
-      plan.aggregates.push_back(call);
-    } else if (e.kind == ExprKind::kCall && e.name != "CAST") {
-      FLOE_RETURN_NOT_OK(PlanCall(e, *source, input).status());  // names the function
-    } else {
-      return ErrorAt(e.pos, "select item " + ToString(e) +
-                                " is not supported in an aggregation yet: select grouped "
-                                "columns and COUNT, SUM, MIN, MAX, AVG of columns");
-    }
+    FLOE_ASSIGN_OR_RAISE(Field field,
+                         PlanSelectItem(insert.select[i], *source, key_names, &plan, &out));
     if (field.name.empty()) field.name = "EXPR$" + std::to_string(i);
     plan.outputs.push_back(out);
     fields.push_back(std::move(field));
   }
-  // Flink's unique output names: a repeated name gets 0, 1, ... appended.
-  std::set<std::string> taken;
-  for (Field& f : fields) {
-    std::string name = f.name;
-    for (int n = 0; taken.count(name) != 0; ++n) name = f.name + std::to_string(n);
-    f.name = name;
-    taken.insert(name);
-  }
-  auto output = std::make_shared<BatchSchema>();
-  int32_t id = 1;
-  for (Field& f : fields) {
-    f.field_id = id++;
-    output->fields.push_back(std::move(f));
-  }
-  plan.output = std::move(output);
+  plan.output = OutputSchema(std::move(fields));
   return plan;
 }
 
