@@ -134,15 +134,23 @@ bool IsKafkaChangelogSource(const TableDescriptor& table) {
   return format == "debezium-json";
 }
 
-Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
-  KafkaSourceConfig config;
-  TableDescriptor plain = table;  // without properties.*, which go to librdkafka as they are
+namespace {
+
+// Moves the 'properties.*' options, which go to librdkafka as they are, into config->properties;
+// returns the table without them.
+TableDescriptor TakeClientProperties(const TableDescriptor& table, KafkaSourceConfig* config) {
+  TableDescriptor plain = table;
   for (const auto& [key, value] : table.options) {
     if (key.rfind(kProperties, 0) == 0 && key.size() > kProperties.size()) {
-      config.properties[key.substr(kProperties.size())] = value;
+      config->properties[key.substr(kProperties.size())] = value;
       plain.options.erase(key);
     }
   }
+  return plain;
+}
+
+// Refuses options the source does not know (`plain`: the table without 'properties.*').
+Status CheckOptionNames(const TableDescriptor& table, const TableDescriptor& plain) {
   if (table.options.count("topic-pattern") != 0) {
     return Status::InvalidArgument(OptionError(
         table, "topic-pattern",
@@ -150,12 +158,16 @@ Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
         "list the topics in 'topic', separated by ';'",
         table.options.at("topic-pattern")));
   }
-  FLOE_RETURN_NOT_OK(CheckSupportedOptions(plain, "kafka", kKafkaSourceOptions));
+  return CheckSupportedOptions(plain, "kafka", kKafkaSourceOptions);
+}
+
+// 'topic', in Flink's list syntax: 'a;b' (blanks around names are ignored; a trailing ';' is
+// allowed).
+Status ParseTopics(const TableDescriptor& table, KafkaSourceConfig* config) {
   std::string topic_list = StringOption(table, "topic", "");
   if (topic_list.empty()) {
     return Status::InvalidArgument("table '" + table.name + "': the kafka connector needs 'topic'");
   }
-  // Flink's list syntax: 'a;b' (blanks around names are ignored; a trailing ';' is allowed).
   for (size_t start = 0; start <= topic_list.size();) {
     size_t end = topic_list.find(';', start);
     if (end == std::string::npos) end = topic_list.size();
@@ -164,25 +176,25 @@ Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
     name.erase(name.find_last_not_of(" \t") + 1);
     start = end + 1;
     if (name.empty()) {
-      if (end == topic_list.size() && !config.topics.empty()) break;  // trailing ';'
+      if (end == topic_list.size() && !config->topics.empty()) break;  // trailing ';'
       return Status::InvalidArgument(OptionError(
           table, "topic", "must be a topic name or a list 'a;b' without empty names", topic_list));
     }
-    if (std::find(config.topics.begin(), config.topics.end(), name) != config.topics.end()) {
+    if (std::find(config->topics.begin(), config->topics.end(), name) != config->topics.end()) {
       return Status::InvalidArgument(
           OptionError(table, "topic", "names topic '" + name + "' twice", topic_list));
     }
-    config.topics.push_back(std::move(name));
+    config->topics.push_back(std::move(name));
   }
-  FLOE_ASSIGN_OR_RAISE(int64_t scan_parallelism, IntOption(table, "scan.parallelism", 0, 1, 32768));
-  config.parallelism = static_cast<uint32_t>(scan_parallelism);
-  FLOE_RETURN_NOT_OK(CheckKafkaClientProperties(table, config.properties));
-  auto group = config.properties.find("group.id");
-  if (group != config.properties.end()) config.group_id = group->second;
+  return Status::OK();
+}
+
+// 'format' (or 'value.format') and that format's options; the other format's are refused.
+Status ParseFormatOptions(const TableDescriptor& table, KafkaSourceConfig* config) {
   std::string format = StringOption(table, "value.format", StringOption(table, "format", ""));
   if (format == "json") {
-    config.format = KafkaFormat::kJson;
-    FLOE_ASSIGN_OR_RAISE(config.ignore_parse_errors,
+    config->format = KafkaFormat::kJson;
+    FLOE_ASSIGN_OR_RAISE(config->ignore_parse_errors,
                          BoolOption(table, "json.ignore-parse-errors", false));
     // Validated only: the decoder takes both spellings ("2020-12-30 12:13:14" and
     // "2020-12-30T12:13:14", TIMESTAMP_LTZ with 'Z' or an offset) whatever the standard is set
@@ -195,8 +207,10 @@ Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
             table, key, "applies to 'format' = 'debezium-json' only", table.options.at(key)));
       }
     }
-  } else if (format == "debezium-json") {
-    config.format = KafkaFormat::kDebeziumJson;
+    return Status::OK();
+  }
+  if (format == "debezium-json") {
+    config->format = KafkaFormat::kDebeziumJson;
     for (std::string key : {"json.ignore-parse-errors", "json.timestamp-format.standard"}) {
       if (table.options.count(key) != 0) {
         return Status::InvalidArgument(
@@ -207,28 +221,31 @@ Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
     // Validated only, as for 'json' above: both spellings are accepted.
     FLOE_RETURN_NOT_OK(
         TimestampStandardOption(table, "debezium-json.timestamp-format.standard").status());
-    FLOE_ASSIGN_OR_RAISE(config.ignore_parse_errors,
+    FLOE_ASSIGN_OR_RAISE(config->ignore_parse_errors,
                          BoolOption(table, "debezium-json.ignore-parse-errors", false));
-    FLOE_ASSIGN_OR_RAISE(config.debezium_schema_include,
+    FLOE_ASSIGN_OR_RAISE(config->debezium_schema_include,
                          BoolOption(table, "debezium-json.schema-include", false));
-  } else {
-    return Status::InvalidArgument(OptionError(
-        table, "format", "must be 'json' or 'debezium-json' (other formats are not supported yet)",
-        format));
+    return Status::OK();
   }
+  return Status::InvalidArgument(OptionError(
+      table, "format", "must be 'json' or 'debezium-json' (other formats are not supported yet)",
+      format));
+}
 
+// 'scan.startup.mode' and the options of the mode chosen.
+Status ParseStartupMode(const TableDescriptor& table, KafkaSourceConfig* config) {
   // Choices are listed in KafkaStartupMode's order.
   FLOE_ASSIGN_OR_RAISE(size_t mode,
                        ChoiceOption(table, "scan.startup.mode", "group-offsets",
                                     {"earliest-offset", "latest-offset", "group-offsets",
                                      "specific-offsets", "timestamp"}));
-  config.startup = static_cast<KafkaStartupMode>(mode);
-  if (config.startup == KafkaStartupMode::kGroupOffsets && config.group_id.empty()) {
+  config->startup = static_cast<KafkaStartupMode>(mode);
+  if (config->startup == KafkaStartupMode::kGroupOffsets && config->group_id.empty()) {
     return Status::InvalidArgument(OptionError(table, "scan.startup.mode",
                                                "'group-offsets' needs 'properties.group.id'",
                                                "group-offsets"));
   }
-  if (config.startup == KafkaStartupMode::kSpecificOffsets) {
+  if (config->startup == KafkaStartupMode::kSpecificOffsets) {
     std::string text = StringOption(table, "scan.startup.specific-offsets", "");
     Result<kafka::PartitionOffsets> offsets = kafka::ParseSpecificOffsets(text);
     if (!offsets.ok()) {
@@ -238,35 +255,46 @@ Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
                       "'scan.startup.mode' = 'specific-offsets'",
                       text));
     }
-    config.specific_offsets = std::move(*offsets);
-    if (config.topics.size() > 1) {
+    config->specific_offsets = std::move(*offsets);
+    if (config->topics.size() > 1) {
       // Flink's syntax names partitions only, so it cannot say which topic's partition it means.
-      return Status::InvalidArgument(OptionError(
-          table, "scan.startup.specific-offsets",
-          "names partitions of one topic and cannot be used with a topic list", topic_list));
+      return Status::InvalidArgument(
+          OptionError(table, "scan.startup.specific-offsets",
+                      "names partitions of one topic and cannot be used with a topic list",
+                      StringOption(table, "topic", "")));
     }
   }
-  if (config.startup == KafkaStartupMode::kTimestamp) {
+  if (config->startup == KafkaStartupMode::kTimestamp) {
     if (table.options.count("scan.startup.timestamp-millis") == 0) {
       return Status::InvalidArgument(
           OptionError(table, "scan.startup.timestamp-millis",
                       "is required when 'scan.startup.mode' = 'timestamp'", ""));
     }
-    FLOE_ASSIGN_OR_RAISE(config.startup_timestamp_ms,
+    FLOE_ASSIGN_OR_RAISE(config->startup_timestamp_ms,
                          IntOption(table, "scan.startup.timestamp-millis", 0, 0, INT64_MAX));
   }
+  return Status::OK();
+}
+
+// 'scan.bounded.mode'.
+Status ParseBoundedMode(const TableDescriptor& table, KafkaSourceConfig* config) {
   FLOE_ASSIGN_OR_RAISE(
       size_t bounded,
       ChoiceOption(
           table, "scan.bounded.mode", "unbounded", {"unbounded", "latest-offset"},
           " (group-offsets, timestamp and specific-offsets bounds are not supported yet)"));
-  config.bounded_latest = bounded == 1;
+  config->bounded_latest = bounded == 1;
+  return Status::OK();
+}
+
+// The librdkafka consumer properties floe sets when the table does not, then all of them
+// checked.
+Status SetConsumerDefaults(const TableDescriptor& table, KafkaSourceConfig* config) {
+  kafka::Properties& properties = config->properties;
   // A data gap (retention dropped records the job still needed) must fail the job, not skip.
-  if (config.properties.count("auto.offset.reset") == 0) {
-    config.properties["auto.offset.reset"] = "error";
-  }
-  if (config.bounded_latest && config.properties.count("enable.partition.eof") == 0) {
-    config.properties["enable.partition.eof"] = "true";
+  if (properties.count("auto.offset.reset") == 0) properties["auto.offset.reset"] = "error";
+  if (config->bounded_latest && properties.count("enable.partition.eof") == 0) {
+    properties["enable.partition.eof"] = "true";
   }
   // librdkafka 2.0.2 marks a partition "not fetchable" once the consumer's pre-fetch queue
   // holds queued.min.messages (100,000) or queued.max.messages.kbytes (64 MiB), and fetches it
@@ -274,12 +302,17 @@ Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
   // reads in 1 s bursts (docs/kafka.md). floe's defaults make the queue hold more than a second
   // of reading; the kbytes limit bounds the memory (the queue is one per source subtask).
   for (const auto& [key, value] : kKafkaSourceQueueDefaults) {
-    if (config.properties.count(key) == 0) config.properties[key] = value;
+    if (properties.count(key) == 0) properties[key] = value;
   }
-  if (Status st = kafka::CheckProperties(config.properties); !st.ok()) {
+  if (Status st = kafka::CheckProperties(properties); !st.ok()) {
     return Status::InvalidArgument("table '" + table.name + "': " + st.message() +
                                    " (from 'properties.*')");
   }
+  return Status::OK();
+}
+
+// The declared columns, and what the source emits.
+Status SetSchema(const TableDescriptor& table, KafkaSourceConfig* config) {
   if (table.schema == nullptr || table.schema->fields.empty()) {
     return Status::InvalidArgument("table '" + table.name + "' declares no columns");
   }
@@ -287,13 +320,18 @@ Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
     return Status::InvalidArgument("table '" + table.name + "': column name '" +
                                    runtime::kRowKindColumn + "' is reserved for row kinds");
   }
-  config.schema = table.schema;
-  config.output_schema =
-      config.changelog() ? runtime::WithRowKindColumn(*table.schema) : table.schema;
-  FLOE_ASSIGN_OR_RAISE(auto decoder, json::JsonLinesDecoder::Make(config.schema));
+  config->schema = table.schema;
+  config->output_schema =
+      config->changelog() ? runtime::WithRowKindColumn(*table.schema) : table.schema;
+  FLOE_ASSIGN_OR_RAISE(auto decoder, json::JsonLinesDecoder::Make(config->schema));
   (void)decoder;
+  return Status::OK();
+}
+
+// The table's WATERMARK and 'scan.watermark.idle-timeout'.
+Status ParseWatermarkOptions(const TableDescriptor& table, KafkaSourceConfig* config) {
   if (table.watermark && (table.watermark->column >= 0 || table.watermark->computed)) {
-    config.watermark = table.watermark;
+    config->watermark = table.watermark;
   }
   if (auto it = table.options.find("scan.watermark.idle-timeout"); it != table.options.end()) {
     Result<std::chrono::milliseconds> idle = runtime::ParseDuration(it->second);
@@ -301,8 +339,29 @@ Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
       return Status::InvalidArgument(OptionError(table, "scan.watermark.idle-timeout",
                                                  "must be a duration such as '30 s'", it->second));
     }
-    config.idle_timeout = *idle;
+    config->idle_timeout = *idle;
   }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
+  KafkaSourceConfig config;
+  TableDescriptor plain = TakeClientProperties(table, &config);
+  FLOE_RETURN_NOT_OK(CheckOptionNames(table, plain));
+  FLOE_RETURN_NOT_OK(ParseTopics(table, &config));
+  FLOE_ASSIGN_OR_RAISE(int64_t scan_parallelism, IntOption(table, "scan.parallelism", 0, 1, 32768));
+  config.parallelism = static_cast<uint32_t>(scan_parallelism);
+  FLOE_RETURN_NOT_OK(CheckKafkaClientProperties(table, config.properties));
+  auto group = config.properties.find("group.id");
+  if (group != config.properties.end()) config.group_id = group->second;
+  FLOE_RETURN_NOT_OK(ParseFormatOptions(table, &config));
+  FLOE_RETURN_NOT_OK(ParseStartupMode(table, &config));
+  FLOE_RETURN_NOT_OK(ParseBoundedMode(table, &config));
+  FLOE_RETURN_NOT_OK(SetConsumerDefaults(table, &config));
+  FLOE_RETURN_NOT_OK(SetSchema(table, &config));
+  FLOE_RETURN_NOT_OK(ParseWatermarkOptions(table, &config));
   return config;
 }
 
