@@ -12,6 +12,7 @@
 
 #include "floe/iceberg/commit_internal.h"
 #include "floe/iceberg/manifest_io.h"
+#include "floe/iceberg/manifest_merge_internal.h"
 #include "floe/io/file.h"
 
 namespace floe::iceberg {
@@ -21,6 +22,7 @@ using internal::IntProperty;
 using internal::NewSnapshotId;
 using internal::NewUuid;
 using internal::NowMs;
+using internal::OwnManifest;
 using internal::Random64;
 
 using Clock = std::chrono::steady_clock;
@@ -32,18 +34,6 @@ constexpr char kMaxWaitMs[] = "commit.retry.max-wait-ms";
 constexpr int64_t kMaxWaitMsDefault = 60 * 1000;
 constexpr char kTotalTimeoutMs[] = "commit.retry.total-timeout-ms";
 constexpr int64_t kTotalTimeoutMsDefault = 30 * 60 * 1000;
-constexpr char kMergeEnabled[] = "commit.manifest-merge.enabled";
-constexpr char kMinCountToMerge[] = "commit.manifest.min-count-to-merge";
-constexpr int64_t kMinCountToMergeDefault = 100;
-constexpr char kTargetSizeBytes[] = "commit.manifest.target-size-bytes";
-constexpr int64_t kTargetSizeBytesDefault = 8 * 1024 * 1024;
-
-bool BoolProperty(const TableMetadata& m, const char* key, bool fallback) {
-  std::string text = m.Property(key, "");
-  if (text == "true" || text == "TRUE" || text == "True") return true;
-  if (text == "false" || text == "FALSE" || text == "False") return false;
-  return fallback;
-}
 
 std::optional<int64_t> ParseLong(const std::map<std::string, std::string>& m,
                                  const std::string& key) {
@@ -83,48 +73,18 @@ Status ValidateChanges(const SnapshotChanges& changes) {
   return Status::OK();
 }
 
-// A manifest this commit wrote, with what is needed to describe it for any attempt's sequence
-// number.
-struct OwnManifest {
-  ManifestFile file;
-  bool has_added = true;                 // holds ADDED entries of this snapshot (inherit seq)
-  std::optional<int64_t> min_other_seq;  // smallest data seq of its other live entries
-  std::vector<std::string> merged_from;  // empty for the new manifests
-
-  ManifestFile ForSequence(int64_t seq) const {
-    ManifestFile out = file;
-    out.sequence_number = seq;
-    int64_t min = min_other_seq.value_or(seq);
-    out.min_sequence_number = has_added ? std::min(min, seq) : min;
-    return out;
-  }
-};
-
-// Packs `items` into bins of at most `target` bytes, from the end, without reordering (Java's
-// ListPacker with lookback 1, packEnd): the under-filled bin is the first one, which holds the
-// newest manifests and is merged again later.
-std::vector<std::vector<ManifestFile>> PackEnd(const std::vector<ManifestFile>& items,
-                                               int64_t target) {
-  std::vector<std::vector<ManifestFile>> bins;
-  int64_t weight = 0;
-  for (auto it = items.rbegin(); it != items.rend(); ++it) {
-    if (bins.empty() || weight + it->manifest_length > target) {
-      bins.emplace_back();
-      weight = 0;
-    }
-    bins.back().push_back(*it);
-    weight += it->manifest_length;
-  }
-  std::reverse(bins.begin(), bins.end());
-  for (auto& bin : bins) std::reverse(bin.begin(), bin.end());
-  return bins;
-}
-
 class SnapshotCommitter {
  public:
   SnapshotCommitter(Catalog& catalog, const TableIdentifier& id, const SnapshotChanges& changes,
                     const CommitOptions& options)
-      : catalog_(catalog), id_(id), changes_(changes), options_(options) {}
+      : catalog_(catalog),
+        id_(id),
+        changes_(changes),
+        options_(options),
+        merger_([this](const Schema& schema, const PartitionSpec& spec, ManifestContent content,
+                       const std::vector<ManifestEntry>& entries) {
+          return WriteOwnManifest(schema, spec, content, entries);
+        }) {}
 
   Result<Snapshot> Run();
 
@@ -138,11 +98,10 @@ class SnapshotCommitter {
 
   Result<Attempt> Apply(const TableMetadata& base, int attempt);
   Status WriteNewManifests(const TableMetadata& base);
-  Result<std::vector<ManifestFile>> Merge(const TableMetadata& base,
-                                          std::vector<ManifestFile> manifests,
-                                          ManifestContent content, int64_t seq);
-  Result<ManifestFile> MergeBin(const TableMetadata& base, const std::vector<ManifestFile>& bin,
-                                ManifestContent content, int64_t seq);
+  // Writes a manifest of this commit's snapshot, recording the file for Cleanup.
+  Result<ManifestFile> WriteOwnManifest(const Schema& schema, const PartitionSpec& spec,
+                                        ManifestContent content,
+                                        const std::vector<ManifestEntry>& entries);
   std::string NextManifestPath() {
     return io::JoinPath(metadata_dir_,
                         NewUuid() + "-m" + std::to_string(manifest_count_++) + ".avro");
@@ -162,9 +121,9 @@ class SnapshotCommitter {
   int manifest_count_ = 0;
   bool new_written_ = false;
   std::vector<OwnManifest> new_manifests_;
-  std::map<std::vector<std::string>, OwnManifest> merged_;  // by the paths merged
-  std::vector<std::string> written_;                        // local paths, all attempts
-  int replaced_ = 0;                                        // of the current attempt
+  internal::ManifestMerger merger_;
+  std::vector<std::string> written_;  // local paths, all attempts
+  int replaced_ = 0;                  // of the current attempt
 };
 
 Result<Snapshot> SnapshotCommitter::Run() {
@@ -249,15 +208,8 @@ Status SnapshotCommitter::WriteNewManifests(const TableMetadata& base) {
                                        " has partition spec " + std::to_string(spec_id) +
                                        ", which the table does not have");
       }
-      std::string path = NextManifestPath();
-      Result<ManifestFile> mf = WriteManifest(path, schema, *spec, content, snapshot_id_, entries);
-      if (!mf.ok()) {
-        if (!mf.status().IsAlreadyExists()) written_.push_back(path);
-        return mf.status();
-      }
-      written_.push_back(path);
       OwnManifest own;
-      own.file = std::move(mf).value();
+      FLOE_ASSIGN_OR_RAISE(own.file, WriteOwnManifest(schema, *spec, content, entries));
       new_manifests_.push_back(std::move(own));
     }
   }
@@ -265,85 +217,17 @@ Status SnapshotCommitter::WriteNewManifests(const TableMetadata& base) {
   return Status::OK();
 }
 
-Result<ManifestFile> SnapshotCommitter::MergeBin(const TableMetadata& base,
-                                                 const std::vector<ManifestFile>& bin,
-                                                 ManifestContent content, int64_t seq) {
-  std::vector<std::string> key;
-  for (const ManifestFile& m : bin) key.push_back(m.manifest_path);
-  auto cached = merged_.find(key);
-  if (cached != merged_.end()) return cached->second.ForSequence(seq);
-
-  const PartitionSpec* spec = base.FindSpec(bin.front().partition_spec_id);
-  if (spec == nullptr) {
-    return Status::Corruption("manifest " + bin.front().manifest_path + " has partition spec " +
-                              std::to_string(bin.front().partition_spec_id) +
-                              ", which the table does not have");
-  }
-  OwnManifest own;
-  own.has_added = false;
-  own.merged_from = key;
-  std::vector<ManifestEntry> out;
-  for (const ManifestFile& m : bin) {
-    FLOE_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(m, base));
-    bool own_manifest = m.added_snapshot_id == snapshot_id_;
-    for (ManifestEntry& e : entries) {
-      if (e.status == EntryStatus::kDeleted) continue;  // deletes of earlier snapshots are dropped
-      if (own_manifest && e.status == EntryStatus::kAdded && e.snapshot_id == snapshot_id_) {
-        // Still an add of this snapshot: keep inheriting, so a retry can reuse the file.
-        e.sequence_number.reset();
-        e.file_sequence_number.reset();
-        own.has_added = true;
-      } else {
-        e.status = EntryStatus::kExisting;
-        int64_t s = e.sequence_number.value_or(0);
-        own.min_other_seq = own.min_other_seq ? std::min(*own.min_other_seq, s) : s;
-      }
-      out.push_back(std::move(e));
-    }
-  }
+Result<ManifestFile> SnapshotCommitter::WriteOwnManifest(
+    const Schema& schema, const PartitionSpec& spec, ManifestContent content,
+    const std::vector<ManifestEntry>& entries) {
   std::string path = NextManifestPath();
-  Result<ManifestFile> mf =
-      WriteManifest(path, base.current_schema(), *spec, content, snapshot_id_, out);
+  Result<ManifestFile> mf = WriteManifest(path, schema, spec, content, snapshot_id_, entries);
   if (!mf.ok()) {
     if (!mf.status().IsAlreadyExists()) written_.push_back(path);
     return mf.status();
   }
   written_.push_back(path);
-  own.file = std::move(mf).value();
-  ManifestFile result = own.ForSequence(seq);
-  merged_.emplace(std::move(key), std::move(own));
-  return result;
-}
-
-Result<std::vector<ManifestFile>> SnapshotCommitter::Merge(const TableMetadata& base,
-                                                           std::vector<ManifestFile> manifests,
-                                                           ManifestContent content, int64_t seq) {
-  if (manifests.empty() || !BoolProperty(base, kMergeEnabled, true)) return manifests;
-  const int64_t min_count = IntProperty(base, kMinCountToMerge, kMinCountToMergeDefault);
-  const int64_t target = IntProperty(base, kTargetSizeBytes, kTargetSizeBytesDefault);
-  const std::string first = manifests.front().manifest_path;
-
-  // Newest spec first, as Java orders the groups.
-  std::map<int32_t, std::vector<ManifestFile>, std::greater<>> groups;
-  for (ManifestFile& m : manifests) groups[m.partition_spec_id].push_back(std::move(m));
-
-  std::vector<ManifestFile> out;
-  for (auto& [spec_id, group] : groups) {
-    for (std::vector<ManifestFile>& bin : PackEnd(group, target)) {
-      bool has_first = std::any_of(bin.begin(), bin.end(),
-                                   [&](const ManifestFile& m) { return m.manifest_path == first; });
-      if (bin.size() == 1 || (has_first && static_cast<int64_t>(bin.size()) < min_count)) {
-        for (ManifestFile& m : bin) out.push_back(std::move(m));
-        continue;
-      }
-      FLOE_ASSIGN_OR_RAISE(ManifestFile merged, MergeBin(base, bin, content, seq));
-      for (const ManifestFile& m : bin) {
-        if (m.added_snapshot_id != snapshot_id_) ++replaced_;
-      }
-      out.push_back(std::move(merged));
-    }
-  }
-  return out;
+  return mf;
 }
 
 std::map<std::string, std::string> SnapshotCommitter::Summary(
@@ -443,7 +327,7 @@ Result<SnapshotCommitter::Attempt> SnapshotCommitter::Apply(const TableMetadata&
     Cleanup({}, "");
     written_.clear();
     new_manifests_.clear();
-    merged_.clear();
+    merger_.Clear();
     new_written_ = false;
     snapshot_id_ = NewSnapshotId(base);
   }
@@ -466,9 +350,10 @@ Result<SnapshotCommitter::Attempt> SnapshotCommitter::Apply(const TableMetadata&
     for (const ManifestFile& m : parent_manifests) {
       if (m.content == content) list.push_back(m);
     }
-    FLOE_ASSIGN_OR_RAISE(std::vector<ManifestFile> merged,
-                         Merge(base, std::move(list), content, seq));
-    for (ManifestFile& m : merged) final_list.push_back(std::move(m));
+    FLOE_ASSIGN_OR_RAISE(internal::ManifestMerger::Merged merged,
+                         merger_.Merge(base, std::move(list), content, snapshot_id_, seq));
+    replaced_ += merged.replaced;
+    for (ManifestFile& m : merged.manifests) final_list.push_back(std::move(m));
   }
 
   Attempt a;
