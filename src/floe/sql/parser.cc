@@ -265,132 +265,169 @@ class Parser {
                                       std::to_string(prior->pos.line) + ")");
     }
     table.name = name.name;
+    TableElements elements;
+    FLOE_RETURN_NOT_OK(ParseTableElements(&table, &elements));
+    if (table.columns.empty()) {
+      return ErrorAt(name.offset, "table " + Name(table.name) + " has no columns");
+    }
+    FLOE_RETURN_NOT_OK(CheckTableElements(elements, &table));
+    FLOE_RETURN_NOT_OK(ParsePartitionedBy(&table));
+    FLOE_RETURN_NOT_OK(ParseTableOptions(&table));
+    return table;
+  }
 
+  // What a table's elements declare besides its columns, checked once all columns are known.
+  struct TableElements {
     std::optional<std::vector<NameRef>> primary_key;
     size_t primary_key_offset = 0;
     std::optional<NameRef> watermark_column;
+  };
+
+  // The parenthesized elements of CREATE TABLE: columns, PRIMARY KEY, WATERMARK.
+  Status ParseTableElements(CreateTable* table, TableElements* elements) {
     FLOE_RETURN_NOT_OK(Expect(TokenKind::kLParen, "'('"));
     do {
       size_t element_offset = Peek().offset;
       if (AtKeyword("PRIMARY") || AtKeyword("CONSTRAINT")) {
-        if (primary_key) return PrimaryKeyTwice(element_offset, primary_key_offset);
-        primary_key_offset = element_offset;
-        FLOE_ASSIGN_OR_RAISE(primary_key, ParsePrimaryKey());
+        if (elements->primary_key) {
+          return PrimaryKeyTwice(element_offset, elements->primary_key_offset);
+        }
+        elements->primary_key_offset = element_offset;
+        FLOE_ASSIGN_OR_RAISE(elements->primary_key, ParsePrimaryKey());
       } else if (AtKeyword("WATERMARK")) {
-        if (table.watermark) {
-          return ErrorAt(element_offset, "table " + Name(table.name) + " has two WATERMARKs");
+        if (table->watermark) {
+          return ErrorAt(element_offset, "table " + Name(table->name) + " has two WATERMARKs");
         }
         size_t column_offset = 0;
         FLOE_ASSIGN_OR_RAISE(Watermark watermark, ParseWatermark(&column_offset));
-        watermark_column = NameRef{watermark.column, column_offset};
-        table.watermark = std::move(watermark);
+        elements->watermark_column = NameRef{watermark.column, column_offset};
+        table->watermark = std::move(watermark);
       } else if (AtKeyword("AS", 1)) {
-        // A computed column: `name AS expr`. Metadata columns
-        // (`name TYPE METADATA [FROM 'key'] [VIRTUAL]`) would branch in ParseColumn.
-        ColumnDef column;
-        column.pos = PosOf(Peek());
-        FLOE_ASSIGN_OR_RAISE(column.name, ParseName("column name, PRIMARY KEY or WATERMARK"));
-        if (const ColumnDef* prior = table.FindColumn(column.name)) {
-          return DuplicateColumn(element_offset, *prior);
-        }
-        Advance();  // AS
-        FLOE_ASSIGN_OR_RAISE(Expr expr, ParseExpr());
-        column.computed = std::move(expr);
-        table.columns.push_back(std::move(column));
-        if (Peek().kind != TokenKind::kComma && Peek().kind != TokenKind::kRParen) {
-          return Unexpected("',' or ')' after the computed column's expression");
-        }
+        FLOE_RETURN_NOT_OK(ParseComputedColumn(element_offset, table));
       } else {
-        FLOE_ASSIGN_OR_RAISE(ColumnDef column,
-                             ParseColumn("column name, PRIMARY KEY or WATERMARK"));
-        if (const ColumnDef* prior = table.FindColumn(column.name)) {
-          return DuplicateColumn(element_offset, *prior);
-        }
-        if (AtKeyword("PRIMARY")) {  // inline: `id BIGINT PRIMARY KEY NOT ENFORCED`
-          if (primary_key) return PrimaryKeyTwice(Peek().offset, primary_key_offset);
-          primary_key_offset = Peek().offset;
-          Advance();
-          FLOE_RETURN_NOT_OK(ExpectKeyword("KEY"));
-          FLOE_RETURN_NOT_OK(ExpectNotEnforced());
-          primary_key = std::vector<NameRef>{{column.name, element_offset}};
-        }
-        table.columns.push_back(std::move(column));
-        if (Peek().kind != TokenKind::kComma && Peek().kind != TokenKind::kRParen) {
-          return Unexpected(table.columns.back().not_null ? "PRIMARY KEY, ',' or ')'"
-                                                          : "NOT NULL, PRIMARY KEY, ',' or ')'");
-        }
+        FLOE_RETURN_NOT_OK(ParsePhysicalColumn(element_offset, table, elements));
       }
     } while (Accept(TokenKind::kComma));
-    FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "',' or ')'"));
-    if (table.columns.empty()) {
-      return ErrorAt(name.offset, "table " + Name(table.name) + " has no columns");
-    }
+    return Expect(TokenKind::kRParen, "',' or ')'");
+  }
 
-    if (primary_key) {
-      for (const NameRef& key : *primary_key) {
-        FLOE_RETURN_NOT_OK(CheckColumn(table, key, "primary key column"));
-        if (std::count(table.primary_key.begin(), table.primary_key.end(), key.name) != 0) {
+  // A computed column: `name AS expr`. Metadata columns
+  // (`name TYPE METADATA [FROM 'key'] [VIRTUAL]`) would branch in ParseColumn.
+  Status ParseComputedColumn(size_t element_offset, CreateTable* table) {
+    ColumnDef column;
+    column.pos = PosOf(Peek());
+    FLOE_ASSIGN_OR_RAISE(column.name, ParseName("column name, PRIMARY KEY or WATERMARK"));
+    if (const ColumnDef* prior = table->FindColumn(column.name)) {
+      return DuplicateColumn(element_offset, *prior);
+    }
+    Advance();  // AS
+    FLOE_ASSIGN_OR_RAISE(Expr expr, ParseExpr());
+    column.computed = std::move(expr);
+    table->columns.push_back(std::move(column));
+    if (Peek().kind != TokenKind::kComma && Peek().kind != TokenKind::kRParen) {
+      return Unexpected("',' or ')' after the computed column's expression");
+    }
+    return Status::OK();
+  }
+
+  // A physical column, maybe with an inline `PRIMARY KEY NOT ENFORCED`.
+  Status ParsePhysicalColumn(size_t element_offset, CreateTable* table, TableElements* elements) {
+    FLOE_ASSIGN_OR_RAISE(ColumnDef column, ParseColumn("column name, PRIMARY KEY or WATERMARK"));
+    if (const ColumnDef* prior = table->FindColumn(column.name)) {
+      return DuplicateColumn(element_offset, *prior);
+    }
+    if (AtKeyword("PRIMARY")) {  // inline: `id BIGINT PRIMARY KEY NOT ENFORCED`
+      if (elements->primary_key) {
+        return PrimaryKeyTwice(Peek().offset, elements->primary_key_offset);
+      }
+      elements->primary_key_offset = Peek().offset;
+      Advance();
+      FLOE_RETURN_NOT_OK(ExpectKeyword("KEY"));
+      FLOE_RETURN_NOT_OK(ExpectNotEnforced());
+      elements->primary_key = std::vector<NameRef>{{column.name, element_offset}};
+    }
+    table->columns.push_back(std::move(column));
+    if (Peek().kind != TokenKind::kComma && Peek().kind != TokenKind::kRParen) {
+      return Unexpected(table->columns.back().not_null ? "PRIMARY KEY, ',' or ')'"
+                                                       : "NOT NULL, PRIMARY KEY, ',' or ')'");
+    }
+    return Status::OK();
+  }
+
+  // The primary key and watermark column against the columns, and the computed columns typed.
+  Status CheckTableElements(const TableElements& elements, CreateTable* table) {
+    if (elements.primary_key) {
+      for (const NameRef& key : *elements.primary_key) {
+        FLOE_RETURN_NOT_OK(CheckColumn(*table, key, "primary key column"));
+        if (std::count(table->primary_key.begin(), table->primary_key.end(), key.name) != 0) {
           return ErrorAt(key.offset, "column " + Name(key.name) + " is twice in the primary key");
         }
-        table.primary_key.push_back(key.name);
+        table->primary_key.push_back(key.name);
       }
     }
-    for (ColumnDef& column : table.columns) {
-      if (column.computed) FLOE_RETURN_NOT_OK(TypeComputedColumn(table, &column));
+    for (ColumnDef& column : table->columns) {
+      if (column.computed) FLOE_RETURN_NOT_OK(TypeComputedColumn(*table, &column));
     }
-    if (primary_key) {
-      for (const NameRef& key : *primary_key) {
-        if (table.FindColumn(key.name)->computed) {
+    if (elements.primary_key) {
+      for (const NameRef& key : *elements.primary_key) {
+        if (table->FindColumn(key.name)->computed) {
           return ErrorAt(key.offset, "primary key column " + Name(key.name) +
                                          " is a computed column; a key must be physical");
         }
       }
     }
-    if (watermark_column) {
-      FLOE_RETURN_NOT_OK(CheckColumn(table, *watermark_column, "watermark column"));
+    if (elements.watermark_column) {
+      const NameRef& watermark_column = *elements.watermark_column;
+      FLOE_RETURN_NOT_OK(CheckColumn(*table, watermark_column, "watermark column"));
       // Flink's rule for a rowtime attribute: TIMESTAMP(p) or TIMESTAMP_LTZ(p), p in 0..3.
-      const ColumnDef* column = table.FindColumn(watermark_column->name);
+      const ColumnDef* column = table->FindColumn(watermark_column.name);
       TypeId id = column->type.id;
       if ((id != TypeId::kTimestamp && id != TypeId::kTimestampTz) || column->precision > 3) {
-        return ErrorAt(watermark_column->offset,
-                       "watermark column " + Name(watermark_column->name) +
+        return ErrorAt(watermark_column.offset,
+                       "watermark column " + Name(watermark_column.name) +
                            " must be TIMESTAMP(p) or TIMESTAMP_LTZ(p) with precision 0..3 (an "
                            "event-time attribute), but it is " +
                            ToString(column->sql_type()));
       }
     }
+    return Status::OK();
+  }
 
-    if (AcceptKeyword("PARTITIONED")) {
-      FLOE_RETURN_NOT_OK(ExpectKeyword("BY"));
-      FLOE_ASSIGN_OR_RAISE(std::vector<NameRef> partition, ParseNameList("column name"));
-      for (const NameRef& col : partition) {
-        FLOE_RETURN_NOT_OK(CheckColumn(table, col, "partition column"));
-        if (std::count(table.partitioned_by.begin(), table.partitioned_by.end(), col.name) != 0) {
-          return ErrorAt(col.offset, "column " + Name(col.name) + " is twice in PARTITIONED BY");
-        }
-        table.partitioned_by.push_back(col.name);
+  // [PARTITIONED BY (columns)]
+  Status ParsePartitionedBy(CreateTable* table) {
+    if (!AcceptKeyword("PARTITIONED")) return Status::OK();
+    FLOE_RETURN_NOT_OK(ExpectKeyword("BY"));
+    FLOE_ASSIGN_OR_RAISE(std::vector<NameRef> partition, ParseNameList("column name"));
+    for (const NameRef& col : partition) {
+      FLOE_RETURN_NOT_OK(CheckColumn(*table, col, "partition column"));
+      if (std::count(table->partitioned_by.begin(), table->partitioned_by.end(), col.name) != 0) {
+        return ErrorAt(col.offset, "column " + Name(col.name) + " is twice in PARTITIONED BY");
       }
+      table->partitioned_by.push_back(col.name);
     }
-    if (AcceptKeyword("WITH")) {
-      FLOE_RETURN_NOT_OK(Expect(TokenKind::kLParen, "'('"));
-      do {
-        size_t key_offset = Peek().offset;
-        FLOE_ASSIGN_OR_RAISE(std::string key, ParseString("a quoted option key ('key')"));
-        if (key.empty()) return ErrorAt(key_offset, "option key is empty");
-        for (const auto& [k, v] : table.options) {
-          if (k == key) return ErrorAt(key_offset, "option " + Name(key) + " is set twice");
-        }
-        FLOE_RETURN_NOT_OK(Expect(TokenKind::kEq, "'='"));
-        FLOE_ASSIGN_OR_RAISE(std::string value, ParseString("a quoted option value ('value')"));
-        table.options.emplace_back(std::move(key), std::move(value));
-      } while (Accept(TokenKind::kComma));
-      FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "',' or ')'"));
-      FLOE_RETURN_NOT_OK(ExpectStatementEnd("';'"));
-    } else {
-      FLOE_RETURN_NOT_OK(ExpectStatementEnd(
-          table.partitioned_by.empty() ? "PARTITIONED BY, WITH or ';'" : "WITH or ';'"));
+    return Status::OK();
+  }
+
+  // [WITH ('key' = 'value', ...)] and the statement's end.
+  Status ParseTableOptions(CreateTable* table) {
+    if (!AcceptKeyword("WITH")) {
+      return ExpectStatementEnd(table->partitioned_by.empty() ? "PARTITIONED BY, WITH or ';'"
+                                                              : "WITH or ';'");
     }
-    return table;
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kLParen, "'('"));
+    do {
+      size_t key_offset = Peek().offset;
+      FLOE_ASSIGN_OR_RAISE(std::string key, ParseString("a quoted option key ('key')"));
+      if (key.empty()) return ErrorAt(key_offset, "option key is empty");
+      for (const auto& [k, v] : table->options) {
+        if (k == key) return ErrorAt(key_offset, "option " + Name(key) + " is set twice");
+      }
+      FLOE_RETURN_NOT_OK(Expect(TokenKind::kEq, "'='"));
+      FLOE_ASSIGN_OR_RAISE(std::string value, ParseString("a quoted option value ('value')"));
+      table->options.emplace_back(std::move(key), std::move(value));
+    } while (Accept(TokenKind::kComma));
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "',' or ')'"));
+    return ExpectStatementEnd("';'");
   }
 
   Status DuplicateColumn(size_t offset, const ColumnDef& prior) const {
@@ -830,48 +867,41 @@ class Parser {
     return arg;
   }
 
-  // FROM TABLE(TUMBLE | HOP | CUMULATE | SESSION (args)); *source gets the table argument,
-  // *columns the DESCRIPTOR and PARTITION BY columns (checked against it by the caller).
-  Result<WindowTvf> ParseWindowTvf(NameRef* source, std::vector<NameRef>* columns) {
-    Advance();  // TABLE
-    FLOE_RETURN_NOT_OK(Expect(TokenKind::kLParen, "'(' (FROM TABLE(TUMBLE(...)))"));
-    WindowTvf window;
-    const Token& fn = Peek();
-    std::string name = fn.kind == TokenKind::kWord ? Upper(fn.text) : "";
-    std::vector<std::string> params;  // positional order, as Flink declares them
+  // The parameters of window TVF `name` (upper case), in the positional order Flink declares
+  // them, and its kind in *kind; empty when `name` is not a window TVF.
+  static std::vector<std::string> WindowTvfParams(const std::string& name, WindowKind* kind) {
     if (name == "TUMBLE") {
-      window.kind = WindowKind::kTumble;
-      params = {"DATA", "TIMECOL", "SIZE", "OFFSET"};
-    } else if (name == "HOP") {
-      window.kind = WindowKind::kHop;
-      params = {"DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"};
-    } else if (name == "CUMULATE") {
-      window.kind = WindowKind::kCumulate;
-      params = {"DATA", "TIMECOL", "STEP", "SIZE", "OFFSET"};
-    } else if (name == "SESSION") {
-      window.kind = WindowKind::kSession;
-      params = {"DATA", "TIMECOL", "GAP"};
-    } else {
-      return Unexpected("a window table-valued function (TUMBLE, HOP, CUMULATE or SESSION)");
+      *kind = WindowKind::kTumble;
+      return {"DATA", "TIMECOL", "SIZE", "OFFSET"};
     }
-    window.pos = PosOf(Advance());
-    FLOE_RETURN_NOT_OK(Expect(TokenKind::kLParen, "'('"));
-    std::vector<TvfArg> args;
-    do {
-      FLOE_ASSIGN_OR_RAISE(TvfArg arg, ParseTvfArg());
-      args.push_back(std::move(arg));
-    } while (Accept(TokenKind::kComma));
-    size_t close_offset = Peek().offset;
-    FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "',' or ')'"));
-    FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "')' (closing TABLE(...))"));
+    if (name == "HOP") {
+      *kind = WindowKind::kHop;
+      return {"DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"};
+    }
+    if (name == "CUMULATE") {
+      *kind = WindowKind::kCumulate;
+      return {"DATA", "TIMECOL", "STEP", "SIZE", "OFFSET"};
+    }
+    if (name == "SESSION") {
+      *kind = WindowKind::kSession;
+      return {"DATA", "TIMECOL", "GAP"};
+    }
+    return {};
+  }
 
-    // Bind the arguments to parameters: all positional, or all named with DATA first (Flink).
+  using TvfBinding = std::map<std::string, const TvfArg*>;  // parameter -> its argument
+
+  // Binds the arguments of window TVF `name` to its `params`: all positional, or all named with
+  // DATA first (Flink); each of the right kind, every parameter but OFFSET given.
+  // `close_offset`: the closing parenthesis, where a missing argument is reported.
+  Result<TvfBinding> BindTvfArgs(const std::string& name, const std::vector<std::string>& params,
+                                 const std::vector<TvfArg>& args, size_t close_offset) const {
     std::string signature = name + "(" + params[0];
     for (size_t i = 1; i < params.size(); ++i) {
       signature += params[i] == "OFFSET" ? "[, OFFSET]" : ", " + params[i];
     }
     signature += ")";
-    std::map<std::string, const TvfArg*> bound;
+    TvfBinding bound;
     bool named = !args[0].param.empty();
     for (size_t i = 0; i < args.size(); ++i) {
       const TvfArg& arg = args[i];
@@ -916,6 +946,71 @@ class Parser {
         return ErrorAt(close_offset, name + " needs its " + param + " argument: " + signature);
       }
     }
+    return bound;
+  }
+
+  // The window's size, and step for HOP and CUMULATE (positive; the size a whole number of
+  // steps, as Flink slices both), from the bound arguments of window TVF `name`.
+  Status SetWindowSizes(const std::string& name, TvfBinding& bound, WindowTvf* window) const {
+    auto positive = [&](const std::string& param) -> Result<int64_t> {
+      const TvfArg& arg = *bound[param];
+      if (arg.millis <= 0) {
+        return ErrorAt(arg.value_offset, name + "'s " + param +
+                                             " must be a positive interval, got " +
+                                             std::to_string(arg.millis) + " ms");
+      }
+      return arg.millis;
+    };
+    switch (window->kind) {
+      case WindowKind::kTumble: {
+        FLOE_ASSIGN_OR_RAISE(window->size_millis, positive("SIZE"));
+        break;
+      }
+      case WindowKind::kHop:
+      case WindowKind::kCumulate: {
+        std::string step = window->kind == WindowKind::kHop ? "SLIDE" : "STEP";
+        FLOE_ASSIGN_OR_RAISE(window->size_millis, positive("SIZE"));
+        FLOE_ASSIGN_OR_RAISE(window->step_millis, positive(step));
+        // Flink slices both: the size must be a whole number of slides (steps).
+        if (window->size_millis % window->step_millis != 0) {
+          return ErrorAt(bound["SIZE"]->value_offset,
+                         name + "'s SIZE (" + std::to_string(window->size_millis) +
+                             " ms) must be a whole multiple of its " + step + " (" +
+                             std::to_string(window->step_millis) + " ms)");
+        }
+        break;
+      }
+      case WindowKind::kSession: {
+        FLOE_ASSIGN_OR_RAISE(window->size_millis, positive("GAP"));
+        break;
+      }
+    }
+    return Status::OK();
+  }
+
+  // FROM TABLE(TUMBLE | HOP | CUMULATE | SESSION (args)); *source gets the table argument,
+  // *columns the DESCRIPTOR and PARTITION BY columns (checked against it by the caller).
+  Result<WindowTvf> ParseWindowTvf(NameRef* source, std::vector<NameRef>* columns) {
+    Advance();  // TABLE
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kLParen, "'(' (FROM TABLE(TUMBLE(...)))"));
+    WindowTvf window;
+    const Token& fn = Peek();
+    std::string name = fn.kind == TokenKind::kWord ? Upper(fn.text) : "";
+    std::vector<std::string> params = WindowTvfParams(name, &window.kind);
+    if (params.empty()) {
+      return Unexpected("a window table-valued function (TUMBLE, HOP, CUMULATE or SESSION)");
+    }
+    window.pos = PosOf(Advance());
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kLParen, "'('"));
+    std::vector<TvfArg> args;
+    do {
+      FLOE_ASSIGN_OR_RAISE(TvfArg arg, ParseTvfArg());
+      args.push_back(std::move(arg));
+    } while (Accept(TokenKind::kComma));
+    size_t close_offset = Peek().offset;
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "',' or ')'"));
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "')' (closing TABLE(...))"));
+    FLOE_ASSIGN_OR_RAISE(TvfBinding bound, BindTvfArgs(name, params, args, close_offset));
 
     const TvfArg& data = *bound["DATA"];
     *source = data.table;
@@ -934,39 +1029,7 @@ class Parser {
     window.time_column_pos = source_.Locate(timecol.column.offset);
     columns->push_back(timecol.column);
 
-    auto positive = [&](const std::string& param) -> Result<int64_t> {
-      const TvfArg& arg = *bound[param];
-      if (arg.millis <= 0) {
-        return ErrorAt(arg.value_offset, name + "'s " + param +
-                                             " must be a positive interval, got " +
-                                             std::to_string(arg.millis) + " ms");
-      }
-      return arg.millis;
-    };
-    switch (window.kind) {
-      case WindowKind::kTumble: {
-        FLOE_ASSIGN_OR_RAISE(window.size_millis, positive("SIZE"));
-        break;
-      }
-      case WindowKind::kHop:
-      case WindowKind::kCumulate: {
-        std::string step = window.kind == WindowKind::kHop ? "SLIDE" : "STEP";
-        FLOE_ASSIGN_OR_RAISE(window.size_millis, positive("SIZE"));
-        FLOE_ASSIGN_OR_RAISE(window.step_millis, positive(step));
-        // Flink slices both: the size must be a whole number of slides (steps).
-        if (window.size_millis % window.step_millis != 0) {
-          return ErrorAt(bound["SIZE"]->value_offset,
-                         name + "'s SIZE (" + std::to_string(window.size_millis) +
-                             " ms) must be a whole multiple of its " + step + " (" +
-                             std::to_string(window.step_millis) + " ms)");
-        }
-        break;
-      }
-      case WindowKind::kSession: {
-        FLOE_ASSIGN_OR_RAISE(window.size_millis, positive("GAP"));
-        break;
-      }
-    }
+    FLOE_RETURN_NOT_OK(SetWindowSizes(name, bound, &window));
     if (bound.count("OFFSET") != 0) {
       window.offset_millis = bound["OFFSET"]->millis;
       window.offset_pos = source_.Locate(bound["OFFSET"]->value_offset);
