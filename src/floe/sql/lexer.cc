@@ -158,6 +158,108 @@ Status SourceText::Error(size_t offset, std::string_view message) const {
   return Status::InvalidArgument(std::move(msg));
 }
 
+namespace {
+
+// The end of the number starting at `begin`: digits, an optional fraction and exponent.
+Result<size_t> ScanNumber(const SourceText& source, size_t begin) {
+  const std::string& s = source.text();
+  size_t i = begin;
+  while (i < s.size() && IsDigit(s[i])) ++i;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && IsDigit(s[i])) ++i;
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    size_t exp = i + 1;
+    if (exp < s.size() && (s[exp] == '+' || s[exp] == '-')) ++exp;
+    if (exp >= s.size() || !IsDigit(s[exp])) {
+      return source.Error(i, "malformed number, expected digits after the exponent");
+    }
+    i = exp;
+    while (i < s.size() && IsDigit(s[i])) ++i;
+  }
+  if (i < s.size() && IsWordStart(s[i])) {
+    return source.Error(
+        i, "malformed number, expected a delimiter after '" + s.substr(begin, i - begin) + "'");
+  }
+  return i;
+}
+
+// The end of the string literal or quoted identifier whose quote is at `begin`; *text gets what
+// it holds. '' inside a string and `` inside a quoted identifier stand for the quote itself.
+Result<size_t> ScanQuoted(const SourceText& source, size_t begin, std::string* text) {
+  const std::string& s = source.text();
+  const char c = s[begin];
+  size_t i = begin + 1;
+  while (true) {
+    if (i >= s.size()) {
+      return source.Error(
+          begin, c == '\'' ? "unterminated string literal" : "unterminated quoted identifier");
+    }
+    if (s[i] == c) {
+      if (i + 1 < s.size() && s[i + 1] == c) {
+        *text += c;
+        i += 2;
+        continue;
+      }
+      ++i;
+      break;
+    }
+    *text += s[i++];
+  }
+  if (c == '`' && text->empty()) return source.Error(begin, "empty quoted identifier ``");
+  return i;
+}
+
+// The operator or punctuation token at `i`, and its length in bytes.
+Result<std::pair<TokenKind, size_t>> ScanSymbol(const SourceText& source, size_t i) {
+  const std::string& s = source.text();
+  const char c = s[i];
+  auto next_is = [&](char n) { return i + 1 < s.size() && s[i + 1] == n; };
+  switch (c) {
+    case '(':
+      return std::pair{TokenKind::kLParen, size_t{1}};
+    case ')':
+      return std::pair{TokenKind::kRParen, size_t{1}};
+    case ',':
+      return std::pair{TokenKind::kComma, size_t{1}};
+    case ';':
+      return std::pair{TokenKind::kSemicolon, size_t{1}};
+    case '.':
+      return std::pair{TokenKind::kDot, size_t{1}};
+    case '*':
+      return std::pair{TokenKind::kStar, size_t{1}};
+    case '+':
+      return std::pair{TokenKind::kPlus, size_t{1}};
+    case '-':
+      return std::pair{TokenKind::kMinus, size_t{1}};
+    case '=':
+      return std::pair{TokenKind::kEq, size_t{1}};
+    case '<':
+      if (next_is('=')) return std::pair{TokenKind::kLe, size_t{2}};
+      if (next_is('>')) return std::pair{TokenKind::kNe, size_t{2}};
+      return std::pair{TokenKind::kLt, size_t{1}};
+    case '>':
+      if (next_is('=')) return std::pair{TokenKind::kGe, size_t{2}};
+      return std::pair{TokenKind::kGt, size_t{1}};
+    case '!':
+      if (!next_is('=')) return source.Error(i, "unexpected character '!', did you mean '!='?");
+      return std::pair{TokenKind::kNe, size_t{2}};
+    case '"':
+      return source.Error(i,
+                          "unexpected character '\"': strings take single quotes ('text'), "
+                          "identifiers backquotes (`name`)");
+    default: {
+      std::string shown = std::isprint(static_cast<unsigned char>(c))
+                              ? std::string("'") + c + "'"
+                              : "byte " + std::to_string(static_cast<unsigned char>(c));
+      return source.Error(i, "unexpected character " + shown);
+    }
+  }
+}
+
+}  // namespace
+
 Result<std::vector<Token>> Tokenize(const SourceText& source) {
   const std::string& s = source.text();
   std::vector<Token> tokens;
@@ -188,115 +290,19 @@ Result<std::vector<Token>> Tokenize(const SourceText& source) {
     if (IsWordStart(c)) {
       while (i < s.size() && IsWordChar(s[i])) ++i;
       add(TokenKind::kWord, begin, i, s.substr(begin, i - begin));
-      continue;
-    }
-    if (IsDigit(c) || (c == '.' && i + 1 < s.size() && IsDigit(s[i + 1]))) {
-      while (i < s.size() && IsDigit(s[i])) ++i;
-      if (i < s.size() && s[i] == '.') {
-        ++i;
-        while (i < s.size() && IsDigit(s[i])) ++i;
-      }
-      if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-        size_t exp = i + 1;
-        if (exp < s.size() && (s[exp] == '+' || s[exp] == '-')) ++exp;
-        if (exp >= s.size() || !IsDigit(s[exp])) {
-          return source.Error(i, "malformed number, expected digits after the exponent");
-        }
-        i = exp;
-        while (i < s.size() && IsDigit(s[i])) ++i;
-      }
-      if (i < s.size() && IsWordStart(s[i])) {
-        return source.Error(
-            i, "malformed number, expected a delimiter after '" + s.substr(begin, i - begin) + "'");
-      }
+    } else if (IsDigit(c) || (c == '.' && i + 1 < s.size() && IsDigit(s[i + 1]))) {
+      FLOE_ASSIGN_OR_RAISE(i, ScanNumber(source, begin));
       add(TokenKind::kNumber, begin, i, s.substr(begin, i - begin));
-      continue;
-    }
-    if (c == '\'' || c == '`') {
-      // '' inside a string and `` inside a quoted identifier stand for the quote itself.
+    } else if (c == '\'' || c == '`') {
       std::string text;
-      ++i;
-      while (true) {
-        if (i >= s.size()) {
-          return source.Error(
-              begin, c == '\'' ? "unterminated string literal" : "unterminated quoted identifier");
-        }
-        if (s[i] == c) {
-          if (i + 1 < s.size() && s[i + 1] == c) {
-            text += c;
-            i += 2;
-            continue;
-          }
-          ++i;
-          break;
-        }
-        text += s[i++];
-      }
-      if (c == '`' && text.empty()) return source.Error(begin, "empty quoted identifier ``");
+      FLOE_ASSIGN_OR_RAISE(i, ScanQuoted(source, begin, &text));
       add(c == '\'' ? TokenKind::kString : TokenKind::kQuotedWord, begin, i, std::move(text));
-      continue;
+    } else {
+      FLOE_ASSIGN_OR_RAISE(auto symbol, ScanSymbol(source, begin));
+      const auto [kind, len] = symbol;
+      i += len;
+      add(kind, begin, i, s.substr(begin, len));
     }
-    TokenKind kind;
-    size_t len = 1;
-    auto next_is = [&](char n) { return i + 1 < s.size() && s[i + 1] == n; };
-    switch (c) {
-      case '(':
-        kind = TokenKind::kLParen;
-        break;
-      case ')':
-        kind = TokenKind::kRParen;
-        break;
-      case ',':
-        kind = TokenKind::kComma;
-        break;
-      case ';':
-        kind = TokenKind::kSemicolon;
-        break;
-      case '.':
-        kind = TokenKind::kDot;
-        break;
-      case '*':
-        kind = TokenKind::kStar;
-        break;
-      case '+':
-        kind = TokenKind::kPlus;
-        break;
-      case '-':
-        kind = TokenKind::kMinus;
-        break;
-      case '=':
-        kind = TokenKind::kEq;
-        break;
-      case '<':
-        if (next_is('=')) {
-          kind = TokenKind::kLe, len = 2;
-        } else if (next_is('>')) {
-          kind = TokenKind::kNe, len = 2;
-        } else {
-          kind = TokenKind::kLt;
-        }
-        break;
-      case '>':
-        kind = next_is('=') ? TokenKind::kGe : TokenKind::kGt;
-        len = next_is('=') ? 2 : 1;
-        break;
-      case '!':
-        if (!next_is('=')) return source.Error(i, "unexpected character '!', did you mean '!='?");
-        kind = TokenKind::kNe, len = 2;
-        break;
-      case '"':
-        return source.Error(i,
-                            "unexpected character '\"': strings take single quotes ('text'), "
-                            "identifiers backquotes (`name`)");
-      default: {
-        std::string shown = std::isprint(static_cast<unsigned char>(c))
-                                ? std::string("'") + c + "'"
-                                : "byte " + std::to_string(static_cast<unsigned char>(c));
-        return source.Error(i, "unexpected character " + shown);
-      }
-    }
-    i += len;
-    add(kind, begin, i, s.substr(begin, len));
   }
   tokens.push_back({TokenKind::kEnd, "", end_of_last});
   return tokens;
