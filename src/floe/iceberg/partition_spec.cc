@@ -453,11 +453,10 @@ std::string PartitionSpec::PartitionPath(const Schema& schema,
 
 // ---- partition clause --------------------------------------------------------------------
 
-Result<PartitionSpec> ParsePartitionClause(std::string_view text, const Schema& schema) {
-  PartitionSpec spec;
-  std::string_view rest = Trim(text);
-  if (rest.empty()) return spec;
-  // Split at top-level commas.
+namespace {
+
+// The items of partition clause `rest` (trimmed, not empty): split at top-level commas.
+Result<std::vector<std::string_view>> SplitPartitionItems(std::string_view rest) {
   std::vector<std::string_view> items;
   int depth = 0;
   size_t start = 0;
@@ -475,30 +474,100 @@ Result<PartitionSpec> ParsePartitionClause(std::string_view text, const Schema& 
                                    std::string(rest) + "'");
   }
   items.push_back(rest.substr(start));
+  return items;
+}
 
-  auto find_column = [&](std::string_view raw, const std::string& item) -> Result<const Field*> {
-    std::string_view name = Trim(raw);
-    if (name.size() >= 2 && name.front() == '`' && name.back() == '`') {
-      name = name.substr(1, name.size() - 2);
-    }
-    if (const Field* f = schema.FindByName(name)) return f;
-    const Field* match = nullptr;
-    for (const Field& f : schema.fields) {
-      if (Lower(f.name) == Lower(name)) {
-        if (match != nullptr) {
-          return Status::InvalidArgument("partition item '" + item + "': column name '" +
-                                         std::string(name) + "' is ambiguous");
-        }
-        match = &f;
+// The column `raw` names (maybe backquoted) in partition item `item`: the one of that name, else
+// the only one whose name matches it ignoring case.
+Result<const Field*> FindPartitionColumn(const Schema& schema, std::string_view raw,
+                                         const std::string& item) {
+  std::string_view name = Trim(raw);
+  if (name.size() >= 2 && name.front() == '`' && name.back() == '`') {
+    name = name.substr(1, name.size() - 2);
+  }
+  if (const Field* f = schema.FindByName(name)) return f;
+  const Field* match = nullptr;
+  for (const Field& f : schema.fields) {
+    if (Lower(f.name) == Lower(name)) {
+      if (match != nullptr) {
+        return Status::InvalidArgument("partition item '" + item + "': column name '" +
+                                       std::string(name) + "' is ambiguous");
       }
+      match = &f;
     }
-    if (match == nullptr) {
-      return Status::InvalidArgument("partition item '" + item + "': no column named '" +
-                                     std::string(name) + "' in the schema");
-    }
-    return match;
-  };
+  }
+  if (match == nullptr) {
+    return Status::InvalidArgument("partition item '" + item + "': no column named '" +
+                                   std::string(name) + "' in the schema");
+  }
+  return match;
+}
 
+// The transform named `func` (lower case) in partition item `item`.
+Result<TransformKind> TransformNamed(const std::string& func, const std::string& item) {
+  if (func == "year" || func == "years") return TransformKind::kYear;
+  if (func == "month" || func == "months") return TransformKind::kMonth;
+  if (func == "day" || func == "days") return TransformKind::kDay;
+  if (func == "hour" || func == "hours") return TransformKind::kHour;
+  if (func == "identity") return TransformKind::kIdentity;
+  if (func == "bucket") return TransformKind::kBucket;
+  if (func == "truncate") return TransformKind::kTruncate;
+  return Status::InvalidArgument("partition item '" + item + "': unknown transform '" + func +
+                                 "' (expected year, month, day, hour, bucket(N, col), "
+                                 "truncate(W, col) or a column name)");
+}
+
+// Partition item `item` of the form 'func(column)' or 'func(N, column)', its '(' at `open`: sets
+// *transform and *column.
+Status ParseTransformItem(const Schema& schema, const std::string& item, size_t open,
+                          Transform* transform, const Field** column) {
+  if (item.back() != ')') {
+    return Status::InvalidArgument("partition item '" + item +
+                                   "': expected 'func(column)' or 'func(N, column)'");
+  }
+  std::string func = Lower(Trim(std::string_view(item).substr(0, open)));
+  std::string_view args = std::string_view(item).substr(open + 1, item.size() - open - 2);
+  FLOE_ASSIGN_OR_RAISE(transform->kind, TransformNamed(func, item));
+  bool parameterized =
+      transform->kind == TransformKind::kBucket || transform->kind == TransformKind::kTruncate;
+  size_t comma = args.find(',');
+  if (!parameterized) {
+    if (comma != std::string_view::npos) {
+      return Status::InvalidArgument("partition item '" + item + "': " + func +
+                                     " takes one column");
+    }
+    FLOE_ASSIGN_OR_RAISE(*column, FindPartitionColumn(schema, args, item));
+    return Status::OK();
+  }
+  if (comma == std::string_view::npos) {
+    return Status::InvalidArgument("partition item '" + item + "': " + func + " takes (N, column)");
+  }
+  std::string_view a = args.substr(0, comma), b = args.substr(comma + 1);
+  int32_t n;
+  std::string_view col;
+  if (ParseInt32(a, &n)) {
+    col = b;
+  } else if (ParseInt32(b, &n)) {
+    col = a;  // Spark also accepts truncate(col, W)
+  } else {
+    return Status::InvalidArgument("partition item '" + item + "': " + func +
+                                   " needs an integer parameter, as in " + func + "(16, column)");
+  }
+  if (n <= 0) {
+    return Status::InvalidArgument("partition item '" + item + "': the parameter must be positive");
+  }
+  transform->param = n;
+  FLOE_ASSIGN_OR_RAISE(*column, FindPartitionColumn(schema, col, item));
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<PartitionSpec> ParsePartitionClause(std::string_view text, const Schema& schema) {
+  PartitionSpec spec;
+  std::string_view rest = Trim(text);
+  if (rest.empty()) return spec;
+  FLOE_ASSIGN_OR_RAISE(std::vector<std::string_view> items, SplitPartitionItems(rest));
   std::set<std::string> names;
   std::set<std::pair<int32_t, std::string>> seen;
   for (std::string_view raw_item : items) {
@@ -511,66 +580,9 @@ Result<PartitionSpec> ParsePartitionClause(std::string_view text, const Schema& 
     const Field* column = nullptr;
     size_t open = item.find('(');
     if (open == std::string::npos) {
-      FLOE_ASSIGN_OR_RAISE(column, find_column(item, item));
+      FLOE_ASSIGN_OR_RAISE(column, FindPartitionColumn(schema, item, item));
     } else {
-      if (item.back() != ')') {
-        return Status::InvalidArgument("partition item '" + item +
-                                       "': expected 'func(column)' or 'func(N, column)'");
-      }
-      std::string func = Lower(Trim(std::string_view(item).substr(0, open)));
-      std::string_view args = std::string_view(item).substr(open + 1, item.size() - open - 2);
-      if (func == "year" || func == "years") {
-        transform.kind = TransformKind::kYear;
-      } else if (func == "month" || func == "months") {
-        transform.kind = TransformKind::kMonth;
-      } else if (func == "day" || func == "days") {
-        transform.kind = TransformKind::kDay;
-      } else if (func == "hour" || func == "hours") {
-        transform.kind = TransformKind::kHour;
-      } else if (func == "identity") {
-        transform.kind = TransformKind::kIdentity;
-      } else if (func == "bucket") {
-        transform.kind = TransformKind::kBucket;
-      } else if (func == "truncate") {
-        transform.kind = TransformKind::kTruncate;
-      } else {
-        return Status::InvalidArgument("partition item '" + item + "': unknown transform '" + func +
-                                       "' (expected year, month, day, hour, bucket(N, col), "
-                                       "truncate(W, col) or a column name)");
-      }
-      bool parameterized =
-          transform.kind == TransformKind::kBucket || transform.kind == TransformKind::kTruncate;
-      size_t comma = args.find(',');
-      if (parameterized) {
-        if (comma == std::string_view::npos) {
-          return Status::InvalidArgument("partition item '" + item + "': " + func +
-                                         " takes (N, column)");
-        }
-        std::string_view a = args.substr(0, comma), b = args.substr(comma + 1);
-        int32_t n;
-        std::string_view col;
-        if (ParseInt32(a, &n)) {
-          col = b;
-        } else if (ParseInt32(b, &n)) {
-          col = a;  // Spark also accepts truncate(col, W)
-        } else {
-          return Status::InvalidArgument("partition item '" + item + "': " + func +
-                                         " needs an integer parameter, as in " + func +
-                                         "(16, column)");
-        }
-        if (n <= 0) {
-          return Status::InvalidArgument("partition item '" + item +
-                                         "': the parameter must be positive");
-        }
-        transform.param = n;
-        FLOE_ASSIGN_OR_RAISE(column, find_column(col, item));
-      } else {
-        if (comma != std::string_view::npos) {
-          return Status::InvalidArgument("partition item '" + item + "': " + func +
-                                         " takes one column");
-        }
-        FLOE_ASSIGN_OR_RAISE(column, find_column(args, item));
-      }
+      FLOE_RETURN_NOT_OK(ParseTransformItem(schema, item, open, &transform, &column));
     }
     if (!transform.CanTransform(column->type)) {
       return Status::InvalidArgument("partition item '" + item + "': " + transform.ToString() +
