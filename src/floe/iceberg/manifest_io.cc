@@ -489,6 +489,112 @@ bool IsNaN(const Value& v) {
   return false;
 }
 
+// What a manifest's summary of one partition field says: whether nulls and NaNs occur, and the
+// bounds of the other values.
+struct FieldStats {
+  bool contains_null = false;
+  bool contains_nan = false;
+  std::optional<Value> lower;
+  std::optional<Value> upper;
+
+  void Add(const DataType& type, const Value& v) {
+    if (std::holds_alternative<std::monostate>(v)) {
+      contains_null = true;
+    } else if (IsNaN(v)) {
+      contains_nan = true;
+    } else {
+      if (!lower || CompareValues(type, v, *lower) < 0) lower = v;
+      if (!upper || CompareValues(type, v, *upper) > 0) upper = v;
+    }
+  }
+
+  PartitionFieldSummary Summary(const DataType& type) const {
+    PartitionFieldSummary s;
+    s.contains_null = contains_null;
+    s.contains_nan = contains_nan;
+    if (lower) s.lower_bound = SerializeValue(type, *lower);
+    if (upper) s.upper_bound = SerializeValue(type, *upper);
+    return s;
+  }
+};
+
+// Refuses an entry that cannot go into a manifest of `content` for `spec`.
+Status CheckManifestEntry(const ManifestEntry& e, ManifestContent content,
+                          const PartitionSpec& spec, const std::string& where) {
+  const DataFile& f = e.data_file;
+  const std::string file_where = where + ": file " + f.file_path;
+  bool is_data = f.content == FileContent::kData;
+  if (is_data != (content == ManifestContent::kData)) {
+    return Status::InvalidArgument(file_where + ": " + (is_data ? "data" : "delete") +
+                                   " file in a " + (is_data ? "delete" : "data") + " manifest");
+  }
+  if (e.status != EntryStatus::kAdded && (!e.sequence_number || !e.file_sequence_number)) {
+    return Status::InvalidArgument(file_where +
+                                   ": existing and deleted entries need explicit sequence "
+                                   "numbers (spec \"Sequence Number Inheritance\")");
+  }
+  if (f.partition.size() != spec.fields.size()) {
+    return Status::InvalidArgument(file_where + ": partition tuple has " +
+                                   std::to_string(f.partition.size()) + " values, spec " +
+                                   std::to_string(spec.spec_id) + " has " +
+                                   std::to_string(spec.fields.size()) + " fields");
+  }
+  return Status::OK();
+}
+
+// Entry `e` as a manifest_entry record, given its partition tuple's record fields; entries
+// without a snapshot id get `snapshot_id`.
+avro::Value ManifestEntryRecord(const ManifestEntry& e, std::vector<avro::Value> partition,
+                                int64_t snapshot_id) {
+  const DataFile& f = e.data_file;
+  auto long_value = [](int64_t v) { return avro::Value::Long(v); };
+  auto bytes_value = [](const std::string& v) { return avro::Value::Bytes(v); };
+  avro::Value data_file = avro::Value::Record({
+      avro::Value::Int(static_cast<int32_t>(f.content)),
+      avro::Value::String(f.file_path),
+      avro::Value::String(f.file_format),
+      avro::Value::Record(std::move(partition)),
+      avro::Value::Long(f.record_count),
+      avro::Value::Long(f.file_size_in_bytes),
+      MapToAvro(f.column_sizes, long_value),
+      MapToAvro(f.value_counts, long_value),
+      MapToAvro(f.null_value_counts, long_value),
+      MapToAvro(f.nan_value_counts, long_value),
+      MapToAvro(f.lower_bounds, bytes_value),
+      MapToAvro(f.upper_bounds, bytes_value),
+      avro::Value::Null(),  // key_metadata
+      ListToAvro(f.split_offsets, long_value),
+      ListToAvro(f.equality_ids, [](int32_t v) { return avro::Value::Int(v); }),
+      f.sort_order_id ? avro::Value::Int(*f.sort_order_id) : avro::Value::Null(),
+  });
+  return avro::Value::Record({
+      avro::Value::Int(static_cast<int32_t>(e.status)),
+      avro::Value::Long(e.snapshot_id.value_or(snapshot_id)),
+      OptionalLong(e.sequence_number),
+      OptionalLong(e.file_sequence_number),
+      std::move(data_file),
+  });
+}
+
+// Counts entry `e` in the manifest's added / existing / deleted files and rows.
+void CountEntry(const ManifestEntry& e, ManifestFile* mf) {
+  const int64_t rows = e.data_file.record_count;
+  switch (e.status) {
+    case EntryStatus::kAdded:
+      ++mf->added_files_count;
+      mf->added_rows_count += rows;
+      break;
+    case EntryStatus::kExisting:
+      ++mf->existing_files_count;
+      mf->existing_rows_count += rows;
+      break;
+    case EntryStatus::kDeleted:
+      ++mf->deleted_files_count;
+      mf->deleted_rows_count += rows;
+      break;
+  }
+}
+
 }  // namespace
 
 Result<ManifestFile> WriteManifest(const std::string& path, const Schema& schema,
@@ -504,104 +610,24 @@ Result<ManifestFile> WriteManifest(const std::string& path, const Schema& schema
   mf.content = content;
   mf.added_snapshot_id = snapshot_id;
 
-  struct FieldStats {
-    bool contains_null = false;
-    bool contains_nan = false;
-    std::optional<Value> lower;
-    std::optional<Value> upper;
-  };
   std::vector<FieldStats> stats(spec.fields.size());
-
   std::vector<avro::Value> records;
   records.reserve(entries.size());
   for (const ManifestEntry& e : entries) {
-    const DataFile& f = e.data_file;
-    const std::string file_where = where + ": file " + f.file_path;
-    bool is_data = f.content == FileContent::kData;
-    if (is_data != (content == ManifestContent::kData)) {
-      return Status::InvalidArgument(file_where + ": " + (is_data ? "data" : "delete") +
-                                     " file in a " + (is_data ? "delete" : "data") + " manifest");
-    }
-    if (e.status != EntryStatus::kAdded && (!e.sequence_number || !e.file_sequence_number)) {
-      return Status::InvalidArgument(file_where +
-                                     ": existing and deleted entries need explicit sequence "
-                                     "numbers (spec \"Sequence Number Inheritance\")");
-    }
-    if (f.partition.size() != spec.fields.size()) {
-      return Status::InvalidArgument(file_where + ": partition tuple has " +
-                                     std::to_string(f.partition.size()) + " values, spec " +
-                                     std::to_string(spec.spec_id) + " has " +
-                                     std::to_string(spec.fields.size()) + " fields");
-    }
+    FLOE_RETURN_NOT_OK(CheckManifestEntry(e, content, spec, where));
     std::vector<avro::Value> partition;
     partition.reserve(spec.fields.size());
     for (size_t i = 0; i < spec.fields.size(); ++i) {
-      const Value& v = f.partition[i];
+      const Value& v = e.data_file.partition[i];
       FLOE_ASSIGN_OR_RAISE(avro::Value av, PartitionValueToAvro(types[i], v, spec.fields[i].name));
       partition.push_back(std::move(av));
-      FieldStats& s = stats[i];
-      if (std::holds_alternative<std::monostate>(v)) {
-        s.contains_null = true;
-      } else if (IsNaN(v)) {
-        s.contains_nan = true;
-      } else {
-        if (!s.lower || CompareValues(types[i], v, *s.lower) < 0) s.lower = v;
-        if (!s.upper || CompareValues(types[i], v, *s.upper) > 0) s.upper = v;
-      }
+      stats[i].Add(types[i], v);
     }
-
-    auto long_value = [](int64_t v) { return avro::Value::Long(v); };
-    auto bytes_value = [](const std::string& v) { return avro::Value::Bytes(v); };
-    avro::Value data_file = avro::Value::Record({
-        avro::Value::Int(static_cast<int32_t>(f.content)),
-        avro::Value::String(f.file_path),
-        avro::Value::String(f.file_format),
-        avro::Value::Record(std::move(partition)),
-        avro::Value::Long(f.record_count),
-        avro::Value::Long(f.file_size_in_bytes),
-        MapToAvro(f.column_sizes, long_value),
-        MapToAvro(f.value_counts, long_value),
-        MapToAvro(f.null_value_counts, long_value),
-        MapToAvro(f.nan_value_counts, long_value),
-        MapToAvro(f.lower_bounds, bytes_value),
-        MapToAvro(f.upper_bounds, bytes_value),
-        avro::Value::Null(),  // key_metadata
-        ListToAvro(f.split_offsets, long_value),
-        ListToAvro(f.equality_ids, [](int32_t v) { return avro::Value::Int(v); }),
-        f.sort_order_id ? avro::Value::Int(*f.sort_order_id) : avro::Value::Null(),
-    });
-    records.push_back(avro::Value::Record({
-        avro::Value::Int(static_cast<int32_t>(e.status)),
-        avro::Value::Long(e.snapshot_id.value_or(snapshot_id)),
-        OptionalLong(e.sequence_number),
-        OptionalLong(e.file_sequence_number),
-        std::move(data_file),
-    }));
-
-    switch (e.status) {
-      case EntryStatus::kAdded:
-        ++mf.added_files_count;
-        mf.added_rows_count += f.record_count;
-        break;
-      case EntryStatus::kExisting:
-        ++mf.existing_files_count;
-        mf.existing_rows_count += f.record_count;
-        break;
-      case EntryStatus::kDeleted:
-        ++mf.deleted_files_count;
-        mf.deleted_rows_count += f.record_count;
-        break;
-    }
+    records.push_back(ManifestEntryRecord(e, std::move(partition), snapshot_id));
+    CountEntry(e, &mf);
   }
-
-  for (size_t i = 0; i < spec.fields.size(); ++i) {
-    PartitionFieldSummary s;
-    s.contains_null = stats[i].contains_null;
-    s.contains_nan = stats[i].contains_nan;
-    if (stats[i].lower) s.lower_bound = SerializeValue(types[i], *stats[i].lower);
-    if (stats[i].upper) s.upper_bound = SerializeValue(types[i], *stats[i].upper);
-    mf.partitions.push_back(std::move(s));
-  }
+  for (size_t i = 0; i < spec.fields.size(); ++i)
+    mf.partitions.push_back(stats[i].Summary(types[i]));
 
   Json spec_json = Json::parse(PartitionSpecToJson(spec), nullptr, /*allow_exceptions=*/false);
   std::string spec_fields =
