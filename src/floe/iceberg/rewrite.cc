@@ -211,6 +211,37 @@ Status ReplaceCommitter::Validate(const TableMetadata& base, const SnapshotFiles
   return Status::OK();
 }
 
+// The summary of a replace snapshot, with Java's names; totals from the new state itself.
+std::map<std::string, std::string> ReplaceSummary(const FileTotals& added,
+                                                  const FileTotals& removed,
+                                                  const FileTotals& total, size_t manifests_created,
+                                                  size_t manifests_replaced) {
+  std::map<std::string, std::string> s;
+  auto put = [&s](const char* key, int64_t v) {
+    if (v > 0) s[key] = std::to_string(v);
+  };
+  s["operation"] = "replace";
+  put("added-data-files", added.data_files);
+  put("deleted-data-files", removed.data_files);
+  put("removed-delete-files", removed.delete_files);
+  put("added-records", added.records);
+  put("deleted-records", removed.records);
+  put("added-files-size", added.bytes);
+  put("removed-files-size", removed.bytes);
+  put("removed-position-deletes", removed.position_deletes);
+  put("removed-equality-deletes", removed.equality_deletes);
+  s["total-records"] = std::to_string(total.records);
+  s["total-files-size"] = std::to_string(total.bytes);
+  s["total-data-files"] = std::to_string(total.data_files);
+  s["total-delete-files"] = std::to_string(total.delete_files);
+  s["total-position-deletes"] = std::to_string(total.position_deletes);
+  s["total-equality-deletes"] = std::to_string(total.equality_deletes);
+  s["manifests-created"] = std::to_string(manifests_created);
+  s["manifests-kept"] = "0";
+  s["manifests-replaced"] = std::to_string(manifests_replaced);
+  return s;
+}
+
 Result<ReplaceCommitter::Attempt> ReplaceCommitter::Apply(const TableMetadata& base, int attempt) {
   const Snapshot* parent = base.current_snapshot();
   if (parent == nullptr) return Status::Conflict("table has no snapshot");
@@ -300,30 +331,8 @@ Result<ReplaceCommitter::Attempt> ReplaceCommitter::Apply(const TableMetadata& b
   if (!st.IsAlreadyExists()) written_.push_back(list_path);
   FLOE_RETURN_NOT_OK(st);
 
-  // Summary: Java's names for a replace; totals from the new state itself.
-  std::map<std::string, std::string> s;
-  auto put = [&s](const char* key, int64_t v) {
-    if (v > 0) s[key] = std::to_string(v);
-  };
-  s["operation"] = "replace";
-  put("added-data-files", added.data_files);
-  put("deleted-data-files", removed.data_files);
-  put("removed-delete-files", removed.delete_files);
-  put("added-records", added.records);
-  put("deleted-records", removed.records);
-  put("added-files-size", added.bytes);
-  put("removed-files-size", removed.bytes);
-  put("removed-position-deletes", removed.position_deletes);
-  put("removed-equality-deletes", removed.equality_deletes);
-  s["total-records"] = std::to_string(total.records);
-  s["total-files-size"] = std::to_string(total.bytes);
-  s["total-data-files"] = std::to_string(total.data_files);
-  s["total-delete-files"] = std::to_string(total.delete_files);
-  s["total-position-deletes"] = std::to_string(total.position_deletes);
-  s["total-equality-deletes"] = std::to_string(total.equality_deletes);
-  s["manifests-created"] = std::to_string(list.size());
-  s["manifests-kept"] = "0";
-  s["manifests-replaced"] = std::to_string(files.manifests.size());
+  std::map<std::string, std::string> summary =
+      ReplaceSummary(added, removed, total, list.size(), files.manifests.size());
   result_->data_files_after = total.data_files;
   result_->delete_files_after = total.delete_files;
   result_->data_bytes_after = total.data_bytes;
@@ -335,7 +344,7 @@ Result<ReplaceCommitter::Attempt> ReplaceCommitter::Apply(const TableMetadata& b
   snap.sequence_number = seq;
   snap.timestamp_ms = std::max(NowMs(), parent->timestamp_ms);
   snap.manifest_list = PathToUri(list_path);
-  snap.summary = std::move(s);
+  snap.summary = std::move(summary);
   snap.schema_id = base.current_schema_id;
   a.updated = base;
   a.updated.snapshots.push_back(snap);
