@@ -92,6 +92,7 @@ Status CheckRequirement(const json& r, const TableMetadata& m) {
   return Status::InvalidArgument("unknown requirement type '" + type + "'");
 }
 
+// Stays long: one short branch per REST update action, in the spec's order, read as a table.
 Status ApplyUpdate(const json& u, TableMetadata& m) {
   if (!u.is_object()) return Malformed("an update is not an object");
   FLOE_ASSIGN_OR_RAISE(std::string action, StringMember(u, "action", "update"));

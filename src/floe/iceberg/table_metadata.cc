@@ -279,6 +279,7 @@ std::string TableMetadataToJson(const TableMetadata& md) {
   return internal::DumpJson(j, 2);
 }
 
+// Stays long: reads the fields in the spec's order, each cross-field check beside its field.
 Result<TableMetadata> TableMetadataFromJson(std::string_view text, std::string_view source) {
   FLOE_ASSIGN_OR_RAISE(Json j, internal::ParseJson(text, source));
   JsonPath root{source, ""};

@@ -252,6 +252,7 @@ std::string VerifyReport::ToText() const {
   return out;
 }
 
+// Stays long: one table scan feeds the optional checks, which share its loop and its tallies.
 Result<VerifyReport> VerifyTableMetadata(const iceberg::TableMetadata& metadata,
                                          const std::string& table_name,
                                          const VerifyOptions& options) {

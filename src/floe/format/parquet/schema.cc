@@ -160,6 +160,7 @@ Status Bad(const SchemaElement& e, const std::string& what) {
   return Status::Corruption("column '" + e.name + "': " + what);
 }
 
+// Stays long: one case per physical type, each with its annotations, as the format's table lists.
 Status MapLeaf(const SchemaElement& e, ColumnDescriptor* d) {
   const std::optional<LogicalType>& lt = e.logical_type;
   int16_t kind = lt ? lt->kind : static_cast<int16_t>(LogicalType::kNone);

@@ -181,6 +181,7 @@ std::vector<ExposedMetric> JobMonitor::Metrics(const JobOverview& job, int64_t n
   return out;
 }
 
+// Stays long: the UI's one document, section after section, so its whole shape reads at once.
 std::string JobMonitor::OverviewJson(const JobOverview& job, int64_t now_ms) const {
   auto value_or_null = [&](const std::string& name, const MetricLabels& labels) -> json {
     auto it = samples_.find({name, labels});
