@@ -19,11 +19,12 @@ RUN_PACKAGES=(
   libsqlite3-dev libpq-dev
 )
 # Tests only: unit tests, the PostgreSQL server of the JDBC catalog tests, headless Chromium for
-# the web UI test, Node.js for the multi-process and interop tests, clang-format for `make format`.
+# the web UI test, Node.js for the multi-process and interop tests, clang-format for `make format`,
+# clang for the thread-safety analysis (scripts/thread-safety-check.sh).
 TEST_PACKAGES=(
   libgtest-dev libgmock-dev googletest
   postgresql chromium
-  nodejs npm clang-format
+  nodejs npm clang-format clang
 )
 
 die() {

@@ -2,7 +2,6 @@
 
 #include <httplib.h>
 
-#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
@@ -10,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "floe/catalog/rest_protocol.h"
+#include "floe/common/mutex.h"
 
 namespace floe::catalog {
 
@@ -211,7 +211,7 @@ class Server final : public RestCatalogServer {
         return httplib::Server::HandlerResponse::Unhandled;
       }
       std::string auth = req.get_header_value("Authorization");
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (auth.rfind("Bearer ", 0) != 0 || !tokens_.count(auth.substr(7))) {
         Error(res, 401, "NotAuthorizedException",
               "a bearer token from POST /v1/oauth/tokens is required");
@@ -251,29 +251,37 @@ class Server final : public RestCatalogServer {
                 .dump());
     });
     server_.Get(kNamespaces, [this](const httplib::Request& req, httplib::Response& res) {
-      Locked([&] { ListNamespaces(req, res); });
+      MutexLock lock(mu_);
+      ListNamespaces(req, res);
     });
     server_.Post(kNamespaces, [this](const httplib::Request& req, httplib::Response& res) {
-      Locked([&] { CreateNamespace(req, res); });
+      MutexLock lock(mu_);
+      CreateNamespace(req, res);
     });
     // HEAD (exists) is answered by the GET handlers, without the body.
     server_.Get(kNamespace, [this](const httplib::Request& req, httplib::Response& res) {
-      Locked([&] { LoadNamespace(req, res); });
+      MutexLock lock(mu_);
+      LoadNamespace(req, res);
     });
     server_.Get(kTables, [this](const httplib::Request& req, httplib::Response& res) {
-      Locked([&] { ListTables(req, res); });
+      MutexLock lock(mu_);
+      ListTables(req, res);
     });
     server_.Post(kTables, [this](const httplib::Request& req, httplib::Response& res) {
-      Locked([&] { CreateTable(req, res); });
+      MutexLock lock(mu_);
+      CreateTable(req, res);
     });
     server_.Get(kTable, [this](const httplib::Request& req, httplib::Response& res) {
-      Locked([&] { LoadTable(req, res); });
+      MutexLock lock(mu_);
+      LoadTable(req, res);
     });
     server_.Post(kTable, [this](const httplib::Request& req, httplib::Response& res) {
-      Locked([&] { CommitTable(req, res); });
+      MutexLock lock(mu_);
+      CommitTable(req, res);
     });
     server_.Delete(kTable, [this](const httplib::Request& req, httplib::Response& res) {
-      Locked([&] { DropTable(req, res); });
+      MutexLock lock(mu_);
+      DropTable(req, res);
     });
     for (const char* path : {kNamespace, kNamespaces, kTables}) {
       server_.Delete(path, [](const httplib::Request&, httplib::Response& res) {
@@ -285,13 +293,6 @@ class Server final : public RestCatalogServer {
                    Error(res, 406, "UnsupportedOperationException",
                          "floe's catalog server does not update namespace properties");
                  });
-  }
-
-  // One request at a time: the catalogs behind are thread-compatible, not thread-safe.
-  template <typename F>
-  void Locked(F&& handle) {
-    std::lock_guard lock(mu_);
-    handle();
   }
 
   void Token(const httplib::Request& req, httplib::Response& res) {
@@ -309,7 +310,7 @@ class Server final : public RestCatalogServer {
     if (given != options_.credential) return oauth_error(401, "invalid_client", "bad credential");
     std::string token = RandomToken();
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       tokens_.insert(token);
     }
     res.set_content(json{{"access_token", token},
@@ -320,7 +321,7 @@ class Server final : public RestCatalogServer {
                     "application/json");
   }
 
-  void ListNamespaces(const httplib::Request& req, httplib::Response& res) {
+  void ListNamespaces(const httplib::Request& req, httplib::Response& res) FLOE_REQUIRES(mu_) {
     Result<std::vector<std::string>> all = catalog_->ListNamespaces();
     if (!all.ok()) return ErrorFromStatus(res, all.status(), "NoSuchNamespaceException");
     json out = json::array();
@@ -336,7 +337,7 @@ class Server final : public RestCatalogServer {
     Reply(res, 200, json{{"namespaces", out}}.dump());
   }
 
-  void CreateNamespace(const httplib::Request& req, httplib::Response& res) {
+  void CreateNamespace(const httplib::Request& req, httplib::Response& res) FLOE_REQUIRES(mu_) {
     Result<json> body = Body(req);
     if (!body.ok()) return ErrorFromStatus(res, body.status(), "");
     auto ns = body->find("namespace");
@@ -355,7 +356,7 @@ class Server final : public RestCatalogServer {
     Reply(res, 200, json{{"namespace", json::array({name})}, {"properties", *properties}}.dump());
   }
 
-  void LoadNamespace(const httplib::Request& req, httplib::Response& res) {
+  void LoadNamespace(const httplib::Request& req, httplib::Response& res) FLOE_REQUIRES(mu_) {
     Result<std::string> ns = NamespaceOf(req.matches[1]);
     if (!ns.ok()) return ErrorFromStatus(res, ns.status(), "");
     Result<std::map<std::string, std::string>> properties = catalog_->LoadNamespace(*ns);
@@ -365,7 +366,7 @@ class Server final : public RestCatalogServer {
     Reply(res, 200, json{{"namespace", json::array({*ns})}, {"properties", *properties}}.dump());
   }
 
-  void ListTables(const httplib::Request& req, httplib::Response& res) {
+  void ListTables(const httplib::Request& req, httplib::Response& res) FLOE_REQUIRES(mu_) {
     Result<std::string> ns = NamespaceOf(req.matches[1]);
     if (!ns.ok()) return ErrorFromStatus(res, ns.status(), "");
     Result<std::vector<iceberg::TableIdentifier>> tables = catalog_->ListTables(*ns);
@@ -377,7 +378,7 @@ class Server final : public RestCatalogServer {
     Reply(res, 200, json{{"identifiers", ids}}.dump());
   }
 
-  void CreateTable(const httplib::Request& req, httplib::Response& res) {
+  void CreateTable(const httplib::Request& req, httplib::Response& res) FLOE_REQUIRES(mu_) {
     Result<std::string> ns = NamespaceOf(req.matches[1]);
     if (!ns.ok()) return ErrorFromStatus(res, ns.status(), "");
     Result<json> body = Body(req);
@@ -397,7 +398,7 @@ class Server final : public RestCatalogServer {
     Reply(res, 200, rest::LoadTableResult(*created));
   }
 
-  void LoadTable(const httplib::Request& req, httplib::Response& res) {
+  void LoadTable(const httplib::Request& req, httplib::Response& res) FLOE_REQUIRES(mu_) {
     Result<iceberg::TableIdentifier> id = TableOf(req);
     if (!id.ok()) return ErrorFromStatus(res, id.status(), "");
     Result<iceberg::LoadedTable> table = catalog_->LoadTable(*id);
@@ -413,7 +414,7 @@ class Server final : public RestCatalogServer {
     Reply(res, 200, rest::LoadTableResult(*table));
   }
 
-  void CommitTable(const httplib::Request& req, httplib::Response& res) {
+  void CommitTable(const httplib::Request& req, httplib::Response& res) FLOE_REQUIRES(mu_) {
     Result<iceberg::TableIdentifier> id = TableOf(req);
     if (!id.ok()) return ErrorFromStatus(res, id.status(), "");
     Result<iceberg::LoadedTable> current = catalog_->LoadTable(*id);
@@ -431,7 +432,7 @@ class Server final : public RestCatalogServer {
     Reply(res, 200, rest::LoadTableResult(*committed));
   }
 
-  void DropTable(const httplib::Request& req, httplib::Response& res) {
+  void DropTable(const httplib::Request& req, httplib::Response& res) FLOE_REQUIRES(mu_) {
     Result<iceberg::TableIdentifier> id = TableOf(req);
     if (!id.ok()) return ErrorFromStatus(res, id.status(), "");
     std::string purge = req.get_param_value("purgeRequested");
@@ -440,13 +441,14 @@ class Server final : public RestCatalogServer {
     res.status = 204;
   }
 
-  std::unique_ptr<iceberg::Catalog> catalog_;
+  Mutex mu_;
+  // One request at a time: the catalogs behind are thread-compatible, not thread-safe.
+  std::unique_ptr<iceberg::Catalog> catalog_ FLOE_PT_GUARDED_BY(mu_);
   RestServerOptions options_;
   httplib::Server server_;
   std::thread thread_;
   int port_ = -1;
-  std::mutex mu_;
-  std::set<std::string> tokens_;
+  std::set<std::string> tokens_ FLOE_GUARDED_BY(mu_);
 };
 
 }  // namespace

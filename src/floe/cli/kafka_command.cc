@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -17,6 +16,7 @@
 #include <thread>
 
 #include "floe/cli/args.h"
+#include "floe/common/mutex.h"
 #include "floe/io/file.h"
 #include "floe/kafka/kafka_client.h"
 #include "floe/kafka/mock_cluster.h"
@@ -136,15 +136,15 @@ Status Dev(const std::vector<std::string>& argv) {
   // stopping the whole cluster.
   std::signal(SIGTTIN, SIG_IGN);
   struct Shared {
-    std::mutex mu;
-    kafka::MockCluster* cluster = nullptr;
+    explicit Shared(kafka::MockCluster* c) : cluster(c) {}
+    Mutex mu;
+    kafka::MockCluster* cluster FLOE_GUARDED_BY(mu);
   };
-  auto shared = std::make_shared<Shared>();
-  shared->cluster = cluster.get();
+  auto shared = std::make_shared<Shared>(cluster.get());
   std::thread([shared] {
     std::string line;
     while (std::getline(std::cin, line)) {
-      std::lock_guard lock(shared->mu);
+      MutexLock lock(shared->mu);
       if (shared->cluster == nullptr) return;
       Status st = DevCommand(*shared->cluster, line);
       if (!st.ok()) {
@@ -155,7 +155,7 @@ Status Dev(const std::vector<std::string>& argv) {
   int sig = 0;
   sigwait(&stop, &sig);
   std::fprintf(stderr, "floe kafka dev: stopping (signal %d)\n", sig);
-  std::lock_guard lock(shared->mu);
+  MutexLock lock(shared->mu);
   shared->cluster = nullptr;
   return Status::OK();
 }

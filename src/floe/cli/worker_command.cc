@@ -13,7 +13,6 @@
 #include <deque>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -21,6 +20,7 @@
 #include "floe/cli/supervisor.h"
 #include "floe/common/crash_point.h"
 #include "floe/common/log.h"
+#include "floe/common/mutex.h"
 #include "floe/io/file.h"
 #include "floe/runtime/checkpoint_storage.h"
 #include "floe/runtime/local_job.h"
@@ -39,15 +39,15 @@ class StatusChannel {
  public:
   explicit StatusChannel(int fd) : fd_(fd) {}
   void Send(const json& event) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     // A write error means the coordinator is gone; the read side notices and exits. DumpJson:
     // an error message may carry bytes that are not UTF-8 (a file name, a record).
     (void)process::WriteAll(fd_, process::DumpJson(event) + "\n");
   }
 
  private:
-  std::mutex mu_;
-  int fd_;
+  Mutex mu_;
+  int fd_ FLOE_GUARDED_BY(mu_);  // written whole lines at a time
 };
 
 // Copies a completed savepoint into `parent` (state files first, `_metadata` last, each written
@@ -208,7 +208,7 @@ class Worker {
     // committed (LocalJob delivers its completion when this returns).
     if (info.stop) CrashPoint("worker-stop-savepoint-completed");
     if (info.is_savepoint) {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       completed_savepoints_.push_back(info);
     }
     // Test-only: the process layer's own crash point (see docs/processes.md).
@@ -244,7 +244,7 @@ class Worker {
       Reply(req, false, "error", "savepoint could not be triggered: " + id.status().ToString());
       return;
     }
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     pending_[id->value] = PendingSavepoint{
         req, cmd->dir, verb == "stop", process::NowMillis() + checkpoint_timeout_millis_ + 5000};
   }
@@ -254,13 +254,13 @@ class Worker {
   void ServeSavepoints() {
     std::deque<runtime::CompletedCheckpointInfo> done;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       done.swap(completed_savepoints_);
     }
     for (const auto& info : done) {
       PendingSavepoint p;
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         auto it = pending_.find(info.id.value);
         if (it == pending_.end()) {
           // Answered already (timed out). A stop's savepoint commits its side effects and
@@ -302,7 +302,7 @@ class Worker {
       stop_deadline_millis_ = 0;
       job_->Cancel();
     }
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (auto it = pending_.begin(); it != pending_.end();) {
       if (now > it->second.deadline_millis) {
         Reply(it->second.req, false, "error",
@@ -374,9 +374,9 @@ class Worker {
   std::atomic<bool> checkpoint_completed_{false};  // by this attempt
   bool fatal_ = false;
   int64_t checkpoint_timeout_millis_ = 600000;
-  std::mutex mu_;
-  std::map<uint64_t, PendingSavepoint> pending_;
-  std::deque<runtime::CompletedCheckpointInfo> completed_savepoints_;
+  Mutex mu_;
+  std::map<uint64_t, PendingSavepoint> pending_ FLOE_GUARDED_BY(mu_);
+  std::deque<runtime::CompletedCheckpointInfo> completed_savepoints_ FLOE_GUARDED_BY(mu_);
   std::string stopped_with_;          // command thread (main thread after it ended)
   int64_t stop_deadline_millis_ = 0;  // when to cancel tasks that did not finish after a stop
 };

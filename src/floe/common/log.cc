@@ -6,8 +6,9 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 #include <string>
+
+#include "floe/common/mutex.h"
 
 namespace floe {
 namespace {
@@ -23,12 +24,13 @@ std::atomic<int>& Threshold() {
   return threshold;
 }
 
-std::mutex& SinkMutex() {
-  static std::mutex mu;
-  return mu;
-}
-std::function<void(LogLevel, std::string_view)>& Sink() {
-  static std::function<void(LogLevel, std::string_view)> sink;
+// The test sink, if one is set.
+struct Sink {
+  Mutex mu;
+  std::function<void(LogLevel, std::string_view)> fn FLOE_GUARDED_BY(mu);
+};
+Sink& TheSink() {
+  static Sink sink;
   return sink;
 }
 
@@ -42,9 +44,10 @@ void Emit(LogLevel level, const char* fmt, va_list ap) {
   line += buf;
   line += '\n';
   {
-    std::lock_guard<std::mutex> lock(SinkMutex());
-    if (Sink()) {
-      Sink()(level, line);
+    Sink& sink = TheSink();
+    MutexLock lock(sink.mu);
+    if (sink.fn) {
+      sink.fn(level, line);
       return;
     }
   }
@@ -91,8 +94,9 @@ FLOE_DEFINE_LOG(LogError, LogLevel::kError)
 #undef FLOE_DEFINE_LOG
 
 void SetLogSinkForTesting(std::function<void(LogLevel, std::string_view)> sink) {
-  std::lock_guard<std::mutex> lock(SinkMutex());
-  Sink() = std::move(sink);
+  Sink& the_sink = TheSink();
+  MutexLock lock(the_sink.mu);
+  the_sink.fn = std::move(sink);
 }
 
 }  // namespace floe

@@ -6,18 +6,20 @@ Status CancelledStatus() { return Status::Unavailable("task cancelled"); }
 }  // namespace
 
 InputGate::InputGate(size_t num_channels, size_t capacity)
-    : capacity_(capacity == 0 ? 1 : capacity), channels_(num_channels) {}
+    : capacity_(capacity == 0 ? 1 : capacity),
+      num_channels_(num_channels),
+      channels_(num_channels) {}
 
 Status InputGate::Push(size_t channel, StreamElement element,
                        const std::function<void()>& on_full) {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   auto& q = channels_[channel];
   if (!cancelled_ && q.size() >= capacity_ && on_full) {
-    lock.unlock();
+    lock.Unlock();
     on_full();
-    lock.lock();
+    lock.Lock();
   }
-  not_full_.wait(lock, [&] { return cancelled_ || closed_ || q.size() < capacity_; });
+  while (!cancelled_ && !closed_ && q.size() >= capacity_) not_full_.wait(lock.native());
   if (cancelled_) return CancelledStatus();
   if (closed_) return Status::OK();  // the consumer finished: dropped
   q.push_back(std::move(element));
@@ -26,7 +28,7 @@ Status InputGate::Push(size_t channel, StreamElement element,
 }
 
 Result<bool> InputGate::TryPush(size_t channel, StreamElement& element) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (cancelled_) return CancelledStatus();
   if (closed_) return true;  // the consumer finished: dropped
   auto& q = channels_[channel];
@@ -37,7 +39,7 @@ Result<bool> InputGate::TryPush(size_t channel, StreamElement& element) {
 }
 
 void InputGate::PostCommand(TaskCommand command) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   mailbox_.push_back(command);
   ready_.notify_one();
 }
@@ -52,12 +54,17 @@ bool InputGate::HasReadyLocked(const std::vector<bool>& blocked) const {
 
 Result<InputGate::Next> InputGate::Pop(const std::vector<bool>& blocked,
                                        std::optional<std::chrono::milliseconds> timeout) {
-  std::unique_lock lock(mu_);
-  auto ready = [&] { return cancelled_ || HasReadyLocked(blocked); };
+  MutexLock lock(mu_);
   if (timeout) {
-    if (!ready_.wait_for(lock, *timeout, ready)) return Next{};
+    const auto deadline = std::chrono::steady_clock::now() + *timeout;
+    while (!cancelled_ && !HasReadyLocked(blocked)) {
+      if (ready_.wait_until(lock.native(), deadline) == std::cv_status::timeout && !cancelled_ &&
+          !HasReadyLocked(blocked)) {
+        return Next{};
+      }
+    }
   } else {
-    ready_.wait(lock, ready);
+    while (!cancelled_ && !HasReadyLocked(blocked)) ready_.wait(lock.native());
   }
   if (cancelled_) return CancelledStatus();
   Next next;
@@ -83,26 +90,26 @@ Result<InputGate::Next> InputGate::Pop(const std::vector<bool>& blocked,
 }
 
 void InputGate::Cancel() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   cancelled_ = true;
   not_full_.notify_all();
   ready_.notify_all();
 }
 
 void InputGate::Close() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   closed_ = true;
   for (auto& q : channels_) q.clear();
   not_full_.notify_all();
 }
 
 bool InputGate::cancelled() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return cancelled_;
 }
 
 size_t InputGate::queued(size_t channel) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return channels_[channel].size();
 }
 

@@ -5,10 +5,10 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <vector>
 
+#include "floe/common/mutex.h"
 #include "floe/common/status.h"
 #include "floe/runtime/stream_element.h"
 
@@ -68,23 +68,24 @@ class InputGate {
   // are dropped and later Pushes succeed without queueing, so no producer blocks on this gate.
   void Close();
   bool cancelled() const;
-  size_t num_channels() const { return channels_.size(); }
+  size_t num_channels() const { return num_channels_; }
   size_t capacity() const { return capacity_; }
   // Elements queued in `channel` now (for tests and metrics).
   size_t queued(size_t channel) const;
 
  private:
-  bool HasReadyLocked(const std::vector<bool>& blocked) const;
+  bool HasReadyLocked(const std::vector<bool>& blocked) const FLOE_REQUIRES(mu_);
 
   const size_t capacity_;
-  mutable std::mutex mu_;
+  const size_t num_channels_;  // channels_.size(), readable without the lock
+  mutable Mutex mu_;
   std::condition_variable not_full_;
   std::condition_variable ready_;
-  std::vector<std::deque<StreamElement>> channels_;
-  std::deque<TaskCommand> mailbox_;
-  size_t next_channel_ = 0;  // round-robin start
-  bool cancelled_ = false;
-  bool closed_ = false;
+  std::vector<std::deque<StreamElement>> channels_ FLOE_GUARDED_BY(mu_);
+  std::deque<TaskCommand> mailbox_ FLOE_GUARDED_BY(mu_);
+  size_t next_channel_ FLOE_GUARDED_BY(mu_) = 0;  // round-robin start
+  bool cancelled_ FLOE_GUARDED_BY(mu_) = false;
+  bool closed_ FLOE_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace floe::runtime

@@ -4,10 +4,10 @@
 #include <chrono>
 #include <climits>
 #include <map>
-#include <mutex>
 #include <set>
 #include <thread>
 
+#include "floe/common/mutex.h"
 #include "floe/runtime/channel.h"
 #include "floe/runtime/partitioner.h"
 
@@ -76,18 +76,22 @@ struct LocalExecutor::Impl {
   std::vector<std::string> names;
   std::atomic<bool> cancel_flag{false};
 
-  mutable std::mutex mu;
-  bool started = false;
-  bool joined = false;
-  bool user_cancelled = false;
-  bool abandoned = false;
-  size_t done_tasks = 0;
-  size_t ended_tasks = 0;
-  Status first_error;
-  CheckpointId last_triggered;
-  std::mutex join_mu;
+  mutable Mutex mu;
+  bool started FLOE_GUARDED_BY(mu) = false;
+  bool user_cancelled FLOE_GUARDED_BY(mu) = false;
+  size_t done_tasks FLOE_GUARDED_BY(mu) = 0;
+  size_t ended_tasks FLOE_GUARDED_BY(mu) = 0;
+  Status first_error FLOE_GUARDED_BY(mu);
+  CheckpointId last_triggered FLOE_GUARDED_BY(mu);
+  // Held across the joins in Wait, where `mu` is not (a finishing task thread takes `mu`): a
+  // second Wait or an Abandon waits for them.
+  Mutex join_mu;
+  bool joined FLOE_GUARDED_BY(join_mu) = false;
+  bool abandoned FLOE_GUARDED_BY(join_mu) = false;
 
-  bool RunningLocked() const { return started && done_tasks < tasks.size() && !cancel_flag.load(); }
+  bool RunningLocked() const FLOE_REQUIRES(mu) {
+    return started && done_tasks < tasks.size() && !cancel_flag.load();
+  }
 
   void CancelAll() {
     cancel_flag.store(true);
@@ -101,7 +105,7 @@ struct LocalExecutor::Impl {
   void ReportEnded() {
     bool all = false;
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       all = ++ended_tasks == tasks.size();
     }
     if (all && options.on_end_of_input) options.on_end_of_input();
@@ -110,7 +114,7 @@ struct LocalExecutor::Impl {
   void TaskDone(const Status& st) {
     bool fail = false;
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       // Errors after cancellation started are its echo, not a cause.
       if (!st.ok() && first_error.ok() && !cancel_flag.load()) {
         first_error = st;
@@ -598,7 +602,7 @@ Result<std::unique_ptr<LocalExecutor>> LocalExecutor::Make(const JobGraph& graph
 }
 
 Status LocalExecutor::Start() {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   if (impl_->started) return Status::Internal("executor started twice");
   impl_->started = true;
   for (auto& t : impl_->tasks) {
@@ -610,7 +614,7 @@ Status LocalExecutor::Start() {
 }
 
 Status LocalExecutor::TriggerCheckpoint(CheckpointId id, bool is_savepoint) {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   if (!impl_->RunningLocked()) {
     return Status::Unavailable("cannot trigger checkpoint " + id.ToString() +
                                ": the job is not running");
@@ -629,7 +633,7 @@ Status LocalExecutor::TriggerCheckpoint(CheckpointId id, bool is_savepoint) {
 }
 
 Status LocalExecutor::NotifyCheckpointComplete(CheckpointId id, bool final) {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   if (!impl_->RunningLocked()) {
     return Status::Unavailable("cannot complete checkpoint " + id.ToString() +
                                ": the job is not running");
@@ -642,7 +646,7 @@ Status LocalExecutor::NotifyCheckpointComplete(CheckpointId id, bool final) {
 
 void LocalExecutor::Cancel() {
   {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     if (impl_->cancel_flag.load() || (impl_->started && impl_->done_tasks == impl_->tasks.size())) {
       return;
     }
@@ -652,9 +656,9 @@ void LocalExecutor::Cancel() {
 }
 
 Status LocalExecutor::Wait() {
-  std::lock_guard join_lock(impl_->join_mu);
+  MutexLock join_lock(impl_->join_mu);
   {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     if (!impl_->started) return Status::Internal("Wait() before Start()");
   }
   if (!impl_->joined) {
@@ -663,12 +667,12 @@ Status LocalExecutor::Wait() {
     }
     impl_->joined = true;
   }
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   return impl_->first_error;
 }
 
 void LocalExecutor::Abandon(CheckpointId last_completed) {
-  std::lock_guard join_lock(impl_->join_mu);
+  MutexLock join_lock(impl_->join_mu);
   if (!impl_->joined || impl_->abandoned) return;
   impl_->abandoned = true;
   for (auto& t : impl_->tasks) {
@@ -677,7 +681,7 @@ void LocalExecutor::Abandon(CheckpointId last_completed) {
 }
 
 JobState LocalExecutor::state() const {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   if (!impl_->started) return JobState::kCreated;
   if (impl_->done_tasks < impl_->tasks.size()) return JobState::kRunning;
   if (!impl_->first_error.ok()) return JobState::kFailed;

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstdio>
-#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
 
+#include "floe/common/mutex.h"
 #include "floe/runtime/state.h"
 
 namespace floe::runtime {
@@ -15,34 +15,35 @@ namespace floe::runtime {
 struct LocalJob::Impl {
   LocalJobOptions options;
   std::unique_ptr<CheckpointStorage> storage;
-  std::unique_ptr<CheckpointCoordinator> coordinator;
+  // Not thread-safe itself: used with `mu` held.
+  std::unique_ptr<CheckpointCoordinator> coordinator FLOE_PT_GUARDED_BY(mu);
   std::unique_ptr<LocalExecutor> executor;
   CheckpointId restored_from;
 
-  mutable std::mutex mu;
+  mutable Mutex mu;
   std::condition_variable timer_cv;
-  bool stop_timer = false;
-  Status job_error;  // from the coordinator side
-  std::thread timer;
-  bool waited = false;
-  Status wait_status;
-  std::mutex wait_mu;
+  bool stop_timer FLOE_GUARDED_BY(mu) = false;
+  Status job_error FLOE_GUARDED_BY(mu);  // from the coordinator side
+  std::thread timer;                     // started by Start, joined by Wait
+  Mutex wait_mu;
+  bool waited FLOE_GUARDED_BY(wait_mu) = false;
+  Status wait_status FLOE_GUARDED_BY(wait_mu);
   // Savepoints triggered by TriggerStopWithSavepoint: the only savepoints whose completion is
   // delivered to the tasks.
-  std::set<CheckpointId> stop_savepoints;
+  std::set<CheckpointId> stop_savepoints FLOE_GUARDED_BY(mu);
   // The stop-with-savepoint in flight: while set, no checkpoint is triggered (periodic or the
   // end-of-input final one), so nothing after the savepoint is ever committed (Flink's
   // stop-with-savepoint). Cleared if the savepoint fails; the job then runs on.
-  std::optional<CheckpointId> stopping;
-  bool stop_completed = false;
-  bool final_deferred = false;  // end of input came while stopping
+  std::optional<CheckpointId> stopping FLOE_GUARDED_BY(mu);
+  bool stop_completed FLOE_GUARDED_BY(mu) = false;
+  bool final_deferred FLOE_GUARDED_BY(mu) = false;  // end of input came while stopping
 
-  void FailLocked(const Status& st) {
+  void FailLocked(const Status& st) FLOE_REQUIRES(mu) {
     if (job_error.ok()) job_error = st;
     if (executor) executor->Cancel();
   }
 
-  Status TriggerLocked(bool savepoint, CheckpointId* id) {
+  Status TriggerLocked(bool savepoint, CheckpointId* id) FLOE_REQUIRES(mu) {
     FLOE_ASSIGN_OR_RAISE(CheckpointTrigger t, coordinator->TriggerNow(savepoint));
     if (id) *id = t.id;
     return executor->TriggerCheckpoint(t.id, savepoint);
@@ -56,13 +57,13 @@ struct LocalJob::Impl {
   // commits them (it subsumes the savepoint's id). A stop-with-savepoint's savepoint: yes, it
   // is the last snapshot before the job goes down, and the process layer treats it as the
   // job's end point (see docs/processes.md).
-  bool DeliverLocked(const CompletedCheckpointInfo& info) {
+  bool DeliverLocked(const CompletedCheckpointInfo& info) FLOE_REQUIRES(mu) {
     if (!info.is_savepoint) return true;
     return stop_savepoints.erase(info.id) > 0;
   }
 
   // The stop's savepoint was aborted (declined, timed out): the job runs on as before.
-  void CheckStopAbortedLocked() {
+  void CheckStopAbortedLocked() FLOE_REQUIRES(mu) {
     if (!stopping || stop_completed || coordinator->LocationOf(*stopping)) return;
     stop_savepoints.erase(*stopping);
     stopping.reset();
@@ -76,7 +77,7 @@ struct LocalJob::Impl {
   void OnAck(TaskAck ack) {
     std::optional<CheckpointLocation> loc;
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       loc = coordinator->LocationOf(ack.checkpoint);
     }
     if (!loc) return;  // aborted meanwhile
@@ -86,7 +87,7 @@ struct LocalJob::Impl {
                       TaskStateHandle{ack.task, "", ack.state.size(), Crc32(ack.state)});
     std::optional<CompletedCheckpointInfo> done;
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       if (!handle.ok()) {
         Status st = coordinator->Decline(ack.checkpoint, handle.status());
         if (!st.ok()) FailLocked(st);
@@ -116,13 +117,13 @@ struct LocalJob::Impl {
       // savepoint and finishes (records after its barrier are abandoned by Close and replayed
       // by a run resumed from it); the job then ends kFinished without a Cancel racing the
       // commit.
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       (void)executor->NotifyCheckpointComplete(done->id, /*final=*/true);
     }
   }
 
   void OnEndOfInput() {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     if (stopping) {
       // The stop's savepoint finishes the tasks (or, if it fails, CheckStopAbortedLocked
       // triggers this final checkpoint then).
@@ -134,10 +135,10 @@ struct LocalJob::Impl {
   }
 
   void TimerLoop() {
-    std::unique_lock lock(mu);
+    MutexLock lock(mu);
     while (!stop_timer) {
       if (executor->state() != JobState::kRunning) {
-        timer_cv.wait_for(lock, std::chrono::milliseconds(100));
+        timer_cv.wait_for(lock.native(), std::chrono::milliseconds(100));
         continue;
       }
       Status st = coordinator->CheckTimeouts();
@@ -157,7 +158,7 @@ struct LocalJob::Impl {
       if (auto next = coordinator->NextWakeupMillis()) {
         wait = std::clamp<int64_t>(*next - now, 1, 100);
       }
-      timer_cv.wait_for(lock, std::chrono::milliseconds(wait));
+      timer_cv.wait_for(lock.native(), std::chrono::milliseconds(wait));
     }
   }
 };
@@ -237,7 +238,7 @@ Result<std::unique_ptr<LocalJob>> LocalJob::Make(const JobGraph& graph, LocalJob
 }
 
 Status LocalJob::Start() {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   FLOE_RETURN_NOT_OK(impl_->executor->Start());
   if (impl_->options.timer_thread) {
     Impl* raw = impl_.get();
@@ -247,7 +248,7 @@ Status LocalJob::Start() {
 }
 
 Result<CheckpointId> LocalJob::TriggerCheckpoint(bool is_savepoint) {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   impl_->CheckStopAbortedLocked();
   if (impl_->stopping && !is_savepoint) {
     // It would commit past the stop's savepoint.
@@ -260,7 +261,7 @@ Result<CheckpointId> LocalJob::TriggerCheckpoint(bool is_savepoint) {
 }
 
 Result<CheckpointId> LocalJob::TriggerStopWithSavepoint() {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   impl_->CheckStopAbortedLocked();
   if (impl_->stopping) {
     return Status::Conflict("a stop with savepoint " + impl_->stopping->ToString() +
@@ -274,16 +275,16 @@ Result<CheckpointId> LocalJob::TriggerStopWithSavepoint() {
 }
 
 void LocalJob::Cancel() {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   impl_->executor->Cancel();
 }
 
 Status LocalJob::Wait() {
-  std::lock_guard wait_lock(impl_->wait_mu);
+  MutexLock wait_lock(impl_->wait_mu);
   if (impl_->waited) return impl_->wait_status;
   Status st = impl_->executor->Wait();
   {
-    std::lock_guard lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     impl_->stop_timer = true;
     impl_->timer_cv.notify_all();
   }
@@ -293,12 +294,12 @@ Status LocalJob::Wait() {
     // above the last one every task acknowledged can never be committed.
     CheckpointId last;
     {
-      std::lock_guard lock(impl_->mu);
+      MutexLock lock(impl_->mu);
       last = std::max(impl_->restored_from, impl_->coordinator->last_fully_acknowledged());
     }
     impl_->executor->Abandon(last);
   }
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   if (!impl_->job_error.ok()) st = impl_->job_error;
   if (st.ok() && impl_->executor->state() == JobState::kCancelled) {
     st = impl_->coordinator->OnJobCancelled();
@@ -309,7 +310,7 @@ Status LocalJob::Wait() {
 }
 
 JobState LocalJob::state() const {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   JobState s = impl_->executor->state();
   if (s == JobState::kCancelled && !impl_->job_error.ok()) return JobState::kFailed;
   return s;
@@ -318,7 +319,7 @@ JobState LocalJob::state() const {
 CheckpointId LocalJob::restored_from() const { return impl_->restored_from; }
 
 CheckpointId LocalJob::last_completed() const {
-  std::lock_guard lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   return impl_->coordinator->last_completed();
 }
 

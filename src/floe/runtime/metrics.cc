@@ -4,14 +4,14 @@ namespace floe::runtime {
 
 Metric& MetricRegistry::Get(std::string_view name, const MetricLabels& labels, MetricType type,
                             int64_t initial) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto& slot = metrics_[{std::string(name), labels}];
   if (!slot) slot = std::make_unique<Entry>(type, initial);
   return slot->metric;
 }
 
 std::vector<MetricSample> MetricRegistry::Snapshot() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<MetricSample> out;
   out.reserve(metrics_.size());
   for (const auto& [key, entry] : metrics_) {

@@ -11,11 +11,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "floe/common/mutex.h"
 
 namespace floe::runtime {
 
@@ -58,8 +59,10 @@ class MetricRegistry {
     MetricType type;
     Metric metric;
   };
-  mutable std::mutex mu_;
-  std::map<std::pair<std::string, MetricLabels>, std::unique_ptr<Entry>> metrics_;
+  mutable Mutex mu_;
+  // The map only: an Entry stays where it is and its metric is atomic.
+  std::map<std::pair<std::string, MetricLabels>, std::unique_ptr<Entry>> metrics_
+      FLOE_GUARDED_BY(mu_);
 };
 
 // One subtask's operator metrics (Flink's operator scope): the task's labels on every metric

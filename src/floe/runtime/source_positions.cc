@@ -7,41 +7,41 @@ namespace floe::runtime {
 
 void SourcePositionBoard::Record(CheckpointId id, const std::string& task,
                                  std::string position_json) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   positions_[id][task] = std::move(position_json);
 }
 
 std::map<std::string, std::string> SourcePositionBoard::PositionsAt(CheckpointId id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = positions_.find(id);
   return it == positions_.end() ? std::map<std::string, std::string>{} : it->second;
 }
 
 void SourcePositionBoard::ForgetUpTo(CheckpointId id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   positions_.erase(positions_.begin(), positions_.upper_bound(id));
 }
 
 void SourcePositionBoard::SetStartOverrides(std::map<std::string, std::string> positions) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   overrides_ = std::move(positions);
 }
 
 std::optional<std::string> SourcePositionBoard::StartOverride(const std::string& task) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = overrides_.find(task);
   if (it == overrides_.end()) return std::nullopt;
   return it->second;
 }
 
 void SourcePositionBoard::RegisterCommitter(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   committers_[name].closed = false;
 }
 
 void SourcePositionBoard::ReportCommitted(const std::string& name, CheckpointId id) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     Committer& c = committers_[name];
     c.committed = std::max(c.committed, id.value);
   }
@@ -50,7 +50,7 @@ void SourcePositionBoard::ReportCommitted(const std::string& name, CheckpointId 
 
 void SourcePositionBoard::ReportClosed(const std::string& name) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = committers_.find(name);
     if (it == committers_.end()) return;
     it->second.closed = true;
@@ -59,7 +59,7 @@ void SourcePositionBoard::ReportClosed(const std::string& name) {
 }
 
 std::optional<uint64_t> SourcePositionBoard::CommittedByAll() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (committers_.empty()) return std::nullopt;
   uint64_t all = UINT64_MAX;
   for (const auto& [name, c] : committers_) all = std::min(all, c.committed);
@@ -69,7 +69,7 @@ std::optional<uint64_t> SourcePositionBoard::CommittedByAll() const {
 bool SourcePositionBoard::WaitCommittedByAll(CheckpointId id, std::chrono::milliseconds timeout,
                                              const std::atomic<bool>* cancel) const {
   auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (true) {
     bool reached = true;
     for (const auto& [name, c] : committers_) {
@@ -82,13 +82,13 @@ bool SourcePositionBoard::WaitCommittedByAll(CheckpointId id, std::chrono::milli
     if (std::chrono::steady_clock::now() >= deadline) return false;
     // Short slices: the cancel flag has no notification of its own.
     ++waiting_;
-    committed_cv_.wait_for(lock, std::chrono::milliseconds(50));
+    committed_cv_.wait_for(lock.native(), std::chrono::milliseconds(50));
     --waiting_;
   }
 }
 
 int SourcePositionBoard::waiting() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return waiting_;
 }
 

@@ -4,10 +4,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "floe/common/mutex.h"
 #include "floe/runtime/ids.h"
 
 namespace floe::runtime {
@@ -66,12 +66,12 @@ class SourcePositionBoard {
     uint64_t committed = 0;
     bool closed = false;
   };
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   mutable std::condition_variable committed_cv_;
-  std::map<std::string, Committer> committers_;
-  std::map<CheckpointId, std::map<std::string, std::string>> positions_;
-  std::map<std::string, std::string> overrides_;
-  mutable int waiting_ = 0;
+  std::map<std::string, Committer> committers_ FLOE_GUARDED_BY(mu_);
+  std::map<CheckpointId, std::map<std::string, std::string>> positions_ FLOE_GUARDED_BY(mu_);
+  std::map<std::string, std::string> overrides_ FLOE_GUARDED_BY(mu_);
+  mutable int waiting_ FLOE_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace floe::runtime

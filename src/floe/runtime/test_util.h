@@ -10,11 +10,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "floe/common/mutex.h"
 #include "floe/common/record_batch.h"
 #include "floe/common/testing/temp_dir.h"
 #include "floe/runtime/operator.h"
@@ -28,24 +28,28 @@ inline constexpr std::chrono::seconds kWaitTimeout{60};
 class Counter {
  public:
   void Add(int64_t n = 1) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     value_ += n;
     cv_.notify_all();
   }
   // True once value >= n; false after kWaitTimeout.
   bool WaitFor(int64_t n) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, kWaitTimeout, [&] { return value_ >= n; });
+    MutexLock lock(mu_);
+    const auto deadline = std::chrono::steady_clock::now() + kWaitTimeout;
+    while (value_ < n) {
+      if (cv_.wait_until(lock.native(), deadline) == std::cv_status::timeout) return value_ >= n;
+    }
+    return true;
   }
   int64_t value() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return value_;
   }
 
  private:
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;
-  int64_t value_ = 0;
+  int64_t value_ FLOE_GUARDED_BY(mu_) = 0;
 };
 
 // A one-shot event.

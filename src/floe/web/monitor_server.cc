@@ -3,10 +3,10 @@
 #include <httplib.h>
 
 #include <chrono>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "floe/common/mutex.h"
 #include "floe/web/prometheus_text.h"
 
 namespace floe::web {
@@ -59,7 +59,7 @@ class MonitorServer final : public process::MonitorEndpoints {
   void Publish(const std::vector<process::ExposedMetric>& metrics,
                std::string overview_json) override {
     std::string text = PrometheusText(metrics);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     metrics_text_ = std::move(text);
     overview_json_ = std::move(overview_json);
   }
@@ -83,12 +83,12 @@ class MonitorServer final : public process::MonitorEndpoints {
       res.set_content(kIndexHtml, "text/html; charset=utf-8");
     });
     server->Get("/api/job", [this](const httplib::Request&, httplib::Response& res) {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       res.set_header("Cache-Control", "no-store");
       res.set_content(overview_json_, "application/json");
     });
     server->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       res.set_content(metrics_text_, "text/plain; version=0.0.4; charset=utf-8");
     });
     // Anything but GET on a known path: 405 (httplib answers unknown paths with 404).
@@ -127,9 +127,9 @@ class MonitorServer final : public process::MonitorEndpoints {
   std::vector<std::unique_ptr<httplib::Server>> servers_;
   std::vector<std::thread> threads_;
   std::string web_url_, metrics_url_;
-  std::mutex mu_;
-  std::string metrics_text_;
-  std::string overview_json_ = "{}";
+  Mutex mu_;
+  std::string metrics_text_ FLOE_GUARDED_BY(mu_);
+  std::string overview_json_ FLOE_GUARDED_BY(mu_) = "{}";
 };
 
 }  // namespace
