@@ -10,6 +10,7 @@
 
 #include "floe/catalog/rest_protocol.h"
 #include "floe/common/crash_point.h"
+#include "floe/common/json.h"
 
 namespace floe::catalog {
 
@@ -17,40 +18,35 @@ namespace {
 
 using iceberg::LoadedTable;
 using iceberg::TableIdentifier;
-using nlohmann::json;
 
 constexpr int kReadAttempts = 6;  // backoff 0.2 .. 3.2 s: about 6 s for a server restarting
 
 // The message of an IcebergErrorResponse, else the body's start.
 std::string ErrorMessage(const httplib::Result& r) {
   if (!r) return "no response (" + httplib::to_string(r.error()) + ")";
-  json body = json::parse(r->body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_object()) {
-    auto e = body.find("error");
-    if (e != body.end() && e->is_object()) {
-      auto m = e->find("message");
-      if (m != e->end() && m->is_string()) {
-        return "HTTP " + std::to_string(r->status) + ": " + m->get<std::string>();
-      }
-    }
+  JsonPath at("error response");
+  Result<Json> body = ParseJson(r->body, at);
+  const Json* error = nullptr;
+  std::string message;
+  if (body.ok() && JsonObject(*body, at).RequiredObject("error", &error).ok() &&
+      JsonObject(*error, at.Child("error")).Required("message", &message).ok()) {
+    return "HTTP " + std::to_string(r->status) + ": " + message;
   }
   return "HTTP " + std::to_string(r->status) + ": " + r->body.substr(0, 200);
 }
 
-Result<LoadedTable> LoadedFrom(const TableIdentifier& id, const std::string& body) {
-  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return Status::Corruption("REST catalog: the table response is not JSON");
-  auto location = j.find("metadata-location");
-  auto metadata = j.find("metadata");
-  if (location == j.end() || !location->is_string() || metadata == j.end() ||
-      !metadata->is_object()) {
-    return Status::Corruption(
-        "REST catalog: the table response lacks metadata-location or "
-        "metadata");
-  }
-  FLOE_ASSIGN_OR_RAISE(std::string path, iceberg::UriToPath(location->get<std::string>()));
+// A LoadTableResult; `at` names the request it answers.
+Result<LoadedTable> LoadedFrom(const TableIdentifier& id, const std::string& body,
+                               const JsonPath& at) {
+  FLOE_ASSIGN_OR_RAISE(Json j, ParseJson(body, at));
+  JsonObject o(j, at);
+  std::string location;
+  const Json* metadata = nullptr;
+  FLOE_RETURN_NOT_OK(o.Required("metadata-location", &location));
+  FLOE_RETURN_NOT_OK(o.RequiredObject("metadata", &metadata));
+  FLOE_ASSIGN_OR_RAISE(std::string path, iceberg::UriToPath(location));
   FLOE_ASSIGN_OR_RAISE(iceberg::TableMetadata md,
-                       iceberg::TableMetadataFromJson(metadata->dump(), path));
+                       iceberg::TableMetadataFromJson(DumpJson(*metadata), path));
   std::string file = path.substr(path.rfind('/') + 1);
   return LoadedTable{id, std::move(md), path, iceberg::VersionOfMetadataFileName(file)};
 }
@@ -77,6 +73,10 @@ struct RestCatalog::Impl {
   }
 
   std::string Where() const { return "REST catalog " + options.uri; }
+  // The answer to `what` ("loading table db.t"), for errors naming it.
+  JsonPath Response(const std::string& what) const {
+    return JsonPath(Where() + ": " + what + ": response");
+  }
 
   httplib::Headers Headers() const {
     httplib::Headers h;
@@ -100,15 +100,16 @@ struct RestCatalog::Impl {
     }
     httplib::Result r = http->Post(base_path + "/v1/oauth/tokens", form);
     if (!r) return Status::Unavailable(Where() + ": token request: " + ErrorMessage(r));
-    json body = json::parse(r->body, nullptr, /*allow_exceptions=*/false);
-    if (r->status != 200 || !body.is_object() || !body.contains("access_token") ||
-        !body["access_token"].is_string()) {
-      std::string why = body.is_object() && body.contains("error") && body["error"].is_string()
-                            ? body["error"].get<std::string>()
-                            : "HTTP " + std::to_string(r->status);
+    JsonPath at = Response("token request");
+    Result<Json> body = ParseJson(r->body, at);
+    std::string token;
+    if (r->status != 200 || !body.ok() ||
+        !JsonObject(*body, at).Required("access_token", &token).ok()) {
+      std::string why = "HTTP " + std::to_string(r->status);
+      if (body.ok()) (void)JsonObject(*body, at).Get("error", &why);
       return Status::InvalidArgument(Where() + " refused the credential ('credential'): " + why);
     }
-    bearer = body["access_token"].get<std::string>();
+    bearer = std::move(token);
     return Status::OK();
   }
 
@@ -191,15 +192,14 @@ Result<std::unique_ptr<RestCatalog>> RestCatalog::Make(const RestClientOptions& 
   }
   httplib::Result r = impl->SendRetrying("GET", config);
   if (!r || r->status != 200) return impl->Failed(r, "GET /v1/config");
-  json body = json::parse(r->body, nullptr, /*allow_exceptions=*/false);
+  JsonPath at = impl->Response("GET /v1/config");
+  FLOE_ASSIGN_OR_RAISE(Json body, ParseJson(r->body, at));
   impl->prefix = impl->base_path + "/v1";
-  for (const char* part : {"defaults", "overrides"}) {
-    if (!body.is_object() || !body.contains(part) || !body[part].is_object()) continue;
-    auto& into = std::string(part) == "defaults" ? impl->server_defaults : impl->server_overrides;
-    for (auto it = body[part].begin(); it != body[part].end(); ++it) {
-      if (it.value().is_string()) into[it.key()] = it.value().get<std::string>();
-    }
-  }
+  std::optional<std::map<std::string, std::string>> defaults, overrides;
+  FLOE_RETURN_NOT_OK(JsonObject(body, at).Get("defaults", &defaults));
+  FLOE_RETURN_NOT_OK(JsonObject(body, at).Get("overrides", &overrides));
+  if (defaults) impl->server_defaults = std::move(*defaults);
+  if (overrides) impl->server_overrides = std::move(*overrides);
   // Defaults, then overrides (the spec's order).
   for (const auto* part : {&impl->server_defaults, &impl->server_overrides}) {
     auto p = part->find("prefix");
@@ -212,14 +212,18 @@ Result<LoadedTable> RestCatalog::CreateTable(const TableIdentifier& id,
                                              const iceberg::Schema& schema,
                                              const iceberg::PartitionSpec& spec,
                                              std::map<std::string, std::string> properties) {
-  json request = {
-      {"name", id.name},
-      {"schema", json::parse(iceberg::SchemaToJson(schema), nullptr, false)},
-      {"partition-spec", json::parse(iceberg::PartitionSpecToJson(spec), nullptr, false)},
-      {"properties", properties}};
-  httplib::Result r = impl_->Send("POST", impl_->Namespace(id.ns) + "/tables", request.dump());
-  if (!r || r->status != 200) return impl_->Failed(r, "creating table " + id.ToString());
-  return LoadedFrom(id, r->body);
+  FLOE_ASSIGN_OR_RAISE(Json schema_json,
+                       ParseJson(iceberg::SchemaToJson(schema), JsonPath("schema")));
+  FLOE_ASSIGN_OR_RAISE(Json spec_json,
+                       ParseJson(iceberg::PartitionSpecToJson(spec), JsonPath("partition spec")));
+  Json request = {{"name", id.name},
+                  {"schema", std::move(schema_json)},
+                  {"partition-spec", std::move(spec_json)},
+                  {"properties", properties}};
+  std::string what = "creating table " + id.ToString();
+  httplib::Result r = impl_->Send("POST", impl_->Namespace(id.ns) + "/tables", DumpJson(request));
+  if (!r || r->status != 200) return impl_->Failed(r, what);
+  return LoadedFrom(id, r->body, impl_->Response(what));
 }
 
 Result<LoadedTable> RestCatalog::LoadTable(const TableIdentifier& id) {
@@ -227,8 +231,9 @@ Result<LoadedTable> RestCatalog::LoadTable(const TableIdentifier& id) {
   httplib::Result r = impl_->SendRetrying(
       "GET", impl_->Table(id), "", known == impl_->versions.end() ? "" : known->second.first);
   if (r && r->status == 304 && known != impl_->versions.end()) return known->second.second;
-  if (!r || r->status != 200) return impl_->Failed(r, "loading table " + id.ToString());
-  FLOE_ASSIGN_OR_RAISE(LoadedTable table, LoadedFrom(id, r->body));
+  std::string what = "loading table " + id.ToString();
+  if (!r || r->status != 200) return impl_->Failed(r, what);
+  FLOE_ASSIGN_OR_RAISE(LoadedTable table, LoadedFrom(id, r->body, impl_->Response(what)));
   impl_->Remember(r, table);
   return table;
 }
@@ -238,12 +243,12 @@ Result<LoadedTable> RestCatalog::CommitTable(const LoadedTable& base,
   FLOE_ASSIGN_OR_RAISE(std::string request, rest::CommitRequest(base.id, base, updated));
   CrashPoint("before-metadata-file");
   httplib::Result r = impl_->Send("POST", impl_->Table(base.id), request);
+  std::string what = "commit to " + base.id.ToString();
   if (r && r->status == 200) {
-    FLOE_ASSIGN_OR_RAISE(LoadedTable table, LoadedFrom(base.id, r->body));
+    FLOE_ASSIGN_OR_RAISE(LoadedTable table, LoadedFrom(base.id, r->body, impl_->Response(what)));
     impl_->Remember(r, table);
     return table;
   }
-  std::string what = "commit to " + base.id.ToString();
   if (r && r->status == 409) {
     return Status::Conflict(impl_->Where() + ": " + what + ": " + ErrorMessage(r) +
                             "; reload and retry");
@@ -257,16 +262,18 @@ Result<LoadedTable> RestCatalog::CommitTable(const LoadedTable& base,
 
 Result<std::vector<TableIdentifier>> RestCatalog::ListTables(const std::string& ns) {
   httplib::Result r = impl_->SendRetrying("GET", impl_->Namespace(ns) + "/tables");
-  if (!r || r->status != 200) return impl_->Failed(r, "listing tables of " + ns);
-  json body = json::parse(r->body, nullptr, /*allow_exceptions=*/false);
+  std::string what = "listing tables of " + ns;
+  if (!r || r->status != 200) return impl_->Failed(r, what);
+  JsonPath at = impl_->Response(what);
+  FLOE_ASSIGN_OR_RAISE(Json body, ParseJson(r->body, at));
+  const Json* identifiers = nullptr;
+  FLOE_RETURN_NOT_OK(JsonObject(body, at).RequiredArray("identifiers", &identifiers));
   std::vector<TableIdentifier> out;
-  if (!body.is_object() || !body.contains("identifiers") || !body["identifiers"].is_array()) {
-    return Status::Corruption(impl_->Where() + ": the table list has no 'identifiers'");
-  }
-  for (const json& t : body["identifiers"]) {
-    if (t.is_object() && t.contains("name") && t["name"].is_string()) {
-      out.push_back(TableIdentifier{ns, t["name"].get<std::string>()});
-    }
+  for (size_t i = 0; i < identifiers->size(); ++i) {
+    TableIdentifier id{ns, ""};
+    JsonObject t((*identifiers)[i], at.Child("identifiers").Index(i));
+    FLOE_RETURN_NOT_OK(t.Required("name", &id.name));
+    out.push_back(std::move(id));
   }
   return out;
 }
@@ -282,36 +289,34 @@ Status RestCatalog::DropTable(const TableIdentifier& id, bool purge) {
 
 Status RestCatalog::CreateNamespace(const std::string& ns,
                                     const std::map<std::string, std::string>& properties) {
-  json request = {{"namespace", json::array({ns})}, {"properties", properties}};
-  httplib::Result r = impl_->Send("POST", impl_->prefix + "/namespaces", request.dump());
+  Json request = {{"namespace", Json::array({ns})}, {"properties", properties}};
+  httplib::Result r = impl_->Send("POST", impl_->prefix + "/namespaces", DumpJson(request));
   if (!r || r->status != 200) return impl_->Failed(r, "creating namespace " + ns);
   return Status::OK();
 }
 
 Result<std::map<std::string, std::string>> RestCatalog::LoadNamespace(const std::string& ns) {
   httplib::Result r = impl_->SendRetrying("GET", impl_->Namespace(ns));
-  if (!r || r->status != 200) return impl_->Failed(r, "loading namespace " + ns);
-  json body = json::parse(r->body, nullptr, /*allow_exceptions=*/false);
-  std::map<std::string, std::string> out;
-  if (body.is_object() && body.contains("properties") && body["properties"].is_object()) {
-    for (auto it = body["properties"].begin(); it != body["properties"].end(); ++it) {
-      if (it.value().is_string()) out[it.key()] = it.value().get<std::string>();
-    }
-  }
-  return out;
+  std::string what = "loading namespace " + ns;
+  if (!r || r->status != 200) return impl_->Failed(r, what);
+  JsonPath at = impl_->Response(what);
+  FLOE_ASSIGN_OR_RAISE(Json body, ParseJson(r->body, at));
+  std::optional<std::map<std::string, std::string>> properties;
+  FLOE_RETURN_NOT_OK(JsonObject(body, at).Get("properties", &properties));
+  return properties.value_or(std::map<std::string, std::string>());
 }
 
 Result<std::vector<std::string>> RestCatalog::ListNamespaces() {
   httplib::Result r = impl_->SendRetrying("GET", impl_->prefix + "/namespaces");
-  if (!r || r->status != 200) return impl_->Failed(r, "listing namespaces");
-  json body = json::parse(r->body, nullptr, /*allow_exceptions=*/false);
+  std::string what = "listing namespaces";
+  if (!r || r->status != 200) return impl_->Failed(r, what);
+  JsonPath at = impl_->Response(what);
+  FLOE_ASSIGN_OR_RAISE(Json body, ParseJson(r->body, at));
+  std::vector<std::vector<std::string>> namespaces;
+  FLOE_RETURN_NOT_OK(JsonObject(body, at).Get("namespaces", &namespaces));
   std::vector<std::string> out;
-  if (body.is_object() && body.contains("namespaces") && body["namespaces"].is_array()) {
-    for (const json& ns : body["namespaces"]) {
-      if (ns.is_array() && ns.size() == 1 && ns[0].is_string()) {
-        out.push_back(ns[0].get<std::string>());
-      }
-    }
+  for (std::vector<std::string>& levels : namespaces) {
+    if (levels.size() == 1) out.push_back(std::move(levels[0]));  // floe keeps one level
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <thread>
 
 #include "floe/catalog/catalog_config.h"
 #include "floe/catalog/rest_server.h"
@@ -189,6 +190,70 @@ TEST_F(RestCatalogTest, TheServersConfigSetsTheS3SettingsOverridesWinning) {
   // The prefix from the defaults is used: the server answers under /v1/lake/ as under /v1/.
   EXPECT_TRUE(iceberg::EnsureNamespace(*catalog, "db").ok());
   EXPECT_EQ(catalog->ListNamespaces().ValueOrDie(), std::vector<std::string>{"db"});
+}
+
+// Property values are a user's bytes: not UTF-8 (a Latin-1 'é'), they cannot go into JSON as
+// they are. They are sent with U+FFFD in their place (as Iceberg's metadata files hold them),
+// by the client and by the server; neither process terminates.
+TEST_F(RestCatalogTest, PropertiesThatAreNotUtf8AreSentWithReplacementCharacters) {
+  StartServer();
+  auto client = Client();
+  ASSERT_TRUE(client->CreateNamespace("db", {{"owner", "caf\xe9"}}).ok());
+  EXPECT_EQ(client->LoadNamespace("db").ValueOrDie().at("owner"), "caf\xef\xbf\xbd");
+  Result<LoadedTable> created =
+      client->CreateTable(id_, TestSchema(), {}, {{"comment", "caf\xe9"}, {"k\xff", "v"}});
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(created->metadata.Property("comment", ""), "caf\xef\xbf\xbd");
+  EXPECT_EQ(created->metadata.Property("k\xef\xbf\xbd", ""), "v");
+}
+
+TEST_F(RestCatalogTest, TheServerAnswersForPropertiesThatAreNotUtf8) {
+  StartServer();
+  auto client = Client();
+  // What the backing catalog holds, whatever the bytes, is answered (not a 500).
+  ASSERT_TRUE(backing_->CreateNamespace("raw", {{"owner", "bad\xff"}}).ok());
+  Result<std::map<std::string, std::string>> raw = client->LoadNamespace("raw");
+  ASSERT_TRUE(raw.ok()) << raw.status().ToString();
+  EXPECT_EQ(raw->at("owner"), "bad\xef\xbf\xbd");
+}
+
+// A server whose answers are not JSON (here: invalid UTF-8 inside a string) gets an error
+// naming the request, not an empty answer.
+TEST_F(RestCatalogTest, AServerResponseThatIsNotValidJsonIsCorruptionNamingTheRequest) {
+  httplib::Server fake;
+  const std::string bad_json = "{\"namespace\":[\"db\"],\"properties\":{\"owner\":\"bad\xff\"}}";
+  fake.Get("/v1/config", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("{}", "application/json");
+  });
+  fake.Get("/v1/namespaces", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content("{\"namespaces\":[[\"db\xff\"]]}", "application/json");
+  });
+  fake.Get("/v1/namespaces/db", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content(bad_json, "application/json");
+  });
+  fake.Get("/v1/namespaces/db/tables", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content("{\"identifiers\":[{\"namespace\":[\"db\"],\"name\":\"t\xff\"}]}",
+                    "application/json");
+  });
+  fake.Get("/v1/namespaces/db/tables/t", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content("{\"metadata-location\":\"/x\xff\",\"metadata\":{}}", "application/json");
+  });
+  int port = fake.bind_to_any_port("127.0.0.1");
+  std::thread thread([&] { fake.listen_after_bind(); });
+  while (!fake.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  auto client =
+      RestCatalog::Make({"http://127.0.0.1:" + std::to_string(port), "", "", ""}).ValueOrDie();
+  auto expect_corrupt = [](const Status& st, const std::string& request) {
+    EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+    EXPECT_NE(st.message().find(request), std::string::npos) << st.ToString();
+    EXPECT_NE(st.message().find("not valid JSON"), std::string::npos) << st.ToString();
+  };
+  expect_corrupt(client->LoadNamespace("db").status(), "loading namespace db");
+  expect_corrupt(client->ListNamespaces().status(), "listing namespaces");
+  expect_corrupt(client->ListTables("db").status(), "listing tables of db");
+  expect_corrupt(client->LoadTable(id_).status(), "loading table db.t");
+  fake.stop();
+  thread.join();
 }
 
 TEST_F(RestCatalogTest, HostileRequestsGetTheSpecsErrorsAndTheServerStaysUp) {

@@ -4,12 +4,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "floe/common/json.h"
+
 namespace floe::catalog::rest {
 
 namespace {
 
 using iceberg::TableMetadata;
-using nlohmann::json;
 
 std::optional<int64_t> RefSnapshot(const TableMetadata& m, const std::string& ref) {
   auto it = m.refs.find(ref);
@@ -17,37 +18,16 @@ std::optional<int64_t> RefSnapshot(const TableMetadata& m, const std::string& re
   return it->second.snapshot_id;
 }
 
-Status Malformed(const std::string& what) {
-  return Status::InvalidArgument("malformed commit request: " + what);
-}
-
-// Type-checked members of a hostile JSON object.
-Result<const json*> Member(const json& obj, const char* key, const char* where) {
-  auto it = obj.find(key);
-  if (it == obj.end()) return Malformed(std::string(where) + " has no '" + key + "'");
-  return &*it;
-}
-Result<std::string> StringMember(const json& obj, const char* key, const char* where) {
-  FLOE_ASSIGN_OR_RAISE(const json* v, Member(obj, key, where));
-  if (!v->is_string()) return Malformed(std::string(where) + " '" + key + "' is not a string");
-  return v->get<std::string>();
-}
-Result<int64_t> IntMember(const json& obj, const char* key, const char* where) {
-  FLOE_ASSIGN_OR_RAISE(const json* v, Member(obj, key, where));
-  if (!v->is_number_integer()) {
-    return Malformed(std::string(where) + " '" + key + "' is not an integer");
-  }
-  return v->get<int64_t>();
-}
-
-Status CheckRequirement(const json& r, const TableMetadata& m) {
-  if (!r.is_object()) return Malformed("a requirement is not an object");
-  FLOE_ASSIGN_OR_RAISE(std::string type, StringMember(r, "type", "requirement"));
+// One requirement of a (hostile) request; its fields' errors are InvalidArgument naming them.
+Status CheckRequirement(const JsonObject<Json>& r, const TableMetadata& m) {
+  std::string type;
+  FLOE_RETURN_NOT_OK(r.Required("type", &type));
   auto failed = [&](const std::string& what) {
     return Status::Conflict("requirement " + type + " failed: " + what);
   };
   auto int_equals = [&](const char* key, int64_t actual) -> Status {
-    FLOE_ASSIGN_OR_RAISE(int64_t want, IntMember(r, key, type.c_str()));
+    int64_t want = 0;
+    FLOE_RETURN_NOT_OK(r.Required(key, &want));
     if (want != actual) {
       return failed(std::string(key) + " is " + std::to_string(actual) + ", not " +
                     std::to_string(want));
@@ -56,18 +36,16 @@ Status CheckRequirement(const json& r, const TableMetadata& m) {
   };
   if (type == "assert-create") return failed("the table exists");
   if (type == "assert-table-uuid") {
-    FLOE_ASSIGN_OR_RAISE(std::string uuid, StringMember(r, "uuid", "assert-table-uuid"));
+    std::string uuid;
+    FLOE_RETURN_NOT_OK(r.Required("uuid", &uuid));
     if (uuid != m.table_uuid) return failed("the table's uuid is " + m.table_uuid);
     return Status::OK();
   }
   if (type == "assert-ref-snapshot-id") {
-    FLOE_ASSIGN_OR_RAISE(std::string ref, StringMember(r, "ref", "assert-ref-snapshot-id"));
-    FLOE_ASSIGN_OR_RAISE(const json* id, Member(r, "snapshot-id", "assert-ref-snapshot-id"));
-    if (!id->is_null() && !id->is_number_integer()) {
-      return Malformed("assert-ref-snapshot-id 'snapshot-id' is not an integer or null");
-    }
-    std::optional<int64_t> want;
-    if (!id->is_null()) want = id->get<int64_t>();
+    std::string ref;
+    std::optional<int64_t> want;  // null: the ref must not exist
+    FLOE_RETURN_NOT_OK(r.Required("ref", &ref));
+    FLOE_RETURN_NOT_OK(r.Required("snapshot-id", &want));
     std::optional<int64_t> actual = RefSnapshot(m, ref);
     if (want != actual) {
       return failed("ref '" + ref + "' is at " +
@@ -93,13 +71,13 @@ Status CheckRequirement(const json& r, const TableMetadata& m) {
 }
 
 // Stays long: one short branch per REST update action, in the spec's order, read as a table.
-Status ApplyUpdate(const json& u, TableMetadata& m) {
-  if (!u.is_object()) return Malformed("an update is not an object");
-  FLOE_ASSIGN_OR_RAISE(std::string action, StringMember(u, "action", "update"));
-  const char* where = action.c_str();
+Status ApplyUpdate(const JsonObject<Json>& u, TableMetadata& m) {
+  std::string action;
+  FLOE_RETURN_NOT_OK(u.Required("action", &action));
   if (action == "add-snapshot") {
-    FLOE_ASSIGN_OR_RAISE(const json* s, Member(u, "snapshot", where));
-    Result<iceberg::Snapshot> parsed = iceberg::SnapshotFromJson(s->dump(), "add-snapshot");
+    const Json* s = nullptr;
+    FLOE_RETURN_NOT_OK(u.RequiredObject("snapshot", &s));
+    Result<iceberg::Snapshot> parsed = iceberg::SnapshotFromJson(DumpJson(*s), "add-snapshot");
     if (!parsed.ok()) return Status::InvalidArgument(parsed.status().message());
     iceberg::Snapshot snapshot = std::move(parsed).value();
     if (m.FindSnapshot(snapshot.snapshot_id) != nullptr) {
@@ -116,9 +94,11 @@ Status ApplyUpdate(const json& u, TableMetadata& m) {
     return Status::OK();
   }
   if (action == "set-snapshot-ref") {
-    FLOE_ASSIGN_OR_RAISE(std::string name, StringMember(u, "ref-name", where));
-    FLOE_ASSIGN_OR_RAISE(std::string type, StringMember(u, "type", where));
-    FLOE_ASSIGN_OR_RAISE(int64_t id, IntMember(u, "snapshot-id", where));
+    std::string name, type;
+    int64_t id = 0;
+    FLOE_RETURN_NOT_OK(u.Required("ref-name", &name));
+    FLOE_RETURN_NOT_OK(u.Required("type", &type));
+    FLOE_RETURN_NOT_OK(u.Required("snapshot-id", &id));
     if (type != "branch" && type != "tag") {
       return Status::InvalidArgument("set-snapshot-ref: type '" + type + "' (branch or tag)");
     }
@@ -135,19 +115,16 @@ Status ApplyUpdate(const json& u, TableMetadata& m) {
     return Status::OK();
   }
   if (action == "remove-snapshot-ref") {
-    FLOE_ASSIGN_OR_RAISE(std::string name, StringMember(u, "ref-name", where));
+    std::string name;
+    FLOE_RETURN_NOT_OK(u.Required("ref-name", &name));
     m.refs.erase(name);
     if (name == "main") m.current_snapshot_id.reset();
     return Status::OK();
   }
   if (action == "remove-snapshots") {
-    FLOE_ASSIGN_OR_RAISE(const json* ids, Member(u, "snapshot-ids", where));
-    if (!ids->is_array()) return Malformed("remove-snapshots 'snapshot-ids' is not an array");
-    std::set<int64_t> gone;
-    for (const json& id : *ids) {
-      if (!id.is_number_integer()) return Malformed("remove-snapshots: an id is not an integer");
-      gone.insert(id.get<int64_t>());
-    }
+    std::vector<int64_t> ids;
+    FLOE_RETURN_NOT_OK(u.Required("snapshot-ids", &ids));
+    std::set<int64_t> gone(ids.begin(), ids.end());
     for (const auto& [name, ref] : m.refs) {
       if (gone.count(ref.snapshot_id)) {
         return Status::InvalidArgument("remove-snapshots: snapshot " +
@@ -161,30 +138,26 @@ Status ApplyUpdate(const json& u, TableMetadata& m) {
     return Status::OK();
   }
   if (action == "set-properties") {
-    FLOE_ASSIGN_OR_RAISE(const json* updates, Member(u, "updates", where));
-    if (!updates->is_object()) return Malformed("set-properties 'updates' is not an object");
-    for (auto it = updates->begin(); it != updates->end(); ++it) {
-      if (!it.value().is_string()) return Malformed("set-properties: a value is not a string");
-      m.properties[it.key()] = it.value().get<std::string>();
-    }
+    std::map<std::string, std::string> updates;
+    FLOE_RETURN_NOT_OK(u.Required("updates", &updates));
+    for (auto& [key, value] : updates) m.properties[key] = std::move(value);
     return Status::OK();
   }
   if (action == "remove-properties") {
-    FLOE_ASSIGN_OR_RAISE(const json* removals, Member(u, "removals", where));
-    if (!removals->is_array()) return Malformed("remove-properties 'removals' is not an array");
-    for (const json& key : *removals) {
-      if (!key.is_string()) return Malformed("remove-properties: a key is not a string");
-      m.properties.erase(key.get<std::string>());
-    }
+    std::vector<std::string> removals;
+    FLOE_RETURN_NOT_OK(u.Required("removals", &removals));
+    for (const std::string& key : removals) m.properties.erase(key);
     return Status::OK();
   }
   if (action == "assign-uuid") {
-    FLOE_ASSIGN_OR_RAISE(std::string uuid, StringMember(u, "uuid", where));
+    std::string uuid;
+    FLOE_RETURN_NOT_OK(u.Required("uuid", &uuid));
     if (uuid != m.table_uuid) return Status::InvalidArgument("assign-uuid: the uuid is fixed");
     return Status::OK();
   }
   if (action == "upgrade-format-version") {
-    FLOE_ASSIGN_OR_RAISE(int64_t version, IntMember(u, "format-version", where));
+    int64_t version = 0;
+    FLOE_RETURN_NOT_OK(u.Required("format-version", &version));
     if (version != m.format_version) {
       return Status::InvalidArgument("upgrade-format-version: floe's catalog keeps format " +
                                      std::to_string(m.format_version) + " tables");
@@ -229,7 +202,7 @@ Result<std::string> CommitRequest(const iceberg::TableIdentifier& id,
     return Status::NotImplemented(
         "committing schema, partition spec, location or format changes through a REST catalog");
   }
-  json requirements = json::array();
+  Json requirements = Json::array();
   requirements.push_back({{"type", "assert-table-uuid"}, {"uuid", b.table_uuid}});
   std::set<std::string> refs = {"main"};
   for (const auto& [name, ref] : b.refs) {
@@ -243,12 +216,12 @@ Result<std::string> CommitRequest(const iceberg::TableIdentifier& id,
     std::optional<int64_t> at = RefSnapshot(b, name);
     requirements.push_back({{"type", "assert-ref-snapshot-id"},
                             {"ref", name},
-                            {"snapshot-id", at ? json(*at) : json(nullptr)}});
+                            {"snapshot-id", at ? Json(*at) : Json(nullptr)}});
   }
 
-  json updates = json::array();
-  json set = json::object();
-  json removed = json::array();
+  Json updates = Json::array();
+  Json set = Json::object();
+  Json removed = Json::array();
   for (const auto& [key, value] : updated.properties) {
     auto it = b.properties.find(key);
     if (it == b.properties.end() || it->second != value) set[key] = value;
@@ -260,7 +233,8 @@ Result<std::string> CommitRequest(const iceberg::TableIdentifier& id,
   if (!removed.empty()) updates.push_back({{"action", "remove-properties"}, {"removals", removed}});
   for (const iceberg::Snapshot& s : updated.snapshots) {
     if (b.FindSnapshot(s.snapshot_id) != nullptr) continue;
-    json snapshot = json::parse(iceberg::SnapshotToJson(s), nullptr, /*allow_exceptions=*/false);
+    FLOE_ASSIGN_OR_RAISE(Json snapshot,
+                         ParseJson(iceberg::SnapshotToJson(s), JsonPath("snapshot")));
     updates.push_back({{"action", "add-snapshot"}, {"snapshot", std::move(snapshot)}});
   }
   for (const std::string& name : refs) {
@@ -275,31 +249,32 @@ Result<std::string> CommitRequest(const iceberg::TableIdentifier& id,
                          {"snapshot-id", it->second.snapshot_id}});
     }
   }
-  json gone = json::array();
+  Json gone = Json::array();
   for (const iceberg::Snapshot& s : b.snapshots) {
     if (updated.FindSnapshot(s.snapshot_id) == nullptr) gone.push_back(s.snapshot_id);
   }
   if (!gone.empty()) updates.push_back({{"action", "remove-snapshots"}, {"snapshot-ids", gone}});
-  json request = {{"identifier", {{"namespace", json::array({id.ns})}, {"name", id.name}}},
+  Json request = {{"identifier", {{"namespace", Json::array({id.ns})}, {"name", id.name}}},
                   {"requirements", std::move(requirements)},
                   {"updates", std::move(updates)}};
-  return request.dump(-1, ' ', false, json::error_handler_t::replace);
+  return DumpJson(request);
 }
 
 Result<TableMetadata> ApplyCommitRequest(std::string_view body,
                                          const iceberg::LoadedTable& current) {
-  json request = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (request.is_discarded() || !request.is_object()) return Malformed("not a JSON object");
-  FLOE_ASSIGN_OR_RAISE(const json* requirements, Member(request, "requirements", "the request"));
-  FLOE_ASSIGN_OR_RAISE(const json* updates, Member(request, "updates", "the request"));
-  if (!requirements->is_array() || !updates->is_array()) {
-    return Malformed("'requirements' and 'updates' must be arrays");
-  }
+  JsonPath at("commit request", StatusCode::kInvalidArgument);
+  FLOE_ASSIGN_OR_RAISE(Json request, ParseJson(body, at));
+  JsonObject o(request, at);
+  const Json* requirements = nullptr;
+  const Json* updates = nullptr;
+  FLOE_RETURN_NOT_OK(o.RequiredArray("requirements", &requirements));
+  FLOE_RETURN_NOT_OK(o.RequiredArray("updates", &updates));
   // Unknown requirement types are refused before any is judged (a 400, never a 409 the client
   // would retry); updates are applied only once every requirement holds, since a stale base's
   // snapshot would fail their checks with a 400 where the answer is a 409.
   Status conflict = Status::OK();
-  for (const json& r : *requirements) {
+  for (size_t i = 0; i < requirements->size(); ++i) {
+    JsonObject r((*requirements)[i], at.Child("requirements").Index(i));
     Status st = CheckRequirement(r, current.metadata);
     if (st.IsConflict()) {
       if (conflict.ok()) conflict = st;
@@ -309,14 +284,15 @@ Result<TableMetadata> ApplyCommitRequest(std::string_view body,
   }
   FLOE_RETURN_NOT_OK(conflict);
   TableMetadata updated = current.metadata;
-  for (const json& u : *updates) FLOE_RETURN_NOT_OK(ApplyUpdate(u, updated));
+  for (size_t i = 0; i < updates->size(); ++i) {
+    FLOE_RETURN_NOT_OK(
+        ApplyUpdate(JsonObject((*updates)[i], at.Child("updates").Index(i)), updated));
+  }
   return updated;
 }
 
 std::string LoadTableResult(const iceberg::LoadedTable& table) {
-  return "{\"metadata-location\":" +
-         json(iceberg::PathToUri(table.metadata_location))
-             .dump(-1, ' ', false, json::error_handler_t::replace) +
+  return "{\"metadata-location\":" + DumpJson(Json(iceberg::PathToUri(table.metadata_location))) +
          ",\"metadata\":" + iceberg::TableMetadataToJson(table.metadata) + ",\"config\":{}}";
 }
 
@@ -326,8 +302,8 @@ std::string ETagOf(const iceberg::LoadedTable& table) {
 }
 
 std::string ErrorResponse(int code, std::string_view type, std::string_view message) {
-  json j = {{"error", {{"message", message}, {"type", type}, {"code", code}}}};
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+  Json j = {{"error", {{"message", message}, {"type", type}, {"code", code}}}};
+  return DumpJson(j);
 }
 
 }  // namespace floe::catalog::rest

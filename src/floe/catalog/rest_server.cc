@@ -9,13 +9,12 @@
 #include <nlohmann/json.hpp>
 
 #include "floe/catalog/rest_protocol.h"
+#include "floe/common/json.h"
 #include "floe/common/mutex.h"
 
 namespace floe::catalog {
 
 namespace {
-
-using nlohmann::json;
 
 constexpr size_t kMaxBodyBytes = 8 << 20;
 constexpr time_t kTimeoutSeconds = 10;
@@ -77,27 +76,20 @@ Result<iceberg::TableIdentifier> TableOf(const httplib::Request& req) {
   return iceberg::TableIdentifier{ns, name};
 }
 
-Result<json> Body(const httplib::Request& req) {
-  json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded() || !body.is_object()) {
-    return Status::InvalidArgument("the request body is not a JSON object");
-  }
+// Where a request's errors are: the client's to fix (400).
+JsonPath RequestBody() { return JsonPath("the request body", StatusCode::kInvalidArgument); }
+
+Result<Json> Body(const httplib::Request& req) {
+  FLOE_ASSIGN_OR_RAISE(Json body, ParseJson(req.body, RequestBody()));
+  FLOE_RETURN_NOT_OK(JsonObject(body, RequestBody()).Check());
   return body;
 }
 
-Result<std::map<std::string, std::string>> StringMap(const json& obj, const char* key) {
-  std::map<std::string, std::string> out;
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return out;
-  if (!it->is_object())
-    return Status::InvalidArgument(std::string("'") + key + "' is not an object");
-  for (auto p = it->begin(); p != it->end(); ++p) {
-    if (!p.value().is_string()) {
-      return Status::InvalidArgument(std::string("'") + key + "." + p.key() + "' is not a string");
-    }
-    out[p.key()] = p.value().get<std::string>();
-  }
-  return out;
+// "properties": an object of strings, or null / absent (none).
+Result<std::map<std::string, std::string>> Properties(const Json& body) {
+  std::optional<std::map<std::string, std::string>> properties;
+  FLOE_RETURN_NOT_OK(JsonObject(body, RequestBody()).Get("properties", &properties));
+  return properties.value_or(std::map<std::string, std::string>());
 }
 
 // CreateTableRequest -> schema with fresh field ids (as Iceberg's catalogs assign them), the
@@ -110,20 +102,21 @@ struct CreateRequest {
   std::string location;
 };
 
-Result<CreateRequest> ParseCreate(const std::string& ns, const json& body) {
+Result<CreateRequest> ParseCreate(const std::string& ns, const Json& body) {
+  JsonObject request(body, RequestBody());
   CreateRequest c;
-  auto name = body.find("name");
-  if (name == body.end() || !name->is_string() || !iceberg::IsValidName(name->get<std::string>())) {
+  std::string name;
+  if (!request.Required("name", &name).ok() || !iceberg::IsValidName(name)) {
     return Status::InvalidArgument("'name' must be a table name (letters, digits and _)");
   }
-  c.id = {ns, name->get<std::string>()};
-  auto schema = body.find("schema");
-  if (schema == body.end() || !schema->is_object()) {
+  c.id = {ns, name};
+  const Json* schema = nullptr;
+  if (!request.RequiredObject("schema", &schema).ok()) {
     return Status::InvalidArgument("'schema' must be an Iceberg schema object");
   }
-  json given = *schema;
+  Json given = *schema;
   if (!given.contains("schema-id")) given["schema-id"] = 0;
-  Result<iceberg::Schema> parsed = iceberg::SchemaFromJson(given.dump());
+  Result<iceberg::Schema> parsed = iceberg::SchemaFromJson(DumpJson(given));
   if (!parsed.ok()) return Status::InvalidArgument("'schema': " + parsed.status().message());
   std::map<int32_t, std::string> names;
   for (const Field& f : parsed->fields) names[f.field_id] = f.name;
@@ -133,19 +126,19 @@ Result<CreateRequest> ParseCreate(const std::string& ns, const json& body) {
   c.schema.fields = std::move(fresh);
   for (int32_t old : parsed->identifier_field_ids)
     c.schema.identifier_field_ids.push_back(ids[names[old]]);
-  auto spec = body.find("partition-spec");
-  if (spec != body.end() && !spec->is_null()) {
-    if (!spec->is_object()) return Status::InvalidArgument("'partition-spec' is not an object");
-    json s = *spec;
+  const Json* spec = nullptr;
+  FLOE_RETURN_NOT_OK(request.GetObject("partition-spec", &spec));
+  if (spec != nullptr) {
+    Json s = *spec;
     s["spec-id"] = 0;
     if (s.contains("fields") && s["fields"].is_array()) {
       int32_t next = 1000;
-      for (json& f : s["fields"]) {
+      for (Json& f : s["fields"]) {
         if (f.is_object() && !f.contains("field-id")) f["field-id"] = next;
         ++next;
       }
     }
-    Result<iceberg::PartitionSpec> p = iceberg::PartitionSpecFromJson(s.dump());
+    Result<iceberg::PartitionSpec> p = iceberg::PartitionSpecFromJson(DumpJson(s));
     if (!p.ok()) return Status::InvalidArgument("'partition-spec': " + p.status().message());
     c.spec = std::move(p).value();
     for (iceberg::PartitionField& f : c.spec.fields) {
@@ -157,23 +150,24 @@ Result<CreateRequest> ParseCreate(const std::string& ns, const json& body) {
       f.source_id = ids[old->second];
     }
   }
-  auto order = body.find("write-order");
-  if (order != body.end() && !order->is_null()) {
-    auto fields = order->is_object() ? order->find("fields") : order->end();
-    if (!order->is_object() || fields == order->end() || !fields->is_array() || !fields->empty()) {
+  const Json* order = request.Find("write-order");
+  if (order != nullptr && !order->is_null()) {
+    const Json* fields = nullptr;
+    if (!JsonObject(*order, RequestBody().Child("write-order"))
+             .RequiredArray("fields", &fields)
+             .ok() ||
+        !fields->empty()) {
       return Status::NotImplemented("sorted tables ('write-order' with fields)");
     }
   }
-  auto stage = body.find("stage-create");
-  if (stage != body.end() && stage->is_boolean() && stage->get<bool>()) {
+  bool stage = false;
+  if (request.Get("stage-create", &stage).ok() && stage) {
     return Status::NotImplemented("staged creates ('stage-create' = true)");
   }
-  auto location = body.find("location");
-  if (location != body.end() && !location->is_null()) {
-    if (!location->is_string()) return Status::InvalidArgument("'location' is not a string");
-    c.location = location->get<std::string>();
-  }
-  FLOE_ASSIGN_OR_RAISE(c.properties, StringMap(body, "properties"));
+  std::optional<std::string> location;
+  FLOE_RETURN_NOT_OK(request.Get("location", &location));
+  c.location = location.value_or("");
+  FLOE_ASSIGN_OR_RAISE(c.properties, Properties(body));
   return c;
 }
 
@@ -247,8 +241,8 @@ class Server final : public RestCatalogServer {
                  [this](const httplib::Request& req, httplib::Response& res) { Token(req, res); });
     server_.Get("/v1/config", [this](const httplib::Request&, httplib::Response& res) {
       Reply(res, 200,
-            json{{"defaults", options_.config_defaults}, {"overrides", options_.config_overrides}}
-                .dump());
+            DumpJson(Json{{"defaults", options_.config_defaults},
+                          {"overrides", options_.config_overrides}}));
     });
     server_.Get(kNamespaces, [this](const httplib::Request& req, httplib::Response& res) {
       MutexLock lock(mu_);
@@ -298,7 +292,7 @@ class Server final : public RestCatalogServer {
   void Token(const httplib::Request& req, httplib::Response& res) {
     auto oauth_error = [&](int code, const char* error, const char* description) {
       res.status = code;
-      res.set_content(json{{"error", error}, {"error_description", description}}.dump(),
+      res.set_content(DumpJson(Json{{"error", error}, {"error_description", description}}),
                       "application/json");
     };
     if (options_.credential.empty()) return oauth_error(400, "invalid_request", "no OAuth2 here");
@@ -313,18 +307,18 @@ class Server final : public RestCatalogServer {
       MutexLock lock(mu_);
       tokens_.insert(token);
     }
-    res.set_content(json{{"access_token", token},
-                         {"token_type", "bearer"},
-                         {"expires_in", 86400},
-                         {"issued_token_type", "urn:ietf:params:oauth:token-type:access_token"}}
-                        .dump(),
-                    "application/json");
+    res.set_content(
+        DumpJson(Json{{"access_token", token},
+                      {"token_type", "bearer"},
+                      {"expires_in", 86400},
+                      {"issued_token_type", "urn:ietf:params:oauth:token-type:access_token"}}),
+        "application/json");
   }
 
   void ListNamespaces(const httplib::Request& req, httplib::Response& res) FLOE_REQUIRES(mu_) {
     Result<std::vector<std::string>> all = catalog_->ListNamespaces();
     if (!all.ok()) return ErrorFromStatus(res, all.status(), "NoSuchNamespaceException");
-    json out = json::array();
+    Json out = Json::array();
     if (req.has_param("parent")) {
       // One level only: a namespace has no children.
       Result<std::string> parent = NamespaceOf(req.get_param_value("parent"));
@@ -332,28 +326,30 @@ class Server final : public RestCatalogServer {
       Status exists = catalog_->LoadNamespace(*parent).status();
       if (!exists.ok()) return ErrorFromStatus(res, exists, "NoSuchNamespaceException");
     } else {
-      for (const std::string& ns : *all) out.push_back(json::array({ns}));
+      for (const std::string& ns : *all) out.push_back(Json::array({ns}));
     }
-    Reply(res, 200, json{{"namespaces", out}}.dump());
+    Reply(res, 200, DumpJson(Json{{"namespaces", out}}));
   }
 
   void CreateNamespace(const httplib::Request& req, httplib::Response& res) FLOE_REQUIRES(mu_) {
-    Result<json> body = Body(req);
+    Result<Json> body = Body(req);
     if (!body.ok()) return ErrorFromStatus(res, body.status(), "");
-    auto ns = body->find("namespace");
-    if (ns == body->end() || !ns->is_array() || ns->size() != 1 || !(*ns)[0].is_string()) {
+    std::vector<std::string> levels;
+    if (!JsonObject(*body, RequestBody()).Required("namespace", &levels).ok() ||
+        levels.size() != 1) {
       return Error(res, 400, "BadRequestException",
                    "'namespace' must be an array of one name (floe's catalogs keep one level)");
     }
-    std::string name = (*ns)[0].get<std::string>();
+    const std::string& name = levels[0];
     if (!iceberg::IsValidName(name)) {
       return Error(res, 400, "BadRequestException", "bad namespace '" + name + "'");
     }
-    Result<std::map<std::string, std::string>> properties = StringMap(*body, "properties");
+    Result<std::map<std::string, std::string>> properties = Properties(*body);
     if (!properties.ok()) return ErrorFromStatus(res, properties.status(), "");
     Status st = catalog_->CreateNamespace(name, *properties);
     if (!st.ok()) return ErrorFromStatus(res, st, "NoSuchNamespaceException");
-    Reply(res, 200, json{{"namespace", json::array({name})}, {"properties", *properties}}.dump());
+    Reply(res, 200,
+          DumpJson(Json{{"namespace", Json::array({name})}, {"properties", *properties}}));
   }
 
   void LoadNamespace(const httplib::Request& req, httplib::Response& res) FLOE_REQUIRES(mu_) {
@@ -363,7 +359,7 @@ class Server final : public RestCatalogServer {
     if (!properties.ok()) {
       return ErrorFromStatus(res, properties.status(), "NoSuchNamespaceException");
     }
-    Reply(res, 200, json{{"namespace", json::array({*ns})}, {"properties", *properties}}.dump());
+    Reply(res, 200, DumpJson(Json{{"namespace", Json::array({*ns})}, {"properties", *properties}}));
   }
 
   void ListTables(const httplib::Request& req, httplib::Response& res) FLOE_REQUIRES(mu_) {
@@ -371,17 +367,17 @@ class Server final : public RestCatalogServer {
     if (!ns.ok()) return ErrorFromStatus(res, ns.status(), "");
     Result<std::vector<iceberg::TableIdentifier>> tables = catalog_->ListTables(*ns);
     if (!tables.ok()) return ErrorFromStatus(res, tables.status(), "NoSuchNamespaceException");
-    json ids = json::array();
+    Json ids = Json::array();
     for (const iceberg::TableIdentifier& t : *tables) {
-      ids.push_back({{"namespace", json::array({t.ns})}, {"name", t.name}});
+      ids.push_back({{"namespace", Json::array({t.ns})}, {"name", t.name}});
     }
-    Reply(res, 200, json{{"identifiers", ids}}.dump());
+    Reply(res, 200, DumpJson(Json{{"identifiers", ids}}));
   }
 
   void CreateTable(const httplib::Request& req, httplib::Response& res) FLOE_REQUIRES(mu_) {
     Result<std::string> ns = NamespaceOf(req.matches[1]);
     if (!ns.ok()) return ErrorFromStatus(res, ns.status(), "");
-    Result<json> body = Body(req);
+    Result<Json> body = Body(req);
     if (!body.ok()) return ErrorFromStatus(res, body.status(), "");
     Result<CreateRequest> c = ParseCreate(*ns, *body);
     if (!c.ok()) return ErrorFromStatus(res, c.status(), "");

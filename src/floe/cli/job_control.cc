@@ -20,23 +20,21 @@
 
 #include "floe/cli/args.h"
 #include "floe/cli/help.h"
+#include "floe/common/json.h"
 #include "floe/io/file.h"
 #include "floe/io/location.h"
 #include "floe/runtime/process/control_protocol.h"
 #include "floe/runtime/process/job_record.h"
-#include "floe/runtime/process/json_fields.h"
 
 namespace floe::cli {
 
 using nlohmann::json;
 using process::ControlReply;
-using process::DumpJson;
 using process::IsTerminalState;
 using process::JobRecord;
 using process::JobsRoot;
 using process::ListJobRecords;
 using process::ParseControlReply;
-using process::ParseJson;
 using process::ProcessAlive;
 using process::SendControlRequest;
 
@@ -119,6 +117,27 @@ std::string Freshness(const JobRecord& r, int64_t now) {
   return out.empty() ? "-" : out;
 }
 
+// The overview comes from another process (perhaps of another version): it is read with these,
+// never with nlohmann's value() and operator[], which throw or are undefined on another shape.
+// A member of `o`, or null.
+const json& At(const json& o, const char* key) {
+  static const json kNull;
+  if (!o.is_object()) return kNull;
+  auto it = o.find(key);
+  return it == o.end() ? kNull : *it;
+}
+// The elements of an array member (none if it is not an array).
+const json& Items(const json& o, const char* key) {
+  static const json kNone = json::array();
+  const json& v = At(o, key);
+  return v.is_array() ? v : kNone;
+}
+std::string Text(const json& v) { return v.is_string() ? v.get<std::string>() : ""; }
+int64_t Int(const json& v, int64_t otherwise) {
+  return v.is_number_integer() ? v.get<int64_t>() : otherwise;
+}
+bool Flag(const json& v) { return v.is_boolean() && v.get<bool>(); }
+
 // A JSON number or null as text ("-" for null).
 std::string Num(const json& v) {
   if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
@@ -132,64 +151,69 @@ std::string Num(const json& v) {
 
 // The coordinator's overview (JobMonitor::OverviewJson) as text.
 void PrintOverview(const json& o) {
-  const json& job = o.value("job", json::object());
-  const int64_t now = o.value("now_ms", int64_t{0});
+  const json& job = At(o, "job");
+  const int64_t now = Int(At(o, "now_ms"), 0);
   std::printf("job %s (%s) %s, up %s, restarts %s, attempt %s, worker %s\n",
-              job.value("id", "").c_str(), job.value("name", "").c_str(),
-              job.value("state", "").c_str(), Seconds(job.value("uptime_ms", int64_t{0})).c_str(),
-              Num(job.value("restarts", json())).c_str(), Num(job.value("attempt", json())).c_str(),
-              Num(job.value("worker_pid", json())).c_str());
-  std::printf("web UI %s  metrics %s\n", job.value("web_url", "").c_str(),
-              job.value("metrics_url", "").c_str());
-  const json& cp = o.value("checkpoints", json::object());
-  std::printf("checkpoints: %s completed, %s failed", Num(cp.value("completed", json())).c_str(),
-              Num(cp.value("failed", json())).c_str());
-  for (const json& c : cp.value("history", json::array())) {
-    if (c.value("savepoint", false)) continue;
-    std::printf(", last %s %s ago (%s ms, %s bytes, alignment %s ms)", Num(c["id"]).c_str(),
-                Seconds(now - c.value("completed_ms", now)).c_str(), Num(c["duration_ms"]).c_str(),
-                Num(c["size_bytes"]).c_str(), Num(c["alignment_ms"]).c_str());
+              Text(At(job, "id")).c_str(), Text(At(job, "name")).c_str(),
+              Text(At(job, "state")).c_str(), Seconds(Int(At(job, "uptime_ms"), 0)).c_str(),
+              Num(At(job, "restarts")).c_str(), Num(At(job, "attempt")).c_str(),
+              Num(At(job, "worker_pid")).c_str());
+  std::printf("web UI %s  metrics %s\n", Text(At(job, "web_url")).c_str(),
+              Text(At(job, "metrics_url")).c_str());
+  const json& cp = At(o, "checkpoints");
+  std::printf("checkpoints: %s completed, %s failed", Num(At(cp, "completed")).c_str(),
+              Num(At(cp, "failed")).c_str());
+  for (const json& c : Items(cp, "history")) {
+    if (Flag(At(c, "savepoint"))) continue;
+    std::printf(", last %s %s ago (%s ms, %s bytes, alignment %s ms)", Num(At(c, "id")).c_str(),
+                Seconds(now - Int(At(c, "completed_ms"), now)).c_str(),
+                Num(At(c, "duration_ms")).c_str(), Num(At(c, "size_bytes")).c_str(),
+                Num(At(c, "alignment_ms")).c_str());
     break;
   }
   std::printf("\n\n%s%s%s%s%s%s%s\n", Pad("TASK", 32).c_str(), Pad("RECORDS IN", 13).c_str(),
               Pad("RECORDS OUT", 13).c_str(), Pad("IN/S", 10).c_str(), Pad("OUT/S", 10).c_str(),
               Pad("BACKPRESSURE MS/S", 19).c_str(), "WATERMARK IN/OUT");
-  for (const json& t : o.value("tasks", json::array())) {
+  for (const json& t : Items(o, "tasks")) {
     std::printf(
-        "%s%s%s%s%s%s%s / %s\n", Pad(t.value("vertex", "") + "/" + Num(t["subtask"]), 32).c_str(),
-        Pad(Num(t["records_in"]), 13).c_str(), Pad(Num(t["records_out"]), 13).c_str(),
-        Pad(Num(t["records_in_per_s"]), 10).c_str(), Pad(Num(t["records_out_per_s"]), 10).c_str(),
-        Pad(Num(t["back_pressured_ms_per_s"]), 19).c_str(), Num(t["input_watermark_ms"]).c_str(),
-        Num(t["output_watermark_ms"]).c_str());
+        "%s%s%s%s%s%s%s / %s\n",
+        Pad(Text(At(t, "vertex")) + "/" + Num(At(t, "subtask")), 32).c_str(),
+        Pad(Num(At(t, "records_in")), 13).c_str(), Pad(Num(At(t, "records_out")), 13).c_str(),
+        Pad(Num(At(t, "records_in_per_s")), 10).c_str(),
+        Pad(Num(At(t, "records_out_per_s")), 10).c_str(),
+        Pad(Num(At(t, "back_pressured_ms_per_s")), 19).c_str(),
+        Num(At(t, "input_watermark_ms")).c_str(), Num(At(t, "output_watermark_ms")).c_str());
   }
   std::printf("\n%s%s%s%s%s%s\n", Pad("SOURCE", 32).c_str(), Pad("TOPIC/PARTITION", 24).c_str(),
               Pad("OFFSET", 12).c_str(), Pad("LAG", 10).c_str(), Pad("IDLE MS", 10).c_str(),
               "WATERMARK");
-  for (const json& s : o.value("sources", json::array())) {
+  for (const json& s : Items(o, "sources")) {
     std::string split =
-        s["topic"].is_string() ? s["topic"].get<std::string>() + "/" + Num(s["partition"]) : "-";
-    std::printf("%s%s%s%s%s%s\n", Pad(s.value("vertex", "") + "/" + Num(s["subtask"]), 32).c_str(),
-                Pad(split, 24).c_str(), Pad(Num(s["offset"]), 12).c_str(),
-                Pad(Num(s["lag"]), 10).c_str(), Pad(Num(s["idle_ms"]), 10).c_str(),
-                Num(s["watermark_ms"]).c_str());
+        At(s, "topic").is_string() ? Text(At(s, "topic")) + "/" + Num(At(s, "partition")) : "-";
+    std::printf("%s%s%s%s%s%s\n",
+                Pad(Text(At(s, "vertex")) + "/" + Num(At(s, "subtask")), 32).c_str(),
+                Pad(split, 24).c_str(), Pad(Num(At(s, "offset")), 12).c_str(),
+                Pad(Num(At(s, "lag")), 10).c_str(), Pad(Num(At(s, "idle_ms")), 10).c_str(),
+                Num(At(s, "watermark_ms")).c_str());
   }
-  const json& alarm = o.value("alarm", json::object());
+  const json& alarm = At(o, "alarm");
   std::printf("\n%s%s%s%s%s%s%s\n", Pad("TABLE", 24).c_str(), Pad("COMMITS", 9).c_str(),
               Pad("LAST COMMIT", 14).c_str(), Pad("FILES", 8).c_str(), Pad("DELETES", 9).c_str(),
               Pad("WATERMARK", 15).c_str(), "STATE");
-  for (const json& s : o.value("sinks", json::array())) {
-    const bool stalled = s.value("stalled", false);
-    std::string state = stalled ? "STALLED " + Num(s["stalled_seconds"]) +
+  for (const json& s : Items(o, "sinks")) {
+    const bool stalled = Flag(At(s, "stalled"));
+    std::string state = stalled ? "STALLED " + Num(At(s, "stalled_seconds")) +
                                       " s without a commit (threshold " +
-                                      Seconds(alarm.value("threshold_ms", int64_t{0})) + ")"
+                                      Seconds(Int(At(alarm, "threshold_ms"), 0)) + ")"
                                 : "OK";
-    std::string last = s["seconds_since_commit"].is_number()
-                           ? Num(s["seconds_since_commit"]) + " s ago"
+    std::string last = At(s, "seconds_since_commit").is_number()
+                           ? Num(At(s, "seconds_since_commit")) + " s ago"
                            : "none yet";
-    std::printf("%s%s%s%s%s%s%s\n", Pad(s.value("table", ""), 24).c_str(),
-                Pad(Num(s["commits"]), 9).c_str(), Pad(last, 14).c_str(),
-                Pad(Num(s["data_files"]), 8).c_str(), Pad(Num(s["delete_files"]), 9).c_str(),
-                Pad(Num(s["event_time_freshness_ms"]), 15).c_str(), state.c_str());
+    std::printf("%s%s%s%s%s%s%s\n", Pad(Text(At(s, "table")), 24).c_str(),
+                Pad(Num(At(s, "commits")), 9).c_str(), Pad(last, 14).c_str(),
+                Pad(Num(At(s, "data_files")), 8).c_str(),
+                Pad(Num(At(s, "delete_files")), 9).c_str(),
+                Pad(Num(At(s, "event_time_freshness_ms")), 15).c_str(), state.c_str());
   }
 }
 
@@ -208,7 +232,7 @@ Status RunListCommand(const std::vector<std::string>& argv) {
   }
   if (args.Has("json")) {
     for (const auto& r : jobs) {
-      json j = ParseJson(EncodeJobRecord(r)).value_or(json::object());
+      json j = process::JobRecordToJson(r);
       j.erase("token");
       std::printf("%s\n", DumpJson(j).c_str());
     }
@@ -236,15 +260,13 @@ Status RunStatusCommand(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(JobRecord job, FindJob(args.positional()[0]));
   std::optional<json> overview;
   if (!IsTerminalState(job.state) && ProcessAlive(job.pid)) {
-    auto line = SendControlRequest(job, DumpJson({{"cmd", "status"}}), std::chrono::seconds(10));
-    std::optional<json> reply = line.ok() ? ParseJson(*line) : std::nullopt;
-    if (reply && reply->is_object() && reply->contains("overview") &&
-        (*reply)["overview"].is_object()) {
-      overview = (*reply)["overview"];
-    }
+    auto line =
+        SendControlRequest(job, DumpJson(json{{"cmd", "status"}}), std::chrono::seconds(10));
+    Result<json> reply = line.ok() ? ParseJson(*line, JsonPath("status reply")) : line.status();
+    if (reply.ok() && At(*reply, "overview").is_object()) overview = At(*reply, "overview");
   }
   if (args.Has("json")) {
-    json j = ParseJson(EncodeJobRecord(job)).value_or(json::object());
+    json j = process::JobRecordToJson(job);
     j.erase("token");
     if (overview) j["overview"] = *overview;
     std::printf("%s\n", DumpJson(j).c_str());

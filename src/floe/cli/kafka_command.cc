@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "floe/cli/args.h"
+#include "floe/common/json.h"
 #include "floe/common/mutex.h"
 #include "floe/io/file.h"
 #include "floe/kafka/kafka_client.h"
@@ -174,8 +175,8 @@ uint64_t Fnv1a(std::string_view s) {
 // FIELD ("after.id") looks inside objects; the first non-null of the alternatives "a|b" wins
 // (a Debezium event's key is in "after" or, for deletes, in "before").
 Result<std::string> PartitionKey(std::string_view line, const std::string& field, int64_t n) {
-  nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) {
+  Result<Json> parsed = ParseJson(line, JsonPath("line " + std::to_string(n)));
+  if (!parsed.ok() || !parsed->is_object()) {
     return Status::InvalidArgument("--partition-by: line " + std::to_string(n) +
                                    " is not a JSON object");
   }
@@ -185,7 +186,7 @@ Result<std::string> PartitionKey(std::string_view line, const std::string& field
     if (bar == std::string::npos) bar = field.size();
     std::string path = field.substr(start, bar - start);
     start = bar + 1;
-    const nlohmann::json* v = &j;
+    const Json* v = &*parsed;
     for (size_t s = 0; v != nullptr && s <= path.size();) {
       size_t dot = path.find('.', s);
       if (dot == std::string::npos) dot = path.size();
@@ -193,7 +194,7 @@ Result<std::string> PartitionKey(std::string_view line, const std::string& field
       s = dot + 1;
       v = v->is_object() && v->contains(name) ? &(*v)[name] : nullptr;
     }
-    if (v != nullptr && !v->is_null()) return v->is_string() ? v->get<std::string>() : v->dump();
+    if (v != nullptr && !v->is_null()) return v->is_string() ? v->get<std::string>() : DumpJson(*v);
   }
   return Status::InvalidArgument("--partition-by: line " + std::to_string(n) + " has no field '" +
                                  field + "'");
@@ -371,15 +372,15 @@ Status Consume(const std::vector<std::string>& argv) {
     }
     at_end.erase(m->partition());
     last = std::chrono::steady_clock::now();
-    nlohmann::json j = {
+    Json j = {
         {"partition", m->partition()}, {"offset", m->offset()}, {"value", std::string(m->value())}};
     std::vector<std::pair<std::string, std::string>> headers = m->Headers();
     if (!headers.empty()) {
-      nlohmann::json h = nlohmann::json::object();
+      Json h = Json::object();
       for (auto& [name, value] : headers) h[name] = std::move(value);
       j["headers"] = std::move(h);
     }
-    std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::string line = DumpJson(j);
     std::printf("%s\n", line.c_str());
     ++n;
   }

@@ -23,7 +23,6 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
-#include <nlohmann/json.hpp>
 
 #include "floe/cli/args.h"
 #include "floe/cli/help.h"

@@ -8,6 +8,7 @@
 
 #include "floe/cli/progress_line.h"
 #include "floe/common/civil_time.h"
+#include "floe/common/json.h"
 #include "floe/format/json/json_lines.h"
 #include "floe/iceberg/commit_markers.h"
 #include "floe/iceberg/manifest_io.h"
@@ -205,7 +206,7 @@ Result<std::string> DescribeTable(const iceberg::LoadedTable& table) {
   out["files"] = {{"manifests", manifests},       {"data-files", data_files},
                   {"data-bytes", data_bytes},     {"data-records", records},
                   {"delete-files", delete_files}, {"delete-bytes", delete_bytes}};
-  return out.dump(2);
+  return DumpJson(out, 2);
 }
 
 namespace {
@@ -258,9 +259,9 @@ std::string PartitionText(const iceberg::TableMetadata& m, const iceberg::DataFi
 
 Result<std::string> MetadataTableRows(const iceberg::LoadedTable& table, const std::string& view) {
   const iceberg::TableMetadata& m = table.metadata;
-  using Json = nlohmann::ordered_json;
+  using Json = OrderedJson;
   std::string out;
-  auto emit = [&out](const Json& row) { out += row.dump() + "\n"; };
+  auto emit = [&out](const Json& row) { out += DumpJson(row) + "\n"; };
   auto parent = [](const iceberg::Snapshot* s) {
     return s != nullptr && s->parent_snapshot_id ? Json(*s->parent_snapshot_id) : Json(nullptr);
   };

@@ -19,6 +19,7 @@
 #include "floe/cli/args.h"
 #include "floe/cli/supervisor.h"
 #include "floe/common/crash_point.h"
+#include "floe/common/json.h"
 #include "floe/common/log.h"
 #include "floe/common/mutex.h"
 #include "floe/io/file.h"
@@ -27,7 +28,6 @@
 #include "floe/runtime/process/control_protocol.h"
 #include "floe/runtime/process/coordinator.h"
 #include "floe/runtime/process/job_record.h"
-#include "floe/runtime/process/json_fields.h"
 
 namespace floe::cli {
 namespace {
@@ -42,7 +42,7 @@ class StatusChannel {
     MutexLock lock(mu_);
     // A write error means the coordinator is gone; the read side notices and exits. DumpJson:
     // an error message may carry bytes that are not UTF-8 (a file name, a record).
-    (void)process::WriteAll(fd_, process::DumpJson(event) + "\n");
+    (void)process::WriteAll(fd_, DumpJson(event) + "\n");
   }
 
  private:

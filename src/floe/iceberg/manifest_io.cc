@@ -13,16 +13,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "floe/common/json.h"
 #include "floe/format/avro/container.h"
 #include "floe/format/avro/schema.h"
 #include "floe/format/avro/value.h"
 #include "floe/iceberg/catalog.h"
+#include "floe/iceberg/json_internal.h"
 #include "floe/io/file.h"
 
 namespace floe::iceberg {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using Json = OrderedJson;
 
 // Files whose records encode to fewer bytes than this are written with codec "null": they
 // gain nothing from compression, and icebird's inflater (hyparquet-compressors' gunzip, used
@@ -34,9 +36,6 @@ constexpr size_t kDeflateThreshold = 4096;
 // ---------------------------------------------------------------------------------------------
 // Schema JSON
 // ---------------------------------------------------------------------------------------------
-
-// nlohmann's dump throws on invalid UTF-8; names come from users, so replace instead.
-std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 // Avro names must match [A-Za-z_][A-Za-z0-9_]*; other characters are escaped as Java's
 // AvroSchemaUtil does ("_x" + hex code, a leading digit as "_" + digit).
@@ -210,7 +209,7 @@ Result<std::string> ManifestEntrySchemaJson(const PartitionSpec& spec,
       OptionalField("file_sequence_number", "long", 4),
       RequiredField("data_file", std::move(data_file), 2),
   });
-  return Dump(entry);
+  return DumpJson(entry);
 }
 
 std::string ManifestListSchemaJson() {
@@ -248,7 +247,7 @@ std::string ManifestListSchemaJson() {
       OptionalField("partitions", std::move(partitions), 507),
       OptionalField("key_metadata", "bytes", 519),
   });
-  return Dump(root);
+  return DumpJson(root);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -629,9 +628,7 @@ Result<ManifestFile> WriteManifest(const std::string& path, const Schema& schema
   for (size_t i = 0; i < spec.fields.size(); ++i)
     mf.partitions.push_back(stats[i].Summary(types[i]));
 
-  Json spec_json = Json::parse(PartitionSpecToJson(spec), nullptr, /*allow_exceptions=*/false);
-  std::string spec_fields =
-      spec_json.is_object() && spec_json.contains("fields") ? Dump(spec_json["fields"]) : "[]";
+  std::string spec_fields = DumpJson(internal::PartitionSpecToJsonValue(spec)["fields"]);
   std::vector<std::pair<std::string, std::string>> meta = {
       {"schema", SchemaToJson(schema)},
       {"schema-id", std::to_string(schema.schema_id)},

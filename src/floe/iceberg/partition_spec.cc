@@ -7,7 +7,10 @@
 #include <limits>
 #include <set>
 
+#include <nlohmann/json.hpp>
 #include "floe/common/civil_time.h"
+
+#include "floe/common/json.h"
 #include "floe/iceberg/json_internal.h"
 
 namespace floe::iceberg {
@@ -608,12 +611,13 @@ Result<PartitionSpec> ParsePartitionClause(std::string_view text, const Schema& 
 }
 
 std::string PartitionSpecToJson(const PartitionSpec& spec) {
-  return internal::DumpJson(internal::PartitionSpecToJsonValue(spec));
+  return DumpJson(internal::PartitionSpecToJsonValue(spec));
 }
 
 Result<PartitionSpec> PartitionSpecFromJson(std::string_view json) {
-  FLOE_ASSIGN_OR_RAISE(internal::Json j, internal::ParseJson(json, "partition spec JSON"));
-  return internal::PartitionSpecFromJsonValue(j, internal::JsonPath{"partition spec JSON", ""});
+  JsonPath at("partition spec JSON");
+  FLOE_ASSIGN_OR_RAISE(OrderedJson j, ParseOrderedJson(json, at));
+  return internal::PartitionSpecFromJsonValue(j, at);
 }
 
 }  // namespace floe::iceberg

@@ -8,7 +8,10 @@
 #include <limits>
 #include <set>
 
+#include <nlohmann/json.hpp>
 #include "floe/common/civil_time.h"
+
+#include "floe/common/json.h"
 #include "floe/iceberg/json_internal.h"
 
 namespace floe::iceberg {
@@ -201,12 +204,13 @@ Result<std::vector<Field>> AssignFreshFieldIds(std::vector<Field> columns) {
 // ---- Iceberg JSON ------------------------------------------------------------------------
 
 std::string SchemaToJson(const Schema& schema) {
-  return internal::DumpJson(internal::SchemaToJsonValue(schema));
+  return DumpJson(internal::SchemaToJsonValue(schema));
 }
 
 Result<Schema> SchemaFromJson(std::string_view json) {
-  FLOE_ASSIGN_OR_RAISE(internal::Json j, internal::ParseJson(json, "schema JSON"));
-  return internal::SchemaFromJsonValue(j, internal::JsonPath{"schema JSON", ""});
+  JsonPath at("schema JSON");
+  FLOE_ASSIGN_OR_RAISE(OrderedJson j, ParseOrderedJson(json, at));
+  return internal::SchemaFromJsonValue(j, at);
 }
 
 Result<DataType> ParseIcebergType(std::string_view text) {

@@ -5,13 +5,15 @@
 #include <random>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
+#include "floe/common/json.h"
 #include "floe/iceberg/json_internal.h"
 
 namespace floe::iceberg {
 
-using internal::Json;
-using internal::JsonPath;
-using internal::JsonTypeName;
+// Iceberg's files keep their members in the order other writers use.
+using Json = OrderedJson;
 
 std::string Snapshot::operation() const {
   auto it = summary.find("operation");
@@ -135,47 +137,20 @@ Json SnapshotToJsonValue(const Snapshot& s) {
 
 // ---- JSON decoding -----------------------------------------------------------------------
 
-Result<const Json*> GetArray(const Json& obj, std::string_view key, const JsonPath& at,
-                             bool required) {
-  auto it = obj.find(key);
-  if (it == obj.end() || (!required && it->is_null())) {
-    if (required) return at.Child(key).Error("required field is missing");
-    return static_cast<const Json*>(nullptr);
-  }
-  if (!it->is_array()) {
-    return at.Child(key).Error(std::string("expected array, got ") + JsonTypeName(*it));
-  }
-  return &*it;
-}
-
-Result<std::map<std::string, std::string>> GetStringMap(const Json& v, const JsonPath& at) {
-  if (!v.is_object()) return at.Error(std::string("expected object, got ") + JsonTypeName(v));
-  std::map<std::string, std::string> out;
-  for (auto it = v.begin(); it != v.end(); ++it) {
-    if (!it.value().is_string()) {
-      return at.Child(it.key()).Error(std::string("expected string value, got ") +
-                                      JsonTypeName(it.value()));
-    }
-    out[it.key()] = it.value().get<std::string>();
-  }
-  return out;
-}
-
 Result<Snapshot> SnapshotFromJsonValue(const Json& j, const JsonPath& at) {
-  if (!j.is_object()) return at.Error(std::string("expected object, got ") + JsonTypeName(j));
+  JsonObject o(j, at);
+  FLOE_RETURN_NOT_OK(o.Check());
   Snapshot s;
-  FLOE_ASSIGN_OR_RAISE(s.snapshot_id, internal::GetInt64(j, "snapshot-id", at));
-  FLOE_ASSIGN_OR_RAISE(s.parent_snapshot_id,
-                       internal::GetOptionalInt64(j, "parent-snapshot-id", at));
-  FLOE_ASSIGN_OR_RAISE(s.sequence_number, internal::GetInt64(j, "sequence-number", at));
-  FLOE_ASSIGN_OR_RAISE(s.timestamp_ms, internal::GetInt64(j, "timestamp-ms", at));
-  FLOE_ASSIGN_OR_RAISE(s.manifest_list, internal::GetString(j, "manifest-list", at));
-  FLOE_ASSIGN_OR_RAISE(const Json* summary, internal::GetMember(j, "summary", at));
-  FLOE_ASSIGN_OR_RAISE(s.summary, GetStringMap(*summary, at.Child("summary")));
+  FLOE_RETURN_NOT_OK(o.Required("snapshot-id", &s.snapshot_id));
+  FLOE_RETURN_NOT_OK(o.Get("parent-snapshot-id", &s.parent_snapshot_id));
+  FLOE_RETURN_NOT_OK(o.Required("sequence-number", &s.sequence_number));
+  FLOE_RETURN_NOT_OK(o.Required("timestamp-ms", &s.timestamp_ms));
+  FLOE_RETURN_NOT_OK(o.Required("manifest-list", &s.manifest_list));
+  FLOE_RETURN_NOT_OK(o.Required("summary", &s.summary));
   if (s.summary.count("operation") == 0) {
-    return at.Child("summary.operation").Error("required field is missing");
+    return o.Error("summary.operation", "required field is missing");
   }
-  FLOE_ASSIGN_OR_RAISE(s.schema_id, internal::GetOptionalInt32(j, "schema-id", at));
+  FLOE_RETURN_NOT_OK(o.Get("schema-id", &s.schema_id));
   return s;
 }
 
@@ -276,37 +251,38 @@ std::string TableMetadataToJson(const TableMetadata& md) {
     metadata_log.push_back(std::move(je));
   }
   j["metadata-log"] = std::move(metadata_log);
-  return internal::DumpJson(j, 2);
+  return DumpJson(j, 2);
 }
 
 // Stays long: reads the fields in the spec's order, each cross-field check beside its field.
 Result<TableMetadata> TableMetadataFromJson(std::string_view text, std::string_view source) {
-  FLOE_ASSIGN_OR_RAISE(Json j, internal::ParseJson(text, source));
-  JsonPath root{source, ""};
+  JsonPath root{std::string(source)};
+  FLOE_ASSIGN_OR_RAISE(Json j, ParseOrderedJson(text, root));
   if (!j.is_object()) {
     return root.Error(std::string("expected a JSON object, got ") + JsonTypeName(j));
   }
+  JsonObject o(j, root);
   TableMetadata md;
-  FLOE_ASSIGN_OR_RAISE(md.format_version, internal::GetInt32(j, "format-version", root));
+  FLOE_RETURN_NOT_OK(o.Required("format-version", &md.format_version));
   if (md.format_version != 2) {
     return Status::NotImplemented(std::string(source) + ": format-version " +
                                   std::to_string(md.format_version) +
                                   " is not supported (floe reads and writes v2 tables)");
   }
-  FLOE_ASSIGN_OR_RAISE(md.table_uuid, internal::GetString(j, "table-uuid", root));
-  FLOE_ASSIGN_OR_RAISE(md.location, internal::GetString(j, "location", root));
-  FLOE_ASSIGN_OR_RAISE(md.last_sequence_number,
-                       internal::GetInt64(j, "last-sequence-number", root));
-  FLOE_ASSIGN_OR_RAISE(md.last_updated_ms, internal::GetInt64(j, "last-updated-ms", root));
-  FLOE_ASSIGN_OR_RAISE(md.last_column_id, internal::GetInt32(j, "last-column-id", root));
+  FLOE_RETURN_NOT_OK(o.Required("table-uuid", &md.table_uuid));
+  FLOE_RETURN_NOT_OK(o.Required("location", &md.location));
+  FLOE_RETURN_NOT_OK(o.Required("last-sequence-number", &md.last_sequence_number));
+  FLOE_RETURN_NOT_OK(o.Required("last-updated-ms", &md.last_updated_ms));
+  FLOE_RETURN_NOT_OK(o.Required("last-column-id", &md.last_column_id));
 
-  FLOE_ASSIGN_OR_RAISE(const Json* schemas, GetArray(j, "schemas", root, true));
+  const Json* schemas = nullptr;
+  FLOE_RETURN_NOT_OK(o.RequiredArray("schemas", &schemas));
   for (size_t i = 0; i < schemas->size(); ++i) {
     FLOE_ASSIGN_OR_RAISE(
         Schema s, internal::SchemaFromJsonValue((*schemas)[i], root.Child("schemas").Index(i)));
     md.schemas.push_back(std::move(s));
   }
-  FLOE_ASSIGN_OR_RAISE(md.current_schema_id, internal::GetInt32(j, "current-schema-id", root));
+  FLOE_RETURN_NOT_OK(o.Required("current-schema-id", &md.current_schema_id));
   bool found = false;
   for (const Schema& s : md.schemas) found |= s.schema_id == md.current_schema_id;
   if (!found) {
@@ -321,39 +297,39 @@ Result<TableMetadata> TableMetadataFromJson(std::string_view text, std::string_v
     }
   }
 
-  FLOE_ASSIGN_OR_RAISE(const Json* specs, GetArray(j, "partition-specs", root, true));
+  const Json* specs = nullptr;
+  FLOE_RETURN_NOT_OK(o.RequiredArray("partition-specs", &specs));
   for (size_t i = 0; i < specs->size(); ++i) {
     FLOE_ASSIGN_OR_RAISE(PartitionSpec s, internal::PartitionSpecFromJsonValue(
                                               (*specs)[i], root.Child("partition-specs").Index(i)));
     md.partition_specs.push_back(std::move(s));
   }
-  FLOE_ASSIGN_OR_RAISE(md.default_spec_id, internal::GetInt32(j, "default-spec-id", root));
+  FLOE_RETURN_NOT_OK(o.Required("default-spec-id", &md.default_spec_id));
   if (md.FindSpec(md.default_spec_id) == nullptr) {
     return root.Child("default-spec-id")
         .Error("no partition spec with id " + std::to_string(md.default_spec_id));
   }
-  FLOE_ASSIGN_OR_RAISE(md.last_partition_id, internal::GetInt32(j, "last-partition-id", root));
+  FLOE_RETURN_NOT_OK(o.Required("last-partition-id", &md.last_partition_id));
 
-  FLOE_ASSIGN_OR_RAISE(const Json* sort_orders, GetArray(j, "sort-orders", root, true));
-  (void)sort_orders;
-  FLOE_ASSIGN_OR_RAISE(md.default_sort_order_id,
-                       internal::GetInt32(j, "default-sort-order-id", root));
+  const Json* sort_orders = nullptr;
+  FLOE_RETURN_NOT_OK(o.RequiredArray("sort-orders", &sort_orders));
+  FLOE_RETURN_NOT_OK(o.Required("default-sort-order-id", &md.default_sort_order_id));
   if (md.default_sort_order_id != 0) {
     return Status::NotImplemented(std::string(source) + ": default-sort-order-id " +
                                   std::to_string(md.default_sort_order_id) +
                                   ": sorted tables are not supported yet (only order 0)");
   }
 
-  auto props = j.find("properties");
-  if (props != j.end() && !props->is_null()) {
-    FLOE_ASSIGN_OR_RAISE(md.properties, GetStringMap(*props, root.Child("properties")));
-  }
+  std::optional<std::map<std::string, std::string>> properties;
+  FLOE_RETURN_NOT_OK(o.Get("properties", &properties));
+  if (properties) md.properties = std::move(*properties);
 
-  FLOE_ASSIGN_OR_RAISE(std::optional<int64_t> current,
-                       internal::GetOptionalInt64(j, "current-snapshot-id", root));
+  std::optional<int64_t> current;
+  FLOE_RETURN_NOT_OK(o.Get("current-snapshot-id", &current));
   if (current && *current != -1) md.current_snapshot_id = current;
 
-  FLOE_ASSIGN_OR_RAISE(const Json* snapshots, GetArray(j, "snapshots", root, false));
+  const Json* snapshots = nullptr;
+  FLOE_RETURN_NOT_OK(o.GetArray("snapshots", &snapshots));
   if (snapshots != nullptr) {
     std::set<int64_t> ids;
     for (size_t i = 0; i < snapshots->size(); ++i) {
@@ -371,40 +347,39 @@ Result<TableMetadata> TableMetadataFromJson(std::string_view text, std::string_v
         .Error("snapshot " + std::to_string(*md.current_snapshot_id) + " is not in 'snapshots'");
   }
 
-  FLOE_ASSIGN_OR_RAISE(const Json* snapshot_log, GetArray(j, "snapshot-log", root, false));
+  const Json* snapshot_log = nullptr;
+  FLOE_RETURN_NOT_OK(o.GetArray("snapshot-log", &snapshot_log));
   if (snapshot_log != nullptr) {
     for (size_t i = 0; i < snapshot_log->size(); ++i) {
-      JsonPath eat = root.Child("snapshot-log").Index(i);
-      const Json& je = (*snapshot_log)[i];
+      JsonObject je((*snapshot_log)[i], root.Child("snapshot-log").Index(i));
       SnapshotLogEntry e;
-      FLOE_ASSIGN_OR_RAISE(e.timestamp_ms, internal::GetInt64(je, "timestamp-ms", eat));
-      FLOE_ASSIGN_OR_RAISE(e.snapshot_id, internal::GetInt64(je, "snapshot-id", eat));
+      FLOE_RETURN_NOT_OK(je.Required("timestamp-ms", &e.timestamp_ms));
+      FLOE_RETURN_NOT_OK(je.Required("snapshot-id", &e.snapshot_id));
       md.snapshot_log.push_back(e);
     }
   }
-  FLOE_ASSIGN_OR_RAISE(const Json* metadata_log, GetArray(j, "metadata-log", root, false));
+  const Json* metadata_log = nullptr;
+  FLOE_RETURN_NOT_OK(o.GetArray("metadata-log", &metadata_log));
   if (metadata_log != nullptr) {
     for (size_t i = 0; i < metadata_log->size(); ++i) {
-      JsonPath eat = root.Child("metadata-log").Index(i);
-      const Json& je = (*metadata_log)[i];
+      JsonObject je((*metadata_log)[i], root.Child("metadata-log").Index(i));
       MetadataLogEntry e;
-      FLOE_ASSIGN_OR_RAISE(e.timestamp_ms, internal::GetInt64(je, "timestamp-ms", eat));
-      FLOE_ASSIGN_OR_RAISE(e.metadata_file, internal::GetString(je, "metadata-file", eat));
+      FLOE_RETURN_NOT_OK(je.Required("timestamp-ms", &e.timestamp_ms));
+      FLOE_RETURN_NOT_OK(je.Required("metadata-file", &e.metadata_file));
       md.metadata_log.push_back(std::move(e));
     }
   }
 
-  auto refs = j.find("refs");
-  if (refs != j.end() && !refs->is_null()) {
+  const Json* refs = nullptr;
+  FLOE_RETURN_NOT_OK(o.GetObject("refs", &refs));
+  if (refs != nullptr) {
     JsonPath rat = root.Child("refs");
-    if (!refs->is_object()) {
-      return rat.Error(std::string("expected object, got ") + JsonTypeName(*refs));
-    }
     for (auto it = refs->begin(); it != refs->end(); ++it) {
       JsonPath at = rat.Child(it.key());
+      JsonObject jr(it.value(), at);
       SnapshotRef ref;
-      FLOE_ASSIGN_OR_RAISE(ref.snapshot_id, internal::GetInt64(it.value(), "snapshot-id", at));
-      FLOE_ASSIGN_OR_RAISE(ref.type, internal::GetString(it.value(), "type", at));
+      FLOE_RETURN_NOT_OK(jr.Required("snapshot-id", &ref.snapshot_id));
+      FLOE_RETURN_NOT_OK(jr.Required("type", &ref.type));
       if (ref.type != "branch" && ref.type != "tag") {
         return at.Child("type").Error("expected \"branch\" or \"tag\", got \"" + ref.type + "\"");
       }
@@ -435,12 +410,13 @@ Result<TableMetadata> TableMetadataFromJson(std::string_view text, std::string_v
 }
 
 std::string SnapshotToJson(const Snapshot& snapshot) {
-  return internal::DumpJson(SnapshotToJsonValue(snapshot));
+  return DumpJson(SnapshotToJsonValue(snapshot));
 }
 
 Result<Snapshot> SnapshotFromJson(std::string_view json, std::string_view source) {
-  FLOE_ASSIGN_OR_RAISE(Json j, internal::ParseJson(json, source));
-  return SnapshotFromJsonValue(j, JsonPath{source, ""});
+  JsonPath at{std::string(source)};
+  FLOE_ASSIGN_OR_RAISE(Json j, ParseOrderedJson(json, at));
+  return SnapshotFromJsonValue(j, at);
 }
 
 }  // namespace floe::iceberg

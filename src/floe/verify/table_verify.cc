@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "floe/common/json.h"
 #include "floe/format/json/json_lines.h"
 #include "floe/iceberg/manifest_io.h"
 #include "floe/iceberg/scan.h"
@@ -16,10 +17,6 @@
 namespace floe::verify {
 
 namespace {
-
-using Json = nlohmann::json;
-
-std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 bool ParseI64(std::string_view s, int64_t* out) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
@@ -83,28 +80,29 @@ Result<std::map<std::string, ExpectedRow>> LoadExpected(const std::string& path,
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     std::string where = path + ":" + std::to_string(line_no) + ": ";
-    Json parsed = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (parsed.is_discarded() || !parsed.is_object()) {
+    Result<Json> parsed = ParseJson(line, JsonPath(path));
+    if (!parsed.ok() || !parsed->is_object()) {
       return Status::InvalidArgument(where + "not a JSON object");
     }
     ExpectedRow row;
-    for (auto it = parsed.begin(); it != parsed.end(); ++it) {
+    for (auto it = parsed->begin(); it != parsed->end(); ++it) {
       if (schema->FieldIndex(it.key()) < 0) {
         return Status::InvalidArgument(where + "column '" + it.key() +
                                        "' is not a column of the table");
       }
       row.columns.push_back(it.key());
     }
-    if (!parsed.contains(key_column)) {
+    if (!parsed->contains(key_column)) {
       return Status::InvalidArgument(where + "the key column '" + key_column + "' is missing");
     }
     RecordBatch one(schema);
     FLOE_RETURN_NOT_OK(decoder->Decode(line, path, line_no, &one));
     std::string encoded;
     json::AppendRowAsJson(one, 0, &encoded);
-    row.values = Json::parse(encoded, nullptr, /*allow_exceptions=*/false);
-    if (row.values.is_discarded()) return Status::Internal(where + "re-encoding failed");
-    std::string key = Dump(row.values[key_column]);
+    Result<Json> values = ParseJson(encoded, JsonPath(where + "re-encoded row"));
+    if (!values.ok()) return Status::Internal(values.status().message());
+    row.values = std::move(values).value();
+    std::string key = DumpJson(row.values[key_column]);
     rows[key] = std::move(row);  // a later line for the same key wins
   }
   return rows;
@@ -324,9 +322,10 @@ Result<VerifyReport> VerifyTableMetadata(const iceberg::TableMetadata& metadata,
           if (!options.expected_file.empty()) {
             std::string encoded;
             json::AppendRowAsJson(batch, row, &encoded);
-            Json actual = Json::parse(encoded, nullptr, /*allow_exceptions=*/false);
-            if (actual.is_discarded()) return Status::Internal("row re-encoding failed");
-            std::string key = Dump(actual[options.key_column]);
+            Result<Json> parsed = ParseJson(encoded, JsonPath("re-encoded row"));
+            if (!parsed.ok()) return Status::Internal(parsed.status().message());
+            Json& actual = *parsed;
+            std::string key = DumpJson(actual[options.key_column]);
             if (key_counts[key]++ > 0) {
               ++report.duplicate_keys;
               AddExample(&report.duplicate_key_examples, max, options.key_column + "=" + key);
@@ -345,7 +344,7 @@ Result<VerifyReport> VerifyTableMetadata(const iceberg::TableMetadata& metadata,
                 ++report.differing_rows;
                 AddExample(&report.difference_examples, max,
                            options.key_column + "=" + key + ": " + column + ": table " +
-                               Dump(have) + ", expected " + Dump(want));
+                               DumpJson(have) + ", expected " + DumpJson(want));
                 break;
               }
             }

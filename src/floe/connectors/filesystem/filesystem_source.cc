@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "floe/common/json.h"
 #include "floe/connectors/connector_options.h"
 #include "floe/io/file.h"
 #include "floe/io/location.h"
@@ -33,24 +34,29 @@ bool IsDirectory(const std::string& path) {
 }  // namespace
 
 std::string FilePosition::ToJson() const {
-  nlohmann::json j = {{"file", file}, {"offset", offset}, {"line", line}};
-  return j.dump();
+  Json j = {{"offset", offset}, {"line", line}};
+  // File names are bytes: one that is not UTF-8 must still come back exactly.
+  SetJsonBytes(j, "file", file);
+  return DumpJson(j);
 }
 
 Result<FilePosition> FilePosition::FromJson(const std::string& json) {
-  nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || !j.contains("file") || !j["file"].is_string() || !j.contains("offset") ||
-      !j["offset"].is_number_unsigned() || !j.contains("line") || !j["line"].is_number_integer() ||
-      j["line"].get<int64_t>() < 1) {
+  auto bad = [&](const Status& why) {
     return Status::InvalidArgument(
         "filesystem source position must look like {\"file\":\"/abs/path\",\"offset\":N,"
         "\"line\":L}, got " +
-        json);
-  }
+        json + " (" + why.message() + ")");
+  };
+  JsonPath at("position");
+  Result<Json> j = ParseJson(json, at);
+  if (!j.ok()) return bad(j.status());
+  JsonObject f(*j, at);
   FilePosition p;
-  p.file = j["file"].get<std::string>();
-  p.offset = j["offset"].get<uint64_t>();
-  p.line = j["line"].get<int64_t>();
+  Status st = f.RequiredBytes("file", &p.file);
+  if (st.ok()) st = f.Required("offset", &p.offset);
+  if (st.ok()) st = f.Required("line", &p.line);
+  if (st.ok() && p.line < 1) st = f.Error("line", "must be at least 1");
+  if (!st.ok()) return bad(st);
   return p;
 }
 

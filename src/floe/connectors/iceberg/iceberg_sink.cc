@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "floe/common/json.h"
 #include "floe/common/log.h"
 #include "floe/connectors/connector_options.h"
 #include "floe/connectors/iceberg/iceberg_committer_operator.h"
@@ -23,10 +24,6 @@ namespace floe::connectors {
 namespace internal {
 
 namespace {
-
-using Json = nlohmann::json;
-
-std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -112,20 +109,20 @@ Result<std::vector<WriterFiles>> DecodeWriterFiles(const RecordBatch& batch) {
 std::string SourceOffsetsToJson(const std::map<std::string, std::string>& positions) {
   Json obj = Json::object();
   for (const auto& [task, position] : positions) {
-    Json parsed = Json::parse(position, nullptr, /*allow_exceptions=*/false);
-    obj[task] = parsed.is_discarded() ? Json(position) : std::move(parsed);
+    Result<Json> parsed = ParseJson(position, JsonPath("source position"));
+    obj[task] = parsed.ok() ? std::move(parsed).value() : Json(position);
   }
-  return Dump(obj);
+  return DumpJson(obj);
 }
 
 Result<std::map<std::string, std::string>> SourceOffsetsFromJson(const std::string& text) {
-  Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded() || !parsed.is_object()) {
+  Result<Json> parsed = ParseJson(text, JsonPath("snapshot summary"));
+  if (!parsed.ok() || !parsed->is_object()) {
     return Status::Corruption("snapshot summary " + std::string(kSummarySourceOffsets) +
                               " is not a JSON object: " + text.substr(0, 200));
   }
   std::map<std::string, std::string> out;
-  for (auto it = parsed.begin(); it != parsed.end(); ++it) out[it.key()] = Dump(it.value());
+  for (auto it = parsed->begin(); it != parsed->end(); ++it) out[it.key()] = DumpJson(it.value());
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "floe/common/json.h"
 #include "floe/common/log.h"
 #include "floe/connectors/connector_options.h"
 #include "floe/connectors/kafka/kafka_sink.h"
@@ -66,14 +67,14 @@ uint32_t KafkaSplitOwner(std::string_view topic, int32_t partition, uint32_t par
 }
 
 std::string KafkaPosition::ToJson() const {
-  nlohmann::json topics = nlohmann::json::object();
+  Json topics = Json::object();
   for (const auto& [topic, offsets] : next) {
-    nlohmann::json partitions = nlohmann::json::object();
+    Json partitions = Json::object();
     for (const auto& [p, offset] : offsets) partitions[std::to_string(p)] = offset;
     topics[topic] = std::move(partitions);
   }
-  nlohmann::json j = {{"parallelism", parallelism}, {"topics", std::move(topics)}};
-  return j.dump();
+  Json j = {{"parallelism", parallelism}, {"topics", std::move(topics)}};
+  return DumpJson(j);
 }
 
 Result<KafkaPosition> KafkaPosition::FromJson(const std::string& json) {
@@ -84,9 +85,10 @@ Result<KafkaPosition> KafkaPosition::FromJson(const std::string& json) {
         "{\"topic\":\"t\",\"partitions\":{\"0\":N}}), got " +
         json);
   };
-  nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) return bad();
-  auto read_partitions = [&](const nlohmann::json& obj, kafka::PartitionOffsets* out) -> bool {
+  Result<Json> parsed = ParseJson(json, JsonPath("kafka source position"));
+  if (!parsed.ok() || !parsed->is_object()) return bad();
+  const Json& j = *parsed;
+  auto read_partitions = [&](const Json& obj, kafka::PartitionOffsets* out) -> bool {
     if (!obj.is_object()) return false;
     for (const auto& [key, value] : obj.items()) {
       int32_t partition = -1;

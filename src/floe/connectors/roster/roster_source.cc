@@ -4,6 +4,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "floe/common/json.h"
 #include "floe/connectors/connector_options.h"
 #include "floe/format/json/json_lines.h"
 
@@ -74,15 +75,17 @@ std::string RosterSource::PositionJson(int64_t next_seq) {
 }
 
 Result<int64_t> RosterSource::ParsePositionJson(const std::string& json) {
-  nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || !j.contains("next_seq") || !j["next_seq"].is_number_integer() ||
-      j["next_seq"].get<int64_t>() < 1) {
+  JsonPath at("roster source position", StatusCode::kInvalidArgument);
+  int64_t next_seq = 0;
+  Result<Json> j = ParseJson(json, at);
+  Status st = j.ok() ? JsonObject(*j, at).Required("next_seq", &next_seq) : j.status();
+  if (!st.ok() || next_seq < 1) {
     return Status::InvalidArgument(
         "roster source position must look like {\"next_seq\":N} "
         "with N >= 1, got " +
         json);
   }
-  return j["next_seq"].get<int64_t>();
+  return next_seq;
 }
 
 Status RosterSource::Open(const runtime::OperatorContext& ctx) {

@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace floe::avro {
+#include "floe/common/json.h"
 
-using Json = nlohmann::json;
+namespace floe::avro {
 
 std::string_view TypeName(Type type) {
   switch (type) {
@@ -378,8 +378,8 @@ class SchemaParser {
 };
 
 Result<std::shared_ptr<const Schema>> ParseSchema(std::string_view json) {
-  Json j = Json::parse(json.begin(), json.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Status::InvalidArgument("avro schema: not valid JSON");
+  FLOE_ASSIGN_OR_RAISE(Json j,
+                       ParseJson(json, JsonPath("avro schema", StatusCode::kInvalidArgument)));
   return SchemaParser::Run(j, json);
 }
 

@@ -9,12 +9,12 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "floe/runtime/process/json_fields.h"
+#include "floe/common/json.h"
 
 namespace floe::process {
 
 std::string ControlEndpoint::ErrorLine(std::string_view error) {
-  return DumpJson({{"ok", false}, {"error", std::string(error)}});
+  return DumpJson(Json{{"ok", false}, {"error", std::string(error)}});
 }
 
 Status ControlEndpoint::Listen() {

@@ -1,10 +1,10 @@
 #include "floe/runtime/process/control_protocol.h"
 
-#include "floe/runtime/process/json_fields.h"
+#include <nlohmann/json.hpp>
+
+#include "floe/common/json.h"
 
 namespace floe::process {
-
-using nlohmann::json;
 
 namespace {
 
@@ -28,10 +28,12 @@ std::string Excerpt(std::string_view s, size_t max = 64) {
 }  // namespace
 
 Result<ControlRequest> ParseControlRequest(std::string_view line, std::string_view token) {
-  std::optional<json> j = ParseJson(line);
-  if (!j) return Status::InvalidArgument("request is not valid JSON");
+  // Errors name the field alone: the client knows what it sent.
+  JsonPath at("", StatusCode::kInvalidArgument);
+  Result<Json> j = ParseJson(line, at);
+  if (!j.ok()) return Status::InvalidArgument("request is not valid JSON");
   if (!j->is_object()) return Status::InvalidArgument("request is not a JSON object");
-  JsonFields f(*j, StatusCode::kInvalidArgument);
+  JsonObject f(*j, at);
   // The token first: a client without it learns nothing about the other fields.
   std::string given;
   FLOE_RETURN_NOT_OK(f.Required("token", &given));
@@ -52,9 +54,10 @@ Result<ControlReply> ParseControlReply(std::string_view line) {
   auto bad = [&](std::string_view why) {
     return Status::Corruption("bad reply (" + std::string(why) + "): " + Excerpt(line, 200));
   };
-  std::optional<json> j = ParseJson(line);
-  if (!j || !j->is_object()) return bad("not a JSON object");
-  JsonFields f(*j, StatusCode::kCorruption, "bad reply: ");
+  JsonPath at("bad reply");
+  Result<Json> j = ParseJson(line, at);
+  if (!j.ok() || !j->is_object()) return bad("not a JSON object");
+  JsonObject f(*j, at);
   bool ok = false;
   FLOE_RETURN_NOT_OK(f.Required("ok", &ok));
   if (!ok) {
@@ -69,7 +72,7 @@ Result<ControlReply> ParseControlReply(std::string_view line) {
 
 namespace {
 
-Result<std::vector<runtime::MetricSample>> DecodeMetricSamples(const json& j) {
+Result<std::vector<runtime::MetricSample>> DecodeMetricSamples(const Json& j) {
   auto bad = [](size_t i, const char* why) {
     return Status::Corruption("status line: samples[" + std::to_string(i) + "] " + why);
   };
@@ -81,14 +84,14 @@ Result<std::vector<runtime::MetricSample>> DecodeMetricSamples(const json& j) {
   std::vector<runtime::MetricSample> out;
   out.reserve(j.size());
   for (size_t i = 0; i < j.size(); ++i) {
-    const json& e = j[i];
+    const Json& e = j[i];
     if (!e.is_array() || e.size() != 4 || !e[0].is_string() || !e[1].is_array() ||
         !e[2].is_number_integer() || !e[3].is_string()) {
       return bad(i, "must be [name, labels, integer value, type]");
     }
     runtime::MetricSample s;
     s.name = e[0].get<std::string>();
-    for (const json& l : e[1]) {
+    for (const Json& l : e[1]) {
       if (!l.is_array() || l.size() != 2 || !l[0].is_string() || !l[1].is_string()) {
         return bad(i, "has a label that is not [name, value]");
       }
@@ -106,11 +109,12 @@ Result<std::vector<runtime::MetricSample>> DecodeMetricSamples(const json& j) {
 }  // namespace
 
 Result<WorkerEvent> ParseWorkerEvent(std::string_view line) {
-  std::optional<json> j = ParseJson(line);
-  if (!j || !j->is_object()) {
+  JsonPath at("status line");
+  Result<Json> j = ParseJson(line, at);
+  if (!j.ok() || !j->is_object()) {
     return Status::Corruption("status line is not a JSON object: " + Excerpt(line, 200));
   }
-  JsonFields f(*j, StatusCode::kCorruption, "status line: ");
+  JsonObject f(*j, at);
   WorkerEvent ev;
   FLOE_RETURN_NOT_OK(f.Required("event", &ev.event));
   FLOE_RETURN_NOT_OK(f.Get("id", &ev.id));
@@ -135,10 +139,10 @@ Result<WorkerEvent> ParseWorkerEvent(std::string_view line) {
   return ev;
 }
 
-json EncodeMetricSamples(const std::vector<runtime::MetricSample>& samples) {
-  json out = json::array();
+Json EncodeMetricSamples(const std::vector<runtime::MetricSample>& samples) {
+  Json out = Json::array();
   for (const auto& s : samples) {
-    json labels = json::array();
+    Json labels = Json::array();
     for (const auto& [k, v] : s.labels) labels.push_back({k, v});
     out.push_back({s.name, std::move(labels), s.value,
                    s.type == runtime::MetricType::kCounter ? "counter" : "gauge"});
@@ -147,11 +151,12 @@ json EncodeMetricSamples(const std::vector<runtime::MetricSample>& samples) {
 }
 
 Result<WorkerCommand> ParseWorkerCommand(std::string_view line) {
-  std::optional<json> j = ParseJson(line);
-  if (!j || !j->is_object()) {
+  JsonPath at("command", StatusCode::kInvalidArgument);
+  Result<Json> j = ParseJson(line, at);
+  if (!j.ok() || !j->is_object()) {
     return Status::InvalidArgument("command is not a JSON object: " + Excerpt(line, 200));
   }
-  JsonFields f(*j, StatusCode::kInvalidArgument, "command: ");
+  JsonObject f(*j, at);
   WorkerCommand cmd;
   FLOE_RETURN_NOT_OK(f.Get("req", &cmd.req));
   FLOE_RETURN_NOT_OK(f.Required("cmd", &cmd.cmd));

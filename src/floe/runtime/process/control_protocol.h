@@ -13,8 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
+#include "floe/common/json.h"
 #include "floe/common/status.h"
 #include "floe/runtime/metrics.h"
 
@@ -38,8 +37,9 @@ struct ControlRequest {
   std::string dir;  // savepoint / stop: an absolute directory; "" = the default one
 };
 // One request line, checked against the job's `token`. InvalidArgument saying what is wrong:
-// "request is not valid JSON", "field 'token' must be a string", "bad token", "field 'cmd' is
-// missing", "unknown command '…'", "field 'dir' must be an absolute path", ...
+// "request is not valid JSON", "field 'token': expected string, got integer", "bad token",
+// "field 'cmd': required field is missing", "unknown command '…'", "field 'dir': must be an
+// absolute path", ...
 Result<ControlRequest> ParseControlRequest(std::string_view line, std::string_view token);
 
 // <- {"ok":true,"path":"…"} | {"ok":false,"error":"…"}
@@ -74,7 +74,7 @@ struct WorkerEvent {
 };
 // The samples of a metrics status line:
 // "samples": [["name", [["label", "value"], ...], value, "counter"|"gauge"], ...].
-nlohmann::json EncodeMetricSamples(const std::vector<runtime::MetricSample>& samples);
+Json EncodeMetricSamples(const std::vector<runtime::MetricSample>& samples);
 // A metrics status line holds at most this many samples.
 inline constexpr size_t kMaxMetricSamples = 200'000;
 Result<WorkerEvent> ParseWorkerEvent(std::string_view line);

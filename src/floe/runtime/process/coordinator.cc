@@ -25,6 +25,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "floe/common/json.h"
 #include "floe/common/log.h"
 #include "floe/io/file.h"
 #include "floe/io/location.h"
@@ -32,7 +33,6 @@
 #include "floe/runtime/process/control_endpoint.h"
 #include "floe/runtime/process/control_protocol.h"
 #include "floe/runtime/process/job_record.h"
-#include "floe/runtime/process/json_fields.h"
 
 extern char** environ;
 
@@ -49,9 +49,10 @@ std::string EncodeRunSpec(const RunSpec& spec) {
 }
 
 Result<RunSpec> DecodeRunSpec(std::string_view text) {
-  std::optional<json> j = ParseJson(text);
-  if (!j || !j->is_object()) return Status::Corruption("run spec is not a JSON object");
-  JsonFields f(*j, StatusCode::kCorruption, "run spec: ");
+  JsonPath at("run spec");
+  Result<Json> j = ParseJson(text, at);
+  if (!j.ok() || !j->is_object()) return Status::Corruption("run spec is not a JSON object");
+  JsonObject f(*j, at);
   RunSpec s;
   FLOE_RETURN_NOT_OK(f.Get("job_file", &s.job_file));
   FLOE_RETURN_NOT_OK(f.Get("variables", &s.variables));
@@ -328,7 +329,7 @@ class Coordinator {
   void RequestCancel() {
     cancel_requested_ = true;
     if (worker_pid_ > 0 && worker_fd_.valid()) {
-      (void)WriteAll(worker_fd_.get(), DumpJson({{"req", 0}, {"cmd", "cancel"}}) + "\n");
+      (void)WriteAll(worker_fd_.get(), DumpJson(json{{"req", 0}, {"cmd", "cancel"}}) + "\n");
     } else {
       restart_at_ = 0;
       Finish(kStateCancelled, "cancelled while restarting");
@@ -355,10 +356,12 @@ class Coordinator {
     }
     const std::string& cmd = req->cmd;
     if (cmd == "status") {
-      json j = ParseJson(EncodeJobRecord(record_)).value_or(json::object());
+      json j = JobRecordToJson(record_);
       j.erase("token");
       j["ok"] = true;
-      j["overview"] = ParseJson(monitor_.OverviewJson(Overview(), NowMillis())).value_or(json());
+      Result<json> overview =
+          ParseJson(monitor_.OverviewJson(Overview(), NowMillis()), JsonPath("overview"));
+      j["overview"] = overview.ok() ? std::move(overview).value() : json();
       ReplyTo(fd, j);
       return;
     }

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "floe/runtime/process/json_fields.h"
+#include "floe/common/json.h"
 
 namespace floe::process {
 namespace {

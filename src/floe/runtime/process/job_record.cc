@@ -15,11 +15,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <random>
 
+#include "floe/common/json.h"
 #include "floe/io/file.h"
 #include "floe/runtime/process/control_protocol.h"
-#include "floe/runtime/process/json_fields.h"
 
 namespace floe::process {
 
@@ -138,7 +139,7 @@ bool IsTerminalState(std::string_view state) {
          state == kStateFailed;
 }
 
-std::string EncodeJobRecord(const JobRecord& r) {
+Json JobRecordToJson(const JobRecord& r) {
   json j = {{"job_id", r.job_id},
             {"name", r.name},
             {"job_file", r.job_file},
@@ -164,15 +165,18 @@ std::string EncodeJobRecord(const JobRecord& r) {
         {{"table", t.table}, {"last_commit_millis", t.last_commit_millis}, {"stalled", t.stalled}});
   }
   j["tables"] = std::move(tables);
-  return DumpJson(j, 2) + "\n";
+  return j;
 }
 
+std::string EncodeJobRecord(const JobRecord& r) { return DumpJson(JobRecordToJson(r), 2) + "\n"; }
+
 Result<JobRecord> DecodeJobRecord(std::string_view text) {
-  std::optional<json> j = ParseJson(text);
-  if (!j || !j->is_object()) return Status::Corruption("job.json is not a JSON object");
+  JsonPath at("job.json");
+  Result<Json> j = ParseJson(text, at);
+  if (!j.ok() || !j->is_object()) return Status::Corruption("job.json is not a JSON object");
   // Absent fields keep their defaults; present ones must have their type (the file may have been
   // edited or damaged: a wrong type is Corruption, never an exception).
-  JsonFields f(*j, StatusCode::kCorruption, "job.json: ");
+  JsonObject f(*j, at);
   JobRecord r;
   FLOE_RETURN_NOT_OK(f.Get("job_id", &r.job_id));
   FLOE_RETURN_NOT_OK(f.Get("name", &r.name));
@@ -193,17 +197,16 @@ Result<JobRecord> DecodeJobRecord(std::string_view text) {
   FLOE_RETURN_NOT_OK(f.Get("message", &r.message));
   FLOE_RETURN_NOT_OK(f.Get("web_url", &r.web_url));
   FLOE_RETURN_NOT_OK(f.Get("metrics_url", &r.metrics_url));
-  if (auto it = j->find("tables"); it != j->end()) {
-    if (!it->is_array()) return Status::Corruption("job.json: field 'tables' must be an array");
-    for (const json& t : *it) {
-      if (!t.is_object()) return Status::Corruption("job.json: 'tables' holds a non-object");
-      JsonFields tf(t, StatusCode::kCorruption, "job.json: tables: ");
-      JobRecord::Table table;
-      FLOE_RETURN_NOT_OK(tf.Get("table", &table.table));
-      FLOE_RETURN_NOT_OK(tf.Get("last_commit_millis", &table.last_commit_millis));
-      FLOE_RETURN_NOT_OK(tf.Get("stalled", &table.stalled));
-      r.tables.push_back(std::move(table));
-    }
+  const Json* tables = nullptr;
+  FLOE_RETURN_NOT_OK(f.GetArray("tables", &tables));
+  for (size_t i = 0; tables != nullptr && i < tables->size(); ++i) {
+    JsonObject tf((*tables)[i], at.Child("tables").Index(i));
+    FLOE_RETURN_NOT_OK(tf.Check());
+    JobRecord::Table table;
+    FLOE_RETURN_NOT_OK(tf.Get("table", &table.table));
+    FLOE_RETURN_NOT_OK(tf.Get("last_commit_millis", &table.last_commit_millis));
+    FLOE_RETURN_NOT_OK(tf.Get("stalled", &table.stalled));
+    r.tables.push_back(std::move(table));
   }
   if (r.job_id.empty()) return Status::Corruption("job.json has no job_id");
   return r;
@@ -283,8 +286,8 @@ Result<std::string> SendControlRequest(const JobRecord& job, std::string request
   if (colon == std::string::npos) {
     return Status::Unavailable("job " + job.job_id + " has no control endpoint");
   }
-  std::optional<json> req = ParseJson(request_json);
-  if (!req || !req->is_object()) {
+  Result<Json> req = ParseJson(request_json, JsonPath("control request"));
+  if (!req.ok() || !req->is_object()) {
     return Status::InvalidArgument("control request is not a JSON object");
   }
   (*req)["token"] = job.token;

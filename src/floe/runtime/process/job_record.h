@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "floe/common/json.h"
 #include "floe/common/status.h"
 
 namespace floe::process {
@@ -124,6 +125,8 @@ struct JobRecord {
 
 std::string EncodeJobRecord(const JobRecord& record);
 Result<JobRecord> DecodeJobRecord(std::string_view json);
+// The object EncodeJobRecord writes, for replies that embed it.
+Json JobRecordToJson(const JobRecord& record);
 
 // $FLOE_HOME/jobs, else $HOME/.floe/jobs.
 std::string JobsRoot();

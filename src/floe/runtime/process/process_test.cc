@@ -13,7 +13,6 @@
 #include "floe/runtime/process/control_protocol.h"
 #include "floe/runtime/process/job_monitor.h"
 #include "floe/runtime/process/job_record.h"
-#include "floe/runtime/process/json_fields.h"
 
 namespace floe::process {
 namespace {
@@ -188,24 +187,27 @@ TEST(ControlRequest, FieldsOfTheWrongTypeAreRefusedNamingTheField) {
        {"1", "0", "-1", "1.5", "1e308", "18446744073709551615", "null", "true", "false", "[]",
         R"(["secret-token"])", "{}", R"({"token":"secret-token"})"}) {
     std::string value(v);
-    EXPECT_EQ(RequestError(R"({"cmd":"status","token":)" + value + "}"),
-              "field 'token' must be a string")
+    EXPECT_EQ(RequestError(R"({"cmd":"status","token":)" + value + "}")
+                  .rfind("field 'token': expected string, got ", 0),
+              0u)
         << value;
-    EXPECT_EQ(RequestError(R"({"token":"secret-token","cmd":)" + value + "}"),
-              "field 'cmd' must be a string")
+    EXPECT_EQ(RequestError(R"({"token":"secret-token","cmd":)" + value + "}")
+                  .rfind("field 'cmd': expected string, got ", 0),
+              0u)
         << value;
     for (const char* cmd : {"savepoint", "stop", "status", "cancel"}) {
       EXPECT_EQ(RequestError(std::string(R"({"token":"secret-token","cmd":")") + cmd +
-                             R"(","dir":)" + value + "}"),
-                "field 'dir' must be a string")
+                             R"(","dir":)" + value + "}")
+                    .rfind("field 'dir': expected string, got ", 0),
+                0u)
           << value;
     }
   }
 }
 
 TEST(ControlRequest, MissingFieldsBadTokenUnknownCommandAndRelativeDirAreRefused) {
-  EXPECT_EQ(RequestError(R"({"cmd":"status"})"), "field 'token' is missing");
-  EXPECT_EQ(RequestError(R"({"token":"secret-token"})"), "field 'cmd' is missing");
+  EXPECT_EQ(RequestError(R"({"cmd":"status"})"), "field 'token': required field is missing");
+  EXPECT_EQ(RequestError(R"({"token":"secret-token"})"), "field 'cmd': required field is missing");
   EXPECT_EQ(RequestError(R"({"token":"secret-toke","cmd":"status"})"), "bad token");
   EXPECT_EQ(RequestError(R"({"token":"","cmd":"status"})"), "bad token");
   EXPECT_EQ(RequestError(R"({"token":"SECRET-TOKEN","cmd":"status"})"), "bad token");
@@ -219,7 +221,7 @@ TEST(ControlRequest, MissingFieldsBadTokenUnknownCommandAndRelativeDirAreRefused
   for (const char* dir : {R"("")", R"("relative/dir")", R"(".")"}) {
     EXPECT_EQ(
         RequestError(std::string(R"({"token":"secret-token","cmd":"stop","dir":)") + dir + "}"),
-        "field 'dir' must be an absolute path");
+        "field 'dir': must be an absolute path");
   }
 }
 
@@ -239,7 +241,7 @@ TEST(ControlRequest, LinesThatAreNotOneJsonObjectAreRefused) {
         << error;
   }
   // Deep, but an object: its fields are looked at (and a stack is not overflowed).
-  EXPECT_EQ(RequestError(deep_object), "field 'token' is missing");
+  EXPECT_EQ(RequestError(deep_object), "field 'token': required field is missing");
 }
 
 TEST(ControlRequest, ValidRequestsParse) {
@@ -367,29 +369,7 @@ TEST(WorkerCommand, FieldsOfTheWrongTypeAreRefused) {
   EXPECT_EQ(cmd->dir, "/d");
 }
 
-TEST(JsonFields, IntegersAreRangeCheckedForTheirType) {
-  auto j = ParseJson(R"({"small":-5,"big":4294967296,"max":18446744073709551615,"f":1.0})");
-  ASSERT_TRUE(j);
-  JsonFields f(*j, StatusCode::kCorruption, "x: ");
-  int i = 0;
-  EXPECT_TRUE(f.Get("small", &i).ok());
-  EXPECT_EQ(i, -5);
-  EXPECT_EQ(f.Get("big", &i).message(),
-            "x: field 'big' must be an integer from -2147483648 to "
-            "2147483647");
-  uint32_t u32 = 0;
-  EXPECT_FALSE(f.Get("small", &u32).ok());
-  uint64_t u64 = 0;
-  EXPECT_TRUE(f.Get("max", &u64).ok());
-  EXPECT_EQ(u64, UINT64_MAX);
-  int64_t i64 = 0;
-  EXPECT_FALSE(f.Get("max", &i64).ok());
-  EXPECT_FALSE(f.Get("f", &i64).ok());
-  EXPECT_TRUE(f.Get("absent", &i64).ok());
-  EXPECT_EQ(f.Required("absent", &i64).message(), "x: field 'absent' is missing");
-}
-
-TEST(DumpJson, InvalidUtf8IsReplacedNotThrown) {
+TEST(JobRecord, InvalidUtf8IsReplacedNotThrown) {
   JobRecord r;
   r.job_id = "abcd";
   r.name = "bad-\xff\xfe.sql";
@@ -398,7 +378,6 @@ TEST(DumpJson, InvalidUtf8IsReplacedNotThrown) {
   auto back = DecodeJobRecord(text);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->name, "bad-\xef\xbf\xbd\xef\xbf\xbd.sql");
-  EXPECT_EQ(DumpJson(nlohmann::json("\xff")), "\"\xef\xbf\xbd\"");
 }
 
 TEST(RunSpec, RoundTripsAndFindsVariables) {
