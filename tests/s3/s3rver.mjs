@@ -6,6 +6,9 @@
 // secret: S3RVER. A request whose signature or payload hash does not match gets S3's 403
 // SignatureDoesNotMatch (or XAmzContentSHA256Mismatch) and never reaches s3rver; a conditional
 // create (If-None-Match: *) of an existing key gets AWS's 412.
+// Tests can have an answer lost: after POST /_floe_test/lose-answer?path=/BUCKET/KEY the next PUT
+// of that key lands and its connection is cut before the answer, as when a network drops it; with
+// a body, that body lands instead (another writer won the race) and the PUT's own never does.
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import http from 'node:http'
@@ -66,12 +69,31 @@ function exists (url) {
   })
 }
 
+// A PUT to s3rver without credentials (it has no access control); resolves with the status.
+function backendPut (url, body) {
+  return new Promise((resolve, reject) => {
+    const put = http.request({ host: '127.0.0.1', port: backendPort, method: 'PUT', path: url,
+                               headers: { 'content-length': body.length } },
+                             (r) => { r.resume(); r.on('end', () => resolve(r.statusCode)) })
+    put.on('error', reject)
+    put.end(body)
+  })
+}
+
+const loseAnswer = new Map() // path -> body to store instead ('' = the PUT's own)
+
 const front = http.createServer((req, res) => {
   const chunks = []
   req.on('data', (c) => chunks.push(c))
   req.on('end', async () => {
     try {
       const body = Buffer.concat(chunks)
+      const url = new URL(req.url, 'http://placeholder')
+      if (req.method === 'POST' && url.pathname === '/_floe_test/lose-answer') {
+        loseAnswer.set(url.searchParams.get('path'), body)
+        res.writeHead(204)
+        return res.end()
+      }
       const hash = crypto.createHash('sha256').update(body).digest('hex')
       if (req.headers.authorization && req.headers['x-amz-content-sha256'] !== hash) {
         return s3Error(res, 400, 'XAmzContentSHA256Mismatch', 'The provided x-amz-content-sha256 header does not match what was computed.')
@@ -86,6 +108,12 @@ const front = http.createServer((req, res) => {
       // 412, so the tests see what floe does against AWS S3 or MinIO.
       if (req.method === 'PUT' && req.headers['if-none-match'] === '*' && await exists(req.url)) {
         return s3Error(res, 412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold')
+      }
+      if (req.method === 'PUT' && loseAnswer.has(url.pathname)) {
+        const instead = loseAnswer.get(url.pathname)
+        loseAnswer.delete(url.pathname)
+        await backendPut(req.url, instead.length ? instead : body)
+        return req.socket.destroy()
       }
       const forward = http.request({ host: '127.0.0.1', port: backendPort, method: req.method, path: req.url,
                                      headers: req.headers }, (up) => {

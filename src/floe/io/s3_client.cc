@@ -182,8 +182,9 @@ struct S3Client::Impl {
     httplib::Headers extra;  // unsigned headers (Range, If-None-Match, Content-Type)
   };
 
-  // One signed request, retried on 5xx, 429 and lost connections.
-  httplib::Result Send(const Request& req) {
+  // One signed request, retried on 5xx, 429 and lost connections. `attempts` gets how many
+  // were sent.
+  httplib::Result Send(const Request& req, int* attempts = nullptr) {
     std::string origin = scheme_host;
     std::string request_host = host;
     std::string path = "/";
@@ -224,6 +225,7 @@ struct S3Client::Impl {
       ++counters.requests;
       counters.bytes_sent += static_cast<int64_t>(req.body.size());
       if (r) counters.bytes_received += static_cast<int64_t>(r->body.size());
+      if (attempts != nullptr) *attempts = attempt;
       if (!Retryable(r) || attempt >= config.max_attempts) return r;
       ++counters.retries;
       int64_t wait_ms = std::min<int64_t>(5000, 100LL << (attempt - 1));
@@ -329,9 +331,21 @@ Status S3Client::Put(const std::string& bucket, const std::string& key, std::str
   }
   httplib::Headers extra;
   if (if_absent) extra.emplace("If-None-Match", "*");
-  httplib::Result r = impl_->Send({"PUT", bucket, key, {}, std::string(data), extra});
+  int attempts = 0;
+  httplib::Result r = impl_->Send({"PUT", bucket, key, {}, std::string(data), extra}, &attempts);
   if (r && r->status == 200) return Status::OK();
-  return impl_->Failed(r, "writing", bucket, key);
+  Status failed = impl_->Failed(r, "writing", bucket, key);
+  if (!(if_absent && r && r->status == 412 && attempts > 1)) return failed;
+  // An earlier attempt whose answer was lost (or a 5xx) may have landed, and the 412 may be
+  // about our own object: it is ours if it holds what we wrote.
+  Result<std::string> there = Get(bucket, key);
+  if (!there.ok()) {
+    return Status::Unavailable("writing s3://" + bucket + "/" + key +
+                               ": a retry got 412 and the object cannot be read back to tell "
+                               "whether it is ours (" +
+                               there.status().message() + ")");
+  }
+  return *there == data ? Status::OK() : failed;
 }
 
 Result<std::string> S3Client::Get(const std::string& bucket, const std::string& key) {

@@ -54,6 +54,8 @@ class S3Client {
 
   // `if_absent` sends If-None-Match: * (a conditional write): AlreadyExists when the key exists
   // on a store that honours it (AWS S3 since 2024, MinIO); stores that ignore it overwrite.
+  // A 412 to a retry is settled by reading the object back: an earlier attempt whose answer was
+  // lost may have created it, and if it holds `data` the write succeeded.
   Status Put(const std::string& bucket, const std::string& key, std::string_view data,
              bool if_absent = false);
   // NotFound if there is no such key.

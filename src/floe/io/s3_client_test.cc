@@ -4,6 +4,7 @@
 #include "floe/io/s3_client.h"
 
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -89,10 +90,36 @@ class S3ServerTest : public ::testing::Test {
     client_ = S3Client::Make(config_).ValueOrDie();
     ASSERT_TRUE(client_->CreateBucket(bucket_).ok());
   }
+  // The test front's control (tests/s3/s3rver.mjs): the next PUT of `key` lands and its answer
+  // is lost; with `instead`, that body lands in its place (another writer won).
+  void LoseNextAnswer(const std::string& key, const std::string& instead = "") {
+    httplib::Client front(config_.endpoint);
+    httplib::Result r = front.Post(
+        "/_floe_test/lose-answer?path=" + internal::UriEncode("/" + bucket_ + "/" + key, false),
+        instead, "application/octet-stream");
+    ASSERT_TRUE(r && r->status == 204);
+  }
+
   S3Config config_;
   std::string bucket_;
   std::unique_ptr<S3Client> client_;
 };
+
+TEST_F(S3ServerTest, AConditionalCreateWhoseAnswerWasLostIsSettledByReadingTheObjectBack) {
+  LoseNextAnswer("metadata/00001-a.metadata.json");
+  // The first PUT lands, its answer never comes; the retry gets 412 for our own object.
+  Status st = client_->Put(bucket_, "metadata/00001-a.metadata.json", "{\"v\":1}", true);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(client_->counters().retries, 1);
+  EXPECT_EQ(client_->Get(bucket_, "metadata/00001-a.metadata.json").ValueOrDie(), "{\"v\":1}");
+}
+
+TEST_F(S3ServerTest, AConditionalCreateRetriedOntoAnotherWritersObjectIsAlreadyExists) {
+  LoseNextAnswer("metadata/00001-a.metadata.json", "{\"theirs\":1}");
+  Status st = client_->Put(bucket_, "metadata/00001-a.metadata.json", "{\"mine\":1}", true);
+  EXPECT_TRUE(st.IsAlreadyExists()) << st.ToString();
+  EXPECT_EQ(client_->Get(bucket_, "metadata/00001-a.metadata.json").ValueOrDie(), "{\"theirs\":1}");
+}
 
 TEST_F(S3ServerTest, PutGetRangeHeadListDelete) {
   ASSERT_TRUE(client_->Put(bucket_, "wh/demo/t/metadata/00001-a.metadata.json", "{\"v\":1}").ok());
