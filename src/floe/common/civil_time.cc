@@ -134,7 +134,9 @@ std::string FormatYear(int64_t year, YearStyle style) {
 
 void AppendTimestamp(int64_t micros, const TimestampFormat& format, std::string* out) {
   int64_t days = FloorDiv(micros, kMicrosPerDay);
-  int64_t rem = micros - days * kMicrosPerDay;  // [0, kMicrosPerDay)
+  // Not micros - days * kMicrosPerDay: that product overflows for the lowest timestamps (UBSan).
+  int64_t rem = micros % kMicrosPerDay;  // [0, kMicrosPerDay) once adjusted
+  if (rem < 0) rem += kMicrosPerDay;
   AppendDate(days, format.years, out);
   out->push_back(format.separator);
   int64_t secs = rem / kMicrosPerSecond;
