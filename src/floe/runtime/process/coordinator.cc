@@ -110,8 +110,6 @@ std::string Seconds(int64_t millis) {
   return buf;
 }
 
-json ErrorReply(std::string error) { return {{"ok", false}, {"error", std::move(error)}}; }
-
 class Coordinator {
  public:
   Coordinator(CoordinatorOptions options, const JobPlanSummary& plan, RunSpec spec,
@@ -337,6 +335,9 @@ class Coordinator {
   }
 
   void ReplyTo(int fd, const json& reply) { control_.Reply(fd, DumpJson(reply)); }
+  void ReplyError(int fd, std::string_view error) {
+    control_.Reply(fd, ControlEndpoint::ErrorLine(error));
+  }
 
   // A control connection went away: every reference to its descriptor goes (the number is
   // reused by the next accept, which must not get this one's answer).
@@ -351,7 +352,7 @@ class Coordinator {
   void HandleRequest(int fd, const std::string& line) {
     auto req = ParseControlRequest(line, record_.token);
     if (!req.ok()) {
-      ReplyTo(fd, ErrorReply(req.status().message()));
+      ReplyError(fd, req.status().message());
       return;
     }
     const std::string& cmd = req->cmd;
@@ -371,7 +372,7 @@ class Coordinator {
       return;
     }
     if (worker_pid_ == 0 || !worker_fd_.valid() || worker_event_ != "running") {
-      ReplyTo(fd, ErrorReply("job is " + record_.state + " (no running worker); try again"));
+      ReplyError(fd, "job is " + record_.state + " (no running worker); try again");
       return;
     }
     int64_t id = ++next_req_;
@@ -388,11 +389,11 @@ class Coordinator {
   }
 
   void ReplyAllPending(const std::string& why) {
-    for (auto& [id, fd] : pending_) ReplyTo(fd, {{"ok", false}, {"error", why}});
+    for (auto& [id, fd] : pending_) ReplyError(fd, why);
     pending_.clear();
     for (int fd : cancel_waiters_) {
       bool ok = final_state_ == kStateCancelled;
-      ReplyTo(fd, ok ? json{{"ok", true}} : json{{"ok", false}, {"error", why}});
+      ok ? ReplyTo(fd, json{{"ok", true}}) : ReplyError(fd, why);
     }
     cancel_waiters_.clear();
   }
@@ -519,7 +520,7 @@ class Coordinator {
       }
     }
     for (auto& [id, fd] : pending_) {
-      ReplyTo(fd, {{"ok", false}, {"error", "the worker exited before answering"}});
+      ReplyError(fd, "the worker exited before answering");
     }
     pending_.clear();
 
