@@ -21,7 +21,7 @@
 #include "floe/catalog/catalog_config.h"
 #include "floe/iceberg/snapshot_update.h"
 #include "floe/io/file.h"
-#include "floe/io/object_store.h"
+#include "floe/io/file_io.h"
 
 namespace {
 
@@ -63,13 +63,13 @@ Status Commit(floe::iceberg::Catalog& catalog, int commits, int process, FILE* o
       ++attempts;
       return Status::OK();
     };
-    floe::io::S3Counters s3 = floe::io::S3TotalCounters();
+    floe::io::S3Counters s3 = catalog.file_io().s3_counters();
     auto start = std::chrono::steady_clock::now();
     FLOE_RETURN_NOT_OK(floe::iceberg::CommitSnapshot(catalog, id, changes, options).status());
     auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
                       std::chrono::steady_clock::now() - start)
                       .count();
-    floe::io::S3Counters after = floe::io::S3TotalCounters();
+    floe::io::S3Counters after = catalog.file_io().s3_counters();
     std::fprintf(out, "%lld %d %lld %lld %lld\n", static_cast<long long>(micros), attempts,
                  static_cast<long long>(after.requests - s3.requests),
                  static_cast<long long>(after.bytes_sent - s3.bytes_sent),

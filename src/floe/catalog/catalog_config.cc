@@ -9,6 +9,7 @@
 #include "floe/catalog/rest_catalog.h"
 #include "floe/catalog/sql_database.h"
 #include "floe/io/file.h"
+#include "floe/io/file_io.h"
 #include "floe/io/location.h"
 #include "floe/io/object_store.h"
 #include "floe/io/s3_client.h"
@@ -48,15 +49,19 @@ Result<std::string> Warehouse(const std::string& warehouse) {
   return io::ResolveLocation(warehouse, "option 'warehouse'");
 }
 
-// Iceberg's S3FileIO properties, when any is set; unset ones from the AWS environment.
-Result<std::optional<io::S3Config>> S3Options(const std::map<std::string, std::string>& options) {
-  bool any = false;
-  for (const auto& [key, value] : options) {
-    if (StartsWith(key, "s3.") || key == "client.region") any = true;
+// Iceberg's S3FileIO properties among `options`, checked when any is set (unset ones come from
+// the AWS environment).
+Result<std::map<std::string, std::string>> S3Options(
+    const std::map<std::string, std::string>& options) {
+  std::map<std::string, std::string> s3;
+  const io::S3OptionNames& n = io::kIcebergS3Options;
+  for (const char* key :
+       {n.endpoint, n.path_style, n.access_key, n.secret_key, n.session_token, n.region}) {
+    auto it = options.find(key);
+    if (it != options.end()) s3.insert(*it);
   }
-  if (!any) return std::optional<io::S3Config>();
-  FLOE_ASSIGN_OR_RAISE(io::S3Config c, io::S3ConfigFromOptions(options, io::kIcebergS3Options));
-  return std::optional<io::S3Config>(std::move(c));
+  if (!s3.empty()) FLOE_RETURN_NOT_OK(io::S3ConfigFromOptions(s3, n).status());
+  return s3;
 }
 
 }  // namespace
@@ -130,7 +135,7 @@ Result<CatalogConfig> ParseCatalogOptions(const std::map<std::string, std::strin
                                      "', not '" + type + "'");
     }
   }
-  FLOE_ASSIGN_OR_RAISE(c.s3, S3Options(options));
+  FLOE_ASSIGN_OR_RAISE(c.s3_options, S3Options(options));
   std::string name = Get(options, "catalog-name");
   if (!name.empty()) c.name = name;
   c.uri = Get(options, "uri");
@@ -168,28 +173,14 @@ Result<CatalogConfig> ParseCatalogOptions(const std::map<std::string, std::strin
 }
 
 Result<std::unique_ptr<iceberg::Catalog>> OpenCatalog(const CatalogConfig& config) {
-  // Every s3:// path of this process (table files, metadata) uses these settings.
-  if (config.s3) io::SetS3Config("", *config.s3);
-  if (config.type == CatalogConfig::Type::kHadoop) {
+  if (config.type == CatalogConfig::Type::kHadoop) {  // local files only
     FLOE_ASSIGN_OR_RAISE(auto catalog, iceberg::FileSystemCatalog::Make(config.warehouse));
     return std::unique_ptr<iceberg::Catalog>(std::move(catalog));
   }
   if (config.type == CatalogConfig::Type::kRest) {
-    RestClientOptions options{config.uri, config.warehouse, config.credential, config.token};
+    RestClientOptions options{config.uri, config.warehouse, config.credential, config.token,
+                              config.s3_options};
     FLOE_ASSIGN_OR_RAISE(auto catalog, RestCatalog::Make(options));
-    // The server's S3 settings, in Iceberg's order: its defaults unless the sink gave its own,
-    // then its overrides over both.
-    std::map<std::string, std::string> s3;
-    if (!config.s3) s3 = catalog->server_defaults();
-    for (const auto& [key, value] : catalog->server_overrides()) s3[key] = value;
-    std::erase_if(s3, [](const auto& kv) {
-      return kv.first.rfind("s3.", 0) != 0 && kv.first != "client.region";
-    });
-    if (!s3.empty()) {
-      Result<std::optional<io::S3Config>> served = S3Options(s3);
-      if (!served.ok()) return served.status().WithContext(config.uri + " /v1/config");
-      io::SetS3Config("", **served);
-    }
     return std::unique_ptr<iceberg::Catalog>(std::move(catalog));
   }
   std::unique_ptr<SqlDatabase> db;
@@ -203,9 +194,11 @@ Result<std::unique_ptr<iceberg::Catalog>> OpenCatalog(const CatalogConfig& confi
     // libpq reads the same URI without "jdbc:".
     FLOE_ASSIGN_OR_RAISE(db, OpenPostgres(config.uri.substr(5), config.user, config.password));
   }
-  FLOE_RETURN_NOT_OK(io::CreateDirs(config.warehouse));
-  FLOE_ASSIGN_OR_RAISE(auto catalog,
-                       JdbcCatalog::Make(std::move(db), config.name, config.warehouse));
+  FLOE_ASSIGN_OR_RAISE(io::FileIO file_io,
+                       io::FileIO::FromOptions(config.s3_options, io::kIcebergS3Options));
+  FLOE_RETURN_NOT_OK(file_io.CreateDirs(config.warehouse));
+  FLOE_ASSIGN_OR_RAISE(auto catalog, JdbcCatalog::Make(std::move(db), config.name, config.warehouse,
+                                                       std::move(file_io)));
   return std::unique_ptr<iceberg::Catalog>(std::move(catalog));
 }
 

@@ -8,7 +8,6 @@
 
 #include "floe/common/status.h"
 #include "floe/iceberg/catalog.h"
-#include "floe/io/s3_client.h"
 
 namespace floe::catalog {
 
@@ -24,10 +23,11 @@ struct CatalogConfig {
   std::string password;    // 'jdbc.password': never printed
   std::string credential;  // 'credential' (rest, OAuth2 client credentials): never printed
   std::string token;       // 'token' (rest, a bearer token): never printed
-  // Iceberg's S3FileIO properties (s3.endpoint, s3.path-style-access, s3.access-key-id,
-  // s3.secret-access-key, s3.session-token, client.region), unset ones from the AWS
-  // environment; OpenCatalog makes them this process's S3 settings. Secrets never printed.
-  std::optional<io::S3Config> s3;
+  // Iceberg's S3FileIO properties as given (s3.endpoint, s3.path-style-access,
+  // s3.access-key-id, s3.secret-access-key, s3.session-token, client.region): the S3 settings
+  // of the catalog OpenCatalog opens (its file_io()), unset ones from the AWS environment; a REST
+  // catalog merges its server's config around them. Secrets never printed.
+  std::map<std::string, std::string> s3_options;
 
   // "jdbc catalog 'c' at jdbc:postgresql://h/db, warehouse /w" (no password).
   std::string Describe() const;
@@ -42,7 +42,9 @@ const std::vector<std::string>& CatalogOptionKeys();
 // the rule, never a secret's value.
 Result<CatalogConfig> ParseCatalogOptions(const std::map<std::string, std::string>& options);
 
-// Connects (JDBC: creates Iceberg's two tables if missing). Errors never hold the password.
+// Connects (JDBC: creates Iceberg's two tables if missing). The catalog reaches its tables'
+// files with its own S3 settings (the filesystem catalog: local files only). Errors never hold
+// the password.
 Result<std::unique_ptr<iceberg::Catalog>> OpenCatalog(const CatalogConfig& config);
 
 }  // namespace floe::catalog

@@ -1,6 +1,9 @@
 #include "floe/catalog/catalog_config.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "floe/catalog/sql_database.h"
 
@@ -104,18 +107,32 @@ TEST(ParseCatalogOptions, RestTakesAnHttpUriAndKeepsItsSecretsOutOfTheDescriptio
   EXPECT_EQ(misplaced.find("s3cret"), std::string::npos) << misplaced;
 }
 
-TEST(ParseCatalogOptions, IcebergsS3PropertiesBecomeTheProcesssS3Settings) {
-  Options o = {{"catalog-type", "jdbc"},           {"uri", "jdbc:sqlite:c.db"},
+TEST(ParseCatalogOptions, IcebergsS3PropertiesBecomeTheCatalogsOwnS3Settings) {
+  const std::string dir =
+      ::testing::TempDir() + "/floe_catalog_config_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  Options o = {{"catalog-type", "jdbc"},           {"uri", "jdbc:sqlite:" + dir + "/c.db"},
                {"warehouse", "s3://lake/wh/"},     {"s3.endpoint", "http://127.0.0.1:9000"},
                {"s3.path-style-access", "true"},   {"s3.access-key-id", "AK"},
                {"s3.secret-access-key", "s3cret"}, {"client.region", "eu-west-1"}};
   CatalogConfig c = ParseCatalogOptions(o).ValueOrDie();
   EXPECT_EQ(c.warehouse, "s3://lake/wh");
-  ASSERT_TRUE(c.s3.has_value());
-  EXPECT_EQ(c.s3->endpoint, "http://127.0.0.1:9000");
-  EXPECT_TRUE(c.s3->path_style);
-  EXPECT_EQ(c.s3->region, "eu-west-1");
+  EXPECT_EQ(c.s3_options.size(), 5u);
   EXPECT_EQ(c.Describe().find("s3cret"), std::string::npos);
+  // Opening touches no object (S3 has no directories to create).
+  std::unique_ptr<iceberg::Catalog> catalog = OpenCatalog(c).ValueOrDie();
+  io::S3Config s3 = catalog->file_io().s3_config().value();
+  EXPECT_EQ(s3.endpoint, "http://127.0.0.1:9000");
+  EXPECT_TRUE(s3.path_style);
+  EXPECT_EQ(s3.access_key_id, "AK");
+  EXPECT_EQ(s3.region, "eu-west-1");
+  // Another catalog's settings are its own.
+  o["s3.access-key-id"] = "other";
+  o["catalog-name"] = "other";
+  std::unique_ptr<iceberg::Catalog> other =
+      OpenCatalog(ParseCatalogOptions(o).ValueOrDie()).ValueOrDie();
+  EXPECT_EQ(other->file_io().s3_config()->access_key_id, "other");
+  EXPECT_EQ(catalog->file_io().s3_config()->access_key_id, "AK");
   o["s3.path-style-access"] = "yes";
   EXPECT_NE(Error(o).find("'s3.path-style-access' must be 'true' or 'false'"), std::string::npos);
   o["s3.path-style-access"] = "true";
@@ -123,7 +140,8 @@ TEST(ParseCatalogOptions, IcebergsS3PropertiesBecomeTheProcesssS3Settings) {
   std::string bad = Error(o);
   EXPECT_NE(bad.find("http(s)://HOST"), std::string::npos) << bad;
   EXPECT_EQ(bad.find("s3cret"), std::string::npos) << bad;
-  EXPECT_FALSE(ParseCatalogOptions({{"warehouse", "/w"}}).ValueOrDie().s3.has_value());
+  EXPECT_TRUE(ParseCatalogOptions({{"warehouse", "/w"}}).ValueOrDie().s3_options.empty());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(RedactPassword, HidesUserInfoAndQueryPasswords) {

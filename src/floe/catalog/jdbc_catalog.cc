@@ -34,14 +34,14 @@ std::string FileName(const std::string& path) { return path.substr(path.rfind('/
 
 Result<std::unique_ptr<JdbcCatalog>> JdbcCatalog::Make(std::unique_ptr<SqlDatabase> db,
                                                        std::string catalog_name,
-                                                       std::string warehouse) {
+                                                       std::string warehouse, io::FileIO file_io) {
   if (catalog_name.empty()) return Status::InvalidArgument("JDBC catalog name is empty");
   if (warehouse.empty() || (warehouse[0] != '/' && !io::IsS3Uri(warehouse))) {
     return Status::InvalidArgument("JDBC catalog warehouse '" + warehouse +
                                    "' is not an absolute local path or an s3:// location");
   }
-  auto catalog =
-      std::make_unique<JdbcCatalog>(std::move(db), std::move(catalog_name), std::move(warehouse));
+  auto catalog = std::make_unique<JdbcCatalog>(std::move(db), std::move(catalog_name),
+                                               std::move(warehouse), std::move(file_io));
   FLOE_RETURN_NOT_OK(catalog->InitializeTables());
   return catalog;
 }
@@ -86,7 +86,7 @@ Result<LoadedTable> JdbcCatalog::Read(const TableIdentifier& id, const std::stri
   auto cached = cache_.find(id.ToString());
   FLOE_ASSIGN_OR_RAISE(std::string path, iceberg::UriToPath(uri));
   if (cached != cache_.end() && cached->second.metadata_location == path) return cached->second;
-  Result<std::string> text = io::ReadFile(path);
+  Result<std::string> text = file_io_.ReadFile(path);
   if (!text.ok()) {
     return text.status().WithContext("table " + id.ToString() + " in " + Where() +
                                      ": its current metadata file");
@@ -118,9 +118,9 @@ Result<LoadedTable> JdbcCatalog::CreateTable(const TableIdentifier& id,
                        iceberg::NewTableMetadata(schema, spec, location, std::move(properties)));
   FLOE_ASSIGN_OR_RAISE(std::string table_dir, iceberg::UriToPath(location));
   std::string dir = io::JoinPath(table_dir, "metadata");
-  FLOE_RETURN_NOT_OK(io::CreateDirs(dir));
+  FLOE_RETURN_NOT_OK(file_io_.CreateDirs(dir));
   std::string path = io::JoinPath(dir, iceberg::NewMetadataFileName(0));
-  FLOE_RETURN_NOT_OK(io::WriteFileExclusive(path, iceberg::TableMetadataToJson(md)));
+  FLOE_RETURN_NOT_OK(file_io_.WriteFileExclusive(path, iceberg::TableMetadataToJson(md)));
   std::string sql =
       typed_ ? "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
                "metadata_location, previous_metadata_location, iceberg_type) "
@@ -129,7 +129,7 @@ Result<LoadedTable> JdbcCatalog::CreateTable(const TableIdentifier& id,
                "metadata_location, previous_metadata_location) VALUES (?, ?, ?, ?, NULL)";
   Result<int64_t> inserted = db_->Execute(sql, {name_, id.ns, id.name, iceberg::PathToUri(path)});
   if (!inserted.ok()) {
-    (void)io::RemoveFile(path);
+    (void)file_io_.RemoveFile(path);
     if (inserted.status().IsAlreadyExists()) {
       return Status::AlreadyExists("table " + id.ToString() + " already exists in " + Where() +
                                    " (created concurrently)");
@@ -167,7 +167,7 @@ Result<LoadedTable> JdbcCatalog::CommitTable(const LoadedTable& base, TableMetad
   std::string path =
       io::JoinPath(io::JoinPath(table_dir, "metadata"), iceberg::NewMetadataFileName(next));
   CrashPoint("before-metadata-file");
-  FLOE_RETURN_NOT_OK(io::WriteFileExclusive(path, iceberg::TableMetadataToJson(updated)));
+  FLOE_RETURN_NOT_OK(file_io_.WriteFileExclusive(path, iceberg::TableMetadataToJson(updated)));
   CrashPoint("after-metadata-file-before-swap");
   std::string sql =
       "UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
@@ -182,13 +182,13 @@ Result<LoadedTable> JdbcCatalog::CommitTable(const LoadedTable& base, TableMetad
                                " has an unknown outcome: " + changed.status().message());
   }
   if (*changed != 1) {
-    (void)io::RemoveFile(path);
+    (void)file_io_.RemoveFile(path);
     return stale();
   }
   if (iceberg::DeletesOldMetadataFiles(updated)) {
     for (const iceberg::MetadataLogEntry& e : dropped) {
       Result<std::string> old = iceberg::UriToPath(e.metadata_file);
-      if (old.ok() && io::DirName(*old) == io::DirName(path)) (void)io::RemoveFile(*old);
+      if (old.ok() && io::DirName(*old) == io::DirName(path)) (void)file_io_.RemoveFile(*old);
     }
   }
   LoadedTable committed{base.id, std::move(updated), path, next};
@@ -225,7 +225,7 @@ Status JdbcCatalog::DropTable(const TableIdentifier& id, bool purge) {
   if (deleted == 0) {
     return Status::NotFound("table " + id.ToString() + " does not exist in " + Where());
   }
-  return location.empty() ? Status::OK() : io::RemoveTree(location);
+  return location.empty() ? Status::OK() : file_io_.RemoveTree(location);
 }
 
 Status JdbcCatalog::CreateNamespace(const std::string& ns,

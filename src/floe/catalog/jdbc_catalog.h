@@ -21,9 +21,10 @@ namespace floe::catalog {
 class JdbcCatalog final : public iceberg::Catalog {
  public:
   // Creates the two tables if missing. `warehouse` is an absolute local path or an s3://
-  // location.
+  // location; the tables' files are read and written with `file_io`.
   static Result<std::unique_ptr<JdbcCatalog>> Make(std::unique_ptr<SqlDatabase> db,
-                                                   std::string catalog_name, std::string warehouse);
+                                                   std::string catalog_name, std::string warehouse,
+                                                   io::FileIO file_io);
 
   Result<iceberg::LoadedTable> CreateTable(const iceberg::TableIdentifier& id,
                                            const iceberg::Schema& schema,
@@ -43,9 +44,14 @@ class JdbcCatalog final : public iceberg::Catalog {
   Result<std::map<std::string, std::string>> LoadNamespace(const std::string& ns) override;
   Result<std::vector<std::string>> ListNamespaces() override;
   std::string DefaultTableLocation(const iceberg::TableIdentifier& id) const override;
+  const io::FileIO& file_io() const override { return file_io_; }
 
-  JdbcCatalog(std::unique_ptr<SqlDatabase> db, std::string catalog_name, std::string warehouse)
-      : db_(std::move(db)), name_(std::move(catalog_name)), warehouse_(std::move(warehouse)) {}
+  JdbcCatalog(std::unique_ptr<SqlDatabase> db, std::string catalog_name, std::string warehouse,
+              io::FileIO file_io)
+      : db_(std::move(db)),
+        name_(std::move(catalog_name)),
+        warehouse_(std::move(warehouse)),
+        file_io_(std::move(file_io)) {}
 
  private:
   Status InitializeTables();
@@ -57,6 +63,7 @@ class JdbcCatalog final : public iceberg::Catalog {
   std::unique_ptr<SqlDatabase> db_;
   std::string name_;
   std::string warehouse_;
+  io::FileIO file_io_;
   bool typed_ = true;  // the iceberg_type column exists (schema V1)
   // Metadata files are never rewritten, so the last one read per table is reused as is.
   std::map<std::string, iceberg::LoadedTable> cache_;

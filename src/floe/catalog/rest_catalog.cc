@@ -11,6 +11,7 @@
 #include "floe/catalog/rest_protocol.h"
 #include "floe/common/crash_point.h"
 #include "floe/common/json.h"
+#include "floe/io/object_store.h"
 
 namespace floe::catalog {
 
@@ -60,6 +61,7 @@ struct RestCatalog::Impl {
   std::string prefix;     // "/v1" or "/v1/<prefix>"
   std::string bearer;
   std::map<std::string, std::string> server_defaults, server_overrides;  // GET /v1/config
+  io::FileIO file_io;
   // The last version seen per table, with its ETag: a load answered 304 returns it as is.
   std::map<std::string, std::pair<std::string, LoadedTable>> versions;
 
@@ -205,6 +207,14 @@ Result<std::unique_ptr<RestCatalog>> RestCatalog::Make(const RestClientOptions& 
     auto p = part->find("prefix");
     if (p != part->end() && !p->second.empty()) impl->prefix = impl->base_path + "/v1/" + p->second;
   }
+  // The tables' files are reached with settings merged per key in Iceberg's order: the server's
+  // defaults, the client's own properties, the server's overrides.
+  std::map<std::string, std::string> merged = impl->server_defaults;
+  for (const auto& [key, value] : options.properties) merged[key] = value;
+  for (const auto& [key, value] : impl->server_overrides) merged[key] = value;
+  Result<io::FileIO> file_io = io::FileIO::FromOptions(merged, io::kIcebergS3Options);
+  if (!file_io.ok()) return file_io.status().WithContext(uri + " /v1/config");
+  impl->file_io = std::move(file_io).value();
   return std::make_unique<RestCatalog>(std::move(impl));
 }
 
@@ -323,11 +333,6 @@ Result<std::vector<std::string>> RestCatalog::ListNamespaces() {
 
 std::string RestCatalog::DefaultTableLocation(const TableIdentifier&) const { return ""; }
 
-const std::map<std::string, std::string>& RestCatalog::server_defaults() const {
-  return impl_->server_defaults;
-}
-const std::map<std::string, std::string>& RestCatalog::server_overrides() const {
-  return impl_->server_overrides;
-}
+const io::FileIO& RestCatalog::file_io() const { return impl_->file_io; }
 
 }  // namespace floe::catalog

@@ -16,6 +16,10 @@ struct RestClientOptions {
   // wins when both are set (as in Iceberg's Java client). Never printed.
   std::string credential;
   std::string token;
+  // The client's own catalog properties (Iceberg's S3FileIO keys: s3.endpoint, ...). The tables'
+  // FileIO gets the server's config merged around them per key: its defaults below, its
+  // overrides above (as Iceberg's clients merge); unset keys from the AWS environment.
+  std::map<std::string, std::string> properties;
 };
 
 // A client of an Iceberg REST catalog (the spec's 1.10 endpoints). Commits send the
@@ -45,9 +49,8 @@ class RestCatalog final : public iceberg::Catalog {
   Result<std::vector<std::string>> ListNamespaces() override;
   // The server decides a table's location; this is only where it would usually go.
   std::string DefaultTableLocation(const iceberg::TableIdentifier& id) const override;
-  // GET /v1/config's maps (the client applies defaults < its own options < overrides).
-  const std::map<std::string, std::string>& server_defaults() const;
-  const std::map<std::string, std::string>& server_overrides() const;
+  // With the S3 settings of GET /v1/config and the client's properties (RestClientOptions).
+  const io::FileIO& file_io() const override;
 
   struct Impl;
   explicit RestCatalog(std::unique_ptr<Impl> impl);

@@ -13,7 +13,7 @@
 #include "floe/catalog/catalog_config.h"
 #include "floe/catalog/rest_server.h"
 #include "floe/iceberg/commit_test_util.h"
-#include "floe/io/object_store.h"
+#include "floe/io/file_io.h"
 
 namespace floe::catalog {
 namespace {
@@ -55,7 +55,7 @@ class RestCatalogTest : public ::testing::Test {
   }
   std::string Uri() const { return "http://127.0.0.1:" + std::to_string(server_->port()); }
   std::unique_ptr<RestCatalog> Client(const std::string& credential = "") const {
-    return RestCatalog::Make({Uri(), "", credential, ""}).ValueOrDie();
+    return RestCatalog::Make({Uri(), "", credential, "", {}}).ValueOrDie();
   }
 
   static iceberg::Schema TestSchema() {
@@ -150,7 +150,7 @@ TEST_F(RestCatalogTest, AFailedSwapBehindTheServerIsAnUnknownOutcomeNotAConflict
 TEST_F(RestCatalogTest, CredentialsAreExchangedForATokenAndRenewedAfterAServerRestart) {
   StartServer("floe:s3cret");
   EXPECT_EQ(Raw("GET", "/v1/namespaces")->status, 401);
-  Result<std::unique_ptr<RestCatalog>> wrong = RestCatalog::Make({Uri(), "", "floe:nope", ""});
+  Result<std::unique_ptr<RestCatalog>> wrong = RestCatalog::Make({Uri(), "", "floe:nope", "", {}});
   ASSERT_FALSE(wrong.ok());
   EXPECT_NE(wrong.status().message().find("refused the credential"), std::string::npos);
   EXPECT_EQ(wrong.status().message().find("nope"), std::string::npos);
@@ -162,7 +162,7 @@ TEST_F(RestCatalogTest, CredentialsAreExchangedForATokenAndRenewedAfterAServerRe
   EXPECT_TRUE(client->LoadTable(id_).ok());
 }
 
-TEST_F(RestCatalogTest, TheServersConfigSetsTheS3SettingsOverridesWinning) {
+TEST_F(RestCatalogTest, TheServersS3ConfigIsMergedAroundEachClientsOwnPerKey) {
   server_.reset();
   backing_.reset();
   CatalogConfig backing;
@@ -174,6 +174,7 @@ TEST_F(RestCatalogTest, TheServersConfigSetsTheS3SettingsOverridesWinning) {
   options.config_defaults = {{"s3.endpoint", "http://127.0.0.1:9000"},
                              {"s3.access-key-id", "from-defaults"},
                              {"s3.secret-access-key", "x"},
+                             {"client.region", "eu-west-1"},
                              {"prefix", "lake"}};
   options.config_overrides = {{"s3.access-key-id", "from-overrides"}};
   server_ =
@@ -183,13 +184,25 @@ TEST_F(RestCatalogTest, TheServersConfigSetsTheS3SettingsOverridesWinning) {
   CatalogConfig client;
   client.type = CatalogConfig::Type::kRest;
   client.uri = Uri();
-  auto catalog = OpenCatalog(client).ValueOrDie();
-  io::S3Config s3 = io::S3ConfigFor("any-bucket").ValueOrDie();
+  auto served = OpenCatalog(client).ValueOrDie();
+  // A second client with its own endpoint: its key beats the server's default, not the override.
+  client.s3_options = {{"s3.endpoint", "http://127.0.0.1:9001"}, {"s3.secret-access-key", "y"}};
+  auto own = OpenCatalog(client).ValueOrDie();
+  io::S3Config s3 = served->file_io().s3_config().value();
   EXPECT_EQ(s3.endpoint, "http://127.0.0.1:9000");
   EXPECT_EQ(s3.access_key_id, "from-overrides");
+  EXPECT_EQ(s3.secret_access_key, "x");
+  EXPECT_EQ(s3.region, "eu-west-1");
+  s3 = own->file_io().s3_config().value();
+  EXPECT_EQ(s3.endpoint, "http://127.0.0.1:9001");
+  EXPECT_EQ(s3.access_key_id, "from-overrides");
+  EXPECT_EQ(s3.secret_access_key, "y");
+  EXPECT_EQ(s3.region, "eu-west-1");
+  // The first catalog kept its own settings when the second was opened.
+  EXPECT_EQ(served->file_io().s3_config()->endpoint, "http://127.0.0.1:9000");
   // The prefix from the defaults is used: the server answers under /v1/lake/ as under /v1/.
-  EXPECT_TRUE(iceberg::EnsureNamespace(*catalog, "db").ok());
-  EXPECT_EQ(catalog->ListNamespaces().ValueOrDie(), std::vector<std::string>{"db"});
+  EXPECT_TRUE(iceberg::EnsureNamespace(*served, "db").ok());
+  EXPECT_EQ(served->ListNamespaces().ValueOrDie(), std::vector<std::string>{"db"});
 }
 
 // Property values are a user's bytes: not UTF-8 (a Latin-1 'é'), they cannot go into JSON as
@@ -242,7 +255,7 @@ TEST_F(RestCatalogTest, AServerResponseThatIsNotValidJsonIsCorruptionNamingTheRe
   std::thread thread([&] { fake.listen_after_bind(); });
   while (!fake.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   auto client =
-      RestCatalog::Make({"http://127.0.0.1:" + std::to_string(port), "", "", ""}).ValueOrDie();
+      RestCatalog::Make({"http://127.0.0.1:" + std::to_string(port), "", "", "", {}}).ValueOrDie();
   auto expect_corrupt = [](const Status& st, const std::string& request) {
     EXPECT_TRUE(st.IsCorruption()) << st.ToString();
     EXPECT_NE(st.message().find(request), std::string::npos) << st.ToString();

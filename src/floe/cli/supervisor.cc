@@ -89,6 +89,7 @@ Status RunSupervisor(const process::CoordinatorOptions& options_in, const JobPla
         summary.restart = plan->restart;
         summary.checkpoint_dir = plan->checkpointing.base_dir;
         summary.savepoint_dir = plan->checkpointing.savepoint_dir;
+        summary.checkpoint_file_io = plan->checkpointing.file_io;
         summary.monitoring = plan->monitoring;
         summary.monitor = MonitorSettingsOf(*plan);
         return summary;

@@ -22,6 +22,7 @@
 #include "floe/iceberg/scan.h"
 #include "floe/iceberg/table_properties.h"
 #include "floe/io/location.h"
+#include "floe/io/object_store.h"
 #include "floe/runtime/checkpoint_config.h"
 #include "floe/sql/parser.h"
 #include "floe/verify/table_verify.h"
@@ -184,16 +185,17 @@ Status Scan(const std::vector<std::string>& argv) {
     return Status::NotFound("table " + id.ToString() + " has no snapshot " +
                             std::to_string(*snapshot));
   }
-  FLOE_ASSIGN_OR_RAISE(auto tasks, iceberg::PlanScan(table.metadata, snapshot));
+  const io::FileIO& file_io = catalog->file_io();
+  FLOE_ASSIGN_OR_RAISE(auto tasks, iceberg::PlanScan(file_io, table.metadata, snapshot));
   // Missing, truncated or replaced files are found from their footers before the first row is
   // printed; only damage inside a page can still stop the scan halfway, and then it says so.
-  if (Status st = iceberg::CheckScanFiles(tasks); !st.ok()) {
+  if (Status st = iceberg::CheckScanFiles(file_io, tasks); !st.ok()) {
     return st.WithContext("nothing was printed");
   }
   int64_t remaining = limit ? *limit : INT64_MAX;
   int64_t printed = 0;
   std::string out;
-  Status st = iceberg::ScanTasks(table.metadata, tasks, [&](const RecordBatch& batch) {
+  Status st = iceberg::ScanTasks(file_io, table.metadata, tasks, [&](const RecordBatch& batch) {
     for (size_t r = 0; r < batch.num_rows() && remaining > 0; ++r, --remaining, ++printed) {
       json::AppendRowAsJson(batch, r, &out);
     }
@@ -215,7 +217,7 @@ Status Describe(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "describe NS.TABLE"));
   FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalogFromArgs(args));
   FLOE_ASSIGN_OR_RAISE(auto table, catalog->LoadTable(id));
-  FLOE_ASSIGN_OR_RAISE(std::string text, DescribeTable(table));
+  FLOE_ASSIGN_OR_RAISE(std::string text, DescribeTable(catalog->file_io(), table));
   std::printf("%s\n", text.c_str());
   return Status::OK();
 }
@@ -228,7 +230,7 @@ Status MetadataTableCommand(const std::string& view, const std::vector<std::stri
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, (view + " NS.TABLE").c_str()));
   FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalogFromArgs(args));
   FLOE_ASSIGN_OR_RAISE(auto table, catalog->LoadTable(id));
-  FLOE_ASSIGN_OR_RAISE(std::string rows, MetadataTableRows(table, view));
+  FLOE_ASSIGN_OR_RAISE(std::string rows, MetadataTableRows(catalog->file_io(), table, view));
   std::fwrite(rows.data(), 1, rows.size(), stdout);
   return Status::OK();
 }
@@ -420,10 +422,12 @@ Status RemoveOrphanFilesCommand(const std::vector<std::string>& argv) {
   if (auto dir = args.Get("savepoint-dir")) {
     FLOE_ASSIGN_OR_RAISE(savepoint_dir, io::ResolveLocation(*dir, "--savepoint-dir"));
   }
+  // A job's checkpoints on s3:// are read with the AWS environment's settings.
+  const io::FileIO checkpoint_file_io(io::S3ConfigFromEnvironment());
   for (const std::string& given : args.GetAll("checkpoint-dir")) {
     FLOE_ASSIGN_OR_RAISE(std::string dir, io::ResolveLocation(given, "--checkpoint-dir"));
-    FLOE_ASSIGN_OR_RAISE(std::set<std::string> files,
-                         connectors::IcebergFilesHeldByCheckpoints(dir, savepoint_dir));
+    FLOE_ASSIGN_OR_RAISE(std::set<std::string> files, connectors::IcebergFilesHeldByCheckpoints(
+                                                          checkpoint_file_io, dir, savepoint_dir));
     held->insert(files.begin(), files.end());
   }
   options.in_use = [held](const std::string& path) { return held->count(path) > 0; };

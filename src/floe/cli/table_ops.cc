@@ -74,7 +74,7 @@ Status ValidateWriteProperties(const iceberg::Schema& schema, const iceberg::Par
                                const std::map<std::string, std::string>& properties) {
   FLOE_ASSIGN_OR_RAISE(auto metadata,
                        iceberg::NewTableMetadata(schema, spec, "file:///validate", properties));
-  return iceberg::ConfigFromTableProperties(metadata, "validate").status();
+  return iceberg::ConfigFromTableProperties(io::FileIO(), metadata, "validate").status();
 }
 
 Status WriteJsonFile(iceberg::Catalog& catalog, const iceberg::TableIdentifier& id,
@@ -90,7 +90,8 @@ Status WriteJsonFile(iceberg::Catalog& catalog, const iceberg::TableIdentifier& 
   FLOE_ASSIGN_OR_RAISE(auto reader, io::LineChunkReader::Open(path, kChunkBytes));
   // Unique per command run, so concurrent writers never collide on a file name.
   std::string prefix = "00000-0-" + RandomHex(8) + "-" + RandomHex(4) + "-" + RandomHex(12);
-  FLOE_ASSIGN_OR_RAISE(auto config, iceberg::ConfigFromTableProperties(table.metadata, prefix));
+  FLOE_ASSIGN_OR_RAISE(
+      auto config, iceberg::ConfigFromTableProperties(catalog.file_io(), table.metadata, prefix));
   FLOE_ASSIGN_OR_RAISE(auto writer, iceberg::DeltaWriter::Make(table.metadata, mode, config));
 
   ProgressLine line(ModeName(mode), progress);
@@ -136,7 +137,7 @@ Status WriteJsonFile(iceberg::Catalog& catalog, const iceberg::TableIdentifier& 
   return Status::OK();
 }
 
-Result<std::string> DescribeTable(const iceberg::LoadedTable& table) {
+Result<std::string> DescribeTable(const io::FileIO& file_io, const iceberg::LoadedTable& table) {
   using nlohmann::ordered_json;
   const auto& m = table.metadata;
   ordered_json out;
@@ -186,10 +187,10 @@ Result<std::string> DescribeTable(const iceberg::LoadedTable& table) {
   int64_t data_files = 0, data_bytes = 0, delete_files = 0, delete_bytes = 0, records = 0;
   int64_t manifests = 0;
   if (const iceberg::Snapshot* current = m.current_snapshot()) {
-    FLOE_ASSIGN_OR_RAISE(auto list, iceberg::ReadManifestList(current->manifest_list));
+    FLOE_ASSIGN_OR_RAISE(auto list, iceberg::ReadManifestList(file_io, current->manifest_list));
     manifests = static_cast<int64_t>(list.size());
     for (const auto& mf : list) {
-      FLOE_ASSIGN_OR_RAISE(auto entries, iceberg::ReadManifest(mf, m));
+      FLOE_ASSIGN_OR_RAISE(auto entries, iceberg::ReadManifest(file_io, mf, m));
       for (const auto& e : entries) {
         if (e.status == iceberg::EntryStatus::kDeleted) continue;
         if (e.data_file.content == iceberg::FileContent::kData) {
@@ -233,14 +234,16 @@ std::optional<int64_t> SummaryInt(const std::map<std::string, std::string>& m,
 }
 
 // The current snapshot's live files (ADDED or EXISTING entries).
-Result<std::vector<iceberg::DataFile>> LiveFiles(const iceberg::TableMetadata& m) {
+Result<std::vector<iceberg::DataFile>> LiveFiles(const io::FileIO& file_io,
+                                                 const iceberg::TableMetadata& m) {
   std::vector<iceberg::DataFile> out;
   const iceberg::Snapshot* current = m.current_snapshot();
   if (current == nullptr) return out;
   FLOE_ASSIGN_OR_RAISE(std::vector<iceberg::ManifestFile> manifests,
-                       iceberg::ReadManifestList(current->manifest_list));
+                       iceberg::ReadManifestList(file_io, current->manifest_list));
   for (const iceberg::ManifestFile& mf : manifests) {
-    FLOE_ASSIGN_OR_RAISE(std::vector<iceberg::ManifestEntry> entries, iceberg::ReadManifest(mf, m));
+    FLOE_ASSIGN_OR_RAISE(std::vector<iceberg::ManifestEntry> entries,
+                         iceberg::ReadManifest(file_io, mf, m));
     for (iceberg::ManifestEntry& e : entries) {
       if (e.status == iceberg::EntryStatus::kDeleted) continue;
       e.data_file.spec_id = mf.partition_spec_id;
@@ -257,7 +260,8 @@ std::string PartitionText(const iceberg::TableMetadata& m, const iceberg::DataFi
 
 }  // namespace
 
-Result<std::string> MetadataTableRows(const iceberg::LoadedTable& table, const std::string& view) {
+Result<std::string> MetadataTableRows(const io::FileIO& file_io, const iceberg::LoadedTable& table,
+                                      const std::string& view) {
   const iceberg::TableMetadata& m = table.metadata;
   using Json = OrderedJson;
   std::string out;
@@ -301,7 +305,7 @@ Result<std::string> MetadataTableRows(const iceberg::LoadedTable& table, const s
     return out;
   }
   if (view == "files" || view == "partitions") {
-    FLOE_ASSIGN_OR_RAISE(std::vector<iceberg::DataFile> files, LiveFiles(m));
+    FLOE_ASSIGN_OR_RAISE(std::vector<iceberg::DataFile> files, LiveFiles(file_io, m));
     if (view == "files") {
       for (const iceberg::DataFile& f : files) {
         Json row;

@@ -37,8 +37,9 @@ Status ValidateWriteProperties(const iceberg::Schema& schema, const iceberg::Par
                                const std::map<std::string, std::string>& properties);
 
 // `floe table describe` output: schema, primary key, partition spec, properties, current
-// snapshot, every snapshot with its summary, live data/delete file counts and bytes.
-Result<std::string> DescribeTable(const iceberg::LoadedTable& table);
+// snapshot, every snapshot with its summary, live data/delete file counts and bytes (manifests
+// read with `file_io`, the table's catalog's).
+Result<std::string> DescribeTable(const io::FileIO& file_io, const iceberg::LoadedTable& table);
 
 // Iceberg's metadata tables as JSON lines, a row a line, with the columns Trino's and Spark's
 // `$snapshots`, `$history`, `$files` and `$partitions` have:
@@ -53,7 +54,8 @@ Result<std::string> DescribeTable(const iceberg::LoadedTable& table);
 //               position_delete_record_count, position_delete_file_count,
 //               equality_delete_record_count, equality_delete_file_count
 // Times are ISO-8601 UTC; a partition is its path ("ts_day=2024-01-01", "" unpartitioned).
-// InvalidArgument for any other `view`.
-Result<std::string> MetadataTableRows(const iceberg::LoadedTable& table, const std::string& view);
+// InvalidArgument for any other `view`. Manifests are read with `file_io`.
+Result<std::string> MetadataTableRows(const io::FileIO& file_io, const iceberg::LoadedTable& table,
+                                      const std::string& view);
 
 }  // namespace floe::cli

@@ -52,30 +52,30 @@ class StatusChannel {
 
 // Copies a completed savepoint into `parent` (state files first, `_metadata` last, each written
 // durably and exclusively) and removes the original. Returns the new directory.
-Result<std::string> MoveSavepoint(const std::string& src, const std::string& parent) {
+Result<std::string> MoveSavepoint(const io::FileIO& file_io, const std::string& src,
+                                  const std::string& parent) {
   std::string name = std::filesystem::path(src).filename().string();
   std::string dest = io::JoinPath(parent, name);
-  FLOE_RETURN_NOT_OK(io::CreateDirs(dest));
-  FLOE_ASSIGN_OR_RAISE(std::vector<std::string> files, io::ListDir(src));
+  FLOE_RETURN_NOT_OK(file_io.CreateDirs(dest));
+  FLOE_ASSIGN_OR_RAISE(std::vector<std::string> files, file_io.ListDir(src));
   bool has_metadata = false;
   for (const auto& f : files) {
     if (f == runtime::CheckpointStorage::kMetadataFile) {
       has_metadata = true;
       continue;
     }
-    FLOE_ASSIGN_OR_RAISE(std::string data, io::ReadFile(io::JoinPath(src, f)));
-    FLOE_RETURN_NOT_OK(io::WriteFileExclusive(io::JoinPath(dest, f), data));
+    FLOE_ASSIGN_OR_RAISE(std::string data, file_io.ReadFile(io::JoinPath(src, f)));
+    FLOE_RETURN_NOT_OK(file_io.WriteFileExclusive(io::JoinPath(dest, f), data));
   }
   if (!has_metadata) return Status::NotFound("savepoint " + src + " has no _metadata");
-  FLOE_ASSIGN_OR_RAISE(std::string meta,
-                       io::ReadFile(io::JoinPath(src, runtime::CheckpointStorage::kMetadataFile)));
-  FLOE_RETURN_NOT_OK(
-      io::WriteFileExclusive(io::JoinPath(dest, runtime::CheckpointStorage::kMetadataFile), meta));
-  FLOE_RETURN_NOT_OK(io::SyncDir(parent));
+  FLOE_ASSIGN_OR_RAISE(std::string meta, file_io.ReadFile(io::JoinPath(
+                                             src, runtime::CheckpointStorage::kMetadataFile)));
+  FLOE_RETURN_NOT_OK(file_io.WriteFileExclusive(
+      io::JoinPath(dest, runtime::CheckpointStorage::kMetadataFile), meta));
+  FLOE_RETURN_NOT_OK(file_io.SyncDir(parent));
   // The copy is complete; the original goes, `_metadata` first so it stops being a savepoint.
-  (void)io::RemoveFile(io::JoinPath(src, runtime::CheckpointStorage::kMetadataFile));
-  std::error_code ec;
-  std::filesystem::remove_all(src, ec);
+  (void)file_io.RemoveFile(io::JoinPath(src, runtime::CheckpointStorage::kMetadataFile));
+  (void)file_io.RemoveTree(src);
   return dest;
 }
 
@@ -117,6 +117,7 @@ class Worker {
                          ParseStaleRestorePolicy(spec.on_stale_restore));
     const runtime::CheckpointConfig& cc = plan->checkpointing;
     checkpoint_timeout_millis_ = cc.timeout.count();
+    checkpoint_file_io_ = cc.file_io;
 
     // Load the checkpoint to restore here (not only inside LocalJob) because the sinks must
     // reconcile with it before anything starts.
@@ -130,6 +131,7 @@ class Worker {
       so.savepoint_dir = cc.savepoint_dir;
       so.num_retained = cc.num_retained;
       so.job_id = job_id_;
+      so.file_io = cc.file_io;
       FLOE_ASSIGN_OR_RAISE(auto storage, runtime::CheckpointStorage::Make(so));
       FLOE_ASSIGN_OR_RAISE(auto latest, storage->LatestCompleted());
       if (!latest) {
@@ -138,7 +140,7 @@ class Worker {
       FLOE_ASSIGN_OR_RAISE(restored, storage->Load(*latest));
       if (restored->dir.empty()) restored->dir = storage->CheckpointDir(*latest);
     } else if (from) {
-      FLOE_ASSIGN_OR_RAISE(restored, runtime::CheckpointStorage::LoadPath(*from));
+      FLOE_ASSIGN_OR_RAISE(restored, runtime::CheckpointStorage::LoadPath(cc.file_io, *from));
       if (restored->dir.empty()) restored->dir = *from;
     }
     uint64_t min_id = 0;
@@ -273,7 +275,7 @@ class Worker {
       }
       std::string path = info.dir;
       if (!p.dir.empty()) {
-        auto moved = MoveSavepoint(info.dir, p.dir);
+        auto moved = MoveSavepoint(checkpoint_file_io_, info.dir, p.dir);
         if (!moved.ok() && !info.stop) {
           Reply(p.req, false, "error",
                 "savepoint " + info.id.ToString() + " completed at " + info.dir +
@@ -374,6 +376,7 @@ class Worker {
   std::atomic<bool> checkpoint_completed_{false};  // by this attempt
   bool fatal_ = false;
   int64_t checkpoint_timeout_millis_ = 600000;
+  io::FileIO checkpoint_file_io_;  // the job's checkpoints and savepoints (set by Run)
   Mutex mu_;
   std::map<uint64_t, PendingSavepoint> pending_ FLOE_GUARDED_BY(mu_);
   std::deque<runtime::CompletedCheckpointInfo> completed_savepoints_ FLOE_GUARDED_BY(mu_);

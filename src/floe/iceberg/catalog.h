@@ -7,6 +7,7 @@
 
 #include "floe/iceberg/table_metadata.h"
 #include "floe/io/file.h"
+#include "floe/io/file_io.h"
 
 namespace floe::iceberg {
 
@@ -57,6 +58,9 @@ class Catalog {
   virtual Result<std::vector<std::string>> ListNamespaces() = 0;
   // Absolute file:// URI where a new table's files go.
   virtual std::string DefaultTableLocation(const TableIdentifier& id) const = 0;
+  // What the files of this catalog's tables (metadata, manifests, data) are read and written
+  // with: local paths, and s3:// objects with this catalog's own S3 settings.
+  virtual const io::FileIO& file_io() const = 0;
 };
 
 // What every catalog's commit does to the new metadata before writing it: sets last-updated-ms,
@@ -99,6 +103,8 @@ class FileSystemCatalog final : public Catalog {
   Result<std::map<std::string, std::string>> LoadNamespace(const std::string& ns) override;
   Result<std::vector<std::string>> ListNamespaces() override;
   std::string DefaultTableLocation(const TableIdentifier& id) const override;
+  // Local files only, as its warehouse.
+  const io::FileIO& file_io() const override { return file_io_; }
 
   const std::string& warehouse() const { return warehouse_; }
 
@@ -122,10 +128,11 @@ class FileSystemCatalog final : public Catalog {
   void Remember(const TableIdentifier& id, const std::string& path, const TableMetadata& md);
 
   std::string warehouse_;                        // absolute path
+  io::FileIO file_io_;                           // no S3 settings
   std::map<std::string, CachedMetadata> cache_;  // by "ns.table"
 };
 
-// "file:///abs/path" <-> "/abs/path"; s3:// URIs stay as they are (io's functions take them).
+// "file:///abs/path" <-> "/abs/path"; s3:// URIs stay as they are (a FileIO takes them).
 std::string PathToUri(const std::string& absolute_path);
 Result<std::string> UriToPath(std::string_view uri);
 

@@ -174,6 +174,7 @@ class InterposedCatalog final : public Catalog {
   std::string DefaultTableLocation(const TableIdentifier& id) const override {
     return inner_->DefaultTableLocation(id);
   }
+  const io::FileIO& file_io() const override { return inner_->file_io(); }
 
   std::function<void(int)> before_commit;
   bool fail_commits = false;

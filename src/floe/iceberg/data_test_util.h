@@ -121,7 +121,8 @@ class TableHarness {
   }
 
   Result<FileWriterConfig> Config(const TableMetadata& md) {
-    return ConfigFromTableProperties(md, "00000-0-test-" + std::to_string(++writers_));
+    return ConfigFromTableProperties(io::FileIO(), md,
+                                     "00000-0-test-" + std::to_string(++writers_));
   }
 
   Result<Snapshot> Commit(const WriteResult& files) {
@@ -151,7 +152,7 @@ class TableHarness {
   Result<std::vector<Row>> Scan(std::optional<int64_t> snapshot_id = std::nullopt) {
     FLOE_ASSIGN_OR_RAISE(TableMetadata md, Load());
     std::vector<Row> rows;
-    FLOE_RETURN_NOT_OK(ScanTable(md, snapshot_id, [&](const RecordBatch& b) {
+    FLOE_RETURN_NOT_OK(ScanTable(io::FileIO(), md, snapshot_id, [&](const RecordBatch& b) {
       for (Row& r : RowsOf(b)) rows.push_back(std::move(r));
       return Status::OK();
     }));

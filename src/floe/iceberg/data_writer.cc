@@ -126,9 +126,11 @@ std::optional<std::string> TruncateUpperBound(const DataType& type, std::string_
   return std::nullopt;
 }
 
-Result<FileWriterConfig> ConfigFromTableProperties(const TableMetadata& metadata,
+Result<FileWriterConfig> ConfigFromTableProperties(const io::FileIO& file_io,
+                                                   const TableMetadata& metadata,
                                                    std::string file_prefix) {
   FileWriterConfig config;
+  config.file_io = file_io;
   config.file_prefix = std::move(file_prefix);
   std::string data_path = metadata.Property("write.data.path", "");
   if (data_path.empty()) {
@@ -430,6 +432,7 @@ struct DeltaWriter::State {
   std::vector<int32_t> key_ids;
   std::unique_ptr<DataFileWriter> data;
   std::unique_ptr<EqualityDeleteWriter> deletes;
+  io::FileIO file_io;
 
   // Buffered batches of this commit (upsert rows or delete rows), and per key the slot of its
   // latest occurrence.
@@ -452,6 +455,7 @@ DeltaWriter::~DeltaWriter() = default;
 Result<std::unique_ptr<DeltaWriter>> DeltaWriter::Make(const TableMetadata& metadata,
                                                        WriteMode mode, FileWriterConfig config) {
   auto state = std::make_unique<State>();
+  state->file_io = config.file_io;
   const Schema& schema = metadata.current_schema();
   state->schema = schema;
   state->table_batch_schema = schema.ToBatchSchema();
@@ -596,7 +600,7 @@ Result<WriteResult> DeltaWriter::Finish() {
       // The delete files are finished, so no Abandon removes them; nothing will reference them.
       for (const DataFile& f : result.delete_files) {
         Result<std::string> path = UriToPath(f.file_path);
-        if (path.ok()) (void)io::RemoveFile(*path);
+        if (path.ok()) (void)state_->file_io.RemoveFile(*path);
       }
       return fail(data.status());
     }

@@ -12,6 +12,7 @@
 #include "floe/format/parquet/file_writer.h"
 #include "floe/iceberg/manifest.h"
 #include "floe/iceberg/table_metadata.h"
+#include "floe/io/file_io.h"
 
 namespace floe::iceberg {
 
@@ -21,7 +22,9 @@ class FileFanout;
 
 // Where and how a writer puts its Parquet files.
 struct FileWriterConfig {
-  // Absolute local directory, normally <table>/data. Partitioned files go to
+  // What the files are written with (the table's catalog's).
+  io::FileIO file_io;
+  // Absolute local directory or s3:// location, normally <table>/data. Partitioned files go to
   // <data_dir>/<partition path>/.
   std::string data_dir;
   // Unique per job, subtask, attempt and checkpoint (e.g. "00000-0-<uuid>"): files are named
@@ -38,12 +41,14 @@ struct FileWriterConfig {
   parquet::WriterOptions parquet;
 };
 
-// Reads the table's write properties: write.data.path (default <location>/data),
+// The table's writer settings, the files written through `file_io`. Reads the table's write
+// properties: write.data.path (default <location>/data),
 // write.target-file-size-bytes, write.parquet.compression-codec (default zstd),
 // write.parquet.row-group-size-bytes, write.parquet.page-size-bytes,
 // write.parquet.dict-size-bytes, write.parquet.compression-level (zstd). Errors name the property
 // and the bad value.
-Result<FileWriterConfig> ConfigFromTableProperties(const TableMetadata& metadata,
+Result<FileWriterConfig> ConfigFromTableProperties(const io::FileIO& file_io,
+                                                   const TableMetadata& metadata,
                                                    std::string file_prefix);
 
 // Counts shared by the writers below.

@@ -47,12 +47,12 @@ Result<TableMetadata> MakeTable(const std::string& dir, const Schema& schema,
 
 Result<RecordBatch> ReadBack(const DataFile& file) {
   FLOE_ASSIGN_OR_RAISE(std::string path, UriToPath(file.file_path));
-  FLOE_ASSIGN_OR_RAISE(auto reader, parquet::FileReader::Open(path));
+  FLOE_ASSIGN_OR_RAISE(auto reader, parquet::FileReader::Open(io::FileIO(), path));
   return reader->ReadAll();
 }
 
 FileWriterConfig Config(const TableMetadata& metadata, const std::string& prefix = "00000-0-t") {
-  auto config = ConfigFromTableProperties(metadata, prefix);
+  auto config = ConfigFromTableProperties(io::FileIO(), metadata, prefix);
   EXPECT_TRUE(config.ok()) << config.status().ToString();
   return *config;
 }
@@ -371,7 +371,7 @@ TEST(ConfigFromTableProperties, ReadsWriteProperties) {
                                        {"write.parquet.row-group-size-bytes", "65536"},
                                        {"write.parquet.page-size-bytes", "4096"},
                                        {"write.parquet.dict-size-bytes", "2048"}}));
-  FLOE_ASSERT_OK_AND_ASSIGN(FileWriterConfig c, ConfigFromTableProperties(md, "p"));
+  FLOE_ASSERT_OK_AND_ASSIGN(FileWriterConfig c, ConfigFromTableProperties(io::FileIO(), md, "p"));
   EXPECT_EQ(c.data_dir, tmp.path() + "/tbl/data");
   EXPECT_EQ(c.file_prefix, "p");
   EXPECT_EQ(c.target_file_size_bytes, 1048576);
@@ -381,7 +381,8 @@ TEST(ConfigFromTableProperties, ReadsWriteProperties) {
   EXPECT_EQ(c.parquet.dictionary_page_size_limit, 2048);
 
   FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata plain, MakeTable(tmp.path(), EventSchema(), ""));
-  FLOE_ASSERT_OK_AND_ASSIGN(FileWriterConfig d, ConfigFromTableProperties(plain, "p"));
+  FLOE_ASSERT_OK_AND_ASSIGN(FileWriterConfig d,
+                            ConfigFromTableProperties(io::FileIO(), plain, "p"));
   EXPECT_EQ(d.parquet.compression, parquet::Compression::kZstd);
   EXPECT_EQ(d.target_file_size_bytes, 512LL << 20);
 }
@@ -395,7 +396,7 @@ TEST(ConfigFromTableProperties, NamesTheBadPropertyAndValue) {
                                                         {"write.parquet.page-size-bytes", "0"}}) {
     FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata md,
                               MakeTable(tmp.path(), EventSchema(), "", {{key, value}}));
-    auto c = ConfigFromTableProperties(md, "p");
+    auto c = ConfigFromTableProperties(io::FileIO(), md, "p");
     ASSERT_FALSE(c.ok()) << key << "=" << value;
     EXPECT_TRUE(c.status().IsInvalidArgument());
     EXPECT_NE(c.status().message().find(key), std::string::npos) << c.status().ToString();

@@ -177,7 +177,9 @@ Result<std::vector<DataFile>> FileFanout::Finish() {
   if (finished_called_) return Status::Internal("writer finished twice");
   for (auto& p : partitions_) FLOE_RETURN_NOT_OK(Fail(CloseFile(&p)));
   // One directory sync per partition directory makes the new names durable.
-  for (const auto& p : partitions_) FLOE_RETURN_NOT_OK(Fail(io::SyncDir(p.dir)));
+  for (const auto& p : partitions_) {
+    FLOE_RETURN_NOT_OK(Fail(options_.config.file_io.SyncDir(p.dir)));
+  }
   finished_called_ = true;
   return std::move(finished_);
 }
@@ -190,7 +192,7 @@ void FileFanout::Abandon() {
     }
   }
   if (!finished_called_) {
-    for (const std::string& path : created_) (void)io::RemoveFile(path);
+    for (const std::string& path : created_) (void)options_.config.file_io.RemoveFile(path);
   }
   created_.clear();
   finished_.clear();
@@ -232,11 +234,12 @@ Status FileFanout::AddToPartition(size_t index, const RecordBatch& rows) {
 
 Status FileFanout::WriteRows(PartitionState* p, const RecordBatch& rows) {
   if (!p->file) {
-    if (!io::Exists(p->dir)) FLOE_RETURN_NOT_OK(io::CreateDirs(p->dir));
+    const io::FileIO& file_io = options_.config.file_io;
+    if (!file_io.Exists(p->dir)) FLOE_RETURN_NOT_OK(file_io.CreateDirs(p->dir));
     p->path = io::JoinPath(
         p->dir, FileName(options_.config.file_prefix, next_file_++, options_.name_suffix));
-    FLOE_ASSIGN_OR_RAISE(
-        p->file, parquet::FileWriter::Open(p->path, options_.file_schema, options_.config.parquet));
+    FLOE_ASSIGN_OR_RAISE(p->file, parquet::FileWriter::Open(file_io, p->path, options_.file_schema,
+                                                            options_.config.parquet));
     created_.push_back(p->path);
   }
   FLOE_RETURN_NOT_OK(p->file->Add(rows));

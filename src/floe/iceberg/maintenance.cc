@@ -71,7 +71,8 @@ std::set<int64_t> SnapshotsToKeep(const TableMetadata& m, int64_t older_than_ms,
 }
 
 // Removes a file given as URI or path; counts its size, or a failure. Already missing is fine.
-void Remove(const std::string& uri_or_path, int64_t* counter, ExpireResult* result) {
+void Remove(const io::FileIO& file_io, const std::string& uri_or_path, int64_t* counter,
+            ExpireResult* result) {
   std::string path = uri_or_path;
   if (uri_or_path.rfind("file:", 0) == 0) {
     Result<std::string> local = UriToPath(uri_or_path);
@@ -81,9 +82,9 @@ void Remove(const std::string& uri_or_path, int64_t* counter, ExpireResult* resu
     }
     path = *local;
   }
-  if (!io::Exists(path)) return;
-  Result<uint64_t> size = io::FileSize(path);
-  Status st = io::RemoveFile(path);
+  if (!file_io.Exists(path)) return;
+  Result<uint64_t> size = file_io.FileSize(path);
+  Status st = file_io.RemoveFile(path);
   if (!st.ok()) {
     if (!st.IsNotFound()) ++result->files_not_deleted;
     return;
@@ -94,17 +95,20 @@ void Remove(const std::string& uri_or_path, int64_t* counter, ExpireResult* resu
 }
 
 // Removes the files only `expired` snapshots reference, given the metadata just committed.
-Status DeleteExpiredFiles(const TableMetadata& committed, const std::vector<Snapshot>& expired,
+Status DeleteExpiredFiles(const io::FileIO& file_io, const TableMetadata& committed,
+                          const std::vector<Snapshot>& expired,
                           const MaintenanceProgressFn& on_progress, ExpireResult* result) {
   // Everything retained snapshots reference. Failing here removes nothing.
   std::set<std::string> retained_manifests;
   std::set<std::string> live;
   std::map<std::string, FileContent> candidates;
   for (const Snapshot& s : committed.snapshots) {
-    FLOE_ASSIGN_OR_RAISE(std::vector<ManifestFile> list, ReadManifestList(s.manifest_list));
+    FLOE_ASSIGN_OR_RAISE(std::vector<ManifestFile> list,
+                         ReadManifestList(file_io, s.manifest_list));
     for (const ManifestFile& mf : list) {
       if (!retained_manifests.insert(mf.manifest_path).second) continue;
-      FLOE_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(mf, committed));
+      FLOE_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries,
+                           ReadManifest(file_io, mf, committed));
       for (const ManifestEntry& e : entries) {
         if (e.status == EntryStatus::kDeleted) {
           candidates.emplace(e.data_file.file_path, e.data_file.content);
@@ -117,13 +121,15 @@ Status DeleteExpiredFiles(const TableMetadata& committed, const std::vector<Snap
   // What the expired snapshots reference beyond that.
   std::set<std::string> expired_manifests;
   for (const Snapshot& s : expired) {
-    FLOE_ASSIGN_OR_RAISE(std::vector<ManifestFile> list, ReadManifestList(s.manifest_list));
+    FLOE_ASSIGN_OR_RAISE(std::vector<ManifestFile> list,
+                         ReadManifestList(file_io, s.manifest_list));
     for (const ManifestFile& mf : list) {
       if (retained_manifests.count(mf.manifest_path) > 0 ||
           !expired_manifests.insert(mf.manifest_path).second) {
         continue;
       }
-      FLOE_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(mf, committed));
+      FLOE_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries,
+                           ReadManifest(file_io, mf, committed));
       for (const ManifestEntry& e : entries) {
         candidates.emplace(e.data_file.file_path, e.data_file.content);
       }
@@ -147,7 +153,7 @@ Status DeleteExpiredFiles(const TableMetadata& committed, const std::vector<Snap
   progress.files_total = static_cast<int64_t>(doomed.size());
   if (on_progress) on_progress(progress);
   for (const auto& [path, counter] : doomed) {
-    Remove(path, counter, result);
+    Remove(file_io, path, counter, result);
     if (on_progress) {
       ++progress.files_done;
       progress.bytes_done = result->bytes_deleted;
@@ -212,7 +218,8 @@ Result<ExpireResult> ExpireSnapshots(Catalog& catalog, const TableIdentifier& id
       });
       for (const Snapshot& s : expired) result.expired_snapshot_ids.push_back(s.snapshot_id);
       CrashPoint("expire-after-commit-before-delete");
-      Status st = DeleteExpiredFiles(committed->metadata, expired, options.progress, &result);
+      Status st = DeleteExpiredFiles(catalog.file_io(), committed->metadata, expired,
+                                     options.progress, &result);
       if (!st.ok()) return st.WithContext(context + ": snapshots expired, files kept");
       return result;
     }

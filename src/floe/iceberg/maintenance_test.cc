@@ -96,10 +96,11 @@ Result<std::set<std::string>> CheckReferencedFilesExist(const TableMetadata& m) 
   std::set<std::string> current_live;
   for (const Snapshot& s : m.snapshots) {
     if (!UriExists(s.manifest_list)) return Status::NotFound(s.manifest_list);
-    FLOE_ASSIGN_OR_RAISE(std::vector<ManifestFile> list, ReadManifestList(s.manifest_list));
+    FLOE_ASSIGN_OR_RAISE(std::vector<ManifestFile> list,
+                         ReadManifestList(io::FileIO(), s.manifest_list));
     for (const ManifestFile& mf : list) {
       if (!UriExists(mf.manifest_path)) return Status::NotFound(mf.manifest_path);
-      FLOE_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(mf, m));
+      FLOE_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(io::FileIO(), mf, m));
       for (const ManifestEntry& e : entries) {
         if (e.status == EntryStatus::kDeleted) continue;
         if (!UriExists(e.data_file.file_path)) return Status::NotFound(e.data_file.file_path);
@@ -217,12 +218,13 @@ TEST(ExpireSnapshots, DeletesOnlyFilesNoRetainedSnapshotReferences) {
   FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata m, t.Load());
 
   // A snapshot removing file a: one manifest with a DELETED and b EXISTING.
-  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestFile> b_list, ReadManifestList(b.manifest_list));
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestFile> b_list,
+                            ReadManifestList(io::FileIO(), b.manifest_list));
   std::vector<ManifestEntry> entries;
   std::set<std::string> old_manifests;
   for (const ManifestFile& mf : b_list) {
     old_manifests.insert(mf.manifest_path);
-    FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestEntry> es, ReadManifest(mf, m));
+    FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestEntry> es, ReadManifest(io::FileIO(), mf, m));
     for (ManifestEntry& e : es) {
       e.status = e.data_file.file_path == t.location + "/data/a.parquet" ? EntryStatus::kDeleted
                                                                          : EntryStatus::kExisting;
@@ -233,11 +235,12 @@ TEST(ExpireSnapshots, DeletesOnlyFilesNoRetainedSnapshotReferences) {
   const int64_t c_id = 777;
   const std::string meta = *UriToPath(t.location + "/metadata");
   FLOE_ASSERT_OK_AND_ASSIGN(ManifestFile c_manifest,
-                            WriteManifest(meta + "/c-m0.avro", m.current_schema(), m.default_spec(),
-                                          ManifestContent::kData, c_id, entries));
+                            WriteManifest(io::FileIO(), meta + "/c-m0.avro", m.current_schema(),
+                                          m.default_spec(), ManifestContent::kData, c_id, entries));
   c_manifest.sequence_number = 3;
   c_manifest.min_sequence_number = 1;
-  FLOE_ASSERT_OK(WriteManifestList(meta + "/snap-777.avro", c_id, b.snapshot_id, 3, {c_manifest}));
+  FLOE_ASSERT_OK(WriteManifestList(io::FileIO(), meta + "/snap-777.avro", c_id, b.snapshot_id, 3,
+                                   {c_manifest}));
   FLOE_ASSERT_OK_AND_ASSIGN(LoadedTable loaded, t.catalog->LoadTable(t.id));
   TableMetadata with_c = loaded.metadata;
   Snapshot c;

@@ -477,9 +477,9 @@ Result<std::string> EncodeContainer(const std::string& schema_json,
   return bytes;
 }
 
-Status WriteNewFile(const std::string& path, const std::string& bytes) {
-  FLOE_RETURN_NOT_OK(io::CreateDirs(io::DirName(path)));
-  return io::WriteFileExclusive(path, bytes);
+Status WriteNewFile(const io::FileIO& file_io, const std::string& path, const std::string& bytes) {
+  FLOE_RETURN_NOT_OK(file_io.CreateDirs(io::DirName(path)));
+  return file_io.WriteFileExclusive(path, bytes);
 }
 
 bool IsNaN(const Value& v) {
@@ -596,9 +596,10 @@ void CountEntry(const ManifestEntry& e, ManifestFile* mf) {
 
 }  // namespace
 
-Result<ManifestFile> WriteManifest(const std::string& path, const Schema& schema,
-                                   const PartitionSpec& spec, ManifestContent content,
-                                   int64_t snapshot_id, const std::vector<ManifestEntry>& entries) {
+Result<ManifestFile> WriteManifest(const io::FileIO& file_io, const std::string& path,
+                                   const Schema& schema, const PartitionSpec& spec,
+                                   ManifestContent content, int64_t snapshot_id,
+                                   const std::vector<ManifestEntry>& entries) {
   const std::string where = "manifest " + path;
   FLOE_ASSIGN_OR_RAISE(std::vector<DataType> types, spec.PartitionTypes(schema));
   FLOE_ASSIGN_OR_RAISE(std::string schema_json, ManifestEntrySchemaJson(spec, types));
@@ -639,17 +640,18 @@ Result<ManifestFile> WriteManifest(const std::string& path, const Schema& schema
   };
   Result<std::string> bytes = EncodeContainer(schema_json, meta, records);
   if (!bytes.ok()) return bytes.status().WithContext(where);
-  FLOE_RETURN_NOT_OK(WriteNewFile(path, *bytes).WithContext(where));
+  FLOE_RETURN_NOT_OK(WriteNewFile(file_io, path, *bytes).WithContext(where));
   mf.manifest_length = static_cast<int64_t>(bytes->size());
   return mf;
 }
 
-Result<std::vector<ManifestEntry>> ReadManifest(const ManifestFile& manifest,
+Result<std::vector<ManifestEntry>> ReadManifest(const io::FileIO& file_io,
+                                                const ManifestFile& manifest,
                                                 const TableMetadata& metadata) {
   (void)metadata;  // manifests are self-describing: partition types come from the Avro schema
   FLOE_ASSIGN_OR_RAISE(std::string path, LocalPath(manifest.manifest_path));
   const std::string where = "manifest " + manifest.manifest_path;
-  Result<std::string> bytes = io::ReadFile(path);
+  Result<std::string> bytes = file_io.ReadFile(path);
   if (!bytes.ok()) return bytes.status().WithContext(where);
   FLOE_ASSIGN_OR_RAISE(std::unique_ptr<avro::ContainerReader> reader,
                        avro::ContainerReader::Open(std::move(bytes).value(), where));
@@ -755,7 +757,7 @@ Result<std::vector<ManifestEntry>> ReadManifest(const ManifestFile& manifest,
   return out;
 }
 
-Status WriteManifestList(const std::string& path, int64_t snapshot_id,
+Status WriteManifestList(const io::FileIO& file_io, const std::string& path, int64_t snapshot_id,
                          std::optional<int64_t> parent_snapshot_id, int64_t sequence_number,
                          const std::vector<ManifestFile>& manifests) {
   const std::string where = "manifest list " + path;
@@ -792,13 +794,14 @@ Status WriteManifestList(const std::string& path, int64_t snapshot_id,
   };
   Result<std::string> bytes = EncodeContainer(ManifestListSchemaJson(), meta, records);
   if (!bytes.ok()) return bytes.status().WithContext(where);
-  return WriteNewFile(path, *bytes).WithContext(where);
+  return WriteNewFile(file_io, path, *bytes).WithContext(where);
 }
 
-Result<std::vector<ManifestFile>> ReadManifestList(const std::string& path_or_uri) {
+Result<std::vector<ManifestFile>> ReadManifestList(const io::FileIO& file_io,
+                                                   const std::string& path_or_uri) {
   FLOE_ASSIGN_OR_RAISE(std::string path, LocalPath(path_or_uri));
   const std::string where = "manifest list " + path_or_uri;
-  Result<std::string> bytes = io::ReadFile(path);
+  Result<std::string> bytes = file_io.ReadFile(path);
   if (!bytes.ok()) return bytes.status().WithContext(where);
   FLOE_ASSIGN_OR_RAISE(std::unique_ptr<avro::ContainerReader> reader,
                        avro::ContainerReader::Open(std::move(bytes).value(), where));

@@ -144,8 +144,8 @@ TEST(ManifestIo, RoundTripsEveryDataFileFieldUnpartitioned) {
   entries.push_back(Added(minimal));
 
   const std::string path = dir.path() + "/m0.avro";
-  FLOE_ASSERT_OK_AND_ASSIGN(ManifestFile mf,
-                            WriteManifest(path, schema, spec, ManifestContent::kData, 42, entries));
+  FLOE_ASSERT_OK_AND_ASSIGN(ManifestFile mf, WriteManifest(io::FileIO(), path, schema, spec,
+                                                           ManifestContent::kData, 42, entries));
   EXPECT_EQ(mf.manifest_path, PathToUri(path));
   FLOE_ASSERT_OK_AND_ASSIGN(uint64_t size, io::FileSize(path));
   EXPECT_EQ(mf.manifest_length, static_cast<int64_t>(size));
@@ -161,7 +161,8 @@ TEST(ManifestIo, RoundTripsEveryDataFileFieldUnpartitioned) {
   mf.sequence_number = 9;
   mf.min_sequence_number = 9;
   TableMetadata metadata;
-  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestEntry> read, ReadManifest(mf, metadata));
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestEntry> read,
+                            ReadManifest(io::FileIO(), mf, metadata));
   ASSERT_EQ(read.size(), 2u);
   for (size_t i = 0; i < read.size(); ++i) {
     ManifestEntry want = entries[i];
@@ -187,8 +188,8 @@ TEST(ManifestIo, RoundTripsPartitionedDataWithSummaries) {
                                          Value{}, Value{-2.0}, Value{int32_t{5}}})),
   };
   const std::string path = dir.path() + "/m1.avro";
-  FLOE_ASSERT_OK_AND_ASSIGN(ManifestFile mf,
-                            WriteManifest(path, schema, spec, ManifestContent::kData, 7, entries));
+  FLOE_ASSERT_OK_AND_ASSIGN(ManifestFile mf, WriteManifest(io::FileIO(), path, schema, spec,
+                                                           ManifestContent::kData, 7, entries));
   EXPECT_EQ(mf.partition_spec_id, 2);
   ASSERT_EQ(mf.partitions.size(), 6u);
   EXPECT_TRUE(mf.partitions[0].contains_null);
@@ -210,7 +211,8 @@ TEST(ManifestIo, RoundTripsPartitionedDataWithSummaries) {
   EXPECT_TRUE(mf.partitions[5].contains_null);
 
   mf.sequence_number = 4;
-  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestEntry> read, ReadManifest(mf, TableMetadata{}));
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestEntry> read,
+                            ReadManifest(io::FileIO(), mf, TableMetadata{}));
   ASSERT_EQ(read.size(), entries.size());
   for (size_t i = 0; i < read.size(); ++i) {
     const DataFile& got = read[i].data_file;
@@ -265,11 +267,12 @@ TEST(ManifestIo, RoundTripsPositionAndEqualityDeletes) {
   eq.equality_ids = {1, 2};
   const std::string path = dir.path() + "/d.avro";
   FLOE_ASSERT_OK_AND_ASSIGN(
-      ManifestFile mf,
-      WriteManifest(path, schema, spec, ManifestContent::kDeletes, 5, {Added(pos), Added(eq)}));
+      ManifestFile mf, WriteManifest(io::FileIO(), path, schema, spec, ManifestContent::kDeletes, 5,
+                                     {Added(pos), Added(eq)}));
   EXPECT_EQ(mf.content, ManifestContent::kDeletes);
   mf.sequence_number = 2;
-  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestEntry> read, ReadManifest(mf, TableMetadata{}));
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestEntry> read,
+                            ReadManifest(io::FileIO(), mf, TableMetadata{}));
   ASSERT_EQ(read.size(), 2u);
   pos.spec_id = 1;
   eq.spec_id = 1;
@@ -297,8 +300,8 @@ TEST(ManifestIo, AddedEntriesInheritSequenceNumbersExistingOnesKeepTheirs) {
   deleted.data_file.file_path = "file:///t/gone";
   const std::string path = dir.path() + "/m.avro";
   FLOE_ASSERT_OK_AND_ASSIGN(
-      ManifestFile mf,
-      WriteManifest(path, schema, spec, ManifestContent::kData, 99, {added, existing, deleted}));
+      ManifestFile mf, WriteManifest(io::FileIO(), path, schema, spec, ManifestContent::kData, 99,
+                                     {added, existing, deleted}));
   EXPECT_EQ(mf.added_files_count, 1);
   EXPECT_EQ(mf.existing_files_count, 1);
   EXPECT_EQ(mf.deleted_files_count, 1);
@@ -320,7 +323,8 @@ TEST(ManifestIo, AddedEntriesInheritSequenceNumbersExistingOnesKeepTheirs) {
 
   for (int64_t seq : {int64_t{5}, int64_t{6}}) {  // the same file under two sequence numbers
     mf.sequence_number = seq;
-    FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestEntry> read, ReadManifest(mf, TableMetadata{}));
+    FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestEntry> read,
+                              ReadManifest(io::FileIO(), mf, TableMetadata{}));
     ASSERT_EQ(read.size(), 3u);
     EXPECT_EQ(read[0].snapshot_id, 99);
     EXPECT_EQ(read[0].sequence_number, seq);
@@ -338,8 +342,8 @@ TEST(ManifestIo, RejectsExistingEntriesWithoutSequenceNumbers) {
   ManifestEntry existing;
   existing.status = EntryStatus::kExisting;
   existing.data_file = FullDataFile("file:///t/old", {});
-  Result<ManifestFile> mf = WriteManifest(dir.path() + "/m.avro", TestSchema(), PartitionSpec{},
-                                          ManifestContent::kData, 1, {existing});
+  Result<ManifestFile> mf = WriteManifest(io::FileIO(), dir.path() + "/m.avro", TestSchema(),
+                                          PartitionSpec{}, ManifestContent::kData, 1, {existing});
   ASSERT_FALSE(mf.ok());
   EXPECT_TRUE(mf.status().IsInvalidArgument()) << mf.status().ToString();
   EXPECT_FALSE(io::Exists(dir.path() + "/m.avro"));
@@ -349,19 +353,21 @@ TEST(ManifestIo, RejectsFilesOfTheOtherContentAndBadPartitions) {
   ScratchDir dir;
   DataFile del = FullDataFile("file:///t/del", {});
   del.content = FileContent::kPositionDeletes;
-  Result<ManifestFile> mixed = WriteManifest(dir.path() + "/a.avro", TestSchema(), PartitionSpec{},
-                                             ManifestContent::kData, 1, {Added(del)});
+  Result<ManifestFile> mixed =
+      WriteManifest(io::FileIO(), dir.path() + "/a.avro", TestSchema(), PartitionSpec{},
+                    ManifestContent::kData, 1, {Added(del)});
   EXPECT_TRUE(mixed.status().IsInvalidArgument()) << mixed.status().ToString();
   Result<ManifestFile> data_in_deletes =
-      WriteManifest(dir.path() + "/b.avro", TestSchema(), PartitionSpec{},
+      WriteManifest(io::FileIO(), dir.path() + "/b.avro", TestSchema(), PartitionSpec{},
                     ManifestContent::kDeletes, 1, {Added(FullDataFile("file:///t/x", {}))});
   EXPECT_TRUE(data_in_deletes.status().IsInvalidArgument());
   Result<ManifestFile> arity =
-      WriteManifest(dir.path() + "/c.avro", TestSchema(), PartitionedSpec(), ManifestContent::kData,
-                    1, {Added(FullDataFile("file:///t/x", {}))});
+      WriteManifest(io::FileIO(), dir.path() + "/c.avro", TestSchema(), PartitionedSpec(),
+                    ManifestContent::kData, 1, {Added(FullDataFile("file:///t/x", {}))});
   EXPECT_TRUE(arity.status().IsInvalidArgument());
   Result<ManifestFile> type = WriteManifest(
-      dir.path() + "/d.avro", TestSchema(), PartitionedSpec(), ManifestContent::kData, 1,
+      io::FileIO(), dir.path() + "/d.avro", TestSchema(), PartitionedSpec(), ManifestContent::kData,
+      1,
       {Added(FullDataFile("file:///t/x",
                           {Value{int64_t{1}}, Value{}, Value{}, Value{}, Value{}, Value{}}))});
   EXPECT_TRUE(type.status().IsInvalidArgument());
@@ -374,7 +380,7 @@ TEST(ManifestIo, HeaderCarriesSchemaSpecAndFieldIdsEverywhere) {
   const std::string path = dir.path() + "/m.avro";
   FLOE_ASSERT_OK_AND_ASSIGN(
       ManifestFile mf,
-      WriteManifest(path, schema, spec, ManifestContent::kData, 1,
+      WriteManifest(io::FileIO(), path, schema, spec, ManifestContent::kData, 1,
                     {Added(FullDataFile("file:///t/a",
                                         {Value{}, Value{}, Value{}, Value{}, Value{}, Value{}}))}));
   (void)mf;
@@ -451,8 +457,9 @@ TEST(ManifestIo, ManifestListRoundTripsWithHeader) {
   b.content = ManifestContent::kDeletes;
   b.added_snapshot_id = 9007199254740993;  // > 2^53
   const std::string path = dir.path() + "/snap-1-1-x.avro";
-  FLOE_ASSERT_OK(WriteManifestList(path, 9007199254740993, 12, 8, {a, b}));
-  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestFile> read, ReadManifestList(PathToUri(path)));
+  FLOE_ASSERT_OK(WriteManifestList(io::FileIO(), path, 9007199254740993, 12, 8, {a, b}));
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestFile> read,
+                            ReadManifestList(io::FileIO(), PathToUri(path)));
   ASSERT_EQ(read.size(), 2u);
   EXPECT_EQ(read[0], a);
   EXPECT_EQ(read[1], b);
@@ -486,11 +493,11 @@ TEST(ManifestIo, ManifestListRoundTripsWithHeader) {
 
   // No parent: "null", as Java writes it.
   const std::string first = dir.path() + "/snap-2-1-y.avro";
-  FLOE_ASSERT_OK(WriteManifestList(first, 2, std::nullopt, 1, {}));
+  FLOE_ASSERT_OK(WriteManifestList(io::FileIO(), first, 2, std::nullopt, 1, {}));
   auto raw_first = OpenRaw(first);
   ASSERT_NE(raw_first, nullptr);
   EXPECT_EQ(raw_first->metadata("parent-snapshot-id"), "null");
-  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestFile> empty, ReadManifestList(first));
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestFile> empty, ReadManifestList(io::FileIO(), first));
   EXPECT_TRUE(empty.empty());
 }
 
@@ -498,16 +505,18 @@ TEST(ManifestIo, SmallFilesUseNullCodecLargeOnesDeflate) {
   ScratchDir dir;
   Schema schema = TestSchema();
   const std::string small = dir.path() + "/small.avro";
-  FLOE_ASSERT_OK_AND_ASSIGN(ManifestFile s,
-                            WriteManifest(small, schema, PartitionSpec{}, ManifestContent::kData, 1,
-                                          {Added(FullDataFile("file:///t/a", {}))}));
+  FLOE_ASSERT_OK_AND_ASSIGN(
+      ManifestFile s,
+      WriteManifest(io::FileIO(), small, schema, PartitionSpec{}, ManifestContent::kData, 1,
+                    {Added(FullDataFile("file:///t/a", {}))}));
   std::vector<ManifestEntry> many;
   for (int i = 0; i < 200; ++i) {
     many.push_back(Added(FullDataFile("file:///t/data/" + std::to_string(i) + ".parquet", {})));
   }
   const std::string large = dir.path() + "/large.avro";
-  FLOE_ASSERT_OK_AND_ASSIGN(ManifestFile l, WriteManifest(large, schema, PartitionSpec{},
-                                                          ManifestContent::kData, 1, many));
+  FLOE_ASSERT_OK_AND_ASSIGN(
+      ManifestFile l,
+      WriteManifest(io::FileIO(), large, schema, PartitionSpec{}, ManifestContent::kData, 1, many));
   auto raw_small = OpenRaw(small);
   auto raw_large = OpenRaw(large);
   ASSERT_NE(raw_small, nullptr);
@@ -515,7 +524,8 @@ TEST(ManifestIo, SmallFilesUseNullCodecLargeOnesDeflate) {
   EXPECT_EQ(raw_small->codec(), avro::Codec::kNull);
   EXPECT_EQ(raw_large->codec(), avro::Codec::kDeflate);
   l.sequence_number = 1;
-  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestEntry> read, ReadManifest(l, TableMetadata{}));
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestEntry> read,
+                            ReadManifest(io::FileIO(), l, TableMetadata{}));
   ASSERT_EQ(read.size(), 200u);
   EXPECT_EQ(read[199].data_file.file_path, "file:///t/data/199.parquet");
   (void)s;
@@ -525,18 +535,19 @@ TEST(ManifestIo, NeverOverwritesAManifest) {
   ScratchDir dir;
   const std::string path = dir.path() + "/m.avro";
   FLOE_ASSERT_OK(io::WriteFileExclusive(path, "x"));
-  Result<ManifestFile> mf =
-      WriteManifest(path, TestSchema(), PartitionSpec{}, ManifestContent::kData, 1, {});
+  Result<ManifestFile> mf = WriteManifest(io::FileIO(), path, TestSchema(), PartitionSpec{},
+                                          ManifestContent::kData, 1, {});
   EXPECT_TRUE(mf.status().IsAlreadyExists()) << mf.status().ToString();
 }
 
 TEST(ManifestIo, MissingFilesAreNotFoundCorruptOnesCorruption) {
   ScratchDir dir;
-  Result<std::vector<ManifestFile>> missing = ReadManifestList(dir.path() + "/nope.avro");
+  Result<std::vector<ManifestFile>> missing =
+      ReadManifestList(io::FileIO(), dir.path() + "/nope.avro");
   EXPECT_TRUE(missing.status().IsNotFound()) << missing.status().ToString();
   const std::string bad = dir.path() + "/bad.avro";
   FLOE_ASSERT_OK(io::WriteFileExclusive(bad, "Obj\x01garbage"));
-  Result<std::vector<ManifestFile>> corrupt = ReadManifestList(bad);
+  Result<std::vector<ManifestFile>> corrupt = ReadManifestList(io::FileIO(), bad);
   EXPECT_TRUE(corrupt.status().IsCorruption()) << corrupt.status().ToString();
 }
 

@@ -66,7 +66,7 @@ Result<ManifestFile> ManifestMerger::MergeBin(const TableMetadata& base,
   own.merged_from = key;
   std::vector<ManifestEntry> out;
   for (const ManifestFile& m : bin) {
-    FLOE_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(m, base));
+    FLOE_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(file_io_, m, base));
     bool own_manifest = m.added_snapshot_id == snapshot_id;
     for (ManifestEntry& e : entries) {
       if (e.status == EntryStatus::kDeleted) continue;  // deletes of earlier snapshots are dropped

@@ -15,6 +15,7 @@
 #include "floe/iceberg/partition_spec.h"
 #include "floe/iceberg/schema.h"
 #include "floe/iceberg/table_metadata.h"
+#include "floe/io/file_io.h"
 
 namespace floe::iceberg::internal {
 
@@ -49,7 +50,9 @@ class ManifestMerger {
       const Schema& schema, const PartitionSpec& spec, ManifestContent content,
       const std::vector<ManifestEntry>& entries)>;
 
-  explicit ManifestMerger(WriteFn write) : write_(std::move(write)) {}
+  // Manifests are read with `file_io` (the table's catalog's).
+  ManifestMerger(io::FileIO file_io, WriteFn write)
+      : file_io_(std::move(file_io)), write_(std::move(write)) {}
 
   struct Merged {
     std::vector<ManifestFile> manifests;
@@ -69,6 +72,7 @@ class ManifestMerger {
   Result<ManifestFile> MergeBin(const TableMetadata& base, const std::vector<ManifestFile>& bin,
                                 ManifestContent content, int64_t snapshot_id, int64_t seq);
 
+  io::FileIO file_io_;
   WriteFn write_;
   std::map<std::vector<std::string>, OwnManifest> merged_;  // by the paths merged
 };

@@ -40,13 +40,14 @@ struct SnapshotFiles {
   int64_t entries_bytes_estimate = 400;  // manifest bytes per entry, measured below
 };
 
-Result<SnapshotFiles> ReadSnapshotFiles(const TableMetadata& m, const Snapshot* snapshot) {
+Result<SnapshotFiles> ReadSnapshotFiles(const io::FileIO& file_io, const TableMetadata& m,
+                                        const Snapshot* snapshot) {
   SnapshotFiles out;
   if (snapshot == nullptr) return out;
-  FLOE_ASSIGN_OR_RAISE(out.manifests, ReadManifestList(snapshot->manifest_list));
+  FLOE_ASSIGN_OR_RAISE(out.manifests, ReadManifestList(file_io, snapshot->manifest_list));
   int64_t bytes = 0, entries_total = 0;
   for (const ManifestFile& mf : out.manifests) {
-    FLOE_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(mf, m));
+    FLOE_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(file_io, mf, m));
     bytes += mf.manifest_length;
     entries_total += static_cast<int64_t>(entries.size());
     for (ManifestEntry& e : entries) {
@@ -85,9 +86,10 @@ FileTotals CountFiles(const SnapshotFiles& files) {
 }
 
 // The data file paths a position delete file targets.
-Result<std::set<std::string>> PositionDeleteTargets(const DataFile& file) {
+Result<std::set<std::string>> PositionDeleteTargets(const io::FileIO& file_io,
+                                                    const DataFile& file) {
   FLOE_ASSIGN_OR_RAISE(std::string path, UriToPath(file.file_path));
-  FLOE_ASSIGN_OR_RAISE(auto reader, parquet::FileReader::Open(path));
+  FLOE_ASSIGN_OR_RAISE(auto reader, parquet::FileReader::Open(file_io, path));
   FLOE_ASSIGN_OR_RAISE(RecordBatch batch, reader->ReadAll());
   std::set<std::string> out;
   for (size_t c = 0; c < batch.schema()->fields.size(); ++c) {
@@ -137,7 +139,7 @@ class ReplaceCommitter {
   Result<Attempt> Apply(const TableMetadata& base, int attempt);
   Status Validate(const TableMetadata& base, const SnapshotFiles& files) const;
   void RemoveWritten() {
-    for (const std::string& p : written_) (void)io::RemoveFile(p);
+    for (const std::string& p : written_) (void)catalog_.file_io().RemoveFile(p);
     written_.clear();
   }
 
@@ -199,7 +201,8 @@ Status ReplaceCommitter::Validate(const TableMetadata& base, const SnapshotFiles
         f.entry.sequence_number.value_or(0) <= start_seq) {
       continue;
     }
-    FLOE_ASSIGN_OR_RAISE(std::set<std::string> targets, PositionDeleteTargets(d));
+    FLOE_ASSIGN_OR_RAISE(std::set<std::string> targets,
+                         PositionDeleteTargets(catalog_.file_io(), d));
     for (const std::string& t : targets) {
       if (changes_.removed.count(t) > 0) {
         return NotRetryable("found new position delete " + d.file_path +
@@ -245,7 +248,7 @@ std::map<std::string, std::string> ReplaceSummary(const FileTotals& added,
 Result<ReplaceCommitter::Attempt> ReplaceCommitter::Apply(const TableMetadata& base, int attempt) {
   const Snapshot* parent = base.current_snapshot();
   if (parent == nullptr) return Status::Conflict("table has no snapshot");
-  FLOE_ASSIGN_OR_RAISE(SnapshotFiles files, ReadSnapshotFiles(base, parent));
+  FLOE_ASSIGN_OR_RAISE(SnapshotFiles files, ReadSnapshotFiles(catalog_.file_io(), base, parent));
   FLOE_RETURN_NOT_OK(Validate(base, files));
   if (attempt == 1) {
     FileTotals before = CountFiles(files);
@@ -308,8 +311,8 @@ Result<ReplaceCommitter::Attempt> ReplaceCommitter::Apply(const TableMetadata& b
       std::vector<ManifestEntry> chunk(entries.begin() + begin, entries.begin() + end);
       std::string path =
           io::JoinPath(metadata_dir, uuid + "-r" + std::to_string(list.size()) + ".avro");
-      Result<ManifestFile> mf =
-          WriteManifest(path, base.current_schema(), *spec, key.first, snapshot_id, chunk);
+      Result<ManifestFile> mf = WriteManifest(catalog_.file_io(), path, base.current_schema(),
+                                              *spec, key.first, snapshot_id, chunk);
       if (!mf.status().IsAlreadyExists()) written_.push_back(path);
       FLOE_RETURN_NOT_OK(mf.status());
       mf->sequence_number = seq;
@@ -327,7 +330,8 @@ Result<ReplaceCommitter::Attempt> ReplaceCommitter::Apply(const TableMetadata& b
   const std::string list_path =
       io::JoinPath(metadata_dir, "snap-" + std::to_string(snapshot_id) + "-" +
                                      std::to_string(attempt) + "-" + uuid + ".avro");
-  Status st = WriteManifestList(list_path, snapshot_id, parent->snapshot_id, seq, list);
+  Status st =
+      WriteManifestList(catalog_.file_io(), list_path, snapshot_id, parent->snapshot_id, seq, list);
   if (!st.IsAlreadyExists()) written_.push_back(list_path);
   FLOE_RETURN_NOT_OK(st);
 
@@ -402,13 +406,15 @@ Result<std::optional<PreparedRewrite>> PrepareRewrite(Catalog& catalog, const Ta
                                                       RewriteResult* counts) {
   FLOE_ASSIGN_OR_RAISE(LoadedTable table, catalog.LoadTable(id));
   const TableMetadata& m = table.metadata;
+  const io::FileIO& file_io = catalog.file_io();
   PreparedRewrite prepared;
+  prepared.file_io = file_io;
   RewriteResult& result = prepared.result;
   const Snapshot* start = m.current_snapshot();
   if (start == nullptr) return std::optional<PreparedRewrite>();
   FLOE_ASSIGN_OR_RAISE(SizeRule size, Sizes(m, options));
-  FLOE_ASSIGN_OR_RAISE(std::vector<FileScanTask> tasks, PlanScan(m));
-  FLOE_ASSIGN_OR_RAISE(SnapshotFiles files, ReadSnapshotFiles(m, start));
+  FLOE_ASSIGN_OR_RAISE(std::vector<FileScanTask> tasks, PlanScan(file_io, m));
+  FLOE_ASSIGN_OR_RAISE(SnapshotFiles files, ReadSnapshotFiles(file_io, m, start));
   {
     FileTotals c = CountFiles(files);
     result.data_files_before = result.data_files_after = c.data_files;
@@ -476,7 +482,7 @@ Result<std::optional<PreparedRewrite>> PrepareRewrite(Catalog& catalog, const Ta
 
   std::string prefix =
       options.file_prefix.empty() ? "compact-" + internal::NewUuid() : options.file_prefix;
-  FLOE_ASSIGN_OR_RAISE(FileWriterConfig config, ConfigFromTableProperties(m, prefix));
+  FLOE_ASSIGN_OR_RAISE(FileWriterConfig config, ConfigFromTableProperties(file_io, m, prefix));
   config.target_file_size_bytes = size.target;
   config.initial_size_ratio = options.size_ratio;
   FLOE_ASSIGN_OR_RAISE(std::unique_ptr<DataFileWriter> writer,
@@ -485,7 +491,7 @@ Result<std::optional<PreparedRewrite>> PrepareRewrite(Catalog& catalog, const Ta
   progress.files_total = static_cast<int64_t>(chosen.size());
   progress.bytes_total = result.bytes_rewritten;
   if (options.progress) options.progress(progress);
-  Status written = ScanTasks(m, chosen, [&](const RecordBatch& batch) -> Status {
+  Status written = ScanTasks(file_io, m, chosen, [&](const RecordBatch& batch) -> Status {
     result.rows_written += static_cast<int64_t>(batch.num_rows());
     FLOE_RETURN_NOT_OK(writer->Add(batch));
     // ScanTasks hands over one task's rows per call, in order: this batch is file files_done.
@@ -514,7 +520,7 @@ Result<std::optional<PreparedRewrite>> PrepareRewrite(Catalog& catalog, const Ta
 
 void AbandonRewrite(const PreparedRewrite& prepared) {
   for (const DataFile& d : prepared.added) {
-    if (auto p = UriToPath(d.file_path); p.ok()) (void)io::RemoveFile(*p);
+    if (auto p = UriToPath(d.file_path); p.ok()) (void)prepared.file_io.RemoveFile(*p);
   }
 }
 
@@ -559,7 +565,7 @@ Result<RewriteResult> RewriteManifests(Catalog& catalog, const TableIdentifier& 
   const Snapshot* current = table.metadata.current_snapshot();
   if (current == nullptr) return result;
   FLOE_ASSIGN_OR_RAISE(std::vector<ManifestFile> manifests,
-                       ReadManifestList(current->manifest_list));
+                       ReadManifestList(catalog.file_io(), current->manifest_list));
   result.manifests_before = result.manifests_after = static_cast<int64_t>(manifests.size());
   std::set<std::pair<ManifestContent, int32_t>> kinds;
   for (const ManifestFile& mf : manifests) kinds.insert({mf.content, mf.partition_spec_id});
@@ -576,6 +582,7 @@ Result<OrphanResult> RemoveOrphanFiles(Catalog& catalog, const TableIdentifier& 
                                        const OrphanOptions& options) {
   FLOE_ASSIGN_OR_RAISE(LoadedTable table, catalog.LoadTable(id));
   const TableMetadata& m = table.metadata;
+  const io::FileIO& file_io = catalog.file_io();
   FLOE_ASSIGN_OR_RAISE(std::string location, UriToPath(m.location));
   auto local = [](const std::string& uri_or_path) -> std::string {
     if (uri_or_path.rfind("file:", 0) != 0) return io::AbsolutePath(uri_or_path);
@@ -589,11 +596,12 @@ Result<OrphanResult> RemoveOrphanFiles(Catalog& catalog, const TableIdentifier& 
   std::set<std::string> manifests;
   for (const Snapshot& s : m.snapshots) {
     referenced.insert(local(s.manifest_list));
-    FLOE_ASSIGN_OR_RAISE(std::vector<ManifestFile> list, ReadManifestList(s.manifest_list));
+    FLOE_ASSIGN_OR_RAISE(std::vector<ManifestFile> list,
+                         ReadManifestList(file_io, s.manifest_list));
     for (const ManifestFile& mf : list) {
       if (!manifests.insert(mf.manifest_path).second) continue;
       referenced.insert(local(mf.manifest_path));
-      FLOE_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(mf, m));
+      FLOE_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(file_io, mf, m));
       for (const ManifestEntry& e : entries) referenced.insert(local(e.data_file.file_path));
     }
   }
@@ -601,7 +609,7 @@ Result<OrphanResult> RemoveOrphanFiles(Catalog& catalog, const TableIdentifier& 
   const int64_t older_than = options.older_than_ms.value_or(NowMs() - 3LL * 24 * 3600 * 1000);
   OrphanResult result;
   std::vector<std::pair<std::string, int64_t>> candidates;
-  FLOE_ASSIGN_OR_RAISE(std::vector<io::FileEntry> files, io::ListFilesRecursive(location));
+  FLOE_ASSIGN_OR_RAISE(std::vector<io::FileEntry> files, file_io.ListFilesRecursive(location));
   for (const io::FileEntry& f : files) {
     ++result.files_scanned;
     if (referenced.count(f.path) > 0) continue;
@@ -621,7 +629,7 @@ Result<OrphanResult> RemoveOrphanFiles(Catalog& catalog, const TableIdentifier& 
     result.orphans.push_back(path);
     result.orphan_bytes += bytes;
     if (!options.dry_run) {
-      Status st = io::RemoveFile(path);
+      Status st = file_io.RemoveFile(path);
       if (st.ok() || st.IsNotFound()) {
         ++result.deleted;
       } else {

@@ -65,6 +65,7 @@ struct RewriteResult {
 // then CommitRewrite. A job prepares on a background thread (reading and writing files is the
 // slow part) and commits on its committer's thread, sequenced with its data commits.
 struct PreparedRewrite {
+  io::FileIO file_io;                // what the new files were written with (the catalog's)
   std::vector<DataFile> added;       // the new data files
   std::vector<std::string> removed;  // paths (URIs) of the data and delete files replaced
   int64_t data_sequence_number = 0;  // of the snapshot the plan read

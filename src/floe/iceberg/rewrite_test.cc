@@ -164,7 +164,7 @@ TEST(RewriteDataFiles, ConcurrentPositionDeleteOnARewrittenFileFailsTheRewriteCl
   TempDir tmp;
   auto h = UpsertTable(tmp.path(), 5);
   FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata md0, h->Load());
-  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<FileScanTask> tasks, PlanScan(md0));
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<FileScanTask> tasks, PlanScan(io::FileIO(), md0));
   ASSERT_FALSE(tasks.empty());
   const FileScanTask* newest = &tasks.front();  // its rows are live
   for (const FileScanTask& t : tasks) {
@@ -178,7 +178,7 @@ TEST(RewriteDataFiles, ConcurrentPositionDeleteOnARewrittenFileFailsTheRewriteCl
     done = true;
     auto md = h->Load();
     ASSERT_TRUE(md.ok());
-    auto config = ConfigFromTableProperties(*md, "00000-0-posdel");
+    auto config = ConfigFromTableProperties(io::FileIO(), *md, "00000-0-posdel");
     ASSERT_TRUE(config.ok());
     auto writer = PositionDeleteWriter::Make(*md, *config);
     ASSERT_TRUE(writer.ok()) << writer.status().ToString();

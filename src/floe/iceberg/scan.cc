@@ -36,13 +36,14 @@ int ColumnIndexById(const BatchSchema& schema, int32_t id) {
   return -1;
 }
 
-Result<RecordBatch> ReadParquet(const std::string& uri, std::string_view what) {
+Result<RecordBatch> ReadParquet(const io::FileIO& file_io, const std::string& uri,
+                                std::string_view what) {
   auto fail = [&](const Status& st) {
     return st.WithContext("reading " + std::string(what) + " " + uri);
   };
   auto path = UriToPath(uri);
   if (!path.ok()) return fail(path.status());
-  auto reader = parquet::FileReader::Open(*path);
+  auto reader = parquet::FileReader::Open(file_io, *path);
   if (!reader.ok()) return fail(reader.status());
   auto batch = (*reader)->ReadAll();
   if (!batch.ok()) return fail(batch.status());
@@ -125,10 +126,13 @@ struct EqualityDeletes {
 
 class DeleteLoader {
  public:
+  explicit DeleteLoader(const io::FileIO& file_io) : file_io_(file_io) {}
+
   Result<std::shared_ptr<const PositionDeletes>> Positions(const DataFile& file) {
     auto it = positions_.find(file.file_path);
     if (it != positions_.end()) return it->second;
-    FLOE_ASSIGN_OR_RAISE(RecordBatch batch, ReadParquet(file.file_path, "position delete file"));
+    FLOE_ASSIGN_OR_RAISE(RecordBatch batch,
+                         ReadParquet(file_io_, file.file_path, "position delete file"));
     int path_col = ColumnIndexById(*batch.schema(), kDeleteFilePathFieldId);
     int pos_col = ColumnIndexById(*batch.schema(), kDeletePosFieldId);
     if (path_col < 0 || pos_col < 0 || batch.column(path_col).type().id != TypeId::kString ||
@@ -155,7 +159,8 @@ class DeleteLoader {
       return Status::Corruption("equality delete file " + file.file_path +
                                 " has no equality_ids in its manifest entry");
     }
-    FLOE_ASSIGN_OR_RAISE(RecordBatch batch, ReadParquet(file.file_path, "equality delete file"));
+    FLOE_ASSIGN_OR_RAISE(RecordBatch batch,
+                         ReadParquet(file_io_, file.file_path, "equality delete file"));
     std::vector<int> cols;
     for (int32_t id : file.equality_ids) {
       int c = ColumnIndexById(*batch.schema(), id);
@@ -179,18 +184,20 @@ class DeleteLoader {
   }
 
  private:
+  const io::FileIO& file_io_;
   std::unordered_map<std::string, std::shared_ptr<const PositionDeletes>> positions_;
   std::unordered_map<std::string, std::shared_ptr<const EqualityDeletes>> equalities_;
 };
 
-Result<RecordBatch> ReadTaskWith(const FileScanTask& task, const TableMetadata& metadata,
+Result<RecordBatch> ReadTaskWith(const io::FileIO& file_io, const FileScanTask& task,
+                                 const TableMetadata& metadata,
                                  const std::shared_ptr<const BatchSchema>& out_schema,
                                  DeleteLoader* loader) {
   const DataFile& df = task.file;
   if (df.content != FileContent::kData) {
     return Status::InvalidArgument("scan task file " + df.file_path + " is not a data file");
   }
-  FLOE_ASSIGN_OR_RAISE(RecordBatch raw, ReadParquet(df.file_path, "data file"));
+  FLOE_ASSIGN_OR_RAISE(RecordBatch raw, ReadParquet(file_io, df.file_path, "data file"));
   const size_t n = raw.num_rows();
   if (static_cast<int64_t>(n) != df.record_count) {
     return Status::Corruption("data file " + df.file_path + " holds " + std::to_string(n) +
@@ -261,7 +268,7 @@ Result<RecordBatch> ReadTaskWith(const FileScanTask& task, const TableMetadata& 
 
 }  // namespace
 
-Result<std::vector<FileScanTask>> PlanScan(const TableMetadata& metadata,
+Result<std::vector<FileScanTask>> PlanScan(const io::FileIO& file_io, const TableMetadata& metadata,
                                            std::optional<int64_t> snapshot_id) {
   const Snapshot* snapshot = nullptr;
   if (snapshot_id) {
@@ -275,7 +282,7 @@ Result<std::vector<FileScanTask>> PlanScan(const TableMetadata& metadata,
     if (snapshot == nullptr) return std::vector<FileScanTask>{};
   }
   FLOE_ASSIGN_OR_RAISE(std::vector<ManifestFile> manifests,
-                       ReadManifestList(snapshot->manifest_list));
+                       ReadManifestList(file_io, snapshot->manifest_list));
 
   std::vector<FileScanTask> tasks;
   struct Deletes {
@@ -285,7 +292,8 @@ Result<std::vector<FileScanTask>> PlanScan(const TableMetadata& metadata,
   std::unordered_map<std::string, Deletes> by_partition;  // spec + partition -> deletes
   std::vector<ScanDeleteFile> global_equalities;          // unpartitioned equality deletes
   for (const ManifestFile& manifest : manifests) {
-    FLOE_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(manifest, metadata));
+    FLOE_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries,
+                         ReadManifest(file_io, manifest, metadata));
     const PartitionSpec* spec = metadata.FindSpec(manifest.partition_spec_id);
     if (spec == nullptr) {
       return Status::Corruption("manifest " + manifest.manifest_path + " uses partition spec " +
@@ -346,12 +354,13 @@ Result<std::vector<FileScanTask>> PlanScan(const TableMetadata& metadata,
   return tasks;
 }
 
-Result<RecordBatch> ReadTask(const FileScanTask& task, const TableMetadata& metadata) {
-  DeleteLoader loader;
-  return ReadTaskWith(task, metadata, metadata.current_schema().ToBatchSchema(), &loader);
+Result<RecordBatch> ReadTask(const io::FileIO& file_io, const FileScanTask& task,
+                             const TableMetadata& metadata) {
+  DeleteLoader loader(file_io);
+  return ReadTaskWith(file_io, task, metadata, metadata.current_schema().ToBatchSchema(), &loader);
 }
 
-Status CheckScanFiles(const std::vector<FileScanTask>& tasks) {
+Status CheckScanFiles(const io::FileIO& file_io, const std::vector<FileScanTask>& tasks) {
   std::unordered_set<std::string> checked;
   auto check = [&](const DataFile& file, std::string_view what) -> Status {
     if (!checked.insert(file.file_path).second) return Status::OK();
@@ -360,14 +369,14 @@ Status CheckScanFiles(const std::vector<FileScanTask>& tasks) {
     };
     auto path = UriToPath(file.file_path);
     if (!path.ok()) return fail(path.status());
-    auto size = io::FileSize(*path);
+    auto size = file_io.FileSize(*path);
     if (!size.ok()) return fail(size.status());
     if (static_cast<int64_t>(*size) != file.file_size_in_bytes) {
       return Status::Corruption(std::string(what) + " " + file.file_path + " is " +
                                 std::to_string(*size) + " bytes, its manifest entry says " +
                                 std::to_string(file.file_size_in_bytes));
     }
-    auto reader = parquet::FileReader::Open(*path);
+    auto reader = parquet::FileReader::Open(file_io, *path);
     if (!reader.ok()) return fail(reader.status());
     if ((*reader)->num_rows() != file.record_count) {
       return Status::Corruption(std::string(what) + " " + file.file_path + " holds " +
@@ -389,18 +398,20 @@ Status CheckScanFiles(const std::vector<FileScanTask>& tasks) {
   return Status::OK();
 }
 
-Status ScanTable(const TableMetadata& metadata, std::optional<int64_t> snapshot_id,
+Status ScanTable(const io::FileIO& file_io, const TableMetadata& metadata,
+                 std::optional<int64_t> snapshot_id,
                  const std::function<Status(const RecordBatch&)>& fn) {
-  FLOE_ASSIGN_OR_RAISE(std::vector<FileScanTask> tasks, PlanScan(metadata, snapshot_id));
-  return ScanTasks(metadata, tasks, fn);
+  FLOE_ASSIGN_OR_RAISE(std::vector<FileScanTask> tasks, PlanScan(file_io, metadata, snapshot_id));
+  return ScanTasks(file_io, metadata, tasks, fn);
 }
 
-Status ScanTasks(const TableMetadata& metadata, const std::vector<FileScanTask>& tasks,
+Status ScanTasks(const io::FileIO& file_io, const TableMetadata& metadata,
+                 const std::vector<FileScanTask>& tasks,
                  const std::function<Status(const RecordBatch&)>& fn) {
-  DeleteLoader loader;
+  DeleteLoader loader(file_io);
   auto schema = metadata.current_schema().ToBatchSchema();
   for (const FileScanTask& task : tasks) {
-    FLOE_ASSIGN_OR_RAISE(RecordBatch batch, ReadTaskWith(task, metadata, schema, &loader));
+    FLOE_ASSIGN_OR_RAISE(RecordBatch batch, ReadTaskWith(file_io, task, metadata, schema, &loader));
     FLOE_RETURN_NOT_OK(fn(batch));
   }
   return Status::OK();

@@ -197,7 +197,7 @@ void RunModelCheck(const std::string& name, const std::string& partition_clause,
   // The commits above must have exercised equality deletes across commits.
   auto md = h.Load();
   ASSERT_TRUE(md.ok()) << md.status().ToString();
-  auto tasks = PlanScan(*md);
+  auto tasks = PlanScan(io::FileIO(), *md);
   ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
   size_t with_deletes = 0;
   for (const FileScanTask& t : *tasks) with_deletes += t.equality_deletes.empty() ? 0 : 1;
@@ -245,9 +245,9 @@ TEST(Scan, EmptyTablePlansNoTasksAndUnknownSnapshotIsNotFound) {
   auto h = TableHarness::Make(tmp.path(), "db", "empty", SimpleSchema(), "", {});
   ASSERT_TRUE(h.ok()) << h.status().ToString();
   FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata md, (*h)->Load());
-  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<FileScanTask> tasks, PlanScan(md));
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<FileScanTask> tasks, PlanScan(io::FileIO(), md));
   EXPECT_TRUE(tasks.empty());
-  auto missing = PlanScan(md, 12345);
+  auto missing = PlanScan(io::FileIO(), md, 12345);
   EXPECT_TRUE(missing.status().IsNotFound()) << missing.status().ToString();
 }
 
@@ -271,7 +271,7 @@ TEST(Scan, EqualityDeleteOfAnOlderCommitDoesNotApplyToNewerRows) {
 
   // The plan shows why: the delete is attached to the old file only.
   FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata md, h.Load());
-  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<FileScanTask> tasks, PlanScan(md));
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<FileScanTask> tasks, PlanScan(io::FileIO(), md));
   ASSERT_EQ(tasks.size(), 2u);
   for (const FileScanTask& t : tasks) {
     EXPECT_EQ(t.equality_deletes.size(), t.data_sequence_number == s1.sequence_number ? 1u : 0u);
@@ -335,7 +335,7 @@ TEST(Scan, PositionDeletesApplyToOlderAndSameCommitFilesOfTheirPartition) {
   FLOE_ASSERT_OK_AND_ASSIGN(std::vector<DataFile> files3, writer->Finish());
   FLOE_ASSERT_OK(h.Commit(WriteResult{files3, {}}).status());
   FLOE_ASSERT_OK_AND_ASSIGN(md, h.Load());
-  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<FileScanTask> tasks, PlanScan(md));
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<FileScanTask> tasks, PlanScan(io::FileIO(), md));
   ASSERT_EQ(tasks.size(), 4u);
   for (const FileScanTask& t : tasks) {
     if (t.data_sequence_number > s2.sequence_number) {
@@ -395,7 +395,7 @@ TEST(Scan, ProjectsOldFilesToTheCurrentSchema) {
   md.current_schema_id = 1;
   md.last_column_id = 4;
   std::vector<Row> rows;
-  FLOE_ASSERT_OK(ScanTable(md, std::nullopt, [&](const RecordBatch& b) {
+  FLOE_ASSERT_OK(ScanTable(io::FileIO(), md, std::nullopt, [&](const RecordBatch& b) {
     EXPECT_EQ(b.schema()->fields[0].name, "extra");
     for (Row& r : RowsOf(b)) rows.push_back(std::move(r));
     return Status::OK();
@@ -413,7 +413,7 @@ TEST(Scan, CorruptDataFileFailsWithItsPath) {
   FLOE_ASSERT_OK(
       h.CommitDelta(WriteMode::kAppend, {{false, MakeBatch(bs, {R(1, "a"), R(2, "b")})}}).status());
   FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata md, h.Load());
-  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<FileScanTask> tasks, PlanScan(md));
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<FileScanTask> tasks, PlanScan(io::FileIO(), md));
   ASSERT_EQ(tasks.size(), 1u);
   FLOE_ASSERT_OK_AND_ASSIGN(std::string path, UriToPath(tasks[0].file.file_path));
 
@@ -446,10 +446,10 @@ TEST(Scan, CheckScanFilesReadsFootersOnlyAndNamesTheFile) {
       h.CommitDelta(WriteMode::kAppend, {{false, MakeBatch(bs, {R(1, "a"), R(2, "b")})}}).status());
   FLOE_ASSERT_OK(h.CommitDelta(WriteMode::kDelete, {{false, MakeBatch(bs, {R(1, {})})}}).status());
   FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata md, h.Load());
-  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<FileScanTask> tasks, PlanScan(md));
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<FileScanTask> tasks, PlanScan(io::FileIO(), md));
   ASSERT_EQ(tasks.size(), 1u);
   ASSERT_EQ(tasks[0].equality_deletes.size(), 1u);
-  FLOE_ASSERT_OK(CheckScanFiles(tasks));
+  FLOE_ASSERT_OK(CheckScanFiles(io::FileIO(), tasks));
   const DataFile& data = tasks[0].file;
   const DataFile& deletes = *tasks[0].equality_deletes[0].file;
   FLOE_ASSERT_OK_AND_ASSIGN(std::string data_path, UriToPath(data.file_path));
@@ -459,7 +459,7 @@ TEST(Scan, CheckScanFilesReadsFootersOnlyAndNamesTheFile) {
 
   // Truncated: the size tells.
   FLOE_ASSERT_OK(io::WriteFileReplace(delete_path, delete_bytes.substr(0, 20)));
-  Status st = CheckScanFiles(tasks);
+  Status st = CheckScanFiles(io::FileIO(), tasks);
   EXPECT_TRUE(st.IsCorruption()) << st.ToString();
   EXPECT_EQ(st.message(), "equality delete file " + deletes.file_path +
                               " is 20 bytes, its manifest entry says " +
@@ -469,7 +469,7 @@ TEST(Scan, CheckScanFilesReadsFootersOnlyAndNamesTheFile) {
   std::string torn = data_bytes;
   for (size_t i = torn.size() - 40; i < torn.size() - 8; ++i) torn[i] = 'x';
   FLOE_ASSERT_OK(io::WriteFileReplace(data_path, torn));
-  st = CheckScanFiles(tasks);
+  st = CheckScanFiles(io::FileIO(), tasks);
   EXPECT_FALSE(st.ok());
   EXPECT_TRUE(st.message().starts_with("checking data file " + data.file_path + ": "))
       << st.ToString();
@@ -477,11 +477,11 @@ TEST(Scan, CheckScanFilesReadsFootersOnlyAndNamesTheFile) {
   torn = data_bytes;
   for (size_t i = 4; i < 64; ++i) torn[i] = static_cast<char>(torn[i] ^ 0x5a);
   FLOE_ASSERT_OK(io::WriteFileReplace(data_path, torn));
-  FLOE_ASSERT_OK(CheckScanFiles(tasks));
-  EXPECT_FALSE(ReadTask(tasks[0], md).ok());
+  FLOE_ASSERT_OK(CheckScanFiles(io::FileIO(), tasks));
+  EXPECT_FALSE(ReadTask(io::FileIO(), tasks[0], md).ok());
   // Gone.
   std::filesystem::remove(data_path);
-  st = CheckScanFiles(tasks);
+  st = CheckScanFiles(io::FileIO(), tasks);
   EXPECT_NE(st.message().find(data.file_path), std::string::npos) << st.ToString();
 }
 

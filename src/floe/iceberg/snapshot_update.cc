@@ -81,10 +81,11 @@ class SnapshotCommitter {
         id_(id),
         changes_(changes),
         options_(options),
-        merger_([this](const Schema& schema, const PartitionSpec& spec, ManifestContent content,
+        merger_(catalog.file_io(),
+                [this](const Schema& schema, const PartitionSpec& spec, ManifestContent content,
                        const std::vector<ManifestEntry>& entries) {
-          return WriteOwnManifest(schema, spec, content, entries);
-        }) {}
+                  return WriteOwnManifest(schema, spec, content, entries);
+                }) {}
 
   Result<Snapshot> Run();
 
@@ -221,7 +222,8 @@ Result<ManifestFile> SnapshotCommitter::WriteOwnManifest(
     const Schema& schema, const PartitionSpec& spec, ManifestContent content,
     const std::vector<ManifestEntry>& entries) {
   std::string path = NextManifestPath();
-  Result<ManifestFile> mf = WriteManifest(path, schema, spec, content, snapshot_id_, entries);
+  Result<ManifestFile> mf =
+      WriteManifest(catalog_.file_io(), path, schema, spec, content, snapshot_id_, entries);
   if (!mf.ok()) {
     if (!mf.status().IsAlreadyExists()) written_.push_back(path);
     return mf.status();
@@ -338,7 +340,8 @@ Result<SnapshotCommitter::Attempt> SnapshotCommitter::Apply(const TableMetadata&
   const Snapshot* parent = base.current_snapshot();
   std::vector<ManifestFile> parent_manifests;
   if (parent != nullptr) {
-    FLOE_ASSIGN_OR_RAISE(parent_manifests, ReadManifestList(parent->manifest_list));
+    FLOE_ASSIGN_OR_RAISE(parent_manifests,
+                         ReadManifestList(catalog_.file_io(), parent->manifest_list));
   }
 
   std::vector<ManifestFile> final_list;
@@ -362,7 +365,8 @@ Result<SnapshotCommitter::Attempt> SnapshotCommitter::Apply(const TableMetadata&
                                       std::to_string(attempt) + "-" + NewUuid() + ".avro");
   std::optional<int64_t> parent_id;
   if (parent != nullptr) parent_id = parent->snapshot_id;
-  Status st = WriteManifestList(a.list_path, snapshot_id_, parent_id, seq, final_list);
+  Status st =
+      WriteManifestList(catalog_.file_io(), a.list_path, snapshot_id_, parent_id, seq, final_list);
   if (!st.IsAlreadyExists()) written_.push_back(a.list_path);
   FLOE_RETURN_NOT_OK(st);
   for (const ManifestFile& m : final_list) a.referenced.insert(m.manifest_path);
@@ -389,7 +393,7 @@ Result<SnapshotCommitter::Attempt> SnapshotCommitter::Apply(const TableMetadata&
 void SnapshotCommitter::Cleanup(const std::set<std::string>& keep, const std::string& keep_list) {
   for (const std::string& path : written_) {
     if (path == keep_list || keep.count(PathToUri(path)) != 0) continue;
-    (void)io::RemoveFile(path);  // best effort: an orphan is harmless
+    (void)catalog_.file_io().RemoveFile(path);  // best effort: an orphan is harmless
   }
   std::vector<std::string> kept;
   for (const std::string& path : written_) {

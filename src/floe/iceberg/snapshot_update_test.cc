@@ -94,9 +94,10 @@ Result<std::map<std::string, ManifestEntry>> LiveEntries(const TableMetadata& m)
   std::map<std::string, ManifestEntry> out;
   const Snapshot* s = m.current_snapshot();
   if (s == nullptr) return out;
-  FLOE_ASSIGN_OR_RAISE(std::vector<ManifestFile> list, ReadManifestList(s->manifest_list));
+  FLOE_ASSIGN_OR_RAISE(std::vector<ManifestFile> list,
+                       ReadManifestList(io::FileIO(), s->manifest_list));
   for (const ManifestFile& mf : list) {
-    FLOE_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(mf, m));
+    FLOE_ASSIGN_OR_RAISE(std::vector<ManifestEntry> entries, ReadManifest(io::FileIO(), mf, m));
     for (ManifestEntry& e : entries) {
       if (e.status == EntryStatus::kDeleted) continue;
       std::string path = e.data_file.file_path;
@@ -144,7 +145,8 @@ TEST(CommitSnapshot, AppendCommitsOneSnapshotWithInheritedSequenceNumbers) {
   ASSERT_EQ(m.snapshot_log.size(), 1u);
   EXPECT_EQ(m.snapshot_log[0].snapshot_id, snap.snapshot_id);
 
-  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestFile> list, ReadManifestList(snap.manifest_list));
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestFile> list,
+                            ReadManifestList(io::FileIO(), snap.manifest_list));
   ASSERT_EQ(list.size(), 1u);
   EXPECT_EQ(list[0].sequence_number, 1);
   EXPECT_EQ(list[0].min_sequence_number, 1);
@@ -170,7 +172,7 @@ TEST(CommitSnapshot, AppendCommitsOneSnapshotWithInheritedSequenceNumbers) {
   EXPECT_EQ(second.sequence_number, 2);
   EXPECT_EQ(second.summary.at("total-records"), "35");
   EXPECT_EQ(second.summary.at("total-data-files"), "3");
-  FLOE_ASSERT_OK_AND_ASSIGN(list, ReadManifestList(second.manifest_list));
+  FLOE_ASSERT_OK_AND_ASSIGN(list, ReadManifestList(io::FileIO(), second.manifest_list));
   ASSERT_EQ(list.size(), 2u);
   EXPECT_EQ(list[0].sequence_number, 2);
   EXPECT_EQ(list[1].sequence_number, 1);
@@ -218,7 +220,8 @@ TEST(CommitSnapshot, OperationAndSummaryTotalsFollowJava) {
   EXPECT_EQ(s3.summary.at("total-data-files"), "3");
   EXPECT_EQ(s3.summary.at("total-delete-files"), "4");
   EXPECT_EQ(s3.summary.at("total-equality-deletes"), "7");
-  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestFile> list, ReadManifestList(s3.manifest_list));
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestFile> list,
+                            ReadManifestList(io::FileIO(), s3.manifest_list));
   ASSERT_EQ(list.size(), 4u);  // data manifests first, then delete manifests
   EXPECT_EQ(list[0].content, ManifestContent::kData);
   EXPECT_EQ(list[1].content, ManifestContent::kData);
@@ -491,7 +494,7 @@ void CommitMany(const TestTable& t, int n, size_t bound, int delete_every,
     }
     Result<Snapshot> s = CommitSnapshot(*t.catalog, t.id, c);
     ASSERT_TRUE(s.ok()) << i << ": " << s.status().ToString();
-    Result<std::vector<ManifestFile>> list = ReadManifestList(s->manifest_list);
+    Result<std::vector<ManifestFile>> list = ReadManifestList(io::FileIO(), s->manifest_list);
     ASSERT_TRUE(list.ok());
     ASSERT_LE(list->size(), bound) << "after commit " << i;
   }
@@ -529,7 +532,7 @@ TEST(CommitSnapshot, ManifestMergingKeepsTheListBoundedAndFilesIntact) {
   EXPECT_EQ(m.current_snapshot()->summary.at("total-data-files"), std::to_string(kCommits));
   // Files replaced by merges are not referenced any more; manifests never rewritten in place.
   FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestFile> list,
-                            ReadManifestList(m.current_snapshot()->manifest_list));
+                            ReadManifestList(io::FileIO(), m.current_snapshot()->manifest_list));
   int64_t min_seq = INT64_MAX;
   for (const ManifestFile& mf : list) {
     if (mf.content == ManifestContent::kData) min_seq = std::min(min_seq, mf.min_sequence_number);
@@ -537,7 +540,7 @@ TEST(CommitSnapshot, ManifestMergingKeepsTheListBoundedAndFilesIntact) {
   EXPECT_EQ(min_seq, 1);
 
   // The scan sees every data file with its own data sequence number.
-  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<FileScanTask> tasks, PlanScan(m));
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<FileScanTask> tasks, PlanScan(io::FileIO(), m));
   ASSERT_EQ(tasks.size(), static_cast<size_t>(kCommits));
   for (const FileScanTask& task : tasks) {
     const std::string name = task.file.file_path.substr(task.file.file_path.rfind('/') + 2);
@@ -559,7 +562,7 @@ TEST(CommitSnapshot, ManifestMergingWithDefaultsStaysBelowOneHundred) {
   FLOE_ASSERT_OK_AND_ASSIGN(auto live, LiveEntries(m));
   EXPECT_EQ(live.size(), files.size());
   FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestFile> list,
-                            ReadManifestList(m.current_snapshot()->manifest_list));
+                            ReadManifestList(io::FileIO(), m.current_snapshot()->manifest_list));
   EXPECT_LE(list.size(), 11u);  // merged into one at commit 100
 }
 
@@ -572,7 +575,7 @@ TEST(CommitSnapshot, MergingDisabledKeepsEveryManifest) {
   CommitMany(t, 12, /*bound=*/12, 0, &files);
   FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata m, t.Load());
   FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestFile> list,
-                            ReadManifestList(m.current_snapshot()->manifest_list));
+                            ReadManifestList(io::FileIO(), m.current_snapshot()->manifest_list));
   EXPECT_EQ(list.size(), 12u);
 }
 
@@ -586,7 +589,7 @@ TEST(CommitSnapshot, MergesSmallManifestsUpToTheTargetSize) {
   CommitMany(t, 8, /*bound=*/8, 0, &files);
   FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata m, t.Load());
   FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestFile> list,
-                            ReadManifestList(m.current_snapshot()->manifest_list));
+                            ReadManifestList(io::FileIO(), m.current_snapshot()->manifest_list));
   EXPECT_EQ(list.size(), 8u);
 }
 
@@ -602,7 +605,7 @@ TEST(CommitSnapshot, PartitionedMergeKeepsPartitionsAndSummaries) {
   }
   FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata m, t.Load());
   FLOE_ASSERT_OK_AND_ASSIGN(std::vector<ManifestFile> list,
-                            ReadManifestList(m.current_snapshot()->manifest_list));
+                            ReadManifestList(io::FileIO(), m.current_snapshot()->manifest_list));
   ASSERT_EQ(list.size(), 1u);
   EXPECT_EQ(list[0].sequence_number, 3);
   EXPECT_EQ(list[0].min_sequence_number, 1);
@@ -644,8 +647,9 @@ TEST(CommitSnapshot, InteropWarehouseTable) {
   DataFile first_file;
   for (int c = 0; c < 6; ++c) {
     FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata m, t.Load());
-    FLOE_ASSERT_OK_AND_ASSIGN(FileWriterConfig config,
-                              ConfigFromTableProperties(m, "00000-" + std::to_string(c) + "-it"));
+    FLOE_ASSERT_OK_AND_ASSIGN(
+        FileWriterConfig config,
+        ConfigFromTableProperties(io::FileIO(), m, "00000-" + std::to_string(c) + "-it"));
     FLOE_ASSERT_OK_AND_ASSIGN(auto writer, DataFileWriter::Make(m, config));
     RecordBatch batch(bs);
     for (int r = 0; r < 10; ++r) {
@@ -675,7 +679,7 @@ TEST(CommitSnapshot, InteropWarehouseTable) {
   for (const auto& [path, e] : live) existing += e.status == EntryStatus::kExisting;
   EXPECT_GT(existing, 0);
   int64_t scanned = 0;
-  FLOE_ASSERT_OK(ScanTable(m, std::nullopt, [&](const RecordBatch& b) {
+  FLOE_ASSERT_OK(ScanTable(io::FileIO(), m, std::nullopt, [&](const RecordBatch& b) {
     scanned += static_cast<int64_t>(b.num_rows());
     return Status::OK();
   }));
@@ -697,12 +701,12 @@ TEST(CommitSnapshot, InteropWarehouseTable) {
     e.data_file.upper_bounds = {{2, "b"}};
     entries.push_back(std::move(e));
   }
-  FLOE_ASSERT_OK_AND_ASSIGN(
-      ManifestFile big, WriteManifest(loose + "/big-m0.avro", m.current_schema(), m.default_spec(),
-                                      ManifestContent::kData, 1, entries));
+  FLOE_ASSERT_OK_AND_ASSIGN(ManifestFile big,
+                            WriteManifest(io::FileIO(), loose + "/big-m0.avro", m.current_schema(),
+                                          m.default_spec(), ManifestContent::kData, 1, entries));
   big.sequence_number = 1;
   big.min_sequence_number = 1;
-  FLOE_ASSERT_OK(WriteManifestList(loose + "/snap-1-1-big.avro", 1, std::nullopt, 1,
+  FLOE_ASSERT_OK(WriteManifestList(io::FileIO(), loose + "/snap-1-1-big.avro", 1, std::nullopt, 1,
                                    std::vector<ManifestFile>(60, big)));
   for (const char* name : {"/big-m0.avro", "/snap-1-1-big.avro"}) {
     FLOE_ASSERT_OK_AND_ASSIGN(std::string bytes, io::ReadFile(loose + name));

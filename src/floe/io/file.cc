@@ -19,6 +19,13 @@ namespace {
 
 constexpr size_t kBufferSize = 1 << 20;
 
+// Without a FileIO there are no S3 settings to reach an object with.
+Status NotALocalPath(const std::string& path) {
+  return Status::InvalidArgument("'" + path +
+                                 "' is on object storage: it is reached through the FileIO of a "
+                                 "catalog, sink or checkpoint storage, not as a local file");
+}
+
 Status ErrnoStatus(const std::string& what, const std::string& path, int err) {
   std::string msg = what + " '" + path + "': " + std::strerror(err);
   if (err == ENOENT) return Status::NotFound(msg);
@@ -42,18 +49,6 @@ Status WriteTempSynced(const std::string& tmp, std::string_view data) {
   return st;
 }
 
-Status S3WriteObject(const std::string& uri, std::string_view data, bool if_absent) {
-  return internal::WithS3Object(
-      uri, [&](S3Client& c, const std::string& bucket, const std::string& key) {
-        return c.Put(bucket, key, data, if_absent);
-      });
-}
-
-Status S3RemoveObject(const std::string& uri) {
-  return internal::WithS3Object(uri, [](S3Client& c, const std::string& bucket,
-                                        const std::string& key) { return c.Delete(bucket, key); });
-}
-
 }  // namespace
 
 WritableFile::~WritableFile() {
@@ -62,13 +57,7 @@ WritableFile::~WritableFile() {
 
 Result<std::unique_ptr<WritableFile>> WritableFile::Create(const std::string& path,
                                                            bool exclusive) {
-  if (IsS3Uri(path)) {
-    FLOE_RETURN_NOT_OK(ParseS3Uri(path).status());
-    auto file = std::unique_ptr<WritableFile>(new WritableFile(path, -1));
-    file->object_ = true;
-    file->exclusive_ = exclusive;
-    return file;
-  }
+  if (IsS3Uri(path)) return NotALocalPath(path);
   int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (exclusive ? O_EXCL : O_TRUNC);
   int fd = ::open(path.c_str(), flags, 0644);
   if (fd < 0) return ErrnoStatus("cannot create", path, errno);
@@ -76,7 +65,7 @@ Result<std::unique_ptr<WritableFile>> WritableFile::Create(const std::string& pa
 }
 
 Status WritableFile::Upload() {
-  FLOE_RETURN_NOT_OK(S3WriteObject(path_, buffer_, exclusive_));
+  FLOE_RETURN_NOT_OK(store_->Put(path_, buffer_, exclusive_));
   uploaded_ = true;
   exclusive_ = false;  // it exists now: later uploads replace our own object
   return Status::OK();
@@ -148,15 +137,7 @@ Status WritableFile::Close() {
 }
 
 Result<std::string> ReadFile(const std::string& path) {
-  if (IsS3Uri(path)) {
-    std::string out;
-    FLOE_RETURN_NOT_OK(internal::WithS3Object(
-        path, [&](S3Client& c, const std::string& bucket, const std::string& key) -> Status {
-          FLOE_ASSIGN_OR_RAISE(out, c.Get(bucket, key));
-          return Status::OK();
-        }));
-    return out;
-  }
+  if (IsS3Uri(path)) return NotALocalPath(path);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("cannot open", path, errno);
   std::string out;
@@ -179,15 +160,7 @@ Result<std::string> ReadFile(const std::string& path) {
 }
 
 Result<std::string> ReadFileRange(const std::string& path, uint64_t offset, uint64_t length) {
-  if (IsS3Uri(path)) {
-    std::string out;
-    FLOE_RETURN_NOT_OK(internal::WithS3Object(
-        path, [&](S3Client& c, const std::string& bucket, const std::string& key) -> Status {
-          FLOE_ASSIGN_OR_RAISE(out, c.GetRange(bucket, key, offset, length));
-          return Status::OK();
-        }));
-    return out;
-  }
+  if (IsS3Uri(path)) return NotALocalPath(path);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("cannot open", path, errno);
   std::string out(length, '\0');
@@ -213,16 +186,7 @@ Result<std::string> ReadFileRange(const std::string& path, uint64_t offset, uint
 }
 
 Result<uint64_t> FileSize(const std::string& path) {
-  if (IsS3Uri(path)) {
-    uint64_t size = 0;
-    FLOE_RETURN_NOT_OK(internal::WithS3Object(
-        path, [&](S3Client& c, const std::string& bucket, const std::string& key) -> Status {
-          FLOE_ASSIGN_OR_RAISE(S3Object o, c.Head(bucket, key));
-          size = static_cast<uint64_t>(o.size);
-          return Status::OK();
-        }));
-    return size;
-  }
+  if (IsS3Uri(path)) return NotALocalPath(path);
   struct stat sb;
   if (::stat(path.c_str(), &sb) != 0) return ErrnoStatus("cannot stat", path, errno);
   return static_cast<uint64_t>(sb.st_size);
@@ -237,9 +201,7 @@ Result<FileStamp> StampOf(const std::string& path) {
 }
 
 Status WriteFileExclusive(const std::string& path, std::string_view data) {
-  // A conditional write (If-None-Match: *); a store that ignores it overwrites, so catalogs
-  // that need an atomic create refuse object storage (docs/catalogs.md).
-  if (IsS3Uri(path)) return S3WriteObject(path, data, /*if_absent=*/true);
+  if (IsS3Uri(path)) return NotALocalPath(path);
   std::string tmp = TempNameFor(path);
   FLOE_RETURN_NOT_OK(WriteTempSynced(tmp, data));
   int rc = ::link(tmp.c_str(), path.c_str());
@@ -250,7 +212,7 @@ Status WriteFileExclusive(const std::string& path, std::string_view data) {
 }
 
 Status WriteFileReplace(const std::string& path, std::string_view data) {
-  if (IsS3Uri(path)) return S3WriteObject(path, data, /*if_absent=*/false);
+  if (IsS3Uri(path)) return NotALocalPath(path);
   std::string tmp = TempNameFor(path);
   FLOE_RETURN_NOT_OK(WriteTempSynced(tmp, data));
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -262,13 +224,13 @@ Status WriteFileReplace(const std::string& path, std::string_view data) {
 }
 
 bool Exists(const std::string& path) {
-  if (IsS3Uri(path)) return FileSize(path).ok();
+  if (IsS3Uri(path)) return false;
   struct stat sb;
   return ::stat(path.c_str(), &sb) == 0;
 }
 
 Status CreateDirs(const std::string& path) {
-  if (IsS3Uri(path)) return Status::OK();  // object storage has no directories
+  if (IsS3Uri(path)) return NotALocalPath(path);
   std::error_code ec;
   std::filesystem::create_directories(path, ec);
   if (ec) return Status::IOError("cannot create directory '" + path + "': " + ec.message());
@@ -276,17 +238,13 @@ Status CreateDirs(const std::string& path) {
 }
 
 Status RemoveFile(const std::string& path) {
-  if (IsS3Uri(path)) return S3RemoveObject(path);
+  if (IsS3Uri(path)) return NotALocalPath(path);
   if (::unlink(path.c_str()) != 0) return ErrnoStatus("cannot remove", path, errno);
   return Status::OK();
 }
 
 Status RemoveTree(const std::string& path) {
-  if (IsS3Uri(path)) {
-    FLOE_ASSIGN_OR_RAISE(std::vector<FileEntry> files, internal::S3ListFiles(path));
-    for (const FileEntry& f : files) FLOE_RETURN_NOT_OK(S3RemoveObject(f.path));
-    return Status::OK();
-  }
+  if (IsS3Uri(path)) return NotALocalPath(path);
   std::error_code ec;
   std::filesystem::remove_all(path, ec);
   if (ec) return Status::IOError("cannot remove " + path + ": " + ec.message());
@@ -294,7 +252,7 @@ Status RemoveTree(const std::string& path) {
 }
 
 Status SyncDir(const std::string& path) {
-  if (IsS3Uri(path)) return Status::OK();
+  if (IsS3Uri(path)) return NotALocalPath(path);
   int fd = ::open(path.empty() ? "." : path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus("cannot open directory", path, errno);
   int rc = ::fsync(fd);
@@ -305,18 +263,7 @@ Status SyncDir(const std::string& path) {
 }
 
 Result<std::vector<std::string>> ListDir(const std::string& dir) {
-  if (IsS3Uri(dir)) {
-    // A directory is every key below it: the first name of each, once.
-    FLOE_ASSIGN_OR_RAISE(std::vector<FileEntry> files, internal::S3ListFiles(dir));
-    if (files.empty()) return Status::NotFound("no directory '" + dir + "'");
-    std::vector<std::string> names;
-    const size_t skip = dir.size() + (dir.back() == '/' ? 0 : 1);
-    for (const FileEntry& f : files) {
-      std::string name = f.path.substr(skip, f.path.find('/', skip) - skip);
-      if (names.empty() || names.back() != name) names.push_back(std::move(name));
-    }
-    return names;
-  }
+  if (IsS3Uri(dir)) return NotALocalPath(dir);
   std::error_code ec;
   std::vector<std::string> names;
   std::filesystem::directory_iterator it(dir, ec);
@@ -333,7 +280,7 @@ Result<std::vector<std::string>> ListDir(const std::string& dir) {
 
 Result<std::vector<FileEntry>> ListFilesRecursive(const std::string& dir) {
   std::vector<FileEntry> out;
-  if (IsS3Uri(dir)) return internal::S3ListFiles(dir);
+  if (IsS3Uri(dir)) return NotALocalPath(dir);
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::recursive_directory_iterator it(dir, ec), end;

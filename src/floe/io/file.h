@@ -10,15 +10,18 @@
 
 namespace floe::io {
 
-// Every function here also takes s3://bucket/key URIs (object_store.h says which settings they
-// use): reads and writes of whole objects, ranges, HEAD for sizes and existence, listing for
-// directories, deletes; directories need no creating.
+namespace internal {
+class ObjectStore;
+}  // namespace internal
+
+// Local files. The functions here refuse s3:// URIs (InvalidArgument; Exists is false): objects
+// are reached through a FileIO (file_io.h), which holds the settings of the store they are on.
 
 // WritableFile appends to a new local file through a user-space buffer.
 // Lifecycle: Create -> Append* -> [Sync] -> Close. Not thread-safe. The destructor closes the
 // descriptor without syncing (an abandoned file is left for the caller to remove).
-// An s3:// file is kept in memory and uploaded whole (in parts when large) by Sync and by a
-// Close after appends; an abandoned one is never uploaded.
+// An s3:// file (FileIO::NewWritableFile) is kept in memory and uploaded whole (in parts when
+// large) by Sync and by a Close after appends; an abandoned one is never uploaded.
 class WritableFile {
  public:
   ~WritableFile();
@@ -37,6 +40,7 @@ class WritableFile {
   const std::string& path() const { return path_; }
 
  private:
+  friend class FileIO;
   WritableFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
   Status FlushBuffer();
   Status Upload();
@@ -44,6 +48,7 @@ class WritableFile {
   std::string path_;
   int fd_ = -1;
   // s3:// only: the whole object is in buffer_; `uploaded_` once it is stored as it is now.
+  std::shared_ptr<internal::ObjectStore> store_;
   bool object_ = false;
   bool exclusive_ = false;
   bool open_ = true;

@@ -3,26 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <map>
-#include <mutex>
-#include <vector>
 
 namespace floe::io {
 
 namespace {
-
-struct Registry {
-  std::mutex mu;
-  std::map<std::string, S3Config> configs;                             // "" = the default
-  std::map<std::string, std::vector<std::unique_ptr<S3Client>>> idle;  // by bucket
-  uint64_t generation = 0;  // bumped by SetS3Config: clients made before are dropped
-  S3Counters totals;
-};
-
-Registry& registry() {
-  static Registry* r = new Registry();  // never destroyed: clients may be returned at exit
-  return *r;
-}
 
 std::string Env(const char* name) {
   const char* v = std::getenv(name);
@@ -42,6 +26,14 @@ S3Config S3ConfigFromEnvironment() {
   c.endpoint = Env("AWS_ENDPOINT_URL_S3");
   if (c.endpoint.empty()) c.endpoint = Env("AWS_ENDPOINT_URL");
   return c;
+}
+
+bool HasS3Options(const std::map<std::string, std::string>& options, const S3OptionNames& names) {
+  for (const char* name : {names.endpoint, names.path_style, names.access_key, names.secret_key,
+                           names.session_token, names.region}) {
+    if (options.count(name) > 0) return true;
+  }
+  return false;
 }
 
 Result<S3Config> S3ConfigFromOptions(const std::map<std::string, std::string>& options,
@@ -73,84 +65,51 @@ Result<S3Config> S3ConfigFromOptions(const std::map<std::string, std::string>& o
   return c;
 }
 
-void SetS3Config(const std::string& bucket, const S3Config& config) {
-  Registry& r = registry();
-  std::lock_guard lock(r.mu);
-  r.configs[bucket] = config;
-  ++r.generation;
-  // Clients made with the old settings must not serve new requests.
-  if (bucket.empty()) {
-    r.idle.clear();
-  } else {
-    r.idle.erase(bucket);
-  }
-}
-
-Result<S3Config> S3ConfigFor(const std::string& bucket) {
-  Registry& r = registry();
-  std::lock_guard lock(r.mu);
-  auto it = r.configs.find(bucket);
-  if (it == r.configs.end()) it = r.configs.find("");
-  S3Config c = it != r.configs.end() ? it->second : S3ConfigFromEnvironment();
-  if (c.access_key_id.empty() || c.secret_access_key.empty()) {
-    return Status::InvalidArgument(
-        "no S3 credentials for s3://" + bucket +
-        ": set s3.access-key-id and s3.secret-access-key (Iceberg sink options), s3.access-key "
-        "and s3.secret-key (Flink SET keys), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY");
-  }
-  return c;
-}
-
-S3Counters S3TotalCounters() {
-  Registry& r = registry();
-  std::lock_guard lock(r.mu);
-  return r.totals;
-}
-
 namespace internal {
 
-Status WithS3Client(const std::string& bucket, const std::function<Status(S3Client&)>& op) {
-  Registry& r = registry();
+Status ObjectStore::WithClient(const std::function<Status(S3Client&)>& op) {
   std::unique_ptr<S3Client> client;
-  uint64_t generation;
   {
-    std::lock_guard lock(r.mu);
-    generation = r.generation;
-    auto& idle = r.idle[bucket];
-    if (!idle.empty()) {
-      client = std::move(idle.back());
-      idle.pop_back();
+    std::lock_guard lock(mu_);
+    if (!idle_.empty()) {
+      client = std::move(idle_.back());
+      idle_.pop_back();
     }
   }
   if (!client) {
-    FLOE_ASSIGN_OR_RAISE(S3Config config, S3ConfigFor(bucket));
-    FLOE_ASSIGN_OR_RAISE(client, S3Client::Make(std::move(config)));
+    FLOE_ASSIGN_OR_RAISE(client, S3Client::Make(config_));
   }
   S3Counters before = client->counters();
   Status st = op(*client);
   S3Counters after = client->counters();
-  std::lock_guard lock(r.mu);
-  r.totals.requests += after.requests - before.requests;
-  r.totals.retries += after.retries - before.retries;
-  r.totals.bytes_sent += after.bytes_sent - before.bytes_sent;
-  r.totals.bytes_received += after.bytes_received - before.bytes_received;
-  if (generation == r.generation) r.idle[bucket].push_back(std::move(client));
+  std::lock_guard lock(mu_);
+  totals_.requests += after.requests - before.requests;
+  totals_.retries += after.retries - before.retries;
+  totals_.bytes_sent += after.bytes_sent - before.bytes_sent;
+  totals_.bytes_received += after.bytes_received - before.bytes_received;
+  idle_.push_back(std::move(client));
   return st;
 }
 
-Status WithS3Object(
+Status ObjectStore::WithObject(
     const std::string& uri,
     const std::function<Status(S3Client&, const std::string& bucket, const std::string& key)>& op) {
   FLOE_ASSIGN_OR_RAISE(auto loc, ParseS3Uri(uri));
-  return WithS3Client(loc.first, [&](S3Client& c) { return op(c, loc.first, loc.second); });
+  if (config_.access_key_id.empty() || config_.secret_access_key.empty()) {
+    return Status::InvalidArgument(
+        "no S3 credentials for " + uri +
+        ": set s3.access-key-id and s3.secret-access-key (Iceberg sink options), s3.access-key "
+        "and s3.secret-key (Flink SET keys), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY");
+  }
+  return WithClient([&](S3Client& c) { return op(c, loc.first, loc.second); });
 }
 
-Result<std::vector<FileEntry>> S3ListFiles(const std::string& dir_uri) {
+Result<std::vector<FileEntry>> ObjectStore::ListFiles(const std::string& dir_uri) {
   std::string dir = dir_uri;
   if (dir.back() != '/') dir.push_back('/');
   std::vector<FileEntry> out;
-  FLOE_RETURN_NOT_OK(WithS3Object(
-      dir, [&](S3Client& c, const std::string& bucket, const std::string& prefix) -> Status {
+  FLOE_RETURN_NOT_OK(
+      WithObject(dir, [&](S3Client& c, const std::string& bucket, const std::string& prefix) {
         FLOE_ASSIGN_OR_RAISE(std::vector<S3Object> objects, c.List(bucket, prefix));
         for (const S3Object& o : objects) {
           out.push_back(FileEntry{"s3://" + bucket + "/" + o.key, o.size, o.last_modified_ms});
@@ -158,6 +117,17 @@ Result<std::vector<FileEntry>> S3ListFiles(const std::string& dir_uri) {
         return Status::OK();
       }));
   return out;
+}
+
+Status ObjectStore::Put(const std::string& uri, std::string_view data, bool if_absent) {
+  return WithObject(uri, [&](S3Client& c, const std::string& bucket, const std::string& key) {
+    return c.Put(bucket, key, data, if_absent);
+  });
+}
+
+S3Counters ObjectStore::totals() const {
+  std::lock_guard lock(mu_);
+  return totals_;
 }
 
 }  // namespace internal

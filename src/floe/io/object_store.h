@@ -1,12 +1,12 @@
 #pragma once
 
-// The S3 settings file.h's functions use for s3:// paths. Set by whoever knows them (the Iceberg
-// sink's s3.* options, the checkpoint config's s3.* keys); without any, the AWS environment
-// (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION or
-// AWS_DEFAULT_REGION, AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL).
+// S3 settings from the places they are given (Iceberg's and Flink's option names, the AWS
+// environment), and the pooled clients a FileIO (file_io.h) reaches objects with.
 
 #include <functional>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -15,7 +15,9 @@
 
 namespace floe::io {
 
-// The AWS environment's S3 settings (the variables above; region us-east-1 when unset).
+// The AWS environment's S3 settings (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+// AWS_SESSION_TOKEN, AWS_REGION or AWS_DEFAULT_REGION, AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL;
+// region us-east-1 when unset).
 S3Config S3ConfigFromEnvironment();
 
 // The option names one configuration dialect uses for the S3 settings.
@@ -35,32 +37,42 @@ inline constexpr S3OptionNames kIcebergS3Options = {"s3.endpoint",      "s3.path
 inline constexpr S3OptionNames kFlinkS3Options = {"s3.endpoint",      "s3.path.style.access",
                                                   "s3.access-key",    "s3.secret-key",
                                                   "s3.session-token", "s3.region"};
+// Whether `options` sets any of `names`.
+bool HasS3Options(const std::map<std::string, std::string>& options, const S3OptionNames& names);
 // The environment's settings with those `options` sets under `names` on top. InvalidArgument
 // naming the option for a path-style value that is not true/false, a malformed endpoint or
 // missing credentials (never printing a secret).
 Result<S3Config> S3ConfigFromOptions(const std::map<std::string, std::string>& options,
                                      const S3OptionNames& names);
 
-// For `bucket`, or for every bucket without its own when `bucket` is empty. Replaces what was
-// set before for it. Thread-safe.
-void SetS3Config(const std::string& bucket, const S3Config& config);
-// What s3://`bucket`/... uses; InvalidArgument naming the settings when there are no
-// credentials anywhere.
-Result<S3Config> S3ConfigFor(const std::string& bucket);
-// Requests and bytes of every S3 call of this process so far (bench figures).
-S3Counters S3TotalCounters();
-
 namespace internal {
 
-// Runs `op` with a client for `bucket` (clients are pooled: S3Client is not thread-safe).
-Status WithS3Client(const std::string& bucket, const std::function<Status(S3Client&)>& op);
+// The S3 clients of one set of settings, pooled (S3Client is not thread-safe), and the totals of
+// their requests. Thread-safe.
+class ObjectStore {
+ public:
+  explicit ObjectStore(S3Config config) : config_(std::move(config)) {}
 
-// Runs `op` on the bucket and key of the s3:// `uri` with a client for the bucket.
-Status WithS3Object(
-    const std::string& uri,
-    const std::function<Status(S3Client&, const std::string& bucket, const std::string& key)>& op);
-// Every object under `dir_uri`/, as files (URI, size, last modified), sorted by key.
-Result<std::vector<FileEntry>> S3ListFiles(const std::string& dir_uri);
+  // Runs `op` on the bucket and key of the s3:// `uri` with a client of the pool (made on
+  // demand). InvalidArgument naming the settings when there are no credentials.
+  Status WithObject(const std::string& uri,
+                    const std::function<Status(S3Client&, const std::string& bucket,
+                                               const std::string& key)>& op);
+  // Every object under `dir_uri`/, as files (URI, size, last modified), sorted by key.
+  Result<std::vector<FileEntry>> ListFiles(const std::string& dir_uri);
+  Status Put(const std::string& uri, std::string_view data, bool if_absent);
+
+  const S3Config& config() const { return config_; }
+  S3Counters totals() const;
+
+ private:
+  Status WithClient(const std::function<Status(S3Client&)>& op);
+
+  const S3Config config_;
+  mutable std::mutex mu_;
+  std::vector<std::unique_ptr<S3Client>> idle_;
+  S3Counters totals_;
+};
 
 }  // namespace internal
 

@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "floe/io/file.h"
+#include "floe/io/file_io.h"
 #include "floe/io/object_store.h"
 
 namespace floe::io {
@@ -171,66 +172,78 @@ TEST_F(S3ServerTest, AWrongSecretIsRefusedByTheServerAndNeverPrinted) {
   EXPECT_EQ(client->counters().retries, 0);  // a 403 is not retried
 }
 
-TEST_F(S3ServerTest, FileFunctionsTakeS3UrisWithTheConfiguredSettings) {
-  SetS3Config(bucket_, config_);
+TEST_F(S3ServerTest, AFileIOTakesS3UrisWithItsSettings) {
+  FileIO file_io(config_);
   const std::string dir = "s3://" + bucket_ + "/wh/demo/t";
-  S3Counters before = S3TotalCounters();
-  ASSERT_TRUE(CreateDirs(dir + "/metadata").ok());  // nothing to create
-  ASSERT_TRUE(WriteFileExclusive(dir + "/metadata/00000-a.metadata.json", "{}").ok());
+  ASSERT_TRUE(file_io.CreateDirs(dir + "/metadata").ok());  // nothing to create
+  ASSERT_TRUE(file_io.WriteFileExclusive(dir + "/metadata/00000-a.metadata.json", "{}").ok());
   // A conditional create (If-None-Match: *) of an existing key: AlreadyExists, object unchanged.
-  EXPECT_TRUE(
-      WriteFileExclusive(dir + "/metadata/00000-a.metadata.json", "{\"x\":1}").IsAlreadyExists());
-  ASSERT_TRUE(WriteFileReplace(dir + "/data/f1.parquet", "PAR1....PAR1").ok());
-  ASSERT_TRUE(WriteFileReplace(dir + "/data/f2.parquet", "PAR1").ok());
-  EXPECT_EQ(ReadFile(dir + "/metadata/00000-a.metadata.json").ValueOrDie(), "{}");
-  EXPECT_EQ(ReadFileRange(dir + "/data/f1.parquet", 8, 4).ValueOrDie(), "PAR1");
-  EXPECT_EQ(FileSize(dir + "/data/f1.parquet").ValueOrDie(), 12u);
-  EXPECT_TRUE(Exists(dir + "/data/f2.parquet"));
-  EXPECT_FALSE(Exists(dir + "/data/f3.parquet"));
-  EXPECT_TRUE(ReadFile(dir + "/data/f3.parquet").status().IsNotFound());
-  EXPECT_EQ(ListDir(dir).ValueOrDie(), (std::vector<std::string>{"data", "metadata"}));
-  EXPECT_EQ(ListDir(dir + "/data").ValueOrDie(),
+  EXPECT_TRUE(file_io.WriteFileExclusive(dir + "/metadata/00000-a.metadata.json", "{\"x\":1}")
+                  .IsAlreadyExists());
+  ASSERT_TRUE(file_io.WriteFileReplace(dir + "/data/f1.parquet", "PAR1....PAR1").ok());
+  ASSERT_TRUE(file_io.WriteFileReplace(dir + "/data/f2.parquet", "PAR1").ok());
+  EXPECT_EQ(file_io.ReadFile(dir + "/metadata/00000-a.metadata.json").ValueOrDie(), "{}");
+  EXPECT_EQ(file_io.ReadFileRange(dir + "/data/f1.parquet", 8, 4).ValueOrDie(), "PAR1");
+  EXPECT_EQ(file_io.FileSize(dir + "/data/f1.parquet").ValueOrDie(), 12u);
+  EXPECT_TRUE(file_io.Exists(dir + "/data/f2.parquet"));
+  EXPECT_FALSE(file_io.Exists(dir + "/data/f3.parquet"));
+  EXPECT_TRUE(file_io.ReadFile(dir + "/data/f3.parquet").status().IsNotFound());
+  EXPECT_EQ(file_io.ListDir(dir).ValueOrDie(), (std::vector<std::string>{"data", "metadata"}));
+  EXPECT_EQ(file_io.ListDir(dir + "/data").ValueOrDie(),
             (std::vector<std::string>{"f1.parquet", "f2.parquet"}));
-  EXPECT_TRUE(ListDir(dir + "/nothing").status().IsNotFound());
+  EXPECT_TRUE(file_io.ListDir(dir + "/nothing").status().IsNotFound());
+  EXPECT_EQ(file_io.ListFilesRecursive(dir).ValueOrDie().size(), 3u);
   EXPECT_EQ(AbsolutePath(dir), dir);
-  ASSERT_TRUE(RemoveFile(dir + "/data/f2.parquet").ok());
-  EXPECT_FALSE(Exists(dir + "/data/f2.parquet"));
-  ASSERT_TRUE(RemoveTree(dir).ok());
-  EXPECT_TRUE(ListDir(dir).status().IsNotFound());
-  S3Counters after = S3TotalCounters();
-  EXPECT_GE(after.requests - before.requests, 16);
-  EXPECT_GE(after.bytes_sent - before.bytes_sent, 2 + 12 + 4);
+  ASSERT_TRUE(file_io.RemoveFile(dir + "/data/f2.parquet").ok());
+  EXPECT_FALSE(file_io.Exists(dir + "/data/f2.parquet"));
+  ASSERT_TRUE(file_io.RemoveTree(dir).ok());
+  EXPECT_TRUE(file_io.ListDir(dir).status().IsNotFound());
+  // Counted per FileIO, its copies included.
+  FileIO copy = file_io;
+  EXPECT_FALSE(copy.Exists(dir + "/data/f1.parquet"));
+  S3Counters counted = file_io.s3_counters();
+  EXPECT_GE(counted.requests, 18);
+  EXPECT_GE(counted.bytes_sent, 2 + 12 + 4);
+  EXPECT_EQ(copy.s3_counters().requests, counted.requests);
 }
 
 TEST_F(S3ServerTest, AWritableFileIsUploadedBySyncOrCloseAndNeverWhenAbandoned) {
-  SetS3Config(bucket_, config_);
+  FileIO file_io(config_);
   const std::string dir = "s3://" + bucket_ + "/files";
   {
-    auto f = WritableFile::Create(dir + "/synced.parquet", /*exclusive=*/true).ValueOrDie();
+    auto f = file_io.NewWritableFile(dir + "/synced.parquet", /*exclusive=*/true).ValueOrDie();
     ASSERT_TRUE(f->Append("PAR1").ok());
-    EXPECT_FALSE(Exists(dir + "/synced.parquet"));  // nothing sent before Sync
+    EXPECT_FALSE(file_io.Exists(dir + "/synced.parquet"));  // nothing sent before Sync
     ASSERT_TRUE(f->Append("data").ok());
     ASSERT_TRUE(f->Sync().ok());
-    EXPECT_EQ(ReadFile(dir + "/synced.parquet").ValueOrDie(), "PAR1data");
+    EXPECT_EQ(file_io.ReadFile(dir + "/synced.parquet").ValueOrDie(), "PAR1data");
     ASSERT_TRUE(f->Append("PAR1").ok());
     ASSERT_TRUE(f->Close().ok());
     EXPECT_EQ(f->size(), 12);
   }
-  EXPECT_EQ(ReadFile(dir + "/synced.parquet").ValueOrDie(), "PAR1dataPAR1");
+  EXPECT_EQ(file_io.ReadFile(dir + "/synced.parquet").ValueOrDie(), "PAR1dataPAR1");
   {
-    auto f = WritableFile::Create(dir + "/abandoned.parquet", false).ValueOrDie();
+    auto f = file_io.NewWritableFile(dir + "/abandoned.parquet", false).ValueOrDie();
     ASSERT_TRUE(f->Append("x").ok());
   }
-  EXPECT_FALSE(Exists(dir + "/abandoned.parquet"));
-  EXPECT_FALSE(WritableFile::Create("s3:///no-bucket", false).ok());
+  EXPECT_FALSE(file_io.Exists(dir + "/abandoned.parquet"));
+  EXPECT_FALSE(file_io.NewWritableFile("s3:///no-bucket", false).ok());
 }
 
-TEST(ObjectStore, WithoutCredentialsTheErrorNamesEverySetting) {
+TEST(FileIO, WithoutCredentialsTheErrorNamesTheObjectAndEverySetting) {
   ::unsetenv("AWS_ACCESS_KEY_ID");  // this process only
-  Result<S3Config> none = S3ConfigFor("no-such-bucket-configured");
-  ASSERT_FALSE(none.ok());
-  EXPECT_NE(none.status().message().find("s3.access-key-id"), std::string::npos);
-  EXPECT_NE(none.status().message().find("AWS_ACCESS_KEY_ID"), std::string::npos);
+  FileIO from_environment = FileIO::FromOptions({}, kIcebergS3Options).ValueOrDie();
+  Status st = from_environment.ReadFile("s3://b/k").status();
+  ASSERT_TRUE(st.IsInvalidArgument()) << st.ToString();
+  EXPECT_NE(st.message().find("s3://b/k"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find("s3.access-key-id"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find("AWS_ACCESS_KEY_ID"), std::string::npos) << st.ToString();
+  // Given options are checked at once.
+  EXPECT_FALSE(FileIO::FromOptions({{"s3.endpoint", "http://h:1"}}, kIcebergS3Options).ok());
+  FileIO given =
+      FileIO::FromOptions({{"s3.access-key", "AK"}, {"s3.secret-key", "SK"}}, kFlinkS3Options)
+          .ValueOrDie();
+  EXPECT_EQ(given.s3_config()->access_key_id, "AK");
 }
 
 }  // namespace

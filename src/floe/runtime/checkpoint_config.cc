@@ -173,9 +173,15 @@ Result<CheckpointConfig> CheckpointConfig::FromOptions(
                               &c.savepoint_dir));
   if (on_s3) {
     // Flink's keys for its S3 filesystems; the AWS environment for what they leave unset.
+    // Checked here, so that a job without credentials is refused at start.
     Result<io::S3Config> s3 = io::S3ConfigFromOptions(options, io::kFlinkS3Options);
     if (!s3.ok()) return s3.status().WithContext("checkpoints on s3://");
-    c.s3 = std::move(s3).value();
+    c.file_io = io::FileIO(std::move(s3).value());
+  } else {
+    // A savepoint restored from may still be on s3://.
+    Result<io::FileIO> file_io = io::FileIO::FromOptions(options, io::kFlinkS3Options);
+    if (!file_io.ok()) return file_io.status().WithContext("S3 settings");
+    c.file_io = std::move(file_io).value();
   }
   FLOE_RETURN_NOT_OK(c.Validate());
   return c;
@@ -188,14 +194,6 @@ void CheckpointConfig::ScopeToJob(const std::string& job_id) {
   // Savepoints stay where they were before the job's directory existed: beside the jobs' ones
   // (their names carry the job id).
   if (savepoint_dir.empty()) savepoint_dir = io::JoinPath(base_dir, "savepoints");
-}
-
-void CheckpointConfig::UseObjectStorage() const {
-  if (!s3) return;
-  for (const std::string& dir : {this->dir, savepoint_dir}) {
-    Result<std::pair<std::string, std::string>> at = io::ParseS3Uri(dir);
-    if (at.ok()) io::SetS3Config(at->first, *s3);
-  }
 }
 
 Status CheckpointConfig::Validate() const {

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "floe/common/status.h"
-#include "floe/io/s3_client.h"
+#include "floe/io/file_io.h"
 #include "floe/runtime/operator.h"
 
 namespace floe::runtime {
@@ -41,11 +41,11 @@ struct CheckpointConfig {
   std::string dir;
   std::string base_dir;       // execution.checkpointing.dir itself ("" = not set)
   std::string savepoint_dir;  // execution.checkpointing.savepoint-dir (state.savepoints.dir)
-  // For s3:// checkpoint or savepoint directories: Flink's S3 keys (s3.endpoint,
-  // s3.path.style.access, s3.access-key, s3.secret-key, s3.region), unset ones from the AWS
-  // environment. UseObjectStorage() makes them this process's settings for those buckets.
-  std::optional<io::S3Config> s3;
-  void UseObjectStorage() const;
+  // What checkpoints and savepoints are read and written with: local files, and s3:// objects
+  // with Flink's S3 keys (s3.endpoint, s3.path.style.access, s3.access-key, s3.secret-key,
+  // s3.region), unset ones from the AWS environment (credentials checked at start when `dir`
+  // or `savepoint_dir` is on s3://).
+  io::FileIO file_io;
   int num_retained = 1;  // state.checkpoints.num-retained
 
   bool periodic() const { return interval.count() > 0; }

@@ -275,10 +275,12 @@ TEST(CheckpointCoordinator, WritesMetadataOnlyWhenAllAcksArrived) {
   FakeClock clock;
   auto c = Make(CheckpointConfig{}, &clock, CheckpointId(), storage.get());
   CheckpointTrigger t = c->TriggerNow(false).ValueOrDie();
-  auto h = CheckpointStorage::WriteTaskState(t.location, "src/0", "pos=5").ValueOrDie();
+  auto h =
+      CheckpointStorage::WriteTaskState(io::FileIO(), t.location, "src/0", "pos=5").ValueOrDie();
   ASSERT_TRUE(c->Acknowledge(t.id, h, false).ok());
   EXPECT_FALSE(*storage->LatestCompleted());
-  auto h2 = CheckpointStorage::WriteTaskState(t.location, "sink/0", "staged").ValueOrDie();
+  auto h2 =
+      CheckpointStorage::WriteTaskState(io::FileIO(), t.location, "sink/0", "staged").ValueOrDie();
   auto done = c->Acknowledge(t.id, h2, false);
   ASSERT_TRUE(done.ok() && *done);
   EXPECT_EQ(*storage->LatestCompleted(), t.id);
@@ -315,7 +317,7 @@ TEST(CheckpointCoordinator, RetentionOnCancellation) {
     auto c = Make(cfg, &clock, CheckpointId(), storage.get());
     CheckpointTrigger t = c->TriggerNow(false).ValueOrDie();
     for (const auto& task : kTasks) {
-      auto h = CheckpointStorage::WriteTaskState(t.location, task, "x").ValueOrDie();
+      auto h = CheckpointStorage::WriteTaskState(io::FileIO(), t.location, task, "x").ValueOrDie();
       ASSERT_TRUE(c->Acknowledge(t.id, h, false).ok());
     }
     ASSERT_TRUE(c->OnJobCancelled().ok());

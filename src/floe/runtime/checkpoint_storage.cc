@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "floe/io/file.h"
+#include "floe/io/file_io.h"
 #include "floe/runtime/state.h"
 
 namespace floe::runtime {
@@ -48,13 +49,13 @@ std::string StateFileName(const std::string& task) {
 
 // Deletes a completed checkpoint: `_metadata` first, so a crash midway leaves a directory that
 // is no longer a checkpoint rather than one with missing files.
-Status DeleteCompleted(const std::string& dir) {
+Status DeleteCompleted(const io::FileIO& file_io, const std::string& dir) {
   std::string meta = io::JoinPath(dir, CheckpointStorage::kMetadataFile);
-  if (io::Exists(meta)) {
-    FLOE_RETURN_NOT_OK(io::RemoveFile(meta));
-    FLOE_RETURN_NOT_OK(io::SyncDir(dir));
+  if (file_io.Exists(meta)) {
+    FLOE_RETURN_NOT_OK(file_io.RemoveFile(meta));
+    FLOE_RETURN_NOT_OK(file_io.SyncDir(dir));
   }
-  return io::RemoveTree(dir);
+  return file_io.RemoveTree(dir);
 }
 
 }  // namespace
@@ -132,7 +133,7 @@ Result<std::unique_ptr<CheckpointStorage>> CheckpointStorage::Make(Options optio
   } else {
     options.savepoint_dir = io::AbsolutePath(options.savepoint_dir);
   }
-  FLOE_RETURN_NOT_OK(io::CreateDirs(options.checkpoint_dir));
+  FLOE_RETURN_NOT_OK(options.file_io.CreateDirs(options.checkpoint_dir));
   return std::unique_ptr<CheckpointStorage>(new CheckpointStorage(std::move(options)));
 }
 
@@ -151,7 +152,7 @@ Result<CheckpointLocation> CheckpointStorage::InitCheckpoint(CheckpointId id,
     // for different positions (sinks compare ids, e.g. the Iceberg table's floe.checkpoint-id).
     FLOE_ASSIGN_OR_RAISE(CheckpointId recorded, HighestSavepointId());
     if (id > recorded) {
-      FLOE_RETURN_NOT_OK(io::WriteFileReplace(
+      FLOE_RETURN_NOT_OK(options_.file_io.WriteFileReplace(
           io::JoinPath(options_.checkpoint_dir, kSavepointFloorFile), id.ToString() + "\n"));
     }
     thread_local std::mt19937_64 rng(std::random_device{}());
@@ -162,18 +163,19 @@ Result<CheckpointLocation> CheckpointStorage::InitCheckpoint(CheckpointId id,
   } else {
     loc.dir = CheckpointDir(id);
   }
-  if (io::Exists(loc.dir)) {
+  if (options_.file_io.Exists(loc.dir)) {
     return Status::AlreadyExists("checkpoint directory '" + loc.dir + "' already exists");
   }
-  FLOE_RETURN_NOT_OK(io::CreateDirs(loc.dir));
+  FLOE_RETURN_NOT_OK(options_.file_io.CreateDirs(loc.dir));
   return loc;
 }
 
-Result<TaskStateHandle> CheckpointStorage::WriteTaskState(const CheckpointLocation& location,
+Result<TaskStateHandle> CheckpointStorage::WriteTaskState(const io::FileIO& file_io,
+                                                          const CheckpointLocation& location,
                                                           const std::string& task,
                                                           std::string_view blob) {
   TaskStateHandle h{task, StateFileName(task), blob.size(), Crc32(blob)};
-  FLOE_RETURN_NOT_OK(io::WriteFileExclusive(io::JoinPath(location.dir, h.file), blob));
+  FLOE_RETURN_NOT_OK(file_io.WriteFileExclusive(io::JoinPath(location.dir, h.file), blob));
   return h;
 }
 
@@ -185,21 +187,21 @@ Status CheckpointStorage::Finalize(const CheckpointLocation& location,
   header.is_savepoint = location.is_savepoint;
   header.job_id = options_.job_id;
   header.timestamp_millis = timestamp_millis;
-  FLOE_RETURN_NOT_OK(io::WriteFileExclusive(io::JoinPath(location.dir, kMetadataFile),
-                                            EncodeCheckpointMetadata(header, states)));
+  FLOE_RETURN_NOT_OK(options_.file_io.WriteFileExclusive(io::JoinPath(location.dir, kMetadataFile),
+                                                         EncodeCheckpointMetadata(header, states)));
   if (location.is_savepoint) return Status::OK();
   return ApplyRetention();
 }
 
 Status CheckpointStorage::Discard(const CheckpointLocation& location) const {
-  if (io::Exists(io::JoinPath(location.dir, kMetadataFile))) {
+  if (options_.file_io.Exists(io::JoinPath(location.dir, kMetadataFile))) {
     return Status::Internal("refusing to discard completed checkpoint '" + location.dir + "'");
   }
-  return io::RemoveTree(location.dir);
+  return options_.file_io.RemoveTree(location.dir);
 }
 
 Result<std::vector<CheckpointId>> CheckpointStorage::ListCheckpointDirs() const {
-  auto names = io::ListDir(options_.checkpoint_dir);
+  auto names = options_.file_io.ListDir(options_.checkpoint_dir);
   if (!names.ok()) {
     if (names.status().IsNotFound()) return std::vector<CheckpointId>{};
     return names.status();
@@ -216,7 +218,9 @@ Result<std::vector<CheckpointId>> CheckpointStorage::ListCompleted() const {
   FLOE_ASSIGN_OR_RAISE(auto ids, ListCheckpointDirs());
   std::vector<CheckpointId> out;
   for (CheckpointId id : ids) {
-    if (io::Exists(io::JoinPath(CheckpointDir(id), kMetadataFile))) out.push_back(id);
+    if (options_.file_io.Exists(io::JoinPath(CheckpointDir(id), kMetadataFile))) {
+      out.push_back(id);
+    }
   }
   return out;
 }
@@ -229,7 +233,7 @@ Result<std::optional<CheckpointId>> CheckpointStorage::LatestCompleted() const {
 
 Result<CheckpointId> CheckpointStorage::HighestSavepointId() const {
   const std::string path = io::JoinPath(options_.checkpoint_dir, kSavepointFloorFile);
-  auto text = io::ReadFile(path);
+  auto text = options_.file_io.ReadFile(path);
   if (!text.ok()) {
     if (text.status().IsNotFound()) return CheckpointId();
     return text.status();
@@ -257,7 +261,7 @@ Status CheckpointStorage::ApplyRetention() const {
   const CheckpointId latest = done.back();
   const size_t keep = static_cast<size_t>(options_.num_retained);
   for (size_t i = 0; i + keep < done.size(); ++i) {
-    FLOE_RETURN_NOT_OK(DeleteCompleted(CheckpointDir(done[i])));
+    FLOE_RETURN_NOT_OK(DeleteCompleted(options_.file_io, CheckpointDir(done[i])));
   }
   // Leftovers of aborted checkpoints older than the latest completed one can go too.
   return RemoveIncomplete(latest);
@@ -268,31 +272,36 @@ Status CheckpointStorage::RemoveIncomplete(CheckpointId below) const {
   for (CheckpointId id : ids) {
     if (id >= below) break;
     std::string dir = CheckpointDir(id);
-    if (!io::Exists(io::JoinPath(dir, kMetadataFile))) FLOE_RETURN_NOT_OK(io::RemoveTree(dir));
+    if (!options_.file_io.Exists(io::JoinPath(dir, kMetadataFile))) {
+      FLOE_RETURN_NOT_OK(options_.file_io.RemoveTree(dir));
+    }
   }
   return Status::OK();
 }
 
 Status CheckpointStorage::DiscardAllCheckpoints() const {
   FLOE_ASSIGN_OR_RAISE(auto ids, ListCheckpointDirs());
-  for (CheckpointId id : ids) FLOE_RETURN_NOT_OK(DeleteCompleted(CheckpointDir(id)));
+  for (CheckpointId id : ids) {
+    FLOE_RETURN_NOT_OK(DeleteCompleted(options_.file_io, CheckpointDir(id)));
+  }
   return Status::OK();
 }
 
 Result<CompletedCheckpoint> CheckpointStorage::Load(CheckpointId id) const {
   std::string dir = CheckpointDir(id);
-  if (!io::Exists(io::JoinPath(dir, kMetadataFile))) {
+  if (!options_.file_io.Exists(io::JoinPath(dir, kMetadataFile))) {
     return Status::NotFound("checkpoint " + id.ToString() + " is not complete: no " +
                             kMetadataFile + " in '" + dir + "'");
   }
-  return LoadPath(dir);
+  return LoadPath(options_.file_io, dir);
 }
 
-Result<CompletedCheckpoint> CheckpointStorage::LoadPath(const std::string& path) {
+Result<CompletedCheckpoint> CheckpointStorage::LoadPath(const io::FileIO& file_io,
+                                                        const std::string& path) {
   std::string dir = io::AbsolutePath(path);
   if (dir.size() > 10 && dir.substr(dir.size() - 10) == "/_metadata") dir = io::DirName(dir);
   std::string meta_path = io::JoinPath(dir, kMetadataFile);
-  auto data = io::ReadFile(meta_path);
+  auto data = file_io.ReadFile(meta_path);
   if (!data.ok()) {
     if (data.status().IsNotFound()) {
       return Status::NotFound("'" + dir + "' is not a completed checkpoint or savepoint: no " +
@@ -306,7 +315,7 @@ Result<CompletedCheckpoint> CheckpointStorage::LoadPath(const std::string& path)
   out.dir = dir;
   for (const TaskStateHandle& s : meta->states) {
     std::string file = io::JoinPath(dir, s.file);
-    auto blob = io::ReadFile(file);
+    auto blob = file_io.ReadFile(file);
     if (!blob.ok()) {
       return Status::Corruption("checkpoint " + out.id.ToString() + ": state of task '" + s.task +
                                 "' unreadable: " + blob.status().ToString());

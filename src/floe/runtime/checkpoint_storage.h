@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "floe/common/status.h"
+#include "floe/io/file_io.h"
 #include "floe/runtime/checkpoint.h"
 #include "floe/runtime/ids.h"
 
@@ -38,7 +39,8 @@ struct TaskStateHandle {
 // no longer one); the latest is never deleted; savepoints are never deleted.
 //
 // WriteTaskState and LoadPath are static so a worker process can write its subtasks' files and
-// a restarting job can read a savepoint without an instance. Instances are thread-safe (the
+// a restarting job can read a savepoint without an instance. Files are read and written with
+// the FileIO given (local paths, or s3:// with its settings). Instances are thread-safe (the
 // methods touch only the filesystem).
 class CheckpointStorage {
  public:
@@ -47,6 +49,7 @@ class CheckpointStorage {
     std::string savepoint_dir;   // default: <checkpoint_dir>/savepoints
     int num_retained = 1;
     std::string job_id;  // recorded in _metadata; names savepoints
+    io::FileIO file_io;  // what the directories are reached with
   };
   // Creates the checkpoint directory if needed.
   static Result<std::unique_ptr<CheckpointStorage>> Make(Options options);
@@ -54,7 +57,8 @@ class CheckpointStorage {
   // Creates the checkpoint's directory. For a savepoint it picks a fresh random name.
   Result<CheckpointLocation> InitCheckpoint(CheckpointId id, bool is_savepoint) const;
   // Writes one subtask's blob (durably, never overwriting) into the checkpoint's directory.
-  static Result<TaskStateHandle> WriteTaskState(const CheckpointLocation& location,
+  static Result<TaskStateHandle> WriteTaskState(const io::FileIO& file_io,
+                                                const CheckpointLocation& location,
                                                 const std::string& task, std::string_view blob);
   // Writes `_metadata` -- the commit point of the checkpoint -- then, for checkpoints, applies
   // retention. AlreadyExists if the checkpoint was finalized before.
@@ -78,7 +82,7 @@ class CheckpointStorage {
   // has no `_metadata`; Corruption if anything does not match.
   Result<CompletedCheckpoint> Load(CheckpointId id) const;
   // Loads a checkpoint or savepoint from its directory (or its `_metadata` file's path).
-  static Result<CompletedCheckpoint> LoadPath(const std::string& path);
+  static Result<CompletedCheckpoint> LoadPath(const io::FileIO& file_io, const std::string& path);
 
   // DELETE_ON_CANCELLATION: removes every chk-* directory. Savepoints stay.
   Status DiscardAllCheckpoints() const;

@@ -29,7 +29,8 @@ CheckpointLocation WriteCheckpoint(const CheckpointStorage& s, uint64_t id, bool
   EXPECT_TRUE(loc.ok()) << loc.status().ToString();
   std::vector<TaskStateHandle> handles;
   for (std::string task : {"src/0", "sink/0"}) {
-    auto h = CheckpointStorage::WriteTaskState(*loc, task, task + "@" + std::to_string(id));
+    auto h = CheckpointStorage::WriteTaskState(io::FileIO(), *loc, task,
+                                               task + "@" + std::to_string(id));
     EXPECT_TRUE(h.ok()) << h.status().ToString();
     handles.push_back(*h);
   }
@@ -161,12 +162,12 @@ TEST(CheckpointStorage, RetainsTheNewestAndNeverDeletesSavepoints) {
   EXPECT_FALSE(io::Exists(tmp.path() + "/chk-3"));  // aborted leftover below the latest
   // The savepoint is self-contained and stays.
   EXPECT_EQ(sp.dir.find(tmp.path() + "/savepoints/savepoint-012345-"), 0u) << sp.dir;
-  auto loaded = CheckpointStorage::LoadPath(sp.dir);
+  auto loaded = CheckpointStorage::LoadPath(io::FileIO(), sp.dir);
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   EXPECT_TRUE(loaded->is_savepoint);
   EXPECT_EQ(loaded->id, CheckpointId(2));
   EXPECT_EQ(loaded->task_states.at("sink/0"), "sink/0@2");
-  EXPECT_TRUE(CheckpointStorage::LoadPath(sp.dir + "/_metadata").ok());
+  EXPECT_TRUE(CheckpointStorage::LoadPath(io::FileIO(), sp.dir + "/_metadata").ok());
 }
 
 TEST(CheckpointStorage, DiscardAllCheckpointsKeepsSavepoints) {
@@ -177,7 +178,7 @@ TEST(CheckpointStorage, DiscardAllCheckpointsKeepsSavepoints) {
   WriteCheckpoint(*s, 3);
   ASSERT_TRUE(s->DiscardAllCheckpoints().ok());
   EXPECT_TRUE(s->ListCompleted()->empty());
-  EXPECT_TRUE(CheckpointStorage::LoadPath(sp.dir).ok());
+  EXPECT_TRUE(CheckpointStorage::LoadPath(io::FileIO(), sp.dir).ok());
 }
 
 TEST(CheckpointStorage, TaskNamesMapToDistinctSafeFiles) {
@@ -185,8 +186,8 @@ TEST(CheckpointStorage, TaskNamesMapToDistinctSafeFiles) {
   auto s = MakeStorage(tmp.path());
   auto loc = s->InitCheckpoint(CheckpointId(1), false);
   ASSERT_TRUE(loc.ok());
-  auto a = CheckpointStorage::WriteTaskState(*loc, "a b/0", "1");
-  auto b = CheckpointStorage::WriteTaskState(*loc, "a_b/0", "2");
+  auto a = CheckpointStorage::WriteTaskState(io::FileIO(), *loc, "a b/0", "1");
+  auto b = CheckpointStorage::WriteTaskState(io::FileIO(), *loc, "a_b/0", "2");
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_NE(a->file, b->file);
   EXPECT_EQ(a->file.find('/'), std::string::npos);

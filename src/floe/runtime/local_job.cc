@@ -82,7 +82,8 @@ struct LocalJob::Impl {
     }
     if (!loc) return;  // aborted meanwhile
     Result<TaskStateHandle> handle =
-        storage ? CheckpointStorage::WriteTaskState(*loc, ack.task, ack.state)
+        storage ? CheckpointStorage::WriteTaskState(storage->options().file_io, *loc, ack.task,
+                                                    ack.state)
                 : Result<TaskStateHandle>(
                       TaskStateHandle{ack.task, "", ack.state.size(), Crc32(ack.state)});
     std::optional<CompletedCheckpointInfo> done;
@@ -189,6 +190,7 @@ Result<std::unique_ptr<LocalJob>> LocalJob::Make(const JobGraph& graph, LocalJob
     so.savepoint_dir = cc.savepoint_dir;
     so.num_retained = cc.num_retained;
     so.job_id = options.job_id;
+    so.file_io = cc.file_io;
     FLOE_ASSIGN_OR_RAISE(impl->storage, CheckpointStorage::Make(std::move(so)));
     FLOE_ASSIGN_OR_RAISE(CheckpointId on_disk, impl->storage->HighestIdOnDisk());
     floor = std::max(floor, on_disk);
@@ -213,7 +215,8 @@ Result<std::unique_ptr<LocalJob>> LocalJob::Make(const JobGraph& graph, LocalJob
       }
       FLOE_ASSIGN_OR_RAISE(restored, impl->storage->Load(*latest));
     } else {
-      FLOE_ASSIGN_OR_RAISE(restored, CheckpointStorage::LoadPath(*options.restore_from));
+      FLOE_ASSIGN_OR_RAISE(restored,
+                           CheckpointStorage::LoadPath(cc.file_io, *options.restore_from));
     }
     impl->restored_from = restored.id;
     floor = std::max(floor, restored.id);

@@ -367,7 +367,6 @@ Status PlanSettings(const Script& script, const PlanOptions& options, PlannedJob
   }
   job->checkpointing = std::move(checkpointing).value();
   job->checkpointing.ScopeToJob(options.job_id);
-  job->checkpointing.UseObjectStorage();
   FLOE_ASSIGN_OR_RAISE(job->restart, ParseRestartStrategy(job->config, origin));
   FLOE_ASSIGN_OR_RAISE(
       job->monitoring,

@@ -436,10 +436,11 @@ INSERT INTO lake SELECT * FROM roster;
     EXPECT_TRUE(table.ok()) << table.status().ToString();
     std::vector<int64_t> out;
     if (!table.ok()) return out;
-    Status st = iceberg::ScanTable(table->metadata, std::nullopt, [&](const RecordBatch& b) {
-      for (size_t r = 0; r < b.num_rows(); ++r) out.push_back(b.column(0).Get<int64_t>(r));
-      return Status::OK();
-    });
+    Status st =
+        iceberg::ScanTable(io::FileIO(), table->metadata, std::nullopt, [&](const RecordBatch& b) {
+          for (size_t r = 0; r < b.num_rows(); ++r) out.push_back(b.column(0).Get<int64_t>(r));
+          return Status::OK();
+        });
     EXPECT_TRUE(st.ok()) << st.ToString();
     std::sort(out.begin(), out.end());
     return out;

@@ -108,14 +108,15 @@ Result<std::map<std::string, ExpectedRow>> LoadExpected(const std::string& path,
   return rows;
 }
 
-Status CountLiveFiles(const iceberg::TableMetadata& metadata, VerifyReport* report) {
+Status CountLiveFiles(const io::FileIO& file_io, const iceberg::TableMetadata& metadata,
+                      VerifyReport* report) {
   const iceberg::Snapshot* current = metadata.current_snapshot();
   if (current == nullptr) return Status::OK();
   FLOE_ASSIGN_OR_RAISE(std::vector<iceberg::ManifestFile> manifests,
-                       iceberg::ReadManifestList(current->manifest_list));
+                       iceberg::ReadManifestList(file_io, current->manifest_list));
   for (const iceberg::ManifestFile& manifest : manifests) {
     FLOE_ASSIGN_OR_RAISE(std::vector<iceberg::ManifestEntry> entries,
-                         iceberg::ReadManifest(manifest, metadata));
+                         iceberg::ReadManifest(file_io, manifest, metadata));
     for (const iceberg::ManifestEntry& e : entries) {
       if (e.status == iceberg::EntryStatus::kDeleted) continue;
       if (e.data_file.content == iceberg::FileContent::kData) {
@@ -251,7 +252,8 @@ std::string VerifyReport::ToText() const {
 }
 
 // Stays long: one table scan feeds the optional checks, which share its loop and its tallies.
-Result<VerifyReport> VerifyTableMetadata(const iceberg::TableMetadata& metadata,
+Result<VerifyReport> VerifyTableMetadata(const io::FileIO& file_io,
+                                         const iceberg::TableMetadata& metadata,
                                          const std::string& table_name,
                                          const VerifyOptions& options) {
   VerifyReport report;
@@ -288,14 +290,14 @@ Result<VerifyReport> VerifyTableMetadata(const iceberg::TableMetadata& metadata,
     report.key_column = options.key_column;
     report.expected_rows = static_cast<int64_t>(expected.size());
   }
-  FLOE_RETURN_NOT_OK(CountLiveFiles(metadata, &report));
+  FLOE_RETURN_NOT_OK(CountLiveFiles(file_io, metadata, &report));
 
   std::unordered_map<std::string, int64_t> unique_counts;
   std::vector<std::string> unique_order;  // first-seen order, for stable examples
   std::vector<int64_t> range_values;
   std::unordered_map<std::string, int64_t> key_counts;
   FLOE_RETURN_NOT_OK(
-      iceberg::ScanTable(metadata, std::nullopt, [&](const RecordBatch& batch) -> Status {
+      iceberg::ScanTable(file_io, metadata, std::nullopt, [&](const RecordBatch& batch) -> Status {
         report.rows += static_cast<int64_t>(batch.num_rows());
         for (size_t row = 0; row < batch.num_rows(); ++row) {
           if (unique_index >= 0) {
@@ -379,7 +381,7 @@ Result<VerifyReport> VerifyTableMetadata(const iceberg::TableMetadata& metadata,
 Result<VerifyReport> VerifyTable(iceberg::Catalog& catalog, const iceberg::TableIdentifier& id,
                                  const VerifyOptions& options) {
   FLOE_ASSIGN_OR_RAISE(iceberg::LoadedTable table, catalog.LoadTable(id));
-  return VerifyTableMetadata(table.metadata, id.ToString(), options);
+  return VerifyTableMetadata(catalog.file_io(), table.metadata, id.ToString(), options);
 }
 
 std::string RosterExpectedJsonLines(const connectors::RosterOptions& options) {

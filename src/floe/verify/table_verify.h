@@ -96,7 +96,9 @@ struct VerifyReport {
 // Errors: table not found, unknown or mistyped columns, unreadable expected file (line named).
 Result<VerifyReport> VerifyTable(iceberg::Catalog& catalog, const iceberg::TableIdentifier& id,
                                  const VerifyOptions& options);
-Result<VerifyReport> VerifyTableMetadata(const iceberg::TableMetadata& metadata,
+// The same for a table's metadata, its files read with `file_io`.
+Result<VerifyReport> VerifyTableMetadata(const io::FileIO& file_io,
+                                         const iceberg::TableMetadata& metadata,
                                          const std::string& table_name,
                                          const VerifyOptions& options);
 

@@ -69,7 +69,8 @@ class VerifyTableTest : public ::testing::Test {
   void Append(const std::vector<std::pair<int64_t, std::string>>& rows) {
     auto table = catalog_->LoadTable(id_).ValueOrDie();
     auto config =
-        iceberg::ConfigFromTableProperties(table.metadata, "t" + std::to_string(n_++)).ValueOrDie();
+        iceberg::ConfigFromTableProperties(io::FileIO(), table.metadata, "t" + std::to_string(n_++))
+            .ValueOrDie();
     auto writer = iceberg::DeltaWriter::Make(table.metadata, iceberg::WriteMode::kAppend, config)
                       .ValueOrDie();
     RecordBatch b(table.metadata.current_schema().ToBatchSchema());

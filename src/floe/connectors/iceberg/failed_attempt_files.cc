@@ -44,15 +44,16 @@ Status AddPaths(const std::vector<iceberg::DataFile>& files, std::set<std::strin
 }
 
 // Every data and delete file of every snapshot of the table (all branches and tags).
-Status AddTableFiles(const iceberg::TableMetadata& metadata, std::set<std::string>* out) {
+Status AddTableFiles(const io::FileIO& file_io, const iceberg::TableMetadata& metadata,
+                     std::set<std::string>* out) {
   std::set<std::string> manifests_read;
   for (const iceberg::Snapshot& snapshot : metadata.snapshots) {
     FLOE_ASSIGN_OR_RAISE(std::vector<iceberg::ManifestFile> manifests,
-                         iceberg::ReadManifestList(snapshot.manifest_list));
+                         iceberg::ReadManifestList(file_io, snapshot.manifest_list));
     for (const iceberg::ManifestFile& manifest : manifests) {
       if (!manifests_read.insert(manifest.manifest_path).second) continue;
       FLOE_ASSIGN_OR_RAISE(std::vector<iceberg::ManifestEntry> entries,
-                           iceberg::ReadManifest(manifest, metadata));
+                           iceberg::ReadManifest(file_io, manifest, metadata));
       for (const iceberg::ManifestEntry& e : entries) {
         FLOE_ASSIGN_OR_RAISE(std::string path, iceberg::UriToPath(e.data_file.file_path));
         out->insert(io::AbsolutePath(path));
@@ -159,6 +160,7 @@ Result<std::set<std::string>> FilesHeldByCheckpoints(const FailedAttemptScope& s
   so.checkpoint_dir = scope.checkpoint_dir;
   so.savepoint_dir = scope.savepoint_dir;
   so.job_id = scope.job_id;
+  so.file_io = scope.checkpoint_file_io;
   FLOE_ASSIGN_OR_RAISE(auto storage, runtime::CheckpointStorage::Make(std::move(so)));
   FLOE_ASSIGN_OR_RAISE(std::vector<runtime::CheckpointId> completed, storage->ListCompleted());
   for (runtime::CheckpointId id : completed) {
@@ -166,31 +168,34 @@ Result<std::set<std::string>> FilesHeldByCheckpoints(const FailedAttemptScope& s
     FLOE_RETURN_NOT_OK(AddCommitterFiles(checkpoint, &held));
   }
   const std::string& savepoint_dir = storage->options().savepoint_dir;
-  Result<std::vector<std::string>> savepoints = io::ListDir(savepoint_dir);
+  const io::FileIO& file_io = scope.checkpoint_file_io;
+  Result<std::vector<std::string>> savepoints = file_io.ListDir(savepoint_dir);
   if (!savepoints.ok() && !savepoints.status().IsNotFound()) return savepoints.status();
   if (savepoints.ok()) {
     for (const std::string& entry : *savepoints) {
       std::string dir = io::JoinPath(savepoint_dir, entry);
-      if (!io::Exists(io::JoinPath(dir, runtime::CheckpointStorage::kMetadataFile))) continue;
+      if (!file_io.Exists(io::JoinPath(dir, runtime::CheckpointStorage::kMetadataFile))) continue;
       FLOE_ASSIGN_OR_RAISE(runtime::CompletedCheckpoint savepoint,
-                           runtime::CheckpointStorage::LoadPath(dir));
+                           runtime::CheckpointStorage::LoadPath(file_io, dir));
       FLOE_RETURN_NOT_OK(AddCommitterFiles(savepoint, &held));
     }
   }
   return held;
 }
 
-Result<FailedAttemptCleanup> RemoveFailedAttemptFiles(const iceberg::TableMetadata& metadata,
+Result<FailedAttemptCleanup> RemoveFailedAttemptFiles(const io::FileIO& table_file_io,
+                                                      const iceberg::TableMetadata& metadata,
                                                       const FailedAttemptScope& scope) {
   FailedAttemptCleanup done;
   if (scope.job_id.empty() || scope.checkpoint_dir.empty()) return done;
   FLOE_ASSIGN_OR_RAISE(iceberg::FileWriterConfig config,
-                       iceberg::ConfigFromTableProperties(metadata, ""));
+                       iceberg::ConfigFromTableProperties(table_file_io, metadata, ""));
 
   // This job's files, by name only (cheap; usually there is nothing more to do).
   const std::string tag = FileJobTag(scope.job_id);
   std::vector<Candidate> candidates;
-  FLOE_ASSIGN_OR_RAISE(std::vector<io::FileEntry> files, io::ListFilesRecursive(config.data_dir));
+  FLOE_ASSIGN_OR_RAISE(std::vector<io::FileEntry> files,
+                       table_file_io.ListFilesRecursive(config.data_dir));
   for (io::FileEntry& f : files) {
     std::optional<WriterFileName> name = ParseWriterFileName(f.path.substr(f.path.rfind('/') + 1));
     if (!name || name->job_tag != tag) continue;
@@ -200,11 +205,12 @@ Result<FailedAttemptCleanup> RemoveFailedAttemptFiles(const iceberg::TableMetada
 
   // Everything that may still reference one of them.
   FLOE_ASSIGN_OR_RAISE(std::set<std::string> referenced, FilesHeldByCheckpoints(scope));
-  FLOE_RETURN_NOT_OK(AddTableFiles(metadata, &referenced));
+  FLOE_RETURN_NOT_OK(AddTableFiles(table_file_io, metadata, &referenced));
   runtime::CheckpointStorage::Options so;
   so.checkpoint_dir = scope.checkpoint_dir;
   so.savepoint_dir = scope.savepoint_dir;
   so.job_id = scope.job_id;
+  so.file_io = scope.checkpoint_file_io;
   FLOE_ASSIGN_OR_RAISE(auto storage, runtime::CheckpointStorage::Make(std::move(so)));
   // A savepoint moved out of the savepoint dir (`floe stop --savepoint DIR`) is out of sight;
   // it can hold only files with k <= its id (a file of k is handed over at a barrier >= k).
@@ -216,7 +222,7 @@ Result<FailedAttemptCleanup> RemoveFailedAttemptFiles(const iceberg::TableMetada
       ++done.kept_for_savepoints;
       continue;
     }
-    if (!io::RemoveFile(c.path).ok()) continue;  // gone already, or not ours to remove
+    if (!table_file_io.RemoveFile(c.path).ok()) continue;  // gone already, or not ours
     ++done.files;
     done.bytes += c.bytes;
     done.attempts.insert(c.name.attempt);

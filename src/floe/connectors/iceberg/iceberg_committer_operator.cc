@@ -102,7 +102,7 @@ Status IcebergCommitterOperator::Open(const runtime::OperatorContext& ctx) {
       [config = options_.catalog] { return catalog::OpenCatalog(config); }, options_.table,
       internal::FileJobTag(options_.job_id), [this] { return StagedFiles(); },
       internal::FailedAttemptScope{options_.job_id, options_.checkpoint_dir, options_.savepoint_dir,
-                                   nullptr});
+                                   options_.checkpoint_file_io, nullptr});
   return LoadTableMarker();
 }
 

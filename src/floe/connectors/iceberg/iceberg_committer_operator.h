@@ -35,6 +35,7 @@ struct IcebergCommitterOptions {
   internal::MaintenanceConfig maintenance;
   std::string checkpoint_dir;
   std::string savepoint_dir;
+  io::FileIO checkpoint_file_io;
   // Test hook: runs at the end of OnCheckpointComplete(id).
   std::function<void(runtime::CheckpointId)> on_checkpoint_handled;
 };

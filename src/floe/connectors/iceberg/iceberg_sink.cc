@@ -304,6 +304,7 @@ Status AddIcebergSinkWithHooks(runtime::JobGraph& graph, runtime::VertexId input
   committer.catalog = o.catalog;
   committer.checkpoint_dir = spec.checkpoint_dir;
   committer.savepoint_dir = spec.savepoint_dir;
+  committer.checkpoint_file_io = spec.checkpoint_file_io;
   committer.table = o.table;
   committer.sink_id = o.sink_id;
   committer.job_id = context.job_id;
@@ -460,7 +461,7 @@ Status PrepareIcebergTable(const IcebergSinkSpec& spec) {
     Result<iceberg::TableMetadata> probe =
         iceberg::NewTableMetadata(schema, partition_spec, "file:///validate", o.table_properties);
     if (!probe.ok()) return probe.status().WithContext(where);
-    Status st = iceberg::ConfigFromTableProperties(*probe, "validate").status();
+    Status st = iceberg::ConfigFromTableProperties(io::FileIO(), *probe, "validate").status();
     if (!st.ok()) return st.WithContext(where);
   }
   Result<std::unique_ptr<iceberg::Catalog>> opened = catalog::OpenCatalog(o.catalog);
@@ -486,17 +487,18 @@ Status PrepareIcebergTable(const IcebergSinkSpec& spec) {
   return CheckExistingTable(where, schema, loaded->metadata, o.upsert, o.partition_by);
 }
 
-Result<std::set<std::string>> IcebergFilesHeldByCheckpoints(const std::string& checkpoint_dir,
+Result<std::set<std::string>> IcebergFilesHeldByCheckpoints(const io::FileIO& file_io,
+                                                            const std::string& checkpoint_dir,
                                                             const std::string& savepoint_dir) {
   // `checkpoint_dir` is a job's checkpoint directory or, usually, the configured one that holds
   // a directory per job (<dir>/<job id>/chk-N): both are searched.
   std::vector<std::string> dirs = {checkpoint_dir};
-  Result<std::vector<std::string>> entries = io::ListDir(checkpoint_dir);
+  Result<std::vector<std::string>> entries = file_io.ListDir(checkpoint_dir);
   if (entries.ok()) {
     for (const std::string& e : *entries) {
       if (e.rfind("chk-", 0) == 0 || e == "savepoints" || e[0] == '_') continue;
       std::string sub = io::JoinPath(checkpoint_dir, e);
-      if (io::ListDir(sub).ok()) dirs.push_back(std::move(sub));
+      if (file_io.ListDir(sub).ok()) dirs.push_back(std::move(sub));
     }
   }
   std::set<std::string> held;
@@ -504,6 +506,7 @@ Result<std::set<std::string>> IcebergFilesHeldByCheckpoints(const std::string& c
     internal::FailedAttemptScope scope;
     scope.checkpoint_dir = dir;
     scope.savepoint_dir = dir == checkpoint_dir ? savepoint_dir : "";
+    scope.checkpoint_file_io = file_io;
     FLOE_ASSIGN_OR_RAISE(std::set<std::string> files, internal::FilesHeldByCheckpoints(scope));
     held.merge(files);
   }
@@ -522,14 +525,17 @@ namespace {
 // No attempt of the job runs now (the worker runs this before its LocalJob starts, after the
 // previous worker exited), so files of this job id that nothing references are leftovers.
 void RemoveFilesOfFailedAttempts(const IcebergSinkSpec& spec, const internal::IcebergSinkOptions& o,
+                                 const io::FileIO& table_file_io,
                                  const iceberg::TableMetadata& metadata,
                                  const std::optional<runtime::CompletedCheckpoint>& restored) {
   internal::FailedAttemptScope scope;
   scope.job_id = spec.job_id;
   scope.checkpoint_dir = spec.checkpoint_dir;
   scope.savepoint_dir = spec.savepoint_dir;
+  scope.checkpoint_file_io = spec.checkpoint_file_io;
   scope.restored = restored ? &*restored : nullptr;
-  Result<internal::FailedAttemptCleanup> done = internal::RemoveFailedAttemptFiles(metadata, scope);
+  Result<internal::FailedAttemptCleanup> done =
+      internal::RemoveFailedAttemptFiles(table_file_io, metadata, scope);
   if (!done.ok()) {
     LogWarn("iceberg sink '%s': files of failed attempts of job %s kept: %s", o.sink_id.c_str(),
             spec.job_id.c_str(), done.status().ToString().c_str());
@@ -565,7 +571,7 @@ Result<SinkRestorePlan> PlanIcebergSinkRestore(
     return plan;
   }
   if (!loaded.ok()) return loaded.status();
-  RemoveFilesOfFailedAttempts(spec, o, loaded->metadata, restored);
+  RemoveFilesOfFailedAttempts(spec, o, catalog->file_io(), loaded->metadata, restored);
   FLOE_ASSIGN_OR_RAISE(std::optional<internal::SinkCommit> marker,
                        internal::FindSinkCommit(loaded->metadata, o.sink_id));
   if (!marker) {
@@ -649,6 +655,7 @@ Result<AddedSink> AddIcebergConnectorSink(const SinkRequest& r) {
   spec.pipeline = PipelineFingerprint(r.upstream);
   spec.checkpoint_dir = r.context->checkpointing.dir;
   spec.savepoint_dir = r.context->checkpointing.savepoint_dir;
+  spec.checkpoint_file_io = r.context->checkpointing.file_io;
   if (r.changelog_input) spec.row_kind_column = runtime::kRowKindColumn;
   FLOE_ASSIGN_OR_RAISE(internal::IcebergSinkOptions options,
                        internal::ParseIcebergSinkOptions(spec));

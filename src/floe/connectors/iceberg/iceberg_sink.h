@@ -31,6 +31,7 @@ struct IcebergSinkSpec {
   // failed attempts"); without a checkpoint dir nothing is removed.
   std::string checkpoint_dir;
   std::string savepoint_dir;
+  io::FileIO checkpoint_file_io;  // what they are reached with (CheckpointConfig::file_io)
   // The input is a changelog whose row kinds are in this STRING column (kRowKindColumn from a
   // debezium-json source; see IcebergWriterOptions::row_kind_column). Empty: every row inserts.
   std::string row_kind_column;
@@ -51,9 +52,11 @@ Status AddIcebergSink(runtime::JobGraph& graph, runtime::VertexId input,
                       const IcebergSinkSpec& spec, const JobContext& context);
 
 // The data and delete files the Iceberg sinks staged in the completed checkpoints of
-// `checkpoint_dir` and the savepoints of `savepoint_dir` ("" = <checkpoint_dir>/savepoints):
-// files a restore may still commit, so never orphans (absolute local paths).
-Result<std::set<std::string>> IcebergFilesHeldByCheckpoints(const std::string& checkpoint_dir,
+// `checkpoint_dir` and the savepoints of `savepoint_dir` ("" = <checkpoint_dir>/savepoints),
+// both read with `file_io`: files a restore may still commit, so never orphans (absolute local
+// paths).
+Result<std::set<std::string>> IcebergFilesHeldByCheckpoints(const io::FileIO& file_io,
+                                                            const std::string& checkpoint_dir,
                                                             const std::string& savepoint_dir);
 
 // Before a run starts (fresh, restarted or restored): removes the files of this job's failed

@@ -140,8 +140,9 @@ std::optional<WriterFileName> ParseWriterFileName(std::string_view name);
 // Where the files of a job's earlier attempts may still be referenced from.
 struct FailedAttemptScope {
   std::string job_id;
-  std::string checkpoint_dir;  // required: without it nothing is removed
-  std::string savepoint_dir;   // "" = <checkpoint_dir>/savepoints
+  std::string checkpoint_dir;     // required: without it nothing is removed
+  std::string savepoint_dir;      // "" = <checkpoint_dir>/savepoints
+  io::FileIO checkpoint_file_io;  // what both are reached with
   // The checkpoint or savepoint the coming run restores (it may live anywhere).
   const runtime::CompletedCheckpoint* restored = nullptr;
 };
@@ -167,7 +168,9 @@ Result<std::set<std::string>> FilesHeldByCheckpoints(const FailedAttemptScope& s
 // savepoint in the savepoint dir, and whose k is above the highest savepoint id the job recorded
 // (`_savepoint_ids`: a savepoint moved elsewhere holds files with k <= its id only). Any
 // error while collecting references removes nothing and is returned.
-Result<FailedAttemptCleanup> RemoveFailedAttemptFiles(const iceberg::TableMetadata& metadata,
+// The table's files are reached with `table_file_io` (its catalog's).
+Result<FailedAttemptCleanup> RemoveFailedAttemptFiles(const io::FileIO& table_file_io,
+                                                      const iceberg::TableMetadata& metadata,
                                                       const FailedAttemptScope& scope);
 
 // Hooks the tests use to observe the committer deterministically.

@@ -310,8 +310,9 @@ std::set<std::string> TableFiles(const Sink& sink) {
   std::set<std::string> out;
   iceberg::TableMetadata md = sink.Metadata();
   for (const iceberg::Snapshot& snapshot : md.snapshots) {
-    for (const auto& m : iceberg::ReadManifestList(snapshot.manifest_list).ValueOrDie()) {
-      for (const auto& e : iceberg::ReadManifest(m, md).ValueOrDie()) {
+    for (const auto& m :
+         iceberg::ReadManifestList(io::FileIO(), snapshot.manifest_list).ValueOrDie()) {
+      for (const auto& e : iceberg::ReadManifest(io::FileIO(), m, md).ValueOrDie()) {
         out.insert(iceberg::UriToPath(e.data_file.file_path).ValueOrDie());
       }
     }
@@ -387,8 +388,9 @@ TEST(IcebergSink, AFailedRunRemovesTheFilesOfItsIncompleteCheckpointAndNothingEl
     EXPECT_FALSE(DataFiles(sink).empty());
     EXPECT_EQ(DataFiles(sink), TableFiles(sink));
 
-    ASSERT_OK_AND_ASSIGN(runtime::CompletedCheckpoint chk,
-                         runtime::CheckpointStorage::LoadPath(sink.checkpoints() + "/chk-1"));
+    ASSERT_OK_AND_ASSIGN(
+        runtime::CompletedCheckpoint chk,
+        runtime::CheckpointStorage::LoadPath(io::FileIO(), sink.checkpoints() + "/chk-1"));
     ASSERT_OK_AND_ASSIGN(SinkRestorePlan plan,
                          PlanIcebergSinkRestore(sink.spec, chk, StaleRestorePolicy::kFail, false));
     feed.limit = INT64_MAX;
@@ -425,8 +427,9 @@ TEST(IcebergSink, RestoreFromLatestAfterCancelLandsEverySeqExactlyOnce) {
   EXPECT_EQ(sink.Verify(1, 200).findings(), 0);
 
   // The coordinator side: chk-2 holds pending[2], which the table already has.
-  ASSERT_OK_AND_ASSIGN(runtime::CompletedCheckpoint chk,
-                       runtime::CheckpointStorage::LoadPath(sink.checkpoints() + "/chk-2"));
+  ASSERT_OK_AND_ASSIGN(
+      runtime::CompletedCheckpoint chk,
+      runtime::CheckpointStorage::LoadPath(io::FileIO(), sink.checkpoints() + "/chk-2"));
   ASSERT_OK_AND_ASSIGN(SinkRestorePlan plan,
                        PlanIcebergSinkRestore(sink.spec, chk, StaleRestorePolicy::kFail, true));
   EXPECT_EQ(plan.table_checkpoint_id, 2u);
@@ -467,7 +470,7 @@ TEST(IcebergSink, RestoreFromAnOldSavepointStartsAtTheTablesPositions) {
   EXPECT_EQ(sink.CommittedCheckpoints(), (std::vector<uint64_t>{1, 2, 3}));
 
   ASSERT_OK_AND_ASSIGN(runtime::CompletedCheckpoint sp,
-                       runtime::CheckpointStorage::LoadPath(savepoint));
+                       runtime::CheckpointStorage::LoadPath(io::FileIO(), savepoint));
   ASSERT_EQ(sp.id, CheckpointId(1));
   ASSERT_OK_AND_ASSIGN(SinkRestorePlan plan,
                        PlanIcebergSinkRestore(sink.spec, sp, StaleRestorePolicy::kFail, false));
@@ -593,7 +596,8 @@ TEST(IcebergSinkMaintenance, CompactsAndExpiresAfterCommitsWithoutLosingARow) {
   EXPECT_EQ(report.rows, 600);
   EXPECT_EQ(report.findings(), 0) << report.ToText();
   iceberg::TableMetadata md = sink.Metadata();
-  ASSERT_OK_AND_ASSIGN(std::vector<iceberg::FileScanTask> tasks, iceberg::PlanScan(md));
+  ASSERT_OK_AND_ASSIGN(std::vector<iceberg::FileScanTask> tasks,
+                       iceberg::PlanScan(io::FileIO(), md));
   EXPECT_EQ(tasks.size(), 1u);  // the last commit's file compacted with the rest
   EXPECT_EQ(md.current_snapshot()->operation(), "replace");
   EXPECT_LE(md.snapshots.size(), 3u) << "expiry keeps the marker, the rewrite and the current";
@@ -640,7 +644,7 @@ TEST(IcebergSinkMaintenance, OrphanRemovalKeepsStagedFiles) {
         return std::unique_ptr<iceberg::Catalog>(sink.Catalog());
       },
       sink.id, "5eedf00d", [&] { return std::set<std::string>{staged}; },
-      internal::FailedAttemptScope{"job", sink.checkpoints(), "", nullptr});
+      internal::FailedAttemptScope{"job", sink.checkpoints(), "", io::FileIO(), nullptr});
   maintainer.AfterCommits(9, 1, 0, 0, 0, /*final=*/true);
   EXPECT_EQ(maintainer.stats().orphan_runs, 1);
   EXPECT_EQ(maintainer.stats().orphans_removed, 1);
@@ -670,9 +674,9 @@ TEST(IcebergSinkMaintenance, EqualityDeleteFilesTriggerCompaction) {
   for (const auto& snap : sink.Metadata().snapshots) replaces += snap.operation() == "replace";
   EXPECT_GE(replaces, 1);
   ASSERT_OK_AND_ASSIGN(std::vector<iceberg::FileScanTask> tasks,
-                       iceberg::PlanScan(sink.Metadata()));
+                       iceberg::PlanScan(io::FileIO(), sink.Metadata()));
   int64_t rows = 0;
-  ASSERT_OK(iceberg::ScanTasks(sink.Metadata(), tasks, [&](const RecordBatch& b) {
+  ASSERT_OK(iceberg::ScanTasks(io::FileIO(), sink.Metadata(), tasks, [&](const RecordBatch& b) {
     rows += static_cast<int64_t>(b.num_rows());
     return Status::OK();
   }));
@@ -765,7 +769,7 @@ struct Harness {
 std::map<int64_t, int64_t> ScanKeyToSeq(const iceberg::TableMetadata& md) {
   std::map<int64_t, int64_t> out;
   int64_t rows = 0;
-  Status st = iceberg::ScanTable(md, std::nullopt, [&](const RecordBatch& b) {
+  Status st = iceberg::ScanTable(io::FileIO(), md, std::nullopt, [&](const RecordBatch& b) {
     for (size_t r = 0; r < b.num_rows(); ++r) {
       out[b.column(1).Get<int64_t>(r)] = b.column(0).Get<int64_t>(r);
       ++rows;
@@ -1332,7 +1336,7 @@ void WriteCommitterCheckpoint(const Sink& sink, const std::string& job_id, Check
   runtime::CheckpointLocation loc = storage->InitCheckpoint(id, savepoint).ValueOrDie();
   runtime::TaskStateHandle handle =
       runtime::CheckpointStorage::WriteTaskState(
-          loc, internal::CommitterVertexName(sink.spec) + "/0", committer_state)
+          io::FileIO(), loc, internal::CommitterVertexName(sink.spec) + "/0", committer_state)
           .ValueOrDie();
   ASSERT_OK(storage->Finalize(loc, {handle}, 0));
 }
@@ -1408,8 +1412,9 @@ TEST(IcebergSinkRestorePlan, RemovesFilesThatEarlierAttemptsLeftAndNothingRefere
 
   std::vector<std::string> log;
   SetLogSinkForTesting([&](LogLevel, std::string_view line) { log.emplace_back(line); });
-  ASSERT_OK_AND_ASSIGN(runtime::CompletedCheckpoint restored,
-                       runtime::CheckpointStorage::LoadPath(sink.checkpoints() + "/chk-2"));
+  ASSERT_OK_AND_ASSIGN(
+      runtime::CompletedCheckpoint restored,
+      runtime::CheckpointStorage::LoadPath(io::FileIO(), sink.checkpoints() + "/chk-2"));
   ASSERT_OK_AND_ASSIGN(
       SinkRestorePlan plan,
       PlanIcebergSinkRestore(sink.spec, restored, StaleRestorePolicy::kFail, false));
@@ -1430,7 +1435,7 @@ TEST(IcebergSinkRestorePlan, RemovesFilesThatEarlierAttemptsLeftAndNothingRefere
   scope.checkpoint_dir = sink.checkpoints();
   scope.restored = &restored;
   ASSERT_OK_AND_ASSIGN(internal::FailedAttemptCleanup again,
-                       internal::RemoveFailedAttemptFiles(sink.Metadata(), scope));
+                       internal::RemoveFailedAttemptFiles(io::FileIO(), sink.Metadata(), scope));
   EXPECT_EQ(again.files, 0);
   EXPECT_EQ(again.kept_for_savepoints, 1);
 

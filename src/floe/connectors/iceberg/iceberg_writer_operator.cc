@@ -52,7 +52,8 @@ Status IcebergWriterOperator::Open(const runtime::OperatorContext& ctx) {
   FLOE_ASSIGN_OR_RAISE(iceberg::LoadedTable loaded, catalog_->LoadTable(options_.table));
   metadata_ = std::move(loaded.metadata);
   table_schema_ = metadata_.current_schema().ToBatchSchema();
-  FLOE_ASSIGN_OR_RAISE(config_, iceberg::ConfigFromTableProperties(metadata_, ""));
+  FLOE_ASSIGN_OR_RAISE(config_,
+                       iceberg::ConfigFromTableProperties(catalog_->file_io(), metadata_, ""));
   task_name_ = ctx.task.name();
   // What the coordinator's stall alarm watches: rows reaching this table's writers.
   records_written_ = &ctx.metrics->Counter("IcebergStreamWriter_recordsWritten",
@@ -289,7 +290,7 @@ void IcebergWriterOperator::Abandon(runtime::CheckpointId last_completed) {
   for (auto it = handed_over_.upper_bound(last_completed.value); it != handed_over_.end(); ++it) {
     for (const auto& [uri, size] : it->second) {
       Result<std::string> path = iceberg::UriToPath(uri);
-      if (path.ok() && io::RemoveFile(*path).ok()) {
+      if (path.ok() && config_.file_io.RemoveFile(*path).ok()) {
         ++files;
         bytes += size;
       }

@@ -63,7 +63,7 @@ Sample MakeSample(Compression compression, bool dictionary) {
   std::string dir = testing::MakeTempDir("corrupt_" + std::string(CompressionName(compression)) +
                                          std::to_string(dictionary));
   std::string path = dir + "/sample.parquet";
-  auto w = FileWriter::Open(path, schema, o);
+  auto w = FileWriter::Open(io::FileIO(), path, schema, o);
   EXPECT_TRUE(w.ok());
   EXPECT_TRUE((*w)->Add(rows).ok());
   EXPECT_TRUE((*w)->Finish().ok());

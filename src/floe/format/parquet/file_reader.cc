@@ -8,7 +8,6 @@
 #include "floe/format/parquet/encoding.h"
 #include "floe/format/parquet/metadata.h"
 #include "floe/format/parquet/schema.h"
-#include "floe/io/file.h"
 
 namespace floe::parquet {
 
@@ -78,6 +77,7 @@ std::string CodecName(format::CompressionCodec c) {
 }  // namespace
 
 struct FileReader::Impl {
+  io::FileIO file_io;
   std::string name;
   bool in_memory = false;
   std::string contents;  // whole file when in_memory
@@ -194,15 +194,17 @@ struct FileReader::Impl {
 FileReader::FileReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 FileReader::~FileReader() = default;
 
-Result<std::unique_ptr<FileReader>> FileReader::Open(const std::string& path) {
+Result<std::unique_ptr<FileReader>> FileReader::Open(const io::FileIO& file_io,
+                                                     const std::string& path) {
   auto impl = std::make_unique<Impl>();
+  impl->file_io = file_io;
   impl->name = path;
-  FLOE_ASSIGN_OR_RAISE(uint64_t size, io::FileSize(path));
+  FLOE_ASSIGN_OR_RAISE(uint64_t size, file_io.FileSize(path));
   impl->file_size = static_cast<int64_t>(size);
   if (size < 12) return impl->Corrupt("file of " + std::to_string(size) + " bytes is too short");
-  FLOE_ASSIGN_OR_RAISE(std::string head, io::ReadFileRange(path, 0, 4));
-  FLOE_ASSIGN_OR_RAISE(std::string tail, io::ReadFileRange(path, size - 8, 8));
-  auto read = [&](uint64_t off, uint64_t len) { return io::ReadFileRange(path, off, len); };
+  FLOE_ASSIGN_OR_RAISE(std::string head, file_io.ReadFileRange(path, 0, 4));
+  FLOE_ASSIGN_OR_RAISE(std::string tail, file_io.ReadFileRange(path, size - 8, 8));
+  auto read = [&](uint64_t off, uint64_t len) { return file_io.ReadFileRange(path, off, len); };
   FLOE_RETURN_NOT_OK(impl->Init(head, tail, read));
   return std::make_unique<FileReader>(std::move(impl));
 }
@@ -260,8 +262,8 @@ Result<std::string_view> FileReader::ReadChunkBytes(int row_group, int column, i
   // Init checked that [start, start + total_compressed_size) lies within the data section.
   uint64_t len = static_cast<uint64_t>(m.total_compressed_size);
   if (impl_->in_memory) return std::string_view(impl_->contents).substr(*start, len);
-  FLOE_ASSIGN_OR_RAISE(impl_->scratch,
-                       io::ReadFileRange(impl_->name, static_cast<uint64_t>(*start), len));
+  FLOE_ASSIGN_OR_RAISE(impl_->scratch, impl_->file_io.ReadFileRange(
+                                           impl_->name, static_cast<uint64_t>(*start), len));
   return std::string_view(impl_->scratch);
 }
 

@@ -9,6 +9,7 @@
 
 #include "floe/common/record_batch.h"
 #include "floe/common/status.h"
+#include "floe/io/file_io.h"
 
 namespace floe::parquet {
 
@@ -46,7 +47,9 @@ struct PageInfo {
 // Not thread-safe.
 class FileReader {
  public:
-  static Result<std::unique_ptr<FileReader>> Open(const std::string& path);
+  // Reads `path` through `file_io` (ranged reads: the footer, then each chunk when asked).
+  static Result<std::unique_ptr<FileReader>> Open(const io::FileIO& file_io,
+                                                  const std::string& path);
   // Reads a file held in memory; `name` is used in error messages.
   static Result<std::unique_ptr<FileReader>> OpenBuffer(std::string contents, std::string name);
   ~FileReader();

@@ -48,22 +48,26 @@ struct FileWriter::Footer {
   std::vector<int64_t> row_group_offsets;
 };
 
-FileWriter::FileWriter(std::string path, std::shared_ptr<const BatchSchema> schema,
-                       WriterOptions options)
-    : path_(std::move(path)), schema_(std::move(schema)), options_(std::move(options)) {}
+FileWriter::FileWriter(io::FileIO file_io, std::string path,
+                       std::shared_ptr<const BatchSchema> schema, WriterOptions options)
+    : file_io_(std::move(file_io)),
+      path_(std::move(path)),
+      schema_(std::move(schema)),
+      options_(std::move(options)) {}
 
 FileWriter::~FileWriter() {
   if (!done_) Abandon();
 }
 
-Result<std::unique_ptr<FileWriter>> FileWriter::Open(const std::string& path,
+Result<std::unique_ptr<FileWriter>> FileWriter::Open(const io::FileIO& file_io,
+                                                     const std::string& path,
                                                      std::shared_ptr<const BatchSchema> schema,
                                                      const WriterOptions& options) {
   if (schema == nullptr) return Status::InvalidArgument("parquet: null schema");
   if (options.row_group_size_bytes <= 0 || options.page_size_bytes <= 0) {
     return Status::InvalidArgument("parquet: row group and page sizes must be positive");
   }
-  auto w = std::make_unique<FileWriter>(path, schema, options);
+  auto w = std::make_unique<FileWriter>(file_io, path, schema, options);
   w->footer_ = std::make_unique<Footer>();
   FLOE_ASSIGN_OR_RAISE(w->footer_->columns, DescribeColumns(*schema));
   FLOE_ASSIGN_OR_RAISE(w->compressor_,
@@ -74,7 +78,7 @@ Result<std::unique_ptr<FileWriter>> FileWriter::Open(const std::string& path,
   }
   // Only now touch the filesystem, so a bad schema leaves nothing behind.
   w->done_ = true;  // nothing to abandon if Create fails
-  FLOE_ASSIGN_OR_RAISE(w->file_, io::WritableFile::Create(path, /*exclusive=*/true));
+  FLOE_ASSIGN_OR_RAISE(w->file_, file_io.NewWritableFile(path, /*exclusive=*/true));
   w->done_ = false;
   FLOE_RETURN_NOT_OK(w->file_->Append(kMagic));
   return w;
@@ -203,7 +207,7 @@ void FileWriter::Abandon() {
   if (file_) {
     (void)file_->Close();
     file_.reset();
-    (void)io::RemoveFile(path_);
+    (void)file_io_.RemoveFile(path_);
   }
 }
 

@@ -10,10 +10,7 @@
 
 #include "floe/common/record_batch.h"
 #include "floe/common/status.h"
-
-namespace floe::io {
-class WritableFile;
-}
+#include "floe/io/file_io.h"
 
 namespace floe::parquet {
 
@@ -72,9 +69,10 @@ struct WrittenFile {
 // abandoned abandons it (the partial file is removed). Not thread-safe.
 class FileWriter {
  public:
-  // Creates `path` exclusively (AlreadyExists if it exists). InvalidArgument for schemas floe
-  // cannot write (e.g. decimal precision outside 1..38).
-  static Result<std::unique_ptr<FileWriter>> Open(const std::string& path,
+  // Creates `path` exclusively through `file_io` (AlreadyExists if it exists). InvalidArgument
+  // for schemas floe cannot write (e.g. decimal precision outside 1..38).
+  static Result<std::unique_ptr<FileWriter>> Open(const io::FileIO& file_io,
+                                                  const std::string& path,
                                                   std::shared_ptr<const BatchSchema> schema,
                                                   const WriterOptions& options);
   ~FileWriter();
@@ -97,13 +95,15 @@ class FileWriter {
   const std::shared_ptr<const BatchSchema>& schema() const { return schema_; }
 
   // Use Open.
-  FileWriter(std::string path, std::shared_ptr<const BatchSchema> schema, WriterOptions options);
+  FileWriter(io::FileIO file_io, std::string path, std::shared_ptr<const BatchSchema> schema,
+             WriterOptions options);
 
  private:
   Status Fail(Status st);
   Status FlushRowGroup();
   int64_t BufferedSize() const;
 
+  io::FileIO file_io_;
   std::string path_;
   std::shared_ptr<const BatchSchema> schema_;
   WriterOptions options_;

@@ -28,7 +28,7 @@ std::shared_ptr<const BatchSchema> Schema(std::vector<Field> fields) {
 // Writes `batches` to `path` and returns what Finish returned.
 WrittenFile WriteFile(const std::string& path, const std::vector<RecordBatch>& batches,
                       const WriterOptions& options = {}) {
-  auto w = FileWriter::Open(path, batches.at(0).schema(), options);
+  auto w = FileWriter::Open(io::FileIO(), path, batches.at(0).schema(), options);
   EXPECT_TRUE(w.ok()) << w.status().ToString();
   for (const auto& b : batches) {
     Status st = (*w)->Add(b);
@@ -40,7 +40,7 @@ WrittenFile WriteFile(const std::string& path, const std::vector<RecordBatch>& b
 }
 
 RecordBatch ReadBack(const std::string& path) {
-  auto r = FileReader::Open(path);
+  auto r = FileReader::Open(io::FileIO(), path);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   if (!r.ok()) return RecordBatch();
   auto b = (*r)->ReadAll();
@@ -112,7 +112,7 @@ TEST(FileWriter, WritesEveryTypeWithTheDocumentedParquetTypes) {
   RecordBatch back = ReadBack(path);
   EXPECT_TRUE(back.Equals(batch));
 
-  auto reader = FileReader::Open(path);
+  auto reader = FileReader::Open(io::FileIO(), path);
   ASSERT_TRUE(reader.ok());
   EXPECT_EQ(*(*reader)->schema(), *schema);
 
@@ -186,7 +186,7 @@ TEST_P(CodecTest, RoundTripsAndRecordsTheCodec) {
   std::string path = dir + "/" + name + ".parquet";
   WriteFile(path, {batch}, o);
   EXPECT_TRUE(ReadBack(path).Equals(batch));
-  auto r = FileReader::Open(path);
+  auto r = FileReader::Open(io::FileIO(), path);
   ASSERT_TRUE(r.ok());
   for (int c = 0; c < 3; ++c) {
     EXPECT_EQ((*r)->column_chunk(0, c)->codec, CompressionName(GetParam()));
@@ -223,7 +223,7 @@ TEST(Statistics, StringsCompareAsUnsignedBytes) {
     EXPECT_EQ(w.columns[0].null_count, 1);
     EXPECT_EQ(w.columns[0].value_count, 6);
     EXPECT_EQ(w.columns[1].max, std::string("\xff\x00", 2));
-    auto r = FileReader::Open(path);
+    auto r = FileReader::Open(io::FileIO(), path);
     ASSERT_TRUE(r.ok());
     auto info = (*r)->column_chunk(0, 0);
     EXPECT_EQ(info->min_value, "");
@@ -269,7 +269,7 @@ TEST(Statistics, NaNIsCountedButNeverMinOrMax) {
     // Zero bounds follow parquet.thrift: min -0.0, max +0.0.
     EXPECT_EQ(w.columns[3].min, LE(-0.0));
     EXPECT_EQ(w.columns[3].max, LE(0.0));
-    auto r = FileReader::Open(path);
+    auto r = FileReader::Open(io::FileIO(), path);
     ASSERT_TRUE(r.ok());
     EXPECT_EQ((*r)->column_chunk(0, 0)->nan_count, 2);
     EXPECT_FALSE((*r)->column_chunk(0, 2)->min_value.has_value());
@@ -319,7 +319,7 @@ TEST(Statistics, BooleansAndMetricsSumOverRowGroups) {
   b2.mutable_column(0).Append<uint8_t>(0);
   b2.mutable_column(1).Append<int32_t>(-10);
   std::string path = dir + "/b.parquet";
-  auto w = FileWriter::Open(path, schema, {});
+  auto w = FileWriter::Open(io::FileIO(), path, schema, {});
   ASSERT_TRUE(w.ok());
   ASSERT_TRUE((*w)->Add(b1).ok());
   ASSERT_TRUE((*w)->Flush().ok());
@@ -333,7 +333,7 @@ TEST(Statistics, BooleansAndMetricsSumOverRowGroups) {
   EXPECT_EQ(done->columns[1].max, LE<int32_t>(10));
   EXPECT_EQ(done->columns[1].value_count, 3);
   EXPECT_EQ(done->columns[1].null_count, 1);
-  auto r = FileReader::Open(path);
+  auto r = FileReader::Open(io::FileIO(), path);
   ASSERT_TRUE(r.ok());
   ASSERT_EQ((*r)->num_row_groups(), 2);
   int64_t compressed = 0;
@@ -355,7 +355,7 @@ TEST(Dictionary, LowCardinalityColumnsAreDictionaryEncoded) {
                                            {{0.2, 10, -1}, {0, 5, -1}, {0.1, 3, -1}, {0, 0, -1}});
   std::string path = dir + "/dict.parquet";
   WriteFile(path, {batch});
-  auto r = FileReader::Open(path);
+  auto r = FileReader::Open(io::FileIO(), path);
   ASSERT_TRUE(r.ok());
   for (int c = 0; c < 3; ++c) {
     auto info = (*r)->column_chunk(0, c);
@@ -384,7 +384,7 @@ TEST(Dictionary, FallsBackToPlainWhenTheDictionaryOutgrowsItsLimit) {
   o.page_size_bytes = 2048;
   std::string path = dir + "/dict_fallback.parquet";
   WriteFile(path, {batch}, o);
-  auto r = FileReader::Open(path);
+  auto r = FileReader::Open(io::FileIO(), path);
   ASSERT_TRUE(r.ok());
   for (int c = 0; c < 2; ++c) {
     auto info = (*r)->column_chunk(0, c);
@@ -418,7 +418,7 @@ TEST(Dictionary, DisabledMeansPlainOnly) {
   o.dictionary_enabled = false;
   std::string path = dir + "/p.parquet";
   WriteFile(path, {batch}, o);
-  auto r = FileReader::Open(path);
+  auto r = FileReader::Open(io::FileIO(), path);
   ASSERT_TRUE(r.ok());
   auto info = (*r)->column_chunk(0, 0);
   EXPECT_FALSE(info->dictionary_page_offset.has_value());
@@ -437,7 +437,7 @@ TEST(Limits, PagesCloseNearThePageSizeLimit) {
   o.compression = Compression::kUncompressed;
   std::string path = dir + "/p.parquet";
   WriteFile(path, {batch}, o);
-  auto r = FileReader::Open(path);
+  auto r = FileReader::Open(io::FileIO(), path);
   ASSERT_TRUE(r.ok());
   auto pages = (*r)->ReadPageInfos(0, 0);
   ASSERT_TRUE(pages.ok());
@@ -462,7 +462,7 @@ TEST(Limits, RowGroupsCloseNearTheRowGroupLimitAndOnFlush) {
   o.row_group_size_bytes = 64 << 10;
   o.compression = Compression::kUncompressed;
   std::string path = dir + "/rg.parquet";
-  auto w = FileWriter::Open(path, schema, o);
+  auto w = FileWriter::Open(io::FileIO(), path, schema, o);
   ASSERT_TRUE(w.ok());
   ASSERT_TRUE((*w)->Add(batch).ok());
   EXPECT_GT((*w)->estimated_file_size(), 0);
@@ -472,7 +472,7 @@ TEST(Limits, RowGroupsCloseNearTheRowGroupLimitAndOnFlush) {
   EXPECT_EQ((*w)->row_count(), 20003);
   auto done = (*w)->Finish();
   ASSERT_TRUE(done.ok());
-  auto r = FileReader::Open(path);
+  auto r = FileReader::Open(io::FileIO(), path);
   ASSERT_TRUE(r.ok());
   EXPECT_GT((*r)->num_row_groups(), 4);
   EXPECT_EQ((*r)->row_group_num_rows((*r)->num_row_groups() - 1), 3);
@@ -505,7 +505,7 @@ TEST(Levels, RequiredColumnsHaveNoDefinitionLevels) {
   o.compression = Compression::kUncompressed;
   std::string path = dir + "/levels.parquet";
   WriteFile(path, {batch}, o);
-  auto r = FileReader::Open(path);
+  auto r = FileReader::Open(io::FileIO(), path);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ((*r)->ReadPageInfos(0, 0)->at(0).uncompressed_size, 400);
   // 4-byte length + RLE/bit-packed levels + 66 values.
@@ -526,7 +526,7 @@ TEST(FileWriter, RejectsNullsInRequiredColumnsAndStaysFailed) {
   RecordBatch good(schema);
   good.mutable_column(0).Append<int32_t>(1);
   std::string path = dir + "/x.parquet";
-  auto w = FileWriter::Open(path, schema, {});
+  auto w = FileWriter::Open(io::FileIO(), path, schema, {});
   ASSERT_TRUE(w.ok());
   EXPECT_TRUE((*w)->Add(bad).IsInvalidArgument());
   EXPECT_TRUE((*w)->Add(good).IsInvalidArgument());
@@ -541,12 +541,13 @@ TEST(FileWriter, RejectsDecimalsThatDoNotFitTheirStorage) {
     auto schema = Schema({{"d", DataType::Decimal(p, 0), false, 1}});
     RecordBatch batch(schema);
     batch.mutable_column(0).Append<Int128>(static_cast<Int128>(1) << 100);
-    auto w = FileWriter::Open(dir + "/d" + std::to_string(p) + ".parquet", schema, {});
+    auto w =
+        FileWriter::Open(io::FileIO(), dir + "/d" + std::to_string(p) + ".parquet", schema, {});
     ASSERT_TRUE(w.ok());
     EXPECT_TRUE((*w)->Add(batch).IsInvalidArgument()) << p;
   }
-  auto bad =
-      FileWriter::Open(dir + "/p.parquet", Schema({{"d", DataType::Decimal(39, 0), false, 1}}), {});
+  auto bad = FileWriter::Open(io::FileIO(), dir + "/p.parquet",
+                              Schema({{"d", DataType::Decimal(39, 0), false, 1}}), {});
   EXPECT_TRUE(bad.status().IsInvalidArgument());
   EXPECT_FALSE(io::Exists(dir + "/p.parquet"));
 }
@@ -555,7 +556,7 @@ TEST(FileWriter, RejectsBatchesOfAnotherSchema) {
   std::string dir = MakeTempDir("other_schema");
   auto schema = Schema({{"a", DataType::Int32(), false, 1}});
   auto other = Schema({{"a", DataType::Int64(), false, 1}});
-  auto w = FileWriter::Open(dir + "/x.parquet", schema, {});
+  auto w = FileWriter::Open(io::FileIO(), dir + "/x.parquet", schema, {});
   ASSERT_TRUE(w.ok());
   EXPECT_TRUE((*w)->Add(RecordBatch(other)).IsInvalidArgument());
 }
@@ -565,17 +566,17 @@ TEST(FileWriter, OpenIsExclusiveAndAbandonUnlinks) {
   auto schema = Schema({{"a", DataType::Int32(), false, 1}});
   std::string path = dir + "/x.parquet";
   {
-    auto w = FileWriter::Open(path, schema, {});
+    auto w = FileWriter::Open(io::FileIO(), path, schema, {});
     ASSERT_TRUE(w.ok());
     EXPECT_TRUE(io::Exists(path));
-    auto again = FileWriter::Open(path, schema, {});
+    auto again = FileWriter::Open(io::FileIO(), path, schema, {});
     EXPECT_TRUE(again.status().IsAlreadyExists());
     (*w)->Abandon();
     EXPECT_FALSE(io::Exists(path));
     (*w)->Abandon();  // idempotent
   }
   {
-    auto w = FileWriter::Open(path, schema, {});
+    auto w = FileWriter::Open(io::FileIO(), path, schema, {});
     ASSERT_TRUE(w.ok());
   }  // destroyed unfinished: removed
   EXPECT_FALSE(io::Exists(path));
@@ -590,7 +591,7 @@ TEST(FileWriter, WritesKeyValueMetadataAndCreatedBy) {
   RecordBatch batch(schema);
   batch.mutable_column(0).Append<int32_t>(1);
   WriteFile(path, {batch}, o);
-  auto r = FileReader::Open(path);
+  auto r = FileReader::Open(io::FileIO(), path);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ((*r)->key_value_metadata(), o.key_value_metadata);
   EXPECT_EQ((*r)->created_by().rfind("floe version ", 0), 0u);
@@ -600,13 +601,13 @@ TEST(FileWriter, EmptyFileIsValid) {
   std::string dir = MakeTempDir("empty");
   auto schema = Schema({{"a", DataType::String(), true, 1}, {"b", DataType::Double(), false, 2}});
   std::string path = dir + "/empty.parquet";
-  auto w = FileWriter::Open(path, schema, {});
+  auto w = FileWriter::Open(io::FileIO(), path, schema, {});
   ASSERT_TRUE(w.ok());
   auto done = (*w)->Finish();
   ASSERT_TRUE(done.ok());
   EXPECT_EQ(done->row_count, 0);
   EXPECT_FALSE(done->columns[0].min.has_value());
-  auto r = FileReader::Open(path);
+  auto r = FileReader::Open(io::FileIO(), path);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ((*r)->num_rows(), 0);
   EXPECT_EQ((*r)->num_row_groups(), 0);
@@ -788,7 +789,7 @@ TEST(FileReader, ErrorsNameTheFile) {
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(r.status().IsCorruption());
   EXPECT_NE(r.status().message().find("bogus.parquet"), std::string::npos);
-  auto missing = FileReader::Open("/nonexistent/x.parquet");
+  auto missing = FileReader::Open(io::FileIO(), "/nonexistent/x.parquet");
   EXPECT_TRUE(missing.status().IsNotFound());
 }
 

@@ -59,7 +59,7 @@ TEST_P(RoundTripProperty, RandomSchemaAndDataRoundTrip) {
 
   std::string dir = testing::MakeTempDir("prop_" + std::to_string(GetParam()));
   std::string path = dir + "/data.parquet";
-  auto w = FileWriter::Open(path, schema, o);
+  auto w = FileWriter::Open(io::FileIO(), path, schema, o);
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   // Feed the rows in random-sized batches, sometimes closing a row group by hand.
   size_t row = 0;
@@ -77,7 +77,7 @@ TEST_P(RoundTripProperty, RandomSchemaAndDataRoundTrip) {
   auto written = (*w)->Finish();
   ASSERT_TRUE(written.ok()) << written.status().ToString();
 
-  auto r = FileReader::Open(path);
+  auto r = FileReader::Open(io::FileIO(), path);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(*(*r)->schema(), *schema);
   EXPECT_EQ((*r)->num_rows(), static_cast<int64_t>(rows));

@@ -121,6 +121,7 @@ class Coordinator {
         job_dir_(std::move(job_dir)),
         record_(std::move(record)),
         monitor_(plan.monitor, record_.started_millis),
+        checkpoint_file_io_(plan.checkpoint_file_io),
         control_([this](int fd, const std::string& line) { HandleRequest(fd, line); },
                  [this](int fd) { ForgetClient(fd); }) {}
 
@@ -208,8 +209,9 @@ class Coordinator {
   // got that far (the copy's `_metadata` is written last), else where it completed ("" if
   // neither holds a `_metadata`).
   std::string StopSavepointPath() const {
-    auto complete = [](const std::string& dir) {
-      return io::Exists(io::JoinPath(dir, runtime::CheckpointStorage::kMetadataFile));
+    auto complete = [this](const std::string& dir) {
+      return checkpoint_file_io_.Exists(
+          io::JoinPath(dir, runtime::CheckpointStorage::kMetadataFile));
     };
     if (!stop_into_.empty()) {
       std::string moved =
@@ -223,12 +225,13 @@ class Coordinator {
     runtime::CheckpointStorage::Options so;
     so.checkpoint_dir = record_.checkpoint_dir;
     so.job_id = record_.job_id;
+    so.file_io = checkpoint_file_io_;
     auto storage = runtime::CheckpointStorage::Make(so);
     if (!storage.ok()) return std::nullopt;
     auto latest = (*storage)->LatestCompleted();
     if (!latest.ok() || !*latest) return std::nullopt;
-    auto meta = io::ReadFile(io::JoinPath((*storage)->CheckpointDir(**latest),
-                                          runtime::CheckpointStorage::kMetadataFile));
+    auto meta = checkpoint_file_io_.ReadFile(io::JoinPath(
+        (*storage)->CheckpointDir(**latest), runtime::CheckpointStorage::kMetadataFile));
     if (!meta.ok()) return std::nullopt;
     auto decoded = runtime::DecodeCheckpointMetadata(*meta);
     if (!decoded.ok() || decoded->header.job_id != record_.job_id) return std::nullopt;
@@ -662,6 +665,7 @@ class Coordinator {
   std::string job_dir_;
   JobRecord record_;
   JobMonitor monitor_;
+  const io::FileIO checkpoint_file_io_;  // the job's checkpoints and savepoints
   std::unique_ptr<MonitorEndpoints> endpoints_;
   int64_t next_monitor_millis_ = 0;
   std::string stall_failure_;  // set when the stall alarm fails the job
@@ -692,8 +696,8 @@ class Coordinator {
 // `--from latest`: the job whose newest completed checkpoint to resume, under `root` (the
 // configured checkpoint directory, whose subdirectories are job ids). With `job_id` that job's;
 // without it the one job `root` holds checkpoints of (several are ambiguous: named, refused).
-Result<std::string> JobOfLatestCheckpoint(std::string root, const std::string& job_id,
-                                          const std::string& jobs_root) {
+Result<std::string> JobOfLatestCheckpoint(const io::FileIO& file_io, std::string root,
+                                          const std::string& job_id, const std::string& jobs_root) {
   if (root.empty() && !job_id.empty()) {
     root = io::JoinPath(io::JoinPath(jobs_root, job_id), "checkpoints");
   }
@@ -706,7 +710,8 @@ Result<std::string> JobOfLatestCheckpoint(std::string root, const std::string& j
     runtime::CheckpointStorage::Options so;
     so.checkpoint_dir = io::JoinPath(root, id);
     so.job_id = id;
-    if (!io::Exists(so.checkpoint_dir)) return false;
+    so.file_io = file_io;
+    if (!file_io.Exists(so.checkpoint_dir)) return false;
     FLOE_ASSIGN_OR_RAISE(auto storage, runtime::CheckpointStorage::Make(so));
     FLOE_ASSIGN_OR_RAISE(auto latest, storage->LatestCompleted());
     return latest.has_value();
@@ -719,7 +724,7 @@ Result<std::string> JobOfLatestCheckpoint(std::string root, const std::string& j
     }
     return job_id;
   }
-  Result<std::vector<std::string>> names = io::ListDir(root);
+  Result<std::vector<std::string>> names = file_io.ListDir(root);
   std::vector<std::string> jobs;
   if (names.ok()) {
     for (const std::string& name : *names) {
@@ -771,10 +776,12 @@ Status RunCoordinator(const CoordinatorOptions& in, const JobValidator& validate
   std::string job_id;
   if (options.job_id) job_id = *options.job_id;
   if (options.from && *options.from == "latest") {
-    FLOE_ASSIGN_OR_RAISE(job_id, JobOfLatestCheckpoint(checkpoint_root, job_id, options.jobs_root));
+    FLOE_ASSIGN_OR_RAISE(job_id, JobOfLatestCheckpoint(plan.checkpoint_file_io, checkpoint_root,
+                                                       job_id, options.jobs_root));
   } else if (options.from) {
     FLOE_ASSIGN_OR_RAISE(std::string from, io::ResolveLocation(*options.from, "--from"));
-    FLOE_ASSIGN_OR_RAISE(auto restored, runtime::CheckpointStorage::LoadPath(from));
+    FLOE_ASSIGN_OR_RAISE(auto restored,
+                         runtime::CheckpointStorage::LoadPath(plan.checkpoint_file_io, from));
     if (job_id.empty()) job_id = restored.job_id;
     options.from = from;
   }

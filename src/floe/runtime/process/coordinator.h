@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "floe/common/status.h"
+#include "floe/io/file_io.h"
 #include "floe/runtime/monitoring_config.h"
 #include "floe/runtime/process/job_monitor.h"
 #include "floe/runtime/restart_strategy.h"
@@ -69,8 +70,9 @@ struct CoordinatorOptions {
 // anything starts.
 struct JobPlanSummary {
   runtime::RestartStrategy restart;
-  std::string checkpoint_dir;  // execution.checkpointing.dir ("" = in the job directory)
-  std::string savepoint_dir;   // execution.checkpointing.savepoint-dir ("" = under checkpoints)
+  std::string checkpoint_dir;     // execution.checkpointing.dir ("" = in the job directory)
+  std::string savepoint_dir;      // execution.checkpointing.savepoint-dir ("" = under checkpoints)
+  io::FileIO checkpoint_file_io;  // what they are reached with (CheckpointConfig::file_io)
   runtime::MonitoringConfig monitoring;
   MonitorSettings monitor;  // the graph, the checkpoint interval, the stall threshold
 };
