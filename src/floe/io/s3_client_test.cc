@@ -207,6 +207,29 @@ TEST_F(S3ServerTest, AFileIOTakesS3UrisWithItsSettings) {
   EXPECT_EQ(copy.s3_counters().requests, counted.requests);
 }
 
+TEST_F(S3ServerTest, TwoFileIOsUsedAlternatelyEachSignWithTheirOwnSettings) {
+  FileIO right(config_);
+  S3Config wrong_config = config_;
+  wrong_config.secret_access_key = "not-the-secret";
+  FileIO wrong(wrong_config);
+  S3Config nowhere_config = config_;
+  nowhere_config.endpoint = "http://127.0.0.1:1";  // nothing listens on port 1
+  nowhere_config.max_attempts = 1;
+  FileIO nowhere(nowhere_config);
+  const std::string uri = "s3://" + bucket_ + "/k";
+  for (int round = 0; round < 2; ++round) {
+    std::string data = "round " + std::to_string(round);
+    Status st = wrong.WriteFileReplace(uri, data);
+    EXPECT_NE(st.message().find("SignatureDoesNotMatch"), std::string::npos) << st.ToString();
+    EXPECT_EQ(nowhere.ReadFile(uri).status().code(), StatusCode::kUnavailable);
+    ASSERT_TRUE(right.WriteFileReplace(uri, data).ok());
+    EXPECT_EQ(right.ReadFile(uri).ValueOrDie(), data);
+    EXPECT_FALSE(wrong.ReadFile(uri).ok());
+  }
+  EXPECT_EQ(wrong.s3_config()->secret_access_key, "not-the-secret");
+  EXPECT_EQ(right.s3_config()->secret_access_key, "S3RVER");
+}
+
 TEST_F(S3ServerTest, AWritableFileIsUploadedBySyncOrCloseAndNeverWhenAbandoned) {
   FileIO file_io(config_);
   const std::string dir = "s3://" + bucket_ + "/files";
@@ -228,6 +251,34 @@ TEST_F(S3ServerTest, AWritableFileIsUploadedBySyncOrCloseAndNeverWhenAbandoned) 
   }
   EXPECT_FALSE(file_io.Exists(dir + "/abandoned.parquet"));
   EXPECT_FALSE(file_io.NewWritableFile("s3:///no-bucket", false).ok());
+}
+
+TEST_F(S3ServerTest, AConditionalCreateThroughAFileIOSurvivesALostAnswer) {
+  FileIO file_io(config_);
+  LoseNextAnswer("chk-1/_metadata");
+  Status st = file_io.WriteFileExclusive("s3://" + bucket_ + "/chk-1/_metadata", "meta");
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(file_io.s3_counters().retries, 1);
+  EXPECT_TRUE(
+      file_io.WriteFileExclusive("s3://" + bucket_ + "/chk-1/_metadata", "meta").IsAlreadyExists());
+}
+
+TEST(FileIO, WithoutSettingsItReachesLocalFilesAndRefusesObjects) {
+  FileIO local;
+  const std::string dir = ::testing::TempDir() + "/floe_file_io_" + std::to_string(::getpid());
+  ASSERT_TRUE(local.CreateDirs(dir).ok());
+  ASSERT_TRUE(local.WriteFileExclusive(dir + "/a", "x").ok());
+  EXPECT_EQ(local.ReadFile(dir + "/a").ValueOrDie(), "x");
+  EXPECT_EQ(local.ListDir(dir).ValueOrDie(), std::vector<std::string>{"a"});
+  ASSERT_TRUE(local.RemoveTree(dir).ok());
+  Status st = local.WriteFileExclusive("s3://b/k", "x");
+  EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+  EXPECT_NE(st.message().find("no S3 settings"), std::string::npos) << st.ToString();
+  EXPECT_FALSE(local.Exists("s3://b/k"));
+  EXPECT_FALSE(local.s3_config().has_value());
+  // file.h's functions are for local files: an object needs a FileIO's settings.
+  EXPECT_TRUE(ReadFile("s3://b/k").status().IsInvalidArgument());
+  EXPECT_TRUE(WritableFile::Create("s3://b/k", true).status().IsInvalidArgument());
 }
 
 TEST(FileIO, WithoutCredentialsTheErrorNamesTheObjectAndEverySetting) {
