@@ -197,6 +197,7 @@ class Worker {
 
   void OnCheckpointComplete(const runtime::CompletedCheckpointInfo& info) {
     if (!info.is_savepoint) checkpoint_completed_ = true;
+    if (!info.warning.empty()) LogWarn("%s", info.warning.c_str());
     status_.Send({{"event", "checkpoint"},
                   {"id", info.id.value},
                   {"savepoint", info.is_savepoint},

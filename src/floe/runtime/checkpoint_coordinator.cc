@@ -95,7 +95,19 @@ Result<std::optional<CompletedCheckpointInfo>> CheckpointCoordinator::Acknowledg
       return std::optional<CompletedCheckpointInfo>();
     }
   }
-  CompletedCheckpointInfo info{id, p.location.is_savepoint, p.all_end_of_input, p.location.dir};
+  CompletedCheckpointInfo info;
+  info.id = id;
+  info.is_savepoint = p.location.is_savepoint;
+  info.final = p.all_end_of_input;
+  info.dir = p.location.dir;
+  if (options_.storage != nullptr && !info.is_savepoint) {
+    // `_metadata` is written: the checkpoint is complete whatever happens to older ones.
+    if (Status clean = options_.storage->ApplyRetention(); !clean.ok()) {
+      info.warning =
+          "checkpoint " + id.ToString() +
+          " completed, but older checkpoints could not be cleaned up: " + clean.ToString();
+    }
+  }
   last_end_millis_ = options_.clock->NowMillis();
   info.duration_millis = *last_end_millis_ - p.trigger_millis;
   info.size_bytes = p.size_bytes;

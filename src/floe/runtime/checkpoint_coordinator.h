@@ -41,6 +41,8 @@ struct CompletedCheckpointInfo {
   uint64_t size_bytes = 0;
   // The longest alignment of any task.
   int64_t alignment_micros = 0;
+  // Set when the checkpoint completed but older ones could not be cleaned up.
+  std::string warning;
 };
 
 // CheckpointCoordinator is the JobManager's checkpoint logic without threads or I/O of its own

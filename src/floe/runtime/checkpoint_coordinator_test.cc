@@ -288,6 +288,34 @@ TEST(CheckpointCoordinator, WritesMetadataOnlyWhenAllAcksArrived) {
   EXPECT_EQ(loaded.task_states.at("src/0"), "pos=5");
 }
 
+// The tester's case: an older checkpoint that cannot be deleted made every new one "failed"
+// although its `_metadata` was on disk, and the job failed after its restarts.
+TEST(CheckpointCoordinator, ACheckpointStaysCompletedWhenAnOlderOneCannotBeDeleted) {
+  testing::TempDir tmp;
+  CheckpointStorage::Options so;
+  so.checkpoint_dir = tmp.path();
+  auto storage = CheckpointStorage::Make(so).ValueOrDie();
+  FakeClock clock;
+  CheckpointConfig cfg;
+  cfg.tolerable_failed = 0;
+  auto c = Make(cfg, &clock, CheckpointId(), storage.get());
+  CheckpointTrigger first = c->TriggerNow(false).ValueOrDie();
+  ASSERT_TRUE(AckAll(*c, first.id));
+  // `_metadata` of the first becomes something its deletion cannot remove.
+  const std::string meta = first.location.dir + "/_metadata";
+  ASSERT_TRUE(io::RemoveFile(meta).ok());
+  ASSERT_TRUE(io::CreateDirs(meta + "/stuck").ok());
+  for (int i = 0; i < 3; ++i) {
+    CheckpointTrigger t = c->TriggerNow(false).ValueOrDie();
+    auto done = AckAll(*c, t.id);
+    ASSERT_TRUE(done) << "checkpoint " << t.id.ToString() << " not completed";
+    EXPECT_EQ(c->last_completed(), t.id);
+    EXPECT_NE(done->warning.find("could not be cleaned up"), std::string::npos) << done->warning;
+    EXPECT_EQ(*storage->LatestCompleted(), t.id);
+  }
+  EXPECT_EQ(c->consecutive_failures(), 0);
+}
+
 TEST(CheckpointCoordinator, TimedOutCheckpointLeavesNoDirectory) {
   testing::TempDir tmp;
   CheckpointStorage::Options so;

@@ -187,10 +187,8 @@ Status CheckpointStorage::Finalize(const CheckpointLocation& location,
   header.is_savepoint = location.is_savepoint;
   header.job_id = options_.job_id;
   header.timestamp_millis = timestamp_millis;
-  FLOE_RETURN_NOT_OK(options_.file_io.WriteFileExclusive(io::JoinPath(location.dir, kMetadataFile),
-                                                         EncodeCheckpointMetadata(header, states)));
-  if (location.is_savepoint) return Status::OK();
-  return ApplyRetention();
+  return options_.file_io.WriteFileExclusive(io::JoinPath(location.dir, kMetadataFile),
+                                             EncodeCheckpointMetadata(header, states));
 }
 
 Status CheckpointStorage::Discard(const CheckpointLocation& location) const {

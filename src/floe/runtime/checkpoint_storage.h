@@ -60,10 +60,14 @@ class CheckpointStorage {
   static Result<TaskStateHandle> WriteTaskState(const io::FileIO& file_io,
                                                 const CheckpointLocation& location,
                                                 const std::string& task, std::string_view blob);
-  // Writes `_metadata` -- the commit point of the checkpoint -- then, for checkpoints, applies
-  // retention. AlreadyExists if the checkpoint was finalized before.
+  // Writes `_metadata`, the commit point of the checkpoint. AlreadyExists if the checkpoint was
+  // finalized before.
   Status Finalize(const CheckpointLocation& location, const std::vector<TaskStateHandle>& states,
                   int64_t timestamp_millis) const;
+  // Deletes completed checkpoints beyond `state.checkpoints.num-retained` and leftovers of aborted
+  // ones older than the latest completed. Never deletes savepoints. Its failure leaves every
+  // completed checkpoint completed.
+  Status ApplyRetention() const;
   // Removes an unfinished checkpoint's directory (aborted, timed out). Refuses (Internal) to
   // remove one that has `_metadata`.
   Status Discard(const CheckpointLocation& location) const;
@@ -97,7 +101,6 @@ class CheckpointStorage {
 
  private:
   explicit CheckpointStorage(Options options) : options_(std::move(options)) {}
-  Status ApplyRetention() const;
   // chk-<N> directory ids present, ascending.
   Result<std::vector<CheckpointId>> ListCheckpointDirs() const;
 

@@ -36,6 +36,9 @@ CheckpointLocation WriteCheckpoint(const CheckpointStorage& s, uint64_t id, bool
   }
   if (finalize) {
     EXPECT_TRUE(s.Finalize(*loc, handles, 1234).ok());
+    if (!savepoint) {
+      EXPECT_TRUE(s.ApplyRetention().ok());
+    }
   }
   return *loc;
 }

@@ -54,8 +54,9 @@ struct Shared {
   std::atomic<uint64_t> last_completed{0};
   std::atomic<int> commit_delay_ms{0};    // a slow external commit (sinks' OnCheckpointComplete)
   std::atomic<uint64_t> max_snapshot{0};  // highest checkpoint id a source snapshotted
-  // Sinks sleep 300 ms in OnBarrier of every id >= this one (0: never); `slept_on`: the highest
-  // id a sink began such a sleep for.
+  // Sinks sleep 1.5 s in OnBarrier of every id >= this one (0: never); `slept_on`: the highest
+  // id a sink began such a sleep for. Long against the 1 s timeout of the test that uses it, so a
+  // loaded machine neither completes the slow checkpoint nor times out the fast ones.
   std::atomic<uint64_t> slow_from{0};
   std::atomic<uint64_t> slept_on{0};
 };
@@ -141,7 +142,7 @@ class CommittingSink final : public Operator {
       uint64_t seen = s_->slept_on.load();
       while (seen < id.value && !s_->slept_on.compare_exchange_weak(seen, id.value)) {
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     }
     if (ended_) s_->log.Event("barrier-after-end " + id.ToString());
     pending_[id.value] = std::move(current_);
@@ -508,7 +509,7 @@ TEST(LocalJob, AFailedStopSavepointLetsTheJobRunOnWithCheckpoints) {
   auto opts = Options(&s, tmp.path());
   opts.timer_thread = true;
   opts.checkpointing.interval = std::chrono::milliseconds(20);
-  opts.checkpointing.timeout = std::chrono::milliseconds(100);
+  opts.checkpointing.timeout = std::chrono::milliseconds(1000);
   opts.checkpointing.tolerable_failed = 10;
   auto job = LocalJob::Make(CountingGraph(&s), std::move(opts)).ValueOrDie();
   ASSERT_TRUE(job->Start().ok());
