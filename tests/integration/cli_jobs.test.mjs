@@ -85,6 +85,19 @@ test('a bounded job finishes: final checkpoint, exit 0, job FINISHED', async () 
   assert.equal(j.token.length, 32);
 });
 
+// The restore line names the run's next checkpoint id, and it is the first one that completes
+// or fails after it (the tester saw "continue at 19" followed by 21).
+function assertNextCheckpointAnnounced(err, restoreLine) {
+  const start = err.search(restoreLine);
+  assert.ok(start >= 0, `no line matching ${restoreLine}:\n${err}`);
+  const rest = err.slice(start);
+  const next = rest.match(/the next checkpoint is (\d+)/);
+  assert.ok(next, rest);
+  const first = rest.match(/checkpoint (\d+) (completed|failed)/);
+  assert.ok(first, rest);
+  assert.equal(first[1], next[1], rest);
+}
+
 test('a SIGKILLed worker is restarted from the latest checkpoint with the same job id', async () => {
   const sb = sandbox('kill');
   const r = run(sb);
@@ -94,6 +107,7 @@ test('a SIGKILLed worker is restarted from the latest checkpoint with the same j
   assert.equal(e.code, 0, r.err);
   assert.match(r.err, /worker exited \(killed by SIGKILL\); restarting in [\d.]+ s from checkpoint \d+ \(restart 1\/3\)/);
   assert.match(r.err, /restored from checkpoint \d+/);
+  assertNextCheckpointAnnounced(r.err, /restored from checkpoint \d+ .*sources start from its positions/);
   const after = onlyJob(sb);  // one job directory: same job id
   assert.equal(after.job_id, before.job_id);
   assert.equal(after.state, 'FINISHED');

@@ -160,6 +160,9 @@ test('group offsets rewound behind the job, fresh job with group-offsets: the ta
   const r2 = await run(p, kafka, { chk: path.join(p.dir, 'chk-fresh'), mode: 'group-offsets' }).done;
   assert.equal(r2.code, 0, r2.err);
   assert.match(r2.err, /sources start from the table's positions/, r2.err);
+  // Before: "no checkpoint to restore: starting from the beginning" beside the line above.
+  assert.match(r2.err, /no checkpoint to restore: sources start from the positions the table holds; the next checkpoint is \d+/, r2.err);
+  assert.doesNotMatch(r2.err, /starting from the beginning/, r2.err);
   verify(p);
   // The finished job committed its positions to the group again.
   assert.deepEqual(groupOffsets(kafka, p), { 0: N / 3, 1: N / 3, 2: N / 3 });

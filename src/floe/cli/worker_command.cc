@@ -144,10 +144,12 @@ class Worker {
       if (restored->dir.empty()) restored->dir = *from;
     }
     uint64_t min_id = 0;
+    bool from_table = false;  // a sink's table holds positions the sources start from
     if (plan->prepare_restore) {
       FLOE_ASSIGN_OR_RAISE(auto plans, plan->prepare_restore(restored, policy, &min_id));
       for (const auto& p : plans) {
         if (!p.message.empty()) status_.Send({{"event", "restore-plan"}, {"message", p.message}});
+        from_table = from_table || p.table_ahead;
       }
     }
 
@@ -162,13 +164,16 @@ class Worker {
       OnCheckpointComplete(info);
     };
     FLOE_ASSIGN_OR_RAISE(job_, runtime::LocalJob::Make(plan->graph, std::move(o)));
+    const uint64_t next_id = job_->checkpoint_floor().value + 1;
     if (restored) {
       status_.Send({{"event", "restored"},
                     {"checkpoint", restored->id.value},
                     {"savepoint", restored->is_savepoint},
-                    {"path", restored->dir}});
+                    {"path", restored->dir},
+                    {"from_table", from_table},
+                    {"next_checkpoint", next_id}});
     } else {
-      status_.Send({{"event", "fresh"}});
+      status_.Send({{"event", "fresh"}, {"from_table", from_table}, {"next_checkpoint", next_id}});
     }
     FLOE_RETURN_NOT_OK(job_->Start());
     status_.Send({{"event", "running"}, {"pid", ::getpid()}});

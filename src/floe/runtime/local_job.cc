@@ -19,6 +19,7 @@ struct LocalJob::Impl {
   std::unique_ptr<CheckpointCoordinator> coordinator FLOE_PT_GUARDED_BY(mu);
   std::unique_ptr<LocalExecutor> executor;
   CheckpointId restored_from;
+  CheckpointId checkpoint_floor;  // ids of this run start above it
 
   mutable Mutex mu;
   std::condition_variable timer_cv;
@@ -231,6 +232,7 @@ Result<std::unique_ptr<LocalJob>> LocalJob::Make(const JobGraph& graph, LocalJob
   co.config = cc;
   co.tasks = impl->executor->task_names();
   co.floor = floor;
+  impl->checkpoint_floor = floor;
   co.clock = options.clock;
   co.storage = impl->storage.get();
   co.failed_checkpoints =
@@ -320,6 +322,8 @@ JobState LocalJob::state() const {
 }
 
 CheckpointId LocalJob::restored_from() const { return impl_->restored_from; }
+
+CheckpointId LocalJob::checkpoint_floor() const { return impl_->checkpoint_floor; }
 
 CheckpointId LocalJob::last_completed() const {
   MutexLock lock(impl_->mu);

@@ -71,6 +71,9 @@ class LocalJob {
   // The checkpoint this run restored from (invalid id if none).
   CheckpointId restored_from() const;
   CheckpointId last_completed() const;
+  // Checkpoint ids of this run start above it: the highest of min_checkpoint_id, the ids in the
+  // checkpoint directory and the restored checkpoint's.
+  CheckpointId checkpoint_floor() const;
   const std::string& job_id() const;
 
   struct Impl;

@@ -587,7 +587,8 @@ Result<SinkRestorePlan> PlanIcebergSinkRestore(
   plan.table_ahead = marker->checkpoint_id > restored_id;
   std::string holds = "table " + o.table.ToString() + " holds checkpoint " +
                       std::to_string(marker->checkpoint_id) + " of sink '" + o.sink_id + "'";
-  std::string next = "checkpoints continue at " + std::to_string(marker->checkpoint_id + 1);
+  // The run's first id is decided later, above every sink's and the checkpoint directory's.
+  std::string next = "checkpoint ids continue above " + std::to_string(marker->checkpoint_id);
   if (!plan.table_ahead) {
     plan.message = holds + "; restoring " + restoring +
                    ": pending commits above the table's are committed, sources start from the "

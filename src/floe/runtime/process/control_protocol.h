@@ -59,17 +59,19 @@ struct WorkerEvent {
   bool savepoint = false;
   bool stop = false;
   bool final = false;
-  std::string dir;                             // checkpoint: where it completed
-  int64_t req = 0;                             // reply: the request it answers
-  bool ok = false;                             // reply
-  std::optional<std::string> path;             // reply, restored, stopped
-  std::optional<std::string> error;            // reply, failed
-  std::string message;                         // restore-plan
-  bool fatal = false;                          // failed
-  int64_t duration_ms = 0;                     // checkpoint
-  uint64_t size_bytes = 0;                     // checkpoint
-  int64_t alignment_us = 0;                    // checkpoint
-  int64_t at_ms = 0;                           // metrics: when sampled (epoch ms)
+  std::string dir;                   // checkpoint: where it completed
+  int64_t req = 0;                   // reply: the request it answers
+  bool ok = false;                   // reply
+  std::optional<std::string> path;   // reply, restored, stopped
+  std::optional<std::string> error;  // reply, failed
+  std::string message;               // restore-plan
+  bool fatal = false;                // failed
+  int64_t duration_ms = 0;           // checkpoint
+  uint64_t size_bytes = 0;           // checkpoint
+  int64_t alignment_us = 0;          // checkpoint
+  int64_t at_ms = 0;                 // metrics: when sampled (epoch ms)
+  bool from_table = false;           // restored, fresh: sources start from positions a table holds
+  uint64_t next_checkpoint = 0;      // restored, fresh: the run's first checkpoint id
   std::vector<runtime::MetricSample> samples;  // metrics
 };
 // The samples of a metrics status line:

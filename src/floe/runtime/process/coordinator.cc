@@ -453,12 +453,16 @@ class Coordinator {
     } else if (kind == "metrics") {
       monitor_.OnMetrics(std::move(parsed->samples), ev.at_ms);
     } else if (kind == "restored") {
-      LogInfo("restored from %s %llu (%s)", ev.savepoint ? "savepoint" : "checkpoint",
-              static_cast<unsigned long long>(ev.checkpoint), ev.path.value_or("").c_str());
+      LogInfo("restored from %s %llu (%s); sources start from %s; the next checkpoint is %llu",
+              ev.savepoint ? "savepoint" : "checkpoint",
+              static_cast<unsigned long long>(ev.checkpoint), ev.path.value_or("").c_str(),
+              ev.from_table ? "the positions the table holds" : "its positions",
+              static_cast<unsigned long long>(ev.next_checkpoint));
     } else if (kind == "fresh") {
       LogInfo(
-          "no checkpoint to restore: starting from the beginning (sinks reconcile with their "
-          "tables)");
+          "no checkpoint to restore: sources start from %s; the next checkpoint is %llu",
+          ev.from_table ? "the positions the table holds" : "their configured startup positions",
+          static_cast<unsigned long long>(ev.next_checkpoint));
     } else if (kind == "restore-plan") {
       LogInfo("restore: %s", ev.message.c_str());
     } else if (kind == "running") {
