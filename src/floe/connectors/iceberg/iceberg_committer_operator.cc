@@ -108,8 +108,9 @@ Status IcebergCommitterOperator::Open(const runtime::OperatorContext& ctx) {
 
 Status IcebergCommitterOperator::LoadTableMarker() {
   FLOE_ASSIGN_OR_RAISE(iceberg::LoadedTable loaded, catalog_->LoadTable(options_.table));
-  FLOE_ASSIGN_OR_RAISE(std::optional<internal::SinkCommit> marker,
-                       internal::FindSinkCommit(loaded.metadata, options_.sink_id));
+  FLOE_ASSIGN_OR_RAISE(
+      std::optional<internal::SinkCommit> marker,
+      internal::FindSinkOrPipelineCommit(loaded.metadata, options_.sink_id, options_.pipeline));
   if (marker) {
     FLOE_RETURN_NOT_OK(internal::CheckSinkOwner(
         *marker, options_.table.ToString(), options_.sink_id, options_.job_id, options_.pipeline));

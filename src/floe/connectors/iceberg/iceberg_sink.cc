@@ -126,35 +126,64 @@ Result<std::map<std::string, std::string>> SourceOffsetsFromJson(const std::stri
   return out;
 }
 
-Result<std::optional<SinkCommit>> FindSinkCommit(const iceberg::TableMetadata& metadata,
-                                                 const std::string& sink_id) {
+namespace {
+
+std::string SummaryValue(const iceberg::Snapshot& snapshot, const char* key) {
+  auto it = snapshot.summary.find(key);
+  return it == snapshot.summary.end() ? std::string() : it->second;
+}
+
+Result<SinkCommit> ReadSinkCommit(const iceberg::Snapshot& snapshot) {
+  SinkCommit commit;
+  commit.sink_id = SummaryValue(snapshot, kSummarySinkId);
+  commit.snapshot_id = snapshot.snapshot_id;
+  if (!ParseU64(SummaryValue(snapshot, kSummaryCheckpointId), &commit.checkpoint_id)) {
+    return Status::Corruption("snapshot " + std::to_string(snapshot.snapshot_id) + " of sink '" +
+                              commit.sink_id + "' has no valid " + kSummaryCheckpointId);
+  }
+  commit.job_id = SummaryValue(snapshot, kSummaryJobId);
+  commit.pipeline = SummaryValue(snapshot, kSummaryPipeline);
+  auto offsets = snapshot.summary.find(kSummarySourceOffsets);
+  if (offsets != snapshot.summary.end()) {
+    FLOE_ASSIGN_OR_RAISE(commit.source_positions, SourceOffsetsFromJson(offsets->second));
+  }
+  return commit;
+}
+
+// The newest snapshot of the main ancestry that carries a sink id and satisfies `matches`.
+template <typename Matches>
+Result<std::optional<SinkCommit>> FindCommit(const iceberg::TableMetadata& metadata,
+                                             Matches matches) {
   const iceberg::Snapshot* snapshot = metadata.current_snapshot();
   size_t guard = 0;
   while (snapshot != nullptr && guard++ <= metadata.snapshots.size()) {
-    auto sink = snapshot->summary.find(kSummarySinkId);
-    if (sink != snapshot->summary.end() && sink->second == sink_id) {
-      SinkCommit commit;
-      commit.snapshot_id = snapshot->snapshot_id;
-      auto id = snapshot->summary.find(kSummaryCheckpointId);
-      if (id == snapshot->summary.end() || !ParseU64(id->second, &commit.checkpoint_id)) {
-        return Status::Corruption("snapshot " + std::to_string(snapshot->snapshot_id) +
-                                  " of sink '" + sink_id + "' has no valid " +
-                                  kSummaryCheckpointId);
-      }
-      auto job = snapshot->summary.find(kSummaryJobId);
-      if (job != snapshot->summary.end()) commit.job_id = job->second;
-      auto pipeline = snapshot->summary.find(kSummaryPipeline);
-      if (pipeline != snapshot->summary.end()) commit.pipeline = pipeline->second;
-      auto offsets = snapshot->summary.find(kSummarySourceOffsets);
-      if (offsets != snapshot->summary.end()) {
-        FLOE_ASSIGN_OR_RAISE(commit.source_positions, SourceOffsetsFromJson(offsets->second));
-      }
+    if (snapshot->summary.count(kSummarySinkId) != 0 && matches(*snapshot)) {
+      FLOE_ASSIGN_OR_RAISE(SinkCommit commit, ReadSinkCommit(*snapshot));
       return std::optional<SinkCommit>(std::move(commit));
     }
     if (!snapshot->parent_snapshot_id) break;
     snapshot = metadata.FindSnapshot(*snapshot->parent_snapshot_id);
   }
   return std::optional<SinkCommit>();
+}
+
+}  // namespace
+
+Result<std::optional<SinkCommit>> FindSinkCommit(const iceberg::TableMetadata& metadata,
+                                                 const std::string& sink_id) {
+  return FindCommit(metadata, [&](const iceberg::Snapshot& s) {
+    return SummaryValue(s, kSummarySinkId) == sink_id;
+  });
+}
+
+Result<std::optional<SinkCommit>> FindSinkOrPipelineCommit(const iceberg::TableMetadata& metadata,
+                                                           const std::string& sink_id,
+                                                           const std::string& pipeline) {
+  FLOE_ASSIGN_OR_RAISE(std::optional<SinkCommit> own, FindSinkCommit(metadata, sink_id));
+  if (own || pipeline.empty()) return own;
+  return FindCommit(metadata, [&](const iceberg::Snapshot& s) {
+    return SummaryValue(s, kSummaryPipeline) == pipeline;
+  });
 }
 
 Status CheckSinkOwner(const SinkCommit& marker, const std::string& table,
@@ -572,12 +601,23 @@ Result<SinkRestorePlan> PlanIcebergSinkRestore(
   }
   if (!loaded.ok()) return loaded.status();
   RemoveFilesOfFailedAttempts(spec, o, catalog->file_io(), loaded->metadata, restored);
-  FLOE_ASSIGN_OR_RAISE(std::optional<internal::SinkCommit> marker,
-                       internal::FindSinkCommit(loaded->metadata, o.sink_id));
+  FLOE_ASSIGN_OR_RAISE(
+      std::optional<internal::SinkCommit> marker,
+      internal::FindSinkOrPipelineCommit(loaded->metadata, o.sink_id, spec.pipeline));
   if (!marker) {
     plan.message = "table " + o.table.ToString() + " holds no commit of sink '" + o.sink_id +
                    "'; restoring " + restoring;
     return plan;
+  }
+  if (marker->sink_id != o.sink_id) {
+    // Before: a renamed sink table started the sources from their startup mode and doubled it.
+    LogInfo(
+        "iceberg sink '%s': table %s holds no commit of this sink id but one of this pipeline "
+        "(%s) under sink id '%s' (checkpoint %llu): continuing from it; set the table option "
+        "'sink-id' = '%s' to keep the old id",
+        o.sink_id.c_str(), o.table.ToString().c_str(), spec.pipeline.c_str(),
+        marker->sink_id.c_str(), static_cast<unsigned long long>(marker->checkpoint_id),
+        marker->sink_id.c_str());
   }
   FLOE_RETURN_NOT_OK(
       internal::CheckSinkOwner(*marker, o.table.ToString(), o.sink_id, spec.job_id, spec.pipeline));

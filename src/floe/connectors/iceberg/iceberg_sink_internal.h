@@ -64,6 +64,7 @@ std::string EffectiveSinkId(const IcebergSinkSpec& spec, const iceberg::TableIde
 // The newest snapshot in the main branch's ancestry (current snapshot, then parents) whose
 // summary carries floe.sink-id == sink_id: floe's commit marker for that sink.
 struct SinkCommit {
+  std::string sink_id;
   int64_t snapshot_id = 0;
   uint64_t checkpoint_id = 0;
   std::string job_id;
@@ -82,6 +83,12 @@ Status CheckSinkOwner(const SinkCommit& marker, const std::string& table,
 // floe.checkpoint-id or floe.source-offsets cannot be parsed.
 Result<std::optional<SinkCommit>> FindSinkCommit(const iceberg::TableMetadata& metadata,
                                                  const std::string& sink_id);
+// The sink's newest commit; without one, the newest commit of any sink id that carries
+// `pipeline` (not empty): the same pipeline under an id that changed with a cosmetic edit of the
+// job file, such as renaming the sink table. Its `sink_id` says which it is.
+Result<std::optional<SinkCommit>> FindSinkOrPipelineCommit(const iceberg::TableMetadata& metadata,
+                                                           const std::string& sink_id,
+                                                           const std::string& pipeline);
 
 // JSON object text {"task": <position JSON>, ...}; a position that is not valid JSON is
 // embedded as a JSON string.

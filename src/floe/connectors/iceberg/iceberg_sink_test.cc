@@ -531,6 +531,48 @@ TEST(IcebergSink, ResubmittedJobWithoutStateDoesNotReplay) {
   EXPECT_EQ(md.snapshots.back().summary.at("floe.job-id"), "0123456789abcdef");
 }
 
+// The tester's case: the sink table renamed in the job file changes the default sink id; the
+// fresh job found "no commit of sink ..." and started at the beginning (the table doubled).
+TEST(IcebergSink, ARenamedSinkContinuesFromItsPipelinesLastCommit) {
+  Sink sink;
+  sink.spec.pipeline = PipelineFingerprint("source-seq=seq()");
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  {
+    Feed feed;
+    feed.end = 200;
+    JobRun run;
+    ASSERT_OK(run.Make(sink, feed));
+    run.CheckpointAt(feed, 120);
+    feed.limit = INT64_MAX;
+    ASSERT_OK(run.job->Wait());
+  }
+  // Another pipeline under another id is not this sink's history.
+  sink.spec.sink_id = "renamed->demo.seqs";
+  sink.spec.pipeline = PipelineFingerprint("source-seq=other()");
+  ASSERT_OK_AND_ASSIGN(
+      SinkRestorePlan other,
+      PlanIcebergSinkRestore(sink.spec, std::nullopt, StaleRestorePolicy::kFail, false));
+  EXPECT_FALSE(other.table_ahead) << other.message;
+
+  sink.spec.pipeline = PipelineFingerprint("source-seq=seq()");
+  ASSERT_OK_AND_ASSIGN(
+      SinkRestorePlan plan,
+      PlanIcebergSinkRestore(sink.spec, std::nullopt, StaleRestorePolicy::kFail, false));
+  EXPECT_TRUE(plan.table_ahead) << plan.message;
+  EXPECT_EQ(plan.table_checkpoint_id, 2u);
+  Feed feed;
+  feed.end = 300;
+  feed.limit = INT64_MAX;
+  feed.board->SetStartOverrides(plan.source_positions);
+  JobRun run;
+  ASSERT_OK(run.Make(sink, feed, std::nullopt, plan.table_checkpoint_id, "0123456789abcdef"));
+  ASSERT_OK(run.job->Wait());
+  EXPECT_EQ(feed.first_emitted.load(), 201);
+  verify::VerifyReport report = sink.Verify(1, 300);
+  EXPECT_EQ(report.findings(), 0) << report.ToText();
+  EXPECT_EQ(sink.Metadata().snapshots.back().summary.at("floe.sink-id"), "renamed->demo.seqs");
+}
+
 // Every Iceberg sink, catalog and maintenance crash point (docs/fault-injection.md) fires in
 // a plain bounded run (the process-level kill tests depend on it). Each case runs in a
 // re-executed child process.
