@@ -5,6 +5,8 @@
 #                                floe; prints the JDBC URI and writes it to DIR/uri; fsync off
 #                                unless FLOE_PG_FSYNC=on (the benches)
 #   test_postgres.sh stop DIR    stops the server and removes DIR
+#   test_postgres.sh pause DIR   stops the server, keeping DIR (an outage: clients are cut off)
+#   test_postgres.sh resume DIR  starts a paused server again
 # As root the server runs as the postgres user (initdb refuses root).
 set -euo pipefail
 
@@ -13,7 +15,7 @@ die() {
   exit 1
 }
 
-[[ $# -eq 2 ]] || die "usage: test_postgres.sh start|stop DIR"
+[[ $# -eq 2 ]] || die "usage: test_postgres.sh start|stop|pause|resume DIR"
 cmd=$1
 dir=$2
 bindir="$(ls -d /usr/lib/postgresql/*/bin 2> /dev/null | sort -V | tail -n 1)"
@@ -25,6 +27,12 @@ as_server() {
   else
     "$@"
   fi
+}
+
+start_server() {
+  as_server "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+    -o "-c listen_addresses='' -k $dir -c max_connections=100 -c fsync=${FLOE_PG_FSYNC:-off}" start > /dev/null ||
+    die "server did not start: $(tail -n 5 "$dir/server.log")"
 }
 
 case "$cmd" in
@@ -40,9 +48,7 @@ case "$cmd" in
     as_server "$bindir/initdb" -D "$dir/data" -U floe --pwfile="$dir/password" \
       --auth=scram-sha-256 -E UTF8 --no-sync > "$dir/initdb.log" 2>&1 ||
       die "initdb failed: $(tail -n 5 "$dir/initdb.log")"
-    as_server "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-      -o "-c listen_addresses='' -k $dir -c max_connections=100 -c fsync=${FLOE_PG_FSYNC:-off}" start > /dev/null ||
-      die "server did not start: $(tail -n 5 "$dir/server.log")"
+    start_server
     PGPASSWORD="$(cat "$dir/password")" as_server "$bindir/createdb" -h "$dir" -U floe floe ||
       die "createdb failed"
     chmod 755 "$dir"
@@ -53,5 +59,11 @@ case "$cmd" in
     [[ -d "$dir/data" ]] && as_server "$bindir/pg_ctl" -D "$dir/data" -m immediate -w stop > /dev/null 2>&1 || true
     rm -rf "$dir"
     ;;
-  *) die "unknown command $cmd (start|stop)" ;;
+  pause)
+    as_server "$bindir/pg_ctl" -D "$dir/data" -m fast -w stop > /dev/null || die "cannot stop the server in $dir"
+    ;;
+  resume)
+    start_server
+    ;;
+  *) die "unknown command $cmd (start|stop|pause|resume)" ;;
 esac

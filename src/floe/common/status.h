@@ -61,6 +61,7 @@ class [[nodiscard]] Status {
   bool IsNotFound() const { return code() == StatusCode::kNotFound; }
   bool IsAlreadyExists() const { return code() == StatusCode::kAlreadyExists; }
   bool IsConflict() const { return code() == StatusCode::kConflict; }
+  bool IsUnavailable() const { return code() == StatusCode::kUnavailable; }
   bool IsCorruption() const { return code() == StatusCode::kCorruption; }
   bool IsInvalidArgument() const { return code() == StatusCode::kInvalidArgument; }
 

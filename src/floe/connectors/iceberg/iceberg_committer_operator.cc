@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <thread>
 #include <utility>
 
 #include "floe/common/crash_point.h"
@@ -10,6 +11,7 @@
 #include "floe/connectors/iceberg/iceberg_sink_internal.h"
 #include "floe/iceberg/data_file_codec.h"
 #include "floe/iceberg/snapshot_update.h"
+#include "floe/runtime/checkpoint_config.h"
 
 namespace floe::connectors {
 
@@ -295,8 +297,7 @@ Status IcebergCommitterOperator::CommitOne(uint64_t id, const Pending& pending) 
     return Status::OK();
   };
   const auto commit_start = std::chrono::steady_clock::now();
-  Result<iceberg::Snapshot> snapshot =
-      iceberg::CommitSnapshot(*catalog_, options_.table, changes, commit_options);
+  Result<iceberg::Snapshot> snapshot = CommitThroughOutages(id, changes, commit_options, &attempts);
   if (!snapshot.ok()) {
     if (already_held && snapshot.status().IsAlreadyExists()) {
       // Committed before (by this sink in an earlier attempt whose record was lost).
@@ -334,6 +335,39 @@ Status IcebergCommitterOperator::CommitOne(uint64_t id, const Pending& pending) 
   table_checkpoint_ = id;
   committed_positions_ = std::move(positions);
   return Status::OK();
+}
+
+Result<iceberg::Snapshot> IcebergCommitterOperator::CommitThroughOutages(
+    uint64_t id, const iceberg::SnapshotChanges& changes,
+    const iceberg::CommitOptions& commit_options, int* validations) {
+  using std::chrono::milliseconds;
+  const auto start = std::chrono::steady_clock::now();
+  milliseconds wait(100);
+  for (int outage = 1;; ++outage) {
+    *validations = 0;
+    Result<iceberg::Snapshot> snapshot =
+        iceberg::CommitSnapshot(*catalog_, options_.table, changes, commit_options);
+    if (snapshot.ok() || !snapshot.status().IsUnavailable()) return snapshot;
+    const auto used =
+        std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start);
+    if (used + wait > options_.unavailable_timeout) {
+      return snapshot.status().WithContext(
+          "the catalog stayed unavailable for " + runtime::FormatDuration(used) + " (" +
+          std::to_string(outage) + " attempts; 'sink.commit.unavailable-timeout' = " +
+          runtime::FormatDuration(options_.unavailable_timeout) + ")");
+    }
+    LogWarn(
+        "iceberg sink '%s': catalog unavailable while committing checkpoint %llu to %s: %s; "
+        "retrying in %s (%s of %s used)",
+        options_.sink_id.c_str(), static_cast<unsigned long long>(id),
+        options_.table.ToString().c_str(), snapshot.status().message().c_str(),
+        runtime::FormatDuration(wait).c_str(), runtime::FormatDuration(used).c_str(),
+        runtime::FormatDuration(options_.unavailable_timeout).c_str());
+    std::this_thread::sleep_for(wait);
+    wait = std::min(wait * 2, milliseconds(5000));
+    // The catalog's own connection is re-opened on its next call; a catalog that cannot be
+    // re-opened stays unavailable and the loop goes on.
+  }
 }
 
 void IcebergCommitterOperator::RecordCommit(const iceberg::Snapshot& snapshot,

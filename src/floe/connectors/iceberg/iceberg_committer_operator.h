@@ -19,6 +19,11 @@
 #include "floe/runtime/operator.h"
 #include "floe/runtime/source_positions.h"
 
+namespace floe::iceberg {
+struct CommitOptions;
+struct SnapshotChanges;
+}  // namespace floe::iceberg
+
 namespace floe::connectors {
 
 struct IcebergCommitterOptions {
@@ -36,6 +41,9 @@ struct IcebergCommitterOptions {
   std::string checkpoint_dir;
   std::string savepoint_dir;
   io::FileIO checkpoint_file_io;
+  // 'sink.commit.unavailable-timeout': how long a commit retries while the catalog is
+  // unavailable (connection lost, 5xx, outcome unknown) before the task fails.
+  std::chrono::milliseconds unavailable_timeout{std::chrono::minutes(2)};
   // Test hook: runs at the end of OnCheckpointComplete(id).
   std::function<void(runtime::CheckpointId)> on_checkpoint_handled;
 };
@@ -96,6 +104,14 @@ class IcebergCommitterOperator final : public runtime::Operator {
   using Pending = internal::PendingCommit;
   Status CommitUpTo(uint64_t id);
   Status CommitOne(uint64_t id, const Pending& pending);
+  // CommitSnapshot, repeated with backoff while the catalog is unavailable (up to
+  // options_.unavailable_timeout). Each attempt reloads the table, whose markers tell
+  // (`commit_options.validate`) whether an attempt with an unknown outcome landed.
+  // `*validations` (counted by the validate callback) is reset before each attempt.
+  Result<iceberg::Snapshot> CommitThroughOutages(uint64_t id,
+                                                 const iceberg::SnapshotChanges& changes,
+                                                 const iceberg::CommitOptions& commit_options,
+                                                 int* validations);
   Status LoadTableMarker();
   void RecordCommit(const iceberg::Snapshot& snapshot, const Pending& pending,
                     std::chrono::steady_clock::time_point started);

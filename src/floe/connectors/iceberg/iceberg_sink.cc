@@ -18,6 +18,7 @@
 #include "floe/iceberg/schema.h"
 #include "floe/iceberg/table_properties.h"
 #include "floe/io/file.h"
+#include "floe/runtime/checkpoint_config.h"
 
 namespace floe::connectors {
 
@@ -43,10 +44,16 @@ bool ParseU64(std::string_view s, uint64_t* out) {
 // Options the sink understands besides the table properties it passes through (the write.*,
 // commit.*, read.* and history.* keys Iceberg defines, iceberg/table_properties.h).
 const std::set<std::string>& KnownOptions() {
-  static const std::set<std::string> kKnown = {
-      "connector",      "catalog-database",     "catalog-table",
-      "format-version", "sink.parallelism",     "sink-id",
-      "partition-by",   "write.upsert.enabled", std::string(kAllowUnknownProperties)};
+  static const std::set<std::string> kKnown = {"connector",
+                                               "catalog-database",
+                                               "catalog-table",
+                                               "format-version",
+                                               "sink.parallelism",
+                                               "sink-id",
+                                               "partition-by",
+                                               "write.upsert.enabled",
+                                               std::string(kAllowUnknownProperties),
+                                               std::string(kUnavailableTimeout)};
   static const std::set<std::string> kWithCatalog = [] {
     std::set<std::string> all = kKnown;
     for (const std::string& key : catalog::CatalogOptionKeys()) all.insert(key);
@@ -246,7 +253,7 @@ Result<IcebergSinkOptions> ParseIcebergSinkOptions(const IcebergSinkSpec& spec) 
         " (supported: connector, catalog-type, catalog-impl, catalog-name, uri, warehouse, "
         "jdbc.user, jdbc.password, catalog-database, catalog-table, format-version, "
         "write.upsert.enabled, sink.parallelism, sink-id, "
-        "partition-by, " +
+        "partition-by, sink.commit.unavailable-timeout, " +
         std::string(kAllowUnknownProperties) +
         ", the flink-maintenance.* options, and the write.* / commit.* / read.* / history.* "
         "table properties Iceberg defines)");
@@ -290,6 +297,15 @@ Result<IcebergSinkOptions> ParseIcebergSinkOptions(const IcebergSinkSpec& spec) 
   }
   o.parallelism = static_cast<uint32_t>(p);
   o.partition_by = OptionOr(t, "partition-by", "");
+  if (auto it = t.options.find(std::string(kUnavailableTimeout)); it != t.options.end()) {
+    Result<std::chrono::milliseconds> d = runtime::ParseDuration(it->second);
+    if (!d.ok() || d->count() < 0) {
+      return Status::InvalidArgument(where() + "option '" + std::string(kUnavailableTimeout) +
+                                     "' = '" + it->second +
+                                     "' must be a duration such as '2 min' or '0 s'");
+    }
+    o.unavailable_timeout = *d;
+  }
   for (const auto& [key, value] : t.options) {
     if (iceberg::InTablePropertyNamespace(key)) o.table_properties[key] = value;
   }
@@ -327,7 +343,17 @@ Status AddIcebergSinkWithHooks(runtime::JobGraph& graph, runtime::VertexId input
     graph.Connect(input, writers, runtime::Partitioning::Rebalance());
   }
 
+  if (o.unavailable_timeout >= context.checkpointing.timeout) {
+    // The commit runs when a checkpoint completes; the next checkpoints wait for it.
+    return Status::InvalidArgument(
+        "iceberg table '" + spec.table.name + "': option '" + std::string(kUnavailableTimeout) +
+        "' = " + runtime::FormatDuration(o.unavailable_timeout) +
+        " must be shorter than execution.checkpointing.timeout = " +
+        runtime::FormatDuration(context.checkpointing.timeout) +
+        ": checkpoints taken while a commit waits for the catalog would time out");
+  }
   IcebergCommitterOptions committer;
+  committer.unavailable_timeout = o.unavailable_timeout;
   FLOE_ASSIGN_OR_RAISE(committer.maintenance,
                        ParseMaintenanceOptions(spec.table, context.checkpointing));
   committer.catalog = o.catalog;

@@ -3,6 +3,7 @@
 // Internals of the Iceberg sink shared by iceberg_sink.cc, the writer and committer operators
 // and their tests. Not part of the connector API.
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -44,6 +45,8 @@ struct IcebergSinkOptions {
   uint32_t parallelism = 1;  // writer subtasks ('sink.parallelism')
   std::string sink_id;       // effective sink id
   std::string partition_by;  // floe extension 'partition-by', "" = unpartitioned
+  // floe extension 'sink.commit.unavailable-timeout'
+  std::chrono::milliseconds unavailable_timeout{std::chrono::minutes(2)};
   // Table properties to set when the table is created: the write.*, commit.*, read.* and
   // history.* options.
   std::map<std::string, std::string> table_properties;
@@ -54,6 +57,8 @@ struct IcebergSinkOptions {
 // The sink option that lets table properties Iceberg does not define through (with a warning)
 // instead of refusing them as misspellings.
 inline constexpr std::string_view kAllowUnknownProperties = "floe.allow-unknown-properties";
+// How long a commit retries while the catalog is unavailable before the task fails.
+inline constexpr std::string_view kUnavailableTimeout = "sink.commit.unavailable-timeout";
 
 // Validates spec.table.options; errors name the option and the rule.
 Result<IcebergSinkOptions> ParseIcebergSinkOptions(const IcebergSinkSpec& spec);

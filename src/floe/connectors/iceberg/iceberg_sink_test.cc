@@ -754,6 +754,31 @@ TEST(IcebergSinkMaintenance, OptionErrorsNameTheOptionAndTheRule) {
                   .ok());
 }
 
+TEST(IcebergSink, TheUnavailableTimeoutIsADurationShorterThanTheCheckpointTimeout) {
+  Sink sink;
+  JobContext ctx;
+  ctx.checkpointing.timeout = std::chrono::minutes(1);
+  auto add = [&](const std::string& value) {
+    sink.spec.table.options[std::string(internal::kUnavailableTimeout)] = value;
+    runtime::JobGraph graph;
+    runtime::VertexId src = graph.AddSource("seq", 1, [](const runtime::TaskInfo&) {
+      return Result<std::unique_ptr<runtime::SourceOperator>>(Status::Internal("unused"));
+    });
+    return internal::AddIcebergSinkWithHooks(graph, src, sink.spec, ctx, {});
+  };
+  Status bad = add("soon");
+  EXPECT_NE(bad.message().find("'sink.commit.unavailable-timeout' = 'soon' must be a duration"),
+            std::string::npos)
+      << bad.ToString();
+  Status too_long = add("2 min");
+  EXPECT_NE(too_long.message().find("= 120000 ms must be shorter than "
+                                    "execution.checkpointing.timeout = 60000 ms"),
+            std::string::npos)
+      << too_long.ToString();
+  EXPECT_TRUE(add("30 s").ok());
+  EXPECT_TRUE(add("0 s").ok());
+}
+
 // Drives a writer and a committer by hand (no runtime), for the committer's edge cases.
 using NullCollector = connectors::testing::CollectingCollector;
 
