@@ -46,6 +46,7 @@ struct TableDescriptor {
   // field ids 1..n.
   std::shared_ptr<const BatchSchema> schema;
   std::vector<std::string> primary_key;        // PRIMARY KEY (...) NOT ENFORCED
+  std::vector<std::string> partitioned_by;     // PARTITIONED BY (...)
   std::map<std::string, std::string> options;  // WITH options, keys as written
   std::optional<WatermarkSpec> watermark;      // the table's event time, if it declares one
 };

@@ -72,6 +72,8 @@ struct Connector {
   // OK when the sink table can apply a changelog; InvalidArgument saying why not (and what to
   // change) otherwise. Empty: the sink accepts inserts only.
   std::function<Status(const TableDescriptor&)> accepts_changelog;
+  // Whether the connector honours PARTITIONED BY (...); the planner refuses it otherwise.
+  bool partitioned_by = false;
 };
 
 class ConnectorRegistry {

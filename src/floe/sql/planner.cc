@@ -132,6 +132,7 @@ connectors::TableDescriptor Describe(const CreateTable& table) {
   }
   d.schema = std::move(schema);
   d.primary_key = table.primary_key;
+  d.partitioned_by = table.partitioned_by;
   for (const auto& [k, v] : table.options) d.options[k] = v;
   if (table.watermark) {
     int column = d.schema->FieldIndex(table.watermark->column);
@@ -270,6 +271,11 @@ Result<const connectors::Connector*> ConnectorOf(const CreateTable& table, Role 
     return Status::InvalidArgument(
         At(table.pos) + "table '" + table.name + "' is written by an INSERT, but connector '" +
         name + "' can only be read; writable connectors: " + registry.SinkNames());
+  }
+  if (!table.partitioned_by.empty() && !c->partitioned_by) {
+    return Status::InvalidArgument(At(table.pos) + "table '" + table.name + "': connector '" +
+                                   name +
+                                   "' does not support PARTITIONED BY (only 'iceberg' does)");
   }
   return c;
 }

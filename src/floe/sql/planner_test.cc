@@ -390,6 +390,46 @@ INSERT INTO lake SELECT * FROM src;)sql");
   std::filesystem::remove_all(wh);
 }
 
+// PARTITIONED BY was parsed and dropped: the table was created unpartitioned without a word.
+TEST(PlanJob, PartitionedByMakesIdentityPartitionsOfAnIcebergTableAndIsRefusedElsewhere) {
+  std::filesystem::path wh = std::filesystem::temp_directory_path() / "floe-planner-partitioned";
+  std::filesystem::remove_all(wh);
+  auto plan = [&](const std::string& sink_clause, const std::string& options) {
+    return Plan(R"sql(
+CREATE TABLE src (seq BIGINT NOT NULL, npi STRING) WITH ('connector' = 'roster', 'events' = '5');
+CREATE TABLE lake (seq BIGINT NOT NULL, npi STRING) )sql" +
+                sink_clause + R"sql( WITH (
+  'connector' = 'iceberg', 'warehouse' = ')sql" +
+                wh.string() + "'" + options + R"sql();
+INSERT INTO lake SELECT * FROM src;)sql");
+  };
+  ASSERT_TRUE(plan("PARTITIONED BY (npi)", "").ok());
+  auto catalog = iceberg::FileSystemCatalog::Make(wh.string()).ValueOrDie();
+  auto table =
+      catalog->LoadTable(iceberg::TableIdentifier::Parse("default_database.lake").ValueOrDie());
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  const iceberg::PartitionSpec& spec = table->metadata.default_spec();
+  ASSERT_EQ(spec.fields.size(), 1u);
+  EXPECT_EQ(spec.fields[0].name, "npi");
+
+  auto both = plan("PARTITIONED BY (npi)", ", 'partition-by' = 'npi'");
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.status().message().find("PARTITIONED BY and option 'partition-by' both set"),
+            std::string::npos)
+      << both.status().message();
+
+  auto print = Plan(R"sql(
+CREATE TABLE src (seq BIGINT NOT NULL) WITH ('connector' = 'roster', 'events' = '5');
+CREATE TABLE out (seq BIGINT NOT NULL) PARTITIONED BY (seq) WITH ('connector' = 'print');
+INSERT INTO out SELECT * FROM src;)sql");
+  ASSERT_FALSE(print.ok());
+  EXPECT_NE(print.status().message().find(
+                "line 3, column 1: table 'out': connector 'print' does not support PARTITIONED BY"),
+            std::string::npos)
+      << print.status().message();
+  std::filesystem::remove_all(wh);
+}
+
 // Runs a planned job in-process from its start (no checkpoint to restore), after
 // prepare_restore, as `floe run` does. Returns the plans prepare_restore made.
 std::vector<connectors::SinkRestorePlan> RunFresh(PlannedJob& job, uint64_t* min_id) {

@@ -297,6 +297,18 @@ Result<IcebergSinkOptions> ParseIcebergSinkOptions(const IcebergSinkSpec& spec) 
   }
   o.parallelism = static_cast<uint32_t>(p);
   o.partition_by = OptionOr(t, "partition-by", "");
+  if (!t.partitioned_by.empty()) {
+    // Flink's Iceberg connector: PARTITIONED BY columns are identity partitions.
+    if (!o.partition_by.empty()) {
+      return Status::InvalidArgument(where() +
+                                     "PARTITIONED BY and option 'partition-by' both set: use "
+                                     "one ('partition-by' also takes transforms such as "
+                                     "day(ts) or bucket(16, id))");
+    }
+    for (const std::string& column : t.partitioned_by) {
+      o.partition_by += (o.partition_by.empty() ? "" : ", ") + column;
+    }
+  }
   if (auto it = t.options.find(std::string(kUnavailableTimeout)); it != t.options.end()) {
     Result<std::chrono::milliseconds> d = runtime::ParseDuration(it->second);
     if (!d.ok() || d->count() < 0) {
@@ -752,6 +764,7 @@ Connector IcebergConnector() {
   c.options.push_back(std::string(internal::kMaintenancePrefix));
   c.add_sink = AddIcebergConnectorSink;
   c.accepts_changelog = IcebergAcceptsChangelog;
+  c.partitioned_by = true;
   return c;
 }
 
