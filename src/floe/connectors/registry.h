@@ -51,6 +51,9 @@ using SinkRestorePlanner = std::function<Result<SinkRestorePlan>(
 struct AddedSink {
   std::string sink_id;
   SinkRestorePlanner plan_restore;
+  // Something only one sink of a job may use (an exactly-once Kafka sink's transactional id
+  // prefix: two would fence each other's transactions); "" = nothing.
+  std::string exclusive;
 };
 
 // One connector. A function left empty means the connector cannot play that role.

@@ -741,6 +741,7 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
 
   // Sinks that commit to an external system check it against the restored checkpoint.
   std::vector<connectors::AddedSink> committing_sinks;
+  std::map<std::string, std::string> exclusive_users;  // AddedSink::exclusive -> sink table
   // What the runtime cannot run yet; refused after every INSERT is validated.
   std::vector<std::pair<SourcePos, AggregatePlan>> aggregates;
   bool graph_keyed_state = false;
@@ -762,6 +763,16 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
     Result<connectors::AddedSink> added =
         aggregate ? PlanAggregateInsert(*job, p, *aggregate) : PlanCalcInsert(*job, p);
     if (!added.ok()) return added.status();
+    if (!added->exclusive.empty()) {
+      auto [it, fresh] = exclusive_users.emplace(added->exclusive, p.sink->name);
+      if (!fresh) {
+        return Status::InvalidArgument(At(p.sink->pos) + "table '" + p.sink->name +
+                                       "' and table '" + it->second + "' both use " +
+                                       added->exclusive +
+                                       ": their transactions would fence each other; give each "
+                                       "sink its own 'sink.transactional-id-prefix'");
+      }
+    }
     if (added->plan_restore) committing_sinks.push_back(std::move(added).value());
   }
   if (!aggregates.empty()) {

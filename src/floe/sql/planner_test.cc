@@ -219,6 +219,33 @@ CREATE TABLE out (seq BIGINT NOT NULL) WITH (
 INSERT INTO out SELECT * FROM src;)sql";
 }
 
+// Two exactly-once Kafka sinks with one prefix use the same transactional ids: each new
+// producer fences the other's, and both fail at every commit.
+TEST(PlanJob, TwoExactlyOnceKafkaSinksWithOnePrefixAreRefused) {
+  auto job = [](const std::string& second_prefix) {
+    std::string sink = R"sql( (seq BIGINT NOT NULL) WITH (
+  'connector' = 'kafka', 'format' = 'json', 'properties.bootstrap.servers' = '127.0.0.1:1',
+  'sink.delivery-guarantee' = 'exactly-once', 'properties.transaction.timeout.ms' = '900000',
+)sql";
+    return R"sql(SET 'execution.checkpointing.interval' = '1s';
+SET 'execution.checkpointing.timeout' = '1 min';
+CREATE TABLE src (seq BIGINT NOT NULL) WITH ('connector' = 'roster');
+CREATE TABLE a)sql" +
+           sink + R"sql(  'topic' = 'a', 'sink.transactional-id-prefix' = 'floe-t');
+CREATE TABLE b)sql" +
+           sink + "  'topic' = 'b', 'sink.transactional-id-prefix' = '" + second_prefix + R"sql(');
+INSERT INTO a SELECT * FROM src;
+INSERT INTO b SELECT * FROM src;)sql";
+  };
+  std::string msg = ErrorOf(job("floe-t"));
+  EXPECT_EQ(msg,
+            "line 8, column 1: table 'b' and table 'a' both use transactional id prefix 'floe-t': "
+            "their transactions would fence each other; give each sink its own "
+            "'sink.transactional-id-prefix'");
+  Result<std::unique_ptr<PlannedJob>> ok = Plan(job("floe-u"));
+  EXPECT_TRUE(ok.ok()) << ok.status().ToString();
+}
+
 TEST(PlanJob, KafkaIsWritableAndExactlyOnceFollowsTheTimeoutRule) {
   const std::string eo =
       ", 'sink.delivery-guarantee' = 'exactly-once', 'sink.transactional-id-prefix' = 'floe-t'";

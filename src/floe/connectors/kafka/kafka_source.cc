@@ -946,7 +946,12 @@ Connector KafkaConnector() {
     settings.positions = r.context->positions;
     FLOE_RETURN_NOT_OK(AddKafkaSink(*r.graph, r.input, r.vertex_name, *r.table, settings,
                                     r.context->default_parallelism));
-    return AddedSink{};
+    AddedSink added;
+    FLOE_ASSIGN_OR_RAISE(KafkaSinkConfig config, MakeKafkaSinkConfig(*r.table, settings));
+    if (config.guarantee == KafkaDeliveryGuarantee::kExactlyOnce) {
+      added.exclusive = "transactional id prefix '" + config.transactional_id_prefix + "'";
+    }
+    return added;
   };
   return c;
 }
