@@ -117,7 +117,7 @@ export function maintenanceRecord(m) {
     } : {}),
     sink_options: maintenanceOptions(m),
     not_set: m.mode === 'on'
-      ? `floe's defaults: rewrite min-input-files 5, ${m.minFileSize != null ? '' : 'min file size 75% of the target, '}max file size 180% of the target, no delete-file-threshold; ` +
+      ? `floe's defaults: rewrite min-input-files 8 (size tiers), ${m.minFileSize != null ? '' : 'min file size 75% of the target, '}max file size 180% of the target, no delete-file-threshold; ` +
         'schedule.interval-second 600 (rewrite, expiry); delete-orphan-files on, hourly, files older than 3 days'
       : 'metadata.json cleanup of a sink-created table only (write.metadata.delete-after-commit.enabled, 20 kept)',
   }

@@ -301,6 +301,21 @@ TEST(RewriteDataFiles, CompactionKeepsTheRowsAsAMultiset) {
   EXPECT_GT(r.compactions, 10);
 }
 
+// A fan-in of 1 would merge a tier's single file with itself at every run: refused up front,
+// with the rule and the value.
+TEST(RewriteDataFiles, MinInputFilesBelowTwoIsRefused) {
+  TempDir tmp;
+  auto h = UpsertTable(tmp.path(), 2);
+  CompactOptions options;
+  options.min_input_files = 1;
+  auto r = h->Compact(options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.status().IsInvalidArgument()) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("min-input-files must be at least 2"), std::string::npos)
+      << r.status().ToString();
+  EXPECT_NE(r.status().message().find("got 1"), std::string::npos) << r.status().ToString();
+}
+
 TEST(RewriteManifests, ManyManifestsBecomeOneAndTheRowsStay) {
   TempDir tmp;
   auto h = UpsertTable(tmp.path(), 6);

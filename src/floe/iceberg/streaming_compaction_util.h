@@ -17,6 +17,7 @@
 #include "floe/iceberg/catalog.h"
 #include "floe/iceberg/data_writer.h"
 #include "floe/iceberg/rewrite.h"
+#include "floe/iceberg/row_key_internal.h"
 #include "floe/iceberg/snapshot_update.h"
 
 namespace floe::iceberg::testing {
@@ -65,10 +66,16 @@ inline Status AppendCommit(Catalog& catalog, const TableIdentifier& id, int c,
   return CommitSnapshot(catalog, id, changes).status();
 }
 
-// Rewrites per data file path: the most times any row of the file was rewritten.
-using RewriteDepths = std::map<std::string, int>;
+// Per data file written by a compaction: its partition and the most times any of its rows was
+// rewritten. Appended files are absent (0 rewrites).
+struct RewriteDepth {
+  std::string partition;
+  int depth = 0;
+};
+using RewriteDepths = std::map<std::string, RewriteDepth>;
 
-// Compacts once; records the new files' depth (one more than the deepest file they replace).
+// Compacts once; records each new file's depth: one more than the deepest file of its
+// partition that the compaction replaced.
 inline Status Compact(Catalog& catalog, const TableIdentifier& id, const CompactOptions& options,
                       RewriteDepths* depths, AmplificationReport* report, bool* committed) {
   FLOE_ASSIGN_OR_RAISE(std::optional<PreparedRewrite> prepared,
@@ -76,16 +83,20 @@ inline Status Compact(Catalog& catalog, const TableIdentifier& id, const Compact
   *committed = prepared.has_value();
   if (!prepared) return Status::OK();
   FLOE_ASSIGN_OR_RAISE(RewriteResult r, CommitRewrite(catalog, id, *prepared));
-  int depth = 0;
+  std::map<std::string, int> deepest;  // partition -> depth of the deepest replaced file
   for (const std::string& path : prepared->removed) {
     auto it = depths->find(path);
     if (it == depths->end()) continue;
-    depth = std::max(depth, it->second);
+    int& d = deepest[it->second.partition];
+    d = std::max(d, it->second.depth);
     depths->erase(it);
   }
-  ++depth;
-  for (const DataFile& d : prepared->added) (*depths)[d.file_path] = depth;
-  report->max_rewrites = std::max(report->max_rewrites, depth);
+  for (const DataFile& f : prepared->added) {
+    std::string partition = internal::PartitionKey(f.spec_id, f.partition);
+    const int depth = deepest[partition] + 1;
+    (*depths)[f.file_path] = RewriteDepth{partition, depth};
+    report->max_rewrites = std::max(report->max_rewrites, depth);
+  }
   report->rows_rewritten += r.rows_read;
   report->data_files = r.data_files_after;
   ++report->compactions;
