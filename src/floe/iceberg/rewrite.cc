@@ -486,8 +486,8 @@ std::vector<size_t> WithForced(const std::vector<FileScanTask>& tasks, const Par
 }
 
 // Chooses the files to rewrite, partition by partition (spec and tuple), within max_bytes.
-Result<std::vector<bool>> ChooseFiles(const std::vector<FileScanTask>& tasks, const SizeRule& size,
-                                      const CompactOptions& o, RewriteResult* result) {
+std::vector<bool> ChooseFiles(const std::vector<FileScanTask>& tasks, const SizeRule& size,
+                              const CompactOptions& o, RewriteResult* result) {
   std::map<std::string, PartitionPlan> partitions;
   for (size_t i = 0; i < tasks.size(); ++i) {
     const FileScanTask& t = tasks[i];
@@ -512,6 +512,7 @@ Result<std::vector<bool>> ChooseFiles(const std::vector<FileScanTask>& tasks, co
   }
   return rewrite;
 }
+
 }  // namespace
 
 Result<std::optional<PreparedRewrite>> PrepareRewrite(Catalog& catalog, const TableIdentifier& id,
@@ -537,7 +538,7 @@ Result<std::optional<PreparedRewrite>> PrepareRewrite(Catalog& catalog, const Ta
   }
   if (counts != nullptr) *counts = result;
 
-  FLOE_ASSIGN_OR_RAISE(std::vector<bool> rewrite, ChooseFiles(tasks, size, options, &result));
+  const std::vector<bool> rewrite = ChooseFiles(tasks, size, options, &result);
   if (result.groups_rewritten == 0) return std::optional<PreparedRewrite>();
 
   // Read the chosen files with their deletes, write them anew.
