@@ -92,7 +92,7 @@ Result<RewriteResult> CommitRewrite(Catalog& catalog, const TableIdentifier& id,
 // Removes a prepared compaction's new files (it will not be committed).
 void AbandonRewrite(const PreparedRewrite& prepared);
 
-// Compacts the data files of table `id` (Iceberg's bin-pack rewrite_data_files).
+// Compacts the data files of table `id` (Iceberg's rewrite_data_files, small files by size tiers).
 //
 // Plan, on the current snapshot, per partition (spec and tuple): files over the max size or with
 // too many deletes (threshold or ratio), or every file with rewrite_all, are rewritten; when
