@@ -6,7 +6,7 @@
 //   node bench/report.mjs                # print the generated blocks
 //   node bench/report.mjs --write        # rewrite them in place
 //   node bench/report.mjs --check        # exit 1 when a document disagrees with the results
-//   node bench/report.mjs --validate FILE --bench append|kafka|streaming|table-health|file-size|maintenance-throughput|windows|monitoring|catalog-commits [--rows N]
+//   node bench/report.mjs --validate FILE --bench append|kafka|streaming|table-health|file-size|maintenance-throughput|windows|monitoring|catalog-commits|compaction-amplification [--rows N]
 //                                        # exit 1 unless FILE is a complete results file whose
 //                                        # figures are sane (the smoke tests' oracle)
 //
@@ -640,6 +640,28 @@ ${code(j.command || 'bash bench/catalog_commits.sh')}: ${j.what}. Every commit l
 ${[...single, ...concurrent].join('\n')}`
 }
 
+// bench/README.md and docs/connectors.md: compaction's write amplification (issue 21), with the
+// planner before size tiers as the baseline when INDEX.json has one.
+function compactionAmplificationBlock({ index, files }) {
+  if (!Object.values(index.files).some((e) => e.bench === 'compaction-amplification')) return 'No results file yet.'
+  const name = current(index, 'compaction-amplification')
+  const j = files[name]
+  const f = facts(j)
+  const row = (file, k, c, label) => `| ${label ?? c.what} | ${c.min_input_files} | ${num(c.rows_written)} | ${num(c.rows_rewritten)} | ` +
+    `**${fix(c.ratio, 2)}** | ${c.max_rewrites} (bound ${c.bound_max_rewrites}) | ${num(c.data_files)} | ${c.goal ? (c.goal.pass ? 'yes' : '**no**') : '-'} | ${code(file)} |`
+  const rows = Object.entries(j.cases).map(([k, c]) => row(name, k, c))
+  for (const [n, e] of Object.entries(index.files)) {
+    if (e.bench !== 'compaction-amplification' || e.role !== 'baseline') continue
+    for (const [k, c] of Object.entries(files[n].cases)) rows.push(row(n, k, c, `${c.what}; **the planner before size tiers** (${e.why})`))
+  }
+  return `From ${code(`${RESULTS}/${name}`)} (${f.cpu ?? '?'}, ${f.cores ?? '?'} cores; load ${fix(f.loadStart?.[0], 2)} at start),
+${code(j.command || 'bash bench/compaction_amplification.sh')}: ${j.what}. Goal: rows rewritten / rows written at most 3, and no row rewritten more than ceil(log_f(commits)) times.
+
+| case | min-input-files | rows written | rows rewritten | rewritten / written | most rewrites of one row | data files left | goal met | results file |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- |
+${rows.join('\n')}`
+}
+
 function maintenanceSummaryBlock(ctx, target) {
   const { index, files } = ctx
   const out = []
@@ -710,6 +732,9 @@ function indexBlock({ index, files }) {
       if (j.false_alarms) parts.push(`${j.false_alarms.false_alarms} false alarms in ${num(j.false_alarms.duration_s)} s`)
       return parts.join('; ')
     }
+    if (j.bench === 'compaction-amplification') {
+      return `rewritten / written ${Object.entries(j.cases).map(([k, c]) => `${k} ${fix(c.ratio, 2)}`).join(', ')}`
+    }
     if (j.bench === 'catalog-commits') {
       return Object.entries(j.single).map(([k, r]) => `${k} p50 ${fix(r.latency_ms.p50, 1)} ms`).join('; ')
     }
@@ -750,6 +775,8 @@ const TARGETS = [
   { file: 'bench/README.md', block: 'monitoring', make: monitoringBlock },
   { file: 'bench/README.md', block: 'catalog-commits', make: catalogCommitsBlock },
   { file: 'docs/catalogs.md', block: 'catalog-commits', make: catalogCommitsBlock, optional: true },
+  { file: 'bench/README.md', block: 'compaction-amplification', make: compactionAmplificationBlock },
+  { file: 'docs/connectors.md', block: 'compaction-amplification', make: compactionAmplificationBlock, optional: true },
   // Optional: written only where a document has the markers (README.md, docs/connectors.md, ...).
   { file: 'README.md', block: 'table-maintenance', make: maintenanceSummaryBlock, optional: true },
   { file: 'docs/connectors.md', block: 'table-maintenance', make: maintenanceSummaryBlock, optional: true },
@@ -841,7 +868,8 @@ function validate(file, bench, rows) {
   need(!Number.isNaN(Date.parse(j.date)), 'date')
   const script = { 'table-health': 'bench/table_health.sh', 'file-size': 'bench/file_size.sh',
                    'maintenance-throughput': 'bench/maintenance_throughput.sh', windows: 'bench/windows.sh',
-                   monitoring: 'bench/monitoring.sh', 'catalog-commits': 'bench/catalog_commits.sh' }[bench] ||
+                   monitoring: 'bench/monitoring.sh', 'catalog-commits': 'bench/catalog_commits.sh',
+                   'compaction-amplification': 'bench/compaction_amplification.sh' }[bench] ||
                  `bench/${bench}_bench.sh`
   need(typeof j.command === 'string' && j.command.includes(script), 'command naming the bench script')
   need(j.git && /^[0-9a-f]{40}$/.test(j.git.commit) && typeof j.git.dirty === 'boolean', 'git commit and dirty flag')
@@ -850,7 +878,12 @@ function validate(file, bench, rows) {
   for (const k of ['start', 'end']) {
     need(j.load && j.load[k] && Array.isArray(j.load[k].loadavg) && j.load[k].loadavg.length === 3, `load.${k}.loadavg`)
   }
-  if (bench === 'catalog-commits') {
+  if (bench === 'compaction-amplification') {
+    const cases = Object.values(j.cases || {})
+    need(cases.length > 0 && cases.every((c) => pos(c.rows_written) && c.rows_written === j.commits * j.rows_per_commit &&
+      Number.isFinite(c.ratio) && Number.isInteger(c.max_rewrites) && Number.isInteger(c.bound_max_rewrites) && c.goal),
+      'every case: rows written = commits x rows, the ratio, the most rewrites of one row and its bound, the goal')
+  } else if (bench === 'catalog-commits') {
     const all = [...Object.values(j.single || {}), ...Object.values(j.concurrent || {})]
     need(all.length >= 4 && all.every((r) => r.commits > 0 && r.snapshots === r.commits && !r.failed_processes &&
       pos(r.latency_ms.p50)), 'every catalog: all commits landed, latencies recorded')

@@ -37,7 +37,7 @@ INSERT INTO lake SELECT * FROM roster;
 // ---- in-job table maintenance (the sink's 'flink-maintenance.*' options) -------------------------
 //
 // The benches' maintenance settings, one set for all of them (bench/README.md, "Table maintenance"):
-// `on`: compaction (bin-pack rewrite) after every `rewriteCommits` commits, or as soon as the
+// `on`: compaction (rewrite_data_files, size tiers) after every `rewriteCommits` commits, or as soon as the
 // commits since the last one added a target file's worth of data files (schedule.data-file-size),
 // or (`eqDeleteFiles` > 0) as many equality-delete files (schedule.eq-delete-file-count), files rolled at `targetFileSize`; snapshot expiry every `expireCommits` commits of snapshots
 // older than `maxSnapshotAgeS`, keeping `retainLast`; orphan removal left at floe's defaults
@@ -117,7 +117,7 @@ export function maintenanceRecord(m) {
     } : {}),
     sink_options: maintenanceOptions(m),
     not_set: m.mode === 'on'
-      ? `floe's defaults: rewrite min-input-files 5, ${m.minFileSize != null ? '' : 'min file size 75% of the target, '}max file size 180% of the target, no delete-file-threshold; ` +
+      ? `floe's defaults: rewrite min-input-files 8 (size tiers), ${m.minFileSize != null ? '' : 'min file size 75% of the target, '}max file size 180% of the target, no delete-file-threshold; ` +
         'schedule.interval-second 600 (rewrite, expiry); delete-orphan-files on, hourly, files older than 3 days'
       : 'metadata.json cleanup of a sink-created table only (write.metadata.delete-after-commit.enabled, 20 kept)',
   }

@@ -4,13 +4,13 @@
 # that the bench runs to the end, every table it verifies holds each row exactly once, and its
 # results file is complete (node bench/report.mjs --validate).
 #
-#   FLOE=path/to/floe bench/smoke.sh append|kafka|streaming|table-health|file-size|maintenance-throughput|windows DIR
+#   FLOE=path/to/floe bench/smoke.sh append|kafka|streaming|table-health|file-size|maintenance-throughput|windows|compaction-amplification DIR
 #
 # Scratch, generated input and the results file all go under DIR/<bench> (ctest gives the build
 # tree): a smoke run never writes into bench/out or bench/results.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-[[ $# -eq 2 ]] || { echo "usage: FLOE=... bench/smoke.sh append|kafka|streaming|table-health|file-size|maintenance-throughput|windows DIR" >&2; exit 2; }
+[[ $# -eq 2 ]] || { echo "usage: FLOE=... bench/smoke.sh append|kafka|streaming|table-health|file-size|maintenance-throughput|windows|compaction-amplification DIR" >&2; exit 2; }
 which="$1"
 dir="$(mkdir -p "$2" && cd "$2" && pwd)/$which"
 : "${FLOE:?FLOE must name the floe binary}"
@@ -62,8 +62,14 @@ case "$which" in
       --latency-interval '500 ms' --checkpoint-keys 2000 --checkpoint-events 300000 --checkpoint-interval '20 ms' \
       --checkpoint-idle 2
     ;;
+  compaction-amplification)
+    # 40 commits of 30 rows, compacted every 10, unpartitioned and bucket-partitioned (about 3 s);
+    # its driver is built beside floe
+    BENCH_BIN="${BENCH_BIN:-$(dirname "$FLOE")/../iceberg/compaction_amplification_bench}" OUT="$dir/scratch" \
+      RESULT="$result" bash "$here/compaction_amplification.sh" --commits 40 --cases every-10,bucket-4
+    ;;
   *)
-    echo "smoke.sh: unknown bench '$which' (append, kafka, streaming, table-health, file-size, maintenance-throughput or windows)" >&2
+    echo "smoke.sh: unknown bench '$which' (append, kafka, streaming, table-health, file-size, maintenance-throughput, windows or compaction-amplification)" >&2
     exit 2
     ;;
 esac

@@ -417,6 +417,10 @@ test('compact refuses bad sizes with the rule and the numbers', () => {
   const r = floe('table', 'compact', 'db.compact_bad', '--target-file-size-bytes', '100', '--max-file-size-bytes', '50');
   assert.notEqual(r.code, 0);
   assert.match(r.err, /min <= target <= max .*max 50/);
+  // min-input-files is the size tiers' fan-in (docs/connectors.md, "Compaction tiers")
+  const f = floe('table', 'compact', 'db.compact_bad', '--min-input-files', '1');
+  assert.notEqual(f.code, 0);
+  assert.match(f.err, /--min-input-files must be >= 2, got 1/);
 });
 
 test('rewrite-manifests regroups many manifests into one per kind', () => {

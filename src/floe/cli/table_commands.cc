@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <tuple>
 
 #include "floe/cli/args.h"
 #include "floe/cli/catalog_args.h"
@@ -60,8 +61,9 @@ constexpr const char* kUsage =
     "                  [--max-file-size-bytes N] [--min-input-files N] [--delete-file-threshold "
     "N]\n"
     "                  [--max-bytes N] [--rewrite-all]\n"
-    "                                 bin-pack small files per partition, deletes applied\n"
-    "                                 (defaults: write.target-file-size-bytes, 75%/180%, 5 files)\n"
+    "                                 merge small files per partition by size tiers, deletes\n"
+    "                                 applied (defaults: write.target-file-size-bytes, 75%/180%,\n"
+    "                                 8 files per tier)\n"
     "  rewrite-manifests NS.TABLE     regroup the manifests by partition into few\n"
     "  remove-orphan-files NS.TABLE [--older-than TIME|DURATION] [--dry-run]\n"
     "                  [--checkpoint-dir DIR [--savepoint-dir DIR]]...\n"
@@ -351,11 +353,16 @@ Status CompactCommand(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(options.target_file_size_bytes, args.GetInt("target-file-size-bytes"));
   FLOE_ASSIGN_OR_RAISE(options.min_file_size_bytes, args.GetInt("min-file-size-bytes"));
   FLOE_ASSIGN_OR_RAISE(options.max_file_size_bytes, args.GetInt("max-file-size-bytes"));
-  for (auto [name, field] : {std::pair{"min-input-files", &options.min_input_files},
-                             std::pair{"delete-file-threshold", &options.delete_file_threshold},
-                             std::pair{"max-bytes", &options.max_bytes}}) {
+  // min-input-files is the size tiers' fan-in: a tier of one file would rewrite it forever.
+  for (auto [name, field, least] :
+       {std::tuple{"min-input-files", &options.min_input_files, 2},
+        std::tuple{"delete-file-threshold", &options.delete_file_threshold, 1},
+        std::tuple{"max-bytes", &options.max_bytes, 1}}) {
     FLOE_ASSIGN_OR_RAISE(std::optional<int64_t> v, args.GetInt(name));
-    if (v && *v < 1) return Status::InvalidArgument(std::string("--") + name + " must be >= 1");
+    if (v && *v < least) {
+      return Status::InvalidArgument(std::string("--") + name + " must be >= " +
+                                     std::to_string(least) + ", got " + std::to_string(*v));
+    }
     if (v) *field = *v;
   }
   options.rewrite_all = args.Has("rewrite-all");

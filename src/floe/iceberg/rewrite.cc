@@ -372,6 +372,12 @@ struct SizeRule {
 };
 
 Result<SizeRule> Sizes(const TableMetadata& m, const CompactOptions& o) {
+  if (o.min_input_files < 2) {
+    return Status::InvalidArgument(
+        "rewrite option min-input-files must be at least 2 (a size tier is compacted once it "
+        "holds this many files); got " +
+        std::to_string(o.min_input_files));
+  }
   SizeRule r;
   r.target =
       o.target_file_size_bytes.value_or(IntProperty(m, kTargetFileSize, kTargetFileSizeDefault));
@@ -399,6 +405,114 @@ bool TooManyDeletes(const FileScanTask& t, const CompactOptions& o) {
              o.delete_ratio_threshold * static_cast<double>(t.file.record_count);
 }
 
+// Size tiers (docs/connectors.md, "Compaction tiers"). A file's tier is measured in rows:
+// tier k holds files of [f^k, f^(k+1)) rows, f = min-input-files. Rows, not bytes, because a
+// rewrite keeps rows exactly but not bytes (each small Parquet file carries its own footer and
+// compresses worse), so f files of one byte tier could merge into a file of that same tier and
+// be rewritten again; f files of one row tier always merge into a higher tier.
+int TierOf(int64_t rows, int64_t fan_in) {
+  int k = 0;
+  for (int64_t bound = fan_in; rows >= bound; bound *= fan_in) {
+    ++k;
+    if (bound > INT64_MAX / fan_in) break;
+  }
+  return k;
+}
+
+// A partition's small files as the tier planner sees them: one unit per file, and units merged
+// by this plan (their rows summed, since the writer streams a partition's chosen files into one
+// output).
+struct TierUnit {
+  int64_t rows = 0;
+  std::vector<size_t> tasks;
+};
+
+// Which of one partition's small files (`small`, indices into `tasks`) to merge: while some tier
+// holds at least f units, those units merge into one (which lands at least one tier higher and
+// may fill that tier in turn). A row is thus rewritten only when it moves up a tier: at most
+// ceil(log_f(N)) times for N equal appends, instead of at every trigger.
+std::vector<size_t> TieredMerges(const std::vector<FileScanTask>& tasks,
+                                 const std::vector<size_t>& small, int64_t fan_in) {
+  std::vector<TierUnit> units;
+  for (size_t i : small) units.push_back({std::max<int64_t>(0, tasks[i].file.record_count), {i}});
+  for (;;) {
+    std::map<int, std::vector<size_t>> by_tier;  // tier -> unit indices, smallest tier first
+    for (size_t u = 0; u < units.size(); ++u) by_tier[TierOf(units[u].rows, fan_in)].push_back(u);
+    auto full = std::find_if(by_tier.begin(), by_tier.end(), [fan_in](const auto& tier) {
+      return static_cast<int64_t>(tier.second.size()) >= fan_in;
+    });
+    if (full == by_tier.end()) break;
+    std::set<size_t> members(full->second.begin(), full->second.end());
+    std::vector<TierUnit> next;
+    TierUnit merged;
+    for (size_t u = 0; u < units.size(); ++u) {
+      if (members.count(u) == 0) {
+        next.push_back(std::move(units[u]));
+        continue;
+      }
+      merged.rows += units[u].rows;
+      merged.tasks.insert(merged.tasks.end(), units[u].tasks.begin(), units[u].tasks.end());
+    }
+    next.push_back(std::move(merged));
+    units = std::move(next);
+  }
+  std::vector<size_t> chosen;
+  for (const TierUnit& u : units) {
+    if (u.tasks.size() > 1) chosen.insert(chosen.end(), u.tasks.begin(), u.tasks.end());
+  }
+  return chosen;
+}
+
+// One partition's plan: files rewritten whatever their tier (too many deletes, over the max
+// size, rewrite_all), and small files (under the min size) for the tier planner.
+struct PartitionPlan {
+  std::vector<size_t> forced, small;
+};
+
+// A partition's files to rewrite: the forced ones; when there are any, the small files of their
+// tier or below go along (the partition is rewritten anyway, so an upsert table's newest files
+// join the files their deletes apply to instead of staying apart); the rest by tiers.
+std::vector<size_t> WithForced(const std::vector<FileScanTask>& tasks, const PartitionPlan& plan,
+                               int64_t fan_in) {
+  std::vector<size_t> chosen = plan.forced, rest;
+  int top = -1;
+  for (size_t i : plan.forced) top = std::max(top, TierOf(tasks[i].file.record_count, fan_in));
+  for (size_t i : plan.small) {
+    (TierOf(tasks[i].file.record_count, fan_in) <= top ? chosen : rest).push_back(i);
+  }
+  std::vector<size_t> merged = TieredMerges(tasks, rest, fan_in);
+  chosen.insert(chosen.end(), merged.begin(), merged.end());
+  return chosen;
+}
+
+// Chooses the files to rewrite, partition by partition (spec and tuple), within max_bytes.
+std::vector<bool> ChooseFiles(const std::vector<FileScanTask>& tasks, const SizeRule& size,
+                              const CompactOptions& o, RewriteResult* result) {
+  std::map<std::string, PartitionPlan> partitions;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const FileScanTask& t = tasks[i];
+    const int64_t bytes = t.file.file_size_in_bytes;
+    PartitionPlan& p = partitions[internal::PartitionKey(t.file.spec_id, t.file.partition)];
+    if (o.rewrite_all || bytes > size.max || TooManyDeletes(t, o)) {
+      p.forced.push_back(i);
+    } else if (bytes < size.min) {
+      p.small.push_back(i);
+    }
+  }
+  std::vector<bool> rewrite(tasks.size(), false);
+  int64_t budget = o.max_bytes;
+  for (const auto& [key, plan] : partitions) {
+    std::vector<size_t> chosen = WithForced(tasks, plan, o.min_input_files);
+    int64_t bytes = 0;
+    for (size_t i : chosen) bytes += tasks[i].file.file_size_in_bytes;
+    if (chosen.empty() || bytes > budget) continue;
+    budget -= bytes;
+    ++result->groups_rewritten;
+    for (size_t i : chosen) rewrite[i] = true;
+  }
+  return rewrite;
+}
+
 }  // namespace
 
 Result<std::optional<PreparedRewrite>> PrepareRewrite(Catalog& catalog, const TableIdentifier& id,
@@ -424,33 +538,7 @@ Result<std::optional<PreparedRewrite>> PrepareRewrite(Catalog& catalog, const Ta
   }
   if (counts != nullptr) *counts = result;
 
-  // Candidates per partition, in plan order.
-  std::map<std::string, std::vector<size_t>> by_partition;
-  std::map<std::string, bool> has_deletes;
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    const FileScanTask& t = tasks[i];
-    const int64_t bytes = t.file.file_size_in_bytes;
-    bool too_many_deletes = TooManyDeletes(t, options);
-    if (options.rewrite_all || bytes < size.min || bytes > size.max || too_many_deletes) {
-      std::string key = internal::PartitionKey(t.file.spec_id, t.file.partition);
-      by_partition[key].push_back(i);
-      if (too_many_deletes) has_deletes[key] = true;
-    }
-  }
-  std::vector<bool> rewrite(tasks.size(), false);
-  int64_t budget = options.max_bytes;
-  for (const auto& [key, indices] : by_partition) {
-    int64_t bytes = 0;
-    for (size_t i : indices) bytes += tasks[i].file.file_size_in_bytes;
-    const size_t n = indices.size();
-    bool worth = (n > 1 && static_cast<int64_t>(n) >= options.min_input_files) ||
-                 (n > 1 && bytes > size.target) || bytes > size.max || has_deletes[key] ||
-                 (options.rewrite_all && n > 0);
-    if (!worth || bytes > budget) continue;
-    budget -= bytes;
-    ++result.groups_rewritten;
-    for (size_t i : indices) rewrite[i] = true;
-  }
+  const std::vector<bool> rewrite = ChooseFiles(tasks, size, options, &result);
   if (result.groups_rewritten == 0) return std::optional<PreparedRewrite>();
 
   // Read the chosen files with their deletes, write them anew.

@@ -9,6 +9,7 @@
 #include "floe/iceberg/data_test_util.h"
 #include "floe/iceberg/maintenance.h"
 #include "floe/iceberg/manifest_io.h"
+#include "floe/iceberg/streaming_compaction_util.h"
 #include "floe/io/file.h"
 
 namespace floe::iceberg {
@@ -202,6 +203,121 @@ TEST(RewriteDataFiles, ConcurrentPositionDeleteOnARewrittenFileFailsTheRewriteCl
   for (const auto& e : std::filesystem::recursive_directory_iterator(tmp.path())) {
     EXPECT_EQ(e.path().filename().string().rfind("compact-", 0), std::string::npos) << e.path();
   }
+}
+
+// Streaming appends, as the Iceberg sink commits them at every checkpoint (issue 21): `commits`
+// commits of 20 rows each (ids counting up, so bucket partitions get rows of every commit).
+Schema EventSchema() {
+  Schema s;
+  s.fields = {Field{"id", DataType::Int64(), false, 1}, Field{"tag", DataType::String(), true, 2}};
+  return s;
+}
+
+RecordBatch EventRows(int c) {
+  std::vector<Row> rows;
+  for (int64_t i = 0; i < 20; ++i) rows.push_back(R((c - 1) * 20 + i, "c" + std::to_string(c)));
+  return MakeBatch(EventSchema().ToBatchSchema(), rows);
+}
+
+// Runs `run` on a new table db.events partitioned by `partition`, rows from EventRows.
+testing::AmplificationReport StreamInto(const std::string& tmp, const std::string& partition,
+                                        testing::StreamingCompactionRun run) {
+  auto h = TableHarness::Make(tmp, "db", "events", EventSchema(), partition, {});
+  EXPECT_TRUE(h.ok()) << h.status().ToString();
+  if (!h.ok()) return {};
+  std::vector<Row> model;
+  run.rows = [&](int c) {
+    RecordBatch b = EventRows(c);
+    for (Row& r : testing::RowsOf(b)) model.push_back(std::move(r));
+    return b;
+  };
+  auto report = testing::RunStreamingCompaction((*h)->catalog(), (*h)->id(), run);
+  EXPECT_TRUE(report.ok()) << report.status().ToString();
+  auto rows = (*h)->Scan();
+  EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+  if (rows.ok()) {
+    EXPECT_EQ(Sorted(*rows), Sorted(model));
+  }
+  return report.ok() ? *report : testing::AmplificationReport{};
+}
+
+// The goal of issue 21 for `commits` commits of EventRows with the default options: rows
+// rewritten / rows written at most 3, and no row rewritten more than ceil(log_f(commits)) times
+// (f = min-input-files; per partition, each partition getting a file of every commit).
+void ExpectAmplificationBounds(const testing::AmplificationReport& r, int commits) {
+  EXPECT_EQ(r.rows_written, commits * 20);
+  EXPECT_GT(r.compactions, 0);
+  EXPECT_LE(r.ratio(), 3.0) << r.rows_rewritten << " rows rewritten for " << r.rows_written;
+  EXPECT_LE(r.max_rewrites, testing::CeilLog(commits, CompactOptions{}.min_input_files));
+}
+
+// With the default options and a compaction after every commit (the most often a job's
+// maintenance can run), rows climb size tiers: 300 commits rewrite each row at most
+// ceil(log_f(300)) times (f = min-input-files) and all rows at most 3 times on average. The
+// planner before size tiers rewrote every small file at every trigger: 37x.
+TEST(RewriteDataFiles, StreamingAppendsAreRewrittenALogarithmicNumberOfTimes) {
+  TempDir tmp;
+  testing::StreamingCompactionRun run;
+  run.commits = 300;
+  run.compact_every = 1;
+  testing::AmplificationReport r = StreamInto(tmp.path(), "", run);
+  ExpectAmplificationBounds(r, run.commits);
+  // Tiers bound the files left too: fewer than f per tier.
+  const int64_t f = CompactOptions{}.min_input_files;
+  EXPECT_LE(r.data_files, (f - 1) * (testing::CeilLog(300 * 20, f) + 1));
+}
+
+// Tiers are per partition: two bucket partitions, each with a file of every commit, compacted
+// every 10 commits (the Iceberg sink's default trigger), keep the same bounds per partition.
+TEST(RewriteDataFiles, PartitionedStreamingAppendsAreTieredPerPartition) {
+  TempDir tmp;
+  testing::StreamingCompactionRun run;
+  run.commits = 300;
+  run.compact_every = 10;
+  ExpectAmplificationBounds(StreamInto(tmp.path(), "bucket(2, id)", run), run.commits);
+}
+
+// Compaction keeps the table's rows as a multiset: duplicate rows (the same id and tag in many
+// commits) stay as many as were appended, after every compaction of a run that compacts often.
+TEST(RewriteDataFiles, CompactionKeepsTheRowsAsAMultiset) {
+  TempDir tmp;
+  auto h = TableHarness::Make(tmp.path(), "db", "dups", EventSchema(), "bucket(3, id)", {});
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  std::vector<Row> model;
+  testing::StreamingCompactionRun run;
+  run.commits = 60;
+  run.options.min_input_files = 2;
+  run.rows = [&](int c) {
+    std::vector<Row> rows;
+    for (int i = 0; i < 5; ++i) rows.push_back(R((c + i) % 7, "t" + std::to_string(c % 3)));
+    for (const Row& r : rows) model.push_back(r);
+    return MakeBatch(EventSchema().ToBatchSchema(), rows);
+  };
+  run.after_compaction = [&](int c) -> Status {
+    FLOE_ASSIGN_OR_RAISE(std::vector<Row> rows, (*h)->Scan());
+    if (Sorted(rows) != Sorted(model)) {
+      return Status::Internal("rows differ after the compaction at commit " + std::to_string(c));
+    }
+    return Status::OK();
+  };
+  FLOE_ASSERT_OK_AND_ASSIGN(testing::AmplificationReport r,
+                            testing::RunStreamingCompaction((*h)->catalog(), (*h)->id(), run));
+  EXPECT_GT(r.compactions, 10);
+}
+
+// A fan-in of 1 would merge a tier's single file with itself at every run: refused up front,
+// with the rule and the value.
+TEST(RewriteDataFiles, MinInputFilesBelowTwoIsRefused) {
+  TempDir tmp;
+  auto h = UpsertTable(tmp.path(), 2);
+  CompactOptions options;
+  options.min_input_files = 1;
+  auto r = h->Compact(options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.status().IsInvalidArgument()) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("min-input-files must be at least 2"), std::string::npos)
+      << r.status().ToString();
+  EXPECT_NE(r.status().message().find("got 1"), std::string::npos) << r.status().ToString();
 }
 
 TEST(RewriteManifests, ManyManifestsBecomeOneAndTheRowsStay) {

@@ -747,6 +747,11 @@ TEST(IcebergSinkMaintenance, OptionErrorsNameTheOptionAndTheRule) {
                         {"flink-maintenance.expire-snapshots.schedule.interval-second", "0"}});
   EXPECT_NE(never.message().find("the task would never run"), std::string::npos)
       << never.ToString();
+  // min-input-files is the size tiers' fan-in: 1 would rewrite a lone file at every run.
+  Status fan_in = parse({{"flink-maintenance.rewrite.min-input-files", "1"}});
+  EXPECT_NE(fan_in.message().find("'flink-maintenance.rewrite.min-input-files' must be in [2, "),
+            std::string::npos)
+      << fan_in.ToString();
   Status bad = parse({{"flink-maintenance.rewrite.enabled", "yes"}});
   EXPECT_FALSE(bad.ok());
   EXPECT_TRUE(parse({{"flink-maintenance.rewrite.enabled", "false"},

@@ -101,8 +101,8 @@ Result<MaintenanceConfig> ParseMaintenanceOptions(const TableDescriptor& t,
   FLOE_ASSIGN_OR_RAISE(c.compact.target_file_size_bytes, optional_size("target-file-size-bytes"));
   FLOE_ASSIGN_OR_RAISE(c.compact.min_file_size_bytes, optional_size("min-file-size-bytes"));
   FLOE_ASSIGN_OR_RAISE(c.compact.max_file_size_bytes, optional_size("max-file-size-bytes"));
-  FLOE_ASSIGN_OR_RAISE(c.compact.min_input_files,
-                       IntOption(t, Key("rewrite", "min-input-files"), 5, 1, kMax));
+  FLOE_ASSIGN_OR_RAISE(c.compact.min_input_files, IntOption(t, Key("rewrite", "min-input-files"),
+                                                            c.compact.min_input_files, 2, kMax));
   FLOE_ASSIGN_OR_RAISE(c.compact.delete_file_threshold,
                        IntOption(t, Key("rewrite", "delete-file-threshold"), kMax, 1, kMax));
   FLOE_ASSIGN_OR_RAISE(c.compact.rewrite_all, BoolOption(t, Key("rewrite", "rewrite-all"), false));
