@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "floe/catalog/catalog_config.h"
 #include "floe/catalog/rest_server.h"
+#include "floe/common/json.h"
 #include "floe/iceberg/commit_test_util.h"
 #include "floe/io/file_io.h"
 
@@ -145,6 +147,8 @@ TEST_F(RestCatalogTest, AFailedSwapBehindTheServerIsAnUnknownOutcomeNotAConflict
   ASSERT_TRUE(raw);
   EXPECT_EQ(raw->status, 500);
   EXPECT_NE(raw->body.find("CommitStateUnknownException"), std::string::npos) << raw->body;
+  // What failed behind the server is the server's log's business, not the client's.
+  EXPECT_EQ(raw->body.find("database connection lost"), std::string::npos) << raw->body;
 }
 
 TEST_F(RestCatalogTest, CredentialsAreExchangedForATokenAndRenewedAfterAServerRestart) {
@@ -303,7 +307,8 @@ TEST_F(RestCatalogTest, HostileRequestsGetTheSpecsErrorsAndTheServerStaysUp) {
        409, "CommitFailedException"},
       {"/v1/namespaces/db/tables/nope", R"({"requirements":[],"updates":[]})", 404,
        "NoSuchTableException"},
-      {"/v1/namespaces/db%2Fx/tables", R"({"name":"t2","schema":{}})", 404, "NotFoundException"},
+      // An encoded '/' stays inside its path segment: a bad namespace name.
+      {"/v1/namespaces/db%2Fx/tables", R"({"name":"t2","schema":{}})", 400, "BadRequestException"},
       {"/v1/namespaces/db-x/tables", R"({"name":"t2","schema":{}})", 400, "BadRequestException"},
       {"/v1/namespaces/db/tables", R"({"name":"t2","schema":{}})", 400, "BadRequestException"},
       {"/v1/namespaces/db/tables",
@@ -327,6 +332,65 @@ TEST_F(RestCatalogTest, HostileRequestsGetTheSpecsErrorsAndTheServerStaysUp) {
   // Nothing above changed the table, and the server still answers.
   EXPECT_EQ(client->LoadTable(id_).ValueOrDie().metadata, created.metadata);
   EXPECT_EQ(Raw("GET", "/v1/config")->status, 200);
+}
+
+// The answers the issue found wrong: a long name was a 500 with the database's error and the
+// server's paths; 50,000 properties held the commit lock for seconds; a secret in the URL was
+// taken.
+TEST_F(RestCatalogTest, LongNamesHugeCommitsAndSecretsInTheUrlAre400sWithoutServerInternals) {
+  StartServer("floe:s3cret");
+  auto client = Client("floe:s3cret");
+  LoadedTable created = Create(*client);
+  httplib::Client http("127.0.0.1", server_->port());
+  httplib::Params form = {
+      {"grant_type", "client_credentials"}, {"client_id", "floe"}, {"client_secret", "s3cret"}};
+  httplib::Result token = http.Post("/v1/oauth/tokens", form);
+  ASSERT_TRUE(token && token->status == 200);
+  const std::string bearer = Json::parse(token->body)["access_token"].get<std::string>();
+  httplib::Headers auth = {{"Authorization", "Bearer " + bearer}};
+
+  httplib::Result in_url = http.Post(
+      "/v1/oauth/tokens?grant_type=client_credentials&client_id=floe&client_secret=s3cret", "",
+      "application/x-www-form-urlencoded");
+  ASSERT_TRUE(in_url);
+  EXPECT_EQ(in_url->status, 400);
+  EXPECT_NE(in_url->body.find(
+                "credentials in the URL's query string are refused ('client_id', 'client_secret'"),
+            std::string::npos)
+      << in_url->body;
+  EXPECT_EQ(http.Get("/v1/config?access_token=" + bearer)->status, 400);
+
+  const std::string long_name(256, 'n');
+  const std::string dir = dir_.string();
+  for (const std::string& path :
+       {"/v1/namespaces/" + long_name, "/v1/namespaces/db/tables/" + long_name}) {
+    httplib::Result r = http.Get(path, auth);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << r->body;
+    EXPECT_NE(r->body.find("of 256 bytes; names have 1 to 128 letters, digits and _"),
+              std::string::npos)
+        << r->body;
+  }
+  httplib::Result ns = http.Post("/v1/namespaces", auth,
+                                 R"({"namespace":[")" + long_name + R"("]})", "application/json");
+  ASSERT_TRUE(ns);
+  EXPECT_EQ(ns->status, 400) << ns->body;
+
+  Json many = Json::object();
+  for (int i = 0; i < 50'000; ++i) many["k" + std::to_string(i)] = "v";
+  Json commit = {{"requirements", Json::array()},
+                 {"updates", {{{"action", "set-properties"}, {"updates", many}}}}};
+  httplib::Result huge =
+      http.Post("/v1/namespaces/db/tables/t", auth, commit.dump(), "application/json");
+  ASSERT_TRUE(huge);
+  EXPECT_EQ(huge->status, 400);
+  EXPECT_NE(huge->body.find("50000 properties; at most 1000 a request"), std::string::npos)
+      << huge->body;
+  // Nothing says where the server keeps its files.
+  for (const httplib::Result* r : {&in_url, &ns, &huge}) {
+    EXPECT_EQ((*r)->body.find(dir), std::string::npos) << (*r)->body;
+  }
+  EXPECT_EQ(client->LoadTable(id_).ValueOrDie().metadata, created.metadata);
 }
 
 }  // namespace

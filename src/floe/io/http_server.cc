@@ -28,10 +28,11 @@ namespace floe::io {
 
 namespace {
 
-// After a reply the connection is half-closed and read until the peer closes, so a client
-// still sending (a refused body) reads the reply instead of a reset; this long at most.
-constexpr int64_t kLingerMillis = 1000;
-constexpr size_t kLingerBytes = 256 * 1024;
+// After a reply the connection is half-closed and read (and dropped) until the peer closes, so
+// a client still sending a refused body, as most do before they read, gets the reply instead of
+// a reset; this long and this much at most (it costs no memory, and the connection is evictable).
+constexpr int64_t kLingerMillis = 2000;
+constexpr size_t kLingerBytes = 64 << 20;
 // Paths longer than this are not matched against the routes' regexes (std::regex recurses
 // per character).
 constexpr size_t kMaxRoutedPathBytes = 2048;
@@ -289,7 +290,7 @@ HttpResponse HttpServer::Impl::Dispatch(HttpRequest& req) {
         allowed += allowed.empty() ? route.method : ", " + route.method;
         continue;
       }
-      req.matches.assign(m.begin() + 1, m.end());
+      req.matches.assign(m.begin(), m.end());
       route.handler(req, res);
       return res;
     }

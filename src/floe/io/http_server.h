@@ -54,7 +54,8 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> query;    // decoded
   std::vector<std::pair<std::string, std::string>> headers;  // names in lower case
   std::string body;                                          // decoded from chunks if chunked
-  std::vector<std::string> matches;  // the route pattern's groups (still percent-encoded)
+  // [0] the whole path, then the route pattern's groups (still percent-encoded), as std::smatch.
+  std::vector<std::string> matches;
   std::string peer;                  // the client's address
 
   // The first header named `name` (any case), "" if none.

@@ -120,7 +120,7 @@ std::unique_ptr<HttpServer> Serve(HttpLimits limits, int* port) {
   auto server = HttpServer::Make(options);
   EXPECT_TRUE(server.ok());
   (*server)->Route("GET", "/hello/([^/]+)", [](const HttpRequest& req, HttpResponse& res) {
-    res.SetContent("hi " + DecodeUrl(req.matches[0], false), "text/plain");
+    res.SetContent("hi " + DecodeUrl(req.matches[1], false), "text/plain");
   });
   (*server)->Route("POST", "/echo", [](const HttpRequest& req, HttpResponse& res) {
     res.SetContent(req.body, "text/plain");
