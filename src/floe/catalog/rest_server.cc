@@ -25,8 +25,8 @@ io::HttpLimits RestLimits() {
   limits.max_body_bytes = 8 << 20;
   limits.request_deadline_ms = 30'000;
   limits.write_deadline_ms = 30'000;
-  limits.max_connections = 128;
-  limits.max_connections_per_client = 64;
+  limits.max_connections = 512;
+  limits.max_connections_per_client = 256;
   limits.max_buffered_bytes = 64 << 20;
   limits.handler_threads = 4;
   return limits;

@@ -24,7 +24,9 @@ struct RestServerOptions {
 // (floe's JDBC catalog in `floe catalog serve`): config, namespaces (list, create, load,
 // exists), tables (list, create, load, exists, commit with requirement checks, drop). Paths are
 // served with and without a prefix segment. Requests are bounded and type-checked; a bad one
-// gets the spec's error body, never a crash. Requests are handled one at a time. docs/catalogs.md.
+// gets the spec's error body, never a crash, and never the server's internals (those are logged).
+// Requests are read by io::HttpServer within its bounds; catalog calls are made one at a time.
+// docs/catalogs.md.
 class RestCatalogServer {
  public:
   static Result<std::unique_ptr<RestCatalogServer>> Start(std::unique_ptr<iceberg::Catalog> catalog,

@@ -393,8 +393,11 @@ bool HttpServer::Impl::MakeRoom(const std::string& peer) {
   return true;
 }
 
+// A few connections a round, each read at once: a request that arrives whole is complete (and no
+// longer evictable) before a burst of newer connections could push it out as the oldest.
 void HttpServer::Impl::Accept(int64_t now) {
-  while (true) {
+  const size_t per_round = std::max<size_t>(1, options.limits.max_connections / 4);
+  for (size_t i = 0; i < per_round; ++i) {
     sockaddr_storage addr{};
     socklen_t len = sizeof(addr);
     const int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&addr), &len,
@@ -417,6 +420,7 @@ void HttpServer::Impl::Accept(int64_t now) {
     c.peer = std::move(peer);
     c.deadline_ms = now + options.limits.request_deadline_ms;
     c.parser = std::make_unique<internal::HttpRequestParser>(options.limits);
+    Read(c, now);
   }
 }
 

@@ -22,8 +22,8 @@ io::HttpLimits MonitorLimits() {
   limits.max_body_bytes = 4 * 1024;
   limits.request_deadline_ms = 10'000;
   limits.write_deadline_ms = 10'000;
-  limits.max_connections = 64;
-  limits.max_connections_per_client = 64;
+  limits.max_connections = 256;
+  limits.max_connections_per_client = 128;
   limits.max_buffered_bytes = 4 << 20;
   limits.handler_threads = 2;
   return limits;
