@@ -386,11 +386,27 @@ TEST_F(RestCatalogTest, LongNamesHugeCommitsAndSecretsInTheUrlAre400sWithoutServ
   EXPECT_EQ(huge->status, 400);
   EXPECT_NE(huge->body.find("50000 properties; at most 1000 a request"), std::string::npos)
       << huge->body;
+  // Nor in steps: a table keeps at most 1,000 properties.
+  auto set_properties = [&](int from, int count) {
+    Json props = Json::object();
+    for (int i = from; i < from + count; ++i) props["p" + std::to_string(i)] = "v";
+    Json step = {{"requirements", Json::array()},
+                 {"updates", {{{"action", "set-properties"}, {"updates", props}}}}};
+    return http.Post("/v1/namespaces/db/tables/t", auth, step.dump(), "application/json");
+  };
+  EXPECT_EQ(set_properties(0, 600)->status, 200);
+  httplib::Result second = set_properties(600, 600);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->status, 400);
+  EXPECT_NE(second->body.find("the table would have 1201 properties; a table keeps at most 1000"),
+            std::string::npos)
+      << second->body;
   // Nothing says where the server keeps its files.
   for (const httplib::Result* r : {&in_url, &ns, &huge}) {
     EXPECT_EQ((*r)->body.find(dir), std::string::npos) << (*r)->body;
   }
-  EXPECT_EQ(client->LoadTable(id_).ValueOrDie().metadata, created.metadata);
+  EXPECT_EQ(client->LoadTable(id_).ValueOrDie().metadata.properties.size(),
+            created.metadata.properties.size() + 600);
 }
 
 }  // namespace

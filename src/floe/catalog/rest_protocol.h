@@ -19,6 +19,7 @@ namespace floe::catalog::rest {
 inline constexpr size_t kMaxCommitRequirements = 100;
 inline constexpr size_t kMaxCommitUpdates = 1000;
 inline constexpr size_t kMaxPropertiesPerRequest = 1000;  // set and removed, over all updates
+inline constexpr size_t kMaxTableProperties = 1000;
 inline constexpr size_t kMaxPropertyKeyBytes = 255;
 inline constexpr size_t kMaxPropertyValueBytes = 64 * 1024;
 inline constexpr size_t kMaxNamespacePropertyValueBytes = 1000;
