@@ -191,8 +191,8 @@ const char* HttpReason(int status) {
   }
 }
 
-// Stays long: the I/O thread's connection table and the handler pool share this state, kept in
-// one struct so the locking is visible in one place.
+// The I/O thread's connection table and the handler threads' queues, in one struct so what is
+// shared (under `mu`) and what is the I/O thread's alone is visible in one place.
 struct HttpServer::Impl {
   struct RouteEntry {
     std::string method;
