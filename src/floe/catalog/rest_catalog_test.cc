@@ -40,7 +40,7 @@ class RestCatalogTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  void StartServer(const std::string& credential = "", int port = 0) {
+  void StartServer(const std::string& credential = "", int port = 0, size_t max_tokens = 10'000) {
     server_.reset();
     backing_.reset();
     CatalogConfig config;
@@ -53,6 +53,7 @@ class RestCatalogTest : public ::testing::Test {
     RestServerOptions options;
     options.port = port;
     options.credential = credential;
+    options.max_tokens = max_tokens;
     server_ = RestCatalogServer::Start(std::move(interposed), options).ValueOrDie();
   }
   std::string Uri() const { return "http://127.0.0.1:" + std::to_string(server_->port()); }
@@ -407,6 +408,30 @@ TEST_F(RestCatalogTest, LongNamesHugeCommitsAndSecretsInTheUrlAre400sWithoutServ
   }
   EXPECT_EQ(client->LoadTable(id_).ValueOrDie().metadata.properties.size(),
             created.metadata.properties.size() + 600);
+}
+
+// Tokens are kept up to a bound: asking for more forgets the oldest, not the server's memory.
+TEST_F(RestCatalogTest, TheServerKeepsABoundedNumberOfTokensAndForgetsTheOldest) {
+  StartServer("floe:s3cret", 0, /*max_tokens=*/2);
+  httplib::Client http("127.0.0.1", server_->port());
+  auto token = [&] {
+    httplib::Result r =
+        http.Post("/v1/oauth/tokens", httplib::Params{{"grant_type", "client_credentials"},
+                                                      {"client_id", "floe"},
+                                                      {"client_secret", "s3cret"}});
+    EXPECT_TRUE(r && r->status == 200);
+    return httplib::Headers{
+        {"Authorization", "Bearer " + Json::parse(r->body)["access_token"].get<std::string>()}};
+  };
+  httplib::Headers first = token(), second = token(), third = token();
+  EXPECT_EQ(http.Get("/v1/config", first)->status, 401);
+  EXPECT_EQ(http.Get("/v1/config", second)->status, 200);
+  EXPECT_EQ(http.Get("/v1/config", third)->status, 200);
+  // floe's client asks again on a 401.
+  auto client = Client("floe:s3cret");
+  token();
+  token();
+  EXPECT_TRUE(client->ListNamespaces().ok());
 }
 
 }  // namespace

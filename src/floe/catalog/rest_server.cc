@@ -1,5 +1,6 @@
 #include "floe/catalog/rest_server.h"
 
+#include <deque>
 #include <random>
 #include <set>
 
@@ -377,7 +378,12 @@ class Server final : public RestCatalogServer {
     std::string token = RandomToken();
     {
       MutexLock lock(mu_);
-      tokens_.insert(token);
+      // Bounded: every client may ask for tokens; the oldest goes first (a client renews on 401).
+      if (tokens_.insert(token).second) token_order_.push_back(token);
+      while (token_order_.size() > options_.max_tokens) {
+        tokens_.erase(token_order_.front());
+        token_order_.pop_front();
+      }
     }
     res.SetContent(
         DumpJson(Json{{"access_token", token},
@@ -530,6 +536,7 @@ class Server final : public RestCatalogServer {
   std::unique_ptr<io::HttpServer> server_;
   int port_ = -1;
   std::set<std::string> tokens_ FLOE_GUARDED_BY(mu_);
+  std::deque<std::string> token_order_ FLOE_GUARDED_BY(mu_);  // oldest first
 };
 
 }  // namespace

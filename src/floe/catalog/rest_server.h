@@ -15,6 +15,8 @@ struct RestServerOptions {
   // "client_id:client_secret": clients get a bearer token from POST /v1/oauth/tokens (OAuth2
   // client credentials) and every other request needs it. Empty: no authentication.
   std::string credential;
+  // Tokens kept at most; past it the oldest is forgotten (its holder gets a 401 and asks again).
+  size_t max_tokens = 10'000;
   // GET /v1/config's "defaults" and "overrides" (e.g. s3.endpoint for clients' file IO).
   std::map<std::string, std::string> config_defaults;
   std::map<std::string, std::string> config_overrides;
