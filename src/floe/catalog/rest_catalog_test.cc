@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "floe/catalog/catalog_config.h"
 #include "floe/catalog/rest_server.h"
+#include "floe/common/json.h"
 #include "floe/iceberg/commit_test_util.h"
 #include "floe/io/file_io.h"
 
@@ -38,7 +40,7 @@ class RestCatalogTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  void StartServer(const std::string& credential = "", int port = 0) {
+  void StartServer(const std::string& credential = "", int port = 0, size_t max_tokens = 10'000) {
     server_.reset();
     backing_.reset();
     CatalogConfig config;
@@ -51,6 +53,7 @@ class RestCatalogTest : public ::testing::Test {
     RestServerOptions options;
     options.port = port;
     options.credential = credential;
+    options.max_tokens = max_tokens;
     server_ = RestCatalogServer::Start(std::move(interposed), options).ValueOrDie();
   }
   std::string Uri() const { return "http://127.0.0.1:" + std::to_string(server_->port()); }
@@ -145,6 +148,8 @@ TEST_F(RestCatalogTest, AFailedSwapBehindTheServerIsAnUnknownOutcomeNotAConflict
   ASSERT_TRUE(raw);
   EXPECT_EQ(raw->status, 500);
   EXPECT_NE(raw->body.find("CommitStateUnknownException"), std::string::npos) << raw->body;
+  // What failed behind the server is the server's log's business, not the client's.
+  EXPECT_EQ(raw->body.find("database connection lost"), std::string::npos) << raw->body;
 }
 
 TEST_F(RestCatalogTest, CredentialsAreExchangedForATokenAndRenewedAfterAServerRestart) {
@@ -303,7 +308,8 @@ TEST_F(RestCatalogTest, HostileRequestsGetTheSpecsErrorsAndTheServerStaysUp) {
        409, "CommitFailedException"},
       {"/v1/namespaces/db/tables/nope", R"({"requirements":[],"updates":[]})", 404,
        "NoSuchTableException"},
-      {"/v1/namespaces/db%2Fx/tables", R"({"name":"t2","schema":{}})", 404, "NotFoundException"},
+      // An encoded '/' stays inside its path segment: a bad namespace name.
+      {"/v1/namespaces/db%2Fx/tables", R"({"name":"t2","schema":{}})", 400, "BadRequestException"},
       {"/v1/namespaces/db-x/tables", R"({"name":"t2","schema":{}})", 400, "BadRequestException"},
       {"/v1/namespaces/db/tables", R"({"name":"t2","schema":{}})", 400, "BadRequestException"},
       {"/v1/namespaces/db/tables",
@@ -327,6 +333,105 @@ TEST_F(RestCatalogTest, HostileRequestsGetTheSpecsErrorsAndTheServerStaysUp) {
   // Nothing above changed the table, and the server still answers.
   EXPECT_EQ(client->LoadTable(id_).ValueOrDie().metadata, created.metadata);
   EXPECT_EQ(Raw("GET", "/v1/config")->status, 200);
+}
+
+// The answers the issue found wrong: a long name was a 500 with the database's error and the
+// server's paths; 50,000 properties held the commit lock for seconds; a secret in the URL was
+// taken.
+TEST_F(RestCatalogTest, LongNamesHugeCommitsAndSecretsInTheUrlAre400sWithoutServerInternals) {
+  StartServer("floe:s3cret");
+  auto client = Client("floe:s3cret");
+  LoadedTable created = Create(*client);
+  httplib::Client http("127.0.0.1", server_->port());
+  httplib::Params form = {
+      {"grant_type", "client_credentials"}, {"client_id", "floe"}, {"client_secret", "s3cret"}};
+  httplib::Result token = http.Post("/v1/oauth/tokens", form);
+  ASSERT_TRUE(token && token->status == 200);
+  const std::string bearer = Json::parse(token->body)["access_token"].get<std::string>();
+  httplib::Headers auth = {{"Authorization", "Bearer " + bearer}};
+
+  httplib::Result in_url = http.Post(
+      "/v1/oauth/tokens?grant_type=client_credentials&client_id=floe&client_secret=s3cret", "",
+      "application/x-www-form-urlencoded");
+  ASSERT_TRUE(in_url);
+  EXPECT_EQ(in_url->status, 400);
+  EXPECT_NE(in_url->body.find(
+                "credentials in the URL's query string are refused ('client_id', 'client_secret'"),
+            std::string::npos)
+      << in_url->body;
+  EXPECT_EQ(http.Get("/v1/config?access_token=" + bearer)->status, 400);
+
+  const std::string long_name(256, 'n');
+  const std::string dir = dir_.string();
+  for (const std::string& path :
+       {"/v1/namespaces/" + long_name, "/v1/namespaces/db/tables/" + long_name}) {
+    httplib::Result r = http.Get(path, auth);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << r->body;
+    EXPECT_NE(r->body.find("of 256 bytes; names have 1 to 128 letters, digits and _"),
+              std::string::npos)
+        << r->body;
+  }
+  httplib::Result ns = http.Post("/v1/namespaces", auth,
+                                 R"({"namespace":[")" + long_name + R"("]})", "application/json");
+  ASSERT_TRUE(ns);
+  EXPECT_EQ(ns->status, 400) << ns->body;
+
+  Json many = Json::object();
+  for (int i = 0; i < 50'000; ++i) many["k" + std::to_string(i)] = "v";
+  Json commit = {{"requirements", Json::array()},
+                 {"updates", {{{"action", "set-properties"}, {"updates", many}}}}};
+  httplib::Result huge =
+      http.Post("/v1/namespaces/db/tables/t", auth, commit.dump(), "application/json");
+  ASSERT_TRUE(huge);
+  EXPECT_EQ(huge->status, 400);
+  EXPECT_NE(huge->body.find("50000 properties; at most 1000 a request"), std::string::npos)
+      << huge->body;
+  // Nor in steps: a table keeps at most 1,000 properties.
+  auto set_properties = [&](int from, int count) {
+    Json props = Json::object();
+    for (int i = from; i < from + count; ++i) props["p" + std::to_string(i)] = "v";
+    Json step = {{"requirements", Json::array()},
+                 {"updates", {{{"action", "set-properties"}, {"updates", props}}}}};
+    return http.Post("/v1/namespaces/db/tables/t", auth, step.dump(), "application/json");
+  };
+  EXPECT_EQ(set_properties(0, 600)->status, 200);
+  httplib::Result second = set_properties(600, 600);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->status, 400);
+  EXPECT_NE(second->body.find("the table would have 1201 properties; a table keeps at most 1000"),
+            std::string::npos)
+      << second->body;
+  // Nothing says where the server keeps its files.
+  for (const httplib::Result* r : {&in_url, &ns, &huge}) {
+    EXPECT_EQ((*r)->body.find(dir), std::string::npos) << (*r)->body;
+  }
+  EXPECT_EQ(client->LoadTable(id_).ValueOrDie().metadata.properties.size(),
+            created.metadata.properties.size() + 600);
+}
+
+// Tokens are kept up to a bound: asking for more forgets the oldest, not the server's memory.
+TEST_F(RestCatalogTest, TheServerKeepsABoundedNumberOfTokensAndForgetsTheOldest) {
+  StartServer("floe:s3cret", 0, /*max_tokens=*/2);
+  httplib::Client http("127.0.0.1", server_->port());
+  auto token = [&] {
+    httplib::Result r =
+        http.Post("/v1/oauth/tokens", httplib::Params{{"grant_type", "client_credentials"},
+                                                      {"client_id", "floe"},
+                                                      {"client_secret", "s3cret"}});
+    EXPECT_TRUE(r && r->status == 200);
+    return httplib::Headers{
+        {"Authorization", "Bearer " + Json::parse(r->body)["access_token"].get<std::string>()}};
+  };
+  httplib::Headers first = token(), second = token(), third = token();
+  EXPECT_EQ(http.Get("/v1/config", first)->status, 401);
+  EXPECT_EQ(http.Get("/v1/config", second)->status, 200);
+  EXPECT_EQ(http.Get("/v1/config", third)->status, 200);
+  // floe's client asks again on a 401.
+  auto client = Client("floe:s3cret");
+  token();
+  token();
+  EXPECT_TRUE(client->ListNamespaces().ok());
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "floe/catalog/rest_protocol.h"
 
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -260,10 +261,95 @@ Result<std::string> CommitRequest(const iceberg::TableIdentifier& id,
   return DumpJson(request);
 }
 
-Result<TableMetadata> ApplyCommitRequest(std::string_view body,
-                                         const iceberg::LoadedTable& current) {
+Status CheckProperties(const std::map<std::string, std::string>& properties, size_t max_value_bytes,
+                       std::string_view where) {
+  if (properties.size() > kMaxPropertiesPerRequest) {
+    return Status::InvalidArgument(std::string(where) + ": " + std::to_string(properties.size()) +
+                                   " properties; at most " +
+                                   std::to_string(kMaxPropertiesPerRequest) + " a request");
+  }
+  for (const auto& [key, value] : properties) {
+    if (key.empty() || key.size() > kMaxPropertyKeyBytes) {
+      return Status::InvalidArgument(std::string(where) + ": a property key of " +
+                                     std::to_string(key.size()) + " bytes; keys have 1 to " +
+                                     std::to_string(kMaxPropertyKeyBytes));
+    }
+    if (value.size() > max_value_bytes) {
+      return Status::InvalidArgument(std::string(where) + ": property '" + key + "' has " +
+                                     std::to_string(value.size()) + " bytes; at most " +
+                                     std::to_string(max_value_bytes));
+    }
+  }
+  return Status::OK();
+}
+
+namespace {
+
+// How many properties (set or removed) and snapshot ids one update names; only counted here,
+// checked fully when applied.
+void CountUpdate(const Json& update, size_t* properties, size_t* snapshots) {
+  if (!update.is_object()) return;
+  for (const char* key : {"updates", "removals"}) {
+    auto it = update.find(key);
+    if (it != update.end() && (it->is_object() || it->is_array())) *properties += it->size();
+  }
+  auto ids = update.find("snapshot-ids");
+  if (ids != update.end() && ids->is_array()) *snapshots += ids->size();
+}
+
+// Property keys and values of set-properties updates, within the bounds.
+Status CheckSetProperties(const Json& update, const JsonPath& at) {
+  if (!update.is_object()) return Status::OK();
+  auto action = update.find("action");
+  if (action == update.end() || *action != "set-properties") return Status::OK();
+  std::map<std::string, std::string> updates;
+  FLOE_RETURN_NOT_OK(JsonObject(update, at).Required("updates", &updates));
+  Status st = CheckProperties(updates, kMaxPropertyValueBytes, "set-properties");
+  return st.ok() ? st : at.Child("updates").Error(st.message());
+}
+
+}  // namespace
+
+Result<Json> ParseCommitRequest(std::string_view body) {
   JsonPath at("commit request", StatusCode::kInvalidArgument);
   FLOE_ASSIGN_OR_RAISE(Json request, ParseJson(body, at));
+  JsonObject o(request, at);
+  const Json* requirements = nullptr;
+  const Json* updates = nullptr;
+  FLOE_RETURN_NOT_OK(o.RequiredArray("requirements", &requirements));
+  FLOE_RETURN_NOT_OK(o.RequiredArray("updates", &updates));
+  auto over = [](const char* what, size_t n, size_t limit) {
+    return Status::InvalidArgument("commit request: " + std::to_string(n) + " " + what +
+                                   "; at most " + std::to_string(limit) + " a commit");
+  };
+  if (requirements->size() > kMaxCommitRequirements) {
+    return over("requirements", requirements->size(), kMaxCommitRequirements);
+  }
+  if (updates->size() > kMaxCommitUpdates) {
+    return over("updates", updates->size(), kMaxCommitUpdates);
+  }
+  size_t properties = 0, snapshots = 0;
+  for (size_t i = 0; i < updates->size(); ++i) {
+    CountUpdate((*updates)[i], &properties, &snapshots);
+    FLOE_RETURN_NOT_OK(CheckSetProperties((*updates)[i], at.Child("updates").Index(i)));
+  }
+  if (properties > kMaxPropertiesPerRequest) {
+    return over("properties set or removed", properties, kMaxPropertiesPerRequest);
+  }
+  if (snapshots > kMaxRemovedSnapshots) {
+    return over("snapshots removed", snapshots, kMaxRemovedSnapshots);
+  }
+  return request;
+}
+
+Result<TableMetadata> ApplyCommitRequest(std::string_view body,
+                                         const iceberg::LoadedTable& current) {
+  FLOE_ASSIGN_OR_RAISE(Json request, ParseCommitRequest(body));
+  return ApplyCommitRequest(request, current);
+}
+
+Result<TableMetadata> ApplyCommitRequest(const Json& request, const iceberg::LoadedTable& current) {
+  JsonPath at("commit request", StatusCode::kInvalidArgument);
   JsonObject o(request, at);
   const Json* requirements = nullptr;
   const Json* updates = nullptr;
@@ -287,6 +373,15 @@ Result<TableMetadata> ApplyCommitRequest(std::string_view body,
   for (size_t i = 0; i < updates->size(); ++i) {
     FLOE_RETURN_NOT_OK(
         ApplyUpdate(JsonObject((*updates)[i], at.Child("updates").Index(i)), updated));
+  }
+  // Writing the metadata grows faster than linearly with the properties (50,000 took 9 s), so
+  // a table may not grow past the bound; one that is past it already may still shrink.
+  const size_t before = current.metadata.properties.size();
+  const size_t after = updated.properties.size();
+  if (after > kMaxTableProperties && after > before) {
+    return Status::InvalidArgument("commit request: the table would have " + std::to_string(after) +
+                                   " properties; a table keeps at most " +
+                                   std::to_string(kMaxTableProperties));
   }
   return updated;
 }

@@ -15,6 +15,8 @@ struct RestServerOptions {
   // "client_id:client_secret": clients get a bearer token from POST /v1/oauth/tokens (OAuth2
   // client credentials) and every other request needs it. Empty: no authentication.
   std::string credential;
+  // Tokens kept at most; past it the oldest is forgotten (its holder gets a 401 and asks again).
+  size_t max_tokens = 10'000;
   // GET /v1/config's "defaults" and "overrides" (e.g. s3.endpoint for clients' file IO).
   std::map<std::string, std::string> config_defaults;
   std::map<std::string, std::string> config_overrides;
@@ -24,7 +26,9 @@ struct RestServerOptions {
 // (floe's JDBC catalog in `floe catalog serve`): config, namespaces (list, create, load,
 // exists), tables (list, create, load, exists, commit with requirement checks, drop). Paths are
 // served with and without a prefix segment. Requests are bounded and type-checked; a bad one
-// gets the spec's error body, never a crash. Requests are handled one at a time. docs/catalogs.md.
+// gets the spec's error body, never a crash, and never the server's internals (those are logged).
+// Requests are read by io::HttpServer within its bounds; catalog calls are made one at a time.
+// docs/catalogs.md.
 class RestCatalogServer {
  public:
   static Result<std::unique_ptr<RestCatalogServer>> Start(std::unique_ptr<iceberg::Catalog> catalog,

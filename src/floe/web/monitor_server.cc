@@ -1,12 +1,9 @@
 #include "floe/web/monitor_server.h"
 
-#include <httplib.h>
-
-#include <chrono>
-#include <thread>
 #include <vector>
 
 #include "floe/common/mutex.h"
+#include "floe/io/http_server.h"
 #include "floe/web/prometheus_text.h"
 
 namespace floe::web {
@@ -15,17 +12,27 @@ extern const char kIndexHtml[];
 
 namespace {
 
-// Request limits (hostile clients): a request line or header beyond httplib's 8 KiB limits is
-// refused by httplib itself with 414/400.
-constexpr time_t kReadTimeoutSeconds = 5;
-constexpr time_t kWriteTimeoutSeconds = 5;
-constexpr size_t kMaxBodyBytes = 4096;  // nothing takes a body
+// What one client may cost the coordinator (docs/monitoring.md, "Limits"): nothing here takes a
+// body, and every reply is a snapshot copied under a lock, so two handler threads suffice.
+io::HttpLimits MonitorLimits() {
+  io::HttpLimits limits;
+  limits.max_request_line_bytes = 8 * 1024;
+  limits.max_head_bytes = 16 * 1024;
+  limits.max_headers = 64;
+  limits.max_body_bytes = 4 * 1024;
+  limits.request_deadline_ms = 10'000;
+  limits.write_deadline_ms = 10'000;
+  limits.max_connections = 256;
+  limits.max_connections_per_client = 128;
+  limits.max_buffered_bytes = 4 << 20;
+  limits.handler_threads = 2;
+  return limits;
+}
 
 class MonitorServer final : public process::MonitorEndpoints {
  public:
   ~MonitorServer() override {
-    for (auto& s : servers_) s->stop();
-    for (auto& t : threads_) t.join();
+    for (auto& s : servers_) s->Stop();
   }
 
   Status Start(const runtime::MonitoringConfig& config) {
@@ -39,17 +46,7 @@ class MonitorServer final : public process::MonitorEndpoints {
       FLOE_ASSIGN_OR_RAISE(metrics_port, Bind("127.0.0.1", config.metrics_port));
     }
     metrics_url_ = "http://127.0.0.1:" + std::to_string(metrics_port) + "/metrics";
-    for (auto& s : servers_) {
-      httplib::Server* server = s.get();
-      threads_.emplace_back([server] { server->listen_after_bind(); });
-    }
-    // Until a server runs, stop() is a no-op: the destructor could then wait forever.
-    for (auto& s : servers_) {
-      for (int i = 0; i < 5000 && !s->is_running(); ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      }
-      if (!s->is_running()) return Status::IOError("the metrics / web UI server did not start");
-    }
+    for (auto& s : servers_) FLOE_RETURN_NOT_OK(s->Start());
     return Status::OK();
   }
 
@@ -66,51 +63,26 @@ class MonitorServer final : public process::MonitorEndpoints {
 
  private:
   Result<int> Bind(const std::string& host, runtime::PortRange range) {
-    auto server = std::make_unique<httplib::Server>();
-    server->set_read_timeout(kReadTimeoutSeconds, 0);
-    server->set_write_timeout(kWriteTimeoutSeconds, 0);
-    server->set_payload_max_length(kMaxBodyBytes);
-    // One request per connection: an idle keep-alive connection (a scraper's, a browser's)
-    // would hold the coordinator's exit until it timed out.
-    server->set_keep_alive_max_count(1);
-    server->set_tcp_nodelay(true);  // small replies: no wait for the peer's delayed ACK
-    // httplib's default adds SO_REUSEPORT, which lets a second process bind a port in use.
-    server->set_socket_options([](socket_t sock) {
-      int yes = 1;
-      ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    io::HttpServer::Options options;
+    options.name = "metrics / web UI";
+    options.limits = MonitorLimits();
+    FLOE_ASSIGN_OR_RAISE(std::unique_ptr<io::HttpServer> server, io::HttpServer::Make(options));
+    server->Route("GET", "/", [](const io::HttpRequest&, io::HttpResponse& res) {
+      res.SetContent(kIndexHtml, "text/html; charset=utf-8");
     });
-    server->Get("/", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content(kIndexHtml, "text/html; charset=utf-8");
-    });
-    server->Get("/api/job", [this](const httplib::Request&, httplib::Response& res) {
+    server->Route("GET", "/api/job", [this](const io::HttpRequest&, io::HttpResponse& res) {
       MutexLock lock(mu_);
-      res.set_header("Cache-Control", "no-store");
-      res.set_content(overview_json_, "application/json");
+      res.SetHeader("Cache-Control", "no-store");
+      res.SetContent(overview_json_, "application/json");
     });
-    server->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    server->Route("GET", "/metrics", [this](const io::HttpRequest&, io::HttpResponse& res) {
       MutexLock lock(mu_);
-      res.set_content(metrics_text_, "text/plain; version=0.0.4; charset=utf-8");
+      res.SetContent(metrics_text_, "text/plain; version=0.0.4; charset=utf-8");
     });
-    // Anything but GET on a known path: 405 (httplib answers unknown paths with 404).
-    for (const char* path : {"/", "/api/job", "/metrics"}) {
-      auto refuse = [](const httplib::Request&, httplib::Response& res) {
-        res.status = 405;
-        res.set_header("Allow", "GET");
-      };
-      server->Post(path, refuse);
-      server->Put(path, refuse);
-      server->Delete(path, refuse);
-      server->Patch(path, refuse);
-    }
-    server->set_exception_handler([](const httplib::Request&, httplib::Response& res,
-                                     std::exception_ptr) { res.status = 500; });
     int port = -1;
-    if (range.first == 0) {
-      port = server->bind_to_any_port(host);
-    } else {
-      for (int p = range.first; p <= range.last && port < 0; ++p) {
-        if (server->bind_to_port(host, p)) port = p;
-      }
+    for (int p = range.first; p <= range.last && port < 0; ++p) {
+      Result<int> bound = server->Bind(host, p);
+      if (bound.ok()) port = *bound;
     }
     if (port < 0) {
       return Status::IOError(
@@ -124,8 +96,7 @@ class MonitorServer final : public process::MonitorEndpoints {
     return port;
   }
 
-  std::vector<std::unique_ptr<httplib::Server>> servers_;
-  std::vector<std::thread> threads_;
+  std::vector<std::unique_ptr<io::HttpServer>> servers_;
   std::string web_url_, metrics_url_;
   Mutex mu_;
   std::string metrics_text_ FLOE_GUARDED_BY(mu_);

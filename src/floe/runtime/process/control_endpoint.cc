@@ -47,13 +47,31 @@ void ControlEndpoint::HandleEvents(const std::vector<pollfd>& fds, size_t first)
   }
 }
 
-// Beyond kMaxControlConnections a connection is accepted, told so and closed at once: a client
-// learns why instead of hanging in the listen queue, and the queue never fills.
+// At kMaxControlConnections the connection that has been sending its request the longest is told
+// so and closed to make room, so idle or slow clients cannot keep `floe stop` / `cancel` out; only
+// when every connection awaits its reply is the newcomer told and closed (a client learns why
+// instead of hanging in the listen queue, and the queue never fills).
+bool ControlEndpoint::MakeRoom() {
+  if (clients_.size() < kMaxControlConnections) return true;
+  auto oldest = clients_.end();
+  for (auto it = clients_.begin(); it != clients_.end(); ++it) {
+    if (!it->second.request_taken &&
+        (oldest == clients_.end() || it->second.deadline_millis < oldest->second.deadline_millis)) {
+      oldest = it;
+    }
+  }
+  if (oldest == clients_.end()) return false;
+  Reply(oldest->first, ErrorLine("closed to make room: too many control connections (" +
+                                 std::to_string(kMaxControlConnections) +
+                                 "); the one sending its request the longest goes"));
+  return true;
+}
+
 void ControlEndpoint::Accept() {
   while (true) {
     UniqueFd fd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
     if (!fd.valid()) return;
-    if (clients_.size() >= kMaxControlConnections) {
+    if (!MakeRoom()) {
       std::string line = ErrorLine("too many control connections (" +
                                    std::to_string(kMaxControlConnections) + "); try again") +
                          "\n";

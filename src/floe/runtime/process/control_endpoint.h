@@ -18,8 +18,9 @@ namespace floe::process {
 // The coordinator's control endpoint (docs/processes.md, "Control protocol"): a listener on
 // 127.0.0.1 whose connections each deliver one request line and get one reply line. Any local
 // process may connect, so a connection is bounded in size and time until its request line is
-// complete (control_protocol.h's limits), and beyond kMaxControlConnections a connection is told
-// so and closed. What the request means is the owner's business (`on_request`); this class only
+// complete (control_protocol.h's limits); at kMaxControlConnections the oldest connection still
+// sending its request is told so and closed to make room (a newcomer only when every connection
+// awaits its reply). What the request means is the owner's business (`on_request`); this class only
 // moves lines. Single-threaded: driven by the owner's poll loop.
 class ControlEndpoint {
  public:
@@ -65,6 +66,7 @@ class ControlEndpoint {
   };
 
   void Accept();
+  bool MakeRoom();
   void ReadClient(int fd);
   void Drop(int fd);
 
