@@ -184,10 +184,10 @@ test('s3: the AWS SDK finds every file the table references; the killed attempt 
   const stray = `${prefix}data/stray-writer-00000.parquet`;
   await s3.send(new PutObjectCommand({ Bucket: S3_BUCKET, Key: stray, Body: 'PAR1' }));
   await sleep(1100);  // S3's LastModified has whole seconds
-  const dry = table(p, ['remove-orphan-files', '--older-than', '0s', '--dry-run']);
+  const dry = table(p, ['remove-orphan-files', '--older-than', '0s', '--force-unsafe-interval', '--dry-run']);
   assert.equal(dry.code, 0, dry.err);
   assert.ok(dry.out.includes(`s3://${S3_BUCKET}/${stray}`), `the stray object is not listed:\n${dry.out}`);
-  const rm = table(p, ['remove-orphan-files', '--older-than', '0s']);
+  const rm = table(p, ['remove-orphan-files', '--older-than', '0s', '--force-unsafe-interval']);
   assert.equal(rm.code, 0, rm.err);
   await assert.rejects(s3.send(new HeadObjectCommand({ Bucket: S3_BUCKET, Key: stray })), (e) => e.$metadata?.httpStatusCode === 404);
   const removed = err.match(/removed (\d+) files \(\d+ bytes\) from demo\.s3_objects/);

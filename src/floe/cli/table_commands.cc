@@ -1,4 +1,5 @@
 // The `floe table` commands: the storage core driven from the shell.
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -20,6 +21,7 @@
 #include "floe/iceberg/manifest_io.h"
 #include "floe/iceberg/rewrite.h"
 #include "floe/iceberg/scan.h"
+#include "floe/iceberg/table_lease.h"
 #include "floe/iceberg/table_properties.h"
 #include "floe/io/location.h"
 #include "floe/io/object_store.h"
@@ -64,6 +66,7 @@ constexpr const char* kUsage =
     "                                 (defaults: write.target-file-size-bytes, 75%/180%, 5 files)\n"
     "  rewrite-manifests NS.TABLE     regroup the manifests by partition into few\n"
     "  remove-orphan-files NS.TABLE [--older-than TIME|DURATION] [--dry-run]\n"
+    "                  [--force-unsafe-interval]  (needed for --older-than under 24h)\n"
     "                  [--checkpoint-dir DIR [--savepoint-dir DIR]]...\n"
     "                                 delete files no snapshot references (default older than 3d)\n"
     "                                 and no checkpoint or savepoint of a writing job holds\n"
@@ -153,6 +156,21 @@ Status Create(const std::vector<std::string>& argv) {
   return Status::OK();
 }
 
+// A lease on the table for the files this command writes until it commits them, so that a
+// concurrent remove-orphan-files leaves them alone (iceberg/table_lease.h).
+Result<std::unique_ptr<iceberg::TableLease>> HoldLease(iceberg::Catalog& catalog,
+                                                       const TableIdentifier& id,
+                                                       const std::string& holder) {
+  FLOE_ASSIGN_OR_RAISE(iceberg::LoadedTable table, catalog.LoadTable(id));
+  auto lease = std::make_unique<iceberg::TableLease>(holder);
+  FLOE_RETURN_NOT_OK(lease->Open(catalog.file_io(), table.metadata));
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  FLOE_RETURN_NOT_OK(lease->Claim("command", iceberg::LeaseClaim{now, {}}));
+  return lease;
+}
+
 Status Write(const std::vector<std::string>& argv, iceberg::WriteMode mode, const char* verb) {
   FLOE_ASSIGN_OR_RAISE(
       Args args, Args::Parse(argv, {{kCatalogFlags, kCatalogNameFlag, kJdbcUserFlag, "warehouse"},
@@ -160,6 +178,7 @@ Status Write(const std::vector<std::string>& argv, iceberg::WriteMode mode, cons
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id,
                        TableArg(args, 2, (std::string(verb) + " NS.TABLE FILE.jsonl").c_str()));
   FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalogFromArgs(args));
+  FLOE_ASSIGN_OR_RAISE(auto lease, HoldLease(*catalog, id, std::string("cli-") + verb));
   WriteReport report;
   FLOE_RETURN_NOT_OK(
       WriteJsonFile(*catalog, id, args.positional()[1], mode, !args.Has("quiet"), &report));
@@ -294,6 +313,24 @@ Result<int64_t> OlderThanMs(const std::string& text) {
   return now - age->count();
 }
 
+// remove-orphan-files: an interval under 24 h is refused without --force-unsafe-interval.
+Status CheckOrphanInterval(const std::string& text, int64_t older_than_ms, bool forced) {
+  constexpr int64_t kMinMs = 24LL * 3600 * 1000;
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  const int64_t interval_ms = now - older_than_ms;
+  if (forced || interval_ms >= kMinMs) return Status::OK();
+  return Status::InvalidArgument(
+      "remove-orphan-files: --older-than '" + text + "' is an interval of " +
+      std::to_string(std::max<int64_t>(interval_ms, 0) / 1000) +
+      " s, under the minimum of 24 h: a file younger than that may belong to a write still in "
+      "progress (a job's checkpoint not committed yet, a compaction), and deleting it loses "
+      "rows the commit then references; Iceberg's remove_orphan_files refuses intervals under "
+      "24 hours for this reason. Live floe jobs' files are protected by their leases whatever "
+      "the interval, other writers' are not; pass --force-unsafe-interval to go ahead");
+}
+
 Status ExpireSnapshotsCommand(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(
       Args args, Args::Parse(argv, {{kCatalogFlags, kCatalogNameFlag, kJdbcUserFlag, "warehouse",
@@ -360,6 +397,7 @@ Status CompactCommand(const std::vector<std::string>& argv) {
   }
   options.rewrite_all = args.Has("rewrite-all");
   FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalogFromArgs(args));
+  FLOE_ASSIGN_OR_RAISE(auto lease, HoldLease(*catalog, id, "cli-compact"));
   ProgressLine line("compact");
   options.progress = ShowOn(line);
   FLOE_ASSIGN_OR_RAISE(iceberg::RewriteResult r, iceberg::RewriteDataFiles(*catalog, id, options));
@@ -408,7 +446,7 @@ Status RemoveOrphanFilesCommand(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(
       Args args, Args::Parse(argv, {{kCatalogFlags, kCatalogNameFlag, kJdbcUserFlag, "warehouse",
                                      "older-than", "checkpoint-dir", "savepoint-dir"},
-                                    {"dry-run"}}));
+                                    {"dry-run", "force-unsafe-interval"}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "remove-orphan-files NS.TABLE"));
   iceberg::OrphanOptions options;
   options.dry_run = args.Has("dry-run");
@@ -433,6 +471,8 @@ Status RemoveOrphanFilesCommand(const std::vector<std::string>& argv) {
   options.in_use = [held](const std::string& path) { return held->count(path) > 0; };
   if (auto text = args.Get("older-than")) {
     FLOE_ASSIGN_OR_RAISE(options.older_than_ms, OlderThanMs(*text));
+    FLOE_RETURN_NOT_OK(
+        CheckOrphanInterval(*text, *options.older_than_ms, args.Has("force-unsafe-interval")));
   }
   FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalogFromArgs(args));
   ProgressLine line("remove-orphan-files");
@@ -444,10 +484,12 @@ Status RemoveOrphanFilesCommand(const std::vector<std::string>& argv) {
   }
   std::printf(
       "remove-orphan-files %s: %zu orphan files (%s) %s; %lld unreferenced files kept as newer "
-      "than --older-than; %lld files scanned\n",
+      "than --older-than, %lld as work in progress of a live writer (its lease); %lld files "
+      "scanned\n",
       id.ToString().c_str(), r.orphans.size(), FormatBytes(r.orphan_bytes).c_str(),
       options.dry_run ? "found (dry run, nothing deleted)" : "deleted",
-      static_cast<long long>(r.kept_too_new), static_cast<long long>(r.files_scanned));
+      static_cast<long long>(r.kept_too_new), static_cast<long long>(r.kept_leased),
+      static_cast<long long>(r.files_scanned));
   if (r.not_deleted > 0) {
     return Status::IOError(std::to_string(r.not_deleted) + " orphan files could not be deleted");
   }

@@ -13,6 +13,16 @@
 
 namespace floe::connectors {
 
+namespace {
+
+int64_t NowMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
 namespace internal {
 
 namespace {
@@ -108,6 +118,9 @@ Status IcebergCommitterOperator::Open(const runtime::OperatorContext& ctx) {
 
 Status IcebergCommitterOperator::LoadTableMarker() {
   FLOE_ASSIGN_OR_RAISE(iceberg::LoadedTable loaded, catalog_->LoadTable(options_.table));
+  if (options_.lease) {
+    FLOE_RETURN_NOT_OK(options_.lease->Open(catalog_->file_io(), loaded.metadata));
+  }
   FLOE_ASSIGN_OR_RAISE(std::optional<internal::SinkCommit> marker,
                        internal::FindSinkCommit(loaded.metadata, options_.sink_id));
   if (marker) {
@@ -179,6 +192,8 @@ Status IcebergCommitterOperator::OnBarrier(runtime::CheckpointId id, runtime::St
   if (watermark_ != INT64_MIN && watermark_ != INT64_MAX) watermark_at_[id.value] = watermark_;
 
   internal::EncodeCommitterState(options_.sink_id, pending_, state);
+  // Before this barrier is acknowledged, so before the writers' claims on these files end.
+  FLOE_RETURN_NOT_OK(ClaimOnLease(std::nullopt));
   CrashPoint("after-committer-snapshot");
   return Status::OK();
 }
@@ -193,8 +208,7 @@ Status IcebergCommitterOperator::OnCheckpointComplete(runtime::CheckpointId id) 
     options_.positions->ReportCommitted(task_, id);
   }
   if (maintainer_ && (commits_since_check_ > 0 || end_of_input_)) {
-    maintainer_->AfterCommits(id.value, commits_since_check_, data_files_since_check_,
-                              data_bytes_since_check_, eq_deletes_since_check_, end_of_input_);
+    FLOE_RETURN_NOT_OK(RunMaintenance(id.value));
   }
   commits_since_check_ = data_files_since_check_ = data_bytes_since_check_ = 0;
   eq_deletes_since_check_ = 0;
@@ -227,10 +241,43 @@ Status IcebergCommitterOperator::Close() {
 Status IcebergCommitterOperator::CommitUpTo(uint64_t id) {
   // Test-only: the table stands still while checkpoints complete (the stall alarm's test).
   if (HoldPoint("iceberg-commit")) return Status::OK();
+  if (pending_.empty() || pending_.begin()->first > id) return Status::OK();
+  // A commit's manifests are written before it; the claim ends with the commits.
+  FLOE_RETURN_NOT_OK(ClaimOnLease(NowMillis()));
   for (auto it = pending_.begin(); it != pending_.end() && it->first <= id;) {
     FLOE_RETURN_NOT_OK(CommitOne(it->first, it->second));
     watermark_at_.erase(it->first);
     it = pending_.erase(it);
+  }
+  return ClaimOnLease(std::nullopt);
+}
+
+Status IcebergCommitterOperator::ClaimOnLease(std::optional<int64_t> since_ms) {
+  if (!options_.lease) return Status::OK();
+  std::set<std::string> staged = StagedFiles();
+  if (!since_ms && staged.empty()) {
+    options_.lease->Release("committer");
+    return Status::OK();
+  }
+  return options_.lease->Claim("committer", iceberg::LeaseClaim{since_ms, std::move(staged)});
+}
+
+Status IcebergCommitterOperator::RunMaintenance(uint64_t id) {
+  // A compaction's files are written on a background thread until its commit, a later call.
+  if (options_.lease && !maintenance_claimed_) {
+    Status st = options_.lease->Claim("maintenance", iceberg::LeaseClaim{NowMillis(), {}});
+    if (!st.ok()) {
+      LogWarn("iceberg table %s: maintenance skipped, its files could not be claimed: %s",
+              options_.table.ToString().c_str(), st.ToString().c_str());
+      return Status::OK();
+    }
+    maintenance_claimed_ = true;
+  }
+  maintainer_->AfterCommits(id, commits_since_check_, data_files_since_check_,
+                            data_bytes_since_check_, eq_deletes_since_check_, end_of_input_);
+  if (options_.lease && !maintainer_->busy()) {
+    options_.lease->Release("maintenance");
+    maintenance_claimed_ = false;
   }
   return Status::OK();
 }

@@ -16,6 +16,7 @@
 #include "floe/connectors/iceberg/table_maintenance.h"
 #include "floe/iceberg/catalog.h"
 #include "floe/iceberg/manifest.h"
+#include "floe/iceberg/table_lease.h"
 #include "floe/runtime/operator.h"
 #include "floe/runtime/source_positions.h"
 
@@ -36,6 +37,10 @@ struct IcebergCommitterOptions {
   std::string checkpoint_dir;
   std::string savepoint_dir;
   io::FileIO checkpoint_file_io;
+  // The sink's lease on the table (shared with its writers; may be null): the committer claims
+  // its staged files by name from its barrier until their commit, and everything written since
+  // a commit or a compaction started until it ends (manifests, compacted files).
+  std::shared_ptr<iceberg::TableLease> lease;
   // Test hook: runs at the end of OnCheckpointComplete(id).
   std::function<void(runtime::CheckpointId)> on_checkpoint_handled;
 };
@@ -101,6 +106,11 @@ class IcebergCommitterOperator final : public runtime::Operator {
                     std::chrono::steady_clock::time_point started);
   // The files staged in pending_ and collected_ (absolute local paths).
   std::set<std::string> StagedFiles() const;
+  // Claims the staged files on the lease, and what is written from `since_ms` on.
+  Status ClaimOnLease(std::optional<int64_t> since_ms);
+  // Runs due maintenance (claiming what a compaction writes on the lease).
+  Status RunMaintenance(uint64_t id);
+  bool maintenance_claimed_ = false;
   std::string task_;
 
   IcebergCommitterOptions options_;

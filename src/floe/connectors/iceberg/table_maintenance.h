@@ -100,6 +100,8 @@ class TableMaintainer {
   void Stop();
 
   const MaintenanceStats& stats() const { return stats_; }
+  // Whether a compaction or an orphan scan is still running in the background.
+  bool busy() const { return Busy(); }
   // One info line with the stats (when anything ran): what users and the bench read.
   void LogSummary() const;
 
