@@ -252,6 +252,33 @@ Status IcebergCommitterOperator::CommitUpTo(uint64_t id) {
   return ClaimOnLease(std::nullopt);
 }
 
+Status IcebergCommitterOperator::CheckStagedFilesPresent(uint64_t id,
+                                                         const Pending& pending) const {
+  std::vector<std::string> problems;
+  const io::FileIO& file_io = catalog_->file_io();
+  for (const auto* files : {&pending.data_files, &pending.delete_files}) {
+    for (const iceberg::DataFile& f : *files) {
+      Result<std::string> path = iceberg::UriToPath(f.file_path);
+      Result<uint64_t> size = path.ok() ? file_io.FileSize(*path) : Result<uint64_t>(path.status());
+      if (size.ok() && static_cast<int64_t>(*size) == f.file_size_in_bytes) continue;
+      problems.push_back(f.file_path + (size.ok() ? " (" + std::to_string(*size) +
+                                                        " bytes, the writer recorded " +
+                                                        std::to_string(f.file_size_in_bytes) + ")"
+                                                  : " (" + size.status().message() + ")"));
+    }
+  }
+  if (problems.empty()) return Status::OK();
+  std::string list;
+  for (size_t i = 0; i < problems.size() && i < 10; ++i) list += (i ? "; " : "") + problems[i];
+  if (problems.size() > 10) list += "; and " + std::to_string(problems.size() - 10) + " more";
+  return Status::Corruption(
+      "iceberg sink " + options_.sink_id + ": checkpoint " + std::to_string(id) +
+      " is not committed to " + options_.table.ToString() + ": " + std::to_string(problems.size()) +
+      " of its files are missing or changed since they were written (removed as orphans, or "
+      "by hand?), and a commit would reference them: " +
+      list);
+}
+
 Status IcebergCommitterOperator::ClaimOnLease(std::optional<int64_t> since_ms) {
   if (!options_.lease) return Status::OK();
   std::set<std::string> staged = StagedFiles();
@@ -279,7 +306,7 @@ Status IcebergCommitterOperator::RunMaintenance(uint64_t id) {
     options_.lease->Release("maintenance");
     maintenance_claimed_ = false;
   }
-  return Status::OK();
+  return maintainer_->data_lost();
 }
 
 Status IcebergCommitterOperator::CommitOne(uint64_t id, const Pending& pending) {
@@ -298,6 +325,7 @@ Status IcebergCommitterOperator::CommitOne(uint64_t id, const Pending& pending) 
     ++stats_.skipped_empty;
     return Status::OK();
   }
+  FLOE_RETURN_NOT_OK(CheckStagedFilesPresent(id, pending));
   iceberg::SnapshotChanges changes;
   changes.added_data_files = pending.data_files;
   changes.added_delete_files = pending.delete_files;

@@ -108,8 +108,11 @@ class IcebergCommitterOperator final : public runtime::Operator {
   std::set<std::string> StagedFiles() const;
   // Claims the staged files on the lease, and what is written from `since_ms` on.
   Status ClaimOnLease(std::optional<int64_t> since_ms);
-  // Runs due maintenance (claiming what a compaction writes on the lease).
+  // Runs due maintenance; an error only when it found committed data gone (the job must stop).
   Status RunMaintenance(uint64_t id);
+  // Every file of checkpoint `id` exists with the size its writer recorded (one size request
+  // per file): a commit must never reference a file that is not there.
+  Status CheckStagedFilesPresent(uint64_t id, const Pending& pending) const;
   bool maintenance_claimed_ = false;
   std::string task_;
 

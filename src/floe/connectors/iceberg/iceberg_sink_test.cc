@@ -841,6 +841,75 @@ TEST(IcebergCommitter, ReportsCheckpointsCommittedOnTheBoardAfterTheCommitOrTheS
   EXPECT_FALSE(board->WaitCommittedByAll(CheckpointId(4), std::chrono::seconds(20), nullptr));
 }
 
+// The table's data files on disk (absolute paths).
+std::vector<std::string> DataFilesOnDisk(const Sink& sink) {
+  std::vector<std::string> out;
+  std::string location = iceberg::UriToPath(sink.Metadata().location).ValueOrDie();
+  for (const io::FileEntry& f : io::ListFilesRecursive(location + "/data").ValueOrDie()) {
+    out.push_back(f.path);
+  }
+  return out;
+}
+
+// A staged file removed (by a sweep or by hand) or changed before its checkpoint's commit: the
+// commit fails naming it, the table gets no snapshot referencing a file that is not there, and
+// the checkpoint stays pending (the job fails and restarts, and fails again: it never runs on).
+// Failed before the check: the commit referenced the missing file.
+TEST(IcebergCommitter, RefusesToCommitACheckpointWhoseFilesAreGoneOrChanged) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  Harness h(sink);
+  auto a = Harness::OpenCommitter(h.CommitterOptions());
+  h.Stage(*a, CheckpointId(1), {SeqRows(1, 50, 0)});
+  std::vector<std::string> files = DataFilesOnDisk(sink);
+  ASSERT_EQ(files.size(), 1u);
+  ASSERT_OK(io::RemoveFile(files[0]));
+  Status st = a->OnCheckpointComplete(CheckpointId(1));
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("checkpoint 1 is not committed to demo.seqs"), std::string::npos)
+      << st.ToString();
+  EXPECT_NE(st.message().find(files[0]), std::string::npos) << st.ToString();
+  EXPECT_TRUE(sink.Metadata().snapshots.empty());
+  EXPECT_EQ(a->pending_ids(), std::vector<uint64_t>{1});
+
+  auto b = Harness::OpenCommitter(h.CommitterOptions());
+  h.Stage(*b, CheckpointId(2), {SeqRows(51, 60, 0)});
+  std::vector<std::string> now = DataFilesOnDisk(sink);
+  ASSERT_EQ(now.size(), 1u);
+  ASSERT_OK(io::WriteFileReplace(now[0], "PAR1"));  // replaced by something else
+  st = b->OnCheckpointComplete(CheckpointId(2));
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("(4 bytes, the writer recorded "), std::string::npos)
+      << st.ToString();
+  EXPECT_TRUE(sink.Metadata().snapshots.empty());
+}
+
+// A committed data file gone (the table lost rows): the in-job compaction finds it and the
+// committer fails the job naming the table and the file, instead of one warning and a job that
+// runs on and exits 0. Failed before: OnCheckpointComplete returned OK.
+TEST(IcebergCommitter, CompactionFindingACommittedFileMissingFailsTheJob) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  Harness h(sink);
+  IcebergCommitterOptions o = h.CommitterOptions();
+  o.maintenance.rewrite = internal::MaintenanceSchedule{true, 2, std::chrono::seconds(0)};
+  o.maintenance.compact.rewrite_all = true;
+  auto a = Harness::OpenCommitter(o);
+  h.Stage(*a, CheckpointId(1), {SeqRows(1, 50, 0)});
+  ASSERT_OK(a->OnCheckpointComplete(CheckpointId(1)));
+  std::vector<std::string> committed = DataFilesOnDisk(sink);
+  ASSERT_EQ(committed.size(), 1u);
+  ASSERT_OK(io::RemoveFile(committed[0]));
+  h.Stage(*a, CheckpointId(2), {SeqRows(51, 60, 0)});
+  NullCollector none;
+  ASSERT_OK(a->OnEndOfInput(none));  // the compaction runs inline now
+  Status st = a->OnCheckpointComplete(CheckpointId(2));
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("iceberg table demo.seqs"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find(committed[0]), std::string::npos) << st.ToString();
+  EXPECT_EQ(sink.CommittedCheckpoints(), (std::vector<uint64_t>{1, 2}));
+}
+
 TEST(IcebergCommitter, SeveralPendingCheckpointsCommitInOrderAsSeparateSnapshots) {
   Sink sink(/*upsert=*/true);
   ASSERT_OK(PrepareIcebergTable(sink.spec));
