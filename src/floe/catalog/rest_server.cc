@@ -11,6 +11,7 @@
 #include "floe/catalog/rest_protocol.h"
 #include "floe/common/json.h"
 #include "floe/common/mutex.h"
+#include "floe/iceberg/table_paths.h"
 
 namespace floe::catalog {
 
@@ -417,6 +418,10 @@ class Server final : public RestCatalogServer {
     if (!current.ok()) return ErrorFromStatus(res, current.status(), "NoSuchTableException");
     Result<iceberg::TableMetadata> updated = rest::ApplyCommitRequest(req.body, *current);
     if (!updated.ok()) return ErrorFromStatus(res, updated.status(), "");
+    // Paths outside the table (another table's manifest list, a data path elsewhere) would make
+    // its maintenance delete files that are not its own: 400.
+    Status paths = iceberg::CheckCommitPaths(id->ToString(), current->metadata, *updated);
+    if (!paths.ok()) return ErrorFromStatus(res, paths, "");
     Result<iceberg::LoadedTable> committed = catalog_->CommitTable(*current, std::move(*updated));
     if (!committed.ok()) {
       const Status& st = committed.status();
