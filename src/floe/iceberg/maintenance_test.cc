@@ -399,6 +399,7 @@ TEST(TablePaths, PathPropertiesAndLocationStayInsideTheTable) {
   EXPECT_TRUE(IsInsideLocation("file:///wh/db/t", "/wh/db/t/data/x.parquet"));
   EXPECT_TRUE(IsInsideLocation("/wh/db/t/", "file:///wh/db/t/data"));
   EXPECT_TRUE(IsInsideLocation("s3://b/wh/db/t", "s3://b/wh/db/t/metadata/snap-1.avro"));
+  EXPECT_TRUE(IsInsideLocation("s3a://b/wh/db/t", "s3://b/wh/db/t/data/x.parquet"));
   EXPECT_FALSE(IsInsideLocation("file:///wh/db/t", "/wh/db/t"));
   EXPECT_FALSE(IsInsideLocation("file:///wh/db/t", "/wh/db/t2/data/x.parquet"));
   EXPECT_FALSE(IsInsideLocation("file:///wh/db/t", "/wh/db/t/../victim/data/x.parquet"));

@@ -18,6 +18,10 @@ std::string Canonical(const std::string& uri_or_path) {
     if (!local.ok()) return "";
     p = *local;
   }
+  // Iceberg's equal_schemes: s3a and s3n name the same objects as s3.
+  for (const char* alias : {"s3a://", "s3n://"}) {
+    if (p.rfind(alias, 0) == 0) p = "s3://" + p.substr(6);
+  }
   const bool s3 = p.rfind("s3://", 0) == 0;
   if (!s3 && (p.empty() || p[0] != '/')) return "";
   const size_t body = s3 ? 5 : 0;

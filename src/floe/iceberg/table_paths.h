@@ -15,7 +15,8 @@
 namespace floe::iceberg {
 
 // Whether `uri_or_path` (file:// URI, absolute path or s3:// URI) lies strictly below
-// `location` (the same forms). Compared lexically; a "." or ".." segment in either is outside.
+// `location` (the same forms; s3a:// and s3n:// count as s3://). Compared lexically; a "." or
+// ".." segment in either is outside.
 bool IsInsideLocation(const std::string& location, const std::string& uri_or_path);
 
 // write.data.path and write.metadata.path of `metadata`, when set, lie inside its location:
