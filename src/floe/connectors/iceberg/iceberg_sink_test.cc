@@ -719,8 +719,13 @@ struct Harness {
   std::unique_ptr<IcebergWriterOperator> writer;
   NullCollector to_committer;
 
-  explicit Harness(Sink& s, const std::string& row_kind_column = "") : sink(s) {
+  std::shared_ptr<iceberg::TableLease> lease;  // the sink's, shared by writer and committer
+
+  explicit Harness(Sink& s, const std::string& row_kind_column = "",
+                   std::shared_ptr<iceberg::TableLease> with_lease = nullptr)
+      : sink(s), lease(std::move(with_lease)) {
     IcebergWriterOptions o;
+    o.lease = lease;
     o.catalog.warehouse = sink.warehouse();
     o.table = sink.id;
     o.mode = sink.spec.table.primary_key.empty() ? iceberg::WriteMode::kAppend
@@ -740,6 +745,7 @@ struct Harness {
     o.sink_id = "by-hand";
     o.job_id = "feedfeed";
     o.positions = std::move(board);
+    o.lease = lease;
     return o;
   }
   static std::unique_ptr<IcebergCommitterOperator> OpenCommitter(
@@ -908,6 +914,43 @@ TEST(IcebergCommitter, CompactionFindingACommittedFileMissingFailsTheJob) {
   EXPECT_NE(st.message().find("iceberg table demo.seqs"), std::string::npos) << st.ToString();
   EXPECT_NE(st.message().find(committed[0]), std::string::npos) << st.ToString();
   EXPECT_EQ(sink.CommittedCheckpoints(), (std::vector<uint64_t>{1, 2}));
+}
+
+// Orphan removal with no interval at every step of a checkpoint: while the writer has the file
+// open, after the committer's barrier, and after the writer's claim ended (the lease rewritten
+// without it): the staged file is never taken, the commit lands. Failed without the lease: the
+// first sweep deleted the open file.
+TEST(IcebergSinkLease, SweepsWithoutIntervalNeverTakeAFileBeforeItsCommit) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  Harness h(sink, "", std::make_shared<iceberg::TableLease>("sink-test", 2000));
+  auto a = Harness::OpenCommitter(h.CommitterOptions());
+  auto catalog = sink.Catalog();
+  auto sweep = [&]() {
+    iceberg::OrphanOptions all;
+    all.older_than_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count() +
+                        1000;
+    return iceberg::RemoveOrphanFiles(*catalog, sink.id, all).ValueOrDie();
+  };
+  NullCollector none;
+  ASSERT_OK(h.writer->ProcessBatch(SeqRows(1, 50, 0), 0, none));
+  EXPECT_GE(sweep().kept_leased, 1);  // the open file
+  h.Stage(*a, CheckpointId(1), {});   // handed over; the committer names it
+  ASSERT_OK(h.writer->OnCheckpointComplete(CheckpointId(1)));
+  // The refresh drops the writer's claim; the committer's names the file.
+  const std::string lease_file = h.lease->path();
+  for (int i = 0; i < 200; ++i) {
+    Result<std::string> text = io::ReadFile(lease_file);
+    if (text.ok() && text->find("\"since-ms\":null") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_NE(io::ReadFile(lease_file).ValueOrDie().find("\"since-ms\":null"), std::string::npos);
+  iceberg::OrphanResult late = sweep();
+  EXPECT_EQ(late.deleted, 0) << late.orphans.size() << " staged files deleted";
+  ASSERT_OK(a->OnCheckpointComplete(CheckpointId(1)));
+  EXPECT_EQ(sink.Verify(1, 50).findings(), 0);
 }
 
 TEST(IcebergCommitter, SeveralPendingCheckpointsCommitInOrderAsSeparateSnapshots) {
