@@ -65,6 +65,9 @@ Status ParseLease(const std::string& text, const std::string& file, LeaseClaim* 
                                  std::to_string(*ttl_ms));
   }
   FLOE_RETURN_NOT_OK(o.Get("since-ms", &claim->since_ms));
+  if (claim->since_ms && *claim->since_ms < 0) {
+    return o.Error("since-ms", "must not be negative, got " + std::to_string(*claim->since_ms));
+  }
   std::vector<std::string> paths;
   FLOE_RETURN_NOT_OK(o.Get("paths", &paths));
   for (const std::string& p : paths) claim->paths.insert(Normalized(p));

@@ -102,13 +102,18 @@ TEST(TableLease, UnreadableLiveLeaseDeletesNothing) {
   const std::string stray = f.File("stray.parquet", std::chrono::hours(100));
   const std::string dir = LeaseDirectory(f.location);
   FLOE_ASSERT_OK(io::CreateDirs(dir));
-  FLOE_ASSERT_OK(io::WriteFileExclusive(dir + "/bad.json",
-                                        R"({"format":1,"holder":"x","ttl-ms":"soon","paths":[]})"));
-  Result<OrphanResult> r = f.SweepEverything();
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("bad.json"), std::string::npos) << r.status().ToString();
-  EXPECT_NE(r.status().message().find("ttl-ms"), std::string::npos) << r.status().ToString();
-  EXPECT_TRUE(io::Exists(stray));
+  for (const char* bad : {R"({"format":1,"holder":"x","ttl-ms":"soon","paths":[]})",
+                          R"({"format":1,"holder":"x","ttl-ms":1000,"since-ms":-5})"}) {
+    FLOE_ASSERT_OK(io::WriteFileReplace(dir + "/bad.json", bad));
+    Result<OrphanResult> r = f.SweepEverything();
+    ASSERT_FALSE(r.ok());
+    const std::string& message = r.status().message();
+    EXPECT_NE(message.find("bad.json"), std::string::npos) << message;
+    EXPECT_TRUE(message.find("'ttl-ms'") != std::string::npos ||
+                message.find("'since-ms': must not be negative") != std::string::npos)
+        << message;
+    EXPECT_TRUE(io::Exists(stray));
+  }
 }
 
 // Claims that the file already covers are not written again; a wider one is, before Claim
