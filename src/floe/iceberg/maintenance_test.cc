@@ -10,6 +10,7 @@
 #include "floe/iceberg/catalog.h"
 #include "floe/iceberg/commit_markers.h"
 #include "floe/iceberg/commit_test_util.h"
+#include "floe/iceberg/data_writer.h"
 #include "floe/iceberg/manifest_io.h"
 #include "floe/iceberg/snapshot_update.h"
 #include "floe/iceberg/table_paths.h"
@@ -432,6 +433,23 @@ TEST(TablePaths, PathPropertiesAndLocationStayInsideTheTable) {
   TableMetadata inside = t.metadata;
   inside.properties["write.data.path"] = t.metadata.location + "/data2";
   FLOE_ASSERT_OK(catalog->CommitTable(t, inside).status());
+
+  // Stored before by another tool: commits that leave it alone go through, writing there not.
+  FLOE_ASSERT_OK_AND_ASSIGN(LoadedTable now, catalog->LoadTable({"db", "t"}));
+  TableMetadata foreign = now.metadata;
+  foreign.properties["write.data.path"] = "/tmp/elsewhere";
+  FLOE_ASSERT_OK(
+      io::WriteFileExclusive(*UriToPath(foreign.location + "/metadata/v" +
+                                        std::to_string(now.version + 1) + ".metadata.json"),
+                             TableMetadataToJson(foreign)));
+  FLOE_ASSERT_OK_AND_ASSIGN(LoadedTable stored, catalog->LoadTable({"db", "t"}));
+  TableMetadata other = stored.metadata;
+  other.properties["commit.retry.num-retries"] = "5";
+  FLOE_ASSERT_OK(catalog->CommitTable(stored, other).status());
+  Result<FileWriterConfig> config = ConfigFromTableProperties(io::FileIO(), other, "x");
+  ASSERT_TRUE(config.status().IsInvalidArgument());
+  EXPECT_NE(config.status().message().find("not inside the table's location"), std::string::npos)
+      << config.status().ToString();
 }
 
 }  // namespace

@@ -47,10 +47,15 @@ bool IsInsideLocation(const std::string& location, const std::string& uri_or_pat
   return path.compare(0, root.size(), root) == 0 && path[root.size()] == '/';
 }
 
-Status CheckPathProperties(const std::string& table, const TableMetadata& metadata) {
+Status CheckPathProperties(const std::string& table, const TableMetadata& metadata,
+                           const TableMetadata* base) {
   for (const char* key : kPathProperties) {
     auto it = metadata.properties.find(key);
     if (it == metadata.properties.end()) continue;
+    if (base != nullptr && base->location == metadata.location &&
+        base->Property(key, "") == it->second) {
+      continue;  // unchanged: another tool's table stays writable by its other commits
+    }
     if (!IsInsideLocation(metadata.location, it->second)) {
       return Status::InvalidArgument(
           "table " + table + ": property " + key + " = '" + it->second +
@@ -69,7 +74,7 @@ Status CheckCommitPaths(const std::string& table, const TableMetadata& base,
                                    "' is not inside the table's location '" + base.location +
                                    "': a table may not move onto other files");
   }
-  FLOE_RETURN_NOT_OK(CheckPathProperties(table, updated));
+  FLOE_RETURN_NOT_OK(CheckPathProperties(table, updated, &base));
   std::set<int64_t> known;
   for (const Snapshot& s : base.snapshots) known.insert(s.snapshot_id);
   for (const Snapshot& s : updated.snapshots) {

@@ -19,14 +19,17 @@ namespace floe::iceberg {
 // ".." segment in either is outside.
 bool IsInsideLocation(const std::string& location, const std::string& uri_or_path);
 
-// write.data.path and write.metadata.path of `metadata`, when set, lie inside its location:
-// InvalidArgument naming the table, the property and both paths otherwise.
-Status CheckPathProperties(const std::string& table, const TableMetadata& metadata);
+// write.data.path and write.metadata.path of `metadata`, when set (and, given `base`, set to
+// another value than base's), lie inside its location: InvalidArgument naming the table, the
+// property and both paths otherwise.
+Status CheckPathProperties(const std::string& table, const TableMetadata& metadata,
+                           const TableMetadata* base = nullptr);
 
 // A commit that turns `base` into `updated` keeps the table's paths inside it: the location
-// unchanged or inside the old one, the path properties inside it (CheckPathProperties), and
-// every snapshot it adds with its manifest list inside it. InvalidArgument naming the table,
-// the field and the path otherwise.
+// unchanged or inside the old one, the path properties it sets inside it (CheckPathProperties;
+// a value another tool stored before is left alone, the data writer refuses to write there),
+// and every snapshot it adds with its manifest list inside it. InvalidArgument naming the
+// table, the field and the path otherwise.
 Status CheckCommitPaths(const std::string& table, const TableMetadata& base,
                         const TableMetadata& updated);
 
