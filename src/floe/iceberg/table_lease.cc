@@ -85,16 +85,17 @@ TableLease::TableLease(std::string holder, int64_t ttl_ms)
 
 TableLease::~TableLease() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
   wake_.notify_all();
   if (refresher_.joinable()) refresher_.join();
+  MutexLock lock(mu_);
   if (!path_.empty()) (void)file_io_.RemoveFile(path_);
 }
 
 Status TableLease::Open(const io::FileIO& file_io, const TableMetadata& metadata) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!path_.empty()) return Status::OK();
   FLOE_ASSIGN_OR_RAISE(std::string location, UriToPath(metadata.location));
   const std::string dir = LeaseDirectory(location);
@@ -111,7 +112,7 @@ Status TableLease::Open(const io::FileIO& file_io, const TableMetadata& metadata
 }
 
 Status TableLease::Claim(const std::string& key, LeaseClaim claim) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (path_.empty()) return Status::Internal("table lease '" + holder_ + "' claimed before Open");
   std::set<std::string> paths;
   for (const std::string& p : claim.paths) paths.insert(Normalized(p));
@@ -122,12 +123,12 @@ Status TableLease::Claim(const std::string& key, LeaseClaim claim) {
 }
 
 void TableLease::Release(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   claims_.erase(key);
 }
 
 std::string TableLease::path() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return path_;
 }
 
@@ -150,9 +151,14 @@ Status TableLease::WriteLocked() {
 }
 
 void TableLease::RefreshLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!wake_.wait_for(lock, std::chrono::milliseconds(std::max<int64_t>(1, ttl_ms_ / 5)),
-                         [this] { return stop_; })) {
+  const auto period = std::chrono::milliseconds(std::max<int64_t>(1, ttl_ms_ / 5));
+  MutexLock lock(mu_);
+  for (;;) {
+    const auto next = std::chrono::steady_clock::now() + period;
+    while (!stop_) {
+      if (wake_.wait_until(lock.native(), next) == std::cv_status::timeout) break;
+    }
+    if (stop_) return;
     Status st = WriteLocked();
     if (!st.ok()) {
       LogWarn(

@@ -16,12 +16,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <thread>
 
+#include "floe/common/mutex.h"
 #include "floe/common/status.h"
 #include "floe/iceberg/table_metadata.h"
 #include "floe/io/file_io.h"
@@ -68,18 +68,18 @@ class TableLease {
   std::string path() const;
 
  private:
-  Status WriteLocked();
-  void RefreshLoop();
+  Status WriteLocked() FLOE_REQUIRES(mu_);
+  void RefreshLoop() FLOE_EXCLUDES(mu_);
 
   const std::string holder_;
   const int64_t ttl_ms_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable wake_;
-  bool stop_ = false;
-  io::FileIO file_io_;
-  std::string path_;
-  std::map<std::string, LeaseClaim> claims_;
-  LeaseClaim written_;  // what the file says now
+  bool stop_ FLOE_GUARDED_BY(mu_) = false;
+  io::FileIO file_io_ FLOE_GUARDED_BY(mu_);
+  std::string path_ FLOE_GUARDED_BY(mu_);
+  std::map<std::string, LeaseClaim> claims_ FLOE_GUARDED_BY(mu_);
+  LeaseClaim written_ FLOE_GUARDED_BY(mu_);  // what the file says now
   std::thread refresher_;
 };
 
