@@ -449,8 +449,16 @@ test('remove-orphan-files deletes only old files no snapshot references; --dry-r
   assert.ok(!fs.existsSync(old));
   assert.ok(fs.existsSync(fresh));
   assert.deepEqual(scan('db.orphans').map((r) => r.id), [1]);
-  // --older-than 0s takes the fresh file too; the table's own files are never touched.
-  ok('table', 'remove-orphan-files', 'db.orphans', '--older-than', '0s');
+  // --older-than under 24 h is refused unless forced (Iceberg's rule, with its reason); forced,
+  // 0s takes the fresh file too; the table's own files are never touched.
+  const refused = floe('table', 'remove-orphan-files', 'db.orphans', '--older-than', '0s');
+  assert.notEqual(refused.code, 0);
+  assert.match(refused.err, /--older-than '0s' is an interval of 0 s, under the minimum of 24 h/);
+  assert.match(refused.err, /Iceberg's remove_orphan_files refuses intervals under 24 hours/);
+  assert.match(refused.err, /--force-unsafe-interval/);
+  assert.ok(fs.existsSync(fresh));
+  ok('table', 'remove-orphan-files', 'db.orphans', '--older-than', '23h', '--dry-run', '--force-unsafe-interval');
+  ok('table', 'remove-orphan-files', 'db.orphans', '--older-than', '0s', '--force-unsafe-interval');
   assert.ok(!fs.existsSync(fresh));
   assert.deepEqual(scan('db.orphans').map((r) => r.id), [1]);
 });

@@ -114,6 +114,61 @@ test('iceberg-js creates a namespace and a table on floe\'s server, floe writes 
   assert.equal(await js.tableExists({ namespace: ['sales'], name: 'orders' }), false);
 });
 
+// Issue 21, finding 6: with a valid token, a client commits to table `attacker` a snapshot whose
+// manifest list is table `victim`'s, or points write.data.path elsewhere; the owner's routine
+// expiry would then delete victim's files. floe's server refuses both with a 400 and Iceberg's
+// ErrorModel, before anything is written; so does `floe table set-properties` through the
+// server. Victim stays whole and readable. Failed before: both commits were accepted (200).
+test('a commit pointing a table at files outside its location is a 400; the other table stays whole', async () => {
+  const wh = path.join(ROOT, 'wh-paths');
+  const server = await serve('paths', wh);
+  const js = await icebergJs(server.uri);
+  await js.createNamespace({ namespace: ['lake'] });
+  const schema = { type: 'struct', fields: [{ id: 1, name: 'id', type: 'long', required: true }] };
+  for (const name of ['victim', 'attacker']) {
+    await js.createTable({ namespace: ['lake'] }, { name, schema });
+    const rows = path.join(ROOT, `${name}.jsonl`);
+    fs.writeFileSync(rows, '{"id": 1}\n{"id": 2}\n');
+    const a = floe(['table', 'append', `lake.${name}`, rows, ...tableCli(server.uri)], cliEnv);
+    assert.equal(a.code, 0, a.err);
+  }
+  const victim = await js.loadTableResult({ namespace: ['lake'], name: 'victim' });
+  const base = (await js.loadTableResult({ namespace: ['lake'], name: 'attacker' })).metadata;
+  const borrowed = victim.metadata.snapshots[0]['manifest-list'];
+  const commit = async (updates) => {
+    const r = await fetch(`${server.uri}/v1/namespaces/lake/tables/attacker`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${await token(server.uri)}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ requirements: [{ type: 'assert-table-uuid', uuid: base['table-uuid'] }], updates }),
+    });
+    return { status: r.status, body: JSON.parse(await r.text()) };
+  };
+  const snapshot = { 'snapshot-id': 4242, 'parent-snapshot-id': base['current-snapshot-id'],
+                     'sequence-number': base['last-sequence-number'] + 1, 'timestamp-ms': Date.now(),
+                     'manifest-list': borrowed, summary: { operation: 'append' }, 'schema-id': 0 };
+  const stolen = await commit([{ action: 'add-snapshot', snapshot },
+                               { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': 4242 }]);
+  assert.equal(stolen.status, 400, JSON.stringify(stolen.body));
+  assert.equal(stolen.body.error.code, 400);
+  assert.equal(stolen.body.error.type, 'BadRequestException');
+  assert.match(stolen.body.error.message, /manifest-list '.*victim.*' is not inside the table's location/);
+  for (const key of ['write.data.path', 'write.metadata.path']) {
+    const moved = await commit([{ action: 'set-properties', updates: { [key]: '/tmp/elsewhere' } }]);
+    assert.equal(moved.status, 400, JSON.stringify(moved.body));
+    assert.match(moved.body.error.message, new RegExp(`${key.replace(/\./g, '\\.')} = '/tmp/elsewhere' is not inside`));
+  }
+  const cli = floe(['table', 'set-properties', 'lake.attacker', 'write.data.path=/tmp/elsewhere', ...tableCli(server.uri)], cliEnv);
+  assert.notEqual(cli.code, 0);
+  assert.match(cli.err, /write\.data\.path = '\/tmp\/elsewhere' is not inside the table's location/);
+  const after = await js.loadTableResult({ namespace: ['lake'], name: 'attacker' });
+  assert.deepEqual(after.metadata.snapshots.map((s) => s['snapshot-id']), base.snapshots.map((s) => s['snapshot-id']));
+  assert.equal(after.metadata.properties['write.data.path'], undefined);
+  const e = floe(['table', 'expire-snapshots', 'lake.attacker', '--max-snapshot-age-ms', '0', ...tableCli(server.uri)], cliEnv);
+  assert.equal(e.code, 0, e.err);
+  assert.ok(fs.existsSync(new URL(borrowed).pathname), 'victim\'s manifest list is gone');
+  await assertIcebirdReads(server.uri, 'lake.victim', victim['metadata-location'], 'id');
+});
+
 function pipeline(name, uri, { upsert = false, rps = 3000 } = {}) {
   const p = sandbox(ROOT, name);
   p.table = `demo.${name}`;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "floe/common/crash_point.h"
+#include "floe/iceberg/table_paths.h"
 #include "floe/io/file.h"
 #include "floe/io/s3_client.h"
 
@@ -150,6 +151,7 @@ Result<LoadedTable> JdbcCatalog::CommitTable(const LoadedTable& base, TableMetad
     return Status::InvalidArgument("CommitTable: table-uuid changed from " +
                                    base.metadata.table_uuid + " to " + updated.table_uuid);
   }
+  FLOE_RETURN_NOT_OK(iceberg::CheckCommitPaths(base.id.ToString(), base.metadata, updated));
   std::string base_uri = iceberg::PathToUri(base.metadata_location);
   // Cheap early check, as Java's JdbcTableOperations does; the UPDATE below decides.
   FLOE_ASSIGN_OR_RAISE(std::string current, CurrentLocation(base.id));

@@ -10,6 +10,7 @@
 #include "floe/common/json.h"
 #include "floe/common/log.h"
 #include "floe/common/mutex.h"
+#include "floe/iceberg/table_paths.h"
 #include "floe/io/http_server.h"
 
 namespace floe::catalog {
@@ -509,6 +510,10 @@ class Server final : public RestCatalogServer {
     if (!current.ok()) return CatalogError(res, current.status(), "NoSuchTableException", what);
     Result<iceberg::TableMetadata> updated = rest::ApplyCommitRequest(*request, *current);
     if (!updated.ok()) return ErrorFromStatus(res, updated.status(), "");
+    // Paths outside the table (another table's manifest list, a data path elsewhere) would make
+    // its maintenance delete files that are not its own: 400.
+    Status paths = iceberg::CheckCommitPaths(id->ToString(), current->metadata, *updated);
+    if (!paths.ok()) return ErrorFromStatus(res, paths, "");
     Result<iceberg::LoadedTable> committed = catalog_->CommitTable(*current, std::move(*updated));
     if (!committed.ok()) {
       const Status& st = committed.status();

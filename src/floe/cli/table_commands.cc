@@ -1,4 +1,5 @@
 // The `floe table` commands: the storage core driven from the shell.
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -21,6 +22,7 @@
 #include "floe/iceberg/manifest_io.h"
 #include "floe/iceberg/rewrite.h"
 #include "floe/iceberg/scan.h"
+#include "floe/iceberg/table_lease.h"
 #include "floe/iceberg/table_properties.h"
 #include "floe/io/location.h"
 #include "floe/io/object_store.h"
@@ -40,6 +42,9 @@ constexpr const char* kUsage =
     "                  [--primary-key col[,col]] [--property key=value]...\n"
     "                  [--allow-unknown-properties]  (store write.*/commit.*/read.*/history.*\n"
     "                  keys Iceberg does not define instead of refusing them)\n"
+    "  set-properties NS.TABLE KEY=VALUE... [--allow-unknown-properties]\n"
+    "                                 set table properties in one commit (write.data.path and\n"
+    "                                 write.metadata.path must lie inside the table's location)\n"
     "  append NS.TABLE FILE.jsonl     add the file's rows in one snapshot\n"
     "  upsert NS.TABLE FILE.jsonl     replace rows by primary key in one snapshot\n"
     "  delete NS.TABLE FILE.jsonl     delete the rows whose keys the file holds\n"
@@ -66,6 +71,7 @@ constexpr const char* kUsage =
     "                                 8 files per tier)\n"
     "  rewrite-manifests NS.TABLE     regroup the manifests by partition into few\n"
     "  remove-orphan-files NS.TABLE [--older-than TIME|DURATION] [--dry-run]\n"
+    "                  [--force-unsafe-interval]  (needed for --older-than under 24h)\n"
     "                  [--checkpoint-dir DIR [--savepoint-dir DIR]]...\n"
     "                                 delete files no snapshot references (default older than 3d)\n"
     "                                 and no checkpoint or savepoint of a writing job holds\n"
@@ -102,6 +108,26 @@ Result<std::vector<Field>> SchemaFields(const std::string& text) {
   return iceberg::AssignFreshFieldIds(std::move(fields));
 }
 
+// One KEY=VALUE argument of `what` into `properties`. As the Iceberg sink does, a misspelled
+// Iceberg key (it would be stored and ignored) is refused unless `allow_unknown`.
+Status AddPropertyArg(const char* what, const std::string& kv, bool allow_unknown,
+                      std::map<std::string, std::string>* properties) {
+  size_t eq = kv.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return Status::InvalidArgument(std::string(what) + " wants key=value, got '" + kv + "'");
+  }
+  std::string key = kv.substr(0, eq);
+  if (iceberg::InTablePropertyNamespace(key) && !iceberg::IsKnownTableProperty(key) &&
+      !allow_unknown) {
+    return Status::InvalidArgument(std::string(what) + " '" + key +
+                                   "' is not a table property Iceberg defines" +
+                                   DidYouMean(key, iceberg::TablePropertySuggestions(key)) +
+                                   "; pass --allow-unknown-properties to store it anyway");
+  }
+  (*properties)[key] = kv.substr(eq + 1);
+  return Status::OK();
+}
+
 Status Create(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(
       Args args, Args::Parse(argv, {{kCatalogFlags, kCatalogNameFlag, kJdbcUserFlag, "warehouse",
@@ -132,26 +158,52 @@ Status Create(const std::vector<std::string>& argv) {
   FLOE_RETURN_NOT_OK(ValidateUpsertPartitioning(schema, spec));
   std::map<std::string, std::string> properties;
   for (const std::string& kv : args.GetAll("property")) {
-    size_t eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      return Status::InvalidArgument("--property wants key=value, got '" + kv + "'");
-    }
-    std::string key = kv.substr(0, eq);
-    // As the Iceberg sink does: a misspelled Iceberg key would be stored and ignored.
-    if (iceberg::InTablePropertyNamespace(key) && !iceberg::IsKnownTableProperty(key) &&
-        !args.Has("allow-unknown-properties")) {
-      return Status::InvalidArgument("--property '" + key +
-                                     "' is not a table property Iceberg defines" +
-                                     DidYouMean(key, iceberg::TablePropertySuggestions(key)) +
-                                     "; pass --allow-unknown-properties to store it anyway");
-    }
-    properties[key] = kv.substr(eq + 1);
+    FLOE_RETURN_NOT_OK(
+        AddPropertyArg("--property", kv, args.Has("allow-unknown-properties"), &properties));
   }
   FLOE_RETURN_NOT_OK(ValidateWriteProperties(schema, spec, properties));
   FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalogFromArgs(args));
   FLOE_RETURN_NOT_OK(iceberg::EnsureNamespace(*catalog, id.ns));
   FLOE_ASSIGN_OR_RAISE(auto table, catalog->CreateTable(id, schema, spec, properties));
   std::printf("created %s at %s\n", id.ToString().c_str(), table.metadata.location.c_str());
+  return Status::OK();
+}
+
+// A lease on the table for the files this command writes until it commits them, so that a
+// concurrent remove-orphan-files leaves them alone (iceberg/table_lease.h).
+Result<std::unique_ptr<iceberg::TableLease>> HoldLease(iceberg::Catalog& catalog,
+                                                       const TableIdentifier& id,
+                                                       const std::string& holder) {
+  FLOE_ASSIGN_OR_RAISE(iceberg::LoadedTable table, catalog.LoadTable(id));
+  auto lease = std::make_unique<iceberg::TableLease>(holder);
+  FLOE_RETURN_NOT_OK(lease->Open(catalog.file_io(), table.metadata));
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  FLOE_RETURN_NOT_OK(lease->Claim("command", iceberg::LeaseClaim{now, {}}));
+  return lease;
+}
+
+// `floe table set-properties NS.TABLE KEY=VALUE...`: one commit; the catalog refuses paths
+// outside the table (iceberg/table_paths.h), Iceberg keys floe does not know need the opt-in.
+Status SetProperties(const std::vector<std::string>& argv) {
+  FLOE_ASSIGN_OR_RAISE(
+      Args args, Args::Parse(argv, {{kCatalogFlags, kCatalogNameFlag, kJdbcUserFlag, "warehouse"},
+                                    {"allow-unknown-properties"}}));
+  if (args.positional().size() < 2) {
+    return Status::InvalidArgument("expected: floe table set-properties NS.TABLE KEY=VALUE...");
+  }
+  FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableIdentifier::Parse(args.positional()[0]));
+  FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalogFromArgs(args));
+  FLOE_ASSIGN_OR_RAISE(iceberg::LoadedTable table, catalog->LoadTable(id));
+  iceberg::TableMetadata updated = table.metadata;
+  for (size_t i = 1; i < args.positional().size(); ++i) {
+    FLOE_RETURN_NOT_OK(AddPropertyArg("set-properties", args.positional()[i],
+                                      args.Has("allow-unknown-properties"), &updated.properties));
+  }
+  FLOE_RETURN_NOT_OK(catalog->CommitTable(table, std::move(updated)).status());
+  std::printf("set-properties %s: %zu properties set\n", id.ToString().c_str(),
+              args.positional().size() - 1);
   return Status::OK();
 }
 
@@ -162,6 +214,7 @@ Status Write(const std::vector<std::string>& argv, iceberg::WriteMode mode, cons
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id,
                        TableArg(args, 2, (std::string(verb) + " NS.TABLE FILE.jsonl").c_str()));
   FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalogFromArgs(args));
+  FLOE_ASSIGN_OR_RAISE(auto lease, HoldLease(*catalog, id, std::string("cli-") + verb));
   WriteReport report;
   FLOE_RETURN_NOT_OK(
       WriteJsonFile(*catalog, id, args.positional()[1], mode, !args.Has("quiet"), &report));
@@ -296,6 +349,24 @@ Result<int64_t> OlderThanMs(const std::string& text) {
   return now - age->count();
 }
 
+// remove-orphan-files: an interval under 24 h is refused without --force-unsafe-interval.
+Status CheckOrphanInterval(const std::string& text, int64_t older_than_ms, bool forced) {
+  constexpr int64_t kMinMs = 24LL * 3600 * 1000;
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  const int64_t interval_ms = now - older_than_ms;
+  if (forced || interval_ms >= kMinMs) return Status::OK();
+  return Status::InvalidArgument(
+      "remove-orphan-files: --older-than '" + text + "' is an interval of " +
+      std::to_string(std::max<int64_t>(interval_ms, 0) / 1000) +
+      " s, under the minimum of 24 h: a file younger than that may belong to a write still in "
+      "progress (a job's checkpoint not committed yet, a compaction), and deleting it loses "
+      "rows the commit then references; Iceberg's remove_orphan_files refuses intervals under "
+      "24 hours for this reason. Live floe jobs' files are protected by their leases whatever "
+      "the interval, other writers' are not; pass --force-unsafe-interval to go ahead");
+}
+
 Status ExpireSnapshotsCommand(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(
       Args args, Args::Parse(argv, {{kCatalogFlags, kCatalogNameFlag, kJdbcUserFlag, "warehouse",
@@ -338,6 +409,10 @@ Status ExpireSnapshotsCommand(const std::vector<std::string>& argv) {
     std::printf("%lld files could not be deleted (left as orphans)\n",
                 static_cast<long long>(r.files_not_deleted));
   }
+  if (r.files_outside_skipped > 0) {
+    std::printf("%lld files outside the table's location not deleted (named in the warnings)\n",
+                static_cast<long long>(r.files_outside_skipped));
+  }
   return Status::OK();
 }
 
@@ -367,6 +442,7 @@ Status CompactCommand(const std::vector<std::string>& argv) {
   }
   options.rewrite_all = args.Has("rewrite-all");
   FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalogFromArgs(args));
+  FLOE_ASSIGN_OR_RAISE(auto lease, HoldLease(*catalog, id, "cli-compact"));
   ProgressLine line("compact");
   options.progress = ShowOn(line);
   FLOE_ASSIGN_OR_RAISE(iceberg::RewriteResult r, iceberg::RewriteDataFiles(*catalog, id, options));
@@ -415,7 +491,7 @@ Status RemoveOrphanFilesCommand(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(
       Args args, Args::Parse(argv, {{kCatalogFlags, kCatalogNameFlag, kJdbcUserFlag, "warehouse",
                                      "older-than", "checkpoint-dir", "savepoint-dir"},
-                                    {"dry-run"}}));
+                                    {"dry-run", "force-unsafe-interval"}}));
   FLOE_ASSIGN_OR_RAISE(TableIdentifier id, TableArg(args, 1, "remove-orphan-files NS.TABLE"));
   iceberg::OrphanOptions options;
   options.dry_run = args.Has("dry-run");
@@ -440,6 +516,8 @@ Status RemoveOrphanFilesCommand(const std::vector<std::string>& argv) {
   options.in_use = [held](const std::string& path) { return held->count(path) > 0; };
   if (auto text = args.Get("older-than")) {
     FLOE_ASSIGN_OR_RAISE(options.older_than_ms, OlderThanMs(*text));
+    FLOE_RETURN_NOT_OK(
+        CheckOrphanInterval(*text, *options.older_than_ms, args.Has("force-unsafe-interval")));
   }
   FLOE_ASSIGN_OR_RAISE(auto catalog, OpenCatalogFromArgs(args));
   ProgressLine line("remove-orphan-files");
@@ -451,10 +529,12 @@ Status RemoveOrphanFilesCommand(const std::vector<std::string>& argv) {
   }
   std::printf(
       "remove-orphan-files %s: %zu orphan files (%s) %s; %lld unreferenced files kept as newer "
-      "than --older-than; %lld files scanned\n",
+      "than --older-than, %lld as work in progress of a live writer (its lease); %lld files "
+      "scanned\n",
       id.ToString().c_str(), r.orphans.size(), FormatBytes(r.orphan_bytes).c_str(),
       options.dry_run ? "found (dry run, nothing deleted)" : "deleted",
-      static_cast<long long>(r.kept_too_new), static_cast<long long>(r.files_scanned));
+      static_cast<long long>(r.kept_too_new), static_cast<long long>(r.kept_leased),
+      static_cast<long long>(r.files_scanned));
   if (r.not_deleted > 0) {
     return Status::IOError(std::to_string(r.not_deleted) + " orphan files could not be deleted");
   }
@@ -482,6 +562,7 @@ Status RunTableCommand(const std::vector<std::string>& args) {
   }
   if (verb == "verify") return Verify(rest);
   if (verb == "expire-snapshots") return ExpireSnapshotsCommand(rest);
+  if (verb == "set-properties") return SetProperties(rest);
   if (verb == "compact") return CompactCommand(rest);
   if (verb == "rewrite-manifests") return RewriteManifestsCommand(rest);
   if (verb == "remove-orphan-files") return RemoveOrphanFilesCommand(rest);

@@ -6,6 +6,7 @@
 
 #include "floe/common/crash_point.h"
 #include "floe/iceberg/commit_internal.h"
+#include "floe/iceberg/table_paths.h"
 #include "floe/io/file.h"
 #include "floe/io/location.h"
 #include "floe/io/s3_client.h"
@@ -229,6 +230,7 @@ Result<LoadedTable> FileSystemCatalog::CommitTable(const LoadedTable& base, Tabl
     return Status::InvalidArgument("CommitTable: table-uuid changed from " +
                                    base.metadata.table_uuid + " to " + updated.table_uuid);
   }
+  FLOE_RETURN_NOT_OK(CheckCommitPaths(base.id.ToString(), base.metadata, updated));
   TablePaths p = PathsOf(warehouse_, base.id);
   int64_t next = base.version + 1;
   std::string path = io::JoinPath(p.metadata, MetadataFileName(next));

@@ -8,6 +8,7 @@
 #include "floe/iceberg/catalog.h"
 #include "floe/iceberg/file_fanout_internal.h"
 #include "floe/iceberg/row_key_internal.h"
+#include "floe/iceberg/table_paths.h"
 #include "floe/io/file.h"
 #include "floe/io/s3_client.h"
 
@@ -136,6 +137,11 @@ Result<FileWriterConfig> ConfigFromTableProperties(const io::FileIO& file_io,
   if (data_path.empty()) {
     FLOE_ASSIGN_OR_RAISE(std::string location, UriToPath(metadata.location));
     config.data_dir = io::JoinPath(location, "data");
+  } else if (!IsInsideLocation(metadata.location, data_path)) {
+    // Never write where this table's maintenance would then delete another's files.
+    return Status::InvalidArgument("table property write.data.path: '" + data_path +
+                                   "' is not inside the table's location '" + metadata.location +
+                                   "'; floe writes a table's files only below its location");
   } else if (data_path.rfind("file:", 0) == 0 || io::IsS3Uri(data_path)) {
     FLOE_ASSIGN_OR_RAISE(config.data_dir, UriToPath(data_path));
   } else if (!data_path.empty() && data_path[0] == '/') {

@@ -10,9 +10,11 @@
 #include <utility>
 
 #include "floe/common/crash_point.h"
+#include "floe/common/log.h"
 #include "floe/iceberg/commit_internal.h"
 #include "floe/iceberg/commit_markers.h"
 #include "floe/iceberg/manifest_io.h"
+#include "floe/iceberg/table_paths.h"
 #include "floe/io/file.h"
 
 namespace floe::iceberg {
@@ -153,7 +155,14 @@ Status DeleteExpiredFiles(const io::FileIO& file_io, const TableMetadata& commit
   progress.files_total = static_cast<int64_t>(doomed.size());
   if (on_progress) on_progress(progress);
   for (const auto& [path, counter] : doomed) {
-    Remove(file_io, path, counter, result);
+    if (!IsInsideLocation(committed.location, path)) {
+      // A commit may name any path; floe deletes only the table's own files.
+      LogWarn("expire snapshots: '%s' is not inside the table's location '%s'; not deleted",
+              path.c_str(), committed.location.c_str());
+      ++result->files_outside_skipped;
+    } else {
+      Remove(file_io, path, counter, result);
+    }
     if (on_progress) {
       ++progress.files_done;
       progress.bytes_done = result->bytes_deleted;

@@ -44,6 +44,9 @@ struct ExpireResult {
   int64_t delete_files_deleted = 0;
   int64_t bytes_deleted = 0;      // sizes on disk of the files removed
   int64_t files_not_deleted = 0;  // removal failed (other than already missing)
+  // Referenced by expired snapshots but outside the table's location: never deleted
+  // (table_paths.h), each named in a warning.
+  int64_t files_outside_skipped = 0;
   int commit_attempts = 0;
 };
 
@@ -64,7 +67,9 @@ struct ExpireResult {
 // expired snapshots, manifests no retained snapshot lists, and data / delete files that appear
 // in those manifests (or as DELETED entries of retained manifests) and that no retained
 // snapshot's manifests list as ADDED or EXISTING. A retained snapshot's files are never
-// touched. Nothing to expire means no commit.
+// touched, nor is any path outside the table's location (counted in files_outside_skipped and
+// named in a warning: a commit may have pointed a snapshot at another table's files). Nothing to
+// expire means no commit.
 //
 // Errors: Conflict when the retries are exhausted, catalog and I/O errors (before the commit:
 // nothing changed; a failing file removal after it is counted, not an error).

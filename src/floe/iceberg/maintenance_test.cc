@@ -10,8 +10,10 @@
 #include "floe/iceberg/catalog.h"
 #include "floe/iceberg/commit_markers.h"
 #include "floe/iceberg/commit_test_util.h"
+#include "floe/iceberg/data_writer.h"
 #include "floe/iceberg/manifest_io.h"
 #include "floe/iceberg/snapshot_update.h"
+#include "floe/iceberg/table_paths.h"
 #include "floe/io/file.h"
 
 namespace floe::iceberg {
@@ -343,6 +345,111 @@ TEST(ExpireSnapshots, RetriesAfterAConflictingCommit) {
   Result<ExpireResult> failed = ExpireSnapshots(always, t.id, no_retry);
   EXPECT_TRUE(failed.status().IsConflict()) << failed.status().ToString();
   EXPECT_TRUE(UriExists(concurrent.manifest_list));
+}
+
+// Issue 21, finding 6: table `attacker` gets a snapshot whose manifest list is table `victim`'s.
+// floe's catalogs refuse that commit (400 through the REST server); written by another tool,
+// expiry on `attacker` still deletes nothing of `victim`'s: paths outside the table's location
+// are skipped and counted. Failed before: expiry deleted victim's manifest list, manifest and
+// data file.
+TEST(ExpireSnapshots, NeverDeletesAnotherTablesFilesASnapshotPointsAt) {
+  ScratchDir dir;
+  FLOE_ASSERT_OK_AND_ASSIGN(TestTable victim, MakeTable(dir.path()));
+  TestTable attacker;
+  FLOE_ASSERT_OK_AND_ASSIGN(attacker.catalog, FileSystemCatalog::Make(dir.path()));
+  attacker.id = TableIdentifier{"db", "attacker"};
+  FLOE_ASSERT_OK_AND_ASSIGN(LoadedTable made,
+                            attacker.catalog->CreateTable(attacker.id, TableSchema(), {}, {}));
+  attacker.location = made.metadata.location;
+  FLOE_ASSERT_OK(io::CreateDirs(*UriToPath(attacker.location + "/data")));
+  FLOE_ASSERT_OK_AND_ASSIGN(Snapshot victims, Append(victim, "v0"));
+  FLOE_ASSERT_OK(Append(attacker, "a0").status());
+
+  FLOE_ASSERT_OK_AND_ASSIGN(LoadedTable base, attacker.catalog->LoadTable(attacker.id));
+  TableMetadata evil = base.metadata;
+  Snapshot borrowed = victims;
+  borrowed.snapshot_id = victims.snapshot_id + 1;
+  borrowed.parent_snapshot_id = evil.current_snapshot_id;
+  borrowed.sequence_number = ++evil.last_sequence_number;
+  borrowed.timestamp_ms = 1;  // old: expires
+  evil.snapshots.insert(evil.snapshots.begin(), borrowed);
+  Status refused = attacker.catalog->CommitTable(base, evil).status();
+  ASSERT_TRUE(refused.IsInvalidArgument()) << refused.ToString();
+  EXPECT_NE(refused.message().find("manifest-list '" + victims.manifest_list + "' is not inside"),
+            std::string::npos)
+      << refused.ToString();
+
+  // Written past the catalog, as another engine might.
+  const std::string next = *UriToPath(attacker.location + "/metadata/v" +
+                                      std::to_string(base.version + 1) + ".metadata.json");
+  FLOE_ASSERT_OK(io::WriteFileExclusive(next, TableMetadataToJson(evil)));
+  ExpireOptions options;
+  options.older_than_ms = 2;
+  FLOE_ASSERT_OK_AND_ASSIGN(ExpireResult r,
+                            ExpireSnapshots(*attacker.catalog, attacker.id, options));
+  EXPECT_EQ(r.expired_snapshot_ids, std::vector<int64_t>{borrowed.snapshot_id});
+  EXPECT_EQ(r.files_outside_skipped, 3);  // victim's manifest list, manifest, data file
+  EXPECT_EQ(r.manifest_lists_deleted + r.manifests_deleted + r.data_files_deleted, 0);
+  FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata v, victim.Load());
+  FLOE_ASSERT_OK_AND_ASSIGN(std::set<std::string> live, CheckReferencedFilesExist(v));
+  EXPECT_EQ(live.size(), 1u);
+}
+
+// write.data.path and write.metadata.path stay below the location; so does a moved location.
+TEST(TablePaths, PathPropertiesAndLocationStayInsideTheTable) {
+  EXPECT_TRUE(IsInsideLocation("file:///wh/db/t", "/wh/db/t/data/x.parquet"));
+  EXPECT_TRUE(IsInsideLocation("/wh/db/t/", "file:///wh/db/t/data"));
+  EXPECT_TRUE(IsInsideLocation("s3://b/wh/db/t", "s3://b/wh/db/t/metadata/snap-1.avro"));
+  EXPECT_TRUE(IsInsideLocation("s3a://b/wh/db/t", "s3://b/wh/db/t/data/x.parquet"));
+  EXPECT_FALSE(IsInsideLocation("file:///wh/db/t", "/wh/db/t"));
+  EXPECT_FALSE(IsInsideLocation("file:///wh/db/t", "/wh/db/t2/data/x.parquet"));
+  EXPECT_FALSE(IsInsideLocation("file:///wh/db/t", "/wh/db/t/../victim/data/x.parquet"));
+  EXPECT_FALSE(IsInsideLocation("s3://b/wh/db/t", "s3://other/wh/db/t/x"));
+  EXPECT_FALSE(IsInsideLocation("s3://b/wh/db/t", "/wh/db/t/x"));
+  EXPECT_FALSE(IsInsideLocation("file:///wh/db/t", "data/x.parquet"));
+
+  ScratchDir dir;
+  FLOE_ASSERT_OK_AND_ASSIGN(std::unique_ptr<FileSystemCatalog> catalog,
+                            FileSystemCatalog::Make(dir.path()));
+  Result<LoadedTable> elsewhere =
+      catalog->CreateTable({"db", "t"}, TableSchema(), {}, {{"write.data.path", "/tmp/elsewhere"}});
+  ASSERT_TRUE(elsewhere.status().IsInvalidArgument());
+  EXPECT_NE(elsewhere.status().message().find(
+                "property write.data.path = '/tmp/elsewhere' is not inside the table's location"),
+            std::string::npos)
+      << elsewhere.status().ToString();
+  FLOE_ASSERT_OK_AND_ASSIGN(LoadedTable t,
+                            catalog->CreateTable({"db", "t"}, TableSchema(), {}, {}));
+  for (const auto& [key, value] : std::map<std::string, std::string>{
+           {"write.data.path", "/tmp/elsewhere"}, {"write.metadata.path", t.metadata.location}}) {
+    TableMetadata edited = t.metadata;
+    edited.properties[key] = value;
+    Status st = catalog->CommitTable(t, edited).status();
+    EXPECT_TRUE(st.IsInvalidArgument()) << key << ": " << st.ToString();
+  }
+  TableMetadata moved = t.metadata;
+  moved.location = "file:///tmp/elsewhere";
+  EXPECT_TRUE(catalog->CommitTable(t, moved).status().IsInvalidArgument());
+  TableMetadata inside = t.metadata;
+  inside.properties["write.data.path"] = t.metadata.location + "/data2";
+  FLOE_ASSERT_OK(catalog->CommitTable(t, inside).status());
+
+  // Stored before by another tool: commits that leave it alone go through, writing there not.
+  FLOE_ASSERT_OK_AND_ASSIGN(LoadedTable now, catalog->LoadTable({"db", "t"}));
+  TableMetadata foreign = now.metadata;
+  foreign.properties["write.data.path"] = "/tmp/elsewhere";
+  FLOE_ASSERT_OK(
+      io::WriteFileExclusive(*UriToPath(foreign.location + "/metadata/v" +
+                                        std::to_string(now.version + 1) + ".metadata.json"),
+                             TableMetadataToJson(foreign)));
+  FLOE_ASSERT_OK_AND_ASSIGN(LoadedTable stored, catalog->LoadTable({"db", "t"}));
+  TableMetadata other = stored.metadata;
+  other.properties["commit.retry.num-retries"] = "5";
+  FLOE_ASSERT_OK(catalog->CommitTable(stored, other).status());
+  Result<FileWriterConfig> config = ConfigFromTableProperties(io::FileIO(), other, "x");
+  ASSERT_TRUE(config.status().IsInvalidArgument());
+  EXPECT_NE(config.status().message().find("not inside the table's location"), std::string::npos)
+      << config.status().ToString();
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "floe/iceberg/manifest_io.h"
 #include "floe/iceberg/row_key_internal.h"
 #include "floe/iceberg/scan.h"
+#include "floe/iceberg/table_lease.h"
 #include "floe/io/file.h"
 
 namespace floe::iceberg {
@@ -677,6 +678,10 @@ Result<OrphanResult> RemoveOrphanFiles(Catalog& catalog, const TableIdentifier& 
     Result<std::string> p = UriToPath(uri_or_path);
     return p.ok() ? *p : uri_or_path;
   };
+  // In this order: the interval and the leases before the references, so a file a lease stops
+  // covering after its commit is among the references read next.
+  const int64_t older_than = options.older_than_ms.value_or(NowMs() - 3LL * 24 * 3600 * 1000);
+  FLOE_ASSIGN_OR_RAISE(LiveLeases leases, LiveLeases::Read(file_io, location, NowMs()));
   std::set<std::string> referenced;
   referenced.insert(local(table.metadata_location));
   referenced.insert(io::JoinPath(io::JoinPath(location, "metadata"), "version-hint.text"));
@@ -694,7 +699,6 @@ Result<OrphanResult> RemoveOrphanFiles(Catalog& catalog, const TableIdentifier& 
     }
   }
 
-  const int64_t older_than = options.older_than_ms.value_or(NowMs() - 3LL * 24 * 3600 * 1000);
   OrphanResult result;
   std::vector<std::pair<std::string, int64_t>> candidates;
   FLOE_ASSIGN_OR_RAISE(std::vector<io::FileEntry> files, file_io.ListFilesRecursive(location));
@@ -702,6 +706,10 @@ Result<OrphanResult> RemoveOrphanFiles(Catalog& catalog, const TableIdentifier& 
     ++result.files_scanned;
     if (referenced.count(f.path) > 0) continue;
     if (options.in_use && options.in_use(f.path)) continue;
+    if (leases.Covers(f)) {
+      ++result.kept_leased;
+      continue;
+    }
     if (f.mtime_ms >= older_than) {
       ++result.kept_too_new;
       continue;

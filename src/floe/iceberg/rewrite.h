@@ -140,14 +140,16 @@ struct OrphanResult {
   int64_t orphan_bytes = 0;
   int64_t files_scanned = 0;
   int64_t kept_too_new = 0;  // unreferenced, but newer than older-than
+  int64_t kept_leased = 0;   // unreferenced, but work in progress a live lease covers
   int64_t deleted = 0;       // 0 with dry_run
   int64_t not_deleted = 0;
 };
 
 // Removes files under the table's location that nothing references: not the current metadata
 // file, its metadata log, version-hint.text, any snapshot's manifest list, manifests, data or
-// delete files (every snapshot, so every branch and tag), nor options.in_use; and only those
-// older than older_than_ms. Errors collecting references remove nothing.
+// delete files (every snapshot, so every branch and tag), nor options.in_use, nor what a live
+// lease of a writer covers (table_lease.h); and only those older than older_than_ms. Errors
+// collecting references or reading a live lease remove nothing.
 Result<OrphanResult> RemoveOrphanFiles(Catalog& catalog, const TableIdentifier& id,
                                        const OrphanOptions& options = {});
 

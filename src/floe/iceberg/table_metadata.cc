@@ -9,6 +9,7 @@
 
 #include "floe/common/json.h"
 #include "floe/iceberg/json_internal.h"
+#include "floe/iceberg/table_paths.h"
 
 namespace floe::iceberg {
 
@@ -187,6 +188,7 @@ Result<TableMetadata> NewTableMetadata(const Schema& schema, const PartitionSpec
   md.default_spec_id = 0;
   md.default_sort_order_id = 0;
   md.properties = std::move(properties);
+  FLOE_RETURN_NOT_OK(CheckPathProperties("at " + md.location, md));
   return md;
 }
 

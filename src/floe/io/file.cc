@@ -295,6 +295,10 @@ Result<std::vector<FileEntry>> ListFilesRecursive(const std::string& dir) {
     e.path = AbsolutePath(it->path().string());
     e.size = static_cast<int64_t>(it->file_size(ec));
     auto mtime = fs::last_write_time(it->path(), ec);
+    if (ec == std::errc::no_such_file_or_directory) {
+      ec.clear();  // removed or renamed (a temp file) since it was listed: not there
+      continue;
+    }
     if (ec)
       return Status::IOError("reading the modification time of " + e.path + ": " + ec.message());
     e.mtime_ms = std::chrono::duration_cast<std::chrono::milliseconds>(

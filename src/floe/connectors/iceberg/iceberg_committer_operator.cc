@@ -15,6 +15,16 @@
 
 namespace floe::connectors {
 
+namespace {
+
+int64_t NowMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
 namespace internal {
 
 namespace {
@@ -110,6 +120,9 @@ Status IcebergCommitterOperator::Open(const runtime::OperatorContext& ctx) {
 
 Status IcebergCommitterOperator::LoadTableMarker() {
   FLOE_ASSIGN_OR_RAISE(iceberg::LoadedTable loaded, catalog_->LoadTable(options_.table));
+  if (options_.lease) {
+    FLOE_RETURN_NOT_OK(options_.lease->Open(catalog_->file_io(), loaded.metadata));
+  }
   FLOE_ASSIGN_OR_RAISE(
       std::optional<internal::SinkCommit> marker,
       internal::FindSinkOrPipelineCommit(loaded.metadata, options_.sink_id, options_.pipeline));
@@ -182,6 +195,8 @@ Status IcebergCommitterOperator::OnBarrier(runtime::CheckpointId id, runtime::St
   if (watermark_ != INT64_MIN && watermark_ != INT64_MAX) watermark_at_[id.value] = watermark_;
 
   internal::EncodeCommitterState(options_.sink_id, pending_, state);
+  // Before this barrier is acknowledged, so before the writers' claims on these files end.
+  FLOE_RETURN_NOT_OK(ClaimOnLease(std::nullopt));
   CrashPoint("after-committer-snapshot");
   return Status::OK();
 }
@@ -196,8 +211,7 @@ Status IcebergCommitterOperator::OnCheckpointComplete(runtime::CheckpointId id) 
     options_.positions->ReportCommitted(task_, id);
   }
   if (maintainer_ && (commits_since_check_ > 0 || end_of_input_)) {
-    maintainer_->AfterCommits(id.value, commits_since_check_, data_files_since_check_,
-                              data_bytes_since_check_, eq_deletes_since_check_, end_of_input_);
+    FLOE_RETURN_NOT_OK(RunMaintenance(id.value));
   }
   commits_since_check_ = data_files_since_check_ = data_bytes_since_check_ = 0;
   eq_deletes_since_check_ = 0;
@@ -230,12 +244,72 @@ Status IcebergCommitterOperator::Close() {
 Status IcebergCommitterOperator::CommitUpTo(uint64_t id) {
   // Test-only: the table stands still while checkpoints complete (the stall alarm's test).
   if (HoldPoint("iceberg-commit")) return Status::OK();
+  if (pending_.empty() || pending_.begin()->first > id) return Status::OK();
+  // A commit's manifests are written before it; the claim ends with the commits.
+  FLOE_RETURN_NOT_OK(ClaimOnLease(NowMillis()));
   for (auto it = pending_.begin(); it != pending_.end() && it->first <= id;) {
     FLOE_RETURN_NOT_OK(CommitOne(it->first, it->second));
     watermark_at_.erase(it->first);
     it = pending_.erase(it);
   }
-  return Status::OK();
+  return ClaimOnLease(std::nullopt);
+}
+
+Status IcebergCommitterOperator::CheckStagedFilesPresent(uint64_t id,
+                                                         const Pending& pending) const {
+  std::vector<std::string> problems;
+  const io::FileIO& file_io = catalog_->file_io();
+  for (const auto* files : {&pending.data_files, &pending.delete_files}) {
+    for (const iceberg::DataFile& f : *files) {
+      Result<std::string> path = iceberg::UriToPath(f.file_path);
+      Result<uint64_t> size = path.ok() ? file_io.FileSize(*path) : Result<uint64_t>(path.status());
+      if (size.ok() && static_cast<int64_t>(*size) == f.file_size_in_bytes) continue;
+      problems.push_back(f.file_path + (size.ok() ? " (" + std::to_string(*size) +
+                                                        " bytes, the writer recorded " +
+                                                        std::to_string(f.file_size_in_bytes) + ")"
+                                                  : " (" + size.status().message() + ")"));
+    }
+  }
+  if (problems.empty()) return Status::OK();
+  std::string list;
+  for (size_t i = 0; i < problems.size() && i < 10; ++i) list += (i ? "; " : "") + problems[i];
+  if (problems.size() > 10) list += "; and " + std::to_string(problems.size() - 10) + " more";
+  return Status::Corruption(
+      "iceberg sink " + options_.sink_id + ": checkpoint " + std::to_string(id) +
+      " is not committed to " + options_.table.ToString() + ": " + std::to_string(problems.size()) +
+      " of its files are missing or changed since they were written (removed as orphans, or "
+      "by hand?), and a commit would reference them: " +
+      list);
+}
+
+Status IcebergCommitterOperator::ClaimOnLease(std::optional<int64_t> since_ms) {
+  if (!options_.lease) return Status::OK();
+  std::set<std::string> staged = StagedFiles();
+  if (!since_ms && staged.empty()) {
+    options_.lease->Release("committer");
+    return Status::OK();
+  }
+  return options_.lease->Claim("committer", iceberg::LeaseClaim{since_ms, std::move(staged)});
+}
+
+Status IcebergCommitterOperator::RunMaintenance(uint64_t id) {
+  // A compaction's files are written on a background thread until its commit, a later call.
+  if (options_.lease && !maintenance_claimed_) {
+    Status st = options_.lease->Claim("maintenance", iceberg::LeaseClaim{NowMillis(), {}});
+    if (!st.ok()) {
+      LogWarn("iceberg table %s: maintenance skipped, its files could not be claimed: %s",
+              options_.table.ToString().c_str(), st.ToString().c_str());
+      return Status::OK();
+    }
+    maintenance_claimed_ = true;
+  }
+  maintainer_->AfterCommits(id, commits_since_check_, data_files_since_check_,
+                            data_bytes_since_check_, eq_deletes_since_check_, end_of_input_);
+  if (options_.lease && !maintainer_->busy()) {
+    options_.lease->Release("maintenance");
+    maintenance_claimed_ = false;
+  }
+  return maintainer_->data_lost();
 }
 
 Status IcebergCommitterOperator::CommitOne(uint64_t id, const Pending& pending) {
@@ -254,6 +328,7 @@ Status IcebergCommitterOperator::CommitOne(uint64_t id, const Pending& pending) 
     ++stats_.skipped_empty;
     return Status::OK();
   }
+  FLOE_RETURN_NOT_OK(CheckStagedFilesPresent(id, pending));
   iceberg::SnapshotChanges changes;
   changes.added_data_files = pending.data_files;
   changes.added_delete_files = pending.delete_files;

@@ -16,6 +16,7 @@
 #include "floe/connectors/iceberg/table_maintenance.h"
 #include "floe/iceberg/catalog.h"
 #include "floe/iceberg/manifest.h"
+#include "floe/iceberg/table_lease.h"
 #include "floe/runtime/operator.h"
 #include "floe/runtime/source_positions.h"
 
@@ -44,6 +45,10 @@ struct IcebergCommitterOptions {
   // 'sink.commit.unavailable-timeout': how long a commit retries while the catalog is
   // unavailable (connection lost, 5xx, outcome unknown) before the task fails.
   std::chrono::milliseconds unavailable_timeout{std::chrono::minutes(2)};
+  // The sink's lease on the table (shared with its writers; may be null): the committer claims
+  // its staged files by name from its barrier until their commit, and everything written since
+  // a commit or a compaction started until it ends (manifests, compacted files).
+  std::shared_ptr<iceberg::TableLease> lease;
   // Test hook: runs at the end of OnCheckpointComplete(id).
   std::function<void(runtime::CheckpointId)> on_checkpoint_handled;
 };
@@ -117,6 +122,14 @@ class IcebergCommitterOperator final : public runtime::Operator {
                     std::chrono::steady_clock::time_point started);
   // The files staged in pending_ and collected_ (absolute local paths).
   std::set<std::string> StagedFiles() const;
+  // Claims the staged files on the lease, and what is written from `since_ms` on.
+  Status ClaimOnLease(std::optional<int64_t> since_ms);
+  // Runs due maintenance; an error only when it found committed data gone (the job must stop).
+  Status RunMaintenance(uint64_t id);
+  // Every file of checkpoint `id` exists with the size its writer recorded (one size request
+  // per file): a commit must never reference a file that is not there.
+  Status CheckStagedFilesPresent(uint64_t id, const Pending& pending) const;
+  bool maintenance_claimed_ = false;
   std::string task_;
 
   IcebergCommitterOptions options_;

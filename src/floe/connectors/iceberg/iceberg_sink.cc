@@ -340,6 +340,9 @@ Status AddIcebergSinkWithHooks(runtime::JobGraph& graph, runtime::VertexId input
   writer.mode = o.upsert ? iceberg::WriteMode::kUpsert : iceberg::WriteMode::kAppend;
   writer.job_id = context.job_id;
   writer.row_kind_column = hooks.row_kind_column;
+  // One lease per sink and worker: the writers' and the committer's claims in one file.
+  writer.lease =
+      std::make_shared<iceberg::TableLease>("sink-" + internal::FileJobTag(context.job_id));
   runtime::VertexId writers = graph.AddOperator(
       WriterVertexName(spec), o.parallelism,
       [writer](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
@@ -378,6 +381,7 @@ Status AddIcebergSinkWithHooks(runtime::JobGraph& graph, runtime::VertexId input
   committer.pipeline = spec.pipeline;
   committer.positions = context.positions;
   committer.on_checkpoint_handled = hooks.on_checkpoint_handled;
+  committer.lease = writer.lease;
   runtime::VertexId commit = graph.AddOperator(
       CommitterVertexName(spec), 1,
       [committer](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {

@@ -792,8 +792,13 @@ struct Harness {
   std::unique_ptr<IcebergWriterOperator> writer;
   NullCollector to_committer;
 
-  explicit Harness(Sink& s, const std::string& row_kind_column = "") : sink(s) {
+  std::shared_ptr<iceberg::TableLease> lease;  // the sink's, shared by writer and committer
+
+  explicit Harness(Sink& s, const std::string& row_kind_column = "",
+                   std::shared_ptr<iceberg::TableLease> with_lease = nullptr)
+      : sink(s), lease(std::move(with_lease)) {
     IcebergWriterOptions o;
+    o.lease = lease;
     o.catalog.warehouse = sink.warehouse();
     o.table = sink.id;
     o.mode = sink.spec.table.primary_key.empty() ? iceberg::WriteMode::kAppend
@@ -813,6 +818,7 @@ struct Harness {
     o.sink_id = "by-hand";
     o.job_id = "feedfeed";
     o.positions = std::move(board);
+    o.lease = lease;
     return o;
   }
   static std::unique_ptr<IcebergCommitterOperator> OpenCommitter(
@@ -912,6 +918,112 @@ TEST(IcebergCommitter, ReportsCheckpointsCommittedOnTheBoardAfterTheCommitOrTheS
   EXPECT_EQ(board->CommittedByAll(), std::optional<uint64_t>(3));
   ASSERT_OK(a->Close());
   EXPECT_FALSE(board->WaitCommittedByAll(CheckpointId(4), std::chrono::seconds(20), nullptr));
+}
+
+// The table's data files on disk (absolute paths).
+std::vector<std::string> DataFilesOnDisk(const Sink& sink) {
+  std::vector<std::string> out;
+  std::string location = iceberg::UriToPath(sink.Metadata().location).ValueOrDie();
+  for (const io::FileEntry& f : io::ListFilesRecursive(location + "/data").ValueOrDie()) {
+    out.push_back(f.path);
+  }
+  return out;
+}
+
+// A staged file removed (by a sweep or by hand) or changed before its checkpoint's commit: the
+// commit fails naming it, the table gets no snapshot referencing a file that is not there, and
+// the checkpoint stays pending (the job fails and restarts, and fails again: it never runs on).
+// Failed before the check: the commit referenced the missing file.
+TEST(IcebergCommitter, RefusesToCommitACheckpointWhoseFilesAreGoneOrChanged) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  Harness h(sink);
+  auto a = Harness::OpenCommitter(h.CommitterOptions());
+  h.Stage(*a, CheckpointId(1), {SeqRows(1, 50, 0)});
+  std::vector<std::string> files = DataFilesOnDisk(sink);
+  ASSERT_EQ(files.size(), 1u);
+  ASSERT_OK(io::RemoveFile(files[0]));
+  Status st = a->OnCheckpointComplete(CheckpointId(1));
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("checkpoint 1 is not committed to demo.seqs"), std::string::npos)
+      << st.ToString();
+  EXPECT_NE(st.message().find(files[0]), std::string::npos) << st.ToString();
+  EXPECT_TRUE(sink.Metadata().snapshots.empty());
+  EXPECT_EQ(a->pending_ids(), std::vector<uint64_t>{1});
+
+  auto b = Harness::OpenCommitter(h.CommitterOptions());
+  h.Stage(*b, CheckpointId(2), {SeqRows(51, 60, 0)});
+  std::vector<std::string> now = DataFilesOnDisk(sink);
+  ASSERT_EQ(now.size(), 1u);
+  ASSERT_OK(io::WriteFileReplace(now[0], "PAR1"));  // replaced by something else
+  st = b->OnCheckpointComplete(CheckpointId(2));
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("(4 bytes, the writer recorded "), std::string::npos)
+      << st.ToString();
+  EXPECT_TRUE(sink.Metadata().snapshots.empty());
+}
+
+// A committed data file gone (the table lost rows): the in-job compaction finds it and the
+// committer fails the job naming the table and the file, instead of one warning and a job that
+// runs on and exits 0. Failed before: OnCheckpointComplete returned OK.
+TEST(IcebergCommitter, CompactionFindingACommittedFileMissingFailsTheJob) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  Harness h(sink);
+  IcebergCommitterOptions o = h.CommitterOptions();
+  o.maintenance.rewrite = internal::MaintenanceSchedule{true, 2, std::chrono::seconds(0)};
+  o.maintenance.compact.rewrite_all = true;
+  auto a = Harness::OpenCommitter(o);
+  h.Stage(*a, CheckpointId(1), {SeqRows(1, 50, 0)});
+  ASSERT_OK(a->OnCheckpointComplete(CheckpointId(1)));
+  std::vector<std::string> committed = DataFilesOnDisk(sink);
+  ASSERT_EQ(committed.size(), 1u);
+  ASSERT_OK(io::RemoveFile(committed[0]));
+  h.Stage(*a, CheckpointId(2), {SeqRows(51, 60, 0)});
+  NullCollector none;
+  ASSERT_OK(a->OnEndOfInput(none));  // the compaction runs inline now
+  Status st = a->OnCheckpointComplete(CheckpointId(2));
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("iceberg table demo.seqs"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find(committed[0]), std::string::npos) << st.ToString();
+  EXPECT_EQ(sink.CommittedCheckpoints(), (std::vector<uint64_t>{1, 2}));
+}
+
+// Orphan removal with no interval at every step of a checkpoint: while the writer has the file
+// open, after the committer's barrier, and after the writer's claim ended (the lease rewritten
+// without it): the staged file is never taken, the commit lands. Failed without the lease: the
+// first sweep deleted the open file.
+TEST(IcebergSinkLease, SweepsWithoutIntervalNeverTakeAFileBeforeItsCommit) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  Harness h(sink, "", std::make_shared<iceberg::TableLease>("sink-test", 2000));
+  auto a = Harness::OpenCommitter(h.CommitterOptions());
+  auto catalog = sink.Catalog();
+  auto sweep = [&]() {
+    iceberg::OrphanOptions all;
+    all.older_than_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count() +
+                        1000;
+    return iceberg::RemoveOrphanFiles(*catalog, sink.id, all).ValueOrDie();
+  };
+  NullCollector none;
+  ASSERT_OK(h.writer->ProcessBatch(SeqRows(1, 50, 0), 0, none));
+  EXPECT_GE(sweep().kept_leased, 1);  // the open file
+  h.Stage(*a, CheckpointId(1), {});   // handed over; the committer names it
+  ASSERT_OK(h.writer->OnCheckpointComplete(CheckpointId(1)));
+  // The refresh drops the writer's claim; the committer's names the file.
+  const std::string lease_file = h.lease->path();
+  for (int i = 0; i < 200; ++i) {
+    Result<std::string> text = io::ReadFile(lease_file);
+    if (text.ok() && text->find("\"since-ms\":null") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_NE(io::ReadFile(lease_file).ValueOrDie().find("\"since-ms\":null"), std::string::npos);
+  iceberg::OrphanResult late = sweep();
+  EXPECT_EQ(late.deleted, 0) << late.orphans.size() << " staged files deleted";
+  ASSERT_OK(a->OnCheckpointComplete(CheckpointId(1)));
+  EXPECT_EQ(sink.Verify(1, 50).findings(), 0);
 }
 
 TEST(IcebergCommitter, SeveralPendingCheckpointsCommitInOrderAsSeparateSnapshots) {

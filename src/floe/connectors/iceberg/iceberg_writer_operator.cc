@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <random>
+#include <utility>
 
 #include "floe/common/crash_point.h"
 #include "floe/common/log.h"
@@ -63,6 +65,8 @@ Status IcebergWriterOperator::Open(const runtime::OperatorContext& ctx) {
   prefix_base_ =
       internal::FileJobTag(options_.job_id) + "-" + subtask + "-" + options_.attempt_token;
   if (ctx.restored_from) last_checkpoint_ = ctx.restored_from->value;
+  lease_key_ = "writer-" + std::string(subtask);
+  if (options_.lease) FLOE_RETURN_NOT_OK(options_.lease->Open(catalog_->file_io(), metadata_));
   if (options_.mode == iceberg::WriteMode::kUpsert &&
       metadata_.current_schema().identifier_field_ids.empty()) {
     return Status::InvalidArgument("iceberg sink " + options_.table.ToString() +
@@ -159,6 +163,11 @@ Status IcebergWriterOperator::EnsureWriter() {
   if (writer_) return Status::OK();
   iceberg::FileWriterConfig config = config_;
   config.file_prefix = prefix_base_ + "-" + std::to_string(last_checkpoint_ + 1);
+  // Claimed before the first byte, so no sweep can list the file unclaimed.
+  open_since_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  FLOE_RETURN_NOT_OK(UpdateLease());
   FLOE_ASSIGN_OR_RAISE(writer_, iceberg::DeltaWriter::Make(metadata_, options_.mode, config));
   return Status::OK();
 }
@@ -232,6 +241,7 @@ Status IcebergWriterOperator::HandOver(runtime::CheckpointId id, runtime::Collec
   if (!writer_) return Status::OK();
   Result<iceberg::WriteResult> written = writer_->Finish();
   writer_.reset();
+  const std::optional<int64_t> since = std::exchange(open_since_ms_, std::nullopt);
   if (!written.ok()) {
     return written.status().WithContext("iceberg sink " + options_.table.ToString() +
                                         ": finishing files for checkpoint " + id.ToString());
@@ -245,6 +255,7 @@ Status IcebergWriterOperator::HandOver(runtime::CheckpointId id, runtime::Collec
   files.delete_files = std::move(written->delete_files);
   if (files.data_files.empty() && files.delete_files.empty()) return Status::OK();
   auto& handed = handed_over_[id.value];
+  if (since) handed_since_ms_.emplace(id.value, *since);  // the first group of id is the oldest
   for (const auto* list : {&files.data_files, &files.delete_files}) {
     for (const iceberg::DataFile& f : *list) handed.emplace_back(f.file_path, f.file_size_in_bytes);
   }
@@ -270,14 +281,28 @@ Status IcebergWriterOperator::OnEndOfInput(runtime::Collector& out) {
 Status IcebergWriterOperator::OnCheckpointComplete(runtime::CheckpointId id) {
   // The completed checkpoint holds (or committed) every file handed over up to it.
   handed_over_.erase(handed_over_.begin(), handed_over_.upper_bound(id.value));
-  return Status::OK();
+  // The committer's claim names them since its barrier, before this completion.
+  handed_since_ms_.erase(handed_since_ms_.begin(), handed_since_ms_.upper_bound(id.value));
+  return UpdateLease();
+}
+
+Status IcebergWriterOperator::UpdateLease() {
+  if (!options_.lease) return Status::OK();
+  std::optional<int64_t> since = open_since_ms_;
+  for (const auto& [id, ms] : handed_since_ms_) since = since ? std::min(*since, ms) : ms;
+  if (!since) {
+    options_.lease->Release(lease_key_);
+    return Status::OK();
+  }
+  return options_.lease->Claim(lease_key_, iceberg::LeaseClaim{since, {}});
 }
 
 Status IcebergWriterOperator::Close() {
   // Files of an epoch that never reached a barrier are nobody's: the sources replay their rows.
   if (writer_) writer_->Abandon();
   writer_.reset();
-  return Status::OK();
+  open_since_ms_.reset();
+  return UpdateLease();
 }
 
 void IcebergWriterOperator::Abandon(runtime::CheckpointId last_completed) {
@@ -297,6 +322,8 @@ void IcebergWriterOperator::Abandon(runtime::CheckpointId last_completed) {
     }
   }
   handed_over_.clear();
+  handed_since_ms_.clear();
+  (void)UpdateLease();  // narrows: written at the lease's next refresh
   if (files > 0) {
     LogInfo(
         "iceberg sink %s: writer '%s' removed %lld files (%lld bytes) handed over for "

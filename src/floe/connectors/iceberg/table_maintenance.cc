@@ -12,6 +12,7 @@
 #include "floe/common/log.h"
 #include "floe/connectors/connector_options.h"
 #include "floe/iceberg/maintenance.h"
+#include "floe/iceberg/scan.h"
 
 namespace floe::connectors::internal {
 
@@ -264,6 +265,15 @@ void TableMaintainer::Harvest(bool wait) {
 }
 
 void TableMaintainer::CommitPrepared(Result<std::optional<iceberg::PreparedRewrite>> prepared) {
+  if (!prepared.ok() && prepared.status().IsNotFound() && data_lost_.ok()) {
+    // A file compaction planned from may have been replaced and expired meanwhile; only a file
+    // the current snapshot still references is lost data.
+    data_lost_ = CheckCurrentFiles().WithContext(
+        "iceberg table " + id_.ToString() +
+        ": a file the table references is missing or "
+        "damaged, its rows are lost (found after compaction failed: " +
+        prepared.status().message() + ")");
+  }
   if (!prepared.ok()) {
     ++stats_.failures;
     LogWarn(
@@ -293,6 +303,13 @@ void TableMaintainer::CommitPrepared(Result<std::optional<iceberg::PreparedRewri
           r->delete_files_after, r->rows_written,
           static_cast<long long>(
               std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count()));
+}
+
+Status TableMaintainer::CheckCurrentFiles() const {
+  FLOE_ASSIGN_OR_RAISE(iceberg::LoadedTable table, catalog_->LoadTable(id_));
+  FLOE_ASSIGN_OR_RAISE(std::vector<iceberg::FileScanTask> tasks,
+                       iceberg::PlanScan(catalog_->file_io(), table.metadata));
+  return iceberg::CheckScanFiles(catalog_->file_io(), tasks);
 }
 
 void TableMaintainer::LogSummary() const {

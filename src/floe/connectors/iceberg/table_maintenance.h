@@ -72,7 +72,8 @@ struct MaintenanceStats {
 // time: writing a compaction's files (PrepareRewrite; its commit waits for the committer's next
 // call, and keeps the starting sequence number so the deletes committed meanwhile still apply)
 // and an orphan scan. Expiry runs inline (metadata and deletes only). A failure is logged and
-// counted, never returned: maintenance must not stop the data path.
+// counted, never returned: maintenance must not stop the data path; except a committed file
+// found missing (data_lost), which the data path must not hide.
 class TableMaintainer {
  public:
   using CatalogFactory = std::function<Result<std::unique_ptr<iceberg::Catalog>>()>;
@@ -100,6 +101,11 @@ class TableMaintainer {
   void Stop();
 
   const MaintenanceStats& stats() const { return stats_; }
+  // Whether a compaction or an orphan scan is still running in the background.
+  bool busy() const { return Busy(); }
+  // Not OK once a compaction found a file the table references missing: the table lost data,
+  // and a job that ran on would hide it behind one warning. The committer fails the job.
+  const Status& data_lost() const { return data_lost_; }
   // One info line with the stats (when anything ran): what users and the bench read.
   void LogSummary() const;
 
@@ -116,6 +122,8 @@ class TableMaintainer {
   void CommitPrepared(Result<std::optional<iceberg::PreparedRewrite>> prepared);
   void Expire();
   void FinishOrphans(Result<iceberg::OrphanResult> r);
+  // Every file the current snapshot references is there, whole (one footer read each).
+  Status CheckCurrentFiles() const;
 
   MaintenanceConfig config_;
   iceberg::Catalog* catalog_;
@@ -132,6 +140,7 @@ class TableMaintainer {
   std::future<Result<std::optional<iceberg::PreparedRewrite>>> rewrite_job_;
   std::future<Result<iceberg::OrphanResult>> orphan_job_;
   MaintenanceStats stats_;
+  Status data_lost_;
 };
 
 }  // namespace floe::connectors::internal
