@@ -7,6 +7,7 @@
 #include <set>
 
 #include "floe/connectors/registry.h"
+#include "floe/runtime/keyed_state.h"
 #include "floe/sql/aggregate_plan.h"
 #include "floe/sql/exec/calc_operator.h"
 #include "floe/sql/exec/computed_columns_operator.h"
@@ -271,6 +272,14 @@ Result<const connectors::Connector*> ConnectorOf(const CreateTable& table, Role 
         At(table.pos) + "table '" + table.name + "' is written by an INSERT, but connector '" +
         name + "' can only be read; writable connectors: " + registry.SinkNames());
   }
+  // Not handed to connectors yet: accepting it would write an unpartitioned table.
+  if (!table.partitioned_by.empty()) {
+    return Status::InvalidArgument(
+        At(table.pos) + "table '" + table.name +
+        "': PARTITIONED BY is not supported yet (the table would be written unpartitioned); "
+        "partition an Iceberg sink with its option 'partition-by', e.g. 'partition-by' = "
+        "'day(ts), bucket(16, id)'");
+  }
   return c;
 }
 
@@ -377,6 +386,14 @@ Status PlanSettings(const Script& script, const PlanOptions& options, PlannedJob
   FLOE_ASSIGN_OR_RAISE(int64_t parallelism, ConfigInt(job->config, origin, "parallelism.default", 1,
                                                       1, max_parallelism));
   job->graph.set_max_parallelism(static_cast<uint32_t>(max_parallelism));
+  // Read again where an aggregate opens its state; checked here so a backend floe lacks or a
+  // bad TTL is refused before a worker starts, also by a job without state.
+  Result<runtime::KeyedStateOptions> state =
+      runtime::KeyedStateOptions::FromOptions(job->config, runtime::TaskInfo{});
+  if (!state.ok()) {
+    const Status& st = state.status();
+    return Status(st.code(), origin.ForMessage(st.message()) + st.message());
+  }
 
   job->context.job_id = options.job_id;
   job->context.mode = job->checkpointing.mode;

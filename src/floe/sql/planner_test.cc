@@ -468,6 +468,7 @@ INSERT INTO lake SELECT * FROM roster;
   std::vector<int64_t> want(1500);
   std::iota(want.begin(), want.end(), 1);
   EXPECT_EQ(seqs(), want);
+
   std::filesystem::remove_all(wh);
 }
 
@@ -873,6 +874,50 @@ TEST(PlanJob, ComputedColumnsAreEvaluatedRightAfterTheSource) {
   EXPECT_EQ(refused.status().message(),
             "line 1, column 42: not implemented yet: CAST from DECIMAL(10, 2) to DOUBLE in a "
             "computed column");
+}
+
+// 'state.backend.type' and 'table.exec.state.ttl' are read where an aggregate opens its state;
+// a value floe cannot run is refused at plan time with the SET's line, also in a job without
+// state (where it would otherwise be accepted and ignored).
+TEST(PlanJob, StateBackendAndTtlAreRefusedAtPlanTimeWithTheSetsLine) {
+  PlanOptions options;
+  options.variables = {{"EVENTS", "10"}};
+  Result<std::unique_ptr<PlannedJob>> rocks =
+      Plan("SET 'state.backend.type' = 'rocksdb';" + std::string(kRosterToBlackhole), options);
+  ASSERT_FALSE(rocks.ok());
+  EXPECT_EQ(rocks.status().code(), StatusCode::kNotImplemented);
+  EXPECT_EQ(rocks.status().message(),
+            "line 1, column 1: 'state.backend.type' = 'rocksdb' is not implemented yet; use "
+            "'hashmap'");
+  EXPECT_EQ(
+      ErrorOf("SET 'state.backend.type' = 'heap';" + std::string(kRosterToBlackhole), options),
+      "line 1, column 1: 'state.backend.type' = 'heap': expected 'hashmap'");
+  std::string msg =
+      ErrorOf("SET 'table.exec.state.ttl' = 'soon';" + std::string(kRosterToBlackhole), options);
+  EXPECT_EQ(msg.rfind("line 1, column 1: 'table.exec.state.ttl' = 'soon': ", 0), 0u) << msg;
+  options.config_overrides = {{"state.backend.type", "hashmap"}};
+  EXPECT_TRUE(Plan(kRosterToBlackhole, options).ok());
+}
+
+// PARTITIONED BY parses (its columns checked) but is not handed to connectors yet, so it is
+// refused rather than writing an unpartitioned table.
+TEST(PlanJob, PartitionedByIsRefusedUntilConnectorsApplyIt) {
+  std::random_device rd;
+  std::filesystem::path wh =
+      std::filesystem::temp_directory_path() / ("floe-planner-pb-" + std::to_string(rd()));
+  PlanOptions options;
+  options.variables = {{"KAFKA", "127.0.0.1:1"}, {"WH", wh.string()}};
+  std::string msg = ErrorOf(
+      KafkaTable("src", "id BIGINT", ", 'format' = 'json'") +
+          "CREATE TABLE lake (id BIGINT) PARTITIONED BY (id) WITH ('connector' = 'iceberg', "
+          "'warehouse' = '${WH}', 'catalog-database' = 'd');\nINSERT INTO lake SELECT * FROM src;",
+      options);
+  EXPECT_EQ(msg,
+            "line 2, column 1: table 'lake': PARTITIONED BY is not supported yet (the table would "
+            "be written unpartitioned); partition an Iceberg sink with its option 'partition-by', "
+            "e.g. 'partition-by' = 'day(ts), bucket(16, id)'");
+  EXPECT_FALSE(std::filesystem::exists(wh / "d" / "lake"));
+  std::filesystem::remove_all(wh);
 }
 
 }  // namespace
