@@ -158,6 +158,11 @@ test('list, savepoint, stop --savepoint, restore from it, cancel', async () => {
   assert.equal(listed.length, 1);
   assert.equal(listed[0].job_id, j.job_id);
   assert.equal(listed[0].token, undefined, 'the token is not listed');
+  // A second `floe run` of the live job id is refused (docs/processes.md), the job unharmed.
+  const second = floe(sb, 'run', sb.job, '--job-id', j.job_id);
+  assert.notEqual(second.code, 0, second.err);
+  assert.match(second.err, new RegExp(`job ${j.job_id} is already running \\(pid ${j.pid}\\)`), second.err);
+  assert.ok(running(sb), 'the first run still runs');
 
   // Savepoint into the default savepoint directory, then into a given one (by id prefix).
   const sp1 = ok(sb, 'savepoint', j.job_id).trim();

@@ -294,6 +294,25 @@ TEST(ParseCreateTable, OnlyCreateTableIsSupported) {
             "identifier 'VIEW'");
 }
 
+// Flink DDL floe has not built stops at the word, never parsed and ignored.
+TEST(ParseCreateTable, FlinkDdlFloeLacksIsASyntaxErrorAtTheWord) {
+  EXPECT_EQ(ParseError("CREATE TABLE IF NOT EXISTS t (a INT)"),
+            "line 1, column 17: expected '(', found keyword NOT");
+  EXPECT_EQ(ParseError("CREATE TEMPORARY TABLE t (a INT)"),
+            "line 1, column 8: expected TABLE (CREATE TABLE is the only CREATE), found "
+            "identifier 'TEMPORARY'");
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT COMMENT 'x')"),
+            "line 1, column 23: expected NOT NULL, PRIMARY KEY, ',' or ')', found identifier "
+            "'COMMENT'");
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT) COMMENT 'x'"),
+            "line 1, column 24: expected PARTITIONED BY, WITH or ';', found identifier 'COMMENT'");
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT) LIKE u"),
+            "line 1, column 24: expected PARTITIONED BY, WITH or ';', found identifier 'LIKE'");
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT, o BIGINT METADATA FROM 'offset')"),
+            "line 1, column 33: expected NOT NULL, PRIMARY KEY, ',' or ')', found identifier "
+            "'METADATA'");
+}
+
 TEST(ParseCreateTable, RejectsQualifiedTableName) {
   EXPECT_EQ(ParseError("CREATE TABLE cat.db.t (a INT)"),
             "line 1, column 17: qualified table names (catalog.database.table) are not supported "
