@@ -801,6 +801,14 @@ TEST(ParseInsert, StructureErrors) {
             "line 2, column 37: expected BY, found identifier 'a'");
   EXPECT_EQ(ParseError(t + "INSERT INTO t SELECT * FROM t ORDER BY a"),
             "line 2, column 31: expected WHERE, GROUP BY or ';', found identifier 'ORDER'");
+  // Joins, set operations, LIMIT and HAVING are not parsed and ignored: they stop at the word.
+  for (const char* word : {"JOIN", "UNION", "LIMIT"}) {
+    EXPECT_EQ(ParseError(t + "INSERT INTO t SELECT * FROM t " + word + " x"),
+              "line 2, column 31: expected WHERE, GROUP BY or ';', found identifier '" +
+                  std::string(word) + "'");
+  }
+  EXPECT_EQ(ParseError(t + "INSERT INTO t SELECT a FROM t GROUP BY a HAVING a > 1"),
+            "line 2, column 42: expected ',' or ';', found identifier 'HAVING'");
   EXPECT_EQ(ParseError(t + "INSERT INTO t SELECT *, a FROM t"),
             "line 2, column 23: expected FROM, found ','");
 }

@@ -515,6 +515,14 @@ Status PlanComputedColumns(PlannedJob& job, InsertPlan& p) {
 Status DescribeSink(InsertPlan& p) {
   FLOE_ASSIGN_OR_RAISE(p.sink_connector, ConnectorOf(*p.sink, Role::kSink));
   p.sink_table = Describe(*p.sink);
+  // The Iceberg sink names its writer and committer after the table alone (its sink id and
+  // commit markers are per table), so a second INSERT would collide with the first.
+  if (!p.sink_suffix.empty() && p.sink_connector->name == "iceberg") {
+    return Status::InvalidArgument(
+        At(p.insert->pos) + "table '" + p.sink->name +
+        "' is written by more than one INSERT, but floe writes an Iceberg table from one INSERT "
+        "per job (its writer, committer and sink id belong to the table)");
+  }
   return Status::OK();
 }
 

@@ -1002,13 +1002,15 @@ std::string IcebergSinkError(const std::string& clause, const std::string& inser
   return msg;
 }
 
-// Two INSERTs into one Iceberg table would be two writers committing to it; refused by the
-// graph's unique vertex names, before anything runs.
+// Two INSERTs into one Iceberg table would be two writers committing to it under one sink id;
+// refused at the first INSERT (before, only as a duplicate vertex name, without a position).
 TEST(PlanJob, TwoInsertsIntoOneIcebergTableAreRefused) {
   EXPECT_EQ(IcebergSinkError("",
                              "INSERT INTO lake SELECT * FROM src;\n"
                              "INSERT INTO lake SELECT * FROM src WHERE id > 1;"),
-            "job graph: two vertices are named 'lake-iceberg-writer'");
+            "line 3, column 1: table 'lake' is written by more than one INSERT, but floe writes "
+            "an Iceberg table from one INSERT per job (its writer, committer and sink id belong "
+            "to the table)");
 }
 
 // PARTITIONED BY parses (its columns checked) but is not handed to connectors yet, so it is
