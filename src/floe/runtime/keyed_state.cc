@@ -53,14 +53,16 @@ std::string_view StateKindName(StateKind kind) {
 }
 
 // The backends floe has; the planner refuses the others through FromOptions before a worker
-// starts, and Make checks again for callers that build options by hand.
-Status CheckStateBackend(const std::string& backend) {
+// starts, and Make checks again for callers that build options by hand. `key` is the option
+// the value came from.
+Status CheckStateBackend(const std::string& backend,
+                         const std::string& key = "state.backend.type") {
   if (backend == "rocksdb") {
-    return Status::NotImplemented(
-        "'state.backend.type' = 'rocksdb' is not implemented yet; use 'hashmap'");
+    return Status::NotImplemented("'" + key +
+                                  "' = 'rocksdb' is not implemented yet; use 'hashmap'");
   }
   if (backend != "hashmap") {
-    return Status::InvalidArgument("'state.backend.type' = '" + backend + "': expected 'hashmap'");
+    return Status::InvalidArgument("'" + key + "' = '" + backend + "': expected 'hashmap'");
   }
   return Status::OK();
 }
@@ -70,9 +72,13 @@ Result<KeyedStateOptions> KeyedStateOptions::FromOptions(
   KeyedStateOptions out;
   out.key_groups = task.key_groups;
   out.max_parallelism = task.max_parallelism;
-  if (auto it = options.find("state.backend.type"); it != options.end()) {
-    FLOE_RETURN_NOT_OK(CheckStateBackend(it->second));
+  // Flink still reads its deprecated key 'state.backend' when 'state.backend.type' is unset.
+  for (const char* key : {"state.backend.type", "state.backend"}) {
+    auto it = options.find(key);
+    if (it == options.end()) continue;
+    FLOE_RETURN_NOT_OK(CheckStateBackend(it->second, key));
     out.backend = it->second;
+    break;
   }
   if (auto it = options.find("table.exec.state.ttl"); it != options.end()) {
     Result<std::chrono::milliseconds> ttl = ParseDuration(it->second);

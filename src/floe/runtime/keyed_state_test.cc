@@ -696,6 +696,12 @@ TEST(KeyedStateOptions, ReadsFlinkOptionNames) {
   EXPECT_TRUE(KeyedStateOptions::FromOptions({{"state.backend.type", "heap"}}, task)
                   .status()
                   .IsInvalidArgument());
+  // Flink's deprecated key, read when the new one is unset, is not ignored either.
+  EXPECT_EQ(KeyedStateOptions::FromOptions({{"state.backend", "rocksdb"}}, task).status().message(),
+            "'state.backend' = 'rocksdb' is not implemented yet; use 'hashmap'");
+  EXPECT_TRUE(KeyedStateOptions::FromOptions(
+                  {{"state.backend.type", "hashmap"}, {"state.backend", "rocksdb"}}, task)
+                  .ok());
   KeyedStateOptions by_hand;
   by_hand.backend = "rocksdb";
   EXPECT_EQ(KeyedStateBackend::Make(by_hand).status().code(), StatusCode::kNotImplemented);

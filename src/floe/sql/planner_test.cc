@@ -917,6 +917,10 @@ TEST(PlanJob, StateBackendAndTtlAreRefusedAtPlanTimeWithTheSetsLine) {
   std::string msg =
       ErrorOf("SET 'table.exec.state.ttl' = 'soon';" + std::string(kRosterToBlackhole), options);
   EXPECT_EQ(msg.rfind("line 1, column 1: 'table.exec.state.ttl' = 'soon': ", 0), 0u) << msg;
+  // Flink's deprecated key, which Flink reads when 'state.backend.type' is unset.
+  EXPECT_EQ(
+      ErrorOf("\nSET 'state.backend' = 'rocksdb';" + std::string(kRosterToBlackhole), options),
+      "line 2, column 1: 'state.backend' = 'rocksdb' is not implemented yet; use 'hashmap'");
   options.config_overrides = {{"state.backend.type", "hashmap"}};
   EXPECT_TRUE(Plan(kRosterToBlackhole, options).ok());
 }
