@@ -158,6 +158,11 @@ test('list, savepoint, stop --savepoint, restore from it, cancel', async () => {
   assert.equal(listed.length, 1);
   assert.equal(listed[0].job_id, j.job_id);
   assert.equal(listed[0].token, undefined, 'the token is not listed');
+  // A second `floe run` of the live job id is refused (docs/processes.md), the job unharmed.
+  const second = floe(sb, 'run', sb.job, '--job-id', j.job_id);
+  assert.notEqual(second.code, 0, second.err);
+  assert.match(second.err, new RegExp(`job ${j.job_id} is already running \\(pid ${j.pid}\\)`), second.err);
+  assert.ok(running(sb), 'the first run still runs');
 
   // Savepoint into the default savepoint directory, then into a given one (by id prefix).
   const sp1 = ok(sb, 'savepoint', j.job_id).trim();
@@ -199,6 +204,24 @@ test('list, savepoint, stop --savepoint, restore from it, cancel', async () => {
 // complete first, then the sinks commit. A worker dying in between must not be restarted from
 // an older checkpoint (that would replay rows the sinks are committing): the job is STOPPED at
 // the savepoint, which a resumed run restores (its sinks commit or re-send what it staged).
+test('savepoint and stop are refused while the job restarts (no worker runs)', async () => {
+  // A long restart delay holds the job in RESTARTING until it is cancelled.
+  const sb = sandbox('restarting', { events: 1_000_000, rps: 200, delay: '10 min' });
+  const r = run(sb);
+  const first = await waitFor('a running worker', () => running(sb));
+  process.kill(first.worker_pid, 'SIGKILL');
+  await waitFor('RESTARTING', () => onlyJob(sb)?.state === 'RESTARTING');
+  for (const args of [['savepoint', first.job_id], ['stop', first.job_id, '--savepoint', path.join(sb.dir, 'sp')]]) {
+    const refused = floe(sb, ...args);
+    assert.notEqual(refused.code, 0, `floe ${args.join(' ')}: ${refused.out}`);
+    assert.match(refused.err, /job is RESTARTING \(no running worker\); try again/, refused.err);
+  }
+  assert.ok(!fs.existsSync(path.join(sb.dir, 'sp')), 'no savepoint written');
+  ok(sb, 'cancel', first.job_id);
+  await r.wait();
+  assert.equal(onlyJob(sb).state, 'CANCELED');
+});
+
 test('a worker killed right after the stop savepoint completed: STOPPED at it, not restarted', async () => {
   const sb = sandbox('stopkill', { events: 1_000_000, rps: 200 });
   const r = run(sb, [], { FLOE_CRASH_AT: 'worker-stop-savepoint-completed' });

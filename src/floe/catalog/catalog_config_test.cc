@@ -61,12 +61,15 @@ TEST(ParseCatalogOptions, RefusalsNameTheRuleAndNeverThePassword) {
                                {"warehouse", "/w"}});
   EXPECT_NE(bad_uri.find("jdbc:postgresql://HOST"), std::string::npos) << bad_uri;
   EXPECT_EQ(bad_uri.find("hunter2"), std::string::npos) << bad_uri;
-  EXPECT_NE(Error({{"catalog-type", "jdbc"},
-                   {"uri", "jdbc:sqlite:c.db"},
-                   {"warehouse", "/w"},
-                   {"jdbc.password", "x"}})
-                .find("SQLite has no users"),
-            std::string::npos);
+  for (const char* credential : {"jdbc.user", "jdbc.password"}) {
+    EXPECT_NE(Error({{"catalog-type", "jdbc"},
+                     {"uri", "jdbc:sqlite:c.db"},
+                     {"warehouse", "/w"},
+                     {credential, "x"}})
+                  .find("SQLite has no users"),
+              std::string::npos)
+        << credential;
+  }
   EXPECT_NE(Error({{"catalog-type", "jdbc"},
                    {"uri", "jdbc:sqlite:c.db"},
                    {"warehouse", "/w"},

@@ -52,13 +52,33 @@ std::string_view StateKindName(StateKind kind) {
   return "unknown";
 }
 
+// The backends floe has; the planner refuses the others through FromOptions before a worker
+// starts, and Make checks again for callers that build options by hand. `key` is the option
+// the value came from.
+Status CheckStateBackend(const std::string& backend,
+                         const std::string& key = "state.backend.type") {
+  if (backend == "rocksdb") {
+    return Status::NotImplemented("'" + key +
+                                  "' = 'rocksdb' is not implemented yet; use 'hashmap'");
+  }
+  if (backend != "hashmap") {
+    return Status::InvalidArgument("'" + key + "' = '" + backend + "': expected 'hashmap'");
+  }
+  return Status::OK();
+}
+
 Result<KeyedStateOptions> KeyedStateOptions::FromOptions(
     const std::map<std::string, std::string>& options, const TaskInfo& task) {
   KeyedStateOptions out;
   out.key_groups = task.key_groups;
   out.max_parallelism = task.max_parallelism;
-  if (auto it = options.find("state.backend.type"); it != options.end()) {
+  // Flink still reads its deprecated key 'state.backend' when 'state.backend.type' is unset.
+  for (const char* key : {"state.backend.type", "state.backend"}) {
+    auto it = options.find(key);
+    if (it == options.end()) continue;
+    FLOE_RETURN_NOT_OK(CheckStateBackend(it->second, key));
     out.backend = it->second;
+    break;
   }
   if (auto it = options.find("table.exec.state.ttl"); it != options.end()) {
     Result<std::chrono::milliseconds> ttl = ParseDuration(it->second);
@@ -790,14 +810,7 @@ Status HashMapKeyedStateBackend::Restore(StateReader& in) {
 }  // namespace
 
 Result<std::unique_ptr<KeyedStateBackend>> KeyedStateBackend::Make(KeyedStateOptions options) {
-  if (options.backend == "rocksdb") {
-    return Status::NotImplemented(
-        "'state.backend.type' = 'rocksdb' is not implemented yet; use 'hashmap'");
-  }
-  if (options.backend != "hashmap") {
-    return Status::InvalidArgument("'state.backend.type' = '" + options.backend +
-                                   "': expected 'hashmap'");
-  }
+  FLOE_RETURN_NOT_OK(CheckStateBackend(options.backend));
   const KeyGroupRange r = options.key_groups;
   if (options.max_parallelism == 0 || options.max_parallelism > kMaxMaxParallelism ||
       r.start > r.end || r.end > options.max_parallelism) {

@@ -83,7 +83,7 @@ struct KeyedStateOptions {
   // (epoch based), not monotonic: both are checkpointed and compared after a restore.
   const Clock* clock = nullptr;
 
-  // Reads `state.backend.type` and `table.exec.state.ttl` (Flink's names and duration syntax);
+  // Reads `state.backend.type` (else Flink's deprecated `state.backend`), `table.exec.state.ttl`;
   // the key groups come from `task`. Unknown backends are InvalidArgument, rocksdb is
   // NotImplemented.
   static Result<KeyedStateOptions> FromOptions(const std::map<std::string, std::string>& options,

@@ -688,10 +688,25 @@ TEST(KeyedStateOptions, ReadsFlinkOptionNames) {
                   .status()
                   .IsInvalidArgument());
 
+  // Refused when read (the planner reads them before a worker starts) and when made.
   auto rocks = KeyedStateOptions::FromOptions({{"state.backend.type", "rocksdb"}}, task);
-  EXPECT_EQ(KeyedStateBackend::Make(*rocks).status().code(), StatusCode::kNotImplemented);
-  auto bogus = KeyedStateOptions::FromOptions({{"state.backend.type", "heap"}}, task);
-  EXPECT_TRUE(KeyedStateBackend::Make(*bogus).status().IsInvalidArgument());
+  EXPECT_EQ(rocks.status().code(), StatusCode::kNotImplemented);
+  EXPECT_EQ(rocks.status().message(),
+            "'state.backend.type' = 'rocksdb' is not implemented yet; use 'hashmap'");
+  EXPECT_TRUE(KeyedStateOptions::FromOptions({{"state.backend.type", "heap"}}, task)
+                  .status()
+                  .IsInvalidArgument());
+  // Flink's deprecated key, read when the new one is unset, is not ignored either.
+  EXPECT_EQ(KeyedStateOptions::FromOptions({{"state.backend", "rocksdb"}}, task).status().message(),
+            "'state.backend' = 'rocksdb' is not implemented yet; use 'hashmap'");
+  EXPECT_TRUE(KeyedStateOptions::FromOptions(
+                  {{"state.backend.type", "hashmap"}, {"state.backend", "rocksdb"}}, task)
+                  .ok());
+  KeyedStateOptions by_hand;
+  by_hand.backend = "rocksdb";
+  EXPECT_EQ(KeyedStateBackend::Make(by_hand).status().code(), StatusCode::kNotImplemented);
+  by_hand.backend = "heap";
+  EXPECT_TRUE(KeyedStateBackend::Make(by_hand).status().IsInvalidArgument());
   KeyedStateOptions bad_range;
   bad_range.key_groups = KeyGroupRange{0, 200};
   EXPECT_TRUE(KeyedStateBackend::Make(bad_range).status().IsInvalidArgument());

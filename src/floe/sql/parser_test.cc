@@ -294,6 +294,25 @@ TEST(ParseCreateTable, OnlyCreateTableIsSupported) {
             "identifier 'VIEW'");
 }
 
+// Flink DDL floe has not built stops at the word, never parsed and ignored.
+TEST(ParseCreateTable, FlinkDdlFloeLacksIsASyntaxErrorAtTheWord) {
+  EXPECT_EQ(ParseError("CREATE TABLE IF NOT EXISTS t (a INT)"),
+            "line 1, column 17: expected '(', found keyword NOT");
+  EXPECT_EQ(ParseError("CREATE TEMPORARY TABLE t (a INT)"),
+            "line 1, column 8: expected TABLE (CREATE TABLE is the only CREATE), found "
+            "identifier 'TEMPORARY'");
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT COMMENT 'x')"),
+            "line 1, column 23: expected NOT NULL, PRIMARY KEY, ',' or ')', found identifier "
+            "'COMMENT'");
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT) COMMENT 'x'"),
+            "line 1, column 24: expected PARTITIONED BY, WITH or ';', found identifier 'COMMENT'");
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT) LIKE u"),
+            "line 1, column 24: expected PARTITIONED BY, WITH or ';', found identifier 'LIKE'");
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT, o BIGINT METADATA FROM 'offset')"),
+            "line 1, column 33: expected NOT NULL, PRIMARY KEY, ',' or ')', found identifier "
+            "'METADATA'");
+}
+
 TEST(ParseCreateTable, RejectsQualifiedTableName) {
   EXPECT_EQ(ParseError("CREATE TABLE cat.db.t (a INT)"),
             "line 1, column 17: qualified table names (catalog.database.table) are not supported "
@@ -782,6 +801,14 @@ TEST(ParseInsert, StructureErrors) {
             "line 2, column 37: expected BY, found identifier 'a'");
   EXPECT_EQ(ParseError(t + "INSERT INTO t SELECT * FROM t ORDER BY a"),
             "line 2, column 31: expected WHERE, GROUP BY or ';', found identifier 'ORDER'");
+  // Joins, set operations, LIMIT and HAVING are not parsed and ignored: they stop at the word.
+  for (const char* word : {"JOIN", "UNION", "LIMIT"}) {
+    EXPECT_EQ(ParseError(t + "INSERT INTO t SELECT * FROM t " + word + " x"),
+              "line 2, column 31: expected WHERE, GROUP BY or ';', found identifier '" +
+                  std::string(word) + "'");
+  }
+  EXPECT_EQ(ParseError(t + "INSERT INTO t SELECT a FROM t GROUP BY a HAVING a > 1"),
+            "line 2, column 42: expected ',' or ';', found identifier 'HAVING'");
   EXPECT_EQ(ParseError(t + "INSERT INTO t SELECT *, a FROM t"),
             "line 2, column 23: expected FROM, found ','");
 }

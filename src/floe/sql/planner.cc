@@ -7,6 +7,7 @@
 #include <set>
 
 #include "floe/connectors/registry.h"
+#include "floe/runtime/keyed_state.h"
 #include "floe/sql/aggregate_plan.h"
 #include "floe/sql/exec/calc_operator.h"
 #include "floe/sql/exec/computed_columns_operator.h"
@@ -383,6 +384,14 @@ Status PlanSettings(const Script& script, const PlanOptions& options, PlannedJob
   FLOE_ASSIGN_OR_RAISE(int64_t parallelism, ConfigInt(job->config, origin, "parallelism.default", 1,
                                                       1, max_parallelism));
   job->graph.set_max_parallelism(static_cast<uint32_t>(max_parallelism));
+  // Read again where an aggregate opens its state; checked here so a backend floe lacks or a
+  // bad TTL is refused before a worker starts, also by a job without state.
+  Result<runtime::KeyedStateOptions> state =
+      runtime::KeyedStateOptions::FromOptions(job->config, runtime::TaskInfo{});
+  if (!state.ok()) {
+    const Status& st = state.status();
+    return Status(st.code(), origin.ForMessage(st.message()) + st.message());
+  }
 
   job->context.job_id = options.job_id;
   job->context.mode = job->checkpointing.mode;
@@ -504,6 +513,14 @@ Status PlanComputedColumns(PlannedJob& job, InsertPlan& p) {
 Status DescribeSink(InsertPlan& p) {
   FLOE_ASSIGN_OR_RAISE(p.sink_connector, ConnectorOf(*p.sink, Role::kSink));
   p.sink_table = Describe(*p.sink);
+  // The Iceberg sink names its writer and committer after the table alone (its sink id and
+  // commit markers are per table), so a second INSERT would collide with the first.
+  if (!p.sink_suffix.empty() && p.sink_connector->name == "iceberg") {
+    return Status::InvalidArgument(
+        At(p.insert->pos) + "table '" + p.sink->name +
+        "' is written by more than one INSERT, but floe writes an Iceberg table from one INSERT "
+        "per job (its writer, committer and sink id belong to the table)");
+  }
   return Status::OK();
 }
 

@@ -535,6 +535,29 @@ INSERT INTO lake SELECT * FROM roster;
   std::vector<int64_t> want(1500);
   std::iota(want.begin(), want.end(), 1);
   EXPECT_EQ(seqs(), want);
+
+  // Checkpoint ids not above the table's would be skipped as already committed (rows lost):
+  // the committer refuses them and the job fails, the table unchanged.
+  std::unique_ptr<PlannedJob> third = plan("1600", "33333333333333333333333333333333");
+  ASSERT_NE(third, nullptr);
+  uint64_t table_id = 0;
+  ASSERT_TRUE(
+      third->prepare_restore(std::nullopt, connectors::StaleRestorePolicy::kFail, &table_id).ok());
+  runtime::LocalJobOptions local;
+  local.job_id = third->context.job_id;
+  local.checkpointing = third->checkpointing;
+  local.timer_thread = false;
+  local.min_checkpoint_id = runtime::CheckpointId(1);
+  auto run = runtime::LocalJob::Make(third->graph, local).ValueOrDie();
+  ASSERT_TRUE(run->Start().ok());
+  Status st = run->Wait();
+  EXPECT_NE(st.message().find("iceberg sink lake->demo.roster: checkpoint "), std::string::npos)
+      << st.ToString();
+  EXPECT_NE(st.message().find(" is not above checkpoint "), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find("that table demo.roster already holds for this sink"),
+            std::string::npos)
+      << st.ToString();
+  EXPECT_EQ(seqs(), want);
   std::filesystem::remove_all(wh);
 }
 
@@ -940,6 +963,145 @@ TEST(PlanJob, ComputedColumnsAreEvaluatedRightAfterTheSource) {
   EXPECT_EQ(refused.status().message(),
             "line 1, column 42: not implemented yet: CAST from DECIMAL(10, 2) to DOUBLE in a "
             "computed column");
+}
+
+// 'state.backend.type' and 'table.exec.state.ttl' are read where an aggregate opens its state;
+// a value floe cannot run is refused at plan time with the SET's line, also in a job without
+// state (where it would otherwise be accepted and ignored).
+TEST(PlanJob, StateBackendAndTtlAreRefusedAtPlanTimeWithTheSetsLine) {
+  PlanOptions options;
+  options.variables = {{"EVENTS", "10"}};
+  Result<std::unique_ptr<PlannedJob>> rocks =
+      Plan("SET 'state.backend.type' = 'rocksdb';" + std::string(kRosterToBlackhole), options);
+  ASSERT_FALSE(rocks.ok());
+  EXPECT_EQ(rocks.status().code(), StatusCode::kNotImplemented);
+  EXPECT_EQ(rocks.status().message(),
+            "line 1, column 1: 'state.backend.type' = 'rocksdb' is not implemented yet; use "
+            "'hashmap'");
+  EXPECT_EQ(
+      ErrorOf("SET 'state.backend.type' = 'heap';" + std::string(kRosterToBlackhole), options),
+      "line 1, column 1: 'state.backend.type' = 'heap': expected 'hashmap'");
+  std::string msg =
+      ErrorOf("SET 'table.exec.state.ttl' = 'soon';" + std::string(kRosterToBlackhole), options);
+  EXPECT_EQ(msg.rfind("line 1, column 1: 'table.exec.state.ttl' = 'soon': ", 0), 0u) << msg;
+  // Flink's deprecated key, which Flink reads when 'state.backend.type' is unset.
+  EXPECT_EQ(
+      ErrorOf("\nSET 'state.backend' = 'rocksdb';" + std::string(kRosterToBlackhole), options),
+      "line 2, column 1: 'state.backend' = 'rocksdb' is not implemented yet; use 'hashmap'");
+  options.config_overrides = {{"state.backend.type", "hashmap"}};
+  EXPECT_TRUE(Plan(kRosterToBlackhole, options).ok());
+}
+
+// A changelog (debezium-json) source has neither computed columns nor aggregations yet, and goes
+// only to sinks that apply updates and deletes.
+TEST(PlanJob, AChangelogSourceRefusesComputedColumnsAggregationAndInsertOnlySinks) {
+  PlanOptions options;
+  options.variables = {{"KAFKA", "127.0.0.1:1"}};
+  Result<std::unique_ptr<PlannedJob>> computed =
+      Plan(KafkaTable("src", "id BIGINT NOT NULL, name STRING, id2 AS CAST(id AS STRING)",
+                      ", 'format' = 'debezium-json'") +
+               "CREATE TABLE out (id BIGINT, name STRING) WITH ('connector' = 'print');\n"
+               "INSERT INTO out SELECT id, name FROM src;",
+           options);
+  ASSERT_FALSE(computed.ok());
+  EXPECT_EQ(computed.status().code(), StatusCode::kNotImplemented);
+  EXPECT_EQ(computed.status().message(),
+            "line 1, column 1: not implemented yet: computed columns in a changelog table "
+            "('src')");
+  EXPECT_EQ(
+      FirstLineOf(ErrorOf(
+          KafkaTable("src", "id BIGINT NOT NULL, name STRING", ", 'format' = 'debezium-json'") +
+              "CREATE TABLE out (name STRING, n BIGINT) WITH ('connector' = 'print');\n"
+              "INSERT INTO out SELECT name, COUNT(*) FROM src GROUP BY name;",
+          options)),
+      "line 3, column 1: table 'src' is a changelog ('format' = 'debezium-json'); "
+      "aggregating updates and deletes is not supported yet");
+  // Only upsert Iceberg, print and blackhole take a changelog: a Kafka sink writes inserts only.
+  std::string kafka = ErrorOf(
+      KafkaTable("src", "id BIGINT NOT NULL, name STRING", ", 'format' = 'debezium-json'") +
+          "CREATE TABLE out (id BIGINT, name STRING) WITH ('connector' = 'kafka', 'topic' = 'o', "
+          "'properties.bootstrap.servers' = '127.0.0.1:1', 'format' = 'json');\n"
+          "INSERT INTO out SELECT * FROM src;",
+      options);
+  EXPECT_NE(kafka.find("table 'src' is a changelog"), std::string::npos) << kafka;
+  EXPECT_NE(kafka.find("but sink 'out' (connector 'kafka') accepts inserts only"),
+            std::string::npos)
+      << kafka;
+}
+
+// No scalar functions in a Calc yet, and DATE/TIMESTAMP values compare only with columns of
+// their type: both refused at plan time at the expression.
+TEST(PlanJob, ScalarFunctionsAndTemporalLiteralComparisonsAreRefusedAtTheExpression) {
+  PlanOptions options;
+  options.variables = {{"KAFKA", "127.0.0.1:1"}};
+  const std::string tables =
+      KafkaTable("src", "s STRING, d DATE, ts TIMESTAMP(3)", ", 'format' = 'json'") +
+      "CREATE TABLE out (s STRING) WITH ('connector' = 'print');\n";
+  EXPECT_EQ(FirstLineOf(ErrorOf(tables + "INSERT INTO out SELECT s FROM src WHERE UPPER(s) = 'A';",
+                                options)),
+            "line 3, column 41: UPPER(s): function calls and CAST in WHERE and the select list "
+            "are not supported yet");
+  EXPECT_EQ(
+      FirstLineOf(ErrorOf(tables + "INSERT INTO out SELECT CAST(d AS STRING) FROM src;", options)),
+      "line 3, column 24: CAST(d AS STRING): function calls and CAST in WHERE and the "
+      "select list are not supported yet");
+  std::string msg = ErrorOf(
+      tables + "INSERT INTO out SELECT s FROM src WHERE ts > '2026-01-01 00:00:00';", options);
+  EXPECT_NE(msg.find("(comparing DATE/TIMESTAMP values with literals is not supported yet)"),
+            std::string::npos)
+      << msg;
+  EXPECT_EQ(msg.rfind("line 3, column ", 0), 0u) << msg;
+}
+
+// The error of planning a Kafka source 'src' (id BIGINT) into an Iceberg table 'lake' (id
+// BIGINT) declared with `clause` before its WITH, in a warehouse of its own.
+std::string IcebergSinkError(const std::string& clause, const std::string& inserts,
+                             bool* table_created = nullptr) {
+  std::random_device rd;
+  std::filesystem::path wh =
+      std::filesystem::temp_directory_path() / ("floe-planner-lake-" + std::to_string(rd()));
+  PlanOptions options;
+  options.variables = {{"KAFKA", "127.0.0.1:1"}, {"WH", wh.string()}};
+  std::string msg = ErrorOf(KafkaTable("src", "id BIGINT", ", 'format' = 'json'") +
+                                "CREATE TABLE lake (id BIGINT)" + clause +
+                                " WITH ('connector' = 'iceberg', 'warehouse' = '${WH}', "
+                                "'catalog-database' = 'd');\n" +
+                                inserts,
+                            options);
+  if (table_created != nullptr) *table_created = std::filesystem::exists(wh / "d" / "lake");
+  std::filesystem::remove_all(wh);
+  return msg;
+}
+
+// Two INSERTs into one Iceberg table would be two writers committing to it under one sink id;
+// refused at the first INSERT (before, only as a duplicate vertex name, without a position).
+TEST(PlanJob, TwoInsertsIntoOneIcebergTableAreRefused) {
+  EXPECT_EQ(IcebergSinkError("",
+                             "INSERT INTO lake SELECT * FROM src;\n"
+                             "INSERT INTO lake SELECT * FROM src WHERE id > 1;"),
+            "line 3, column 1: table 'lake' is written by more than one INSERT, but floe writes "
+            "an Iceberg table from one INSERT per job (its writer, committer and sink id belong "
+            "to the table)");
+}
+
+// The stall alarm cannot fire sooner than a table commits (once per checkpoint interval).
+TEST(PlanJob, AStallThresholdBelowTheCheckpointIntervalIsRefused) {
+  PlanOptions options;
+  options.variables = {{"EVENTS", "10"}};
+  std::string msg = ErrorOf(
+      "SET 'floe.stall-alarm.threshold' = '1 s';" + std::string(kRosterToBlackhole), options);
+  EXPECT_EQ(msg.rfind("line 1, column 1: ", 0), 0u) << msg;
+  EXPECT_NE(msg.find("'floe.stall-alarm.threshold' must be a duration of at least the checkpoint "
+                     "interval (2"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("got '1 s'"), std::string::npos) << msg;
+  EXPECT_TRUE(
+      Plan("SET 'floe.stall-alarm.threshold' = '0';" + std::string(kRosterToBlackhole), options)
+          .ok());
+  msg =
+      ErrorOf("SET 'floe.stall-alarm.action' = 'page';" + std::string(kRosterToBlackhole), options);
+  EXPECT_NE(msg.find("must be 'warn' or 'fail', got 'page'"), std::string::npos) << msg;
 }
 
 }  // namespace

@@ -272,6 +272,14 @@ TEST_F(FilesystemSourceTest, RefusesBadOptionsAtPlanTime) {
   EXPECT_NE(r.status().message().find("option 'format' must be 'json'"), std::string::npos);
   r = MakeFilesystemSourceConfig(FsTable({{"json.ignore-parse-errors", "yes"}}));
   ASSERT_FALSE(r.ok());
+  // Flink's continuous mode is refused, not ignored: the source reads the files once.
+  r = MakeFilesystemSourceConfig(FsTable({{"source.monitor-interval", "10 s"}}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(
+                "option 'source.monitor-interval' is not supported yet (the filesystem source is "
+                "bounded: it reads the files present when the job starts)"),
+            std::string::npos)
+      << r.status().message();
   r = MakeFilesystemSourceConfig(FsTable({{"paht", "x"}}));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find(

@@ -776,6 +776,11 @@ TEST_F(KafkaSinkTest, OptionErrorsNameTheTableAndOption) {
                 .find("only applies to 'sink.delivery-guarantee' = 'exactly-once'"),
             std::string::npos);
   EXPECT_NE(error({{"format", "csv"}}).find("option 'format' must be 'json'"), std::string::npos);
+  // Rows have no key yet: the key options are refused, not ignored.
+  for (const std::string key : {"key.fields", "key.format"}) {
+    EXPECT_NE(error({{key, "id"}}).find("unsupported option '" + key + "'"), std::string::npos)
+        << key;
+  }
   EXPECT_NE(error({{"sink.partitioner", "com.acme.Mine"}})
                 .find("option 'sink.partitioner' must be default, fixed or round-robin"),
             std::string::npos);
