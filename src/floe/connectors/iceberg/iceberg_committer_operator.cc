@@ -125,7 +125,8 @@ Status IcebergCommitterOperator::LoadTableMarker() {
   }
   FLOE_ASSIGN_OR_RAISE(
       std::optional<internal::SinkCommit> marker,
-      internal::FindSinkOrPipelineCommit(loaded.metadata, options_.sink_id, options_.pipeline));
+      internal::FindSinkOrPipelineCommit(loaded.metadata, options_.sink_id,
+                                         options_.continue_pipeline ? options_.pipeline : ""));
   if (marker) {
     FLOE_RETURN_NOT_OK(internal::CheckSinkOwner(
         *marker, options_.table.ToString(), options_.sink_id, options_.job_id, options_.pipeline));

@@ -33,6 +33,9 @@ struct IcebergCommitterOptions {
   std::string sink_id;
   std::string job_id;
   std::string pipeline;  // floe.pipeline of the commits ("" = none written)
+  // Without a commit of its own id, continue the newest commit of `pipeline` under another id
+  // (false when the 'sink-id' option set the id).
+  bool continue_pipeline = true;
   // Source positions per checkpoint (may be null: then no floe.source-offsets are known and
   // empty checkpoints are never committed).
   std::shared_ptr<runtime::SourcePositionBoard> positions;

@@ -322,6 +322,7 @@ Result<IcebergSinkOptions> ParseIcebergSinkOptions(const IcebergSinkSpec& spec) 
     if (iceberg::InTablePropertyNamespace(key)) o.table_properties[key] = value;
   }
   o.sink_id = EffectiveSinkId(spec, o.table);
+  o.sink_id_explicit = t.options.count("sink-id") != 0;
   if (o.sink_id.empty())
     return Status::InvalidArgument(where() + "option 'sink-id' must not be empty");
   return o;
@@ -379,6 +380,7 @@ Status AddIcebergSinkWithHooks(runtime::JobGraph& graph, runtime::VertexId input
   committer.sink_id = o.sink_id;
   committer.job_id = context.job_id;
   committer.pipeline = spec.pipeline;
+  committer.continue_pipeline = !o.sink_id_explicit;
   committer.positions = context.positions;
   committer.on_checkpoint_handled = hooks.on_checkpoint_handled;
   committer.lease = writer.lease;
@@ -643,9 +645,9 @@ Result<SinkRestorePlan> PlanIcebergSinkRestore(
   }
   if (!loaded.ok()) return loaded.status();
   RemoveFilesOfFailedAttempts(spec, o, catalog->file_io(), loaded->metadata, restored);
-  FLOE_ASSIGN_OR_RAISE(
-      std::optional<internal::SinkCommit> marker,
-      internal::FindSinkOrPipelineCommit(loaded->metadata, o.sink_id, spec.pipeline));
+  FLOE_ASSIGN_OR_RAISE(std::optional<internal::SinkCommit> marker,
+                       internal::FindSinkOrPipelineCommit(loaded->metadata, o.sink_id,
+                                                          o.sink_id_explicit ? "" : spec.pipeline));
   if (!marker) {
     plan.message = "table " + o.table.ToString() + " holds no commit of sink '" + o.sink_id +
                    "'; restoring " + restoring;

@@ -44,6 +44,9 @@ struct IcebergSinkOptions {
   bool upsert = false;
   uint32_t parallelism = 1;  // writer subtasks ('sink.parallelism')
   std::string sink_id;       // effective sink id
+  // Set by the 'sink-id' option: the sink continues that id's history only, never another id's
+  // of the same pipeline (two jobs of one pipeline may write one table under their own ids).
+  bool sink_id_explicit = false;
   std::string partition_by;  // floe extension 'partition-by', "" = unpartitioned
   // floe extension 'sink.commit.unavailable-timeout'
   std::chrono::milliseconds unavailable_timeout{std::chrono::minutes(2)};
@@ -89,8 +92,9 @@ Status CheckSinkOwner(const SinkCommit& marker, const std::string& table,
 Result<std::optional<SinkCommit>> FindSinkCommit(const iceberg::TableMetadata& metadata,
                                                  const std::string& sink_id);
 // The sink's newest commit; without one, the newest commit of any sink id that carries
-// `pipeline` (not empty): the same pipeline under an id that changed with a cosmetic edit of the
-// job file, such as renaming the sink table. Its `sink_id` says which it is.
+// `pipeline` (not empty; "" for a sink whose id was set explicitly): the same pipeline under a
+// default id that changed with a cosmetic edit of the job file, such as renaming the sink table.
+// Its `sink_id` says which it is.
 Result<std::optional<SinkCommit>> FindSinkOrPipelineCommit(const iceberg::TableMetadata& metadata,
                                                            const std::string& sink_id,
                                                            const std::string& pipeline);

@@ -555,6 +555,15 @@ TEST(IcebergSink, ARenamedSinkContinuesFromItsPipelinesLastCommit) {
   EXPECT_FALSE(other.table_ahead) << other.message;
 
   sink.spec.pipeline = PipelineFingerprint("source-seq=seq()");
+  // An id the user set with 'sink-id' keeps its own history only: two jobs of one pipeline may
+  // write one table under their own ids (jdbc_catalog.test.mjs, "two jobs commit to one table").
+  sink.spec.table.options["sink-id"] = "renamed->demo.seqs";
+  ASSERT_OK_AND_ASSIGN(
+      SinkRestorePlan explicit_id,
+      PlanIcebergSinkRestore(sink.spec, std::nullopt, StaleRestorePolicy::kFail, false));
+  EXPECT_FALSE(explicit_id.table_ahead) << explicit_id.message;
+  sink.spec.table.options.erase("sink-id");
+
   ASSERT_OK_AND_ASSIGN(
       SinkRestorePlan plan,
       PlanIcebergSinkRestore(sink.spec, std::nullopt, StaleRestorePolicy::kFail, false));
