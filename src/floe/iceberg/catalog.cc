@@ -194,6 +194,11 @@ Result<LoadedTable> FileSystemCatalog::LoadTable(const TableIdentifier& id) {
   if (version == 0) {
     return Status::NotFound("table " + id.ToString() + " has no metadata file in " + p.metadata);
   }
+  // A committer killed between its metadata file and the hint leaves the hint behind, and
+  // readers such as icebird trust it: the next load puts it right (best effort).
+  Result<std::string> hint = io::ReadFile(p.hint);
+  int64_t hinted = 0;
+  if (!hint.ok() || !ParseVersion(*hint, &hinted) || hinted != version) UpdateHint(p, version);
   std::string path = io::JoinPath(p.metadata, MetadataFileName(version));
   auto cached = cache_.find(id.ToString());
   if (cached != cache_.end() && cached->second.path == path) {

@@ -230,6 +230,9 @@ TEST_F(FileSystemCatalogTest, CrashBetweenMetadataWriteAndHintStillLoadsNewVersi
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->version, 2);
   EXPECT_EQ(*r->metadata.current_snapshot_id, 77);
+  // The load put the hint right for readers that trust it (icebird): before, it stayed at 1
+  // when the killed commit was the job's last (interop_independent_readers, floe demo).
+  EXPECT_EQ(io::ReadFile(MetadataDir() + "/version-hint.text").ValueOrDie(), "2");
   // And a writer still holding v1 conflicts instead of overwriting v2.
   EXPECT_TRUE(catalog_->CommitTable(v1, WithSnapshot(v1.metadata, 78)).status().IsConflict());
 }
