@@ -56,7 +56,7 @@ struct HttpRequest {
   std::string body;                                          // decoded from chunks if chunked
   // [0] the whole path, then the route pattern's groups (still percent-encoded), as std::smatch.
   std::vector<std::string> matches;
-  std::string peer;                  // the client's address
+  std::string peer;  // the client's address
 
   // The first header named `name` (any case), "" if none.
   std::string Header(std::string_view name) const;
