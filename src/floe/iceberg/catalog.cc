@@ -120,12 +120,14 @@ TablePaths PathsOf(const std::string& warehouse, const TableIdentifier& id) {
 // The newest version in the metadata dir: the hint when it names an existing file, else the
 // highest v<N> listed; then probe upward because the hint may lag (a committer can crash or lose
 // a race between writing v<N+1> and updating the hint). 0 if there is no metadata file.
-Result<int64_t> FindCurrentVersion(const TablePaths& p) {
+// `*hint_current` (if given): whether the hint names that newest version.
+Result<int64_t> FindCurrentVersion(const TablePaths& p, bool* hint_current = nullptr) {
   int64_t version = 0;
   Result<std::string> hint = io::ReadFile(p.hint);
-  int64_t hinted;
-  if (hint.ok() && ParseVersion(*hint, &hinted) &&
-      io::Exists(io::JoinPath(p.metadata, MetadataFileName(hinted)))) {
+  int64_t hinted = -1;
+  const bool parsed = hint.ok() && ParseVersion(*hint, &hinted);
+  if (!parsed) hinted = -1;
+  if (parsed && io::Exists(io::JoinPath(p.metadata, MetadataFileName(hinted)))) {
     version = hinted;
   } else {
     Result<std::vector<std::string>> names = io::ListDir(p.metadata);
@@ -137,6 +139,7 @@ Result<int64_t> FindCurrentVersion(const TablePaths& p) {
   }
   if (version == 0) return version;
   while (io::Exists(io::JoinPath(p.metadata, MetadataFileName(version + 1)))) ++version;
+  if (hint_current != nullptr) *hint_current = hinted == version;
   return version;
 }
 
@@ -190,15 +193,14 @@ Result<LoadedTable> FileSystemCatalog::LoadTable(const TableIdentifier& id) {
   if (!io::Exists(p.metadata)) {
     return Status::NotFound("table " + id.ToString() + " does not exist (no " + p.metadata + ")");
   }
-  FLOE_ASSIGN_OR_RAISE(int64_t version, FindCurrentVersion(p));
+  bool hint_current = false;
+  FLOE_ASSIGN_OR_RAISE(int64_t version, FindCurrentVersion(p, &hint_current));
   if (version == 0) {
     return Status::NotFound("table " + id.ToString() + " has no metadata file in " + p.metadata);
   }
   // A committer killed between its metadata file and the hint leaves the hint behind, and
   // readers such as icebird trust it: the next load puts it right (best effort).
-  Result<std::string> hint = io::ReadFile(p.hint);
-  int64_t hinted = 0;
-  if (!hint.ok() || !ParseVersion(*hint, &hinted) || hinted != version) UpdateHint(p, version);
+  if (!hint_current) UpdateHint(p, version);
   std::string path = io::JoinPath(p.metadata, MetadataFileName(version));
   auto cached = cache_.find(id.ToString());
   if (cached != cache_.end() && cached->second.path == path) {
