@@ -23,6 +23,8 @@ class ByteWriter {
   // u32 length + bytes.
   void PutString(std::string_view v);
   void PutBytes(std::string_view v) { PutString(v); }
+  // Appends `v` as is (a blob another writer finished).
+  void PutRaw(std::string_view v) { buf_.append(v); }
 
   size_t size() const { return buf_.size(); }
   const std::string& data() const { return buf_; }

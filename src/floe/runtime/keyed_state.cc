@@ -450,8 +450,9 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
   int64_t CurrentProcessingTime() const override { return clock_->NowMillis() * 1000; }
   Watermark current_watermark() const override { return watermark_; }
 
-  Status Snapshot(StateWriter& out) override;
+  Result<std::unique_ptr<KeyedStateSnapshot>> TakeSnapshot() override;
   Status Restore(StateReader& in) override;
+  Status WriteSnapshot(StateWriter& out);
 
   size_t num_entries() const override {
     size_t n = 0;
@@ -554,6 +555,7 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
   }
 
   Status SnapshotGroup(size_t g, int64_t now, StateWriter& out);
+  std::vector<bool> restored_groups_;  // by key group - start, once Restore ran
   // order[i]: the table of the snapshot's i-th state; stamped[i]: its entries carry write times.
   Status RestoreGroup(size_t g, const std::vector<size_t>& order, const std::vector<bool>& stamped,
                       StateReader& in);
@@ -647,7 +649,31 @@ Status HashMapKeyedStateBackend::SnapshotGroup(size_t g, int64_t now, StateWrite
   return Status::OK();
 }
 
-Status HashMapKeyedStateBackend::Snapshot(StateWriter& out) {
+// A view serialized at once. TODO(state): copy-on-write per key group, so that the barrier only
+// takes references and the serialization runs in WriteTo.
+class SerializedSnapshot final : public KeyedStateSnapshot {
+ public:
+  SerializedSnapshot(std::string bytes, KeyGroupRange range)
+      : bytes_(std::move(bytes)), range_(range) {}
+  Status WriteTo(StateWriter& out) override {
+    out.PutRaw(bytes_);
+    return Status::OK();
+  }
+  KeyGroupRange key_groups() const override { return range_; }
+
+ private:
+  std::string bytes_;
+  KeyGroupRange range_;
+};
+
+Result<std::unique_ptr<KeyedStateSnapshot>> HashMapKeyedStateBackend::TakeSnapshot() {
+  StateWriter out;
+  FLOE_RETURN_NOT_OK(WriteSnapshot(out));
+  return std::unique_ptr<KeyedStateSnapshot>(
+      std::make_unique<SerializedSnapshot>(out.Finish(), options_.key_groups));
+}
+
+Status HashMapKeyedStateBackend::WriteSnapshot(StateWriter& out) {
   out.PutU32(kFormatVersion);
   out.PutString("hashmap");
   out.PutU32(options_.max_parallelism);
@@ -724,9 +750,6 @@ Status HashMapKeyedStateBackend::RestoreGroup(size_t g, const std::vector<size_t
 }
 
 Status HashMapKeyedStateBackend::Restore(StateReader& in) {
-  if (num_entries() > 0 || timers_.size() > 0) {
-    return Status::Internal("keyed state: Restore into a backend that already holds state");
-  }
   FLOE_ASSIGN_OR_RAISE(uint32_t version, in.GetU32());
   if (version != kFormatVersion) {
     return Status::Corruption("keyed state: snapshot format version " + std::to_string(version) +
@@ -744,15 +767,12 @@ Status HashMapKeyedStateBackend::Restore(StateReader& in) {
         ": 'pipeline.max-parallelism' must not change across a restore (it fixes the key "
         "groups)");
   }
-  const KeyGroupRange mine = options_.key_groups;
-  if (start != mine.start || end != mine.end) {
-    return Status::InvalidArgument(
-        "keyed state of key groups [" + std::to_string(start) + ", " + std::to_string(end) +
-        ") cannot restore into a subtask that owns [" + std::to_string(mine.start) + ", " +
-        std::to_string(mine.end) +
-        "): rescaling keyed state is not supported yet; restore with the parallelism the "
-        "snapshot was taken with");
+  if (start > end || end > max_parallelism) {
+    return Status::Corruption("keyed state: snapshot key groups [" + std::to_string(start) +
+                              ", " + std::to_string(end) + ") do not fit max parallelism " +
+                              std::to_string(max_parallelism));
   }
+  const KeyGroupRange mine = options_.key_groups;
   FLOE_ASSIGN_OR_RAISE(uint32_t state_count, in.GetU32());
   // The snapshot's i-th state is table order[i]: registered before the restore (matched by
   // name), or kept unregistered until the operator registers it.
@@ -800,8 +820,15 @@ Status HashMapKeyedStateBackend::Restore(StateReader& in) {
                                 std::to_string(end) + ")");
     }
     last = key_group;
+    if (key_group < mine.start || key_group >= mine.end) continue;  // another subtask's
+    if (restored_groups_.empty()) restored_groups_.assign(groups_, false);
+    if (restored_groups_[key_group - mine.start]) {
+      return Status::Corruption("keyed state: key group " + std::to_string(key_group) +
+                                " restored from two snapshots");
+    }
+    restored_groups_[key_group - mine.start] = true;
     StateReader reader(section);
-    Status st = RestoreGroup(key_group - start, order, stamped_by_state, reader);
+    Status st = RestoreGroup(key_group - mine.start, order, stamped_by_state, reader);
     if (!st.ok()) return st.WithContext("keyed state, key group " + std::to_string(key_group));
   }
   return Status::OK();
@@ -820,6 +847,11 @@ Result<std::unique_ptr<KeyedStateBackend>> KeyedStateBackend::Make(KeyedStateOpt
   }
   return std::unique_ptr<KeyedStateBackend>(
       std::make_unique<HashMapKeyedStateBackend>(std::move(options)));
+}
+
+Status KeyedStateBackend::Snapshot(StateWriter& out) {
+  FLOE_ASSIGN_OR_RAISE(std::unique_ptr<KeyedStateSnapshot> view, TakeSnapshot());
+  return view->WriteTo(out);
 }
 
 Result<ValueState> KeyedStateBackend::GetValueState(std::string name, bool ttl) {

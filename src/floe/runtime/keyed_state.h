@@ -90,6 +90,20 @@ struct KeyedStateOptions {
                                                const TaskInfo& task);
 };
 
+// A consistent view of one backend's keyed state and timers, taken at a barrier by
+// KeyedStateBackend::TakeSnapshot. It owns what it needs: it stays valid while the backend
+// changes, and after the backend is destroyed.
+class KeyedStateSnapshot {
+ public:
+  virtual ~KeyedStateSnapshot() = default;
+  // Appends the canonical snapshot layout (see keyed_state.cc) to `out`. Called at most once,
+  // on any thread, concurrently with the backend's own thread. Expired TTL entries are left
+  // out.
+  virtual Status WriteTo(StateWriter& out) = 0;
+  // The key groups the view covers.
+  virtual KeyGroupRange key_groups() const = 0;
+};
+
 class ValueState;
 class ListState;
 class MapState;
@@ -171,12 +185,19 @@ class KeyedStateBackend {
   virtual Watermark current_watermark() const = 0;
 
   // --- checkpoints ---------------------------------------------------------------------------
-  // Appends the state and timers of every key group to `out` (at the barrier, in OnBarrier).
-  // Expired TTL state is dropped from the snapshot and from memory.
-  virtual Status Snapshot(StateWriter& out) = 0;
-  // Reads what Snapshot wrote. Refuses (InvalidArgument) a snapshot of another key-group range
-  // or max parallelism: state is not redistributed on rescale yet.
-  // REQUIRES: no state or timers yet (right after Make and registration).
+  // The synchronous part of a checkpoint (Flink's sync phase), called at the barrier: a
+  // consistent view of every key group's state and timers as of now, which later changes to
+  // the backend do not affect. It must be cheap (copy-on-write, a RocksDB snapshot): the
+  // stream waits for it. Writing the view out is the asynchronous part
+  // (KeyedStateSnapshot::WriteTo), done on another thread while records flow.
+  virtual Result<std::unique_ptr<KeyedStateSnapshot>> TakeSnapshot() = 0;
+  // Both parts at once, on this thread (tests, tools).
+  Status Snapshot(StateWriter& out);
+  // Adds the key groups of a snapshot written by any backend (the layout is canonical) that lie
+  // in this subtask's range and skips the others without decoding them. A rescaled subtask
+  // calls it once for every old snapshot whose range overlaps its own. Another max parallelism
+  // is InvalidArgument (key groups would not line up); a key group restored twice is
+  // Corruption. REQUIRES: before any state access or timer.
   virtual Status Restore(StateReader& in) = 0;
 
   // Live (key, namespace) scopes over all states, expired ones included until cleaned.

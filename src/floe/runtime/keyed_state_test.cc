@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -526,8 +527,8 @@ TEST(KeyedState, SnapshotRestoreRoundTripsStateAndTimers) {
   }
   EXPECT_EQ(b.backend->NextTimer(TimeDomain::kProcessingTime), 5'000'000'000);
 
-  // Restoring twice into the same backend is refused.
-  EXPECT_EQ(RestoreFrom(*b.backend, blob).code(), StatusCode::kInternal);
+  // The same key groups restored twice are refused.
+  EXPECT_EQ(RestoreFrom(*b.backend, blob).code(), StatusCode::kCorruption);
   // A state restored as one kind cannot be registered as another.
   Fixture c;
   ASSERT_TRUE(RestoreFrom(*c.backend, blob).ok());
@@ -553,34 +554,54 @@ TEST(KeyedState, UnregisteredRestoredStateSurvivesTheNextSnapshot) {
   EXPECT_EQ(GetValue(v3), "kept");
 }
 
-TEST(KeyedState, SnapshotOfAnotherKeyGroupRangeIsRefused) {
+TEST(KeyedState, RescaledSubtasksTakeTheirKeyGroupsFromEveryOldSnapshot) {
   const uint32_t max_p = 128;
-  Fixture a(KeyGroupRangeForSubtask(0, max_p, 2));
-  ValueState v = *a.backend->GetValueState("v");
-  int64_t k = 0;
-  while (!a.backend->SetCurrentKey(std::to_string(k), HashOf(k)).ok()) ++k;
-  ASSERT_TRUE(v.Update("x").ok());
-  const std::string blob = SnapshotOf(*a.backend);
-
-  Fixture other(KeyGroupRangeForSubtask(1, max_p, 2));
-  Status st = RestoreFrom(*other.backend, blob);
-  EXPECT_TRUE(st.IsInvalidArgument());
-  EXPECT_NE(st.message().find("key groups [0, 64) cannot restore into a subtask that owns [64, "
-                              "128)"),
-            std::string::npos)
-      << st.message();
-  EXPECT_NE(st.message().find("rescaling keyed state is not supported yet"), std::string::npos);
-
-  Fixture rescaled(KeyGroupRangeForSubtask(0, max_p, 4));
-  EXPECT_TRUE(RestoreFrom(*rescaled.backend, blob).IsInvalidArgument());
+  // Two old subtasks, each with 200 keys of its own range.
+  std::vector<std::string> blobs;
+  std::map<int64_t, std::string> written;
+  for (uint32_t s = 0; s < 2; ++s) {
+    Fixture old(KeyGroupRangeForSubtask(s, max_p, 2));
+    ValueState v = *old.backend->GetValueState("v");
+    for (int64_t k = 0; k < 400; ++k) {
+      if (!old.backend->SetCurrentKey(std::to_string(k), HashOf(k)).ok()) continue;
+      ASSERT_TRUE(v.Update("v" + std::to_string(k)).ok());
+      ASSERT_TRUE(old.backend->RegisterTimer(TimeDomain::kEventTime, 1000 + k).ok());
+      written[k] = "v" + std::to_string(k);
+    }
+    blobs.push_back(SnapshotOf(*old.backend));
+  }
+  ASSERT_EQ(written.size(), 400u);
+  // Rescaled to 3: every new subtask restores from both, and finds exactly its keys.
+  size_t found = 0;
+  size_t timers = 0;
+  for (uint32_t s = 0; s < 3; ++s) {
+    Fixture next(KeyGroupRangeForSubtask(s, max_p, 3));
+    for (const std::string& blob : blobs) ASSERT_TRUE(RestoreFrom(*next.backend, blob).ok());
+    ValueState v = *next.backend->GetValueState("v");
+    for (const auto& [k, value] : written) {
+      if (!next.backend->SetCurrentKey(std::to_string(k), HashOf(k)).ok()) continue;
+      EXPECT_EQ(GetValue(v), value);
+      ++found;
+    }
+    ASSERT_TRUE(next.backend
+                    ->AdvanceWatermark(Watermark(INT64_MAX),
+                                       [&](const Timer&) {
+                                         ++timers;
+                                         return Status::OK();
+                                       })
+                    .ok());
+    // The same snapshot twice would double its key groups.
+    if (s == 0) {
+      EXPECT_EQ(RestoreFrom(*next.backend, blobs[0]).code(), StatusCode::kCorruption);
+    }
+  }
+  EXPECT_EQ(found, 400u);
+  EXPECT_EQ(timers, 400u);
 
   Fixture other_max(KeyGroupRange{0, 64}, milliseconds(0), 256);
-  st = RestoreFrom(*other_max.backend, blob);
+  Status st = RestoreFrom(*other_max.backend, blobs[0]);
   EXPECT_TRUE(st.IsInvalidArgument());
   EXPECT_NE(st.message().find("pipeline.max-parallelism"), std::string::npos) << st.message();
-
-  Fixture same(KeyGroupRangeForSubtask(0, max_p, 2));
-  EXPECT_TRUE(RestoreFrom(*same.backend, blob).ok());
 }
 
 TEST(KeyedState, CorruptSnapshotIsCorruption) {
