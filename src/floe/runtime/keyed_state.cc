@@ -655,7 +655,8 @@ class SerializedSnapshot final : public KeyedStateSnapshot {
  public:
   SerializedSnapshot(std::string bytes, KeyGroupRange range)
       : bytes_(std::move(bytes)), range_(range) {}
-  Status WriteTo(StateWriter& out) override {
+  Status WriteTo(StateWriter& out, std::vector<SharedStateFile>* shared) override {
+    (void)shared;  // the heap backend always writes the canonical layout
     out.PutRaw(bytes_);
     return Status::OK();
   }

@@ -79,6 +79,13 @@ struct KeyedStateOptions {
   // `table.exec.state.ttl`: state with StateDescriptor::ttl expires this long after its last
   // write (Flink's OnCreateAndWrite + NeverReturnExpired); 0 = never.
   std::chrono::milliseconds ttl{0};
+  // `execution.checkpointing.incremental`: checkpoints (not savepoints) may be written in the
+  // backend's own layout, uploading only what changed since the last checkpoint to
+  // `shared_state`.
+  bool incremental = false;
+  // Where incremental snapshots upload their shared files and restores download them from;
+  // null when the job keeps no checkpoints on storage. Not owned; outlives the backend.
+  SharedStateStore* shared_state = nullptr;
   // Wall-clock time for TTL and processing-time timers; null = SystemClock. Must be wall-clock
   // (epoch based), not monotonic: both are checkpointed and compared after a restore.
   const Clock* clock = nullptr;
@@ -96,10 +103,14 @@ struct KeyedStateOptions {
 class KeyedStateSnapshot {
  public:
   virtual ~KeyedStateSnapshot() = default;
-  // Appends the canonical snapshot layout (see keyed_state.cc) to `out`. Called at most once,
-  // on any thread, concurrently with the backend's own thread. Expired TTL entries are left
-  // out.
-  virtual Status WriteTo(StateWriter& out) = 0;
+  // Appends the snapshot to `out`. Called at most once, on any thread, concurrently with the
+  // backend's own thread. Expired TTL entries are left out.
+  // `shared` null: the canonical layout (see keyed_state.cc), which every backend restores
+  // (savepoints, full checkpoints). `shared` set (an incremental checkpoint, when the backend
+  // was made with KeyedStateOptions::incremental): the backend's own layout, which may list
+  // files uploaded to KeyedStateOptions::shared_state now or by earlier checkpoints; every
+  // file the snapshot needs is appended to *shared.
+  virtual Status WriteTo(StateWriter& out, std::vector<SharedStateFile>* shared = nullptr) = 0;
   // The key groups the view covers.
   virtual KeyGroupRange key_groups() const = 0;
 };
