@@ -78,9 +78,14 @@ Result<double> ByteReader::GetDouble() {
 }
 
 Result<std::string> ByteReader::GetString() {
+  FLOE_ASSIGN_OR_RAISE(std::string_view view, GetBytesView());
+  return std::string(view);
+}
+
+Result<std::string_view> ByteReader::GetBytesView() {
   FLOE_ASSIGN_OR_RAISE(uint32_t n, GetU32());
   FLOE_RETURN_NOT_OK(Need(n, "string"));
-  std::string out(data_.substr(pos_, n));
+  std::string_view out = data_.substr(pos_, n);
   pos_ += n;
   return out;
 }

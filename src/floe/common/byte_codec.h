@@ -50,6 +50,8 @@ class ByteReader {
   Result<double> GetDouble();
   Result<std::string> GetString();
   Result<std::string> GetBytes() { return GetString(); }
+  // As GetBytes, viewing the reader's data instead of copying it.
+  Result<std::string_view> GetBytesView();
 
   bool AtEnd() const { return pos_ == data_.size(); }
   size_t remaining() const { return data_.size() - pos_; }

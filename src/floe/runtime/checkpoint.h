@@ -2,11 +2,14 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "floe/runtime/ids.h"
 
 namespace floe::runtime {
+
+class KeyedStateSnapshot;
 
 // A subtask's answer to barrier N: its snapshot blob. Sent by the task thread that snapshotted.
 struct TaskAck {
@@ -19,6 +22,19 @@ struct TaskAck {
   // How long the task held back inputs that had delivered the barrier until the last one did
   // (Flink's checkpointAlignmentTime); 0 for sources.
   int64_t alignment_micros = 0;
+  // The keyed state view taken at the barrier (keyed vertices only), written out by the
+  // asynchronous part of the checkpoint together with `state`.
+  std::shared_ptr<KeyedStateSnapshot> keyed;
+  // The synchronous part: how long the stream stopped for the snapshot (OnBarrier and the
+  // keyed state view), Flink's sync duration.
+  int64_t sync_micros = 0;
+};
+
+// How long one task spent on one checkpoint, in microseconds (Flink's checkpoint statistics).
+struct TaskCheckpointTimes {
+  int64_t alignment_micros = 0;  // inputs held back for barrier alignment
+  int64_t sync_micros = 0;       // the stream stopped: OnBarrier and the keyed state view
+  int64_t async_micros = 0;      // writing the state out while records flow
 };
 
 // A checkpoint (or savepoint) that completed: its id and every subtask's blob. What a job

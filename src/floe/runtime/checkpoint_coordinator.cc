@@ -66,7 +66,7 @@ Result<CheckpointTrigger> CheckpointCoordinator::TriggerNow(bool is_savepoint) {
 }
 
 Result<std::optional<CompletedCheckpointInfo>> CheckpointCoordinator::Acknowledge(
-    CheckpointId id, TaskStateHandle state, bool end_of_input, int64_t alignment_micros) {
+    CheckpointId id, TaskStateHandle state, bool end_of_input, TaskCheckpointTimes times) {
   auto it = pending_.find(id);
   if (it == pending_.end()) return std::optional<CompletedCheckpointInfo>();
   if (expected_.count(state.task) == 0) {
@@ -76,7 +76,9 @@ Result<std::optional<CompletedCheckpointInfo>> CheckpointCoordinator::Acknowledg
   Pending& p = it->second;
   p.all_end_of_input = p.all_end_of_input && end_of_input;
   if (p.acks.count(state.task) == 0) p.size_bytes += state.size;
-  p.alignment_micros = std::max(p.alignment_micros, alignment_micros);
+  p.times.alignment_micros = std::max(p.times.alignment_micros, times.alignment_micros);
+  p.times.sync_micros = std::max(p.times.sync_micros, times.sync_micros);
+  p.times.async_micros = std::max(p.times.async_micros, times.async_micros);
   std::string task = state.task;
   p.acks.emplace(std::move(task), std::move(state));
   if (p.acks.size() < expected_.size()) return std::optional<CompletedCheckpointInfo>();
@@ -111,7 +113,9 @@ Result<std::optional<CompletedCheckpointInfo>> CheckpointCoordinator::Acknowledg
   last_end_millis_ = options_.clock->NowMillis();
   info.duration_millis = *last_end_millis_ - p.trigger_millis;
   info.size_bytes = p.size_bytes;
-  info.alignment_micros = p.alignment_micros;
+  info.alignment_micros = p.times.alignment_micros;
+  info.sync_micros = p.times.sync_micros;
+  info.async_micros = p.times.async_micros;
   pending_.erase(it);
   if (!info.is_savepoint) {
     last_completed_ = id;

@@ -39,8 +39,11 @@ struct CompletedCheckpointInfo {
   int64_t duration_millis = 0;
   // The task states' bytes (Flink's checkpointed size).
   uint64_t size_bytes = 0;
-  // The longest alignment of any task.
+  // The longest alignment, synchronous and asynchronous part of any task (Flink's checkpoint
+  // statistics take the same maxima).
   int64_t alignment_micros = 0;
+  int64_t sync_micros = 0;
+  int64_t async_micros = 0;
   // Set when the checkpoint completed but older ones could not be cleaned up.
   std::string warning;
 };
@@ -80,7 +83,7 @@ class CheckpointCoordinator {
   // this was the last ack. Acks for unknown (aborted, subsumed) checkpoints are ignored.
   Result<std::optional<CompletedCheckpointInfo>> Acknowledge(CheckpointId id, TaskStateHandle state,
                                                              bool end_of_input,
-                                                             int64_t alignment_micros = 0);
+                                                             TaskCheckpointTimes times = {});
   // A task could not snapshot `id` (or its state could not be written): abort it.
   Status Decline(CheckpointId id, const Status& reason);
   // Aborts every pending checkpoint without counting failures -- a worker died and the job is
@@ -113,7 +116,7 @@ class CheckpointCoordinator {
     std::map<std::string, TaskStateHandle> acks;
     bool all_end_of_input = true;
     uint64_t size_bytes = 0;
-    int64_t alignment_micros = 0;
+    TaskCheckpointTimes times;  // maxima over the acks
   };
   explicit CheckpointCoordinator(Options options);
   Result<CheckpointTrigger> Start(bool is_savepoint);

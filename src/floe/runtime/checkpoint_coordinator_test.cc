@@ -119,7 +119,7 @@ TEST(CheckpointCoordinator, MinPauseSeparatesCheckpoints) {
 
 // What the monitoring shows of a checkpoint (docs/monitoring.md): trigger to completion on the
 // coordinator's clock, the task states' bytes, the longest alignment; failures counted.
-TEST(CheckpointCoordinator, CompletionCarriesDurationSizeAndLongestAlignment) {
+TEST(CheckpointCoordinator, CompletionCarriesDurationSizeAndTheLongestTaskTimes) {
   FakeClock clock;
   CheckpointConfig cfg;
   cfg.timeout = milliseconds(1000);
@@ -133,12 +133,14 @@ TEST(CheckpointCoordinator, CompletionCarriesDurationSizeAndLongestAlignment) {
   auto c = CheckpointCoordinator::Make(std::move(o)).ValueOrDie();
   CheckpointId id = c->TriggerNow(false)->id;
   clock.Advance(milliseconds(250));
-  ASSERT_TRUE(c->Acknowledge(id, TaskStateHandle{"src/0", "", 100, 0}, false, 0).ok());
-  auto done = c->Acknowledge(id, TaskStateHandle{"sink/0", "", 50, 0}, false, 700);
+  ASSERT_TRUE(c->Acknowledge(id, TaskStateHandle{"src/0", "", 100, 0}, false, {0, 30, 9000}).ok());
+  auto done = c->Acknowledge(id, TaskStateHandle{"sink/0", "", 50, 0}, false, {700, 20, 100});
   ASSERT_TRUE(done.ok() && *done);
   EXPECT_EQ((*done)->duration_millis, 250);
   EXPECT_EQ((*done)->size_bytes, 150u);
   EXPECT_EQ((*done)->alignment_micros, 700);
+  EXPECT_EQ((*done)->sync_micros, 30);  // the longest of any task, as Flink's statistics
+  EXPECT_EQ((*done)->async_micros, 9000);
   EXPECT_EQ(failed.value(), 0);
   ASSERT_TRUE(c->TriggerNow(false).ok());
   clock.Advance(milliseconds(1000));

@@ -9,7 +9,9 @@
 
 #include "floe/common/mutex.h"
 #include "floe/runtime/channel.h"
+#include "floe/runtime/keyed_state.h"
 #include "floe/runtime/partitioner.h"
+#include "floe/runtime/task_state.h"
 
 namespace floe::runtime {
 
@@ -54,6 +56,10 @@ struct ExecutorTask {
   int num_inputs = 0;
   std::unique_ptr<Operator> op;
   std::unique_ptr<SourceOperator> source;
+  // Keyed vertices only: the options the backend is made with, and the backend (made on the
+  // task's thread before Open, destroyed after Close).
+  std::shared_ptr<const KeyedStateOptions> keyed_options;
+  std::unique_ptr<KeyedStateBackend> keyed;
   std::unique_ptr<InputGate> gate;
   std::vector<int> channel_input;  // gate channel -> logical input (edge) index
   std::vector<Output> outputs;
@@ -126,6 +132,8 @@ struct LocalExecutor::Impl {
   }
 
   void RunTask(ExecutorTask& t);
+  // Restores a subtask from options.restore, redistributing keyed state on a rescale.
+  Status RestoreTask(ExecutorTask& t);
 };
 
 namespace {
@@ -337,10 +345,22 @@ class OperatorRunner {
       const int64_t alignment = SteadyMicros() - it->second.first_seen_micros;
       pending_.erase(it);
       t_.alignment_nanos->Set(alignment * 1000);
+      const int64_t sync_start = SteadyMicros();
       StateWriter state;
       FLOE_RETURN_NOT_OK(t_.op->OnBarrier(b.id, state, out_));
+      TaskAck ack;
+      ack.checkpoint = b.id;
+      ack.task = t_.name;
+      ack.state = state.Finish();
+      ack.end_of_input = all_ended_;
+      ack.alignment_micros = alignment;
+      if (t_.keyed) {
+        FLOE_ASSIGN_OR_RAISE(std::unique_ptr<KeyedStateSnapshot> view, t_.keyed->TakeSnapshot());
+        ack.keyed = std::move(view);
+      }
+      ack.sync_micros = SteadyMicros() - sync_start;
       last_snapshot_ = b.id.value;
-      impl_.Ack(TaskAck{b.id, t_.name, state.Finish(), all_ended_, alignment});
+      impl_.Ack(std::move(ack));
       FLOE_RETURN_NOT_OK(out_.Broadcast(b));
       std::fill(blocked_.begin(), blocked_.end(), false);
     }
@@ -430,9 +450,16 @@ class SourceRunner {
     if (c.kind == TaskCommand::Kind::kTriggerCheckpoint) {
       if (c.id.value <= last_triggered_) return Status::OK();
       last_triggered_ = c.id.value;
+      const int64_t sync_start = SteadyMicros();
       StateWriter state;
       FLOE_RETURN_NOT_OK(t_.source->SnapshotPosition(c.id, state));
-      impl_.Ack(TaskAck{c.id, t_.name, state.Finish(), ended_});
+      TaskAck ack;
+      ack.checkpoint = c.id;
+      ack.task = t_.name;
+      ack.state = state.Finish();
+      ack.end_of_input = ended_;
+      ack.sync_micros = SteadyMicros() - sync_start;
+      impl_.Ack(std::move(ack));
       return out_.Broadcast(Barrier{c.id, c.flag});
     }
     if (c.id.value > last_completed_) {
@@ -458,6 +485,62 @@ class SourceRunner {
 
 }  // namespace
 
+// The states a restored subtask starts from: every old subtask's blob of its vertex, by old
+// subtask index (null where there is none).
+std::vector<const std::string*> OldSubtaskStates(const CompletedCheckpoint& checkpoint,
+                                                 const std::string& vertex) {
+  std::vector<const std::string*> out;
+  const std::string prefix = vertex + "/";
+  for (auto it = checkpoint.task_states.lower_bound(prefix);
+       it != checkpoint.task_states.end() && it->first.starts_with(prefix); ++it) {
+    const std::string index = it->first.substr(prefix.size());
+    if (index.empty() || index.size() > 5 ||
+        index.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    const size_t i = std::stoul(index);
+    if (out.size() <= i) out.resize(i + 1, nullptr);
+    out[i] = &it->second;
+  }
+  return out;
+}
+
+Status LocalExecutor::Impl::RestoreTask(ExecutorTask& t) {
+  const std::vector<const std::string*> old = OldSubtaskStates(*options.restore, t.info.vertex);
+  if (old.empty()) return Status::OK();
+  // Split every old file into its operator blob and its keyed state; hand the keyed state of
+  // every old subtask whose key groups overlap this one's to the backend.
+  std::vector<std::string_view> operator_states(old.size());
+  const KeyGroupRange mine = t.info.key_groups;
+  for (size_t i = 0; i < old.size(); ++i) {
+    if (old[i] == nullptr) continue;
+    FLOE_ASSIGN_OR_RAISE(std::optional<KeyedTaskState> parts, ParseKeyedTaskState(*old[i]));
+    if (!parts) {
+      operator_states[i] = *old[i];
+      continue;
+    }
+    operator_states[i] = parts->operator_state;
+    if (!t.keyed) {
+      return Status::InvalidArgument(
+          "the checkpoint holds keyed state of this vertex, which is "
+          "not keyed in this job");
+    }
+    if (parts->key_groups.end <= mine.start || parts->key_groups.start >= mine.end) continue;
+    StateReader reader(parts->keyed_state);
+    FLOE_RETURN_NOT_OK(t.keyed->Restore(reader));
+  }
+  if (old.size() == t.info.parallelism) {
+    const size_t self = t.info.subtask.value;
+    if (old[self] == nullptr) return Status::OK();
+    StateReader reader(operator_states[self]);
+    return t.source ? t.source->Restore(reader) : t.op->Restore(reader);
+  }
+  std::vector<std::string> states(operator_states.begin(), operator_states.end());
+  Status st = t.source ? t.source->RestoreRescaled(states) : t.op->RestoreRescaled(states);
+  return st.WithContext("rescaling from " + std::to_string(old.size()) + " to " +
+                        std::to_string(t.info.parallelism) + " subtasks");
+}
+
 void LocalExecutor::Impl::RunTask(ExecutorTask& t) {
   TaskCollector out(t, *this);
   OperatorContext ctx;
@@ -466,18 +549,26 @@ void LocalExecutor::Impl::RunTask(ExecutorTask& t) {
   ctx.num_inputs = t.num_inputs;
   ctx.cancel_flag = &cancel_flag;
   ctx.metrics = t.metrics.get();
-  const std::string* blob = nullptr;
-  if (options.restore) {
-    ctx.restored_from = options.restore->id;
-    auto it = options.restore->task_states.find(t.name);
-    if (it != options.restore->task_states.end()) blob = &it->second;
+  if (options.restore) ctx.restored_from = options.restore->id;
+  Status st;
+  if (t.keyed_options) {
+    KeyedStateOptions keyed = *t.keyed_options;
+    keyed.key_groups = t.info.key_groups;
+    keyed.max_parallelism = t.info.max_parallelism;
+    keyed.shared_state = options.shared_state;
+    Result<std::unique_ptr<KeyedStateBackend>> made = KeyedStateBackend::Make(std::move(keyed));
+    if (made.ok()) {
+      t.keyed = std::move(*made);
+      ctx.keyed_state = t.keyed.get();
+    } else {
+      st = made.status().WithContext("keyed state");
+    }
   }
-  Status st = t.source ? t.source->Open(ctx) : t.op->Open(ctx);
+  if (st.ok()) st = t.source ? t.source->Open(ctx) : t.op->Open(ctx);
   const bool opened = st.ok();
   t.opened = opened;
-  if (st.ok() && blob != nullptr) {
-    StateReader reader(*blob);
-    st = t.source ? t.source->Restore(reader) : t.op->Restore(reader);
+  if (st.ok() && options.restore) {
+    st = RestoreTask(t);
     if (!st.ok()) {
       st = st.WithContext("restoring from checkpoint " + options.restore->id.ToString());
     }
@@ -492,6 +583,7 @@ void LocalExecutor::Impl::RunTask(ExecutorTask& t) {
     Status closed = t.source ? t.source->Close() : t.op->Close();
     if (st.ok()) st = closed;
   }
+  t.keyed.reset();  // its pending snapshots own what they need
   TaskDone(st.WithContext("task '" + t.name + "'"));
 }
 
@@ -542,6 +634,7 @@ Result<std::unique_ptr<LocalExecutor>> LocalExecutor::Make(const JobGraph& graph
       t->info.max_parallelism = graph.max_parallelism();
       t->info.key_groups = KeyGroupRangeForSubtask(s, graph.max_parallelism(), vx.parallelism);
       t->name = t->info.name();
+      t->keyed_options = vx.keyed_state;
       t->num_inputs = static_cast<int>(graph.InputsOf(VertexId(static_cast<uint32_t>(v))).size());
       t->gate = std::make_unique<InputGate>(num_channels[v], impl->options.channel_capacity);
       t->channel_input = channel_input[v];
@@ -588,13 +681,15 @@ Result<std::unique_ptr<LocalExecutor>> LocalExecutor::Make(const JobGraph& graph
     }
   }
   if (impl->options.restore && !impl->options.allow_non_restored_state) {
-    std::set<std::string> known(impl->names.begin(), impl->names.end());
+    std::set<std::string> known;
+    for (const Vertex& v : vertices) known.insert(v.name);
     for (const auto& [task, blob] : impl->options.restore->task_states) {
-      if (known.count(task) == 0) {
+      const std::string vertex = task.substr(0, task.rfind('/'));
+      if (known.count(vertex) == 0) {
         return Status::InvalidArgument(
             "checkpoint " + impl->options.restore->id.ToString() + " holds state of task '" + task +
-            "', which this job does not have (was a vertex renamed or its parallelism "
-            "changed? rescaling state is not supported yet)");
+            "', whose operator this job does not have: was a table renamed, or did the query "
+            "change its plan? That state would be lost");
       }
     }
   }

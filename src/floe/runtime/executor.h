@@ -32,6 +32,9 @@ struct ExecutorOptions {
   // renamed or its parallelism changed: state is not redistributed yet), unless this is set
   // (Flink's --allowNonRestoredState); that state is then dropped.
   bool allow_non_restored_state = false;
+  // Where incremental keyed-state snapshots keep their shared files (LocalJob: the checkpoint
+  // storage's); null: none. Not owned.
+  SharedStateStore* shared_state = nullptr;
 
   // Where subtasks keep their metrics (task and operator scope); null: a private registry.
   std::shared_ptr<MetricRegistry> metrics;

@@ -421,7 +421,22 @@ TEST(LocalExecutor, FactoryErrorsSurfaceFromMake) {
   EXPECT_NE(ex.status().message().find("topic"), std::string::npos);
 }
 
-TEST(LocalExecutor, RefusesStateOfTasksTheJobDoesNotHave) {
+TEST(LocalExecutor, RefusesStateOfOperatorsTheJobDoesNotHave) {
+  JobGraph g;
+  g.AddSource("src", 1, [](const TaskInfo&) { return testing::Src<EndlessSource>(); });
+  ExecutorOptions opts;
+  opts.restore = CompletedCheckpoint{};
+  opts.restore->id = CheckpointId(4);
+  opts.restore->task_states["src/0"] = "";
+  opts.restore->task_states["gone/0"] = "";  // a vertex this job no longer has
+  auto ex = LocalExecutor::Make(g, opts);
+  ASSERT_FALSE(ex.ok());
+  EXPECT_NE(ex.status().message().find("'gone/0'"), std::string::npos) << ex.status().ToString();
+  opts.allow_non_restored_state = true;
+  EXPECT_TRUE(LocalExecutor::Make(g, opts).ok());
+}
+
+TEST(LocalExecutor, AnOperatorThatCannotRescaleRefusesAnotherParallelism) {
   JobGraph g;
   g.AddSource("src", 1, [](const TaskInfo&) { return testing::Src<EndlessSource>(); });
   ExecutorOptions opts;
@@ -429,11 +444,12 @@ TEST(LocalExecutor, RefusesStateOfTasksTheJobDoesNotHave) {
   opts.restore->id = CheckpointId(4);
   opts.restore->task_states["src/0"] = "";
   opts.restore->task_states["src/1"] = "";  // the job ran with parallelism 2 before
-  auto ex = LocalExecutor::Make(g, opts);
-  ASSERT_FALSE(ex.ok());
-  EXPECT_NE(ex.status().message().find("'src/1'"), std::string::npos) << ex.status().ToString();
-  opts.allow_non_restored_state = true;
-  EXPECT_TRUE(LocalExecutor::Make(g, opts).ok());
+  auto ex = LocalExecutor::Make(g, opts).ValueOrDie();
+  ASSERT_TRUE(ex->Start().ok());
+  Status st = ex->Wait();
+  EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+  EXPECT_NE(st.message().find("rescaling from 2 to 1 subtasks"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("task 'src/0'"), std::string::npos) << st.message();
 }
 
 // ---- watermarks --------------------------------------------------------------------------

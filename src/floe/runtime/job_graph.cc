@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "floe/runtime/keyed_state.h"
+
 namespace floe::runtime {
 
 std::string Partitioning::ToString() const {
@@ -22,6 +24,10 @@ std::string Partitioning::ToString() const {
     }
   }
   return "?";
+}
+
+void JobGraph::SetKeyedState(VertexId v, const KeyedStateOptions& options) {
+  vertices_[v.value].keyed_state = std::make_shared<const KeyedStateOptions>(options);
 }
 
 VertexId JobGraph::AddSource(std::string name, uint32_t parallelism, SourceFactory factory) {

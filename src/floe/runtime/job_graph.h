@@ -12,6 +12,8 @@
 
 namespace floe::runtime {
 
+struct KeyedStateOptions;
+
 // How the records of an edge are spread over the target vertex's subtasks. Control elements
 // (barriers, watermarks, end of input) always go to every connected target subtask.
 //   kForward   producer subtask i -> consumer subtask i (equal parallelism required)
@@ -43,6 +45,9 @@ struct Vertex {
   uint32_t parallelism = 1;
   SourceFactory source;  // set for sources
   OperatorFactory op;    // set for everything else
+  // Set for a keyed vertex: the runtime gives each subtask a keyed state backend made with
+  // these options (key groups, max parallelism and the shared-state store filled in per run).
+  std::shared_ptr<const KeyedStateOptions> keyed_state;
   bool is_source() const { return static_cast<bool>(source); }
 };
 
@@ -60,6 +65,8 @@ class JobGraph {
  public:
   VertexId AddSource(std::string name, uint32_t parallelism, SourceFactory factory);
   VertexId AddOperator(std::string name, uint32_t parallelism, OperatorFactory factory);
+  // Makes `v` keyed: its operator finds a keyed state backend in OperatorContext::keyed_state.
+  void SetKeyedState(VertexId v, const KeyedStateOptions& options);
   // Adds an edge; it becomes `to`'s next input (0, 1, ...).
   void Connect(VertexId from, VertexId to, Partitioning partitioning);
 

@@ -769,8 +769,8 @@ Status HashMapKeyedStateBackend::Restore(StateReader& in) {
         "groups)");
   }
   if (start > end || end > max_parallelism) {
-    return Status::Corruption("keyed state: snapshot key groups [" + std::to_string(start) +
-                              ", " + std::to_string(end) + ") do not fit max parallelism " +
+    return Status::Corruption("keyed state: snapshot key groups [" + std::to_string(start) + ", " +
+                              std::to_string(end) + ") do not fit max parallelism " +
                               std::to_string(max_parallelism));
   }
   const KeyGroupRange mine = options_.key_groups;

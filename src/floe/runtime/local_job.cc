@@ -3,18 +3,23 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <random>
 #include <set>
 #include <thread>
 
 #include "floe/common/mutex.h"
+#include "floe/runtime/keyed_state.h"
 #include "floe/runtime/state.h"
+#include "floe/runtime/task_state.h"
 
 namespace floe::runtime {
 
 struct LocalJob::Impl {
   LocalJobOptions options;
   std::unique_ptr<CheckpointStorage> storage;
+  // Where incremental keyed-state checkpoints put their shared files; null without them.
+  SharedStateStore* shared_state = nullptr;
   // Not thread-safe itself: used with `mu` held.
   std::unique_ptr<CheckpointCoordinator> coordinator FLOE_PT_GUARDED_BY(mu);
   std::unique_ptr<LocalExecutor> executor;
@@ -38,6 +43,16 @@ struct LocalJob::Impl {
   std::optional<CheckpointId> stopping FLOE_GUARDED_BY(mu);
   bool stop_completed FLOE_GUARDED_BY(mu) = false;
   bool final_deferred FLOE_GUARDED_BY(mu) = false;  // end of input came while stopping
+
+  // The asynchronous part of checkpoints (Flink's async phase): acks wait here until a writer
+  // thread has serialized their keyed state and written their files, so a task thread never
+  // waits for storage. Two writers: one large keyed state does not hold back every other ack.
+  static constexpr int kStateWriters = 2;
+  Mutex writer_mu;
+  std::condition_variable writer_cv;
+  std::deque<TaskAck> writer_queue FLOE_GUARDED_BY(writer_mu);
+  bool writers_stop FLOE_GUARDED_BY(writer_mu) = false;
+  std::vector<std::thread> writers;
 
   void FailLocked(const Status& st) FLOE_REQUIRES(mu) {
     if (job_error.ok()) job_error = st;
@@ -75,6 +90,59 @@ struct LocalJob::Impl {
     }
   }
 
+  void EnqueueAck(TaskAck ack) {
+    {
+      MutexLock lock(writer_mu);
+      writer_queue.push_back(std::move(ack));
+    }
+    writer_cv.notify_one();
+  }
+
+  void WriterLoop() {
+    while (true) {
+      TaskAck ack;
+      {
+        MutexLock lock(writer_mu);
+        while (!writers_stop && writer_queue.empty()) writer_cv.wait(lock.native());
+        if (writers_stop) return;  // the tasks ended: pending checkpoints cannot complete
+        ack = std::move(writer_queue.front());
+        writer_queue.pop_front();
+      }
+      OnAck(std::move(ack));
+    }
+  }
+
+  void StopWriters() {
+    {
+      MutexLock lock(writer_mu);
+      writers_stop = true;
+    }
+    writer_cv.notify_all();
+    for (std::thread& w : writers) {
+      if (w.joinable()) w.join();
+    }
+  }
+
+  // A task's state file: its operator's blob, with the keyed state view appended for keyed
+  // tasks (task_state.h). Incremental keyed state only for checkpoints: savepoints are
+  // canonical and self-contained.
+  Result<TaskStateHandle> WriteState(TaskAck& ack, const CheckpointLocation& loc) {
+    std::string blob;
+    std::vector<SharedStateFile> shared;
+    if (ack.keyed) {
+      StateWriter out;
+      BeginKeyedTaskState(ack.state, ack.keyed->key_groups(), out);
+      const bool incremental = !loc.is_savepoint && shared_state != nullptr;
+      FLOE_RETURN_NOT_OK(ack.keyed->WriteTo(out, incremental ? &shared : nullptr));
+      ack.keyed.reset();  // what it held (a copy-on-write view, a RocksDB snapshot) goes now
+      blob = out.Finish();
+    } else {
+      blob = std::move(ack.state);
+    }
+    if (!storage) return TaskStateHandle{ack.task, "", blob.size(), Crc32(blob)};
+    return CheckpointStorage::WriteTaskState(storage->options().file_io, loc, ack.task, blob);
+  }
+
   void OnAck(TaskAck ack) {
     std::optional<CheckpointLocation> loc;
     {
@@ -82,11 +150,12 @@ struct LocalJob::Impl {
       loc = coordinator->LocationOf(ack.checkpoint);
     }
     if (!loc) return;  // aborted meanwhile
-    Result<TaskStateHandle> handle =
-        storage ? CheckpointStorage::WriteTaskState(storage->options().file_io, *loc, ack.task,
-                                                    ack.state)
-                : Result<TaskStateHandle>(
-                      TaskStateHandle{ack.task, "", ack.state.size(), Crc32(ack.state)});
+    const auto async_start = std::chrono::steady_clock::now();
+    Result<TaskStateHandle> handle = WriteState(ack, *loc);
+    const TaskCheckpointTimes times{ack.alignment_micros, ack.sync_micros,
+                                    std::chrono::duration_cast<std::chrono::microseconds>(
+                                        std::chrono::steady_clock::now() - async_start)
+                                        .count()};
     std::optional<CompletedCheckpointInfo> done;
     {
       MutexLock lock(mu);
@@ -95,8 +164,8 @@ struct LocalJob::Impl {
         if (!st.ok()) FailLocked(st);
         return;
       }
-      auto r = coordinator->Acknowledge(ack.checkpoint, std::move(*handle), ack.end_of_input,
-                                        ack.alignment_micros);
+      auto r =
+          coordinator->Acknowledge(ack.checkpoint, std::move(*handle), ack.end_of_input, times);
       if (!r.ok()) {
         FailLocked(r.status());
         return;
@@ -224,7 +293,7 @@ Result<std::unique_ptr<LocalJob>> LocalJob::Make(const JobGraph& graph, LocalJob
     eo.restore = std::move(restored);
   }
   Impl* raw = impl.get();
-  eo.on_ack = [raw](TaskAck ack) { raw->OnAck(std::move(ack)); };
+  eo.on_ack = [raw](TaskAck ack) { raw->EnqueueAck(std::move(ack)); };
   eo.on_end_of_input = [raw] { raw->OnEndOfInput(); };
   FLOE_ASSIGN_OR_RAISE(impl->executor, LocalExecutor::Make(graph, std::move(eo)));
 
@@ -245,6 +314,10 @@ Result<std::unique_ptr<LocalJob>> LocalJob::Make(const JobGraph& graph, LocalJob
 Status LocalJob::Start() {
   MutexLock lock(impl_->mu);
   FLOE_RETURN_NOT_OK(impl_->executor->Start());
+  Impl* job = impl_.get();
+  for (int i = 0; i < Impl::kStateWriters; ++i) {
+    impl_->writers.emplace_back([job] { job->WriterLoop(); });
+  }
   if (impl_->options.timer_thread) {
     Impl* raw = impl_.get();
     impl_->timer = std::thread([raw] { raw->TimerLoop(); });
@@ -288,6 +361,7 @@ Status LocalJob::Wait() {
   MutexLock wait_lock(impl_->wait_mu);
   if (impl_->waited) return impl_->wait_status;
   Status st = impl_->executor->Wait();
+  impl_->StopWriters();
   {
     MutexLock lock(impl_->mu);
     impl_->stop_timer = true;

@@ -33,13 +33,14 @@ struct LocalJobOptions {
   // Where tasks and operators keep their metrics, plus the job's failed-checkpoint count
   // (null: a private registry).
   std::shared_ptr<MetricRegistry> metrics;
-  // Called (on a task thread) after each checkpoint completed and tasks were notified.
+  // Called (on a state-writer thread) after each checkpoint completed and tasks were notified.
   std::function<void(const CompletedCheckpointInfo&)> on_checkpoint_complete;
 };
 
 // LocalJob runs a job entirely in this process: a LocalExecutor (the worker side) wired to a
 // CheckpointCoordinator and CheckpointStorage (the coordinator side). Acks are written to
-// storage on the acking task's thread; the last ack finalizes `_metadata` and notifies every
+// storage by state-writer threads (the asynchronous part: keyed state serialized, files written)
+// while the tasks run on; the last ack finalizes `_metadata` and notifies every
 // task (not for an intermediate savepoint, see TriggerCheckpoint); end of input triggers the final
 // checkpoint. It is `floe run` without worker processes, and the reference the multi-process layer
 // must behave like. Lifecycle: Make -> Start -> [TriggerCheckpoint | Cancel]* -> Wait. Thread-safe.

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "floe/common/record_batch.h"
 #include "floe/common/status.h"
@@ -12,6 +13,8 @@
 #include "floe/runtime/state.h"
 
 namespace floe::runtime {
+
+class KeyedStateBackend;
 
 // EXACTLY_ONCE: aligned barriers (a task snapshots N only after every input delivered N, and
 // holds back the inputs that already did). AT_LEAST_ONCE: no holding back; the snapshot is taken
@@ -49,6 +52,12 @@ struct OperatorContext {
   const std::atomic<bool>* cancel_flag = nullptr;
   // This subtask's operator metrics.
   MetricGroup* metrics = MetricGroup::Unreported();
+  // The subtask's keyed state and timers, owned by the runtime (Flink's keyed state backend):
+  // set for vertices the plan made keyed (JobGraph::SetKeyedState), null otherwise. The
+  // runtime snapshots it at every barrier right after OnBarrier, writes it out asynchronously,
+  // restores it (redistributing key groups on a rescale) before Restore, and destroys it after
+  // Close. Operators register their states in Open.
+  KeyedStateBackend* keyed_state = nullptr;
   bool IsCancelled() const { return cancel_flag != nullptr && cancel_flag->load(); }
 };
 
@@ -107,6 +116,11 @@ class Operator {
     (void)state;
     return Status::OK();
   }
+  // Restore at another parallelism than the snapshot's (a rescale): `states` holds the blob of
+  // every old subtask of this vertex, by old subtask index (empty for a subtask that had none);
+  // keyed state was redistributed by the runtime already. An operator whose own state cannot
+  // be split or merged keeps the default, which refuses the rescale naming the vertex.
+  virtual Status RestoreRescaled(const std::vector<std::string>& states);
   virtual Status ProcessBatch(const RecordBatch& batch, int input, Collector& out) = 0;
   virtual Status OnWatermark(Watermark watermark, Collector& out) {
     return out.EmitWatermark(watermark);
@@ -151,6 +165,8 @@ class SourceOperator {
     (void)state;
     return Status::OK();
   }
+  // As Operator::RestoreRescaled: every old subtask's position blob; the default refuses.
+  virtual Status RestoreRescaled(const std::vector<std::string>& states);
   virtual Result<SourceStatus> Poll(Collector& out) = 0;
   virtual Status SnapshotPosition(CheckpointId id, StateWriter& state) {
     (void)id, (void)state;

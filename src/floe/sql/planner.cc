@@ -48,18 +48,21 @@ runtime::VertexId AddCalc(runtime::JobGraph& graph, const std::string& name, uin
   return calc;
 }
 
-// An aggregate vertex (window or GROUP BY) running `Op::Make(spec)` in each subtask; the spec is
-// checked here first, so its errors come out at plan time.
+// An aggregate vertex (window or GROUP BY) running `Op::Make(spec)` in each subtask, on keyed
+// state the runtime owns; the spec is checked here first, so its errors come out at plan time.
 template <typename Op, typename Spec>
 Result<runtime::VertexId> AddAggregate(runtime::JobGraph& graph, const std::string& name,
                                        uint32_t parallelism, const Spec& spec) {
   FLOE_RETURN_NOT_OK(Op::Make(spec).status());
-  return graph.AddOperator(
+  FLOE_ASSIGN_OR_RAISE(runtime::KeyedStateOptions state, Op::KeyedStateOptionsFor(spec));
+  runtime::VertexId v = graph.AddOperator(
       name, parallelism,
       [spec](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
         FLOE_ASSIGN_OR_RAISE(auto op, Op::Make(spec));
         return std::unique_ptr<runtime::Operator>(std::move(op));
       });
+  graph.SetKeyedState(v, state);
+  return v;
 }
 
 // A source table with computed columns: a vertex right after the source evaluates them, so the

@@ -9,7 +9,24 @@
 namespace floe::sql {
 
 namespace {
-constexpr uint32_t kStateVersion = 1;
+// 2: nothing but the version; the runtime snapshots the keyed state. 1 (read only): the keyed
+// state followed, nested in the operator's blob.
+constexpr uint32_t kStateVersion = 2;
+constexpr uint32_t kNestedKeyedStateVersion = 1;
+
+Status ReadState(runtime::StateReader& state, runtime::KeyedStateBackend& keyed_state) {
+  FLOE_ASSIGN_OR_RAISE(uint32_t version, state.GetU32());
+  if (version != kStateVersion && version != kNestedKeyedStateVersion) {
+    return Status::Corruption("group aggregate state: unknown format version " +
+                              std::to_string(version));
+  }
+  if (version == kNestedKeyedStateVersion) {
+    FLOE_ASSIGN_OR_RAISE(std::string_view keyed, state.GetBytesView());
+    runtime::StateReader keyed_reader(keyed);
+    FLOE_RETURN_NOT_OK(keyed_state.Restore(keyed_reader));
+  }
+  return state.ExpectEnd();
+}
 }  // namespace
 
 std::shared_ptr<const BatchSchema> GroupAggregateOutput(const GroupAggregateSpec& spec) {
@@ -43,33 +60,37 @@ GroupAggregateOperator::GroupAggregateOperator(GroupAggregateSpec spec)
 
 GroupAggregateOperator::~GroupAggregateOperator() = default;
 
+Result<runtime::KeyedStateOptions> GroupAggregateOperator::KeyedStateOptionsFor(
+    const GroupAggregateSpec& spec) {
+  return runtime::KeyedStateOptions::FromOptions(spec.job_config, {});
+}
+
 Status GroupAggregateOperator::Open(const runtime::OperatorContext& ctx) {
-  FLOE_ASSIGN_OR_RAISE(runtime::KeyedStateOptions options,
-                       runtime::KeyedStateOptions::FromOptions(spec_.job_config, ctx.task));
-  FLOE_ASSIGN_OR_RAISE(state_, runtime::KeyedStateBackend::Make(std::move(options)));
+  if (ctx.keyed_state == nullptr) {
+    return Status::Internal("group aggregate '" + ctx.task.name() + "' has no keyed state");
+  }
+  state_ = ctx.keyed_state;
   FLOE_ASSIGN_OR_RAISE(accumulators_, state_->GetValueState("group-accumulators", /*ttl=*/true));
   return Status::OK();
 }
 
 Status GroupAggregateOperator::Restore(runtime::StateReader& state) {
-  FLOE_ASSIGN_OR_RAISE(uint32_t version, state.GetU32());
-  if (version != kStateVersion) {
-    return Status::Corruption("group aggregate state: unknown format version " +
-                              std::to_string(version));
+  return ReadState(state, *state_);
+}
+
+Status GroupAggregateOperator::RestoreRescaled(const std::vector<std::string>& states) {
+  for (const std::string& blob : states) {
+    if (blob.empty()) continue;
+    runtime::StateReader reader(blob);
+    FLOE_RETURN_NOT_OK(ReadState(reader, *state_));
   }
-  FLOE_ASSIGN_OR_RAISE(std::string keyed, state.GetBytes());
-  runtime::StateReader keyed_reader(keyed);
-  FLOE_RETURN_NOT_OK(state_->Restore(keyed_reader));
-  return state.ExpectEnd();
+  return Status::OK();
 }
 
 Status GroupAggregateOperator::OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
                                          runtime::Collector& out) {
   (void)id, (void)out;
   state.PutU32(kStateVersion);
-  runtime::StateWriter keyed;
-  FLOE_RETURN_NOT_OK(state_->Snapshot(keyed));
-  state.PutBytes(keyed.data());
   return Status::OK();
 }
 

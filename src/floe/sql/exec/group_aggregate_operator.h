@@ -38,8 +38,15 @@ class GroupAggregateOperator final : public runtime::Operator {
   static Result<std::unique_ptr<GroupAggregateOperator>> Make(GroupAggregateSpec spec);
   ~GroupAggregateOperator() override;
 
+  // The keyed state its vertex needs (JobGraph::SetKeyedState): the job's backend and
+  // `table.exec.state.ttl`.
+  static Result<runtime::KeyedStateOptions> KeyedStateOptionsFor(const GroupAggregateSpec& spec);
+
+  // REQUIRES: ctx.keyed_state.
   Status Open(const runtime::OperatorContext& ctx) override;
   Status Restore(runtime::StateReader& state) override;
+  // All its state is keyed, which the runtime redistributes.
+  Status RestoreRescaled(const std::vector<std::string>& states) override;
   Status ProcessBatch(const RecordBatch& batch, int input, runtime::Collector& out) override;
   Status OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
                    runtime::Collector& out) override;
@@ -52,7 +59,7 @@ class GroupAggregateOperator final : public runtime::Operator {
   GroupAggregateSpec spec_;
   std::shared_ptr<const BatchSchema> output_;
   internal::Aggregator aggregator_;
-  std::unique_ptr<runtime::KeyedStateBackend> state_;
+  runtime::KeyedStateBackend* state_ = nullptr;  // the runtime's
   runtime::ValueState accumulators_;
 };
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "floe/connectors/connectors_test_util.h"
+#include "floe/runtime/keyed_operator_harness.h"
 
 namespace floe::sql {
 namespace {
@@ -41,14 +42,20 @@ GroupAggregateSpec Spec() {
   return spec;
 }
 
-std::unique_ptr<GroupAggregateOperator> Open() {
+using Harness = runtime::testing::KeyedOperatorHarness<GroupAggregateOperator>;
+
+// The operator on the runtime's keyed state, as the executor runs it.
+Harness Open() {
+  auto options = GroupAggregateOperator::KeyedStateOptionsFor(Spec());
+  EXPECT_TRUE(options.ok()) << options.status().ToString();
   auto op = GroupAggregateOperator::Make(Spec());
   EXPECT_TRUE(op.ok()) << op.status().ToString();
   runtime::OperatorContext ctx;
   ctx.task.vertex = "aggregate";
   ctx.task.key_groups = runtime::KeyGroupRange{0, 128};
-  EXPECT_TRUE((*op)->Open(ctx).ok());
-  return std::move(op).value();
+  auto h = Harness::Open(std::move(op).value(), ctx, *options);
+  EXPECT_TRUE(h.ok()) << h.status().ToString();
+  return std::move(h).value();
 }
 
 // A key's first batch inserts (+I); a later batch retracts the old row (-U) and adds the new
@@ -62,11 +69,10 @@ TEST(GroupAggregate, EmitsAChangelogPerKeyAndBatch) {
 )",
                                       R"({"k":"b","agg0":1,"agg1":5,"$row_kind":"+I"}
 )"}));
-  runtime::StateWriter state;
-  ASSERT_TRUE(op->OnBarrier(runtime::CheckpointId(1), state, out).ok());
+  auto state = op.Checkpoint(runtime::CheckpointId(1), out);
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
   auto restored = Open();
-  runtime::StateReader reader(state.data());
-  ASSERT_TRUE(restored->Restore(reader).ok());
+  ASSERT_TRUE(restored.Restore(*state).ok());
   CollectingCollector after;
   ASSERT_TRUE(restored->ProcessBatch(Rows({{"a", 10}}), 0, after).ok());
   EXPECT_EQ(JsonRows(after.batches),

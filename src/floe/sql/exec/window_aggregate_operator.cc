@@ -16,7 +16,10 @@ namespace floe::sql {
 
 namespace {
 
-constexpr uint32_t kStateVersion = 1;
+// 2: the watermark and the late count; the runtime snapshots the keyed state. 1 (read only):
+// the keyed state followed, nested in the operator's blob.
+constexpr uint32_t kStateVersion = 2;
+constexpr uint32_t kNestedKeyedStateVersion = 1;
 // Flink fires a window once the watermark reaches its last millisecond (window_end - 1 ms);
 // floe's timestamps are microseconds.
 constexpr int64_t kOneMilli = 1000;
@@ -143,33 +146,69 @@ WindowAggregateOperator::~WindowAggregateOperator() = default;
 
 size_t WindowAggregateOperator::open_windows() const { return state_ ? state_->num_entries() : 0; }
 
-Status WindowAggregateOperator::Open(const runtime::OperatorContext& ctx) {
+Result<runtime::KeyedStateOptions> WindowAggregateOperator::KeyedStateOptionsFor(
+    const WindowAggregateSpec& spec) {
   FLOE_ASSIGN_OR_RAISE(runtime::KeyedStateOptions options,
-                       runtime::KeyedStateOptions::FromOptions(spec_.job_config, ctx.task));
+                       runtime::KeyedStateOptions::FromOptions(spec.job_config, {}));
   options.ttl = std::chrono::milliseconds(0);  // windows are purged by their timers
+  return options;
+}
+
+Status WindowAggregateOperator::Open(const runtime::OperatorContext& ctx) {
+  if (ctx.keyed_state == nullptr) {
+    return Status::Internal("window aggregate '" + ctx.task.name() + "' has no keyed state");
+  }
+  state_ = ctx.keyed_state;
   task_ = ctx.task.name();
+  subtask_ = ctx.task.subtask.value;
   late_metric_ = &ctx.metrics->Counter("numLateRecordsDropped");
-  FLOE_ASSIGN_OR_RAISE(state_, runtime::KeyedStateBackend::Make(std::move(options)));
   FLOE_ASSIGN_OR_RAISE(accumulators_, state_->GetValueState("window-accumulators"));
   FLOE_ASSIGN_OR_RAISE(sessions_, state_->GetValueState("window-sessions"));
   return Status::OK();
 }
 
-Status WindowAggregateOperator::Restore(runtime::StateReader& state) {
+Status WindowAggregateOperator::ReadState(runtime::StateReader& state,
+                                          runtime::Watermark* watermark, int64_t* late) {
   FLOE_ASSIGN_OR_RAISE(uint32_t version, state.GetU32());
-  if (version != kStateVersion) {
+  if (version != kStateVersion && version != kNestedKeyedStateVersion) {
     return Status::Corruption("window aggregate state: unknown format version " +
                               std::to_string(version));
   }
-  FLOE_ASSIGN_OR_RAISE(int64_t watermark, state.GetI64());
-  watermark_ = runtime::Watermark(watermark);
-  FLOE_ASSIGN_OR_RAISE(late_records_dropped_, state.GetI64());
+  FLOE_ASSIGN_OR_RAISE(int64_t micros, state.GetI64());
+  *watermark = runtime::Watermark(micros);
+  FLOE_ASSIGN_OR_RAISE(*late, state.GetI64());
+  if (version == kNestedKeyedStateVersion) {
+    FLOE_ASSIGN_OR_RAISE(std::string_view keyed, state.GetBytesView());
+    runtime::StateReader keyed_reader(keyed);
+    FLOE_RETURN_NOT_OK(state_->Restore(keyed_reader));
+  }
+  return state.ExpectEnd();
+}
+
+Status WindowAggregateOperator::Restore(runtime::StateReader& state) {
+  FLOE_RETURN_NOT_OK(ReadState(state, &watermark_, &late_records_dropped_));
   late_reported_ = late_records_dropped_;
   late_metric_->Set(late_records_dropped_);
-  FLOE_ASSIGN_OR_RAISE(std::string keyed, state.GetBytes());
-  runtime::StateReader keyed_reader(keyed);
-  FLOE_RETURN_NOT_OK(state_->Restore(keyed_reader));
-  return state.ExpectEnd();
+  return Status::OK();
+}
+
+Status WindowAggregateOperator::RestoreRescaled(const std::vector<std::string>& states) {
+  std::optional<runtime::Watermark> lowest;
+  int64_t late_sum = 0;
+  for (const std::string& blob : states) {
+    if (blob.empty()) continue;
+    runtime::StateReader reader(blob);
+    runtime::Watermark watermark;
+    int64_t late = 0;
+    FLOE_RETURN_NOT_OK(ReadState(reader, &watermark, &late));
+    if (!lowest || watermark < *lowest) lowest = watermark;
+    late_sum += late;
+  }
+  if (lowest) watermark_ = *lowest;
+  late_records_dropped_ = subtask_ == 0 ? late_sum : 0;
+  late_reported_ = late_records_dropped_;
+  late_metric_->Set(late_records_dropped_);
+  return Status::OK();
 }
 
 Status WindowAggregateOperator::OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
@@ -188,9 +227,6 @@ Status WindowAggregateOperator::OnBarrier(runtime::CheckpointId id, runtime::Sta
   state.PutU32(kStateVersion);
   state.PutI64(watermark_.micros);
   state.PutI64(late_records_dropped_);
-  runtime::StateWriter keyed;
-  FLOE_RETURN_NOT_OK(state_->Snapshot(keyed));
-  state.PutBytes(keyed.data());
   return Status::OK();
 }
 

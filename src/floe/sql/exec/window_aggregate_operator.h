@@ -54,8 +54,16 @@ class WindowAggregateOperator final : public runtime::Operator {
   static Result<std::unique_ptr<WindowAggregateOperator>> Make(WindowAggregateSpec spec);
   ~WindowAggregateOperator() override;
 
+  // The keyed state its vertex needs (JobGraph::SetKeyedState): the job's backend settings, no
+  // TTL (windows are purged by their timers).
+  static Result<runtime::KeyedStateOptions> KeyedStateOptionsFor(const WindowAggregateSpec& spec);
+
+  // REQUIRES: ctx.keyed_state.
   Status Open(const runtime::OperatorContext& ctx) override;
   Status Restore(runtime::StateReader& state) override;
+  // Flink's union state: the lowest watermark of the old subtasks (so lateness is judged right
+  // after a rescale); subtask 0 takes their late-row count.
+  Status RestoreRescaled(const std::vector<std::string>& states) override;
   Status ProcessBatch(const RecordBatch& batch, int input, runtime::Collector& out) override;
   Status OnWatermark(runtime::Watermark watermark, runtime::Collector& out) override;
   Status OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
@@ -76,7 +84,11 @@ class WindowAggregateOperator final : public runtime::Operator {
   WindowAggregateSpec spec_;
   std::shared_ptr<const BatchSchema> output_;
   internal::Aggregator aggregator_;
-  std::unique_ptr<runtime::KeyedStateBackend> state_;
+  // Reads one old blob: its watermark and late count, and nested keyed state (written before
+  // the runtime owned keyed state) into the backend.
+  Status ReadState(runtime::StateReader& state, runtime::Watermark* watermark, int64_t* late);
+
+  runtime::KeyedStateBackend* state_ = nullptr;  // the runtime's
   runtime::ValueState accumulators_;
   runtime::ValueState sessions_;  // SESSION: the open sessions of a key (namespace "")
   runtime::Watermark watermark_;
@@ -84,6 +96,7 @@ class WindowAggregateOperator final : public runtime::Operator {
   int64_t late_reported_ = 0;               // the count last logged
   runtime::Metric* late_metric_ = nullptr;  // numLateRecordsDropped
   std::string task_;                        // for messages
+  uint32_t subtask_ = 0;
 };
 
 }  // namespace floe::sql

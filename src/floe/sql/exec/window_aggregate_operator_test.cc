@@ -4,6 +4,8 @@
 
 #include "floe/common/log.h"
 #include "floe/connectors/connectors_test_util.h"
+#include "floe/runtime/keyed_operator_harness.h"
+#include "floe/runtime/partitioner.h"
 
 namespace floe::sql {
 namespace {
@@ -67,16 +69,26 @@ WindowAggregateSpec TileSpec(WindowSpec window = Window(WindowKind::kTumble, 5))
   return spec;
 }
 
-std::unique_ptr<WindowAggregateOperator> Open(
-    WindowAggregateSpec spec, runtime::MetricGroup* metrics = runtime::MetricGroup::Unreported()) {
+using Harness = runtime::testing::KeyedOperatorHarness<WindowAggregateOperator>;
+
+// The operator on the runtime's keyed state, as the executor runs it: subtask `subtask` of
+// `parallelism`.
+Harness Open(WindowAggregateSpec spec,
+             runtime::MetricGroup* metrics = runtime::MetricGroup::Unreported(),
+             uint32_t subtask = 0, uint32_t parallelism = 1) {
+  auto options = WindowAggregateOperator::KeyedStateOptionsFor(spec);
+  EXPECT_TRUE(options.ok()) << options.status().ToString();
   auto made = WindowAggregateOperator::Make(std::move(spec));
   EXPECT_TRUE(made.ok()) << made.status().ToString();
   runtime::OperatorContext ctx;
   ctx.metrics = metrics;
   ctx.task.vertex = "window";
-  ctx.task.key_groups = runtime::KeyGroupRange{0, 128};
-  EXPECT_TRUE((*made)->Open(ctx).ok());
-  return std::move(made).value();
+  ctx.task.subtask = runtime::SubtaskIndex(subtask);
+  ctx.task.parallelism = parallelism;
+  ctx.task.key_groups = runtime::KeyGroupRangeForSubtask(subtask, 128, parallelism);
+  auto h = Harness::Open(std::move(made).value(), ctx, *options);
+  EXPECT_TRUE(h.ok()) << h.status().ToString();
+  return std::move(h).value();
 }
 
 TEST(WindowsOf, TumbleHopAndCumulateFollowFlink) {
@@ -132,10 +144,8 @@ TEST(WindowAggregate, TumbleCountFiresWhenTheWatermarkPassesTheWindowEnd) {
   EXPECT_EQ(samples[0].value, 1);
   std::string logged;
   SetLogSinkForTesting([&](LogLevel, std::string_view line) { logged += line; });
-  runtime::StateWriter state;
-  ASSERT_TRUE(op->OnBarrier(runtime::CheckpointId(4), state, out).ok());
-  runtime::StateWriter again;
-  ASSERT_TRUE(op->OnBarrier(runtime::CheckpointId(5), again, out).ok());
+  ASSERT_TRUE(op.Checkpoint(runtime::CheckpointId(4), out).ok());
+  ASSERT_TRUE(op.Checkpoint(runtime::CheckpointId(5), out).ok());
   SetLogSinkForTesting({});
   EXPECT_NE(logged.find(": 1 late row(s) dropped before checkpoint 4 (1 in all)"),
             std::string::npos)
@@ -186,37 +196,54 @@ TEST(WindowAggregate, HopCountsARowInEveryWindowHoldingIt) {
   EXPECT_EQ(JsonRows(out.batches).size(), 2u);
 }
 
-// State and timers survive a checkpoint: a restored operator fires every open window once, with
-// the counts from before and after the restore, and not the windows fired before it.
-TEST(WindowAggregate, RestoredWindowsFireOnceWithTheirCounts) {
-  auto first = Open(TileSpec());
-  CollectingCollector out;
-  ASSERT_TRUE(
-      first
-          ->ProcessBatch(
-              Events({{"db", 1 * kMinute, 1}, {"db", 6 * kMinute, 1}, {"ml", 8 * kMinute, 1}}), 0,
-              out)
-          .ok());
-  ASSERT_TRUE(first->OnWatermark(Watermark(5 * kMinute), out).ok());
-  ASSERT_EQ(JsonRows(out.batches).size(), 1u);  // [0, 5 min) fired before the checkpoint
-  runtime::StateWriter state;
-  ASSERT_TRUE(first->OnBarrier(runtime::CheckpointId(1), state, out).ok());
+// The checkpoint file as floe wrote it before the runtime owned keyed state: the operator's
+// blob alone, format 1, with the keyed state nested in it.
+std::string FormerLayout(const std::string& file) {
+  auto parts = runtime::ParseKeyedTaskState(file).ValueOrDie().value();
+  runtime::StateReader op(parts.operator_state);
+  EXPECT_EQ(op.GetU32().ValueOrDie(), 2u);
+  runtime::StateWriter former;
+  former.PutU32(1);
+  former.PutI64(op.GetI64().ValueOrDie());  // watermark
+  former.PutI64(op.GetI64().ValueOrDie());  // late rows
+  former.PutBytes(parts.keyed_state);
+  return former.Finish();
+}
 
-  auto second = Open(TileSpec());
-  runtime::StateReader reader(state.data());
-  ASSERT_TRUE(second->Restore(reader).ok());
-  CollectingCollector after;
-  ASSERT_TRUE(
-      second->ProcessBatch(Events({{"db", 9 * kMinute, 1}, {"db", 2 * kMinute, 1}}), 0, after)
-          .ok());
-  EXPECT_EQ(second->late_records_dropped(), 1);  // the restored watermark still holds
-  ASSERT_TRUE(second->OnWatermark(Watermark(INT64_MAX), after).ok());
-  std::vector<std::string> rows = JsonRows(after.batches);
-  std::sort(rows.begin(), rows.end());
-  ASSERT_EQ(rows.size(), 2u);
-  EXPECT_NE(rows[0].find("\"course\":\"db\""), std::string::npos);
-  EXPECT_NE(rows[0].find("\"agg0\":2"), std::string::npos) << rows[0];
-  EXPECT_NE(rows[1].find("\"agg0\":1"), std::string::npos) << rows[1];
+// State and timers survive a checkpoint: a restored operator fires every open window once, with
+// the counts from before and after the restore, and not the windows fired before it. So does
+// one from a checkpoint of the former layout (an upgrade).
+TEST(WindowAggregate, RestoredWindowsFireOnceWithTheirCounts) {
+  for (bool former : {false, true}) {
+    SCOPED_TRACE(former ? "former layout" : "runtime-owned keyed state");
+    auto first = Open(TileSpec());
+    CollectingCollector out;
+    ASSERT_TRUE(
+        first
+            ->ProcessBatch(
+                Events({{"db", 1 * kMinute, 1}, {"db", 6 * kMinute, 1}, {"ml", 8 * kMinute, 1}}), 0,
+                out)
+            .ok());
+    ASSERT_TRUE(first->OnWatermark(Watermark(5 * kMinute), out).ok());
+    ASSERT_EQ(JsonRows(out.batches).size(), 1u);  // [0, 5 min) fired before the checkpoint
+    auto state = first.Checkpoint(runtime::CheckpointId(1), out);
+    ASSERT_TRUE(state.ok()) << state.status().ToString();
+
+    auto second = Open(TileSpec());
+    ASSERT_TRUE(second.Restore(former ? FormerLayout(*state) : *state).ok());
+    CollectingCollector after;
+    ASSERT_TRUE(
+        second->ProcessBatch(Events({{"db", 9 * kMinute, 1}, {"db", 2 * kMinute, 1}}), 0, after)
+            .ok());
+    EXPECT_EQ(second->late_records_dropped(), 1);  // the restored watermark still holds
+    ASSERT_TRUE(second->OnWatermark(Watermark(INT64_MAX), after).ok());
+    std::vector<std::string> rows = JsonRows(after.batches);
+    std::sort(rows.begin(), rows.end());
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_NE(rows[0].find("\"course\":\"db\""), std::string::npos);
+    EXPECT_NE(rows[0].find("\"agg0\":2"), std::string::npos) << rows[0];
+    EXPECT_NE(rows[1].find("\"agg0\":1"), std::string::npos) << rows[1];
+  }
 }
 
 std::vector<std::string> Sorted(std::vector<std::string> rows) {
@@ -255,11 +282,10 @@ TEST(WindowAggregate, SessionsMergeAndFireOnce) {
   EXPECT_EQ(op->late_records_dropped(), 1);
 
   // The rest survives a checkpoint.
-  runtime::StateWriter state;
-  ASSERT_TRUE(op->OnBarrier(runtime::CheckpointId(1), state, out).ok());
+  auto state = op.Checkpoint(runtime::CheckpointId(1), out);
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
   auto restored = Open(TileSpec(Window(WindowKind::kSession, 10)));
-  runtime::StateReader reader(state.data());
-  ASSERT_TRUE(restored->Restore(reader).ok());
+  ASSERT_TRUE(restored.Restore(*state).ok());
   CollectingCollector after;
   ASSERT_TRUE(restored->OnWatermark(Watermark(INT64_MAX), after).ok());
   rows = Sorted(JsonRows(after.batches));
