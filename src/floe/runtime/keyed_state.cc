@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "floe/runtime/checkpoint_config.h"
+#include "floe/runtime/copy_on_write.h"
 #include "floe/runtime/partitioner.h"
 
 // Snapshot layout (keyed state section, format version 1). The operator places it anywhere in
@@ -129,23 +130,28 @@ void SplitScopeKey(const std::string& scope, std::string_view* key, std::string_
   *ns = std::string_view(scope).substr(4 + n);
 }
 
+using ValueGroup = std::unordered_map<std::string, Stamped>;  // value, reducing, aggregating
+using ListGroup = std::unordered_map<std::string, std::vector<Stamped>>;
+using MapGroup = std::unordered_map<std::string, MapSlot>;
+
 // One registered (or restored, not yet registered) state: one hash table per key group, of the
-// container its kind needs.
+// container its kind needs, each shared copy-on-write with the snapshots taken since it was
+// last written.
 struct Table {
   StateDescriptor desc;
   bool registered = false;
-  std::vector<std::unordered_map<std::string, Stamped>> values;  // value, reducing, aggregating
-  std::vector<std::unordered_map<std::string, std::vector<Stamped>>> lists;
-  std::vector<std::unordered_map<std::string, MapSlot>> maps;
+  std::vector<CopyOnWrite<ValueGroup>> values;
+  std::vector<CopyOnWrite<ListGroup>> lists;
+  std::vector<CopyOnWrite<MapGroup>> maps;
 
   size_t EntriesIn(size_t g) const {
     switch (desc.kind) {
       case StateKind::kList:
-        return lists[g].size();
+        return lists[g].get().size();
       case StateKind::kMap:
-        return maps[g].size();
+        return maps[g].get().size();
       default:
-        return values[g].size();
+        return values[g].get().size();
     }
   }
 };
@@ -217,7 +223,7 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
     FLOE_ASSIGN_OR_RAISE(
         Table * t,
         Access(id, "get", {StateKind::kValue, StateKind::kReducing, StateKind::kAggregating}));
-    Stamped* s = FindValue(*t);
+    const Stamped* s = FindValue(*t);
     if (s == nullptr) return false;
     if (t->desc.kind == StateKind::kAggregating && t->desc.aggregate.result) {
       FLOE_RETURN_NOT_OK(t->desc.aggregate.result(s->bytes, out));
@@ -229,7 +235,7 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
 
   Status Put(StateId id, std::string_view value) override {
     FLOE_ASSIGN_OR_RAISE(Table * t, Access(id, "update", {StateKind::kValue}));
-    t->values[Group()][scope_] = Stamped{std::string(value), clock_->NowMillis()};
+    t->values[Group()].mut()[scope_] = Stamped{std::string(value), clock_->NowMillis()};
     return Status::OK();
   }
 
@@ -239,10 +245,10 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
         Access(id, "add", {StateKind::kList, StateKind::kReducing, StateKind::kAggregating}));
     int64_t now = clock_->NowMillis();
     if (t->desc.kind == StateKind::kList) {
-      t->lists[Group()][scope_].push_back(Stamped{std::string(value), now});
+      t->lists[Group()].mut()[scope_].push_back(Stamped{std::string(value), now});
       return Status::OK();
     }
-    Stamped* s = FindValue(*t);
+    const Stamped* s = FindValue(*t);
     std::string next;
     if (t->desc.kind == StateKind::kReducing) {
       if (s == nullptr) {
@@ -254,23 +260,28 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
       if (s == nullptr) {
         FLOE_RETURN_NOT_OK(t->desc.aggregate.create(&next));
       } else {
-        next = std::move(s->bytes);
+        next = s->bytes;
       }
       FLOE_RETURN_NOT_OK(t->desc.aggregate.add(value, &next));
     }
-    t->values[Group()][scope_] = Stamped{std::move(next), now};
+    t->values[Group()].mut()[scope_] = Stamped{std::move(next), now};
     return Status::OK();
   }
 
   Status GetList(StateId id, std::vector<std::string>* out) override {
     FLOE_ASSIGN_OR_RAISE(Table * t, Access(id, "get", {StateKind::kList}));
     out->clear();
-    auto& group = t->lists[Group()];
+    const ListGroup& group = t->lists[Group()].get();
     auto it = group.find(scope_);
     if (it == group.end()) return Status::OK();
-    if (PruneList(*t, it->second, clock_->NowMillis())) {
-      group.erase(it);
-      return Status::OK();
+    if (TtlOn(*t)) {  // expired elements go first
+      ListGroup& live = t->lists[Group()].mut();
+      auto list = live.find(scope_);
+      if (PruneList(*t, list->second, clock_->NowMillis())) {
+        live.erase(list);
+        return Status::OK();
+      }
+      it = list;
     }
     out->reserve(it->second.size());
     for (const Stamped& s : it->second) out->push_back(s.bytes);
@@ -279,7 +290,7 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
 
   Status UpdateList(StateId id, std::vector<std::string> values) override {
     FLOE_ASSIGN_OR_RAISE(Table * t, Access(id, "update", {StateKind::kList}));
-    auto& group = t->lists[Group()];
+    ListGroup& group = t->lists[Group()].mut();
     if (values.empty()) {
       group.erase(scope_);
       return Status::OK();
@@ -294,14 +305,16 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
 
   Result<bool> MapGet(StateId id, std::string_view user_key, std::string* out) override {
     FLOE_ASSIGN_OR_RAISE(Table * t, Access(id, "get", {StateKind::kMap}));
-    auto& group = t->maps[Group()];
+    const MapGroup& group = t->maps[Group()].get();
     auto it = group.find(scope_);
     if (it == group.end()) return false;
     auto entry = it->second.find(user_key);
     if (entry == it->second.end()) return false;
     if (Expired(*t, entry->second, clock_->NowMillis())) {
-      it->second.erase(entry);
-      if (it->second.empty()) group.erase(it);
+      MapGroup& live = t->maps[Group()].mut();
+      auto slot = live.find(scope_);
+      slot->second.erase(slot->second.find(user_key));
+      if (slot->second.empty()) live.erase(slot);
       return false;
     }
     out->assign(entry->second.bytes);
@@ -310,7 +323,7 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
 
   Status MapPut(StateId id, std::string_view user_key, std::string_view value) override {
     FLOE_ASSIGN_OR_RAISE(Table * t, Access(id, "put", {StateKind::kMap}));
-    MapSlot& slot = t->maps[Group()][scope_];
+    MapSlot& slot = t->maps[Group()].mut()[scope_];
     Stamped s{std::string(value), clock_->NowMillis()};
     auto it = slot.find(user_key);
     if (it != slot.end()) {
@@ -323,9 +336,9 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
 
   Status MapRemove(StateId id, std::string_view user_key) override {
     FLOE_ASSIGN_OR_RAISE(Table * t, Access(id, "remove", {StateKind::kMap}));
-    auto& group = t->maps[Group()];
+    if (t->maps[Group()].get().count(scope_) == 0) return Status::OK();
+    MapGroup& group = t->maps[Group()].mut();
     auto it = group.find(scope_);
-    if (it == group.end()) return Status::OK();
     auto entry = it->second.find(user_key);
     if (entry != it->second.end()) it->second.erase(entry);
     if (it->second.empty()) group.erase(it);
@@ -335,12 +348,16 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
   Status MapEntries(StateId id, std::vector<std::pair<std::string, std::string>>* out) override {
     FLOE_ASSIGN_OR_RAISE(Table * t, Access(id, "iterate", {StateKind::kMap}));
     out->clear();
-    auto& group = t->maps[Group()];
+    const MapGroup& group = t->maps[Group()].get();
     auto it = group.find(scope_);
     if (it == group.end()) return Status::OK();
-    if (PruneMap(*t, it->second, clock_->NowMillis())) {
-      group.erase(it);
-      return Status::OK();
+    if (TtlOn(*t)) {  // expired entries go first
+      MapGroup& live = t->maps[Group()].mut();
+      if (PruneMap(*t, live.find(scope_)->second, clock_->NowMillis())) {
+        live.erase(scope_);
+        return Status::OK();
+      }
+      it = live.find(scope_);
     }
     out->reserve(it->second.size());
     for (const auto& [k, v] : it->second) out->emplace_back(k, v.bytes);
@@ -350,15 +367,18 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
   Status Clear(StateId id) override {
     FLOE_ASSIGN_OR_RAISE(Table * t, Access(id, "clear", {}));
     size_t g = Group();
+    auto erase = [this](auto& cow) {
+      if (cow.get().count(scope_) > 0) cow.mut().erase(scope_);
+    };
     switch (t->desc.kind) {
       case StateKind::kList:
-        t->lists[g].erase(scope_);
+        erase(t->lists[g]);
         break;
       case StateKind::kMap:
-        t->maps[g].erase(scope_);
+        erase(t->maps[g]);
         break;
       default:
-        t->values[g].erase(scope_);
+        erase(t->values[g]);
     }
     return Status::OK();
   }
@@ -376,7 +396,7 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
     int64_t now = clock_->NowMillis();
     std::string target_scope = ScopeKey(current_key_, target);
     if (t->desc.kind == StateKind::kList) {
-      auto& group = t->lists[g];
+      ListGroup& group = t->lists[g].mut();
       std::vector<Stamped> merged;
       for (const std::string& ns : sources) {
         if (ns == target) continue;
@@ -393,7 +413,7 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
       }
       return Status::OK();
     }
-    auto& group = t->values[g];
+    ValueGroup& group = t->values[g].mut();
     std::optional<std::string> acc;
     if (auto it = group.find(target_scope); it != group.end() && !Expired(*t, it->second, now)) {
       acc = std::move(it->second.bytes);
@@ -452,7 +472,6 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
 
   Result<std::unique_ptr<KeyedStateSnapshot>> TakeSnapshot() override;
   Status Restore(StateReader& in) override;
-  Status WriteSnapshot(StateWriter& out);
 
   size_t num_entries() const override {
     size_t n = 0;
@@ -516,17 +535,18 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
     }
   }
 
+  bool TtlOn(const Table& t) const { return t.desc.ttl && options_.ttl.count() > 0; }
   bool Expired(const Table& t, const Stamped& s, int64_t now_ms) const {
-    return t.desc.ttl && options_.ttl.count() > 0 && s.written_ms + options_.ttl.count() <= now_ms;
+    return TtlOn(t) && s.written_ms + options_.ttl.count() <= now_ms;
   }
 
   // The live value of the current scope, erasing it when expired.
-  Stamped* FindValue(Table& t) {
-    auto& group = t.values[Group()];
+  const Stamped* FindValue(Table& t) {
+    const ValueGroup& group = t.values[Group()].get();
     auto it = group.find(scope_);
     if (it == group.end()) return nullptr;
     if (Expired(t, it->second, clock_->NowMillis())) {
-      group.erase(it);
+      t.values[Group()].mut().erase(scope_);
       return nullptr;
     }
     return &it->second;
@@ -554,7 +574,6 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
     return Status::OK();
   }
 
-  Status SnapshotGroup(size_t g, int64_t now, StateWriter& out);
   std::vector<bool> restored_groups_;  // by key group - start, once Restore ran
   // order[i]: the table of the snapshot's i-th state; stamped[i]: its entries carry write times.
   Status RestoreGroup(size_t g, const std::vector<size_t>& order, const std::vector<bool>& stamped,
@@ -599,109 +618,160 @@ void PutScope(const std::string& scope, StateWriter& out) {
   out.PutBytes(ns);
 }
 
-Status HashMapKeyedStateBackend::SnapshotGroup(size_t g, int64_t now, StateWriter& out) {
-  for (Table& t : tables_) {
-    const bool stamped = t.desc.ttl;
-    // Drop what expired first, so the count is exact ("cleaned up at snapshot").
-    if (t.desc.ttl && options_.ttl.count() > 0) {
-      switch (t.desc.kind) {
+// A heap backend's state as of its TakeSnapshot: every table's key-group containers and the
+// timers, shared copy-on-write, so taking it copies pointers only and the backend's later
+// writes copy the one group they touch. WriteTo serializes it on the state-writer thread,
+// leaving out what had expired at the barrier (Flink's cleanupFullSnapshot: memory is cleaned
+// when read, not here).
+class HeapSnapshot final : public KeyedStateSnapshot {
+ public:
+  struct TableView {
+    std::string name;
+    StateKind kind = StateKind::kValue;
+    bool stamped = false;  // entries carry write times (StateDescriptor::ttl)
+    bool expires = false;  // ... and a TTL applies
+    std::vector<std::shared_ptr<const ValueGroup>> values;
+    std::vector<std::shared_ptr<const ListGroup>> lists;
+    std::vector<std::shared_ptr<const MapGroup>> maps;
+  };
+
+  HeapSnapshot(const KeyedStateOptions& options, int64_t now_ms, std::vector<TableView> tables,
+               TimerService::View timers)
+      : max_parallelism_(options.max_parallelism),
+        range_(options.key_groups),
+        ttl_ms_(options.ttl.count()),
+        now_ms_(now_ms),
+        tables_(std::move(tables)),
+        timers_(std::move(timers)) {}
+
+  KeyGroupRange key_groups() const override { return range_; }
+
+  Status WriteTo(StateWriter& out, std::vector<SharedStateFile>* shared) override {
+    (void)shared;  // the heap backend always writes the canonical layout
+    out.PutU32(kFormatVersion);
+    out.PutString("hashmap");
+    out.PutU32(max_parallelism_);
+    out.PutU32(range_.start);
+    out.PutU32(range_.end);
+    out.PutU32(static_cast<uint32_t>(tables_.size()));
+    for (const TableView& t : tables_) {
+      out.PutString(t.name);
+      out.PutU8(static_cast<uint8_t>(t.kind));
+      out.PutBool(t.stamped);
+    }
+    std::vector<uint32_t> groups;  // the non-empty ones
+    for (uint32_t g = 0; g < range_.end - range_.start; ++g) {
+      if (!Empty(g)) groups.push_back(g);
+    }
+    out.PutU32(static_cast<uint32_t>(groups.size()));
+    StateWriter section;
+    for (uint32_t g : groups) {
+      WriteGroup(g, section);
+      out.PutU32(range_.start + g);
+      out.PutBytes(section.Finish());
+    }
+    return Status::OK();
+  }
+
+ private:
+  bool Expired(const TableView& t, const Stamped& s) const {
+    return t.expires && s.written_ms + ttl_ms_ <= now_ms_;
+  }
+
+  bool Empty(uint32_t g) const {
+    if (!timers_.KeyGroupEmpty(range_.start + g)) return false;
+    for (const TableView& t : tables_) {
+      switch (t.kind) {
         case StateKind::kList:
-          for (auto it = t.lists[g].begin(); it != t.lists[g].end();) {
-            it = PruneList(t, it->second, now) ? t.lists[g].erase(it) : std::next(it);
-          }
+          if (!t.lists[g]->empty()) return false;
           break;
         case StateKind::kMap:
-          for (auto it = t.maps[g].begin(); it != t.maps[g].end();) {
-            it = PruneMap(t, it->second, now) ? t.maps[g].erase(it) : std::next(it);
-          }
+          if (!t.maps[g]->empty()) return false;
           break;
         default:
-          std::erase_if(t.values[g], [&](auto& kv) { return Expired(t, kv.second, now); });
+          if (!t.values[g]->empty()) return false;
       }
     }
-    out.PutU32(static_cast<uint32_t>(t.EntriesIn(g)));
-    switch (t.desc.kind) {
+    return true;
+  }
+
+  // One table's live entries of group g: u32 count, then the entries.
+  void WriteEntries(const TableView& t, uint32_t g, StateWriter& out) const {
+    StateWriter entries;
+    uint32_t n = 0;
+    std::vector<const Stamped*> live;
+    std::vector<std::pair<const std::string*, const Stamped*>> live_map;
+    switch (t.kind) {
       case StateKind::kList:
-        for (const auto& [scope, list] : t.lists[g]) {
-          PutScope(scope, out);
-          out.PutU32(static_cast<uint32_t>(list.size()));
-          for (const Stamped& s : list) PutStamped(s, stamped, out);
+        for (const auto& [scope, list] : *t.lists[g]) {
+          live.clear();
+          for (const Stamped& s : list) {
+            if (!Expired(t, s)) live.push_back(&s);
+          }
+          if (live.empty()) continue;
+          ++n;
+          PutScope(scope, entries);
+          entries.PutU32(static_cast<uint32_t>(live.size()));
+          for (const Stamped* s : live) PutStamped(*s, t.stamped, entries);
         }
         break;
       case StateKind::kMap:
-        for (const auto& [scope, map] : t.maps[g]) {
-          PutScope(scope, out);
-          out.PutU32(static_cast<uint32_t>(map.size()));
+        for (const auto& [scope, map] : *t.maps[g]) {
+          live_map.clear();
           for (const auto& [user_key, s] : map) {
-            out.PutBytes(user_key);
-            PutStamped(s, stamped, out);
+            if (!Expired(t, s)) live_map.emplace_back(&user_key, &s);
+          }
+          if (live_map.empty()) continue;
+          ++n;
+          PutScope(scope, entries);
+          entries.PutU32(static_cast<uint32_t>(live_map.size()));
+          for (const auto& [user_key, s] : live_map) {
+            entries.PutBytes(*user_key);
+            PutStamped(*s, t.stamped, entries);
           }
         }
         break;
       default:
-        for (const auto& [scope, s] : t.values[g]) {
-          PutScope(scope, out);
-          PutStamped(s, stamped, out);
+        for (const auto& [scope, s] : *t.values[g]) {
+          if (Expired(t, s)) continue;
+          ++n;
+          PutScope(scope, entries);
+          PutStamped(s, t.stamped, entries);
         }
     }
+    out.PutU32(n);
+    out.PutRaw(entries.data());
   }
-  timers_.SnapshotKeyGroup(options_.key_groups.start + static_cast<uint32_t>(g), out);
-  return Status::OK();
-}
 
-// A view serialized at once. TODO(state): copy-on-write per key group, so that the barrier only
-// takes references and the serialization runs in WriteTo.
-class SerializedSnapshot final : public KeyedStateSnapshot {
- public:
-  SerializedSnapshot(std::string bytes, KeyGroupRange range)
-      : bytes_(std::move(bytes)), range_(range) {}
-  Status WriteTo(StateWriter& out, std::vector<SharedStateFile>* shared) override {
-    (void)shared;  // the heap backend always writes the canonical layout
-    out.PutRaw(bytes_);
-    return Status::OK();
+  void WriteGroup(uint32_t g, StateWriter& out) const {
+    for (const TableView& t : tables_) WriteEntries(t, g, out);
+    timers_.SnapshotKeyGroup(range_.start + g, out);
   }
-  KeyGroupRange key_groups() const override { return range_; }
 
- private:
-  std::string bytes_;
+  uint32_t max_parallelism_;
   KeyGroupRange range_;
+  int64_t ttl_ms_;
+  int64_t now_ms_;
+  std::vector<TableView> tables_;
+  TimerService::View timers_;
 };
 
 Result<std::unique_ptr<KeyedStateSnapshot>> HashMapKeyedStateBackend::TakeSnapshot() {
-  StateWriter out;
-  FLOE_RETURN_NOT_OK(WriteSnapshot(out));
-  return std::unique_ptr<KeyedStateSnapshot>(
-      std::make_unique<SerializedSnapshot>(out.Finish(), options_.key_groups));
-}
-
-Status HashMapKeyedStateBackend::WriteSnapshot(StateWriter& out) {
-  out.PutU32(kFormatVersion);
-  out.PutString("hashmap");
-  out.PutU32(options_.max_parallelism);
-  out.PutU32(options_.key_groups.start);
-  out.PutU32(options_.key_groups.end);
-  out.PutU32(static_cast<uint32_t>(tables_.size()));
+  std::vector<HeapSnapshot::TableView> tables;
+  tables.reserve(tables_.size());
   for (const Table& t : tables_) {
-    out.PutString(t.desc.name);
-    out.PutU8(static_cast<uint8_t>(t.desc.kind));
-    out.PutBool(t.desc.ttl);
+    HeapSnapshot::TableView v;
+    v.name = t.desc.name;
+    v.kind = t.desc.kind;
+    v.stamped = t.desc.ttl;
+    v.expires = TtlOn(t);
+    for (const auto& g : t.values) v.values.push_back(g.share());
+    for (const auto& g : t.lists) v.lists.push_back(g.share());
+    for (const auto& g : t.maps) v.maps.push_back(g.share());
+    tables.push_back(std::move(v));
   }
-  const int64_t now = clock_->NowMillis();
-  std::vector<std::pair<uint32_t, std::string>> sections;
-  for (size_t g = 0; g < groups_; ++g) {
-    uint32_t key_group = options_.key_groups.start + static_cast<uint32_t>(g);
-    StateWriter section;
-    FLOE_RETURN_NOT_OK(SnapshotGroup(g, now, section));
-    bool empty = timers_.KeyGroupEmpty(key_group);
-    for (const Table& t : tables_) empty = empty && t.EntriesIn(g) == 0;
-    if (!empty) sections.emplace_back(key_group, section.Finish());
-  }
-  out.PutU32(static_cast<uint32_t>(sections.size()));
-  for (const auto& [key_group, bytes] : sections) {
-    out.PutU32(key_group);
-    out.PutBytes(bytes);
-  }
-  return Status::OK();
+  return std::unique_ptr<KeyedStateSnapshot>(std::make_unique<HeapSnapshot>(
+      options_, clock_->NowMillis(), std::move(tables), timers_.Share()));
 }
 
 Status HashMapKeyedStateBackend::RestoreGroup(size_t g, const std::vector<size_t>& order,
@@ -718,7 +788,7 @@ Status HashMapKeyedStateBackend::RestoreGroup(size_t g, const std::vector<size_t
       switch (t.desc.kind) {
         case StateKind::kList: {
           FLOE_ASSIGN_OR_RAISE(uint32_t n, in.GetU32());
-          std::vector<Stamped>& list = t.lists[g][scope];
+          std::vector<Stamped>& list = t.lists[g].mut()[scope];
           for (uint32_t k = 0; k < n; ++k) {
             FLOE_ASSIGN_OR_RAISE(Stamped s, GetStamped(stamped[i], in));
             if (!stamped[i]) s.written_ms = now;
@@ -728,7 +798,7 @@ Status HashMapKeyedStateBackend::RestoreGroup(size_t g, const std::vector<size_t
         }
         case StateKind::kMap: {
           FLOE_ASSIGN_OR_RAISE(uint32_t n, in.GetU32());
-          MapSlot& map = t.maps[g][scope];
+          MapSlot& map = t.maps[g].mut()[scope];
           for (uint32_t k = 0; k < n; ++k) {
             FLOE_ASSIGN_OR_RAISE(std::string user_key, in.GetBytes());
             FLOE_ASSIGN_OR_RAISE(Stamped s, GetStamped(stamped[i], in));
@@ -740,7 +810,7 @@ Status HashMapKeyedStateBackend::RestoreGroup(size_t g, const std::vector<size_t
         default: {
           FLOE_ASSIGN_OR_RAISE(Stamped s, GetStamped(stamped[i], in));
           if (!stamped[i]) s.written_ms = now;
-          t.values[g][std::move(scope)] = std::move(s);
+          t.values[g].mut()[std::move(scope)] = std::move(s);
         }
       }
     }

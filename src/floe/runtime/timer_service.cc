@@ -14,19 +14,19 @@ TimerService::TimerService(KeyGroupRange range) : range_(range) {
 }
 
 void TimerService::Unhead(Queue& q, uint32_t g) const {
-  const std::set<Entry>& set = q.groups[g - range_.start];
+  const Group& set = q.groups[g - range_.start].get();
   if (!set.empty()) q.heads.erase({set.begin()->timestamp, g});
 }
 
 void TimerService::Rehead(Queue& q, uint32_t g) const {
-  const std::set<Entry>& set = q.groups[g - range_.start];
+  const Group& set = q.groups[g - range_.start].get();
   if (!set.empty()) q.heads.insert({set.begin()->timestamp, g});
 }
 
 bool TimerService::Register(TimeDomain domain, int64_t timestamp, uint32_t key_group,
                             std::string_view key, std::string_view ns) {
   Queue& q = queues_[Index(domain)];
-  std::set<Entry>& set = q.groups[key_group - range_.start];
+  Group& set = q.groups[key_group - range_.start].mut();
   auto [it, added] = set.insert(Entry{timestamp, std::string(key), std::string(ns)});
   if (!added) return false;
   ++q.size;
@@ -41,9 +41,10 @@ bool TimerService::Delete(TimeDomain domain, int64_t timestamp, uint32_t key_gro
                           std::string_view key, std::string_view ns) {
   if (key_group < range_.start || key_group >= range_.end) return false;
   Queue& q = queues_[Index(domain)];
-  std::set<Entry>& set = q.groups[key_group - range_.start];
-  auto it = set.find(Entry{timestamp, std::string(key), std::string(ns)});
-  if (it == set.end()) return false;
+  const Entry wanted{timestamp, std::string(key), std::string(ns)};
+  if (q.groups[key_group - range_.start].get().count(wanted) == 0) return false;
+  Group& set = q.groups[key_group - range_.start].mut();
+  auto it = set.find(wanted);
   --q.size;
   if (it != set.begin()) {
     set.erase(it);
@@ -66,7 +67,7 @@ std::optional<Timer> TimerService::PopDue(TimeDomain domain, int64_t upto) {
   if (q.heads.empty() || q.heads.begin()->first > upto) return std::nullopt;
   uint32_t g = q.heads.begin()->second;
   q.heads.erase(q.heads.begin());
-  std::set<Entry>& set = q.groups[g - range_.start];
+  Group& set = q.groups[g - range_.start].mut();
   auto node = set.extract(set.begin());
   Rehead(q, g);
   --q.size;
@@ -74,23 +75,50 @@ std::optional<Timer> TimerService::PopDue(TimeDomain domain, int64_t upto) {
   return Timer{domain, e.timestamp, g, std::move(e.key), std::move(e.ns)};
 }
 
+namespace {
+
+template <typename Set>
+void PutTimers(const Set& set, StateWriter& out) {
+  out.PutU32(static_cast<uint32_t>(set.size()));
+  for (const auto& e : set) {
+    out.PutI64(e.timestamp);
+    out.PutBytes(e.key);
+    out.PutBytes(e.ns);
+  }
+}
+
+}  // namespace
+
 bool TimerService::KeyGroupEmpty(uint32_t key_group) const {
   for (const Queue& q : queues_) {
-    if (!q.groups[key_group - range_.start].empty()) return false;
+    if (!q.groups[key_group - range_.start].get().empty()) return false;
   }
   return true;
 }
 
 void TimerService::SnapshotKeyGroup(uint32_t key_group, StateWriter& out) const {
-  for (const Queue& q : queues_) {
-    const std::set<Entry>& set = q.groups[key_group - range_.start];
-    out.PutU32(static_cast<uint32_t>(set.size()));
-    for (const Entry& e : set) {
-      out.PutI64(e.timestamp);
-      out.PutBytes(e.key);
-      out.PutBytes(e.ns);
-    }
+  for (const Queue& q : queues_) PutTimers(q.groups[key_group - range_.start].get(), out);
+}
+
+TimerService::View TimerService::Share() const {
+  View v;
+  v.range_ = range_;
+  for (size_t d = 0; d < 2; ++d) {
+    v.groups_[d].reserve(queues_[d].groups.size());
+    for (const CopyOnWrite<Group>& g : queues_[d].groups) v.groups_[d].push_back(g.share());
   }
+  return v;
+}
+
+bool TimerService::View::KeyGroupEmpty(uint32_t key_group) const {
+  for (const auto& groups : groups_) {
+    if (!groups[key_group - range_.start]->empty()) return false;
+  }
+  return true;
+}
+
+void TimerService::View::SnapshotKeyGroup(uint32_t key_group, StateWriter& out) const {
+  for (const auto& groups : groups_) PutTimers(*groups[key_group - range_.start], out);
 }
 
 Status TimerService::RestoreKeyGroup(uint32_t key_group, StateReader& in) {

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "floe/common/status.h"
+#include "floe/runtime/copy_on_write.h"
 #include "floe/runtime/operator.h"
 #include "floe/runtime/state.h"
 
@@ -59,6 +61,25 @@ class TimerService {
   // The timers of one key group, both domains: u32 count + {i64 timestamp, bytes key,
   // bytes ns} per domain, event time first.
   void SnapshotKeyGroup(uint32_t key_group, StateWriter& out) const;
+
+ private:
+  struct Entry;
+  using Group = std::set<Entry>;
+
+ public:
+  // The timers as of Share(), unaffected by later changes (each key group's set is shared
+  // copy-on-write): what an asynchronous snapshot writes from, on any thread.
+  class View {
+   public:
+    void SnapshotKeyGroup(uint32_t key_group, StateWriter& out) const;
+    bool KeyGroupEmpty(uint32_t key_group) const;
+
+   private:
+    friend class TimerService;
+    KeyGroupRange range_;
+    std::vector<std::shared_ptr<const Group>> groups_[2];  // by domain, key group - start
+  };
+  View Share() const;
   // Adds what SnapshotKeyGroup wrote. REQUIRES: key_group in range().
   Status RestoreKeyGroup(uint32_t key_group, StateReader& in);
   bool KeyGroupEmpty(uint32_t key_group) const;
@@ -71,7 +92,7 @@ class TimerService {
     bool operator<(const Entry& o) const;
   };
   struct Queue {
-    std::vector<std::set<Entry>> groups;           // index: key group - range.start
+    std::vector<CopyOnWrite<Group>> groups;        // index: key group - range.start
     std::set<std::pair<int64_t, uint32_t>> heads;  // (earliest timestamp, key group)
     size_t size = 0;
   };
