@@ -108,7 +108,8 @@ const LAG = `${T}operator_KafkaSourceReader_records_lag`;
 const REQUIRED_FAMILIES = [
   'floe_jobmanager_job_uptime', 'floe_jobmanager_job_numRestarts',
   'floe_jobmanager_job_numberOfCompletedCheckpoints', 'floe_jobmanager_job_lastCheckpointDuration',
-  'floe_jobmanager_job_lastCheckpointSize', `${T}numRecordsIn`, `${T}numRecordsOut`,
+  'floe_jobmanager_job_lastCheckpointSize', 'floe_jobmanager_job_lastCheckpointSyncDuration',
+  'floe_jobmanager_job_lastCheckpointAsyncDuration', `${T}numRecordsIn`, `${T}numRecordsOut`,
   `${T}backPressuredTimeMsPerSecond`, LAG, `${COMMITTER}elapsedSecondsSinceLastSuccessfulCommit`,
 ];
 

@@ -211,7 +211,9 @@ class Worker {
                   {"dir", info.dir},
                   {"duration_ms", info.duration_millis},
                   {"size_bytes", info.size_bytes},
-                  {"alignment_us", info.alignment_micros}});
+                  {"alignment_us", info.alignment_micros},
+                  {"sync_us", info.sync_micros},
+                  {"async_us", info.async_micros}});
     // Test-only: the stop savepoint is complete and reported, its side effects not yet
     // committed (LocalJob delivers its completion when this returns).
     if (info.stop) CrashPoint("worker-stop-savepoint-completed");

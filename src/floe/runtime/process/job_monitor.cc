@@ -151,6 +151,10 @@ std::vector<ExposedMetric> JobMonitor::Metrics(const JobOverview& job, int64_t n
         static_cast<double>(last->size_bytes));
     add(job_scope + "lastCheckpointAlignmentTime", MetricType::kGauge, {},
         static_cast<double>(last->alignment_us) / 1000.0);
+    add(job_scope + "lastCheckpointSyncDuration", MetricType::kGauge, {},
+        static_cast<double>(last->sync_us) / 1000.0);
+    add(job_scope + "lastCheckpointAsyncDuration", MetricType::kGauge, {},
+        static_cast<double>(last->async_us) / 1000.0);
     add(job_scope + "lastCompletedCheckpointId", MetricType::kGauge, {},
         static_cast<double>(last->id));
     add(job_scope + "lastCompletedCheckpointAge", MetricType::kGauge, {},
@@ -224,6 +228,8 @@ std::string JobMonitor::OverviewJson(const JobOverview& job, int64_t now_ms) con
                        {"duration_ms", c.duration_ms},
                        {"size_bytes", c.size_bytes},
                        {"alignment_ms", static_cast<double>(c.alignment_us) / 1000.0},
+                       {"sync_ms", static_cast<double>(c.sync_us) / 1000.0},
+                       {"async_ms", static_cast<double>(c.async_us) / 1000.0},
                        {"savepoint", c.savepoint}});
   }
   out["checkpoints"] = {{"completed", completed_checkpoints_},

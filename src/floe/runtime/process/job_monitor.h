@@ -65,6 +65,8 @@ struct CheckpointRecord {
   int64_t duration_ms = 0;
   uint64_t size_bytes = 0;
   int64_t alignment_us = 0;
+  int64_t sync_us = 0;   // the longest synchronous part of any task: the stream stopped
+  int64_t async_us = 0;  // the longest asynchronous part: state written while records flowed
   bool savepoint = false;
 };
 
