@@ -516,3 +516,81 @@ INSERT INTO changes SELECT state, COUNT(*) FROM roster WHERE state = 'CA' GROUP 
   assert.match(err, /ca> \+I \{"state":"CA","n":\d+\}/, err.slice(0, 2000));
   assert.match(err, /ca> -U \{"state":"CA","n":\d+\}\n(.*\n)*?ca> \+U \{"state":"CA","n":\d+\}/);
 });
+
+// ---- rescaling through savepoints ----------------------------------------------------------
+//
+// The job runs at parallelism.default 1, is stopped with a savepoint mid-stream, resumed from it
+// at 3, stopped again, resumed at 2 and run to the end: keyed state moves with its key groups
+// (the roster source and the Iceberg writer keep parallelism 1). Every window and every
+// per-key count must come out as one uninterrupted run gives them.
+
+// Runs `p.job` at each parallelism of `pars` in turn (variable PAR), stopping with a savepoint
+// after two checkpoints of each run but the last; returns the runs' stderr.
+async function runRescaled(p, pars) {
+  let from;
+  let err = '';
+  const seen = new Set();
+  for (let i = 0; i < pars.length; i++) {
+    const run = runJob(p, { CHK: p.chk, WH: p.wh, PAR: pars[i] }, { from });
+    if (i < pars.length - 1) {
+      // This run's worker (a resumed run keeps the job id) with a checkpoint of its own.
+      const fresh = () => jobRecords(p.home).find((j) => !seen.has(j.worker_pid) && j.state === 'RUNNING' &&
+                                                          j.worker_pid && j.last_checkpoint);
+      const first = await waitFor(`a checkpoint at parallelism ${pars[i]}`, fresh);
+      await waitFor('a second checkpoint', () => {
+        const j = fresh();
+        return j && j.last_checkpoint > first.last_checkpoint ? j : null;
+      });
+      seen.add(first.worker_pid);
+      const sp = floe(['stop', first.job_id, '--savepoint', path.join(p.dir, `sp-${i}`)], { FLOE_HOME: p.home });
+      assert.equal(sp.code, 0, sp.err);
+      from = sp.out.trim().split('\n').pop();
+    }
+    const r = await run.done;
+    assert.equal(r.code, 0, r.err);
+    err += r.err;
+  }
+  return err;
+}
+
+const rescaledRoster = `CREATE TABLE roster (${ROSTER_COLUMNS}, WATERMARK FOR event_time AS event_time - INTERVAL '21' MINUTE)
+  WITH ('connector' = 'roster', 'seed' = '42', 'events' = '${EVENTS}', 'rows-per-second' = '1500');`;
+
+test('window job rescaled 1 -> 3 -> 2 through savepoints mid-stream: every window once, right counts', async () => {
+  const expected = await expectedByState();
+  const p = sandbox(ROOT, 'tiles_rescaled');
+  fs.writeFileSync(p.job, `${checkpointSets('300 ms')}
+SET 'parallelism.default' = '\${PAR}';
+${rescaledRoster}
+CREATE TABLE tiles (state STRING, window_start TIMESTAMP(3), window_end TIMESTAMP(3), n BIGINT)
+  WITH (${icebergTable(p.name)});
+INSERT INTO tiles
+SELECT state, window_start, window_end, COUNT(*) AS n
+FROM TABLE(TUMBLE(TABLE roster, DESCRIPTOR(event_time), INTERVAL '5' MINUTE))
+GROUP BY state, window_start, window_end;
+`);
+  const err = await runRescaled(p, [1, 3, 2]);
+  assert.match(err, /rescaling from 1 to 3 subtasks/, err);
+  assert.match(err, /rescaling from 3 to 2 subtasks/, err);
+  assert.deepEqual(tiles(p, 'state', 'n'), expected);
+});
+
+test('GROUP BY rescaled 1 -> 3 -> 2 through savepoints mid-stream: the latest count of every key', async () => {
+  const rows = await rosterEvents();
+  const expected = new Map();
+  for (const r of rows) if (r.state !== null) expected.set(String(r.state), (expected.get(String(r.state)) || 0) + 1);
+  const p = sandbox(ROOT, 'per_state_rescaled');
+  fs.writeFileSync(p.job, `${checkpointSets('300 ms')}
+SET 'parallelism.default' = '\${PAR}';
+${rescaledRoster}
+CREATE TABLE per_state (state STRING NOT NULL, n BIGINT, PRIMARY KEY (state) NOT ENFORCED)
+  WITH (${icebergTable(p.name)}, 'write.upsert.enabled' = 'true');
+INSERT INTO per_state SELECT state, COUNT(*) AS n FROM roster WHERE state IS NOT NULL GROUP BY state;
+`);
+  const err = await runRescaled(p, [1, 3, 2]);
+  assert.match(err, /rescaling from 3 to 2 subtasks/, err);
+  const s = floe(['table', 'scan', p.table, '--warehouse', p.wh]);
+  assert.equal(s.code, 0, s.err);
+  const got = new Map(s.out.split('\n').filter(Boolean).map((l) => JSON.parse(l)).map((x) => [x.state, x.n]));
+  assert.deepEqual(got, expected);
+});

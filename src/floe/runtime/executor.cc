@@ -1,5 +1,6 @@
 #include "floe/runtime/executor.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <climits>
@@ -7,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "floe/common/log.h"
 #include "floe/common/mutex.h"
 #include "floe/runtime/channel.h"
 #include "floe/runtime/keyed_state.h"
@@ -535,10 +537,17 @@ Status LocalExecutor::Impl::RestoreTask(ExecutorTask& t) {
     StateReader reader(operator_states[self]);
     return t.source ? t.source->Restore(reader) : t.op->Restore(reader);
   }
+  const std::string rescaled = "rescaling from " + std::to_string(old.size()) + " to " +
+                               std::to_string(t.info.parallelism) + " subtasks";
+  LogInfo("%s: %s, key groups [%u, %u)", t.name.c_str(), rescaled.c_str(), mine.start, mine.end);
+  // An operator that wrote no state of its own (stateless, or all of it keyed) rescales freely.
+  if (std::all_of(operator_states.begin(), operator_states.end(),
+                  [](std::string_view s) { return s.empty(); })) {
+    return Status::OK();
+  }
   std::vector<std::string> states(operator_states.begin(), operator_states.end());
   Status st = t.source ? t.source->RestoreRescaled(states) : t.op->RestoreRescaled(states);
-  return st.WithContext("rescaling from " + std::to_string(old.size()) + " to " +
-                        std::to_string(t.info.parallelism) + " subtasks");
+  return st.WithContext(rescaled);
 }
 
 void LocalExecutor::Impl::RunTask(ExecutorTask& t) {

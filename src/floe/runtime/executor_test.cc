@@ -442,8 +442,8 @@ TEST(LocalExecutor, AnOperatorThatCannotRescaleRefusesAnotherParallelism) {
   ExecutorOptions opts;
   opts.restore = CompletedCheckpoint{};
   opts.restore->id = CheckpointId(4);
-  opts.restore->task_states["src/0"] = "";
-  opts.restore->task_states["src/1"] = "";  // the job ran with parallelism 2 before
+  opts.restore->task_states["src/0"] = "position";
+  opts.restore->task_states["src/1"] = "position";  // the job ran with parallelism 2 before
   auto ex = LocalExecutor::Make(g, opts).ValueOrDie();
   ASSERT_TRUE(ex->Start().ok());
   Status st = ex->Wait();
