@@ -180,7 +180,7 @@ test('each commit records the watermark of its checkpoint: rising, behind the ne
   }
 });
 
-for (const point of ['window-after-fire', 'after-checkpoint-complete-before-commit']) {
+for (const point of ['window-after-fire', 'after-checkpoint-complete-before-commit', 'keyed-state-written']) {
   test(`window job killed at crash point ${point} (2nd hit), then restarted: every window exactly once`, async () => {
     const expected = await expectedByState();
     const p = sandbox(ROOT, `tiles_${point.replace(/-/g, '_')}`);

@@ -128,6 +128,14 @@ Result<CheckpointConfig> CheckpointConfig::FromOptions(
       integer({"execution.checkpointing.tolerable-failed-checkpoints"}, &c.tolerable_failed));
   FLOE_RETURN_NOT_OK(integer(
       {"state.checkpoints.num-retained", "execution.checkpointing.num-retained"}, &c.num_retained));
+  if (const auto* kv = get({"execution.checkpointing.incremental", "state.backend.incremental"})) {
+    std::string v = Lower(Trim(kv->second));
+    if (v != "true" && v != "false") {
+      return Status::InvalidArgument(kv->first + ": '" + kv->second +
+                                     "' must be 'true' or 'false'");
+    }
+    c.incremental = v == "true";
+  }
   if (const auto* kv = get({"execution.checkpointing.mode"})) {
     std::string v = Lower(Trim(kv->second));
     if (v == "exactly_once") {

@@ -47,6 +47,9 @@ struct CheckpointConfig {
   // or `savepoint_dir` is on s3://).
   io::FileIO file_io;
   int num_retained = 1;  // state.checkpoints.num-retained
+  // execution.checkpointing.incremental (state.backend.incremental): checkpoints upload only what
+  // changed since the last one where the backend can (RocksDB); savepoints stay canonical.
+  bool incremental = false;
 
   bool periodic() const { return interval.count() > 0; }
 

@@ -39,6 +39,7 @@ TEST(CheckpointConfig, DefaultsFollowFlink) {
   EXPECT_EQ(c->max_concurrent, 1);
   EXPECT_EQ(c->tolerable_failed, 0);
   EXPECT_EQ(c->num_retained, 1);
+  EXPECT_FALSE(c->incremental);
 }
 
 TEST(CheckpointConfig, ReadsFlinkOptions) {
@@ -52,6 +53,7 @@ TEST(CheckpointConfig, ReadsFlinkOptions) {
       {"execution.checkpointing.externalized-checkpoint-retention", "DELETE_ON_CANCELLATION"},
       {"execution.checkpointing.dir", "/tmp/chk"},
       {"state.checkpoints.num-retained", "4"},
+      {"execution.checkpointing.incremental", "true"},
       {"pipeline.name", "ignored"},
   });
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -64,6 +66,9 @@ TEST(CheckpointConfig, ReadsFlinkOptions) {
   EXPECT_EQ(c->retention, CheckpointRetention::kDeleteOnCancellation);
   EXPECT_EQ(c->dir, "/tmp/chk");
   EXPECT_EQ(c->num_retained, 4);
+  EXPECT_TRUE(c->incremental);
+  // Flink's deprecated key.
+  EXPECT_TRUE(CheckpointConfig::FromOptions({{"state.backend.incremental", "true"}})->incremental);
 }
 
 void ExpectRejected(std::map<std::string, std::string> options, const std::string& needle) {
@@ -116,6 +121,8 @@ TEST(CheckpointConfig, RejectsBadValuesWithTheRuleAndTheNumbers) {
   ExpectRejected({{"execution.checkpointing.externalized-checkpoint-retention", "KEEP"}},
                  "RETAIN_ON_CANCELLATION");
   ExpectRejected({{"execution.checkpointing.unaligned.enabled", "true"}}, "unaligned");
+  ExpectRejected({{"execution.checkpointing.incremental", "yes"}},
+                 "execution.checkpointing.incremental: 'yes' must be 'true' or 'false'");
   ExpectRejected({{"execution.checkpointing.dir", "hdfs://nn/chk"}},
                  "floe reads and writes local paths, file: URIs and s3:// URIs, not 'hdfs:'");
   ExpectRejected({{"execution.checkpointing.dir", "s3://bucket/chk"},

@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "floe/common/crash_point.h"
 #include "floe/common/mutex.h"
 #include "floe/runtime/keyed_state.h"
 #include "floe/runtime/state.h"
@@ -151,7 +152,11 @@ struct LocalJob::Impl {
     }
     if (!loc) return;  // aborted meanwhile
     const auto async_start = std::chrono::steady_clock::now();
+    const bool keyed = ack.keyed != nullptr;
     Result<TaskStateHandle> handle = WriteState(ack, *loc);
+    // Test-only: a keyed task's state (and an incremental checkpoint's shared files) is written,
+    // the checkpoint not yet complete.
+    if (keyed && handle.ok()) CrashPoint("keyed-state-written");
     const TaskCheckpointTimes times{ack.alignment_micros, ack.sync_micros,
                                     std::chrono::duration_cast<std::chrono::microseconds>(
                                         std::chrono::steady_clock::now() - async_start)
