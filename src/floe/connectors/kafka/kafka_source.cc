@@ -415,6 +415,10 @@ Status KafkaSource::CheckParallelism(uint32_t written_with, const std::string& f
       "pipeline (new 'sink-id' or table) from explicit 'scan.startup.specific-offsets'");
 }
 
+Status KafkaSource::RestoreRescaled(const std::vector<std::string>& states) {
+  return CheckParallelism(static_cast<uint32_t>(states.size()), "the restored checkpoint");
+}
+
 Status KafkaSource::Restore(runtime::StateReader& state) {
   FLOE_ASSIGN_OR_RAISE(uint32_t version, start_.BeginRestore(state));
   position_.next.clear();

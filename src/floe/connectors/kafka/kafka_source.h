@@ -119,6 +119,8 @@ class KafkaSource final : public runtime::SourceOperator {
 
   Status Open(const runtime::OperatorContext& ctx) override;
   Status Restore(runtime::StateReader& state) override;
+  // Refused with the reason and the way out: positions are per subtask (CheckParallelism).
+  Status RestoreRescaled(const std::vector<std::string>& states) override;
   Result<runtime::SourceStatus> Poll(runtime::Collector& out) override;
   Status SnapshotPosition(runtime::CheckpointId id, runtime::StateWriter& state) override;
   Status OnCheckpointComplete(runtime::CheckpointId id) override;
