@@ -128,14 +128,21 @@ Result<CheckpointConfig> CheckpointConfig::FromOptions(
       integer({"execution.checkpointing.tolerable-failed-checkpoints"}, &c.tolerable_failed));
   FLOE_RETURN_NOT_OK(integer(
       {"state.checkpoints.num-retained", "execution.checkpointing.num-retained"}, &c.num_retained));
-  if (const auto* kv = get({"execution.checkpointing.incremental", "state.backend.incremental"})) {
-    std::string v = Lower(Trim(kv->second));
-    if (v != "true" && v != "false") {
-      return Status::InvalidArgument(kv->first + ": '" + kv->second +
-                                     "' must be 'true' or 'false'");
+  auto flag = [&](std::initializer_list<const char*> keys, bool* out) -> Status {
+    if (const auto* kv = get(keys)) {
+      std::string v = Lower(Trim(kv->second));
+      if (v != "true" && v != "false") {
+        return Status::InvalidArgument(kv->first + ": '" + kv->second +
+                                       "' must be 'true' or 'false'");
+      }
+      *out = v == "true";
     }
-    c.incremental = v == "true";
-  }
+    return Status::OK();
+  };
+  FLOE_RETURN_NOT_OK(
+      flag({"execution.checkpointing.incremental", "state.backend.incremental"}, &c.incremental));
+  FLOE_RETURN_NOT_OK(
+      flag({"execution.savepoint.ignore-unclaimed-state"}, &c.ignore_unclaimed_state));
   if (const auto* kv = get({"execution.checkpointing.mode"})) {
     std::string v = Lower(Trim(kv->second));
     if (v == "exactly_once") {

@@ -50,6 +50,9 @@ struct CheckpointConfig {
   // execution.checkpointing.incremental (state.backend.incremental): checkpoints upload only what
   // changed since the last one where the backend can (RocksDB); savepoints stay canonical.
   bool incremental = false;
+  // execution.savepoint.ignore-unclaimed-state (Flink's --allowNonRestoredState): a restore
+  // drops the state of operators this job no longer has instead of refusing.
+  bool ignore_unclaimed_state = false;
 
   bool periodic() const { return interval.count() > 0; }
 

@@ -54,6 +54,7 @@ TEST(CheckpointConfig, ReadsFlinkOptions) {
       {"execution.checkpointing.dir", "/tmp/chk"},
       {"state.checkpoints.num-retained", "4"},
       {"execution.checkpointing.incremental", "true"},
+      {"execution.savepoint.ignore-unclaimed-state", "true"},
       {"pipeline.name", "ignored"},
   });
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -67,6 +68,7 @@ TEST(CheckpointConfig, ReadsFlinkOptions) {
   EXPECT_EQ(c->dir, "/tmp/chk");
   EXPECT_EQ(c->num_retained, 4);
   EXPECT_TRUE(c->incremental);
+  EXPECT_TRUE(c->ignore_unclaimed_state);
   // Flink's deprecated key.
   EXPECT_TRUE(CheckpointConfig::FromOptions({{"state.backend.incremental", "true"}})->incremental);
 }

@@ -699,7 +699,8 @@ Result<std::unique_ptr<LocalExecutor>> LocalExecutor::Make(const JobGraph& graph
         return Status::InvalidArgument(
             "checkpoint " + impl->options.restore->id.ToString() + " holds state of task '" + task +
             "', whose operator this job does not have: was a table renamed, or did the query "
-            "change its plan? That state would be lost");
+            "change its plan? That state would be lost; SET "
+            "'execution.savepoint.ignore-unclaimed-state' = 'true' drops it");
       }
     }
   }

@@ -432,6 +432,9 @@ TEST(LocalExecutor, RefusesStateOfOperatorsTheJobDoesNotHave) {
   auto ex = LocalExecutor::Make(g, opts);
   ASSERT_FALSE(ex.ok());
   EXPECT_NE(ex.status().message().find("'gone/0'"), std::string::npos) << ex.status().ToString();
+  EXPECT_NE(ex.status().message().find("'execution.savepoint.ignore-unclaimed-state' = 'true'"),
+            std::string::npos)
+      << ex.status().ToString();
   opts.allow_non_restored_state = true;
   EXPECT_TRUE(LocalExecutor::Make(g, opts).ok());
 }

@@ -275,6 +275,7 @@ Result<std::unique_ptr<LocalJob>> LocalJob::Make(const JobGraph& graph, LocalJob
   eo.channel_capacity = options.channel_capacity;
   eo.idle_backoff = options.idle_backoff;
   eo.final_checkpoint = true;
+  eo.allow_non_restored_state = cc.ignore_unclaimed_state;
   if (!options.metrics) options.metrics = std::make_shared<MetricRegistry>();
   eo.metrics = options.metrics;
   if (options.restore_from) {
