@@ -401,6 +401,18 @@ Result<AggregatePlan> PlanAggregate(const Script& script, const Insert& insert) 
   return plan;
 }
 
+std::string ToString(const WindowSpec& w, const BatchSchema& input) {
+  std::string out = std::string(ToString(w.kind)) + "(";
+  out += (w.kind == WindowKind::kSession ? "gap=" : "size=") + std::to_string(w.size_ms) + "ms";
+  if (w.step_ms != 0) {
+    out += (w.kind == WindowKind::kHop ? ", slide=" : ", step=") + std::to_string(w.step_ms) + "ms";
+  }
+  if (w.offset_ms != 0) out += ", offset=" + std::to_string(w.offset_ms) + "ms";
+  const std::string time =
+      w.time_column < 0 ? "*" : input.fields[static_cast<size_t>(w.time_column)].name;
+  return out + ", time=" + time + ")";
+}
+
 std::string ToString(const AggregatePlan& plan) {
   const BatchSchema& input = *plan.input;
   auto column = [&](int index) {
@@ -408,15 +420,7 @@ std::string ToString(const AggregatePlan& plan) {
   };
   std::string out;
   if (plan.window) {
-    const WindowSpec& w = *plan.window;
-    out += std::string(ToString(w.kind)) + "(";
-    out += (w.kind == WindowKind::kSession ? "gap=" : "size=") + std::to_string(w.size_ms) + "ms";
-    if (w.step_ms != 0) {
-      out +=
-          (w.kind == WindowKind::kHop ? ", slide=" : ", step=") + std::to_string(w.step_ms) + "ms";
-    }
-    if (w.offset_ms != 0) out += ", offset=" + std::to_string(w.offset_ms) + "ms";
-    out += ", time=" + column(w.time_column) + ") ";
+    out += ToString(*plan.window, input) + " ";
   } else {
     out += "GROUP BY (changelog) ";
   }

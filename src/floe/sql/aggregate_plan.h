@@ -113,5 +113,7 @@ std::shared_ptr<const BatchSchema> RowSchemaOf(const CreateTable& table);
 // Human-readable one-line summary for logs and tests, e.g.
 // "TUMBLE(size=300000ms, time=event_time) keys=[course_id] aggs=[COUNT(*):BIGINT NOT NULL]".
 std::string ToString(const AggregatePlan& plan);
+// "TUMBLE(size=300000ms, time=event_time)"; `input` is the schema the time column indexes.
+std::string ToString(const WindowSpec& window, const BatchSchema& input);
 
 }  // namespace floe::sql

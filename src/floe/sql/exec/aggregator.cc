@@ -8,6 +8,33 @@
 
 namespace floe::sql::internal {
 
+std::string StateShape(const BatchSchema& input, const std::vector<int>& keys,
+                       const std::vector<AggregateCall>& calls) {
+  auto column = [&](int i) {
+    const Field& f = input.fields[static_cast<size_t>(i)];
+    return f.name + " " + SqlTypeName(f.type);
+  };
+  std::string out = "keys (";
+  for (size_t i = 0; i < keys.size(); ++i) out += (i ? ", " : "") + column(keys[i]);
+  out += ");";
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const AggregateCall& c = calls[i];
+    out += (i ? ", " : " ") + std::string(ToString(c.function)) + "(" +
+           (c.distinct ? "DISTINCT " : "") + (c.input_column < 0 ? "*" : column(c.input_column)) +
+           ")";
+  }
+  return out;
+}
+
+Status CheckStateShape(std::string_view task, std::string_view restored, std::string_view mine) {
+  if (restored == mine) return Status::OK();
+  return Status::InvalidArgument(
+      "the state of '" + std::string(task) + "' was written by a query with " +
+      std::string(restored) + ", this job's query has " + std::string(mine) +
+      ": its accumulators cannot be read. Restore with the query the snapshot was taken with, "
+      "or write to a new sink table (its operators start without state)");
+}
+
 namespace {
 
 // One value of a column as bytes: the fixed-width storage, or the string / binary bytes.

@@ -40,6 +40,15 @@ std::string KeyOf(const RecordBatch& batch, size_t row, const std::vector<int>& 
 // Appends the key's values to columns first_column.. of `out`.
 Status AppendKey(std::string_view key, size_t num_keys, RecordBatch* out, size_t first_column);
 
+// What the keyed state of an aggregation over `keys` and `calls` means, in words: "keys
+// (course_id STRING); COUNT(*), SUM(n BIGINT)". Checkpointed with the operator and compared at a
+// restore, so a job whose query changed under the same operator names is refused instead of
+// reading accumulators of another shape.
+std::string StateShape(const BatchSchema& input, const std::vector<int>& keys,
+                       const std::vector<AggregateCall>& calls);
+// Refuses (InvalidArgument) a restored shape other than this job's, naming the task.
+Status CheckStateShape(std::string_view task, std::string_view restored, std::string_view mine);
+
 // Folds rows into AggregateStates and turns them into result columns (types as planned).
 class Aggregator {
  public:

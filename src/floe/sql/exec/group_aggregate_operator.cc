@@ -9,12 +9,13 @@
 namespace floe::sql {
 
 namespace {
-// 2: nothing but the version; the runtime snapshots the keyed state. 1 (read only): the keyed
-// state followed, nested in the operator's blob.
+// 2: the state's shape (StateShape); the runtime snapshots the keyed state. 1 (read only): the
+// keyed state followed, nested in the operator's blob.
 constexpr uint32_t kStateVersion = 2;
 constexpr uint32_t kNestedKeyedStateVersion = 1;
 
-Status ReadState(runtime::StateReader& state, runtime::KeyedStateBackend& keyed_state) {
+Status ReadState(runtime::StateReader& state, runtime::KeyedStateBackend& keyed_state,
+                 std::string_view task, std::string_view shape) {
   FLOE_ASSIGN_OR_RAISE(uint32_t version, state.GetU32());
   if (version != kStateVersion && version != kNestedKeyedStateVersion) {
     return Status::Corruption("group aggregate state: unknown format version " +
@@ -24,6 +25,9 @@ Status ReadState(runtime::StateReader& state, runtime::KeyedStateBackend& keyed_
     FLOE_ASSIGN_OR_RAISE(std::string_view keyed, state.GetBytesView());
     runtime::StateReader keyed_reader(keyed);
     FLOE_RETURN_NOT_OK(keyed_state.Restore(keyed_reader));
+  } else {
+    FLOE_ASSIGN_OR_RAISE(std::string_view restored, state.GetBytesView());
+    FLOE_RETURN_NOT_OK(internal::CheckStateShape(task, restored, shape));
   }
   return state.ExpectEnd();
 }
@@ -56,7 +60,8 @@ Result<std::unique_ptr<GroupAggregateOperator>> GroupAggregateOperator::Make(
 GroupAggregateOperator::GroupAggregateOperator(GroupAggregateSpec spec)
     : spec_(std::move(spec)),
       output_(GroupAggregateOutput(spec_)),
-      aggregator_(spec_.input, spec_.aggregates) {}
+      aggregator_(spec_.input, spec_.aggregates),
+      shape_(internal::StateShape(*spec_.input, spec_.key_columns, spec_.aggregates)) {}
 
 GroupAggregateOperator::~GroupAggregateOperator() = default;
 
@@ -70,19 +75,20 @@ Status GroupAggregateOperator::Open(const runtime::OperatorContext& ctx) {
     return Status::Internal("group aggregate '" + ctx.task.name() + "' has no keyed state");
   }
   state_ = ctx.keyed_state;
+  task_ = ctx.task.name();
   FLOE_ASSIGN_OR_RAISE(accumulators_, state_->GetValueState("group-accumulators", /*ttl=*/true));
   return Status::OK();
 }
 
 Status GroupAggregateOperator::Restore(runtime::StateReader& state) {
-  return ReadState(state, *state_);
+  return ReadState(state, *state_, task_, shape_);
 }
 
 Status GroupAggregateOperator::RestoreRescaled(const std::vector<std::string>& states) {
   for (const std::string& blob : states) {
     if (blob.empty()) continue;
     runtime::StateReader reader(blob);
-    FLOE_RETURN_NOT_OK(ReadState(reader, *state_));
+    FLOE_RETURN_NOT_OK(ReadState(reader, *state_, task_, shape_));
   }
   return Status::OK();
 }
@@ -91,6 +97,7 @@ Status GroupAggregateOperator::OnBarrier(runtime::CheckpointId id, runtime::Stat
                                          runtime::Collector& out) {
   (void)id, (void)out;
   state.PutU32(kStateVersion);
+  state.PutString(shape_);
   return Status::OK();
 }
 

@@ -61,6 +61,8 @@ class GroupAggregateOperator final : public runtime::Operator {
   internal::Aggregator aggregator_;
   runtime::KeyedStateBackend* state_ = nullptr;  // the runtime's
   runtime::ValueState accumulators_;
+  std::string task_;   // for messages
+  std::string shape_;  // what its state means, checked at a restore (internal::StateShape)
 };
 
 }  // namespace floe::sql

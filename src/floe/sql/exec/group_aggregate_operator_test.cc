@@ -45,10 +45,10 @@ GroupAggregateSpec Spec() {
 using Harness = runtime::testing::KeyedOperatorHarness<GroupAggregateOperator>;
 
 // The operator on the runtime's keyed state, as the executor runs it.
-Harness Open() {
-  auto options = GroupAggregateOperator::KeyedStateOptionsFor(Spec());
+Harness Open(const GroupAggregateSpec& spec = Spec()) {
+  auto options = GroupAggregateOperator::KeyedStateOptionsFor(spec);
   EXPECT_TRUE(options.ok()) << options.status().ToString();
-  auto op = GroupAggregateOperator::Make(Spec());
+  auto op = GroupAggregateOperator::Make(spec);
   EXPECT_TRUE(op.ok()) << op.status().ToString();
   runtime::OperatorContext ctx;
   ctx.task.vertex = "aggregate";
@@ -80,6 +80,26 @@ TEST(GroupAggregate, EmitsAChangelogPerKeyAndBatch) {
 )",
                                       R"({"k":"a","agg0":3,"agg1":13,"$row_kind":"+U"}
 )"}));
+}
+
+// A query whose aggregates changed under the same operator name cannot read the old
+// accumulators: the restore is refused naming the task and both shapes.
+TEST(GroupAggregate, StateOfAnotherQueryShapeIsRefusedNamingBoth) {
+  auto op = Open();
+  CollectingCollector out;
+  ASSERT_TRUE(op->ProcessBatch(Rows({{"a", 1}}), 0, out).ok());
+  auto state = op.Checkpoint(runtime::CheckpointId(1), out);
+  ASSERT_TRUE(state.ok());
+  GroupAggregateSpec changed = Spec();
+  changed.aggregates.pop_back();  // SUM(v) dropped
+  auto restored = Open(changed);
+  Status st = restored.Restore(*state);
+  EXPECT_TRUE(st.IsInvalidArgument()) << st.ToString();
+  EXPECT_NE(st.message().find("'aggregate/0' was written by a query with keys (k STRING); "
+                              "COUNT(*), SUM(v BIGINT), this job's query has keys (k STRING); "
+                              "COUNT(*)"),
+            std::string::npos)
+      << st.message();
 }
 
 }  // namespace

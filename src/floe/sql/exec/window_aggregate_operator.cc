@@ -16,8 +16,8 @@ namespace floe::sql {
 
 namespace {
 
-// 2: the watermark and the late count; the runtime snapshots the keyed state. 1 (read only):
-// the keyed state followed, nested in the operator's blob.
+// 2: the watermark, the late count and the state's shape (StateShape); the runtime snapshots
+// the keyed state. 1 (read only): the keyed state followed, nested in the operator's blob.
 constexpr uint32_t kStateVersion = 2;
 constexpr uint32_t kNestedKeyedStateVersion = 1;
 // Flink fires a window once the watermark reaches its last millisecond (window_end - 1 ms);
@@ -140,7 +140,9 @@ Result<std::unique_ptr<WindowAggregateOperator>> WindowAggregateOperator::Make(
 WindowAggregateOperator::WindowAggregateOperator(WindowAggregateSpec spec)
     : spec_(std::move(spec)),
       output_(WindowAggregateOutput(spec_)),
-      aggregator_(spec_.input, spec_.aggregates) {}
+      aggregator_(spec_.input, spec_.aggregates),
+      shape_(ToString(spec_.window, *spec_.input) + " " +
+             internal::StateShape(*spec_.input, spec_.key_columns, spec_.aggregates)) {}
 
 WindowAggregateOperator::~WindowAggregateOperator() = default;
 
@@ -181,6 +183,9 @@ Status WindowAggregateOperator::ReadState(runtime::StateReader& state,
     FLOE_ASSIGN_OR_RAISE(std::string_view keyed, state.GetBytesView());
     runtime::StateReader keyed_reader(keyed);
     FLOE_RETURN_NOT_OK(state_->Restore(keyed_reader));
+  } else {
+    FLOE_ASSIGN_OR_RAISE(std::string_view shape, state.GetBytesView());
+    FLOE_RETURN_NOT_OK(internal::CheckStateShape(task_, shape, shape_));
   }
   return state.ExpectEnd();
 }
@@ -227,6 +232,7 @@ Status WindowAggregateOperator::OnBarrier(runtime::CheckpointId id, runtime::Sta
   state.PutU32(kStateVersion);
   state.PutI64(watermark_.micros);
   state.PutI64(late_records_dropped_);
+  state.PutString(shape_);
   return Status::OK();
 }
 

@@ -96,6 +96,7 @@ class WindowAggregateOperator final : public runtime::Operator {
   int64_t late_reported_ = 0;               // the count last logged
   runtime::Metric* late_metric_ = nullptr;  // numLateRecordsDropped
   std::string task_;                        // for messages
+  std::string shape_;  // what its state means, checked at a restore (internal::StateShape)
   uint32_t subtask_ = 0;
 };
 
