@@ -524,19 +524,20 @@ INSERT INTO changes SELECT state, COUNT(*) FROM roster WHERE state = 'CA' GROUP 
 // (the roster source and the Iceberg writer keep parallelism 1). Every window and every
 // per-key count must come out as one uninterrupted run gives them.
 
-// Runs `p.job` at each parallelism of `pars` in turn (variable PAR), stopping with a savepoint
-// after two checkpoints of each run but the last; returns the runs' stderr.
-async function runRescaled(p, pars) {
+// Runs `p.job` once per entry of `steps` (its --var values, e.g. { PAR: 3 }), stopping each run
+// but the last with a savepoint after two checkpoints of its own and resuming the next from it;
+// returns the runs' stderr.
+async function runThroughSavepoints(p, steps) {
   let from;
   let err = '';
   const seen = new Set();
-  for (let i = 0; i < pars.length; i++) {
-    const run = runJob(p, { CHK: p.chk, WH: p.wh, PAR: pars[i] }, { from });
-    if (i < pars.length - 1) {
+  for (let i = 0; i < steps.length; i++) {
+    const run = runJob(p, { CHK: p.chk, WH: p.wh, ...steps[i] }, { from });
+    if (i < steps.length - 1) {
       // This run's worker (a resumed run keeps the job id) with a checkpoint of its own.
       const fresh = () => jobRecords(p.home).find((j) => !seen.has(j.worker_pid) && j.state === 'RUNNING' &&
                                                           j.worker_pid && j.last_checkpoint);
-      const first = await waitFor(`a checkpoint at parallelism ${pars[i]}`, fresh);
+      const first = await waitFor(`a checkpoint of run ${i + 1}`, fresh);
       await waitFor('a second checkpoint', () => {
         const j = fresh();
         return j && j.last_checkpoint > first.last_checkpoint ? j : null;
@@ -552,6 +553,7 @@ async function runRescaled(p, pars) {
   }
   return err;
 }
+const runRescaled = (p, pars) => runThroughSavepoints(p, pars.map((PAR) => ({ PAR })));
 
 const rescaledRoster = `CREATE TABLE roster (${ROSTER_COLUMNS}, WATERMARK FOR event_time AS event_time - INTERVAL '21' MINUTE)
   WITH ('connector' = 'roster', 'seed' = '42', 'events' = '${EVENTS}', 'rows-per-second' = '1500');`;
