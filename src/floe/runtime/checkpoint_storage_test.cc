@@ -201,5 +201,314 @@ TEST(CheckpointStorage, TaskNamesMapToDistinctSafeFiles) {
   EXPECT_EQ(c->task_states.at("a_b/0"), "2");
 }
 
+// Shared files of incremental checkpoints (CheckpointSharedStateStore), their listing in
+// `_metadata` and their retention.
+
+std::string LocalFile(const TempDir& tmp, const std::string& name, const std::string& data) {
+  std::string path = tmp.path() + "/local-" + name;
+  EXPECT_TRUE(io::WriteFileReplace(path, data).ok());
+  return path;
+}
+
+SharedStateFile UploadBytes(const CheckpointStorage& s, const TempDir& tmp, const std::string& name,
+                            const std::string& data) {
+  auto f = s.shared_state()->Upload(LocalFile(tmp, name, data), name);
+  EXPECT_TRUE(f.ok()) << f.status().ToString();
+  return f.ok() ? *f : SharedStateFile{};
+}
+
+// A checkpoint whose one task lists `shared`, after it was started with `loc`.
+Status FinishCheckpoint(const CheckpointStorage& s, const CheckpointLocation& loc,
+                        const std::vector<SharedStateFile>& shared, bool retention = true) {
+  FLOE_ASSIGN_OR_RAISE(TaskStateHandle h, CheckpointStorage::WriteTaskState(
+                                              io::FileIO(), loc, "rocks/0", "handle", shared));
+  FLOE_RETURN_NOT_OK(s.Finalize(loc, {h}, 1234));
+  return retention ? s.ApplyRetention() : Status::OK();
+}
+
+// Starts checkpoint `id`, uploads a file for each new name (content: the name), completes it
+// listing `names` (old ones by what was uploaded before) and applies retention.
+void SharedCheckpoint(const CheckpointStorage& s, const TempDir& tmp, uint64_t id,
+                      const std::vector<std::string>& names, bool retention = true) {
+  auto loc = s.InitCheckpoint(CheckpointId(id), false);
+  ASSERT_TRUE(loc.ok()) << loc.status().ToString();
+  std::vector<SharedStateFile> files;
+  for (const std::string& n : names) {
+    if (io::Exists(s.shared_state()->PathOf(n))) {
+      files.push_back({n, n.size(), Crc32(n)});
+    } else {
+      files.push_back(UploadBytes(s, tmp, n, n));
+    }
+  }
+  Status st = FinishCheckpoint(s, *loc, files, retention);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+}
+
+std::vector<std::string> SharedNames(const std::string& checkpoint_dir) {
+  auto names = io::ListDir(checkpoint_dir + "/shared");
+  return names.ok() ? *names : std::vector<std::string>{};
+}
+
+using Names = std::vector<std::string>;
+
+TEST(CheckpointSharedStateStore, UploadsAndDownloadsAFileOfSeveralChunks) {
+  TempDir tmp;
+  auto s = MakeStorage(tmp.path() + "/job");
+  std::string data(8 * 1024 * 1024 + 4097, 'x');  // crosses the 8 MiB copy chunk
+  for (size_t i = 0; i < data.size(); i += 4093) data[i] = static_cast<char>(i * 31);
+  auto up = s->shared_state()->Upload(LocalFile(tmp, "big", data), "000042.sst");
+  ASSERT_TRUE(up.ok()) << up.status().ToString();
+  EXPECT_EQ(*up, (SharedStateFile{"000042.sst", data.size(), Crc32(data)}));
+  EXPECT_EQ(*io::ReadFile(tmp.path() + "/job/shared/000042.sst"), data);
+  EXPECT_EQ(SharedNames(tmp.path() + "/job"), Names{"000042.sst"});  // no temp file left
+  const std::string back = tmp.path() + "/restored.sst";
+  Status down = s->shared_state()->Download(*up, back);
+  ASSERT_TRUE(down.ok()) << down.ToString();
+  EXPECT_EQ(*io::ReadFile(back), data);
+  // A retried upload of the same bytes is done; other bytes under that name are refused.
+  auto again = s->shared_state()->Upload(LocalFile(tmp, "big", data), "000042.sst");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(*again, *up);
+  auto other = s->shared_state()->Upload(LocalFile(tmp, "other", "other"), "000042.sst");
+  EXPECT_TRUE(other.status().IsAlreadyExists()) << other.status().ToString();
+  EXPECT_EQ(*io::ReadFile(tmp.path() + "/job/shared/000042.sst"), data);
+}
+
+TEST(CheckpointSharedStateStore, RefusesNamesThatAreNotPlainFileNames) {
+  TempDir tmp;
+  auto s = MakeStorage(tmp.path() + "/job");
+  const std::string local = LocalFile(tmp, "f", "data");
+  for (std::string bad : {std::string(""), std::string("."), std::string(".."),
+                          std::string("../escape"), std::string("a/b"), std::string("a\\b"),
+                          std::string(".tmp-x"), std::string("nul\0x", 5), std::string(201, 'n')}) {
+    auto up = s->shared_state()->Upload(local, bad);
+    EXPECT_EQ(up.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_EQ(s->shared_state()->Download({bad, 4, Crc32("data")}, tmp.path() + "/x").code(),
+              StatusCode::kInvalidArgument)
+        << bad;
+  }
+  EXPECT_TRUE(s->shared_state()->Upload(local, std::string(200, 'n')).ok());
+  EXPECT_FALSE(io::Exists(tmp.path() + "/escape"));
+}
+
+TEST(CheckpointSharedStateStore, DownloadChecksSizeAndCrcAndNamesAMissingFile) {
+  TempDir tmp;
+  auto s = MakeStorage(tmp.path() + "/job");
+  SharedStateFile f = UploadBytes(*s, tmp, "a.sst", "0123456789");
+  const std::string path = tmp.path() + "/job/shared/a.sst";
+  ASSERT_TRUE(io::WriteFileReplace(path, "0123456780").ok());  // same size, other bytes
+  Status st = s->shared_state()->Download(f, tmp.path() + "/out");
+  EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+  EXPECT_NE(st.message().find("CRC-32"), std::string::npos) << st.ToString();
+  EXPECT_FALSE(io::Exists(tmp.path() + "/out"));  // no half-checked copy left behind
+  ASSERT_TRUE(io::WriteFileReplace(path, "012345678").ok());
+  st = s->shared_state()->Download(f, tmp.path() + "/out");
+  EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+  ASSERT_TRUE(io::RemoveFile(path).ok());
+  st = s->shared_state()->Download(f, tmp.path() + "/out");
+  EXPECT_TRUE(st.IsNotFound()) << st.ToString();
+  EXPECT_NE(st.message().find(path), std::string::npos) << st.ToString();
+}
+
+TEST(CheckpointStorage, LoadListsSharedFilesAndNamesAMissingOneWithTheCheckpoint) {
+  TempDir tmp;
+  auto s = MakeStorage(tmp.path() + "/job");
+  SharedCheckpoint(*s, tmp, 7, {"abc.sst", "def.sst"});
+  auto c = s->Load(CheckpointId(7));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->task_shared.at("rocks/0"),
+            (std::vector<SharedStateFile>{{"abc.sst", 7, Crc32("abc.sst")},
+                                          {"def.sst", 7, Crc32("def.sst")}}));
+  EXPECT_EQ(c->shared_dir, tmp.path() + "/job/shared");
+  ASSERT_TRUE(io::WriteFileReplace(tmp.path() + "/job/shared/def.sst", "longer!!").ok());
+  Status st = s->Load(CheckpointId(7)).status();
+  EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+  EXPECT_NE(st.message().find("checkpoint 7 needs shared/def.sst"), std::string::npos);
+  ASSERT_TRUE(io::RemoveFile(tmp.path() + "/job/shared/abc.sst").ok());
+  st = CheckpointStorage::LoadPath(io::FileIO(), tmp.path() + "/job/chk-7").status();
+  EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+  EXPECT_NE(st.message().find("checkpoint 7 needs shared/abc.sst (task 'rocks/0'), which is "
+                              "missing"),
+            std::string::npos)
+      << st.ToString();
+}
+
+TEST(CheckpointStorage, SavepointsNeverListSharedFiles) {
+  TempDir tmp;
+  auto s = MakeStorage(tmp.path() + "/job");
+  auto sp = s->InitCheckpoint(CheckpointId(3), /*is_savepoint=*/true);
+  ASSERT_TRUE(sp.ok());
+  SharedStateFile f = UploadBytes(*s, tmp, "a.sst", "a");
+  Status st = FinishCheckpoint(*s, *sp, {f}, /*retention=*/false);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_FALSE(io::Exists(sp->dir + "/_metadata"));
+  // One written by something else does not load either.
+  TaskStateHandle h{"rocks/0", "x.state", 1, Crc32("x"), {f}};
+  CompletedCheckpoint header;
+  header.id = CheckpointId(3);
+  header.is_savepoint = true;
+  ASSERT_TRUE(io::WriteFileReplace(sp->dir + "/x.state", "x").ok());
+  ASSERT_TRUE(
+      io::WriteFileReplace(sp->dir + "/_metadata", EncodeCheckpointMetadata(header, {h})).ok());
+  st = CheckpointStorage::LoadPath(io::FileIO(), sp->dir).status();
+  EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+  EXPECT_NE(st.message().find("self-contained"), std::string::npos) << st.ToString();
+}
+
+// Bytes the floe before incremental checkpoints (e56c528) wrote for checkpoint 7 of job
+// 0123456789abcdef with tasks src/0 ("src/0@7") and sink/0 ("sink/0@7"): format version 1.
+const std::string kOldMetadata = std::string(
+    "\x46\x4c\x4f\x45\x43\x4b\x50\x54\x01\x00\x00\x00\x07\x00\x00\x00"
+    "\x00\x00\x00\x00\x00\x10\x00\x00\x00\x30\x31\x32\x33\x34\x35\x36"
+    "\x37\x38\x39\x61\x62\x63\x64\x65\x66\xd2\x04\x00\x00\x00\x00\x00"
+    "\x00\x02\x00\x00\x00\x05\x00\x00\x00\x73\x72\x63\x2f\x30\x14\x00"
+    "\x00\x00\x73\x72\x63\x5f\x30\x2d\x61\x61\x61\x61\x61\x61\x61\x61"
+    "\x2e\x73\x74\x61\x74\x65\x07\x00\x00\x00\x00\x00\x00\x00\x6d\x04"
+    "\x6a\x4c\x06\x00\x00\x00\x73\x69\x6e\x6b\x2f\x30\x15\x00\x00\x00"
+    "\x73\x69\x6e\x6b\x5f\x30\x2d\x62\x62\x62\x62\x62\x62\x62\x62\x2e"
+    "\x73\x74\x61\x74\x65\x08\x00\x00\x00\x00\x00\x00\x00\xa8\xd8\x31"
+    "\x11\x06\xf7\xbd\x8e",
+    149);
+
+TEST(CheckpointStorage, LoadsMetadataThePreviousFormatWrote) {
+  TempDir tmp;
+  auto s = MakeStorage(tmp.path());
+  ASSERT_TRUE(io::CreateDirs(tmp.path() + "/chk-7").ok());
+  ASSERT_TRUE(io::WriteFileReplace(tmp.path() + "/chk-7/src_0-aaaaaaaa.state", "src/0@7").ok());
+  ASSERT_TRUE(io::WriteFileReplace(tmp.path() + "/chk-7/sink_0-bbbbbbbb.state", "sink/0@7").ok());
+  ASSERT_TRUE(io::WriteFileReplace(tmp.path() + "/chk-7/_metadata", kOldMetadata).ok());
+  auto c = s->Load(CheckpointId(7));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->job_id, "0123456789abcdef");
+  EXPECT_EQ(c->timestamp_millis, 1234);
+  EXPECT_EQ(c->task_states.at("src/0"), "src/0@7");
+  EXPECT_EQ(c->task_states.at("sink/0"), "sink/0@7");
+  EXPECT_TRUE(c->task_shared.empty());
+  // Without shared files the encoder still writes exactly that (an older floe reads it).
+  auto meta = DecodeCheckpointMetadata(kOldMetadata);
+  ASSERT_TRUE(meta.ok());
+  EXPECT_EQ(EncodeCheckpointMetadata(meta->header, meta->states), kOldMetadata);
+  // With shared files it is version 2, which an older floe refuses instead of misreading.
+  meta->states[0].shared = {{"a.sst", 1, 2}};
+  std::string v2 = EncodeCheckpointMetadata(meta->header, meta->states);
+  EXPECT_EQ(v2[8], 2);
+  auto back = DecodeCheckpointMetadata(v2);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->states, meta->states);
+}
+
+class RetainedSharedFiles : public ::testing::TestWithParam<int> {};
+
+// Checkpoints 1 {a, b}, 2 {b, c}, 3 {c, d}: after each, shared/ holds exactly what the retained
+// ones list, and each retained one loads.
+TEST_P(RetainedSharedFiles, KeepsExactlyTheFilesOfRetainedCheckpoints) {
+  TempDir tmp;
+  const int retained = GetParam();
+  auto s = MakeStorage(tmp.path() + "/job", retained);
+  SharedCheckpoint(*s, tmp, 1, {"a", "b"});
+  EXPECT_EQ(SharedNames(tmp.path() + "/job"), (Names{"a", "b"}));
+  SharedCheckpoint(*s, tmp, 2, {"b", "c"});
+  EXPECT_EQ(SharedNames(tmp.path() + "/job"),
+            (retained == 1 ? Names{"b", "c"} : Names{"a", "b", "c"}));
+  SharedCheckpoint(*s, tmp, 3, {"c", "d"});
+  EXPECT_EQ(SharedNames(tmp.path() + "/job"),
+            (retained == 1 ? Names{"c", "d"} : Names{"b", "c", "d"}));
+  auto completed = s->ListCompleted();
+  ASSERT_TRUE(completed.ok());
+  EXPECT_EQ(completed->size(), static_cast<size_t>(retained));
+  for (CheckpointId id : *completed) {
+    EXPECT_TRUE(s->Load(id).ok()) << s->Load(id).status().ToString();
+  }
+  ASSERT_TRUE(s->DiscardAllCheckpoints().ok());
+  EXPECT_EQ(SharedNames(tmp.path() + "/job"), Names{});
+}
+
+INSTANTIATE_TEST_SUITE_P(NumRetained, RetainedSharedFiles, ::testing::Values(1, 2));
+
+TEST(SharedRetention, FilesOfACheckpointInFlightSurvive) {
+  TempDir tmp;
+  auto s = MakeStorage(tmp.path() + "/job");
+  SharedCheckpoint(*s, tmp, 1, {"a"});
+  // Checkpoint 2 aborts after uploading x; 3 and 4 are in flight together.
+  ASSERT_TRUE(s->InitCheckpoint(CheckpointId(2), false).ok());
+  UploadBytes(*s, tmp, "x", "x");
+  auto c3 = s->InitCheckpoint(CheckpointId(3), false);
+  auto c4 = s->InitCheckpoint(CheckpointId(4), false);
+  ASSERT_TRUE(c3.ok() && c4.ok());
+  SharedStateFile b = UploadBytes(*s, tmp, "b", "b");  // for 3
+  SharedStateFile c = UploadBytes(*s, tmp, "c", "c");  // for 4, not listed by 3
+  ASSERT_TRUE(FinishCheckpoint(*s, *c3, {{"a", 1, Crc32("a")}, b}).ok());
+  // c may belong to 4; x was uploaded before 3 started and 3 does not list it: it goes.
+  EXPECT_EQ(SharedNames(tmp.path() + "/job"), (Names{"a", "b", "c"}));
+  ASSERT_TRUE(FinishCheckpoint(*s, *c4, {b, c}).ok());
+  EXPECT_EQ(SharedNames(tmp.path() + "/job"), (Names{"b", "c"}));
+  EXPECT_TRUE(s->Load(CheckpointId(4)).ok());
+}
+
+// A worker killed between an upload and `_metadata`: the next process's first retention
+// removes the file (and a temp file of an upload cut short), nothing a checkpoint lists.
+TEST(SharedRetention, AKillBetweenUploadAndMetadataLeavesFilesTheNextRetentionRemoves) {
+  TempDir tmp;
+  {
+    auto dead = MakeStorage(tmp.path() + "/job");
+    SharedCheckpoint(*dead, tmp, 1, {"a"});
+    ASSERT_TRUE(dead->InitCheckpoint(CheckpointId(2), false).ok());
+    UploadBytes(*dead, tmp, "x", "x");
+    ASSERT_TRUE(io::WriteFileReplace(tmp.path() + "/job/shared/.tmp-y-0123", "y").ok());
+  }
+  auto s = MakeStorage(tmp.path() + "/job");
+  // Before it completes a checkpoint, the new process's own uploads count as in flight.
+  auto c3 = s->InitCheckpoint(CheckpointId(3), false);
+  ASSERT_TRUE(c3.ok());
+  SharedStateFile b = UploadBytes(*s, tmp, "b", "b");
+  ASSERT_TRUE(s->ApplyRetention().ok());
+  EXPECT_EQ(SharedNames(tmp.path() + "/job"), (Names{"a", "b"}));
+  ASSERT_TRUE(FinishCheckpoint(*s, *c3, {{"a", 1, Crc32("a")}, b}).ok());
+  EXPECT_EQ(SharedNames(tmp.path() + "/job"), (Names{"a", "b"}));
+  EXPECT_FALSE(io::Exists(tmp.path() + "/job/chk-2"));
+  EXPECT_TRUE(s->Load(CheckpointId(3)).ok());
+}
+
+// Killed after checkpoint 2's `_metadata`, before its retention ran; and killed during the
+// next retention, after checkpoint 2's `_metadata` went. Each time the next process's retention
+// leaves every retained checkpoint loadable.
+TEST(SharedRetention, AKillBeforeOrDuringRetentionLosesNothingARetainedCheckpointNeeds) {
+  TempDir tmp;
+  {
+    auto dead = MakeStorage(tmp.path() + "/job");
+    SharedCheckpoint(*dead, tmp, 1, {"a", "b"});
+    SharedCheckpoint(*dead, tmp, 2, {"b", "c"}, /*retention=*/false);
+  }
+  EXPECT_EQ(SharedNames(tmp.path() + "/job"), (Names{"a", "b", "c"}));
+  {
+    auto next = MakeStorage(tmp.path() + "/job");
+    ASSERT_TRUE(next->ApplyRetention().ok());
+    EXPECT_EQ(SharedNames(tmp.path() + "/job"), (Names{"b", "c"}));
+    EXPECT_TRUE(next->Load(CheckpointId(2)).ok());
+    SharedCheckpoint(*next, tmp, 3, {"c", "d"}, /*retention=*/false);
+  }
+  // The retention after 3 was killed right after removing chk-2/_metadata.
+  ASSERT_TRUE(io::RemoveFile(tmp.path() + "/job/chk-2/_metadata").ok());
+  EXPECT_TRUE(MakeStorage(tmp.path() + "/job")->Load(CheckpointId(3)).ok());
+  auto s = MakeStorage(tmp.path() + "/job");
+  ASSERT_TRUE(s->ApplyRetention().ok());
+  EXPECT_EQ(SharedNames(tmp.path() + "/job"), (Names{"c", "d"}));
+  EXPECT_FALSE(io::Exists(tmp.path() + "/job/chk-2"));
+  EXPECT_TRUE(s->Load(CheckpointId(3)).ok());
+}
+
+TEST(SharedRetention, AnUnreadableRetainedMetadataStopsItBeforeDeletingSharedFiles) {
+  TempDir tmp;
+  auto s = MakeStorage(tmp.path() + "/job", 2);
+  SharedCheckpoint(*s, tmp, 1, {"a"});
+  SharedCheckpoint(*s, tmp, 2, {"b"});
+  ASSERT_TRUE(io::WriteFileReplace(tmp.path() + "/job/chk-1/_metadata", "garbage!!!!!!!!").ok());
+  ASSERT_TRUE(s->InitCheckpoint(CheckpointId(3), false).ok());
+  Status st = s->ApplyRetention();
+  EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+  EXPECT_NE(st.message().find("chk-1/_metadata"), std::string::npos) << st.ToString();
+  EXPECT_EQ(SharedNames(tmp.path() + "/job"), (Names{"a", "b"}));
+}
+
 }  // namespace
 }  // namespace floe::runtime
