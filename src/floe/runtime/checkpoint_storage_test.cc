@@ -1,10 +1,14 @@
 #include "floe/runtime/checkpoint_storage.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <filesystem>
 
 #include "floe/io/file.h"
+#include "floe/io/file_io.h"
 #include "floe/runtime/test_util.h"
 
 namespace floe::runtime {
@@ -12,16 +16,50 @@ namespace {
 
 using testing::TempDir;
 
+// The tests of shared files run twice: here on a local directory, and in runtime_s3_test
+// (FLOE_RUNTIME_TEST_S3) on s3://floe-test/<unique>/ of the s3rver CTest's fixture `s3rver`
+// starts (tests/s3/test_s3rver.sh), whose front honours conditional creates as AWS does.
+#ifdef FLOE_RUNTIME_TEST_S3
+io::FileIO TestIo() {
+  static const io::FileIO file_io = [] {
+    const char* dir = std::getenv("FLOE_TEST_S3_DIR");
+    if (dir == nullptr) {
+      ADD_FAILURE() << "FLOE_TEST_S3_DIR is not set: run through ctest, whose fixture starts "
+                       "s3rver (tests/s3/test_s3rver.sh)";
+      return io::FileIO();
+    }
+    io::S3Config s3;
+    s3.endpoint = io::ReadFile(std::string(dir) + "/endpoint").ValueOrDie();
+    while (!s3.endpoint.empty() && s3.endpoint.back() == '\n') s3.endpoint.pop_back();
+    s3.access_key_id = s3.secret_access_key = "S3RVER";
+    return io::FileIO(s3);
+  }();
+  return file_io;
+}
+std::string TestRoot(const TempDir& tmp) {
+  return "s3://floe-test/runtime-" + std::to_string(::getpid()) + "-" +
+         std::filesystem::path(tmp.path()).filename().string();
+}
+#else
+io::FileIO TestIo() { return io::FileIO(); }
+std::string TestRoot(const TempDir& tmp) { return tmp.path(); }
+#endif
+
+// A directory (local) or prefix (S3) with something in it.
+bool HasFiles(const std::string& dir) { return TestIo().ListDir(dir).ok(); }
+
 std::unique_ptr<CheckpointStorage> MakeStorage(const std::string& dir, int retained = 1) {
   CheckpointStorage::Options o;
   o.checkpoint_dir = dir;
   o.num_retained = retained;
   o.job_id = "0123456789abcdef";
+  o.file_io = TestIo();
   auto s = CheckpointStorage::Make(o);
   EXPECT_TRUE(s.ok()) << s.status().ToString();
   return std::move(s).ValueOrDie();
 }
 
+#ifndef FLOE_RUNTIME_TEST_S3
 // Writes a complete checkpoint with two tasks.
 CheckpointLocation WriteCheckpoint(const CheckpointStorage& s, uint64_t id, bool savepoint = false,
                                    bool finalize = true) {
@@ -201,6 +239,8 @@ TEST(CheckpointStorage, TaskNamesMapToDistinctSafeFiles) {
   EXPECT_EQ(c->task_states.at("a_b/0"), "2");
 }
 
+#endif  // FLOE_RUNTIME_TEST_S3
+
 // Shared files of incremental checkpoints (CheckpointSharedStateStore), their listing in
 // `_metadata` and their retention.
 
@@ -221,7 +261,7 @@ SharedStateFile UploadBytes(const CheckpointStorage& s, const TempDir& tmp, cons
 Status FinishCheckpoint(const CheckpointStorage& s, const CheckpointLocation& loc,
                         const std::vector<SharedStateFile>& shared, bool retention = true) {
   FLOE_ASSIGN_OR_RAISE(TaskStateHandle h, CheckpointStorage::WriteTaskState(
-                                              io::FileIO(), loc, "rocks/0", "handle", shared));
+                                              TestIo(), loc, "rocks/0", "handle", shared));
   FLOE_RETURN_NOT_OK(s.Finalize(loc, {h}, 1234));
   return retention ? s.ApplyRetention() : Status::OK();
 }
@@ -234,7 +274,7 @@ void SharedCheckpoint(const CheckpointStorage& s, const TempDir& tmp, uint64_t i
   ASSERT_TRUE(loc.ok()) << loc.status().ToString();
   std::vector<SharedStateFile> files;
   for (const std::string& n : names) {
-    if (io::Exists(s.shared_state()->PathOf(n))) {
+    if (TestIo().Exists(s.shared_state()->PathOf(n))) {
       files.push_back({n, n.size(), Crc32(n)});
     } else {
       files.push_back(UploadBytes(s, tmp, n, n));
@@ -245,7 +285,7 @@ void SharedCheckpoint(const CheckpointStorage& s, const TempDir& tmp, uint64_t i
 }
 
 std::vector<std::string> SharedNames(const std::string& checkpoint_dir) {
-  auto names = io::ListDir(checkpoint_dir + "/shared");
+  auto names = TestIo().ListDir(checkpoint_dir + "/shared");
   return names.ok() ? *names : std::vector<std::string>{};
 }
 
@@ -253,14 +293,15 @@ using Names = std::vector<std::string>;
 
 TEST(CheckpointSharedStateStore, UploadsAndDownloadsAFileOfSeveralChunks) {
   TempDir tmp;
-  auto s = MakeStorage(tmp.path() + "/job");
+  const std::string root = TestRoot(tmp);
+  auto s = MakeStorage(root + "/job");
   std::string data(8 * 1024 * 1024 + 4097, 'x');  // crosses the 8 MiB copy chunk
   for (size_t i = 0; i < data.size(); i += 4093) data[i] = static_cast<char>(i * 31);
   auto up = s->shared_state()->Upload(LocalFile(tmp, "big", data), "000042.sst");
   ASSERT_TRUE(up.ok()) << up.status().ToString();
   EXPECT_EQ(*up, (SharedStateFile{"000042.sst", data.size(), Crc32(data)}));
-  EXPECT_EQ(*io::ReadFile(tmp.path() + "/job/shared/000042.sst"), data);
-  EXPECT_EQ(SharedNames(tmp.path() + "/job"), Names{"000042.sst"});  // no temp file left
+  EXPECT_EQ(*TestIo().ReadFile(root + "/job/shared/000042.sst"), data);
+  EXPECT_EQ(SharedNames(root + "/job"), Names{"000042.sst"});  // no temp file left
   const std::string back = tmp.path() + "/restored.sst";
   Status down = s->shared_state()->Download(*up, back);
   ASSERT_TRUE(down.ok()) << down.ToString();
@@ -271,12 +312,13 @@ TEST(CheckpointSharedStateStore, UploadsAndDownloadsAFileOfSeveralChunks) {
   EXPECT_EQ(*again, *up);
   auto other = s->shared_state()->Upload(LocalFile(tmp, "other", "other"), "000042.sst");
   EXPECT_TRUE(other.status().IsAlreadyExists()) << other.status().ToString();
-  EXPECT_EQ(*io::ReadFile(tmp.path() + "/job/shared/000042.sst"), data);
+  EXPECT_EQ(*TestIo().ReadFile(root + "/job/shared/000042.sst"), data);
 }
 
 TEST(CheckpointSharedStateStore, RefusesNamesThatAreNotPlainFileNames) {
   TempDir tmp;
-  auto s = MakeStorage(tmp.path() + "/job");
+  const std::string root = TestRoot(tmp);
+  auto s = MakeStorage(root + "/job");
   const std::string local = LocalFile(tmp, "f", "data");
   for (std::string bad : {std::string(""), std::string("."), std::string(".."),
                           std::string("../escape"), std::string("a/b"), std::string("a\\b"),
@@ -288,23 +330,24 @@ TEST(CheckpointSharedStateStore, RefusesNamesThatAreNotPlainFileNames) {
         << bad;
   }
   EXPECT_TRUE(s->shared_state()->Upload(local, std::string(200, 'n')).ok());
-  EXPECT_FALSE(io::Exists(tmp.path() + "/escape"));
+  EXPECT_FALSE(TestIo().Exists(root + "/job/escape"));
 }
 
 TEST(CheckpointSharedStateStore, DownloadChecksSizeAndCrcAndNamesAMissingFile) {
   TempDir tmp;
-  auto s = MakeStorage(tmp.path() + "/job");
+  const std::string root = TestRoot(tmp);
+  auto s = MakeStorage(root + "/job");
   SharedStateFile f = UploadBytes(*s, tmp, "a.sst", "0123456789");
-  const std::string path = tmp.path() + "/job/shared/a.sst";
-  ASSERT_TRUE(io::WriteFileReplace(path, "0123456780").ok());  // same size, other bytes
+  const std::string path = root + "/job/shared/a.sst";
+  ASSERT_TRUE(TestIo().WriteFileReplace(path, "0123456780").ok());  // same size, other bytes
   Status st = s->shared_state()->Download(f, tmp.path() + "/out");
   EXPECT_TRUE(st.IsCorruption()) << st.ToString();
   EXPECT_NE(st.message().find("CRC-32"), std::string::npos) << st.ToString();
   EXPECT_FALSE(io::Exists(tmp.path() + "/out"));  // no half-checked copy left behind
-  ASSERT_TRUE(io::WriteFileReplace(path, "012345678").ok());
+  ASSERT_TRUE(TestIo().WriteFileReplace(path, "012345678").ok());
   st = s->shared_state()->Download(f, tmp.path() + "/out");
   EXPECT_TRUE(st.IsCorruption()) << st.ToString();
-  ASSERT_TRUE(io::RemoveFile(path).ok());
+  ASSERT_TRUE(TestIo().RemoveFile(path).ok());
   st = s->shared_state()->Download(f, tmp.path() + "/out");
   EXPECT_TRUE(st.IsNotFound()) << st.ToString();
   EXPECT_NE(st.message().find(path), std::string::npos) << st.ToString();
@@ -312,20 +355,21 @@ TEST(CheckpointSharedStateStore, DownloadChecksSizeAndCrcAndNamesAMissingFile) {
 
 TEST(CheckpointStorage, LoadListsSharedFilesAndNamesAMissingOneWithTheCheckpoint) {
   TempDir tmp;
-  auto s = MakeStorage(tmp.path() + "/job");
+  const std::string root = TestRoot(tmp);
+  auto s = MakeStorage(root + "/job");
   SharedCheckpoint(*s, tmp, 7, {"abc.sst", "def.sst"});
   auto c = s->Load(CheckpointId(7));
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->task_shared.at("rocks/0"),
             (std::vector<SharedStateFile>{{"abc.sst", 7, Crc32("abc.sst")},
                                           {"def.sst", 7, Crc32("def.sst")}}));
-  EXPECT_EQ(c->shared_dir, tmp.path() + "/job/shared");
-  ASSERT_TRUE(io::WriteFileReplace(tmp.path() + "/job/shared/def.sst", "longer!!").ok());
+  EXPECT_EQ(c->shared_dir, root + "/job/shared");
+  ASSERT_TRUE(TestIo().WriteFileReplace(root + "/job/shared/def.sst", "longer!!").ok());
   Status st = s->Load(CheckpointId(7)).status();
   EXPECT_TRUE(st.IsCorruption()) << st.ToString();
   EXPECT_NE(st.message().find("checkpoint 7 needs shared/def.sst"), std::string::npos);
-  ASSERT_TRUE(io::RemoveFile(tmp.path() + "/job/shared/abc.sst").ok());
-  st = CheckpointStorage::LoadPath(io::FileIO(), tmp.path() + "/job/chk-7").status();
+  ASSERT_TRUE(TestIo().RemoveFile(root + "/job/shared/abc.sst").ok());
+  st = CheckpointStorage::LoadPath(TestIo(), root + "/job/chk-7").status();
   EXPECT_TRUE(st.IsCorruption()) << st.ToString();
   EXPECT_NE(st.message().find("checkpoint 7 needs shared/abc.sst (task 'rocks/0'), which is "
                               "missing"),
@@ -335,22 +379,24 @@ TEST(CheckpointStorage, LoadListsSharedFilesAndNamesAMissingOneWithTheCheckpoint
 
 TEST(CheckpointStorage, SavepointsNeverListSharedFiles) {
   TempDir tmp;
-  auto s = MakeStorage(tmp.path() + "/job");
+  const std::string root = TestRoot(tmp);
+  auto s = MakeStorage(root + "/job");
   auto sp = s->InitCheckpoint(CheckpointId(3), /*is_savepoint=*/true);
   ASSERT_TRUE(sp.ok());
   SharedStateFile f = UploadBytes(*s, tmp, "a.sst", "a");
   Status st = FinishCheckpoint(*s, *sp, {f}, /*retention=*/false);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
-  EXPECT_FALSE(io::Exists(sp->dir + "/_metadata"));
+  EXPECT_FALSE(TestIo().Exists(sp->dir + "/_metadata"));
   // One written by something else does not load either.
   TaskStateHandle h{"rocks/0", "x.state", 1, Crc32("x"), {f}};
   CompletedCheckpoint header;
   header.id = CheckpointId(3);
   header.is_savepoint = true;
-  ASSERT_TRUE(io::WriteFileReplace(sp->dir + "/x.state", "x").ok());
-  ASSERT_TRUE(
-      io::WriteFileReplace(sp->dir + "/_metadata", EncodeCheckpointMetadata(header, {h})).ok());
-  st = CheckpointStorage::LoadPath(io::FileIO(), sp->dir).status();
+  ASSERT_TRUE(TestIo().WriteFileReplace(sp->dir + "/x.state", "x").ok());
+  ASSERT_TRUE(TestIo()
+                  .WriteFileReplace(sp->dir + "/_metadata", EncodeCheckpointMetadata(header, {h}))
+                  .ok());
+  st = CheckpointStorage::LoadPath(TestIo(), sp->dir).status();
   EXPECT_TRUE(st.IsCorruption()) << st.ToString();
   EXPECT_NE(st.message().find("self-contained"), std::string::npos) << st.ToString();
 }
@@ -372,11 +418,13 @@ const std::string kOldMetadata = std::string(
 
 TEST(CheckpointStorage, LoadsMetadataThePreviousFormatWrote) {
   TempDir tmp;
-  auto s = MakeStorage(tmp.path());
-  ASSERT_TRUE(io::CreateDirs(tmp.path() + "/chk-7").ok());
-  ASSERT_TRUE(io::WriteFileReplace(tmp.path() + "/chk-7/src_0-aaaaaaaa.state", "src/0@7").ok());
-  ASSERT_TRUE(io::WriteFileReplace(tmp.path() + "/chk-7/sink_0-bbbbbbbb.state", "sink/0@7").ok());
-  ASSERT_TRUE(io::WriteFileReplace(tmp.path() + "/chk-7/_metadata", kOldMetadata).ok());
+  const std::string root = TestRoot(tmp);
+  auto s = MakeStorage(root + "/job");
+  ASSERT_TRUE(TestIo().CreateDirs(root + "/job/chk-7").ok());
+  ASSERT_TRUE(TestIo().WriteFileReplace(root + "/job/chk-7/src_0-aaaaaaaa.state", "src/0@7").ok());
+  ASSERT_TRUE(
+      TestIo().WriteFileReplace(root + "/job/chk-7/sink_0-bbbbbbbb.state", "sink/0@7").ok());
+  ASSERT_TRUE(TestIo().WriteFileReplace(root + "/job/chk-7/_metadata", kOldMetadata).ok());
   auto c = s->Load(CheckpointId(7));
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->job_id, "0123456789abcdef");
@@ -403,16 +451,15 @@ class RetainedSharedFiles : public ::testing::TestWithParam<int> {};
 // ones list, and each retained one loads.
 TEST_P(RetainedSharedFiles, KeepsExactlyTheFilesOfRetainedCheckpoints) {
   TempDir tmp;
+  const std::string root = TestRoot(tmp);
   const int retained = GetParam();
-  auto s = MakeStorage(tmp.path() + "/job", retained);
+  auto s = MakeStorage(root + "/job", retained);
   SharedCheckpoint(*s, tmp, 1, {"a", "b"});
-  EXPECT_EQ(SharedNames(tmp.path() + "/job"), (Names{"a", "b"}));
+  EXPECT_EQ(SharedNames(root + "/job"), (Names{"a", "b"}));
   SharedCheckpoint(*s, tmp, 2, {"b", "c"});
-  EXPECT_EQ(SharedNames(tmp.path() + "/job"),
-            (retained == 1 ? Names{"b", "c"} : Names{"a", "b", "c"}));
+  EXPECT_EQ(SharedNames(root + "/job"), (retained == 1 ? Names{"b", "c"} : Names{"a", "b", "c"}));
   SharedCheckpoint(*s, tmp, 3, {"c", "d"});
-  EXPECT_EQ(SharedNames(tmp.path() + "/job"),
-            (retained == 1 ? Names{"c", "d"} : Names{"b", "c", "d"}));
+  EXPECT_EQ(SharedNames(root + "/job"), (retained == 1 ? Names{"c", "d"} : Names{"b", "c", "d"}));
   auto completed = s->ListCompleted();
   ASSERT_TRUE(completed.ok());
   EXPECT_EQ(completed->size(), static_cast<size_t>(retained));
@@ -420,14 +467,15 @@ TEST_P(RetainedSharedFiles, KeepsExactlyTheFilesOfRetainedCheckpoints) {
     EXPECT_TRUE(s->Load(id).ok()) << s->Load(id).status().ToString();
   }
   ASSERT_TRUE(s->DiscardAllCheckpoints().ok());
-  EXPECT_EQ(SharedNames(tmp.path() + "/job"), Names{});
+  EXPECT_EQ(SharedNames(root + "/job"), Names{});
 }
 
 INSTANTIATE_TEST_SUITE_P(NumRetained, RetainedSharedFiles, ::testing::Values(1, 2));
 
 TEST(SharedRetention, FilesOfACheckpointInFlightSurvive) {
   TempDir tmp;
-  auto s = MakeStorage(tmp.path() + "/job");
+  const std::string root = TestRoot(tmp);
+  auto s = MakeStorage(root + "/job");
   SharedCheckpoint(*s, tmp, 1, {"a"});
   // Checkpoint 2 aborts after uploading x; 3 and 4 are in flight together.
   ASSERT_TRUE(s->InitCheckpoint(CheckpointId(2), false).ok());
@@ -439,9 +487,9 @@ TEST(SharedRetention, FilesOfACheckpointInFlightSurvive) {
   SharedStateFile c = UploadBytes(*s, tmp, "c", "c");  // for 4, not listed by 3
   ASSERT_TRUE(FinishCheckpoint(*s, *c3, {{"a", 1, Crc32("a")}, b}).ok());
   // c may belong to 4; x was uploaded before 3 started and 3 does not list it: it goes.
-  EXPECT_EQ(SharedNames(tmp.path() + "/job"), (Names{"a", "b", "c"}));
+  EXPECT_EQ(SharedNames(root + "/job"), (Names{"a", "b", "c"}));
   ASSERT_TRUE(FinishCheckpoint(*s, *c4, {b, c}).ok());
-  EXPECT_EQ(SharedNames(tmp.path() + "/job"), (Names{"b", "c"}));
+  EXPECT_EQ(SharedNames(root + "/job"), (Names{"b", "c"}));
   EXPECT_TRUE(s->Load(CheckpointId(4)).ok());
 }
 
@@ -449,23 +497,24 @@ TEST(SharedRetention, FilesOfACheckpointInFlightSurvive) {
 // removes the file (and a temp file of an upload cut short), nothing a checkpoint lists.
 TEST(SharedRetention, AKillBetweenUploadAndMetadataLeavesFilesTheNextRetentionRemoves) {
   TempDir tmp;
+  const std::string root = TestRoot(tmp);
   {
-    auto dead = MakeStorage(tmp.path() + "/job");
+    auto dead = MakeStorage(root + "/job");
     SharedCheckpoint(*dead, tmp, 1, {"a"});
     ASSERT_TRUE(dead->InitCheckpoint(CheckpointId(2), false).ok());
     UploadBytes(*dead, tmp, "x", "x");
-    ASSERT_TRUE(io::WriteFileReplace(tmp.path() + "/job/shared/.tmp-y-0123", "y").ok());
+    ASSERT_TRUE(TestIo().WriteFileReplace(root + "/job/shared/.tmp-y-0123", "y").ok());
   }
-  auto s = MakeStorage(tmp.path() + "/job");
+  auto s = MakeStorage(root + "/job");
   // Before it completes a checkpoint, the new process's own uploads count as in flight.
   auto c3 = s->InitCheckpoint(CheckpointId(3), false);
   ASSERT_TRUE(c3.ok());
   SharedStateFile b = UploadBytes(*s, tmp, "b", "b");
   ASSERT_TRUE(s->ApplyRetention().ok());
-  EXPECT_EQ(SharedNames(tmp.path() + "/job"), (Names{"a", "b"}));
+  EXPECT_EQ(SharedNames(root + "/job"), (Names{"a", "b"}));
   ASSERT_TRUE(FinishCheckpoint(*s, *c3, {{"a", 1, Crc32("a")}, b}).ok());
-  EXPECT_EQ(SharedNames(tmp.path() + "/job"), (Names{"a", "b"}));
-  EXPECT_FALSE(io::Exists(tmp.path() + "/job/chk-2"));
+  EXPECT_EQ(SharedNames(root + "/job"), (Names{"a", "b"}));
+  EXPECT_FALSE(HasFiles(root + "/job/chk-2"));
   EXPECT_TRUE(s->Load(CheckpointId(3)).ok());
 }
 
@@ -474,40 +523,42 @@ TEST(SharedRetention, AKillBetweenUploadAndMetadataLeavesFilesTheNextRetentionRe
 // leaves every retained checkpoint loadable.
 TEST(SharedRetention, AKillBeforeOrDuringRetentionLosesNothingARetainedCheckpointNeeds) {
   TempDir tmp;
+  const std::string root = TestRoot(tmp);
   {
-    auto dead = MakeStorage(tmp.path() + "/job");
+    auto dead = MakeStorage(root + "/job");
     SharedCheckpoint(*dead, tmp, 1, {"a", "b"});
     SharedCheckpoint(*dead, tmp, 2, {"b", "c"}, /*retention=*/false);
   }
-  EXPECT_EQ(SharedNames(tmp.path() + "/job"), (Names{"a", "b", "c"}));
+  EXPECT_EQ(SharedNames(root + "/job"), (Names{"a", "b", "c"}));
   {
-    auto next = MakeStorage(tmp.path() + "/job");
+    auto next = MakeStorage(root + "/job");
     ASSERT_TRUE(next->ApplyRetention().ok());
-    EXPECT_EQ(SharedNames(tmp.path() + "/job"), (Names{"b", "c"}));
+    EXPECT_EQ(SharedNames(root + "/job"), (Names{"b", "c"}));
     EXPECT_TRUE(next->Load(CheckpointId(2)).ok());
     SharedCheckpoint(*next, tmp, 3, {"c", "d"}, /*retention=*/false);
   }
   // The retention after 3 was killed right after removing chk-2/_metadata.
-  ASSERT_TRUE(io::RemoveFile(tmp.path() + "/job/chk-2/_metadata").ok());
-  EXPECT_TRUE(MakeStorage(tmp.path() + "/job")->Load(CheckpointId(3)).ok());
-  auto s = MakeStorage(tmp.path() + "/job");
+  ASSERT_TRUE(TestIo().RemoveFile(root + "/job/chk-2/_metadata").ok());
+  EXPECT_TRUE(MakeStorage(root + "/job")->Load(CheckpointId(3)).ok());
+  auto s = MakeStorage(root + "/job");
   ASSERT_TRUE(s->ApplyRetention().ok());
-  EXPECT_EQ(SharedNames(tmp.path() + "/job"), (Names{"c", "d"}));
-  EXPECT_FALSE(io::Exists(tmp.path() + "/job/chk-2"));
+  EXPECT_EQ(SharedNames(root + "/job"), (Names{"c", "d"}));
+  EXPECT_FALSE(HasFiles(root + "/job/chk-2"));
   EXPECT_TRUE(s->Load(CheckpointId(3)).ok());
 }
 
 TEST(SharedRetention, AnUnreadableRetainedMetadataStopsItBeforeDeletingSharedFiles) {
   TempDir tmp;
-  auto s = MakeStorage(tmp.path() + "/job", 2);
+  const std::string root = TestRoot(tmp);
+  auto s = MakeStorage(root + "/job", 2);
   SharedCheckpoint(*s, tmp, 1, {"a"});
   SharedCheckpoint(*s, tmp, 2, {"b"});
-  ASSERT_TRUE(io::WriteFileReplace(tmp.path() + "/job/chk-1/_metadata", "garbage!!!!!!!!").ok());
+  ASSERT_TRUE(TestIo().WriteFileReplace(root + "/job/chk-1/_metadata", "garbage!!!!!!!!").ok());
   ASSERT_TRUE(s->InitCheckpoint(CheckpointId(3), false).ok());
   Status st = s->ApplyRetention();
   EXPECT_TRUE(st.IsCorruption()) << st.ToString();
   EXPECT_NE(st.message().find("chk-1/_metadata"), std::string::npos) << st.ToString();
-  EXPECT_EQ(SharedNames(tmp.path() + "/job"), (Names{"a", "b"}));
+  EXPECT_EQ(SharedNames(root + "/job"), (Names{"a", "b"}));
 }
 
 }  // namespace
