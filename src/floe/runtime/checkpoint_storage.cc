@@ -375,7 +375,8 @@ Status CheckpointSharedStateStore::DeleteUnreferenced(const std::set<std::string
     if (name.find('/') != std::string::npos || referenced.count(name) > 0) continue;
     MutexLock lock(mu_);
     if (MayBelongToACheckpointInFlight(name, latest)) continue;
-    FLOE_RETURN_NOT_OK(file_io_.RemoveFile(f.path));
+    // NotFound: gone since the listing (the temp file of an upload that has finished since).
+    if (Status st = file_io_.RemoveFile(f.path); !st.ok() && !st.IsNotFound()) return st;
   }
   if (!latest) return Status::OK();
   // What can no longer be protected need not be remembered.

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 #include "floe/io/file.h"
 #include "floe/io/file_io.h"
@@ -313,6 +314,42 @@ TEST(CheckpointSharedStateStore, UploadsAndDownloadsAFileOfSeveralChunks) {
   auto other = s->shared_state()->Upload(LocalFile(tmp, "other", "other"), "000042.sst");
   EXPECT_TRUE(other.status().IsAlreadyExists()) << other.status().ToString();
   EXPECT_EQ(*TestIo().ReadFile(root + "/job/shared/000042.sst"), data);
+}
+
+// Asynchronous snapshot threads upload at once, one name possibly twice (a retried part), while
+// the coordinator's retention runs: every upload succeeds and every file stays.
+TEST(CheckpointSharedStateStore, ConcurrentUploadsBesideRetentionAllSucceedAndStay) {
+  TempDir tmp;
+  const std::string root = TestRoot(tmp);
+  auto s = MakeStorage(root + "/job");
+  SharedCheckpoint(*s, tmp, 1, {"first"});
+  ASSERT_TRUE(s->InitCheckpoint(CheckpointId(2), false).ok());
+  const std::string same = LocalFile(tmp, "same", "the same bytes");
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    const std::string mine = LocalFile(tmp, "t" + std::to_string(t), std::string(1000 + t, 't'));
+    threads.emplace_back([&, t, mine] {
+      for (int i = 0; i < 5; ++i) {
+        const std::string name = "t" + std::to_string(t) + "-" + std::to_string(i) + ".sst";
+        auto own = s->shared_state()->Upload(mine, name);
+        EXPECT_TRUE(own.ok()) << own.status().ToString();
+        auto shared = s->shared_state()->Upload(same, "same.sst");
+        EXPECT_TRUE(shared.ok()) << shared.status().ToString();
+      }
+    });
+  }
+  std::atomic<bool> done{false};
+  std::thread retention([&] {
+    while (!done) {
+      Status st = s->ApplyRetention();
+      EXPECT_TRUE(st.ok()) << st.ToString();
+    }
+  });
+  for (std::thread& t : threads) t.join();
+  done = true;
+  retention.join();
+  ASSERT_TRUE(s->ApplyRetention().ok());
+  EXPECT_EQ(SharedNames(root + "/job").size(), 1u + 4 * 5 + 1);  // first, t*-*, same
 }
 
 TEST(CheckpointSharedStateStore, RefusesNamesThatAreNotPlainFileNames) {
