@@ -196,6 +196,31 @@ Result<CheckpointMetadata> DecodeCheckpointMetadata(std::string_view data) {
   return m;
 }
 
+namespace {
+
+// CRC-32 of the first `size` bytes of `path`, read in chunks and appended to `copy` if given.
+Result<uint32_t> ReadInChunks(const io::FileIO& file_io, const std::string& path, uint64_t size,
+                              io::WritableFile* copy) {
+  uint32_t crc = 0;
+  for (uint64_t offset = 0; offset < size; offset += kCopyChunk) {
+    FLOE_ASSIGN_OR_RAISE(std::string chunk,
+                         file_io.ReadFileRange(path, offset, std::min(kCopyChunk, size - offset)));
+    crc = Crc32(chunk, crc);
+    if (copy != nullptr) FLOE_RETURN_NOT_OK(copy->Append(chunk));
+  }
+  return crc;
+}
+
+// Size and CRC-32 of a file. NotFound if it is missing.
+Result<SharedStateFile> Fingerprint(const io::FileIO& file_io, const std::string& path) {
+  SharedStateFile f;
+  FLOE_ASSIGN_OR_RAISE(f.size, file_io.FileSize(path));
+  FLOE_ASSIGN_OR_RAISE(f.crc32, ReadInChunks(file_io, path, f.size, nullptr));
+  return f;
+}
+
+}  // namespace
+
 Status CheckpointSharedStateStore::CheckName(std::string_view name) {
   const bool bad = name.empty() || name.size() > kMaxSharedName || name[0] == '.' ||
                    name.find_first_of(std::string_view("/\\\0", 3)) != std::string_view::npos;
@@ -242,13 +267,7 @@ Status CheckpointSharedStateStore::CopyToLocal(const std::string& local_path,
   }
   Status st = [&]() -> Status {
     FLOE_ASSIGN_OR_RAISE(auto out, io::WritableFile::Create(temp, /*exclusive=*/true));
-    for (uint64_t offset = 0; offset < size; offset += kCopyChunk) {
-      FLOE_ASSIGN_OR_RAISE(
-          std::string chunk,
-          io::ReadFileRange(local_path, offset, std::min(kCopyChunk, size - offset)));
-      file->crc32 = Crc32(chunk, file->crc32);
-      FLOE_RETURN_NOT_OK(out->Append(chunk));
-    }
+    FLOE_ASSIGN_OR_RAISE(file->crc32, ReadInChunks(io::FileIO(), local_path, size, out.get()));
     file->size = size;
     FLOE_RETURN_NOT_OK(out->Sync());
     FLOE_RETURN_NOT_OK(out->Close());
@@ -273,23 +292,6 @@ Status CheckpointSharedStateStore::PutObject(const std::string& local_path, cons
   return file_io_.WriteFileExclusive(dest, data);
 }
 
-namespace {
-
-// Size and CRC-32 of a file read in chunks. NotFound if it is missing.
-Result<SharedStateFile> Fingerprint(const io::FileIO& file_io, const std::string& path) {
-  SharedStateFile f;
-  FLOE_ASSIGN_OR_RAISE(f.size, file_io.FileSize(path));
-  for (uint64_t offset = 0; offset < f.size; offset += kCopyChunk) {
-    FLOE_ASSIGN_OR_RAISE(
-        std::string chunk,
-        file_io.ReadFileRange(path, offset, std::min(kCopyChunk, f.size - offset)));
-    f.crc32 = Crc32(chunk, f.crc32);
-  }
-  return f;
-}
-
-}  // namespace
-
 Status CheckpointSharedStateStore::SettleExisting(const std::string& dest,
                                                   const SharedStateFile& file) const {
   FLOE_ASSIGN_OR_RAISE(SharedStateFile there, Fingerprint(file_io_, dest));
@@ -313,22 +315,13 @@ Status CheckpointSharedStateStore::Download(const SharedStateFile& file,
   }
   auto mismatch = [&](const std::string& what) {
     return Status::Corruption("shared state file '" + src +
-                              "' does not match what the checkpoint "
-                              "lists: " +
-                              what);
+                              "' does not match what the checkpoint lists: " + what);
   };
   if (*size != file.size) {
     return mismatch("size " + std::to_string(*size) + ", expected " + std::to_string(file.size));
   }
   FLOE_ASSIGN_OR_RAISE(auto out, io::WritableFile::Create(local_path, /*exclusive=*/false));
-  uint32_t crc = 0;
-  for (uint64_t offset = 0; offset < file.size; offset += kCopyChunk) {
-    FLOE_ASSIGN_OR_RAISE(
-        std::string chunk,
-        file_io_.ReadFileRange(src, offset, std::min(kCopyChunk, file.size - offset)));
-    crc = Crc32(chunk, crc);
-    FLOE_RETURN_NOT_OK(out->Append(chunk));
-  }
+  FLOE_ASSIGN_OR_RAISE(uint32_t crc, ReadInChunks(file_io_, src, file.size, out.get()));
   FLOE_RETURN_NOT_OK(out->Close());
   if (crc != file.crc32) {
     (void)io::RemoveFile(local_path);
