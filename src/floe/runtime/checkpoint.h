@@ -34,7 +34,10 @@ struct CompletedCheckpoint {
   std::map<std::string, std::string> task_states;  // TaskName -> blob
   // Incremental checkpoints: the shared files each task's state needs (only tasks that list
   // some), and the `shared/` directory they are in (set by a load when any task lists some).
-  // A restore hands them to the task's keyed state backend, which downloads them from there.
+  // A restore hands them to the task's keyed state backend, which downloads them from there
+  // (a CheckpointSharedStateStore over `shared_dir`). Restoring another job's checkpoint, that
+  // is not the restoring job's own `shared/`: its checkpoints must upload the files again
+  // rather than list names its own `shared/` lacks (a load of such a checkpoint fails naming them).
   std::map<std::string, std::vector<SharedStateFile>> task_shared;  // TaskName -> files
   std::string shared_dir;
 };
