@@ -4,8 +4,10 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "floe/runtime/ids.h"
+#include "floe/runtime/state.h"
 
 namespace floe::runtime {
 
@@ -46,6 +48,14 @@ struct CompletedCheckpoint {
   std::string dir;  // where it was loaded from (empty when it never touched storage)
   int64_t timestamp_millis = 0;
   std::map<std::string, std::string> task_states;  // TaskName -> blob
+  // Incremental checkpoints: the shared files each task's state needs (only tasks that list
+  // some), and the `shared/` directory they are in (set by a load when any task lists some).
+  // A restore hands them to the task's keyed state backend, which downloads them from there
+  // (a CheckpointSharedStateStore over `shared_dir`). Restoring another job's checkpoint, that
+  // is not the restoring job's own `shared/`: its checkpoints must upload the files again
+  // rather than list names its own `shared/` lacks (a load of such a checkpoint fails naming them).
+  std::map<std::string, std::vector<SharedStateFile>> task_shared;  // TaskName -> files
+  std::string shared_dir;
 };
 
 }  // namespace floe::runtime
