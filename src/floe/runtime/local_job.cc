@@ -141,7 +141,8 @@ struct LocalJob::Impl {
       blob = std::move(ack.state);
     }
     if (!storage) return TaskStateHandle{ack.task, "", blob.size(), Crc32(blob)};
-    return CheckpointStorage::WriteTaskState(storage->options().file_io, loc, ack.task, blob);
+    return CheckpointStorage::WriteTaskState(storage->options().file_io, loc, ack.task, blob,
+                                             std::move(shared));
   }
 
   void OnAck(TaskAck ack) {
@@ -271,6 +272,10 @@ Result<std::unique_ptr<LocalJob>> LocalJob::Make(const JobGraph& graph, LocalJob
     floor = std::max(floor, on_disk);
   }
   ExecutorOptions eo;
+  if (cc.incremental && impl->storage) {
+    impl->shared_state = impl->storage->shared_state();
+    eo.shared_state = impl->shared_state;
+  }
   eo.mode = cc.mode;
   eo.channel_capacity = options.channel_capacity;
   eo.idle_backoff = options.idle_backoff;
