@@ -565,7 +565,7 @@ void LocalExecutor::Impl::RunTask(ExecutorTask& t) {
     keyed.key_groups = t.info.key_groups;
     keyed.max_parallelism = t.info.max_parallelism;
     keyed.shared_state = options.shared_state;
-    keyed.incremental = options.shared_state != nullptr;
+    keyed.incremental = options.incremental;
     Result<std::unique_ptr<KeyedStateBackend>> made = KeyedStateBackend::Make(std::move(keyed));
     if (made.ok()) {
       t.keyed = std::move(*made);

@@ -32,9 +32,11 @@ struct ExecutorOptions {
   // renamed or its parallelism changed: state is not redistributed yet), unless this is set
   // (Flink's --allowNonRestoredState); that state is then dropped.
   bool allow_non_restored_state = false;
-  // Where incremental keyed-state snapshots keep their shared files (LocalJob: the checkpoint
-  // storage's); null: none. Not owned.
+  // Where incremental keyed-state snapshots keep their shared files and a restore of one reads
+  // them (LocalJob: the checkpoint storage's); null: none. Not owned.
   SharedStateStore* shared_state = nullptr;
+  // Keyed state backends write incremental checkpoints (execution.checkpointing.incremental).
+  bool incremental = false;
 
   // Where subtasks keep their metrics (task and operator scope); null: a private registry.
   std::shared_ptr<MetricRegistry> metrics;

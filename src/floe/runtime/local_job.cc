@@ -16,11 +16,41 @@
 
 namespace floe::runtime {
 
+namespace {
+
+// The shared-state store of a job restored from another job's incremental checkpoint: uploads go
+// to this job's `shared/`, downloads come from the checkpoint's, and every file downloaded is
+// also put into this job's `shared/` under its name, so a backend that adopts the restored
+// files (lists them again in its next checkpoint) lists files this job's storage holds.
+class RestoredSharedStateStore final : public SharedStateStore {
+ public:
+  RestoredSharedStateStore(SharedStateStore* own, io::FileIO file_io, std::string restored_dir)
+      : own_(own), restored_(std::move(file_io), std::move(restored_dir)) {}
+
+  Result<SharedStateFile> Upload(const std::string& local_path, const std::string& name) override {
+    return own_->Upload(local_path, name);
+  }
+  Status Download(const SharedStateFile& file, const std::string& local_path) const override {
+    FLOE_RETURN_NOT_OK(restored_.Download(file, local_path));
+    return own_->Upload(local_path, file.name).status();
+  }
+
+ private:
+  SharedStateStore* own_;
+  CheckpointSharedStateStore restored_;
+};
+
+}  // namespace
+
 struct LocalJob::Impl {
   LocalJobOptions options;
   std::unique_ptr<CheckpointStorage> storage;
   // Where incremental keyed-state checkpoints put their shared files; null without them.
   SharedStateStore* shared_state = nullptr;
+  // Set when restoring an incremental checkpoint from a `shared/` other than shared_state's:
+  // where its files are read (see RestoredSharedStateStore).
+  std::unique_ptr<SharedStateStore> restored_shared_state;
+  std::string shared_state_dir() const { return storage->shared_state()->dir(); }
   // Not thread-safe itself: used with `mu` held.
   std::unique_ptr<CheckpointCoordinator> coordinator FLOE_PT_GUARDED_BY(mu);
   std::unique_ptr<LocalExecutor> executor;
@@ -275,6 +305,7 @@ Result<std::unique_ptr<LocalJob>> LocalJob::Make(const JobGraph& graph, LocalJob
   if (cc.incremental && impl->storage) {
     impl->shared_state = impl->storage->shared_state();
     eo.shared_state = impl->shared_state;
+    eo.incremental = true;
   }
   eo.mode = cc.mode;
   eo.channel_capacity = options.channel_capacity;
@@ -301,6 +332,18 @@ Result<std::unique_ptr<LocalJob>> LocalJob::Make(const JobGraph& graph, LocalJob
     }
     impl->restored_from = restored.id;
     floor = std::max(floor, restored.id);
+    // An incremental checkpoint's shared files are read from its own `shared/`.
+    if (!restored.shared_dir.empty()) {
+      if (!impl->shared_state) {
+        impl->restored_shared_state =
+            std::make_unique<CheckpointSharedStateStore>(cc.file_io, restored.shared_dir);
+        eo.shared_state = impl->restored_shared_state.get();
+      } else if (restored.shared_dir != impl->shared_state_dir()) {
+        impl->restored_shared_state = std::make_unique<RestoredSharedStateStore>(
+            impl->shared_state, cc.file_io, restored.shared_dir);
+        eo.shared_state = impl->restored_shared_state.get();
+      }
+    }
     eo.restore = std::move(restored);
   }
   Impl* raw = impl.get();
