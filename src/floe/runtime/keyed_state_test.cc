@@ -423,6 +423,35 @@ TEST_P(KeyedState, TimerHandlerMayUseStateAndRegisterTimers) {
   EXPECT_EQ(st.message(), "handler failed");
 }
 
+TEST_P(KeyedState, TimersRegisteredBeforeTheLastFiredOneStillFire) {
+  // rocksdb seeks a key group's timers from the last one it fired; a timer registered before
+  // that one (same timestamp, smaller namespace) must still fire, and after a restore too.
+  Fixture f;
+  f.Key(1);
+  f.backend->SetCurrentNamespace("m");
+  ASSERT_TRUE(f.backend->RegisterTimer(TimeDomain::kEventTime, 10).ok());
+  ASSERT_TRUE(f.backend->RegisterTimer(TimeDomain::kEventTime, 30).ok());
+  std::vector<std::string> fired;
+  auto handler = [&](const Timer& t) -> Status {
+    fired.push_back(std::to_string(t.timestamp) + t.ns);
+    if (t.ns == "m" && t.timestamp == 10) {
+      f.backend->SetCurrentNamespace("a");
+      FLOE_RETURN_NOT_OK(f.backend->RegisterTimer(TimeDomain::kEventTime, 10));
+      FLOE_RETURN_NOT_OK(f.backend->RegisterTimer(TimeDomain::kEventTime, 20));
+    }
+    return Status::OK();
+  };
+  ASSERT_TRUE(f.backend->AdvanceWatermark(Watermark(25), handler).ok());
+  EXPECT_EQ(fired, (std::vector<std::string>{"10m", "10a", "20a"}));
+  f.Key(1);
+  f.backend->SetCurrentNamespace("a");
+  ASSERT_TRUE(f.backend->RegisterTimer(TimeDomain::kEventTime, 5).ok());
+  EXPECT_EQ(f.backend->NextTimer(TimeDomain::kEventTime), 5);
+  fired.clear();
+  ASSERT_TRUE(f.backend->AdvanceWatermark(Watermark(100), handler).ok());
+  EXPECT_EQ(fired, (std::vector<std::string>{"5a", "30m"}));
+}
+
 TEST_P(KeyedState, ProcessingTimersFollowTheClock) {
   Fixture f;  // clock at 1,000,000 ms
   EXPECT_EQ(f.backend->CurrentProcessingTime(), 1'000'000'000);

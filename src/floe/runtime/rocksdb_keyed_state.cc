@@ -753,8 +753,9 @@ class RocksDbKeyedStateBackend final : public KeyedStateBackend {
         clock_(options_.clock != nullptr ? options_.clock : SystemClock::Get()),
         db_(std::move(db)) {
     write_.disableWAL = true;
-    for (auto& heads : group_heads_)
-      heads.resize(options_.key_groups.end - options_.key_groups.start);
+    const size_t groups = options_.key_groups.end - options_.key_groups.start;
+    for (auto& heads : group_heads_) heads.resize(groups);
+    for (auto& floors : floors_) floors.resize(groups);
   }
 
   Status SetCurrentKey(std::string_view key, uint64_t key_hash) override {
@@ -942,6 +943,8 @@ class RocksDbKeyedStateBackend final : public KeyedStateBackend {
     FLOE_RETURN_NOT_OK(RequireKey("register a timer"));
     const std::string key = TimerKey(domain, timestamp, current_group_, current_key_, current_ns_);
     FLOE_RETURN_NOT_OK(Check(db_->db->Put(write_, db_->timers, key, ""), "write timer"));
+    std::string& floor = floors_[Index(domain)][Group()];
+    if (key < floor) floor.clear();
     std::optional<int64_t>& head = group_heads_[Index(domain)][Group()];
     if (!head || timestamp < *head) SetHead(domain, current_group_, timestamp);
     return Status::OK();
@@ -952,8 +955,8 @@ class RocksDbKeyedStateBackend final : public KeyedStateBackend {
     const std::string key = TimerKey(domain, timestamp, current_group_, current_key_, current_ns_);
     FLOE_RETURN_NOT_OK(Check(db_->db->Delete(write_, db_->timers, key), "delete timer"));
     if (group_heads_[Index(domain)][Group()] == timestamp) {
-      FLOE_ASSIGN_OR_RAISE(std::optional<Timer> first, FirstTimer(domain, current_group_, nullptr));
-      SetHead(domain, current_group_, first ? std::optional(first->timestamp) : std::nullopt);
+      FLOE_ASSIGN_OR_RAISE(std::optional<int64_t> first, FirstTimestamp(domain, current_group_));
+      SetHead(domain, current_group_, first);
     }
     return Status::OK();
   }
@@ -1089,20 +1092,42 @@ class RocksDbKeyedStateBackend final : public KeyedStateBackend {
     if (head) heads.insert({*head, key_group});
   }
 
-  // The earliest timer of one group and domain; its row key into *row when set.
-  Result<std::optional<Timer>> FirstTimer(TimeDomain domain, uint32_t key_group,
-                                          std::string* row) const {
-    std::string prefix = GroupPrefix(key_group);
-    prefix.push_back(static_cast<char>(domain));
-    std::unique_ptr<rocksdb::Iterator> it(
-        db_->db->NewIterator(rocksdb::ReadOptions(), db_->timers));
-    it->Seek(prefix);
-    FLOE_RETURN_NOT_OK(Check(it->status(), "read timers"));
-    if (!it->Valid() || !it->key().starts_with(prefix)) return std::optional<Timer>();
+  // An iterator over the timers of one key group and domain, at the earliest. Not movable: the
+  // iterator holds a pointer to `upper_slice`.
+  struct TimerCursor {
+    TimerCursor() = default;
+    TimerCursor(const TimerCursor&) = delete;
+    std::string upper;
+    rocksdb::Slice upper_slice;
+    std::unique_ptr<rocksdb::Iterator> it;
+  };
+
+  // Seeks from the group's floor (the last timer popped, unless an earlier one was registered
+  // since): a queue's head in RocksDB sits behind the tombstones of every timer popped before
+  // it, and seeking from the start of the group would scan them all again on every pop
+  // (quadratic until a flush). The upper bound keeps a seek out of the next domain's rows.
+  Status OpenTimers(TimeDomain domain, uint32_t key_group, TimerCursor* c) const {
+    std::string lower = GroupPrefix(key_group);
+    lower.push_back(static_cast<char>(domain));
+    c->upper = GroupPrefix(key_group);
+    c->upper.push_back(static_cast<char>(static_cast<int>(domain) + 1));
+    c->upper_slice = rocksdb::Slice(c->upper);
+    rocksdb::ReadOptions read;
+    read.iterate_upper_bound = &c->upper_slice;
+    c->it.reset(db_->db->NewIterator(read, db_->timers));
+    const std::string& floor = floors_[Index(domain)][key_group - options_.key_groups.start];
+    c->it->Seek(floor.empty() ? lower : floor);
+    return Check(c->it->status(), "read timers");
+  }
+
+  // The earliest timestamp of one group and domain.
+  Result<std::optional<int64_t>> FirstTimestamp(TimeDomain domain, uint32_t key_group) const {
+    TimerCursor c;
+    FLOE_RETURN_NOT_OK(OpenTimers(domain, key_group, &c));
+    if (!c.it->Valid()) return std::optional<int64_t>();
     Timer t;
-    if (!DecodeTimerKey(View(it->key()), &t)) return BadRow("timers");
-    if (row != nullptr) row->assign(View(it->key()));
-    return std::optional<Timer>(std::move(t));
+    if (!DecodeTimerKey(View(c.it->key()), &t)) return BadRow("timers");
+    return std::optional<int64_t>(t.timestamp);
   }
 
   // Removes and returns the earliest timer of `domain` with timestamp <= upto, in the heap's
@@ -1111,15 +1136,28 @@ class RocksDbKeyedStateBackend final : public KeyedStateBackend {
     const auto& heads = heads_[Index(domain)];
     if (heads.empty() || heads.begin()->first > upto) return std::optional<Timer>();
     const uint32_t g = heads.begin()->second;
-    std::string row;
-    FLOE_ASSIGN_OR_RAISE(std::optional<Timer> first, FirstTimer(domain, g, &row));
-    if (!first)
+    TimerCursor c;
+    FLOE_RETURN_NOT_OK(OpenTimers(domain, g, &c));
+    Timer first;
+    if (!c.it->Valid()) {
       return Status::Internal("rocksdb keyed state: timer head of key group " + std::to_string(g) +
                               " has no timer");
-    FLOE_RETURN_NOT_OK(Check(db_->db->Delete(write_, db_->timers, row), "delete timer"));
-    FLOE_ASSIGN_OR_RAISE(std::optional<Timer> next, FirstTimer(domain, g, nullptr));
-    SetHead(domain, g, next ? std::optional(next->timestamp) : std::nullopt);
-    return first;
+    }
+    if (!DecodeTimerKey(View(c.it->key()), &first)) return BadRow("timers");
+    std::string& floor = floors_[Index(domain)][g - options_.key_groups.start];
+    floor.assign(View(c.it->key()));
+    FLOE_RETURN_NOT_OK(Check(db_->db->Delete(write_, db_->timers, floor), "delete timer"));
+    // The iterator's view predates the delete: its next row is the group's new head.
+    c.it->Next();
+    FLOE_RETURN_NOT_OK(Check(c.it->status(), "read timers"));
+    std::optional<int64_t> next;
+    Timer t;
+    if (c.it->Valid()) {
+      if (!DecodeTimerKey(View(c.it->key()), &t)) return BadRow("timers");
+      next = t.timestamp;
+    }
+    SetHead(domain, g, next);
+    return std::optional<Timer>(std::move(first));
   }
 
   Status Fire(TimeDomain domain, int64_t upto, const TimerHandler& handler) {
@@ -1133,10 +1171,11 @@ class RocksDbKeyedStateBackend final : public KeyedStateBackend {
 
   // Reads every group's earliest timers again (after a restore).
   Status LoadHeads() {
+    for (auto& floors : floors_) std::fill(floors.begin(), floors.end(), std::string());
     for (uint32_t g = options_.key_groups.start; g < options_.key_groups.end; ++g) {
       for (TimeDomain d : {TimeDomain::kEventTime, TimeDomain::kProcessingTime}) {
-        FLOE_ASSIGN_OR_RAISE(std::optional<Timer> first, FirstTimer(d, g, nullptr));
-        SetHead(d, g, first ? std::optional(first->timestamp) : std::nullopt);
+        FLOE_ASSIGN_OR_RAISE(std::optional<int64_t> first, FirstTimestamp(d, g));
+        SetHead(d, g, first);
       }
     }
     return Status::OK();
@@ -1174,6 +1213,8 @@ class RocksDbKeyedStateBackend final : public KeyedStateBackend {
   // ordered set of (timestamp, key group) of those heads.
   std::vector<std::optional<int64_t>> group_heads_[2];
   std::set<std::pair<int64_t, uint32_t>> heads_[2];
+  // Per domain and group: the row of the last popped timer, "" when unknown (OpenTimers).
+  std::vector<std::string> floors_[2];
   std::vector<bool> restored_groups_;
   Watermark watermark_;
   uint64_t snapshots_ = 0;
