@@ -9,8 +9,10 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "floe/runtime/partitioner.h"
@@ -932,35 +934,67 @@ TEST(RocksDbKeyedState, IncrementalCheckpointsUploadOnlyNewFilesAndRestore) {
   EXPECT_EQ(Versions(b, 20'000), expected);
 }
 
+// Writes `view` on another thread (as the executor's asynchronous part does), then restores the
+// result into a fresh backend and returns the versions of keys 0..n-1 there.
+std::vector<int> WrittenElsewhereAndRestored(std::unique_ptr<KeyedStateSnapshot> view,
+                                             SharedStateStore* store, bool incremental, int64_t n,
+                                             const std::function<void()>& meanwhile) {
+  StateWriter w;
+  w.PutU32(99);
+  std::vector<SharedStateFile> files;
+  Status written;
+  std::thread writer([&] { written = view->WriteTo(w, incremental ? &files : nullptr); });
+  meanwhile();
+  writer.join();
+  EXPECT_TRUE(written.ok()) << written.ToString();
+  EXPECT_EQ(files.empty(), !incremental);
+  w.PutString("tail");
+  Fixture b(Incremental({0, 128}, store));
+  EXPECT_TRUE(RestoreFrom(*b.backend, w.Finish()).ok());
+  EXPECT_EQ(b.backend->NextTimer(TimeDomain::kEventTime), 10);
+  return Versions(b, n);
+}
+
 TEST(RocksDbKeyedState, SnapshotSeesTheStateAtTakeSnapshotWhileTheBackendKeepsWriting) {
   ::floe::testing::TempDir shared;
   DirSharedStateStore store(shared.path());
   Fixture a(Incremental({0, 128}, &store));
-  WriteKeys(a, {0, 1, 2, 3}, 1);
+  std::vector<int64_t> keys(2000);
+  for (int64_t k = 0; k < 2000; ++k) keys[static_cast<size_t>(k)] = k;
+  WriteKeys(a, keys, 1);
   ASSERT_TRUE(a.backend->RegisterTimer(TimeDomain::kEventTime, 10).ok());
-  auto canonical = a.backend->TakeSnapshot();
-  auto incremental = a.backend->TakeSnapshot();
-  ASSERT_TRUE(canonical.ok() && incremental.ok());
-  // The backend goes on: changes, a deletion, a new key, a fired timer; and is destroyed.
-  WriteKeys(a, {0, 4}, 2);
+  std::vector<int> at_barrier(2000, 1);
+  at_barrier.push_back(-1);  // key 2000 is written only later
+  // The backend goes on while the snapshot is written on another thread: every key changes, one
+  // is deleted, one is new, the timer fires.
   ValueState v = *a.backend->GetValueState("v");
-  a.Key(1);
-  ASSERT_TRUE(v.Clear().ok());
-  ASSERT_TRUE(
-      a.backend->AdvanceWatermark(Watermark(100), [](const Timer&) { return Status::OK(); }).ok());
-  a.backend.reset();
-  std::vector<SharedStateFile> files;
-  for (auto* view : {&canonical, &incremental}) {
-    StateWriter w;
-    w.PutU32(99);
-    ASSERT_TRUE((**view)->WriteTo(w, view == &incremental ? &files : nullptr).ok());
-    w.PutString("tail");
-    Fixture b(Incremental({0, 128}, &store));
-    ASSERT_TRUE(RestoreFrom(*b.backend, w.Finish()).ok());
-    EXPECT_EQ(Versions(b, 5), (std::vector<int>{1, 1, 1, 1, -1}));
-    EXPECT_EQ(b.backend->NextTimer(TimeDomain::kEventTime), 10);
+  auto keep_writing = [&] {
+    WriteKeys(a, keys, 2);
+    WriteKeys(a, {2000}, 2);
+    a.Key(1);
+    ASSERT_TRUE(v.Clear().ok());
+    ASSERT_TRUE(
+        a.backend->AdvanceWatermark(Watermark(100), [](const Timer&) { return Status::OK(); })
+            .ok());
+  };
+  for (bool incremental : {false, true}) {
+    SCOPED_TRACE(incremental ? "incremental" : "canonical");
+    auto view = a.backend->TakeSnapshot();
+    ASSERT_TRUE(view.ok());
+    EXPECT_EQ(
+        WrittenElsewhereAndRestored(std::move(*view), &store, incremental, 2001, keep_writing),
+        at_barrier);
+    WriteKeys(a, keys, 1);  // back to the state of the barrier for the next round
+    ASSERT_TRUE(a.backend->RegisterTimer(TimeDomain::kEventTime, 10).ok());
+    a.Key(2000);
+    ASSERT_TRUE(v.Clear().ok());
   }
-  EXPECT_FALSE(files.empty());
+  // A snapshot stays valid after its backend is destroyed.
+  auto view = a.backend->TakeSnapshot();
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ(
+      WrittenElsewhereAndRestored(std::move(*view), &store, true, 2001, [&] { a.backend.reset(); }),
+      at_barrier);
 }
 
 TEST(RocksDbKeyedState, MissingSharedFileIsNotFoundNamingIt) {
