@@ -932,6 +932,22 @@ TEST(RocksDbKeyedState, IncrementalCheckpointsUploadOnlyNewFilesAndRestore) {
   std::vector<int> expected(20'000, 1);
   for (int64_t k : changed) expected[static_cast<size_t>(k)] = 2;
   EXPECT_EQ(Versions(b, 20'000), expected);
+  // Restored with the same key groups, it adopts the downloaded database (as Flink does): its
+  // next checkpoint lists the restored files again and uploads only what changed since.
+  std::vector<int64_t> third_change;
+  for (int64_t k = 50; k < 20'000; k += 100) third_change.push_back(k);
+  WriteKeys(b, third_change, 3);
+  const uint64_t before = store.uploaded_bytes;
+  std::vector<SharedStateFile> third;
+  const std::string blob3 = CheckpointOf(*b.backend, &third);
+  EXPECT_LT((store.uploaded_bytes - before) * 20, full);
+  for (const SharedStateFile& f : second) {
+    EXPECT_NE(std::find(third.begin(), third.end(), f), third.end()) << f.name << " not reused";
+  }
+  Fixture c(Incremental({0, 128}, &store));
+  ASSERT_TRUE(RestoreFrom(*c.backend, blob3).ok());
+  for (int64_t k : third_change) expected[static_cast<size_t>(k)] = 3;
+  EXPECT_EQ(Versions(c, 20'000), expected);
 }
 
 // Writes `view` on another thread (as the executor's asynchronous part does), then restores the

@@ -193,6 +193,16 @@ bool DecodeElements(std::string_view in, std::vector<Stamped>* out) {
   return true;
 }
 
+// 12 for "000012.sst"; nullopt for any other name.
+std::optional<uint64_t> SstNumber(const std::string& file_name) {
+  const size_t dot = file_name.size() >= 4 ? file_name.size() - 4 : 0;
+  if (dot == 0 || dot > 18 || file_name.compare(dot, 4, ".sst") != 0) return std::nullopt;
+  for (size_t i = 0; i < dot; ++i) {
+    if (std::isdigit(static_cast<unsigned char>(file_name[i])) == 0) return std::nullopt;
+  }
+  return std::stoull(file_name.substr(0, dot));
+}
+
 std::string_view View(const rocksdb::Slice& s) { return std::string_view(s.data(), s.size()); }
 
 Status Check(const rocksdb::Status& st, std::string_view what) {
@@ -658,23 +668,21 @@ class RocksDbSnapshot final : public KeyedStateSnapshot {
   // *fresh, confirmed when this WriteTo succeeds).
   Result<SharedStateFile> SharedFile(const fs::path& path,
                                      std::map<uint64_t, SharedStateFile>* fresh) {
-    const std::string stem = path.stem().string();
-    if (stem.empty() || !std::all_of(stem.begin(), stem.end(), [](char c) {
-          return std::isdigit(static_cast<unsigned char>(c)) != 0;
-        })) {
+    const std::optional<uint64_t> number = SstNumber(path.filename().string());
+    if (!number) {
       return Status::Internal("rocksdb keyed state: unexpected SST file name '" + path.string() +
                               "'");
     }
-    const uint64_t number = std::stoull(stem);
     {
       MutexLock lock(db_->mu);
-      auto it = db_->uploaded.find(number);
+      auto it = db_->uploaded.find(*number);
       if (it != db_->uploaded.end()) return it->second;
     }
     // The snapshot number keeps a name unique when a failed snapshot uploaded the same SST.
-    const std::string name = db_->file_prefix + "-" + stem + "-" + std::to_string(number_) + ".sst";
+    const std::string name =
+        db_->file_prefix + "-" + path.stem().string() + "-" + std::to_string(number_) + ".sst";
     FLOE_ASSIGN_OR_RAISE(SharedStateFile file, options_.shared_state->Upload(path.string(), name));
-    (*fresh)[number] = file;
+    (*fresh)[*number] = file;
     return file;
   }
 
@@ -1193,7 +1201,15 @@ class RocksDbKeyedStateBackend final : public KeyedStateBackend {
                                rocksdb::WriteBatch* batch);
   Status RestoreNative(const SnapshotHeader& h, const std::vector<uint32_t>& order,
                        StateReader& in);
-  Status DownloadNative(const SnapshotHeader& h, StateReader& in, const fs::path& dir);
+  // Downloads the files of a native snapshot into `dir`; *files: the SSTs by number.
+  Status DownloadNative(const SnapshotHeader& h, StateReader& in, const fs::path& dir,
+                        std::map<uint64_t, SharedStateFile>* files);
+  // Whether the downloaded database can become the live one as it is (Flink's restore without
+  // rescaling): same key groups, first restore, nothing written yet, no snapshot holding the
+  // database, every state at the index the snapshot gave it.
+  Result<bool> CanAdopt(const SnapshotHeader& h, const std::vector<uint32_t>& order);
+  Status Adopt(const SnapshotHeader& h, const fs::path& dir,
+               std::map<uint64_t, SharedStateFile> files);
   Status CopyOwnedGroups(const SnapshotHeader& h, const std::vector<uint32_t>& order, Db& from);
   Status Flush(rocksdb::WriteBatch* batch, bool force) {
     if (batch->Count() == 0 || (!force && batch->GetDataSize() < kRestoreBatchBytes)) {
@@ -1429,20 +1445,63 @@ Status RocksDbKeyedStateBackend::RestoreNative(const SnapshotHeader& h,
   std::error_code ec;
   fs::remove_all(dir, ec);
   fs::create_directories(dir, ec);
-  if (ec)
+  if (ec) {
     return Status::IOError("rocksdb keyed state: cannot create '" + dir.string() +
                            "': " + ec.message());
-  Status st = DownloadNative(h, in, dir);
+  }
+  std::map<uint64_t, SharedStateFile> files;
+  Status st = DownloadNative(h, in, dir, &files);
   if (!st.ok()) {
     fs::remove_all(dir, ec);
     return st;
   }
+  FLOE_ASSIGN_OR_RAISE(bool adopt, CanAdopt(h, order));
+  if (adopt) return Adopt(h, dir, std::move(files));
   FLOE_ASSIGN_OR_RAISE(std::unique_ptr<Db> from, OpenDb(dir.string(), dir.string(), db_->memory));
   return CopyOwnedGroups(h, order, *from);
 }
 
+Result<bool> RocksDbKeyedStateBackend::CanAdopt(const SnapshotHeader& h,
+                                                const std::vector<uint32_t>& order) {
+  if (h.range != options_.key_groups || !restored_groups_.empty() || db_.use_count() != 1) {
+    return false;
+  }
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i] != i) return false;
+  }
+  for (rocksdb::ColumnFamilyHandle* family : {db_->state, db_->timers}) {
+    std::unique_ptr<rocksdb::Iterator> it(db_->db->NewIterator(rocksdb::ReadOptions(), family));
+    it->SeekToFirst();
+    FLOE_RETURN_NOT_OK(Check(it->status(), "restore"));
+    if (it->Valid()) return false;
+  }
+  return true;
+}
+
+Status RocksDbKeyedStateBackend::Adopt(const SnapshotHeader& h, const fs::path& dir,
+                                       std::map<uint64_t, SharedStateFile> files) {
+  FLOE_ASSIGN_OR_RAISE(std::unique_ptr<Db> adopted, OpenDb(dir.string(), "", db_->memory));
+  // The working directory (and its cleanup) moves to the adopted database; the empty one goes.
+  adopted->remove_dir = std::exchange(db_->remove_dir, "");
+  adopted->registered_dir = std::exchange(db_->registered_dir, false);
+  adopted->file_prefix = db_->file_prefix;
+  adopted->next_dir = db_->next_dir.load();
+  {
+    // The restored checkpoint completed, so its files may be listed again instead of uploaded.
+    MutexLock lock(adopted->mu);
+    adopted->uploaded = std::move(files);
+  }
+  const std::string empty_path = db_->path;
+  db_ = std::move(adopted);
+  std::error_code ec;
+  fs::remove_all(empty_path, ec);
+  for (uint32_t g = h.range.start; g < h.range.end; ++g) FLOE_RETURN_NOT_OK(MarkRestored(g));
+  return Status::OK();
+}
+
 Status RocksDbKeyedStateBackend::DownloadNative(const SnapshotHeader& h, StateReader& in,
-                                                const fs::path& dir) {
+                                                const fs::path& dir,
+                                                std::map<uint64_t, SharedStateFile>* files) {
   const std::string what = "keyed state: incremental snapshot of key groups [" +
                            std::to_string(h.range.start) + ", " + std::to_string(h.range.end) + ")";
   if (options_.shared_state == nullptr) {
@@ -1465,6 +1524,7 @@ Status RocksDbKeyedStateBackend::DownloadNative(const SnapshotHeader& h, StateRe
                               "', which is missing: " + st.message());
     }
     FLOE_RETURN_NOT_OK(st.WithContext(what + ", shared file '" + file.name + "'"));
+    if (std::optional<uint64_t> number = SstNumber(local)) (*files)[*number] = file;
   }
   FLOE_ASSIGN_OR_RAISE(uint32_t private_count, in.GetU32());
   for (uint32_t i = 0; i < private_count; ++i) {
