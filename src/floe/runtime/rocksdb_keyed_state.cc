@@ -1,6 +1,7 @@
 #include "floe/runtime/rocksdb_keyed_state.h"
 
 #include <rocksdb/cache.h>
+#include <rocksdb/compaction_filter.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/merge_operator.h>
@@ -17,6 +18,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -231,6 +233,87 @@ class ListAppendOperator final : public rocksdb::AssociativeMergeOperator {
   const char* Name() const override { return "floe.ListAppend"; }
 };
 
+// What the TTL compaction filter needs. Shared by the backend (which registers states), its
+// databases' filters (compaction threads) and its snapshots (which hold the filter's clock back).
+class TtlRules {
+ public:
+  TtlRules(int64_t ttl_ms, const Clock* clock) : ttl_ms_(ttl_ms), clock_(clock) {}
+
+  // kinds[id]: the kind of state `id` if it has TTL, nullopt otherwise.
+  void SetStates(std::vector<std::optional<StateKind>> kinds) {
+    MutexLock lock(mu_);
+    kinds_ = std::move(kinds);
+  }
+  // While a snapshot taken at `now_ms` is not yet written, nothing that was live then is
+  // filtered: the snapshot reads it after compactions may have run.
+  void Pin(int64_t now_ms) {
+    MutexLock lock(mu_);
+    pinned_.insert(now_ms);
+  }
+  void Unpin(int64_t now_ms) {
+    MutexLock lock(mu_);
+    pinned_.erase(pinned_.find(now_ms));
+  }
+  // The kind of state `id` if it expires, and the time to expire it against.
+  std::optional<StateKind> Lookup(uint32_t id, int64_t* now_ms) {
+    const int64_t now = clock_->NowMillis();
+    MutexLock lock(mu_);
+    if (id >= kinds_.size() || !kinds_[id]) return std::nullopt;
+    *now_ms = pinned_.empty() ? now : std::min(now, *pinned_.begin());
+    return kinds_[id];
+  }
+  int64_t ttl_ms() const { return ttl_ms_; }
+
+ private:
+  const int64_t ttl_ms_;
+  const Clock* clock_;
+  Mutex mu_;
+  std::vector<std::optional<StateKind>> kinds_ FLOE_GUARDED_BY(mu_);
+  std::multiset<int64_t> pinned_ FLOE_GUARDED_BY(mu_);
+};
+
+// Removes expired TTL state when RocksDB compacts it (Flink's FlinkCompactionFilter): values and
+// map entries written longer than the TTL ago, and expired list elements (the rest of the list
+// stays). Reads already hide expired state; this gives the disk space back.
+class TtlCompactionFilter final : public rocksdb::CompactionFilter {
+ public:
+  explicit TtlCompactionFilter(std::shared_ptr<TtlRules> rules) : rules_(std::move(rules)) {}
+
+  bool Filter(int, const rocksdb::Slice& key, const rocksdb::Slice& value, std::string* new_value,
+              bool* value_changed) const override {
+    if (key.size() < 6) return false;
+    int64_t now = 0;
+    std::optional<StateKind> kind =
+        rules_->Lookup(static_cast<uint32_t>(GetBe(View(key), 2, 4)), &now);
+    if (!kind) return false;
+    const int64_t ttl = rules_->ttl_ms();
+    if (*kind != StateKind::kList) {
+      Stamped v;
+      return DecodeStamped(View(value), &v) && v.written_ms + ttl <= now;
+    }
+    std::vector<Stamped> elements;
+    if (!DecodeElements(View(value), &elements)) return false;
+    std::string kept;
+    size_t n = 0;
+    for (const Stamped& e : elements) {
+      if (e.written_ms + ttl > now) {
+        AppendElement(&kept, e.written_ms, e.bytes);
+        ++n;
+      }
+    }
+    if (n == 0) return true;
+    if (n < elements.size()) {
+      *new_value = std::move(kept);
+      *value_changed = true;
+    }
+    return false;
+  }
+  const char* Name() const override { return "floe.TtlCompactionFilter"; }
+
+ private:
+  std::shared_ptr<TtlRules> rules_;
+};
+
 // --- the database and its directory ------------------------------------------------------
 
 // The memory budget (Flink's managed-memory scheme): one LRU block cache of the whole budget,
@@ -284,6 +367,9 @@ struct Db {
   std::string remove_dir;
   bool registered_dir = false;  // remove_dir is a backend's working directory (g_dirs)
   Memory memory;
+  // TTL: null when state never expires. The filter must outlive `db`.
+  std::shared_ptr<TtlRules> ttl;
+  std::unique_ptr<TtlCompactionFilter> ttl_filter;
   rocksdb::DB* db = nullptr;
   rocksdb::ColumnFamilyHandle* state = nullptr;
   rocksdb::ColumnFamilyHandle* timers = nullptr;
@@ -313,11 +399,16 @@ rocksdb::ColumnFamilyOptions FamilyOptions(const Memory& memory) {
   return cf;
 }
 
-Result<std::unique_ptr<Db>> OpenDb(const std::string& path, std::string remove_dir, Memory memory) {
+// `ttl`: the rules of the backend that works on the database (null: no expiry, or a database
+// opened only to be copied from).
+Result<std::unique_ptr<Db>> OpenDb(const std::string& path, std::string remove_dir, Memory memory,
+                                   std::shared_ptr<TtlRules> ttl) {
   auto out = std::make_unique<Db>();
   out->path = path;
   out->remove_dir = std::move(remove_dir);
   out->memory = std::move(memory);
+  out->ttl = std::move(ttl);
+  if (out->ttl) out->ttl_filter = std::make_unique<TtlCompactionFilter>(out->ttl);
   rocksdb::DBOptions o;
   o.create_if_missing = true;
   o.create_missing_column_families = true;
@@ -326,8 +417,10 @@ Result<std::unique_ptr<Db>> OpenDb(const std::string& path, std::string remove_d
   o.keep_log_file_num = 1;
   o.avoid_flush_during_shutdown = true;
   rocksdb::ColumnFamilyOptions cf = FamilyOptions(out->memory);
-  std::vector<rocksdb::ColumnFamilyDescriptor> families = {{rocksdb::kDefaultColumnFamilyName, cf},
-                                                           {kTimersFamily, cf}};
+  rocksdb::ColumnFamilyOptions state_cf = cf;
+  state_cf.compaction_filter = out->ttl_filter.get();
+  std::vector<rocksdb::ColumnFamilyDescriptor> families = {
+      {rocksdb::kDefaultColumnFamilyName, state_cf}, {kTimersFamily, cf}};
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   FLOE_RETURN_NOT_OK(Check(rocksdb::DB::Open(o, path, families, &handles, &out->db),
                            "cannot open '" + path + "'"));
@@ -560,9 +653,12 @@ class RocksDbSnapshot final : public KeyedStateSnapshot {
         states_(std::move(states)),
         now_ms_(now_ms),
         number_(number),
-        view_(db_->db->GetSnapshot()) {}
+        view_(db_->db->GetSnapshot()) {
+    if (db_->ttl) db_->ttl->Pin(now_ms_);
+  }
 
   ~RocksDbSnapshot() override {
+    if (db_->ttl) db_->ttl->Unpin(now_ms_);
     db_->db->ReleaseSnapshot(view_);
     std::error_code ec;
     if (!checkpoint_dir_.empty()) fs::remove_all(checkpoint_dir_, ec);
@@ -809,9 +905,11 @@ class RocksDbKeyedStateBackend final : public KeyedStateBackend {
       }
       t.desc = std::move(desc);
       t.registered = true;
+      SyncTtl();
       return StateId{static_cast<uint32_t>(i)};
     }
     tables_.push_back(StateInfo{std::move(desc), true});
+    SyncTtl();
     return StateId{static_cast<uint32_t>(tables_.size() - 1)};
   }
 
@@ -1020,8 +1118,29 @@ class RocksDbKeyedStateBackend final : public KeyedStateBackend {
   }
   const KeyedStateOptions& options() const override { return options_; }
 
+  // A full manual compaction of both column families (CompactRocksDbKeyedState).
+  Status CompactAll() {
+    rocksdb::CompactRangeOptions o;
+    o.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+    for (rocksdb::ColumnFamilyHandle* family : {db_->state, db_->timers}) {
+      FLOE_RETURN_NOT_OK(Check(db_->db->Flush(rocksdb::FlushOptions(), family), "flush"));
+      FLOE_RETURN_NOT_OK(Check(db_->db->CompactRange(o, family, nullptr, nullptr), "compact"));
+    }
+    return Status::OK();
+  }
+
  private:
   static size_t Index(TimeDomain d) { return static_cast<size_t>(d); }
+
+  // Tells the compaction filter which states expire (after registering or restoring states).
+  void SyncTtl() {
+    if (!db_->ttl) return;
+    std::vector<std::optional<StateKind>> kinds;
+    for (const StateInfo& t : tables_) {
+      kinds.push_back(t.desc.ttl ? std::optional(t.desc.kind) : std::nullopt);
+    }
+    db_->ttl->SetStates(std::move(kinds));
+  }
   size_t Group() const { return current_group_ - options_.key_groups.start; }
 
   void SetScope(std::string_view key, std::string_view ns, uint32_t group) {
@@ -1343,6 +1462,7 @@ Status RocksDbKeyedStateBackend::MarkRestored(uint32_t key_group) {
 Status RocksDbKeyedStateBackend::Restore(StateReader& in) {
   FLOE_ASSIGN_OR_RAISE(SnapshotHeader h, ReadHeader(in, options_.max_parallelism));
   FLOE_ASSIGN_OR_RAISE(std::vector<uint32_t> order, MatchStates(h.states));
+  SyncTtl();
   Status st =
       h.version == kNativeVersion ? RestoreNative(h, order, in) : RestoreCanonical(h, order, in);
   FLOE_RETURN_NOT_OK(st);
@@ -1457,7 +1577,8 @@ Status RocksDbKeyedStateBackend::RestoreNative(const SnapshotHeader& h,
   }
   FLOE_ASSIGN_OR_RAISE(bool adopt, CanAdopt(h, order));
   if (adopt) return Adopt(h, dir, std::move(files));
-  FLOE_ASSIGN_OR_RAISE(std::unique_ptr<Db> from, OpenDb(dir.string(), dir.string(), db_->memory));
+  FLOE_ASSIGN_OR_RAISE(std::unique_ptr<Db> from,
+                       OpenDb(dir.string(), dir.string(), db_->memory, nullptr));
   return CopyOwnedGroups(h, order, *from);
 }
 
@@ -1480,7 +1601,8 @@ Result<bool> RocksDbKeyedStateBackend::CanAdopt(const SnapshotHeader& h,
 
 Status RocksDbKeyedStateBackend::Adopt(const SnapshotHeader& h, const fs::path& dir,
                                        std::map<uint64_t, SharedStateFile> files) {
-  FLOE_ASSIGN_OR_RAISE(std::unique_ptr<Db> adopted, OpenDb(dir.string(), "", db_->memory));
+  FLOE_ASSIGN_OR_RAISE(std::unique_ptr<Db> adopted,
+                       OpenDb(dir.string(), "", db_->memory, db_->ttl));
   // The working directory (and its cleanup) moves to the adopted database; the empty one goes.
   adopted->remove_dir = std::exchange(db_->remove_dir, "");
   adopted->registered_dir = std::exchange(db_->registered_dir, false);
@@ -1646,7 +1768,21 @@ Status ReadMemoryOption(const std::string& key, const std::string& value, KeyedS
   return Status::OK();
 }
 
+std::shared_ptr<TtlRules> MakeTtlRules(const KeyedStateOptions& o) {
+  if (o.ttl.count() <= 0) return nullptr;
+  return std::make_shared<TtlRules>(o.ttl.count(),
+                                    o.clock != nullptr ? o.clock : SystemClock::Get());
+}
+
 }  // namespace
+
+Status CompactRocksDbKeyedState(KeyedStateBackend& backend) {
+  auto* rocks = dynamic_cast<RocksDbKeyedStateBackend*>(&backend);
+  if (rocks == nullptr) {
+    return Status::InvalidArgument("keyed state: compaction needs the rocksdb backend");
+  }
+  return rocks->CompactAll();
+}
 
 std::string DefaultRocksDbLocalDir() {
   std::error_code ec;
@@ -1705,7 +1841,7 @@ Result<std::unique_ptr<KeyedStateBackend>> MakeRocksDbKeyedStateBackend(KeyedSta
   Result<std::unique_ptr<Db>> db =
       ec ? Status::IOError("rocksdb keyed state: cannot create '" + dir.string() +
                            "': " + ec.message())
-         : OpenDb((dir / "db").string(), dir.string(), MakeMemory(options));
+         : OpenDb((dir / "db").string(), dir.string(), MakeMemory(options), MakeTtlRules(options));
   if (!db.ok()) {
     fs::remove_all(dir, ec);
     ForgetDir(dir.string());

@@ -25,6 +25,10 @@ Result<std::unique_ptr<KeyedStateBackend>> MakeRocksDbKeyedStateBackend(KeyedSta
 Status ReadRocksDbOptions(const std::map<std::string, std::string>& options,
                           KeyedStateOptions* out);
 
+// A full manual compaction of a rocksdb backend (tests, tools): expired TTL state is removed
+// then, as it is by RocksDB's own compactions over time. Another backend is InvalidArgument.
+Status CompactRocksDbKeyedState(KeyedStateBackend& backend);
+
 // Where working directories go when `state.backend.rocksdb.localdir` is unset:
 // <system temp dir>/floe-rocksdb.
 std::string DefaultRocksDbLocalDir();
