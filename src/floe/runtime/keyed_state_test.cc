@@ -18,6 +18,7 @@
 #include "floe/runtime/partitioner.h"
 #include "floe/runtime/rocksdb_keyed_state.h"
 #include "floe/runtime/test_util.h"
+#include "floe/runtime/testing/dir_shared_state_store.h"
 
 namespace floe::runtime {
 namespace {
@@ -827,43 +828,7 @@ TEST(KeyedStateBackends, CanonicalSnapshotsRestoreOnTheOtherBackend) {
   }
 }
 
-// SharedStateStore over a local directory, counting what it uploads.
-class DirSharedStateStore final : public SharedStateStore {
- public:
-  explicit DirSharedStateStore(std::string dir) : dir_(std::move(dir)) {}
-  Result<SharedStateFile> Upload(const std::string& local_path, const std::string& name) override {
-    const std::filesystem::path target = std::filesystem::path(dir_) / name;
-    if (std::filesystem::exists(target)) return Status::AlreadyExists(name);
-    std::filesystem::copy_file(local_path, target);
-    std::string content = ReadAll(target);
-    uploaded_bytes += content.size();
-    ++uploads;
-    return SharedStateFile{name, content.size(), Crc32(content)};
-  }
-  Status Download(const SharedStateFile& file, const std::string& local_path) const override {
-    const std::filesystem::path source = std::filesystem::path(dir_) / file.name;
-    if (!std::filesystem::exists(source)) {
-      return Status::NotFound("shared/" + file.name + " does not exist");
-    }
-    std::filesystem::copy_file(source, local_path);
-    std::string content = ReadAll(source);
-    if (content.size() != file.size || Crc32(content) != file.crc32) {
-      return Status::Corruption("shared/" + file.name + ": size or crc differs");
-    }
-    return Status::OK();
-  }
-  static std::string ReadAll(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
-  const std::string& dir() const { return dir_; }
-
-  std::atomic<uint64_t> uploaded_bytes{0};
-  std::atomic<int> uploads{0};
-
- private:
-  std::string dir_;
-};
+using testing::DirSharedStateStore;
 
 KeyedStateOptions Incremental(KeyGroupRange range, SharedStateStore* store) {
   KeyedStateOptions o = Options(range, milliseconds(0), 128, "rocksdb");
