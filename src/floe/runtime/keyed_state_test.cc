@@ -1100,10 +1100,14 @@ TEST(RocksDbKeyedState, WorkingDirectoriesAreRemovedWithTheBackendAndAfterAKill)
   ASSERT_GT(child, 0);
   waitpid(child, nullptr, 0);
   const std::filesystem::path base(local.path());
-  const std::filesystem::path dead = base / (std::to_string(child) + "-agg_0-1234");
-  const std::filesystem::path live = base / (std::to_string(getppid()) + "-agg_1-5678");
+  const std::filesystem::path dead = base / ("floe-" + std::to_string(child) + "-agg_0-1234");
+  const std::filesystem::path live = base / ("floe-" + std::to_string(getppid()) + "-agg_1-5678");
+  // Not a name the backend makes: never touched, whatever the pid.
+  const std::filesystem::path other = base / (std::to_string(child) + "-backup");
+  std::filesystem::create_directories(other);
   // An earlier process with this one's pid (a restarted container) left one too.
-  const std::filesystem::path same_pid = base / (std::to_string(getpid()) + "-agg_0-9999");
+  const std::filesystem::path same_pid =
+      base / ("floe-" + std::to_string(getpid()) + "-agg_0-9999");
   std::filesystem::create_directories(same_pid / "db");
   std::filesystem::create_directories(dead / "db");
   std::filesystem::create_directories(live / "db");
@@ -1122,7 +1126,9 @@ TEST(RocksDbKeyedState, WorkingDirectoriesAreRemovedWithTheBackendAndAfterAKill)
     std::vector<std::string> mine;
     for (const auto& e : std::filesystem::directory_iterator(base)) {
       const std::string name = e.path().filename().string();
-      if (name.rfind(std::to_string(getpid()) + "-agg_0_-", 0) == 0) mine.push_back(name);
+      if (name.rfind("floe-" + std::to_string(getpid()) + "-agg_0_-", 0) == 0) {
+        mine.push_back(name);
+      }
     }
     EXPECT_EQ(mine.size(), 2u);
   }
@@ -1131,7 +1137,8 @@ TEST(RocksDbKeyedState, WorkingDirectoriesAreRemovedWithTheBackendAndAfterAKill)
   for (const auto& e : std::filesystem::directory_iterator(base)) {
     left.push_back(e.path().filename().string());
   }
-  EXPECT_EQ(left, (std::vector<std::string>{live.filename().string()}));
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{other.filename().string(), live.filename().string()}));
 }
 
 TEST(RocksDbKeyedState, OptionsFloeDoesNotHonourAreRefused) {

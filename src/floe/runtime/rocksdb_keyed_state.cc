@@ -20,6 +20,7 @@
 #include <fstream>
 #include <optional>
 #include <random>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -28,7 +29,7 @@
 
 // RocksDbKeyedStateBackend: `state.backend.type: rocksdb`.
 //
-// One RocksDB per backend in `<localdir>/<pid>-<task>-<random>/db`, two column families:
+// One RocksDB per backend in `<localdir>/floe-<pid>-<task>-<random>/db`, two column families:
 //
 //   default (state):  u16 key_group BE | u32 state_id BE | esc(key) | esc(ns) [| user_key]
 //                     value/reducing/aggregating: i64 written_ms | value bytes
@@ -431,22 +432,20 @@ Result<std::unique_ptr<Db>> OpenDb(const std::string& path, std::string remove_d
 
 bool ProcessRuns(pid_t pid) { return kill(pid, 0) == 0 || errno == EPERM; }
 
-// Removes the working directories `<pid>-...` of processes that no longer run (killed before
-// their backends could remove them), and registers `mine` (before it exists, under the same
+// Removes the working directories `floe-<pid>-<task>-<hex>` of processes that no longer run (killed
+// before their backends could remove them), and registers `mine` (before it exists, under the same
 // lock, so that another backend's scan never takes it for a leftover).
 void RemoveLeftoversAndRegister(const fs::path& base, const std::string& mine) {
   MutexLock lock(g_dirs_mu);
   g_dirs.insert(mine);
   std::error_code ec;
+  // Only names this backend makes: `localdir` may be a directory that holds other things too.
+  static const std::regex kOurs("floe-([0-9]{1,9})-[A-Za-z0-9_]+-[0-9a-f]{1,16}");
   for (const fs::directory_entry& e : fs::directory_iterator(base, ec)) {
     const std::string name = e.path().filename().string();
-    const size_t dash = name.find('-');
-    if (dash == 0 || dash == std::string::npos || dash > 9) continue;
-    if (!std::all_of(name.begin(), name.begin() + static_cast<ptrdiff_t>(dash),
-                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; })) {
-      continue;
-    }
-    const pid_t pid = static_cast<pid_t>(std::stol(name.substr(0, dash)));
+    std::smatch match;
+    if (!std::regex_match(name, match, kOurs)) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(match[1].str()));
     if (pid == getpid() ? g_dirs.count(e.path().string()) > 0 : ProcessRuns(pid)) continue;
     std::error_code remove_ec;
     fs::remove_all(e.path(), remove_ec);
@@ -1835,7 +1834,7 @@ Result<std::unique_ptr<KeyedStateBackend>> MakeRocksDbKeyedStateBackend(KeyedSta
                            "': cannot create it: " + ec.message());
   }
   const std::string prefix = SafeName(options.task_name) + "-" + RandomHex();
-  const fs::path dir = base / (std::to_string(getpid()) + "-" + prefix);
+  const fs::path dir = base / ("floe-" + std::to_string(getpid()) + "-" + prefix);
   RemoveLeftoversAndRegister(base, dir.string());
   fs::create_directories(dir / "db", ec);
   Result<std::unique_ptr<Db>> db =

@@ -16,7 +16,7 @@
 namespace floe::runtime {
 
 // The backend for `options` (KeyedStateBackend::Make calls it for "rocksdb"). Creates the
-// working directory `<local dir>/<pid>-<task>-<random>` and first removes the ones of
+// working directory `<local dir>/floe-<pid>-<task>-<random>` and first removes the ones of
 // processes that no longer run.
 Result<std::unique_ptr<KeyedStateBackend>> MakeRocksDbKeyedStateBackend(KeyedStateOptions options);
 
