@@ -456,6 +456,31 @@ TEST_P(KeyedState, TimersRegisteredBeforeTheLastFiredOneStillFire) {
   EXPECT_EQ(fired, (std::vector<std::string>{"5a", "30m"}));
 }
 
+TEST_P(KeyedState, TimerHandlerMayDeleteTheNextDueTimer) {
+  // rocksdb fires a key group's due timers from one iterator; a timer the handler deletes must
+  // not fire from it (and one it registers must fire in order).
+  Fixture f;
+  f.Key(1);
+  for (const char* ns : {"a", "b", "c"}) {
+    f.backend->SetCurrentNamespace(ns);
+    ASSERT_TRUE(f.backend->RegisterTimer(TimeDomain::kEventTime, 10).ok());
+  }
+  std::vector<std::string> fired;
+  auto handler = [&](const Timer& t) -> Status {
+    fired.push_back(t.ns);
+    if (t.ns == "a") {
+      f.backend->SetCurrentNamespace("b");
+      FLOE_RETURN_NOT_OK(f.backend->DeleteTimer(TimeDomain::kEventTime, 10));
+      f.backend->SetCurrentNamespace("bb");
+      FLOE_RETURN_NOT_OK(f.backend->RegisterTimer(TimeDomain::kEventTime, 10));
+    }
+    return Status::OK();
+  };
+  ASSERT_TRUE(f.backend->AdvanceWatermark(Watermark(10), handler).ok());
+  EXPECT_EQ(fired, (std::vector<std::string>{"a", "bb", "c"}));
+  EXPECT_EQ(f.backend->NextTimer(TimeDomain::kEventTime), std::nullopt);
+}
+
 TEST_P(KeyedState, ProcessingTimersFollowTheClock) {
   Fixture f;  // clock at 1,000,000 ms
   EXPECT_EQ(f.backend->CurrentProcessingTime(), 1'000'000'000);

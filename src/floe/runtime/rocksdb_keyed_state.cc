@@ -1050,6 +1050,7 @@ class RocksDbKeyedStateBackend final : public KeyedStateBackend {
     FLOE_RETURN_NOT_OK(Check(db_->db->Put(write_, db_->timers, key, ""), "write timer"));
     std::string& floor = floors_[Index(domain)][Group()];
     if (key < floor) floor.clear();
+    ++timer_changes_;
     std::optional<int64_t>& head = group_heads_[Index(domain)][Group()];
     if (!head || timestamp < *head) SetHead(domain, current_group_, timestamp);
     return Status::OK();
@@ -1059,6 +1060,7 @@ class RocksDbKeyedStateBackend final : public KeyedStateBackend {
     FLOE_RETURN_NOT_OK(RequireKey("delete a timer"));
     const std::string key = TimerKey(domain, timestamp, current_group_, current_key_, current_ns_);
     FLOE_RETURN_NOT_OK(Check(db_->db->Delete(write_, db_->timers, key), "delete timer"));
+    ++timer_changes_;
     if (group_heads_[Index(domain)][Group()] == timestamp) {
       FLOE_ASSIGN_OR_RAISE(std::optional<int64_t> first, FirstTimestamp(domain, current_group_));
       SetHead(domain, current_group_, first);
@@ -1256,43 +1258,52 @@ class RocksDbKeyedStateBackend final : public KeyedStateBackend {
     return std::optional<int64_t>(t.timestamp);
   }
 
-  // Removes and returns the earliest timer of `domain` with timestamp <= upto, in the heap's
-  // (timestamp, key group, key, namespace) order.
-  Result<std::optional<Timer>> PopDue(TimeDomain domain, int64_t upto) {
+  // Fires due timers in the heap's (timestamp, key group, key, namespace) order. The earliest
+  // head's group is read with one iterator for as long as its timers come next (all keys of a
+  // tumbling window end at one timestamp): a seek per fired timer costs more than the handler.
+  // A handler that registers or deletes timers ends the run; the heads decide again.
+  Status Fire(TimeDomain domain, int64_t upto, const TimerHandler& handler) {
     const auto& heads = heads_[Index(domain)];
-    if (heads.empty() || heads.begin()->first > upto) return std::optional<Timer>();
-    const uint32_t g = heads.begin()->second;
-    TimerCursor c;
-    FLOE_RETURN_NOT_OK(OpenTimers(domain, g, &c));
-    Timer first;
-    if (!c.it->Valid()) {
-      return Status::Internal("rocksdb keyed state: timer head of key group " + std::to_string(g) +
-                              " has no timer");
+    while (!heads.empty() && heads.begin()->first <= upto) {
+      const uint32_t g = heads.begin()->second;
+      // Timers of g come next while they sort before the next group's head.
+      std::optional<std::pair<int64_t, uint32_t>> other;
+      if (heads.size() > 1) other = *std::next(heads.begin());
+      TimerCursor c;
+      FLOE_RETURN_NOT_OK(OpenTimers(domain, g, &c));
+      if (!c.it->Valid()) {
+        return Status::Internal("rocksdb keyed state: timer head of key group " +
+                                std::to_string(g) + " has no timer");
+      }
+      const uint64_t changes = timer_changes_;
+      do {
+        Timer t;
+        if (!DecodeTimerKey(View(c.it->key()), &t)) return BadRow("timers");
+        if (t.timestamp > upto || (other && std::pair(t.timestamp, g) > *other)) break;
+        FLOE_RETURN_NOT_OK(PopAt(domain, g, &c));
+        SetScope(t.key, t.ns, t.key_group);
+        FLOE_RETURN_NOT_OK(handler(t));
+      } while (c.it->Valid() && timer_changes_ == changes);
     }
-    if (!DecodeTimerKey(View(c.it->key()), &first)) return BadRow("timers");
+    return Status::OK();
+  }
+
+  // Deletes the timer at the cursor, moves the cursor to the next and makes it the group's head.
+  // The cursor's view predates the delete, so its next row is the group's new earliest.
+  Status PopAt(TimeDomain domain, uint32_t g, TimerCursor* c) {
     std::string& floor = floors_[Index(domain)][g - options_.key_groups.start];
-    floor.assign(View(c.it->key()));
+    floor.assign(View(c->it->key()));
     FLOE_RETURN_NOT_OK(Check(db_->db->Delete(write_, db_->timers, floor), "delete timer"));
-    // The iterator's view predates the delete: its next row is the group's new head.
-    c.it->Next();
-    FLOE_RETURN_NOT_OK(Check(c.it->status(), "read timers"));
+    c->it->Next();
+    FLOE_RETURN_NOT_OK(Check(c->it->status(), "read timers"));
     std::optional<int64_t> next;
-    Timer t;
-    if (c.it->Valid()) {
-      if (!DecodeTimerKey(View(c.it->key()), &t)) return BadRow("timers");
+    if (c->it->Valid()) {
+      Timer t;
+      if (!DecodeTimerKey(View(c->it->key()), &t)) return BadRow("timers");
       next = t.timestamp;
     }
     SetHead(domain, g, next);
-    return std::optional<Timer>(std::move(first));
-  }
-
-  Status Fire(TimeDomain domain, int64_t upto, const TimerHandler& handler) {
-    while (true) {
-      FLOE_ASSIGN_OR_RAISE(std::optional<Timer> timer, PopDue(domain, upto));
-      if (!timer) return Status::OK();
-      SetScope(timer->key, timer->ns, timer->key_group);
-      FLOE_RETURN_NOT_OK(handler(*timer));
-    }
+    return Status::OK();
   }
 
   // Reads every group's earliest timers again (after a restore).
@@ -1349,6 +1360,7 @@ class RocksDbKeyedStateBackend final : public KeyedStateBackend {
   std::set<std::pair<int64_t, uint32_t>> heads_[2];
   // Per domain and group: the row of the last popped timer, "" when unknown (OpenTimers).
   std::vector<std::string> floors_[2];
+  uint64_t timer_changes_ = 0;  // timers registered or deleted by the caller (Fire)
   std::vector<bool> restored_groups_;
   Watermark watermark_;
   uint64_t snapshots_ = 0;
