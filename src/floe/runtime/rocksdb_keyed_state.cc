@@ -47,10 +47,12 @@
 // order (keyed_state.cc). Timers of a group sort by time, and the backend keeps each group's
 // earliest timestamp in memory (Flink's per-key-group queue heads), so the next due timer is one
 // seek. state_id is the index of the state in this backend's list (names live in the snapshots,
-// not in the database); a restore remaps them.
+// not in the database); a rescaled restore renumbers them while copying, a restore of the same
+// range adopts the downloaded database when the numbers already match.
 //
 // Every value carries its write time, TTL or not (8 bytes), so a state may gain TTL across a
-// restore. The WAL is off (Flink does the same): checkpoints are the durability.
+// restore; expired rows go when RocksDB compacts (TtlCompactionFilter). The WAL is off (Flink
+// does the same): checkpoints are the durability.
 //
 // Native (incremental) snapshot layout, written when WriteTo gets `shared`:
 //   u32 2 | string "rocksdb" | u32 max_parallelism | u32 start | u32 end |
