@@ -1195,6 +1195,7 @@ TEST(RocksDbKeyedState, OptionsFloeDoesNotHonourAreRefused) {
   EXPECT_TRUE(
       read("state.backend.rocksdb.memory.fixed-per-slot", "lots").status().IsInvalidArgument());
   EXPECT_TRUE(read("state.backend.rocksdb.memory.managed", "false").status().IsInvalidArgument());
+  EXPECT_TRUE(read("state.backend.rocksdb.localdir", "/a,/b").status().IsInvalidArgument());
   EXPECT_TRUE(read("state.backend.rocksdb.memory.high-prio-pool-ratio", "1.5")
                   .status()
                   .IsInvalidArgument());

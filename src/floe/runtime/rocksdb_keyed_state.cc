@@ -1817,6 +1817,11 @@ Status ReadRocksDbOptions(const std::map<std::string, std::string>& options,
       FLOE_RETURN_NOT_OK(ReadMemoryOption(key, value, out));
     } else if (key == "state.backend.rocksdb.localdir") {
       if (value.empty()) return Status::InvalidArgument("'" + key + "' is empty");
+      if (value.find_first_of(",;") != std::string::npos) {
+        return Status::InvalidArgument("'" + key + "' = '" + value +
+                                       "': floe takes one directory (Flink's list of several, "
+                                       "one per slot, is not supported)");
+      }
       out->rocksdb_local_dir = value;
     } else if (key == "state.backend.rocksdb.timer-service.factory") {
       if (Lower(value) == "heap") {
