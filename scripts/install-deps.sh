@@ -16,7 +16,7 @@ RUN_PACKAGES=(
   g++ make cmake ninja-build ccache pkg-config git
   libzstd-dev libsnappy-dev zlib1g-dev libssl-dev
   libsimdjson-dev nlohmann-json3-dev librdkafka-dev libcpp-httplib-dev
-  libsqlite3-dev libpq-dev
+  libsqlite3-dev libpq-dev librocksdb-dev
 )
 # Tests only: unit tests, the PostgreSQL server of the JDBC catalog tests, headless Chromium for
 # the web UI test, Node.js for the multi-process and interop tests, clang-format for `make format`,

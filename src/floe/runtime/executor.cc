@@ -566,6 +566,7 @@ void LocalExecutor::Impl::RunTask(ExecutorTask& t) {
     keyed.max_parallelism = t.info.max_parallelism;
     keyed.shared_state = options.shared_state;
     keyed.incremental = options.incremental;
+    keyed.task_name = t.name;
     Result<std::unique_ptr<KeyedStateBackend>> made = KeyedStateBackend::Make(std::move(keyed));
     if (made.ok()) {
       t.keyed = std::move(*made);

@@ -8,6 +8,7 @@
 #include "floe/runtime/checkpoint_config.h"
 #include "floe/runtime/copy_on_write.h"
 #include "floe/runtime/partitioner.h"
+#include "floe/runtime/rocksdb_keyed_state.h"
 
 // Snapshot layout (keyed state section, format version 1). The operator places it anywhere in
 // its own blob; every integer little-endian, `bytes` = u32 length + bytes (common/byte_codec.h):
@@ -58,12 +59,9 @@ std::string_view StateKindName(StateKind kind) {
 // the value came from.
 Status CheckStateBackend(const std::string& backend,
                          const std::string& key = "state.backend.type") {
-  if (backend == "rocksdb") {
-    return Status::NotImplemented("'" + key +
-                                  "' = 'rocksdb' is not implemented yet; use 'hashmap'");
-  }
-  if (backend != "hashmap") {
-    return Status::InvalidArgument("'" + key + "' = '" + backend + "': expected 'hashmap'");
+  if (backend != "hashmap" && backend != "rocksdb") {
+    return Status::InvalidArgument("'" + key + "' = '" + backend +
+                                   "': expected 'hashmap' or 'rocksdb'");
   }
   return Status::OK();
 }
@@ -73,6 +71,8 @@ Result<KeyedStateOptions> KeyedStateOptions::FromOptions(
   KeyedStateOptions out;
   out.key_groups = task.key_groups;
   out.max_parallelism = task.max_parallelism;
+  out.task_name = task.name();
+  FLOE_RETURN_NOT_OK(ReadRocksDbOptions(options, &out));
   // Flink still reads its deprecated key 'state.backend' when 'state.backend.type' is unset.
   for (const char* key : {"state.backend.type", "state.backend"}) {
     auto it = options.find(key);
@@ -916,6 +916,7 @@ Result<std::unique_ptr<KeyedStateBackend>> KeyedStateBackend::Make(KeyedStateOpt
                                    std::to_string(r.end) + ") do not fit max parallelism " +
                                    std::to_string(options.max_parallelism));
   }
+  if (options.backend == "rocksdb") return MakeRocksDbKeyedStateBackend(std::move(options));
   return std::unique_ptr<KeyedStateBackend>(
       std::make_unique<HashMapKeyedStateBackend>(std::move(options)));
 }

@@ -70,7 +70,7 @@ struct StateId {
 };
 
 struct KeyedStateOptions {
-  // `state.backend.type`: "hashmap" (heap, full snapshots). "rocksdb" comes later.
+  // `state.backend.type`: "hashmap" (heap) or "rocksdb" (rocksdb_keyed_state.h).
   std::string backend = "hashmap";
   // The subtask's key groups and the job's max parallelism (TaskInfo::key_groups,
   // TaskInfo::max_parallelism).
@@ -86,13 +86,22 @@ struct KeyedStateOptions {
   // Where incremental snapshots upload their shared files and restores download them from;
   // null when the job keeps no checkpoints on storage. Not owned; outlives the backend.
   SharedStateStore* shared_state = nullptr;
+  // rocksdb only (`state.backend.rocksdb.*`, docs/state.md). `localdir`: the parent of the
+  // backend's working directory; empty = DefaultRocksDbLocalDir().
+  std::string rocksdb_local_dir;
+  // `memory.fixed-per-slot`, per subtask in floe: block cache and memtables of one backend.
+  uint64_t rocksdb_memory_bytes = uint64_t{64} << 20;
+  double rocksdb_write_buffer_ratio = 0.5;    // `memory.write-buffer-ratio`
+  double rocksdb_high_prio_pool_ratio = 0.1;  // `memory.high-prio-pool-ratio`
+  // Names the working directory and the shared files (TaskInfo::name()).
+  std::string task_name;
   // Wall-clock time for TTL and processing-time timers; null = SystemClock. Must be wall-clock
   // (epoch based), not monotonic: both are checkpointed and compared after a restore.
   const Clock* clock = nullptr;
 
   // Reads `state.backend.type` (else Flink's deprecated `state.backend`), `table.exec.state.ttl`;
-  // the key groups come from `task`. Unknown backends are InvalidArgument, rocksdb is
-  // NotImplemented.
+  // `state.backend.rocksdb.*`; the key groups come from `task`. Unknown backends and
+  // options are InvalidArgument.
   static Result<KeyedStateOptions> FromOptions(const std::map<std::string, std::string>& options,
                                                const TaskInfo& task);
 };

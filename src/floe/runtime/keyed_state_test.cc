@@ -2,13 +2,23 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "floe/runtime/partitioner.h"
+#include "floe/runtime/rocksdb_keyed_state.h"
 #include "floe/runtime/test_util.h"
+#include "floe/runtime/testing/dir_shared_state_store.h"
 
 namespace floe::runtime {
 namespace {
@@ -19,14 +29,32 @@ using std::chrono::milliseconds;
 // text (the backend does not care what they are).
 uint64_t HashOf(int64_t key) { return HashKeyRow(testing::Int64Batch({key}), {0}, 0); }
 
+// The backend every KeyedState test runs against (the test's parameter).
+std::string g_backend = "hashmap";
+
+class KeyedState : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { g_backend = GetParam(); }
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, KeyedState, ::testing::Values("hashmap", "rocksdb"),
+                         [](const auto& info) { return info.param; });
+
+KeyedStateOptions Options(KeyGroupRange range, milliseconds ttl, uint32_t max_parallelism,
+                          std::string backend) {
+  KeyedStateOptions o;
+  o.backend = std::move(backend);
+  o.key_groups = range;
+  o.max_parallelism = max_parallelism;
+  o.ttl = ttl;
+  return o;
+}
+
 struct Fixture {
   explicit Fixture(KeyGroupRange range = {0, 128}, milliseconds ttl = milliseconds(0),
-                   uint32_t max_parallelism = 128)
-      : clock(1'000'000) {
-    KeyedStateOptions o;
-    o.key_groups = range;
-    o.max_parallelism = max_parallelism;
-    o.ttl = ttl;
+                   uint32_t max_parallelism = 128, std::string backend_name = g_backend)
+      : Fixture(Options(range, ttl, max_parallelism, std::move(backend_name))) {}
+  explicit Fixture(KeyedStateOptions o) : clock(1'000'000) {
     o.clock = &clock;
     auto made = KeyedStateBackend::Make(o);
     EXPECT_TRUE(made.ok()) << made.status().ToString();
@@ -109,7 +137,7 @@ Status RestoreFrom(KeyedStateBackend& backend, const std::string& blob) {
   return r.ExpectEnd();
 }
 
-TEST(KeyedState, ValueStateIsScopedByKeyAndNamespace) {
+TEST_P(KeyedState, ValueStateIsScopedByKeyAndNamespace) {
   Fixture f;
   ValueState v = *f.backend->GetValueState("v");
   f.Key(1);
@@ -135,7 +163,7 @@ TEST(KeyedState, ValueStateIsScopedByKeyAndNamespace) {
   EXPECT_EQ(f.backend->num_entries(), 2u);  // (1, "") and (2, w1)
 }
 
-TEST(KeyedState, KeyBytesAreOpaqueAndPrefixFree) {
+TEST_P(KeyedState, KeyBytesAreOpaqueAndPrefixFree) {
   // ("ab", "c") and ("a", "bc") must be different scopes.
   Fixture f;
   ValueState v = *f.backend->GetValueState("v");
@@ -150,7 +178,7 @@ TEST(KeyedState, KeyBytesAreOpaqueAndPrefixFree) {
   EXPECT_EQ(GetValue(v), "binary");
 }
 
-TEST(KeyedState, StatesAreIndependentAndKindsAreChecked) {
+TEST_P(KeyedState, StatesAreIndependentAndKindsAreChecked) {
   Fixture f;
   ValueState a = *f.backend->GetValueState("a");
   ValueState b = *f.backend->GetValueState("b");
@@ -177,7 +205,7 @@ TEST(KeyedState, StatesAreIndependentAndKindsAreChecked) {
   EXPECT_FALSE(f.backend->GetAggregatingState("g", AggregateFunction{}).ok());
 }
 
-TEST(KeyedState, ListStateAppendsReplacesAndClears) {
+TEST_P(KeyedState, ListStateAppendsReplacesAndClears) {
   Fixture f;
   ListState l = *f.backend->GetListState("l");
   f.Key(1);
@@ -199,7 +227,7 @@ TEST(KeyedState, ListStateAppendsReplacesAndClears) {
   EXPECT_TRUE(GetList(l).empty());
 }
 
-TEST(KeyedState, MapStatePutsGetsRemovesAndIteratesInKeyOrder) {
+TEST_P(KeyedState, MapStatePutsGetsRemovesAndIteratesInKeyOrder) {
   Fixture f;
   MapState m = *f.backend->GetMapState("m");
   f.Key(1);
@@ -228,7 +256,7 @@ TEST(KeyedState, MapStatePutsGetsRemovesAndIteratesInKeyOrder) {
   EXPECT_FALSE(*m.Get("a", &out));
 }
 
-TEST(KeyedState, ReducingStateReducesPerScope) {
+TEST_P(KeyedState, ReducingStateReducesPerScope) {
   Fixture f;
   ReducingState r = *f.backend->GetReducingState("sum", Sum);
   f.Key(1);
@@ -246,7 +274,7 @@ TEST(KeyedState, ReducingStateReducesPerScope) {
   EXPECT_FALSE(*r.Get(&out));
 }
 
-TEST(KeyedState, AggregatingStateKeepsAccumulatorsAndReturnsResults) {
+TEST_P(KeyedState, AggregatingStateKeepsAccumulatorsAndReturnsResults) {
   Fixture f;
   AggregatingState g = *f.backend->GetAggregatingState("avg", Average());
   f.Key(1);
@@ -265,7 +293,7 @@ TEST(KeyedState, AggregatingStateKeepsAccumulatorsAndReturnsResults) {
   EXPECT_FALSE(*h.Get(&out));
 }
 
-TEST(KeyedState, MergeNamespacesFoldsSessionWindows) {
+TEST_P(KeyedState, MergeNamespacesFoldsSessionWindows) {
   Fixture f;
   ListState l = *f.backend->GetListState("l");
   ReducingState r = *f.backend->GetReducingState("sum", Sum);
@@ -306,7 +334,7 @@ TEST(KeyedState, MergeNamespacesFoldsSessionWindows) {
   EXPECT_EQ(out, "100");
 }
 
-TEST(KeyedState, KeyGroupIsThePartitionersAndForeignKeysAreRefused) {
+TEST_P(KeyedState, KeyGroupIsThePartitionersAndForeignKeysAreRefused) {
   // Parallelism 4 over 128 key groups: the subtask HashPartitionRows picks for a row is the one
   // whose backend accepts that row's key.
   const uint32_t p = 4, max_p = 128;
@@ -330,7 +358,7 @@ TEST(KeyedState, KeyGroupIsThePartitionersAndForeignKeysAreRefused) {
   }
 }
 
-TEST(KeyedState, EventTimersFireInTimestampOrderOnceWhenTheWatermarkPasses) {
+TEST_P(KeyedState, EventTimersFireInTimestampOrderOnceWhenTheWatermarkPasses) {
   Fixture f;
   for (int64_t k : {1, 2, 3}) {
     f.Key(k);
@@ -370,7 +398,7 @@ TEST(KeyedState, EventTimersFireInTimestampOrderOnceWhenTheWatermarkPasses) {
   EXPECT_TRUE(fired.empty());
 }
 
-TEST(KeyedState, TimerHandlerMayUseStateAndRegisterTimers) {
+TEST_P(KeyedState, TimerHandlerMayUseStateAndRegisterTimers) {
   Fixture f;
   ReducingState count = *f.backend->GetReducingState("count", Sum);
   f.Key(1);
@@ -399,7 +427,61 @@ TEST(KeyedState, TimerHandlerMayUseStateAndRegisterTimers) {
   EXPECT_EQ(st.message(), "handler failed");
 }
 
-TEST(KeyedState, ProcessingTimersFollowTheClock) {
+TEST_P(KeyedState, TimersRegisteredBeforeTheLastFiredOneStillFire) {
+  // rocksdb seeks a key group's timers from the last one it fired; a timer registered before
+  // that one (same timestamp, smaller namespace) must still fire, and after a restore too.
+  Fixture f;
+  f.Key(1);
+  f.backend->SetCurrentNamespace("m");
+  ASSERT_TRUE(f.backend->RegisterTimer(TimeDomain::kEventTime, 10).ok());
+  ASSERT_TRUE(f.backend->RegisterTimer(TimeDomain::kEventTime, 30).ok());
+  std::vector<std::string> fired;
+  auto handler = [&](const Timer& t) -> Status {
+    fired.push_back(std::to_string(t.timestamp) + t.ns);
+    if (t.ns == "m" && t.timestamp == 10) {
+      f.backend->SetCurrentNamespace("a");
+      FLOE_RETURN_NOT_OK(f.backend->RegisterTimer(TimeDomain::kEventTime, 10));
+      FLOE_RETURN_NOT_OK(f.backend->RegisterTimer(TimeDomain::kEventTime, 20));
+    }
+    return Status::OK();
+  };
+  ASSERT_TRUE(f.backend->AdvanceWatermark(Watermark(25), handler).ok());
+  EXPECT_EQ(fired, (std::vector<std::string>{"10m", "10a", "20a"}));
+  f.Key(1);
+  f.backend->SetCurrentNamespace("a");
+  ASSERT_TRUE(f.backend->RegisterTimer(TimeDomain::kEventTime, 5).ok());
+  EXPECT_EQ(f.backend->NextTimer(TimeDomain::kEventTime), 5);
+  fired.clear();
+  ASSERT_TRUE(f.backend->AdvanceWatermark(Watermark(100), handler).ok());
+  EXPECT_EQ(fired, (std::vector<std::string>{"5a", "30m"}));
+}
+
+TEST_P(KeyedState, TimerHandlerMayDeleteTheNextDueTimer) {
+  // rocksdb fires a key group's due timers from one iterator; a timer the handler deletes must
+  // not fire from it (and one it registers must fire in order).
+  Fixture f;
+  f.Key(1);
+  for (const char* ns : {"a", "b", "c"}) {
+    f.backend->SetCurrentNamespace(ns);
+    ASSERT_TRUE(f.backend->RegisterTimer(TimeDomain::kEventTime, 10).ok());
+  }
+  std::vector<std::string> fired;
+  auto handler = [&](const Timer& t) -> Status {
+    fired.push_back(t.ns);
+    if (t.ns == "a") {
+      f.backend->SetCurrentNamespace("b");
+      FLOE_RETURN_NOT_OK(f.backend->DeleteTimer(TimeDomain::kEventTime, 10));
+      f.backend->SetCurrentNamespace("bb");
+      FLOE_RETURN_NOT_OK(f.backend->RegisterTimer(TimeDomain::kEventTime, 10));
+    }
+    return Status::OK();
+  };
+  ASSERT_TRUE(f.backend->AdvanceWatermark(Watermark(10), handler).ok());
+  EXPECT_EQ(fired, (std::vector<std::string>{"a", "bb", "c"}));
+  EXPECT_EQ(f.backend->NextTimer(TimeDomain::kEventTime), std::nullopt);
+}
+
+TEST_P(KeyedState, ProcessingTimersFollowTheClock) {
   Fixture f;  // clock at 1,000,000 ms
   EXPECT_EQ(f.backend->CurrentProcessingTime(), 1'000'000'000);
   f.Key(1);
@@ -463,7 +545,7 @@ TEST(TimerService, DeduplicatesAndOrdersAcrossKeyGroups) {
   EXPECT_EQ(timers.size(), 0u);
 }
 
-TEST(KeyedState, SnapshotRestoreRoundTripsStateAndTimers) {
+TEST_P(KeyedState, SnapshotRestoreRoundTripsStateAndTimers) {
   Fixture a;
   ValueState v = *a.backend->GetValueState("v");
   ListState l = *a.backend->GetListState("l");
@@ -539,7 +621,7 @@ TEST(KeyedState, SnapshotRestoreRoundTripsStateAndTimers) {
   EXPECT_TRUE(RestoreFrom(*d.backend, blob).IsInvalidArgument());
 }
 
-TEST(KeyedState, UnregisteredRestoredStateSurvivesTheNextSnapshot) {
+TEST_P(KeyedState, UnregisteredRestoredStateSurvivesTheNextSnapshot) {
   Fixture a;
   ValueState v = *a.backend->GetValueState("v");
   a.Key(1);
@@ -554,7 +636,7 @@ TEST(KeyedState, UnregisteredRestoredStateSurvivesTheNextSnapshot) {
   EXPECT_EQ(GetValue(v3), "kept");
 }
 
-TEST(KeyedState, RescaledSubtasksTakeTheirKeyGroupsFromEveryOldSnapshot) {
+TEST_P(KeyedState, RescaledSubtasksTakeTheirKeyGroupsFromEveryOldSnapshot) {
   const uint32_t max_p = 128;
   // Two old subtasks, each with 200 keys of its own range.
   std::vector<std::string> blobs;
@@ -604,7 +686,7 @@ TEST(KeyedState, RescaledSubtasksTakeTheirKeyGroupsFromEveryOldSnapshot) {
   EXPECT_NE(st.message().find("pipeline.max-parallelism"), std::string::npos) << st.message();
 }
 
-TEST(KeyedState, CorruptSnapshotIsCorruption) {
+TEST_P(KeyedState, CorruptSnapshotIsCorruption) {
   Fixture a;
   ValueState v = *a.backend->GetValueState("v");
   a.Key(1);
@@ -624,7 +706,7 @@ TEST(KeyedState, CorruptSnapshotIsCorruption) {
   EXPECT_NE(st.message().find("format version 7"), std::string::npos);
 }
 
-TEST(KeyedState, TtlExpiresStateAfterLastWriteAndNeverReturnsIt) {
+TEST_P(KeyedState, TtlExpiresStateAfterLastWriteAndNeverReturnsIt) {
   Fixture f(KeyGroupRange{0, 128}, milliseconds(1000));
   ValueState v = *f.backend->GetValueState("v", /*ttl=*/true);
   ValueState window = *f.backend->GetValueState("window");  // window state: no TTL
@@ -662,7 +744,7 @@ TEST(KeyedState, TtlExpiresStateAfterLastWriteAndNeverReturnsIt) {
   EXPECT_TRUE(GetList(l).empty());
 }
 
-TEST(KeyedState, TtlLeavesExpiredStateOutOfSnapshotsAndKeepsWriteTimesAcrossRestore) {
+TEST_P(KeyedState, TtlLeavesExpiredStateOutOfSnapshotsAndKeepsWriteTimesAcrossRestore) {
   Fixture a(KeyGroupRange{0, 128}, milliseconds(1000));
   ValueState v = *a.backend->GetValueState("v", true);
   ValueState window = *a.backend->GetValueState("window");
@@ -677,8 +759,13 @@ TEST(KeyedState, TtlLeavesExpiredStateOutOfSnapshotsAndKeepsWriteTimesAcrossRest
   a.clock.Advance(milliseconds(600));  // the ten early ones expired, never read
   EXPECT_EQ(a.backend->num_entries(), 21u);
   const std::string blob = SnapshotOf(*a.backend);
-  // Left out of the snapshot only; memory is cleaned when read (Flink's cleanupFullSnapshot).
+  // Left out of the snapshot only (Flink's cleanupFullSnapshot): the heap cleans memory when a
+  // value is read, rocksdb when it compacts.
   EXPECT_EQ(a.backend->num_entries(), 21u);
+  if (GetParam() == "rocksdb") {
+    ASSERT_TRUE(CompactRocksDbKeyedState(*a.backend).ok());
+    EXPECT_EQ(a.backend->num_entries(), 11u);
+  }
 
   Fixture b(KeyGroupRange{0, 128}, milliseconds(1000));
   b.clock.Set(a.clock.NowMillis());
@@ -691,10 +778,492 @@ TEST(KeyedState, TtlLeavesExpiredStateOutOfSnapshotsAndKeepsWriteTimesAcrossRest
   EXPECT_EQ(GetValue(v2), "<none>");
 }
 
+// Every kind of state (TTL-stamped or not) in two namespaces, and timers of both domains, for
+// keys 0..39.
+void FillEveryKind(Fixture& f) {
+  ValueState v = *f.backend->GetValueState("v", /*ttl=*/true);
+  ListState l = *f.backend->GetListState("l");
+  MapState m = *f.backend->GetMapState("m", true);
+  ReducingState r = *f.backend->GetReducingState("sum", Sum);
+  AggregatingState g = *f.backend->GetAggregatingState("avg", Average(), true);
+  for (int64_t k = 0; k < 40; ++k) {
+    f.Key(k);
+    for (const char* ns : {"", "w"}) {
+      f.backend->SetCurrentNamespace(ns);
+      const std::string n = std::to_string(k) + ns;
+      ASSERT_TRUE(v.Update("v" + n).ok());
+      ASSERT_TRUE(l.Update({"a" + n, std::string("\0b", 2)}).ok());
+      ASSERT_TRUE(m.Put("k" + n, "m" + n).ok());
+      ASSERT_TRUE(m.Put(std::string("\0", 1), "zero").ok());
+      ASSERT_TRUE(r.Add(std::to_string(k)).ok());
+      ASSERT_TRUE(g.Add(std::to_string(2 * k)).ok());
+      ASSERT_TRUE(f.backend->RegisterTimer(TimeDomain::kEventTime, 100 - k).ok());
+      ASSERT_TRUE(f.backend->RegisterTimer(TimeDomain::kProcessingTime, 7'000'000'000 + k).ok());
+    }
+  }
+}
+
+// Everything FillEveryKind wrote, read back through the API, then every timer in firing order.
+std::vector<std::string> DumpEveryKind(Fixture& f) {
+  ValueState v = *f.backend->GetValueState("v", true);
+  ListState l = *f.backend->GetListState("l");
+  MapState m = *f.backend->GetMapState("m", true);
+  ReducingState r = *f.backend->GetReducingState("sum", Sum);
+  AggregatingState g = *f.backend->GetAggregatingState("avg", Average(), true);
+  std::vector<std::string> out;
+  for (int64_t k = 0; k < 40; ++k) {
+    f.Key(k);
+    for (const char* ns : {"", "w"}) {
+      f.backend->SetCurrentNamespace(ns);
+      out.push_back(GetValue(v));
+      for (const std::string& e : GetList(l)) out.push_back(e);
+      std::vector<std::pair<std::string, std::string>> entries;
+      EXPECT_TRUE(m.Entries(&entries).ok());
+      for (const auto& [uk, value] : entries) out.push_back(uk + "=" + value);
+      std::string sum, avg;
+      EXPECT_TRUE(*r.Get(&sum));
+      EXPECT_TRUE(*g.Get(&avg));
+      out.push_back(sum + "/" + avg);
+    }
+  }
+  auto record = [&](const Timer& t) {
+    out.push_back(std::to_string(t.timestamp) + ":" + t.key + "/" + t.ns);
+    return Status::OK();
+  };
+  EXPECT_TRUE(f.backend->AdvanceWatermark(Watermark(INT64_MAX), record).ok());
+  f.clock.Set(INT64_MAX / 2000);
+  EXPECT_TRUE(f.backend->AdvanceProcessingTime(record).ok());
+  return out;
+}
+
+TEST(KeyedStateBackends, CanonicalSnapshotsRestoreOnTheOtherBackend) {
+  // A savepoint (the canonical layout) taken on one backend restores on the other, both ways.
+  for (auto [from, to] : {std::pair{"hashmap", "rocksdb"}, std::pair{"rocksdb", "hashmap"}}) {
+    SCOPED_TRACE(std::string(from) + " -> " + to);
+    Fixture a(KeyGroupRange{0, 128}, milliseconds(60'000), 128, from);
+    FillEveryKind(a);
+    const std::string blob = SnapshotOf(*a.backend);
+    Fixture b(KeyGroupRange{0, 128}, milliseconds(60'000), 128, to);
+    ASSERT_TRUE(RestoreFrom(*b.backend, blob).ok());
+    EXPECT_EQ(b.backend->num_entries(), a.backend->num_entries());
+    const std::vector<std::string> expected = DumpEveryKind(a);
+    EXPECT_EQ(expected.size(), 80u * 6 + 160);  // 6 per scope, 2 timers per scope
+    EXPECT_EQ(DumpEveryKind(b), expected);
+  }
+}
+
+using testing::DirSharedStateStore;
+
+KeyedStateOptions Incremental(KeyGroupRange range, SharedStateStore* store) {
+  KeyedStateOptions o = Options(range, milliseconds(0), 128, "rocksdb");
+  o.incremental = true;
+  o.shared_state = store;
+  return o;
+}
+
+// An incremental checkpoint of `backend`: its blob, the shared files it lists into *files.
+std::string CheckpointOf(KeyedStateBackend& backend, std::vector<SharedStateFile>* files) {
+  auto view = backend.TakeSnapshot();
+  EXPECT_TRUE(view.ok()) << view.status().ToString();
+  StateWriter w;
+  w.PutU32(99);
+  files->clear();
+  Status st = (*view)->WriteTo(w, files);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  w.PutString("tail");
+  return w.Finish();
+}
+
+// Writes "<k>:<version>" padded to ~200 bytes as the value of every key in `keys`.
+void WriteKeys(Fixture& f, const std::vector<int64_t>& keys, int version) {
+  ValueState v = *f.backend->GetValueState("v");
+  for (int64_t k : keys) {
+    f.Key(k);
+    ASSERT_TRUE(
+        v.Update(std::to_string(k) + ":" + std::to_string(version) + std::string(190, 'x')).ok());
+  }
+}
+
+// The version of every key 0..n-1 in `f` (-1 when absent).
+std::vector<int> Versions(Fixture& f, int64_t n) {
+  ValueState v = *f.backend->GetValueState("v");
+  std::vector<int> out;
+  for (int64_t k = 0; k < n; ++k) {
+    if (!f.backend->SetCurrentKey(std::to_string(k), HashOf(k)).ok()) continue;
+    std::string value = GetValue(v);
+    out.push_back(value == "<none>" ? -1 : std::stoi(value.substr(value.find(':') + 1)));
+  }
+  return out;
+}
+
+TEST(RocksDbKeyedState, IncrementalCheckpointsUploadOnlyNewFilesAndRestore) {
+  ::floe::testing::TempDir shared;
+  DirSharedStateStore store(shared.path());
+  Fixture a(Incremental({0, 128}, &store));
+  std::vector<int64_t> all(20'000);
+  for (int64_t k = 0; k < 20'000; ++k) all[static_cast<size_t>(k)] = k;
+  WriteKeys(a, all, 1);
+  std::vector<SharedStateFile> first, second;
+  CheckpointOf(*a.backend, &first);
+  const uint64_t full = store.uploaded_bytes;
+  ASSERT_GT(full, 300'000u);  // compressed
+  // 1% of the keys change: the next checkpoint uploads only the new SST file(s).
+  std::vector<int64_t> changed;
+  for (int64_t k = 0; k < 20'000; k += 100) changed.push_back(k);
+  WriteKeys(a, changed, 2);
+  const std::string blob = CheckpointOf(*a.backend, &second);
+  const uint64_t delta = store.uploaded_bytes - full;
+  RecordProperty("full_bytes", std::to_string(full));  // in --gtest_output=xml
+  RecordProperty("delta_bytes", std::to_string(delta));
+  EXPECT_LT(delta * 20, full) << "delta " << delta << " of " << full;  // under 5%
+  for (const SharedStateFile& f : first) {
+    EXPECT_NE(std::find(second.begin(), second.end(), f), second.end()) << f.name << " not reused";
+  }
+  // The checkpoint restores in a fresh backend (another process, say) with the new values.
+  Fixture b(Incremental({0, 128}, &store));
+  Status st = RestoreFrom(*b.backend, blob);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  std::vector<int> expected(20'000, 1);
+  for (int64_t k : changed) expected[static_cast<size_t>(k)] = 2;
+  EXPECT_EQ(Versions(b, 20'000), expected);
+  // Restored with the same key groups, it adopts the downloaded database (as Flink does): its
+  // next checkpoint lists the restored files again and uploads only what changed since.
+  std::vector<int64_t> third_change;
+  for (int64_t k = 50; k < 20'000; k += 100) third_change.push_back(k);
+  WriteKeys(b, third_change, 3);
+  const uint64_t before = store.uploaded_bytes;
+  std::vector<SharedStateFile> third;
+  const std::string blob3 = CheckpointOf(*b.backend, &third);
+  EXPECT_LT((store.uploaded_bytes - before) * 20, full);
+  for (const SharedStateFile& f : second) {
+    EXPECT_NE(std::find(third.begin(), third.end(), f), third.end()) << f.name << " not reused";
+  }
+  Fixture c(Incremental({0, 128}, &store));
+  ASSERT_TRUE(RestoreFrom(*c.backend, blob3).ok());
+  for (int64_t k : third_change) expected[static_cast<size_t>(k)] = 3;
+  EXPECT_EQ(Versions(c, 20'000), expected);
+}
+
+// Writes `view` on another thread (as the executor's asynchronous part does), then restores the
+// result into a fresh backend and returns the versions of keys 0..n-1 there.
+std::vector<int> WrittenElsewhereAndRestored(std::unique_ptr<KeyedStateSnapshot> view,
+                                             SharedStateStore* store, bool incremental, int64_t n,
+                                             const std::function<void()>& meanwhile) {
+  StateWriter w;
+  w.PutU32(99);
+  std::vector<SharedStateFile> files;
+  Status written;
+  std::thread writer([&] { written = view->WriteTo(w, incremental ? &files : nullptr); });
+  meanwhile();
+  writer.join();
+  EXPECT_TRUE(written.ok()) << written.ToString();
+  EXPECT_EQ(files.empty(), !incremental);
+  w.PutString("tail");
+  Fixture b(Incremental({0, 128}, store));
+  EXPECT_TRUE(RestoreFrom(*b.backend, w.Finish()).ok());
+  EXPECT_EQ(b.backend->NextTimer(TimeDomain::kEventTime), 10);
+  return Versions(b, n);
+}
+
+TEST(RocksDbKeyedState, SnapshotSeesTheStateAtTakeSnapshotWhileTheBackendKeepsWriting) {
+  ::floe::testing::TempDir shared;
+  DirSharedStateStore store(shared.path());
+  Fixture a(Incremental({0, 128}, &store));
+  std::vector<int64_t> keys(2000);
+  for (int64_t k = 0; k < 2000; ++k) keys[static_cast<size_t>(k)] = k;
+  WriteKeys(a, keys, 1);
+  ASSERT_TRUE(a.backend->RegisterTimer(TimeDomain::kEventTime, 10).ok());
+  std::vector<int> at_barrier(2000, 1);
+  at_barrier.push_back(-1);  // key 2000 is written only later
+  // The backend goes on while the snapshot is written on another thread: every key changes, one
+  // is deleted, one is new, the timer fires.
+  ValueState v = *a.backend->GetValueState("v");
+  auto keep_writing = [&] {
+    WriteKeys(a, keys, 2);
+    WriteKeys(a, {2000}, 2);
+    a.Key(1);
+    ASSERT_TRUE(v.Clear().ok());
+    ASSERT_TRUE(
+        a.backend->AdvanceWatermark(Watermark(100), [](const Timer&) { return Status::OK(); })
+            .ok());
+  };
+  for (bool incremental : {false, true}) {
+    SCOPED_TRACE(incremental ? "incremental" : "canonical");
+    auto view = a.backend->TakeSnapshot();
+    ASSERT_TRUE(view.ok());
+    EXPECT_EQ(
+        WrittenElsewhereAndRestored(std::move(*view), &store, incremental, 2001, keep_writing),
+        at_barrier);
+    WriteKeys(a, keys, 1);  // back to the state of the barrier for the next round
+    ASSERT_TRUE(a.backend->RegisterTimer(TimeDomain::kEventTime, 10).ok());
+    a.Key(2000);
+    ASSERT_TRUE(v.Clear().ok());
+  }
+  // A snapshot stays valid after its backend is destroyed.
+  auto view = a.backend->TakeSnapshot();
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ(
+      WrittenElsewhereAndRestored(std::move(*view), &store, true, 2001, [&] { a.backend.reset(); }),
+      at_barrier);
+}
+
+TEST(RocksDbKeyedState, MissingSharedFileIsNotFoundNamingIt) {
+  ::floe::testing::TempDir shared;
+  DirSharedStateStore store(shared.path());
+  Fixture a(Incremental({0, 128}, &store));
+  WriteKeys(a, {1, 2, 3}, 1);
+  std::vector<SharedStateFile> files;
+  const std::string blob = CheckpointOf(*a.backend, &files);
+  ASSERT_FALSE(files.empty());
+  std::filesystem::remove(std::filesystem::path(shared.path()) / files[0].name);
+  Fixture b(Incremental({0, 128}, &store));
+  Status st = RestoreFrom(*b.backend, blob);
+  EXPECT_EQ(st.code(), StatusCode::kNotFound) << st.ToString();
+  EXPECT_NE(st.message().find("needs shared file '" + files[0].name + "'"), std::string::npos)
+      << st.message();
+}
+
+TEST(RocksDbKeyedState, RescaledSubtasksCopyTheirKeyGroupsOutOfIncrementalSnapshots) {
+  ::floe::testing::TempDir shared;
+  DirSharedStateStore store(shared.path());
+  std::vector<std::string> blobs;
+  std::vector<int64_t> keys(600);
+  for (int64_t k = 0; k < 600; ++k) keys[static_cast<size_t>(k)] = k;
+  for (uint32_t s = 0; s < 2; ++s) {
+    Fixture old(Incremental(KeyGroupRangeForSubtask(s, 128, 2), &store));
+    std::vector<int64_t> mine;
+    for (int64_t k : keys) {
+      if (old.backend->SetCurrentKey(std::to_string(k), HashOf(k)).ok()) mine.push_back(k);
+    }
+    WriteKeys(old, mine, static_cast<int>(s) + 1);
+    for (int64_t k : mine) {
+      old.Key(k);
+      ASSERT_TRUE(old.backend->RegisterTimer(TimeDomain::kEventTime, 1000 + k).ok());
+    }
+    std::vector<SharedStateFile> files;
+    blobs.push_back(CheckpointOf(*old.backend, &files));
+  }
+  size_t found = 0, timers = 0;
+  for (uint32_t s = 0; s < 3; ++s) {
+    Fixture next(Incremental(KeyGroupRangeForSubtask(s, 128, 3), &store));
+    for (const std::string& blob : blobs) ASSERT_TRUE(RestoreFrom(*next.backend, blob).ok());
+    for (int64_t k : keys) {
+      if (!next.backend->SetCurrentKey(std::to_string(k), HashOf(k)).ok()) continue;
+      const uint32_t g = next.backend->current_key_group();
+      const int expected = KeyGroupRangeForSubtask(0, 128, 2).end > g ? 1 : 2;
+      const std::string value = GetValue(*next.backend->GetValueState("v"));
+      EXPECT_EQ(value.substr(0, value.find('x')),
+                std::to_string(k) + ":" + std::to_string(expected));
+      ++found;
+    }
+    std::vector<int64_t> fired;
+    ASSERT_TRUE(next.backend
+                    ->AdvanceWatermark(Watermark(INT64_MAX),
+                                       [&](const Timer& t) {
+                                         fired.push_back(t.timestamp);
+                                         if (std::stoll(t.key) + 1000 != t.timestamp) {
+                                           return Status::Internal("wrong timer");
+                                         }
+                                         return Status::OK();
+                                       })
+                    .ok());
+    EXPECT_TRUE(std::is_sorted(fired.begin(), fired.end()));
+    timers += fired.size();
+    if (s == 0) {
+      EXPECT_EQ(RestoreFrom(*next.backend, blobs[0]).code(), StatusCode::kCorruption);
+    }
+  }
+  EXPECT_EQ(found, 600u);
+  EXPECT_EQ(timers, 600u);
+}
+
+TEST(RocksDbKeyedState, CompactionRemovesExpiredStateButNotWhatAPendingSnapshotNeeds) {
+  Fixture a(KeyGroupRange{0, 128}, milliseconds(1000), 128, "rocksdb");
+  ValueState v = *a.backend->GetValueState("v", /*ttl=*/true);
+  ListState l = *a.backend->GetListState("l", true);
+  const int64_t start = a.clock.NowMillis();
+  a.Key(1);
+  ASSERT_TRUE(v.Update("a").ok());
+  ASSERT_TRUE(l.Add("old").ok());
+  a.clock.Advance(milliseconds(600));
+  ASSERT_TRUE(l.Add("new").ok());
+  auto view = a.backend->TakeSnapshot();
+  ASSERT_TRUE(view.ok());
+  a.clock.Advance(milliseconds(500));  // "a" and "old" expire; the snapshot still needs them
+  ASSERT_TRUE(CompactRocksDbKeyedState(*a.backend).ok());
+  EXPECT_EQ(a.backend->num_entries(), 2u);
+  StateWriter w;
+  w.PutU32(99);
+  ASSERT_TRUE((*view)->WriteTo(w).ok());
+  w.PutString("tail");
+  view->reset();
+  Fixture b(KeyGroupRange{0, 128}, milliseconds(1000), 128, "hashmap");
+  b.clock.Set(start + 600);
+  ValueState v2 = *b.backend->GetValueState("v", true);
+  ListState l2 = *b.backend->GetListState("l", true);
+  ASSERT_TRUE(RestoreFrom(*b.backend, w.Finish()).ok());
+  b.Key(1);
+  EXPECT_EQ(GetValue(v2), "a");
+  EXPECT_EQ(GetList(l2), (std::vector<std::string>{"old", "new"}));
+  // Written and released: the next compaction removes the value and the expired element (seen
+  // by turning the clock back, when reads would show them if they were still stored).
+  ASSERT_TRUE(CompactRocksDbKeyedState(*a.backend).ok());
+  EXPECT_EQ(a.backend->num_entries(), 1u);
+  a.clock.Set(start + 600);
+  a.Key(1);
+  EXPECT_EQ(GetValue(v), "<none>");
+  EXPECT_EQ(GetList(l), (std::vector<std::string>{"new"}));
+  EXPECT_TRUE(CompactRocksDbKeyedState(*b.backend).IsInvalidArgument());
+}
+
+TEST(RocksDbKeyedState, WorkingDirectoriesAreRemovedWithTheBackendAndAfterAKill) {
+  ::floe::testing::TempDir local;
+  // A directory a killed process left behind (its pid no longer runs), and one of a live one.
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  ASSERT_GT(child, 0);
+  waitpid(child, nullptr, 0);
+  const std::filesystem::path base(local.path());
+  const std::filesystem::path dead = base / ("floe-" + std::to_string(child) + "-agg_0-1234");
+  const std::filesystem::path live = base / ("floe-" + std::to_string(getppid()) + "-agg_1-5678");
+  // Not a name the backend makes: never touched, whatever the pid.
+  const std::filesystem::path other = base / (std::to_string(child) + "-backup");
+  std::filesystem::create_directories(other);
+  // An earlier process with this one's pid (a restarted container) left one too.
+  const std::filesystem::path same_pid =
+      base / ("floe-" + std::to_string(getpid()) + "-agg_0-9999");
+  std::filesystem::create_directories(same_pid / "db");
+  std::filesystem::create_directories(dead / "db");
+  std::filesystem::create_directories(live / "db");
+  std::ofstream(dead / "db" / "000001.sst") << "left over";
+  KeyedStateOptions o = Options({0, 128}, milliseconds(0), 128, "rocksdb");
+  o.rocksdb_local_dir = local.path();
+  o.task_name = "agg[0]";
+  {
+    Fixture f(o);
+    WriteKeys(f, {1, 2}, 1);
+    EXPECT_FALSE(std::filesystem::exists(dead));
+    EXPECT_FALSE(std::filesystem::exists(same_pid));
+    Fixture second(o);  // a second backend of this process leaves the first's directory alone
+    EXPECT_EQ(GetValue(*f.backend->GetValueState("v")), "2:1" + std::string(190, 'x'));
+    EXPECT_TRUE(std::filesystem::exists(live));
+    std::vector<std::string> mine;
+    for (const auto& e : std::filesystem::directory_iterator(base)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind("floe-" + std::to_string(getpid()) + "-agg_0_-", 0) == 0) {
+        mine.push_back(name);
+      }
+    }
+    EXPECT_EQ(mine.size(), 2u);
+  }
+  // Destroyed: its directory is gone; the live process's stays.
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(base)) {
+    left.push_back(e.path().filename().string());
+  }
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{other.filename().string(), live.filename().string()}));
+}
+
+TEST(RocksDbKeyedState, OptionsFloeDoesNotHonourAreRefused) {
+  TaskInfo task;
+  auto read = [&](std::string key, std::string value) {
+    return KeyedStateOptions::FromOptions({{"state.backend.type", "rocksdb"}, {key, value}}, task);
+  };
+  auto o = read("state.backend.rocksdb.memory.fixed-per-slot", "128 mb");
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->rocksdb_memory_bytes, uint64_t{128} << 20);
+  EXPECT_EQ(read("state.backend.rocksdb.localdir", "/data/rocks")->rocksdb_local_dir,
+            "/data/rocks");
+  EXPECT_EQ(
+      read("state.backend.rocksdb.memory.write-buffer-ratio", "0.25")->rocksdb_write_buffer_ratio,
+      0.25);
+  EXPECT_TRUE(read("state.backend.rocksdb.timer-service.factory", "ROCKSDB").ok());
+  EXPECT_TRUE(read("state.backend.rocksdb.memory.managed", "true").ok());
+
+  Status st = read("state.backend.rocksdb.compaction.style", "FIFO").status();
+  EXPECT_TRUE(st.IsInvalidArgument());
+  EXPECT_EQ(st.message().rfind(
+                "'state.backend.rocksdb.compaction.style' is not a rocksdb option floe honours", 0),
+            0u)
+      << st.message();
+  st = read("state.backend.rocksdb.memory.fixed-per-slot", "1 mb").status();
+  EXPECT_TRUE(st.IsInvalidArgument());
+  EXPECT_NE(st.message().find("is 1048576 bytes; floe needs at least 8 mb"), std::string::npos)
+      << st.message();
+  EXPECT_TRUE(
+      read("state.backend.rocksdb.memory.fixed-per-slot", "lots").status().IsInvalidArgument());
+  EXPECT_TRUE(read("state.backend.rocksdb.memory.managed", "false").status().IsInvalidArgument());
+  EXPECT_TRUE(read("state.backend.rocksdb.localdir", "/a,/b").status().IsInvalidArgument());
+  EXPECT_TRUE(read("state.backend.rocksdb.memory.high-prio-pool-ratio", "1.5")
+                  .status()
+                  .IsInvalidArgument());
+  EXPECT_EQ(read("state.backend.rocksdb.timer-service.factory", "heap").status().code(),
+            StatusCode::kNotImplemented);
+  EXPECT_TRUE(
+      read("state.backend.rocksdb.timer-service.factory", "disk").status().IsInvalidArgument());
+}
+
+TEST(KeyedStateOptions, ReadsFlinkOptionNames) {
+  TaskInfo task;
+  task.max_parallelism = 256;
+  task.key_groups = KeyGroupRange{128, 256};
+  auto o = KeyedStateOptions::FromOptions(
+      {{"state.backend.type", "hashmap"}, {"table.exec.state.ttl", "1 h"}}, task);
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->ttl, milliseconds(3'600'000));
+  EXPECT_EQ(o->max_parallelism, 256u);
+  EXPECT_EQ(o->key_groups, (KeyGroupRange{128, 256}));
+  EXPECT_TRUE(KeyedStateBackend::Make(*o).ok());
+
+  auto defaults = KeyedStateOptions::FromOptions({}, task);
+  EXPECT_EQ(defaults->ttl, milliseconds(0));
+  EXPECT_EQ(defaults->backend, "hashmap");
+  EXPECT_TRUE(KeyedStateOptions::FromOptions({{"table.exec.state.ttl", "soon"}}, task)
+                  .status()
+                  .IsInvalidArgument());
+
+  auto rocks = KeyedStateOptions::FromOptions({{"state.backend.type", "rocksdb"}}, task);
+  ASSERT_TRUE(rocks.ok()) << rocks.status().ToString();
+  EXPECT_EQ(rocks->backend, "rocksdb");
+  // Unknown backends are refused when read (the planner reads them before a worker starts)
+  // and when made.
+  EXPECT_EQ(
+      KeyedStateOptions::FromOptions({{"state.backend.type", "heap"}}, task).status().message(),
+      "'state.backend.type' = 'heap': expected 'hashmap' or 'rocksdb'");
+  // Flink's deprecated key, read when the new one is unset, is not ignored either.
+  EXPECT_EQ(KeyedStateOptions::FromOptions({{"state.backend", "rocksdb"}}, task)->backend,
+            "rocksdb");
+  EXPECT_EQ(KeyedStateOptions::FromOptions(
+                {{"state.backend.type", "hashmap"}, {"state.backend", "rocksdb"}}, task)
+                ->backend,
+            "hashmap");
+  KeyedStateOptions by_hand;
+  by_hand.backend = "heap";
+  EXPECT_TRUE(KeyedStateBackend::Make(by_hand).status().IsInvalidArgument());
+  KeyedStateOptions bad_range;
+  bad_range.key_groups = KeyGroupRange{0, 200};
+  EXPECT_TRUE(KeyedStateBackend::Make(bad_range).status().IsInvalidArgument());
+}
+
+TEST(MaxParallelism, FollowsFlinksDefaultRule) {
+  // min(max(roundUpToPowerOfTwo(p + p/2), 128), 32768)
+  EXPECT_EQ(DefaultMaxParallelism(1), 128u);
+  EXPECT_EQ(DefaultMaxParallelism(85), 128u);   // 85 + 42 = 127
+  EXPECT_EQ(DefaultMaxParallelism(86), 256u);   // 86 + 43 = 129
+  EXPECT_EQ(DefaultMaxParallelism(100), 256u);  // 150
+  EXPECT_EQ(DefaultMaxParallelism(171), 256u);  // 171 + 85 = 256
+  EXPECT_EQ(DefaultMaxParallelism(172), 512u);  // 258
+  EXPECT_EQ(DefaultMaxParallelism(1000), 2048u);
+  EXPECT_EQ(DefaultMaxParallelism(21845), 32768u);  // 32767
+  EXPECT_EQ(DefaultMaxParallelism(30000), 32768u);  // capped
+  EXPECT_EQ(DefaultMaxParallelism(32768), 32768u);
+}
+
 // The asynchronous part writes the state as of TakeSnapshot, whatever the subtask writes
 // meanwhile: values, lists, maps and timers, in the groups it touches and the ones it does not.
-TEST(KeyedState, ASnapshotIsTheStateAtTheBarrierWhateverIsWrittenAfter) {
-  Fixture a;
+TEST_P(KeyedState, ASnapshotIsTheStateAtTheBarrierWhateverIsWrittenAfter) {
+  Fixture a(KeyGroupRange{0, 128}, milliseconds(0), 128, GetParam());
   ValueState v = *a.backend->GetValueState("v");
   ListState l = *a.backend->GetListState("l");
   MapState m = *a.backend->GetMapState("m");
@@ -723,63 +1292,6 @@ TEST(KeyedState, ASnapshotIsTheStateAtTheBarrierWhateverIsWrittenAfter) {
   w.PutString("tail");
   EXPECT_EQ(w.Finish(), expected);
   EXPECT_NE(SnapshotOf(*a.backend), expected);  // the backend itself moved on
-}
-
-TEST(KeyedStateOptions, ReadsFlinkOptionNames) {
-  TaskInfo task;
-  task.max_parallelism = 256;
-  task.key_groups = KeyGroupRange{128, 256};
-  auto o = KeyedStateOptions::FromOptions(
-      {{"state.backend.type", "hashmap"}, {"table.exec.state.ttl", "1 h"}}, task);
-  ASSERT_TRUE(o.ok()) << o.status().ToString();
-  EXPECT_EQ(o->ttl, milliseconds(3'600'000));
-  EXPECT_EQ(o->max_parallelism, 256u);
-  EXPECT_EQ(o->key_groups, (KeyGroupRange{128, 256}));
-  EXPECT_TRUE(KeyedStateBackend::Make(*o).ok());
-
-  auto defaults = KeyedStateOptions::FromOptions({}, task);
-  EXPECT_EQ(defaults->ttl, milliseconds(0));
-  EXPECT_EQ(defaults->backend, "hashmap");
-  EXPECT_TRUE(KeyedStateOptions::FromOptions({{"table.exec.state.ttl", "soon"}}, task)
-                  .status()
-                  .IsInvalidArgument());
-
-  // Refused when read (the planner reads them before a worker starts) and when made.
-  auto rocks = KeyedStateOptions::FromOptions({{"state.backend.type", "rocksdb"}}, task);
-  EXPECT_EQ(rocks.status().code(), StatusCode::kNotImplemented);
-  EXPECT_EQ(rocks.status().message(),
-            "'state.backend.type' = 'rocksdb' is not implemented yet; use 'hashmap'");
-  EXPECT_TRUE(KeyedStateOptions::FromOptions({{"state.backend.type", "heap"}}, task)
-                  .status()
-                  .IsInvalidArgument());
-  // Flink's deprecated key, read when the new one is unset, is not ignored either.
-  EXPECT_EQ(KeyedStateOptions::FromOptions({{"state.backend", "rocksdb"}}, task).status().message(),
-            "'state.backend' = 'rocksdb' is not implemented yet; use 'hashmap'");
-  EXPECT_TRUE(KeyedStateOptions::FromOptions(
-                  {{"state.backend.type", "hashmap"}, {"state.backend", "rocksdb"}}, task)
-                  .ok());
-  KeyedStateOptions by_hand;
-  by_hand.backend = "rocksdb";
-  EXPECT_EQ(KeyedStateBackend::Make(by_hand).status().code(), StatusCode::kNotImplemented);
-  by_hand.backend = "heap";
-  EXPECT_TRUE(KeyedStateBackend::Make(by_hand).status().IsInvalidArgument());
-  KeyedStateOptions bad_range;
-  bad_range.key_groups = KeyGroupRange{0, 200};
-  EXPECT_TRUE(KeyedStateBackend::Make(bad_range).status().IsInvalidArgument());
-}
-
-TEST(MaxParallelism, FollowsFlinksDefaultRule) {
-  // min(max(roundUpToPowerOfTwo(p + p/2), 128), 32768)
-  EXPECT_EQ(DefaultMaxParallelism(1), 128u);
-  EXPECT_EQ(DefaultMaxParallelism(85), 128u);   // 85 + 42 = 127
-  EXPECT_EQ(DefaultMaxParallelism(86), 256u);   // 86 + 43 = 129
-  EXPECT_EQ(DefaultMaxParallelism(100), 256u);  // 150
-  EXPECT_EQ(DefaultMaxParallelism(171), 256u);  // 171 + 85 = 256
-  EXPECT_EQ(DefaultMaxParallelism(172), 512u);  // 258
-  EXPECT_EQ(DefaultMaxParallelism(1000), 2048u);
-  EXPECT_EQ(DefaultMaxParallelism(21845), 32768u);  // 32767
-  EXPECT_EQ(DefaultMaxParallelism(30000), 32768u);  // capped
-  EXPECT_EQ(DefaultMaxParallelism(32768), 32768u);
 }
 
 }  // namespace

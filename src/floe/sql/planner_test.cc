@@ -965,29 +965,33 @@ TEST(PlanJob, ComputedColumnsAreEvaluatedRightAfterTheSource) {
             "computed column");
 }
 
-// 'state.backend.type' and 'table.exec.state.ttl' are read where an aggregate opens its state;
-// a value floe cannot run is refused at plan time with the SET's line, also in a job without
-// state (where it would otherwise be accepted and ignored).
+// 'state.backend.type', 'state.backend.rocksdb.*' and 'table.exec.state.ttl' are read where an
+// aggregate opens its state; a value floe cannot run is refused at plan time with the SET's
+// line, also in a job without state (where it would otherwise be accepted and ignored).
 TEST(PlanJob, StateBackendAndTtlAreRefusedAtPlanTimeWithTheSetsLine) {
   PlanOptions options;
   options.variables = {{"EVENTS", "10"}};
-  Result<std::unique_ptr<PlannedJob>> rocks =
-      Plan("SET 'state.backend.type' = 'rocksdb';" + std::string(kRosterToBlackhole), options);
-  ASSERT_FALSE(rocks.ok());
-  EXPECT_EQ(rocks.status().code(), StatusCode::kNotImplemented);
-  EXPECT_EQ(rocks.status().message(),
-            "line 1, column 1: 'state.backend.type' = 'rocksdb' is not implemented yet; use "
-            "'hashmap'");
+  EXPECT_TRUE(
+      Plan("SET 'state.backend.type' = 'rocksdb';" + std::string(kRosterToBlackhole), options)
+          .ok());
   EXPECT_EQ(
       ErrorOf("SET 'state.backend.type' = 'heap';" + std::string(kRosterToBlackhole), options),
-      "line 1, column 1: 'state.backend.type' = 'heap': expected 'hashmap'");
+      "line 1, column 1: 'state.backend.type' = 'heap': expected 'hashmap' or 'rocksdb'");
   std::string msg =
       ErrorOf("SET 'table.exec.state.ttl' = 'soon';" + std::string(kRosterToBlackhole), options);
   EXPECT_EQ(msg.rfind("line 1, column 1: 'table.exec.state.ttl' = 'soon': ", 0), 0u) << msg;
   // Flink's deprecated key, which Flink reads when 'state.backend.type' is unset.
-  EXPECT_EQ(
-      ErrorOf("\nSET 'state.backend' = 'rocksdb';" + std::string(kRosterToBlackhole), options),
-      "line 2, column 1: 'state.backend' = 'rocksdb' is not implemented yet; use 'hashmap'");
+  EXPECT_EQ(ErrorOf("\nSET 'state.backend' = 'mem';" + std::string(kRosterToBlackhole), options),
+            "line 2, column 1: 'state.backend' = 'mem': expected 'hashmap' or 'rocksdb'");
+  // A rocksdb option floe does not honour is refused, not ignored.
+  msg = ErrorOf(
+      "SET 'state.backend.rocksdb.compaction.style' = 'FIFO';" + std::string(kRosterToBlackhole),
+      options);
+  EXPECT_EQ(msg.rfind("line 1, column 1: 'state.backend.rocksdb.compaction.style' is not a "
+                      "rocksdb option floe honours",
+                      0),
+            0u)
+      << msg;
   options.config_overrides = {{"state.backend.type", "hashmap"}};
   EXPECT_TRUE(Plan(kRosterToBlackhole, options).ok());
 }
