@@ -7,6 +7,10 @@
 #include <mutex>
 #include <thread>
 
+#include "floe/runtime/checkpoint_storage.h"
+#include "floe/runtime/keyed_state.h"
+#include "floe/runtime/partitioner.h"
+#include "floe/runtime/task_state.h"
 #include "floe/runtime/test_util.h"
 
 namespace floe::runtime {
@@ -679,6 +683,146 @@ TEST(LocalJob, PeriodicCheckpointsRunOnTheTimer) {
   s.limit = INT64_MAX;
   ASSERT_TRUE(job->Wait().ok());
   EXPECT_EQ(s.log.Sorted(), Range(1, 200));
+}
+
+// ---- keyed state owned by the runtime, incremental checkpoints ------------------------------
+
+// v -> k = v % 40.
+class ModKey final : public Operator {
+ public:
+  Status ProcessBatch(const RecordBatch& b, int, Collector& out) override {
+    static const auto kSchema = testing::Int64Schema({"k"});
+    RecordBatch keys(kSchema);
+    for (int64_t v : Int64Values(b)) keys.mutable_column(0).Append<int64_t>(v % 40);
+    return out.Emit(std::move(keys));
+  }
+};
+
+// What the summing operators' state held at each barrier, by checkpoint id and key.
+struct SumsAtBarrier {
+  std::mutex mu;
+  std::map<uint64_t, std::map<int64_t, int64_t>> sums;
+};
+
+// The number of rows per key k, in the runtime's keyed state (one value state per key); records
+// at each barrier what its state holds (the test's own bookkeeping, not floe's).
+class CountPerKey final : public Operator {
+ public:
+  explicit CountPerKey(SumsAtBarrier* out) : out_(out) {}
+  Status Open(const OperatorContext& ctx) override {
+    keyed_ = ctx.keyed_state;
+    FLOE_ASSIGN_OR_RAISE(count_, keyed_->GetValueState("count"));
+    return Status::OK();
+  }
+  Status RestoreRescaled(const std::vector<std::string>&) override { return Status::OK(); }
+  Status ProcessBatch(const RecordBatch& b, int, Collector&) override {
+    for (size_t row = 0; row < b.num_rows(); ++row) {
+      const int64_t k = b.column(0).Get<int64_t>(row);
+      FLOE_RETURN_NOT_OK(keyed_->SetCurrentKey(std::to_string(k), HashKeyRow(b, {0}, row)));
+      std::string bytes;
+      FLOE_ASSIGN_OR_RAISE(bool has, count_.Get(&bytes));
+      const int64_t n = (has ? std::stoll(bytes) : 0) + 1;
+      FLOE_RETURN_NOT_OK(count_.Update(std::to_string(n)));
+      mirror_[k] = n;
+    }
+    return Status::OK();
+  }
+  Status OnBarrier(CheckpointId id, StateWriter&, Collector&) override {
+    std::lock_guard lock(out_->mu);
+    auto& at = out_->sums[id.value];
+    for (const auto& [k, n] : mirror_) at[k] = n;
+    return Status::OK();
+  }
+
+ private:
+  SumsAtBarrier* out_;
+  KeyedStateBackend* keyed_ = nullptr;
+  ValueState count_;
+  std::map<int64_t, int64_t> mirror_;
+};
+
+// Every checkpoint that retention kept restores, on a backend of its own, exactly the counts its
+// barrier saw: incremental RocksDB checkpoints list the shared files they need and retention
+// deleted none of them; a full hashmap job the same through the canonical layout.
+void EveryRetainedCheckpointRestores(const std::string& backend, bool incremental) {
+  testing::TempDir tmp;
+  Shared s;
+  s.end = 6000;
+  SumsAtBarrier sums;
+  KeyedStateOptions keyed;
+  keyed.backend = backend;
+  JobGraph g;
+  VertexId src = g.AddSource(
+      "numbers", 1, [&s](const TaskInfo& t) { return testing::Src<CountingSource>(&s, t); });
+  VertexId mod = g.AddOperator("mod", 1, [](const TaskInfo&) { return testing::Op<ModKey>(); });
+  VertexId count = g.AddOperator(
+      "count", 1, [&sums](const TaskInfo&) { return testing::Op<CountPerKey>(&sums); });
+  g.SetKeyedState(count, keyed);
+  g.Connect(src, mod, Partitioning::Forward());
+  g.Connect(mod, count, Partitioning::Hash({"k"}));
+  auto opts = Options(&s, tmp.path());
+  opts.timer_thread = true;
+  opts.checkpointing.interval = std::chrono::milliseconds(10);
+  opts.checkpointing.num_retained = 3;
+  opts.checkpointing.incremental = incremental;
+  s.limit = 0;
+  auto job = LocalJob::Make(g, std::move(opts)).ValueOrDie();
+  ASSERT_TRUE(job->Start().ok());
+  for (int64_t limit = 100; limit <= s.end; limit += 100) {  // a little at a time
+    const int64_t before = s.completed.value();
+    s.limit = limit;
+    ASSERT_TRUE(s.completed.WaitFor(before + 1));
+  }
+  ASSERT_TRUE(job->Wait().ok()) << job->Wait().ToString();
+
+  CheckpointStorage::Options so;
+  so.checkpoint_dir = tmp.path();
+  so.num_retained = 3;
+  auto storage = CheckpointStorage::Make(std::move(so)).ValueOrDie();
+  auto ids = storage->ListCompleted().ValueOrDie();
+  ASSERT_EQ(ids.size(), 3u);
+  for (CheckpointId id : ids) {
+    SCOPED_TRACE("checkpoint " + id.ToString());
+    auto loaded = storage->Load(id);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    if (incremental) {
+      EXPECT_FALSE(loaded->task_shared.empty());
+    }
+    auto parts = ParseKeyedTaskState(loaded->task_states.at("count/0")).ValueOrDie();
+    ASSERT_TRUE(parts.has_value());
+    KeyedStateOptions o = keyed;
+    o.shared_state = storage->shared_state();
+    auto restored = KeyedStateBackend::Make(o).ValueOrDie();
+    StateReader reader(parts->keyed_state);
+    ASSERT_TRUE(restored->Restore(reader).ok());
+    ValueState v = *restored->GetValueState("count");
+    std::map<int64_t, int64_t> expected;
+    {
+      std::lock_guard lock(sums.mu);
+      expected = sums.sums.at(id.value);
+    }
+    ASSERT_FALSE(expected.empty());
+    for (int64_t k = 0; k < 40; ++k) {
+      const std::string key = std::to_string(k);
+      RecordBatch one = Int64Batch({k});
+      ASSERT_TRUE(restored->SetCurrentKey(key, HashKeyRow(one, {0}, 0)).ok());
+      std::string bytes;
+      const bool has = v.Get(&bytes).ValueOrDie();
+      auto it = expected.find(k);
+      EXPECT_EQ(has, it != expected.end()) << k;
+      if (has && it != expected.end()) {
+        EXPECT_EQ(std::stoll(bytes), it->second) << k;
+      }
+    }
+  }
+}
+
+TEST(LocalJob, EveryRetainedIncrementalRocksDbCheckpointRestoresItsBarriersState) {
+  EveryRetainedCheckpointRestores("rocksdb", true);
+}
+
+TEST(LocalJob, EveryRetainedHashMapCheckpointRestoresItsBarriersState) {
+  EveryRetainedCheckpointRestores("hashmap", false);
 }
 
 }  // namespace
