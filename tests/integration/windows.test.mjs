@@ -133,11 +133,13 @@ async function expectedByState() {
 
 // The roster's event time is out of order by up to 10 minutes either way: a 21-minute watermark
 // delay keeps every row in time, so the expected tiles need no lateness model.
-function stateTileJob(p) {
+// `sets`: extra SET lines; `rate`: the roster's rows per second.
+function stateTileJob(p, { sets = '', rate = 4000 } = {}) {
   fs.writeFileSync(p.job, `-- roster -> TUMBLE 5 min COUNT(*) per state -> iceberg
 ${checkpointSets('300 ms')}
+${sets}
 CREATE TABLE roster (${ROSTER_COLUMNS}, WATERMARK FOR event_time AS event_time - INTERVAL '21' MINUTE)
-  WITH ('connector' = 'roster', 'seed' = '42', 'events' = '${EVENTS}', 'rows-per-second' = '4000');
+  WITH ('connector' = 'roster', 'seed' = '42', 'events' = '${EVENTS}', 'rows-per-second' = '${rate}');
 CREATE TABLE tiles (state STRING, window_start TIMESTAMP(3), window_end TIMESTAMP(3), n BIGINT)
   WITH (${icebergTable(p.name)});
 INSERT INTO tiles
@@ -340,9 +342,10 @@ function sessionsOf(p) {
 }
 
 // The lesson's session job over `source` (a WITH clause): SESSION windows with a ten-minute gap
-// PARTITION BY learner, counted, into an Iceberg table.
-function sessionJob(p, source) {
+// PARTITION BY learner, counted, into an Iceberg table; `sets`: extra SET lines.
+function sessionJob(p, source, sets = '') {
   fs.writeFileSync(p.job, `${checkpointSets('300 ms')}
+${sets}
 CREATE TABLE progress (learner_id STRING, lesson_id STRING, event_time TIMESTAMP(3),
   WATERMARK FOR event_time AS event_time - INTERVAL '1' MINUTE)
   WITH (${source}, 'format' = 'json', 'json.timestamp-format.standard' = 'ISO-8601');
@@ -436,12 +439,24 @@ for (const [topic, crashAt, what] of [['tile_kill', null, 'a random point'],
   });
 }
 
-for (const [name, crashAt, what] of [['sessions_kill', null, 'a random point'],
-                                     ['sessions_fire', 'window-after-fire:2', 'window-after-fire']]) {
+// The session state on RocksDB with incremental checkpoints (three retained, so retention
+// deletes shared files the newer checkpoints no longer list), killed at random and between an
+// incremental checkpoint's upload and its completion.
+const ROCKSDB_INCREMENTAL = `SET 'state.backend.type' = 'rocksdb';
+SET 'execution.checkpointing.incremental' = 'true';
+SET 'state.checkpoints.num-retained' = '3';`;
+
+for (const [name, crashAt, what, sets] of [
+  ['sessions_kill', null, 'a random point', ''],
+  ['sessions_fire', 'window-after-fire:2', 'window-after-fire', ''],
+  ['sessions_rocksdb_kill', null, 'a random point, on RocksDB with incremental checkpoints', ROCKSDB_INCREMENTAL],
+  ['sessions_rocksdb_upload', 'keyed-state-written:3',
+   'keyed-state-written (3rd hit: shared files uploaded, checkpoint not complete), on RocksDB with incremental checkpoints',
+   ROCKSDB_INCREMENTAL]]) {
   test(`session job from Kafka, worker SIGKILLed at ${what}: every session once with its count`, async () => {
     const { bootstrap, sessions } = await killCluster();
     const p = sandbox(ROOT, name);
-    sessionJob(p, kafkaSource('learner.progress'));
+    sessionJob(p, kafkaSource('learner.progress'), sets);
     const r = runJob(p, { CHK: p.chk, WH: p.wh, KAFKA: bootstrap }, { crashAt: crashAt || undefined });
     if (!crashAt) await killWorkerMidFeed(p, 2, 1000);
     const { code, err } = await r.done;
@@ -555,22 +570,15 @@ async function runThroughSavepoints(p, steps) {
 }
 const runRescaled = (p, pars) => runThroughSavepoints(p, pars.map((PAR) => ({ PAR })));
 
+// Slow enough that each run lasts past its two checkpoints and the stop.
+const SLOW_RATE = 1500;
 const rescaledRoster = `CREATE TABLE roster (${ROSTER_COLUMNS}, WATERMARK FOR event_time AS event_time - INTERVAL '21' MINUTE)
-  WITH ('connector' = 'roster', 'seed' = '42', 'events' = '${EVENTS}', 'rows-per-second' = '1500');`;
+  WITH ('connector' = 'roster', 'seed' = '42', 'events' = '${EVENTS}', 'rows-per-second' = '${SLOW_RATE}');`;
 
 test('window job rescaled 1 -> 3 -> 2 through savepoints mid-stream: every window once, right counts', async () => {
   const expected = await expectedByState();
   const p = sandbox(ROOT, 'tiles_rescaled');
-  fs.writeFileSync(p.job, `${checkpointSets('300 ms')}
-SET 'parallelism.default' = '\${PAR}';
-${rescaledRoster}
-CREATE TABLE tiles (state STRING, window_start TIMESTAMP(3), window_end TIMESTAMP(3), n BIGINT)
-  WITH (${icebergTable(p.name)});
-INSERT INTO tiles
-SELECT state, window_start, window_end, COUNT(*) AS n
-FROM TABLE(TUMBLE(TABLE roster, DESCRIPTOR(event_time), INTERVAL '5' MINUTE))
-GROUP BY state, window_start, window_end;
-`);
+  stateTileJob(p, { sets: "SET 'parallelism.default' = '${PAR}';", rate: SLOW_RATE });
   const err = await runRescaled(p, [1, 3, 2]);
   assert.match(err, /rescaling from 1 to 3 subtasks/, err);
   assert.match(err, /rescaling from 3 to 2 subtasks/, err);
@@ -595,4 +603,13 @@ INSERT INTO per_state SELECT state, COUNT(*) AS n FROM roster WHERE state IS NOT
   assert.equal(s.code, 0, s.err);
   const got = new Map(s.out.split('\n').filter(Boolean).map((l) => JSON.parse(l)).map((x) => [x.state, x.n]));
   assert.deepEqual(got, expected);
+});
+
+test('window job switched hashmap -> rocksdb -> hashmap through savepoints mid-stream: every window once, right counts', async () => {
+  const expected = await expectedByState();
+  const p = sandbox(ROOT, 'tiles_backends');
+  stateTileJob(p, { sets: "SET 'state.backend.type' = '${BACKEND}';\nSET 'parallelism.default' = '2';",
+                    rate: SLOW_RATE });
+  await runThroughSavepoints(p, [{ BACKEND: 'hashmap' }, { BACKEND: 'rocksdb' }, { BACKEND: 'hashmap' }]);
+  assert.deepEqual(tiles(p, 'state', 'n'), expected);
 });
