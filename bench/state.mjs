@@ -408,9 +408,9 @@ async function restorePart(p, text, vars, last) {
 
 // ---- main ------------------------------------------------------------------------------------
 
-// Whether N keys fit this machine: memory for the worker (hashmap ~1 KiB per key of session state,
-// measured 585 MiB at 1M keys; twice that while the view and the files coexist) and disk for the
-// input and the checkpoints; null when they do, else why not.
+// Whether N keys fit this machine: memory for the worker (hashmap: the idle job's VmHWM was
+// 1,727 MiB at 1M keys, state-2026-12-02.json; 2 KiB per key leaves room for the dev cluster)
+// and disk for the input and the checkpoints; null when they do, else why not.
 function fits(keys) {
   const mem = os.freemem()
   const needMem = keys * 2048
