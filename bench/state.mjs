@@ -410,14 +410,15 @@ async function restorePart(p, text, vars, last) {
 
 // Whether N keys fit this machine: memory for the worker (hashmap: the idle job's VmHWM was
 // 1,727 MiB at 1M keys, state-2026-12-02.json; 2 KiB per key leaves room for the dev cluster)
-// and disk for the input and the checkpoints; null when they do, else why not.
+// and disk for the input and the checkpoints, leaving a quarter of the free memory to the others
+// on a shared machine; null when they do, else why not.
 function fits(keys) {
-  const mem = os.freemem()
+  const mem = Math.floor(os.freemem() * 0.75)
   const needMem = keys * 2048
   let disk = null
   try { const s = fs.statfsSync(OUT); disk = s.bavail * s.bsize } catch { /* unknown */ }
   const needDisk = keys * (60 * LOAD_FACTOR + 400)
-  if (needMem > mem) return `needs about ${num(Math.round(needMem / 2 ** 30))} GiB of memory, ${num(Math.round(mem / 2 ** 30))} GiB free`
+  if (needMem > mem) return `needs about ${num(Math.round(needMem / 2 ** 30))} GiB of memory, 3/4 of the free memory is ${num(Math.round(mem / 2 ** 30))} GiB`
   if (disk != null && needDisk > disk) return `needs about ${num(Math.round(needDisk / 2 ** 30))} GiB of disk, ${num(Math.round(disk / 2 ** 30))} GiB free`
   return null
 }
