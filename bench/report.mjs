@@ -6,7 +6,7 @@
 //   node bench/report.mjs                # print the generated blocks
 //   node bench/report.mjs --write        # rewrite them in place
 //   node bench/report.mjs --check        # exit 1 when a document disagrees with the results
-//   node bench/report.mjs --validate FILE --bench append|kafka|streaming|table-health|file-size|maintenance-throughput|windows|monitoring|catalog-commits|compaction-amplification [--rows N]
+//   node bench/report.mjs --validate FILE --bench append|kafka|streaming|table-health|file-size|maintenance-throughput|windows|monitoring|catalog-commits|compaction-amplification|state [--rows N]
 //                                        # exit 1 unless FILE is a complete results file whose
 //                                        # figures are sane (the smoke tests' oracle)
 //
@@ -547,6 +547,60 @@ ${row('idle (nothing in flight)', i.idle)}`)
   return out.join('\n\n')
 }
 
+// bench/README.md, "State (issue 22)": the session job's keyed state per backend against the
+// issue's goals; the pause also against the synchronous copy before (the windows bench's figure).
+function stateBlock({ index, files }) {
+  if (!Object.values(index.files).some((e) => e.bench === 'state')) return 'No results file yet.'
+  const name = current(index, 'state')
+  const j = files[name]
+  const f = facts(j)
+  const o = j.state
+  const ms = (x, d = 1) => (x == null ? '-' : fix(x, d))
+  const goal = (g) => (g == null ? 'n/a' : passText(g.pass))
+  const out = [`Current run (written by ${code('node bench/report.mjs --write')} from ${code(`${RESULTS}/${name}`)})` +
+    `${j.ok ? '' : `: **FAILED**: ${j.problems.join('; ')}`}.
+${machineText(f)}; ${loadText(f)}.
+${sourceText(f, name)}.
+
+The job: ${o.job}; one core (CPU ${o.cpu ?? 'any'}, taskset) at nice ${o.nice ?? 0}, parallelism ${o.parallelism}, checkpoints every ${o.interval}` +
+    `${o.incremental ? ", 'execution.checkpointing.incremental' = 'true'" : ''}; under load: ${o.load_factor} events per key from a file, unthrottled; ` +
+    `idle: the keys from a Kafka topic, then ${o.churn_intervals} intervals changing ${o.churn_pct}% of the keys each.
+Definition: ${o.definition}`]
+  const rows = []
+  const notes = []
+  for (const r of j.runs) {
+    if (!r.available) { rows.push(`| ${r.backend} | - | ${r.status}: ${r.message.replace(/\|/g, '\\|').split('\n')[0]} | | | | | | | | | | |`); continue }
+    if (r.skipped) { rows.push(`| ${r.backend} | ${num(r.keys)} | skipped: ${r.skipped} | | | | | | | | | | |`); continue }
+    const i = r.idle
+    const l = r.load
+    const inc = i?.incremental
+    // every checkpoint of both jobs but the final ones, whatever the state held (filling included)
+    const every = [...(l?.list || []), ...(i?.list || [])].filter((c) => c.phase !== 'final' && c.sync_ms != null)
+    const top = every.reduce((a, c) => (a && a.sync_ms >= c.sync_ms ? a : c), null)
+    const finals = (l?.list || []).filter((c) => c.phase === 'final')
+    if (finals.length) notes.push(`${r.backend}, ${num(r.keys)} keys: the final checkpoint${finals.length > 1 ? 's' : ''} of the load job (taken after the end of the input, when every session fired and went to the sink) paused ${finals.map((c) => `${fix(c.sync_ms, 1)} ms`).join(', ')}; not counted above.`)
+    rows.push(`| ${r.backend} | ${num(r.keys)} | **${ms(r.pause.sync_ms_max, 2)}** / ${ms(r.pause.sync_ms_median, 3)} (${num(r.pause.checkpoints)}), ${goal(r.pause.goal)} | ` +
+      `${ms(l?.full_state.sync_ms.max, 1)} / ${ms(l?.full_state.sync_ms.median, 1)} (${num(l?.full_state.checkpoints)}) | ` +
+      `${top ? `${ms(top.sync_ms, 1)} (${num(top.keys_in_state)} keys, ${top.phase}; ${num(every.length)} checkpoints)` : '-'} | ` +
+      `${ms(i?.idle.async_ms.median, 0)} / ${ms(i?.idle.async_ms.max, 0)} | ${mib(i?.idle.size_bytes.median, 1)} | ` +
+      `${inc ? `${fix(inc.share_of_full, 3)} (${inc.status})` : '-'} | ${num(l?.peak_rss_mib)} / ${num(i?.peak_rss_mib)} | ` +
+      `${num(l?.events_per_s)} | ${num(l?.events_per_cpu_s)} | ${num(i?.restore?.restored_ms)} / ${num(i?.restore?.first_checkpoint_ms)} | ` +
+      `${r.pause.ratio_to_before_idle_median == null ? '-' : fix(r.pause.ratio_to_before_idle_median, 4)} |`)
+  }
+  const b = j.before
+  out.push(`| backend | keys | pause ms: max / p50 (checkpoints idle, changed, under load), goal < ${o.goals.pause_max_ms} ms | pause under load: max / p50 (checkpoints) | pause max over every checkpoint, the state filling included (keys in state, phase) | async ms p50 / max (idle) | checkpoint MiB (idle) | changed / full checkpoint bytes | peak RSS MiB, load / idle job | events/s | events per CPU s | restore ms: restored / first checkpoint | pause max / before |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+${rows.join('\n')}`)
+  if (notes.length) out.push(notes.join('\n'))
+  if (b) {
+    out.push(`Before: ${b.what}, ${num(b.keys)} keys, floe built from ${b.floe_source ?? '?'}: ${num(b.idle_ms_median)} ms idle (median, max ` +
+      `${num(b.idle_ms_max)}), ${num(b.loaded_ms_median)} ms under load (${code(`${RESULTS}/${b.file}`)}; a TUMBLE 1 day job, the same ` +
+      `key count). "pause max / before" divides this run's longest pause by the idle median there.`)
+  }
+  if (Object.keys(o.skipped || {}).length) out.push(`Skipped: ${Object.entries(o.skipped).map(([k, why]) => `${num(Number(k))} keys (${why})`).join('; ')}.`)
+  return out.join('\n\n')
+}
+
 // bench/README.md, "Monitoring (issue 12)": the cost of metrics, the stall alarm's latency, false alarms.
 // A monitoring part (cost, stall, false_alarms) may come from a rerun of that part alone
 // (`--only`): INDEX.json `"role": "<part>"` on an experiment file; otherwise the current file.
@@ -725,6 +779,11 @@ function indexBlock({ index, files }) {
       }
       return parts.join('; ')
     }
+    if (j.bench === 'state') {
+      return j.runs.map((r) => (!r.available ? `${r.backend} not available` : r.skipped ? `${r.backend} ${num(r.keys)} keys skipped`
+        : `${r.backend} ${num(r.keys)} keys: pause max ${fix(r.pause.sync_ms_max, 2)} ms, ${num(r.load?.events_per_s)} events/s, ` +
+          `peak RSS ${num(r.load?.peak_rss_mib)} MiB, restore ${num(r.idle?.restore?.restored_ms)} ms`)).join('; ')
+    }
     if (j.bench === 'monitoring') {
       const parts = []
       if (j.cost) parts.push(`records/s on / off ${fix(j.cost.summary.ratio_median, 2)}`)
@@ -773,6 +832,7 @@ const TARGETS = [
   { file: 'bench/README.md', block: 'maintenance-throughput', make: maintenanceThroughputBlock },
   { file: 'bench/README.md', block: 'windows', make: windowsBlock },
   { file: 'bench/README.md', block: 'monitoring', make: monitoringBlock },
+  { file: 'bench/README.md', block: 'state', make: stateBlock },
   { file: 'bench/README.md', block: 'catalog-commits', make: catalogCommitsBlock },
   { file: 'docs/catalogs.md', block: 'catalog-commits', make: catalogCommitsBlock, optional: true },
   { file: 'bench/README.md', block: 'compaction-amplification', make: compactionAmplificationBlock },
@@ -869,7 +929,7 @@ function validate(file, bench, rows) {
   const script = { 'table-health': 'bench/table_health.sh', 'file-size': 'bench/file_size.sh',
                    'maintenance-throughput': 'bench/maintenance_throughput.sh', windows: 'bench/windows.sh',
                    monitoring: 'bench/monitoring.sh', 'catalog-commits': 'bench/catalog_commits.sh',
-                   'compaction-amplification': 'bench/compaction_amplification.sh' }[bench] ||
+                   'compaction-amplification': 'bench/compaction_amplification.sh', state: 'bench/state.sh' }[bench] ||
                  `bench/${bench}_bench.sh`
   need(typeof j.command === 'string' && j.command.includes(script), 'command naming the bench script')
   need(j.git && /^[0-9a-f]{40}$/.test(j.git.commit) && typeof j.git.dirty === 'boolean', 'git commit and dirty flag')
@@ -974,6 +1034,8 @@ function validate(file, bench, rows) {
       need(c && c.loaded && c.loaded.table && c.loaded.table.rows === c.keys && c.loaded.table.events === c.events,
         'checkpoint, under load: the table holds one row per key, counts summing to the events')
     }
+  } else if (bench === 'state') {
+    validateState(j, need, pos)
   } else if (bench === 'monitoring') {
     const o = j.monitoring || {}
     const parts = o.parts || []
@@ -1005,6 +1067,37 @@ function validate(file, bench, rows) {
     bad.push(`unknown bench ${bench}`)
   }
   return bad
+}
+
+// A state results file: every backend either refused with floe's message or measured (or a key
+// count skipped with the reason), each measured part complete.
+function validateState(j, need, pos) {
+  const o = j.state || {}
+  const parts = o.parts || []
+  need(j.ok === true, 'ok (every load table held one session per key)')
+  need(Array.isArray(o.backends) && o.backends.length > 0 && Array.isArray(o.keys) && o.keys.length > 0, 'state.backends and state.keys')
+  const runs = j.runs || []
+  for (const b of o.backends || []) {
+    const rs = runs.filter((r) => r.backend === b)
+    const refused = rs.length === 1 && rs[0].available === false
+    need(refused ? rs[0].status === 'not available in this build' && typeof rs[0].message === 'string' && rs[0].message.length > 0
+      : rs.length === o.keys.length, `${b}: refused with floe's message, or one run per key count`)
+  }
+  const measured = runs.filter((r) => r.available && !r.skipped)
+  need(measured.length > 0, 'at least one backend and key count measured')
+  for (const r of measured) {
+    const what = `${r.backend}, ${r.keys} keys`
+    if (parts.includes('load')) need(r.load && pos(r.load.events_per_s) && r.load.table_rows === r.keys && pos(r.load.peak_rss_mib), `${what}: load events/s, one row per key, peak RSS`)
+    if (parts.includes('idle')) {
+      const i = r.idle
+      need(i && i.idle.checkpoints > 0 && Number.isFinite(i.idle.sync_ms.max) && Number.isFinite(i.idle.async_ms.median) && pos(i.idle.size_bytes.median) &&
+        pos(i.peak_rss_mib), `${what}: idle checkpoints with their pause, async part, size; peak RSS`)
+      need(i && i.churn.checkpoints === o.churn_intervals && i.incremental && typeof i.incremental.status === 'string',
+        `${what}: one checkpoint per churn interval, the incremental figure or why not`)
+      need(r.pause && Number.isFinite(r.pause.sync_ms_max), `${what}: the pause`)
+    }
+    if (parts.includes('restore')) need(r.idle && r.idle.restore && pos(r.idle.restore.restored_ms) && pos(r.idle.restore.first_checkpoint_ms), `${what}: restore times`)
+  }
 }
 
 // ---- main ------------------------------------------------------------------------------------

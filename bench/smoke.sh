@@ -4,13 +4,13 @@
 # that the bench runs to the end, every table it verifies holds each row exactly once, and its
 # results file is complete (node bench/report.mjs --validate).
 #
-#   FLOE=path/to/floe bench/smoke.sh append|kafka|streaming|table-health|file-size|maintenance-throughput|windows|compaction-amplification DIR
+#   FLOE=path/to/floe bench/smoke.sh append|kafka|streaming|table-health|file-size|maintenance-throughput|windows|compaction-amplification|state DIR
 #
 # Scratch, generated input and the results file all go under DIR/<bench> (ctest gives the build
 # tree): a smoke run never writes into bench/out or bench/results.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-[[ $# -eq 2 ]] || { echo "usage: FLOE=... bench/smoke.sh append|kafka|streaming|table-health|file-size|maintenance-throughput|windows|compaction-amplification DIR" >&2; exit 2; }
+[[ $# -eq 2 ]] || { echo "usage: FLOE=... bench/smoke.sh append|kafka|streaming|table-health|file-size|maintenance-throughput|windows|compaction-amplification|state DIR" >&2; exit 2; }
 which="$1"
 dir="$(mkdir -p "$2" && cd "$2" && pwd)/$which"
 : "${FLOE:?FLOE must name the floe binary}"
@@ -68,8 +68,13 @@ case "$which" in
     BENCH_BIN="${BENCH_BIN:-$(dirname "$FLOE")/../iceberg/compaction_amplification_bench}" OUT="$dir/scratch" \
       RESULT="$result" bash "$here/compaction_amplification.sh" --commits 40 --cases every-10,bucket-4
     ;;
+  state)
+    # 2,000 keys on every backend (one floe refuses is recorded as not available), 100 ms
+    # checkpoints, 2 idle and 2 churn intervals, restore; not niced, so a busy machine cannot starve it
+    OUT="$dir/scratch" RESULT="$result" bash "$here/state.sh" --keys 2000 --interval '100 ms' --idle 2 --churn 2 --nice none
+    ;;
   *)
-    echo "smoke.sh: unknown bench '$which' (append, kafka, streaming, table-health, file-size, maintenance-throughput, windows or compaction-amplification)" >&2
+    echo "smoke.sh: unknown bench '$which' (append, kafka, streaming, table-health, file-size, maintenance-throughput, windows, compaction-amplification or state)" >&2
     exit 2
     ;;
 esac

@@ -80,15 +80,19 @@
 //             source's next line, the Kafka source's next offsets), capped at the keys: with
 //             aligned barriers the window has seen exactly those. The loaded job's table must
 //             hold one row per key, counts summing to the events.
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { pinBinary, record, sampleLoad } from './provenance.mjs'
 import { mulberry32 } from './prng.mjs'
-import { benchArgs, freshJobDir, jobRecord, logProblems, readTimeFile, runAsync, timedCommand } from './roster_job.mjs'
+import { benchArgs, freshJobDir, jobRecord, runAsync } from './roster_job.mjs'
 import { parseIds } from './table_watch.mjs'
+import {
+  fileSource, icebergSink, jobHead, jobRunner, keysOnceInput, median, num, parseTs, round, sinkColumns, sleep, stats, tsText,
+  tvfText, watchCheckpoints, windowQuery, writeLines,
+} from './window_job.mjs'
 
 const USAGE = `usage: node bench/windows.mjs [--parts throughput,latency,checkpoint] [--events 5000000]
          [--keys 10000,1000000] [--kinds tumble,session] [--reps 3] [--rate 1000] [--disorder 60]
@@ -178,50 +182,9 @@ const TUMBLE_MIN = 5
 const GAP_MIN = 10
 const BASE = Date.UTC(2026, 0, 1)   // a day boundary (the checkpoint part's 1-day window)
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
-const round = (x, d = 1) => (x == null || !Number.isFinite(x) ? null : Number(x.toFixed(d)))
-const num = (x) => (x == null ? '?' : x.toLocaleString('en-US'))
 const log = (line) => console.log(line)
-const median = (xs) => {
-  const s = xs.filter((x) => x != null).sort((a, b) => a - b)
-  if (!s.length) return null
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
-}
-const quantile = (xs, q) => {
-  const s = xs.filter((x) => x != null).sort((a, b) => a - b)
-  return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))] : null
-}
-const stats = (xs) => ({ n: xs.length, min: xs.length ? Math.min(...xs) : null, median: median(xs), p90: quantile(xs, 0.9),
-                         max: xs.length ? Math.max(...xs) : null })
-// 'YYYY-MM-DD HH:MM:SS.mmm' (UTC): the filesystem source's SQL timestamp format
-const tsText = (ms) => new Date(ms).toISOString().slice(0, 23).replace('T', ' ')
-// a TIMESTAMP as floe writes it (SQL or ISO format, any number of fractional digits) -> epoch ms
-function parseTs(s) {
-  const m = /^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.(\d+))?/.exec(s)
-  if (!m) throw new Error(`not a timestamp: ${s}`)
-  return Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6]) + (m[7] ? Number(m[7].slice(0, 3).padEnd(3, '0')) : 0)
-}
 const problems = []
-// Jobs and dev clusters still running: stopped if the bench fails half way (a job by `floe cancel`,
-// so its worker goes too).
-const live = new Set()
-function stopLive() {
-  for (const x of live) {
-    try {
-      const rec = x.home ? jobRecord(x.home) : null
-      if (rec) floeSync(['cancel', rec.job_id], { FLOE_HOME: x.home })
-      else x.child.kill('SIGTERM')
-    } catch { /* gone */ }
-  }
-}
-
-function floeSync(args, env = {}) {
-  const e = { ...process.env, ...env }
-  delete e.FLOE_CRASH_AT
-  const r = spawnSync(FLOE, args, { encoding: 'utf8', maxBuffer: 1 << 30, env: e })
-  if (r.error) throw r.error
-  return { code: r.status, out: r.stdout || '', err: r.stderr || '' }
-}
+const { floeRun, floeSync, devCluster, stopLive } = jobRunner({ floe: FLOE, cpu: CPU })
 function must(r, what) {
   if (r.code !== 0) throw new Error(`${what} failed (exit ${r.code}):\n${r.out}${r.err}`)
   return r
@@ -238,108 +201,7 @@ function describe(wh, table) {
   return { snaps, files: d.files }
 }
 const dataGlob = (wh, table) => path.join(wh, 'bench', table, 'data', '*.parquet')
-const maintenanceOff = `'flink-maintenance.rewrite.enabled' = 'false',
-        'flink-maintenance.expire-snapshots.enabled' = 'false', 'flink-maintenance.delete-orphan-files.enabled' = 'false'`
-const sinkColumns = 'user_id STRING, window_start TIMESTAMP(3), window_end TIMESTAMP(3), n BIGINT'
-const icebergSink = (name, table) => `CREATE TABLE ${name} (${sinkColumns})
-  WITH ('connector' = 'iceberg', 'catalog-type' = 'hadoop', 'warehouse' = '\${WH}',
-        'catalog-database' = 'bench', 'catalog-table' = '${table}', 'sink.parallelism' = '1',
-        ${maintenanceOff});`
-const windowQuery = (sink, tvf) => `INSERT INTO ${sink}
-SELECT user_id, window_start, window_end, COUNT(*) AS n
-FROM TABLE(${tvf})
-GROUP BY user_id, window_start, window_end;`
-const tvfText = (kind, table, size) => (kind === 'session'
-  ? `SESSION(TABLE ${table} PARTITION BY user_id, DESCRIPTOR(ts), ${size})`
-  : `TUMBLE(TABLE ${table}, DESCRIPTOR(ts), ${size})`)
-const jobHead = (interval) => `SET 'parallelism.default' = '1';
-SET 'execution.checkpointing.interval' = '${interval}';
-SET 'execution.checkpointing.mode' = 'EXACTLY_ONCE';
-SET 'execution.checkpointing.dir' = '\${CHK}';
-SET 'restart-strategy.type' = 'none';`
-const fileSource = (input, delayS) => `CREATE TABLE events (user_id STRING, ts TIMESTAMP(3),
-  WATERMARK FOR ts AS ts - INTERVAL '${delayS}' SECOND)
-  WITH ('connector' = 'filesystem', 'path' = '${input}', 'format' = 'json');`
-
-// `floe run` of a job file, under `taskset -c CPU` when pinned and /usr/bin/time (CPU time of
-// coordinator and worker, peak RSS) when it exists. Each stderr line goes to floe-run.log with the
-// ms since spawn, and to onLine(t, line). Returns {child, done}: done resolves with the exit
-// code, spawn-to-exit seconds (hrtime), CPU, RSS, the completed checkpoints and the worker's
-// allowed CPUs as /proc showed them.
-function floeRun(p, jobText, vars, { pin = true, env = {}, onLine } = {}) {
-  const jobFile = path.join(p.dir, 'job.sql')
-  fs.writeFileSync(jobFile, jobText)
-  let cmd = FLOE
-  let argv = ['run', jobFile, ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}=${v}`])]
-  if (pin && CPU != null) { argv = ['-c', String(CPU), cmd, ...argv]; cmd = 'taskset' }
-  const cpuFile = path.join(p.dir, 'cpu')
-  ;[cmd, argv] = timedCommand(cmd, argv, cpuFile)
-  const e = { ...process.env, FLOE_HOME: p.home, ...env }
-  delete e.FLOE_CRASH_AT
-  const logFd = fs.openSync(path.join(p.dir, 'floe-run.log'), 'w')
-  const t0 = process.hrtime.bigint()
-  const start = Date.now()
-  const child = spawn(cmd, argv, { env: e, stdio: ['ignore', 'ignore', 'pipe'] })
-  const lines = []
-  let tail = ''
-  child.stderr.on('data', (d) => {
-    const t = Date.now()
-    tail += d
-    const parts = tail.split('\n')
-    tail = parts.pop()
-    for (const line of parts) {
-      lines.push(line)
-      fs.writeSync(logFd, `${t - start} ${line}\n`)
-      if (onLine) onLine(t, line)
-    }
-  })
-  let exited = false
-  const entry = { child, home: p.home }
-  live.add(entry)
-  const closed = new Promise((resolve) => child.on('close', (code) => { exited = true; live.delete(entry); resolve(code) }))
-  // the worker's affinity, once it runs (the coordinator's is taskset's by construction)
-  const affinity = (async () => {
-    while (!exited) {
-      const rec = jobRecord(p.home)
-      if (rec && rec.worker_pid) {
-        try {
-          const m = /Cpus_allowed_list:\s*(\S+)/.exec(fs.readFileSync(`/proc/${rec.worker_pid}/status`, 'utf8'))
-          if (m) return m[1]
-        } catch { /* exited meanwhile */ }
-      }
-      await sleep(50)
-    }
-    return null
-  })()
-  const done = (async () => {
-    const code = await closed
-    const seconds = Number(process.hrtime.bigint() - t0) / 1e9
-    fs.closeSync(logFd)
-    const { cpu_s: cpuS, max_rss_mib: rssMib } = readTimeFile(cpuFile)
-    const text = lines.join('\n')
-    return {
-      code, start, end: Date.now(), seconds, cpu_s: cpuS, max_rss_mib: rssMib, worker_cpus: await affinity,
-      checkpoints: Math.max(0, ...[...text.matchAll(/checkpoint (\d+) completed/g)].map((x) => Number(x[1]))),
-      log: text, log_problems: logProblems(text),
-    }
-  })()
-  return { child, done }
-}
-
 // ---- inputs ---------------------------------------------------------------------------------
-
-function writeLines(file, n, line) {
-  const tmp = `${file}.tmp`
-  const fd = fs.openSync(tmp, 'w')
-  let buf = ''
-  for (let i = 0; i < n; i++) {
-    buf += line(i)
-    if (buf.length >= 1 << 20) { fs.writeSync(fd, buf); buf = '' }
-  }
-  fs.writeSync(fd, buf)
-  fs.closeSync(fd)
-  fs.renameSync(tmp, file)
-}
 
 // The throughput input for `keys` keys (cached in OUT/input); {file, bytes, distinct_keys, ...}.
 // Event i: true time BASE + i * 1000 / RATE ms, minus a uniform jitter below DISORDER_S - 1 s;
@@ -379,25 +241,8 @@ function throughputInput(keys) {
 // The checkpoint input: the first CK.keys lines each key once (shuffled), then random keys;
 // event time rising through one day from BASE, so a 1-day window holds every key until the end.
 function checkpointInput() {
-  const dir = path.join(OUT, 'input')
-  fs.mkdirSync(dir, { recursive: true })
-  const file = path.join(dir, `checkpoint-${CK.events}-k${CK.keys}-s${SEED}.jsonl`)
-  if (!fs.existsSync(file)) {
-    log(`generating ${file} (${num(CK.events)} events, the first ${num(CK.keys)} one per key)`)
-    const rand = mulberry32(SEED * 7919 + CK.keys)
-    const perm = new Uint32Array(CK.keys)
-    for (let i = 0; i < CK.keys; i++) perm[i] = i
-    for (let i = CK.keys - 1; i > 0; i--) {
-      const j = Math.floor(rand() * (i + 1))
-      const t = perm[i]; perm[i] = perm[j]; perm[j] = t
-    }
-    const step = (86_400_000 - 60_000) / CK.events
-    writeLines(file, CK.events, (i) => {
-      const k = i < CK.keys ? perm[i] : Math.floor(rand() * CK.keys)
-      return `{"user_id":"u${k}","ts":"${tsText(BASE + Math.floor(i * step))}"}\n`
-    })
-  }
-  return { file, bytes: fs.statSync(file).size }
+  const file = path.join(OUT, 'input', `checkpoint-${CK.events}-k${CK.keys}-s${SEED}.jsonl`)
+  return keysOnceInput(file, { events: CK.events, keys: CK.keys, seed: SEED, base: BASE, spanMs: 86_400_000 - 60_000 })
 }
 
 // ---- throughput -----------------------------------------------------------------------------
@@ -500,23 +345,6 @@ async function throughput() {
 }
 
 // ---- latency --------------------------------------------------------------------------------
-
-async function devCluster(dir, topics) {
-  const file = path.join(dir, 'bootstrap')
-  const child = spawn(FLOE, ['kafka', 'dev', '--brokers', '3', ...topics.flatMap((t) => ['--topic', t]), '--bootstrap-file', file],
-    { stdio: ['ignore', 'ignore', 'pipe'] })
-  let err = ''
-  child.stderr.on('data', (d) => (err += d))
-  const entry = { child }
-  live.add(entry)
-  const exited = new Promise((resolve) => child.on('close', (code) => { live.delete(entry); resolve(code) }))
-  const deadline = Date.now() + 30_000
-  while (!fs.existsSync(file) || !fs.readFileSync(file, 'utf8').trim()) {
-    if (Date.now() > deadline) throw new Error(`floe kafka dev did not start: ${err}`)
-    await sleep(50)
-  }
-  return { bootstrap: fs.readFileSync(file, 'utf8').trim(), child, exited }
-}
 
 async function latency() {
   const p = fresh('latency')
@@ -727,90 +555,6 @@ ${windowQuery('tiles_lake', tvfText('tumble', 'events', size))}
 }
 
 // ---- checkpoint -----------------------------------------------------------------------------
-
-// `_metadata` (runtime/README.md, version 1): {id, timestamp_millis, tasks: [{task, file, size}]}
-function readMetadata(file) {
-  const b = fs.readFileSync(file)
-  if (b.subarray(0, 8).toString('latin1') !== 'FLOECKPT') throw new Error(`${file}: not a floe _metadata file`)
-  let o = 8
-  const u32 = () => { const v = b.readUInt32LE(o); o += 4; return v }
-  const u64 = () => { const v = b.readBigUInt64LE(o); o += 8; return Number(v) }
-  const str = () => { const n = u32(); const s = b.subarray(o, o + n).toString('utf8'); o += n; return s }
-  const version = u32()
-  if (version !== 1) throw new Error(`${file}: _metadata version ${version}, the bench reads 1`)
-  const id = u64()
-  o += 1   // is_savepoint
-  str()    // job id
-  const ts = Number(b.readBigInt64LE(o)); o += 8
-  const tasks = []
-  for (let n = u32(); n > 0; n--) {
-    const task = str()
-    const f = str()
-    const size = u64()
-    u32()   // crc
-    tasks.push({ task, file: f, size })
-  }
-  return { id, timestamp_millis: ts, tasks }
-}
-// Events a source had read at a checkpoint, from its state file (connectors/README.md):
-// filesystem: u32 version, string file, u64 offset, i64 next line (1-based), one file here;
-// kafka (version 2): u32 version, u32 parallelism, u32 topics, per topic string name, u32 n,
-// n x (u32 partition, i64 next, i64 bounded end); a fresh topic starts at offset 0.
-function sourceEventsRead(file, kind) {
-  const b = fs.readFileSync(file)
-  if (kind === 'filesystem') return Number(b.readBigInt64LE(8 + b.readUInt32LE(4) + 8)) - 1
-  if (b.readUInt32LE(0) !== 2) throw new Error(`${file}: kafka source state version ${b.readUInt32LE(0)}, the bench reads 2`)
-  let read = 0
-  let o = 12
-  for (let t = b.readUInt32LE(8); t > 0; t--) {
-    o += 4 + b.readUInt32LE(o)   // the topic's name
-    const n = b.readUInt32LE(o)
-    o += 4
-    for (let i = 0; i < n; i++, o += 20) read += Number(b.readBigInt64LE(o + 4))
-  }
-  return read
-}
-
-// Polls a job's checkpoint directory (<execution.checkpointing.dir>/<job id>, the only job
-// there) every 20 ms (retention deletes chk-N once chk-N+1 completed): for each chk-N the birth
-// time of its directory (the trigger) and, once its _metadata exists, the metadata, every state
-// file's size and mtime, and the events its source had read.
-function watchCheckpoints(rootDir, sourceKind) {
-  const seen = new Map()
-  let polling = true
-  const loop = (async () => {
-    while (polling) {
-      let names = []
-      let chkDir = rootDir
-      try {
-        chkDir = path.join(rootDir, fs.readdirSync(rootDir).find((n) => n !== 'savepoints'))
-        names = fs.readdirSync(chkDir)
-      } catch { /* not yet */ }
-      for (const name of names) {
-        const m = /^chk-(\d+)$/.exec(name)
-        if (!m) continue
-        const id = Number(m[1])
-        const dir = path.join(chkDir, name)
-        let c = seen.get(id)
-        if (!c) {
-          c = { id, first_seen: Date.now(), btime: null }
-          try { const st = fs.statSync(dir); if (st.birthtimeMs > 0) c.btime = st.birthtimeMs } catch { /* gone */ }
-          seen.set(id, c)
-        }
-        if (c.meta || !fs.existsSync(path.join(dir, '_metadata'))) continue
-        try {
-          const meta = readMetadata(path.join(dir, '_metadata'))
-          const files = meta.tasks.map((t) => ({ ...t, mtime: fs.statSync(path.join(dir, t.file)).mtimeMs }))
-          const src = files.filter((t) => t.task.startsWith('source-'))
-          c.read = src.length ? src.reduce((a, t) => a + sourceEventsRead(path.join(dir, t.file), sourceKind), 0) : null
-          c.meta = { ...meta, tasks: files }
-        } catch { /* deleted by retention meanwhile: counted as missed */ }
-      }
-      await sleep(20)
-    }
-  })()
-  return { seen, stop: async () => { polling = false; await loop } }
-}
 
 // One row per checkpoint read: duration, when the window's state file was written, events read,
 // keys in state (events read capped at the keys: the first events are every key once; 0 after the
