@@ -42,12 +42,24 @@ GroupAggregateSpec Spec() {
   return spec;
 }
 
+// The keyed state backend every GroupAggregate test runs on (the test's parameter).
+std::string g_backend = "hashmap";
+
+class GroupAggregate : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { g_backend = GetParam(); }
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, GroupAggregate, ::testing::Values("hashmap", "rocksdb"),
+                         [](const auto& info) { return info.param; });
+
 using Harness = runtime::testing::KeyedOperatorHarness<GroupAggregateOperator>;
 
 // The operator on the runtime's keyed state, as the executor runs it.
 Harness Open(const GroupAggregateSpec& spec = Spec()) {
   auto options = GroupAggregateOperator::KeyedStateOptionsFor(spec);
   EXPECT_TRUE(options.ok()) << options.status().ToString();
+  options->backend = g_backend;
   auto op = GroupAggregateOperator::Make(spec);
   EXPECT_TRUE(op.ok()) << op.status().ToString();
   runtime::OperatorContext ctx;
@@ -60,7 +72,7 @@ Harness Open(const GroupAggregateSpec& spec = Spec()) {
 
 // A key's first batch inserts (+I); a later batch retracts the old row (-U) and adds the new
 // one (+U); several rows of a key in one batch make one change. The state survives a restore.
-TEST(GroupAggregate, EmitsAChangelogPerKeyAndBatch) {
+TEST_P(GroupAggregate, EmitsAChangelogPerKeyAndBatch) {
   auto op = Open();
   CollectingCollector out;
   ASSERT_TRUE(op->ProcessBatch(Rows({{"a", 1}, {"b", 5}, {"a", 2}}), 0, out).ok());
@@ -84,7 +96,7 @@ TEST(GroupAggregate, EmitsAChangelogPerKeyAndBatch) {
 
 // A query whose aggregates changed under the same operator name cannot read the old
 // accumulators: the restore is refused naming the task and both shapes.
-TEST(GroupAggregate, StateOfAnotherQueryShapeIsRefusedNamingBoth) {
+TEST_P(GroupAggregate, StateOfAnotherQueryShapeIsRefusedNamingBoth) {
   auto op = Open();
   CollectingCollector out;
   ASSERT_TRUE(op->ProcessBatch(Rows({{"a", 1}}), 0, out).ok());

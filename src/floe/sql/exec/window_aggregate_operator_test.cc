@@ -69,6 +69,17 @@ WindowAggregateSpec TileSpec(WindowSpec window = Window(WindowKind::kTumble, 5))
   return spec;
 }
 
+// The keyed state backend every WindowAggregate test runs on (the test's parameter).
+std::string g_backend = "hashmap";
+
+class WindowAggregate : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { g_backend = GetParam(); }
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, WindowAggregate, ::testing::Values("hashmap", "rocksdb"),
+                         [](const auto& info) { return info.param; });
+
 using Harness = runtime::testing::KeyedOperatorHarness<WindowAggregateOperator>;
 
 // The operator on the runtime's keyed state, as the executor runs it: subtask `subtask` of
@@ -78,6 +89,7 @@ Harness Open(WindowAggregateSpec spec,
              uint32_t subtask = 0, uint32_t parallelism = 1) {
   auto options = WindowAggregateOperator::KeyedStateOptionsFor(spec);
   EXPECT_TRUE(options.ok()) << options.status().ToString();
+  options->backend = g_backend;
   auto made = WindowAggregateOperator::Make(std::move(spec));
   EXPECT_TRUE(made.ok()) << made.status().ToString();
   runtime::OperatorContext ctx;
@@ -108,7 +120,7 @@ TEST(WindowsOf, TumbleHopAndCumulateFollowFlink) {
             (W{{0, 2 * m}, {0, 4 * m}, {0, 6 * m}}));
 }
 
-TEST(WindowAggregate, TumbleCountFiresWhenTheWatermarkPassesTheWindowEnd) {
+TEST_P(WindowAggregate, TumbleCountFiresWhenTheWatermarkPassesTheWindowEnd) {
   runtime::MetricRegistry registry;
   runtime::MetricGroup metrics(&registry, runtime::TaskLabels("window", 0));
   auto op = Open(TileSpec(), &metrics);
@@ -158,7 +170,7 @@ TEST(WindowAggregate, TumbleCountFiresWhenTheWatermarkPassesTheWindowEnd) {
   EXPECT_EQ(op->open_windows(), 0u);
 }
 
-TEST(WindowAggregate, AggregatesSkipNullsAndFollowTheirTypes) {
+TEST_P(WindowAggregate, AggregatesSkipNullsAndFollowTheirTypes) {
   WindowAggregateSpec spec = TileSpec();
   spec.aggregates = {Agg(AggregateFunction::kCount, 2, DataType::Int64()),
                      Agg(AggregateFunction::kCount, 2, DataType::Int64(), /*distinct=*/true),
@@ -188,7 +200,7 @@ TEST(WindowAggregate, AggregatesSkipNullsAndFollowTheirTypes) {
   }
 }
 
-TEST(WindowAggregate, HopCountsARowInEveryWindowHoldingIt) {
+TEST_P(WindowAggregate, HopCountsARowInEveryWindowHoldingIt) {
   auto op = Open(TileSpec(Window(WindowKind::kHop, 10, 5)));
   CollectingCollector out;
   ASSERT_TRUE(op->ProcessBatch(Events({{"db", 7 * kMinute, 1}}), 0, out).ok());
@@ -213,7 +225,7 @@ std::string FormerLayout(const std::string& file) {
 // State and timers survive a checkpoint: a restored operator fires every open window once, with
 // the counts from before and after the restore, and not the windows fired before it. So does
 // one from a checkpoint of the former layout (an upgrade).
-TEST(WindowAggregate, RestoredWindowsFireOnceWithTheirCounts) {
+TEST_P(WindowAggregate, RestoredWindowsFireOnceWithTheirCounts) {
   for (bool former : {false, true}) {
     SCOPED_TRACE(former ? "former layout" : "runtime-owned keyed state");
     auto first = Open(TileSpec());
@@ -254,7 +266,7 @@ std::vector<std::string> Sorted(std::vector<std::string> rows) {
 // SESSION(gap 10 min): rows that overlap or touch a session extend it (merging sessions a row
 // bridges), a row past the gap opens a new one; each session fires once, when the watermark
 // passes its end.
-TEST(WindowAggregate, SessionsMergeAndFireOnce) {
+TEST_P(WindowAggregate, SessionsMergeAndFireOnce) {
   auto op = Open(TileSpec(Window(WindowKind::kSession, 10)));
   CollectingCollector out;
   // a: 0, 5, 14 -> one session [0, 24); 40 -> [40, 50).
@@ -300,7 +312,7 @@ TEST(WindowAggregate, SessionsMergeAndFireOnce) {
   EXPECT_EQ(restored->open_windows(), 0u);
 }
 
-TEST(WindowAggregate, SpecsThatCannotRunAreRefused) {
+TEST_P(WindowAggregate, SpecsThatCannotRunAreRefused) {
   WindowAggregateSpec no_time = TileSpec();
   no_time.window.time_column = 0;  // a STRING column
   EXPECT_FALSE(WindowAggregateOperator::Make(no_time).ok());
