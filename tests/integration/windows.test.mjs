@@ -133,15 +133,15 @@ async function expectedByState() {
 
 // The roster's event time is out of order by up to 10 minutes either way: a 21-minute watermark
 // delay keeps every row in time, so the expected tiles need no lateness model.
-// `sets`: extra SET lines; `rate`: the roster's rows per second.
-function stateTileJob(p, { sets = '', rate = 4000 } = {}) {
+// `sets`: extra SET lines; `rate`: the roster's rows per second; `sink`: the tiles' WITH clause.
+function stateTileJob(p, { sets = '', rate = 4000, sink = icebergTable(p.name) } = {}) {
   fs.writeFileSync(p.job, `-- roster -> TUMBLE 5 min COUNT(*) per state -> iceberg
 ${checkpointSets('300 ms')}
 ${sets}
 CREATE TABLE roster (${ROSTER_COLUMNS}, WATERMARK FOR event_time AS event_time - INTERVAL '21' MINUTE)
   WITH ('connector' = 'roster', 'seed' = '42', 'events' = '${EVENTS}', 'rows-per-second' = '${rate}');
 CREATE TABLE tiles (state STRING, window_start TIMESTAMP(3), window_end TIMESTAMP(3), n BIGINT)
-  WITH (${icebergTable(p.name)});
+  WITH (${sink});
 INSERT INTO tiles
 SELECT state, window_start, window_end, COUNT(*) AS n
 FROM TABLE(TUMBLE(TABLE roster, DESCRIPTOR(event_time), INTERVAL '5' MINUTE))
@@ -376,7 +376,7 @@ test('session job: per-learner sessions with a 10-minute gap, every session once
 // the sink's commit log (harness.committedView; kafka_sink.test.mjs says why). The sessions go
 // to Iceberg.
 
-const TILE_TOPICS = ['tile_kill', 'tile_fire', 'tile_commit'];
+const TILE_TOPICS = ['tile_kill', 'tile_fire', 'tile_commit', 'tile_rescaled'];
 let kafkaShared;
 async function killCluster() {
   if (!kafkaShared) {
@@ -541,13 +541,13 @@ INSERT INTO changes SELECT state, COUNT(*) FROM roster WHERE state = 'CA' GROUP 
 
 // Runs `p.job` once per entry of `steps` (its --var values, e.g. { PAR: 3 }), stopping each run
 // but the last with a savepoint after two checkpoints of its own and resuming the next from it;
-// returns the runs' stderr.
-async function runThroughSavepoints(p, steps) {
+// returns the runs' stderr. `options`: runJob's (env, ...).
+async function runThroughSavepoints(p, steps, options = {}) {
   let from;
   let err = '';
   const seen = new Set();
   for (let i = 0; i < steps.length; i++) {
-    const run = runJob(p, { CHK: p.chk, WH: p.wh, ...steps[i] }, { from });
+    const run = runJob(p, { CHK: p.chk, WH: p.wh, ...steps[i] }, { ...options, from });
     if (i < steps.length - 1) {
       // This run's worker (a resumed run keeps the job id) with a checkpoint of its own.
       const fresh = () => jobRecords(p.home).find((j) => !seen.has(j.worker_pid) && j.state === 'RUNNING' &&
@@ -613,3 +613,29 @@ test('window job switched hashmap -> rocksdb -> hashmap through savepoints mid-s
   await runThroughSavepoints(p, [{ BACKEND: 'hashmap' }, { BACKEND: 'rocksdb' }, { BACKEND: 'hashmap' }]);
   assert.deepEqual(tiles(p, 'state', 'n'), expected);
 });
+
+// The exactly-once Kafka sink runs at parallelism.default too: its pending transactions move to
+// subtask 0 of the next run, which settles them (re-sends what did not land) and aborts what old
+// subtasks it no longer has may have left open.
+test('window job into Kafka exactly-once rescaled 1 -> 3 -> 2 through savepoints mid-stream: every window once in the committed view', async () => {
+  const expected = await expectedByState();
+  const { bootstrap } = await killCluster();
+  const p = { ...sandbox(ROOT, 'tile_rescaled'), topic: 'tile_rescaled' };
+  p.commitLog = path.join(p.dir, 'commits.jsonl');
+  stateTileJob(p, {
+    sets: "SET 'parallelism.default' = '${PAR}';\nSET 'execution.checkpointing.timeout' = '30 s';",
+    rate: SLOW_RATE,
+    sink: `'connector' = 'kafka', 'topic' = '${p.topic}', 'properties.bootstrap.servers' = '${bootstrap}',
+        'format' = 'json', 'sink.delivery-guarantee' = 'exactly-once',
+        'sink.transactional-id-prefix' = 'floe-tile-rescaled', 'properties.transaction.timeout.ms' = '60000'` });
+  const err = await runThroughSavepoints(p, [{ PAR: 1 }, { PAR: 3 }, { PAR: 2 }],
+                                         { env: { FLOE_KAFKA_SINK_COMMIT_LOG: p.commitLog } });
+  assert.match(err, /rescaling from 3 to 2 subtasks/, err);
+  const view = committedView(p.commitLog, consumeTopic(bootstrap, p.topic));
+  const got = view.records.map((rec) => {
+    const row = JSON.parse(rec.value);
+    return `${row.state} ${new Date(Date.parse(iso(row.window_start))).toISOString()} ${row.n}`;
+  }).sort();
+  assert.deepEqual(got, expected);
+});
+

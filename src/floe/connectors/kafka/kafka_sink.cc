@@ -354,6 +354,7 @@ Result<std::unique_ptr<kafka::KafkaProducer>> KafkaSink::MakeTransactionalProduc
 Status KafkaSink::Open(const runtime::OperatorContext& ctx) {
   task_ = ctx.task.name();
   subtask_ = ctx.task.subtask.value;
+  parallelism_ = ctx.task.parallelism;
   txn_committed_ = &ctx.metrics->Counter("KafkaSink_transactionsCommitted");
   txn_aborted_ = &ctx.metrics->Counter("KafkaSink_transactionsAborted");
   if (ctx.restored_from) last_barrier_ = ctx.restored_from->value;
@@ -510,6 +511,33 @@ Status KafkaSink::Restore(runtime::StateReader& state) {
   // be lost.
   if (state.AtEnd()) return Status::OK();
   FLOE_ASSIGN_OR_RAISE(std::vector<KafkaSinkTransaction> restored, DecodeKafkaSinkState(state));
+  return SettleRestored(restored);
+}
+
+Status KafkaSink::RestoreRescaled(const std::vector<std::string>& states) {
+  if (subtask_ != 0) return Status::OK();
+  std::vector<KafkaSinkTransaction> restored;
+  for (const std::string& blob : states) {
+    if (blob.empty()) continue;
+    runtime::StateReader reader(blob);
+    FLOE_ASSIGN_OR_RAISE(std::vector<KafkaSinkTransaction> txns, DecodeKafkaSinkState(reader));
+    restored.insert(restored.end(), txns.begin(), txns.end());
+  }
+  if (config_.guarantee == KafkaDeliveryGuarantee::kExactlyOnce) {
+    // Old subtasks beyond this run's parallelism: no Open fences their ids, and a transaction
+    // they left open would hold back every read_committed reader until it times out.
+    for (uint32_t old = parallelism_; old < states.size(); ++old) {
+      for (int slot = 0; slot < std::max(kFencedSlots, config_.pool_size); ++slot) {
+        FLOE_RETURN_NOT_OK(
+            MakeTransactionalProducer(TransactionalId(config_.transactional_id_prefix, old, slot))
+                .status());
+      }
+    }
+  }
+  return SettleRestored(restored);
+}
+
+Status KafkaSink::SettleRestored(const std::vector<KafkaSinkTransaction>& restored) {
   bool exactly_once = config_.guarantee == KafkaDeliveryGuarantee::kExactlyOnce;
   std::vector<KafkaSinkRecord> resend;
   for (const KafkaSinkTransaction& txn : restored) {

@@ -128,6 +128,10 @@ class KafkaSink final : public runtime::Operator {
 
   Status Open(const runtime::OperatorContext& ctx) override;
   Status Restore(runtime::StateReader& state) override;
+  // Another parallelism: subtask 0 settles every old subtask's pending transactions (fencing
+  // their ids, re-sending what did not land) and aborts what old subtasks this run no longer has
+  // may have left open; the others start clean (their Open fenced their own ids).
+  Status RestoreRescaled(const std::vector<std::string>& states) override;
   Status ProcessBatch(const RecordBatch& batch, int input, runtime::Collector& out) override;
   Status OnWatermark(runtime::Watermark watermark, runtime::Collector& out) override;
   Status OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
@@ -152,6 +156,8 @@ class KafkaSink final : public runtime::Operator {
   static std::string TransactionalId(const std::string& prefix, uint32_t subtask, int slot);
 
  private:
+  // Settles restored pending transactions: fences their ids, re-sends what did not land.
+  Status SettleRestored(const std::vector<KafkaSinkTransaction>& restored);
   struct Slot {
     std::string transactional_id;
     std::unique_ptr<kafka::KafkaProducer> producer;
@@ -178,6 +184,7 @@ class KafkaSink final : public runtime::Operator {
   std::shared_ptr<runtime::SourcePositionBoard> positions_;  // registered when exactly-once
   std::string task_;
   uint32_t subtask_ = 0;
+  uint32_t parallelism_ = 1;
   std::unique_ptr<kafka::KafkaProducer> producer_;  // none / at-least-once
   std::vector<Slot> slots_;                         // exactly-once
   std::optional<OpenTransaction> open_;

@@ -340,6 +340,32 @@ TEST_F(KafkaSinkTest, RestoreResendsATransactionThatDidNotLandInTheNextTransacti
   EXPECT_LE(values.size(), 16u);
 }
 
+// Rescaled from 2 subtasks to 1: subtask 0 settles both old subtasks' pending transactions,
+// which never landed, and re-sends their records once in its next transaction.
+TEST_F(KafkaSinkTest, RescaledRestoreSettlesEveryOldSubtasksTransactions) {
+  TableDescriptor table = ExactlyOnce(*this);
+  std::vector<std::string> blobs;
+  for (uint32_t old = 0; old < 2; ++old) {
+    KafkaSinkTransaction lost;
+    lost.transactional_id = KafkaSink::TransactionalId("floe-test", old, 1);
+    lost.checkpoint_id = 7;
+    const int first = 1 + 3 * static_cast<int>(old);
+    lost.records = {{0, 1, Value(first)}, {1, 1, Value(first + 1)}, {0, 2, Value(first + 2)}};
+    runtime::StateWriter state;
+    EncodeKafkaSinkState({lost}, state);
+    blobs.push_back(state.Finish());
+  }
+  auto sink = MakeSink(table, 7);
+  Status st = sink->RestoreRescaled(blobs);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(sink->resent_records(), 6);
+  runtime::StateWriter state8;
+  ASSERT_TRUE(sink->OnBarrier(runtime::CheckpointId(8), state8, out_).ok());
+  ASSERT_TRUE(sink->OnCheckpointComplete(runtime::CheckpointId(8)).ok());
+  ASSERT_TRUE(sink->Close().ok());
+  EXPECT_EQ(Values(), Expected(1, 6));
+}
+
 TEST_F(KafkaSinkTest, ATransactionVisibleInOnlySomePartitionsFailsTheRestore) {
   TableDescriptor table = ExactlyOnce(*this);
   auto producer =
