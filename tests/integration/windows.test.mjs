@@ -294,16 +294,24 @@ test('an idle partition holds windows back until scan.watermark.idle-timeout let
 
 // ---- the session job --------------------------------------------------------------------------
 
-// Learner events in event-time order, gaps up to 40 s overall (25 learners, so a learner's own
-// gaps often exceed ten minutes).
-function sessionEvents(n) {
+// Learner events in event-time order, gaps up to 40 s overall with 25 learners (so a learner's
+// own gaps often exceed ten minutes), proportionally shorter with more learners.
+function sessionEvents(n, learners = 25) {
   let seed = 11;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  // The small generator repeats too soon for many learners; mulberry32 then.
+  const rand = learners <= 25 ? () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+    : () => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+      return ((x ^ (x >>> 14)) >>> 0) / 2 ** 32;
+    };
   const events = [];
   let t = BASE;
+  const step = 40_000 * 25 / learners;
   for (let i = 0; i < n; i++) {
-    t += Math.floor(rand() * 40_000);
-    events.push({ learner_id: `u${Math.floor(rand() * 25)}`, lesson_id: `l${i % 9}`,
+    t += Math.floor(rand() * step);
+    events.push({ learner_id: `u${Math.floor(rand() * learners)}`, lesson_id: `l${i % 9}`,
                   event_time: new Date(t).toISOString().replace('Z', '') });
   }
   return events;
@@ -382,7 +390,7 @@ async function killCluster() {
   if (!kafkaShared) {
     const dir = fs.mkdtempSync(path.join(ROOT, 'kafka-kill-'));
     const cluster = await startCluster(dir, 'kill', {
-      topics: ['learning.progress:3', 'learner.progress:3', ...TILE_TOPICS.map((t) => `${t}:3`)],
+      topics: ['learning.progress:3', 'learner.progress:3', 'learner.many:3', ...TILE_TOPICS.map((t) => `${t}:3`)],
       args: ['--rtt-ms', '20'] });
     const slow = ['--property', 'batch.num.messages=10', '--property', 'linger.ms=0'];
     const tileEvents = progressEvents(6000, 9 * MINUTE);
@@ -394,9 +402,24 @@ async function killCluster() {
   return kafkaShared;
 }
 
-const kafkaSource = (topic) => `'connector' = 'kafka', 'topic' = '${topic}',
+const kafkaSource = (topic, fetchBytes = 2048) => `'connector' = 'kafka', 'topic' = '${topic}',
         'properties.bootstrap.servers' = '\${KAFKA}', 'scan.startup.mode' = 'earliest-offset',
-        'scan.bounded.mode' = 'latest-offset', 'properties.max.partition.fetch.bytes' = '2048'`;
+        'scan.bounded.mode' = 'latest-offset', 'properties.max.partition.fetch.bytes' = '${fetchBytes}'`;
+
+// Many learners' sessions (FLOE_TEST_LEARNERS, default 40,000, 2.5 events each) in
+// 'learner.many', produced once.
+let manyLearners;
+async function manyLearnerSessions() {
+  if (!manyLearners) {
+    const { bootstrap } = await killCluster();
+    const learners = Number(process.env.FLOE_TEST_LEARNERS || 40_000);
+    const events = sessionEvents(Math.round(learners * 2.5), learners);
+    const file = writeJsonl(path.join(ROOT, 'many-learners.jsonl'), events);
+    produce(bootstrap, 'learner.many', file);
+    manyLearners = { bootstrap, learners, expected: expectedSessions(events, 10 * MINUTE) };
+  }
+  return manyLearners;
+}
 
 // The lesson's tile from Kafka into Kafka, exactly once.
 function kafkaToKafkaTileJob(p) {
@@ -638,4 +661,46 @@ test('window job into Kafka exactly-once rescaled 1 -> 3 -> 2 through savepoints
   }).sort();
   assert.deepEqual(got, expected);
 });
+
+// The lesson's session job with many learners on RocksDB with incremental checkpoints (three
+// retained), its worker SIGKILLed twice at random, or at keyed-state-written (3rd and 6th hit):
+// every session as the test cuts it from the generated events. FLOE_TEST_LEARNERS=2000000 runs
+// the issue's full size by hand.
+for (const [name, crashAt, what] of [['many_kill', null, 'twice at random'],
+                                     ['many_upload', 'keyed-state-written:3', 'at keyed-state-written']]) {
+  test(`session job, many learners on RocksDB with incremental checkpoints, worker SIGKILLed ${what}: every session once`, async () => {
+    const { bootstrap, learners, expected } = await manyLearnerSessions();
+    const p = sandbox(ROOT, name);
+    sessionJob(p, kafkaSource('learner.many', 16384), ROCKSDB_INCREMENTAL);
+    const r = runJob(p, { CHK: p.chk, WH: p.wh, KAFKA: bootstrap }, { crashAt: crashAt || undefined });
+    if (!crashAt) {
+      const first = await killWorkerMidFeed(p, 2, 1000);
+      // The restarted worker, once it completed two checkpoints of its own (unless the job
+      // finished first: then one kill is all this run got).
+      const second = await waitFor('the restarted worker with two checkpoints, or the end', () => {
+        const j = jobRecords(p.home)[0];
+        if (!j || j.state !== 'RUNNING') return j && j.state !== 'CREATED' ? j : null;
+        if (!j.worker_pid || j.worker_pid === first) return null;
+        return j;
+      });
+      if (second.state === 'RUNNING') {
+        const base = second.last_checkpoint || 0;
+        await waitFor('two more checkpoints', () => {
+          const j = jobRecords(p.home)[0];
+          return j && (j.state !== 'RUNNING' || (j.last_checkpoint || 0) >= base + 2) ? j : null;
+        });
+        try {
+          process.kill(second.worker_pid, 'SIGKILL');
+        } catch { /* gone already */ }
+      }
+    }
+    const { code, err } = await r.done;
+    assert.equal(code, 0, err);
+    assert.match(err, /killed by SIGKILL/, `the worker was never killed:\n${err}`);
+    const got = sessionsOf(p);
+    assert.ok(expected.length > learners, `${expected.length} sessions for ${learners} learners`);
+    assert.equal(got.length, expected.length);
+    assert.deepEqual(got, expected);
+  });
+}
 
