@@ -7,6 +7,7 @@
 
 #include "floe/runtime/checkpoint_config.h"
 #include "floe/runtime/copy_on_write.h"
+#include "floe/runtime/keyed_state_checks.h"
 #include "floe/runtime/partitioner.h"
 #include "floe/runtime/rocksdb_keyed_state.h"
 
@@ -167,15 +168,7 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
         timers_(options_.key_groups) {}
 
   Status SetCurrentKey(std::string_view key, uint64_t key_hash) override {
-    uint32_t g = KeyGroupForHash(key_hash, options_.max_parallelism);
-    if (g < options_.key_groups.start || g >= options_.key_groups.end) {
-      return Status::InvalidArgument(
-          "keyed state: key group " + std::to_string(g) + " is outside this subtask's range [" +
-          std::to_string(options_.key_groups.start) + ", " +
-          std::to_string(options_.key_groups.end) +
-          "): the record was not routed by the same key (HASH edge on the state's key columns, "
-          "same max parallelism)");
-    }
+    FLOE_ASSIGN_OR_RAISE(uint32_t g, internal::KeyGroupInRange(key_hash, options_));
     SetScope(key, current_ns_, g);
     return Status::OK();
   }
@@ -189,23 +182,12 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
   uint32_t current_key_group() const override { return current_group_; }
 
   Result<StateId> Register(StateDescriptor desc) override {
-    if (desc.name.empty()) return Status::InvalidArgument("keyed state: empty state name");
-    if (desc.kind == StateKind::kReducing && !desc.reduce) {
-      return Status::InvalidArgument("keyed state '" + desc.name +
-                                     "': reducing state needs a reduce function");
-    }
-    if (desc.kind == StateKind::kAggregating && (!desc.aggregate.create || !desc.aggregate.add)) {
-      return Status::InvalidArgument("keyed state '" + desc.name +
-                                     "': aggregating state needs create and add functions");
-    }
+    FLOE_RETURN_NOT_OK(internal::CheckDescriptor(desc));
     for (size_t i = 0; i < tables_.size(); ++i) {
       Table& t = tables_[i];
       if (t.desc.name != desc.name) continue;
       if (t.desc.kind != desc.kind) {
-        return Status::InvalidArgument("keyed state '" + desc.name + "' is " +
-                                       std::string(StateKindName(t.desc.kind)) +
-                                       (t.registered ? "" : " in the restored snapshot") +
-                                       ", registered as " + std::string(StateKindName(desc.kind)));
+        return internal::KindMismatch(desc.name, t.desc.kind, t.registered, desc.kind);
       }
       t.desc = std::move(desc);
       t.registered = true;
@@ -494,11 +476,7 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
   }
 
   Status RequireKey(std::string_view what) const {
-    if (!has_key_) {
-      return Status::InvalidArgument("keyed state: cannot " + std::string(what) +
-                                     " before SetCurrentKey");
-    }
-    return Status::OK();
+    return has_key_ ? Status::OK() : internal::NoCurrentKey(what);
   }
 
   // The table behind `id` if it may do `what` (kinds empty: any kind) under a current key.
@@ -576,8 +554,8 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
 
   std::vector<bool> restored_groups_;  // by key group - start, once Restore ran
   // order[i]: the table of the snapshot's i-th state; stamped[i]: its entries carry write times.
-  Status RestoreGroup(size_t g, const std::vector<size_t>& order, const std::vector<bool>& stamped,
-                      StateReader& in);
+  Status RestoreGroup(size_t g, const std::vector<uint32_t>& order,
+                      const std::vector<bool>& stamped, StateReader& in);
 
   KeyedStateOptions options_;
   const Clock* clock_;
@@ -774,7 +752,7 @@ Result<std::unique_ptr<KeyedStateSnapshot>> HashMapKeyedStateBackend::TakeSnapsh
       options_, clock_->NowMillis(), std::move(tables), timers_.Share()));
 }
 
-Status HashMapKeyedStateBackend::RestoreGroup(size_t g, const std::vector<size_t>& order,
+Status HashMapKeyedStateBackend::RestoreGroup(size_t g, const std::vector<uint32_t>& order,
                                               const std::vector<bool>& stamped, StateReader& in) {
   // Entries without a write time (the state had no TTL when snapshotted) count as written now.
   const int64_t now = clock_->NowMillis();
@@ -821,64 +799,23 @@ Status HashMapKeyedStateBackend::RestoreGroup(size_t g, const std::vector<size_t
 }
 
 Status HashMapKeyedStateBackend::Restore(StateReader& in) {
-  FLOE_ASSIGN_OR_RAISE(uint32_t version, in.GetU32());
-  if (version != kFormatVersion) {
-    return Status::Corruption("keyed state: snapshot format version " + std::to_string(version) +
-                              " is not one this floe reads (" + std::to_string(kFormatVersion) +
-                              ")");
-  }
-  FLOE_ASSIGN_OR_RAISE(std::string backend, in.GetString());
-  FLOE_ASSIGN_OR_RAISE(uint32_t max_parallelism, in.GetU32());
-  FLOE_ASSIGN_OR_RAISE(uint32_t start, in.GetU32());
-  FLOE_ASSIGN_OR_RAISE(uint32_t end, in.GetU32());
-  if (max_parallelism != options_.max_parallelism) {
-    return Status::InvalidArgument(
-        "keyed state was written with max parallelism " + std::to_string(max_parallelism) +
-        ", this job has " + std::to_string(options_.max_parallelism) +
-        ": 'pipeline.max-parallelism' must not change across a restore (it fixes the key "
-        "groups)");
-  }
-  if (start > end || end > max_parallelism) {
-    return Status::Corruption("keyed state: snapshot key groups [" + std::to_string(start) + ", " +
-                              std::to_string(end) + ") do not fit max parallelism " +
-                              std::to_string(max_parallelism));
-  }
+  // Version 2 is the rocksdb backend's incremental layout: only it reads that.
+  FLOE_ASSIGN_OR_RAISE(
+      internal::SnapshotHeader h,
+      internal::ReadSnapshotHeader(in, options_.max_parallelism, {kFormatVersion},
+                                   "1; version 2 is an incremental rocksdb checkpoint: restore it "
+                                   "with 'state.backend.type' = 'rocksdb', or switch backends "
+                                   "through a savepoint"));
+  const uint32_t start = h.range.start;
+  const uint32_t end = h.range.end;
   const KeyGroupRange mine = options_.key_groups;
-  FLOE_ASSIGN_OR_RAISE(uint32_t state_count, in.GetU32());
   // The snapshot's i-th state is table order[i]: registered before the restore (matched by
   // name), or kept unregistered until the operator registers it.
-  std::vector<size_t> order;
+  FLOE_ASSIGN_OR_RAISE(
+      std::vector<uint32_t> order,
+      internal::MatchRestoredStates(h.states, tables_, [this](Table& t) { Size(t); }));
   std::vector<bool> stamped_by_state;
-  for (uint32_t i = 0; i < state_count; ++i) {
-    FLOE_ASSIGN_OR_RAISE(std::string name, in.GetString());
-    FLOE_ASSIGN_OR_RAISE(uint8_t kind_byte, in.GetU8());
-    FLOE_ASSIGN_OR_RAISE(bool stamped, in.GetBool());
-    if (kind_byte < 1 || kind_byte > 5) {
-      return Status::Corruption("keyed state '" + name + "': unknown state kind " +
-                                std::to_string(kind_byte));
-    }
-    auto kind = static_cast<StateKind>(kind_byte);
-    size_t index = 0;
-    while (index < tables_.size() && tables_[index].desc.name != name) ++index;
-    if (index == tables_.size()) {
-      Table t;
-      t.desc.name = name;
-      t.desc.kind = kind;
-      t.desc.ttl = stamped;
-      Size(t);
-      tables_.push_back(std::move(t));
-    } else if (tables_[index].desc.kind != kind) {
-      return Status::InvalidArgument("keyed state '" + name + "' is " +
-                                     std::string(StateKindName(kind)) +
-                                     " in the restored snapshot, registered as " +
-                                     std::string(StateKindName(tables_[index].desc.kind)));
-    }
-    if (std::find(order.begin(), order.end(), index) != order.end()) {
-      return Status::Corruption("keyed state: state '" + name + "' twice in the snapshot");
-    }
-    order.push_back(index);
-    stamped_by_state.push_back(stamped);
-  }
+  for (const StateDescriptor& d : h.states) stamped_by_state.push_back(d.ttl);
 
   FLOE_ASSIGN_OR_RAISE(uint32_t group_count, in.GetU32());
   int64_t last = -1;

@@ -25,6 +25,7 @@
 #include <sstream>
 
 #include "floe/common/mutex.h"
+#include "floe/runtime/keyed_state_checks.h"
 #include "floe/runtime/partitioner.h"
 
 // RocksDbKeyedStateBackend: `state.backend.type: rocksdb`.
@@ -794,51 +795,11 @@ class RocksDbSnapshot final : public KeyedStateSnapshot {
 
 // --- restore ------------------------------------------------------------------------------
 
-// The part both snapshot layouts share.
-struct SnapshotHeader {
-  uint32_t version = 0;
-  uint32_t max_parallelism = 0;
-  KeyGroupRange range;
-  std::vector<StateInfo> states;
-};
+using internal::SnapshotHeader;
 
 Result<SnapshotHeader> ReadHeader(StateReader& in, uint32_t max_parallelism) {
-  SnapshotHeader h;
-  FLOE_ASSIGN_OR_RAISE(h.version, in.GetU32());
-  if (h.version != kCanonicalVersion && h.version != kNativeVersion) {
-    return Status::Corruption("keyed state: snapshot format version " + std::to_string(h.version) +
-                              " is not one this floe reads (1, or 2 on rocksdb)");
-  }
-  FLOE_ASSIGN_OR_RAISE(std::string backend, in.GetString());
-  FLOE_ASSIGN_OR_RAISE(h.max_parallelism, in.GetU32());
-  FLOE_ASSIGN_OR_RAISE(h.range.start, in.GetU32());
-  FLOE_ASSIGN_OR_RAISE(h.range.end, in.GetU32());
-  if (h.max_parallelism != max_parallelism) {
-    return Status::InvalidArgument(
-        "keyed state was written with max parallelism " + std::to_string(h.max_parallelism) +
-        ", this job has " + std::to_string(max_parallelism) +
-        ": 'pipeline.max-parallelism' must not change across a restore (it fixes the key "
-        "groups)");
-  }
-  if (h.range.start > h.range.end || h.range.end > h.max_parallelism) {
-    return Status::Corruption("keyed state: snapshot key groups [" + std::to_string(h.range.start) +
-                              ", " + std::to_string(h.range.end) + ") do not fit max parallelism " +
-                              std::to_string(h.max_parallelism));
-  }
-  FLOE_ASSIGN_OR_RAISE(uint32_t count, in.GetU32());
-  for (uint32_t i = 0; i < count; ++i) {
-    StateInfo t;
-    FLOE_ASSIGN_OR_RAISE(t.desc.name, in.GetString());
-    FLOE_ASSIGN_OR_RAISE(uint8_t kind, in.GetU8());
-    FLOE_ASSIGN_OR_RAISE(t.desc.ttl, in.GetBool());
-    if (kind < 1 || kind > 5) {
-      return Status::Corruption("keyed state '" + t.desc.name + "': unknown state kind " +
-                                std::to_string(kind));
-    }
-    t.desc.kind = static_cast<StateKind>(kind);
-    h.states.push_back(std::move(t));
-  }
-  return h;
+  return internal::ReadSnapshotHeader(in, max_parallelism, {kCanonicalVersion, kNativeVersion},
+                                      "1, or 2 on rocksdb");
 }
 
 bool PlainFileName(const std::string& name) {
@@ -864,15 +825,7 @@ class RocksDbKeyedStateBackend final : public KeyedStateBackend {
   }
 
   Status SetCurrentKey(std::string_view key, uint64_t key_hash) override {
-    uint32_t g = KeyGroupForHash(key_hash, options_.max_parallelism);
-    if (g < options_.key_groups.start || g >= options_.key_groups.end) {
-      return Status::InvalidArgument(
-          "keyed state: key group " + std::to_string(g) + " is outside this subtask's range [" +
-          std::to_string(options_.key_groups.start) + ", " +
-          std::to_string(options_.key_groups.end) +
-          "): the record was not routed by the same key (HASH edge on the state's key columns, "
-          "same max parallelism)");
-    }
+    FLOE_ASSIGN_OR_RAISE(uint32_t g, internal::KeyGroupInRange(key_hash, options_));
     SetScope(key, current_ns_, g);
     return Status::OK();
   }
@@ -886,23 +839,12 @@ class RocksDbKeyedStateBackend final : public KeyedStateBackend {
   uint32_t current_key_group() const override { return current_group_; }
 
   Result<StateId> Register(StateDescriptor desc) override {
-    if (desc.name.empty()) return Status::InvalidArgument("keyed state: empty state name");
-    if (desc.kind == StateKind::kReducing && !desc.reduce) {
-      return Status::InvalidArgument("keyed state '" + desc.name +
-                                     "': reducing state needs a reduce function");
-    }
-    if (desc.kind == StateKind::kAggregating && (!desc.aggregate.create || !desc.aggregate.add)) {
-      return Status::InvalidArgument("keyed state '" + desc.name +
-                                     "': aggregating state needs create and add functions");
-    }
+    FLOE_RETURN_NOT_OK(internal::CheckDescriptor(desc));
     for (size_t i = 0; i < tables_.size(); ++i) {
       StateInfo& t = tables_[i];
       if (t.desc.name != desc.name) continue;
       if (t.desc.kind != desc.kind) {
-        return Status::InvalidArgument("keyed state '" + desc.name + "' is " +
-                                       std::string(StateKindName(t.desc.kind)) +
-                                       (t.registered ? "" : " in the restored snapshot") +
-                                       ", registered as " + std::string(StateKindName(desc.kind)));
+        return internal::KindMismatch(desc.name, t.desc.kind, t.registered, desc.kind);
       }
       t.desc = std::move(desc);
       t.registered = true;
@@ -1155,11 +1097,7 @@ class RocksDbKeyedStateBackend final : public KeyedStateBackend {
   }
 
   Status RequireKey(std::string_view what) const {
-    if (!has_key_) {
-      return Status::InvalidArgument("keyed state: cannot " + std::string(what) +
-                                     " before SetCurrentKey");
-    }
-    return Status::OK();
+    return has_key_ ? Status::OK() : internal::NoCurrentKey(what);
   }
 
   Result<StateInfo*> Access(StateId id, std::string_view what,
@@ -1322,7 +1260,7 @@ class RocksDbKeyedStateBackend final : public KeyedStateBackend {
 
   // Table index of each of the snapshot's states (matched by name; unknown ones are added,
   // unregistered until the operator registers them).
-  Result<std::vector<uint32_t>> MatchStates(const std::vector<StateInfo>& states);
+  Result<std::vector<uint32_t>> MatchStates(const std::vector<StateDescriptor>& states);
   // Marks a key group restored; Corruption if it already was.
   Status MarkRestored(uint32_t key_group);
   Status RestoreCanonical(const SnapshotHeader& h, const std::vector<uint32_t>& order,
@@ -1434,29 +1372,8 @@ Status RocksDbKeyedStateBackend::MergeNamespaces(StateId id, std::string_view ta
 }
 
 Result<std::vector<uint32_t>> RocksDbKeyedStateBackend::MatchStates(
-    const std::vector<StateInfo>& states) {
-  std::vector<uint32_t> order;
-  for (const StateInfo& s : states) {
-    uint32_t index = 0;
-    while (index < tables_.size() && tables_[index].desc.name != s.desc.name) ++index;
-    if (index == tables_.size()) {
-      StateInfo t;
-      t.desc.name = s.desc.name;
-      t.desc.kind = s.desc.kind;
-      t.desc.ttl = s.desc.ttl;
-      tables_.push_back(std::move(t));
-    } else if (tables_[index].desc.kind != s.desc.kind) {
-      return Status::InvalidArgument("keyed state '" + s.desc.name + "' is " +
-                                     std::string(StateKindName(s.desc.kind)) +
-                                     " in the restored snapshot, registered as " +
-                                     std::string(StateKindName(tables_[index].desc.kind)));
-    }
-    if (std::find(order.begin(), order.end(), index) != order.end()) {
-      return Status::Corruption("keyed state: state '" + s.desc.name + "' twice in the snapshot");
-    }
-    order.push_back(index);
-  }
-  return order;
+    const std::vector<StateDescriptor>& states) {
+  return internal::MatchRestoredStates(states, tables_, [](StateInfo&) {});
 }
 
 Status RocksDbKeyedStateBackend::MarkRestored(uint32_t key_group) {
@@ -1525,8 +1442,8 @@ Status RocksDbKeyedStateBackend::RestoreCanonicalGroup(uint32_t key_group, const
     return Status::OK();
   };
   for (size_t i = 0; i < order.size(); ++i) {
-    const StateKind kind = h.states[i].desc.kind;
-    const bool has_stamp = h.states[i].desc.ttl;
+    const StateKind kind = h.states[i].kind;
+    const bool has_stamp = h.states[i].ttl;
     FLOE_ASSIGN_OR_RAISE(uint32_t entries, in.GetU32());
     for (uint32_t e = 0; e < entries; ++e) {
       FLOE_ASSIGN_OR_RAISE(std::string key, in.GetBytes());

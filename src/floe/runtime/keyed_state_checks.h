@@ -1,0 +1,70 @@
+#pragma once
+
+// What both keyed state backends (keyed_state.cc, rocksdb_keyed_state.cc) check and read the
+// same way: the key's group, state descriptors, and the header every snapshot layout starts
+// with. Internal to the runtime.
+
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "floe/runtime/keyed_state.h"
+
+namespace floe::runtime::internal {
+
+// The key group `key_hash` falls in; InvalidArgument when it is outside the subtask's range.
+Result<uint32_t> KeyGroupInRange(uint64_t key_hash, const KeyedStateOptions& options);
+// A descriptor Register can take: a name, and the functions its kind needs.
+Status CheckDescriptor(const StateDescriptor& desc);
+// State `name` is `had` (in the restored snapshot only, unless `registered`) and is asked to be
+// `wanted`.
+Status KindMismatch(const std::string& name, StateKind had, bool registered, StateKind wanted);
+// An access before SetCurrentKey.
+Status NoCurrentKey(std::string_view what);
+
+// The header every snapshot layout starts with (the canonical one is documented at the top of
+// keyed_state.cc).
+struct SnapshotHeader {
+  uint32_t version = 0;
+  uint32_t max_parallelism = 0;
+  KeyGroupRange range;
+  std::vector<StateDescriptor> states;  // name, kind and ttl (entries carry write times)
+};
+// Reads it. A version not in `versions` is Corruption (`known` names them), another max
+// parallelism InvalidArgument with Flink's rule, a range that does not fit Corruption.
+Result<SnapshotHeader> ReadSnapshotHeader(StateReader& in, uint32_t max_parallelism,
+                                          std::initializer_list<uint32_t> versions,
+                                          std::string_view known);
+
+// For each state of a restored snapshot, the index of its table in `tables` (each has a
+// `StateDescriptor desc`): matched by name, or appended (unregistered) when absent; `added` is
+// called on every appended table. Refuses a kind that differs and a state listed twice.
+template <typename Table, typename Added>
+Result<std::vector<uint32_t>> MatchRestoredStates(const std::vector<StateDescriptor>& restored,
+                                                  std::vector<Table>& tables, Added added) {
+  std::vector<uint32_t> order;
+  for (const StateDescriptor& s : restored) {
+    uint32_t index = 0;
+    while (index < tables.size() && tables[index].desc.name != s.name) ++index;
+    if (index == tables.size()) {
+      Table t;
+      t.desc.name = s.name;
+      t.desc.kind = s.kind;
+      t.desc.ttl = s.ttl;
+      added(t);
+      tables.push_back(std::move(t));
+    } else if (tables[index].desc.kind != s.kind) {
+      return KindMismatch(s.name, s.kind, false, tables[index].desc.kind);
+    }
+    if (std::find(order.begin(), order.end(), index) != order.end()) {
+      return Status::Corruption("keyed state: state '" + s.name + "' twice in the snapshot");
+    }
+    order.push_back(index);
+  }
+  return order;
+}
+
+}  // namespace floe::runtime::internal
