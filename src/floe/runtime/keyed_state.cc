@@ -159,27 +159,14 @@ struct Table {
 
 // HashMapKeyedStateBackend: `state.backend.type: hashmap`. Everything on the heap, full
 // snapshots. Expired TTL entries are removed when read and at snapshot.
-class HashMapKeyedStateBackend final : public KeyedStateBackend {
+class HashMapKeyedStateBackend final : public internal::ScopedKeyedStateBackend {
  public:
   explicit HashMapKeyedStateBackend(KeyedStateOptions options)
-      : options_(std::move(options)),
+      : ScopedKeyedStateBackend(options.key_groups, options.max_parallelism),
+        options_(std::move(options)),
         clock_(options_.clock != nullptr ? options_.clock : SystemClock::Get()),
         groups_(options_.key_groups.end - options_.key_groups.start),
         timers_(options_.key_groups) {}
-
-  Status SetCurrentKey(std::string_view key, uint64_t key_hash) override {
-    FLOE_ASSIGN_OR_RAISE(uint32_t g, internal::KeyGroupInRange(key_hash, options_));
-    SetScope(key, current_ns_, g);
-    return Status::OK();
-  }
-
-  void SetCurrentNamespace(std::string_view ns) override {
-    current_ns_.assign(ns);
-    scope_dirty_ = true;
-  }
-  std::string_view current_key() const override { return current_key_; }
-  std::string_view current_namespace() const override { return current_ns_; }
-  uint32_t current_key_group() const override { return current_group_; }
 
   Result<StateId> Register(StateDescriptor desc) override {
     FLOE_RETURN_NOT_OK(internal::CheckDescriptor(desc));
@@ -467,18 +454,6 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
  private:
   size_t Group() const { return current_group_ - options_.key_groups.start; }
 
-  void SetScope(std::string_view key, std::string_view ns, uint32_t group) {
-    current_key_.assign(key);
-    if (ns.data() != current_ns_.data()) current_ns_.assign(ns);
-    current_group_ = group;
-    has_key_ = true;
-    scope_dirty_ = true;
-  }
-
-  Status RequireKey(std::string_view what) const {
-    return has_key_ ? Status::OK() : internal::NoCurrentKey(what);
-  }
-
   // The table behind `id` if it may do `what` (kinds empty: any kind) under a current key.
   Result<Table*> Access(StateId id, std::string_view what, std::initializer_list<StateKind> kinds) {
     if (id.value >= tables_.size() || !tables_[id.value].registered) {
@@ -563,15 +538,8 @@ class HashMapKeyedStateBackend final : public KeyedStateBackend {
   std::vector<Table> tables_;
   TimerService timers_;
   Watermark watermark_;
-
-  bool has_key_ = false;
-  std::string current_key_;
-  std::string current_ns_;
-  uint32_t current_group_ = 0;
-  // ScopeKey(current_key_, current_ns_), rebuilt on the first access after the scope changed
-  // (a window operator sets key and namespace back to back).
-  std::string scope_;
-  bool scope_dirty_ = true;
+  // scope_ (the base's) is ScopeKey(current_key_, current_ns_), rebuilt on the first access
+  // after the scope changed (a window operator sets key and namespace back to back).
 };
 
 void PutStamped(const Stamped& s, bool stamped, StateWriter& out) {

@@ -4,9 +4,8 @@
 
 namespace floe::runtime::internal {
 
-Result<uint32_t> KeyGroupInRange(uint64_t key_hash, const KeyedStateOptions& options) {
-  const uint32_t g = KeyGroupForHash(key_hash, options.max_parallelism);
-  const KeyGroupRange r = options.key_groups;
+Result<uint32_t> KeyGroupInRange(uint64_t key_hash, KeyGroupRange r, uint32_t max_parallelism) {
+  const uint32_t g = KeyGroupForHash(key_hash, max_parallelism);
   if (g >= r.start && g < r.end) return g;
   return Status::InvalidArgument(
       "keyed state: key group " + std::to_string(g) + " is outside this subtask's range [" +

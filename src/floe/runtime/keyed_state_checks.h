@@ -15,8 +15,8 @@
 
 namespace floe::runtime::internal {
 
-// The key group `key_hash` falls in; InvalidArgument when it is outside the subtask's range.
-Result<uint32_t> KeyGroupInRange(uint64_t key_hash, const KeyedStateOptions& options);
+// The key group `key_hash` falls in; InvalidArgument when it is outside `range`.
+Result<uint32_t> KeyGroupInRange(uint64_t key_hash, KeyGroupRange range, uint32_t max_parallelism);
 // A descriptor Register can take: a name, and the functions its kind needs.
 Status CheckDescriptor(const StateDescriptor& desc);
 // State `name` is `had` (in the restored snapshot only, unless `registered`) and is asked to be
@@ -38,6 +38,49 @@ struct SnapshotHeader {
 Result<SnapshotHeader> ReadSnapshotHeader(StateReader& in, uint32_t max_parallelism,
                                           std::initializer_list<uint32_t> versions,
                                           std::string_view known);
+
+// The current key, namespace and key group both backends keep the same way; `scope_` is the
+// backend's own encoding of (key, namespace), rebuilt (by the backend) when `scope_dirty_`.
+class ScopedKeyedStateBackend : public KeyedStateBackend {
+ public:
+  ScopedKeyedStateBackend(KeyGroupRange key_groups, uint32_t max_parallelism)
+      : key_groups_(key_groups), max_parallelism_(max_parallelism) {}
+  Status SetCurrentKey(std::string_view key, uint64_t key_hash) override {
+    FLOE_ASSIGN_OR_RAISE(uint32_t g, KeyGroupInRange(key_hash, key_groups_, max_parallelism_));
+    SetScope(key, current_ns_, g);
+    return Status::OK();
+  }
+  void SetCurrentNamespace(std::string_view ns) override {
+    current_ns_.assign(ns);
+    scope_dirty_ = true;
+  }
+  std::string_view current_key() const override { return current_key_; }
+  std::string_view current_namespace() const override { return current_ns_; }
+  uint32_t current_key_group() const override { return current_group_; }
+
+ protected:
+  void SetScope(std::string_view key, std::string_view ns, uint32_t group) {
+    current_key_.assign(key);
+    if (ns.data() != current_ns_.data()) current_ns_.assign(ns);
+    current_group_ = group;
+    has_key_ = true;
+    scope_dirty_ = true;
+  }
+  Status RequireKey(std::string_view what) const {
+    return has_key_ ? Status::OK() : NoCurrentKey(what);
+  }
+
+  bool has_key_ = false;
+  std::string current_key_;
+  std::string current_ns_;
+  uint32_t current_group_ = 0;
+  std::string scope_;
+  bool scope_dirty_ = true;
+
+ private:
+  KeyGroupRange key_groups_;
+  uint32_t max_parallelism_;
+};
 
 // For each state of a restored snapshot, the index of its table in `tables` (each has a
 // `StateDescriptor desc`): matched by name, or appended (unregistered) when absent; `added` is

@@ -812,10 +812,11 @@ constexpr size_t kRestoreBatchBytes = 4 << 20;
 
 // --- the backend --------------------------------------------------------------------------
 
-class RocksDbKeyedStateBackend final : public KeyedStateBackend {
+class RocksDbKeyedStateBackend final : public internal::ScopedKeyedStateBackend {
  public:
   RocksDbKeyedStateBackend(KeyedStateOptions options, std::shared_ptr<Db> db)
-      : options_(std::move(options)),
+      : ScopedKeyedStateBackend(options.key_groups, options.max_parallelism),
+        options_(std::move(options)),
         clock_(options_.clock != nullptr ? options_.clock : SystemClock::Get()),
         db_(std::move(db)) {
     write_.disableWAL = true;
@@ -823,20 +824,6 @@ class RocksDbKeyedStateBackend final : public KeyedStateBackend {
     for (auto& heads : group_heads_) heads.resize(groups);
     for (auto& floors : floors_) floors.resize(groups);
   }
-
-  Status SetCurrentKey(std::string_view key, uint64_t key_hash) override {
-    FLOE_ASSIGN_OR_RAISE(uint32_t g, internal::KeyGroupInRange(key_hash, options_));
-    SetScope(key, current_ns_, g);
-    return Status::OK();
-  }
-
-  void SetCurrentNamespace(std::string_view ns) override {
-    current_ns_.assign(ns);
-    scope_dirty_ = true;
-  }
-  std::string_view current_key() const override { return current_key_; }
-  std::string_view current_namespace() const override { return current_ns_; }
-  uint32_t current_key_group() const override { return current_group_; }
 
   Result<StateId> Register(StateDescriptor desc) override {
     FLOE_RETURN_NOT_OK(internal::CheckDescriptor(desc));
@@ -1088,18 +1075,6 @@ class RocksDbKeyedStateBackend final : public KeyedStateBackend {
   }
   size_t Group() const { return current_group_ - options_.key_groups.start; }
 
-  void SetScope(std::string_view key, std::string_view ns, uint32_t group) {
-    current_key_.assign(key);
-    if (ns.data() != current_ns_.data()) current_ns_.assign(ns);
-    current_group_ = group;
-    has_key_ = true;
-    scope_dirty_ = true;
-  }
-
-  Status RequireKey(std::string_view what) const {
-    return has_key_ ? Status::OK() : internal::NoCurrentKey(what);
-  }
-
   Result<StateInfo*> Access(StateId id, std::string_view what,
                             std::initializer_list<StateKind> kinds) {
     if (id.value >= tables_.size() || !tables_[id.value].registered) {
@@ -1305,12 +1280,7 @@ class RocksDbKeyedStateBackend final : public KeyedStateBackend {
   Watermark watermark_;
   uint64_t snapshots_ = 0;
 
-  bool has_key_ = false;
-  std::string current_key_;
-  std::string current_ns_;
-  uint32_t current_group_ = 0;
-  std::string scope_;  // Scope(current_key_, current_ns_), rebuilt after the scope changed
-  bool scope_dirty_ = true;
+  // scope_ (the base's) is Scope(current_key_, current_ns_), rebuilt after the scope changed.
   std::string key_;  // StateKey's buffer
 };
 
