@@ -212,6 +212,7 @@ function checkpointRows(history, seen, keys, phaseOf) {
       id: h.id, phase: phaseOf(h, c), events_read: read, keys_in_state: read == null ? null : Math.min(read, keys),
       sync_ms: h.sync_ms, async_ms: h.async_ms, duration_ms: h.duration_ms, alignment_ms: h.alignment_ms, size_bytes: h.size_bytes,
       dir_bytes: c.dir_bytes ?? null, new_shared_files: c.new_shared_files ?? null, new_shared_bytes: c.new_shared_bytes ?? null,
+      listed_shared_bytes: c.listed_shared_bytes ?? null,
     }
   })
 }
@@ -357,9 +358,10 @@ async function idlePart(backend, keys, input) {
   }
 }
 
-// Bytes per checkpoint with --churn-pct % of the keys changed against a full (idle) checkpoint.
+// Bytes per checkpoint with --churn-pct % of the keys changed against a full (idle) checkpoint:
+// all an idle checkpoint needs to restore, its chk-N and every shared file it lists.
 function incremental(idle, changed) {
-  const full = median(idle.map((x) => x.dir_bytes))
+  const full = median(idle.map((x) => (x.dir_bytes == null ? null : x.dir_bytes + (x.listed_shared_bytes || 0))))
   const bytes = changed.map((x) => (x.dir_bytes == null ? null : x.dir_bytes + (x.new_shared_bytes || 0)))
   const shared = changed.reduce((a, x) => a + (x.new_shared_files || 0), 0) + idle.reduce((a, x) => a + (x.new_shared_files || 0), 0)
   const share = full && bytes.length ? median(bytes) / full : null

