@@ -11,6 +11,8 @@
 // 2. Partition splitting: a 4-partition topic read with 'scan.parallelism' = 2, 3 (uneven: one
 //    subtask gets two splits) and 5 (one subtask gets none), and a topic list 'topic' = 'a;b': every seq exactly once in
 //    an append table, and every source subtask's position in the table's floe.source-offsets.
+// 3. Rescaling: 'scan.parallelism' 2 -> 3 (positions from the table) -> 1 (from the last
+//    checkpoint): every seq exactly once.
 //
 // Mock limits these tests stay inside (docs/kafka.md): ~5 MiB per partition (a few thousand
 // events of ~200 B), no offsets by timestamp (not used), unique group ids per test.
@@ -219,7 +221,7 @@ const verify = (p, n) => { verifySeqs(p, n); };
 let splitCluster;
 async function splits() {
   if (!splitCluster) {
-    splitCluster = await cluster('splits', ['seqs:4', 'ta:2', 'tb:3']);
+    splitCluster = await cluster('splits', ['seqs:4', 'ta:2', 'tb:3', 'rs:4']);
     produce(splitCluster, 'seqs', seqLines(1, 4000));
     produce(splitCluster, 'ta', seqLines(1, 1500));
     produce(splitCluster, 'tb', seqLines(1501, 4000));
@@ -267,33 +269,46 @@ test("a topic list 'ta;tb' (2 + 3 partitions) read by 2 subtasks: every seq exac
   assert.deepEqual({ ta, tb }, { ta: 1500, tb: 2500 });
 });
 
-test('restarting with another source parallelism is refused, naming both', async () => {
+// The positions the table's newest commit holds for `topic`: next offsets summed, and the
+// parallelism every position says wrote it.
+function tablePositions(p, topic) {
+  const offsets = JSON.parse(currentSummary(p)['floe.source-offsets']);
+  let next = 0;
+  const parallelism = new Set();
+  for (const pos of Object.values(offsets)) {
+    parallelism.add(pos.parallelism);
+    for (const n of Object.values(pos.topics[topic] ?? {})) next += n;
+  }
+  return { tasks: Object.keys(offsets).sort(), next, parallelism: [...parallelism] };
+}
+
+test('restarting with another source parallelism rescales 2 -> 3 (from the table) -> 1 (from --from latest): every seq exactly once', async () => {
   const kafka = await splits();
-  const p = appendJob('rescale', 'seqs', 2);
+  produce(kafka, 'rs', seqLines(1, 2000));
+  const p = appendJob('rescale', 'rs', 2);
   const r1 = await run(p, kafka).done;
   assert.equal(r1.code, 0, r1.err);
+  verify(p, 2000);
+  // A fresh run (new checkpoint dir) of the same pipeline with 3 subtasks starts from the table,
+  // whose positions 2 subtasks wrote: the new subtasks split them.
+  produce(kafka, 'rs', seqLines(2001, 4000));
+  const setParallelism = (from, to) => fs.writeFileSync(
+    p.job, fs.readFileSync(p.job, 'utf8').replace(`'scan.parallelism' = '${from}'`, `'scan.parallelism' = '${to}'`));
+  setParallelism(2, 3);
+  const chk2 = path.join(p.dir, 'chk-2');
+  const r2 = await run({ ...p, chk: chk2 }, kafka).done;
+  assert.equal(r2.code, 0, r2.err);
+  assert.match(r2.err, /written with source parallelism 2, redistributed over 3 subtasks/, r2.err);
   verify(p, 4000);
-  // A fresh run (new checkpoint dir) of the same pipeline with 3 subtasks: the table holds
-  // positions of 2.
-  fs.writeFileSync(p.job, fs.readFileSync(p.job, 'utf8').replace("'scan.parallelism' = '2'",
-                                                                 "'scan.parallelism' = '3'"));
-  const r2 = await run({ ...p, chk: path.join(p.dir, 'chk-2') }, kafka).done;
-  assert.notEqual(r2.code, 0);
-  assert.match(r2.err, /the table holds positions written with source parallelism 2 but this run has 3/,
-               r2.err);
-  // The same from the first run's retained checkpoint, scaling up or down: the source refuses
-  // to redistribute its per-subtask positions.
-  const r3 = await run(p, kafka, { extra: ['--from', 'latest'] }).done;
-  assert.notEqual(r3.code, 0);
-  assert.match(r3.err,
-               /the restored checkpoint holds positions written with source parallelism 2 but this run has 3/,
-               r3.err);
-  fs.writeFileSync(p.job, fs.readFileSync(p.job, 'utf8').replace("'scan.parallelism' = '3'",
-                                                                 "'scan.parallelism' = '1'"));
-  const r4 = await run(p, kafka, { extra: ['--from', 'latest'] }).done;
-  assert.notEqual(r4.code, 0);
-  assert.match(r4.err,
-               /the restored checkpoint holds positions written with source parallelism 2 but this run has 1/,
-               r4.err);
-  verify(p, 4000);  // nothing read twice
+  assert.deepEqual(tablePositions(p, 'rs'),
+                   { tasks: ['source-seqs/0', 'source-seqs/1', 'source-seqs/2'], next: 4000, parallelism: [3] });
+  // Down to 1 from the second run's last checkpoint: the one subtask takes every old subtask's
+  // position and bounded end offset. Records produced now lie past those end offsets (a
+  // restored bounded job keeps the ends it started with): none of them is read.
+  produce(kafka, 'rs', seqLines(4001, 4500));
+  setParallelism(3, 1);
+  const r3 = await run({ ...p, chk: chk2 }, kafka, { extra: ['--from', 'latest'] }).done;
+  assert.equal(r3.code, 0, r3.err);
+  assert.match(r3.err, /rescaling from 3 to 1 subtasks/, r3.err);
+  verify(p, 4000);  // nothing read twice, nothing skipped
 });

@@ -704,3 +704,20 @@ for (const [name, crashAt, what] of [['many_kill', null, 'twice at random'],
   });
 }
 
+
+// The source alone rescales: 'scan.parallelism' 1 -> 3 -> 2 under a window operator of 2
+// subtasks, through savepoints mid-stream; fetches of ~4 records per partition keep each run
+// reading for seconds. The positions and bounded end offsets of the old subtasks are
+// redistributed over the new ones (docs/kafka.md, "Rescaling").
+test('course tile from Kafka with scan.parallelism 1 -> 3 -> 2 through savepoints mid-stream: every window once', async () => {
+  const { bootstrap, tileEvents } = await killCluster();
+  const p = sandbox(ROOT, 'kafka_tile_rescaled');
+  writeTileJob(p, {
+    sets: "SET 'parallelism.default' = '2';",
+    source: kafkaSource('learning.progress').replace("'2048'", "'512'") + ", 'scan.parallelism' = '${PAR}'",
+    sink: icebergTable(p.name) });
+  const err = await runThroughSavepoints(p, [1, 3, 2].map((PAR) => ({ PAR, KAFKA: bootstrap })));
+  assert.match(err, /rescaling from 1 to 3 subtasks/, err);
+  assert.match(err, /rescaling from 3 to 2 subtasks/, err);
+  assert.deepEqual(tiles(p, 'course_id', 'event_count'), expectedTiles(tileEvents, 5 * MINUTE));
+});

@@ -25,9 +25,17 @@ Result<uint32_t> SourceStart::BeginRestore(runtime::StateReader& state) {
 SourceStart::Start SourceStart::Resolve() const {
   Start start;
   if (board_ != nullptr) {
-    if (std::optional<std::string> o = board_->StartOverride(task_)) {
+    const std::string vertex = task_.substr(0, task_.rfind('/'));  // TaskName: "<vertex>/<i>"
+    for (uint32_t i = 0;; ++i) {
+      std::optional<std::string> o =
+          board_->StartOverride(runtime::TaskName(vertex, runtime::SubtaskIndex(i)));
+      if (!o) break;
+      start.table_positions.push_back(std::move(*o));
+    }
+    std::optional<std::string> own = board_->StartOverride(task_);
+    if (own || !start.table_positions.empty()) {
       start.origin = StartOrigin::kTable;
-      start.table_position = std::move(*o);
+      start.table_position = own.value_or("");
       return start;
     }
   }

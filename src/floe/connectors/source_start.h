@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "floe/common/status.h"
 #include "floe/runtime/ids.h"
@@ -13,8 +14,10 @@
 namespace floe::connectors {
 
 // Where a source subtask starts reading. One rule for every source (docs/exactly-once.md):
-//   1. kTable       the board's start override for the task: a committing sink found its table
-//                   ahead of the restored checkpoint and holds a later position;
+//   1. kTable       the board's start overrides for the task's source vertex: a committing sink
+//                   found its table ahead of the restored checkpoint and holds later positions
+//                   (for this task, or -- written with another parallelism -- for the vertex's
+//                   old subtasks only, which a source that rescales redistributes);
 //   2. kCheckpoint  the position restored from the checkpoint (or savepoint);
 //   3. kStartupMode the source's configured start ('scan.startup.mode', the first file, seq 1).
 enum class StartOrigin { kTable, kCheckpoint, kStartupMode };
@@ -41,7 +44,10 @@ class SourceStart {
 
   struct Start {
     StartOrigin origin = StartOrigin::kStartupMode;
-    std::string table_position;  // the override's JSON when origin == kTable
+    std::string table_position;  // the task's own override's JSON ("" when it has none)
+    // origin == kTable: the overrides of the vertex's tasks "<vertex>/0", "<vertex>/1", ... in
+    // subtask order, up to the first index without one (all of them for a well-formed table).
+    std::vector<std::string> table_positions;
   };
   Start Resolve() const;
   // "floe: <kind> '<task>': starts at <position> (from <origin>)", the origin being "the

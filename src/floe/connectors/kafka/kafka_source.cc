@@ -401,46 +401,36 @@ Status KafkaSource::Open(const runtime::OperatorContext& ctx) {
   return Status::OK();
 }
 
-Status KafkaSource::CheckParallelism(uint32_t written_with, const std::string& from) const {
-  if (written_with == parallelism_) return Status::OK();
-  return Status::InvalidArgument(
-      "kafka source '" + task_ + "': " + from +
-      " holds positions written with source parallelism " + std::to_string(written_with) +
-      " but this run has " + std::to_string(parallelism_) +
-      " ('scan.parallelism', else 'parallelism.default'). Each subtask restores only its own "
-      "partitions' positions, so a different parallelism would read some partitions again and "
-      "skip others; floe does not redistribute them. Run with 'scan.parallelism' = '" +
-      std::to_string(written_with) +
-      "' on the source table (it decouples the source from 'parallelism.default'), or start a new "
-      "pipeline (new 'sink-id' or table) from explicit 'scan.startup.specific-offsets'");
-}
+namespace {
 
-Status KafkaSource::RestoreRescaled(const std::vector<std::string>& states) {
-  return CheckParallelism(static_cast<uint32_t>(states.size()), "the restored checkpoint");
-}
+// What one subtask's state blob holds.
+struct KafkaState {
+  uint32_t written_with = 1;  // the source parallelism that wrote it
+  TopicOffsets next;
+  TopicOffsets stop;  // bounded: end offset per split
+};
 
-Status KafkaSource::Restore(runtime::StateReader& state) {
-  FLOE_ASSIGN_OR_RAISE(uint32_t version, start_.BeginRestore(state));
-  position_.next.clear();
-  stop_.clear();
+// Reads a blob of any version in [1, kStateVersion].
+Result<KafkaState> ReadKafkaState(SourceStart& start, runtime::StateReader& state) {
+  FLOE_ASSIGN_OR_RAISE(uint32_t version, start.BeginRestore(state));
+  KafkaState out;
   auto read_partitions = [&](const std::string& topic) -> Status {
     FLOE_ASSIGN_OR_RAISE(uint32_t n, state.GetU32());
-    kafka::PartitionOffsets& next = position_.next[topic];
+    kafka::PartitionOffsets& next = out.next[topic];
     for (uint32_t i = 0; i < n; ++i) {
       FLOE_ASSIGN_OR_RAISE(uint32_t partition, state.GetU32());
       FLOE_ASSIGN_OR_RAISE(int64_t offset, state.GetI64());
       FLOE_ASSIGN_OR_RAISE(int64_t stop, state.GetI64());
       next[static_cast<int32_t>(partition)] = offset;
-      if (stop >= 0) stop_[topic][static_cast<int32_t>(partition)] = stop;
+      if (stop >= 0) out.stop[topic][static_cast<int32_t>(partition)] = stop;
     }
     return Status::OK();
   };
-  uint32_t written_with = 1;
   if (version == 1) {  // one topic, parallelism 1
     FLOE_ASSIGN_OR_RAISE(std::string topic, state.GetString());
     FLOE_RETURN_NOT_OK(read_partitions(topic));
   } else {
-    FLOE_ASSIGN_OR_RAISE(written_with, state.GetU32());
+    FLOE_ASSIGN_OR_RAISE(out.written_with, state.GetU32());
     FLOE_ASSIGN_OR_RAISE(uint32_t topics, state.GetU32());
     for (uint32_t t = 0; t < topics; ++t) {
       FLOE_ASSIGN_OR_RAISE(std::string topic, state.GetString());
@@ -448,9 +438,109 @@ Status KafkaSource::Restore(runtime::StateReader& state) {
     }
   }
   FLOE_RETURN_NOT_OK(state.ExpectEnd());
-  FLOE_RETURN_NOT_OK(CheckParallelism(written_with, "the restored checkpoint"));
-  position_.parallelism = parallelism_;
+  return out;
+}
+
+// The union of `old` (by old subtask index), each split in at most one of them unless with the
+// same value, restricted to the splits `subtask` of `parallelism` owns. `what` names the values.
+Result<TopicOffsets> MergeOwnedSplits(const std::vector<const TopicOffsets*>& old, uint32_t subtask,
+                                      uint32_t parallelism, std::string_view what) {
+  TopicOffsets out;
+  std::map<std::pair<std::string, int32_t>, size_t> holder;  // split -> old subtask
+  for (size_t i = 0; i < old.size(); ++i) {
+    for (const auto& [topic, offsets] : *old[i]) {
+      for (const auto& [p, offset] : offsets) {
+        auto [it, fresh] = holder.try_emplace({topic, p}, i);
+        const size_t first = it->second;
+        if (!fresh && old[first]->at(topic).at(p) != offset) {
+          return Status::Corruption(
+              "topic '" + topic + "' partition " + std::to_string(p) + ": old subtask " +
+              std::to_string(first) + " holds " + std::string(what) + " " +
+              std::to_string(old[first]->at(topic).at(p)) + " and old subtask " +
+              std::to_string(i) + " holds " + std::to_string(offset) +
+              " (a partition belongs to one subtask)");
+        }
+        if (KafkaSplitOwner(topic, p, parallelism) == subtask) out[topic][p] = offset;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<TopicOffsets> RedistributeKafkaPositions(const std::vector<KafkaPosition>& old,
+                                                uint32_t subtask, uint32_t parallelism) {
+  std::vector<const TopicOffsets*> next;
+  for (size_t i = 0; i < old.size(); ++i) {
+    if (old[i].parallelism != old.size()) {
+      return Status::Corruption(
+          "old subtask " + std::to_string(i) + "'s position was written with source parallelism " +
+          std::to_string(old[i].parallelism) + " but the positions of " +
+          std::to_string(old.size()) + " old subtasks were found: some old subtask's are missing");
+    }
+    next.push_back(&old[i].next);
+  }
+  return MergeOwnedSplits(next, subtask, parallelism, "next offset");
+}
+
+Status KafkaSource::RestoreRescaled(const std::vector<std::string>& states) {
+  const std::string where = "kafka source '" + task_ + "': the restored checkpoint";
+  std::vector<KafkaPosition> old(states.size());
+  std::vector<TopicOffsets> stops(states.size());
+  for (size_t i = 0; i < states.size(); ++i) {
+    runtime::StateReader reader(states[i]);
+    Result<KafkaState> read = ReadKafkaState(start_, reader);
+    if (!read.ok()) return read.status().WithContext(where + ", old subtask " + std::to_string(i));
+    old[i].next = std::move(read->next);
+    old[i].parallelism = read->written_with;
+    stops[i] = std::move(read->stop);
+  }
+  Result<TopicOffsets> next = RedistributeKafkaPositions(old, subtask_, parallelism_);
+  if (!next.ok()) return next.status().WithContext(where);
+  std::vector<const TopicOffsets*> stop_parts;
+  for (const TopicOffsets& s : stops) stop_parts.push_back(&s);
+  Result<TopicOffsets> stop = MergeOwnedSplits(stop_parts, subtask_, parallelism_, "end offset");
+  if (!stop.ok()) return stop.status().WithContext(where);
+  position_.next = std::move(*next);
+  stop_ = std::move(*stop);
   return Status::OK();
+}
+
+Status KafkaSource::Restore(runtime::StateReader& state) {
+  FLOE_ASSIGN_OR_RAISE(KafkaState read, ReadKafkaState(start_, state));
+  if (read.written_with != parallelism_) {
+    // The runtime calls Restore only when the checkpoint holds as many subtasks as this run.
+    return Status::Corruption("kafka source '" + task_ +
+                              "': the restored checkpoint's position was written with source "
+                              "parallelism " +
+                              std::to_string(read.written_with) + " but the checkpoint holds " +
+                              std::to_string(parallelism_) + " subtasks' positions");
+  }
+  position_.next = std::move(read.next);
+  stop_ = std::move(read.stop);
+  return Status::OK();
+}
+
+Result<TopicOffsets> KafkaSource::TablePositions(const SourceStart::Start& from) const {
+  const std::string where =
+      "kafka source '" + task_ + "': the table's positions (floe.source-offsets)";
+  std::vector<KafkaPosition> old;
+  for (const std::string& json : from.table_positions) {
+    Result<KafkaPosition> p = KafkaPosition::FromJson(json);
+    if (!p.ok()) return p.status().WithContext(where);
+    old.push_back(std::move(*p));
+  }
+  if (old.empty()) {  // an override for this task without one for "<vertex>/0"
+    return Status::Corruption(where + " lack the vertex's subtask 0 (holds this task's only)");
+  }
+  Result<TopicOffsets> mine = RedistributeKafkaPositions(old, subtask_, parallelism_);
+  if (!mine.ok()) return mine.status().WithContext(where);
+  if (old.size() != parallelism_) {
+    LogInfo("%s: written with source parallelism %zu, redistributed over %u subtasks",
+            where.c_str(), old.size(), parallelism_);
+  }
+  return mine;
 }
 
 Result<kafka::PartitionOffsets> KafkaSource::StartupOffsets(
@@ -543,10 +633,7 @@ Status KafkaSource::EnsureStarted() {
 
   SourceStart::Start from = start_.Resolve();
   if (from.origin == StartOrigin::kTable) {
-    FLOE_ASSIGN_OR_RAISE(KafkaPosition table_position,
-                         KafkaPosition::FromJson(from.table_position));
-    FLOE_RETURN_NOT_OK(CheckParallelism(table_position.parallelism, "the table"));
-    position_.next = std::move(table_position.next);
+    FLOE_ASSIGN_OR_RAISE(position_.next, TablePositions(from));
   }
   const bool have_position = from.origin != StartOrigin::kStartupMode;
   KafkaPosition start;

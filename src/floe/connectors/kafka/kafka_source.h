@@ -92,6 +92,15 @@ struct KafkaPosition {
   static Result<KafkaPosition> FromJson(const std::string& json);
 };
 
+// Rescaling: the next offsets subtask `subtask` of `parallelism` takes over from `old`, every
+// old subtask's position by old subtask index (a restore at another parallelism, from checkpoint
+// blobs or the table's floe.source-offsets). Each must say it was written with old.size()
+// subtasks (else some old subtask's positions are missing: Corruption); the union of their
+// splits, a split held by two of them with different offsets being Corruption naming both, is
+// restricted to the splits KafkaSplitOwner gives `subtask`.
+Result<TopicOffsets> RedistributeKafkaPositions(const std::vector<KafkaPosition>& old,
+                                                uint32_t subtask, uint32_t parallelism);
+
 // KafkaSource is one subtask of a Kafka source. It reads the (topic, partition) splits that
 // KafkaSplitOwner gives it, assigned explicitly (KafkaConsumer::AssignAll: no group membership, no
 // rebalancing); a subtask that owns none idles (bounded: ends at once) and still takes part in
@@ -102,15 +111,16 @@ struct KafkaPosition {
 // board in SnapshotPosition (KafkaPosition JSON). The start is resolved lazily (first Poll or
 // SnapshotPosition): the board's start override (the table is ahead), else the restored state,
 // else 'scan.startup.mode'. Splits absent from a restored position start at their earliest
-// offset. A restored position written with another source parallelism is refused (positions
-// are not redistributed; docs/kafka.md, "Rescaling"). With 'scan.bounded.mode' =
-// 'latest-offset' the end offsets are captured when the job first starts (and kept in state
-// across restores); Poll returns kEnd once every owned split reached them. A record that does
-// not decode fails Poll with topic, partition, offset and an excerpt (unless ignore-parse-
-// errors), so nothing past it is committed. Group offsets ('properties.group.id') of checkpoint
-// N are committed once N completed and every committing sink of the job reported N committed
-// (SourcePositionBoard; checked in Poll, OnCheckpointComplete, and Close, which waits for the
-// sinks' report of the last completed checkpoint, bounded). The job never restores from them;
+// offset. Restored at another source parallelism (from checkpoint blobs in RestoreRescaled, or
+// from the table's positions of the vertex's old subtasks), the old positions and bounded end
+// offsets are redistributed over the new subtasks (RedistributeKafkaPositions). With
+// 'scan.bounded.mode' = 'latest-offset' the end offsets are captured when the job first starts (and
+// kept in state across restores); Poll returns kEnd once every owned split reached them. A record
+// that does not decode fails Poll with topic, partition, offset and an excerpt (unless
+// ignore-parse- errors), so nothing past it is committed. Group offsets ('properties.group.id') of
+// checkpoint N are committed once N completed and every committing sink of the job reported N
+// committed (SourcePositionBoard; checked in Poll, OnCheckpointComplete, and Close, which waits for
+// the sinks' report of the last completed checkpoint, bounded). The job never restores from them;
 // they serve monitoring and a fresh job started with 'group-offsets' (at worst it repeats the
 // last commit). Single-threaded, like every operator.
 class KafkaSource final : public runtime::SourceOperator {
@@ -119,7 +129,7 @@ class KafkaSource final : public runtime::SourceOperator {
 
   Status Open(const runtime::OperatorContext& ctx) override;
   Status Restore(runtime::StateReader& state) override;
-  // Refused with the reason and the way out: positions are per subtask (CheckParallelism).
+  // Every old subtask's blob: their positions and end offsets, redistributed.
   Status RestoreRescaled(const std::vector<std::string>& states) override;
   Result<runtime::SourceStatus> Poll(runtime::Collector& out) override;
   Status SnapshotPosition(runtime::CheckpointId id, runtime::StateWriter& state) override;
@@ -132,7 +142,9 @@ class KafkaSource final : public runtime::SourceOperator {
 
  private:
   Status EnsureStarted();
-  Status CheckParallelism(uint32_t written_with, const std::string& from) const;
+  // The table's positions of this source vertex, redistributed when they were written with
+  // another parallelism.
+  Result<TopicOffsets> TablePositions(const SourceStart::Start& from) const;
   Result<kafka::PartitionOffsets> StartupOffsets(const std::string& topic,
                                                  const std::vector<int32_t>& partitions);
   bool Done(const std::string& topic, int32_t partition) const;

@@ -68,6 +68,7 @@ class KafkaSourceTest : public ::testing::Test {
     return source;
   }
 
+ public:
   // Polls until kEnd or `max_polls` polls that returned records; bounded by a deadline.
   static Status PollAll(KafkaSource& source, CollectingCollector& out, int max_polls = 1 << 20) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -81,6 +82,7 @@ class KafkaSourceTest : public ::testing::Test {
     return Status::OK();
   }
 
+ protected:
   static std::vector<int64_t> Sorted(std::vector<int64_t> v) {
     std::sort(v.begin(), v.end());
     return v;
@@ -632,36 +634,128 @@ TEST_F(KafkaSourceTest, ASubtaskWithoutSplitsIdlesWhenUnboundedAndServesCheckpoi
   EXPECT_TRUE(out.batches.empty());
 }
 
-TEST_F(KafkaSourceTest, RestoringWithAnotherParallelismIsRefusedNamingBoth) {
-  // A checkpoint of parallelism 2, restored by a subtask of parallelism 3.
-  auto first = MakeSubtask(KTable(), 0, 2, nullptr, /*batch_rows=*/10);
-  CollectingCollector out;
-  ASSERT_TRUE(PollAll(*first, out, 1).ok());
-  runtime::StateWriter state;
-  ASSERT_TRUE(first->SnapshotPosition(runtime::CheckpointId(1), state).ok());
-  std::string blob = state.Finish();
-  {
-    auto same = MakeSubtask(KTable(), 0, 2, nullptr);
-    runtime::StateReader reader(blob);
-    ASSERT_TRUE(same->Restore(reader).ok());
+// Runs subtasks 0..n-1 of `n`, each restored from `blobs` (the old subtasks' state, by index;
+// none: a fresh start) at another parallelism, polling each at most `max_polls` times; appends
+// what they read to `seqs` and returns their new blobs.
+std::vector<std::string> RunRescaled(const TableDescriptor& table, uint32_t n,
+                                     const std::vector<std::string>& blobs,
+                                     std::vector<int64_t>* seqs, int max_polls) {
+  std::vector<std::string> out;
+  for (uint32_t i = 0; i < n; ++i) {
+    auto source = MakeSubtask(table, i, n, nullptr, /*batch_rows=*/10);
+    if (!blobs.empty()) {
+      Status st = source->RestoreRescaled(blobs);
+      EXPECT_TRUE(st.ok()) << st.ToString();
+    }
+    CollectingCollector collected;
+    Status st = KafkaSourceTest::PollAll(*source, collected, max_polls);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    std::vector<int64_t> read = Int64Column(collected.batches, 0);
+    seqs->insert(seqs->end(), read.begin(), read.end());
+    runtime::StateWriter state;
+    EXPECT_TRUE(source->SnapshotPosition(runtime::CheckpointId(1), state).ok());
+    out.push_back(state.Finish());
   }
-  auto other = MakeSubtask(KTable(), 0, 3, nullptr);
-  runtime::StateReader reader(blob);
-  Status st = other->Restore(reader);
-  ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("source parallelism 2 but this run has 3"), std::string::npos)
-      << st.ToString();
-  EXPECT_NE(st.message().find("'scan.parallelism' = '2'"), std::string::npos) << st.ToString();
+  return out;
+}
 
-  // The same rule for the table's positions (old single-topic JSON = parallelism 1).
+TEST_F(KafkaSourceTest, RescalesCheckpointPositions2To3To1EveryRecordOnce) {
+  std::vector<int64_t> seqs;
+  std::vector<std::string> two = RunRescaled(KTable(), 2, {}, &seqs, /*max_polls=*/1);
+  ASSERT_FALSE(seqs.empty());
+  // Records produced after the first start lie past the bounded end offsets, which the old
+  // subtasks' blobs carry to the new ones: none of them is read.
+  Produce(kRecords + 1, kRecords + 60);
+  std::vector<std::string> three = RunRescaled(KTable(), 3, two, &seqs, /*max_polls=*/2);
+  ASSERT_LT(seqs.size(), static_cast<size_t>(kRecords));  // stopped mid-stream
+  RunRescaled(KTable(), 1, three, &seqs, /*max_polls=*/1 << 20);
+  EXPECT_EQ(Sorted(seqs), Range(1, kRecords));
+}
+
+// The next offsets the table records for old subtask `i` of `n`: partition p at 90 + p.
+std::string TablePosition(uint32_t i, uint32_t n) {
+  KafkaPosition position;
+  position.parallelism = n;
+  position.next["roster"];
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    if (KafkaSplitOwner("roster", p, n) == i) position.next["roster"][p] = 90 + p;
+  }
+  return position.ToJson();
+}
+
+TEST_F(KafkaSourceTest, RescalesTheTablesPositions2To3And3To1) {
+  // Partition p holds seq 3(k+1) (p = 0) or 3k+p at offset k; reading resumes at 90 + p.
+  std::vector<int64_t> want;
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    for (int64_t k = 90 + p; k < kRecords / kPartitions; ++k)
+      want.push_back(p == 0 ? 3 * (k + 1) : 3 * k + p);
+  }
+  for (auto [from, to] : {std::pair<uint32_t, uint32_t>{2, 3}, {3, 1}}) {
+    auto board = std::make_shared<runtime::SourcePositionBoard>();
+    std::map<std::string, std::string> overrides;
+    for (uint32_t i = 0; i < from; ++i)
+      overrides["source-roster/" + std::to_string(i)] = TablePosition(i, from);
+    board->SetStartOverrides(overrides);
+    std::vector<int64_t> seqs;
+    for (uint32_t i = 0; i < to; ++i) {
+      auto source = MakeSubtask(KTable(), i, to, board);
+      CollectingCollector out;
+      Status st = PollAll(*source, out);
+      ASSERT_TRUE(st.ok()) << st.ToString();
+      for (const auto& [p, next] : source->position().next.at("roster")) {
+        EXPECT_EQ(KafkaSplitOwner("roster", p, to), i);
+      }
+      std::vector<int64_t> read = Int64Column(out.batches, 0);
+      seqs.insert(seqs.end(), read.begin(), read.end());
+    }
+    EXPECT_EQ(Sorted(seqs), Sorted(want)) << from << " -> " << to;
+  }
+}
+
+// A version-2 blob of an old subtask of `parallelism` holding `next` of roster (end 100).
+std::string Blob(uint32_t parallelism, const kafka::PartitionOffsets& next) {
+  runtime::StateWriter w;
+  w.PutU32(2);
+  w.PutU32(parallelism);
+  w.PutU32(1);
+  w.PutString("roster");
+  w.PutU32(static_cast<uint32_t>(next.size()));
+  for (const auto& [p, offset] : next) {
+    w.PutU32(static_cast<uint32_t>(p));
+    w.PutI64(offset);
+    w.PutI64(100);
+  }
+  return w.Finish();
+}
+
+TEST_F(KafkaSourceTest, RescalingRefusesAPartitionTwiceWithDifferentOffsetsAndMissingSubtasks) {
+  auto source = MakeSubtask(KTable(), 0, 3, nullptr);
+  Status st = source->RestoreRescaled({Blob(2, {{0, 5}, {1, 9}}), Blob(2, {{0, 7}})});
+  EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+  EXPECT_NE(st.message().find("the restored checkpoint: topic 'roster' partition 0: old subtask "
+                              "0 holds next offset 5 and old subtask 1 holds 7"),
+            std::string::npos)
+      << st.ToString();
+  // The same offset twice is harmless; a blob of 3 subtasks among 2 means one is missing.
+  EXPECT_TRUE(source->RestoreRescaled({Blob(2, {{0, 5}}), Blob(2, {{0, 5}})}).ok());
+  st = source->RestoreRescaled({Blob(2, {{0, 5}}), Blob(3, {{1, 5}})});
+  EXPECT_TRUE(st.IsCorruption()) << st.ToString();
+  EXPECT_NE(st.message().find("old subtask 1's position was written with source parallelism 3 "
+                              "but the positions of 2 old subtasks were found"),
+            std::string::npos)
+      << st.ToString();
+
   auto board = std::make_shared<runtime::SourcePositionBoard>();
   board->SetStartOverrides(
-      {{"source-roster/0", R"({"topic":"roster","partitions":{"0":90,"1":100,"2":100}})"}});
-  auto from_table = MakeSubtask(KTable(), 0, 2, board);
+      {{"source-roster/0", R"({"parallelism":2,"topics":{"roster":{"0":5}}})"},
+       {"source-roster/1", R"({"parallelism":2,"topics":{"roster":{"0":7,"1":3}}})"}});
+  auto from_table = MakeSubtask(KTable(), 2, 3, board);
+  CollectingCollector out;
   Status table_st = PollAll(*from_table, out);
-  ASSERT_FALSE(table_st.ok());
-  EXPECT_NE(table_st.message().find("the table holds positions written with source parallelism 1 "
-                                    "but this run has 2"),
+  EXPECT_TRUE(table_st.IsCorruption()) << table_st.ToString();
+  EXPECT_NE(table_st.message().find("the table's positions (floe.source-offsets): topic 'roster' "
+                                    "partition 0: old subtask 0 holds next offset 5 and old "
+                                    "subtask 1 holds 7"),
             std::string::npos)
       << table_st.ToString();
 }
@@ -684,9 +778,13 @@ TEST_F(KafkaSourceTest, RestoresTheStateOfEarlierVersions) {
   CollectingCollector out;
   ASSERT_TRUE(PollAll(*source, out).ok());
   EXPECT_EQ(Sorted(Int64Column(out.batches, 0)), (std::vector<int64_t>{288, 291, 294, 297, 300}));
+  // Restore takes a blob of this run's parallelism only; RestoreRescaled splits the old one.
   auto two = MakeSubtask(KTable(), 1, 2, nullptr);
   runtime::StateReader again(blob);
-  EXPECT_FALSE(two->Restore(again).ok());
+  EXPECT_TRUE(two->Restore(again).IsCorruption());
+  std::vector<int64_t> seqs;
+  RunRescaled(KTable(), 2, {blob}, &seqs, 1 << 20);
+  EXPECT_EQ(Sorted(seqs), (std::vector<int64_t>{288, 291, 294, 297, 300}));
 }
 
 TEST_F(KafkaSourceTest, ReadsATopicListWithPositionsPerTopic) {
