@@ -217,23 +217,29 @@ class HashMapKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
       t->lists[Group()].mut()[scope_].push_back(Stamped{std::string(value), now});
       return Status::OK();
     }
-    const Stamped* s = FindValue(*t);
+    // One lookup per record, folding in place (the group is copied at most once per checkpoint).
+    ValueGroup& group = t->values[Group()].mut();
+    auto [it, fresh] = group.try_emplace(scope_);
+    Stamped& s = it->second;
+    fresh = fresh || Expired(*t, s, now);
     std::string next;
+    Status st;
     if (t->desc.kind == StateKind::kReducing) {
-      if (s == nullptr) {
+      if (fresh) {
         next.assign(value);
       } else {
-        FLOE_RETURN_NOT_OK(t->desc.reduce(s->bytes, value, &next));
+        st = t->desc.reduce(s.bytes, value, &next);
       }
     } else {
-      if (s == nullptr) {
-        FLOE_RETURN_NOT_OK(t->desc.aggregate.create(&next));
-      } else {
-        next = s->bytes;
-      }
-      FLOE_RETURN_NOT_OK(t->desc.aggregate.add(value, &next));
+      st = fresh ? t->desc.aggregate.create(&next) : Status::OK();
+      if (!fresh) next = std::move(s.bytes);
+      if (st.ok()) st = t->desc.aggregate.add(value, &next);
     }
-    t->values[Group()].mut()[scope_] = Stamped{std::move(next), now};
+    if (!st.ok()) {
+      group.erase(it);  // a failing user function fails the job; leave no half-built value
+      return st;
+    }
+    s = Stamped{std::move(next), now};
     return Status::OK();
   }
 
