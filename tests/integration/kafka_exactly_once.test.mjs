@@ -105,7 +105,7 @@ function groupOffsets(kafka, p, set) {
 let fast;  // the dev cluster every crash-point test reads; produced once
 async function fastCluster() {
   if (!fast) {
-    fast = await cluster('fast', ['--topic', 'live:3', '--topic', 'paced:3']);
+    fast = await cluster('fast', ['--topic', 'live:3', '--topic', 'paced:3', '--topic', 'small:1']);
     produce(fast.bootstrap);
   }
   return fast.bootstrap;
@@ -274,6 +274,19 @@ test('a kafka property librdkafka refuses only at client creation fails the run 
   assert.equal(rec.restarts, 0);
   assert.match(rec.message, /fetch\.max\.bytes/);
   t.diagnostic(err);
+});
+
+// A produce the cluster did not keep whole (the dev cluster's retention, ~5 MiB per partition)
+// fails naming the partition and how many of its records were dropped, instead of leaving a
+// shorter topic than the file for a test to count against.
+test('floe kafka produce fails when the cluster dropped records it wrote', async () => {
+  const kafka = await fastCluster();
+  const file = path.join(ROOT, 'large.jsonl');
+  const line = JSON.stringify({ pad: 'x'.repeat(1000) });
+  fs.writeFileSync(file, `${line}\n`.repeat(7000));  // ~7 MB into one partition
+  const r = floe(['kafka', 'produce', '--bootstrap', kafka, '--topic', 'small', file]);
+  assert.equal(r.code, 1, r.out);
+  assert.match(r.err, /topic 'small' partition 0 now starts at offset [1-9]\d*: its retention dropped [1-9]\d* of the records written here from offset 0/, r.err);
 });
 
 test('floe kafka produce --max-lag waits for the group to commit, then goes on', async () => {

@@ -390,7 +390,8 @@ async function killCluster() {
   if (!kafkaShared) {
     const dir = fs.mkdtempSync(path.join(ROOT, 'kafka-kill-'));
     const cluster = await startCluster(dir, 'kill', {
-      topics: ['learning.progress:3', 'learner.progress:3', 'learner.many:3', ...TILE_TOPICS.map((t) => `${t}:3`)],
+      topics: ['learning.progress:3', 'learner.progress:3', `learner.many:${manyLearnerPartitions()}`,
+               ...TILE_TOPICS.map((t) => `${t}:3`)],
       args: ['--rtt-ms', '20'] });
     const slow = ['--property', 'batch.num.messages=10', '--property', 'linger.ms=0'];
     const tileEvents = progressEvents(6000, 9 * MINUTE);
@@ -408,11 +409,16 @@ const kafkaSource = (topic, fetchBytes = 2048) => `'connector' = 'kafka', 'topic
 
 // Many learners' sessions (FLOE_TEST_LEARNERS, default 40,000, 2.5 events each) in
 // 'learner.many', produced once.
+const manyLearnerCount = () => Number(process.env.FLOE_TEST_LEARNERS || 40_000);
+// The mock cluster keeps about 5 MiB per partition and silently drops older records (`floe
+// kafka produce` fails when it drops any it wrote): one partition per 4 MiB of events (~80 bytes
+// each), at least three.
+const manyLearnerPartitions = () => Math.max(3, Math.ceil(manyLearnerCount() * 2.5 * 80 / (4 << 20)));
 let manyLearners;
 async function manyLearnerSessions() {
   if (!manyLearners) {
     const { bootstrap } = await killCluster();
-    const learners = Number(process.env.FLOE_TEST_LEARNERS || 40_000);
+    const learners = manyLearnerCount();
     const events = sessionEvents(Math.round(learners * 2.5), learners);
     const file = writeJsonl(path.join(ROOT, 'many-learners.jsonl'), events);
     produce(bootstrap, 'learner.many', file);

@@ -92,8 +92,9 @@ std::chrono::milliseconds TimeoutOf(const Args& args) {
   return std::chrono::minutes(15);
 }
 
+// `s` padded to a column of `n`; a longer `s` still keeps a space before the next column.
 std::string Pad(std::string s, size_t n) {
-  if (s.size() < n) s.append(n - s.size(), ' ');
+  s.append(s.size() < n ? n - s.size() : 1, ' ');
   return s;
 }
 

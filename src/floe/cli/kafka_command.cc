@@ -252,6 +252,48 @@ class LagGate {
   int64_t waits_ = 0;
 };
 
+// Whether the cluster still holds every record a produce wrote: a cluster whose retention drops
+// a partition's oldest records (the mock cluster keeps about 5 MiB or 100,000 batches per
+// partition) would otherwise hand readers a shorter topic than the file, silently.
+class RetentionCheck {
+ public:
+  static Result<std::unique_ptr<RetentionCheck>> Make(const std::string& bootstrap,
+                                                      const std::string& topic,
+                                                      int32_t partitions) {
+    auto check = std::unique_ptr<RetentionCheck>(new RetentionCheck(topic));
+    FLOE_ASSIGN_OR_RAISE(check->consumer_,
+                         kafka::KafkaConsumer::Make({{"bootstrap.servers", bootstrap}}));
+    for (int32_t p = 0; p < partitions; ++p) {
+      FLOE_ASSIGN_OR_RAISE(auto wm, check->consumer_->Watermarks(topic, p, kTimeout));
+      check->first_.push_back(wm.second);  // where this produce's records start
+    }
+    return check;
+  }
+
+  Status Check() {
+    for (int32_t p = 0; p < static_cast<int32_t>(first_.size()); ++p) {
+      FLOE_ASSIGN_OR_RAISE(auto wm, consumer_->Watermarks(topic_, p, kTimeout));
+      const int64_t first = first_[static_cast<size_t>(p)];
+      if (wm.first > first) {
+        return Status::Unavailable(
+            "floe kafka produce: topic '" + topic_ + "' partition " + std::to_string(p) +
+            " now starts at offset " + std::to_string(wm.first) + ": its retention dropped " +
+            std::to_string(wm.first - first) + " of the records written here from offset " +
+            std::to_string(first) +
+            " (a mock cluster keeps about 5 MiB or 100,000 batches per "
+            "partition: use more partitions, or pace with --group and --max-lag)");
+      }
+    }
+    return Status::OK();
+  }
+
+ private:
+  explicit RetentionCheck(std::string topic) : topic_(std::move(topic)) {}
+  std::string topic_;
+  std::unique_ptr<kafka::KafkaConsumer> consumer_;
+  std::vector<int64_t> first_;
+};
+
 Status Produce(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(
       Args args,
@@ -282,8 +324,11 @@ Status Produce(const std::vector<std::string>& argv) {
   FLOE_ASSIGN_OR_RAISE(auto producer, kafka::KafkaProducer::Make(props));
   FLOE_ASSIGN_OR_RAISE(int32_t partitions, producer->PartitionCount(*topic, kTimeout));
   std::unique_ptr<LagGate> gate;
+  std::unique_ptr<RetentionCheck> retention;
   if (max_lag) {
     FLOE_ASSIGN_OR_RAISE(gate, LagGate::Make(*bootstrap, *group, *topic, partitions, *max_lag));
+  } else {
+    FLOE_ASSIGN_OR_RAISE(retention, RetentionCheck::Make(*bootstrap, *topic, partitions));
   }
   int64_t n = 0;
   size_t start = 0;
@@ -304,6 +349,7 @@ Status Produce(const std::vector<std::string>& argv) {
     ++n;
   }
   FLOE_RETURN_NOT_OK(producer->Flush(std::chrono::milliseconds(120000)));
+  if (retention) FLOE_RETURN_NOT_OK(retention->Check());
   std::printf("%lld\n", static_cast<long long>(n));
   if (gate) {
     std::fprintf(

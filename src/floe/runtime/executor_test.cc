@@ -517,7 +517,8 @@ class IdleSource final : public SourceOperator {
   Result<SourceStatus> Poll(Collector& out) override {
     if (!marked_) {
       marked_ = true;
-      deadline_ = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      // Long enough that a loaded machine (ctest -j2 beside kill tests) never reaches it.
+      deadline_ = std::chrono::steady_clock::now() + std::chrono::seconds(30);
       FLOE_RETURN_NOT_OK(out.EmitWatermarkStatus(true));
     }
     if (release_->load()) return SourceStatus::kEnd;
@@ -567,7 +568,7 @@ TEST(LocalExecutor, AnIdleInputDoesNotHoldTheWatermarkBack) {
   ASSERT_TRUE(ex->Start().ok());
   ASSERT_TRUE(ex->Wait().ok());
   // b's watermark reached w while the other input was idle; without idleness it is held back
-  // until the idle source ends at its 5 s deadline.
+  // until the idle source ends at its 30 s deadline.
   EXPECT_TRUE(release.load());
   EXPECT_FALSE(timed_out.load());
 }

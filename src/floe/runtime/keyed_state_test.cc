@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "floe/common/log.h"
 #include "floe/runtime/partitioner.h"
 #include "floe/runtime/rocksdb_keyed_state.h"
 #include "floe/runtime/test_util.h"
@@ -1007,6 +1008,46 @@ TEST(RocksDbKeyedState, SnapshotSeesTheStateAtTakeSnapshotWhileTheBackendKeepsWr
       at_barrier);
 }
 
+// The barrier only switches memtables; the snapshot links the SST files later. When writes
+// made after the barrier reach SST files first (here a flush and compaction), linking would
+// capture them: the snapshot writes the barrier's state in full instead, with a warning, and the
+// next checkpoint is incremental again.
+TEST(RocksDbKeyedState, AnIncrementalSnapshotOvertakenByLaterFilesWritesTheBarriersStateInFull) {
+  ::floe::testing::TempDir shared;
+  DirSharedStateStore store(shared.path());
+  Fixture a(Incremental({0, 128}, &store));
+  std::vector<int64_t> keys(2000);
+  for (int64_t k = 0; k < 2000; ++k) keys[static_cast<size_t>(k)] = k;
+  WriteKeys(a, keys, 1);
+  auto view = a.backend->TakeSnapshot();
+  ASSERT_TRUE(view.ok());
+  WriteKeys(a, keys, 2);
+  ASSERT_TRUE(CompactRocksDbKeyedState(*a.backend).ok());
+  std::vector<std::string> warnings;
+  SetLogSinkForTesting([&](LogLevel level, std::string_view line) {
+    if (level == LogLevel::kWarn) warnings.emplace_back(line);
+  });
+  StateWriter w;
+  w.PutU32(99);  // RestoreFrom's frame, as CheckpointOf writes it
+  std::vector<SharedStateFile> files;
+  Status st = (*view)->WriteTo(w, &files);
+  SetLogSinkForTesting({});
+  w.PutString("tail");
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_TRUE(files.empty());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("writing the full state"), std::string::npos) << warnings[0];
+  Fixture b(Incremental({0, 128}, &store));
+  ASSERT_TRUE(RestoreFrom(*b.backend, w.Finish()).ok());
+  EXPECT_EQ(Versions(b, 2000), std::vector<int>(2000, 1));
+  std::vector<SharedStateFile> next;
+  const std::string blob = CheckpointOf(*a.backend, &next);
+  EXPECT_FALSE(next.empty());
+  Fixture c(Incremental({0, 128}, &store));
+  ASSERT_TRUE(RestoreFrom(*c.backend, blob).ok());
+  EXPECT_EQ(Versions(c, 2000), std::vector<int>(2000, 2));
+}
+
 TEST(RocksDbKeyedState, MissingSharedFileIsNotFoundNamingIt) {
   ::floe::testing::TempDir shared;
   DirSharedStateStore store(shared.path());
@@ -1194,6 +1235,10 @@ TEST(RocksDbKeyedState, OptionsFloeDoesNotHonourAreRefused) {
   EXPECT_TRUE(
       read("state.backend.rocksdb.memory.fixed-per-slot", "lots").status().IsInvalidArgument());
   EXPECT_TRUE(read("state.backend.rocksdb.memory.managed", "false").status().IsInvalidArgument());
+  EXPECT_TRUE(read("state.backend.rocksdb.memory.partitioned-index-filters", "true").ok());
+  EXPECT_TRUE(read("state.backend.rocksdb.memory.partitioned-index-filters", "false")
+                  .status()
+                  .IsInvalidArgument());
   EXPECT_TRUE(read("state.backend.rocksdb.localdir", "/a,/b").status().IsInvalidArgument());
   EXPECT_TRUE(read("state.backend.rocksdb.memory.high-prio-pool-ratio", "1.5")
                   .status()

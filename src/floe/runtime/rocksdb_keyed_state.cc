@@ -6,7 +6,6 @@
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/merge_operator.h>
 #include <rocksdb/table.h>
-#include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
 #include <rocksdb/write_buffer_manager.h>
 #include <signal.h>
@@ -16,14 +15,18 @@
 #include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <random>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <thread>
 
+#include "floe/common/log.h"
 #include "floe/common/mutex.h"
 #include "floe/runtime/keyed_state_checks.h"
 #include "floe/runtime/partitioner.h"
@@ -70,6 +73,8 @@ constexpr uint32_t kCanonicalVersion = 1;
 constexpr uint32_t kNativeVersion = 2;
 constexpr const char* kTimersFamily = "timers";
 constexpr uint64_t kSignBit = uint64_t{1} << 63;
+// How long an incremental snapshot waits for the barrier's memtables to flush.
+constexpr int kFlushWaitMs = 60'000;
 
 // --- encoding -----------------------------------------------------------------------------
 
@@ -395,6 +400,12 @@ rocksdb::ColumnFamilyOptions FamilyOptions(const Memory& memory) {
   table.cache_index_and_filter_blocks = true;
   table.cache_index_and_filter_blocks_with_high_priority = true;
   table.pin_l0_filter_and_index_blocks_in_cache = true;
+  // Partitioned index and filters (Flink's memory.partitioned-index-filters): a point read
+  // loads one small filter partition instead of a whole file's filter, which a budget smaller
+  // than the state's filters would otherwise evict and read again on every lookup.
+  table.index_type = rocksdb::BlockBasedTableOptions::kTwoLevelIndexSearch;
+  table.partition_filters = true;
+  table.pin_top_level_index_and_filter = true;
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   cf.merge_operator = std::make_shared<ListAppendOperator>();
@@ -666,26 +677,102 @@ class RocksDbSnapshot final : public KeyedStateSnapshot {
     if (!checkpoint_dir_.empty()) fs::remove_all(checkpoint_dir_, ec);
   }
 
-  // The hard-linked copy of the database an incremental WriteTo uploads from.
-  Status MakeCheckpoint(const std::string& dir) {
-    rocksdb::Checkpoint* raw = nullptr;
-    FLOE_RETURN_NOT_OK(Check(rocksdb::Checkpoint::Create(db_->db, &raw), "checkpoint"));
-    std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
-    // The WAL is off: flushing the memtables is what puts the state into the SST files.
-    FLOE_RETURN_NOT_OK(Check(checkpoint->CreateCheckpoint(dir, /*log_size_for_flush=*/0),
-                             "checkpoint to '" + dir + "'"));
+  // The barrier's part of an incremental snapshot: the memtables, which hold exactly the writes
+  // up to the barrier (the task thread is the only writer and is here), become immutable and
+  // flush in the background. WriteTo waits for that flush, off the task thread. Flink flushes
+  // synchronously here (a native checkpoint); under load that flush waits behind compactions.
+  Status SwitchMemTables(const std::string& dir) {
+    rocksdb::FlushOptions flush;
+    flush.wait = false;
+    flush.allow_write_stall = true;
+    FLOE_RETURN_NOT_OK(Check(db_->db->Flush(flush, {db_->state, db_->timers}), "flush"));
     checkpoint_dir_ = dir;
     return Status::OK();
   }
 
   Status WriteTo(StateWriter& out, std::vector<SharedStateFile>* shared) override {
-    if (shared != nullptr && !checkpoint_dir_.empty()) return WriteNative(out, shared);
+    if (shared == nullptr || checkpoint_dir_.empty()) return WriteCanonical(out);
+    FLOE_ASSIGN_OR_RAISE(bool linked, LinkBarrierFiles());
+    if (linked) return WriteNative(out, shared);
+    // Files written after the barrier joined the database's files before they could be linked:
+    // this checkpoint writes the state itself instead (the next one is incremental again).
+    LogWarn(
+        "rocksdb keyed state: key groups [%u, %u): the SST files of checkpoint state %llu "
+        "already hold later writes; writing the full state for it instead",
+        options_.key_groups.start, options_.key_groups.end,
+        static_cast<unsigned long long>(number_));
     return WriteCanonical(out);
   }
 
   KeyGroupRange key_groups() const override { return options_.key_groups; }
 
  private:
+  // Hard-links the database's files as of the barrier into checkpoint_dir_ (RocksDB's
+  // Checkpoint without its flush): waits for the barrier's memtables to flush, then takes the
+  // live files while deletions are off. False when a file holds a write after the barrier (a
+  // later memtable flushed, or a compaction took it in, before the files were listed).
+  Result<bool> LinkBarrierFiles() {
+    const rocksdb::SequenceNumber barrier = view_->GetSequenceNumber();
+    for (int waited_ms = 0;; ++waited_ms) {
+      uint64_t state = 0, timers = 0;
+      const char* property = "rocksdb.num-immutable-mem-table";
+      if (!db_->db->GetIntProperty(db_->state, property, &state) ||
+          !db_->db->GetIntProperty(db_->timers, property, &timers)) {
+        return Status::Internal("rocksdb keyed state: no property " + std::string(property));
+      }
+      if (state == 0 && timers == 0) break;
+      if (waited_ms >= kFlushWaitMs) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    FLOE_RETURN_NOT_OK(Check(db_->db->DisableFileDeletions(), "disable file deletions"));
+    Result<bool> linked = LinkLiveFiles(barrier);
+    Status enabled = Check(db_->db->EnableFileDeletions(/*force=*/false), "enable file deletions");
+    if (!linked.ok()) return linked.status();
+    FLOE_RETURN_NOT_OK(enabled);
+    return linked;
+  }
+
+  Result<bool> LinkLiveFiles(rocksdb::SequenceNumber barrier) {
+    rocksdb::LiveFilesStorageInfoOptions no_flush;
+    no_flush.wal_size_for_flush = std::numeric_limits<uint64_t>::max();
+    std::vector<rocksdb::LiveFileStorageInfo> files;
+    FLOE_RETURN_NOT_OK(
+        Check(db_->db->GetLiveFilesStorageInfo(no_flush, &files), "list live files"));
+    std::vector<rocksdb::LiveFileMetaData> ssts;
+    db_->db->GetLiveFilesMetaData(&ssts);
+    std::set<uint64_t> listed;
+    for (const rocksdb::LiveFileStorageInfo& f : files) {
+      if (f.file_type == rocksdb::kTableFile) listed.insert(f.file_number);
+    }
+    std::set<uint64_t> described;
+    for (const rocksdb::LiveFileMetaData& m : ssts) {
+      if (m.largest_seqno > barrier) return false;
+      described.insert(m.file_number);
+    }
+    if (listed != described) return false;  // a flush or compaction ran between the two calls
+    std::error_code ec;
+    fs::create_directories(checkpoint_dir_, ec);
+    if (ec) return Status::IOError("creating '" + checkpoint_dir_ + "': " + ec.message());
+    for (const rocksdb::LiveFileStorageInfo& f : files) {
+      const fs::path from = fs::path(f.directory) / f.relative_filename;
+      const fs::path to = fs::path(checkpoint_dir_) / f.relative_filename;
+      if (f.file_type == rocksdb::kTableFile) {
+        fs::create_hard_link(from, to, ec);
+        if (ec) return Status::IOError("linking '" + from.string() + "': " + ec.message());
+      } else if (!f.replacement_contents.empty()) {
+        FLOE_RETURN_NOT_OK(WriteFile(to, f.replacement_contents));
+      } else {
+        FLOE_ASSIGN_OR_RAISE(std::string content, ReadFile(from));
+        if (content.size() < f.size) {
+          return Status::IOError("'" + from.string() + "' is shorter than RocksDB listed it");
+        }
+        content.resize(f.size);  // a MANIFEST grows after the listing
+        FLOE_RETURN_NOT_OK(WriteFile(to, content));
+      }
+    }
+    return true;
+  }
+
   std::unique_ptr<rocksdb::Iterator> Iterate(rocksdb::ColumnFamilyHandle* family) const {
     rocksdb::ReadOptions read;
     read.snapshot = view_;
@@ -1024,7 +1111,7 @@ class RocksDbKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
         std::make_unique<RocksDbSnapshot>(db_, options_, tables_, clock_->NowMillis(), number);
     if (options_.incremental && options_.shared_state != nullptr) {
       FLOE_RETURN_NOT_OK(
-          snapshot->MakeCheckpoint(db_->remove_dir + "/chk-" + std::to_string(number)));
+          snapshot->SwitchMemTables(db_->remove_dir + "/chk-" + std::to_string(number)));
     }
     return std::unique_ptr<KeyedStateSnapshot>(std::move(snapshot));
   }
@@ -1710,6 +1797,12 @@ Status ReadRocksDbOptions(const std::map<std::string, std::string>& options,
                                        "one per slot, is not supported)");
       }
       out->rocksdb_local_dir = value;
+    } else if (key == "state.backend.rocksdb.memory.partitioned-index-filters") {
+      if (Lower(value) != "true") {
+        return Status::InvalidArgument("'" + key + "' = '" + value +
+                                       "': floe always partitions index and filter blocks; "
+                                       "only 'true' is accepted");
+      }
     } else if (key == "state.backend.rocksdb.timer-service.factory") {
       if (Lower(value) == "heap") {
         return Status::NotImplemented("'" + key +
@@ -1724,7 +1817,8 @@ Status ReadRocksDbOptions(const std::map<std::string, std::string>& options,
           "'" + key +
           "' is not a rocksdb option floe honours (it reads localdir, memory.fixed-per-slot, "
           "memory.managed, memory.write-buffer-ratio, memory.high-prio-pool-ratio, "
-          "timer-service.factory); refused rather than ignored");
+          "memory.partitioned-index-filters, timer-service.factory); refused rather than "
+          "ignored");
     }
   }
   return Status::OK();
