@@ -26,6 +26,10 @@ struct KafkaProducer::Impl {
 };
 
 struct KafkaConsumer::Impl {
+  // Group members only. Declared before `rk`: the handle (whose close may still call the
+  // rebalance callback) goes first.
+  RebalanceListener listener;
+  Status rebalance_error;  // the first failure in the rebalance callback, reported by Poll
   HandlePtr rk;
 };
 
@@ -110,6 +114,65 @@ PartitionOffsets ToOffsets(const rd_kafka_topic_partition_list_t* list) {
   PartitionOffsets out;
   for (int i = 0; i < list->cnt; ++i) out[list->elems[i].partition] = list->elems[i].offset;
   return out;
+}
+
+// Per topic, the partitions of `list`.
+std::map<std::string, std::vector<int32_t>> ByTopic(const rd_kafka_topic_partition_list_t* list) {
+  std::map<std::string, std::vector<int32_t>> out;
+  for (int i = 0; i < list->cnt; ++i) out[list->elems[i].topic].push_back(list->elems[i].partition);
+  return out;
+}
+
+Status ErrorStatus(rd_kafka_error_t* error, const std::string& what) {
+  if (error == nullptr) return Status::OK();
+  return KafkaStatus(error, what);  // destroys `error`
+}
+
+// The listener's answers for an assignment, written into `parts` (the offsets librdkafka starts
+// each partition from).
+Status ChooseOffsets(KafkaConsumer::Impl* impl, rd_kafka_topic_partition_list_t* parts) {
+  for (auto& [topic, partitions] : ByTopic(parts)) {
+    FLOE_ASSIGN_OR_RAISE(
+        PartitionOffsets offsets,
+        impl->listener(GroupChange{GroupChange::Kind::kAssigned, topic, std::move(partitions)}));
+    for (const auto& [partition, offset] : offsets) {
+      rd_kafka_topic_partition_t* p =
+          rd_kafka_topic_partition_list_find(parts, topic.c_str(), partition);
+      if (p == nullptr) {
+        return Status::Internal("kafka rebalance: an offset for topic '" + topic + "' partition " +
+                                std::to_string(partition) + ", which this member was not assigned");
+      }
+      p->offset = offset;
+    }
+  }
+  return Status::OK();
+}
+
+// librdkafka's rebalance callback (cooperative protocol: incremental assign and unassign).
+// Runs inside rd_kafka_consumer_poll on the polling thread.
+void OnRebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts,
+                 void* opaque) {
+  auto* impl = static_cast<KafkaConsumer::Impl*>(opaque);
+  Status st;
+  if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    st = ChooseOffsets(impl, parts);
+    // Assigned even when the listener failed: the group stays consistent and Poll fails.
+    Status assigned = ErrorStatus(rd_kafka_incremental_assign(rk, parts), "kafka group: assign");
+    if (st.ok()) st = std::move(assigned);
+  } else if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
+    const GroupChange::Kind kind =
+        rd_kafka_assignment_lost(rk) ? GroupChange::Kind::kLost : GroupChange::Kind::kRevoked;
+    for (auto& [topic, partitions] : ByTopic(parts)) {
+      Result<PartitionOffsets> r = impl->listener(GroupChange{kind, topic, std::move(partitions)});
+      if (st.ok() && !r.ok()) st = r.status();
+    }
+    Status unassigned =
+        ErrorStatus(rd_kafka_incremental_unassign(rk, parts), "kafka group: unassign");
+    if (st.ok()) st = std::move(unassigned);
+  } else {
+    st = KafkaStatus(err, "kafka group: rebalance");
+  }
+  if (!st.ok() && impl->rebalance_error.ok()) impl->rebalance_error = std::move(st);
 }
 
 }  // namespace
@@ -373,6 +436,56 @@ Result<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Make(const Properties& pro
   return std::make_unique<KafkaConsumer>(std::move(impl));
 }
 
+Result<std::unique_ptr<KafkaConsumer>> KafkaConsumer::MakeMember(const Properties& properties,
+                                                                 RebalanceListener listener) {
+  if (properties.count("group.id") == 0) {
+    return Status::InvalidArgument("kafka group member: 'group.id' is required");
+  }
+  Properties props = properties;
+  auto strategy = props.find("partition.assignment.strategy");
+  if (strategy != props.end() && strategy->second != "cooperative-sticky") {
+    return Status::InvalidArgument(
+        "kafka property 'partition.assignment.strategy' = '" + strategy->second +
+        "': a floe instance joins its group with 'cooperative-sticky' (members keep the "
+        "partitions that do not move)");
+  }
+  props["partition.assignment.strategy"] = "cooperative-sticky";
+  props["enable.auto.commit"] = "false";
+  props["enable.auto.offset.store"] = "false";
+  FLOE_ASSIGN_OR_RAISE(ConfPtr conf, MakeConf(props));
+  rd_kafka_conf_set_offset_commit_cb(conf.get(), OnCommit);
+  rd_kafka_conf_set_rebalance_cb(conf.get(), OnRebalance);
+  auto impl = std::make_unique<Impl>();
+  impl->listener = std::move(listener);
+  rd_kafka_conf_set_opaque(conf.get(), impl.get());
+  FLOE_ASSIGN_OR_RAISE(impl->rk, MakeHandle(RD_KAFKA_CONSUMER, std::move(conf)));
+  return std::make_unique<KafkaConsumer>(std::move(impl));
+}
+
+Status KafkaConsumer::Subscribe(const std::vector<std::string>& topics) {
+  if (!impl_->listener) return Status::InvalidArgument("kafka: Subscribe needs a group member");
+  PartitionListPtr list(rd_kafka_topic_partition_list_new(static_cast<int>(topics.size())));
+  for (const std::string& t : topics) {
+    rd_kafka_topic_partition_list_add(list.get(), t.c_str(), RD_KAFKA_PARTITION_UA);
+  }
+  return KafkaStatus(rd_kafka_subscribe(impl_->rk.get(), list.get()), "kafka group: subscribe");
+}
+
+Result<std::map<std::string, std::vector<int32_t>>> KafkaConsumer::Assignment() {
+  rd_kafka_topic_partition_list_t* raw = nullptr;
+  FLOE_RETURN_NOT_OK(KafkaStatus(rd_kafka_assignment(impl_->rk.get(), &raw), "kafka: assignment"));
+  PartitionListPtr list(raw);
+  return ByTopic(list.get());
+}
+
+Status KafkaConsumer::Close() {
+  if (!impl_->listener) return Status::OK();
+  FLOE_RETURN_NOT_OK(KafkaStatus(rd_kafka_consumer_close(impl_->rk.get()), "kafka group: leave"));
+  Status st = std::move(impl_->rebalance_error);
+  impl_->rebalance_error = Status::OK();
+  return st;
+}
+
 KafkaConsumer::KafkaConsumer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 KafkaConsumer::~KafkaConsumer() = default;
@@ -451,6 +564,12 @@ Status KafkaConsumer::AssignAll(
 Result<std::optional<ConsumedMessage>> KafkaConsumer::Poll(std::chrono::milliseconds timeout) {
   rd_kafka_message_t* m =
       rd_kafka_consumer_poll(impl_->rk.get(), static_cast<int>(timeout.count()));
+  if (!impl_->rebalance_error.ok()) {
+    if (m != nullptr) rd_kafka_message_destroy(m);
+    Status st = std::move(impl_->rebalance_error);
+    impl_->rebalance_error = Status::OK();
+    return st;
+  }
   if (m == nullptr) return std::optional<ConsumedMessage>();
   return std::optional<ConsumedMessage>(ConsumedMessage(m));
 }

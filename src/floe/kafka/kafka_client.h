@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -167,13 +168,40 @@ class ConsumedMessage {
   std::string_view key_;
 };
 
+// What one rebalance moved for this group member, per topic (cooperative: only the partitions
+// that change owner; a member keeps the rest and goes on reading them).
+struct GroupChange {
+  enum class Kind {
+    kAssigned,  // the member now owns `partitions`
+    kRevoked,   // the member gives them up in an orderly rebalance
+    kLost,      // the group took them away already (the member's session expired)
+  };
+  Kind kind = Kind::kAssigned;
+  std::string topic;
+  std::vector<int32_t> partitions;
+};
+
+// Called on the polling thread during Poll, for every change. For kAssigned it returns the next
+// offset to read of each of `partitions` (a partition it leaves out starts at the group's
+// committed offset, else 'auto.offset.reset'); for the others its offsets are ignored. An error
+// makes that Poll fail with it.
+using RebalanceListener = std::function<Result<PartitionOffsets>(const GroupChange&)>;
+
 // KafkaConsumer reads explicitly assigned partitions (rd_kafka_assign: no group membership, no
 // rebalancing); the group id, when set, is only used to read and commit offsets. Commits are
 // standalone commits, which the mock cluster refuses on a group that ever had a member.
 // Lifecycle: Make -> Assign -> Poll* (Commit* anywhere). Not thread-safe.
+//
+// A group member (MakeMember) instead joins 'group.id' with the cooperative-sticky assignor and
+// gets its partitions from the group: Subscribe -> Poll* -> Close. Rebalances happen inside
+// Poll and reach the listener.
 class KafkaConsumer {
  public:
   static Result<std::unique_ptr<KafkaConsumer>> Make(const Properties& properties);
+  // REQUIRES: 'group.id' in `properties`. 'partition.assignment.strategy' is floe's
+  // (cooperative-sticky): InvalidArgument when `properties` ask for another.
+  static Result<std::unique_ptr<KafkaConsumer>> MakeMember(const Properties& properties,
+                                                           RebalanceListener listener);
   ~KafkaConsumer();
   KafkaConsumer(const KafkaConsumer&) = delete;
   KafkaConsumer& operator=(const KafkaConsumer&) = delete;
@@ -205,6 +233,14 @@ class KafkaConsumer {
   Status CommitAsync(const std::string& topic, const PartitionOffsets& next_offsets);
   // The same, waiting for the outcome.
   Status CommitSync(const std::string& topic, const PartitionOffsets& next_offsets);
+
+  // Group members only: joins the group for `topics` (the first Poll calls start the join).
+  Status Subscribe(const std::vector<std::string>& topics);
+  // Group members only: the partitions this member owns now, by topic.
+  Result<std::map<std::string, std::vector<int32_t>>> Assignment();
+  // Group members only: leaves the group (its partitions are revoked through the listener and
+  // go to the other members at once, without waiting for the session timeout).
+  Status Close();
 
   struct Impl;                                         // defined in kafka_client.cc
   explicit KafkaConsumer(std::unique_ptr<Impl> impl);  // use Make

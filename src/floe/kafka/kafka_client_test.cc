@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -101,6 +103,111 @@ TEST(KafkaClient, ProducesAndConsumesJsonRecordsThroughMockCluster) {
     }
   }
   EXPECT_EQ(total, kRecords);
+}
+
+// A group member as a test sees it: what it owns (by the listener's calls), every change, and
+// the records it read by partition.
+struct Member {
+  std::set<int32_t> owned;
+  std::vector<GroupChange> changes;
+  std::map<int32_t, std::vector<int64_t>> offsets;  // read, by partition
+  std::unique_ptr<KafkaConsumer> consumer;
+
+  Member(const MockCluster& cluster, const std::string& group, int64_t start) {
+    Properties props = Consumer(cluster, group);
+    props["heartbeat.interval.ms"] = "300";
+    auto c = KafkaConsumer::MakeMember(props, [this, start](const GroupChange& change) {
+      changes.push_back(change);
+      PartitionOffsets next;
+      for (int32_t p : change.partitions) {
+        if (change.kind == GroupChange::Kind::kAssigned) {
+          EXPECT_TRUE(owned.insert(p).second) << "partition " << p << " assigned twice";
+          next[p] = start;
+        } else {
+          EXPECT_EQ(owned.erase(p), 1u) << "partition " << p << " revoked but not owned";
+        }
+      }
+      return Result<PartitionOffsets>(next);
+    });
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    consumer = std::move(*c);
+    EXPECT_TRUE(consumer->Subscribe({"moving"}).ok());
+  }
+
+  void Poll() {
+    auto m = consumer->Poll(milliseconds(50));
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    if (!m->has_value() || (*m)->kind() != ConsumedMessage::Kind::kRecord) return;
+    EXPECT_TRUE(owned.count((*m)->partition())) << "a record of a partition not owned";
+    offsets[(*m)->partition()].push_back((*m)->offset());
+  }
+
+  int revoked() const {
+    int n = 0;
+    for (const GroupChange& c : changes) {
+      if (c.kind != GroupChange::Kind::kAssigned) n += static_cast<int>(c.partitions.size());
+    }
+    return n;
+  }
+};
+
+// Polls `members` until `done` or 60 s.
+bool PollUntil(const std::vector<Member*>& members, const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    for (Member* m : members) m->Poll();
+  }
+  return true;
+}
+
+// Two members of one group (cooperative-sticky): the first owns all four partitions; when the
+// second joins, only two move, the first keeps reading the others without giving them up; the
+// listener's offsets are where each starts; when the second leaves, its partitions come back.
+TEST(KafkaGroupMember, PartitionsMoveCooperativelyAndStartWhereTheListenerSays) {
+  auto cluster = StartCluster("moving", 4);
+  auto producer = KafkaProducer::Make({{"bootstrap.servers", cluster->bootstrap_servers()}});
+  ASSERT_TRUE(producer.ok());
+  for (int i = 0; i < 40; ++i) ASSERT_TRUE((*producer)->Produce("moving", i % 4, "x").ok());
+  ASSERT_TRUE((*producer)->Flush(kTimeout).ok());
+
+  Member a(*cluster, "g-moving", 3);
+  ASSERT_TRUE(PollUntil({&a}, [&] { return a.owned.size() == 4; })) << "a never got 4";
+  ASSERT_TRUE(PollUntil({&a}, [&] {
+    size_t n = 0;
+    for (const auto& [p, list] : a.offsets) n += list.size();
+    return n == 28;  // offsets 3..9 of each partition
+  }));
+  for (const auto& [p, list] : a.offsets) EXPECT_EQ(list.front(), 3) << "partition " << p;
+
+  Member b(*cluster, "g-moving", 5);
+  ASSERT_TRUE(PollUntil({&a, &b}, [&] { return a.owned.size() == 2 && b.owned.size() == 2; }))
+      << "a owns " << a.owned.size() << ", b " << b.owned.size();
+  EXPECT_EQ(a.revoked(), 2) << "cooperative: only the partitions that moved are revoked";
+  for (int32_t p : b.owned) {
+    EXPECT_FALSE(a.owned.count(p));
+    ASSERT_TRUE(PollUntil({&a, &b}, [&] { return b.offsets[p].size() == 5; }));
+    EXPECT_EQ(b.offsets[p].front(), 5);
+  }
+  auto assignment = b.consumer->Assignment();
+  ASSERT_TRUE(assignment.ok());
+  EXPECT_EQ((*assignment)["moving"].size(), 2u);
+
+  ASSERT_TRUE(b.consumer->Close().ok());
+  EXPECT_TRUE(b.owned.empty());
+  ASSERT_TRUE(PollUntil({&a}, [&] { return a.owned.size() == 4; }))
+      << "b's partitions never came back";
+  EXPECT_TRUE(a.consumer->Close().ok());
+}
+
+TEST(KafkaGroupMember, AnotherAssignorIsRefused) {
+  auto cluster = StartCluster("moving", 1);
+  Properties props = Consumer(*cluster, "g-range");
+  props["partition.assignment.strategy"] = "range";
+  auto c = KafkaConsumer::MakeMember(
+      props, [](const GroupChange&) { return Result<PartitionOffsets>(PartitionOffsets{}); });
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("cooperative-sticky"), std::string::npos);
 }
 
 TEST(KafkaClient, StandaloneCommitOfAMemberlessGroupReadsBack) {
