@@ -387,6 +387,7 @@ Result<SnapshotCommitter::Attempt> SnapshotCommitter::Apply(const TableMetadata&
   a.updated.snapshot_log.push_back(SnapshotLogEntry{snap.timestamp_ms, snap.snapshot_id});
   a.updated.last_sequence_number = seq;
   a.updated.last_updated_ms = std::max(base.last_updated_ms, snap.timestamp_ms);
+  for (const auto& [key, value] : changes_.table_properties) a.updated.properties[key] = value;
   return a;
 }
 

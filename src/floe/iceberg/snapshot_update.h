@@ -23,6 +23,9 @@ struct SnapshotChanges {
   // Extra summary entries (e.g. floe.checkpoint-id). The standard keys ("operation" and the
   // added-* / total-* metrics) are computed and win over entries of the same name.
   std::map<std::string, std::string> summary_properties;
+  // Table properties set in the same commit (atomically with the snapshot): unlike a summary,
+  // snapshot expiry never removes them. A value replaces the table's.
+  std::map<std::string, std::string> table_properties;
 };
 
 // How CommitSnapshot retries. Unset values come from the table's properties, with Iceberg's

@@ -357,6 +357,48 @@ TEST(CommitSnapshot, ValidateRunsBeforeEveryAttemptAndCanAbort) {
   EXPECT_EQ(FilesEndingWith(t.metadata_dir, ".avro").size(), 2u);
 }
 
+// Table properties change with the snapshot, and a validate that reads them sees the values
+// a concurrent commit set (what a position check inside the compare-and-swap rests on): the
+// loser's retry sees the winner's position and can refuse.
+TEST(CommitSnapshot, TablePropertiesChangeWithTheSnapshotAndValidateSeesTheWinners) {
+  ScratchDir dir;
+  FLOE_ASSERT_OK_AND_ASSIGN(TestTable t, MakeTable(dir.path(), false));
+  InterposedCatalog interposed(t.catalog.get());
+  interposed.before_commit = [&](int call) {
+    if (call != 1) return;
+    SnapshotChanges winner;
+    winner.added_data_files = {Data(t, "winner", 3)};
+    winner.table_properties = {{"pos.p0", "30"}};
+    ASSERT_TRUE(CommitSnapshot(*t.catalog, t.id, winner).ok());
+  };
+  std::vector<std::string> seen;
+  CommitOptions options = FastRetries();
+  options.validate = [&](const TableMetadata& m) {
+    auto it = m.properties.find("pos.p0");
+    seen.push_back(it == m.properties.end() ? "none" : it->second);
+    if (seen.back() != "none") return Status::Conflict("p0 moved to " + seen.back());
+    return Status::OK();
+  };
+  SnapshotChanges loser;
+  loser.added_data_files = {Data(t, "loser", 5)};
+  loser.table_properties = {{"pos.p0", "50"}};
+  Result<Snapshot> r = CommitSnapshot(interposed, t.id, loser, options);
+  EXPECT_TRUE(r.status().IsConflict()) << r.status().ToString();
+  EXPECT_EQ(seen, (std::vector<std::string>{"none", "30"}));
+  FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata m, t.Load());
+  EXPECT_EQ(m.properties.at("pos.p0"), "30");
+  EXPECT_EQ(m.snapshots.size(), 1u);
+  // A commit that passes sets its properties with its snapshot.
+  SnapshotChanges next;
+  next.added_data_files = {Data(t, "next", 2)};
+  next.table_properties = {{"pos.p0", "32"}, {"pos.p1", "7"}};
+  ASSERT_TRUE(CommitSnapshot(*t.catalog, t.id, next).ok());
+  FLOE_ASSERT_OK_AND_ASSIGN(m, t.Load());
+  EXPECT_EQ(m.properties.at("pos.p0"), "32");
+  EXPECT_EQ(m.properties.at("pos.p1"), "7");
+  EXPECT_EQ(m.snapshots.size(), 2u);
+}
+
 TEST(CommitSnapshot, RejectsMalformedChanges) {
   ScratchDir dir;
   FLOE_ASSERT_OK_AND_ASSIGN(TestTable t, MakeTable(dir.path(), false));
