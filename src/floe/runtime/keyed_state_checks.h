@@ -1,6 +1,6 @@
 #pragma once
 
-// What both keyed state backends (keyed_state.cc, rocksdb_keyed_state.cc) check and read the
+// What both keyed state backends (keyed_state.cc, the rocksdb_*.cc files) check and read the
 // same way: the key's group, state descriptors, and the header every snapshot layout starts
 // with. Internal to the runtime.
 

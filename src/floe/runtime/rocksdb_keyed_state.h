@@ -3,8 +3,9 @@
 // The rocksdb keyed state backend (`state.backend.type: rocksdb`, Flink's
 // EmbeddedRocksDBStateBackend): keyed state and timers in an embedded RocksDB on local disk,
 // snapshots taken from a RocksDB snapshot (canonical layout) or a RocksDB checkpoint
-// (incremental). Layout and design: rocksdb_keyed_state.cc. RocksDB's own headers stay in the
-// .cc file.
+// (incremental). Layout and design: rocksdb_database.h (rows, encoding, the database),
+// rocksdb_snapshot.h (snapshots), rocksdb_keyed_state.cc (the backend, options). RocksDB's own
+// headers stay out of this header.
 
 #include <map>
 #include <memory>
