@@ -597,7 +597,7 @@ ${rows.join('\n')}`)
       `${num(b.idle_ms_max)}), ${num(b.loaded_ms_median)} ms under load (${code(`${RESULTS}/${b.file}`)}; a TUMBLE 1 day job, the same ` +
       `key count). "pause max / before" divides this run's longest pause by the idle median there.`)
   }
-  if (Object.keys(o.skipped || {}).length) out.push(`Skipped: ${Object.entries(o.skipped).map(([k, why]) => `${num(Number(k))} keys (${why})`).join('; ')}.`)
+  if (Object.keys(o.skipped || {}).length) out.push(`Skipped: ${Object.entries(o.skipped).map(([k, why]) => `${k.includes('/') ? `${k.split('/')[0]}, ${num(Number(k.split('/')[1]))}` : num(Number(k))} keys (${why})`).join('; ')}.`)
   return out.join('\n\n')
 }
 

@@ -411,17 +411,35 @@ async function restorePart(p, text, vars, last) {
 
 // ---- main ------------------------------------------------------------------------------------
 
-// Whether N keys fit this machine: memory for the worker (hashmap: the idle job's VmHWM was
-// 1,727 MiB at 1M keys, state-2026-12-02.json; 2 KiB per key leaves room for the dev cluster)
-// and disk for the input and the checkpoints, leaving a quarter of the free memory to the others
-// on a shared machine; null when they do, else why not.
-function fits(keys) {
-  const mem = Math.floor(os.freemem() * 0.75)
-  const needMem = keys * 2048
+// Whether N keys fit this machine for `backend` (null: any backend, the input's disk only):
+// memory for the worker (hashmap: the idle job's VmHWM was 1,727 MiB at 1M keys,
+// state-2026-12-02.json, so 2 KiB per key, which leaves room for the dev cluster; rocksdb: its
+// budget, 1 GiB for the rest of the worker, and the dev cluster's copy of the keys, 100 bytes
+// each) and disk for the input and the checkpoints, leaving a quarter of the available memory to
+// the others on a shared machine; null when they do, else why not.
+// MemAvailable (free plus reclaimable cache), else os.freemem().
+function availableMemory() {
+  try {
+    const m = /MemAvailable:\s+(\d+) kB/.exec(fs.readFileSync('/proc/meminfo', 'utf8'))
+    if (m) return Number(m[1]) * 1024
+  } catch { /* not Linux */ }
+  return os.freemem()
+}
+
+// '256 mb' -> bytes (the forms --rocksdb-memory accepts).
+function memoryBytes(text) {
+  const m = /^\s*(\d+)\s*(b|kb|mb|gb)\s*$/i.exec(text)
+  return Number(m[1]) * { b: 1, kb: 2 ** 10, mb: 2 ** 20, gb: 2 ** 30 }[m[2].toLowerCase()]
+}
+
+function fits(keys, backend) {
+  const mem = Math.floor(availableMemory() * 0.75)
+  const needMem = backend == null ? 0
+    : backend === 'hashmap' ? keys * 2048 : memoryBytes(opts['rocksdb-memory']) + 2 ** 30 + keys * 100
   let disk = null
   try { const s = fs.statfsSync(OUT); disk = s.bavail * s.bsize } catch { /* unknown */ }
   const needDisk = keys * (60 * LOAD_FACTOR + 400)
-  if (needMem > mem) return `needs about ${num(Math.round(needMem / 2 ** 30))} GiB of memory, 3/4 of the free memory is ${num(Math.round(mem / 2 ** 30))} GiB`
+  if (needMem > mem) return `needs about ${num(Math.round(needMem / 2 ** 30))} GiB of memory, 3/4 of the available memory is ${num(Math.round(mem / 2 ** 30))} GiB`
   if (disk != null && needDisk > disk) return `needs about ${num(Math.round(needDisk / 2 ** 30))} GiB of disk, ${num(Math.round(disk / 2 ** 30))} GiB free`
   return null
 }
@@ -447,8 +465,12 @@ fs.mkdirSync(OUT, { recursive: true })
 const inputs = {}
 const skipped = {}
 for (const k of KEYS) {
-  const why = fits(k)
-  if (why) { skipped[k] = why; log(`${num(k)} keys: skipped: ${why}`); continue }
+  for (const backend of BACKENDS) {
+    const why = fits(k, backend)
+    if (why) { skipped[`${backend}/${k}`] = why; log(`${backend}, ${num(k)} keys: skipped: ${why}`) }
+  }
+  const why = fits(k, null)
+  if (why || BACKENDS.every((b) => skipped[`${b}/${k}`])) { skipped[k] = why || 'no backend fits'; continue }
   inputs[k] = keysOnceInput(path.join(OUT, 'input', `state-${k * LOAD_FACTOR}-k${k}-s${SEED}.jsonl`),
                             { events: k * LOAD_FACTOR, keys: k, seed: SEED, base: BASE, spanMs: SPAN_MS })
 }
@@ -464,7 +486,8 @@ try {
       continue
     }
     for (const keys of KEYS) {
-      if (skipped[keys]) { runs.push({ backend, keys, available: true, skipped: skipped[keys] }); continue }
+      const skip = skipped[keys] || skipped[`${backend}/${keys}`]
+      if (skip) { runs.push({ backend, keys, available: true, skipped: skip }); continue }
       const x = { backend, keys, available: true }
       if (PARTS.includes('load')) x.load = await loadPart(backend, keys, inputs[keys])
       if (PARTS.includes('idle')) x.idle = await idlePart(backend, keys, inputs[keys])
