@@ -875,6 +875,13 @@ std::string CheckpointOf(KeyedStateBackend& backend, std::vector<SharedStateFile
   return w.Finish();
 }
 
+// Keys 0..n-1.
+std::vector<int64_t> KeysUpTo(int64_t n) {
+  std::vector<int64_t> keys(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) keys[static_cast<size_t>(k)] = k;
+  return keys;
+}
+
 // Writes "<k>:<version>" padded to ~200 bytes as the value of every key in `keys`.
 void WriteKeys(Fixture& f, const std::vector<int64_t>& keys, int version) {
   ValueState v = *f.backend->GetValueState("v");
@@ -901,8 +908,7 @@ TEST(RocksDbKeyedState, IncrementalCheckpointsUploadOnlyNewFilesAndRestore) {
   ::floe::testing::TempDir shared;
   DirSharedStateStore store(shared.path());
   Fixture a(Incremental({0, 128}, &store));
-  std::vector<int64_t> all(20'000);
-  for (int64_t k = 0; k < 20'000; ++k) all[static_cast<size_t>(k)] = k;
+  const std::vector<int64_t> all = KeysUpTo(20'000);
   WriteKeys(a, all, 1);
   std::vector<SharedStateFile> first, second;
   CheckpointOf(*a.backend, &first);
@@ -970,8 +976,7 @@ TEST(RocksDbKeyedState, SnapshotSeesTheStateAtTakeSnapshotWhileTheBackendKeepsWr
   ::floe::testing::TempDir shared;
   DirSharedStateStore store(shared.path());
   Fixture a(Incremental({0, 128}, &store));
-  std::vector<int64_t> keys(2000);
-  for (int64_t k = 0; k < 2000; ++k) keys[static_cast<size_t>(k)] = k;
+  const std::vector<int64_t> keys = KeysUpTo(2000);
   WriteKeys(a, keys, 1);
   ASSERT_TRUE(a.backend->RegisterTimer(TimeDomain::kEventTime, 10).ok());
   std::vector<int> at_barrier(2000, 1);
@@ -1016,8 +1021,7 @@ TEST(RocksDbKeyedState, AnIncrementalSnapshotOvertakenByLaterFilesWritesTheBarri
   ::floe::testing::TempDir shared;
   DirSharedStateStore store(shared.path());
   Fixture a(Incremental({0, 128}, &store));
-  std::vector<int64_t> keys(2000);
-  for (int64_t k = 0; k < 2000; ++k) keys[static_cast<size_t>(k)] = k;
+  const std::vector<int64_t> keys = KeysUpTo(2000);
   WriteKeys(a, keys, 1);
   auto view = a.backend->TakeSnapshot();
   ASSERT_TRUE(view.ok());
