@@ -15,6 +15,7 @@
 #include "floe/iceberg/commit_test_util.h"
 #include "floe/iceberg/data_writer.h"
 #include "floe/iceberg/manifest_io.h"
+#include "floe/iceberg/partition_positions.h"
 #include "floe/iceberg/scan.h"
 #include "floe/io/file.h"
 
@@ -397,6 +398,103 @@ TEST(CommitSnapshot, TablePropertiesChangeWithTheSnapshotAndValidateSeesTheWinne
   EXPECT_EQ(m.properties.at("pos.p0"), "32");
   EXPECT_EQ(m.properties.at("pos.p1"), "7");
   EXPECT_EQ(m.snapshots.size(), 2u);
+}
+
+// An owner and a zombie commit rows of one partition through the position check: the zombie,
+// whose rows start where the table was before the owner's commit, is fenced for that
+// partition (its files stay out) while its other partition commits with its position; the
+// owner goes on from its own position.
+TEST(PartitionPositions, TheCheckInsideTheSwapFencesACommitStartingBehindTheTable) {
+  ScratchDir dir;
+  FLOE_ASSERT_OK_AND_ASSIGN(TestTable t, MakeTable(dir.path(), false));
+  const SourcePartition p0{"orders", 0}, p1{"orders", 1};
+  EXPECT_EQ(PartitionPositionProperty("sink", p0), "floe.position.sink.orders.0");
+  auto part = [&](std::optional<int64_t> from, int64_t next, const std::string& file) {
+    return PartitionCommit{{from, next}, {Data(t, file, next - from.value_or(0))}, {}};
+  };
+  SnapshotChanges common;
+  common.summary_properties = {{"floe.sink-id", "sink"}};
+  FLOE_ASSERT_OK_AND_ASSIGN(
+      PartitionCommitResult owner1,
+      CommitPartitions(*t.catalog, t.id, "sink", {{p0, part(std::nullopt, 10, "owner-1")}}, common,
+                       FastRetries()));
+  EXPECT_TRUE(owner1.fenced.empty());
+  ASSERT_TRUE(owner1.snapshot.has_value());
+  // The zombie read p0 from the start as well, and p1, which nobody committed yet.
+  FLOE_ASSERT_OK_AND_ASSIGN(PartitionCommitResult zombie,
+                            CommitPartitions(*t.catalog, t.id, "sink",
+                                             {{p0, part(std::nullopt, 7, "zombie-p0")},
+                                              {p1, part(std::nullopt, 4, "zombie-p1")}},
+                                             common, FastRetries()));
+  EXPECT_EQ(zombie.fenced, std::vector<SourcePartition>{p0});
+  ASSERT_TRUE(zombie.snapshot.has_value());
+  FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata m, t.Load());
+  FLOE_ASSERT_OK_AND_ASSIGN(auto live, LiveEntries(m));
+  EXPECT_EQ(live.count(t.location + "/data/zombie-p0.parquet"), 0u);
+  EXPECT_EQ(live.count(t.location + "/data/zombie-p1.parquet"), 1u);
+  EXPECT_EQ(m.properties.at("floe.position.sink.orders.0"), "10");
+  EXPECT_EQ(m.properties.at("floe.position.sink.orders.1"), "4");
+  // The owner goes on from where it committed; a commit of fenced partitions only adds nothing.
+  FLOE_ASSERT_OK_AND_ASSIGN(
+      PartitionCommitResult owner2,
+      CommitPartitions(*t.catalog, t.id, "sink", {{p0, part(10, 20, "owner-2")}}, common,
+                       FastRetries()));
+  EXPECT_TRUE(owner2.fenced.empty());
+  FLOE_ASSERT_OK_AND_ASSIGN(PartitionCommitResult late,
+                            CommitPartitions(*t.catalog, t.id, "sink", {{p0, part(10, 15, "late")}},
+                                             common, FastRetries()));
+  EXPECT_EQ(late.fenced, std::vector<SourcePartition>{p0});
+  EXPECT_FALSE(late.snapshot.has_value());
+  FLOE_ASSERT_OK_AND_ASSIGN(m, t.Load());
+  EXPECT_EQ(m.snapshots.size(), 3u);
+  FLOE_ASSERT_OK_AND_ASSIGN(std::optional<int64_t> at, TablePartitionPosition(m, "sink", p0));
+  EXPECT_EQ(at, 20);
+  // Another sink's positions are its own.
+  FLOE_ASSERT_OK_AND_ASSIGN(at, TablePartitionPosition(m, "other", p0));
+  EXPECT_EQ(at, std::nullopt);
+}
+
+// The bad interleaving: another instance commits the same partition between this commit's
+// load and its swap. The swap fails, the retry's check sees the other's position, and the
+// partition stays out; nothing is committed twice.
+TEST(PartitionPositions, ACommitOvertakenInsideItsSwapLeavesThePartitionOut) {
+  ScratchDir dir;
+  FLOE_ASSERT_OK_AND_ASSIGN(TestTable t, MakeTable(dir.path(), false));
+  InterposedCatalog interposed(t.catalog.get());
+  const SourcePartition p0{"orders", 0}, p1{"orders", 1};
+  interposed.before_commit = [&](int call) {
+    if (call != 1) return;
+    auto r = CommitPartitions(*t.catalog, t.id, "sink",
+                              {{p0, PartitionCommit{{std::nullopt, 9}, {Data(t, "other", 9)}, {}}}},
+                              {}, FastRetries());
+    ASSERT_TRUE(r.ok() && r->fenced.empty());
+  };
+  FLOE_ASSERT_OK_AND_ASSIGN(
+      PartitionCommitResult mine,
+      CommitPartitions(interposed, t.id, "sink",
+                       {{p0, PartitionCommit{{std::nullopt, 5}, {Data(t, "mine-p0", 5)}, {}}},
+                        {p1, PartitionCommit{{std::nullopt, 3}, {Data(t, "mine-p1", 3)}, {}}}},
+                       {}, FastRetries()));
+  EXPECT_EQ(mine.fenced, std::vector<SourcePartition>{p0});
+  FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata m, t.Load());
+  FLOE_ASSERT_OK_AND_ASSIGN(auto live, LiveEntries(m));
+  EXPECT_EQ(live.count(t.location + "/data/mine-p0.parquet"), 0u);
+  EXPECT_EQ(live.count(t.location + "/data/mine-p1.parquet"), 1u);
+  EXPECT_EQ(live.count(t.location + "/data/other.parquet"), 1u);
+  EXPECT_EQ(m.properties.at("floe.position.sink.orders.0"), "9");
+  EXPECT_EQ(m.properties.at("floe.position.sink.orders.1"), "3");
+}
+
+TEST(PartitionPositions, AMalformedPositionIsCorruptionNamingTheProperty) {
+  TableMetadata m;
+  m.properties["floe.position.sink.orders.0"] = "12x";
+  Result<std::optional<int64_t>> r = TablePartitionPosition(m, "sink", {"orders", 0});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(r.status().message().find("'floe.position.sink.orders.0' = '12x'"), std::string::npos)
+      << r.status().ToString();
+  m.properties["floe.position.sink.orders.0"] = "-1";
+  EXPECT_FALSE(TablePartitionPosition(m, "sink", {"orders", 0}).ok());
 }
 
 TEST(CommitSnapshot, RejectsMalformedChanges) {

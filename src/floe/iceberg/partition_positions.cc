@@ -1,0 +1,96 @@
+#include "floe/iceberg/partition_positions.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace floe::iceberg {
+
+std::string SourcePartition::ToString() const { return topic + "/" + std::to_string(partition); }
+
+std::string PartitionPositionProperty(std::string_view sink_id, const SourcePartition& p) {
+  return "floe.position." + std::string(sink_id) + "." + p.topic + "." +
+         std::to_string(p.partition);
+}
+
+Result<std::optional<int64_t>> TablePartitionPosition(const TableMetadata& metadata,
+                                                      std::string_view sink_id,
+                                                      const SourcePartition& p) {
+  const std::string key = PartitionPositionProperty(sink_id, p);
+  auto it = metadata.properties.find(key);
+  if (it == metadata.properties.end()) return std::optional<int64_t>();
+  const std::string& text = it->second;
+  int64_t offset = -1;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), offset);
+  if (ec != std::errc() || end != text.data() + text.size() || offset < 0) {
+    return Status::Corruption("table property '" + key + "' = '" + text +
+                              "' is not a partition's next offset (a non-negative integer)");
+  }
+  return std::optional<int64_t>(offset);
+}
+
+Result<std::vector<SourcePartition>> FencedPartitions(
+    const TableMetadata& metadata, std::string_view sink_id,
+    const std::map<SourcePartition, PartitionRange>& ranges) {
+  std::vector<SourcePartition> fenced;
+  for (const auto& [p, range] : ranges) {
+    FLOE_ASSIGN_OR_RAISE(std::optional<int64_t> held, TablePartitionPosition(metadata, sink_id, p));
+    if (held != range.from) fenced.push_back(p);
+  }
+  return fenced;
+}
+
+std::map<std::string, std::string> PartitionPositionUpdates(
+    std::string_view sink_id, const std::map<SourcePartition, PartitionRange>& ranges,
+    const std::vector<SourcePartition>& fenced) {
+  std::map<std::string, std::string> out;
+  for (const auto& [p, range] : ranges) {
+    if (std::find(fenced.begin(), fenced.end(), p) != fenced.end()) continue;
+    out[PartitionPositionProperty(sink_id, p)] = std::to_string(range.next);
+  }
+  return out;
+}
+
+Result<PartitionCommitResult> CommitPartitions(
+    Catalog& catalog, const TableIdentifier& id, std::string_view sink_id,
+    const std::map<SourcePartition, PartitionCommit>& parts, const SnapshotChanges& common,
+    const CommitOptions& options) {
+  PartitionCommitResult out;
+  std::map<SourcePartition, PartitionRange> ranges;
+  for (const auto& [p, part] : parts) ranges[p] = part.range;
+  // Each round leaves out what the previous one found fenced; positions only ever move on, so
+  // the rounds end.
+  while (true) {
+    SnapshotChanges changes = common;
+    for (const auto& [p, part] : parts) {
+      if (ranges.count(p) == 0) continue;
+      changes.added_data_files.insert(changes.added_data_files.end(), part.data_files.begin(),
+                                      part.data_files.end());
+      changes.added_delete_files.insert(changes.added_delete_files.end(), part.delete_files.begin(),
+                                        part.delete_files.end());
+    }
+    changes.table_properties = PartitionPositionUpdates(sink_id, ranges, {});
+    if (ranges.empty() && changes.added_data_files.empty() && changes.added_delete_files.empty()) {
+      return out;
+    }
+    std::vector<SourcePartition> fenced_now;
+    CommitOptions checked = options;
+    checked.validate = [&](const TableMetadata& m) -> Status {
+      if (options.validate) FLOE_RETURN_NOT_OK(options.validate(m));
+      FLOE_ASSIGN_OR_RAISE(fenced_now, FencedPartitions(m, sink_id, ranges));
+      if (fenced_now.empty()) return Status::OK();
+      return Status::Conflict("partition " + fenced_now.front().ToString() + " is fenced");
+    };
+    Result<Snapshot> snapshot = CommitSnapshot(catalog, id, changes, checked);
+    if (snapshot.ok()) {
+      out.snapshot = std::move(*snapshot);
+      return out;
+    }
+    if (fenced_now.empty()) return snapshot.status();
+    for (const SourcePartition& p : fenced_now) {
+      ranges.erase(p);
+      out.fenced.push_back(p);
+    }
+  }
+}
+
+}  // namespace floe::iceberg
