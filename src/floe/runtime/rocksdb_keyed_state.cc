@@ -12,7 +12,6 @@
 
 #include "floe/common/mutex.h"
 #include "floe/runtime/keyed_state_checks.h"
-#include "floe/runtime/partitioner.h"
 #include "floe/runtime/rocksdb_database.h"
 #include "floe/runtime/rocksdb_snapshot.h"
 
