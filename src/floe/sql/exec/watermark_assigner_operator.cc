@@ -1,24 +1,13 @@
 #include "floe/sql/exec/watermark_assigner_operator.h"
 
 #include <algorithm>
-#include <numeric>
-#include <vector>
+
+#include "floe/runtime/watermark_generator.h"
 
 namespace floe::sql {
 
 namespace {
-
 constexpr uint32_t kStateVersion = 1;
-
-// Emits rows [begin, end) of `batch` (the batch itself when that is all of it).
-Status EmitRows(const RecordBatch& batch, size_t begin, size_t end, runtime::Collector& out) {
-  if (begin >= end) return Status::OK();
-  if (begin == 0 && end == batch.num_rows()) return out.Emit(batch);
-  std::vector<uint32_t> rows(end - begin);
-  std::iota(rows.begin(), rows.end(), static_cast<uint32_t>(begin));
-  return out.Emit(batch.Take(rows));
-}
-
 }  // namespace
 
 WatermarkAssignerOperator::WatermarkAssignerOperator(int time_column, int64_t delay_micros,
@@ -58,11 +47,11 @@ Status WatermarkAssignerOperator::ProcessBatch(const RecordBatch& batch, int inp
     if (time.IsNull(r)) continue;
     pending_ = std::max(pending_, time.Get<int64_t>(r) - delay_);
     if (!Due()) continue;
-    FLOE_RETURN_NOT_OK(EmitRows(batch, piece_start, r + 1, out));
+    FLOE_RETURN_NOT_OK(runtime::EmitRowRange(batch, piece_start, r + 1, out));
     piece_start = r + 1;
     FLOE_RETURN_NOT_OK(Emit(out));
   }
-  return EmitRows(batch, piece_start, rows, out);
+  return runtime::EmitRowRange(batch, piece_start, rows, out);
 }
 
 Status WatermarkAssignerOperator::OnWatermark(runtime::Watermark watermark,
