@@ -31,9 +31,12 @@ void WatermarkGenerator::SetSplits(const std::vector<std::string>& splits) {
 
 std::optional<Watermark> WatermarkGenerator::OnEvent(const std::string& split, int64_t ts) {
   Split& s = splits_[split];
+  const bool raised = ts > s.max_ts;
   s.max_ts = std::max(s.max_ts, ts);
   const int64_t now = clock_->NowMillis();
   s.last_event_ms = now;
+  // Without idleness only a split's new maximum can raise the minimum: skip the walk over them.
+  if (!raised && idle_timeout_.count() == 0) return std::nullopt;
   bool any_active = false;
   const int64_t min = ActiveMinimum(now, &any_active);
   if (min == INT64_MIN || min <= emitted_) return std::nullopt;
