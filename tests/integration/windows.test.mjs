@@ -98,6 +98,46 @@ test('course tile: TUMBLE 5 min COUNT(*) per course with a 10-minute watermark l
   assert.deepEqual(got, expectedTiles(events, 5 * MINUTE));
 });
 
+// What Flink gives for the tile over `events` in file order, from its rules alone: each record
+// goes out, then the watermark (highest time - 10 min), emitted on every rise
+// (pipeline.auto-watermark-interval 0); a record is dropped once the watermark has reached its
+// window's last millisecond.
+function flinkTiles(events, sizeMs, delayMs) {
+  const kept = [];
+  let watermark = -Infinity;
+  for (const e of events) {
+    const t = Date.parse(e.event_time + 'Z');
+    const start = t - (((t % sizeMs) + sizeMs) % sizeMs);
+    if (start + sizeMs - 1 > watermark) kept.push(e);
+    watermark = Math.max(watermark, t - delayMs);
+  }
+  return expectedTiles(kept, sizeMs);
+}
+
+// Late rows follow record order, not files or chunks: the same events, some 25 minutes late,
+// as one file and cut into 7 files, give Flink's tiles both times.
+test('course tile with late rows: the same windows as one file or as many, late rows dropped as Flink drops them', async () => {
+  const events = progressEvents(3000, 9 * MINUTE).map((e, i) => (i % 37 === 36
+    ? { ...e, event_time: new Date(Date.parse(e.event_time + 'Z') - 25 * MINUTE).toISOString().replace('Z', '') }
+    : e));
+  const expected = flinkTiles(events, 5 * MINUTE, 10 * MINUTE);
+  assert.ok(expected.reduce((n, l) => n + Number(l.split(' ')[2]), 0) < events.length, 'some rows are late');
+  const sets = "SET 'pipeline.auto-watermark-interval' = '0';\nSET 'parallelism.default' = '1';";
+  for (const files of [1, 7]) {
+    const p = sandbox(ROOT, `tile_late_${files}`);
+    const dir = path.join(p.dir, 'events');
+    fs.mkdirSync(dir);
+    const per = Math.ceil(events.length / files);
+    for (let f = 0; f < files; f++) {
+      writeJsonl(path.join(dir, `part-${String(f).padStart(2, '0')}.jsonl`), events.slice(f * per, (f + 1) * per));
+    }
+    writeTileJob(p, { source: `'connector' = 'filesystem', 'path' = '${dir}'`, sink: icebergTable(p.name), sets });
+    const r = await runJob(p, { CHK: p.chk, WH: p.wh }).done;
+    assert.equal(r.code, 0, r.err);
+    assert.deepEqual(tiles(p, 'course_id', 'event_count'), expected, `${files} file(s)`);
+  }
+});
+
 // ---- exactly once under SIGKILL ------------------------------------------------------------
 
 const ROSTER_COLUMNS = `seq BIGINT NOT NULL, npi STRING NOT NULL, source STRING NOT NULL, revision INT NOT NULL,

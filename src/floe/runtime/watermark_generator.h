@@ -7,10 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "floe/common/record_batch.h"
 #include "floe/runtime/clock.h"
 #include "floe/runtime/ids.h"
+#include "floe/runtime/operator.h"
 
 namespace floe::runtime {
+
+// Emits rows [begin, end) of `batch` (the batch itself when that is all of it): the pieces a
+// batch is cut into when a watermark goes out between two of its records.
+Status EmitRowRange(const RecordBatch& batch, size_t begin, size_t end, Collector& out);
 
 // Bounded-out-of-orderness watermarks per split (a Kafka partition), combined by a source
 // subtask the way Flink's sources do (per-partition watermarks, SourceOperator):
@@ -32,21 +38,27 @@ class WatermarkGenerator {
   WatermarkGenerator(int64_t delay_micros, std::chrono::milliseconds idle_timeout,
                      const Clock* clock = nullptr);  // null: SteadyClock
 
-  // pipeline.auto-watermark-interval: a rising watermark is emitted at most once per `interval`
-  // (0: whenever it rises, Flink's per-record emission); a change of idleness emits at once.
+  // pipeline.auto-watermark-interval, applied per record as Flink's SQL watermark assigner
+  // does: after a record, the combined watermark goes out if it has risen by more than
+  // `interval` since the last one emitted (0: whenever it rises).
   void SetEmitInterval(std::chrono::milliseconds interval) { interval_ = interval; }
   // The splits this subtask reads (replaces the previous set; positions of kept splits stay).
   void SetSplits(const std::vector<std::string>& splits);
-  // A record of `split` with event time `ts` (call for every record with a non-NULL time).
-  void OnEvent(const std::string& split, int64_t ts);
+  // A record of `split` with event time `ts` (call for every record with a non-NULL time, in
+  // the order the records go out). Returns the watermark to emit right after this record, if
+  // the per-record rule makes one due; which records are late then depends on record order
+  // only, not on how records were grouped into polls.
+  std::optional<Watermark> OnEvent(const std::string& split, int64_t ts);
 
   // Emit the watermark first, then the idleness (a watermark makes an output active).
   struct Update {
     std::optional<Watermark> watermark;  // a new, higher watermark to emit
     std::optional<bool> idle;            // a change of the subtask's idleness to emit
   };
-  // What to emit now (call after each batch, and when idle so idleness is noticed).
-  Update Poll();
+  // What to emit after a poll of the input (call after each, and when idle so idleness is
+  // noticed). A watermark the interval held back goes out only when `input_quiet` (the poll
+  // brought no records: Flink's periodic timer covering quiet inputs) or the subtask goes idle.
+  Update Poll(bool input_quiet);
 
   Watermark current() const { return Watermark(emitted_); }
 
@@ -62,7 +74,10 @@ class WatermarkGenerator {
   int64_t emitted_ = INT64_MIN;
   bool idle_ = false;
   std::chrono::milliseconds interval_{0};
-  int64_t last_emit_ms_ = INT64_MIN;  // clock time of the last watermark emitted
+
+  // The minimum over the splits that are not idle; INT64_MIN while one has produced nothing.
+  // `any_active`: whether a split is not idle.
+  int64_t ActiveMinimum(int64_t now, bool* any_active) const;
 };
 
 }  // namespace floe::runtime

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -752,8 +754,7 @@ Status KafkaSource::DecodeRecord(const kafka::ConsumedMessage& m, std::string_vi
                                "; record: " + Excerpt(value));
 }
 
-Status KafkaSource::EmitBatch(runtime::Collector& out) {
-  if (rows_.num_rows() == 0) return Status::OK();
+RecordBatch KafkaSource::TakeBatch() {
   RecordBatch batch;
   if (debezium_ != nullptr) {
     std::vector<Column> columns;
@@ -768,7 +769,64 @@ Status KafkaSource::EmitBatch(runtime::Collector& out) {
     batch = std::move(rows_);
   }
   rows_ = RecordBatch(config_.schema);
-  return out.Emit(std::move(batch));
+  return batch;
+}
+
+Status KafkaSource::EmitBatch(runtime::Collector& out) {
+  if (rows_.num_rows() == 0) return Status::OK();
+  return out.Emit(TakeBatch());
+}
+
+Result<int64_t> KafkaSource::EmitWithWatermarks(const std::vector<PartitionRef>& row_splits,
+                                                bool input_quiet, runtime::Collector& out) {
+  // The event time of each row: the table's column, or its computed column evaluated here.
+  std::optional<Column> computed;
+  if (config_.watermark->computed != nullptr) {
+    if (rows_.num_rows() == 0) {
+      computed.emplace(DataType::Timestamp());
+    } else {
+      FLOE_ASSIGN_OR_RAISE(computed, config_.watermark->computed->Compute(rows_));
+    }
+  }
+  const Column& time = computed ? *computed : rows_.column(config_.watermark->column);
+  const size_t timed_rows = std::min({time.size(), row_splits.size(), rows_.num_rows()});
+  std::vector<int64_t> times(timed_rows, INT64_MIN);  // INT64_MIN: NULL
+  for (size_t r = 0; r < timed_rows; ++r) {
+    if (!time.IsNull(r)) times[r] = time.Get<int64_t>(r);
+  }
+  const RecordBatch batch = rows_.num_rows() > 0 ? TakeBatch() : RecordBatch();
+  // Per record, in order: the batch is cut after each record that makes a watermark due.
+  int64_t newest_event = INT64_MIN;
+  size_t piece_start = 0;
+  std::string split;
+  const PartitionRef* split_of = nullptr;
+  for (size_t r = 0; r < timed_rows; ++r) {
+    if (times[r] == INT64_MIN) continue;
+    newest_event = std::max(newest_event, times[r]);
+    if (split_of == nullptr || *split_of != row_splits[r]) {
+      split_of = &row_splits[r];
+      split = std::string(split_of->first) + "/" + std::to_string(split_of->second);
+    }
+    std::optional<runtime::Watermark> w = watermarks_->OnEvent(split, times[r]);
+    if (!w) continue;
+    FLOE_RETURN_NOT_OK(runtime::EmitRowRange(batch, piece_start, r + 1, out));
+    piece_start = r + 1;
+    last_watermark_micros_ = w->micros;
+    FLOE_RETURN_NOT_OK(out.EmitWatermark(*w));
+  }
+  FLOE_RETURN_NOT_OK(runtime::EmitRowRange(batch, piece_start, batch.num_rows(), out));
+  runtime::WatermarkGenerator::Update u = watermarks_->Poll(input_quiet);
+  if (u.idle || u.watermark) {
+    LogDebug("kafka source '%s': %s%s", task_.c_str(),
+             u.idle ? (*u.idle ? "idle " : "active ") : "",
+             u.watermark ? ("watermark " + std::to_string(u.watermark->micros)).c_str() : "");
+  }
+  if (u.watermark) {
+    last_watermark_micros_ = u.watermark->micros;
+    FLOE_RETURN_NOT_OK(out.EmitWatermark(*u.watermark));
+  }
+  if (u.idle) FLOE_RETURN_NOT_OK(out.EmitWatermarkStatus(*u.idle));
+  return newest_event;
 }
 
 Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
@@ -778,13 +836,8 @@ Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
   size_t records = 0;
   size_t bytes = 0;
   std::chrono::milliseconds wait(100);
-  // Highest event time per partition in this batch (fed to the watermark generator once).
-  std::map<std::pair<std::string_view, int32_t>, int64_t> batch_max;
-  const int time_column = watermarks_ ? config_.watermark->column : -1;
-  // A computed time column is evaluated once per batch: the split of each row read until then.
-  const bool computed_time = watermarks_ && config_.watermark->computed != nullptr;
-  const size_t first_row = rows_.num_rows();
-  std::vector<std::pair<std::string_view, int32_t>> row_splits;
+  // The partition of each row read (for the watermark generator, record by record).
+  std::vector<PartitionRef> row_splits;
   while (records < config_.batch_rows) {
     FLOE_ASSIGN_OR_RAISE(std::optional<kafka::ConsumedMessage> m, consumer_->Poll(wait));
     wait = std::chrono::milliseconds(0);
@@ -809,53 +862,21 @@ Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
       }
       ++records;
       bytes += m->key().size() + m->value().size();
-      const size_t before = rows_.num_rows();
       FLOE_RETURN_NOT_OK(DecodeRecord(*m, topic));
       it->second = m->offset() + 1;
-      if (computed_time) {
-        for (size_t r = before; r < rows_.num_rows(); ++r)
-          row_splits.emplace_back(offsets->first, p);
-      } else if (time_column >= 0 && rows_.num_rows() > before) {
-        const Column& time = rows_.column(time_column);
-        if (!time.IsNull(before)) {
-          auto [slot, fresh] = batch_max.try_emplace({offsets->first, p}, INT64_MIN);
-          slot->second = std::max(slot->second, time.Get<int64_t>(before));
-        }
-      }
+      if (watermarks_) row_splits.resize(rows_.num_rows(), PartitionRef(offsets->first, p));
     }
     if (config_.bounded_latest && AllDone()) {
       ended_ = true;
       break;
     }
   }
-  if (computed_time && !row_splits.empty()) {
-    FLOE_ASSIGN_OR_RAISE(Column time, config_.watermark->computed->Compute(rows_));
-    for (size_t i = 0; i < row_splits.size(); ++i) {
-      const size_t r = first_row + i;
-      if (r >= time.size() || time.IsNull(r)) continue;
-      auto [slot, fresh] = batch_max.try_emplace(row_splits[i], INT64_MIN);
-      slot->second = std::max(slot->second, time.Get<int64_t>(r));
-    }
-  }
   bytes_in_->Add(static_cast<int64_t>(bytes));  // once per poll, not per record
-  FLOE_RETURN_NOT_OK(EmitBatch(out));
   int64_t newest_event = INT64_MIN;
-  for (const auto& [split, ts] : batch_max) newest_event = std::max(newest_event, ts);
   if (watermarks_) {
-    for (const auto& [split, ts] : batch_max) {
-      watermarks_->OnEvent(std::string(split.first) + "/" + std::to_string(split.second), ts);
-    }
-    runtime::WatermarkGenerator::Update u = watermarks_->Poll();
-    if (u.idle || u.watermark) {
-      LogDebug("kafka source '%s': %s%s", task_.c_str(),
-               u.idle ? (*u.idle ? "idle " : "active ") : "",
-               u.watermark ? ("watermark " + std::to_string(u.watermark->micros)).c_str() : "");
-    }
-    if (u.watermark) {
-      last_watermark_micros_ = u.watermark->micros;
-      FLOE_RETURN_NOT_OK(out.EmitWatermark(*u.watermark));
-    }
-    if (u.idle) FLOE_RETURN_NOT_OK(out.EmitWatermarkStatus(*u.idle));
+    FLOE_ASSIGN_OR_RAISE(newest_event, EmitWithWatermarks(row_splits, records == 0, out));
+  } else {
+    FLOE_RETURN_NOT_OK(EmitBatch(out));
   }
   UpdateMetrics(records > 0, newest_event);
   if (records > 0) return runtime::SourceStatus::kMore;

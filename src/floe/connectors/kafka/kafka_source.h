@@ -8,6 +8,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "floe/common/record_batch.h"
@@ -150,7 +152,16 @@ class KafkaSource final : public runtime::SourceOperator {
   bool Done(const std::string& topic, int32_t partition) const;
   bool AllDone() const;
   Status DecodeRecord(const kafka::ConsumedMessage& m, std::string_view topic);
+  // The rows read so far as one batch (with the change kinds of a debezium table); empties them.
+  RecordBatch TakeBatch();
   Status EmitBatch(runtime::Collector& out);
+  // A topic partition, the topic's name owned by `position_`.
+  using PartitionRef = std::pair<std::string_view, int32_t>;
+  // Emits the rows read (row r from partition row_splits[r]) with the watermarks the generator
+  // makes due after each of them, between the rows, then what its Poll gives; `input_quiet`: the
+  // poll brought no records. Returns the newest event time emitted (INT64_MIN: none).
+  Result<int64_t> EmitWithWatermarks(const std::vector<PartitionRef>& row_splits, bool input_quiet,
+                                     runtime::Collector& out);
   // Commits the group offsets of the highest checkpoint that completed and that every committing
   // sink reported committed (see SourcePositionBoard); drops the older ones.
   void CommitGroupOffsets(bool sync);

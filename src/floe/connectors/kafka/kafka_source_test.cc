@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include "floe/connectors/connectors_test_util.h"
@@ -967,6 +968,72 @@ TEST_F(DebeziumJsonTest, EveryErrorNamesTheFieldAndTheRule) {
   ExpectError(R"({"after":{"name":"x"},"op":"c"})", "in 'after': field 'id'");
   // An update whose "after" is bad leaves no "-U" behind.
   ExpectError(R"({"before":{"id":1},"after":{"id":true},"op":"u"})", "in 'after': field 'id'");
+}
+
+// Rows ("r<seq>") and watermarks ("w<seconds>") in the order a source emitted them.
+class TraceCollector final : public runtime::Collector {
+ public:
+  Status Emit(RecordBatch batch) override {
+    for (size_t r = 0; r < batch.num_rows(); ++r) {
+      trace.push_back("r" + std::to_string(batch.column(0).Get<int64_t>(r)));
+    }
+    return Status::OK();
+  }
+  Status EmitWatermark(runtime::Watermark w) override {
+    trace.push_back("w" + std::to_string(w.micros / 1'000'000 % 3600));
+    return Status::OK();
+  }
+  std::vector<std::string> trace;
+};
+
+// The watermark goes out right after the record that raised it, whatever the poll's batch
+// size, so the rows a window drops as late are the same however the records were grouped
+// (pipeline.auto-watermark-interval 0 here: every rise; the interval rule is the generator's,
+// WatermarkGenerator.EmitsAfterTheRecordThatRaisesItByMoreThanTheInterval).
+TEST_F(KafkaSourceTest, WatermarksFollowRecordOrderWhateverTheBatchSize) {
+  ASSERT_TRUE(cluster_->CreateTopic("events", 1).ok());
+  auto producer = kafka::KafkaProducer::Make({{"bootstrap.servers", Bootstrap()}});
+  ASSERT_TRUE(producer.ok());
+  for (int i = 10; i < 50; ++i) {
+    char ts[32];
+    std::snprintf(ts, sizeof ts, "2020-12-30 12:00:%02d", i % 5 == 0 ? i - 4 : i);  // some late
+    const std::string v = "{\"seq\":" + std::to_string(i) + ",\"ts\":\"" + ts + "\"}";
+    ASSERT_TRUE((*producer)->Produce("events", 0, v).ok());
+  }
+  ASSERT_TRUE((*producer)->Flush(std::chrono::seconds(10)).ok());
+  TableDescriptor table = Table("events", "seq BIGINT NOT NULL, ts TIMESTAMP(3)",
+                                {{"connector", "kafka"},
+                                 {"topic", "events"},
+                                 {"format", "json"},
+                                 {"properties.bootstrap.servers", Bootstrap()},
+                                 {"scan.startup.mode", "earliest-offset"},
+                                 {"scan.bounded.mode", "latest-offset"}});
+  table.watermark = WatermarkSpec{1, /*delay_ms=*/2000, nullptr};
+  std::vector<std::vector<std::string>> traces;
+  for (size_t batch_rows : {1, 3, 1000}) {
+    Result<KafkaSourceConfig> config = MakeKafkaSourceConfig(table);
+    ASSERT_TRUE(config.ok()) << config.status().ToString();
+    config->batch_rows = batch_rows;
+    config->watermark_interval = std::chrono::milliseconds(0);
+    KafkaSource source(*config, nullptr);
+    ASSERT_TRUE(source.Open(testing::Context("source-events")).ok());
+    TraceCollector out;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    Result<runtime::SourceStatus> st = runtime::SourceStatus::kMore;
+    while (st.ok() && *st != runtime::SourceStatus::kEnd &&
+           std::chrono::steady_clock::now() < deadline) {
+      st = source.Poll(out);
+    }
+    ASSERT_TRUE(st.ok()) << st.status().ToString();
+    traces.push_back(out.trace);
+  }
+  // Record 15 (time 11) comes after the watermark reached 12 (record 14's 14 s - 2 s).
+  const std::vector<std::string> head = {"r10", "w4",  "r11", "w9",  "r12", "w10", "r13",
+                                         "w11", "r14", "w12", "r15", "r16", "w14"};
+  ASSERT_GE(traces[0].size(), head.size());
+  EXPECT_EQ(std::vector<std::string>(traces[0].begin(), traces[0].begin() + head.size()), head);
+  EXPECT_EQ(traces[1], traces[0]) << "3 records per batch";
+  EXPECT_EQ(traces[2], traces[0]) << "one batch";
 }
 
 }  // namespace

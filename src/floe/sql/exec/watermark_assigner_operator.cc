@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "floe/runtime/watermark_generator.h"
+
 namespace floe::sql {
 
 namespace {
@@ -9,22 +11,18 @@ constexpr uint32_t kStateVersion = 1;
 }  // namespace
 
 WatermarkAssignerOperator::WatermarkAssignerOperator(int time_column, int64_t delay_micros,
-                                                     std::chrono::milliseconds interval,
-                                                     const runtime::Clock* clock)
-    : time_column_(time_column),
-      delay_(delay_micros),
-      interval_(interval),
-      clock_(clock != nullptr ? clock : runtime::SteadyClock::Get()) {}
+                                                     std::chrono::milliseconds interval)
+    : time_column_(time_column), delay_(delay_micros), interval_(interval) {}
 
-Status WatermarkAssignerOperator::MaybeEmit(runtime::Collector& out, bool now) {
+bool WatermarkAssignerOperator::Due() const {
+  if (pending_ <= emitted_) return false;
+  if (emitted_ == INT64_MIN) return true;  // the first goes out at once, as in Flink
+  return pending_ - emitted_ > interval_.count() * 1000;
+}
+
+Status WatermarkAssignerOperator::Emit(runtime::Collector& out) {
   if (pending_ <= emitted_) return Status::OK();
-  const int64_t t = clock_->NowMillis();
-  if (!now && interval_.count() > 0 && last_emit_ms_ != INT64_MIN &&
-      t - last_emit_ms_ < interval_.count()) {
-    return Status::OK();
-  }
   emitted_ = pending_;
-  last_emit_ms_ = t;
   return out.EmitWatermark(runtime::Watermark(emitted_));
 }
 
@@ -43,13 +41,17 @@ Status WatermarkAssignerOperator::ProcessBatch(const RecordBatch& batch, int inp
                                                runtime::Collector& out) {
   (void)input;
   const Column& time = batch.column(time_column_);
-  int64_t max = INT64_MIN;
-  for (size_t r = 0; r < batch.num_rows(); ++r) {
-    if (!time.IsNull(r)) max = std::max(max, time.Get<int64_t>(r));
+  const size_t rows = batch.num_rows();
+  size_t piece_start = 0;  // first row not emitted yet
+  for (size_t r = 0; r < rows; ++r) {
+    if (time.IsNull(r)) continue;
+    pending_ = std::max(pending_, time.Get<int64_t>(r) - delay_);
+    if (!Due()) continue;
+    FLOE_RETURN_NOT_OK(runtime::EmitRowRange(batch, piece_start, r + 1, out));
+    piece_start = r + 1;
+    FLOE_RETURN_NOT_OK(Emit(out));
   }
-  FLOE_RETURN_NOT_OK(out.Emit(batch));
-  if (max != INT64_MIN) pending_ = std::max(pending_, max - delay_);
-  return MaybeEmit(out, /*now=*/false);
+  return runtime::EmitRowRange(batch, piece_start, rows, out);
 }
 
 Status WatermarkAssignerOperator::OnWatermark(runtime::Watermark watermark,
@@ -64,7 +66,7 @@ Status WatermarkAssignerOperator::OnBarrier(runtime::CheckpointId id, runtime::S
   (void)id;
   // A watermark the interval held back goes out before the barrier, so a paused input does not
   // keep its windows open longer than a checkpoint interval.
-  FLOE_RETURN_NOT_OK(MaybeEmit(out, /*now=*/true));
+  FLOE_RETURN_NOT_OK(Emit(out));
   state.PutU32(kStateVersion);
   state.PutI64(emitted_);
   return Status::OK();
