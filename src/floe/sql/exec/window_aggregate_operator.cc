@@ -16,6 +16,9 @@ namespace floe::sql {
 
 namespace {
 
+// Rows of fired windows per batch sent on (OnWatermark).
+constexpr size_t kFiredBatchRows = 4096;
+
 // 2: the watermark, the late count and the state's shape (StateShape); the runtime snapshots
 // the keyed state. 1 (read only): the keyed state followed, nested in the operator's blob.
 constexpr uint32_t kStateVersion = 2;
@@ -389,14 +392,21 @@ Status WindowAggregateOperator::OnWatermark(runtime::Watermark watermark, runtim
   if (watermark <= watermark_) return Status::OK();  // watermarks only move forward
   watermark_ = watermark;
   RecordBatch fired(output_);
-  FLOE_RETURN_NOT_OK(state_->AdvanceWatermark(
-      watermark, [&](const runtime::Timer& timer) { return Fire(timer, &fired); }));
-  if (fired.num_rows() > 0) {
-    FLOE_RETURN_NOT_OK(out.Emit(std::move(fired)));
+  auto send = [&]() -> Status {
+    if (fired.num_rows() == 0) return Status::OK();
+    FLOE_RETURN_NOT_OK(out.Emit(std::exchange(fired, RecordBatch(output_))));
     // Fired and sent on, not yet in any checkpoint: a restore must fire these windows again,
     // and the sink must not have committed them.
     CrashPoint("window-after-fire");
-  }
+    return Status::OK();
+  };
+  // Sent on in bounded batches while the timers fire: the end of an input with millions of open
+  // windows neither holds all their rows in memory at once nor keeps the sink waiting for all.
+  FLOE_RETURN_NOT_OK(state_->AdvanceWatermark(watermark, [&](const runtime::Timer& timer) {
+    FLOE_RETURN_NOT_OK(Fire(timer, &fired));
+    return fired.num_rows() >= kFiredBatchRows ? send() : Status::OK();
+  }));
+  FLOE_RETURN_NOT_OK(send());
   return out.EmitWatermark(watermark);
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include "floe/common/log.h"
 #include "floe/connectors/connectors_test_util.h"
@@ -170,6 +171,27 @@ TEST_P(WindowAggregate, TumbleCountFiresWhenTheWatermarkPassesTheWindowEnd) {
   rows = JsonRows(out.batches);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_NE(rows[0].find("\"agg0\":2"), std::string::npos) << rows[0];
+  EXPECT_EQ(op->open_windows(), 0u);
+}
+
+// Windows that fire together go out in bounded batches while their timers fire: 10,000 keys'
+// windows closing at one watermark arrive as batches of at most 4,096 rows, every window once.
+TEST_P(WindowAggregate, ManyWindowsFiringAtOnceGoOutInBoundedBatches) {
+  auto op = Open(TileSpec());
+  CollectingCollector out;
+  std::vector<Event> events;
+  for (int k = 0; k < 10'000; ++k) events.push_back({"c" + std::to_string(k), kMinute, 1});
+  ASSERT_TRUE(op->ProcessBatch(Events(events), 0, out).ok());
+  ASSERT_TRUE(op->OnWatermark(Watermark(INT64_MAX), out).ok());
+  size_t rows = 0;
+  for (const RecordBatch& b : out.batches) {
+    EXPECT_LE(b.num_rows(), 4096u);
+    rows += b.num_rows();
+  }
+  EXPECT_EQ(rows, 10'000u);
+  EXPECT_GE(out.batches.size(), 3u);
+  std::vector<std::string> json = JsonRows(out.batches);
+  EXPECT_EQ(std::set<std::string>(json.begin(), json.end()).size(), 10'000u);
   EXPECT_EQ(op->open_windows(), 0u);
 }
 
