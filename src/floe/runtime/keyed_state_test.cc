@@ -904,6 +904,67 @@ std::vector<int> Versions(Fixture& f, int64_t n) {
   return out;
 }
 
+// Timers under churn fire alike on both backends: 30,000 keys with timers spread over time (so
+// consecutive due timers fall in different key groups, and a group holds more timers than
+// RocksDB's per-group cache), some deleted, and a handler that registers and deletes timers
+// while the watermark advances in steps. The heap backend's order is the reference.
+TEST(RocksDbKeyedState, TimersUnderChurnFireAsOnTheHeap) {
+  constexpr int64_t kKeys = 30000;  // about 270 timers per key group, over the cache of 128
+  auto run = [&](const std::string& backend_name) {
+    Fixture f({0, 128}, milliseconds(0), 128, backend_name);
+    uint64_t seed = 42;
+    auto next = [&seed](uint64_t n) {
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      return (seed >> 33) % n;
+    };
+    for (int64_t k = 0; k < kKeys; ++k) {
+      f.Key(k);
+      f.backend->SetCurrentNamespace("a");
+      EXPECT_TRUE(
+          f.backend->RegisterTimer(TimeDomain::kEventTime, static_cast<int64_t>(next(100'000)))
+              .ok());
+      if (k % 7 == 0) {
+        f.backend->SetCurrentNamespace("b");
+        EXPECT_TRUE(f.backend->RegisterTimer(TimeDomain::kEventTime, 50'000).ok());
+      }
+    }
+    for (int64_t k = 0; k < kKeys; k += 11) {
+      f.Key(k);
+      f.backend->SetCurrentNamespace("b");
+      EXPECT_TRUE(f.backend->DeleteTimer(TimeDomain::kEventTime, 50'000).ok());
+    }
+    std::vector<std::string> fired;
+    auto handler = [&](const Timer& t) -> Status {
+      fired.push_back(std::to_string(t.timestamp) + ":" + t.key + "/" + t.ns);
+      const int64_t k = std::stoll(t.key);
+      if (k % 5 == 0 && t.ns == "a") {  // a later timer of this key, sometimes due at once
+        f.backend->SetCurrentNamespace("c");
+        FLOE_RETURN_NOT_OK(f.backend->RegisterTimer(
+            TimeDomain::kEventTime, t.timestamp + static_cast<int64_t>(next(3000))));
+      }
+      if (k % 13 == 0) {  // another key's timer goes away
+        f.Key((k + 1) % kKeys);
+        f.backend->SetCurrentNamespace("a");
+        FLOE_RETURN_NOT_OK(f.backend->DeleteTimer(TimeDomain::kEventTime, 99'999));
+      }
+      return Status::OK();
+    };
+    for (int64_t w = 0; w <= 110'000; w += 7'919) {
+      EXPECT_TRUE(f.backend->AdvanceWatermark(Watermark(w), handler).ok());
+    }
+    EXPECT_TRUE(f.backend->AdvanceWatermark(Watermark(INT64_MAX), handler).ok());
+    EXPECT_EQ(f.backend->NextTimer(TimeDomain::kEventTime), std::nullopt);
+    return fired;
+  };
+  const std::vector<std::string> heap = run("hashmap");
+  const std::vector<std::string> rocks = run("rocksdb");
+  EXPECT_GT(heap.size(), static_cast<size_t>(kKeys));
+  ASSERT_EQ(rocks.size(), heap.size());
+  for (size_t i = 0; i < heap.size(); ++i) {
+    ASSERT_EQ(rocks[i], heap[i]) << "timer " << i;
+  }
+}
+
 TEST(RocksDbKeyedState, IncrementalCheckpointsUploadOnlyNewFilesAndRestore) {
   ::floe::testing::TempDir shared;
   DirSharedStateStore store(shared.path());

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <deque>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -39,6 +40,7 @@ class RocksDbKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
     const size_t groups = options_.key_groups.end - options_.key_groups.start;
     for (auto& heads : group_heads_) heads.resize(groups);
     for (auto& floors : floors_) floors.resize(groups);
+    for (auto& caches : caches_) caches.resize(groups);
   }
 
   Result<StateId> Register(StateDescriptor desc) override {
@@ -197,7 +199,12 @@ class RocksDbKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
     FLOE_RETURN_NOT_OK(Check(db_->db->Put(write_, db_->timers, key, ""), "write timer"));
     std::string& floor = floors_[Index(domain)][Group()];
     if (key < floor) floor.clear();
-    ++timer_changes_;
+    TimerCache& cache = caches_[Index(domain)][Group()];
+    // Cached when it sorts among the cached timers (a refill finds one sorting after them).
+    if (cache.loaded && (cache.complete || (!cache.keys.empty() && key < cache.keys.back()))) {
+      auto at = std::lower_bound(cache.keys.begin(), cache.keys.end(), key);
+      if (at == cache.keys.end() || *at != key) cache.keys.insert(at, key);
+    }
     std::optional<int64_t>& head = group_heads_[Index(domain)][Group()];
     if (!head || timestamp < *head) SetHead(domain, current_group_, timestamp);
     return Status::OK();
@@ -207,7 +214,11 @@ class RocksDbKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
     FLOE_RETURN_NOT_OK(RequireKey("delete a timer"));
     const std::string key = TimerKey(domain, timestamp, current_group_, current_key_, current_ns_);
     FLOE_RETURN_NOT_OK(Check(db_->db->Delete(write_, db_->timers, key), "delete timer"));
-    ++timer_changes_;
+    TimerCache& cache = caches_[Index(domain)][Group()];
+    if (cache.loaded) {
+      auto at = std::lower_bound(cache.keys.begin(), cache.keys.end(), key);
+      if (at != cache.keys.end() && *at == key) cache.keys.erase(at);
+    }
     if (group_heads_[Index(domain)][Group()] == timestamp) {
       FLOE_ASSIGN_OR_RAISE(std::optional<int64_t> first, FirstTimestamp(domain, current_group_));
       SetHead(domain, current_group_, first);
@@ -379,60 +390,73 @@ class RocksDbKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
     return Check(c->it->status(), "read timers");
   }
 
-  // The earliest timestamp of one group and domain.
-  Result<std::optional<int64_t>> FirstTimestamp(TimeDomain domain, uint32_t key_group) const {
+  // Reads up to kTimerCacheSize of the group's timers from its floor into its cache.
+  Status Refill(TimeDomain domain, uint32_t key_group) {
+    TimerCache& cache = caches_[Index(domain)][key_group - options_.key_groups.start];
     TimerCursor c;
     FLOE_RETURN_NOT_OK(OpenTimers(domain, key_group, &c));
-    if (!c.it->Valid()) return std::optional<int64_t>();
+    cache.keys.clear();
+    for (; c.it->Valid() && cache.keys.size() < kTimerCacheSize; c.it->Next()) {
+      cache.keys.emplace_back(View(c.it->key()));
+    }
+    FLOE_RETURN_NOT_OK(Check(c.it->status(), "read timers"));
+    cache.complete = !c.it->Valid();
+    cache.loaded = true;
+    return Status::OK();
+  }
+
+  // The group's earliest timer (its row), refilling the cache when it ran out; null when the
+  // group has none.
+  Result<const std::string*> FrontTimer(TimeDomain domain, uint32_t key_group) {
+    TimerCache& cache = caches_[Index(domain)][key_group - options_.key_groups.start];
+    if (!cache.loaded || (cache.keys.empty() && !cache.complete)) {
+      FLOE_RETURN_NOT_OK(Refill(domain, key_group));
+    }
+    return cache.keys.empty() ? nullptr : &cache.keys.front();
+  }
+
+  // The earliest timestamp of one group and domain.
+  Result<std::optional<int64_t>> FirstTimestamp(TimeDomain domain, uint32_t key_group) {
+    FLOE_ASSIGN_OR_RAISE(const std::string* front, FrontTimer(domain, key_group));
+    if (front == nullptr) return std::optional<int64_t>();
     Timer t;
-    if (!DecodeTimerKey(View(c.it->key()), &t)) return BadRow("timers");
+    if (!DecodeTimerKey(*front, &t)) return BadRow("timers");
     return std::optional<int64_t>(t.timestamp);
   }
 
-  // Fires due timers in the heap's (timestamp, key group, key, namespace) order. The earliest
-  // head's group is read with one iterator for as long as its timers come next (all keys of a
-  // tumbling window end at one timestamp): a seek per fired timer costs more than the handler.
-  // A handler that registers or deletes timers ends the run; the heads decide again.
+  // Fires due timers in the heap's (timestamp, key group, key, namespace) order: each time the
+  // earliest head's group gives up its first timer. A group's first timers come from its cache
+  // (Flink's RocksDBCachingPriorityQueueSet), so firing timers that alternate between groups,
+  // as session ends spread over milliseconds do, costs no seek per timer. Timers the handler
+  // registers or deletes keep the caches and heads current.
   Status Fire(TimeDomain domain, int64_t upto, const TimerHandler& handler) {
     const auto& heads = heads_[Index(domain)];
     while (!heads.empty() && heads.begin()->first <= upto) {
       const uint32_t g = heads.begin()->second;
-      // Timers of g come next while they sort before the next group's head.
-      std::optional<std::pair<int64_t, uint32_t>> other;
-      if (heads.size() > 1) other = *std::next(heads.begin());
-      TimerCursor c;
-      FLOE_RETURN_NOT_OK(OpenTimers(domain, g, &c));
-      if (!c.it->Valid()) {
+      FLOE_ASSIGN_OR_RAISE(const std::string* front, FrontTimer(domain, g));
+      if (front == nullptr) {
         return Status::Internal("rocksdb keyed state: timer head of key group " +
                                 std::to_string(g) + " has no timer");
       }
-      const uint64_t changes = timer_changes_;
-      do {
-        Timer t;
-        if (!DecodeTimerKey(View(c.it->key()), &t)) return BadRow("timers");
-        if (t.timestamp > upto || (other && std::pair(t.timestamp, g) > *other)) break;
-        FLOE_RETURN_NOT_OK(PopAt(domain, g, &c));
-        SetScope(t.key, t.ns, t.key_group);
-        FLOE_RETURN_NOT_OK(handler(t));
-      } while (c.it->Valid() && timer_changes_ == changes);
+      Timer t;
+      if (!DecodeTimerKey(*front, &t)) return BadRow("timers");
+      FLOE_RETURN_NOT_OK(Pop(domain, g));
+      SetScope(t.key, t.ns, t.key_group);
+      FLOE_RETURN_NOT_OK(handler(t));
     }
     return Status::OK();
   }
 
-  // Deletes the timer at the cursor, moves the cursor to the next and makes it the group's head.
-  // The cursor's view predates the delete, so its next row is the group's new earliest.
-  Status PopAt(TimeDomain domain, uint32_t g, TimerCursor* c) {
+  // Deletes the group's first timer and makes the next one its head. The deleted row becomes
+  // the group's floor: a queue's head in RocksDB sits behind the tombstones of every timer
+  // popped before it, and a refill seeking from the start of the group would scan them all.
+  Status Pop(TimeDomain domain, uint32_t g) {
+    TimerCache& cache = caches_[Index(domain)][g - options_.key_groups.start];
     std::string& floor = floors_[Index(domain)][g - options_.key_groups.start];
-    floor.assign(View(c->it->key()));
+    floor = std::move(cache.keys.front());
+    cache.keys.pop_front();
     FLOE_RETURN_NOT_OK(Check(db_->db->Delete(write_, db_->timers, floor), "delete timer"));
-    c->it->Next();
-    FLOE_RETURN_NOT_OK(Check(c->it->status(), "read timers"));
-    std::optional<int64_t> next;
-    if (c->it->Valid()) {
-      Timer t;
-      if (!DecodeTimerKey(View(c->it->key()), &t)) return BadRow("timers");
-      next = t.timestamp;
-    }
+    FLOE_ASSIGN_OR_RAISE(std::optional<int64_t> next, FirstTimestamp(domain, g));
     SetHead(domain, g, next);
     return Status::OK();
   }
@@ -440,6 +464,7 @@ class RocksDbKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
   // Reads every group's earliest timers again (after a restore).
   Status LoadHeads() {
     for (auto& floors : floors_) std::fill(floors.begin(), floors.end(), std::string());
+    for (auto& caches : caches_) std::fill(caches.begin(), caches.end(), TimerCache());
     for (uint32_t g = options_.key_groups.start; g < options_.key_groups.end; ++g) {
       for (TimeDomain d : {TimeDomain::kEventTime, TimeDomain::kProcessingTime}) {
         FLOE_ASSIGN_OR_RAISE(std::optional<int64_t> first, FirstTimestamp(d, g));
@@ -491,7 +516,16 @@ class RocksDbKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
   std::set<std::pair<int64_t, uint32_t>> heads_[2];
   // Per domain and group: the row of the last popped timer, "" when unknown (OpenTimers).
   std::vector<std::string> floors_[2];
-  uint64_t timer_changes_ = 0;  // timers registered or deleted by the caller (Fire)
+  // Per domain and group: its first timers' rows, in order. Every timer of the group that sorts
+  // at or before the last one cached is cached; `complete`: the group has no other timer.
+  // Loaded on first use, refilled when it runs out, dropped on restore.
+  struct TimerCache {
+    bool loaded = false;
+    bool complete = false;
+    std::deque<std::string> keys;
+  };
+  static constexpr size_t kTimerCacheSize = 128;
+  std::vector<TimerCache> caches_[2];
   std::vector<bool> restored_groups_;
   Watermark watermark_;
   uint64_t snapshots_ = 0;
