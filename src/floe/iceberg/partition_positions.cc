@@ -1,9 +1,22 @@
 #include "floe/iceberg/partition_positions.h"
 
-#include <algorithm>
 #include <charconv>
 
 namespace floe::iceberg {
+
+namespace {
+
+// The properties a commit of `ranges` sets: each partition's next offset.
+std::map<std::string, std::string> PositionUpdates(
+    std::string_view sink_id, const std::map<SourcePartition, PartitionRange>& ranges) {
+  std::map<std::string, std::string> out;
+  for (const auto& [p, range] : ranges) {
+    out[PartitionPositionProperty(sink_id, p)] = std::to_string(range.next);
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string SourcePartition::ToString() const { return topic + "/" + std::to_string(partition); }
 
@@ -39,17 +52,6 @@ Result<std::vector<SourcePartition>> FencedPartitions(
   return fenced;
 }
 
-std::map<std::string, std::string> PartitionPositionUpdates(
-    std::string_view sink_id, const std::map<SourcePartition, PartitionRange>& ranges,
-    const std::vector<SourcePartition>& fenced) {
-  std::map<std::string, std::string> out;
-  for (const auto& [p, range] : ranges) {
-    if (std::find(fenced.begin(), fenced.end(), p) != fenced.end()) continue;
-    out[PartitionPositionProperty(sink_id, p)] = std::to_string(range.next);
-  }
-  return out;
-}
-
 Result<PartitionCommitResult> CommitPartitions(
     Catalog& catalog, const TableIdentifier& id, std::string_view sink_id,
     const std::map<SourcePartition, PartitionCommit>& parts, const SnapshotChanges& common,
@@ -68,7 +70,7 @@ Result<PartitionCommitResult> CommitPartitions(
       changes.added_delete_files.insert(changes.added_delete_files.end(), part.delete_files.begin(),
                                         part.delete_files.end());
     }
-    changes.table_properties = PartitionPositionUpdates(sink_id, ranges, {});
+    changes.table_properties = PositionUpdates(sink_id, ranges);
     if (ranges.empty() && changes.added_data_files.empty() && changes.added_delete_files.empty()) {
       return out;
     }

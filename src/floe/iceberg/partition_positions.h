@@ -53,11 +53,6 @@ Result<std::vector<SourcePartition>> FencedPartitions(
     const TableMetadata& metadata, std::string_view sink_id,
     const std::map<SourcePartition, PartitionRange>& ranges);
 
-// The properties a commit of `ranges` sets: `next` of every partition not in `fenced`.
-std::map<std::string, std::string> PartitionPositionUpdates(
-    std::string_view sink_id, const std::map<SourcePartition, PartitionRange>& ranges,
-    const std::vector<SourcePartition>& fenced);
-
 // One partition's part of a commit: its range and the files holding those rows (files of one
 // partition only, so a fenced partition's rows stay out without rewriting a file).
 struct PartitionCommit {

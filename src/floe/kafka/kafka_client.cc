@@ -423,17 +423,31 @@ TxnResult KafkaTxnResult(rd_kafka_error_t* error, std::string_view what) {
   return TxnResult{kind, std::move(st)};
 }
 
-Result<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Make(const Properties& properties) {
-  Properties props = properties;
-  // Positions are floe's (checkpoints); never let librdkafka commit or store on its own.
+namespace {
+
+// A consumer over `properties`, with a rebalance listener when it is a group member.
+Result<std::unique_ptr<KafkaConsumer>> MakeConsumer(Properties props, RebalanceListener listener) {
+  // Positions are floe's (checkpoints, tables); never let librdkafka commit or store on its own.
   props["enable.auto.commit"] = "false";
   props["enable.auto.offset.store"] = "false";
-  if (props.count("group.id") == 0) props["group.id"] = "floe-no-group";  // required by the API
   FLOE_ASSIGN_OR_RAISE(ConfPtr conf, MakeConf(props));
   rd_kafka_conf_set_offset_commit_cb(conf.get(), OnCommit);
-  auto impl = std::make_unique<Impl>();
+  auto impl = std::make_unique<KafkaConsumer::Impl>();
+  if (listener) {
+    rd_kafka_conf_set_rebalance_cb(conf.get(), OnRebalance);
+    impl->listener = std::move(listener);
+    rd_kafka_conf_set_opaque(conf.get(), impl.get());
+  }
   FLOE_ASSIGN_OR_RAISE(impl->rk, MakeHandle(RD_KAFKA_CONSUMER, std::move(conf)));
   return std::make_unique<KafkaConsumer>(std::move(impl));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<KafkaConsumer>> KafkaConsumer::Make(const Properties& properties) {
+  Properties props = properties;
+  if (props.count("group.id") == 0) props["group.id"] = "floe-no-group";  // required by the API
+  return MakeConsumer(std::move(props), nullptr);
 }
 
 Result<std::unique_ptr<KafkaConsumer>> KafkaConsumer::MakeMember(const Properties& properties,
@@ -450,16 +464,9 @@ Result<std::unique_ptr<KafkaConsumer>> KafkaConsumer::MakeMember(const Propertie
         "partitions that do not move)");
   }
   props["partition.assignment.strategy"] = "cooperative-sticky";
-  props["enable.auto.commit"] = "false";
-  props["enable.auto.offset.store"] = "false";
-  FLOE_ASSIGN_OR_RAISE(ConfPtr conf, MakeConf(props));
-  rd_kafka_conf_set_offset_commit_cb(conf.get(), OnCommit);
-  rd_kafka_conf_set_rebalance_cb(conf.get(), OnRebalance);
-  auto impl = std::make_unique<Impl>();
-  impl->listener = std::move(listener);
-  rd_kafka_conf_set_opaque(conf.get(), impl.get());
-  FLOE_ASSIGN_OR_RAISE(impl->rk, MakeHandle(RD_KAFKA_CONSUMER, std::move(conf)));
-  return std::make_unique<KafkaConsumer>(std::move(impl));
+  if (!listener)
+    return Status::InvalidArgument("kafka group member: a rebalance listener is required");
+  return MakeConsumer(std::move(props), std::move(listener));
 }
 
 Status KafkaConsumer::Subscribe(const std::vector<std::string>& topics) {
