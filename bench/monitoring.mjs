@@ -68,7 +68,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { pinBinary, record, sampleLoad } from './provenance.mjs'
 import { mulberry32 } from './prng.mjs'
-import { benchArgs, freshJobDir, jobRecord, logProblems, readTimeFile, runAsync, timedCommand, ROSTER_COLUMNS } from './roster_job.mjs'
+import { benchArgs, eachLine, freshJobDir, jobRecord, logProblems, readTimeFile, runAsync, timedCommand, ROSTER_COLUMNS } from './roster_job.mjs'
 import { parseIds, TableWatch } from './table_watch.mjs'
 
 const USAGE = `usage: node bench/monitoring.mjs [--only cost,stall,false-alarms] [--rows 5000000] [--pairs 3]
@@ -214,23 +214,16 @@ function floeRun(p, jobText, vars, { env = {}, onLine, onUrls } = {}) {
   const lines = []
   const urls = { web: null, metrics: null }
   let finished = null   // hrtime of the coordinator's "job ... finished" line
-  let tail = ''
-  child.stderr.on('data', (d) => {
-    const t = Date.now()
-    tail += d
-    const parts = tail.split('\n')
-    tail = parts.pop()
-    for (const line of parts) {
-      lines.push(line)
-      fs.writeSync(logFd, `${t - start} ${line}\n`)
-      if (finished == null && /^floe: job \S+ finished/.test(line)) finished = process.hrtime.bigint()
-      const u = /^floe: (web UI|metrics): (\S+)/.exec(line)
-      if (u) {
-        urls[u[1] === 'web UI' ? 'web' : 'metrics'] = u[2]
-        if (urls.web && urls.metrics && onUrls) onUrls(urls)
-      }
-      if (onLine) onLine(t, line)
+  const tail = eachLine(child.stderr, (t, line) => {
+    lines.push(line)
+    fs.writeSync(logFd, `${t - start} ${line}\n`)
+    if (finished == null && /^floe: job \S+ finished/.test(line)) finished = process.hrtime.bigint()
+    const u = /^floe: (web UI|metrics): (\S+)/.exec(line)
+    if (u) {
+      urls[u[1] === 'web UI' ? 'web' : 'metrics'] = u[2]
+      if (urls.web && urls.metrics && onUrls) onUrls(urls)
     }
+    if (onLine) onLine(t, line)
   })
   const entry = { child, home: p.home }
   live.add(entry)
@@ -238,7 +231,7 @@ function floeRun(p, jobText, vars, { env = {}, onLine, onUrls } = {}) {
   const done = (async () => {
     const code = await closed
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9
-    if (tail) lines.push(tail)
+    if (tail()) lines.push(tail())
     fs.closeSync(logFd)
     const { cpu_s: cpuS, max_rss_mib: rssMib } = readTimeFile(cpuFile)
     const text = lines.join('\n')

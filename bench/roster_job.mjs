@@ -161,6 +161,20 @@ export function logProblems(text) {
 }
 
 // Runs `floe ARGS` to completion: {code, out, err}.
+// Calls onLine(t, line) for every complete line `stream` gives (t: Date.now() when it came);
+// returns a function that gives the unterminated rest.
+export function eachLine(stream, onLine) {
+  let tail = ''
+  stream.on('data', (d) => {
+    const t = Date.now()
+    tail += d
+    const parts = tail.split('\n')
+    tail = parts.pop()
+    for (const line of parts) onLine(t, line)
+  })
+  return () => tail
+}
+
 export function runFloe(floe, args, env = {}) {
   const r = spawnSync(floe, args, { encoding: 'utf8', maxBuffer: 1 << 30, env: { ...process.env, ...env } })
   return { code: r.status, out: r.stdout || '', err: r.stderr || '' }

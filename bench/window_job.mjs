@@ -5,7 +5,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { mulberry32 } from './prng.mjs'
-import { jobRecord, logProblems, readTimeFile, timedCommand } from './roster_job.mjs'
+import { eachLine, jobRecord, logProblems, readTimeFile, timedCommand } from './roster_job.mjs'
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 export const round = (x, d = 1) => (x == null || !Number.isFinite(x) ? null : Number(x.toFixed(d)))
@@ -106,17 +106,10 @@ export function jobRunner({ floe, cpu = null, nice = null }) {
     const start = Date.now()
     const child = spawn(cmd, argv, { env: e, stdio: ['ignore', 'ignore', 'pipe'] })
     const lines = []
-    let tail = ''
-    child.stderr.on('data', (d) => {
-      const t = Date.now()
-      tail += d
-      const parts = tail.split('\n')
-      tail = parts.pop()
-      for (const line of parts) {
-        lines.push(line)
-        fs.writeSync(logFd, `${t - start} ${line}\n`)
-        if (onLine) onLine(t, line)
-      }
+    eachLine(child.stderr, (t, line) => {
+      lines.push(line)
+      fs.writeSync(logFd, `${t - start} ${line}\n`)
+      if (onLine) onLine(t, line)
     })
     let exited = false
     const entry = { child, home: p.home }
