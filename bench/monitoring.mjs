@@ -68,7 +68,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { pinBinary, record, sampleLoad } from './provenance.mjs'
 import { mulberry32 } from './prng.mjs'
-import { benchArgs, eachLine, freshJobDir, jobRecord, logProblems, readTimeFile, runAsync, timedCommand, ROSTER_COLUMNS } from './roster_job.mjs'
+import { benchArgs, eachLine, freshJobDir, startDevCluster, jobRecord, logProblems, readTimeFile, runAsync, timedCommand, ROSTER_COLUMNS } from './roster_job.mjs'
 import { parseIds, TableWatch } from './table_watch.mjs'
 
 const USAGE = `usage: node bench/monitoring.mjs [--only cost,stall,false-alarms] [--rows 5000000] [--pairs 3]
@@ -267,20 +267,8 @@ async function cancel(p, job) {
 
 // `floe kafka dev` (3 brokers) as its own process, with `topics` ('name:partitions').
 async function devCluster(dir, topics) {
-  const file = path.join(dir, 'bootstrap')
-  const child = spawn(FLOE, ['kafka', 'dev', '--brokers', '3', ...topics.flatMap((t) => ['--topic', t]), '--bootstrap-file', file],
-    { env: floeEnv(), stdio: ['ignore', 'ignore', 'pipe'] })
-  let err = ''
-  child.stderr.on('data', (d) => (err += d))
-  const entry = { child }
-  live.add(entry)
-  const exited = new Promise((resolve) => child.on('close', (code) => { live.delete(entry); resolve(code) }))
-  const deadline = Date.now() + 30_000
-  while (!fs.existsSync(file) || !fs.readFileSync(file, 'utf8').trim()) {
-    if (Date.now() > deadline) throw new Error(`floe kafka dev did not start: ${err}`)
-    await sleep(50)
-  }
-  return { bootstrap: fs.readFileSync(file, 'utf8').trim(), stop: async () => { child.kill('SIGTERM'); await exited } }
+  const { bootstrap, child, exited } = await startDevCluster(FLOE, dir, topics, { env: floeEnv(), live })
+  return { bootstrap, stop: async () => { child.kill('SIGTERM'); await exited } }
 }
 
 // The producer: records {seq, name} into `topic`, seq 1, 2, ... Each phase of `schedule`

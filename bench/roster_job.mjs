@@ -175,6 +175,26 @@ export function eachLine(stream, onLine) {
   return () => tail
 }
 
+// `floe kafka dev` (3 brokers) as its own process, with `topics` ('name:partitions'), once it
+// wrote its bootstrap address (30 s at most). `live`: the set of processes the caller stops on
+// exit; the cluster is in it while it runs.
+export async function startDevCluster(floe, dir, topics, { env = process.env, live } = {}) {
+  const file = path.join(dir, 'bootstrap')
+  const child = spawn(floe, ['kafka', 'dev', '--brokers', '3', ...topics.flatMap((t) => ['--topic', t]), '--bootstrap-file', file],
+    { env, stdio: ['ignore', 'ignore', 'pipe'] })
+  let err = ''
+  child.stderr.on('data', (d) => (err += d))
+  const entry = { child }
+  live?.add(entry)
+  const exited = new Promise((resolve) => child.on('close', (code) => { live?.delete(entry); resolve(code) }))
+  const deadline = Date.now() + 30_000
+  while (!fs.existsSync(file) || !fs.readFileSync(file, 'utf8').trim()) {
+    if (Date.now() > deadline) throw new Error(`floe kafka dev did not start: ${err}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  return { bootstrap: fs.readFileSync(file, 'utf8').trim(), child, exited }
+}
+
 export function runFloe(floe, args, env = {}) {
   const r = spawnSync(floe, args, { encoding: 'utf8', maxBuffer: 1 << 30, env: { ...process.env, ...env } })
   return { code: r.status, out: r.stdout || '', err: r.stderr || '' }

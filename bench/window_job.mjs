@@ -5,7 +5,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { mulberry32 } from './prng.mjs'
-import { eachLine, jobRecord, logProblems, readTimeFile, timedCommand } from './roster_job.mjs'
+import { eachLine, jobRecord, logProblems, readTimeFile, startDevCluster, timedCommand } from './roster_job.mjs'
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 export const round = (x, d = 1) => (x == null || !Number.isFinite(x) ? null : Number(x.toFixed(d)))
@@ -144,22 +144,7 @@ export function jobRunner({ floe, cpu = null, nice = null }) {
     return { child, done }
   }
 
-  async function devCluster(dir, topics) {
-    const file = path.join(dir, 'bootstrap')
-    const child = spawn(FLOE, ['kafka', 'dev', '--brokers', '3', ...topics.flatMap((t) => ['--topic', t]), '--bootstrap-file', file],
-      { stdio: ['ignore', 'ignore', 'pipe'] })
-    let err = ''
-    child.stderr.on('data', (d) => (err += d))
-    const entry = { child }
-    live.add(entry)
-    const exited = new Promise((resolve) => child.on('close', (code) => { live.delete(entry); resolve(code) }))
-    const deadline = Date.now() + 30_000
-    while (!fs.existsSync(file) || !fs.readFileSync(file, 'utf8').trim()) {
-      if (Date.now() > deadline) throw new Error(`floe kafka dev did not start: ${err}`)
-      await sleep(50)
-    }
-    return { bootstrap: fs.readFileSync(file, 'utf8').trim(), child, exited }
-  }
+  const devCluster = (dir, topics) => startDevCluster(FLOE, dir, topics, { live })
   return { floeRun, floeSync, devCluster, stopLive }
 }
 
