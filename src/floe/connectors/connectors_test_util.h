@@ -29,8 +29,12 @@ class CollectingCollector final : public runtime::Collector {
     batches.push_back(std::move(batch));
     return Status::OK();
   }
-  Status EmitWatermark(runtime::Watermark) override { return Status::OK(); }
+  Status EmitWatermark(runtime::Watermark watermark) override {
+    watermarks.push_back(watermark);
+    return Status::OK();
+  }
   std::vector<RecordBatch> batches;
+  std::vector<runtime::Watermark> watermarks;
 };
 
 // Every row of `batches` as a JSON line (AppendRowAsJson): an order-preserving, type-aware

@@ -251,11 +251,26 @@ class OperatorRunner {
 
   Status Run() {
     while (!finished_) {
-      FLOE_ASSIGN_OR_RAISE(InputGate::Next next, t_.gate->Pop(blocked_));
+      // One slice of the operator's unfinished work between two elements: barriers and
+      // commands get through while, say, millions of timers fire.
+      if (working_) {
+        FLOE_ASSIGN_OR_RAISE(working_, t_.op->ContinueWork(out_));
+        if (!working_ && end_deferred_) {
+          end_deferred_ = false;
+          FLOE_RETURN_NOT_OK(EndInput());
+          FLOE_RETURN_NOT_OK(SnapshotReady());
+          continue;
+        }
+      }
+      FLOE_ASSIGN_OR_RAISE(
+          InputGate::Next next,
+          t_.gate->Pop(blocked_,
+                       working_ ? std::optional(std::chrono::milliseconds(0)) : std::nullopt));
       if (next.kind == InputGate::Next::Kind::kCommand) {
         FLOE_RETURN_NOT_OK(OnCommand(next.command));
       } else if (next.kind == InputGate::Next::Kind::kElement) {
         FLOE_RETURN_NOT_OK(OnElement(next.channel, std::move(next.element)));
+        working_ = true;  // the element may have left work (a watermark's timers)
       }
     }
     return Status::OK();
@@ -374,13 +389,24 @@ class OperatorRunner {
     ended_[c] = true;
     FLOE_RETURN_NOT_OK(AdvanceWatermark());
     if (++ended_count_ == n_) {
-      all_ended_ = true;
-      FLOE_RETURN_NOT_OK(t_.op->OnEndOfInput(out_));
-      FLOE_RETURN_NOT_OK(out_.Broadcast(EndOfInput{}));
-      impl_.ReportEnded();
-      if (!impl_.options.final_checkpoint) finished_ = true;
+      // The operator's unfinished work goes out before its end of input, in slices as ever.
+      FLOE_ASSIGN_OR_RAISE(working_, t_.op->ContinueWork(out_));
+      if (working_) {
+        end_deferred_ = true;
+      } else {
+        FLOE_RETURN_NOT_OK(EndInput());
+      }
     }
     return SnapshotReady();
+  }
+
+  Status EndInput() {
+    all_ended_ = true;
+    FLOE_RETURN_NOT_OK(t_.op->OnEndOfInput(out_));
+    FLOE_RETURN_NOT_OK(out_.Broadcast(EndOfInput{}));
+    impl_.ReportEnded();
+    if (!impl_.options.final_checkpoint) finished_ = true;
+    return Status::OK();
   }
 
   ExecutorTask& t_;
@@ -403,6 +429,8 @@ class OperatorRunner {
   size_t ended_count_ = 0;
   bool all_ended_ = false;
   bool finished_ = false;
+  bool working_ = true;        // ContinueWork may have work (a restore may have left some)
+  bool end_deferred_ = false;  // every input ended; EndInput waits for the work to finish
   const bool aligned_;
 };
 

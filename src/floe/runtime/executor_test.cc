@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "floe/runtime/partitioner.h"
 #include "floe/runtime/test_util.h"
@@ -506,6 +507,87 @@ TEST(LocalExecutor, WatermarkIsTheMinimumOverInputs) {
   EXPECT_TRUE(seen.front() == 100 || seen.front() == 200) << seen.front();
   for (size_t i = 1; i < seen.size(); ++i) EXPECT_LT(seen[i - 1], seen[i]);
   EXPECT_EQ(seen.back(), INT64_MAX);  // bounded sources end with the maximum watermark
+}
+
+// An operator whose watermark leaves work that lasts until a barrier got through between two
+// of its slices (ContinueWork): the task serves barriers while the work goes on, and ends its
+// input only after it.
+class SlicedWork final : public Operator {
+ public:
+  SlicedWork(std::vector<std::string>* calls, Event* working) : calls_(calls), working_(working) {}
+  Status ProcessBatch(const RecordBatch&, int, Collector&) override { return Status::OK(); }
+  Status OnWatermark(Watermark wm, Collector&) override {
+    calls_->push_back("watermark");
+    pending_ = wm.micros == INT64_MAX;
+    return Status::OK();
+  }
+  Result<bool> ContinueWork(Collector& out) override {
+    if (!pending_) return false;
+    if (!barrier_seen_) {
+      working_->Set();
+      return true;
+    }
+    pending_ = false;
+    calls_->push_back("work done");
+    FLOE_RETURN_NOT_OK(out.Emit(testing::Int64Batch({7})));
+    return false;
+  }
+  Status OnBarrier(CheckpointId id, StateWriter&, Collector&) override {
+    calls_->push_back("barrier " + id.ToString());
+    barrier_seen_ = true;
+    return Status::OK();
+  }
+  Status OnEndOfInput(Collector&) override {
+    calls_->push_back("end of input");
+    return Status::OK();
+  }
+
+ private:
+  std::vector<std::string>* calls_;
+  Event* working_;
+  bool pending_ = false;
+  bool barrier_seen_ = false;
+};
+
+TEST(LocalExecutor, BarriersGetThroughWhileAnOperatorWorksInSlices) {
+  std::vector<std::string> calls;  // the operator's, on its thread; read after Wait
+  Event working, ended;
+  std::mutex mu;
+  std::map<uint64_t, std::vector<bool>> end_of_input;  // checkpoint -> each ack's flag
+  JobGraph g;
+  VertexId src = g.AddSource("src", 1, [](const TaskInfo&) {
+    return testing::Src<WatermarkSource>(std::vector<int64_t>{100});
+  });
+  VertexId op = g.AddOperator(
+      "op", 1, [&](const TaskInfo&) { return testing::Op<SlicedWork>(&calls, &working); });
+  g.Connect(src, op, Partitioning::Forward());
+  ExecutorOptions opts;
+  opts.on_ack = [&](TaskAck ack) {
+    std::lock_guard lock(mu);
+    end_of_input[ack.checkpoint.value].push_back(ack.end_of_input);
+  };
+  opts.on_end_of_input = [&] { ended.Set(); };
+  auto ex = LocalExecutor::Make(g, std::move(opts)).ValueOrDie();
+  ASSERT_TRUE(ex->Start().ok());
+  ASSERT_TRUE(working.Wait());
+  EXPECT_FALSE(ended.IsSet());
+  ASSERT_TRUE(ex->TriggerCheckpoint(CheckpointId(1)).ok());
+  ASSERT_TRUE(ended.Wait());  // the work finished after barrier 1
+  ASSERT_TRUE(ex->TriggerCheckpoint(CheckpointId(2)).ok());
+  auto acked = [&](uint64_t id) {
+    std::lock_guard lock(mu);
+    return end_of_input[id].size() == 2;
+  };
+  while (!acked(2)) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(ex->NotifyCheckpointComplete(CheckpointId(2), /*final=*/true).ok());
+  ASSERT_TRUE(ex->Wait().ok());
+  EXPECT_EQ(ex->state(), JobState::kFinished);
+  EXPECT_EQ(calls, (std::vector<std::string>{"watermark", "watermark", "barrier 1", "work done",
+                                             "end of input", "barrier 2"}));
+  // The source had ended at checkpoint 1, the operator not yet: no final checkpoint before the
+  // work is done.
+  EXPECT_EQ(end_of_input[1], (std::vector<bool>{true, false}));
+  EXPECT_EQ(end_of_input[2], (std::vector<bool>{true, true}));
 }
 
 // A source that declares itself idle (no partition, or nothing for the idle timeout) does not

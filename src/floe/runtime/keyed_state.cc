@@ -430,13 +430,14 @@ class HashMapKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
     return Status::OK();
   }
 
-  Status AdvanceWatermark(Watermark watermark, const TimerHandler& handler) override {
+  Result<bool> FireEventTimers(Watermark watermark, const TimerHandler& handler,
+                               size_t max_timers) override {
     if (watermark > watermark_) watermark_ = watermark;
-    return Fire(TimeDomain::kEventTime, watermark_.micros, handler);
+    return Fire(TimeDomain::kEventTime, watermark_.micros, handler, max_timers);
   }
 
   Status AdvanceProcessingTime(const TimerHandler& handler) override {
-    return Fire(TimeDomain::kProcessingTime, CurrentProcessingTime(), handler);
+    return Fire(TimeDomain::kProcessingTime, CurrentProcessingTime(), handler, SIZE_MAX).status();
   }
 
   std::optional<int64_t> NextTimer(TimeDomain domain) const override {
@@ -525,12 +526,17 @@ class HashMapKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
     return map.empty();
   }
 
-  Status Fire(TimeDomain domain, int64_t upto, const TimerHandler& handler) {
-    while (std::optional<Timer> timer = timers_.PopDue(domain, upto)) {
+  // Fires up to `max_timers` due timers; true when due ones remain.
+  Result<bool> Fire(TimeDomain domain, int64_t upto, const TimerHandler& handler,
+                    size_t max_timers) {
+    for (size_t fired = 0; fired < max_timers; ++fired) {
+      std::optional<Timer> timer = timers_.PopDue(domain, upto);
+      if (!timer) return false;
       SetScope(timer->key, timer->ns, timer->key_group);
       FLOE_RETURN_NOT_OK(handler(*timer));
     }
-    return Status::OK();
+    std::optional<int64_t> next = timers_.NextTimestamp(domain);
+    return next && *next <= upto;
   }
 
   std::vector<bool> restored_groups_;  // by key group - start, once Restore ran
@@ -830,6 +836,10 @@ Result<std::unique_ptr<KeyedStateBackend>> KeyedStateBackend::Make(KeyedStateOpt
   if (options.backend == "rocksdb") return MakeRocksDbKeyedStateBackend(std::move(options));
   return std::unique_ptr<KeyedStateBackend>(
       std::make_unique<HashMapKeyedStateBackend>(std::move(options)));
+}
+
+Status KeyedStateBackend::AdvanceWatermark(Watermark watermark, const TimerHandler& handler) {
+  return FireEventTimers(watermark, handler, SIZE_MAX).status();
 }
 
 Status KeyedStateBackend::Snapshot(StateWriter& out) {

@@ -192,10 +192,15 @@ class KeyedStateBackend {
   // Called for each due timer with the current key and namespace set to the timer's. It may
   // read and write state and register timers (one due already fires in the same call).
   using TimerHandler = std::function<Status(const Timer& timer)>;
-  // Fires event-time timers with timestamp <= watermark, in timestamp order. Call it from
-  // OnWatermark before forwarding the watermark. Afterwards the current key is the last fired
-  // timer's: set it again before accessing state.
-  virtual Status AdvanceWatermark(Watermark watermark, const TimerHandler& handler) = 0;
+  // Fires event-time timers with timestamp <= watermark, in timestamp order, at most
+  // `max_timers` of them, and returns whether due timers remain (a later call with the same
+  // watermark goes on where this one stopped). Operators fire in slices so the runtime serves
+  // barriers between them (Operator::ContinueWork). Afterwards the current key is the last
+  // fired timer's: set it again before accessing state.
+  virtual Result<bool> FireEventTimers(Watermark watermark, const TimerHandler& handler,
+                                       size_t max_timers) = 0;
+  // Every due event-time timer at once.
+  Status AdvanceWatermark(Watermark watermark, const TimerHandler& handler);
   // Fires processing-time timers with timestamp <= CurrentProcessingTime().
   virtual Status AdvanceProcessingTime(const TimerHandler& handler) = 0;
   virtual std::optional<int64_t> NextTimer(TimeDomain domain) const = 0;

@@ -80,7 +80,8 @@ class Collector {
 // Operator is the contract every non-source task implements (after Arroyo's; see
 // docs/architecture.md, "Data path", and the runtime README, "Operator contract").
 // Lifecycle, all on the subtask's own thread:
-//   Open -> [Restore] -> { ProcessBatch | OnWatermark | OnBarrier | OnCheckpointComplete }*
+//   Open -> [Restore] -> { ProcessBatch | OnWatermark | ContinueWork | OnBarrier |
+//                          OnCheckpointComplete }*
 //        -> [OnEndOfInput -> (OnBarrier -> OnCheckpointComplete)*] -> Close
 // * ProcessBatch: `input` is the index of the edge the batch came through (the order in which
 //   edges were connected to this vertex).
@@ -93,6 +94,11 @@ class Collector {
 //   (idempotently: after a restore the same commit may be offered again, and N may subsume
 //   earlier checkpoints whose notification was lost, and earlier savepoints: a savepoint's
 //   completion is not delivered, except a stop-with-savepoint's, see LocalJob).
+// * ContinueWork: the operator's unfinished work (event-time timers still due after a large
+//   watermark step or a restore), one bounded slice per call; true while work remains. The
+//   runner calls it between input elements, so barriers and commands are served while the work
+//   lasts, and it finishes the work before OnEndOfInput. Input elements keep arriving between
+//   slices: results must not depend on where the slices fall.
 // * OnEndOfInput: every input ended. Flush buffered output; a final checkpoint follows, so a sink
 //   stages the tail in OnBarrier and commits it in OnCheckpointComplete like any other data.
 // * Restore: called after Open with the blob this subtask wrote at the restored checkpoint.
@@ -124,6 +130,10 @@ class Operator {
   virtual Status ProcessBatch(const RecordBatch& batch, int input, Collector& out) = 0;
   virtual Status OnWatermark(Watermark watermark, Collector& out) {
     return out.EmitWatermark(watermark);
+  }
+  virtual Result<bool> ContinueWork(Collector& out) {
+    (void)out;
+    return false;
   }
   virtual Status OnBarrier(CheckpointId id, StateWriter& state, Collector& out) {
     (void)id, (void)state, (void)out;

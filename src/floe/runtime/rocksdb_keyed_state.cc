@@ -226,13 +226,14 @@ class RocksDbKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
     return Status::OK();
   }
 
-  Status AdvanceWatermark(Watermark watermark, const TimerHandler& handler) override {
+  Result<bool> FireEventTimers(Watermark watermark, const TimerHandler& handler,
+                               size_t max_timers) override {
     if (watermark > watermark_) watermark_ = watermark;
-    return Fire(TimeDomain::kEventTime, watermark_.micros, handler);
+    return Fire(TimeDomain::kEventTime, watermark_.micros, handler, max_timers);
   }
 
   Status AdvanceProcessingTime(const TimerHandler& handler) override {
-    return Fire(TimeDomain::kProcessingTime, CurrentProcessingTime(), handler);
+    return Fire(TimeDomain::kProcessingTime, CurrentProcessingTime(), handler, SIZE_MAX).status();
   }
 
   std::optional<int64_t> NextTimer(TimeDomain domain) const override {
@@ -428,10 +429,13 @@ class RocksDbKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
   // earliest head's group gives up its first timer. A group's first timers come from its cache
   // (Flink's RocksDBCachingPriorityQueueSet), so firing timers that alternate between groups,
   // as session ends spread over milliseconds do, costs no seek per timer. Timers the handler
-  // registers or deletes keep the caches and heads current.
-  Status Fire(TimeDomain domain, int64_t upto, const TimerHandler& handler) {
+  // registers or deletes keep the caches and heads current. At most `max_timers`; true when
+  // due ones remain.
+  Result<bool> Fire(TimeDomain domain, int64_t upto, const TimerHandler& handler,
+                    size_t max_timers) {
     const auto& heads = heads_[Index(domain)];
-    while (!heads.empty() && heads.begin()->first <= upto) {
+    for (size_t fired = 0; !heads.empty() && heads.begin()->first <= upto; ++fired) {
+      if (fired == max_timers) return true;
       const uint32_t g = heads.begin()->second;
       FLOE_ASSIGN_OR_RAISE(const std::string* front, FrontTimer(domain, g));
       if (front == nullptr) {
@@ -444,7 +448,7 @@ class RocksDbKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
       SetScope(t.key, t.ns, t.key_group);
       FLOE_RETURN_NOT_OK(handler(t));
     }
-    return Status::OK();
+    return false;
   }
 
   // Deletes the group's first timer and makes the next one its head. The deleted row becomes

@@ -197,6 +197,7 @@ Status WindowAggregateOperator::Restore(runtime::StateReader& state) {
   FLOE_RETURN_NOT_OK(ReadState(state, &watermark_, &late_records_dropped_));
   late_reported_ = late_records_dropped_;
   late_metric_->Set(late_records_dropped_);
+  ResumeFiring();
   return Status::OK();
 }
 
@@ -216,6 +217,7 @@ Status WindowAggregateOperator::RestoreRescaled(const std::vector<std::string>& 
   late_records_dropped_ = subtask_ == 0 ? late_sum : 0;
   late_reported_ = late_records_dropped_;
   late_metric_->Set(late_records_dropped_);
+  ResumeFiring();
   return Status::OK();
 }
 
@@ -325,7 +327,9 @@ Status WindowAggregateOperator::AddToSession(const std::string& key, int64_t ts,
   int64_t start = ts, end = ts + gap;
   Sessions merged_from, kept;
   for (const auto& s : sessions) {
-    if (s.first <= end && s.second >= start) {  // overlap or touch: one session
+    if (s.second - kOneMilli <= watermark_.micros) {
+      kept.push_back(s);  // behind the watermark, to fire in a later slice: as if fired
+    } else if (s.first <= end && s.second >= start) {  // overlap or touch: one session
       merged_from.push_back(s);
       start = std::min(start, s.first);
       end = std::max(end, s.second);
@@ -391,23 +395,37 @@ Status WindowAggregateOperator::Fire(const runtime::Timer& timer, RecordBatch* o
 Status WindowAggregateOperator::OnWatermark(runtime::Watermark watermark, runtime::Collector& out) {
   if (watermark <= watermark_) return Status::OK();  // watermarks only move forward
   watermark_ = watermark;
+  firing_ = true;
+  return ContinueWork(out).status();
+}
+
+// One slice: up to kFiredBatchRows due timers, sent on as one batch, so a step of the watermark
+// over millions of open windows (the end of a bounded input) neither holds all their rows at once
+// nor keeps barriers waiting. Rows that arrive between slices cannot change what fires: every
+// window still to fire is already behind watermark_, so they are late for it (AddToSession skips
+// such sessions).
+Result<bool> WindowAggregateOperator::ContinueWork(runtime::Collector& out) {
+  if (!firing_) return false;
   RecordBatch fired(output_);
-  auto send = [&]() -> Status {
-    if (fired.num_rows() == 0) return Status::OK();
-    FLOE_RETURN_NOT_OK(out.Emit(std::exchange(fired, RecordBatch(output_))));
+  FLOE_ASSIGN_OR_RAISE(
+      bool more, state_->FireEventTimers(
+                     watermark_, [&](const runtime::Timer& timer) { return Fire(timer, &fired); },
+                     kFiredBatchRows));
+  if (fired.num_rows() > 0) {
+    FLOE_RETURN_NOT_OK(out.Emit(std::move(fired)));
     // Fired and sent on, not yet in any checkpoint: a restore must fire these windows again,
     // and the sink must not have committed them.
     CrashPoint("window-after-fire");
-    return Status::OK();
-  };
-  // Sent on in bounded batches while the timers fire: the end of an input with millions of open
-  // windows neither holds all their rows in memory at once nor keeps the sink waiting for all.
-  FLOE_RETURN_NOT_OK(state_->AdvanceWatermark(watermark, [&](const runtime::Timer& timer) {
-    FLOE_RETURN_NOT_OK(Fire(timer, &fired));
-    return fired.num_rows() >= kFiredBatchRows ? send() : Status::OK();
-  }));
-  FLOE_RETURN_NOT_OK(send());
-  return out.EmitWatermark(watermark);
+  }
+  if (more) return true;
+  firing_ = false;
+  FLOE_RETURN_NOT_OK(out.EmitWatermark(watermark_));
+  return false;
+}
+
+void WindowAggregateOperator::ResumeFiring() {
+  std::optional<int64_t> next = state_->NextTimer(runtime::TimeDomain::kEventTime);
+  firing_ = next && *next <= watermark_.micros;
 }
 
 }  // namespace floe::sql

@@ -65,7 +65,10 @@ class WindowAggregateOperator final : public runtime::Operator {
   // after a rescale); subtask 0 takes their late-row count.
   Status RestoreRescaled(const std::vector<std::string>& states) override;
   Status ProcessBatch(const RecordBatch& batch, int input, runtime::Collector& out) override;
+  // Fires the windows the watermark passed, in slices of at most 4096 (ContinueWork goes on),
+  // and forwards the watermark after the last.
   Status OnWatermark(runtime::Watermark watermark, runtime::Collector& out) override;
+  Result<bool> ContinueWork(runtime::Collector& out) override;
   Status OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
                    runtime::Collector& out) override;
 
@@ -76,6 +79,8 @@ class WindowAggregateOperator final : public runtime::Operator {
  private:
   explicit WindowAggregateOperator(WindowAggregateSpec spec);
   Status Fire(const runtime::Timer& timer, RecordBatch* out);
+  // After a restore: a checkpoint taken between two slices left windows behind the watermark.
+  void ResumeFiring();
   // SESSION: the row opens [ts, ts + gap) and merges with the key's sessions it touches.
   // REQUIRES: the current key is the row's. Sets *late when the merged session already fired.
   Status AddToSession(const std::string& key, int64_t ts, const RecordBatch& batch, size_t row,
@@ -92,6 +97,7 @@ class WindowAggregateOperator final : public runtime::Operator {
   runtime::ValueState accumulators_;
   runtime::ValueState sessions_;  // SESSION: the open sessions of a key (namespace "")
   runtime::Watermark watermark_;
+  bool firing_ = false;  // timers at or behind watermark_ may remain
   int64_t late_records_dropped_ = 0;
   int64_t late_reported_ = 0;               // the count last logged
   runtime::Metric* late_metric_ = nullptr;  // numLateRecordsDropped
