@@ -193,7 +193,16 @@ Status RocksDbSnapshot::SwitchMemTables(const std::string& dir) {
   rocksdb::FlushOptions flush;
   flush.wait = false;
   flush.allow_write_stall = true;
-  FLOE_RETURN_NOT_OK(Check(db_->db->Flush(flush, {db_->state, db_->timers}), "flush"));
+  for (int waited_ms = 0;; ++waited_ms) {
+    rocksdb::Status s = db_->db->Flush(flush, {db_->state, db_->timers});
+    // RocksDB refuses while it stops writes for compaction to catch up: the task's next write
+    // would wait as long, so the barrier waits for the stop to end rather than fail the job.
+    if (!s.IsTryAgain() || waited_ms >= kFlushWaitMs) {
+      FLOE_RETURN_NOT_OK(Check(s, "flush"));
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   checkpoint_dir_ = dir;
   return Status::OK();
 }
