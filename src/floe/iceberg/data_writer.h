@@ -38,6 +38,8 @@ struct FileWriterConfig {
   // size_ratio of an earlier writer): without it a writer's first file rolls well below the
   // target, since the estimate counts pages before compression.
   double initial_size_ratio = 1.0;
+  // <nnnnn> of the first file: writers sharing a prefix take disjoint ranges.
+  int64_t first_file_number = 0;
   parquet::WriterOptions parquet;
 };
 

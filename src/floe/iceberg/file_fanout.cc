@@ -42,6 +42,7 @@ Result<std::unique_ptr<FileFanout>> FileFanout::Make(const TableMetadata& metada
   if (fanout->options_.config.target_file_size_bytes <= 0) {
     return Status::InvalidArgument("target file size must be positive");
   }
+  fanout->next_file_ = fanout->options_.config.first_file_number;
   if (const double r = fanout->options_.config.initial_size_ratio; r >= 0.05 && r <= 2.0) {
     fanout->size_ratio_ = r;
   }

@@ -62,7 +62,7 @@ const std::set<std::string>& KnownOptions() {
   return kWithCatalog;
 }
 
-constexpr uint32_t kWriterFilesVersion = 1;
+constexpr uint32_t kWriterFilesVersion = 2;
 
 }  // namespace
 
@@ -80,6 +80,7 @@ RecordBatch EncodeWriterFiles(const WriterFiles& files) {
   w.PutU32(kWriterFilesVersion);
   w.PutU64(files.checkpoint.value);
   w.PutString(files.writer_task);
+  w.PutString(files.split);
   iceberg::EncodeDataFiles(files.data_files, w);
   iceberg::EncodeDataFiles(files.delete_files, w);
   RecordBatch batch(WriterFilesSchema());
@@ -105,6 +106,7 @@ Result<std::vector<WriterFiles>> DecodeWriterFiles(const RecordBatch& batch) {
     FLOE_ASSIGN_OR_RAISE(uint64_t id, r.GetU64());
     files.checkpoint = runtime::CheckpointId(id);
     FLOE_ASSIGN_OR_RAISE(files.writer_task, r.GetString());
+    FLOE_ASSIGN_OR_RAISE(files.split, r.GetString());
     FLOE_ASSIGN_OR_RAISE(files.data_files, iceberg::DecodeDataFiles(r));
     FLOE_ASSIGN_OR_RAISE(files.delete_files, iceberg::DecodeDataFiles(r));
     FLOE_RETURN_NOT_OK(r.ExpectEnd());

@@ -108,6 +108,9 @@ Result<std::map<std::string, std::string>> SourceOffsetsFromJson(const std::stri
 struct WriterFiles {
   runtime::CheckpointId checkpoint;
   std::string writer_task;
+  // The source split all rows of these files came from (IcebergWriterOptions::split_column);
+  // empty when the writer does not split.
+  std::string split;
   std::vector<iceberg::DataFile> data_files;
   std::vector<iceberg::DataFile> delete_files;
 };

@@ -804,7 +804,8 @@ struct Harness {
   std::shared_ptr<iceberg::TableLease> lease;  // the sink's, shared by writer and committer
 
   explicit Harness(Sink& s, const std::string& row_kind_column = "",
-                   std::shared_ptr<iceberg::TableLease> with_lease = nullptr)
+                   std::shared_ptr<iceberg::TableLease> with_lease = nullptr,
+                   const std::string& split_column = "")
       : sink(s), lease(std::move(with_lease)) {
     IcebergWriterOptions o;
     o.lease = lease;
@@ -814,6 +815,7 @@ struct Harness {
                                                  : iceberg::WriteMode::kUpsert;
     o.job_id = "feedfeed";
     o.row_kind_column = row_kind_column;
+    o.split_column = split_column;
     writer = IcebergWriterOperator::Make(o).ValueOrDie();
     runtime::OperatorContext ctx;
     ctx.task.vertex = "w";
@@ -1132,6 +1134,48 @@ TEST(IcebergWriter, ChangelogRowKindsRetireKeysInUpsertMode) {
   h.Stage(*c, CheckpointId(1), {b});
   ASSERT_OK(c->OnCheckpointComplete(CheckpointId(1)));
   EXPECT_EQ(ScanKeyToSeq(sink.Metadata()), (std::map<int64_t, int64_t>{{2, 4}, {3, 3}}));
+}
+
+// The rows of each source split (a Kafka partition) go to files of their own, handed over
+// with the split, named as every writer file is; the split column is not written.
+TEST(IcebergWriter, RowsOfEachSplitGoToFilesOfTheirOwn) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  Harness h(sink, "", nullptr, "$split");
+  auto schema = std::make_shared<BatchSchema>(*SeqSchema());
+  schema->fields.push_back(Field{"$split", DataType::String(), false, 0});
+  RecordBatch rows = SeqRows(1, 30, 0);
+  std::vector<Column> columns;
+  for (size_t c = 0; c < rows.num_columns(); ++c) columns.push_back(rows.column(c));
+  Column split(DataType::String());
+  for (int64_t seq = 1; seq <= 30; ++seq) split.AppendBytes(seq % 3 == 0 ? "t/1" : "t/0");
+  columns.push_back(std::move(split));
+  NullCollector none;
+  ASSERT_OK(h.writer->ProcessBatch(RecordBatch(schema, std::move(columns)), 0, none));
+  runtime::StateWriter ws;
+  ASSERT_OK(h.writer->OnBarrier(CheckpointId(1), ws, h.to_committer));
+  std::map<std::string, int64_t> rows_of;
+  std::set<std::string> names;
+  for (const RecordBatch& b : h.to_committer.batches) {
+    ASSERT_OK_AND_ASSIGN(std::vector<internal::WriterFiles> files, internal::DecodeWriterFiles(b));
+    for (const internal::WriterFiles& f : files) {
+      for (const iceberg::DataFile& d : f.data_files) {
+        rows_of[f.split] += d.record_count;
+        const std::string name = d.file_path.substr(d.file_path.rfind('/') + 1);
+        EXPECT_TRUE(internal::ParseWriterFileName(name).has_value()) << name;
+        names.insert(name);
+      }
+    }
+  }
+  EXPECT_EQ(rows_of, (std::map<std::string, int64_t>{{"t/0", 20}, {"t/1", 10}}));
+  EXPECT_EQ(names.size(), 2u);
+  auto c = Harness::OpenCommitter(h.CommitterOptions());
+  for (const auto& b : h.to_committer.batches) ASSERT_OK(c->ProcessBatch(b, 0, none));
+  runtime::StateWriter cs;
+  ASSERT_OK(c->OnBarrier(CheckpointId(1), cs, none));
+  ASSERT_OK(c->OnCheckpointComplete(CheckpointId(1)));
+  EXPECT_EQ(ScanKeyToSeq(sink.Metadata()).size(), 30u);
+  EXPECT_EQ(sink.Metadata().current_schema().fields.size(), 3u);
 }
 
 TEST(IcebergSink, UpsertThroughTwoHashPartitionedWritersKeepsTheLatestRowPerKey) {
@@ -1701,6 +1745,7 @@ TEST(IcebergSinkInternal, FileDescriptionsRoundTrip) {
   internal::WriterFiles files;
   files.checkpoint = CheckpointId(42);
   files.writer_task = "w/1";
+  files.split = "orders/7";
   files.data_files = {iceberg::DataFile{}};
   files.delete_files = {f};
   RecordBatch batch = internal::EncodeWriterFiles(files);
@@ -1708,6 +1753,7 @@ TEST(IcebergSinkInternal, FileDescriptionsRoundTrip) {
   ASSERT_EQ(back.size(), 1u);
   EXPECT_EQ(back[0].checkpoint, CheckpointId(42));
   EXPECT_EQ(back[0].writer_task, "w/1");
+  EXPECT_EQ(back[0].split, "orders/7");
   EXPECT_EQ(back[0].data_files, files.data_files);
   EXPECT_EQ(back[0].delete_files, files.delete_files);
 }

@@ -38,6 +38,9 @@ bool NamesEqualIgnoreCase(std::string_view a, std::string_view b) {
 
 enum class RowOp { kWrite, kDelete, kIgnore };
 
+// Files of one split are numbered from its index in the checkpoint times this.
+constexpr int64_t kFilesPerSplit = 1'000'000;
+
 }  // namespace
 
 Result<std::unique_ptr<IcebergWriterOperator>> IcebergWriterOperator::Make(
@@ -105,6 +108,17 @@ Result<const IcebergWriterOperator::Binding*> IcebergWriterOperator::BindingFor(
       used[binding.row_kind_index] = true;
     }
   }
+  if (!options_.split_column.empty()) {
+    binding.split_index = in.FieldIndex(options_.split_column);
+    if (binding.split_index >= 0) {
+      if (in.fields[binding.split_index].type.id != TypeId::kString) {
+        return Status::InvalidArgument("iceberg sink " + options_.table.ToString() +
+                                       ": split column '" + options_.split_column +
+                                       "' must be STRING");
+      }
+      used[binding.split_index] = true;
+    }
+  }
   for (const Field& field : table_schema_->fields) {
     int index = in.FieldIndex(field.name);
     if (index < 0) {
@@ -135,7 +149,7 @@ Result<const IcebergWriterOperator::Binding*> IcebergWriterOperator::BindingFor(
                                      "' is not a column of the table");
     }
   }
-  binding.identity = binding.row_kind_index < 0 && in == *table_schema_;
+  binding.identity = binding.row_kind_index < 0 && binding.split_index < 0 && in == *table_schema_;
   auto [pos, inserted] = bindings_.emplace(schema.get(), std::make_pair(schema, binding));
   (void)inserted;
   return &pos->second.second;
@@ -159,23 +173,30 @@ Result<RecordBatch> IcebergWriterOperator::Rebind(const RecordBatch& batch,
   return RecordBatch(table_schema_, std::move(columns));
 }
 
-Status IcebergWriterOperator::EnsureWriter() {
-  if (writer_) return Status::OK();
-  iceberg::FileWriterConfig config = config_;
-  config.file_prefix = prefix_base_ + "-" + std::to_string(last_checkpoint_ + 1);
-  // Claimed before the first byte, so no sweep can list the file unclaimed.
-  open_since_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
-  FLOE_RETURN_NOT_OK(UpdateLease());
-  FLOE_ASSIGN_OR_RAISE(writer_, iceberg::DeltaWriter::Make(metadata_, options_.mode, config));
-  return Status::OK();
-}
-
-Status IcebergWriterOperator::WriteRows(const RecordBatch& rows, bool is_delete) {
+Status IcebergWriterOperator::WriteRows(const RecordBatch& rows, bool is_delete,
+                                        const std::string& split) {
   if (rows.num_rows() == 0) return Status::OK();
-  FLOE_RETURN_NOT_OK(EnsureWriter());
-  return is_delete ? writer_->Delete(rows) : writer_->Add(rows);
+  std::unique_ptr<iceberg::DeltaWriter>& writer = writers_[split];
+  if (!writer) {
+    if (!open_since_ms_) {
+      // Claimed before the first byte, so no sweep can list the file unclaimed.
+      open_since_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
+      FLOE_RETURN_NOT_OK(UpdateLease());
+    }
+    iceberg::FileWriterConfig config = config_;
+    config.file_prefix = prefix_base_ + "-" + std::to_string(last_checkpoint_ + 1);
+    config.first_file_number = static_cast<int64_t>(writers_.size() - 1) * kFilesPerSplit;
+    Result<std::unique_ptr<iceberg::DeltaWriter>> made =
+        iceberg::DeltaWriter::Make(metadata_, options_.mode, config);
+    if (!made.ok()) {
+      writers_.erase(split);
+      return made.status();
+    }
+    writer = std::move(made).value();
+  }
+  return is_delete ? writer->Delete(rows) : writer->Add(rows);
 }
 
 Status IcebergWriterOperator::ProcessBatch(const RecordBatch& batch, int input,
@@ -184,8 +205,27 @@ Status IcebergWriterOperator::ProcessBatch(const RecordBatch& batch, int input,
   if (batch.num_rows() == 0) return Status::OK();
   records_written_->Add(static_cast<int64_t>(batch.num_rows()));
   FLOE_ASSIGN_OR_RAISE(const Binding* binding, BindingFor(batch.schema()));
-  if (binding->row_kind_index < 0) {
-    if (binding->identity) {
+  if (binding->split_index < 0) return WriteSplit(batch, *binding, "");
+  // Each split's rows in their order (a key's last operation decides within its split).
+  const Column& splits = batch.column(binding->split_index);
+  std::map<std::string, std::vector<uint32_t>, std::less<>> rows;
+  for (size_t row = 0; row < batch.num_rows(); ++row) {
+    std::string_view split = splits.IsNull(row) ? std::string_view() : splits.GetBytes(row);
+    auto it = rows.find(split);
+    if (it == rows.end()) it = rows.emplace(std::string(split), std::vector<uint32_t>()).first;
+    it->second.push_back(static_cast<uint32_t>(row));
+  }
+  for (const auto& [split, indexes] : rows) {
+    FLOE_RETURN_NOT_OK(WriteSplit(indexes.size() == batch.num_rows() ? batch : batch.Take(indexes),
+                                  *binding, split));
+  }
+  return Status::OK();
+}
+
+Status IcebergWriterOperator::WriteSplit(const RecordBatch& batch, const Binding& binding,
+                                         const std::string& split) {
+  if (binding.row_kind_index < 0) {
+    if (binding.identity) {
       for (size_t c = 0; c < table_schema_->fields.size(); ++c) {
         if (!table_schema_->fields[c].nullable && batch.column(c).null_count() > 0) {
           return Status::InvalidArgument("iceberg sink " + options_.table.ToString() +
@@ -193,14 +233,14 @@ Status IcebergWriterOperator::ProcessBatch(const RecordBatch& batch, int input,
                                          "' is NOT NULL in the table but the input holds a null");
         }
       }
-      return WriteRows(batch, false);
+      return WriteRows(batch, false, split);
     }
-    FLOE_ASSIGN_OR_RAISE(RecordBatch rows, Rebind(batch, *binding));
-    return WriteRows(rows, false);
+    FLOE_ASSIGN_OR_RAISE(RecordBatch rows, Rebind(batch, binding));
+    return WriteRows(rows, false, split);
   }
   // Changelog input: consecutive rows of the same operation go to the writer together, in
   // order, so a key's last operation in the checkpoint decides.
-  const Column& kinds = batch.column(binding->row_kind_index);
+  const Column& kinds = batch.column(binding.row_kind_index);
   auto op_of = [&](size_t row) -> Result<RowOp> {
     std::string_view kind = kinds.IsNull(row) ? std::string_view("+I") : kinds.GetBytes(row);
     if (kind == "+I" || kind == "+U") return RowOp::kWrite;
@@ -231,37 +271,59 @@ Status IcebergWriterOperator::ProcessBatch(const RecordBatch& batch, int input,
     row = next;
     if (op == RowOp::kIgnore) continue;
     RecordBatch part = run.size() == batch.num_rows() ? batch : batch.Take(run);
-    FLOE_ASSIGN_OR_RAISE(RecordBatch rows, Rebind(part, *binding));
-    FLOE_RETURN_NOT_OK(WriteRows(rows, op == RowOp::kDelete));
+    FLOE_ASSIGN_OR_RAISE(RecordBatch rows, Rebind(part, binding));
+    FLOE_RETURN_NOT_OK(WriteRows(rows, op == RowOp::kDelete, split));
   }
   return Status::OK();
 }
 
 Status IcebergWriterOperator::HandOver(runtime::CheckpointId id, runtime::Collector& out) {
-  if (!writer_) return Status::OK();
-  Result<iceberg::WriteResult> written = writer_->Finish();
-  writer_.reset();
+  if (writers_.empty()) return Status::OK();
+  std::map<std::string, std::unique_ptr<iceberg::DeltaWriter>> writers = std::move(writers_);
+  writers_.clear();
   const std::optional<int64_t> since = std::exchange(open_since_ms_, std::nullopt);
-  if (!written.ok()) {
-    return written.status().WithContext("iceberg sink " + options_.table.ToString() +
-                                        ": finishing files for checkpoint " + id.ToString());
+  std::vector<internal::WriterFiles> finished;
+  Status failed;
+  for (auto& [split, writer] : writers) {
+    if (!failed.ok()) {
+      writer->Abandon();
+      continue;
+    }
+    Result<iceberg::WriteResult> written = writer->Finish();
+    if (!written.ok()) {
+      failed = written.status().WithContext("iceberg sink " + options_.table.ToString() +
+                                            ": finishing files for checkpoint " + id.ToString());
+      continue;
+    }
+    config_.initial_size_ratio =
+        written->data_size_ratio;  // the next checkpoint's files roll near the target
+    internal::WriterFiles files;
+    files.checkpoint = id;
+    files.writer_task = task_name_;
+    files.split = split;
+    files.data_files = std::move(written->data_files);
+    files.delete_files = std::move(written->delete_files);
+    if (!files.data_files.empty() || !files.delete_files.empty()) {
+      finished.push_back(std::move(files));
+    }
   }
-  config_.initial_size_ratio =
-      written->data_size_ratio;  // the next checkpoint's files roll near the target
-  internal::WriterFiles files;
-  files.checkpoint = id;
-  files.writer_task = task_name_;
-  files.data_files = std::move(written->data_files);
-  files.delete_files = std::move(written->delete_files);
-  if (files.data_files.empty() && files.delete_files.empty()) return Status::OK();
+  FLOE_RETURN_NOT_OK(failed);
+  if (finished.empty()) return Status::OK();
   auto& handed = handed_over_[id.value];
   if (since) handed_since_ms_.emplace(id.value, *since);  // the first group of id is the oldest
-  for (const auto* list : {&files.data_files, &files.delete_files}) {
-    for (const iceberg::DataFile& f : *list) handed.emplace_back(f.file_path, f.file_size_in_bytes);
+  for (const internal::WriterFiles& files : finished) {
+    for (const auto* list : {&files.data_files, &files.delete_files}) {
+      for (const iceberg::DataFile& f : *list) {
+        handed.emplace_back(f.file_path, f.file_size_in_bytes);
+      }
+    }
   }
   // The files are fsynced; the barrier is not acked yet.
   CrashPoint("after-data-file-written");
-  return out.Emit(internal::EncodeWriterFiles(files));
+  for (const internal::WriterFiles& files : finished) {
+    FLOE_RETURN_NOT_OK(out.Emit(internal::EncodeWriterFiles(files)));
+  }
+  return Status::OK();
 }
 
 Status IcebergWriterOperator::OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
@@ -299,8 +361,8 @@ Status IcebergWriterOperator::UpdateLease() {
 
 Status IcebergWriterOperator::Close() {
   // Files of an epoch that never reached a barrier are nobody's: the sources replay their rows.
-  if (writer_) writer_->Abandon();
-  writer_.reset();
+  for (auto& [split, writer] : writers_) writer->Abandon();
+  writers_.clear();
   open_since_ms_.reset();
   return UpdateLease();
 }
