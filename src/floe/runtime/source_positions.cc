@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 namespace floe::runtime {
 
@@ -90,6 +91,16 @@ bool SourcePositionBoard::WaitCommittedByAll(CheckpointId id, std::chrono::milli
 int SourcePositionBoard::waiting() const {
   MutexLock lock(mu_);
   return waiting_;
+}
+
+void SourcePositionBoard::ReportFenced(std::string split) {
+  MutexLock lock(mu_);
+  fenced_.insert(std::move(split));
+}
+
+std::set<std::string> SourcePositionBoard::TakeFenced() {
+  MutexLock lock(mu_);
+  return std::exchange(fenced_, {});
 }
 
 }  // namespace floe::runtime

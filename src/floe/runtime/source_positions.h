@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "floe/common/mutex.h"
@@ -61,6 +62,12 @@ class SourcePositionBoard {
   // see a wait happen instead of sleeping.
   int waiting() const;
 
+  // Scale-out: a committer found that the table fenced the rows of source split `split` (a
+  // claim of a partition, connectors/partition_claims.h); the source holding it reads the
+  // partition again from the table's position. TakeFenced returns and forgets the reports.
+  void ReportFenced(std::string split);
+  std::set<std::string> TakeFenced();
+
  private:
   struct Committer {
     uint64_t committed = 0;
@@ -71,6 +78,7 @@ class SourcePositionBoard {
   std::map<std::string, Committer> committers_ FLOE_GUARDED_BY(mu_);
   std::map<CheckpointId, std::map<std::string, std::string>> positions_ FLOE_GUARDED_BY(mu_);
   std::map<std::string, std::string> overrides_ FLOE_GUARDED_BY(mu_);
+  std::set<std::string> fenced_ FLOE_GUARDED_BY(mu_);
   mutable int waiting_ FLOE_GUARDED_BY(mu_) = 0;
 };
 

@@ -1,4 +1,6 @@
 #include "floe/connectors/iceberg/iceberg_committer_operator.h"
+#include "floe/connectors/partition_claims.h"
+#include "floe/iceberg/partition_positions.h"
 
 #include <algorithm>
 #include <chrono>
@@ -29,7 +31,7 @@ namespace internal {
 
 namespace {
 
-constexpr uint32_t kCommitterStateVersion = 1;
+constexpr uint32_t kCommitterStateVersion = 2;
 
 }  // namespace
 
@@ -48,12 +50,16 @@ void EncodeCommitterState(const std::string& sink_id,
     }
     iceberg::EncodeDataFiles(p.data_files, out);
     iceberg::EncodeDataFiles(p.delete_files, out);
+    for (const auto* splits : {&p.data_splits, &p.delete_splits}) {
+      out.PutU32(static_cast<uint32_t>(splits->size()));
+      for (const std::string& split : *splits) out.PutString(split);
+    }
   }
 }
 
 Result<CommitterState> DecodeCommitterState(runtime::StateReader& in) {
   FLOE_ASSIGN_OR_RAISE(uint32_t version, in.GetU32());
-  if (version != kCommitterStateVersion) {
+  if (version != kCommitterStateVersion && version != 1) {
     return Status::Corruption("iceberg committer state: unknown format version " +
                               std::to_string(version));
   }
@@ -71,6 +77,23 @@ Result<CommitterState> DecodeCommitterState(runtime::StateReader& in) {
     }
     FLOE_ASSIGN_OR_RAISE(p.data_files, iceberg::DecodeDataFiles(in));
     FLOE_ASSIGN_OR_RAISE(p.delete_files, iceberg::DecodeDataFiles(in));
+    if (version == 1) {  // written before writers split their files
+      p.data_splits.assign(p.data_files.size(), "");
+      p.delete_splits.assign(p.delete_files.size(), "");
+    } else {
+      for (auto [splits, files] : {std::pair(&p.data_splits, p.data_files.size()),
+                                   std::pair(&p.delete_splits, p.delete_files.size())}) {
+        FLOE_ASSIGN_OR_RAISE(uint32_t n, in.GetU32());
+        if (n != files) {
+          return Status::Corruption("iceberg committer state: " + std::to_string(n) +
+                                    " splits for " + std::to_string(files) + " files");
+        }
+        for (uint32_t k = 0; k < n; ++k) {
+          FLOE_ASSIGN_OR_RAISE(std::string split, in.GetString());
+          splits->push_back(std::move(split));
+        }
+      }
+    }
     state.pending[id] = std::move(p);
   }
   FLOE_RETURN_NOT_OK(in.ExpectEnd());
@@ -123,6 +146,8 @@ Status IcebergCommitterOperator::LoadTableMarker() {
   if (options_.lease) {
     FLOE_RETURN_NOT_OK(options_.lease->Open(catalog_->file_io(), loaded.metadata));
   }
+  // Instances of a scaled-out job share the sink id: positions, not markers, order commits.
+  if (options_.partition_positions) return Status::OK();
   FLOE_ASSIGN_OR_RAISE(
       std::optional<internal::SinkCommit> marker,
       internal::FindSinkOrPipelineCommit(loaded.metadata, options_.sink_id,
@@ -168,8 +193,14 @@ Status IcebergCommitterOperator::ProcessBatch(const RecordBatch& batch, int inpu
                        internal::DecodeWriterFiles(batch));
   for (internal::WriterFiles& m : messages) {
     Pending& p = collected_[m.checkpoint.value];
-    for (auto& f : m.data_files) p.data_files.push_back(std::move(f));
-    for (auto& f : m.delete_files) p.delete_files.push_back(std::move(f));
+    for (auto& f : m.data_files) {
+      p.data_files.push_back(std::move(f));
+      p.data_splits.push_back(m.split);
+    }
+    for (auto& f : m.delete_files) {
+      p.delete_files.push_back(std::move(f));
+      p.delete_splits.push_back(m.split);
+    }
   }
   return Status::OK();
 }
@@ -187,8 +218,11 @@ Status IcebergCommitterOperator::OnBarrier(runtime::CheckpointId id, runtime::St
   }
   Pending& staged = pending_[id.value];
   for (auto it = collected_.begin(); it != collected_.end() && it->first <= id.value;) {
-    for (auto& f : it->second.data_files) staged.data_files.push_back(std::move(f));
-    for (auto& f : it->second.delete_files) staged.delete_files.push_back(std::move(f));
+    Pending& c = it->second;
+    for (auto& f : c.data_files) staged.data_files.push_back(std::move(f));
+    for (auto& f : c.delete_files) staged.delete_files.push_back(std::move(f));
+    for (auto& s : c.data_splits) staged.data_splits.push_back(std::move(s));
+    for (auto& s : c.delete_splits) staged.delete_splits.push_back(std::move(s));
     it = collected_.erase(it);
   }
   if (options_.positions) staged.positions = options_.positions->PositionsAt(id);
@@ -314,6 +348,7 @@ Status IcebergCommitterOperator::RunMaintenance(uint64_t id) {
 }
 
 Status IcebergCommitterOperator::CommitOne(uint64_t id, const Pending& pending) {
+  if (options_.partition_positions) return CommitClaims(id, pending);
   if (id <= table_checkpoint_) {
     ++stats_.skipped_present;
     return Status::OK();
@@ -410,6 +445,94 @@ Status IcebergCommitterOperator::CommitOne(uint64_t id, const Pending& pending) 
   seen_marker_snapshot_ = snapshot->snapshot_id;
   table_checkpoint_ = id;
   committed_positions_ = std::move(positions);
+  return Status::OK();
+}
+
+Status IcebergCommitterOperator::CommitClaims(uint64_t id, const Pending& pending) {
+  // The claims the sources held at the barrier, by split.
+  std::map<std::string, PartitionClaim> claims;
+  for (const auto& [task, json] : pending.positions) {
+    FLOE_ASSIGN_OR_RAISE(std::vector<PartitionClaim> held,
+                         ClaimsFromJson(json, "source position of " + task));
+    for (PartitionClaim& c : held) claims.emplace(ClaimSplit(c), std::move(c));
+  }
+  std::map<iceberg::SourcePartition, iceberg::PartitionCommit> parts;
+  std::map<iceberg::SourcePartition, std::string> split_of;
+  for (const auto& [split, claim] : claims) {
+    if (fenced_splits_.count(split) > 0) continue;
+    auto done = committed_claims_.find(claim.partition);
+    iceberg::PartitionRange range;
+    range.from = done != committed_claims_.end() && done->second.generation == claim.generation
+                     ? std::optional<int64_t>(done->second.next)
+                     : claim.from;
+    range.next = claim.next;
+    parts[claim.partition].range = range;
+    split_of[claim.partition] = split;
+  }
+  // Files of a generation the sources no longer held at the barrier (the partition was revoked,
+  // or fenced and read again) are never committed: their rows are read again by the partition's
+  // holder from the table's position.
+  std::vector<const iceberg::DataFile*> dropped;
+  auto place = [&](const std::vector<iceberg::DataFile>& files,
+                   const std::vector<std::string>& splits, bool deletes) {
+    for (size_t i = 0; i < files.size(); ++i) {
+      auto claim = claims.find(i < splits.size() ? splits[i] : std::string());
+      auto part = claim == claims.end() ? parts.end() : parts.find(claim->second.partition);
+      if (part == parts.end()) {
+        dropped.push_back(&files[i]);
+      } else {
+        (deletes ? part->second.delete_files : part->second.data_files).push_back(files[i]);
+      }
+    }
+  };
+  place(pending.data_files, pending.data_splits, false);
+  place(pending.delete_files, pending.delete_splits, true);
+  std::erase_if(parts, [](const auto& kv) {
+    const iceberg::PartitionCommit& c = kv.second;
+    return c.data_files.empty() && c.delete_files.empty() && c.range.from == c.range.next;
+  });
+  iceberg::PartitionCommitResult result;
+  if (!parts.empty()) {
+    FLOE_RETURN_NOT_OK(CheckStagedFilesPresent(id, pending));
+    iceberg::SnapshotChanges common;
+    common.summary_properties = {
+        {internal::kSummarySinkId, options_.sink_id},
+        {internal::kSummaryJobId, options_.job_id},
+        {internal::kSummaryCheckpointId, std::to_string(id)},
+        {internal::kSummarySourceOffsets, internal::SourceOffsetsToJson(pending.positions)},
+    };
+    const auto commit_start = std::chrono::steady_clock::now();
+    FLOE_ASSIGN_OR_RAISE(result, iceberg::CommitPartitions(*catalog_, options_.table,
+                                                           options_.sink_id, parts, common, {}));
+    if (result.snapshot) {
+      ++stats_.committed;
+      ++commits_since_check_;
+      RecordCommit(*result.snapshot, pending, commit_start);
+    }
+  }
+  for (const auto& [p, part] : parts) {
+    if (std::find(result.fenced.begin(), result.fenced.end(), p) == result.fenced.end()) {
+      committed_claims_[p] = CommittedClaim{claims.at(split_of.at(p)).generation, part.range.next};
+      continue;
+    }
+    // Another instance committed the partition since this one took it: its rows here are
+    // that instance's too. The source reads it again from the table's position.
+    LogWarn(
+        "iceberg sink '%s': partition %s fenced by table %s at checkpoint %llu: another "
+        "instance committed it since this one took it; its %zu file(s) here are dropped "
+        "and it is read again from the table's position",
+        options_.sink_id.c_str(), p.ToString().c_str(), options_.table.ToString().c_str(),
+        static_cast<unsigned long long>(id), part.data_files.size() + part.delete_files.size());
+    fenced_splits_.insert(split_of.at(p));
+    if (options_.positions) options_.positions->ReportFenced(split_of.at(p));
+    for (const auto* files : {&part.data_files, &part.delete_files}) {
+      for (const iceberg::DataFile& f : *files) dropped.push_back(&f);
+    }
+  }
+  for (const iceberg::DataFile* f : dropped) {
+    Result<std::string> path = iceberg::UriToPath(f->file_path);
+    if (path.ok()) (void)catalog_->file_io().RemoveFile(*path);  // else an orphan, swept later
+  }
   return Status::OK();
 }
 

@@ -16,6 +16,7 @@
 #include "floe/connectors/iceberg/table_maintenance.h"
 #include "floe/iceberg/catalog.h"
 #include "floe/iceberg/manifest.h"
+#include "floe/iceberg/partition_positions.h"
 #include "floe/iceberg/table_lease.h"
 #include "floe/runtime/operator.h"
 #include "floe/runtime/source_positions.h"
@@ -52,6 +53,13 @@ struct IcebergCommitterOptions {
   // its staged files by name from its barrier until their commit, and everything written since
   // a commit or a compaction started until it ends (manifests, compacted files).
   std::shared_ptr<iceberg::TableLease> lease;
+  // Instances of a scaled-out job share the table (docs/architecture.md, "Scale-out across
+  // machines"): the sources record their PartitionClaims as positions, the writers split files
+  // by claim, and each commit checks and sets every partition's position in the table
+  // (iceberg::CommitPartitions) in place of this sink's checkpoint marker. The files of a
+  // partition the table fences, or of a claim the sources no longer held at the barrier, are
+  // deleted; a fenced claim is reported on the board (SourcePositionBoard::ReportFenced).
+  bool partition_positions = false;
   // Test hook: runs at the end of OnCheckpointComplete(id).
   std::function<void(runtime::CheckpointId)> on_checkpoint_handled;
 };
@@ -112,6 +120,8 @@ class IcebergCommitterOperator final : public runtime::Operator {
   using Pending = internal::PendingCommit;
   Status CommitUpTo(uint64_t id);
   Status CommitOne(uint64_t id, const Pending& pending);
+  // CommitOne with partition_positions.
+  Status CommitClaims(uint64_t id, const Pending& pending);
   // CommitSnapshot, repeated with backoff while the catalog is unavailable (up to
   // options_.unavailable_timeout). Each attempt reloads the table, whose markers tell
   // (`commit_options.validate`) whether an attempt with an unknown outcome landed.
@@ -148,6 +158,14 @@ class IcebergCommitterOperator final : public runtime::Operator {
   // by another job means a second job writes the same sink id right now.
   int64_t seen_marker_snapshot_ = 0;
   std::optional<std::map<std::string, std::string>> committed_positions_;
+  // partition_positions: where this instance last committed each partition, in which
+  // generation of its claim; and the claims (by split) the table fenced.
+  struct CommittedClaim {
+    uint64_t generation = 0;
+    int64_t next = 0;
+  };
+  std::map<iceberg::SourcePartition, CommittedClaim> committed_claims_;
+  std::set<std::string> fenced_splits_;
   Stats stats_;
   std::unique_ptr<internal::TableMaintainer> maintainer_;
   // Committed since the last maintenance check.

@@ -127,6 +127,9 @@ struct PendingCommit {
   std::map<std::string, std::string> positions;  // source task -> position JSON
   std::vector<iceberg::DataFile> data_files;
   std::vector<iceberg::DataFile> delete_files;
+  // The split of each file, by index (WriterFiles::split; "" when the writers do not split).
+  std::vector<std::string> data_splits;
+  std::vector<std::string> delete_splits;
 };
 struct CommitterState {
   std::string sink_id;

@@ -9,6 +9,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -25,6 +27,7 @@
 #include "floe/connectors/iceberg/iceberg_sink_internal.h"
 #include "floe/connectors/iceberg/iceberg_writer_operator.h"
 #include "floe/connectors/iceberg/table_maintenance.h"
+#include "floe/connectors/partition_claims.h"
 #include "floe/iceberg/catalog.h"
 #include "floe/iceberg/manifest_io.h"
 #include "floe/iceberg/scan.h"
@@ -1136,22 +1139,29 @@ TEST(IcebergWriter, ChangelogRowKindsRetireKeysInUpsertMode) {
   EXPECT_EQ(ScanKeyToSeq(sink.Metadata()), (std::map<int64_t, int64_t>{{2, 4}, {3, 3}}));
 }
 
+// Seq rows [from, to] with a "$split" column: split_of(seq) for each.
+RecordBatch SplitSeqRows(int64_t from, int64_t to,
+                         const std::function<std::string(int64_t)>& split_of) {
+  auto schema = std::make_shared<BatchSchema>(*SeqSchema());
+  schema->fields.push_back(Field{"$split", DataType::String(), false, 0});
+  RecordBatch rows = SeqRows(from, to, 0);
+  std::vector<Column> columns;
+  for (size_t c = 0; c < rows.num_columns(); ++c) columns.push_back(rows.column(c));
+  Column split(DataType::String());
+  for (int64_t seq = from; seq <= to; ++seq) split.AppendBytes(split_of(seq));
+  columns.push_back(std::move(split));
+  return RecordBatch(schema, std::move(columns));
+}
+
 // The rows of each source split (a Kafka partition) go to files of their own, handed over
 // with the split, named as every writer file is; the split column is not written.
 TEST(IcebergWriter, RowsOfEachSplitGoToFilesOfTheirOwn) {
   Sink sink;
   ASSERT_OK(PrepareIcebergTable(sink.spec));
   Harness h(sink, "", nullptr, "$split");
-  auto schema = std::make_shared<BatchSchema>(*SeqSchema());
-  schema->fields.push_back(Field{"$split", DataType::String(), false, 0});
-  RecordBatch rows = SeqRows(1, 30, 0);
-  std::vector<Column> columns;
-  for (size_t c = 0; c < rows.num_columns(); ++c) columns.push_back(rows.column(c));
-  Column split(DataType::String());
-  for (int64_t seq = 1; seq <= 30; ++seq) split.AppendBytes(seq % 3 == 0 ? "t/1" : "t/0");
-  columns.push_back(std::move(split));
   NullCollector none;
-  ASSERT_OK(h.writer->ProcessBatch(RecordBatch(schema, std::move(columns)), 0, none));
+  ASSERT_OK(h.writer->ProcessBatch(
+      SplitSeqRows(1, 30, [](int64_t seq) { return seq % 3 == 0 ? "t/1" : "t/0"; }), 0, none));
   runtime::StateWriter ws;
   ASSERT_OK(h.writer->OnBarrier(CheckpointId(1), ws, h.to_committer));
   std::map<std::string, int64_t> rows_of;
@@ -1176,6 +1186,67 @@ TEST(IcebergWriter, RowsOfEachSplitGoToFilesOfTheirOwn) {
   ASSERT_OK(c->OnCheckpointComplete(CheckpointId(1)));
   EXPECT_EQ(ScanKeyToSeq(sink.Metadata()).size(), 30u);
   EXPECT_EQ(sink.Metadata().current_schema().fields.size(), 3u);
+}
+
+// Instances of a scaled-out job (partition_positions): each commit checks and sets the
+// positions of the partitions it holds, so a zombie that commits a partition after its new
+// holder is fenced (its files deleted, the fence reported to its source), and the rows of a
+// partition the source no longer held at the barrier are never committed.
+TEST(IcebergCommitter, ScaledOutInstancesCommitEachOffsetOnceAndTheTableFencesAZombie) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  struct Instance {
+    Harness h;
+    std::shared_ptr<runtime::SourcePositionBoard> board =
+        std::make_shared<runtime::SourcePositionBoard>();
+    std::unique_ptr<IcebergCommitterOperator> committer;
+    explicit Instance(Sink& sink) : h(sink, "", nullptr, "$split") {
+      IcebergCommitterOptions o = h.CommitterOptions(board);
+      o.partition_positions = true;
+      committer = Harness::OpenCommitter(o);
+    }
+    // Checkpoint `id` with `claims` held at the barrier: rows [from, to] of split `split`.
+    void Checkpoint(uint64_t id, const std::vector<PartitionClaim>& claims, int64_t from,
+                    int64_t to, const std::string& split) {
+      board->Record(CheckpointId(id), "src/0", ClaimsToJson(claims));
+      h.Stage(*committer, CheckpointId(id),
+              {SplitSeqRows(from, to, [&](int64_t) { return split; })});
+      ASSERT_OK(committer->OnCheckpointComplete(CheckpointId(id)));
+    }
+  };
+  const iceberg::SourcePartition t0{"t", 0};
+  auto claim = [](iceberg::SourcePartition p, uint64_t gen, std::optional<int64_t> from,
+                  int64_t next) {
+    return PartitionClaim{std::move(p), gen, from, next};
+  };
+  auto position = [&] {
+    return iceberg::TablePartitionPosition(sink.Metadata(), "by-hand", t0).ValueOrDie();
+  };
+  Instance a(sink), b(sink);
+  // a holds t/0 from the start: offsets [0, 10) are rows 1..10.
+  a.Checkpoint(1, {claim(t0, 1, std::nullopt, 10)}, 1, 10, "t/0/1");
+  EXPECT_EQ(position(), std::optional<int64_t>(10));
+  // The group moves t/0 to b, which starts at the table's position.
+  b.Checkpoint(1, {claim(t0, 1, 10, 20)}, 11, 20, "t/0/1");
+  EXPECT_EQ(position(), std::optional<int64_t>(20));
+  // a, cut off, read [10, 20) too and commits it: the table fences it.
+  a.Checkpoint(2, {claim(t0, 1, std::nullopt, 20)}, 11, 20, "t/0/1");
+  EXPECT_EQ(position(), std::optional<int64_t>(20));
+  EXPECT_EQ(a.board->TakeFenced(), (std::set<std::string>{"t/0/1"}));
+  EXPECT_TRUE(b.board->TakeFenced().empty());
+  // b lost t/0 before its barrier: rows it read of it stay out.
+  b.Checkpoint(2, {}, 21, 25, "t/0/1");
+  EXPECT_EQ(position(), std::optional<int64_t>(20));
+  std::map<int64_t, int64_t> rows = ScanKeyToSeq(sink.Metadata());
+  ASSERT_EQ(rows.size(), 20u);
+  EXPECT_EQ(rows.begin()->first, 1);
+  EXPECT_EQ(rows.rbegin()->first, 20);
+  // Only the committed files are left in the data directory.
+  size_t files = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(sink.warehouse())) {
+    if (e.path().extension() == ".parquet") ++files;
+  }
+  EXPECT_EQ(files, 2u);
 }
 
 TEST(IcebergSink, UpsertThroughTwoHashPartitionedWritersKeepsTheLatestRowPerKey) {
