@@ -19,4 +19,10 @@ std::shared_ptr<const BatchSchema> WithRowKindColumn(const BatchSchema& columns)
 // The index of kRowKindColumn in `schema`, -1 when absent.
 int RowKindIndex(const BatchSchema& schema);
 
+// The reserved column a scaled-out job's Kafka source appends: the split name of the partition
+// claim each row was read under (connectors/partition_claims.h), which the Iceberg writers keep
+// files apart by. A STRING NOT NULL column after the declared ones (after kRowKindColumn, if
+// any); SQL cannot name it.
+inline constexpr const char* kSourceSplitColumn = "$source_split";
+
 }  // namespace floe::runtime

@@ -17,6 +17,7 @@
 #include "floe/common/log.h"
 #include "floe/connectors/connector_options.h"
 #include "floe/connectors/kafka/kafka_sink.h"
+#include "floe/runtime/row_kind.h"
 
 namespace floe::connectors {
 namespace {
@@ -398,9 +399,108 @@ Status KafkaSource::Open(const runtime::OperatorContext& ctx) {
     FLOE_ASSIGN_OR_RAISE(decoder_, json::JsonLinesDecoder::Make(config_.schema, options));
   }
   rows_ = RecordBatch(config_.schema);
-  FLOE_ASSIGN_OR_RAISE(consumer_, kafka::KafkaConsumer::Make(config_.properties));
+  if (config_.group_member) {
+    FLOE_ASSIGN_OR_RAISE(consumer_, kafka::KafkaConsumer::MakeMember(
+                                        config_.properties, [this](const kafka::GroupChange& c) {
+                                          return OnGroupChange(c);
+                                        }));
+  } else {
+    FLOE_ASSIGN_OR_RAISE(consumer_, kafka::KafkaConsumer::Make(config_.properties));
+  }
   position_.parallelism = parallelism_;
   return Status::OK();
+}
+
+Status EnableGroupMember(
+    KafkaSourceConfig& config,
+    std::function<Result<std::optional<int64_t>>(const iceberg::SourcePartition&)> table_position) {
+  const char* refused = nullptr;
+  if (config.group_id.empty()) refused = "it needs 'properties.group.id' (the job's identity)";
+  if (config.changelog()) refused = "a changelog format ('debezium-json') is not supported yet";
+  if (config.watermark) refused = "a WATERMARK is not supported yet";
+  if (config.bounded_latest) refused = "'scan.bounded.mode' is not supported (the group decides)";
+  if (refused != nullptr) {
+    return Status::InvalidArgument(
+        std::string("kafka source: instances sharing the topic through the consumer group: ") +
+        refused);
+  }
+  config.group_member = true;
+  config.table_position = std::move(table_position);
+  auto schema = std::make_shared<BatchSchema>(*config.output_schema);
+  schema->fields.push_back(Field{runtime::kSourceSplitColumn, DataType::String(), false, 0});
+  config.output_schema = std::move(schema);
+  return Status::OK();
+}
+
+Result<kafka::PartitionOffsets> KafkaSource::OnGroupChange(const kafka::GroupChange& change) {
+  kafka::PartitionOffsets& next = position_.next[change.topic];
+  if (change.kind != kafka::GroupChange::Kind::kAssigned) {
+    // Rows read of these partitions stay in their old claim's split, which the commit that
+    // sees the claim gone leaves out: the new holder reads them again from the table.
+    for (int32_t p : change.partitions) {
+      next.erase(p);
+      claims_.erase({change.topic, p});
+    }
+    LogInfo("kafka source '%s': the group took %zu partition(s) of '%s' (%s)", task_.c_str(),
+            change.partitions.size(), change.topic.c_str(),
+            change.kind == kafka::GroupChange::Kind::kLost ? "lost" : "revoked");
+    return kafka::PartitionOffsets{};
+  }
+  kafka::PartitionOffsets start;
+  std::map<int32_t, std::optional<int64_t>> from;
+  std::vector<int32_t> without;  // no table position yet: 'scan.startup.mode'
+  for (int32_t p : change.partitions) {
+    FLOE_ASSIGN_OR_RAISE(from[p],
+                         config_.table_position(iceberg::SourcePartition{change.topic, p}));
+    if (from[p]) {
+      start[p] = *from[p];
+    } else {
+      without.push_back(p);
+    }
+  }
+  if (!without.empty()) {
+    FLOE_ASSIGN_OR_RAISE(kafka::PartitionOffsets startup, StartupOffsets(change.topic, without));
+    for (const auto& [p, offset] : startup) start[p] = offset;
+  }
+  for (const auto& [p, offset] : start) {
+    PartitionClaim claim{iceberg::SourcePartition{change.topic, p},
+                         ++generations_[{change.topic, p}], from[p], offset};
+    claims_[{change.topic, p}] = claim;
+    next[p] = offset;
+    LogInfo("kafka source '%s': the group gave it %s; claim %s starts at offset %lld (%s)",
+            task_.c_str(), claim.partition.ToString().c_str(), ClaimSplit(claim).c_str(),
+            static_cast<long long>(offset),
+            from[p] ? "the table's position" : "'scan.startup.mode': the table has none");
+  }
+  return start;
+}
+
+Status KafkaSource::CheckFences() {
+  if (positions_ == nullptr) return Status::OK();
+  for (const std::string& split : positions_->TakeFenced()) {
+    for (const auto& [key, claim] : claims_) {
+      if (ClaimSplit(claim) != split) continue;
+      return Status::Conflict(
+          "kafka source '" + task_ + "': partition " + claim.partition.ToString() +
+          " was committed by another instance while this one held it (claim " + split +
+          ", fenced by the table): this instance restarts and rejoins the group");
+    }
+  }
+  return Status::OK();
+}
+
+std::vector<PartitionClaim> KafkaSource::Claims() const {
+  std::vector<PartitionClaim> out;
+  for (const auto& [key, claim] : claims_) {
+    PartitionClaim c = claim;
+    auto topic = position_.next.find(key.first);
+    if (topic != position_.next.end()) {
+      auto it = topic->second.find(key.second);
+      if (it != topic->second.end()) c.next = it->second;
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
 namespace {
@@ -622,6 +722,11 @@ Result<kafka::PartitionOffsets> KafkaSource::StartupOffsets(
 Status KafkaSource::EnsureStarted() {
   if (started_) return Status::OK();
   started_ = true;
+  if (config_.group_member) {
+    // The group gives partitions during Poll (OnGroupChange); nothing is restored.
+    Status subscribed = consumer_->Subscribe(config_.topics);
+    return subscribed.ok() ? subscribed : subscribed.WithContext("kafka source '" + task_ + "'");
+  }
   std::chrono::milliseconds timeout(config_.request_timeout_ms);
   // The splits this subtask owns, per topic.
   std::map<std::string, std::vector<int32_t>> owned;
@@ -738,11 +843,17 @@ Status KafkaSource::DecodeRecord(const kafka::ConsumedMessage& m, std::string_vi
     value = flattened;
   }
   Status st;
+  const size_t rows_before = rows_.num_rows();
   if (debezium_ != nullptr) {
     st = debezium_->Decode(value, &rows_, &kinds_);
   } else {
     // A constant source name: the record's coordinates are only needed on the error path.
     st = decoder_->Decode(value, kValueSource, 1, &rows_);
+  }
+  if (st.ok() && config_.group_member && rows_.num_rows() > rows_before) {
+    auto claim = claims_.find({std::string(topic), m.partition()});
+    const std::string split = claim == claims_.end() ? std::string() : ClaimSplit(claim->second);
+    for (size_t r = rows_before; r < rows_.num_rows(); ++r) splits_.AppendBytes(split);
   }
   if (st.ok()) return st;
   std::string_view message = st.message();
@@ -756,15 +867,17 @@ Status KafkaSource::DecodeRecord(const kafka::ConsumedMessage& m, std::string_vi
 
 RecordBatch KafkaSource::TakeBatch() {
   RecordBatch batch;
-  if (debezium_ != nullptr) {
+  if (debezium_ != nullptr || config_.group_member) {
     std::vector<Column> columns;
-    columns.reserve(rows_.num_columns() + 1);
+    columns.reserve(rows_.num_columns() + 2);
     for (size_t i = 0; i < rows_.num_columns(); ++i) {
       columns.push_back(std::move(rows_.mutable_column(i)));
     }
-    columns.push_back(std::move(kinds_));
+    if (debezium_ != nullptr) columns.push_back(std::exchange(kinds_, Column(DataType::String())));
+    if (config_.group_member) {
+      columns.push_back(std::exchange(splits_, Column(DataType::String())));
+    }
     batch = RecordBatch(config_.output_schema, std::move(columns));
-    kinds_ = Column(DataType::String());
   } else {
     batch = std::move(rows_);
   }
@@ -831,6 +944,7 @@ Result<int64_t> KafkaSource::EmitWithWatermarks(const std::vector<PartitionRef>&
 
 Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
   FLOE_RETURN_NOT_OK(EnsureStarted());
+  if (config_.group_member) FLOE_RETURN_NOT_OK(CheckFences());
   CommitGroupOffsets(/*sync=*/false);  // a sink may have reported since the last call
   if (ended_) return runtime::SourceStatus::kEnd;
   size_t records = 0;
@@ -937,6 +1051,11 @@ Status KafkaSource::SnapshotPosition(runtime::CheckpointId id, runtime::StateWri
       state.PutI64(stop);
     }
   }
+  if (config_.group_member) {
+    // Positions live in the table; the group's offsets are not the job's.
+    start_.Record(id, ClaimsToJson(Claims()));
+    return Status::OK();
+  }
   start_.Record(id, position_.ToJson());
   if (!config_.group_id.empty()) to_commit_[id] = position_.next;
   return Status::OK();
@@ -1002,6 +1121,13 @@ Status KafkaSource::Close() {
           static_cast<long long>(config_.request_timeout_ms));
     }
     CommitGroupOffsets(/*sync=*/true);
+  }
+  if (consumer_ != nullptr && config_.group_member && started_) {
+    // Leaving at once hands the partitions on without waiting for the session timeout.
+    Status left = consumer_->Close();
+    if (!left.ok()) {
+      LogWarn("kafka source '%s': leaving the group: %s", task_.c_str(), left.ToString().c_str());
+    }
   }
   consumer_.reset();
   return Status::OK();

@@ -16,6 +16,7 @@
 #include "floe/common/status.h"
 #include "floe/connectors/connector.h"
 #include "floe/connectors/kafka/debezium_json.h"
+#include "floe/connectors/partition_claims.h"
 #include "floe/connectors/registry.h"
 #include "floe/connectors/source_start.h"
 #include "floe/format/json/json_lines.h"
@@ -59,10 +60,28 @@ struct KafkaSourceConfig {
   // 'scan.watermark.idle-timeout', else the job's 'table.exec.source.idle-timeout'; 0 = never.
   std::chrono::milliseconds idle_timeout{0};
   std::chrono::milliseconds watermark_interval{200};  // pipeline.auto-watermark-interval
-  // What the source emits: `schema`, plus kRowKindColumn for a changelog format.
+  // What the source emits: `schema`, plus kRowKindColumn for a changelog format, plus
+  // kSourceSplitColumn for a group member.
   std::shared_ptr<const BatchSchema> output_schema;
   bool changelog() const { return format == KafkaFormat::kDebeziumJson; }
+
+  // Scale-out (docs/architecture.md, "Scale-out across machines"; being built): the subtask
+  // joins 'properties.group.id' as a group member (cooperative-sticky) and reads the partitions
+  // the group gives it. Each partition it is given starts a claim (PartitionClaim) at
+  // `table_position` (the committing sink's table), else at 'scan.startup.mode'; its rows carry
+  // the claim's split name in kSourceSplitColumn, and its positions are the claims
+  // (ClaimsToJson). A fence reported on the board fails Poll: the instance restarts and rejoins.
+  // Use EnableGroupMember.
+  bool group_member = false;
+  std::function<Result<std::optional<int64_t>>(const iceberg::SourcePartition&)> table_position;
 };
+
+// Makes `config` a group member's (see KafkaSourceConfig::group_member). InvalidArgument, with
+// the reason, for what a member cannot do yet: no 'properties.group.id', a changelog format, a
+// WATERMARK, 'scan.bounded.mode'.
+Status EnableGroupMember(
+    KafkaSourceConfig& config,
+    std::function<Result<std::optional<int64_t>>(const iceberg::SourcePartition&)> table_position);
 
 // Validates the options ('topic' and 'properties.bootstrap.servers' required, 'format' = 'json'
 // or 'debezium-json', unknown non-'properties.' options refused, 'topic-pattern' refused).
@@ -144,6 +163,11 @@ class KafkaSource final : public runtime::SourceOperator {
 
  private:
   Status EnsureStarted();
+  // Group member: a rebalance moved partitions (KafkaSourceConfig::group_member).
+  Result<kafka::PartitionOffsets> OnGroupChange(const kafka::GroupChange& change);
+  // Group member: fails when the board reports a fence of a claim this source holds.
+  Status CheckFences();
+  std::vector<PartitionClaim> Claims() const;
   // The table's positions of this source vertex, redistributed when they were written with
   // another parallelism.
   Result<TopicOffsets> TablePositions(const SourceStart::Start& from) const;
@@ -181,6 +205,11 @@ class KafkaSource final : public runtime::SourceOperator {
   RecordBatch rows_;                                         // declared columns
   std::unique_ptr<runtime::WatermarkGenerator> watermarks_;  // with a WATERMARK only
   Column kinds_{DataType::String()};
+  // Group member: the claims held now and the claim split of each row read; generations count
+  // per partition over this source's life.
+  std::map<std::pair<std::string, int32_t>, PartitionClaim> claims_;
+  std::map<std::pair<std::string, int32_t>, uint64_t> generations_;
+  Column splits_{DataType::String()};
   KafkaPosition position_;
   TopicOffsets stop_;  // bounded: end offset (exclusive) per owned split
   bool started_ = false;

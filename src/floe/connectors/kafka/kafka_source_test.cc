@@ -5,10 +5,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
+#include <map>
 #include <thread>
 
 #include "floe/connectors/connectors_test_util.h"
+#include "floe/connectors/partition_claims.h"
 #include "floe/kafka/mock_cluster.h"
+#include "floe/runtime/row_kind.h"
 
 namespace floe::connectors {
 namespace {
@@ -1034,6 +1038,109 @@ TEST_F(KafkaSourceTest, WatermarksFollowRecordOrderWhateverTheBatchSize) {
   EXPECT_EQ(std::vector<std::string>(traces[0].begin(), traces[0].begin() + head.size()), head);
   EXPECT_EQ(traces[1], traces[0]) << "3 records per batch";
   EXPECT_EQ(traces[2], traces[0]) << "one batch";
+}
+
+// Scale-out: instances of one job are members of one group. Each partition the group gives a
+// member starts at the table's position (else 'scan.startup.mode'), as a new claim whose split
+// name every row of it carries; the positions recorded are the claims; partitions move to a
+// member that joins; a fence of a claim the member holds fails Poll.
+TEST_F(KafkaSourceTest, GroupMembersClaimPartitionsAtTheTablesPositions) {
+  std::map<int32_t, int64_t> table = {{0, 30}};  // partition -> position in the table
+  auto position = [&](const iceberg::SourcePartition& p) -> Result<std::optional<int64_t>> {
+    EXPECT_EQ(p.topic, "roster");
+    auto it = table.find(p.partition);
+    return it == table.end() ? std::optional<int64_t>() : std::optional<int64_t>(it->second);
+  };
+  auto member = [&](std::shared_ptr<runtime::SourcePositionBoard> board) {
+    // Heartbeats every 300 ms: the two rounds of a cooperative rebalance take seconds, not
+    // tens of seconds.
+    Result<KafkaSourceConfig> config =
+        MakeKafkaSourceConfig(KTable({{"scan.bounded.mode", "unbounded"},
+                                      {"properties.heartbeat.interval.ms", "300"},
+                                      {"properties.session.timeout.ms", "6000"}}));
+    EXPECT_TRUE(config.ok()) << config.status().ToString();
+    EXPECT_TRUE(EnableGroupMember(*config, position).ok());
+    auto source = std::make_unique<KafkaSource>(*config, std::move(board));
+    Status st = source->Open(testing::Context("source-roster"));
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return source;
+  };
+  auto claims_at = [](runtime::SourcePositionBoard& board, uint64_t id) {
+    auto positions = board.PositionsAt(runtime::CheckpointId(id));
+    EXPECT_EQ(positions.size(), 1u);
+    return ClaimsFromJson(positions.begin()->second, "position").ValueOrDie();
+  };
+  // Rows read so far, by split.
+  auto rows_by_split = [](const CollectingCollector& out) {
+    std::map<std::string, int> n;
+    for (const RecordBatch& b : out.batches) {
+      EXPECT_EQ(b.schema()->fields.back().name, runtime::kSourceSplitColumn);
+      const Column& split = b.column(b.num_columns() - 1);
+      for (size_t r = 0; r < b.num_rows(); ++r) ++n[std::string(split.GetBytes(r))];
+    }
+    return n;
+  };
+  auto poll_until = [](std::vector<std::pair<KafkaSource*, CollectingCollector*>> members,
+                       const std::function<bool()>& done) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      for (auto [source, out] : members) EXPECT_TRUE(source->Poll(*out).ok());
+    }
+    return true;
+  };
+
+  auto board_a = std::make_shared<runtime::SourcePositionBoard>();
+  auto a = member(board_a);
+  CollectingCollector out_a;
+  ASSERT_TRUE(poll_until({{a.get(), &out_a}}, [&] {
+    std::map<std::string, int> n = rows_by_split(out_a);
+    return n["roster/0/1"] == 70 && n["roster/1/1"] == 100 && n["roster/2/1"] == 100;
+  })) << "partition 0 from offset 30, the others from the start";
+  runtime::StateWriter state;
+  ASSERT_TRUE(a->SnapshotPosition(runtime::CheckpointId(1), state).ok());
+  std::vector<PartitionClaim> claims = claims_at(*board_a, 1);
+  ASSERT_EQ(claims.size(), 3u);
+  EXPECT_EQ(claims[0], (PartitionClaim{{"roster", 0}, 1, 30, 100}));
+  EXPECT_EQ(claims[1], (PartitionClaim{{"roster", 1}, 1, std::nullopt, 100}));
+
+  // a committed everything; b joins and takes partitions at the table's positions.
+  table = {{0, 100}, {1, 100}, {2, 100}};
+  auto board_b = std::make_shared<runtime::SourcePositionBoard>();
+  auto b = member(board_b);
+  CollectingCollector out_b;
+  std::vector<PartitionClaim> held_by_b;
+  ASSERT_TRUE(poll_until({{a.get(), &out_a}, {b.get(), &out_b}}, [&] {
+    runtime::StateWriter w;
+    EXPECT_TRUE(b->SnapshotPosition(runtime::CheckpointId(2), w).ok());
+    held_by_b = claims_at(*board_b, 2);
+    return !held_by_b.empty();
+  })) << "b never got a partition";
+  for (const PartitionClaim& c : held_by_b) {
+    EXPECT_EQ(c.from, std::optional<int64_t>(100)) << ClaimSplit(c);
+    EXPECT_EQ(c.next, 100) << ClaimSplit(c);
+  }
+  // New records reach each partition's holder only.
+  Produce(kRecords + 1, kRecords + 30);
+  ASSERT_TRUE(poll_until({{a.get(), &out_a}, {b.get(), &out_b}}, [&] {
+    int n = 0;
+    for (const auto& [split, rows] : rows_by_split(out_a)) n += rows;
+    for (const auto& [split, rows] : rows_by_split(out_b)) n += rows;
+    return n == 270 + 30;
+  }));
+  for (const auto& [split, rows] : rows_by_split(out_b)) {
+    EXPECT_EQ(rows, 10) << split;  // 30 new records over 3 partitions
+  }
+
+  // The table fenced one of b's claims: b stops.
+  board_b->ReportFenced(ClaimSplit(held_by_b.front()));
+  Result<runtime::SourceStatus> polled = b->Poll(out_b);
+  ASSERT_FALSE(polled.ok());
+  EXPECT_NE(polled.status().message().find("partition " + held_by_b.front().partition.ToString()),
+            std::string::npos)
+      << polled.status().ToString();
+  EXPECT_TRUE(b->Close().ok());
+  EXPECT_TRUE(a->Close().ok());
 }
 
 }  // namespace
