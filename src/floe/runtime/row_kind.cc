@@ -10,4 +10,14 @@ std::shared_ptr<const BatchSchema> WithRowKindColumn(const BatchSchema& columns)
 
 int RowKindIndex(const BatchSchema& schema) { return schema.FieldIndex(kRowKindColumn); }
 
+size_t TrailingReservedColumns(const BatchSchema& schema) {
+  size_t n = 0;
+  while (n < schema.fields.size()) {
+    const std::string& name = schema.fields[schema.fields.size() - 1 - n].name;
+    if (name.empty() || name[0] != '$') break;
+    ++n;
+  }
+  return n;
+}
+
 }  // namespace floe::runtime

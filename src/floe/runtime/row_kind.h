@@ -25,4 +25,8 @@ int RowKindIndex(const BatchSchema& schema);
 // any); SQL cannot name it.
 inline constexpr const char* kSourceSplitColumn = "$source_split";
 
+// How many reserved columns (named with a leading '$', as the two above) end `schema`: what a
+// projection passes through untouched after the declared columns.
+size_t TrailingReservedColumns(const BatchSchema& schema);
+
 }  // namespace floe::runtime

@@ -640,7 +640,9 @@ struct CalcProgram::Impl {
   std::vector<OutputPlan> outputs;
   std::string sink_name;
   bool identity = false;
-  int row_kind = -1;  // index of kRowKindColumn in the input (passed through), -1 = none
+  // Reserved columns ending the input (the row kind, the source split): passed through after
+  // the output's columns, for the rows kept.
+  size_t reserved = 0;
 };
 
 CalcProgram::CalcProgram(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -654,18 +656,23 @@ Result<std::shared_ptr<const CalcProgram>> CalcProgram::Compile(const CalcSpec& 
   impl->input = spec.input;
   impl->output = spec.output;
   impl->sink_name = spec.sink_name;
-  // A changelog input carries the row kind as its last column: expressions see only the
-  // declared columns (same indices), and the kind travels to the output untouched.
+  // A changelog input carries the row kind after the declared columns, a scaled-out job's the
+  // source split: expressions see only the declared columns (same indices), and the reserved
+  // ones travel to the output untouched.
   std::shared_ptr<const BatchSchema> visible = spec.input;
-  impl->row_kind = runtime::RowKindIndex(*spec.input);
-  if (impl->row_kind >= 0) {
-    if (static_cast<size_t>(impl->row_kind) + 1 != spec.input->fields.size()) {
-      return Status::Internal("calc: the row kind column must be the input's last column");
-    }
+  impl->reserved = runtime::TrailingReservedColumns(*spec.input);
+  if (runtime::RowKindIndex(*spec.input) >= 0 && impl->reserved == 0) {
+    return Status::Internal("calc: the row kind column must follow the declared columns");
+  }
+  if (impl->reserved > 0) {
     auto declared = std::make_shared<BatchSchema>(*spec.input);
-    declared->fields.pop_back();
+    declared->fields.resize(declared->fields.size() - impl->reserved);
     visible = std::move(declared);
-    impl->output = runtime::WithRowKindColumn(*spec.output);
+    auto output = std::make_shared<BatchSchema>(*spec.output);
+    for (size_t i = visible->fields.size(); i < spec.input->fields.size(); ++i) {
+      output->fields.push_back(spec.input->fields[i]);
+    }
+    impl->output = std::move(output);
   }
   if (spec.where.has_value()) {
     FLOE_ASSIGN_OR_RAISE(Node where, CompileExpr(*spec.where, *visible));
@@ -802,15 +809,15 @@ Result<RecordBatch> CalcProgram::Apply(const RecordBatch& batch) const {
     }
     columns.push_back(std::move(out));
   }
-  if (impl_->row_kind >= 0) {
-    const Column& in = batch.column(static_cast<size_t>(impl_->row_kind));
+  for (size_t c = batch.num_columns() - impl_->reserved; c < batch.num_columns(); ++c) {
+    const Column& in = batch.column(c);
     if (all) {
       columns.push_back(in);
     } else {
-      Column kinds(in.type());
-      kinds.Reserve(rows.size());
-      for (uint32_t r : rows) kinds.AppendFrom(in, r);
-      columns.push_back(std::move(kinds));
+      Column kept(in.type());
+      kept.Reserve(rows.size());
+      for (uint32_t r : rows) kept.AppendFrom(in, r);
+      columns.push_back(std::move(kept));
     }
   }
   return RecordBatch(impl_->output, std::move(columns));

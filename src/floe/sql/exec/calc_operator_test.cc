@@ -194,6 +194,41 @@ TEST(CalcOperator, EmitsOnlyBatchesWithRowsLeft) {
   EXPECT_EQ(connectors::testing::Int64Column(out.batches, 0), (std::vector<int64_t>{2, 4}));
 }
 
+// A scaled-out job's input carries the source split after the declared columns: it travels
+// through like the row kind, for the rows kept.
+TEST(CalcProgram, PassesTheSourceSplitColumnThroughForTheRowsKept) {
+  connectors::TableDescriptor src = connectors::testing::Table("src", "id BIGINT, name STRING", {});
+  connectors::TableDescriptor dst = connectors::testing::Table("dst", "name STRING", {});
+  Result<Script> script = ParseScript(
+      "CREATE TABLE src (id BIGINT, name STRING);\nCREATE TABLE dst (name STRING);\n"
+      "INSERT INTO dst SELECT name FROM src WHERE id > 1;");
+  ASSERT_TRUE(script.ok()) << script.status().ToString();
+  CalcSpec spec;
+  auto input = std::make_shared<BatchSchema>(*src.schema);
+  input->fields.push_back(Field{runtime::kSourceSplitColumn, DataType::String(), false, 0});
+  spec.input = input;
+  spec.output = dst.schema;
+  spec.where = script->inserts[0].where;
+  spec.select = script->inserts[0].select;
+  spec.sink_name = "dst";
+  auto program = CalcProgram::Compile(spec);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  ASSERT_EQ((*program)->output_schema()->fields.size(), 2u);
+  EXPECT_EQ((*program)->output_schema()->fields.back().name, runtime::kSourceSplitColumn);
+  RecordBatch in(spec.input);
+  for (int64_t id : {1, 2, 3}) {
+    in.mutable_column(0).Append<int64_t>(id);
+    in.mutable_column(1).AppendBytes("n" + std::to_string(id));
+    in.mutable_column(2).AppendBytes("t/" + std::to_string(id) + "/7");
+  }
+  auto out = (*program)->Apply(in);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(out->num_rows(), 2u);
+  EXPECT_EQ(out->column(0).GetBytes(0), "n2");
+  EXPECT_EQ(out->column(1).GetBytes(0), "t/2/7");
+  EXPECT_EQ(out->column(1).GetBytes(1), "t/3/7");
+}
+
 // A changelog input (the reserved row-kind column last): WHERE filters rows of any kind, SELECT
 // sees only the declared columns, and the kinds of the rows kept come out last, untouched.
 TEST(CalcProgram, PassesTheRowKindColumnThroughForTheRowsKept) {
