@@ -1,6 +1,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -15,6 +17,10 @@
 #include "floe/runtime/operator.h"
 #include "floe/runtime/row_kind.h"
 #include "floe/runtime/source_positions.h"
+
+namespace floe::iceberg {
+struct SourcePartition;
+}  // namespace floe::iceberg
 
 namespace floe::connectors {
 
@@ -52,6 +58,14 @@ struct TableDescriptor {
 };
 
 // What every connector of one job run shares.
+// A job whose instances share a Kafka topic (SET 'floe.scale-out' = 'kafka-group';
+// docs/architecture.md, "Scale-out across machines"): what its Kafka source and Iceberg sink
+// share. The sink sets table_position when the plan adds it; the source calls it when the group
+// gives it a partition: the next offset the table holds for it (nullopt: none yet).
+struct ScaleOut {
+  std::function<Result<std::optional<int64_t>>(const iceberg::SourcePartition&)> table_position;
+};
+
 struct JobContext {
   std::string job_id;
   runtime::CheckpointingMode mode = runtime::CheckpointingMode::kExactlyOnce;
@@ -63,6 +77,7 @@ struct JobContext {
   std::chrono::milliseconds auto_watermark_interval{200};
   // Source positions per checkpoint (sources write, committers read) and start overrides.
   std::shared_ptr<runtime::SourcePositionBoard> positions;
+  std::shared_ptr<ScaleOut> scale_out;  // null: one instance runs the job (the default)
 };
 
 // What `--on-stale-restore` chooses when a restore finds the table ahead of the restored

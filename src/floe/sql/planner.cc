@@ -95,12 +95,15 @@ std::string VertexName(std::string_view prefix, const std::string& table) {
   return name;
 }
 
-// Refuses a declared column named like the reserved row-kind column (kRowKindColumn).
+// Refuses a declared column named like a reserved column (kRowKindColumn, kSourceSplitColumn).
 Status CheckReservedColumns(const CreateTable& table) {
   for (const ColumnDef& c : table.columns) {
-    if (c.name == runtime::kRowKindColumn) {
+    const char* what = c.name == runtime::kRowKindColumn       ? "floe's row-kind column"
+                       : c.name == runtime::kSourceSplitColumn ? "floe's source-split column"
+                                                               : nullptr;
+    if (what != nullptr) {
       return Status::InvalidArgument(At(table.pos) + "table '" + table.name + "': column name '" +
-                                     c.name + "' is reserved (floe's row-kind column)");
+                                     c.name + "' is reserved (" + what + ")");
     }
   }
   return Status::OK();
@@ -404,6 +407,17 @@ Status PlanSettings(const Script& script, const PlanOptions& options, PlannedJob
   job->context.restart_delay_ms =
       job->restart.kind == runtime::RestartStrategy::Kind::kNone ? 0 : job->restart.delay_ms;
   job->context.default_parallelism = static_cast<uint32_t>(parallelism);
+  if (auto it = job->config.find("floe.scale-out"); it != job->config.end()) {
+    if (it->second == "kafka-group") {
+      job->context.scale_out = std::make_shared<connectors::ScaleOut>();
+    } else if (it->second != "none") {
+      return Status::InvalidArgument(origin.Of(it->first) +
+                                     "'floe.scale-out' must be 'none' (one instance runs the "
+                                     "job) or 'kafka-group' (instances share the Kafka topic "
+                                     "through its consumer group), got '" +
+                                     it->second + "'");
+    }
+  }
   if (auto it = job->config.find("pipeline.auto-watermark-interval"); it != job->config.end()) {
     Result<std::chrono::milliseconds> interval = runtime::ParseDuration(it->second);
     if (!interval.ok()) {
@@ -500,6 +514,11 @@ Status PlanSource(PlannedJob& job, InsertPlan& p) {
 // The vertex evaluating the source table's computed columns, if it has any.
 Status PlanComputedColumns(PlannedJob& job, InsertPlan& p) {
   if (!p.source->has_computed_columns()) return Status::OK();
+  if (job.context.scale_out) {
+    return Status::NotImplemented(At(p.source->pos) + "not implemented yet: computed columns " +
+                                  "with 'floe.scale-out' = 'kafka-group' ('" + p.source->name +
+                                  "')");
+  }
   if (p.changelog) {
     return Status::NotImplemented(At(p.source->pos) + "not implemented yet: computed columns " +
                                   "in a changelog table ('" + p.source->name + "')");
@@ -544,6 +563,11 @@ Result<connectors::AddedSink> PlanSink(PlannedJob& job, const InsertPlan& p,
 Result<connectors::AddedSink> PlanCalcInsert(PlannedJob& job, const InsertPlan& p) {
   CalcSpec calc;
   calc.input = p.changelog ? runtime::WithRowKindColumn(*p.row_schema) : p.row_schema;
+  if (job.context.scale_out) {
+    auto input = std::make_shared<BatchSchema>(*calc.input);
+    input->fields.push_back(Field{runtime::kSourceSplitColumn, DataType::String(), false, 0});
+    calc.input = std::move(input);
+  }
   calc.where = p.insert->where;
   calc.select = p.insert->select;
   calc.output = p.sink_table.schema;
@@ -743,6 +767,45 @@ decltype(PlannedJob::prepare_restore) PlanRestore(
   };
 }
 
+// What instances sharing a Kafka topic can run today: one INSERT from a Kafka table into an
+// Iceberg table, without keyed state, one source subtask per instance (the group spreads the
+// partitions over instances).
+Status CheckScaleOut(const Script& script, const PlannedJob& job, bool keyed_state) {
+  const std::string why = "'floe.scale-out' = 'kafka-group' runs ";
+  if (script.inserts.size() != 1) {
+    return Status::InvalidArgument(At(script.inserts[1].pos) + why +
+                                   "one INSERT per job, from a Kafka table into an Iceberg table");
+  }
+  const Insert& insert = script.inserts[0];
+  const CreateTable* source = script.FindTable(insert.source);
+  const CreateTable* sink = script.FindTable(insert.sink);
+  auto connector = [](const CreateTable* t) {
+    for (const auto& [key, value] : t->options) {
+      if (key == "connector") return value;
+    }
+    return std::string();
+  };
+  if (connector(source) != "kafka" || connector(sink) != "iceberg") {
+    return Status::InvalidArgument(At(insert.pos) + why +
+                                   "an INSERT from a Kafka table into an Iceberg table, not '" +
+                                   connector(source) + "' into '" + connector(sink) + "'");
+  }
+  if (keyed_state) {
+    return Status::NotImplemented(At(insert.pos) + "not implemented yet: " + why +
+                                  "jobs without keyed state (no window or GROUP BY)");
+  }
+  for (const runtime::Vertex& v : job.graph.vertices()) {
+    if (v.parallelism != 1) {
+      return Status::InvalidArgument(
+          At(insert.pos) + why + "one subtask per vertex in each instance ('" + v.name + "' has " +
+          std::to_string(v.parallelism) +
+          "): start more instances instead ('parallelism.default', 'scan.parallelism' and the "
+          "sink's 'sink.parallelism' must be 1)");
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const PlanOptions& options) {
@@ -802,6 +865,9 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
         std::string(first.window ? "window aggregation" : "GROUP BY aggregation") +
         " runs in a later step (INSERT INTO " + first.sink + ": " + ToString(first) +
         "); the query is valid");
+  }
+  if (job->context.scale_out) {
+    FLOE_RETURN_NOT_OK(CheckScaleOut(script, *job, graph_keyed_state));
   }
   FLOE_RETURN_NOT_OK(job->graph.Validate());
 

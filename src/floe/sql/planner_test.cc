@@ -8,6 +8,7 @@
 #include <random>
 
 #include "floe/iceberg/catalog.h"
+#include "floe/iceberg/partition_positions.h"
 #include "floe/iceberg/scan.h"
 #include "floe/kafka/kafka_client.h"
 #include "floe/kafka/mock_cluster.h"
@@ -636,6 +637,67 @@ TEST(PlanJob, AChangelogSourceNeedsAnUpsertIcebergSinkAndReservesTheRowKindName)
                   "INSERT INTO out SELECT * FROM src;",
               options);
   EXPECT_NE(reserved.find("column name '$row_kind' is reserved"), std::string::npos) << reserved;
+  std::filesystem::remove_all(wh);
+}
+
+// SET 'floe.scale-out' = 'kafka-group': the Kafka source becomes a group member whose rows
+// carry their claim's split through the Calc, the Iceberg writers split files by it, and no
+// restore plan runs (the table's positions decide). What it cannot run is refused at plan time.
+TEST(PlanJob, ScaleOutPlansAGroupMemberIntoPartitionPositionsAndRefusesTheRest) {
+  std::random_device rd;
+  std::filesystem::path wh =
+      std::filesystem::temp_directory_path() / ("floe-planner-so-" + std::to_string(rd()));
+  std::filesystem::create_directories(wh);
+  PlanOptions options;
+  options.variables = {{"KAFKA", "127.0.0.1:1"}, {"WH", wh.string()}};
+  const std::string set = "SET 'floe.scale-out' = 'kafka-group';\n";
+  // An unbounded member of group 'ingest'.
+  auto member = [](const std::string& columns) {
+    return "CREATE TABLE src (" + columns +
+           ") WITH ('connector' = 'kafka', 'topic' = 'cdc', 'properties.bootstrap.servers' = "
+           "'${KAFKA}', 'format' = 'json', 'properties.group.id' = 'ingest');\n";
+  };
+  auto lake = [](const std::string& catalog) {
+    return "CREATE TABLE lake (id BIGINT NOT NULL) WITH ('connector' = 'iceberg', " + catalog +
+           ", 'catalog-database' = 'd');\nINSERT INTO lake SELECT * FROM src;";
+  };
+  const std::string jdbc =
+      "'catalog-type' = 'jdbc', 'uri' = 'jdbc:sqlite:${WH}/c.db', "
+      "'warehouse' = '${WH}'";
+  auto job = Plan(set + member("id BIGINT NOT NULL") + lake(jdbc), options);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  ASSERT_NE((*job)->context.scale_out, nullptr);
+  EXPECT_TRUE((*job)->context.scale_out->table_position) << "the sink keeps the positions";
+  std::optional<runtime::CompletedCheckpoint> none;
+  auto plans = (*job)->prepare_restore(none, connectors::StaleRestorePolicy::kFail, nullptr);
+  ASSERT_TRUE(plans.ok()) << plans.status().ToString();
+  EXPECT_TRUE(plans->empty());
+  Result<std::optional<int64_t>> position =
+      (*job)->context.scale_out->table_position(iceberg::SourcePartition{"cdc", 0});
+  ASSERT_TRUE(position.ok()) << position.status().ToString();
+  EXPECT_FALSE(position->has_value());
+
+  const std::string source = member("id BIGINT NOT NULL");
+  for (const auto& [text, want] : std::vector<std::pair<std::string, std::string>>{
+           {"SET 'floe.scale-out' = 'kafka';\n" + source + lake(jdbc),
+            "line 1, column 1: 'floe.scale-out' must be 'none'"},
+           {set + source + lake("'warehouse' = '${WH}'"),
+            "needs a catalog whose commits are an atomic compare-and-swap"},
+           {set + KafkaTable("src", "id BIGINT NOT NULL", ", 'format' = 'json'") + lake(jdbc),
+            "'scan.bounded.mode' is not supported"},
+           {set + "SET 'parallelism.default' = '2';\n" + source + lake(jdbc),
+            "one subtask per vertex in each instance"},
+           {set + source +
+                "CREATE TABLE out (id BIGINT NOT NULL) WITH ('connector' = 'blackhole');\n"
+                "INSERT INTO out SELECT * FROM src;",
+            "an INSERT from a Kafka table into an Iceberg table, not 'kafka' into 'blackhole'"},
+           {set + member("id BIGINT NOT NULL, `$source_split` STRING") +
+                "CREATE TABLE out (id BIGINT NOT NULL, s STRING) WITH ('connector' = 'print');\n"
+                "INSERT INTO out SELECT * FROM src;",
+            "column name '$source_split' is reserved"}}) {
+    std::string msg = ErrorOf(text, options);
+    EXPECT_NE(msg.find(want), std::string::npos) << msg << "\nwanted: " << want;
+  }
   std::filesystem::remove_all(wh);
 }
 

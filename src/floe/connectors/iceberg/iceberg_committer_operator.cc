@@ -1,6 +1,4 @@
 #include "floe/connectors/iceberg/iceberg_committer_operator.h"
-#include "floe/connectors/partition_claims.h"
-#include "floe/iceberg/partition_positions.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,7 +9,9 @@
 #include "floe/common/crash_point.h"
 #include "floe/common/log.h"
 #include "floe/connectors/iceberg/iceberg_sink_internal.h"
+#include "floe/connectors/partition_claims.h"
 #include "floe/iceberg/data_file_codec.h"
+#include "floe/iceberg/partition_positions.h"
 #include "floe/iceberg/snapshot_update.h"
 #include "floe/runtime/checkpoint_config.h"
 
@@ -170,6 +170,17 @@ Status IcebergCommitterOperator::Restore(runtime::StateReader& state) {
   // The state's sink id is not checked: the staged files are this vertex's output whatever the
   // id was then.
   FLOE_ASSIGN_OR_RAISE(internal::CommitterState restored, internal::DecodeCommitterState(state));
+  if (options_.partition_positions) {
+    // Scaled out, a restart never restores: the sources start at the table's positions, and
+    // what the checkpoint staged is read again.
+    if (!restored.pending.empty()) {
+      LogInfo(
+          "iceberg sink '%s': scaled out, the %zu commit(s) the restored checkpoint staged "
+          "are not committed: the group and the table decide where reading starts",
+          options_.sink_id.c_str(), restored.pending.size());
+    }
+    return Status::OK();
+  }
   pending_ = std::move(restored.pending);
   uint64_t highest = pending_.empty() ? 0 : pending_.rbegin()->first;
 

@@ -14,6 +14,7 @@
 #include "floe/connectors/iceberg/iceberg_sink_internal.h"
 #include "floe/connectors/iceberg/iceberg_writer_operator.h"
 #include "floe/iceberg/data_file_codec.h"
+#include "floe/iceberg/partition_positions.h"
 #include "floe/iceberg/partition_spec.h"
 #include "floe/iceberg/schema.h"
 #include "floe/iceberg/table_properties.h"
@@ -343,6 +344,23 @@ Status AddIcebergSinkWithHooks(runtime::JobGraph& graph, runtime::VertexId input
   writer.mode = o.upsert ? iceberg::WriteMode::kUpsert : iceberg::WriteMode::kAppend;
   writer.job_id = context.job_id;
   writer.row_kind_column = hooks.row_kind_column;
+  if (context.scale_out) {
+    if (o.catalog.type == catalog::CatalogConfig::Type::kHadoop) {
+      return Status::InvalidArgument(
+          "iceberg table '" + spec.table.name +
+          "': 'floe.scale-out' = 'kafka-group' needs a catalog whose commits are an atomic "
+          "compare-and-swap shared by every instance ('catalog-type' = 'jdbc' or 'rest'); a "
+          "'hadoop' catalog on one machine's disk cannot order the commits of several");
+    }
+    writer.split_column = runtime::kSourceSplitColumn;
+    context.scale_out->table_position =
+        [config = o.catalog, table = o.table,
+         sink_id = o.sink_id](const iceberg::SourcePartition& p) -> Result<std::optional<int64_t>> {
+      FLOE_ASSIGN_OR_RAISE(std::unique_ptr<iceberg::Catalog> catalog, catalog::OpenCatalog(config));
+      FLOE_ASSIGN_OR_RAISE(iceberg::LoadedTable loaded, catalog->LoadTable(table));
+      return iceberg::TablePartitionPosition(loaded.metadata, sink_id, p);
+    };
+  }
   // One lease per sink and worker: the writers' and the committer's claims in one file.
   writer.lease =
       std::make_shared<iceberg::TableLease>("sink-" + internal::FileJobTag(context.job_id));
@@ -386,6 +404,7 @@ Status AddIcebergSinkWithHooks(runtime::JobGraph& graph, runtime::VertexId input
   committer.positions = context.positions;
   committer.on_checkpoint_handled = hooks.on_checkpoint_handled;
   committer.lease = writer.lease;
+  committer.partition_positions = context.scale_out != nullptr;
   runtime::VertexId commit = graph.AddOperator(
       CommitterVertexName(spec), 1,
       [committer](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
@@ -750,6 +769,8 @@ Result<AddedSink> AddIcebergConnectorSink(const SinkRequest& r) {
   FLOE_RETURN_NOT_OK(AddIcebergSink(*r.graph, r.input, spec, *r.context));
   AddedSink added;
   added.sink_id = options.sink_id;
+  // Scaled out, the table's positions decide where reading starts, never a checkpoint.
+  if (r.context->scale_out) return added;
   added.plan_restore = [spec](const std::optional<runtime::CompletedCheckpoint>& restored,
                               StaleRestorePolicy policy, bool has_keyed_state) {
     return PlanIcebergSinkRestore(spec, restored, policy, has_keyed_state);

@@ -610,6 +610,7 @@ Status KafkaSource::RestoreRescaled(const std::vector<std::string>& states) {
 }
 
 Status KafkaSource::Restore(runtime::StateReader& state) {
+  if (config_.group_member) return Status::OK();  // the group and the table decide
   FLOE_ASSIGN_OR_RAISE(KafkaState read, ReadKafkaState(start_, state));
   if (read.written_with != parallelism_) {
     // The runtime calls Restore only when the checkpoint holds as many subtasks as this run.
@@ -1151,6 +1152,18 @@ Result<runtime::VertexId> AddKafkaSource(runtime::JobGraph& graph, const std::st
     }
   }
   config.watermark_interval = context.auto_watermark_interval;
+  if (context.scale_out) {
+    Status member = EnableGroupMember(
+        config,
+        [scale_out = context.scale_out](
+            const iceberg::SourcePartition& p) -> Result<std::optional<int64_t>> {
+          if (!scale_out->table_position) {
+            return Status::Internal("scale-out: no sink keeps the partitions' positions");
+          }
+          return scale_out->table_position(p);
+        });
+    if (!member.ok()) return member.WithContext("table '" + table.name + "'");
+  }
   uint32_t parallelism = config.parallelism != 0 ? config.parallelism : default_parallelism;
   if (parallelism > graph.max_parallelism()) {
     return Status::InvalidArgument(
