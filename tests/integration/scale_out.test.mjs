@@ -1,14 +1,16 @@
 // Scale-out (SET 'floe.scale-out' = 'kafka-group'): three `floe run` instances of one job share
 // a 6-partition topic through its consumer group and commit to one Iceberg table through a JDBC
 // catalog on SQLite; each commit checks and sets the positions of its partitions in the table.
-// One instance's worker is SIGKILLed (its coordinator restarts it, it rejoins the group), another
-// instance is SIGKILLed whole (its partitions move to the others after the session timeout),
-// then the second half of the feed arrives. `floe table verify --catalog` counts every seq:
-// none twice, none missing. FLOE_BIN points at the floe binary.
+// Failures: an instance's worker SIGKILLed (its coordinator restarts it, it rejoins the group),
+// an instance SIGKILLed whole (its partitions move to the others after the session timeout), and
+// an instance's worker paused past the session timeout (SIGSTOP) while the others take its
+// partitions and commit them, then resumed: a zombie, whose commit of those partitions the table
+// must fence. Then the second half of the feed arrives. `floe table verify --catalog` counts
+// every seq: none twice, none missing. FLOE_BIN points at the floe binary.
 //
-// What the mock cluster cannot show: a broker-side session expiry racing a commit (the
-// instances here die or restart; a paused instance whose commit lands after the new holder's is
-// the committer's unit test `IcebergCommitter.ScaledOutInstancesCommitEachOffsetOnceAndTheTableFencesAZombie`).
+// What the mock cluster cannot show: a broker outage in the middle of a rebalance. The exact
+// interleaving of a zombie's commit after its successor's is also the committer's unit test
+// `IcebergCommitter.ScaledOutInstancesCommitEachOffsetOnceAndTheTableFencesAZombie`.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -26,20 +28,22 @@ function records(first, n) {
   return out;
 }
 
-test('three instances share a topic: kills and rebalances leave every seq exactly once', async (t) => {
-  const cluster = await startCluster(ROOT, 'scale', { topics: ['events:6'] });
+// A topic `events` (6 partitions) with seq 1..HALF, the job file, and what the tests do with it.
+async function scaledJob(name) {
+  const dir = fs.mkdtempSync(path.join(ROOT, `${name}-`));
+  const cluster = await startCluster(dir, name, { topics: ['events:6'] });
   const feed = (first) => produce(cluster.bootstrap, 'events',
-                                  writeJsonl(path.join(ROOT, `events-${first}.jsonl`), records(first, HALF)));
+                                  writeJsonl(path.join(dir, `events-${first}.jsonl`), records(first, HALF)));
   feed(1);
-  const catalog = `jdbc:sqlite:${path.join(ROOT, 'catalog.db')}`;
-  const wh = path.join(ROOT, 'wh');
-  const job = path.join(ROOT, 'scale.sql');
-  fs.writeFileSync(job, `-- kafka -> iceberg, scaled out over the group 'scale'
+  const catalog = `jdbc:sqlite:${path.join(dir, 'catalog.db')}`;
+  const wh = path.join(dir, 'wh');
+  const job = path.join(dir, `${name}.sql`);
+  fs.writeFileSync(job, `-- kafka -> iceberg, scaled out over the group '${name}'
 ${checkpointSets('300 ms')}
 SET 'floe.scale-out' = 'kafka-group';
 CREATE TABLE events (seq BIGINT NOT NULL, name STRING)
   WITH ('connector' = 'kafka', 'topic' = 'events', 'format' = 'json',
-        'properties.bootstrap.servers' = '${cluster.bootstrap}', 'properties.group.id' = 'scale',
+        'properties.bootstrap.servers' = '${cluster.bootstrap}', 'properties.group.id' = '${name}',
         'properties.heartbeat.interval.ms' = '300', 'properties.session.timeout.ms' = '6000',
         'scan.startup.mode' = 'earliest-offset');
 CREATE TABLE lake (seq BIGINT NOT NULL, name STRING)
@@ -47,55 +51,100 @@ CREATE TABLE lake (seq BIGINT NOT NULL, name STRING)
         'warehouse' = '${wh}', 'catalog-database' = 'demo', 'catalog-table' = 'scaled');
 INSERT INTO lake SELECT * FROM events;
 `);
+  const table = (args) => floe(['table', args[0], 'demo.scaled', '--catalog', catalog, '--warehouse', wh,
+                                ...args.slice(1)]);
   const instances = [];
-  const launch = (name) => {
-    const p = sandbox(ROOT, name);
-    const run = runJob(p, { CHK: p.chk }, { sql: job });
-    instances.push({ p, run });
-    return { p, run };
+  return {
+    feed,
+    instances,
+    launch(instance) {
+      const p = sandbox(dir, instance);
+      const run = runJob(p, { CHK: p.chk }, { sql: job });
+      instances.push({ p, run });
+      return { p, run };
+    },
+    worker: (p) => waitFor(`a worker of ${p.name}`, () => jobRecords(p.home)[0]?.worker_pid),
+    verify: () => table(['verify', '--unique', 'seq', '--expect-range', `seq:1..${2 * HALF}`]),
+    // Every snapshot's summary, oldest first.
+    summaries() {
+      const r = table(['snapshots']);
+      assert.equal(r.code, 0, r.err);
+      return r.out.split('\n').filter(Boolean).map((l) => JSON.parse(l).summary);
+    },
   };
-  const verify = () => floe(['table', 'verify', 'demo.scaled', '--catalog', catalog, '--warehouse', wh,
-                             '--unique', 'seq', '--expect-range', `seq:1..${2 * HALF}`]);
-  const worker = (p) => waitFor(`a worker of ${p.name}`, () => jobRecords(p.home)[0]?.worker_pid);
+}
+
+// Waits until `floe table verify` finds every seq exactly once (fails with its report and the
+// instances' logs otherwise), then checks again after a while: no late commit adds a row.
+async function assertExactlyOnce(t, job) {
+  let last = job.verify();
+  for (const deadline = Date.now() + 180_000; Date.now() < deadline; await sleep(2000)) {
+    last = job.verify();
+    if (last.code === 0 && /result: OK/.test(last.out)) break;
+  }
+  assert.equal(last.code, 0, `not every seq exactly once:\n${last.out}\n${last.err}\n` +
+               job.instances.map(({ p, run }) => `--- ${p.name}\n${run.err.slice(-3000)}`).join('\n'));
+  t.diagnostic(last.out);
+  await sleep(2000);
+  const again = job.verify();
+  assert.equal(again.code, 0, again.out + again.err);
+}
+
+async function stopAll(job) {
+  for (const { run } of job.instances) run.child.kill('SIGTERM');
+  for (const { run } of job.instances) await run.exited;
+}
+
+test('three instances share a topic: kills and rebalances leave every seq exactly once', async (t) => {
+  const job = await scaledJob('kills');
   try {
     // The first instance creates the table; the others join once it runs.
-    const a = launch('a');
-    await worker(a.p);
-    const b = launch('b');
-    const c = launch('c');
-    await worker(b.p);
-    await worker(c.p);
+    const a = job.launch('a');
+    await job.worker(a.p);
+    const b = job.launch('b');
+    const c = job.launch('c');
+    await job.worker(b.p);
+    await job.worker(c.p);
     await sleep(3000);  // the group spreads the partitions; rows land
-    process.kill(await worker(a.p), 'SIGKILL');  // a's coordinator restarts its worker
+    process.kill(await job.worker(a.p), 'SIGKILL');  // a's coordinator restarts its worker
     await sleep(1000 + Math.floor(Math.random() * 2000));
     c.run.child.kill('SIGKILL');  // c dies whole: its partitions move after the session timeout
-    feed(HALF + 1);
-    let last = verify();
-    for (const deadline = Date.now() + 180_000; Date.now() < deadline; await sleep(2000)) {
-      last = verify();
-      if (last.code === 0 && /result: OK/.test(last.out)) break;
-    }
-    assert.equal(last.code, 0, `not every seq exactly once:\n${last.out}\n${last.err}\n` +
-                 instances.map(({ p, run }) => `--- ${p.name}\n${run.err.slice(-3000)}`).join('\n'));
-    t.diagnostic(last.out);
+    job.feed(HALF + 1);
+    await assertExactlyOnce(t, job);
   } finally {
-    for (const { run } of instances) run.child.kill('SIGTERM');
-    for (const { run } of instances) await run.exited;
+    await stopAll(job);
   }
-  // Nothing arrives twice later either (a late commit of a restarted or dead instance).
-  await sleep(2000);
-  const again = verify();
-  assert.equal(again.code, 0, again.out + again.err);
-  assert.match(again.out, /result: OK/);
   // The instances shared the work: commits by at least two of them, and partitions that moved
   // started where the table held them.
-  const snaps = floe(['table', 'snapshots', 'demo.scaled', '--catalog', catalog, '--warehouse', wh]);
-  assert.equal(snaps.code, 0, snaps.err);
-  const summaries = snaps.out.split('\n').filter(Boolean).map((l) => JSON.parse(l).summary);
+  const summaries = job.summaries();
   const jobs = new Set(summaries.map((s) => s['floe.job-id']));
   assert.ok(jobs.size >= 2, `commits by ${jobs.size} instance(s)`);
   const claims = summaries.flatMap((s) => Object.values(JSON.parse(s['floe.source-offsets']))
     .flatMap((position) => position.claims));
   assert.ok(claims.some((c) => c.from !== null && c.from > 0), 'no partition started at a table position');
   t.diagnostic(`${summaries.length} commits by ${jobs.size} instances`);
+});
+
+test('a worker paused past its session is a zombie: the others take its partitions, its old claims never commit (lost or fenced)', async (t) => {
+  const job = await scaledJob('zombie');
+  try {
+    const a = job.launch('a');
+    await job.worker(a.p);
+    const b = job.launch('b');
+    const zombie = await job.worker(b.p);
+    await waitFor('commits by both instances', () =>
+      new Set(job.summaries().map((s) => s['floe.job-id'])).size === 2, 60_000, 500);
+    process.kill(zombie, 'SIGSTOP');  // mid-checkpoint, maybe mid-commit
+    job.feed(HALF + 1);               // a takes b's partitions after 6 s and commits all of it
+    await sleep(12_000);
+    process.kill(zombie, 'SIGCONT');  // b wakes up holding claims the table has moved past
+    await assertExactlyOnce(t, job);
+    // b's worker learnt it had lost its partitions (the group, or a fence and a restart).
+    const gaveUp = /[^\n]*(fenced by the table|the group took \d+ partition\(s\) of 'events' \(lost\))[^\n]*/;
+    await waitFor(`b gives up its old claims:\n${b.run.err.slice(-2000)}`,
+                  () => gaveUp.test(b.run.err), 60_000, 500);
+    t.diagnostic(`b: ${b.run.err.match(gaveUp)[0]}`);
+  } finally {
+    await stopAll(job);
+  }
 });
