@@ -57,6 +57,7 @@ INSERT INTO lake SELECT * FROM events;
   return {
     feed,
     instances,
+    table,
     launch(instance) {
       const p = sandbox(dir, instance);
       const run = runJob(p, { CHK: p.chk }, { sql: job });
@@ -123,6 +124,14 @@ test('three instances share a topic: kills and rebalances leave every seq exactl
     .flatMap((position) => position.claims));
   assert.ok(claims.some((c) => c.from !== null && c.from > 0), 'no partition started at a table position');
   t.diagnostic(`${summaries.length} commits by ${jobs.size} instances`);
+  // `floe table positions`: every partition at its end, and which instance committed it last.
+  const positions = job.table(['positions']);
+  assert.equal(positions.code, 0, positions.err);
+  const rows = positions.out.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  assert.deepEqual(rows.map((r) => [r.topic, r.partition, r.next_offset]),
+                   [0, 1, 2, 3, 4, 5].map((p) => ['events', p, 2 * HALF / 6]));
+  for (const r of rows) assert.ok(jobs.has(r.committed_by_job), JSON.stringify(r));
+  t.diagnostic(positions.out);
 });
 
 test('a worker paused past its session is a zombie: the others take its partitions, its old claims never commit (lost or fenced)', async (t) => {

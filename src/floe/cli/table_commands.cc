@@ -54,6 +54,8 @@ constexpr const char* kUsage =
     "                                 Iceberg's metadata tables as JSON lines (Trino's "
     "$snapshots,\n"
     "                                 ...), floe's commit markers in snapshots\n"
+    "  positions NS.TABLE             a scaled-out job's partitions: the table's next offset\n"
+    "                                 and the instance (job id) that committed it\n"
     "  verify NS.TABLE [--unique COL] [--expect-range COL:1..N] [--expected FILE --key COL]\n"
     "                                 rows, duplicates, missing runs, differences; exit 1 on any\n"
     "  expire-snapshots NS.TABLE [--max-snapshot-age-ms N | --older-than TIME|DURATION] "
@@ -557,7 +559,8 @@ Status RunTableCommand(const std::vector<std::string>& args) {
   if (verb == "delete") return Write(rest, iceberg::WriteMode::kDelete, "delete");
   if (verb == "scan") return Scan(rest);
   if (verb == "describe") return Describe(rest);
-  if (verb == "snapshots" || verb == "history" || verb == "files" || verb == "partitions") {
+  if (verb == "snapshots" || verb == "history" || verb == "files" || verb == "partitions" ||
+      verb == "positions") {
     return MetadataTableCommand(verb, rest);
   }
   if (verb == "verify") return Verify(rest);

@@ -9,9 +9,11 @@
 #include "floe/cli/progress_line.h"
 #include "floe/common/civil_time.h"
 #include "floe/common/json.h"
+#include "floe/connectors/partition_claims.h"
 #include "floe/format/json/json_lines.h"
 #include "floe/iceberg/commit_markers.h"
 #include "floe/iceberg/manifest_io.h"
+#include "floe/iceberg/partition_positions.h"
 #include "floe/iceberg/snapshot_update.h"
 #include "floe/io/file.h"
 #include "floe/io/line_reader.h"
@@ -258,6 +260,49 @@ std::string PartitionText(const iceberg::TableMetadata& m, const iceberg::DataFi
   return spec == nullptr ? "" : spec->PartitionPath(m.current_schema(), f.partition);
 }
 
+// The `positions` view: every (sink, topic, partition) a scaled-out job's commits claimed.
+Result<std::string> PositionRows(const iceberg::TableMetadata& m) {
+  struct Row {
+    std::optional<int64_t> next;            // the table's position
+    const iceberg::Snapshot* by = nullptr;  // the newest commit that set it
+  };
+  std::map<std::pair<std::string, iceberg::SourcePartition>, Row> rows;
+  for (const iceberg::Snapshot& s : m.snapshots) {  // oldest first
+    auto sink = s.summary.find(iceberg::kSummarySinkId);
+    auto offsets = s.summary.find(iceberg::kSummarySourceOffsets);
+    if (sink == s.summary.end() || offsets == s.summary.end()) continue;
+    Result<Json> tasks = ParseJson(offsets->second, JsonPath("snapshot summary"));
+    if (!tasks.ok() || !tasks->is_object()) continue;
+    for (auto it = tasks->begin(); it != tasks->end(); ++it) {
+      // Positions of a job that is not scaled out have no claims: not listed.
+      Result<std::vector<connectors::PartitionClaim>> claims =
+          connectors::ClaimsFromJson(DumpJson(it.value()), "snapshot summary");
+      if (!claims.ok()) continue;
+      for (const connectors::PartitionClaim& c : *claims) {
+        Row& row = rows[{sink->second, c.partition}];
+        FLOE_ASSIGN_OR_RAISE(row.next,
+                             iceberg::TablePartitionPosition(m, sink->second, c.partition));
+        if (row.next && *row.next == c.next) row.by = &s;
+      }
+    }
+  }
+  std::string out;
+  for (const auto& [key, row] : rows) {
+    OrderedJson j;
+    j["sink"] = key.first;
+    j["topic"] = key.second.topic;
+    j["partition"] = key.second.partition;
+    j["next_offset"] = row.next ? OrderedJson(*row.next) : OrderedJson(nullptr);
+    j["committed_by_job"] =
+        row.by ? OrNull(row.by->summary, iceberg::kSummaryJobId) : OrderedJson(nullptr);
+    j["committed_at"] =
+        row.by ? OrderedJson(IsoMillis(row.by->timestamp_ms)) : OrderedJson(nullptr);
+    j["snapshot_id"] = row.by ? OrderedJson(row.by->snapshot_id) : OrderedJson(nullptr);
+    out += DumpJson(j) + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<std::string> MetadataTableRows(const io::FileIO& file_io, const iceberg::LoadedTable& table,
@@ -352,8 +397,9 @@ Result<std::string> MetadataTableRows(const io::FileIO& file_io, const iceberg::
     for (const auto& [key, row] : parts) emit(row);
     return out;
   }
+  if (view == "positions") return PositionRows(m);
   return Status::InvalidArgument("unknown metadata table '" + view +
-                                 "' (snapshots, history, files, partitions)");
+                                 "' (snapshots, history, files, partitions, positions)");
 }
 
 }  // namespace floe::cli

@@ -53,6 +53,9 @@ Result<std::string> DescribeTable(const io::FileIO& file_io, const iceberg::Load
 //   partitions  partition, spec_id, record_count, file_count, total_data_file_size_in_bytes,
 //               position_delete_record_count, position_delete_file_count,
 //               equality_delete_record_count, equality_delete_file_count
+//   positions   floe's: per sink, topic and partition a scaled-out job committed
+//               ('floe.scale-out'), next_offset (the table's position), committed_by_job,
+//               committed_at and snapshot_id of the commit that set it
 // Times are ISO-8601 UTC; a partition is its path ("ts_day=2024-01-01", "" unpartitioned).
 // InvalidArgument for any other `view`. Manifests are read with `file_io`.
 Result<std::string> MetadataTableRows(const io::FileIO& file_io, const iceberg::LoadedTable& table,
