@@ -1,6 +1,7 @@
 // Scale-out (SET 'floe.scale-out' = 'kafka-group'): three `floe run` instances of one job share
 // a 6-partition topic through its consumer group and commit to one Iceberg table through a JDBC
-// catalog on SQLite; each commit checks and sets the positions of its partitions in the table.
+// catalog on SQLite (in one test, floe's REST catalog server in front of it); each commit checks
+// and sets the positions of its partitions in the table.
 // Failures: an instance's worker SIGKILLed (its coordinator restarts it, it rejoins the group),
 // an instance SIGKILLed whole (its partitions move to the others after the session timeout), and
 // an instance's worker paused past the session timeout (SIGSTOP) while the others take its
@@ -15,7 +16,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { checkpointSets, floe, jobRecords, produce, runJob, sandbox, sleep, startCluster,
+import { checkpointSets, floe, jobRecords, produce, runJob, sandbox, sleep, start, startCluster,
          stopClusters, tempRoot, waitFor, writeJsonl } from './harness.mjs';
 
 const ROOT = tempRoot('floe-scale-out-');
@@ -28,15 +29,32 @@ function records(first, n) {
   return out;
 }
 
+const servers = [];
+after(() => { for (const s of servers) s.child.kill('SIGKILL'); });
+
+// `floe catalog serve` over the JDBC catalog `catalog`; resolves with its URI once it listens.
+async function serve(catalog, wh) {
+  const s = start(['catalog', 'serve', '--catalog', catalog, '--warehouse', wh, '--listen', '127.0.0.1:0'],
+                  { stdout: 'pipe' });
+  servers.push(s);
+  const m = await waitFor('the catalog server to listen', () => s.out.match(/at (http:\/\/127\.0\.0\.1:\d+)/) ||
+                          (s.child.exitCode !== null && assert.fail(`catalog serve exited: ${s.err}`)), 30_000);
+  return m[1];
+}
+
 // A topic `events` (6 partitions) with seq 1..HALF, the job file, and what the tests do with it.
-async function scaledJob(name) {
+// The table's catalog: JDBC on SQLite, or (`rest`) floe's REST catalog server in front of it.
+async function scaledJob(name, { rest = false } = {}) {
   const dir = fs.mkdtempSync(path.join(ROOT, `${name}-`));
   const cluster = await startCluster(dir, name, { topics: ['events:6'] });
   const feed = (first) => produce(cluster.bootstrap, 'events',
                                   writeJsonl(path.join(dir, `events-${first}.jsonl`), records(first, HALF)));
   feed(1);
-  const catalog = `jdbc:sqlite:${path.join(dir, 'catalog.db')}`;
   const wh = path.join(dir, 'wh');
+  const jdbc = `jdbc:sqlite:${path.join(dir, 'catalog.db')}`;
+  const catalog = rest ? await serve(jdbc, wh) : jdbc;
+  const options = rest ? `'catalog-type' = 'rest', 'uri' = '${catalog}', 'warehouse' = 'lake'`
+                       : `'catalog-type' = 'jdbc', 'uri' = '${catalog}', 'warehouse' = '${wh}'`;
   const job = path.join(dir, `${name}.sql`);
   fs.writeFileSync(job, `-- kafka -> iceberg, scaled out over the group '${name}'
 ${checkpointSets('300 ms')}
@@ -47,12 +65,11 @@ CREATE TABLE events (seq BIGINT NOT NULL, name STRING)
         'properties.heartbeat.interval.ms' = '300', 'properties.session.timeout.ms' = '6000',
         'scan.startup.mode' = 'earliest-offset');
 CREATE TABLE lake (seq BIGINT NOT NULL, name STRING)
-  WITH ('connector' = 'iceberg', 'catalog-type' = 'jdbc', 'uri' = '${catalog}',
-        'warehouse' = '${wh}', 'catalog-database' = 'demo', 'catalog-table' = 'scaled');
+  WITH ('connector' = 'iceberg', ${options}, 'catalog-database' = 'demo', 'catalog-table' = 'scaled');
 INSERT INTO lake SELECT * FROM events;
 `);
-  const table = (args) => floe(['table', args[0], 'demo.scaled', '--catalog', catalog, '--warehouse', wh,
-                                ...args.slice(1)]);
+  const table = (args) => floe(['table', args[0], 'demo.scaled', '--catalog', catalog,
+                                ...(rest ? [] : ['--warehouse', wh]), ...args.slice(1)]);
   const instances = [];
   return {
     feed,
@@ -153,6 +170,23 @@ test('a worker paused past its session is a zombie: the others take its partitio
     await waitFor(`b gives up its old claims:\n${b.run.err.slice(-2000)}`,
                   () => gaveUp.test(b.run.err), 60_000, 500);
     t.diagnostic(`b: ${b.run.err.match(gaveUp)[0]}`);
+  } finally {
+    await stopAll(job);
+  }
+});
+
+test('through the REST catalog: two instances, one SIGKILLed whole, every seq exactly once', async (t) => {
+  const job = await scaledJob('rest', { rest: true });
+  try {
+    const a = job.launch('a');
+    await job.worker(a.p);
+    const b = job.launch('b');
+    await job.worker(b.p);
+    await waitFor('commits by both instances', () =>
+      new Set(job.summaries().map((s) => s['floe.job-id'])).size === 2, 60_000, 500);
+    b.run.child.kill('SIGKILL');
+    job.feed(HALF + 1);
+    await assertExactlyOnce(t, job);
   } finally {
     await stopAll(job);
   }
