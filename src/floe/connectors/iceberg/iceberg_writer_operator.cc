@@ -97,28 +97,19 @@ Result<const IcebergWriterOperator::Binding*> IcebergWriterOperator::BindingFor(
   Binding binding;
   const BatchSchema& in = *schema;
   std::vector<bool> used(in.fields.size(), false);
-  if (!options_.row_kind_column.empty()) {
-    binding.row_kind_index = in.FieldIndex(options_.row_kind_column);
-    if (binding.row_kind_index >= 0) {
-      if (in.fields[binding.row_kind_index].type.id != TypeId::kString) {
-        return Status::InvalidArgument("iceberg sink " + options_.table.ToString() +
-                                       ": row kind column '" + options_.row_kind_column +
-                                       "' must be STRING");
-      }
-      used[binding.row_kind_index] = true;
+  // A STRING column the writer reads but does not write (the row kind, the source split).
+  auto reserved = [&](const std::string& name, const char* what, int* index) -> Status {
+    *index = name.empty() ? -1 : in.FieldIndex(name);
+    if (*index < 0) return Status::OK();
+    if (in.fields[*index].type.id != TypeId::kString) {
+      return Status::InvalidArgument("iceberg sink " + options_.table.ToString() + ": " + what +
+                                     " column '" + name + "' must be STRING");
     }
-  }
-  if (!options_.split_column.empty()) {
-    binding.split_index = in.FieldIndex(options_.split_column);
-    if (binding.split_index >= 0) {
-      if (in.fields[binding.split_index].type.id != TypeId::kString) {
-        return Status::InvalidArgument("iceberg sink " + options_.table.ToString() +
-                                       ": split column '" + options_.split_column +
-                                       "' must be STRING");
-      }
-      used[binding.split_index] = true;
-    }
-  }
+    used[*index] = true;
+    return Status::OK();
+  };
+  FLOE_RETURN_NOT_OK(reserved(options_.row_kind_column, "row kind", &binding.row_kind_index));
+  FLOE_RETURN_NOT_OK(reserved(options_.split_column, "split", &binding.split_index));
   for (const Field& field : table_schema_->fields) {
     int index = in.FieldIndex(field.name);
     if (index < 0) {
