@@ -75,9 +75,9 @@ INSERT INTO lake SELECT * FROM events;
     feed,
     instances,
     table,
-    launch(instance) {
+    launch(instance, { crashAt } = {}) {
       const p = sandbox(dir, instance);
-      const run = runJob(p, { CHK: p.chk }, { sql: job });
+      const run = runJob(p, { CHK: p.chk }, { sql: job, crashAt });
       instances.push({ p, run });
       return { p, run };
     },
@@ -191,3 +191,30 @@ test('through the REST catalog: two instances, one SIGKILLed whole, every seq ex
     await stopAll(job);
   }
 });
+
+test('a zombie paused right before its commit swaps, after the group moved its partitions on: the table fences it', async (t) => {
+  const job = await scaledJob('fenced');
+  try {
+    const a = job.launch('a');
+    await job.worker(a.p);
+    // b stops itself (SIGSTOP) with its first rows staged, just before the catalog swap.
+    const b = job.launch('b', { crashAt: 'scale-out-before-commit:1:stop' });
+    await waitFor(`b pauses before its commit:\n${b.run.err}`,
+                  () => /crash point 'scale-out-before-commit' reached: SIGSTOP/.test(b.run.err));
+    const zombie = jobRecords(b.p.home)[0].worker_pid;
+    // a takes b's partitions after the session timeout and commits every row of them.
+    await waitFor('a commits every row', () => {
+      const summaries = job.summaries();
+      return summaries.length > 0 && Number(summaries.at(-1)['total-records']) === HALF;
+    }, 60_000, 500);
+    process.kill(zombie, 'SIGCONT');
+    await waitFor(`the table fences b:\n${b.run.err.slice(-3000)}`,
+                  () => /fenced by table demo\.scaled/.test(b.run.err), 60_000, 500);
+    t.diagnostic(b.run.err.match(/[^\n]*fenced by table[^\n]*/)[0]);
+    job.feed(HALF + 1);  // b restarted and rejoined: the rest lands once too
+    await assertExactlyOnce(t, job);
+  } finally {
+    await stopAll(job);
+  }
+});
+

@@ -17,14 +17,21 @@ namespace {
 struct CrashConfig {
   std::string name;
   long target = 1;
+  bool stop = false;  // ":stop": SIGSTOP (a paused process, resumed by SIGCONT), not SIGKILL
   std::atomic<long> hits{0};
 };
 
-// `config` from the environment variable `var` ("<name>[:<n>]"); null when unset.
+// `config` from the environment variable `var` ("<name>[:<n>][:stop]"); null when unset.
 CrashConfig* LoadConfig(const char* var, CrashConfig& config) {
   const char* env = std::getenv(var);
   if (env == nullptr || *env == '\0') return nullptr;
   std::string spec(env);
+  constexpr std::string_view kStop = ":stop";
+  if (spec.size() > kStop.size() &&
+      spec.compare(spec.size() - kStop.size(), kStop.size(), kStop) == 0) {
+    config.stop = true;
+    spec.resize(spec.size() - kStop.size());
+  }
   size_t colon = spec.rfind(':');
   config.name = spec.substr(0, colon);
   if (colon != std::string::npos) config.target = std::max(1L, std::atol(spec.c_str() + colon + 1));
@@ -38,8 +45,9 @@ void CrashPoint(std::string_view name) {
   static CrashConfig* config = LoadConfig("FLOE_CRASH_AT", storage);
   if (config == nullptr || name != config->name) return;
   if (config->hits.fetch_add(1) + 1 == config->target) {
-    LogInfo("crash point '%s' reached: SIGKILL", config->name.c_str());
-    ::kill(::getpid(), SIGKILL);
+    LogInfo("crash point '%s' reached: %s", config->name.c_str(),
+            config->stop ? "SIGSTOP" : "SIGKILL");
+    ::kill(::getpid(), config->stop ? SIGSTOP : SIGKILL);
   }
 }
 

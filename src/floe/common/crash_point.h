@@ -7,6 +7,8 @@ namespace floe {
 // Test-only fault injection. When the environment variable FLOE_CRASH_AT is "<name>" or
 // "<name>:<n>", the n-th (default 1st) time this process reaches CrashPoint("<name>") it kills
 // itself with SIGKILL: no destructors, no flush, exactly what a killed worker leaves behind.
+// With "<name>[:<n>]:stop" it sends itself SIGSTOP instead: the process pauses there until
+// SIGCONT (a zombie made on purpose).
 // Costs one relaxed atomic load when FLOE_CRASH_AT is unset. Every named point, what a kill
 // there leaves behind and the tests that use it: docs/fault-injection.md, "Crash points".
 void CrashPoint(std::string_view name);

@@ -512,6 +512,9 @@ Status IcebergCommitterOperator::CommitClaims(uint64_t id, const Pending& pendin
         {internal::kSummaryCheckpointId, std::to_string(id)},
         {internal::kSummarySourceOffsets, internal::SourceOffsetsToJson(pending.positions)},
     };
+    // Staged and about to swap: a zombie paused here commits after the group moved its
+    // partitions on.
+    CrashPoint("scale-out-before-commit");
     const auto commit_start = std::chrono::steady_clock::now();
     FLOE_ASSIGN_OR_RAISE(result, iceberg::CommitPartitions(*catalog_, options_.table,
                                                            options_.sink_id, parts, common, {}));
