@@ -23,9 +23,12 @@ const ROOT = tempRoot('floe-scale-out-');
 const HALF = 3000;
 after(stopClusters);
 
+// seq first..first+n-1; `name` is the upsert key: 300 keys, each revised every 300 seqs (the
+// upsert feed is produced with --partition-by name: all revisions of a key in one partition).
+const KEYS = 300;
 function records(first, n) {
   const out = [];
-  for (let seq = first; seq < first + n; seq++) out.push({ seq, name: `n${seq}` });
+  for (let seq = first; seq < first + n; seq++) out.push({ seq, name: `k${seq % KEYS}` });
   return out;
 }
 
@@ -44,11 +47,12 @@ async function serve(catalog, wh) {
 
 // A topic `events` (6 partitions) with seq 1..HALF, the job file, and what the tests do with it.
 // The table's catalog: JDBC on SQLite, or (`rest`) floe's REST catalog server in front of it.
-async function scaledJob(name, { rest = false } = {}) {
+async function scaledJob(name, { rest = false, upsert = false } = {}) {
   const dir = fs.mkdtempSync(path.join(ROOT, `${name}-`));
   const cluster = await startCluster(dir, name, { topics: ['events:6'] });
   const feed = (first) => produce(cluster.bootstrap, 'events',
-                                  writeJsonl(path.join(dir, `events-${first}.jsonl`), records(first, HALF)));
+                                  writeJsonl(path.join(dir, `events-${first}.jsonl`), records(first, HALF)),
+                                  upsert ? ['--partition-by', 'name'] : []);
   feed(1);
   const wh = path.join(dir, 'wh');
   const jdbc = `jdbc:sqlite:${path.join(dir, 'catalog.db')}`;
@@ -59,13 +63,14 @@ async function scaledJob(name, { rest = false } = {}) {
   fs.writeFileSync(job, `-- kafka -> iceberg, scaled out over the group '${name}'
 ${checkpointSets('300 ms')}
 SET 'floe.scale-out' = 'kafka-group';
-CREATE TABLE events (seq BIGINT NOT NULL, name STRING)
+CREATE TABLE events (seq BIGINT NOT NULL, name STRING NOT NULL)
   WITH ('connector' = 'kafka', 'topic' = 'events', 'format' = 'json',
         'properties.bootstrap.servers' = '${cluster.bootstrap}', 'properties.group.id' = '${name}',
         'properties.heartbeat.interval.ms' = '300', 'properties.session.timeout.ms' = '6000',
         'scan.startup.mode' = 'earliest-offset');
-CREATE TABLE lake (seq BIGINT NOT NULL, name STRING)
-  WITH ('connector' = 'iceberg', ${options}, 'catalog-database' = 'demo', 'catalog-table' = 'scaled');
+CREATE TABLE lake (seq BIGINT NOT NULL, name STRING NOT NULL${upsert ? ', PRIMARY KEY (name) NOT ENFORCED' : ''})
+  WITH ('connector' = 'iceberg', ${options}, 'catalog-database' = 'demo', 'catalog-table' = 'scaled'${
+          upsert ? ", 'write.upsert.enabled' = 'true'" : ''});
 INSERT INTO lake SELECT * FROM events;
 `);
   const table = (args) => floe(['table', args[0], 'demo.scaled', '--catalog', catalog,
@@ -82,7 +87,14 @@ INSERT INTO lake SELECT * FROM events;
       return { p, run };
     },
     worker: (p) => waitFor(`a worker of ${p.name}`, () => jobRecords(p.home)[0]?.worker_pid),
-    verify: () => table(['verify', '--unique', 'seq', '--expect-range', `seq:1..${2 * HALF}`]),
+    // Append: every seq once. Upsert: the last revision of every key.
+    verify() {
+      if (!upsert) return table(['verify', '--unique', 'seq', '--expect-range', `seq:1..${2 * HALF}`]);
+      const last = new Map();
+      for (const r of records(1, 2 * HALF)) last.set(r.name, r);
+      const expected = writeJsonl(path.join(dir, 'expected.jsonl'), [...last.values()]);
+      return table(['verify', '--expected', expected, '--key', 'name', '--unique', 'name']);
+    },
     // Every snapshot's summary, oldest first.
     summaries() {
       const r = table(['snapshots']);
@@ -212,6 +224,23 @@ test('a zombie paused right before its commit swaps, after the group moved its p
                   () => /fenced by table demo\.scaled/.test(b.run.err), 60_000, 500);
     t.diagnostic(b.run.err.match(/[^\n]*fenced by table[^\n]*/)[0]);
     job.feed(HALF + 1);  // b restarted and rejoined: the rest lands once too
+    await assertExactlyOnce(t, job);
+  } finally {
+    await stopAll(job);
+  }
+});
+
+test('upsert: two instances, a worker SIGKILLed, every key at its last revision', async (t) => {
+  const job = await scaledJob('upsert', { upsert: true });
+  try {
+    const a = job.launch('a');
+    await job.worker(a.p);
+    const b = job.launch('b');
+    await job.worker(b.p);
+    await waitFor('commits by both instances', () =>
+      new Set(job.summaries().map((s) => s['floe.job-id'])).size === 2, 60_000, 500);
+    process.kill(await job.worker(b.p), 'SIGKILL');
+    job.feed(HALF + 1);
     await assertExactlyOnce(t, job);
   } finally {
     await stopAll(job);
