@@ -516,8 +516,23 @@ Status IcebergCommitterOperator::CommitClaims(uint64_t id, const Pending& pendin
     // partitions on.
     CrashPoint("scale-out-before-commit");
     const auto commit_start = std::chrono::steady_clock::now();
-    FLOE_ASSIGN_OR_RAISE(result, iceberg::CommitPartitions(*catalog_, options_.table,
-                                                           options_.sink_id, parts, common, {}));
+    int attempts = 0;  // swaps tried: other instances' commits in between make more
+    iceberg::CommitOptions counted;
+    counted.validate = [&](const iceberg::TableMetadata&) {
+      ++attempts;
+      return Status::OK();
+    };
+    FLOE_ASSIGN_OR_RAISE(
+        result, iceberg::CommitPartitions(*catalog_, options_.table, options_.sink_id, parts,
+                                          common, counted));
+    if (attempts > 1) {
+      metrics_.commit_conflicts->Add(attempts - 1);
+      LogInfo(
+          "iceberg sink '%s': checkpoint %llu committed to %s after %d retries (other "
+          "instances' commits or fenced partitions in between)",
+          options_.sink_id.c_str(), static_cast<unsigned long long>(id),
+          options_.table.ToString().c_str(), attempts - 1);
+    }
     if (result.snapshot) {
       ++stats_.committed;
       ++commits_since_check_;
