@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <filesystem>
 #include <limits>
+#include <regex>
 #include <set>
 
 #include "floe/connectors/registry.h"
@@ -360,6 +362,37 @@ Result<AggregatePlan> CheckAggregate(const Script& script, const Insert& insert,
 
 // ---- the job's settings --------------------------------------------------------------------
 
+// 'table.local-time-zone': floe computes TIMESTAMP_LTZ (window boundaries, casts, printing) in
+// UTC, so only UTC is honoured; another zone of the tz database is refused as not implemented,
+// and a name that is no zone at all as Flink refuses it. 'default' (Flink's: the machine's zone)
+// is taken as UTC, as docs/sql.md says.
+Status CheckLocalTimeZone(const std::map<std::string, std::string>& config,
+                          const ConfigOrigin& origin) {
+  auto it = config.find("table.local-time-zone");
+  if (it == config.end()) return Status::OK();
+  const std::string& zone = it->second;
+  static const std::set<std::string> kUtc = {
+      "default",   "UTC",       "Etc/UTC", "GMT",       "Etc/GMT",       "Z",       "+00:00",
+      "UTC+00:00", "GMT+00:00", "Zulu",    "Universal", "Etc/Universal", "Etc/Zulu"};
+  if (kUtc.count(zone) > 0) return Status::OK();
+  const std::string where = origin.Of(it->first) + "'table.local-time-zone' = '" + zone + "': ";
+  bool known =
+      !zone.empty() && zone.find("..") == std::string::npos && zone[0] != '/' &&
+      std::filesystem::is_regular_file(std::filesystem::path("/usr/share/zoneinfo") / zone);
+  // Flink's fixed offsets: GMT+8, GMT+08:00, UTC-05:30, +08:00.
+  static const std::regex kOffset(R"((GMT|UTC)?[+-]\d{1,2}(:\d{2})?)");
+  known = known || std::regex_match(zone, kOffset);
+  if (!known) {
+    return Status::InvalidArgument(where +
+                                   "not a time zone: a region of the tz database such as "
+                                   "'Europe/Berlin', or an offset such as 'GMT+08:00'");
+  }
+  return Status::NotImplemented(where +
+                                "not implemented yet: floe computes TIMESTAMP_LTZ (window "
+                                "boundaries, casts, printing) in UTC only; set 'UTC' or leave it "
+                                "unset");
+}
+
 // The SETs in order (the last one of a key wins), then the overrides, and what they configure:
 // checkpointing, restarts, monitoring, parallelism and the context the operators share.
 Status PlanSettings(const Script& script, const PlanOptions& options, PlannedJob* job) {
@@ -407,6 +440,7 @@ Status PlanSettings(const Script& script, const PlanOptions& options, PlannedJob
   job->context.restart_delay_ms =
       job->restart.kind == runtime::RestartStrategy::Kind::kNone ? 0 : job->restart.delay_ms;
   job->context.default_parallelism = static_cast<uint32_t>(parallelism);
+  FLOE_RETURN_NOT_OK(CheckLocalTimeZone(job->config, origin));
   if (auto it = job->config.find("floe.scale-out"); it != job->config.end()) {
     if (it->second == "kafka-group") {
       job->context.scale_out = std::make_shared<connectors::ScaleOut>();

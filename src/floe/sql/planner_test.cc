@@ -1058,6 +1058,32 @@ TEST(PlanJob, StateBackendAndTtlAreRefusedAtPlanTimeWithTheSetsLine) {
   EXPECT_TRUE(Plan(kRosterToBlackhole, options).ok());
 }
 
+// 'table.local-time-zone': UTC (and Flink's 'default', taken as UTC) runs; another zone is
+// refused as not implemented, never accepted and ignored; a name that is no zone is refused.
+TEST(PlanJob, LocalTimeZoneOtherThanUtcIsRefusedNotIgnored) {
+  PlanOptions options;
+  options.variables = {{"EVENTS", "10"}};
+  auto with = [&](const std::string& zone) {
+    return "SET 'table.local-time-zone' = '" + zone + "';" + std::string(kRosterToBlackhole);
+  };
+  for (const char* zone : {"UTC", "default", "Etc/UTC", "GMT+00:00"}) {
+    EXPECT_TRUE(Plan(with(zone), options).ok()) << zone;
+  }
+  for (const char* zone : {"Europe/Berlin", "America/New_York", "GMT+08:00", "+05:30"}) {
+    Result<std::unique_ptr<PlannedJob>> r = Plan(with(zone), options);
+    ASSERT_FALSE(r.ok()) << zone;
+    EXPECT_EQ(r.status().code(), StatusCode::kNotImplemented) << r.status().ToString();
+    EXPECT_NE(r.status().message().find("line 1, column 1: 'table.local-time-zone' = '" +
+                                        std::string(zone) + "': not implemented yet"),
+              std::string::npos)
+        << r.status().ToString();
+  }
+  for (const char* zone : {"Mars/Olympus", "../../etc/passwd", "", "GMT+x"}) {
+    std::string msg = ErrorOf(with(zone), options);
+    EXPECT_NE(msg.find("not a time zone"), std::string::npos) << zone << ": " << msg;
+  }
+}
+
 // A changelog (debezium-json) source has neither computed columns nor aggregations yet, and goes
 // only to sinks that apply updates and deletes.
 TEST(PlanJob, AChangelogSourceRefusesComputedColumnsAggregationAndInsertOnlySinks) {
