@@ -536,7 +536,17 @@ Status IcebergCommitterOperator::CommitClaims(uint64_t id, const Pending& pendin
     if (result.snapshot) {
       ++stats_.committed;
       ++commits_since_check_;
-      RecordCommit(*result.snapshot, pending, commit_start);
+      Pending committed;  // the files that landed, for the commit metrics
+      for (const auto& [p, part] : parts) {
+        if (std::find(result.fenced.begin(), result.fenced.end(), p) != result.fenced.end()) {
+          continue;
+        }
+        committed.data_files.insert(committed.data_files.end(), part.data_files.begin(),
+                                    part.data_files.end());
+        committed.delete_files.insert(committed.delete_files.end(), part.delete_files.begin(),
+                                      part.delete_files.end());
+      }
+      RecordCommit(*result.snapshot, committed, commit_start);
     }
   }
   for (const auto& [p, part] : parts) {
