@@ -1143,5 +1143,44 @@ TEST_F(KafkaSourceTest, GroupMembersClaimPartitionsAtTheTablesPositions) {
   EXPECT_TRUE(a->Close().ok());
 }
 
+// Moving a single-instance job (which committed group offsets after its table commits) to
+// scale-out with the same group: a partition without a table position starts at the group's
+// committed offset under 'group-offsets', read inside the rebalance.
+TEST_F(KafkaSourceTest, AGroupMemberWithoutTablePositionsStartsAtTheGroupsOffsets) {
+  auto committer =
+      kafka::KafkaConsumer::Make({{"bootstrap.servers", Bootstrap()}, {"group.id", "g-" + group_}});
+  ASSERT_TRUE(committer.ok());
+  ASSERT_TRUE((*committer)->CommitSync("roster", {{0, 60}, {1, 70}, {2, 80}}).ok());
+  Result<KafkaSourceConfig> config = MakeKafkaSourceConfig(
+      KTable({{"scan.bounded.mode", "unbounded"}, {"scan.startup.mode", "group-offsets"}}));
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  ASSERT_TRUE(EnableGroupMember(*config, [](const iceberg::SourcePartition&) {
+                return Result<std::optional<int64_t>>(std::optional<int64_t>());
+              }).ok());
+  auto board = std::make_shared<runtime::SourcePositionBoard>();
+  KafkaSource source(*config, board);
+  ASSERT_TRUE(source.Open(testing::Context("source-roster")).ok());
+  CollectingCollector out;
+  size_t rows = 0;
+  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+       rows < 90 && std::chrono::steady_clock::now() < deadline;) {
+    ASSERT_TRUE(source.Poll(out).ok());
+    rows = 0;
+    for (const RecordBatch& b : out.batches) rows += b.num_rows();
+  }
+  EXPECT_EQ(rows, 90u) << "100 records per partition from offsets 60, 70 and 80";
+  runtime::StateWriter state;
+  ASSERT_TRUE(source.SnapshotPosition(runtime::CheckpointId(1), state).ok());
+  std::vector<PartitionClaim> claims =
+      ClaimsFromJson(board->PositionsAt(runtime::CheckpointId(1)).begin()->second, "position")
+          .ValueOrDie();
+  ASSERT_EQ(claims.size(), 3u);
+  for (const PartitionClaim& c : claims) {
+    EXPECT_EQ(c.from, std::nullopt);
+    EXPECT_EQ(c.next, 100);
+  }
+  EXPECT_TRUE(source.Close().ok());
+}
+
 }  // namespace
 }  // namespace floe::connectors
