@@ -549,23 +549,11 @@ ${row('idle (nothing in flight)', i.idle)}`)
 
 // bench/README.md, "State (issue 22)": the session job's keyed state per backend against the
 // issue's goals; the pause also against the synchronous copy before (the windows bench's figure).
-function stateBlock({ index, files }) {
-  if (!Object.values(index.files).some((e) => e.bench === 'state')) return 'No results file yet.'
-  const name = current(index, 'state')
-  const j = files[name]
-  const f = facts(j)
+// The state bench's table of one results file: a row per backend and key count, and notes.
+function stateTable(j) {
   const o = j.state
   const ms = (x, d = 1) => (x == null ? '-' : fix(x, d))
   const goal = (g) => (g == null ? 'n/a' : passText(g.pass))
-  const out = [`Current run (written by ${code('node bench/report.mjs --write')} from ${code(`${RESULTS}/${name}`)})` +
-    `${j.ok ? '' : `: **FAILED**: ${j.problems.join('; ')}`}.
-${machineText(f)}; ${loadText(f)}.
-${sourceText(f, name)}.
-
-The job: ${o.job}; one core (CPU ${o.cpu ?? 'any'}, taskset) at nice ${o.nice ?? 0}, parallelism ${o.parallelism}, checkpoints every ${o.interval}` +
-    `${o.incremental ? ", 'execution.checkpointing.incremental' = 'true'" : ''}; under load: ${o.load_factor} events per key from a file, unthrottled; ` +
-    `idle: the keys from a Kafka topic, then ${o.churn_intervals} intervals changing ${o.churn_pct}% of the keys each.
-Definition: ${o.definition}`]
   const rows = []
   const notes = []
   for (const r of j.runs) {
@@ -587,17 +575,46 @@ Definition: ${o.definition}`]
       `${num(l?.events_per_s)} | ${num(l?.events_per_cpu_s)} | ${num(i?.restore?.restored_ms)} / ${num(i?.restore?.first_checkpoint_ms)} | ` +
       `${r.pause.ratio_to_before_idle_median == null ? '-' : fix(r.pause.ratio_to_before_idle_median, 4)} |`)
   }
-  const b = j.before
-  out.push(`| backend | keys | pause ms: max / p50 (checkpoints idle, changed, under load), goal < ${o.goals.pause_max_ms} ms | pause under load: max / p50 (checkpoints) | pause max over every checkpoint, the state filling included (keys in state, phase) | async ms p50 / max (idle) | checkpoint MiB (idle) | changed / full checkpoint bytes | peak RSS MiB, load / idle job | events/s | events per CPU s | restore ms: restored / first checkpoint | pause max / before |
+  const out = [`| backend | keys | pause ms: max / p50 (checkpoints idle, changed, under load), goal < ${o.goals.pause_max_ms} ms | pause under load: max / p50 (checkpoints) | pause max over every checkpoint, the state filling included (keys in state, phase) | async ms p50 / max (idle) | checkpoint MiB (idle) | changed / full checkpoint bytes | peak RSS MiB, load / idle job | events/s | events per CPU s | restore ms: restored / first checkpoint | pause max / before |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
-${rows.join('\n')}`)
+${rows.join('\n')}`]
   if (notes.length) out.push(notes.join('\n'))
+  return out
+}
+
+function stateBlock({ index, files }) {
+  if (!Object.values(index.files).some((e) => e.bench === 'state')) return 'No results file yet.'
+  const name = current(index, 'state')
+  const j = files[name]
+  const f = facts(j)
+  const o = j.state
+  const out = [`Current run (written by ${code('node bench/report.mjs --write')} from ${code(`${RESULTS}/${name}`)})` +
+    `${j.ok ? '' : `: **FAILED**: ${j.problems.join('; ')}`}.
+${machineText(f)}; ${loadText(f)}.
+${sourceText(f, name)}.
+
+The job: ${o.job}; one core (CPU ${o.cpu ?? 'any'}, taskset) at nice ${o.nice ?? 0}, parallelism ${o.parallelism}, checkpoints every ${o.interval}` +
+    `${o.incremental ? ", 'execution.checkpointing.incremental' = 'true'" : ''}; under load: ${o.load_factor} events per key from a file, unthrottled; ` +
+    `idle: the keys from a Kafka topic, then ${o.churn_intervals} intervals changing ${o.churn_pct}% of the keys each.
+Definition: ${o.definition}`]
+  out.push(...stateTable(j))
+  const b = j.before
   if (b) {
     out.push(`Before: ${b.what}, ${num(b.keys)} keys, floe built from ${b.floe_source ?? '?'}: ${num(b.idle_ms_median)} ms idle (median, max ` +
       `${num(b.idle_ms_max)}), ${num(b.loaded_ms_median)} ms under load (${code(`${RESULTS}/${b.file}`)}; a TUMBLE 1 day job, the same ` +
       `key count). "pause max / before" divides this run's longest pause by the idle median there.`)
   }
   if (Object.keys(o.skipped || {}).length) out.push(`Skipped: ${Object.entries(o.skipped).map(([k, why]) => `${k.includes('/') ? `${k.split('/')[0]}, ${num(Number(k.split('/')[1]))}` : num(Number(k))} keys (${why})`).join('; ')}.`)
+  // Side runs of other sizes (INDEX.json "experiment" files of this bench), each its own table.
+  for (const [ename, e] of Object.entries(index.files)) {
+    if (e.bench !== 'state' || e.status !== 'experiment' || !files[ename]) continue
+    const x = files[ename]
+    const xf = facts(x)
+    out.push(`Experiment: ${e.why} (${code(`${RESULTS}/${ename}`)}${x.ok ? '' : `; **FAILED**: ${x.problems.join('; ')}`}).
+${machineText(xf)}; ${loadText(xf)}.
+${sourceText(xf, ename)}.`)
+    out.push(...stateTable(x))
+  }
   return out.join('\n\n')
 }
 
