@@ -173,8 +173,12 @@ test('a worker paused past its session is a zombie: the others take its partitio
     await waitFor('commits by both instances', () =>
       new Set(job.summaries().map((s) => s['floe.job-id'])).size === 2, 60_000, 500);
     process.kill(zombie, 'SIGSTOP');  // mid-checkpoint, maybe mid-commit
-    job.feed(HALF + 1);               // a takes b's partitions after 6 s and commits all of it
-    await sleep(12_000);
+    job.feed(HALF + 1);
+    // a takes b's partitions after b's 6 s session and commits every row, b's included.
+    await waitFor('a commits every row', () => {
+      const summaries = job.summaries();
+      return summaries.length > 0 && Number(summaries.at(-1)['total-records']) === 2 * HALF;
+    }, 120_000, 500);
     process.kill(zombie, 'SIGCONT');  // b wakes up holding claims the table has moved past
     await assertExactlyOnce(t, job);
     // b's worker learnt it had lost its partitions (the group, or a fence and a restart).
@@ -214,7 +218,7 @@ test('a zombie paused right before its commit swaps, after the group moved its p
     await waitFor(`b pauses before its commit:\n${b.run.err}`,
                   () => /crash point 'scale-out-before-commit' reached: SIGSTOP/.test(b.run.err));
     const zombie = jobRecords(b.p.home)[0].worker_pid;
-    // a takes b's partitions after the session timeout and commits every row of them.
+    // a takes b's partitions after b's 6 s session and commits every row of them.
     await waitFor('a commits every row', () => {
       const summaries = job.summaries();
       return summaries.length > 0 && Number(summaries.at(-1)['total-records']) === HALF;
