@@ -255,14 +255,34 @@ async function loadPart(backend, keys, input) {
 
 // ---- idle, churn, restore -------------------------------------------------------------------
 
-// The key-once lines of the input (the first `keys`) into a file of their own.
+// The key-once lines of the input (the first `keys`) into a file of their own, copied in chunks
+// (10M keys' lines are more than a string can hold).
 function keysFile(input, keys, dir) {
   const file = path.join(dir, 'keys.jsonl')
-  const text = fs.readFileSync(input.file, 'utf8')
-  let cut = 0
-  for (let i = 0; i < keys; i++) cut = text.indexOf('\n', cut) + 1
-  fs.writeFileSync(file, text.slice(0, cut))
-  return { file, bytes: cut }
+  const from = fs.openSync(input.file, 'r')
+  const to = fs.openSync(file, 'w')
+  const chunk = Buffer.alloc(16 << 20)
+  let lines = 0
+  let bytes = 0
+  try {
+    while (lines < keys) {
+      const n = fs.readSync(from, chunk, 0, chunk.length, bytes)
+      if (n === 0) throw new Error(`${input.file} has ${lines} lines, fewer than ${keys}`)
+      let end = 0
+      while (end < n && lines < keys) {
+        const nl = chunk.indexOf(10, end)
+        if (nl < 0 || nl >= n) { end = n; break }
+        end = nl + 1
+        lines++
+      }
+      fs.writeSync(to, chunk, 0, end)
+      bytes += end
+    }
+  } finally {
+    fs.closeSync(from)
+    fs.closeSync(to)
+  }
+  return { file, bytes }
 }
 
 async function produce(cluster, file, n) {
