@@ -431,16 +431,9 @@ Status IcebergCommitterOperator::CommitOne(uint64_t id, const Pending& pending) 
                                          "checkpoint " + std::to_string(id) + " to " +
                                          options_.table.ToString());
   }
-  if (attempts > 1) {
-    // Another writer (a second job, a maintenance command) committed in between: worth seeing
-    // when the table is contended.
-    metrics_.commit_conflicts->Add(attempts - 1);
-    LogInfo(
-        "iceberg sink '%s': checkpoint %llu committed to %s after %d conflicts with other "
-        "writers (reloaded and re-applied)",
-        options_.sink_id.c_str(), static_cast<unsigned long long>(id),
-        options_.table.ToString().c_str(), attempts - 1);
-  }
+  // Another writer (a second job, a maintenance command) committed in between: worth seeing
+  // when the table is contended.
+  ReportRetries(id, attempts - 1, "conflicts with other writers (reloaded and re-applied)");
   // Committed, but pending[id] is still in this committer's state.
   CrashPoint("after-commit-before-record");
   ++stats_.committed;
@@ -457,6 +450,14 @@ Status IcebergCommitterOperator::CommitOne(uint64_t id, const Pending& pending) 
   table_checkpoint_ = id;
   committed_positions_ = std::move(positions);
   return Status::OK();
+}
+
+void IcebergCommitterOperator::ReportRetries(uint64_t id, int retries, const char* what) {
+  if (retries <= 0) return;
+  metrics_.commit_conflicts->Add(retries);
+  LogInfo("iceberg sink '%s': checkpoint %llu committed to %s after %d %s",
+          options_.sink_id.c_str(), static_cast<unsigned long long>(id),
+          options_.table.ToString().c_str(), retries, what);
 }
 
 Status IcebergCommitterOperator::CommitClaims(uint64_t id, const Pending& pending) {
@@ -525,14 +526,8 @@ Status IcebergCommitterOperator::CommitClaims(uint64_t id, const Pending& pendin
     FLOE_ASSIGN_OR_RAISE(
         result, iceberg::CommitPartitions(*catalog_, options_.table, options_.sink_id, parts,
                                           common, counted));
-    if (attempts > 1) {
-      metrics_.commit_conflicts->Add(attempts - 1);
-      LogInfo(
-          "iceberg sink '%s': checkpoint %llu committed to %s after %d retries (other "
-          "instances' commits or fenced partitions in between)",
-          options_.sink_id.c_str(), static_cast<unsigned long long>(id),
-          options_.table.ToString().c_str(), attempts - 1);
-    }
+    ReportRetries(id, attempts - 1,
+                  "retries (other instances' commits or fenced partitions in between)");
     if (result.snapshot) {
       ++stats_.committed;
       ++commits_since_check_;

@@ -122,6 +122,8 @@ class IcebergCommitterOperator final : public runtime::Operator {
   Status CommitOne(uint64_t id, const Pending& pending);
   // CommitOne with partition_positions.
   Status CommitClaims(uint64_t id, const Pending& pending);
+  // Counts `retries` swaps of checkpoint `id`'s commit (commitConflicts) and logs them.
+  void ReportRetries(uint64_t id, int retries, const char* what);
   // CommitSnapshot, repeated with backoff while the catalog is unavailable (up to
   // options_.unavailable_timeout). Each attempt reloads the table, whose markers tell
   // (`commit_options.validate`) whether an attempt with an unknown outcome landed.
