@@ -374,7 +374,24 @@ async function idlePart(backend, keys, input) {
   } finally {
     cluster.child.kill('SIGTERM')
     await cluster.exited
-    fs.rmSync(p.dir, { recursive: true, force: true })
+    await removeDir(p.dir)
+  }
+}
+
+// Removes a scratch directory; a process still finishing (a cancelled worker's state writer) may
+// add a file meanwhile, so it retries, and a failure only warns: it must not lose the results.
+async function removeDir(dir) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      fs.rmSync(dir, { recursive: true, force: true })
+      return
+    } catch (e) {
+      if (attempt === 10) {
+        log(`warning: could not remove ${dir}: ${e.message}`)
+        return
+      }
+      await sleep(500)
+    }
   }
 }
 
