@@ -200,10 +200,14 @@ Status IcebergWriterOperator::ProcessBatch(const RecordBatch& batch, int input,
   // Each split's rows in their order (a key's last operation decides within its split).
   const Column& splits = batch.column(binding->split_index);
   std::map<std::string, std::vector<uint32_t>, std::less<>> rows;
+  auto it = rows.end();
   for (size_t row = 0; row < batch.num_rows(); ++row) {
     std::string_view split = splits.IsNull(row) ? std::string_view() : splits.GetBytes(row);
-    auto it = rows.find(split);
-    if (it == rows.end()) it = rows.emplace(std::string(split), std::vector<uint32_t>()).first;
+    // Rows come in runs of one split: a lookup per run, not per row.
+    if (it == rows.end() || it->first != split) {
+      it = rows.find(split);
+      if (it == rows.end()) it = rows.emplace(std::string(split), std::vector<uint32_t>()).first;
+    }
     it->second.push_back(static_cast<uint32_t>(row));
   }
   for (const auto& [split, indexes] : rows) {

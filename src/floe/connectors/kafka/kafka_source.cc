@@ -433,6 +433,7 @@ Status EnableGroupMember(
 }
 
 Result<kafka::PartitionOffsets> KafkaSource::OnGroupChange(const kafka::GroupChange& change) {
+  split_cache_.reset();  // claims change
   kafka::PartitionOffsets& next = position_.next[change.topic];
   if (change.kind != kafka::GroupChange::Kind::kAssigned) {
     // Rows read of these partitions stay in their old claim's split, which the commit that
@@ -852,9 +853,14 @@ Status KafkaSource::DecodeRecord(const kafka::ConsumedMessage& m, std::string_vi
     st = decoder_->Decode(value, kValueSource, 1, &rows_);
   }
   if (st.ok() && config_.group_member && rows_.num_rows() > rows_before) {
-    auto claim = claims_.find({std::string(topic), m.partition()});
-    const std::string split = claim == claims_.end() ? std::string() : ClaimSplit(claim->second);
-    for (size_t r = rows_before; r < rows_.num_rows(); ++r) splits_.AppendBytes(split);
+    // Records come in runs of one partition: its claim's split is looked up once per run.
+    if (!split_cache_ || split_cache_->topic != topic || split_cache_->partition != m.partition()) {
+      auto claim = claims_.find({std::string(topic), m.partition()});
+      split_cache_ = SplitCache{std::string(topic), m.partition(),
+                                claim == claims_.end() ? std::string() : ClaimSplit(claim->second)};
+    }
+    for (size_t r = rows_before; r < rows_.num_rows(); ++r)
+      splits_.AppendBytes(split_cache_->split);
   }
   if (st.ok()) return st;
   std::string_view message = st.message();

@@ -210,6 +210,12 @@ class KafkaSource final : public runtime::SourceOperator {
   std::map<std::pair<std::string, int32_t>, PartitionClaim> claims_;
   std::map<std::pair<std::string, int32_t>, uint64_t> generations_;
   Column splits_{DataType::String()};
+  struct SplitCache {  // the split of the partition read last (DecodeRecord)
+    std::string topic;
+    int32_t partition = -1;
+    std::string split;
+  };
+  std::optional<SplitCache> split_cache_;
   KafkaPosition position_;
   TopicOffsets stop_;  // bounded: end offset (exclusive) per owned split
   bool started_ = false;
