@@ -95,6 +95,13 @@ INSERT INTO lake SELECT * FROM events;
       const expected = writeJsonl(path.join(dir, 'expected.jsonl'), [...last.values()]);
       return table(['verify', '--expected', expected, '--key', 'name', '--unique', 'name']);
     },
+    // Until the table's newest snapshot holds `n` rows.
+    waitForRows(n) {
+      return waitFor(`${n} rows committed`, () => {
+        const summaries = this.summaries();
+        return summaries.length > 0 && Number(summaries.at(-1)['total-records']) === n;
+      }, 120_000, 500);
+    },
     // Every snapshot's summary, oldest first.
     summaries() {
       const r = table(['snapshots']);
@@ -185,10 +192,7 @@ test('a worker paused past its session is a zombie: the others take its partitio
     process.kill(zombie, 'SIGSTOP');  // mid-checkpoint, maybe mid-commit
     job.feed(HALF + 1);
     // a takes b's partitions after b's 6 s session and commits every row, b's included.
-    await waitFor('a commits every row', () => {
-      const summaries = job.summaries();
-      return summaries.length > 0 && Number(summaries.at(-1)['total-records']) === 2 * HALF;
-    }, 120_000, 500);
+    await job.waitForRows(2 * HALF);
     process.kill(zombie, 'SIGCONT');  // b wakes up holding claims the table has moved past
     await assertExactlyOnce(t, job);
     // b's worker learnt it had lost its partitions (the group, or a fence and a restart).
@@ -222,10 +226,7 @@ test('a zombie paused right before its commit swaps, after the group moved its p
                   () => /crash point 'scale-out-before-commit' reached: SIGSTOP/.test(b.run.err));
     const zombie = jobRecords(b.p.home)[0].worker_pid;
     // a takes b's partitions after b's 6 s session and commits every row of them.
-    await waitFor('a commits every row', () => {
-      const summaries = job.summaries();
-      return summaries.length > 0 && Number(summaries.at(-1)['total-records']) === HALF;
-    }, 60_000, 500);
+    await job.waitForRows(HALF);
     process.kill(zombie, 'SIGCONT');
     await waitFor(`the table fences b:\n${b.run.err.slice(-3000)}`,
                   () => /fenced by table demo\.scaled/.test(b.run.err), 60_000, 500);
