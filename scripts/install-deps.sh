@@ -11,13 +11,14 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mode="${1:-test}"
 
-# Building and running floe: compiler, build tools, the libraries floe links, and the time zone
-# database ('table.local-time-zone' names are checked against it).
+# Building and running floe: compiler, build tools, the libraries floe links (jemalloc is its
+# allocator: docs/state.md, "Memory"), and the time zone database ('table.local-time-zone' names
+# are checked against it).
 RUN_PACKAGES=(
   g++ make cmake ninja-build ccache pkg-config git
   libzstd-dev libsnappy-dev zlib1g-dev libssl-dev
   libsimdjson-dev nlohmann-json3-dev librdkafka-dev libcpp-httplib-dev
-  libsqlite3-dev libpq-dev librocksdb-dev
+  libsqlite3-dev libpq-dev librocksdb-dev libjemalloc-dev
   tzdata
 )
 # Tests only: unit tests, the PostgreSQL server of the JDBC catalog tests, headless Chromium for

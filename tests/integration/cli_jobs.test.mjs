@@ -264,6 +264,15 @@ test('a killed coordinator takes its worker along; run --from latest resumes the
   assert.equal(onlyJob(sb).state, 'FINISHED');
 });
 
+// Every process of a job (coordinator, worker) is this binary: its allocator is jemalloc, which
+// gives freed memory back (docs/state.md, "Memory"), unless built with sanitizers.
+test('floe --version names the commit and the allocator, jemalloc', () => {
+  const r = h.floe(['--version']);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /^floe \S+ \(commit [0-9a-f]+/);
+  assert.match(r.out, process.env.FLOE_SANITIZE ? /allocator: / : /\nallocator: jemalloc \d+\.\d+/);
+});
+
 test('a config error stops floe run before any worker or job directory exists', async () => {
   const sb = sandbox('badconfig', { interval: '5 ms' });
   const r = floe(sb, 'run', sb.job);

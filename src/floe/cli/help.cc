@@ -35,7 +35,7 @@ constexpr const char* kOverview =
     "other:\n"
     "  roster expected --seed S      the expected table of the demo's roster feed\n"
     "  help [COMMAND]                this overview, or one command's usage\n"
-    "  --version                     version and the commit floe was built from\n";
+    "  --version                     version, the commit floe was built from, its allocator\n";
 
 constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kUsages = {{
     {"demo",

@@ -12,6 +12,22 @@
 
 namespace {
 
+// jemalloc's control call: defined when the binary links jemalloc (every build but the
+// sanitizers'), so `floe --version` can say which allocator runs.
+extern "C" int mallctl(const char* name, void* old, size_t* old_len, void* value, size_t len)
+    __attribute__((weak));
+
+std::string AllocatorLine() {
+  const char* version = nullptr;
+  size_t len = sizeof(version);
+  if (mallctl == nullptr || mallctl("version", &version, &len, nullptr, 0) != 0 ||
+      version == nullptr) {
+    return "allocator: glibc malloc";
+  }
+  std::string v = version;
+  return "allocator: jemalloc " + v.substr(0, v.find('-'));
+}
+
 bool IsHelpFlag(const std::string& a) { return a == "--help" || a == "-h"; }
 
 // `floe help COMMAND` and `floe COMMAND ... --help`: the command's usage on stdout.
@@ -60,7 +76,7 @@ int main(int argc, char** argv) {
   }
   if (IsHelpFlag(args[0])) args[0] = "help";
   if (args[0] == "--version" || args[0] == "version") {
-    std::printf("%s\n", floe::cli::VersionLine().c_str());
+    std::printf("%s\n%s\n", floe::cli::VersionLine().c_str(), AllocatorLine().c_str());
     return 0;
   }
   std::string command = args[0];
