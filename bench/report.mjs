@@ -711,6 +711,50 @@ ${code(j.command || 'bash bench/catalog_commits.sh')}: ${j.what}. Every commit l
 ${[...single, ...concurrent].join('\n')}`
 }
 
+// bench/README.md and docs/architecture.md: N instances of one scaled-out job (issue 23).
+function scaleOutSummary(j) {
+  const parts = []
+  if (j.commits) parts.push(j.commits.map((x) => `${x.instances} instance(s) ${fix(x.commits_per_s, 2)} commits/s, ${fix(x.retries_per_commit, 2)} retries/commit`).join(', '))
+  if (j.throughput) parts.push(j.throughput.map((x) => `${x.instances}: ${num(x.records_per_s)} records/s`).join(', '))
+  if (j.rebalance) parts.push(j.rebalance.map((x) => `${x.how} -> committed ${num(x.max_ms_to_committed)} ms`).join(', '))
+  return parts.join('; ')
+}
+
+function scaleOutBlock({ index, files }) {
+  if (!Object.values(index.files).some((e) => e.bench === 'scale-out')) return 'No results file yet.'
+  const name = current(index, 'scale-out')
+  const j = files[name]
+  const f = facts(j)
+  const o = j.scale_out
+  const out = [`From ${code(`${RESULTS}/${name}`)} (${f.cpu ?? '?'}, ${f.cores ?? '?'} cores; load ${fix(f.loadStart?.[0], 2)} at start,
+${fix(f.loadEnd?.[0], 2)} at the end), ${code(j.command || 'bash bench/scale_out.sh')}: ${o.job}; a topic of ${o.partitions}
+partitions on the dev cluster, catalog ${o.catalog}, checkpoints every ${o.interval}, session timeout ${num(o.session_timeout_ms)} ms.
+Every instance (a coordinator and a worker) shares this machine's ${o.cores} cores. In every run every seq was in the table
+exactly once (${code('floe table verify')}). ${o.definition}`]
+  if (j.commits) {
+    out.push(`Commits on one table, a feed of ${num(o.rate)} records/s, a ${o.window_s} s window:
+
+| instances | commits/s on the table | per instance | conflicts retried | retries per commit |
+| --- | --- | --- | --- | --- |
+${j.commits.map((x) => `| ${x.instances} | ${fix(x.commits_per_s, 2)} | ${fix(x.commits_per_s / x.instances, 2)} | ${num(x.conflicts_retried)} | ${fix(x.retries_per_commit, 2)} |`).join('\n')}`)
+  }
+  if (j.throughput) {
+    out.push(`Records/s, ${num(o.records)} records waiting before the instances start:
+
+| instances | records/s | / 1 instance | seconds (first launch to every record committed) |
+| --- | --- | --- | --- |
+${j.throughput.map((x) => `| ${x.instances} | ${num(x.records_per_s)} | ${fix(x.ratio_to_one, 2)} | ${fix(x.seconds, 1)} |`).join('\n')}`)
+  }
+  if (j.rebalance) {
+    out.push(`Rebalance, two instances and the feed; one gone:
+
+| how | partitions moved | to the survivor's first commit: median / max ms | max / session timeout |
+| --- | --- | --- | --- |
+${j.rebalance.map((x) => `| ${x.how === 'kill' ? 'SIGKILL (coordinator and worker)' : '`floe cancel` (leaves the group)'} | ${x.partitions_moved} | ${num(x.ms_to_committed.median)} / ${num(x.max_ms_to_committed)} | ${fix(x.max_to_session_timeout, 2)} |`).join('\n')}`)
+  }
+  return out.join('\n\n')
+}
+
 // bench/README.md and docs/connectors.md: compaction's write amplification (issue 21), with the
 // planner before size tiers as the baseline when INDEX.json has one.
 function compactionAmplificationBlock({ index, files }) {
@@ -811,6 +855,7 @@ function indexBlock({ index, files }) {
     if (j.bench === 'compaction-amplification') {
       return `rewritten / written ${Object.entries(j.cases).map(([k, c]) => `${k} ${fix(c.ratio, 2)}`).join(', ')}`
     }
+    if (j.bench === 'scale-out') return scaleOutSummary(j)
     if (j.bench === 'catalog-commits') {
       return Object.entries(j.single).map(([k, r]) => `${k} p50 ${fix(r.latency_ms.p50, 1)} ms`).join('; ')
     }
@@ -851,6 +896,8 @@ const TARGETS = [
   { file: 'bench/README.md', block: 'monitoring', make: monitoringBlock },
   { file: 'bench/README.md', block: 'state', make: stateBlock },
   { file: 'bench/README.md', block: 'catalog-commits', make: catalogCommitsBlock },
+  { file: 'bench/README.md', block: 'scale-out', make: scaleOutBlock },
+  { file: 'docs/architecture.md', block: 'scale-out', make: scaleOutBlock, optional: true },
   { file: 'docs/catalogs.md', block: 'catalog-commits', make: catalogCommitsBlock, optional: true },
   { file: 'bench/README.md', block: 'compaction-amplification', make: compactionAmplificationBlock },
   { file: 'docs/connectors.md', block: 'compaction-amplification', make: compactionAmplificationBlock, optional: true },
@@ -946,7 +993,8 @@ function validate(file, bench, rows) {
   const script = { 'table-health': 'bench/table_health.sh', 'file-size': 'bench/file_size.sh',
                    'maintenance-throughput': 'bench/maintenance_throughput.sh', windows: 'bench/windows.sh',
                    monitoring: 'bench/monitoring.sh', 'catalog-commits': 'bench/catalog_commits.sh',
-                   'compaction-amplification': 'bench/compaction_amplification.sh', state: 'bench/state.sh' }[bench] ||
+                   'compaction-amplification': 'bench/compaction_amplification.sh', state: 'bench/state.sh',
+                   'scale-out': 'bench/scale_out.sh' }[bench] ||
                  `bench/${bench}_bench.sh`
   need(typeof j.command === 'string' && j.command.includes(script), 'command naming the bench script')
   need(j.git && /^[0-9a-f]{40}$/.test(j.git.commit) && typeof j.git.dirty === 'boolean', 'git commit and dirty flag')
@@ -1053,6 +1101,23 @@ function validate(file, bench, rows) {
     }
   } else if (bench === 'state') {
     validateState(j, need, pos)
+  } else if (bench === 'scale-out') {
+    const o = j.scale_out || {}
+    need(Array.isArray(o.parts) && o.parts.length > 0, 'scale_out.parts')
+    need(j.ok === true, 'ok (every table verified: every seq exactly once)')
+    const once = (xs) => Array.isArray(xs) && xs.length > 0 && xs.every((x) => x.exactly_once === true)
+    if (o.parts?.includes('commits')) {
+      need(once(j.commits) && j.commits.every((x) => pos(x.commits_per_s) && Number.isInteger(x.conflicts_retried) &&
+        x.instances_committing === x.instances), 'commits: per instance count, commits/s, conflicts retried, every instance committing')
+    }
+    if (o.parts?.includes('throughput')) {
+      need(once(j.throughput) && j.throughput.every((x) => pos(x.records_per_s) && x.records === o.records),
+        'throughput: records/s per instance count, every record')
+    }
+    if (o.parts?.includes('rebalance')) {
+      need(once(j.rebalance) && j.rebalance.every((x) => x.partitions_moved > 0 && pos(x.max_ms_to_committed)),
+        'rebalance: kill and cancel, partitions moved and the time to their first commit')
+    }
   } else if (bench === 'monitoring') {
     const o = j.monitoring || {}
     const parts = o.parts || []

@@ -4,13 +4,13 @@
 # that the bench runs to the end, every table it verifies holds each row exactly once, and its
 # results file is complete (node bench/report.mjs --validate).
 #
-#   FLOE=path/to/floe bench/smoke.sh append|kafka|streaming|table-health|file-size|maintenance-throughput|windows|compaction-amplification|state DIR
+#   FLOE=path/to/floe bench/smoke.sh append|kafka|streaming|table-health|file-size|maintenance-throughput|windows|compaction-amplification|state|scale-out DIR
 #
 # Scratch, generated input and the results file all go under DIR/<bench> (ctest gives the build
 # tree): a smoke run never writes into bench/out or bench/results.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-[[ $# -eq 2 ]] || { echo "usage: FLOE=... bench/smoke.sh append|kafka|streaming|table-health|file-size|maintenance-throughput|windows|compaction-amplification|state DIR" >&2; exit 2; }
+[[ $# -eq 2 ]] || { echo "usage: FLOE=... bench/smoke.sh append|kafka|streaming|table-health|file-size|maintenance-throughput|windows|compaction-amplification|state|scale-out DIR" >&2; exit 2; }
 which="$1"
 dir="$(mkdir -p "$2" && cd "$2" && pwd)/$which"
 : "${FLOE:?FLOE must name the floe binary}"
@@ -73,8 +73,13 @@ case "$which" in
     # checkpoints, 2 idle and 2 churn intervals, restore; not niced, so a busy machine cannot starve it
     OUT="$dir/scratch" RESULT="$result" bash "$here/state.sh" --keys 2000 --interval '100 ms' --idle 2 --churn 2 --nice none
     ;;
+  scale-out)
+    # 1 and 2 instances, 4 partitions, 500 records/s, a 3 s window, 20,000 records waiting, kill and cancel
+    OUT="$dir/scratch" RESULT="$result" bash "$here/scale_out.sh" --instances 1,2 --throughput-instances 1,2 \
+      --partitions 4 --rate 500 --window 3 --records "$rows"
+    ;;
   *)
-    echo "smoke.sh: unknown bench '$which' (append, kafka, streaming, table-health, file-size, maintenance-throughput, windows, compaction-amplification or state)" >&2
+    echo "smoke.sh: unknown bench '$which' (append, kafka, streaming, table-health, file-size, maintenance-throughput, windows, compaction-amplification, state or scale-out)" >&2
     exit 2
     ;;
 esac
