@@ -4,8 +4,8 @@
 // --partitions partitions) and one Iceberg table in a JDBC catalog on SQLite, measured from
 // outside. Every instance is a coordinator and a worker; all of them share this machine's cores.
 //
-//   node bench/scale_out.mjs [--instances 1,4,8] [--throughput-instances 1,2,4] [--partitions 16]
-//                            [--rate 4000] [--window 20] [--records 1000000] [--interval '1 s']
+//   node bench/scale_out.mjs [--instances 1,4,8] [--throughput-instances 1,2,4] [--partitions 32]
+//                            [--rate 4000] [--window 20] [--records 1500000] [--interval '1 s']
 //                            [--session-timeout-ms 6000] [--parts commits,throughput,rebalance]
 //                            (normally via bench/scale_out.sh)
 //
@@ -30,17 +30,17 @@ import { pinBinary, record, sampleLoad } from './provenance.mjs'
 import { benchArgs, freshJobDir, jobRecord, runAsync } from './roster_job.mjs'
 import { jobRunner, maintenanceOff, num, round, sleep, stats } from './window_job.mjs'
 
-const USAGE = `usage: node bench/scale_out.mjs [--instances 1,4,8] [--throughput-instances 1,2,4] [--partitions 16]
-         [--rate 4000] [--window 20] [--records 1000000] [--interval '1 s'] [--session-timeout-ms 6000]
+const USAGE = `usage: node bench/scale_out.mjs [--instances 1,4,8] [--throughput-instances 1,2,4] [--partitions 32]
+         [--rate 4000] [--window 20] [--records 1500000] [--interval '1 s'] [--session-timeout-ms 6000]
          [--parts commits,throughput,rebalance] [--floe PATH] [--out DIR] [--result FILE.json]`
 
 const { opts, die, int } = benchArgs('scale-out', USAGE, {
   instances: { type: 'string', default: '1,4,8' },
   'throughput-instances': { type: 'string', default: '1,2,4' },
-  partitions: { type: 'string', default: '16' },
+  partitions: { type: 'string', default: '32' },
   rate: { type: 'string', default: '4000' },
   window: { type: 'string', default: '20' },
-  records: { type: 'string', default: '1000000' },
+  records: { type: 'string', default: '1500000' },
   interval: { type: 'string', default: '1 s' },
   'session-timeout-ms': { type: 'string', default: '6000' },
   parts: { type: 'string', default: 'commits,throughput,rebalance' },
@@ -61,6 +61,11 @@ const RATE = int('rate', 1)
 const WINDOW_S = int('window', 2)
 const RECORDS = int('records', 1)
 const SESSION_MS = int('session-timeout-ms', 6000)  // the broker's group.min.session.timeout.ms
+// The dev cluster keeps about 5 MiB per partition and drops older records; a record here is
+// about 32 bytes. Keep the waiting records under 1.5 MiB a partition.
+if (RECORDS * 32 > PARTITIONS * 1.5 * 2 ** 20) {
+  die(`--records ${RECORDS}: more than the dev cluster keeps in ${PARTITIONS} partitions (about ${Math.floor(PARTITIONS * 1.5 * 2 ** 20 / 32)}); add partitions`)
+}
 const INTERVAL = opts.interval
 if (!/^\s*\d+(\.\d+)?\s*(ms|s)\s*$/.test(INTERVAL)) die(`--interval '${INTERVAL}': expected e.g. '1 s' or '500 ms'`)
 const PARTS = opts.parts.split(',').map((x) => x.trim()).filter(Boolean)

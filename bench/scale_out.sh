@@ -4,8 +4,8 @@
 # conflicts retried per commit with 1, 4 and 8 instances; records/s with 1, 2 and 4 instances;
 # the time from an instance's SIGKILL (or cancel) to the survivor committing its partitions.
 #
-#   bench/scale_out.sh [--instances 1,4,8] [--throughput-instances 1,2,4] [--partitions 16]
-#                      [--rate 4000] [--window 20] [--records 1000000] [--interval '1 s']
+#   bench/scale_out.sh [--instances 1,4,8] [--throughput-instances 1,2,4] [--partitions 32]
+#                      [--rate 4000] [--window 20] [--records 1500000] [--interval '1 s']
 #                      [--session-timeout-ms 6000] [--parts commits,throughput,rebalance]
 #
 # Options are bench/scale_out.mjs's (it documents how each figure is measured). Takes about
