@@ -66,7 +66,7 @@ import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { pinBinary, record, sampleLoad } from './provenance.mjs'
+import { pinBinary, sampleLoad, writeResults } from './provenance.mjs'
 import { mulberry32 } from './prng.mjs'
 import { benchArgs, eachLine, freshJobDir, startDevCluster, jobRecord, logProblems, readTimeFile, runAsync, timedCommand, ROSTER_COLUMNS } from './roster_job.mjs'
 import { parseIds, TableWatch } from './table_watch.mjs'
@@ -793,14 +793,7 @@ try {
 } finally {
   if (cluster) await cluster.stop()
 }
-figures.ok = problems.length === 0
-figures.problems = problems
-figures.seconds = round((Date.now() - T0) / 1000)
-if (RESULT) {
-  fs.mkdirSync(path.dirname(path.resolve(RESULT)), { recursive: true })
-  const full = { ...(await record({ bench: 'monitoring', floe: FLOE, start: load0 })), ...figures }
-  fs.writeFileSync(RESULT, JSON.stringify(full, null, 2) + '\n')
-}
+await writeResults({ result: RESULT, bench: 'monitoring', floe: FLOE, start: load0, t0: T0, figures, problems })
 
 log('')
 const C = figures.cost

@@ -139,6 +139,18 @@ export async function record({ bench, floe, start }) {
   }
 }
 
+// The end of a node bench: `figures` gets ok (no problems), the problems and the seconds since
+// `t0`; with `result`, the results file (record() and the figures) is written there.
+export async function writeResults({ result, bench, floe, start, t0, figures, problems }) {
+  figures.ok = problems.length === 0
+  figures.problems = problems
+  figures.seconds = Number(((Date.now() - t0) / 1000).toFixed(1))
+  if (!result) return
+  fs.mkdirSync(path.dirname(path.resolve(result)), { recursive: true })
+  const full = { ...(await record({ bench, floe, start })), ...figures }
+  fs.writeFileSync(result, JSON.stringify(full, null, 2) + '\n')
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const [what, arg, floe, bench] = process.argv.slice(2)
   if (what === 'load') {

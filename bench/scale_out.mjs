@@ -26,7 +26,7 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { pinBinary, record, sampleLoad } from './provenance.mjs'
+import { pinBinary, sampleLoad, writeResults } from './provenance.mjs'
 import { benchArgs, freshJobDir, jobRecord, runAsync } from './roster_job.mjs'
 import { jobRunner, maintenanceOff, num, round, sleep, stats } from './window_job.mjs'
 
@@ -338,14 +338,7 @@ try {
   stopLive()
   throw e
 }
-figures.ok = problems.length === 0
-figures.problems = problems
-figures.seconds = round((Date.now() - T0) / 1000)
-if (RESULT) {
-  fs.mkdirSync(path.dirname(path.resolve(RESULT)), { recursive: true })
-  const full = { ...(await record({ bench: 'scale-out', floe: FLOE, start: load0 })), ...figures }
-  fs.writeFileSync(RESULT, JSON.stringify(full, null, 2) + '\n')
-}
+await writeResults({ result: RESULT, bench: 'scale-out', floe: FLOE, start: load0, t0: T0, figures, problems })
 log(JSON.stringify({ ok: figures.ok, problems }))
 if (RESULT) log(`results: ${RESULT}`)
 process.exitCode = figures.ok ? 0 : 1

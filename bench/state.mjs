@@ -47,7 +47,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { pinBinary, record, sampleLoad } from './provenance.mjs'
+import { pinBinary, sampleLoad, writeResults } from './provenance.mjs'
 import { mulberry32 } from './prng.mjs'
 import { benchArgs, freshJobDir, jobRecord } from './roster_job.mjs'
 import { parseIds } from './table_watch.mjs'
@@ -577,14 +577,7 @@ const figures = {
   before: before(),
   runs,
 }
-figures.ok = problems.length === 0
-figures.problems = problems
-figures.seconds = round((Date.now() - T0) / 1000)
-if (RESULT) {
-  fs.mkdirSync(path.dirname(path.resolve(RESULT)), { recursive: true })
-  const full = { ...(await record({ bench: 'state', floe: FLOE, start: load0 })), ...figures }
-  fs.writeFileSync(RESULT, JSON.stringify(full, null, 2) + '\n')
-}
+await writeResults({ result: RESULT, bench: 'state', floe: FLOE, start: load0, t0: T0, figures, problems })
 log(JSON.stringify({ ok: figures.ok, problems }))
 if (RESULT) log(`results: ${RESULT}`)
 process.exitCode = figures.ok ? 0 : 1

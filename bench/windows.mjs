@@ -85,7 +85,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { pinBinary, record, sampleLoad } from './provenance.mjs'
+import { pinBinary, sampleLoad, writeResults } from './provenance.mjs'
 import { mulberry32 } from './prng.mjs'
 import { benchArgs, freshJobDir, jobRecord, runAsync } from './roster_job.mjs'
 import { parseIds } from './table_watch.mjs'
@@ -722,14 +722,7 @@ try {
   stopLive()
   throw e
 }
-figures.ok = problems.length === 0
-figures.problems = problems
-figures.seconds = round((Date.now() - T0) / 1000)
-if (RESULT) {
-  fs.mkdirSync(path.dirname(path.resolve(RESULT)), { recursive: true })
-  const full = { ...(await record({ bench: 'windows', floe: FLOE, start: load0 })), ...figures }
-  fs.writeFileSync(RESULT, JSON.stringify(full, null, 2) + '\n')
-}
+await writeResults({ result: RESULT, bench: 'windows', floe: FLOE, start: load0, t0: T0, figures, problems })
 
 const T = figures.throughput
 if (T) {
