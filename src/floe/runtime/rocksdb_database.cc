@@ -202,6 +202,10 @@ rocksdb::ColumnFamilyOptions FamilyOptions(const Memory& memory) {
   cf.merge_operator = std::make_shared<ListAppendOperator>();
   // Two families share the write buffer budget; smaller memtables flush before it is exceeded.
   cf.write_buffer_size = std::max<size_t>(memory.write_buffer_bytes / 4, 1 << 20);
+  // Every incremental checkpoint makes both families' memtables immutable. With RocksDB's default
+  // of two, a second checkpoint before the first one's flush ends stops all writes until it ends
+  // (seen on the timers family under load), and the barrier would wait for it.
+  cf.max_write_buffer_number = 4;
   return cf;
 }
 
@@ -301,7 +305,8 @@ Result<std::unique_ptr<Db>> OpenDb(const std::string& path, std::string remove_d
   o.create_if_missing = true;
   o.create_missing_column_families = true;
   o.write_buffer_manager = out->memory.write_buffers;
-  o.info_log_level = rocksdb::InfoLogLevel::HEADER_LEVEL;
+  // Warnings name why RocksDB slows or stops writes (memtables, level-0 files, compaction debt).
+  o.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
   o.keep_log_file_num = 1;
   o.avoid_flush_during_shutdown = true;
   rocksdb::ColumnFamilyOptions cf = FamilyOptions(out->memory);
