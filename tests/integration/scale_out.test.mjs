@@ -162,6 +162,23 @@ test('three instances share a topic: kills and rebalances leave every seq exactl
     c.run.child.kill('SIGKILL');  // c dies whole: its partitions move after the session timeout
     job.feed(HALF + 1);
     await assertExactlyOnce(t, job);
+    // Each instance's `floe status` lists the partitions it reads now. A fourth instance joins:
+    // a and b give it some of theirs (c's among them) without restarting. Together every
+    // partition, each once.
+    const d = job.launch('d');
+    await job.worker(d.p);
+    const held = (p) => {
+      const r = floe(['status', jobRecords(p.home)[0].job_id, '--json'], { FLOE_HOME: p.home });
+      return r.code === 0 ? (JSON.parse(r.out).overview?.sources ?? []).map((s) => s.partition) : [];
+    };
+    let listed = [];
+    await waitFor('every partition in the status of exactly one instance', () => {
+      listed = [a, b, d].map(({ p }) => held(p));
+      return listed.every((l) => l.length > 0) &&
+        JSON.stringify(listed.flat().sort()) === JSON.stringify([0, 1, 2, 3, 4, 5]);
+    }, 60_000, 500).catch(() => assert.fail(`partitions in a's, b's and d's status: ${JSON.stringify(listed)}`));
+    t.diagnostic(`partitions read now: a ${JSON.stringify(listed[0])}, b ${JSON.stringify(listed[1])}, ` +
+                 `d ${JSON.stringify(listed[2])}`);
   } finally {
     await stopAll(job);
   }

@@ -1011,6 +1011,15 @@ void KafkaSource::UpdateMetrics(bool emitted, int64_t newest_event_micros) {
                           .count();
   if (emitted || last_record_millis_ == 0) last_record_millis_ = now;
   int64_t pending = 0;
+  // A partition the group took away is no longer reported (kUnset): /metrics, `floe status` and
+  // the web UI list the partitions this instance reads now.
+  for (auto& [key, m] : split_metrics_) {
+    auto topic = position_.next.find(key.first);
+    if (topic == position_.next.end() || topic->second.count(key.second) == 0) {
+      m.offset->Set(runtime::Metric::kUnset);
+      m.lag->Set(runtime::Metric::kUnset);
+    }
+  }
   for (const auto& [topic, offsets] : position_.next) {
     for (const auto& [partition, next] : offsets) {
       auto [it, fresh] = split_metrics_.try_emplace({topic, partition});
