@@ -1113,6 +1113,75 @@ TEST(RocksDbKeyedState, AnIncrementalSnapshotOvertakenByLaterFilesWritesTheBarri
   EXPECT_EQ(Versions(c, 2000), std::vector<int>(2000, 2));
 }
 
+// Every incremental barrier makes the memtables immutable. With flushes held back (paused here;
+// under load, flushes that share a core with the task), the fourth waiting memtable of a family
+// stops RocksDB's writes. A barrier's own switch of the state family causes that stop here, with
+// a timer still in the timers family's memtable: the barrier waits until the flushes run, then
+// takes its snapshot, and the log says how long it waited and why. A family with an empty
+// memtable never makes a barrier wait. (With RocksDB's default of two memtables, the second
+// barrier would stop writes.)
+TEST(RocksDbKeyedState, ABarrierWaitsWhileRocksDbStopsWritesAndSaysWhy) {
+  ::floe::testing::TempDir shared;
+  DirSharedStateStore store(shared.path());
+  Fixture a(Incremental({0, 128}, &store));
+  ASSERT_TRUE(PauseRocksDbBackgroundWork(*a.backend, true).ok());
+  std::vector<std::string> warnings;
+  SetLogSinkForTesting([&](LogLevel level, std::string_view line) {
+    if (level == LogLevel::kWarn) warnings.emplace_back(line);
+  });
+  for (int64_t k = 0; k < 3; ++k) {
+    WriteKeys(a, {k}, 1);
+    auto taken = a.backend->TakeSnapshot();  // one more memtable waits for its flush
+    ASSERT_TRUE(taken.ok()) << k << ": " << taken.status().ToString();
+  }
+  WriteKeys(a, {3}, 1);
+  ASSERT_TRUE(a.backend->RegisterTimer(TimeDomain::kEventTime, 10).ok());
+  EXPECT_TRUE(warnings.empty()) << warnings[0];
+  std::thread resume([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_TRUE(PauseRocksDbBackgroundWork(*a.backend, false).ok());
+  });
+  auto view = a.backend->TakeSnapshot();
+  resume.join();
+  SetLogSinkForTesting({});
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("while RocksDB stopped writes"), std::string::npos) << warnings[0];
+  StateWriter w;
+  w.PutU32(99);
+  std::vector<SharedStateFile> files;
+  ASSERT_TRUE((*view)->WriteTo(w, &files).ok());
+  w.PutString("tail");
+  Fixture b(Incremental({0, 128}, &store));
+  ASSERT_TRUE(RestoreFrom(*b.backend, w.Finish()).ok());
+  EXPECT_EQ(Versions(b, 5), std::vector<int>({1, 1, 1, 1, -1}));
+  std::vector<Timer> fired;
+  ASSERT_TRUE(b.backend
+                  ->AdvanceWatermark(Watermark(100),
+                                     [&](const Timer& t) {
+                                       fired.push_back(t);
+                                       return Status::OK();
+                                     })
+                  .ok());
+  EXPECT_EQ(fired.size(), 1u);
+
+  // The same stop with the timers family's memtable empty: the barrier has nothing to wait for.
+  ASSERT_TRUE(CompactRocksDbKeyedState(*a.backend).ok());  // every memtable flushed
+  ASSERT_TRUE(PauseRocksDbBackgroundWork(*a.backend, true).ok());
+  warnings.clear();
+  SetLogSinkForTesting([&](LogLevel level, std::string_view line) {
+    if (level == LogLevel::kWarn) warnings.emplace_back(line);
+  });
+  for (int64_t k = 4; k < 8; ++k) {
+    WriteKeys(a, {k}, 1);
+    auto taken = a.backend->TakeSnapshot();
+    ASSERT_TRUE(taken.ok()) << k << ": " << taken.status().ToString();
+  }
+  SetLogSinkForTesting({});
+  EXPECT_TRUE(warnings.empty()) << warnings[0];
+  ASSERT_TRUE(PauseRocksDbBackgroundWork(*a.backend, false).ok());
+}
+
 TEST(RocksDbKeyedState, MissingSharedFileIsNotFoundNamingIt) {
   ::floe::testing::TempDir shared;
   DirSharedStateStore store(shared.path());

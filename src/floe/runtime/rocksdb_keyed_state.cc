@@ -278,6 +278,11 @@ class RocksDbKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
   }
   const KeyedStateOptions& options() const override { return options_; }
 
+  Status PauseBackgroundWork(bool pause) {
+    return Check(pause ? db_->db->PauseBackgroundWork() : db_->db->ContinueBackgroundWork(),
+                 pause ? "pause background work" : "continue background work");
+  }
+
   // A full manual compaction of both column families (CompactRocksDbKeyedState).
   Status CompactAll() {
     rocksdb::CompactRangeOptions o;
@@ -956,6 +961,15 @@ Status CompactRocksDbKeyedState(KeyedStateBackend& backend) {
     return Status::InvalidArgument("keyed state: compaction needs the rocksdb backend");
   }
   return rocks->CompactAll();
+}
+
+Status PauseRocksDbBackgroundWork(KeyedStateBackend& backend, bool pause) {
+  auto* rocks = dynamic_cast<RocksDbKeyedStateBackend*>(&backend);
+  if (rocks == nullptr) {
+    return Status::InvalidArgument(
+        "keyed state: pausing background work needs the rocksdb backend");
+  }
+  return rocks->PauseBackgroundWork(pause);
 }
 
 std::string DefaultRocksDbLocalDir() {

@@ -29,6 +29,9 @@ Status ReadRocksDbOptions(const std::map<std::string, std::string>& options,
 // A full manual compaction of a rocksdb backend (tests, tools): expired TTL state is removed
 // then, as it is by RocksDB's own compactions over time. Another backend is InvalidArgument.
 Status CompactRocksDbKeyedState(KeyedStateBackend& backend);
+// Pauses (or resumes) a rocksdb backend's flushes and compactions (tests: RocksDB then stops
+// writes once its memtables are all waiting for a flush). Another backend is InvalidArgument.
+Status PauseRocksDbBackgroundWork(KeyedStateBackend& backend, bool pause);
 
 // Where working directories go when `state.backend.rocksdb.localdir` is unset:
 // <system temp dir>/floe-rocksdb.

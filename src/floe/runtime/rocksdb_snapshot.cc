@@ -193,15 +193,41 @@ Status RocksDbSnapshot::SwitchMemTables(const std::string& dir) {
   rocksdb::FlushOptions flush;
   flush.wait = false;
   flush.allow_write_stall = true;
-  for (int waited_ms = 0;; ++waited_ms) {
-    rocksdb::Status s = db_->db->Flush(flush, {db_->state, db_->timers});
-    // RocksDB refuses while it stops writes for compaction to catch up: the task's next write
-    // would wait as long, so the barrier waits for the stop to end rather than fail the job.
-    if (!s.IsTryAgain() || waited_ms >= kFlushWaitMs) {
-      FLOE_RETURN_NOT_OK(Check(s, "flush"));
-      break;
+  const auto start = std::chrono::steady_clock::now();
+  bool stopped = false;
+  for (rocksdb::ColumnFamilyHandle* family : {db_->state, db_->timers}) {
+    // An empty memtable holds nothing of the barrier's; the task is the only writer and waits
+    // here, so it stays empty. RocksDB would refuse to switch it while it stops writes, a stop
+    // that the switch of the other family may just have caused.
+    uint64_t entries = 0;
+    if (db_->db->GetIntProperty(family, "rocksdb.num-entries-active-mem-table", &entries) &&
+        entries == 0) {
+      continue;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    for (int waited_ms = 0;; ++waited_ms) {
+      rocksdb::Status s = db_->db->Flush(flush, family);
+      // RocksDB refuses while it stops writes for its flushes or compactions to catch up: the
+      // task's next write would wait as long, so the barrier waits for the stop to end rather
+      // than fail the job.
+      if (!s.IsTryAgain() || waited_ms >= kFlushWaitMs) {
+        FLOE_RETURN_NOT_OK(Check(s, "flush"));
+        break;
+      }
+      stopped = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  if (stopped) {
+    // The stream's pause at this barrier has a cause outside floe: say which, and where to look.
+    const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - start);
+    LogWarn(
+        "rocksdb keyed state: key groups [%u, %u): the barrier of checkpoint state %llu waited "
+        "%lld ms while RocksDB stopped writes (its flushes or compactions were behind; its LOG "
+        "in %s names the limit)",
+        options_.key_groups.start, options_.key_groups.end,
+        static_cast<unsigned long long>(number_), static_cast<long long>(waited.count()),
+        db_->path.c_str());
   }
   checkpoint_dir_ = dir;
   return Status::OK();
