@@ -163,6 +163,24 @@ SET 'restart-strategy.type' = 'fixed-delay';
 SET 'restart-strategy.fixed-delay.attempts' = '5';
 SET 'restart-strategy.fixed-delay.delay' = '100 ms';`;
 
+// A Kafka -> Iceberg job scaled out over the consumer group `group` (SET 'floe.scale-out' =
+// 'kafka-group'): topic `events` (JSON seq, name) into demo.<table> through `catalogOptions`
+// (the sink's catalog WITH options), after the SET lines `sets`; `upsert`: PRIMARY KEY (name).
+export const scaledOutJob = ({ sets, bootstrap, group, catalogOptions, table, upsert = false, sessionMs = 6000 }) =>
+  `-- kafka -> iceberg, scaled out over the group '${group}'
+${sets}
+SET 'floe.scale-out' = 'kafka-group';
+CREATE TABLE events (seq BIGINT NOT NULL, name STRING NOT NULL)
+  WITH ('connector' = 'kafka', 'topic' = 'events', 'format' = 'json',
+        'properties.bootstrap.servers' = '${bootstrap}', 'properties.group.id' = '${group}',
+        'properties.heartbeat.interval.ms' = '300', 'properties.session.timeout.ms' = '${sessionMs}',
+        'scan.startup.mode' = 'earliest-offset');
+CREATE TABLE lake (seq BIGINT NOT NULL, name STRING NOT NULL${upsert ? ', PRIMARY KEY (name) NOT ENFORCED' : ''})
+  WITH ('connector' = 'iceberg', ${catalogOptions}, 'catalog-database' = 'demo', 'catalog-table' = '${table}'${
+          upsert ? ", 'write.upsert.enabled' = 'true'" : ''});
+INSERT INTO lake SELECT * FROM events;
+`;
+
 // The WITH options of the Iceberg table demo.<name> in the job's ${WH}.
 export const icebergTable = (name) => `'connector' = 'iceberg', 'catalog-type' = 'hadoop',
         'warehouse' = '\${WH}', 'catalog-database' = 'demo', 'catalog-table' = '${name}'`;

@@ -16,7 +16,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { checkpointSets, floe, jobRecords, produce, runJob, sandbox, sleep, start, startCluster,
+import { checkpointSets, floe, jobRecords, produce, runJob, sandbox, scaledOutJob, sleep, start, startCluster,
          stopClusters, tempRoot, waitFor, writeJsonl } from './harness.mjs';
 
 const ROOT = tempRoot('floe-scale-out-');
@@ -60,19 +60,8 @@ async function scaledJob(name, { rest = false, upsert = false } = {}) {
   const options = rest ? `'catalog-type' = 'rest', 'uri' = '${catalog}', 'warehouse' = 'lake'`
                        : `'catalog-type' = 'jdbc', 'uri' = '${catalog}', 'warehouse' = '${wh}'`;
   const job = path.join(dir, `${name}.sql`);
-  fs.writeFileSync(job, `-- kafka -> iceberg, scaled out over the group '${name}'
-${checkpointSets('300 ms')}
-SET 'floe.scale-out' = 'kafka-group';
-CREATE TABLE events (seq BIGINT NOT NULL, name STRING NOT NULL)
-  WITH ('connector' = 'kafka', 'topic' = 'events', 'format' = 'json',
-        'properties.bootstrap.servers' = '${cluster.bootstrap}', 'properties.group.id' = '${name}',
-        'properties.heartbeat.interval.ms' = '300', 'properties.session.timeout.ms' = '6000',
-        'scan.startup.mode' = 'earliest-offset');
-CREATE TABLE lake (seq BIGINT NOT NULL, name STRING NOT NULL${upsert ? ', PRIMARY KEY (name) NOT ENFORCED' : ''})
-  WITH ('connector' = 'iceberg', ${options}, 'catalog-database' = 'demo', 'catalog-table' = 'scaled'${
-          upsert ? ", 'write.upsert.enabled' = 'true'" : ''});
-INSERT INTO lake SELECT * FROM events;
-`);
+  fs.writeFileSync(job, scaledOutJob({ sets: checkpointSets('300 ms'), bootstrap: cluster.bootstrap, group: name,
+                                     catalogOptions: options, table: 'scaled', upsert }));
   const table = (args) => floe(['table', args[0], 'demo.scaled', '--catalog', catalog,
                                 ...(rest ? [] : ['--warehouse', wh]), ...args.slice(1)]);
   const instances = [];

@@ -18,8 +18,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { mulberry32 } from '../../bench/prng.mjs';
-import { floe, jobRecords, produce, runJob, sandbox, sleep, start, startCluster, stopClusters,
-         tempRoot, testPostgres, waitFor, writeJsonl } from './harness.mjs';
+import { checkpointSets, floe, jobRecords, produce, runJob, sandbox, scaledOutJob, sleep, start, startCluster,
+         stopClusters, tempRoot, testPostgres, waitFor, writeJsonl } from './harness.mjs';
 
 const ROOT = tempRoot('floe-scale-out-churn-');
 const RECORDS = Number(process.env.FLOE_SCALE_OUT_RECORDS || 40_000);
@@ -58,23 +58,12 @@ async function churn(t, name, { upsert }) {
   let server = await serve(name, wh);
   const uri = `http://127.0.0.1:${server.port}`;
   const job = path.join(dir, `${name}.sql`);
-  // Restarts: a fenced zombie, a killed worker and the catalog's outage each cost one.
-  fs.writeFileSync(job, `SET 'execution.checkpointing.interval' = '500 ms';
-SET 'execution.checkpointing.dir' = '\${CHK}';
-SET 'restart-strategy.type' = 'fixed-delay';
-SET 'restart-strategy.fixed-delay.attempts' = '100';
-SET 'restart-strategy.fixed-delay.delay' = '200 ms';
-SET 'floe.scale-out' = 'kafka-group';
-CREATE TABLE events (seq BIGINT NOT NULL, name STRING NOT NULL)
-  WITH ('connector' = 'kafka', 'topic' = 'events', 'format' = 'json',
-        'properties.bootstrap.servers' = '${cluster.bootstrap}', 'properties.group.id' = '${name}',
-        'properties.heartbeat.interval.ms' = '300', 'properties.session.timeout.ms' = '${SESSION_MS}',
-        'scan.startup.mode' = 'earliest-offset');
-CREATE TABLE lake (seq BIGINT NOT NULL, name STRING NOT NULL${upsert ? ', PRIMARY KEY (name) NOT ENFORCED' : ''})
-  WITH ('connector' = 'iceberg', 'catalog-type' = 'rest', 'uri' = '${uri}', 'warehouse' = 'lake',
-        'catalog-database' = 'demo', 'catalog-table' = '${name}'${upsert ? ", 'write.upsert.enabled' = 'true'" : ''});
-INSERT INTO lake SELECT * FROM events;
-`);
+  // Restarts: a fenced zombie, a killed worker and the catalog's outage each cost one (the last
+  // SET of a key wins).
+  const sets = `${checkpointSets('500 ms')}\nSET 'restart-strategy.fixed-delay.attempts' = '100';`;
+  fs.writeFileSync(job, scaledOutJob({ sets, bootstrap: cluster.bootstrap, group: name, table: name, upsert,
+                                       catalogOptions: `'catalog-type' = 'rest', 'uri' = '${uri}', 'warehouse' = 'lake'`,
+                                       sessionMs: SESSION_MS }));
   const table = (cmd, ...args) => floe(['table', cmd, `demo.${name}`, '--catalog', uri, ...args]);
   // Records committed: the partitions' positions in the table add up to them (offsets from 0).
   const committed = () => {
