@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -1136,7 +1137,13 @@ TEST(RocksDbKeyedState, ABarrierWaitsWhileRocksDbStopsWritesAndSaysWhy) {
   }
   WriteKeys(a, {3}, 1);
   ASSERT_TRUE(a.backend->RegisterTimer(TimeDomain::kEventTime, 10).ok());
-  EXPECT_TRUE(warnings.empty()) << warnings[0];
+  // A barrier that takes over 100 ms is logged too (a loaded machine): only a stop counts here.
+  auto stops = [&] {
+    return std::count_if(warnings.begin(), warnings.end(), [](const std::string& w) {
+      return w.find("while RocksDB stopped writes") != std::string::npos;
+    });
+  };
+  EXPECT_EQ(stops(), 0);
   std::thread resume([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     ASSERT_TRUE(PauseRocksDbBackgroundWork(*a.backend, false).ok());
@@ -1145,8 +1152,7 @@ TEST(RocksDbKeyedState, ABarrierWaitsWhileRocksDbStopsWritesAndSaysWhy) {
   resume.join();
   SetLogSinkForTesting({});
   ASSERT_TRUE(view.ok()) << view.status().ToString();
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("while RocksDB stopped writes"), std::string::npos) << warnings[0];
+  ASSERT_EQ(stops(), 1);
   StateWriter w;
   w.PutU32(99);
   std::vector<SharedStateFile> files;
@@ -1178,7 +1184,7 @@ TEST(RocksDbKeyedState, ABarrierWaitsWhileRocksDbStopsWritesAndSaysWhy) {
     ASSERT_TRUE(taken.ok()) << k << ": " << taken.status().ToString();
   }
   SetLogSinkForTesting({});
-  EXPECT_TRUE(warnings.empty()) << warnings[0];
+  EXPECT_EQ(stops(), 0);
   ASSERT_TRUE(PauseRocksDbBackgroundWork(*a.backend, false).ok());
 }
 

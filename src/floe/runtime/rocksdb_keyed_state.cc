@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <deque>
 #include <filesystem>
 #include <optional>
@@ -248,11 +249,15 @@ class RocksDbKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
 
   Result<std::unique_ptr<KeyedStateSnapshot>> TakeSnapshot() override {
     const uint64_t number = ++snapshots_;
+    const auto start = std::chrono::steady_clock::now();
     auto snapshot =
         std::make_unique<RocksDbSnapshot>(db_, options_, tables_, clock_->NowMillis(), number);
     if (options_.incremental && options_.shared_state != nullptr) {
-      FLOE_RETURN_NOT_OK(
-          snapshot->SwitchMemTables(db_->remove_dir + "/chk-" + std::to_string(number)));
+      const int64_t view_micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                                      std::chrono::steady_clock::now() - start)
+                                      .count();
+      FLOE_RETURN_NOT_OK(snapshot->SwitchMemTables(
+          db_->remove_dir + "/chk-" + std::to_string(number), view_micros));
     }
     return std::unique_ptr<KeyedStateSnapshot>(std::move(snapshot));
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <set>
@@ -189,23 +190,32 @@ RocksDbSnapshot::~RocksDbSnapshot() {
   if (!checkpoint_dir_.empty()) fs::remove_all(checkpoint_dir_, ec);
 }
 
-Status RocksDbSnapshot::SwitchMemTables(const std::string& dir) {
+Status RocksDbSnapshot::SwitchMemTables(const std::string& dir, int64_t view_micros) {
   rocksdb::FlushOptions flush;
   flush.wait = false;
   flush.allow_write_stall = true;
-  const auto start = std::chrono::steady_clock::now();
-  bool stopped = false;
-  for (rocksdb::ColumnFamilyHandle* family : {db_->state, db_->timers}) {
+  using Clock = std::chrono::steady_clock;
+  auto micros_since = [](Clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t).count();
+  };
+  // Where a slow barrier's time went: each family's switch, and of it the wait while RocksDB
+  // stopped writes.
+  int64_t switch_micros[2] = {0, 0};
+  int64_t stopped_micros = 0;
+  rocksdb::ColumnFamilyHandle* families[2] = {db_->state, db_->timers};
+  for (int f = 0; f < 2; ++f) {
+    const Clock::time_point start = Clock::now();
     // An empty memtable holds nothing of the barrier's; the task is the only writer and waits
     // here, so it stays empty. RocksDB would refuse to switch it while it stops writes, a stop
     // that the switch of the other family may just have caused.
     uint64_t entries = 0;
-    if (db_->db->GetIntProperty(family, "rocksdb.num-entries-active-mem-table", &entries) &&
+    if (db_->db->GetIntProperty(families[f], "rocksdb.num-entries-active-mem-table", &entries) &&
         entries == 0) {
       continue;
     }
     for (int waited_ms = 0;; ++waited_ms) {
-      rocksdb::Status s = db_->db->Flush(flush, family);
+      const Clock::time_point attempt = Clock::now();
+      rocksdb::Status s = db_->db->Flush(flush, families[f]);
       // RocksDB refuses while it stops writes for its flushes or compactions to catch up: the
       // task's next write would wait as long, so the barrier waits for the stop to end rather
       // than fail the job.
@@ -213,21 +223,27 @@ Status RocksDbSnapshot::SwitchMemTables(const std::string& dir) {
         FLOE_RETURN_NOT_OK(Check(s, "flush"));
         break;
       }
-      stopped = true;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      stopped_micros += micros_since(attempt);
     }
+    switch_micros[f] = micros_since(start);
   }
-  if (stopped) {
-    // The stream's pause at this barrier has a cause outside floe: say which, and where to look.
-    const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::chrono::steady_clock::now() - start);
+  const int64_t total_micros = view_micros + switch_micros[0] + switch_micros[1];
+  if (total_micros > 100'000 || stopped_micros > 0) {
+    // The stream waits for this: say where the time went, and where RocksDB says why.
+    char stopped[160] = "";
+    if (stopped_micros > 0) {
+      std::snprintf(stopped, sizeof stopped, ", of which %.1f ms while RocksDB stopped writes",
+                    static_cast<double>(stopped_micros) / 1000.0);
+    }
     LogWarn(
-        "rocksdb keyed state: key groups [%u, %u): the barrier of checkpoint state %llu waited "
-        "%lld ms while RocksDB stopped writes (its flushes or compactions were behind; its LOG "
-        "in %s names the limit)",
+        "rocksdb keyed state: key groups [%u, %u): the barrier of checkpoint state %llu took "
+        "%.1f ms: the snapshot %.1f ms, the memtable switch of the state %.1f ms and of the "
+        "timers %.1f ms%s (RocksDB's LOG in %s names its stalls)",
         options_.key_groups.start, options_.key_groups.end,
-        static_cast<unsigned long long>(number_), static_cast<long long>(waited.count()),
-        db_->path.c_str());
+        static_cast<unsigned long long>(number_), static_cast<double>(total_micros) / 1000.0,
+        static_cast<double>(view_micros) / 1000.0, static_cast<double>(switch_micros[0]) / 1000.0,
+        static_cast<double>(switch_micros[1]) / 1000.0, stopped, db_->path.c_str());
   }
   checkpoint_dir_ = dir;
   return Status::OK();
