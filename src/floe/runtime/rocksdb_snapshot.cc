@@ -213,13 +213,13 @@ Status RocksDbSnapshot::SwitchMemTables(const std::string& dir, int64_t view_mic
         entries == 0) {
       continue;
     }
-    for (int waited_ms = 0;; ++waited_ms) {
+    for (;;) {
       const Clock::time_point attempt = Clock::now();
       rocksdb::Status s = db_->db->Flush(flush, families[f]);
       // RocksDB refuses while it stops writes for its flushes or compactions to catch up: the
       // task's next write would wait as long, so the barrier waits for the stop to end rather
       // than fail the job.
-      if (!s.IsTryAgain() || waited_ms >= kFlushWaitMs) {
+      if (!s.IsTryAgain() || stopped_micros >= int64_t{kFlushWaitMs} * 1000) {
         FLOE_RETURN_NOT_OK(Check(s, "flush"));
         break;
       }

@@ -441,6 +441,13 @@ Result<kafka::PartitionOffsets> KafkaSource::OnGroupChange(const kafka::GroupCha
     for (int32_t p : change.partitions) {
       next.erase(p);
       claims_.erase({change.topic, p});
+      // No longer reported: /metrics, `floe status` and the web UI list the partitions this
+      // instance reads now.
+      auto metrics = split_metrics_.find({change.topic, p});
+      if (metrics != split_metrics_.end()) {
+        metrics->second.offset->Set(runtime::Metric::kUnset);
+        metrics->second.lag->Set(runtime::Metric::kUnset);
+      }
     }
     LogInfo("kafka source '%s': the group took %zu partition(s) of '%s' (%s)", task_.c_str(),
             change.partitions.size(), change.topic.c_str(),
@@ -1011,15 +1018,6 @@ void KafkaSource::UpdateMetrics(bool emitted, int64_t newest_event_micros) {
                           .count();
   if (emitted || last_record_millis_ == 0) last_record_millis_ = now;
   int64_t pending = 0;
-  // A partition the group took away is no longer reported (kUnset): /metrics, `floe status` and
-  // the web UI list the partitions this instance reads now.
-  for (auto& [key, m] : split_metrics_) {
-    auto topic = position_.next.find(key.first);
-    if (topic == position_.next.end() || topic->second.count(key.second) == 0) {
-      m.offset->Set(runtime::Metric::kUnset);
-      m.lag->Set(runtime::Metric::kUnset);
-    }
-  }
   for (const auto& [topic, offsets] : position_.next) {
     for (const auto& [partition, next] : offsets) {
       auto [it, fresh] = split_metrics_.try_emplace({topic, partition});
