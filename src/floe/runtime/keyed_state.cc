@@ -447,7 +447,25 @@ class HashMapKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
   Watermark current_watermark() const override { return watermark_; }
 
   Result<std::unique_ptr<KeyedStateSnapshot>> TakeSnapshot() override;
-  Status Restore(StateReader& in) override;
+  Status Restore(StateReader& in) override {
+    return RestoreGroups(in, options_.key_groups, /*once=*/true);
+  }
+  Status DropKeyGroup(uint32_t key_group) override {
+    FLOE_RETURN_NOT_OK(CheckOwnGroup(key_group));
+    const size_t g = key_group - options_.key_groups.start;
+    for (Table& t : tables_) {  // fresh containers: a snapshot view keeps the old ones
+      if (!t.values.empty()) t.values[g] = {};
+      if (!t.lists.empty()) t.lists[g] = {};
+      if (!t.maps.empty()) t.maps[g] = {};
+    }
+    timers_.DropKeyGroup(key_group);
+    if (!restored_groups_.empty()) restored_groups_[g] = false;
+    return Status::OK();
+  }
+  Status RestoreKeyGroup(StateReader& in, uint32_t key_group) override {
+    FLOE_RETURN_NOT_OK(DropKeyGroup(key_group));
+    return RestoreGroups(in, KeyGroupRange{key_group, key_group + 1}, /*once=*/false);
+  }
 
   size_t num_entries() const override {
     size_t n = 0;
@@ -540,6 +558,9 @@ class HashMapKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
   }
 
   std::vector<bool> restored_groups_;  // by key group - start, once Restore ran
+  // Restores the groups of `in` within `only` (a subrange of this subtask's); `once`: a group
+  // restored before is Corruption (Restore's rule for the snapshots of a rescale).
+  Status RestoreGroups(StateReader& in, KeyGroupRange only, bool once);
   // order[i]: the table of the snapshot's i-th state; stamped[i]: its entries carry write times.
   Status RestoreGroup(size_t g, const std::vector<uint32_t>& order,
                       const std::vector<bool>& stamped, StateReader& in);
@@ -778,7 +799,7 @@ Status HashMapKeyedStateBackend::RestoreGroup(size_t g, const std::vector<uint32
   return in.ExpectEnd();
 }
 
-Status HashMapKeyedStateBackend::Restore(StateReader& in) {
+Status HashMapKeyedStateBackend::RestoreGroups(StateReader& in, KeyGroupRange only, bool once) {
   // Version 2 is the rocksdb backend's incremental layout: only it reads that.
   FLOE_ASSIGN_OR_RAISE(
       internal::SnapshotHeader h,
@@ -808,9 +829,9 @@ Status HashMapKeyedStateBackend::Restore(StateReader& in) {
                                 std::to_string(end) + ")");
     }
     last = key_group;
-    if (key_group < mine.start || key_group >= mine.end) continue;  // another subtask's
+    if (key_group < only.start || key_group >= only.end) continue;  // another subtask's
     if (restored_groups_.empty()) restored_groups_.assign(groups_, false);
-    if (restored_groups_[key_group - mine.start]) {
+    if (once && restored_groups_[key_group - mine.start]) {
       return Status::Corruption("keyed state: key group " + std::to_string(key_group) +
                                 " restored from two snapshots");
     }

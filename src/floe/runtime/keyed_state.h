@@ -147,6 +147,10 @@ class KeyedStateBackend {
   // this subtask's range (a record routed by other columns, or another max parallelism) is
   // InvalidArgument. The namespace is left unchanged.
   virtual Status SetCurrentKey(std::string_view key, uint64_t key_hash) = 0;
+  // The same with the key group given instead of hashed: in a job scaled out by Kafka partition
+  // the group is the row's source partition (docs/architecture.md, "Keyed jobs"). A group
+  // outside this subtask's range is InvalidArgument.
+  virtual Status SetCurrentKeyInGroup(std::string_view key, uint32_t key_group) = 0;
   virtual void SetCurrentNamespace(std::string_view ns) = 0;
   virtual std::string_view current_key() const = 0;
   virtual std::string_view current_namespace() const = 0;
@@ -224,6 +228,14 @@ class KeyedStateBackend {
   // is InvalidArgument (key groups would not line up); a key group restored twice is
   // Corruption. REQUIRES: before any state access or timer.
   virtual Status Restore(StateReader& in) = 0;
+  // Removes every state entry and timer of one key group (a partition this instance no longer
+  // holds). A group outside the range is InvalidArgument.
+  virtual Status DropKeyGroup(uint32_t key_group) = 0;
+  // Replaces one key group with its section of a canonical snapshot (a partition's state, taken
+  // over from the instance that held it): unlike Restore, at any time, after state access too.
+  // A snapshot without the group leaves it empty; the other groups are skipped undecoded. An
+  // incremental rocksdb snapshot is InvalidArgument (its files hold every group).
+  virtual Status RestoreKeyGroup(StateReader& in, uint32_t key_group) = 0;
 
   // Live (key, namespace) scopes over all states, expired ones included until cleaned.
   virtual size_t num_entries() const = 0;

@@ -14,6 +14,13 @@ Result<uint32_t> KeyGroupInRange(uint64_t key_hash, KeyGroupRange r, uint32_t ma
       "same max parallelism)");
 }
 
+Status GroupInRange(uint32_t key_group, KeyGroupRange r) {
+  if (key_group >= r.start && key_group < r.end) return Status::OK();
+  return Status::InvalidArgument("keyed state: key group " + std::to_string(key_group) +
+                                 " is outside this subtask's range [" + std::to_string(r.start) +
+                                 ", " + std::to_string(r.end) + ")");
+}
+
 Status CheckDescriptor(const StateDescriptor& desc) {
   if (desc.name.empty()) return Status::InvalidArgument("keyed state: empty state name");
   if (desc.kind == StateKind::kReducing && !desc.reduce) {

@@ -17,6 +17,8 @@ namespace floe::runtime::internal {
 
 // The key group `key_hash` falls in; InvalidArgument when it is outside `range`.
 Result<uint32_t> KeyGroupInRange(uint64_t key_hash, KeyGroupRange range, uint32_t max_parallelism);
+// InvalidArgument when `key_group` lies outside `range`.
+Status GroupInRange(uint32_t key_group, KeyGroupRange range);
 // A descriptor Register can take: a name, and the functions its kind needs.
 Status CheckDescriptor(const StateDescriptor& desc);
 // State `name` is `had` (in the restored snapshot only, unless `registered`) and is asked to be
@@ -50,6 +52,11 @@ class ScopedKeyedStateBackend : public KeyedStateBackend {
     SetScope(key, current_ns_, g);
     return Status::OK();
   }
+  Status SetCurrentKeyInGroup(std::string_view key, uint32_t key_group) override {
+    FLOE_RETURN_NOT_OK(CheckOwnGroup(key_group));
+    SetScope(key, current_ns_, key_group);
+    return Status::OK();
+  }
   void SetCurrentNamespace(std::string_view ns) override {
     current_ns_.assign(ns);
     scope_dirty_ = true;
@@ -66,6 +73,7 @@ class ScopedKeyedStateBackend : public KeyedStateBackend {
     has_key_ = true;
     scope_dirty_ = true;
   }
+  Status CheckOwnGroup(uint32_t key_group) const { return GroupInRange(key_group, key_groups_); }
   Status RequireKey(std::string_view what) const {
     return has_key_ ? Status::OK() : NoCurrentKey(what);
   }

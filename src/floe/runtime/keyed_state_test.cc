@@ -688,6 +688,83 @@ TEST_P(KeyedState, RescaledSubtasksTakeTheirKeyGroupsFromEveryOldSnapshot) {
   EXPECT_NE(st.message().find("pipeline.max-parallelism"), std::string::npos) << st.message();
 }
 
+// Scale-out by Kafka partition (docs/architecture.md, "Keyed jobs"): a key group is a
+// partition, given rather than hashed, and a live backend takes one over from another
+// instance's snapshot or drops it, while its other groups and open snapshot views stay as
+// they were.
+TEST_P(KeyedState, KeyGroupsMoveOneAtATimeBetweenLiveBackends) {
+  const KeyGroupRange all{0, 16};
+  auto key = [](KeyedStateBackend& b, int group, int k) {
+    ASSERT_TRUE(b.SetCurrentKeyInGroup("k" + std::to_string(k), static_cast<uint32_t>(group)).ok());
+  };
+  Fixture a(all, milliseconds(0), 16);
+  ValueState va = *a.backend->GetValueState("v");
+  ListState la = *a.backend->GetListState("l");
+  for (int k = 0; k < 40; ++k) {
+    key(*a.backend, k % 4, k);
+    ASSERT_TRUE(va.Update("a" + std::to_string(k)).ok());
+    ASSERT_TRUE(la.Add("x" + std::to_string(k)).ok());
+    ASSERT_TRUE(a.backend->RegisterTimer(TimeDomain::kEventTime, 100 + k).ok());
+  }
+  EXPECT_EQ(a.backend->current_key_group(), 3u);
+  StateWriter w;
+  ASSERT_TRUE(a.backend->Snapshot(w).ok());
+  const std::string from_a = w.Finish();
+
+  Fixture b(all, milliseconds(0), 16);
+  ValueState vb = *b.backend->GetValueState("v");
+  ListState lb = *b.backend->GetListState("l");
+  for (int k = 0; k < 40; ++k) {  // b's own groups 1 and 2: 1 is replaced, 2 dropped
+    key(*b.backend, 1 + k % 2, 1000 + k);
+    ASSERT_TRUE(vb.Update("b" + std::to_string(k)).ok());
+    ASSERT_TRUE(b.backend->RegisterTimer(TimeDomain::kEventTime, 5000 + k).ok());
+  }
+  std::unique_ptr<KeyedStateSnapshot> before = std::move(b.backend->TakeSnapshot()).value();
+
+  for (int round = 0; round < 2; ++round) {  // twice: a group is replaced, never doubled
+    StateReader r(from_a);
+    Status st = b.backend->RestoreKeyGroup(r, 1);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+  ASSERT_TRUE(b.backend->DropKeyGroup(2).ok());
+  for (int k = 0; k < 40; ++k) {
+    key(*b.backend, k % 4, k);
+    EXPECT_EQ(GetValue(vb), k % 4 == 1 ? "a" + std::to_string(k) : "<none>") << k;
+    EXPECT_EQ(GetList(lb), k % 4 == 1 ? std::vector<std::string>{"x" + std::to_string(k)}
+                                      : std::vector<std::string>{});
+    key(*b.backend, 1 + k % 2, 1000 + k);
+    EXPECT_EQ(GetValue(vb), "<none>") << k;
+  }
+  std::vector<std::string> fired;
+  ASSERT_TRUE(b.backend
+                  ->AdvanceWatermark(Watermark(INT64_MAX),
+                                     [&](const Timer& t) {
+                                       EXPECT_EQ(t.key_group, 1u);
+                                       fired.push_back(t.key);
+                                       return Status::OK();
+                                     })
+                  .ok());
+  EXPECT_EQ(fired.size(), 10u);  // a's group-1 timers only: b's were in the groups replaced
+
+  // The view taken before still holds b's groups 1 and 2 as they were.
+  StateWriter old;
+  ASSERT_TRUE(before->WriteTo(old).ok());
+  Fixture c(all, milliseconds(0), 16);
+  const std::string old_blob = old.Finish();
+  StateReader r(old_blob);
+  ASSERT_TRUE(c.backend->Restore(r).ok());
+  ValueState vc = *c.backend->GetValueState("v");
+  for (int k = 0; k < 40; ++k) {
+    key(*c.backend, 1 + k % 2, 1000 + k);
+    EXPECT_EQ(GetValue(vc), "b" + std::to_string(k));
+  }
+
+  EXPECT_TRUE(b.backend->SetCurrentKeyInGroup("k", 16).IsInvalidArgument());
+  EXPECT_TRUE(b.backend->DropKeyGroup(16).IsInvalidArgument());
+  StateReader again(from_a);
+  EXPECT_TRUE(b.backend->RestoreKeyGroup(again, 16).IsInvalidArgument());
+}
+
 TEST_P(KeyedState, CorruptSnapshotIsCorruption) {
   Fixture a;
   ValueState v = *a.backend->GetValueState("v");

@@ -263,6 +263,8 @@ class RocksDbKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
   }
 
   Status Restore(StateReader& in) override;
+  Status DropKeyGroup(uint32_t key_group) override;
+  Status RestoreKeyGroup(StateReader& in, uint32_t key_group) override;
 
   // A scan of the whole database: for tests and diagnostics, not for a hot path.
   size_t num_entries() const override {
@@ -493,8 +495,9 @@ class RocksDbKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
   Result<std::vector<uint32_t>> MatchStates(const std::vector<StateDescriptor>& states);
   // Marks a key group restored; Corruption if it already was.
   Status MarkRestored(uint32_t key_group);
+  // Restores the groups of `in` within `only`; `once`: MarkRestored each (Restore's rule).
   Status RestoreCanonical(const SnapshotHeader& h, const std::vector<uint32_t>& order,
-                          StateReader& in);
+                          StateReader& in, KeyGroupRange only, bool once);
   Status RestoreCanonicalGroup(uint32_t key_group, const SnapshotHeader& h,
                                const std::vector<uint32_t>& order, StateReader& in,
                                rocksdb::WriteBatch* batch);
@@ -627,16 +630,54 @@ Status RocksDbKeyedStateBackend::Restore(StateReader& in) {
   FLOE_ASSIGN_OR_RAISE(SnapshotHeader h, ReadHeader(in, options_.max_parallelism));
   FLOE_ASSIGN_OR_RAISE(std::vector<uint32_t> order, MatchStates(h.states));
   SyncTtl();
-  Status st =
-      h.version == kNativeVersion ? RestoreNative(h, order, in) : RestoreCanonical(h, order, in);
+  Status st = h.version == kNativeVersion
+                  ? RestoreNative(h, order, in)
+                  : RestoreCanonical(h, order, in, options_.key_groups, true);
   FLOE_RETURN_NOT_OK(st);
   return LoadHeads();
 }
 
+Status RocksDbKeyedStateBackend::DropKeyGroup(uint32_t key_group) {
+  FLOE_RETURN_NOT_OK(CheckOwnGroup(key_group));
+  // Open snapshots keep seeing the group: DeleteRange writes a tombstone, not a rewrite.
+  const std::string from = GroupPrefix(key_group);
+  const std::string to = GroupPrefix(key_group + 1);
+  for (rocksdb::ColumnFamilyHandle* family : {db_->state, db_->timers}) {
+    FLOE_RETURN_NOT_OK(Check(db_->db->DeleteRange(write_, family, from, to), "drop key group"));
+  }
+  const size_t g = key_group - options_.key_groups.start;
+  for (TimeDomain d : {TimeDomain::kEventTime, TimeDomain::kProcessingTime}) {
+    SetHead(d, key_group, std::nullopt);
+    floors_[Index(d)][g].clear();
+    caches_[Index(d)][g] = TimerCache();
+  }
+  if (!restored_groups_.empty()) restored_groups_[g] = false;
+  return Status::OK();
+}
+
+Status RocksDbKeyedStateBackend::RestoreKeyGroup(StateReader& in, uint32_t key_group) {
+  FLOE_RETURN_NOT_OK(DropKeyGroup(key_group));
+  FLOE_ASSIGN_OR_RAISE(SnapshotHeader h, ReadHeader(in, options_.max_parallelism));
+  if (h.version == kNativeVersion) {
+    return Status::InvalidArgument(
+        "keyed state: key group " + std::to_string(key_group) +
+        " cannot be taken from an incremental rocksdb checkpoint (its files hold every group); "
+        "a partition's state moves in the canonical layout");
+  }
+  FLOE_ASSIGN_OR_RAISE(std::vector<uint32_t> order, MatchStates(h.states));
+  SyncTtl();
+  FLOE_RETURN_NOT_OK(
+      RestoreCanonical(h, order, in, KeyGroupRange{key_group, key_group + 1}, false));
+  for (TimeDomain d : {TimeDomain::kEventTime, TimeDomain::kProcessingTime}) {
+    FLOE_ASSIGN_OR_RAISE(std::optional<int64_t> first, FirstTimestamp(d, key_group));
+    SetHead(d, key_group, first);
+  }
+  return Status::OK();
+}
+
 Status RocksDbKeyedStateBackend::RestoreCanonical(const SnapshotHeader& h,
                                                   const std::vector<uint32_t>& order,
-                                                  StateReader& in) {
-  const KeyGroupRange mine = options_.key_groups;
+                                                  StateReader& in, KeyGroupRange only, bool once) {
   FLOE_ASSIGN_OR_RAISE(uint32_t group_count, in.GetU32());
   int64_t last = -1;
   rocksdb::WriteBatch batch;
@@ -650,8 +691,8 @@ Status RocksDbKeyedStateBackend::RestoreCanonical(const SnapshotHeader& h,
                                 ", " + std::to_string(h.range.end) + ")");
     }
     last = key_group;
-    if (key_group < mine.start || key_group >= mine.end) continue;  // another subtask's
-    FLOE_RETURN_NOT_OK(MarkRestored(key_group));
+    if (key_group < only.start || key_group >= only.end) continue;  // another subtask's
+    if (once) FLOE_RETURN_NOT_OK(MarkRestored(key_group));
     StateReader reader(section);
     Status st = RestoreCanonicalGroup(key_group, h, order, reader, &batch);
     if (!st.ok()) return st.WithContext("keyed state, key group " + std::to_string(key_group));

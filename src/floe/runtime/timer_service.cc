@@ -89,6 +89,15 @@ void PutTimers(const Set& set, StateWriter& out) {
 
 }  // namespace
 
+void TimerService::DropKeyGroup(uint32_t key_group) {
+  for (Queue& q : queues_) {
+    Unhead(q, key_group);
+    CopyOnWrite<Group>& group = q.groups[key_group - range_.start];
+    q.size -= group.get().size();
+    group = CopyOnWrite<Group>();  // a snapshot view keeps the old set
+  }
+}
+
 bool TimerService::KeyGroupEmpty(uint32_t key_group) const {
   for (const Queue& q : queues_) {
     if (!q.groups[key_group - range_.start].get().empty()) return false;

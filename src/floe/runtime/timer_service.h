@@ -82,6 +82,8 @@ class TimerService {
   View Share() const;
   // Adds what SnapshotKeyGroup wrote. REQUIRES: key_group in range().
   Status RestoreKeyGroup(uint32_t key_group, StateReader& in);
+  // Removes every timer of the group, both domains. REQUIRES: key_group in range().
+  void DropKeyGroup(uint32_t key_group);
   bool KeyGroupEmpty(uint32_t key_group) const;
 
  private:
