@@ -203,6 +203,7 @@ class TaskCollector final : public Collector {
     return Broadcast(watermark);
   }
   Status EmitWatermarkStatus(bool idle) override { return SetIdle(idle); }
+  Status EmitClaimChange(const ClaimChange& change) override { return Broadcast(change); }
   // Sends a status change downstream (nothing when the status is unchanged).
   Status SetIdle(bool idle) {
     if (idle == idle_) return Status::OK();
@@ -306,8 +307,37 @@ class OperatorRunner {
     if (auto* status = std::get_if<WatermarkStatus>(&element)) {
       return SetChannelIdle(c, status->idle);
     }
+    if (auto* claim = std::get_if<ClaimChange>(&element)) return OnClaimChange(*claim);
     if (auto* barrier = std::get_if<Barrier>(&element)) return OnBarrier(c, *barrier);
     return OnEndOfInput(c);
+  }
+
+  // The key group of the claim moves first (the runtime owns keyed state), then the operator
+  // hears of it: a beginning claim's group holds the state its last holder committed, an ended
+  // claim's group is empty.
+  Status OnClaimChange(const ClaimChange& claim) {
+    if (t_.keyed) {
+      Status st;
+      if (claim.begins && !claim.state.empty()) {
+        if (!impl_.options.read_claim_state) {
+          return Status::Internal("claim " + claim.split + " names state but no reader is set");
+        }
+        Result<std::string> bytes = impl_.options.read_claim_state(claim.state);
+        if (bytes.ok()) {
+          StateReader in(*bytes);
+          st = t_.keyed->RestoreKeyGroup(in, claim.key_group);
+        } else {
+          st = bytes.status();
+        }
+      } else {
+        st = t_.keyed->DropKeyGroup(claim.key_group);
+      }
+      if (!st.ok()) {
+        return st.WithContext("claim " + claim.split + (claim.begins ? " begins" : " ends") +
+                              (claim.state.empty() ? "" : " (state " + claim.state + ")"));
+      }
+    }
+    return t_.op->OnClaimChange(claim, out_);
   }
 
   // An idle channel is left out of the minimum; when every open channel is idle, this task's

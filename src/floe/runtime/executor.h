@@ -37,6 +37,9 @@ struct ExecutorOptions {
   SharedStateStore* shared_state = nullptr;
   // Keyed state backends write incremental checkpoints (execution.checkpointing.incremental).
   bool incremental = false;
+  // Reads the snapshot a beginning claim names (ClaimChange::state) for a keyed task to restore
+  // the claim's key group from. Unset: a claim naming state fails the task.
+  std::function<Result<std::string>(const std::string& location)> read_claim_state;
 
   // Where subtasks keep their metrics (task and operator scope); null: a private registry.
   std::shared_ptr<MetricRegistry> metrics;

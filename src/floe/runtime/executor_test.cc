@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "floe/runtime/keyed_state.h"
 #include "floe/runtime/partitioner.h"
 #include "floe/runtime/test_util.h"
 
@@ -108,6 +109,160 @@ TEST(LocalExecutor, SlowSinkBlocksFastSourceWithBoundedMemory) {
   EXPECT_EQ(m["taskmanager_job_task_numRecordsIn/src"], 0);
   EXPECT_GT(m["taskmanager_job_task_backPressuredTimeMicros/src"], 0);
   EXPECT_EQ(m["taskmanager_job_task_backPressuredTimeMicros/sink"], 0);
+}
+
+// ---- claim changes (keyed scale-out by Kafka partition) ----------------------------------
+
+// Rows (group, value) with a claim change ahead of each partition's first rows and one when it
+// ends, as a group-member Kafka source sends them.
+class ClaimingSource final : public SourceOperator {
+ public:
+  Result<SourceStatus> Poll(Collector& out) override {
+    auto rows = [&](std::vector<int64_t> groups) {
+      RecordBatch b(testing::Int64Schema({"g", "v"}));
+      for (int64_t g : groups) {
+        b.mutable_column(0).Append<int64_t>(g);
+        b.mutable_column(1).Append<int64_t>(1);
+      }
+      return out.Emit(std::move(b));
+    };
+    switch (step_++) {
+      case 0:  // partition 0 taken over with state, partition 1 fresh
+        FLOE_RETURN_NOT_OK(out.EmitClaimChange(ClaimChange{"t/0/1", 0, true, "held-by-a"}));
+        FLOE_RETURN_NOT_OK(out.EmitClaimChange(ClaimChange{"t/1/1", 1, true, ""}));
+        FLOE_RETURN_NOT_OK(rows({0, 1, 0}));
+        return SourceStatus::kMore;
+      case 1:  // partition 0 leaves and comes back empty-handed
+        FLOE_RETURN_NOT_OK(out.EmitClaimChange(ClaimChange{"t/0/1", 0, false, ""}));
+        FLOE_RETURN_NOT_OK(out.EmitClaimChange(ClaimChange{"t/0/2", 0, true, ""}));
+        FLOE_RETURN_NOT_OK(rows({0, 1}));
+        return SourceStatus::kMore;
+      default:
+        return SourceStatus::kEnd;
+    }
+  }
+
+ private:
+  int step_ = 0;
+};
+
+struct ClaimLog {
+  std::mutex mu;
+  std::vector<std::string> seen;  // what the operator saw, in order
+};
+
+// Counts rows per group in the runtime's keyed state (key "k" in the row's group) and logs each
+// count and each claim change.
+class CountPerGroup final : public Operator {
+ public:
+  explicit CountPerGroup(ClaimLog* log) : log_(log) {}
+  Status Open(const OperatorContext& ctx) override {
+    keyed_ = ctx.keyed_state;
+    FLOE_ASSIGN_OR_RAISE(count_, keyed_->GetValueState("count"));
+    return Status::OK();
+  }
+  Status ProcessBatch(const RecordBatch& b, int, Collector& out) override {
+    for (size_t row = 0; row < b.num_rows(); ++row) {
+      const int64_t g = b.column(0).Get<int64_t>(row);
+      FLOE_RETURN_NOT_OK(keyed_->SetCurrentKeyInGroup("k", static_cast<uint32_t>(g)));
+      std::string bytes;
+      FLOE_ASSIGN_OR_RAISE(bool has, count_.Get(&bytes));
+      const int64_t n = (has ? std::stoll(bytes) : 0) + 1;
+      FLOE_RETURN_NOT_OK(count_.Update(std::to_string(n)));
+      Log("g" + std::to_string(g) + "=" + std::to_string(n));
+    }
+    return out.Emit(b);
+  }
+  Status OnClaimChange(const ClaimChange& c, Collector& out) override {
+    Log(c.split + (c.begins ? " begins" : " ends"));
+    return Operator::OnClaimChange(c, out);
+  }
+
+ private:
+  void Log(std::string line) {
+    std::lock_guard lock(log_->mu);
+    log_->seen.push_back(std::move(line));
+  }
+  ClaimLog* log_;
+  KeyedStateBackend* keyed_ = nullptr;
+  ValueState count_;
+};
+
+class ClaimRecorder final : public Operator {
+ public:
+  explicit ClaimRecorder(ClaimLog* log) : log_(log) {}
+  Status ProcessBatch(const RecordBatch& b, int, Collector&) override {
+    std::lock_guard lock(log_->mu);
+    log_->seen.push_back("rows " + std::to_string(b.num_rows()));
+    return Status::OK();
+  }
+  Status OnClaimChange(const ClaimChange& c, Collector&) override {
+    std::lock_guard lock(log_->mu);
+    log_->seen.push_back(c.split + (c.begins ? " begins" : " ends"));
+    return Status::OK();
+  }
+
+ private:
+  ClaimLog* log_;
+};
+
+TEST(LocalExecutor, AClaimChangeMovesItsKeyGroupBeforeTheOperatorSeesItsRows) {
+  // The state a beginning claim names: group 0 holds key "k" = 41 (another instance's).
+  KeyedStateOptions keyed;
+  keyed.key_groups = {0, 4};
+  keyed.max_parallelism = 4;
+  std::string held;
+  {
+    auto other = KeyedStateBackend::Make(keyed).ValueOrDie();
+    ValueState count = *other->GetValueState("count");
+    ASSERT_TRUE(other->SetCurrentKeyInGroup("k", 0).ok());
+    ASSERT_TRUE(count.Update("41").ok());
+    ASSERT_TRUE(other->SetCurrentKeyInGroup("k", 2).ok());  // not the claim's group: skipped
+    ASSERT_TRUE(count.Update("7").ok());
+    StateWriter w;
+    ASSERT_TRUE(other->Snapshot(w).ok());
+    held = w.Finish();
+  }
+  ClaimLog log, sink_log;  // each task's own: their threads interleave
+  JobGraph g;
+  g.set_max_parallelism(4);
+  VertexId src =
+      g.AddSource("src", 1, [](const TaskInfo&) { return testing::Src<ClaimingSource>(); });
+  VertexId count =
+      g.AddOperator("count", 1, [&](const TaskInfo&) { return testing::Op<CountPerGroup>(&log); });
+  VertexId sink = g.AddOperator(
+      "sink", 1, [&](const TaskInfo&) { return testing::Op<ClaimRecorder>(&sink_log); });
+  g.SetKeyedState(count, keyed);
+  g.Connect(src, count, Partitioning::Forward());
+  g.Connect(count, sink, Partitioning::Forward());
+  ExecutorOptions opts;
+  opts.final_checkpoint = false;
+  std::vector<std::string> read;
+  opts.read_claim_state = [&](const std::string& location) -> Result<std::string> {
+    read.push_back(location);
+    return held;
+  };
+  {
+    auto ex = LocalExecutor::Make(g, opts).ValueOrDie();
+    ASSERT_TRUE(ex->Start().ok());
+    Status st = ex->Wait();
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+  EXPECT_EQ(read, std::vector<std::string>{"held-by-a"});
+  // Group 0 continues from 41; after its claim ended and began again without state it starts
+  // over. Downstream sees the claim changes in order with the rows.
+  std::vector<std::string> want = {"t/0/1 begins", "t/1/1 begins", "g0=42", "g1=1", "g0=43",
+                                   "t/0/1 ends",   "t/0/2 begins", "g0=1",  "g1=2"};
+  EXPECT_EQ(log.seen, want);
+  want = {"t/0/1 begins", "t/1/1 begins", "rows 3", "t/0/1 ends", "t/0/2 begins", "rows 2"};
+  EXPECT_EQ(sink_log.seen, want);
+
+  // A claim naming state without a reader fails the job, naming the claim.
+  opts.read_claim_state = nullptr;
+  auto ex = LocalExecutor::Make(g, opts).ValueOrDie();
+  ASSERT_TRUE(ex->Start().ok());
+  Status st = ex->Wait();
+  EXPECT_NE(st.message().find("claim t/0/1 names state"), std::string::npos) << st.ToString();
 }
 
 // ---- keyBy -------------------------------------------------------------------------------

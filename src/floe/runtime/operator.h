@@ -11,6 +11,7 @@
 #include "floe/runtime/ids.h"
 #include "floe/runtime/metrics.h"
 #include "floe/runtime/state.h"
+#include "floe/runtime/stream_element.h"
 
 namespace floe::runtime {
 
@@ -75,16 +76,23 @@ class Collector {
     (void)idle;
     return Status::OK();
   }
+  // Sends a claim change (stream_element.h) to every downstream subtask, in order with the rows.
+  virtual Status EmitClaimChange(const ClaimChange& change) {
+    (void)change;
+    return Status::OK();
+  }
 };
 
 // Operator is the contract every non-source task implements (after Arroyo's; see
 // docs/architecture.md, "Data path", and the runtime README, "Operator contract").
 // Lifecycle, all on the subtask's own thread:
-//   Open -> [Restore] -> { ProcessBatch | OnWatermark | ContinueWork | OnBarrier |
-//                          OnCheckpointComplete }*
+//   Open -> [Restore] -> { ProcessBatch | OnWatermark | OnClaimChange | ContinueWork |
+//                          OnBarrier | OnCheckpointComplete }*
 //        -> [OnEndOfInput -> (OnBarrier -> OnCheckpointComplete)*] -> Close
 // * ProcessBatch: `input` is the index of the edge the batch came through (the order in which
 //   edges were connected to this vertex).
+// * OnClaimChange: a partition changed hands (stream_element.h, ClaimChange); in order with
+//   the batches of its channel.
 // * OnWatermark: called when the minimum watermark over all input channels advances. The default
 //   forwards it; operators that hold records back (windows) emit their own.
 // * OnBarrier(N): snapshot all state into `state` and stage side effects (close files, prepare a
@@ -134,6 +142,12 @@ class Operator {
   virtual Result<bool> ContinueWork(Collector& out) {
     (void)out;
     return false;
+  }
+  // A claim change from upstream. In a keyed task the runtime has moved the key group already
+  // (restored or dropped it); the operator learns which split the group's output rows carry.
+  // The default forwards it.
+  virtual Status OnClaimChange(const ClaimChange& change, Collector& out) {
+    return out.EmitClaimChange(change);
   }
   virtual Status OnBarrier(CheckpointId id, StateWriter& state, Collector& out) {
     (void)id, (void)state, (void)out;

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <variant>
 
 #include "floe/common/record_batch.h"
@@ -29,7 +31,22 @@ struct WatermarkStatus {
   bool operator==(const WatermarkStatus&) const = default;
 };
 
+// A partition changed hands in a keyed job scaled out by Kafka partition (docs/architecture.md,
+// "Keyed jobs"). The source sends it in order with its rows: ahead of a claim's first row, and
+// when the group takes the partition away. A keyed task's runtime moves the key group (the
+// partition's state) before the operator sees it, so no row of the claim meets the wrong state.
+struct ClaimChange {
+  std::string split;       // the claim's split name: kSourceSplitColumn of its rows
+  uint32_t key_group = 0;  // the partition, the key group its rows' state lives in
+  bool begins = true;      // false: the claim ended (its partition revoked or lost)
+  // begins: where the partition's last committed state lies (ExecutorOptions::read_claim_state
+  // reads it); "": none, the group starts empty.
+  std::string state;
+  bool operator==(const ClaimChange&) const = default;
+};
+
 // What flows through channels: data and the control events that must stay in order with it.
-using StreamElement = std::variant<RecordBatch, Barrier, Watermark, EndOfInput, WatermarkStatus>;
+using StreamElement =
+    std::variant<RecordBatch, Barrier, Watermark, EndOfInput, WatermarkStatus, ClaimChange>;
 
 }  // namespace floe::runtime
