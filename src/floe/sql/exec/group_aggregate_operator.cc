@@ -3,7 +3,6 @@
 #include <unordered_map>
 #include <utility>
 
-#include "floe/runtime/partitioner.h"
 #include "floe/runtime/row_kind.h"
 
 namespace floe::sql {
@@ -40,7 +39,11 @@ std::shared_ptr<const BatchSchema> GroupAggregateOutput(const GroupAggregateSpec
     const AggregateCall& a = spec.aggregates[i];
     schema.fields.push_back(Field{"agg" + std::to_string(i), a.output_type, a.nullable, 0});
   }
-  return runtime::WithRowKindColumn(schema);
+  std::shared_ptr<const BatchSchema> out = runtime::WithRowKindColumn(schema);
+  if (spec.split_column < 0) return out;
+  auto with_split = std::make_shared<BatchSchema>(*out);
+  with_split->fields.push_back(Field{runtime::kSourceSplitColumn, DataType::String(), false, 0});
+  return with_split;
 }
 
 Result<std::unique_ptr<GroupAggregateOperator>> GroupAggregateOperator::Make(
@@ -54,6 +57,12 @@ Result<std::unique_ptr<GroupAggregateOperator>> GroupAggregateOperator::Make(
       return Status::InvalidArgument("group aggregate: aggregate input out of range");
     }
   }
+  if (spec.split_column >= n ||
+      (spec.split_column >= 0 &&
+       spec.input->fields[spec.split_column].type.id != TypeId::kString)) {
+    return Status::InvalidArgument(
+        "group aggregate: the source split column must be a STRING column of the input");
+  }
   return std::unique_ptr<GroupAggregateOperator>(new GroupAggregateOperator(std::move(spec)));
 }
 
@@ -61,6 +70,7 @@ GroupAggregateOperator::GroupAggregateOperator(GroupAggregateSpec spec)
     : spec_(std::move(spec)),
       output_(GroupAggregateOutput(spec_)),
       aggregator_(spec_.input, spec_.aggregates),
+      claims_(spec_.split_column),
       shape_(internal::StateShape(*spec_.input, spec_.key_columns, spec_.aggregates)) {}
 
 GroupAggregateOperator::~GroupAggregateOperator() = default;
@@ -101,13 +111,22 @@ Status GroupAggregateOperator::OnBarrier(runtime::CheckpointId id, runtime::Stat
   return Status::OK();
 }
 
+Status GroupAggregateOperator::OnClaimChange(const runtime::ClaimChange& change,
+                                             runtime::Collector& out) {
+  claims_.Apply(change);
+  return runtime::Operator::OnClaimChange(change, out);
+}
+
 void GroupAggregateOperator::AppendRow(const internal::AggregateState& state, const char* kind,
-                                       RecordBatch* out, Status* status) const {
+                                       std::string_view split, RecordBatch* out,
+                                       Status* status) const {
   const size_t keys = spec_.key_columns.size();
   Status st = internal::AppendKey(state.key, keys, out, 0);
   if (!st.ok() && status->ok()) *status = st;
   aggregator_.AppendResults(state, out, keys);
-  out->mutable_column(out->num_columns() - 1).AppendBytes(kind);
+  const size_t kind_column = keys + spec_.aggregates.size();
+  out->mutable_column(kind_column).AppendBytes(kind);
+  if (claims_.scaled_out()) out->mutable_column(kind_column + 1).AppendBytes(split);
 }
 
 Status GroupAggregateOperator::ProcessBatch(const RecordBatch& batch, int input,
@@ -118,7 +137,11 @@ Status GroupAggregateOperator::ProcessBatch(const RecordBatch& batch, int input,
   std::vector<std::pair<std::string, std::vector<size_t>>> groups;
   for (size_t row = 0; row < batch.num_rows(); ++row) {
     std::string key = internal::KeyOf(batch, row, spec_.key_columns);
-    auto [it, fresh] = index.try_emplace(key, groups.size());
+    std::string group_key = key;
+    if (claims_.scaled_out()) {  // one key in two partitions stays two (docs: kafka.md)
+      group_key.append(batch.column(static_cast<size_t>(spec_.split_column)).GetBytes(row));
+    }
+    auto [it, fresh] = index.try_emplace(std::move(group_key), groups.size());
     if (fresh) groups.emplace_back(std::move(key), std::vector<size_t>{});
     groups[it->second].second.push_back(row);
   }
@@ -126,18 +149,21 @@ Status GroupAggregateOperator::ProcessBatch(const RecordBatch& batch, int input,
   Status status;
   std::string value;
   for (const auto& [key, rows] : groups) {
-    FLOE_RETURN_NOT_OK(
-        state_->SetCurrentKey(key, runtime::HashKeyRow(batch, spec_.key_columns, rows.front())));
+    FLOE_RETURN_NOT_OK(claims_.SetKey(*state_, key, batch, rows.front(), spec_.key_columns));
+    const std::string_view split =
+        claims_.scaled_out()
+            ? batch.column(static_cast<size_t>(spec_.split_column)).GetBytes(rows.front())
+            : std::string_view();
     FLOE_ASSIGN_OR_RAISE(bool exists, accumulators_.Get(&value));
     internal::AggregateState acc;
     if (exists) {
       FLOE_ASSIGN_OR_RAISE(acc, internal::AggregateState::Decode(value));
-      AppendRow(acc, "-U", &changes, &status);
+      AppendRow(acc, "-U", split, &changes, &status);
     } else {
       acc = aggregator_.Create(key);
     }
     for (size_t row : rows) aggregator_.Add(batch, row, &acc);
-    AppendRow(acc, exists ? "+U" : "+I", &changes, &status);
+    AppendRow(acc, exists ? "+U" : "+I", split, &changes, &status);
     FLOE_RETURN_NOT_OK(accumulators_.Update(acc.Encode()));
   }
   FLOE_RETURN_NOT_OK(status);

@@ -11,6 +11,7 @@
 #include "floe/runtime/operator.h"
 #include "floe/sql/aggregate_plan.h"
 #include "floe/sql/exec/aggregator.h"
+#include "floe/sql/exec/claimed_splits.h"
 
 namespace floe::sql {
 
@@ -21,10 +22,13 @@ struct GroupAggregateSpec {
   std::vector<AggregateCall> aggregates;
   // The job's settings: state.backend.type and table.exec.state.ttl.
   std::map<std::string, std::string> job_config;
+  // Scaled out by Kafka partition: the input's kSourceSplitColumn (-1: not scaled out). A row's
+  // key group is then its claim's partition, and output rows carry the claim's split last.
+  int split_column = -1;
 };
 
 // The output: keys (input names and types), agg0, agg1, ..., then the row-kind column
-// (runtime/row_kind.h): a changelog.
+// (runtime/row_kind.h): a changelog; and kSourceSplitColumn when scaled out.
 std::shared_ptr<const BatchSchema> GroupAggregateOutput(const GroupAggregateSpec& spec);
 
 // GroupAggregateOperator keeps one accumulator per key on keyed state and emits a changelog of
@@ -50,16 +54,20 @@ class GroupAggregateOperator final : public runtime::Operator {
   Status ProcessBatch(const RecordBatch& batch, int input, runtime::Collector& out) override;
   Status OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
                    runtime::Collector& out) override;
+  // Scaled out: notes the claim's split (the runtime moved its key group already).
+  Status OnClaimChange(const runtime::ClaimChange& change, runtime::Collector& out) override;
 
  private:
   explicit GroupAggregateOperator(GroupAggregateSpec spec);
-  void AppendRow(const internal::AggregateState& state, const char* kind, RecordBatch* out,
-                 Status* status) const;
+  // One changelog row; `split`: the claim's, when scaled out.
+  void AppendRow(const internal::AggregateState& state, const char* kind, std::string_view split,
+                 RecordBatch* out, Status* status) const;
 
   GroupAggregateSpec spec_;
   std::shared_ptr<const BatchSchema> output_;
   internal::Aggregator aggregator_;
   runtime::KeyedStateBackend* state_ = nullptr;  // the runtime's
+  internal::ClaimedSplits claims_;
   runtime::ValueState accumulators_;
   std::string task_;   // for messages
   std::string shape_;  // what its state means, checked at a restore (internal::StateShape)

@@ -4,6 +4,7 @@
 
 #include "floe/connectors/connectors_test_util.h"
 #include "floe/runtime/keyed_operator_harness.h"
+#include "floe/runtime/row_kind.h"
 
 namespace floe::sql {
 namespace {
@@ -112,6 +113,44 @@ TEST_P(GroupAggregate, StateOfAnotherQueryShapeIsRefusedNamingBoth) {
                               "COUNT(*)"),
             std::string::npos)
       << st.message();
+}
+
+// Scaled out by Kafka partition: a key's accumulator lives in its claim's key group (the
+// partition), and each change carries the row kind, then the claim's split.
+TEST_P(GroupAggregate, ScaledOutEachPartitionIsAKeyGroupAndItsChangesCarryItsClaim) {
+  GroupAggregateSpec spec = Spec();
+  auto input = std::make_shared<BatchSchema>(*Schema());
+  input->fields.push_back(Field{runtime::kSourceSplitColumn, DataType::String(), false, 0});
+  spec.input = input;
+  spec.split_column = 2;
+  auto rows = [&](const std::vector<std::tuple<std::string, int64_t, std::string>>& in) {
+    RecordBatch b(input);
+    for (const auto& [k, v, split] : in) {
+      b.mutable_column(0).AppendBytes(k);
+      b.mutable_column(1).Append<int64_t>(v);
+      b.mutable_column(2).AppendBytes(split);
+    }
+    return b;
+  };
+  auto op = Open(spec);
+  CollectingCollector out;
+  ASSERT_TRUE(op->OnClaimChange(runtime::ClaimChange{"t/3/1", 3, true, ""}, out).ok());
+  ASSERT_TRUE(op->OnClaimChange(runtime::ClaimChange{"t/5/2", 5, true, ""}, out).ok());
+  ASSERT_TRUE(op->ProcessBatch(rows({{"a", 1, "t/3/1"}, {"b", 2, "t/5/2"}}), 0, out).ok());
+  ASSERT_TRUE(op->ProcessBatch(rows({{"a", 10, "t/3/1"}}), 0, out).ok());
+  EXPECT_EQ(JsonRows(out.batches),
+            (std::vector<std::string>{
+                R"({"k":"a","agg0":1,"agg1":1,"$row_kind":"+I","$source_split":"t/3/1"})"
+                "\n",
+                R"({"k":"b","agg0":1,"agg1":2,"$row_kind":"+I","$source_split":"t/5/2"})"
+                "\n",
+                R"({"k":"a","agg0":1,"agg1":1,"$row_kind":"-U","$source_split":"t/3/1"})"
+                "\n",
+                R"({"k":"a","agg0":2,"agg1":11,"$row_kind":"+U","$source_split":"t/3/1"})"
+                "\n"}));
+  // Dropping partition 3's group forgets "a" only.
+  ASSERT_TRUE(op.state().DropKeyGroup(3).ok());
+  EXPECT_EQ(op.state().num_entries(), 1u);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "floe/common/crash_point.h"
 #include "floe/common/log.h"
 #include "floe/runtime/partitioner.h"
+#include "floe/runtime/row_kind.h"
 #include "floe/sql/exec/aggregator.h"
 
 namespace floe::sql {
@@ -109,6 +110,9 @@ std::shared_ptr<const BatchSchema> WindowAggregateOutput(const WindowAggregateSp
     const AggregateCall& a = spec.aggregates[i];
     schema->fields.push_back(Field{"agg" + std::to_string(i), a.output_type, a.nullable, 0});
   }
+  if (spec.split_column >= 0) {
+    schema->fields.push_back(Field{runtime::kSourceSplitColumn, DataType::String(), false, 0});
+  }
   return schema;
 }
 
@@ -137,6 +141,11 @@ Result<std::unique_ptr<WindowAggregateOperator>> WindowAggregateOperator::Make(
       return bad("aggregate input out of range");
     }
   }
+  if (spec.split_column >= n ||
+      (spec.split_column >= 0 &&
+       spec.input->fields[spec.split_column].type.id != TypeId::kString)) {
+    return bad("the source split column must be a STRING column of the input");
+  }
   return std::unique_ptr<WindowAggregateOperator>(new WindowAggregateOperator(std::move(spec)));
 }
 
@@ -144,6 +153,7 @@ WindowAggregateOperator::WindowAggregateOperator(WindowAggregateSpec spec)
     : spec_(std::move(spec)),
       output_(WindowAggregateOutput(spec_)),
       aggregator_(spec_.input, spec_.aggregates),
+      claims_(spec_.split_column),
       shape_(ToString(spec_.window, *spec_.input) + " " +
              internal::StateShape(*spec_.input, spec_.key_columns, spec_.aggregates)) {}
 
@@ -259,8 +269,7 @@ Status WindowAggregateOperator::ProcessBatch(const RecordBatch& batch, int input
         continue;
       }
       std::string key = internal::KeyOf(batch, row, spec_.key_columns);
-      FLOE_RETURN_NOT_OK(
-          state_->SetCurrentKey(key, runtime::HashKeyRow(batch, spec_.key_columns, row)));
+      FLOE_RETURN_NOT_OK(claims_.SetKey(*state_, key, batch, row, spec_.key_columns));
       bool late = false;
       FLOE_RETURN_NOT_OK(AddToSession(key, time.Get<int64_t>(row), batch, row, &late));
       if (late) ++late_records_dropped_;
@@ -271,12 +280,11 @@ Status WindowAggregateOperator::ProcessBatch(const RecordBatch& batch, int input
   // per batch, not once per row.
   struct Group {
     std::string key;
-    uint64_t hash = 0;
     int64_t start = 0, end = 0;
     std::vector<size_t> rows;
   };
   std::vector<Group> groups;
-  std::unordered_map<std::string, size_t> index;  // key + namespace -> group
+  std::unordered_map<std::string, size_t> index;  // key + namespace [+ split] -> group
   for (size_t row = 0; row < batch.num_rows(); ++row) {
     if (time.IsNull(row)) {
       ++late_records_dropped_;
@@ -287,18 +295,19 @@ Status WindowAggregateOperator::ProcessBatch(const RecordBatch& batch, int input
     for (const auto& [start, end] : WindowsOf(spec_.window, time.Get<int64_t>(row))) {
       if (end - kOneMilli <= watermark_.micros) continue;  // fired already: late for it
       placed = true;
-      auto [it, fresh] = index.try_emplace(key + WindowNamespace(start, end), groups.size());
-      if (fresh) {
-        groups.push_back(
-            Group{key, runtime::HashKeyRow(batch, spec_.key_columns, row), start, end, {}});
+      std::string group_key = key + WindowNamespace(start, end);
+      if (claims_.scaled_out()) {  // one key in two partitions stays two (docs: kafka.md)
+        group_key.append(batch.column(static_cast<size_t>(claims_.split_column())).GetBytes(row));
       }
+      auto [it, fresh] = index.try_emplace(std::move(group_key), groups.size());
+      if (fresh) groups.push_back(Group{key, start, end, {}});
       groups[it->second].rows.push_back(row);
     }
     if (!placed) ++late_records_dropped_;
   }
   std::string value;
   for (const Group& g : groups) {
-    FLOE_RETURN_NOT_OK(state_->SetCurrentKey(g.key, g.hash));
+    FLOE_RETURN_NOT_OK(claims_.SetKey(*state_, g.key, batch, g.rows.front(), spec_.key_columns));
     state_->SetCurrentNamespace(WindowNamespace(g.start, g.end));
     FLOE_ASSIGN_OR_RAISE(bool exists, accumulators_.Get(&value));
     internal::AggregateState acc;
@@ -389,7 +398,18 @@ Status WindowAggregateOperator::Fire(const runtime::Timer& timer, RecordBatch* o
   out->mutable_column(col++).Append<int64_t>(end);
   out->mutable_column(col++).Append<int64_t>(end - kOneMilli);  // window_time
   aggregator_.AppendResults(acc, out, col);
+  if (claims_.scaled_out()) {
+    FLOE_ASSIGN_OR_RAISE(std::string_view split, claims_.SplitOf(timer.key_group));
+    out->mutable_column(out->num_columns() - 1).AppendBytes(split);
+  }
   return Status::OK();
+}
+
+Status WindowAggregateOperator::OnClaimChange(const runtime::ClaimChange& change,
+                                              runtime::Collector& out) {
+  claims_.Apply(change);
+  if (change.begins) ResumeFiring();
+  return runtime::Operator::OnClaimChange(change, out);
 }
 
 Status WindowAggregateOperator::OnWatermark(runtime::Watermark watermark, runtime::Collector& out) {

@@ -12,6 +12,7 @@
 #include "floe/runtime/operator.h"
 #include "floe/sql/aggregate_plan.h"
 #include "floe/sql/exec/aggregator.h"
+#include "floe/sql/exec/claimed_splits.h"
 
 namespace floe::sql {
 
@@ -29,11 +30,15 @@ struct WindowAggregateSpec {
   std::vector<AggregateCall> aggregates;
   // The job's settings: state.backend.type (runtime::KeyedStateOptions::FromOptions).
   std::map<std::string, std::string> job_config;
+  // Scaled out by Kafka partition: the input's kSourceSplitColumn (-1: not scaled out). A row's
+  // key group is then its claim's partition, and output rows carry the claim's split last.
+  int split_column = -1;
 };
 
 // The output columns: keys (input names and types), window_start, window_end (TIMESTAMP),
 // window_time (window_end - 1 ms, the rowtime of the result, typed like the time column), then
-// one column per aggregate named agg0, agg1, ... (the planner projects and renames after it).
+// one column per aggregate named agg0, agg1, ... (the planner projects and renames after it),
+// and kSourceSplitColumn when scaled out.
 std::shared_ptr<const BatchSchema> WindowAggregateOutput(const WindowAggregateSpec& spec);
 
 // WindowAggregateOperator computes window aggregates on keyed state (runtime/keyed_state.h).
@@ -69,6 +74,9 @@ class WindowAggregateOperator final : public runtime::Operator {
   // and forwards the watermark after the last.
   Status OnWatermark(runtime::Watermark watermark, runtime::Collector& out) override;
   Result<bool> ContinueWork(runtime::Collector& out) override;
+  // Scaled out: notes the claim's split (the runtime moved its key group already); a group taken
+  // over may hold windows the watermark passed, which fire now.
+  Status OnClaimChange(const runtime::ClaimChange& change, runtime::Collector& out) override;
   Status OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
                    runtime::Collector& out) override;
 
@@ -94,6 +102,7 @@ class WindowAggregateOperator final : public runtime::Operator {
   Status ReadState(runtime::StateReader& state, runtime::Watermark* watermark, int64_t* late);
 
   runtime::KeyedStateBackend* state_ = nullptr;  // the runtime's
+  internal::ClaimedSplits claims_;
   runtime::ValueState accumulators_;
   runtime::ValueState sessions_;  // SESSION: the open sessions of a key (namespace "")
   runtime::Watermark watermark_;
