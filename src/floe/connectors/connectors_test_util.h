@@ -33,8 +33,14 @@ class CollectingCollector final : public runtime::Collector {
     watermarks.push_back(watermark);
     return Status::OK();
   }
+  Status EmitClaimChange(const runtime::ClaimChange& change) override {
+    claims.emplace_back(batches.size(), change);
+    return Status::OK();
+  }
   std::vector<RecordBatch> batches;
   std::vector<runtime::Watermark> watermarks;
+  // Each claim change with the number of batches emitted before it.
+  std::vector<std::pair<size_t, runtime::ClaimChange>> claims;
 };
 
 // Every row of `batches` as a JSON line (AppendRowAsJson): an order-preserving, type-aware

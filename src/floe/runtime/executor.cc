@@ -317,6 +317,13 @@ class OperatorRunner {
   // claim's group is empty.
   Status OnClaimChange(const ClaimChange& claim) {
     if (t_.keyed) {
+      if (claim.key_group >= impl_.max_parallelism) {
+        return Status::InvalidArgument(
+            "claim " + claim.split + ": partition " + std::to_string(claim.key_group) +
+            " has no key group: a keyed job scaled out by Kafka partition keeps one per "
+            "partition, so 'pipeline.max-parallelism' (" +
+            std::to_string(impl_.max_parallelism) + ") must exceed every partition number");
+      }
       Status st;
       if (claim.begins && !claim.state.empty()) {
         if (!impl_.options.read_claim_state) {

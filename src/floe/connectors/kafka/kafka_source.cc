@@ -440,7 +440,12 @@ Result<kafka::PartitionOffsets> KafkaSource::OnGroupChange(const kafka::GroupCha
     // sees the claim gone leaves out: the new holder reads them again from the table.
     for (int32_t p : change.partitions) {
       next.erase(p);
-      claims_.erase({change.topic, p});
+      auto held = claims_.find({change.topic, p});
+      if (held != claims_.end()) {
+        pending_claims_.push_back(
+            runtime::ClaimChange{ClaimSplit(held->second), static_cast<uint32_t>(p), false, ""});
+        claims_.erase(held);
+      }
       // No longer reported: /metrics, `floe status` and the web UI list the partitions this
       // instance reads now.
       auto metrics = split_metrics_.find({change.topic, p});
@@ -452,6 +457,7 @@ Result<kafka::PartitionOffsets> KafkaSource::OnGroupChange(const kafka::GroupCha
     LogInfo("kafka source '%s': the group took %zu partition(s) of '%s' (%s)", task_.c_str(),
             change.partitions.size(), change.topic.c_str(),
             change.kind == kafka::GroupChange::Kind::kLost ? "lost" : "revoked");
+    SyncWatermarkSplits();
     return kafka::PartitionOffsets{};
   }
   kafka::PartitionOffsets start;
@@ -474,13 +480,42 @@ Result<kafka::PartitionOffsets> KafkaSource::OnGroupChange(const kafka::GroupCha
     PartitionClaim claim{iceberg::SourcePartition{change.topic, p},
                          ++generations_[{change.topic, p}], from[p], offset};
     claims_[{change.topic, p}] = claim;
+    // The partition is the key group of its rows' state (one topic per keyed scaled-out job).
+    pending_claims_.push_back(
+        runtime::ClaimChange{ClaimSplit(claim), static_cast<uint32_t>(p), true, ""});
     next[p] = offset;
     LogInfo("kafka source '%s': the group gave it %s; claim %s starts at offset %lld (%s)",
             task_.c_str(), claim.partition.ToString().c_str(), ClaimSplit(claim).c_str(),
             static_cast<long long>(offset),
             from[p] ? "the table's position" : "'scan.startup.mode': the table has none");
   }
+  SyncWatermarkSplits();
   return start;
+}
+
+void KafkaSource::SyncWatermarkSplits() {
+  if (!watermarks_) return;
+  std::vector<std::string> splits;
+  for (const auto& [key, claim] : claims_) {
+    splits.push_back(key.first + "/" + std::to_string(key.second));
+  }
+  watermarks_->SetSplits(splits);
+}
+
+Status KafkaSource::EmitClaimChanges(std::vector<PartitionRef>& row_splits,
+                                     runtime::Collector& out) {
+  if (watermarks_) {
+    FLOE_RETURN_NOT_OK(EmitWithWatermarks(row_splits, /*input_quiet=*/false, out).status());
+  } else {
+    FLOE_RETURN_NOT_OK(EmitBatch(out));
+  }
+  row_splits.clear();
+  std::vector<runtime::ClaimChange> changes = std::move(pending_claims_);
+  pending_claims_.clear();
+  for (const runtime::ClaimChange& change : changes) {
+    FLOE_RETURN_NOT_OK(out.EmitClaimChange(change));
+  }
+  return Status::OK();
 }
 
 Status KafkaSource::CheckFences() {
@@ -733,6 +768,11 @@ Status KafkaSource::EnsureStarted() {
   started_ = true;
   if (config_.group_member) {
     // The group gives partitions during Poll (OnGroupChange); nothing is restored.
+    if (config_.watermark) {
+      watermarks_ = std::make_unique<runtime::WatermarkGenerator>(
+          config_.watermark->delay_ms * 1000, config_.idle_timeout);
+      watermarks_->SetEmitInterval(config_.watermark_interval);
+    }
     Status subscribed = consumer_->Subscribe(config_.topics);
     return subscribed.ok() ? subscribed : subscribed.WithContext("kafka source '" + task_ + "'");
   }
@@ -969,6 +1009,9 @@ Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
   while (records < config_.batch_rows) {
     FLOE_ASSIGN_OR_RAISE(std::optional<kafka::ConsumedMessage> m, consumer_->Poll(wait));
     wait = std::chrono::milliseconds(0);
+    // The group changed claims during that poll: they go out after the rows read before it and
+    // ahead of any row of a new claim.
+    if (!pending_claims_.empty()) FLOE_RETURN_NOT_OK(EmitClaimChanges(row_splits, out));
     if (!m.has_value()) break;
     int32_t p = m->partition();
     std::string_view topic = m->topic();

@@ -186,6 +186,10 @@ class KafkaSource final : public runtime::SourceOperator {
   // poll brought no records. Returns the newest event time emitted (INT64_MIN: none).
   Result<int64_t> EmitWithWatermarks(const std::vector<PartitionRef>& row_splits, bool input_quiet,
                                      runtime::Collector& out);
+  // Sends the rows read so far, then the pending claim changes.
+  Status EmitClaimChanges(std::vector<PartitionRef>& row_splits, runtime::Collector& out);
+  // Group member with a WATERMARK: one watermark per claimed partition.
+  void SyncWatermarkSplits();
   // Commits the group offsets of the highest checkpoint that completed and that every committing
   // sink reported committed (see SourcePositionBoard); drops the older ones.
   void CommitGroupOffsets(bool sync);
@@ -208,6 +212,9 @@ class KafkaSource final : public runtime::SourceOperator {
   // Group member: the claims held now and the claim split of each row read; generations count
   // per partition over this source's life.
   std::map<std::pair<std::string, int32_t>, PartitionClaim> claims_;
+  // Claim changes the group made during a consumer poll, sent after the rows read before it
+  // (EmitClaimChanges): a keyed task moves the partition's state between the two.
+  std::vector<runtime::ClaimChange> pending_claims_;
   std::map<std::pair<std::string, int32_t>, uint64_t> generations_;
   Column splits_{DataType::String()};
   struct SplitCache {  // the split of the partition read last (DecodeRecord)

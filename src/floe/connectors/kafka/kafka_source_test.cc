@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "floe/connectors/connectors_test_util.h"
@@ -1080,6 +1081,31 @@ TEST_F(KafkaSourceTest, GroupMembersClaimPartitionsAtTheTablesPositions) {
     }
     return n;
   };
+  // Every row's claim began before it and had not ended (claim changes travel in order with
+  // the rows, so a keyed task moves a partition's state between them); the claims held now.
+  auto claims_in_order = [](const CollectingCollector& out) {
+    std::map<std::string, std::pair<size_t, size_t>> live;  // split -> [began, ended) batches
+    std::set<std::string> held;
+    for (const auto& [at, change] : out.claims) {
+      if (change.begins) {
+        EXPECT_TRUE(held.insert(change.split).second) << change.split;
+        live[change.split] = {at, SIZE_MAX};
+        EXPECT_EQ(change.split.rfind("roster/" + std::to_string(change.key_group) + "/", 0), 0u);
+      } else {
+        EXPECT_EQ(held.erase(change.split), 1u) << change.split;
+        live[change.split].second = at;
+      }
+    }
+    for (size_t i = 0; i < out.batches.size(); ++i) {
+      const Column& split = out.batches[i].column(out.batches[i].num_columns() - 1);
+      for (size_t r = 0; r < out.batches[i].num_rows(); ++r) {
+        auto it = live.find(std::string(split.GetBytes(r)));
+        EXPECT_TRUE(it != live.end() && it->second.first <= i && i < it->second.second)
+            << "a row of " << split.GetBytes(r) << " in batch " << i << " outside its claim";
+      }
+    }
+    return held;
+  };
   auto poll_until = [](std::vector<std::pair<KafkaSource*, CollectingCollector*>> members,
                        const std::function<bool()>& done) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -1131,6 +1157,11 @@ TEST_F(KafkaSourceTest, GroupMembersClaimPartitionsAtTheTablesPositions) {
   for (const auto& [split, rows] : rows_by_split(out_b)) {
     EXPECT_EQ(rows, 10) << split;  // 30 new records over 3 partitions
   }
+  // a ended the claims b took, after their last rows; both hold what they hold now.
+  std::set<std::string> held_a = claims_in_order(out_a);
+  std::set<std::string> held_b_now = claims_in_order(out_b);
+  EXPECT_EQ(held_a.size() + held_b_now.size(), 3u);
+  for (const PartitionClaim& c : held_by_b) EXPECT_EQ(held_b_now.count(ClaimSplit(c)), 1u);
 
   // The table fenced one of b's claims: b stops.
   board_b->ReportFenced(ClaimSplit(held_by_b.front()));
