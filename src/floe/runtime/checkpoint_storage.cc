@@ -12,6 +12,7 @@
 #include "floe/io/file.h"
 #include "floe/io/file_io.h"
 #include "floe/runtime/state.h"
+#include "floe/runtime/task_state.h"
 
 namespace floe::runtime {
 namespace {
@@ -533,11 +534,70 @@ Result<CheckpointId> CheckpointStorage::HighestSavepointId() const {
   return CheckpointId(v);
 }
 
+void CheckpointPins::Pin(CheckpointId id) {
+  MutexLock lock(mu_);
+  in_flight_.insert(id);
+}
+
+void CheckpointPins::Settle(CheckpointId through, std::set<CheckpointId> named) {
+  MutexLock lock(mu_);
+  known_ = true;
+  named_ = std::move(named);
+  in_flight_.erase(in_flight_.begin(), in_flight_.upper_bound(through));
+}
+
+bool CheckpointPins::Pinned(CheckpointId id) const {
+  MutexLock lock(mu_);
+  return !known_ || named_.count(id) > 0 || in_flight_.count(id) > 0;
+}
+
+std::string ClaimStatePointer(std::string_view checkpoint_dir, std::string_view task) {
+  return std::string(checkpoint_dir) + "#" + std::string(task);
+}
+
+Result<std::string> ClaimStateCheckpoint(std::string_view pointer) {
+  const size_t hash = pointer.rfind('#');
+  if (hash == std::string_view::npos || hash == 0 || hash + 1 == pointer.size()) {
+    return Status::InvalidArgument("'" + std::string(pointer) +
+                                   "' is not a partition's state (<checkpoint dir>#<task>)");
+  }
+  return std::string(pointer.substr(0, hash));
+}
+
+Result<std::string> ReadClaimState(const io::FileIO& file_io, std::string_view pointer) {
+  FLOE_ASSIGN_OR_RAISE(std::string dir, ClaimStateCheckpoint(pointer));
+  const std::string task(pointer.substr(dir.size() + 1));
+  Result<CompletedCheckpoint> loaded = CheckpointStorage::LoadPath(file_io, dir);
+  if (!loaded.ok()) {
+    return loaded.status().WithContext("the partition's state '" + std::string(pointer) + "'");
+  }
+  auto blob = loaded->task_states.find(task);
+  if (blob == loaded->task_states.end()) {
+    return Status::NotFound("the partition's state '" + std::string(pointer) + "': checkpoint '" +
+                            dir + "' has no state of task '" + task + "'");
+  }
+  if (loaded->task_shared.count(task) > 0) {
+    return Status::InvalidArgument("the partition's state '" + std::string(pointer) +
+                                   "' is an incremental checkpoint's: its files hold every key "
+                                   "group");
+  }
+  FLOE_ASSIGN_OR_RAISE(std::optional<KeyedTaskState> parts, ParseKeyedTaskState(blob->second));
+  if (!parts) {
+    return Status::InvalidArgument("the partition's state '" + std::string(pointer) + "': task '" +
+                                   task + "' keeps no keyed state");
+  }
+  return std::string(parts->keyed_state);
+}
+
 Result<CheckpointId> CheckpointStorage::HighestIdOnDisk() const {
   FLOE_ASSIGN_OR_RAISE(auto ids, ListCheckpointDirs());
   FLOE_ASSIGN_OR_RAISE(CheckpointId savepoints, HighestSavepointId());
   CheckpointId chk = ids.empty() ? CheckpointId() : ids.back();
   return std::max(chk, savepoints);
+}
+
+bool CheckpointStorage::Pinned(CheckpointId id) const {
+  return options_.pins != nullptr && options_.pins->Pinned(id);
 }
 
 Status CheckpointStorage::ApplyRetention() const {
@@ -547,6 +607,7 @@ Status CheckpointStorage::ApplyRetention() const {
   const size_t keep = static_cast<size_t>(options_.num_retained);
   const size_t retained = std::min(keep, done.size());
   for (size_t i = 0; i + retained < done.size(); ++i) {
+    if (Pinned(done[i])) continue;
     FLOE_RETURN_NOT_OK(DeleteCompleted(options_.file_io, CheckpointDir(done[i])));
   }
   // Leftovers of aborted checkpoints older than the latest completed one can go too.
@@ -586,9 +647,16 @@ Status CheckpointStorage::RemoveIncomplete(CheckpointId below) const {
 
 Status CheckpointStorage::DiscardAllCheckpoints() const {
   FLOE_ASSIGN_OR_RAISE(auto ids, ListCheckpointDirs());
+  bool kept = false;
   for (CheckpointId id : ids) {
+    if (Pinned(id)) {
+      kept = true;
+      continue;
+    }
     FLOE_RETURN_NOT_OK(DeleteCompleted(options_.file_io, CheckpointDir(id)));
   }
+  // Pins belong to jobs without incremental checkpoints: nothing in shared/ is theirs.
+  if (kept) return Status::OK();
   return shared_->DeleteUnreferenced({}, std::nullopt);
 }
 

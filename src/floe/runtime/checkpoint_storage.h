@@ -103,6 +103,37 @@ class CheckpointSharedStateStore : public SharedStateStore {
   std::set<std::string> temps_ FLOE_GUARDED_BY(mu_);  // temp file names of running uploads
 };
 
+// Checkpoints a keyed job scaled out by Kafka partition must keep whatever their age
+// (docs/architecture.md, "Keyed jobs"): the table names, per partition, the keyed task's state
+// file of the checkpoint its last commit came from (ClaimStatePointer), and a commit in flight
+// may name its own. The Iceberg committer keeps the set; retention and a cancellation's cleanup
+// skip what it holds. Until the committer first read the table, every checkpoint counts as
+// pinned. Thread-safe.
+class CheckpointPins {
+ public:
+  // Checkpoint `id`'s barrier reached the committer: its commit may name it.
+  void Pin(CheckpointId id) FLOE_EXCLUDES(mu_);
+  // The commits up to `through` are settled; `named`: this job's checkpoints the table names.
+  void Settle(CheckpointId through, std::set<CheckpointId> named) FLOE_EXCLUDES(mu_);
+  bool Pinned(CheckpointId id) const FLOE_EXCLUDES(mu_);
+
+ private:
+  mutable Mutex mu_;
+  bool known_ FLOE_GUARDED_BY(mu_) = false;
+  std::set<CheckpointId> named_ FLOE_GUARDED_BY(mu_);
+  std::set<CheckpointId> in_flight_ FLOE_GUARDED_BY(mu_);
+};
+
+// What a scaled-out keyed job's table names as a partition's state: one keyed task's state file
+// in a completed checkpoint, "<checkpoint dir>#<task name>".
+std::string ClaimStatePointer(std::string_view checkpoint_dir, std::string_view task);
+// The checkpoint directory a pointer names; InvalidArgument for anything else.
+Result<std::string> ClaimStateCheckpoint(std::string_view pointer);
+// The keyed state (canonical layout) a pointer names, for ExecutorOptions::read_claim_state.
+// A checkpoint or task that is not there is NotFound naming the pointer; an incremental
+// checkpoint's state InvalidArgument (its files hold every key group).
+Result<std::string> ReadClaimState(const io::FileIO& file_io, std::string_view pointer);
+
 // CheckpointStorage is the filesystem layout of checkpoints and savepoints (see README.md):
 // each checkpoint is a directory holding one state file per subtask and a `_metadata` file that
 // is written atomically and last. A directory without `_metadata` is not a checkpoint (an
@@ -124,6 +155,8 @@ class CheckpointStorage {
     int num_retained = 1;
     std::string job_id;  // recorded in _metadata; names savepoints
     io::FileIO file_io;  // what the directories are reached with
+    // Checkpoints retention and DiscardAllCheckpoints keep whatever their age (null: none).
+    std::shared_ptr<const CheckpointPins> pins;
   };
   // Creates the checkpoint directory if needed.
   static Result<std::unique_ptr<CheckpointStorage>> Make(Options options);
@@ -190,6 +223,8 @@ class CheckpointStorage {
   Result<std::vector<CheckpointId>> ListCheckpointDirs() const;
   // Names of the shared files the given completed checkpoints list.
   Result<std::set<std::string>> SharedFilesListedBy(const std::vector<CheckpointId>& ids) const;
+
+  bool Pinned(CheckpointId id) const;
 
   Options options_;
   std::unique_ptr<CheckpointSharedStateStore> shared_;

@@ -10,6 +10,7 @@
 
 #include "floe/io/file.h"
 #include "floe/io/file_io.h"
+#include "floe/runtime/task_state.h"
 #include "floe/runtime/test_util.h"
 
 namespace floe::runtime {
@@ -221,6 +222,70 @@ TEST(CheckpointStorage, DiscardAllCheckpointsKeepsSavepoints) {
   ASSERT_TRUE(s->DiscardAllCheckpoints().ok());
   EXPECT_TRUE(s->ListCompleted()->empty());
   EXPECT_TRUE(CheckpointStorage::LoadPath(io::FileIO(), sp.dir).ok());
+}
+
+// A keyed job scaled out by Kafka partition: its table names checkpoints (one keyed task's state
+// per partition), which retention and a cancellation's cleanup keep whatever their age.
+TEST(CheckpointStorage, PinnedCheckpointsOutliveRetentionAndCancellation) {
+  TempDir tmp;
+  auto pins = std::make_shared<CheckpointPins>();
+  CheckpointStorage::Options o;
+  o.checkpoint_dir = tmp.path();
+  o.num_retained = 1;
+  o.job_id = "0123456789abcdef";
+  o.pins = pins;
+  auto s = CheckpointStorage::Make(o).ValueOrDie();
+  auto ids = [&] {
+    std::vector<uint64_t> out;
+    Result<std::vector<CheckpointId>> done = s->ListCompleted();
+    EXPECT_TRUE(done.ok()) << done.status().ToString();
+    if (!done.ok()) return out;
+    for (CheckpointId id : *done) out.push_back(id.value);
+    return out;
+  };
+  WriteCheckpoint(*s, 1);
+  WriteCheckpoint(*s, 2);
+  EXPECT_EQ(ids(), (std::vector<uint64_t>{1, 2})) << "nothing deleted before the table was read";
+  pins->Settle(CheckpointId(0), {CheckpointId(1)});
+  pins->Pin(CheckpointId(3));
+  WriteCheckpoint(*s, 3);
+  WriteCheckpoint(*s, 4);
+  EXPECT_EQ(ids(), (std::vector<uint64_t>{1, 3, 4})) << "named and in flight kept, 2 deleted";
+  pins->Settle(CheckpointId(3), {CheckpointId(3)});  // 3's commit named it in place of 1
+  WriteCheckpoint(*s, 5);
+  EXPECT_EQ(ids(), (std::vector<uint64_t>{3, 5}));
+  ASSERT_TRUE(s->DiscardAllCheckpoints().ok());
+  EXPECT_EQ(ids(), (std::vector<uint64_t>{3}));
+}
+
+// The state a pointer names is the keyed part of one task's state file.
+TEST(CheckpointStorage, AClaimStatePointerReadsOneKeyedTasksState) {
+  TempDir tmp;
+  auto s = MakeStorage(tmp.path());
+  auto loc = s->InitCheckpoint(CheckpointId(9), false).ValueOrDie();
+  StateWriter file;
+  BeginKeyedTaskState("operator's own", KeyGroupRange{0, 128}, file);
+  file.PutString("the keyed state");
+  std::vector<TaskStateHandle> handles = {
+      *CheckpointStorage::WriteTaskState(io::FileIO(), loc, "window/0", file.Finish()),
+      *CheckpointStorage::WriteTaskState(io::FileIO(), loc, "sink/0", "plain")};
+  ASSERT_TRUE(s->Finalize(loc, handles, 1).ok());
+  const std::string pointer = ClaimStatePointer(s->CheckpointDir(CheckpointId(9)), "window/0");
+  EXPECT_EQ(pointer, tmp.path() + "/chk-9#window/0");
+  Result<std::string> keyed = ReadClaimState(io::FileIO(), pointer);
+  ASSERT_TRUE(keyed.ok()) << keyed.status().ToString();
+  StateReader r(*keyed);
+  EXPECT_EQ(*r.GetString(), "the keyed state");
+  Status st = ReadClaimState(io::FileIO(), tmp.path() + "/chk-9#count/0").status();
+  EXPECT_TRUE(st.IsNotFound()) << st.ToString();
+  EXPECT_NE(st.message().find("has no state of task 'count/0'"), std::string::npos);
+  st = ReadClaimState(io::FileIO(), tmp.path() + "/chk-8#window/0").status();
+  EXPECT_NE(st.message().find("the partition's state '" + tmp.path() + "/chk-8#window/0'"),
+            std::string::npos)
+      << st.ToString();
+  EXPECT_TRUE(
+      ReadClaimState(io::FileIO(), tmp.path() + "/chk-9#sink/0").status().IsInvalidArgument());
+  EXPECT_TRUE(ReadClaimState(io::FileIO(), "no-task").status().IsInvalidArgument());
 }
 
 TEST(CheckpointStorage, TaskNamesMapToDistinctSafeFiles) {

@@ -297,6 +297,7 @@ Result<std::unique_ptr<LocalJob>> LocalJob::Make(const JobGraph& graph, LocalJob
     so.num_retained = cc.num_retained;
     so.job_id = options.job_id;
     so.file_io = cc.file_io;
+    so.pins = options.checkpoint_pins;
     FLOE_ASSIGN_OR_RAISE(impl->storage, CheckpointStorage::Make(std::move(so)));
     FLOE_ASSIGN_OR_RAISE(CheckpointId on_disk, impl->storage->HighestIdOnDisk());
     floor = std::max(floor, on_disk);
@@ -307,6 +308,11 @@ Result<std::unique_ptr<LocalJob>> LocalJob::Make(const JobGraph& graph, LocalJob
     eo.shared_state = impl->shared_state;
     eo.incremental = true;
   }
+  // A claim taken over names the state its last holder committed (a keyed job scaled out by
+  // Kafka partition): on this job's checkpoint storage, or another instance's beside it.
+  eo.read_claim_state = [file_io = cc.file_io](const std::string& pointer) {
+    return ReadClaimState(file_io, pointer);
+  };
   eo.mode = cc.mode;
   eo.channel_capacity = options.channel_capacity;
   eo.idle_backoff = options.idle_backoff;

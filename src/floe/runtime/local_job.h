@@ -35,6 +35,9 @@ struct LocalJobOptions {
   std::shared_ptr<MetricRegistry> metrics;
   // Called (on a state-writer thread) after each checkpoint completed and tasks were notified.
   std::function<void(const CompletedCheckpointInfo&)> on_checkpoint_complete;
+  // A keyed job scaled out by Kafka partition: checkpoints its table may name, which retention
+  // keeps (CheckpointPins). Null: none.
+  std::shared_ptr<const CheckpointPins> checkpoint_pins;
 };
 
 // LocalJob runs a job entirely in this process: a LocalExecutor (the worker side) wired to a
