@@ -20,7 +20,12 @@
 
 namespace floe::iceberg {
 struct SourcePartition;
+struct PartitionStart;
 }  // namespace floe::iceberg
+
+namespace floe::runtime {
+class CheckpointPins;
+}  // namespace floe::runtime
 
 namespace floe::connectors {
 
@@ -59,11 +64,18 @@ struct TableDescriptor {
 
 // What every connector of one job run shares.
 // A job whose instances share a Kafka topic (SET 'floe.scale-out' = 'kafka-group';
-// docs/architecture.md, "Scale-out across machines"): what its Kafka source and Iceberg sink
-// share. The sink sets table_position when the plan adds it; the source calls it when the group
-// gives it a partition: the next offset the table holds for it (nullopt: none yet).
+// docs/architecture.md, "Scale-out across machines"): what its Kafka source, its keyed operator
+// and its Iceberg sink share.
 struct ScaleOut {
-  std::function<Result<std::optional<int64_t>>(const iceberg::SourcePartition&)> table_position;
+  // Set by the sink when the plan adds it; the source calls it when the group gives it a
+  // partition: the next offset the table holds for it and, for a keyed job, the state that
+  // reading produced, from one table metadata.
+  std::function<Result<iceberg::PartitionStart>(const iceberg::SourcePartition&)> table_start;
+  // A keyed job (docs/architecture.md, "Keyed jobs"): the keyed task whose state file each
+  // commit names per partition, and the checkpoints retention must keep for that. Set by the
+  // planner; "" and null for a job without keyed state.
+  std::string keyed_task;
+  std::shared_ptr<runtime::CheckpointPins> pins;
 };
 
 struct JobContext {

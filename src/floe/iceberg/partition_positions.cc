@@ -6,12 +6,15 @@ namespace floe::iceberg {
 
 namespace {
 
-// The properties a commit of `ranges` sets: each partition's next offset.
+// The properties a commit of `ranges` sets: each partition's next offset and its state.
 std::map<std::string, std::string> PositionUpdates(
-    std::string_view sink_id, const std::map<SourcePartition, PartitionRange>& ranges) {
+    std::string_view sink_id, const std::map<SourcePartition, PartitionRange>& ranges,
+    const std::map<SourcePartition, PartitionCommit>& parts) {
   std::map<std::string, std::string> out;
   for (const auto& [p, range] : ranges) {
     out[PartitionPositionProperty(sink_id, p)] = std::to_string(range.next);
+    const std::string& state = parts.at(p).state;
+    if (!state.empty()) out[PartitionStateProperty(sink_id, p)] = state;
   }
   return out;
 }
@@ -23,6 +26,19 @@ std::string SourcePartition::ToString() const { return topic + "/" + std::to_str
 std::string PartitionPositionProperty(std::string_view sink_id, const SourcePartition& p) {
   return "floe.position." + std::string(sink_id) + "." + p.topic + "." +
          std::to_string(p.partition);
+}
+
+std::string PartitionStateProperty(std::string_view sink_id, const SourcePartition& p) {
+  return "floe.state." + std::string(sink_id) + "." + p.topic + "." + std::to_string(p.partition);
+}
+
+Result<PartitionStart> TablePartitionStart(const TableMetadata& metadata, std::string_view sink_id,
+                                           const SourcePartition& p) {
+  PartitionStart start;
+  FLOE_ASSIGN_OR_RAISE(start.position, TablePartitionPosition(metadata, sink_id, p));
+  auto state = metadata.properties.find(PartitionStateProperty(sink_id, p));
+  if (state != metadata.properties.end()) start.state = state->second;
+  return start;
 }
 
 Result<std::optional<int64_t>> TablePartitionPosition(const TableMetadata& metadata,
@@ -70,7 +86,7 @@ Result<PartitionCommitResult> CommitPartitions(
       changes.added_delete_files.insert(changes.added_delete_files.end(), part.delete_files.begin(),
                                         part.delete_files.end());
     }
-    changes.table_properties = PositionUpdates(sink_id, ranges);
+    changes.table_properties = PositionUpdates(sink_id, ranges, parts);
     if (ranges.empty() && changes.added_data_files.empty() && changes.added_delete_files.empty()) {
       return out;
     }

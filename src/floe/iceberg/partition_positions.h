@@ -2,7 +2,9 @@
 
 // Positions of source partitions kept as table properties, for jobs whose instances share a
 // Kafka topic (docs/architecture.md, "Scale-out across machines"): the property
-// `floe.position.<sink id>.<topic>.<partition>` holds the next offset to read of that partition.
+// `floe.position.<sink id>.<topic>.<partition>` holds the next offset to read of that partition,
+// and for a keyed job `floe.state.<sink id>.<topic>.<partition>` the state reading it produced
+// (a pointer into a checkpoint, runtime::ClaimStatePointer).
 // A commit sets it together with the rows it covers, and requires, inside the catalog's
 // compare-and-swap (CommitOptions::validate), that it still holds the offset the rows start at;
 // snapshot expiry never touches table properties.
@@ -33,6 +35,17 @@ struct SourcePartition {
 // "floe.position.<sink id>.<topic>.<partition>".
 std::string PartitionPositionProperty(std::string_view sink_id, const SourcePartition& p);
 
+// "floe.state.<sink id>.<topic>.<partition>".
+std::string PartitionStateProperty(std::string_view sink_id, const SourcePartition& p);
+
+// Where the next holder of a partition starts, read from one table metadata so the two agree.
+struct PartitionStart {
+  std::optional<int64_t> position;  // the next offset; nullopt: the table has none
+  std::string state;                // the state's pointer; "": none (or not a keyed job)
+};
+Result<PartitionStart> TablePartitionStart(const TableMetadata& metadata, std::string_view sink_id,
+                                           const SourcePartition& p);
+
 // The table's position of `p` for `sink_id`: nullopt when it has none. Corruption (naming the
 // property) when the value is not a non-negative offset.
 Result<std::optional<int64_t>> TablePartitionPosition(const TableMetadata& metadata,
@@ -59,6 +72,7 @@ struct PartitionCommit {
   PartitionRange range;
   std::vector<DataFile> data_files;
   std::vector<DataFile> delete_files;
+  std::string state = {};  // a keyed job's state pointer, set in the same swap ("": as is)
 };
 
 struct PartitionCommitResult {

@@ -409,8 +409,10 @@ TEST(PartitionPositions, TheCheckInsideTheSwapFencesACommitStartingBehindTheTabl
   FLOE_ASSERT_OK_AND_ASSIGN(TestTable t, MakeTable(dir.path(), false));
   const SourcePartition p0{"orders", 0}, p1{"orders", 1};
   EXPECT_EQ(PartitionPositionProperty("sink", p0), "floe.position.sink.orders.0");
+  // Each commit also names the state its rows left (a keyed job's), in the same swap.
   auto part = [&](std::optional<int64_t> from, int64_t next, const std::string& file) {
-    return PartitionCommit{{from, next}, {Data(t, file, next - from.value_or(0))}, {}};
+    return PartitionCommit{
+        {from, next}, {Data(t, file, next - from.value_or(0))}, {}, "state-of-" + file};
   };
   SnapshotChanges common;
   common.summary_properties = {{"floe.sink-id", "sink"}};
@@ -434,6 +436,8 @@ TEST(PartitionPositions, TheCheckInsideTheSwapFencesACommitStartingBehindTheTabl
   EXPECT_EQ(live.count(t.location + "/data/zombie-p1.parquet"), 1u);
   EXPECT_EQ(m.properties.at("floe.position.sink.orders.0"), "10");
   EXPECT_EQ(m.properties.at("floe.position.sink.orders.1"), "4");
+  EXPECT_EQ(m.properties.at("floe.state.sink.orders.0"), "state-of-owner-1");
+  EXPECT_EQ(m.properties.at("floe.state.sink.orders.1"), "state-of-zombie-p1");
   // The owner goes on from where it committed; a commit of fenced partitions only adds nothing.
   FLOE_ASSERT_OK_AND_ASSIGN(
       PartitionCommitResult owner2,
@@ -449,6 +453,9 @@ TEST(PartitionPositions, TheCheckInsideTheSwapFencesACommitStartingBehindTheTabl
   EXPECT_EQ(m.snapshots.size(), 3u);
   FLOE_ASSERT_OK_AND_ASSIGN(std::optional<int64_t> at, TablePartitionPosition(m, "sink", p0));
   EXPECT_EQ(at, 20);
+  FLOE_ASSERT_OK_AND_ASSIGN(PartitionStart start, TablePartitionStart(m, "sink", p0));
+  EXPECT_EQ(start.position, 20);
+  EXPECT_EQ(start.state, "state-of-owner-2");  // the fenced late commit's never landed
   // Another sink's positions are its own.
   FLOE_ASSERT_OK_AND_ASSIGN(at, TablePartitionPosition(m, "other", p0));
   EXPECT_EQ(at, std::nullopt);

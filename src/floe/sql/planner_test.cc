@@ -667,15 +667,16 @@ TEST(PlanJob, ScaleOutPlansAGroupMemberIntoPartitionPositionsAndRefusesTheRest) 
   auto job = Plan(set + member("id BIGINT NOT NULL") + lake(jdbc), options);
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   ASSERT_NE((*job)->context.scale_out, nullptr);
-  EXPECT_TRUE((*job)->context.scale_out->table_position) << "the sink keeps the positions";
+  EXPECT_TRUE((*job)->context.scale_out->table_start) << "the sink keeps the positions";
   std::optional<runtime::CompletedCheckpoint> none;
   auto plans = (*job)->prepare_restore(none, connectors::StaleRestorePolicy::kFail, nullptr);
   ASSERT_TRUE(plans.ok()) << plans.status().ToString();
   EXPECT_TRUE(plans->empty());
-  Result<std::optional<int64_t>> position =
-      (*job)->context.scale_out->table_position(iceberg::SourcePartition{"cdc", 0});
-  ASSERT_TRUE(position.ok()) << position.status().ToString();
-  EXPECT_FALSE(position->has_value());
+  Result<iceberg::PartitionStart> start =
+      (*job)->context.scale_out->table_start(iceberg::SourcePartition{"cdc", 0});
+  ASSERT_TRUE(start.ok()) << start.status().ToString();
+  EXPECT_FALSE(start->position.has_value());
+  EXPECT_EQ(start->state, "");
 
   const std::string source = member("id BIGINT NOT NULL");
   for (const auto& [text, want] : std::vector<std::pair<std::string, std::string>>{

@@ -1,6 +1,7 @@
 #include "floe/connectors/iceberg/iceberg_committer_operator.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <thread>
@@ -13,7 +14,9 @@
 #include "floe/iceberg/data_file_codec.h"
 #include "floe/iceberg/partition_positions.h"
 #include "floe/iceberg/snapshot_update.h"
+#include "floe/io/file.h"
 #include "floe/runtime/checkpoint_config.h"
+#include "floe/runtime/checkpoint_storage.h"
 
 namespace floe::connectors {
 
@@ -132,6 +135,12 @@ Status IcebergCommitterOperator::Open(const runtime::OperatorContext& ctx) {
   // Registered before any checkpoint can complete (that needs this task's acknowledgement).
   if (options_.positions) options_.positions->RegisterCommitter(task_);
   FLOE_ASSIGN_OR_RAISE(catalog_, catalog::OpenCatalog(options_.catalog));
+  if (keyed()) {
+    // What the table names of this job's checkpoints, before any of them may be retired.
+    FLOE_ASSIGN_OR_RAISE(iceberg::LoadedTable loaded, catalog_->LoadTable(options_.table));
+    named_ = NamedCheckpoints(loaded.metadata);
+    options_.scale_out->pins->Settle(runtime::CheckpointId(0), named_);
+  }
   maintainer_ = std::make_unique<internal::TableMaintainer>(
       options_.maintenance, catalog_.get(),
       [config = options_.catalog] { return catalog::OpenCatalog(config); }, options_.table,
@@ -227,6 +236,7 @@ Status IcebergCommitterOperator::OnBarrier(runtime::CheckpointId id, runtime::St
                             " already holds for this sink; checkpoint ids must continue above "
                             "the table's (min checkpoint id from PlanIcebergSinkRestore)");
   }
+  if (keyed()) options_.scale_out->pins->Pin(id);  // its commit will name chk-<id>
   Pending& staged = pending_[id.value];
   for (auto it = collected_.begin(); it != collected_.end() && it->first <= id.value;) {
     Pending& c = it->second;
@@ -293,6 +303,28 @@ Status IcebergCommitterOperator::CommitUpTo(uint64_t id) {
   if (pending_.empty() || pending_.begin()->first > id) return Status::OK();
   // A commit's manifests are written before it; the claim ends with the commits.
   FLOE_RETURN_NOT_OK(ClaimOnLease(NowMillis()));
+  if (keyed()) {
+    // The state the commit names is checkpoint `id`'s, so the rows and positions must be its
+    // too: earlier pending checkpoints (aborted ones, say) join its one snapshot. Keyed
+    // scaled-out jobs write append tables only, where that is the same rows.
+    Pending merged;
+    for (auto it = pending_.begin(); it != pending_.end() && it->first <= id;) {
+      Pending& p = it->second;
+      for (auto* v : {&p.data_files, &p.delete_files}) {
+        auto& into = v == &p.data_files ? merged.data_files : merged.delete_files;
+        into.insert(into.end(), v->begin(), v->end());
+      }
+      merged.data_splits.insert(merged.data_splits.end(), p.data_splits.begin(),
+                                p.data_splits.end());
+      merged.delete_splits.insert(merged.delete_splits.end(), p.delete_splits.begin(),
+                                  p.delete_splits.end());
+      merged.positions = std::move(p.positions);
+      watermark_at_.erase(it->first);
+      it = pending_.erase(it);
+    }
+    FLOE_RETURN_NOT_OK(CommitOne(id, merged));
+    return ClaimOnLease(std::nullopt);
+  }
   for (auto it = pending_.begin(); it != pending_.end() && it->first <= id;) {
     FLOE_RETURN_NOT_OK(CommitOne(it->first, it->second));
     watermark_at_.erase(it->first);
@@ -499,6 +531,12 @@ Status IcebergCommitterOperator::CommitClaims(uint64_t id, const Pending& pendin
   };
   place(pending.data_files, pending.data_splits, false);
   place(pending.delete_files, pending.delete_splits, true);
+  if (keyed()) {
+    const std::string state = runtime::ClaimStatePointer(
+        io::JoinPath(options_.checkpoint_dir, "chk-" + std::to_string(id)),
+        options_.scale_out->keyed_task);
+    for (auto& [p, part] : parts) part.state = state;
+  }
   std::erase_if(parts, [](const auto& kv) {
     const iceberg::PartitionCommit& c = kv.second;
     return c.data_files.empty() && c.delete_files.empty() && c.range.from == c.range.next;
@@ -519,8 +557,10 @@ Status IcebergCommitterOperator::CommitClaims(uint64_t id, const Pending& pendin
     const auto commit_start = std::chrono::steady_clock::now();
     int attempts = 0;  // swaps tried: other instances' commits in between make more
     iceberg::CommitOptions counted;
-    counted.validate = [&](const iceberg::TableMetadata&) {
+    std::set<runtime::CheckpointId> named;  // what the table names of this job's, at the swap
+    counted.validate = [&](const iceberg::TableMetadata& m) {
       ++attempts;
+      if (keyed()) named = NamedCheckpoints(m);
       return Status::OK();
     };
     FLOE_ASSIGN_OR_RAISE(
@@ -543,7 +583,14 @@ Status IcebergCommitterOperator::CommitClaims(uint64_t id, const Pending& pendin
       }
       RecordCommit(*result.snapshot, committed, commit_start);
     }
+    if (keyed()) {
+      // Over-counts a checkpoint this commit stopped naming until the next commit's swap
+      // shows it: pinned a little longer, never too short.
+      if (result.snapshot) named.insert(runtime::CheckpointId(id));
+      named_ = std::move(named);
+    }
   }
+  if (keyed()) options_.scale_out->pins->Settle(runtime::CheckpointId(id), named_);
   for (const auto& [p, part] : parts) {
     if (std::find(result.fenced.begin(), result.fenced.end(), p) == result.fenced.end()) {
       committed_claims_[p] = CommittedClaim{claims.at(split_of.at(p)).generation, part.range.next};
@@ -568,6 +615,25 @@ Status IcebergCommitterOperator::CommitClaims(uint64_t id, const Pending& pendin
     if (path.ok()) (void)catalog_->file_io().RemoveFile(*path);  // else an orphan, swept later
   }
   return Status::OK();
+}
+
+std::set<runtime::CheckpointId> IcebergCommitterOperator::NamedCheckpoints(
+    const iceberg::TableMetadata& metadata) const {
+  std::set<runtime::CheckpointId> out;
+  const std::string key_prefix = "floe.state." + options_.sink_id + ".";
+  const std::string mine = io::JoinPath(options_.checkpoint_dir, "chk-");
+  for (auto it = metadata.properties.lower_bound(key_prefix);
+       it != metadata.properties.end() && it->first.rfind(key_prefix, 0) == 0; ++it) {
+    if (it->second.rfind(mine, 0) != 0) continue;  // another instance's checkpoint
+    uint64_t n = 0;
+    const char* begin = it->second.data() + mine.size();
+    const char* end = it->second.data() + it->second.size();
+    auto [at, ec] = std::from_chars(begin, end, n);
+    if (ec == std::errc() && at != begin && at < end && *at == '#') {
+      out.insert(runtime::CheckpointId(n));
+    }
+  }
+  return out;
 }
 
 Result<iceberg::Snapshot> IcebergCommitterOperator::CommitThroughOutages(

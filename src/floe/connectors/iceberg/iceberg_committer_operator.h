@@ -12,6 +12,7 @@
 
 #include "floe/catalog/catalog_config.h"
 #include "floe/common/status.h"
+#include "floe/connectors/connector.h"
 #include "floe/connectors/iceberg/iceberg_sink_internal.h"
 #include "floe/connectors/iceberg/table_maintenance.h"
 #include "floe/iceberg/catalog.h"
@@ -60,6 +61,12 @@ struct IcebergCommitterOptions {
   // partition the table fences, or of a claim the sources no longer held at the barrier, are
   // deleted; a fenced claim is reported on the board (SourcePositionBoard::ReportFenced).
   bool partition_positions = false;
+  // With partition_positions, a keyed job's (docs/architecture.md, "Keyed jobs"): each commit
+  // also names, per partition, the keyed task's state file of the checkpoint it commits
+  // (iceberg::PartitionCommit::state), so the partition's next holder restores what this
+  // reading produced; the checkpoints the table names stay pinned against retention. The
+  // pending checkpoints up to a completed one commit as one snapshot with its state.
+  std::shared_ptr<const ScaleOut> scale_out;
   // Test hook: runs at the end of OnCheckpointComplete(id).
   std::function<void(runtime::CheckpointId)> on_checkpoint_handled;
 };
@@ -122,6 +129,12 @@ class IcebergCommitterOperator final : public runtime::Operator {
   Status CommitOne(uint64_t id, const Pending& pending);
   // CommitOne with partition_positions.
   Status CommitClaims(uint64_t id, const Pending& pending);
+  // A keyed scaled-out job (IcebergCommitterOptions::scale_out names a keyed task).
+  bool keyed() const { return options_.scale_out && !options_.scale_out->keyed_task.empty(); }
+  // This job's checkpoints whose keyed state `metadata` names for this sink's partitions.
+  std::set<runtime::CheckpointId> NamedCheckpoints(const iceberg::TableMetadata& metadata) const;
+  // The checkpoints named after the last settled commit (keyed only).
+  std::set<runtime::CheckpointId> named_;
   // Counts `retries` swaps of checkpoint `id`'s commit (commitConflicts) and logs them.
   void ReportRetries(uint64_t id, int retries, const char* what);
   // CommitSnapshot, repeated with backoff while the catalog is unavailable (up to

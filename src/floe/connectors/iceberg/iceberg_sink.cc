@@ -353,12 +353,12 @@ Status AddIcebergSinkWithHooks(runtime::JobGraph& graph, runtime::VertexId input
           "'hadoop' catalog on one machine's disk cannot order the commits of several");
     }
     writer.split_column = runtime::kSourceSplitColumn;
-    context.scale_out->table_position =
-        [config = o.catalog, table = o.table,
-         sink_id = o.sink_id](const iceberg::SourcePartition& p) -> Result<std::optional<int64_t>> {
+    context.scale_out->table_start =
+        [config = o.catalog, table = o.table, sink_id = o.sink_id](
+            const iceberg::SourcePartition& p) -> Result<iceberg::PartitionStart> {
       FLOE_ASSIGN_OR_RAISE(std::unique_ptr<iceberg::Catalog> catalog, catalog::OpenCatalog(config));
       FLOE_ASSIGN_OR_RAISE(iceberg::LoadedTable loaded, catalog->LoadTable(table));
-      return iceberg::TablePartitionPosition(loaded.metadata, sink_id, p);
+      return iceberg::TablePartitionStart(loaded.metadata, sink_id, p);
     };
   }
   // One lease per sink and worker: the writers' and the committer's claims in one file.
@@ -405,6 +405,7 @@ Status AddIcebergSinkWithHooks(runtime::JobGraph& graph, runtime::VertexId input
   committer.on_checkpoint_handled = hooks.on_checkpoint_handled;
   committer.lease = writer.lease;
   committer.partition_positions = context.scale_out != nullptr;
+  committer.scale_out = context.scale_out;  // names a keyed task once the plan has one
   runtime::VertexId commit = graph.AddOperator(
       CommitterVertexName(spec), 1,
       [committer](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {

@@ -413,7 +413,7 @@ Status KafkaSource::Open(const runtime::OperatorContext& ctx) {
 
 Status EnableGroupMember(
     KafkaSourceConfig& config,
-    std::function<Result<std::optional<int64_t>>(const iceberg::SourcePartition&)> table_position) {
+    std::function<Result<iceberg::PartitionStart>(const iceberg::SourcePartition&)> table_start) {
   const char* refused = nullptr;
   if (config.group_id.empty()) refused = "it needs 'properties.group.id' (the job's identity)";
   if (config.changelog()) refused = "a changelog format ('debezium-json') is not supported yet";
@@ -425,7 +425,7 @@ Status EnableGroupMember(
         refused);
   }
   config.group_member = true;
-  config.table_position = std::move(table_position);
+  config.table_start = std::move(table_start);
   auto schema = std::make_shared<BatchSchema>(*config.output_schema);
   schema->fields.push_back(Field{runtime::kSourceSplitColumn, DataType::String(), false, 0});
   config.output_schema = std::move(schema);
@@ -462,10 +462,13 @@ Result<kafka::PartitionOffsets> KafkaSource::OnGroupChange(const kafka::GroupCha
   }
   kafka::PartitionOffsets start;
   std::map<int32_t, std::optional<int64_t>> from;
-  std::vector<int32_t> without;  // no table position yet: 'scan.startup.mode'
+  std::map<int32_t, std::string> state;  // a keyed job's: what the claim restores
+  std::vector<int32_t> without;          // no table position yet: 'scan.startup.mode'
   for (int32_t p : change.partitions) {
-    FLOE_ASSIGN_OR_RAISE(from[p],
-                         config_.table_position(iceberg::SourcePartition{change.topic, p}));
+    FLOE_ASSIGN_OR_RAISE(iceberg::PartitionStart at,
+                         config_.table_start(iceberg::SourcePartition{change.topic, p}));
+    from[p] = at.position;
+    state[p] = std::move(at.state);
     if (from[p]) {
       start[p] = *from[p];
     } else {
@@ -482,7 +485,7 @@ Result<kafka::PartitionOffsets> KafkaSource::OnGroupChange(const kafka::GroupCha
     claims_[{change.topic, p}] = claim;
     // The partition is the key group of its rows' state (one topic per keyed scaled-out job).
     pending_claims_.push_back(
-        runtime::ClaimChange{ClaimSplit(claim), static_cast<uint32_t>(p), true, ""});
+        runtime::ClaimChange{ClaimSplit(claim), static_cast<uint32_t>(p), true, state[p]});
     next[p] = offset;
     LogInfo("kafka source '%s': the group gave it %s; claim %s starts at offset %lld (%s)",
             task_.c_str(), claim.partition.ToString().c_str(), ClaimSplit(claim).c_str(),
@@ -1212,11 +1215,11 @@ Result<runtime::VertexId> AddKafkaSource(runtime::JobGraph& graph, const std::st
     Status member = EnableGroupMember(
         config,
         [scale_out = context.scale_out](
-            const iceberg::SourcePartition& p) -> Result<std::optional<int64_t>> {
-          if (!scale_out->table_position) {
+            const iceberg::SourcePartition& p) -> Result<iceberg::PartitionStart> {
+          if (!scale_out->table_start) {
             return Status::Internal("scale-out: no sink keeps the partitions' positions");
           }
-          return scale_out->table_position(p);
+          return scale_out->table_start(p);
         });
     if (!member.ok()) return member.WithContext("table '" + table.name + "'");
   }

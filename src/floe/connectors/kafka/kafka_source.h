@@ -68,12 +68,12 @@ struct KafkaSourceConfig {
   // Scale-out (docs/architecture.md, "Scale-out across machines"; being built): the subtask
   // joins 'properties.group.id' as a group member (cooperative-sticky) and reads the partitions
   // the group gives it. Each partition it is given starts a claim (PartitionClaim) at
-  // `table_position` (the committing sink's table), else at 'scan.startup.mode'; its rows carry
+  // `table_start` (the committing sink's table), else at 'scan.startup.mode'; its rows carry
   // the claim's split name in kSourceSplitColumn, and its positions are the claims
   // (ClaimsToJson). A fence reported on the board fails Poll: the instance restarts and rejoins.
   // Use EnableGroupMember.
   bool group_member = false;
-  std::function<Result<std::optional<int64_t>>(const iceberg::SourcePartition&)> table_position;
+  std::function<Result<iceberg::PartitionStart>(const iceberg::SourcePartition&)> table_start;
 };
 
 // Makes `config` a group member's (see KafkaSourceConfig::group_member). InvalidArgument, with
@@ -81,7 +81,7 @@ struct KafkaSourceConfig {
 // WATERMARK, 'scan.bounded.mode'.
 Status EnableGroupMember(
     KafkaSourceConfig& config,
-    std::function<Result<std::optional<int64_t>>(const iceberg::SourcePartition&)> table_position);
+    std::function<Result<iceberg::PartitionStart>(const iceberg::SourcePartition&)> table_start);
 
 // Validates the options ('topic' and 'properties.bootstrap.servers' required, 'format' = 'json'
 // or 'debezium-json', unknown non-'properties.' options refused, 'topic-pattern' refused).

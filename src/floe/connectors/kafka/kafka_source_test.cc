@@ -1047,10 +1047,13 @@ TEST_F(KafkaSourceTest, WatermarksFollowRecordOrderWhateverTheBatchSize) {
 // member that joins; a fence of a claim the member holds fails Poll.
 TEST_F(KafkaSourceTest, GroupMembersClaimPartitionsAtTheTablesPositions) {
   std::map<int32_t, int64_t> table = {{0, 30}};  // partition -> position in the table
-  auto position = [&](const iceberg::SourcePartition& p) -> Result<std::optional<int64_t>> {
+  auto position = [&](const iceberg::SourcePartition& p) -> Result<iceberg::PartitionStart> {
     EXPECT_EQ(p.topic, "roster");
     auto it = table.find(p.partition);
-    return it == table.end() ? std::optional<int64_t>() : std::optional<int64_t>(it->second);
+    iceberg::PartitionStart start;
+    if (it != table.end()) start.position = it->second;
+    start.state = "state-of-" + p.ToString();  // a keyed job's: the claim change carries it
+    return start;
   };
   auto member = [&](std::shared_ptr<runtime::SourcePositionBoard> board) {
     // Heartbeats every 300 ms: the two rounds of a cooperative rebalance take seconds, not
@@ -1090,6 +1093,7 @@ TEST_F(KafkaSourceTest, GroupMembersClaimPartitionsAtTheTablesPositions) {
       if (change.begins) {
         EXPECT_TRUE(held.insert(change.split).second) << change.split;
         live[change.split] = {at, SIZE_MAX};
+        EXPECT_EQ(change.state, "state-of-roster/" + std::to_string(change.key_group));
         EXPECT_EQ(change.split.rfind("roster/" + std::to_string(change.key_group) + "/", 0), 0u);
       } else {
         EXPECT_EQ(held.erase(change.split), 1u) << change.split;
@@ -1186,7 +1190,7 @@ TEST_F(KafkaSourceTest, AGroupMemberWithoutTablePositionsStartsAtTheGroupsOffset
       KTable({{"scan.bounded.mode", "unbounded"}, {"scan.startup.mode", "group-offsets"}}));
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   ASSERT_TRUE(EnableGroupMember(*config, [](const iceberg::SourcePartition&) {
-                return Result<std::optional<int64_t>>(std::optional<int64_t>());
+                return Result<iceberg::PartitionStart>(iceberg::PartitionStart{});
               }).ok());
   auto board = std::make_shared<runtime::SourcePositionBoard>();
   KafkaSource source(*config, board);
