@@ -156,6 +156,7 @@ class Worker {
     runtime::LocalJobOptions o;
     o.job_id = job_id_;
     o.checkpointing = cc;
+    if (plan->context.scale_out) o.checkpoint_pins = plan->context.scale_out->pins;
     if (restored) o.restore_from = restored->dir;
     o.min_checkpoint_id = runtime::CheckpointId(min_id);
     o.metrics = metrics_;

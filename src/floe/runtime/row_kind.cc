@@ -10,6 +10,12 @@ std::shared_ptr<const BatchSchema> WithRowKindColumn(const BatchSchema& columns)
 
 int RowKindIndex(const BatchSchema& schema) { return schema.FieldIndex(kRowKindColumn); }
 
+std::shared_ptr<const BatchSchema> WithSourceSplitColumn(const BatchSchema& columns) {
+  auto out = std::make_shared<BatchSchema>(columns);
+  out->fields.push_back(Field{kSourceSplitColumn, DataType::String(), false, 0});
+  return out;
+}
+
 size_t TrailingReservedColumns(const BatchSchema& schema) {
   size_t n = 0;
   while (n < schema.fields.size()) {

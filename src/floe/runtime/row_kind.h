@@ -24,6 +24,8 @@ int RowKindIndex(const BatchSchema& schema);
 // files apart by. A STRING NOT NULL column after the declared ones (after kRowKindColumn, if
 // any); SQL cannot name it.
 inline constexpr const char* kSourceSplitColumn = "$source_split";
+// `columns` with kSourceSplitColumn appended.
+std::shared_ptr<const BatchSchema> WithSourceSplitColumn(const BatchSchema& columns);
 
 // How many reserved columns (named with a leading '$', as the two above) end `schema`: what a
 // projection passes through untouched after the declared columns.

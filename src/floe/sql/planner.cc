@@ -9,6 +9,7 @@
 #include <set>
 
 #include "floe/connectors/registry.h"
+#include "floe/runtime/checkpoint_storage.h"
 #include "floe/runtime/keyed_state.h"
 #include "floe/sql/aggregate_plan.h"
 #include "floe/sql/exec/calc_operator.h"
@@ -597,11 +598,7 @@ Result<connectors::AddedSink> PlanSink(PlannedJob& job, const InsertPlan& p,
 Result<connectors::AddedSink> PlanCalcInsert(PlannedJob& job, const InsertPlan& p) {
   CalcSpec calc;
   calc.input = p.changelog ? runtime::WithRowKindColumn(*p.row_schema) : p.row_schema;
-  if (job.context.scale_out) {
-    auto input = std::make_shared<BatchSchema>(*calc.input);
-    input->fields.push_back(Field{runtime::kSourceSplitColumn, DataType::String(), false, 0});
-    calc.input = std::move(input);
-  }
+  if (job.context.scale_out) calc.input = runtime::WithSourceSplitColumn(*calc.input);
   calc.where = p.insert->where;
   calc.select = p.insert->select;
   calc.output = p.sink_table.schema;
@@ -647,7 +644,9 @@ runtime::VertexId PlanWatermarkAssigner(PlannedJob& job, const InsertPlan& p,
 Result<runtime::VertexId> PlanWhere(PlannedJob& job, const InsertPlan& p, const AggregatePlan& plan,
                                     uint32_t parallelism, runtime::VertexId upstream) {
   CalcSpec where;
-  where.input = p.row_schema;
+  // Scaled out, the rows' claim travels on to the aggregate (a reserved column the Calc passes).
+  where.input =
+      job.context.scale_out ? runtime::WithSourceSplitColumn(*p.row_schema) : p.row_schema;
   where.where = plan.where;
   where.output = p.row_schema;
   where.sink_name = p.sink->name;
@@ -672,9 +671,18 @@ Result<AggregateVertex> PlanAggregateOperator(PlannedJob& job, const InsertPlan&
   AggregateVertex agg;
   // No GROUP BY key: one subtask holds the single group (Flink's global aggregate).
   agg.parallelism = keys.empty() ? 1 : job.context.default_parallelism;
+  // Scaled out by Kafka partition, a row's key group is its claim's partition
+  // (docs/architecture.md, "Keyed jobs"): the aggregate reads the claim from the rows.
+  std::shared_ptr<const BatchSchema> input = p.row_schema;
+  int split_column = -1;
+  if (job.context.scale_out) {
+    input = runtime::WithSourceSplitColumn(*p.row_schema);
+    split_column = static_cast<int>(p.row_schema->fields.size());
+  }
   if (plan.window) {
     WindowAggregateSpec spec;
-    spec.input = p.row_schema;
+    spec.input = input;
+    spec.split_column = split_column;
     spec.key_columns = plan.key_columns;
     spec.window = *plan.window;
     spec.aggregates = plan.aggregates;
@@ -686,7 +694,8 @@ Result<AggregateVertex> PlanAggregateOperator(PlannedJob& job, const InsertPlan&
     agg.output = WindowAggregateOutput(spec);
   } else {
     GroupAggregateSpec spec;
-    spec.input = p.row_schema;
+    spec.input = input;
+    spec.split_column = split_column;
     spec.key_columns = plan.key_columns;
     spec.aggregates = plan.aggregates;
     spec.job_config = job.config;
@@ -699,6 +708,12 @@ Result<AggregateVertex> PlanAggregateOperator(PlannedJob& job, const InsertPlan&
   job.graph.Connect(upstream, agg.vertex,
                     keys.empty() ? runtime::Partitioning::Global()
                                  : runtime::Partitioning::Hash(std::move(keys)));
+  if (job.context.scale_out) {
+    // Each commit names this task's state file per partition; those checkpoints stay.
+    job.context.scale_out->keyed_task =
+        runtime::TaskName(job.graph.vertex(agg.vertex).name, runtime::SubtaskIndex(0));
+    job.context.scale_out->pins = std::make_shared<runtime::CheckpointPins>();
+  }
   return agg;
 }
 
@@ -801,10 +816,91 @@ decltype(PlannedJob::prepare_restore) PlanRestore(
   };
 }
 
+// The value of option `key` of a table ("" when absent).
+std::string TableOption(const CreateTable& t, std::string_view key) {
+  for (const auto& [k, v] : t.options) {
+    if (k == key) return v;
+  }
+  return "";
+}
+
+// The option that declares which columns decide a scaled-out keyed job's Kafka partition.
+constexpr const char* kPartitionKeyOption = "floe.partition-key";
+
+// "a, b" -> {"a", "b"}: a comma-separated list, blanks around names dropped.
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = std::min(text.find(',', start), text.size());
+    size_t b = start, e = comma;
+    while (b < e && std::isspace(static_cast<unsigned char>(text[b]))) ++b;
+    while (e > b && std::isspace(static_cast<unsigned char>(text[e - 1]))) --e;
+    out.push_back(text.substr(b, e - b));
+    start = comma + 1;
+  }
+  return out;
+}
+
+// A window aggregate scaled out by Kafka partition (docs/architecture.md, "Keyed jobs"): every
+// key's state must belong to one partition, so the source table declares the columns its
+// producer partitions by, and the window's GROUP BY holds each of them as read.
+Status CheckKeyedScaleOut(const Insert& insert, const CreateTable& source, const PlannedJob& job,
+                          const AggregatePlan& plan) {
+  const std::string why = "a keyed job with 'floe.scale-out' = 'kafka-group' ";
+  if (!plan.window) {
+    return Status::NotImplemented(At(insert.pos) + "not implemented yet: " + why +
+                                  "runs window aggregates; a GROUP BY without a window writes a "
+                                  "changelog, which a scaled-out commit cannot yet merge");
+  }
+  const std::string declared = TableOption(source, kPartitionKeyOption);
+  if (declared.empty()) {
+    return Status::InvalidArgument(
+        At(source.pos) + why +
+        "keeps each key's state with the Kafka partition that holds the "
+        "key: declare the columns the producer partitions by on table '" +
+        source.name + "' with '" + kPartitionKeyOption +
+        "' = '<column>[, ...]', and group by them");
+  }
+  std::set<std::string> grouped;
+  for (int k : plan.key_columns) grouped.insert(plan.input->fields[k].name);
+  for (const std::string& column : SplitList(declared)) {
+    const bool physical = std::any_of(
+        source.columns.begin(), source.columns.end(),
+        [&](const ColumnDef& c) { return c.name == column && !c.computed.has_value(); });
+    if (!physical) {
+      return Status::InvalidArgument(At(source.pos) + "'" + kPartitionKeyOption + "' of table '" +
+                                     source.name + "' names '" + column +
+                                     "', which is not one of its physical columns");
+    }
+    if (grouped.count(column) == 0) {
+      return Status::InvalidArgument(
+          At(insert.pos) + why +
+          "keeps each key's state with its Kafka partition: the GROUP BY "
+          "of INSERT INTO " +
+          insert.sink + " must hold partition-key column '" + column + "' (table '" + source.name +
+          "', '" + kPartitionKeyOption + "')");
+    }
+  }
+  if (TableOption(source, "topic").find(';') != std::string::npos) {
+    return Status::InvalidArgument(At(source.pos) + why +
+                                   "reads one topic: a partition number is its key group");
+  }
+  if (job.context.checkpointing.incremental) {
+    return Status::InvalidArgument(
+        At(insert.pos) + why +
+        "moves a partition's state in the canonical layout: set "
+        "'execution.checkpointing.incremental' = 'false' (an incremental checkpoint's files hold "
+        "every partition)");
+  }
+  return Status::OK();
+}
+
 // What instances sharing a Kafka topic can run today: one INSERT from a Kafka table into an
-// Iceberg table, without keyed state, one source subtask per instance (the group spreads the
-// partitions over instances).
-Status CheckScaleOut(const Script& script, const PlannedJob& job, bool keyed_state) {
+// Iceberg table, one source subtask per instance (the group spreads the partitions over
+// instances), and keyed state only as CheckKeyedScaleOut allows.
+Status CheckScaleOut(const Script& script, const PlannedJob& job,
+                     const std::optional<AggregatePlan>& keyed) {
   const std::string why = "'floe.scale-out' = 'kafka-group' runs ";
   if (script.inserts.size() != 1) {
     return Status::InvalidArgument(At(script.inserts[1].pos) + why +
@@ -824,9 +920,18 @@ Status CheckScaleOut(const Script& script, const PlannedJob& job, bool keyed_sta
                                    "an INSERT from a Kafka table into an Iceberg table, not '" +
                                    connector(source) + "' into '" + connector(sink) + "'");
   }
-  if (keyed_state) {
-    return Status::NotImplemented(At(insert.pos) + "not implemented yet: " + why +
-                                  "jobs without keyed state (no window or GROUP BY)");
+  if (keyed) {
+    FLOE_RETURN_NOT_OK(CheckKeyedScaleOut(insert, *source, job, *keyed));
+    if (!sink->primary_key.empty()) {
+      return Status::NotImplemented(
+          At(insert.pos) +
+          "not implemented yet: a keyed job with 'floe.scale-out' = "
+          "'kafka-group' writing an upsert table ('" +
+          sink->name +
+          "' has a PRIMARY KEY): its "
+          "commits join pending checkpoints into one snapshot, which equality deletes cannot "
+          "span");
+    }
   }
   for (const runtime::Vertex& v : job.graph.vertices()) {
     if (v.parallelism != 1) {
@@ -862,6 +967,7 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
   // What the runtime cannot run yet; refused after every INSERT is validated.
   std::vector<std::pair<SourcePos, AggregatePlan>> aggregates;
   bool graph_keyed_state = false;
+  std::optional<AggregatePlan> keyed_plan;  // the aggregate holding keyed state, if any
   for (size_t i = 0; i < script.inserts.size(); ++i) {
     FLOE_ASSIGN_OR_RAISE(InsertPlan p, ResolveInsert(script, i, uses));
     FLOE_RETURN_NOT_OK(PlanSource(*job, p));
@@ -876,6 +982,7 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
         continue;
       }
       graph_keyed_state = true;
+      keyed_plan = aggregate;
     }
     Result<connectors::AddedSink> added =
         aggregate ? PlanAggregateInsert(*job, p, *aggregate) : PlanCalcInsert(*job, p);
@@ -901,7 +1008,15 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
         "); the query is valid");
   }
   if (job->context.scale_out) {
-    FLOE_RETURN_NOT_OK(CheckScaleOut(script, *job, graph_keyed_state));
+    FLOE_RETURN_NOT_OK(CheckScaleOut(script, *job, keyed_plan));
+  } else {
+    for (const CreateTable& t : script.tables) {
+      if (TableOption(t, kPartitionKeyOption).empty()) continue;
+      return Status::InvalidArgument(
+          At(t.pos) + "table '" + t.name + "': '" + kPartitionKeyOption +
+          "' declares how a scaled-out keyed job's topic is partitioned; it needs SET "
+          "'floe.scale-out' = 'kafka-group'");
+    }
   }
   FLOE_RETURN_NOT_OK(job->graph.Validate());
 

@@ -702,6 +702,66 @@ TEST(PlanJob, ScaleOutPlansAGroupMemberIntoPartitionPositionsAndRefusesTheRest) 
   std::filesystem::remove_all(wh);
 }
 
+// A keyed job scaled out by Kafka partition (docs/architecture.md, "Keyed jobs"): a window
+// aggregate grouped by the columns the source declares as its partition key plans with its
+// claims (the keyed task the commits name, the pins retention keeps); what it cannot run is
+// refused at plan time, naming why.
+TEST(PlanJob, KeyedScaleOutNeedsTheDeclaredPartitionKeyInTheGroupBy) {
+  std::random_device rd;
+  std::filesystem::path wh =
+      std::filesystem::temp_directory_path() / ("floe-planner-kso-" + std::to_string(rd()));
+  std::filesystem::create_directories(wh);
+  PlanOptions options;
+  options.variables = {{"KAFKA", "127.0.0.1:1"}, {"WH", wh.string()}};
+  const std::string set = "SET 'floe.scale-out' = 'kafka-group';\n";
+  auto events = [](const std::string& options) {
+    return "CREATE TABLE ev (course STRING NOT NULL, learner STRING, ts TIMESTAMP(3), "
+           "WATERMARK FOR ts AS ts - INTERVAL '5' SECOND) WITH ('connector' = 'kafka', "
+           "'topic' = 'events', 'properties.bootstrap.servers' = '${KAFKA}', 'format' = 'json', "
+           "'properties.group.id' = 'tiles'" +
+           options + ");\n";
+  };
+  const std::string keyed = ", 'floe.partition-key' = 'course'";
+  auto tiles = [](const std::string& pk, const std::string& group_by) {
+    return "CREATE TABLE tiles (course STRING NOT NULL, window_start TIMESTAMP(3), n BIGINT" + pk +
+           ") WITH ('connector' = 'iceberg', 'catalog-type' = 'jdbc', "
+           "'uri' = 'jdbc:sqlite:${WH}/c.db', 'warehouse' = '${WH}', 'catalog-database' = 'd');\n"
+           "INSERT INTO tiles SELECT course, window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE ev, "
+           "DESCRIPTOR(ts), INTERVAL '5' MINUTE)) WHERE learner <> 'bot' GROUP BY " +
+           group_by + ";";
+  };
+  auto job = Plan(set + events(keyed) + tiles("", "course, window_start, window_end"), options);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  ASSERT_NE((*job)->context.scale_out, nullptr);
+  EXPECT_EQ((*job)->context.scale_out->keyed_task.rfind("window", 0), 0u)
+      << (*job)->context.scale_out->keyed_task;
+  EXPECT_NE((*job)->context.scale_out->pins, nullptr);
+
+  for (const auto& [text, want] : std::vector<std::pair<std::string, std::string>>{
+           {set + events("") + tiles("", "course, window_start, window_end"),
+            "declare the columns the producer partitions by on table 'ev' with "
+            "'floe.partition-key'"},
+           {set + events(", 'floe.partition-key' = 'learner'") +
+                tiles("", "course, window_start, window_end"),
+            "must hold partition-key column 'learner'"},
+           {set + events(", 'floe.partition-key' = 'nope'") +
+                tiles("", "course, window_start, window_end"),
+            "names 'nope', which is not one of its physical columns"},
+           {set + "SET 'execution.checkpointing.incremental' = 'true';\n" + events(keyed) +
+                tiles("", "course, window_start, window_end"),
+            "set 'execution.checkpointing.incremental' = 'false'"},
+           {set + events(keyed) +
+                tiles(", PRIMARY KEY (course, window_start) NOT ENFORCED",
+                      "course, window_start, window_end"),
+            "writing an upsert table"},
+           {events(keyed) + tiles("", "course, window_start, window_end"),
+            "'floe.partition-key' declares how a scaled-out keyed job's topic is partitioned"}}) {
+    std::string msg = ErrorOf(text, options);
+    EXPECT_NE(msg.find(want), std::string::npos) << msg << "\nwanted: " << want;
+  }
+  std::filesystem::remove_all(wh);
+}
+
 // debezium-json through the planner's Calc (a WHERE, a projection) into print: every row keeps
 // its kind, and the WHERE filters rows of any kind.
 TEST(PlanJob, DebeziumChangelogKeepsItsRowKindsThroughTheCalcIntoPrint) {

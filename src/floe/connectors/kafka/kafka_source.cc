@@ -22,20 +22,14 @@
 namespace floe::connectors {
 namespace {
 
-const std::vector<std::string> kKafkaSourceOptions = {"topic",
-                                                      "format",
-                                                      "value.format",
-                                                      "scan.startup.mode",
-                                                      "scan.startup.specific-offsets",
-                                                      "scan.startup.timestamp-millis",
-                                                      "scan.bounded.mode",
-                                                      "scan.parallelism",
-                                                      "json.ignore-parse-errors",
-                                                      "json.timestamp-format.standard",
-                                                      "debezium-json.schema-include",
-                                                      "debezium-json.ignore-parse-errors",
-                                                      "debezium-json.timestamp-format.standard",
-                                                      "scan.watermark.idle-timeout"};
+const std::vector<std::string> kKafkaSourceOptions = {
+    "topic", "format", "value.format", "scan.startup.mode", "scan.startup.specific-offsets",
+    "scan.startup.timestamp-millis", "scan.bounded.mode", "scan.parallelism",
+    "json.ignore-parse-errors", "json.timestamp-format.standard", "debezium-json.schema-include",
+    "debezium-json.ignore-parse-errors", "debezium-json.timestamp-format.standard",
+    "scan.watermark.idle-timeout",
+    // checked by the planner (keyed scale-out)
+    "floe.partition-key"};
 
 // State blob versions: 1 = one topic, parallelism 1 (read only); 2 = topic list and the
 // parallelism that wrote it (connectors/README.md).
@@ -417,7 +411,6 @@ Status EnableGroupMember(
   const char* refused = nullptr;
   if (config.group_id.empty()) refused = "it needs 'properties.group.id' (the job's identity)";
   if (config.changelog()) refused = "a changelog format ('debezium-json') is not supported yet";
-  if (config.watermark) refused = "a WATERMARK is not supported yet";
   if (config.bounded_latest) refused = "'scan.bounded.mode' is not supported (the group decides)";
   if (refused != nullptr) {
     return Status::InvalidArgument(
@@ -426,9 +419,7 @@ Status EnableGroupMember(
   }
   config.group_member = true;
   config.table_start = std::move(table_start);
-  auto schema = std::make_shared<BatchSchema>(*config.output_schema);
-  schema->fields.push_back(Field{runtime::kSourceSplitColumn, DataType::String(), false, 0});
-  config.output_schema = std::move(schema);
+  config.output_schema = runtime::WithSourceSplitColumn(*config.output_schema);
   return Status::OK();
 }
 

@@ -77,8 +77,9 @@ struct KafkaSourceConfig {
 };
 
 // Makes `config` a group member's (see KafkaSourceConfig::group_member). InvalidArgument, with
-// the reason, for what a member cannot do yet: no 'properties.group.id', a changelog format, a
-// WATERMARK, 'scan.bounded.mode'.
+// the reason, for what a member cannot do yet: no 'properties.group.id', a changelog format,
+// 'scan.bounded.mode'. A WATERMARK is kept per claimed partition, and the source's watermark is
+// the minimum over the partitions this instance holds (docs/kafka.md).
 Status EnableGroupMember(
     KafkaSourceConfig& config,
     std::function<Result<iceberg::PartitionStart>(const iceberg::SourcePartition&)> table_start);

@@ -40,10 +40,7 @@ std::shared_ptr<const BatchSchema> GroupAggregateOutput(const GroupAggregateSpec
     schema.fields.push_back(Field{"agg" + std::to_string(i), a.output_type, a.nullable, 0});
   }
   std::shared_ptr<const BatchSchema> out = runtime::WithRowKindColumn(schema);
-  if (spec.split_column < 0) return out;
-  auto with_split = std::make_shared<BatchSchema>(*out);
-  with_split->fields.push_back(Field{runtime::kSourceSplitColumn, DataType::String(), false, 0});
-  return with_split;
+  return spec.split_column < 0 ? out : runtime::WithSourceSplitColumn(*out);
 }
 
 Result<std::unique_ptr<GroupAggregateOperator>> GroupAggregateOperator::Make(
@@ -91,10 +88,12 @@ Status GroupAggregateOperator::Open(const runtime::OperatorContext& ctx) {
 }
 
 Status GroupAggregateOperator::Restore(runtime::StateReader& state) {
+  if (claims_.scaled_out()) return claims_.ForgetRestored(*state_);
   return ReadState(state, *state_, task_, shape_);
 }
 
 Status GroupAggregateOperator::RestoreRescaled(const std::vector<std::string>& states) {
+  if (claims_.scaled_out()) return claims_.ForgetRestored(*state_);
   for (const std::string& blob : states) {
     if (blob.empty()) continue;
     runtime::StateReader reader(blob);

@@ -110,10 +110,7 @@ std::shared_ptr<const BatchSchema> WindowAggregateOutput(const WindowAggregateSp
     const AggregateCall& a = spec.aggregates[i];
     schema->fields.push_back(Field{"agg" + std::to_string(i), a.output_type, a.nullable, 0});
   }
-  if (spec.split_column >= 0) {
-    schema->fields.push_back(Field{runtime::kSourceSplitColumn, DataType::String(), false, 0});
-  }
-  return schema;
+  return spec.split_column >= 0 ? runtime::WithSourceSplitColumn(*schema) : schema;
 }
 
 Result<std::unique_ptr<WindowAggregateOperator>> WindowAggregateOperator::Make(
@@ -204,6 +201,7 @@ Status WindowAggregateOperator::ReadState(runtime::StateReader& state,
 }
 
 Status WindowAggregateOperator::Restore(runtime::StateReader& state) {
+  if (claims_.scaled_out()) return claims_.ForgetRestored(*state_);
   FLOE_RETURN_NOT_OK(ReadState(state, &watermark_, &late_records_dropped_));
   late_reported_ = late_records_dropped_;
   late_metric_->Set(late_records_dropped_);
@@ -212,6 +210,7 @@ Status WindowAggregateOperator::Restore(runtime::StateReader& state) {
 }
 
 Status WindowAggregateOperator::RestoreRescaled(const std::vector<std::string>& states) {
+  if (claims_.scaled_out()) return claims_.ForgetRestored(*state_);
   std::optional<runtime::Watermark> lowest;
   int64_t late_sum = 0;
   for (const std::string& blob : states) {
