@@ -1,0 +1,185 @@
+// Keyed scale-out (docs/architecture.md, "Keyed jobs"): the Flink lesson's course tile, a
+// TUMBLE(10 s) COUNT(*) per course, over a topic partitioned by course, run by up to four
+// `floe run` instances of one job (SET 'floe.scale-out' = 'kafka-group', the Kafka table
+// declaring 'floe.partition-key' = 'course') through a JDBC catalog on SQLite. Between waves of
+// events, at random (seeded; the schedule is printed, FLOE_SCALE_OUT_SEED replays it): an
+// instance added, one SIGKILLed whole, one cancelled, or one's worker SIGKILLed. Each partition's
+// open windows move with it: the table names their state beside the partition's position, and
+// the next holder restores it. At the end every window of every course is in the table once,
+// with the count this test computes from the events it produced.
+//
+// Why no row is late here: waves wait until the table holds the previous ones, every wave
+// spans 20 s of event time over every course, and the watermark delay is 60 s. So the rows a
+// new holder reads again (those after the table's position) are never behind its watermark.
+// Per-instance watermarks (a documented difference from Flink) make lateness depend on which
+// instance holds which partitions when event times of partitions drift further apart.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { mulberry32 } from '../../bench/prng.mjs';
+import { checkpointSets, floe, jobRecords, produce, runJob, sandbox, sleep, startCluster, stopClusters,
+         tempRoot, waitFor, writeJsonl } from './harness.mjs';
+
+const ROOT = tempRoot('floe-scale-out-keyed-');
+const WAVES = Number(process.env.FLOE_SCALE_OUT_WAVES || 8);
+const PER_WAVE = Number(process.env.FLOE_SCALE_OUT_PER_WAVE || 2000);
+const SEED = Number(process.env.FLOE_SCALE_OUT_SEED || Math.floor(Math.random() * 1e9));
+const PARTITIONS = 8;
+const COURSES = 40;
+const MAX_INSTANCES = 4;
+const SESSION_MS = 6000;
+const WINDOW_MS = 10_000;
+const WAVE_MS = 20_000;  // event time one wave spans
+const BASE = Date.parse('2026-01-01T00:00:00Z');
+after(stopClusters);
+
+const stamp = (ms) => new Date(ms).toISOString().replace('Z', '');
+// Wave w: PER_WAVE events spread over [w * WAVE_MS, (w + 1) * WAVE_MS), every course in turn.
+function wave(w) {
+  return Array.from({ length: PER_WAVE }, (_, i) => ({
+    seq: w * PER_WAVE + i + 1,
+    course: `c${i % COURSES}`,
+    ts: stamp(BASE + w * WAVE_MS + Math.floor((i * WAVE_MS) / PER_WAVE)),
+  }));
+}
+// One event per course far ahead: the watermark passes every window of the waves.
+const flush = () => Array.from({ length: COURSES }, (_, i) => ({
+  seq: WAVES * PER_WAVE + i + 1, course: `c${i}`, ts: stamp(BASE + (WAVES + 10) * WAVE_MS),
+}));
+
+// "<course> <window start ISO> <count>" per window of `events`, sorted.
+function expectedTiles(events) {
+  const counts = new Map();
+  for (const e of events) {
+    const t = Date.parse(e.ts + 'Z');
+    const key = `${e.course} ${new Date(t - (t % WINDOW_MS)).toISOString()}`;
+    counts.set(key, (counts.get(key) || 0) + 1);
+  }
+  return [...counts].map(([k, n]) => `${k} ${n}`).sort();
+}
+
+const job = ({ bootstrap, group, catalog, wh }) => `-- the course tile, scaled out by Kafka partition
+${checkpointSets('500 ms')}
+SET 'restart-strategy.fixed-delay.attempts' = '100';
+SET 'floe.scale-out' = 'kafka-group';
+CREATE TABLE events (seq BIGINT NOT NULL, course STRING NOT NULL, ts TIMESTAMP(3),
+  WATERMARK FOR ts AS ts - INTERVAL '60' SECOND)
+  WITH ('connector' = 'kafka', 'topic' = 'events', 'format' = 'json',
+        'properties.bootstrap.servers' = '${bootstrap}', 'properties.group.id' = '${group}',
+        'properties.heartbeat.interval.ms' = '300', 'properties.session.timeout.ms' = '${SESSION_MS}',
+        'scan.startup.mode' = 'earliest-offset', 'scan.watermark.idle-timeout' = '2 s',
+        'floe.partition-key' = 'course');
+CREATE TABLE tiles (course STRING NOT NULL, window_start TIMESTAMP(3) NOT NULL, n BIGINT NOT NULL)
+  WITH ('connector' = 'iceberg', 'catalog-type' = 'jdbc', 'uri' = '${catalog}', 'warehouse' = '${wh}',
+        'catalog-database' = 'demo', 'catalog-table' = 'tiles');
+INSERT INTO tiles
+  SELECT course, window_start, COUNT(*)
+  FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND))
+  GROUP BY course, window_start, window_end;
+`;
+
+test('the course tile under churn: every window of every course once, with its count', async (t) => {
+  const rand = mulberry32(SEED);
+  const pick = (xs) => xs[Math.floor(rand() * xs.length)];
+  const dir = fs.mkdtempSync(path.join(ROOT, 'tiles-'));
+  const cluster = await startCluster(dir, 'tiles', { topics: [`events:${PARTITIONS}`] });
+  const wh = path.join(dir, 'wh');
+  const catalog = `jdbc:sqlite:${path.join(dir, 'catalog.db')}`;
+  const sql = path.join(dir, 'tiles.sql');
+  fs.writeFileSync(sql, job({ bootstrap: cluster.bootstrap, group: 'tiles', catalog, wh }));
+  const table = (cmd, ...args) => floe(['table', cmd, 'demo.tiles', '--catalog', catalog, '--warehouse', wh, ...args]);
+  const committed = () => {
+    const r = table('positions');
+    if (r.code !== 0) return 0;
+    return r.out.split('\n').filter(Boolean).reduce((sum, l) => sum + JSON.parse(l).next_offset, 0);
+  };
+  const tiles = () => {
+    const r = table('scan');
+    if (r.code !== 0) return [];
+    return r.out.split('\n').filter(Boolean).map((l) => {
+      const row = JSON.parse(l);
+      return `${row.course} ${new Date(Date.parse(String(row.window_start).replace(' ', 'T') + 'Z')).toISOString()} ${row.n}`;
+    }).sort();
+  };
+  const live = [];
+  const all = [];
+  let launched = 0;
+  const workerOf = (i) => waitFor(`a worker of ${i.p.name}`, () => jobRecords(i.p.home)[0]?.worker_pid);
+  const launch = async () => {
+    const p = sandbox(dir, `i${launched++}`);
+    const i = { p, run: runJob(p, { CHK: p.chk }, { sql }) };
+    live.push(i);
+    all.push(i);
+    await workerOf(i);
+    return i;
+  };
+  const remove = (i) => live.splice(live.indexOf(i), 1);
+  const actions = {
+    add: async () => launch(),
+    kill: async (i) => {
+      const worker = jobRecords(i.p.home)[0]?.worker_pid;
+      i.run.child.kill('SIGKILL');
+      if (worker) try { process.kill(worker, 'SIGKILL'); } catch { /* gone with its coordinator */ }
+      remove(i);
+      await i.run.exited;
+    },
+    cancel: async (i) => {
+      const r = floe(['cancel', jobRecords(i.p.home)[0].job_id], { FLOE_HOME: i.p.home });
+      assert.equal(r.code, 0, r.err);
+      remove(i);
+      await i.run.exited;
+    },
+    worker: async (i) => process.kill(await workerOf(i), 'SIGKILL'),
+  };
+  const events = [];
+  const schedule = [];
+  const dump = () => `seed ${SEED}: ${schedule.join('; ')}\n` +
+    all.map(({ p, run }) => `--- ${p.name}\n${run.err.slice(-3000)}`).join('\n');
+  const committers = () => new Set(table('snapshots').out.split('\n').filter(Boolean)
+    .map((l) => JSON.parse(l).summary['floe.job-id']));
+  const send = (w) => {
+    const rows = wave(w);
+    events.push(...rows);
+    produce(cluster.bootstrap, 'events', writeJsonl(path.join(dir, `wave-${w}.jsonl`), rows), ['--partition-by', 'course']);
+  };
+  try {
+    // Two instances share wave 0 before anything happens to them: state has somewhere to move.
+    await launch();
+    await launch();
+    send(0);
+    await waitFor('both instances to commit wave 0', () => committed() >= events.length && committers().size >= 2,
+                  300_000, 500);
+    for (let w = 1; w < WAVES; ++w) {
+      await waitFor(`the table to hold the ${events.length} events before wave ${w}`,
+                    () => committed() >= events.length, 300_000, 500);
+      send(w);
+      await sleep(500 + Math.floor(rand() * 2500));
+      const action = live.length >= MAX_INSTANCES ? pick(['kill', 'cancel', 'worker'])
+        : live.length <= 1 ? pick(['add', 'worker']) : pick(['add', 'kill', 'cancel', 'worker']);
+      const target = live.length ? pick(live) : undefined;
+      schedule.push(`wave ${w}: ${action}${action !== 'add' ? ` ${target.p.name}` : ''}`);
+      await actions[action](target);
+    }
+    if (live.length === 0) await launch();
+    await waitFor('the table to hold every wave', () => committed() >= events.length, 300_000, 500);
+    produce(cluster.bootstrap, 'events', writeJsonl(path.join(dir, 'flush.jsonl'), flush()), ['--partition-by', 'course']);
+    const want = expectedTiles(events);
+    t.diagnostic(`seed ${SEED}, ${events.length} events in ${WAVES} waves, ${want.length} windows; ${schedule.join('; ')}`);
+    let got = [];
+    for (const deadline = Date.now() + 120_000; Date.now() < deadline; await sleep(1000)) {
+      got = tiles();
+      if (got.length >= want.length) break;
+    }
+    await sleep(3000);  // anything fired twice would land by now
+    got = tiles();
+    const missing = want.filter((x) => !got.includes(x));
+    const extra = got.filter((x, k) => !want.includes(x) || got.indexOf(x) !== k);
+    assert.deepEqual({ missing: missing.slice(0, 20), extra: extra.slice(0, 20), rows: got.length },
+                     { missing: [], extra: [], rows: want.length }, dump());
+    t.diagnostic(`${launched} instances launched, ${committers().size} committed`);
+  } finally {
+    for (const { run } of live) run.child.kill('SIGTERM');
+    for (const { run } of live) await run.exited;
+  }
+});
