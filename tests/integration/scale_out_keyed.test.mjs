@@ -3,7 +3,8 @@
 // `floe run` instances of one job (SET 'floe.scale-out' = 'kafka-group', the Kafka table
 // declaring 'floe.partition-key' = 'course') through a JDBC catalog on SQLite. Between waves of
 // events, at random (seeded; the schedule is printed, FLOE_SCALE_OUT_SEED replays it): an
-// instance added, one SIGKILLed whole, one cancelled, or one's worker SIGKILLed. Each partition's
+// instance added, one SIGKILLed whole, one cancelled, or one's worker SIGKILLed; at one wave a
+// worker frozen past its session and resumed (a zombie). Each partition's
 // open windows move with it: the table names their state beside the partition's position, and
 // the next holder restores it. At the end every window of every course is in the table once,
 // with the count this test computes from the events it produced.
@@ -131,7 +132,16 @@ test('the course tile under churn: every window of every course once, with its c
       await i.run.exited;
     },
     worker: async (i) => process.kill(await workerOf(i), 'SIGKILL'),
+    // A zombie: frozen past its session while the others take its partitions (and their state),
+    // then resumed; its commit of them must be fenced, its state never named.
+    freeze: async (i) => {
+      const worker = await workerOf(i);
+      process.kill(worker, 'SIGSTOP');
+      await sleep(SESSION_MS + 3000);
+      process.kill(worker, 'SIGCONT');
+    },
   };
+  const freezeAt = 1 + Math.floor(rand() * (WAVES - 1));
   const events = [];
   const schedule = [];
   const dump = () => `seed ${SEED}: ${schedule.join('; ')}\n` +
@@ -155,11 +165,13 @@ test('the course tile under churn: every window of every course once, with its c
                     () => committed() >= events.length, 300_000, 500);
       send(w);
       await sleep(500 + Math.floor(rand() * 2500));
-      const action = live.length >= MAX_INSTANCES ? pick(['kill', 'cancel', 'worker'])
+      const random = live.length >= MAX_INSTANCES ? pick(['kill', 'cancel', 'worker'])
         : live.length <= 1 ? pick(['add', 'worker']) : pick(['add', 'kill', 'cancel', 'worker']);
-      const target = live.length ? pick(live) : undefined;
-      schedule.push(`wave ${w}: ${action}${action !== 'add' ? ` ${target.p.name}` : ''}`);
-      await actions[action](target);
+      for (const action of [...(w === freezeAt && live.length > 1 ? ['freeze'] : []), random]) {
+        const target = live.length ? pick(live) : undefined;
+        schedule.push(`wave ${w}: ${action}${action !== 'add' ? ` ${target.p.name}` : ''}`);
+        await actions[action](target);
+      }
     }
     if (live.length === 0) await launch();
     await waitFor('the table to hold every wave', () => committed() >= events.length, 300_000, 500);
