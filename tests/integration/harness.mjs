@@ -181,6 +181,62 @@ CREATE TABLE lake (seq BIGINT NOT NULL, name STRING NOT NULL${upsert ? ', PRIMAR
 INSERT INTO lake SELECT * FROM events;
 `;
 
+// What a scaled-out table holds, from `floe table positions` (its result): the partitions'
+// next offsets add up to the records committed (offsets from 0); 0 while the command fails.
+export function committedRecords(positions) {
+  if (positions.code !== 0) return 0;
+  return positions.out.split('\n').filter(Boolean).reduce((sum, l) => sum + JSON.parse(l).next_offset, 0);
+}
+
+// Instances of one scaled-out job file `sql`, each `floe run` in a sandbox of its own under `dir`
+// (its ${CHK} its own checkpoint dir), and what the churn tests do to them: `add` one, `kill` one
+// whole (coordinator and worker), `cancel` one (`floe cancel`: it leaves the group at once),
+// SIGKILL its `worker` (its coordinator restarts it), or `freeze` its worker past the session
+// timeout `sessionMs` and resume it (a zombie). `live`: those running; `all`: every one launched.
+export function instanceFleet(dir, sql, sessionMs) {
+  const fleet = { live: [], all: [] };
+  const workerOf = (i) => waitFor(`a worker of ${i.p.name}`, () => jobRecords(i.p.home)[0]?.worker_pid);
+  const remove = (i) => fleet.live.splice(fleet.live.indexOf(i), 1);
+  fleet.launch = async () => {
+    const p = sandbox(dir, `i${fleet.all.length}`);
+    const i = { p, run: runJob(p, { CHK: p.chk }, { sql }) };
+    fleet.live.push(i);
+    fleet.all.push(i);
+    await workerOf(i);
+    return i;
+  };
+  fleet.actions = {
+    add: async () => fleet.launch(),
+    kill: async (i) => {
+      const worker = jobRecords(i.p.home)[0]?.worker_pid;
+      i.run.child.kill('SIGKILL');
+      if (worker) try { process.kill(worker, 'SIGKILL'); } catch { /* gone with its coordinator */ }
+      remove(i);
+      await i.run.exited;
+    },
+    cancel: async (i) => {
+      const r = floe(['cancel', jobRecords(i.p.home)[0].job_id], { FLOE_HOME: i.p.home });
+      assert.equal(r.code, 0, r.err);
+      remove(i);
+      await i.run.exited;
+    },
+    worker: async (i) => process.kill(await workerOf(i), 'SIGKILL'),
+    freeze: async (i) => {
+      const worker = await workerOf(i);
+      process.kill(worker, 'SIGSTOP');
+      await sleep(sessionMs + 3000);  // the group moves its partitions on
+      process.kill(worker, 'SIGCONT');
+    },
+  };
+  // The last lines of every instance's stderr, for a failure's message.
+  fleet.logs = () => fleet.all.map(({ p, run }) => `--- ${p.name}\n${run.err.slice(-3000)}`).join('\n');
+  fleet.stop = async () => {
+    for (const { run } of fleet.live) run.child.kill('SIGTERM');
+    for (const { run } of fleet.live) await run.exited;
+  };
+  return fleet;
+}
+
 // The WITH options of the Iceberg table demo.<name> in the job's ${WH}.
 export const icebergTable = (name) => `'connector' = 'iceberg', 'catalog-type' = 'hadoop',
         'warehouse' = '\${WH}', 'catalog-database' = 'demo', 'catalog-table' = '${name}'`;

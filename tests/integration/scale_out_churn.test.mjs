@@ -18,8 +18,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { mulberry32 } from '../../bench/prng.mjs';
-import { checkpointSets, floe, jobRecords, produce, runJob, sandbox, scaledOutJob, sleep, start, startCluster,
-         stopClusters, tempRoot, testPostgres, waitFor, writeJsonl } from './harness.mjs';
+import { checkpointSets, committedRecords, floe, instanceFleet, produce, scaledOutJob, sleep, start, startCluster, stopClusters,
+         tempRoot, testPostgres, waitFor, writeJsonl } from './harness.mjs';
 
 const ROOT = tempRoot('floe-scale-out-churn-');
 const RECORDS = Number(process.env.FLOE_SCALE_OUT_RECORDS || 40_000);
@@ -65,47 +65,11 @@ async function churn(t, name, { upsert }) {
                                        catalogOptions: `'catalog-type' = 'rest', 'uri' = '${uri}', 'warehouse' = 'lake'`,
                                        sessionMs: SESSION_MS }));
   const table = (cmd, ...args) => floe(['table', cmd, `demo.${name}`, '--catalog', uri, ...args]);
-  // Records committed: the partitions' positions in the table add up to them (offsets from 0).
-  const committed = () => {
-    const r = table('positions');
-    if (r.code !== 0) return 0;
-    return r.out.split('\n').filter(Boolean).reduce((sum, l) => sum + JSON.parse(l).next_offset, 0);
-  };
-  const live = [];
-  const all = [];
-  let launched = 0;
-  const workerOf = (i) => waitFor(`a worker of ${i.p.name}`, () => jobRecords(i.p.home)[0]?.worker_pid);
-  const launch = async () => {
-    const p = sandbox(dir, `i${launched++}`);
-    const i = { p, run: runJob(p, { CHK: p.chk }, { sql: job }) };
-    live.push(i);
-    all.push(i);
-    await workerOf(i);
-    return i;
-  };
-  const remove = (i) => live.splice(live.indexOf(i), 1);
+  const committed = () => committedRecords(table('positions'));
+  const fleet = instanceFleet(dir, job, SESSION_MS);
+  const { live, launch } = fleet;
   const actions = {
-    add: async () => launch(),
-    kill: async (i) => {
-      const worker = jobRecords(i.p.home)[0]?.worker_pid;
-      i.run.child.kill('SIGKILL');
-      if (worker) try { process.kill(worker, 'SIGKILL'); } catch { /* gone with its coordinator */ }
-      remove(i);
-      await i.run.exited;
-    },
-    cancel: async (i) => {
-      const r = floe(['cancel', jobRecords(i.p.home)[0].job_id], { FLOE_HOME: i.p.home });
-      assert.equal(r.code, 0, r.err);
-      remove(i);
-      await i.run.exited;
-    },
-    worker: async (i) => process.kill(await workerOf(i), 'SIGKILL'),
-    freeze: async (i) => {
-      const worker = await workerOf(i);
-      process.kill(worker, 'SIGSTOP');
-      await sleep(SESSION_MS + 3000);  // the group moves its partitions on
-      process.kill(worker, 'SIGCONT');
-    },
+    ...fleet.actions,
     catalog: async () => {
       server.child.kill('SIGKILL');
       await server.exited;
@@ -149,16 +113,14 @@ async function churn(t, name, { upsert }) {
       last = table('verify', ...expected);
       if (last.code === 0 && /result: OK/.test(last.out)) break;
     }
-    assert.equal(last.code, 0, `seed ${SEED}: ${schedule.join('; ')}\n${last.out}\n${last.err}\n` +
-                 all.map(({ p, run }) => `--- ${p.name}\n${run.err.slice(-3000)}`).join('\n'));
+    assert.equal(last.code, 0, `seed ${SEED}: ${schedule.join('; ')}\n${last.out}\n${last.err}\n${fleet.logs()}`);
     t.diagnostic(last.out);
     const jobs = new Set(table('snapshots').out.split('\n').filter(Boolean)
       .map((l) => JSON.parse(l).summary['floe.job-id']));
-    t.diagnostic(`${launched} instances launched, ${jobs.size} committed`);
+    t.diagnostic(`${fleet.all.length} instances launched, ${jobs.size} committed`);
     assert.ok(jobs.size >= 2, `commits by ${jobs.size} instance(s)`);
   } finally {
-    for (const { run } of live) run.child.kill('SIGTERM');
-    for (const { run } of live) await run.exited;
+    await fleet.stop();
   }
 }
 

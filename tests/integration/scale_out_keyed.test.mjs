@@ -19,8 +19,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { mulberry32 } from '../../bench/prng.mjs';
-import { checkpointSets, floe, jobRecords, produce, runJob, sandbox, sleep, startCluster, stopClusters,
-         tempRoot, waitFor, writeJsonl } from './harness.mjs';
+import { checkpointSets, committedRecords, floe, instanceFleet, produce, sleep, startCluster, stopClusters, tempRoot, waitFor,
+         writeJsonl } from './harness.mjs';
 
 const ROOT = tempRoot('floe-scale-out-keyed-');
 const WAVES = Number(process.env.FLOE_SCALE_OUT_WAVES || 8);
@@ -90,11 +90,7 @@ test('the course tile under churn: every window of every course once, with its c
   const sql = path.join(dir, 'tiles.sql');
   fs.writeFileSync(sql, job({ bootstrap: cluster.bootstrap, group: 'tiles', catalog, wh }));
   const table = (cmd, ...args) => floe(['table', cmd, 'demo.tiles', '--catalog', catalog, '--warehouse', wh, ...args]);
-  const committed = () => {
-    const r = table('positions');
-    if (r.code !== 0) return 0;
-    return r.out.split('\n').filter(Boolean).reduce((sum, l) => sum + JSON.parse(l).next_offset, 0);
-  };
+  const committed = () => committedRecords(table('positions'));
   const tiles = () => {
     const r = table('scan');
     if (r.code !== 0) return [];
@@ -103,49 +99,12 @@ test('the course tile under churn: every window of every course once, with its c
       return `${row.course} ${new Date(Date.parse(String(row.window_start).replace(' ', 'T') + 'Z')).toISOString()} ${row.n}`;
     }).sort();
   };
-  const live = [];
-  const all = [];
-  let launched = 0;
-  const workerOf = (i) => waitFor(`a worker of ${i.p.name}`, () => jobRecords(i.p.home)[0]?.worker_pid);
-  const launch = async () => {
-    const p = sandbox(dir, `i${launched++}`);
-    const i = { p, run: runJob(p, { CHK: p.chk }, { sql }) };
-    live.push(i);
-    all.push(i);
-    await workerOf(i);
-    return i;
-  };
-  const remove = (i) => live.splice(live.indexOf(i), 1);
-  const actions = {
-    add: async () => launch(),
-    kill: async (i) => {
-      const worker = jobRecords(i.p.home)[0]?.worker_pid;
-      i.run.child.kill('SIGKILL');
-      if (worker) try { process.kill(worker, 'SIGKILL'); } catch { /* gone with its coordinator */ }
-      remove(i);
-      await i.run.exited;
-    },
-    cancel: async (i) => {
-      const r = floe(['cancel', jobRecords(i.p.home)[0].job_id], { FLOE_HOME: i.p.home });
-      assert.equal(r.code, 0, r.err);
-      remove(i);
-      await i.run.exited;
-    },
-    worker: async (i) => process.kill(await workerOf(i), 'SIGKILL'),
-    // A zombie: frozen past its session while the others take its partitions (and their state),
-    // then resumed; its commit of them must be fenced, its state never named.
-    freeze: async (i) => {
-      const worker = await workerOf(i);
-      process.kill(worker, 'SIGSTOP');
-      await sleep(SESSION_MS + 3000);
-      process.kill(worker, 'SIGCONT');
-    },
-  };
+  const fleet = instanceFleet(dir, sql, SESSION_MS);
+  const { live, launch, actions } = fleet;
   const freezeAt = 1 + Math.floor(rand() * (WAVES - 1));
   const events = [];
   const schedule = [];
-  const dump = () => `seed ${SEED}: ${schedule.join('; ')}\n` +
-    all.map(({ p, run }) => `--- ${p.name}\n${run.err.slice(-3000)}`).join('\n');
+  const dump = () => `seed ${SEED}: ${schedule.join('; ')}\n${fleet.logs()}`;
   const committers = () => new Set(table('snapshots').out.split('\n').filter(Boolean)
     .map((l) => JSON.parse(l).summary['floe.job-id']));
   const send = (w) => {
@@ -189,9 +148,8 @@ test('the course tile under churn: every window of every course once, with its c
     const extra = got.filter((x, k) => !want.includes(x) || got.indexOf(x) !== k);
     assert.deepEqual({ missing: missing.slice(0, 20), extra: extra.slice(0, 20), rows: got.length },
                      { missing: [], extra: [], rows: want.length }, dump());
-    t.diagnostic(`${launched} instances launched, ${committers().size} committed`);
+    t.diagnostic(`${fleet.all.length} instances launched, ${committers().size} committed`);
   } finally {
-    for (const { run } of live) run.child.kill('SIGTERM');
-    for (const { run } of live) await run.exited;
+    await fleet.stop();
   }
 });
