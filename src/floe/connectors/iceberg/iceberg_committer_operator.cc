@@ -492,16 +492,25 @@ void IcebergCommitterOperator::ReportRetries(uint64_t id, int retries, const cha
           options_.table.ToString().c_str(), retries, what);
 }
 
-Status IcebergCommitterOperator::CommitClaims(uint64_t id, const Pending& pending) {
-  // The claims the sources held at the barrier, by split.
-  std::map<std::string, PartitionClaim> claims;
+struct IcebergCommitterOperator::ClaimCommit {
+  std::map<std::string, PartitionClaim> claims;  // the claims the sources held at the barrier
+  std::map<iceberg::SourcePartition, iceberg::PartitionCommit> parts;  // what lands of each
+  std::map<iceberg::SourcePartition, std::string> split_of;            // each part's claim
+  // Files of a generation the sources no longer held at the barrier (the partition was revoked,
+  // or fenced and read again): never committed, their rows are read again by the partition's
+  // holder from the table's position.
+  std::vector<const iceberg::DataFile*> dropped;
+};
+
+Result<IcebergCommitterOperator::ClaimCommit> IcebergCommitterOperator::PlanClaimCommit(
+    uint64_t id, const Pending& pending) const {
+  ClaimCommit c;
+  auto& [claims, parts, split_of, dropped] = c;
   for (const auto& [task, json] : pending.positions) {
     FLOE_ASSIGN_OR_RAISE(std::vector<PartitionClaim> held,
                          ClaimsFromJson(json, "source position of " + task));
-    for (PartitionClaim& c : held) claims.emplace(ClaimSplit(c), std::move(c));
+    for (PartitionClaim& claim : held) claims.emplace(ClaimSplit(claim), std::move(claim));
   }
-  std::map<iceberg::SourcePartition, iceberg::PartitionCommit> parts;
-  std::map<iceberg::SourcePartition, std::string> split_of;
   for (const auto& [split, claim] : claims) {
     if (fenced_splits_.count(split) > 0) continue;
     auto done = committed_claims_.find(claim.partition);
@@ -513,10 +522,6 @@ Status IcebergCommitterOperator::CommitClaims(uint64_t id, const Pending& pendin
     parts[claim.partition].range = range;
     split_of[claim.partition] = split;
   }
-  // Files of a generation the sources no longer held at the barrier (the partition was revoked,
-  // or fenced and read again) are never committed: their rows are read again by the partition's
-  // holder from the table's position.
-  std::vector<const iceberg::DataFile*> dropped;
   auto place = [&](const std::vector<iceberg::DataFile>& files,
                    const std::vector<std::string>& splits, bool deletes) {
     for (size_t i = 0; i < files.size(); ++i) {
@@ -538,9 +543,16 @@ Status IcebergCommitterOperator::CommitClaims(uint64_t id, const Pending& pendin
     for (auto& [p, part] : parts) part.state = state;
   }
   std::erase_if(parts, [](const auto& kv) {
-    const iceberg::PartitionCommit& c = kv.second;
-    return c.data_files.empty() && c.delete_files.empty() && c.range.from == c.range.next;
+    const iceberg::PartitionCommit& part = kv.second;
+    return part.data_files.empty() && part.delete_files.empty() &&
+           part.range.from == part.range.next;
   });
+  return c;
+}
+
+Status IcebergCommitterOperator::CommitClaims(uint64_t id, const Pending& pending) {
+  FLOE_ASSIGN_OR_RAISE(ClaimCommit planned, PlanClaimCommit(id, pending));
+  auto& [claims, parts, split_of, dropped] = planned;
   iceberg::PartitionCommitResult result;
   if (!parts.empty()) {
     FLOE_RETURN_NOT_OK(CheckStagedFilesPresent(id, pending));

@@ -129,6 +129,9 @@ class IcebergCommitterOperator final : public runtime::Operator {
   Status CommitOne(uint64_t id, const Pending& pending);
   // CommitOne with partition_positions.
   Status CommitClaims(uint64_t id, const Pending& pending);
+  // What a CommitClaims of checkpoint `id` holds (defined in the .cc).
+  struct ClaimCommit;
+  Result<ClaimCommit> PlanClaimCommit(uint64_t id, const Pending& pending) const;
   // A keyed scaled-out job (IcebergCommitterOptions::scale_out names a keyed task).
   bool keyed() const { return options_.scale_out && !options_.scale_out->keyed_task.empty(); }
   // This job's checkpoints whose keyed state `metadata` names for this sink's partitions.
