@@ -35,6 +35,9 @@ std::string_view JobStateName(JobState state) {
 
 namespace {
 
+// A task's synchronous checkpoint part above this is logged with its parts (info).
+constexpr int64_t kSlowSyncMicros = 100'000;
+
 struct OutputTarget {
   InputGate* gate = nullptr;
   size_t channel = 0;
@@ -408,11 +411,20 @@ class OperatorRunner {
       ack.state = state.Finish();
       ack.end_of_input = all_ended_;
       ack.alignment_micros = alignment;
+      const int64_t operator_micros = SteadyMicros() - sync_start;
       if (t_.keyed) {
         FLOE_ASSIGN_OR_RAISE(std::unique_ptr<KeyedStateSnapshot> view, t_.keyed->TakeSnapshot());
         ack.keyed = std::move(view);
       }
       ack.sync_micros = SteadyMicros() - sync_start;
+      if (ack.sync_micros > kSlowSyncMicros) {
+        // The stream waits for this; the checkpoint's sync figure is the slowest task's.
+        LogInfo(
+            "task %s: the synchronous part of checkpoint %s took %.1f ms (the operator's "
+            "OnBarrier %.1f ms, the keyed state's view %.1f ms)",
+            t_.name.c_str(), b.id.ToString().c_str(), ack.sync_micros / 1000.0,
+            operator_micros / 1000.0, (ack.sync_micros - operator_micros) / 1000.0);
+      }
       last_snapshot_ = b.id.value;
       impl_.Ack(std::move(ack));
       FLOE_RETURN_NOT_OK(out_.Broadcast(b));

@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "floe/common/log.h"
 #include "floe/runtime/keyed_state.h"
 #include "floe/runtime/partitioner.h"
 #include "floe/runtime/test_util.h"
@@ -743,6 +744,51 @@ TEST(LocalExecutor, BarriersGetThroughWhileAnOperatorWorksInSlices) {
   // work is done.
   EXPECT_EQ(end_of_input[1], (std::vector<bool>{true, false}));
   EXPECT_EQ(end_of_input[2], (std::vector<bool>{true, true}));
+}
+
+// A task whose synchronous checkpoint part is slow says so, with its parts: the checkpoint's
+// figure is only the slowest task's, this names it.
+class SlowBarrier final : public Operator {
+ public:
+  Status ProcessBatch(const RecordBatch&, int, Collector&) override { return Status::OK(); }
+  Status OnBarrier(CheckpointId, StateWriter&, Collector&) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    return Status::OK();
+  }
+};
+
+class EndsAtOnce final : public SourceOperator {
+ public:
+  Result<SourceStatus> Poll(Collector&) override { return SourceStatus::kEnd; }
+};
+
+TEST(LocalExecutor, ASlowSynchronousPartIsLoggedWithItsTask) {
+  std::mutex mu;
+  std::string logged;
+  SetLogSinkForTesting([&](LogLevel, std::string_view line) {
+    std::lock_guard lock(mu);
+    logged.append(line).append("\n");
+  });
+  JobGraph g;
+  VertexId src = g.AddSource("src", 1, [](const TaskInfo&) { return testing::Src<EndsAtOnce>(); });
+  VertexId op =
+      g.AddOperator("slow", 1, [](const TaskInfo&) { return testing::Op<SlowBarrier>(); });
+  g.Connect(src, op, Partitioning::Forward());
+  std::atomic<int> acks{0};
+  ExecutorOptions opts;
+  opts.on_ack = [&](TaskAck) { ++acks; };
+  auto ex = LocalExecutor::Make(g, std::move(opts)).ValueOrDie();
+  ASSERT_TRUE(ex->Start().ok());
+  ASSERT_TRUE(ex->TriggerCheckpoint(CheckpointId(1)).ok());
+  while (acks.load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(ex->NotifyCheckpointComplete(CheckpointId(1), /*final=*/true).ok());
+  ASSERT_TRUE(ex->Wait().ok());
+  SetLogSinkForTesting({});
+  EXPECT_NE(logged.find("task slow/0: the synchronous part of checkpoint 1 took 1"),
+            std::string::npos)
+      << logged;
+  EXPECT_NE(logged.find("(the operator's OnBarrier 1"), std::string::npos) << logged;
+  EXPECT_EQ(logged.find("task src/0"), std::string::npos) << logged;
 }
 
 // A source that declares itself idle (no partition, or nothing for the idle timeout) does not
