@@ -7,7 +7,8 @@
 // worker frozen past its session and resumed (a zombie). Each partition's
 // open windows move with it: the table names their state beside the partition's position, and
 // the next holder restores it. At the end every window of every course is in the table once,
-// with the count this test computes from the events it produced.
+// with the count this test computes from the events it produced. The same churn with a GROUP BY
+// course COUNT(*) into an upsert table: every course at its count.
 //
 // Why no row is late here: waves wait until the table holds the previous ones, every wave
 // spans 20 s of event time over every course, and the watermark delay is 60 s. So the rows a
@@ -60,7 +61,9 @@ function expectedTiles(events) {
   return [...counts].map(([k, n]) => `${k} ${n}`).sort();
 }
 
-const job = ({ bootstrap, group, catalog, wh }) => `-- the course tile, scaled out by Kafka partition
+// The tile (TUMBLE 10 s, COUNT per course, append) or, `counts`, a GROUP BY course COUNT(*)
+// into an upsert table (its changelog: -U/+U per change).
+const job = ({ bootstrap, group, catalog, wh, counts }) => `-- scaled out by Kafka partition
 ${checkpointSets('500 ms')}
 SET 'restart-strategy.fixed-delay.attempts' = '100';
 SET 'floe.scale-out' = 'kafka-group';
@@ -71,16 +74,27 @@ CREATE TABLE events (seq BIGINT NOT NULL, course STRING NOT NULL, ts TIMESTAMP(3
         'properties.heartbeat.interval.ms' = '300', 'properties.session.timeout.ms' = '${SESSION_MS}',
         'scan.startup.mode' = 'earliest-offset', 'scan.watermark.idle-timeout' = '2 s',
         'floe.partition-key' = 'course');
-CREATE TABLE tiles (course STRING NOT NULL, window_start TIMESTAMP(3) NOT NULL, n BIGINT NOT NULL)
+${counts ? `CREATE TABLE tiles (course STRING NOT NULL, n BIGINT NOT NULL, PRIMARY KEY (course) NOT ENFORCED)
+  WITH ('connector' = 'iceberg', 'catalog-type' = 'jdbc', 'uri' = '${catalog}', 'warehouse' = '${wh}',
+        'catalog-database' = 'demo', 'catalog-table' = 'tiles', 'write.upsert.enabled' = 'true');
+INSERT INTO tiles SELECT course, COUNT(*) FROM events GROUP BY course;`
+  : `CREATE TABLE tiles (course STRING NOT NULL, window_start TIMESTAMP(3) NOT NULL, n BIGINT NOT NULL)
   WITH ('connector' = 'iceberg', 'catalog-type' = 'jdbc', 'uri' = '${catalog}', 'warehouse' = '${wh}',
         'catalog-database' = 'demo', 'catalog-table' = 'tiles');
 INSERT INTO tiles
   SELECT course, window_start, COUNT(*)
   FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND))
-  GROUP BY course, window_start, window_end;
+  GROUP BY course, window_start, window_end;`}
 `;
 
-test('the course tile under churn: every window of every course once, with its count', async (t) => {
+// "<course> <count>" per course of `events`, sorted.
+function expectedCounts(events) {
+  const counts = new Map();
+  for (const e of events) counts.set(e.course, (counts.get(e.course) || 0) + 1);
+  return [...counts].map(([c, n]) => `${c} ${n}`).sort();
+}
+
+async function churn(t, { counts }) {
   const rand = mulberry32(SEED);
   const pick = (xs) => xs[Math.floor(rand() * xs.length)];
   const dir = fs.mkdtempSync(path.join(ROOT, 'tiles-'));
@@ -88,7 +102,7 @@ test('the course tile under churn: every window of every course once, with its c
   const wh = path.join(dir, 'wh');
   const catalog = `jdbc:sqlite:${path.join(dir, 'catalog.db')}`;
   const sql = path.join(dir, 'tiles.sql');
-  fs.writeFileSync(sql, job({ bootstrap: cluster.bootstrap, group: 'tiles', catalog, wh }));
+  fs.writeFileSync(sql, job({ bootstrap: cluster.bootstrap, group: 'tiles', catalog, wh, counts }));
   const table = (cmd, ...args) => floe(['table', cmd, 'demo.tiles', '--catalog', catalog, '--warehouse', wh, ...args]);
   const committed = () => committedRecords(table('positions'));
   const tiles = () => {
@@ -96,6 +110,7 @@ test('the course tile under churn: every window of every course once, with its c
     if (r.code !== 0) return [];
     return r.out.split('\n').filter(Boolean).map((l) => {
       const row = JSON.parse(l);
+      if (counts) return `${row.course} ${row.n}`;
       return `${row.course} ${new Date(Date.parse(String(row.window_start).replace(' ', 'T') + 'Z')).toISOString()} ${row.n}`;
     }).sort();
   };
@@ -134,13 +149,15 @@ test('the course tile under churn: every window of every course once, with its c
     }
     if (live.length === 0) await launch();
     await waitFor('the table to hold every wave', () => committed() >= events.length, 300_000, 500);
-    produce(cluster.bootstrap, 'events', writeJsonl(path.join(dir, 'flush.jsonl'), flush()), ['--partition-by', 'course']);
-    const want = expectedTiles(events);
+    if (!counts) {
+      produce(cluster.bootstrap, 'events', writeJsonl(path.join(dir, 'flush.jsonl'), flush()), ['--partition-by', 'course']);
+    }
+    const want = counts ? expectedCounts(events) : expectedTiles(events);
     t.diagnostic(`seed ${SEED}, ${events.length} events in ${WAVES} waves, ${want.length} windows; ${schedule.join('; ')}`);
     let got = [];
     for (const deadline = Date.now() + 120_000; Date.now() < deadline; await sleep(1000)) {
       got = tiles();
-      if (got.length >= want.length) break;
+      if (counts ? got.join() === want.join() : got.length >= want.length) break;
     }
     await sleep(3000);  // anything fired twice would land by now
     got = tiles();
@@ -152,4 +169,8 @@ test('the course tile under churn: every window of every course once, with its c
   } finally {
     await fleet.stop();
   }
-});
+}
+
+test('the course tile under churn: every window of every course once, with its count',
+     (t) => churn(t, { counts: false }));
+test('a GROUP BY into an upsert table under churn: every course at its count', (t) => churn(t, { counts: true }));

@@ -842,17 +842,12 @@ std::vector<std::string> SplitList(const std::string& text) {
   return out;
 }
 
-// A window aggregate scaled out by Kafka partition (docs/architecture.md, "Keyed jobs"): every
-// key's state must belong to one partition, so the source table declares the columns its
-// producer partitions by, and the window's GROUP BY holds each of them as read.
+// A window or GROUP BY aggregate scaled out by Kafka partition (docs/architecture.md, "Keyed
+// jobs"): every key's state must belong to one partition, so the source table declares the
+// columns its producer partitions by, and the GROUP BY holds each of them as read.
 Status CheckKeyedScaleOut(const Insert& insert, const CreateTable& source, const PlannedJob& job,
                           const AggregatePlan& plan) {
   const std::string why = "a keyed job with 'floe.scale-out' = 'kafka-group' ";
-  if (!plan.window) {
-    return Status::NotImplemented(At(insert.pos) + "not implemented yet: " + why +
-                                  "runs window aggregates; a GROUP BY without a window writes a "
-                                  "changelog, which a scaled-out commit cannot yet merge");
-  }
   const std::string declared = TableOption(source, kPartitionKeyOption);
   if (declared.empty()) {
     return Status::InvalidArgument(
@@ -920,19 +915,7 @@ Status CheckScaleOut(const Script& script, const PlannedJob& job,
                                    "an INSERT from a Kafka table into an Iceberg table, not '" +
                                    connector(source) + "' into '" + connector(sink) + "'");
   }
-  if (keyed) {
-    FLOE_RETURN_NOT_OK(CheckKeyedScaleOut(insert, *source, job, *keyed));
-    if (!sink->primary_key.empty()) {
-      return Status::NotImplemented(
-          At(insert.pos) +
-          "not implemented yet: a keyed job with 'floe.scale-out' = "
-          "'kafka-group' writing an upsert table ('" +
-          sink->name +
-          "' has a PRIMARY KEY): its "
-          "commits join pending checkpoints into one snapshot, which equality deletes cannot "
-          "span");
-    }
-  }
+  if (keyed) FLOE_RETURN_NOT_OK(CheckKeyedScaleOut(insert, *source, job, *keyed));
   for (const runtime::Vertex& v : job.graph.vertices()) {
     if (v.parallelism != 1) {
       return Status::InvalidArgument(

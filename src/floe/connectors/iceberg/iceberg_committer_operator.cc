@@ -305,8 +305,16 @@ Status IcebergCommitterOperator::CommitUpTo(uint64_t id) {
   FLOE_RETURN_NOT_OK(ClaimOnLease(NowMillis()));
   if (keyed()) {
     // The state the commit names is checkpoint `id`'s, so the rows and positions must be its
-    // too: earlier pending checkpoints (aborted ones, say) join its one snapshot. Keyed
-    // scaled-out jobs write append tables only, where that is the same rows.
+    // too: earlier pending checkpoints (aborted ones, say) join its one snapshot.
+    if (options_.upsert && pending_.begin()->first < id) {
+      return Status::Conflict(
+          "iceberg sink " + options_.sink_id + ": checkpoint " +
+          std::to_string(pending_.begin()->first) + " is still pending when checkpoint " +
+          std::to_string(id) +
+          " completes; an upsert table takes one snapshot per checkpoint, "
+          "and a scaled-out keyed job's state is named per commit: this instance restarts and "
+          "reads its partitions again from the table");
+    }
     Pending merged;
     for (auto it = pending_.begin(); it != pending_.end() && it->first <= id;) {
       Pending& p = it->second;

@@ -65,8 +65,11 @@ struct IcebergCommitterOptions {
   // also names, per partition, the keyed task's state file of the checkpoint it commits
   // (iceberg::PartitionCommit::state), so the partition's next holder restores what this
   // reading produced; the checkpoints the table names stay pinned against retention. The
-  // pending checkpoints up to a completed one commit as one snapshot with its state.
+  // pending checkpoints up to a completed one commit as one snapshot with its state; an upsert
+  // table's cannot (equality deletes retire only older snapshots' rows), so there an earlier
+  // pending checkpoint fails the task and the instance reads its partitions again.
   std::shared_ptr<const ScaleOut> scale_out;
+  bool upsert = false;  // the table is written in upsert mode (equality deletes)
   // Test hook: runs at the end of OnCheckpointComplete(id).
   std::function<void(runtime::CheckpointId)> on_checkpoint_handled;
 };

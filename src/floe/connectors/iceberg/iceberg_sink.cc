@@ -406,6 +406,7 @@ Status AddIcebergSinkWithHooks(runtime::JobGraph& graph, runtime::VertexId input
   committer.lease = writer.lease;
   committer.partition_positions = context.scale_out != nullptr;
   committer.scale_out = context.scale_out;  // names a keyed task once the plan has one
+  committer.upsert = o.upsert;
   runtime::VertexId commit = graph.AddOperator(
       CommitterVertexName(spec), 1,
       [committer](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
