@@ -193,13 +193,14 @@ export function committedRecords(positions) {
 // whole (coordinator and worker), `cancel` one (`floe cancel`: it leaves the group at once),
 // SIGKILL its `worker` (its coordinator restarts it), or `freeze` its worker past the session
 // timeout `sessionMs` and resume it (a zombie). `live`: those running; `all`: every one launched.
-export function instanceFleet(dir, sql, sessionMs) {
+// `chk`: one checkpoint location they all share (each job under its own id), for ${CHK}.
+export function instanceFleet(dir, sql, sessionMs, { chk } = {}) {
   const fleet = { live: [], all: [] };
   const workerOf = (i) => waitFor(`a worker of ${i.p.name}`, () => jobRecords(i.p.home)[0]?.worker_pid);
   const remove = (i) => fleet.live.splice(fleet.live.indexOf(i), 1);
   fleet.launch = async () => {
     const p = sandbox(dir, `i${fleet.all.length}`);
-    const i = { p, run: runJob(p, { CHK: p.chk }, { sql }) };
+    const i = { p, run: runJob(p, { CHK: chk ?? p.chk }, { sql }) };
     fleet.live.push(i);
     fleet.all.push(i);
     await workerOf(i);

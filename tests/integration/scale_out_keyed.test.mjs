@@ -8,7 +8,8 @@
 // open windows move with it: the table names their state beside the partition's position, and
 // the next holder restores it. At the end every window of every course is in the table once,
 // with the count this test computes from the events it produced. The same churn with a GROUP BY
-// course COUNT(*) into an upsert table: every course at its count.
+// course COUNT(*) into an upsert table, the checkpoints of every instance on S3 when an S3 server
+// is given (FLOE_TEST_S3_DIR, as CTest's fixture runs it): every course at its count.
 //
 // Why no row is late here: waves wait until the table holds the previous ones, every wave
 // spans 20 s of event time over every course, and the watermark delay is 60 s. So the rows a
@@ -34,6 +35,10 @@ const SESSION_MS = 6000;
 const WINDOW_MS = 10_000;
 const WAVE_MS = 20_000;  // event time one wave spans
 const BASE = Date.parse('2026-01-01T00:00:00Z');
+// With an S3 server (CTest's fixture `s3rver`), the GROUP BY test keeps every instance's
+// checkpoints under one s3:// prefix: the next holder reads a partition's state from there.
+const S3_DIR = process.env.FLOE_TEST_S3_DIR;
+const S3_ENDPOINT = S3_DIR ? fs.readFileSync(path.join(S3_DIR, 'endpoint'), 'utf8').trim() : '';
 after(stopClusters);
 
 const stamp = (ms) => new Date(ms).toISOString().replace('Z', '');
@@ -63,8 +68,12 @@ function expectedTiles(events) {
 
 // The tile (TUMBLE 10 s, COUNT per course, append) or, `counts`, a GROUP BY course COUNT(*)
 // into an upsert table (its changelog: -U/+U per change).
-const job = ({ bootstrap, group, catalog, wh, counts }) => `-- scaled out by Kafka partition
-${checkpointSets('500 ms')}
+const job = ({ bootstrap, group, catalog, wh, counts, s3 }) => `-- scaled out by Kafka partition
+${checkpointSets('500 ms')}${s3 ? `
+SET 's3.endpoint' = '${S3_ENDPOINT}';
+SET 's3.path.style.access' = 'true';
+SET 's3.access-key' = 'S3RVER';
+SET 's3.secret-key' = 'S3RVER';` : ''}
 SET 'restart-strategy.fixed-delay.attempts' = '100';
 SET 'floe.scale-out' = 'kafka-group';
 CREATE TABLE events (seq BIGINT NOT NULL, course STRING NOT NULL, ts TIMESTAMP(3),
@@ -94,7 +103,7 @@ function expectedCounts(events) {
   return [...counts].map(([c, n]) => `${c} ${n}`).sort();
 }
 
-async function churn(t, { counts }) {
+async function churn(t, { counts, s3 = false }) {
   const rand = mulberry32(SEED);
   const pick = (xs) => xs[Math.floor(rand() * xs.length)];
   const dir = fs.mkdtempSync(path.join(ROOT, 'tiles-'));
@@ -102,7 +111,7 @@ async function churn(t, { counts }) {
   const wh = path.join(dir, 'wh');
   const catalog = `jdbc:sqlite:${path.join(dir, 'catalog.db')}`;
   const sql = path.join(dir, 'tiles.sql');
-  fs.writeFileSync(sql, job({ bootstrap: cluster.bootstrap, group: 'tiles', catalog, wh, counts }));
+  fs.writeFileSync(sql, job({ bootstrap: cluster.bootstrap, group: 'tiles', catalog, wh, counts, s3 }));
   const table = (cmd, ...args) => floe(['table', cmd, 'demo.tiles', '--catalog', catalog, '--warehouse', wh, ...args]);
   const committed = () => committedRecords(table('positions'));
   const tiles = () => {
@@ -114,7 +123,8 @@ async function churn(t, { counts }) {
       return `${row.course} ${new Date(Date.parse(String(row.window_start).replace(' ', 'T') + 'Z')).toISOString()} ${row.n}`;
     }).sort();
   };
-  const fleet = instanceFleet(dir, sql, SESSION_MS);
+  const chk = s3 ? `s3://floe-test/keyed-${path.basename(dir)}` : undefined;
+  const fleet = instanceFleet(dir, sql, SESSION_MS, { chk });
   const { live, launch, actions } = fleet;
   const freezeAt = 1 + Math.floor(rand() * (WAVES - 1));
   const events = [];
@@ -153,7 +163,8 @@ async function churn(t, { counts }) {
       produce(cluster.bootstrap, 'events', writeJsonl(path.join(dir, 'flush.jsonl'), flush()), ['--partition-by', 'course']);
     }
     const want = counts ? expectedCounts(events) : expectedTiles(events);
-    t.diagnostic(`seed ${SEED}, ${events.length} events in ${WAVES} waves, ${want.length} windows; ${schedule.join('; ')}`);
+    t.diagnostic(`seed ${SEED}, ${events.length} events in ${WAVES} waves, ${want.length} windows, checkpoints ` +
+                 `${chk ?? 'on local disk'}; ${schedule.join('; ')}`);
     let got = [];
     for (const deadline = Date.now() + 120_000; Date.now() < deadline; await sleep(1000)) {
       got = tiles();
@@ -173,4 +184,4 @@ async function churn(t, { counts }) {
 
 test('the course tile under churn: every window of every course once, with its count',
      (t) => churn(t, { counts: false }));
-test('a GROUP BY into an upsert table under churn: every course at its count', (t) => churn(t, { counts: true }));
+test('a GROUP BY into an upsert table under churn: every course at its count', (t) => churn(t, { counts: true, s3: !!S3_DIR }));
