@@ -513,7 +513,12 @@ struct IcebergCommitterOperator::ClaimCommit {
 Result<IcebergCommitterOperator::ClaimCommit> IcebergCommitterOperator::PlanClaimCommit(
     uint64_t id, const Pending& pending) const {
   ClaimCommit c;
-  auto& [claims, parts, split_of, dropped] = c;
+  // Named references, not a structured binding: clang 14 (the thread-safety check) cannot
+  // capture one in the lambda below.
+  auto& claims = c.claims;
+  auto& parts = c.parts;
+  auto& split_of = c.split_of;
+  auto& dropped = c.dropped;
   for (const auto& [task, json] : pending.positions) {
     FLOE_ASSIGN_OR_RAISE(std::vector<PartitionClaim> held,
                          ClaimsFromJson(json, "source position of " + task));
@@ -560,7 +565,10 @@ Result<IcebergCommitterOperator::ClaimCommit> IcebergCommitterOperator::PlanClai
 
 Status IcebergCommitterOperator::CommitClaims(uint64_t id, const Pending& pending) {
   FLOE_ASSIGN_OR_RAISE(ClaimCommit planned, PlanClaimCommit(id, pending));
-  auto& [claims, parts, split_of, dropped] = planned;
+  auto& claims = planned.claims;
+  auto& parts = planned.parts;
+  auto& split_of = planned.split_of;
+  auto& dropped = planned.dropped;
   iceberg::PartitionCommitResult result;
   if (!parts.empty()) {
     FLOE_RETURN_NOT_OK(CheckStagedFilesPresent(id, pending));
