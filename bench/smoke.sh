@@ -56,10 +56,11 @@ case "$which" in
     ;;
   windows)
     # throughput: 20,000 events, 100 and 2,000 keys, both windows, once; latency: 5 s of feed, 2 s
-    # windows, 500 ms checkpoints; checkpoint: 2,000 keys in 300,000 events, 20 ms checkpoints, 2 idle
+    # windows, 500 ms checkpoints; checkpoint: 2,000 keys in 1,000,000 events (several checkpoints
+    # fall while the file is read), 20 ms checkpoints, 2 idle
     OUT="$dir/scratch" RESULT="$result" bash "$here/windows.sh" --events "$rows" --keys 100,2000 --reps 1 --disorder 5 \
       --interval '1 s' --latency-seconds 5 --latency-window 2 --latency-delay 1 --latency-disorder-ms 500 \
-      --latency-interval '500 ms' --checkpoint-keys 2000 --checkpoint-events 300000 --checkpoint-interval '20 ms' \
+      --latency-interval '500 ms' --checkpoint-keys 2000 --checkpoint-events 1000000 --checkpoint-interval '20 ms' \
       --checkpoint-idle 2
     ;;
   compaction-amplification)
@@ -70,8 +71,10 @@ case "$which" in
     ;;
   state)
     # 2,000 keys on every backend (one floe refuses is recorded as not available), 100 ms
-    # checkpoints, 2 idle and 2 churn intervals, restore; not niced, so a busy machine cannot starve it
-    OUT="$dir/scratch" RESULT="$result" bash "$here/state.sh" --keys 2000 --interval '100 ms' --idle 2 --churn 2 --nice none
+    # checkpoints, 2 idle and 2 churn intervals, restore; not niced, so a busy machine cannot starve it.
+    # The load part reads 120,000 events: long enough for the 200 ms RSS sampling to see its worker.
+    OUT="$dir/scratch" RESULT="$result" bash "$here/state.sh" --keys 2000 --load-factor 60 --interval '100 ms' \
+      --idle 2 --churn 2 --nice none
     ;;
   scale-out)
     # 1 and 2 instances, 4 partitions, 500 records/s, a 3 s window, 20,000 records waiting, kill and cancel

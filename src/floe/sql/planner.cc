@@ -904,12 +904,7 @@ Status CheckScaleOut(const Script& script, const PlannedJob& job,
   const Insert& insert = script.inserts[0];
   const CreateTable* source = script.FindTable(insert.source);
   const CreateTable* sink = script.FindTable(insert.sink);
-  auto connector = [](const CreateTable* t) {
-    for (const auto& [key, value] : t->options) {
-      if (key == "connector") return value;
-    }
-    return std::string();
-  };
+  auto connector = [](const CreateTable* t) { return TableOption(*t, "connector"); };
   if (connector(source) != "kafka" || connector(sink) != "iceberg") {
     return Status::InvalidArgument(At(insert.pos) + why +
                                    "an INSERT from a Kafka table into an Iceberg table, not '" +

@@ -22,14 +22,22 @@
 namespace floe::connectors {
 namespace {
 
-const std::vector<std::string> kKafkaSourceOptions = {
-    "topic", "format", "value.format", "scan.startup.mode", "scan.startup.specific-offsets",
-    "scan.startup.timestamp-millis", "scan.bounded.mode", "scan.parallelism",
-    "json.ignore-parse-errors", "json.timestamp-format.standard", "debezium-json.schema-include",
-    "debezium-json.ignore-parse-errors", "debezium-json.timestamp-format.standard",
-    "scan.watermark.idle-timeout",
-    // checked by the planner (keyed scale-out)
-    "floe.partition-key"};
+// 'floe.partition-key' is the planner's to check (a keyed job scaled out by Kafka partition).
+const std::vector<std::string> kKafkaSourceOptions = {"topic",
+                                                      "format",
+                                                      "value.format",
+                                                      "scan.startup.mode",
+                                                      "scan.startup.specific-offsets",
+                                                      "scan.startup.timestamp-millis",
+                                                      "scan.bounded.mode",
+                                                      "scan.parallelism",
+                                                      "json.ignore-parse-errors",
+                                                      "json.timestamp-format.standard",
+                                                      "debezium-json.schema-include",
+                                                      "debezium-json.ignore-parse-errors",
+                                                      "debezium-json.timestamp-format.standard",
+                                                      "scan.watermark.idle-timeout",
+                                                      "floe.partition-key"};
 
 // State blob versions: 1 = one topic, parallelism 1 (read only); 2 = topic list and the
 // parallelism that wrote it (connectors/README.md).
