@@ -605,6 +605,7 @@ Status LocalExecutor::Impl::RestoreTask(ExecutorTask& t) {
           "not keyed in this job");
     }
     if (parts->key_groups.end <= mine.start || parts->key_groups.start >= mine.end) continue;
+    if (t.keyed_options->from_claims) continue;  // its claims bring each group
     StateReader reader(parts->keyed_state);
     FLOE_RETURN_NOT_OK(t.keyed->Restore(reader));
   }

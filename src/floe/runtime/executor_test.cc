@@ -10,6 +10,7 @@
 #include "floe/common/log.h"
 #include "floe/runtime/keyed_state.h"
 #include "floe/runtime/partitioner.h"
+#include "floe/runtime/task_state.h"
 #include "floe/runtime/test_util.h"
 
 namespace floe::runtime {
@@ -178,6 +179,10 @@ class CountPerGroup final : public Operator {
     Log(c.split + (c.begins ? " begins" : " ends"));
     return Operator::OnClaimChange(c, out);
   }
+  Status Restore(StateReader&) override {
+    Log("restored " + std::to_string(keyed_->num_entries()) + " entries");
+    return Status::OK();
+  }
 
  private:
   void Log(std::string line) {
@@ -264,6 +269,55 @@ TEST(LocalExecutor, AClaimChangeMovesItsKeyGroupBeforeTheOperatorSeesItsRows) {
   ASSERT_TRUE(ex->Start().ok());
   Status st = ex->Wait();
   EXPECT_NE(st.message().find("claim t/0/1 names state"), std::string::npos) << st.ToString();
+}
+
+// Scaled out by Kafka partition, an instance restarting from its own checkpoint takes none of its
+// keyed state from it: each group comes with its claim (a group it no longer holds must not
+// fire). Without KeyedStateOptions::from_claims the same checkpoint restores it.
+TEST(LocalExecutor, KeyedStateFromClaimsIsNotRestoredFromTheInstancesCheckpoint) {
+  KeyedStateOptions keyed;
+  keyed.key_groups = {0, 4};
+  keyed.max_parallelism = 4;
+  StateWriter file;
+  {
+    auto before = KeyedStateBackend::Make(keyed).ValueOrDie();
+    ValueState count = *before->GetValueState("count");
+    for (uint32_t group : {2u, 3u}) {
+      ASSERT_TRUE(before->SetCurrentKeyInGroup("k", group).ok());
+      ASSERT_TRUE(count.Update("7").ok());
+    }
+    BeginKeyedTaskState("operator's own", keyed.key_groups, file);
+    ASSERT_TRUE(before->Snapshot(file).ok());
+  }
+  CompletedCheckpoint restore;
+  restore.id = CheckpointId(5);
+  restore.task_states["count/0"] = file.Finish();
+  for (bool from_claims : {true, false}) {
+    ClaimLog log, sink_log;
+    JobGraph g;
+    g.set_max_parallelism(4);
+    VertexId src =
+        g.AddSource("src", 1, [](const TaskInfo&) { return testing::Src<ClaimingSource>(); });
+    VertexId count = g.AddOperator(
+        "count", 1, [&](const TaskInfo&) { return testing::Op<CountPerGroup>(&log); });
+    VertexId sink = g.AddOperator(
+        "sink", 1, [&](const TaskInfo&) { return testing::Op<ClaimRecorder>(&sink_log); });
+    keyed.from_claims = from_claims;
+    g.SetKeyedState(count, keyed);
+    g.Connect(src, count, Partitioning::Forward());
+    g.Connect(count, sink, Partitioning::Forward());
+    ExecutorOptions opts;
+    opts.final_checkpoint = false;
+    opts.restore = restore;
+    opts.read_claim_state = [](const std::string&) -> Result<std::string> {
+      return Status::NotFound("no state here");
+    };
+    auto ex = LocalExecutor::Make(g, opts).ValueOrDie();
+    ASSERT_TRUE(ex->Start().ok());
+    (void)ex->Wait();  // the first claim names state this test does not have
+    ASSERT_FALSE(log.seen.empty());
+    EXPECT_EQ(log.seen.front(), from_claims ? "restored 0 entries" : "restored 2 entries");
+  }
 }
 
 // ---- keyBy -------------------------------------------------------------------------------

@@ -93,6 +93,9 @@ struct KeyedStateOptions {
   uint64_t rocksdb_memory_bytes = uint64_t{64} << 20;
   double rocksdb_write_buffer_ratio = 0.5;    // `memory.write-buffer-ratio`
   double rocksdb_high_prio_pool_ratio = 0.1;  // `memory.high-prio-pool-ratio`
+  // A keyed job scaled out by Kafka partition: every key group comes with its claim
+  // (ClaimChange), so a restore from the instance's own checkpoint leaves the keyed state empty.
+  bool from_claims = false;
   // Names the working directory and the shared files (TaskInfo::name()).
   std::string task_name;
   // Wall-clock time for TTL and processing-time timers; null = SystemClock. Must be wall-clock

@@ -58,6 +58,7 @@ Result<runtime::VertexId> AddAggregate(runtime::JobGraph& graph, const std::stri
                                        uint32_t parallelism, const Spec& spec) {
   FLOE_RETURN_NOT_OK(Op::Make(spec).status());
   FLOE_ASSIGN_OR_RAISE(runtime::KeyedStateOptions state, Op::KeyedStateOptionsFor(spec));
+  state.from_claims = spec.split_column >= 0;  // scaled out by Kafka partition
   runtime::VertexId v = graph.AddOperator(
       name, parallelism,
       [spec](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {

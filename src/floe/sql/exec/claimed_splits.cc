@@ -16,12 +16,6 @@ Status ClaimedSplits::SetKey(runtime::KeyedStateBackend& state, std::string_view
   return state.SetCurrentKeyInGroup(key, group);
 }
 
-Status ClaimedSplits::ForgetRestored(runtime::KeyedStateBackend& state) {
-  const runtime::KeyGroupRange range = state.options().key_groups;
-  for (uint32_t g = range.start; g < range.end; ++g) FLOE_RETURN_NOT_OK(state.DropKeyGroup(g));
-  return Status::OK();
-}
-
 void ClaimedSplits::Apply(const runtime::ClaimChange& change) {
   last_split_.clear();
   auto held = splits_.find(change.key_group);

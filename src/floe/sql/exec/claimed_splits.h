@@ -33,10 +33,6 @@ class ClaimedSplits {
   Status SetKey(runtime::KeyedStateBackend& state, std::string_view key, const RecordBatch& batch,
                 size_t row, const std::vector<int>& key_columns);
   void Apply(const runtime::ClaimChange& change);
-  // Scaled out, an instance restarting from its own checkpoint keeps nothing of it: each
-  // partition's state comes with its claim (the table names it), and a group the instance no
-  // longer holds must not fire. Drops every key group the runtime restored.
-  Status ForgetRestored(runtime::KeyedStateBackend& state);
   // The key group of a row's split. Internal when no claim of it began (or it ended): the
   // source sends a claim change ahead of a claim's rows.
   Result<uint32_t> GroupOf(std::string_view split);
