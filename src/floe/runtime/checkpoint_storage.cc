@@ -551,8 +551,21 @@ bool CheckpointPins::Pinned(CheckpointId id) const {
   return !known_ || named_.count(id) > 0 || in_flight_.count(id) > 0;
 }
 
-std::string ClaimStatePointer(std::string_view checkpoint_dir, std::string_view task) {
-  return std::string(checkpoint_dir) + "#" + std::string(task);
+std::string ClaimStatePointer(std::string_view checkpoint_dir, CheckpointId id,
+                              std::string_view task) {
+  return io::JoinPath(checkpoint_dir, std::string(kChkPrefix) + id.ToString()) + "#" +
+         std::string(task);
+}
+
+std::optional<CheckpointId> ClaimStateCheckpointOf(std::string_view pointer,
+                                                   std::string_view checkpoint_dir) {
+  Result<std::string> dir = ClaimStateCheckpoint(pointer);
+  if (!dir.ok()) return std::nullopt;
+  const std::string mine = io::JoinPath(checkpoint_dir, "");
+  if (dir->size() <= mine.size() || dir->compare(0, mine.size(), mine) != 0) return std::nullopt;
+  std::optional<uint64_t> n = ParseChkName(std::string_view(*dir).substr(mine.size()));
+  if (!n) return std::nullopt;
+  return CheckpointId(*n);
 }
 
 Result<std::string> ClaimStateCheckpoint(std::string_view pointer) {

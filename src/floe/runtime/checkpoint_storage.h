@@ -125,10 +125,16 @@ class CheckpointPins {
 };
 
 // What a scaled-out keyed job's table names as a partition's state: one keyed task's state file
-// in a completed checkpoint, "<checkpoint dir>#<task name>".
-std::string ClaimStatePointer(std::string_view checkpoint_dir, std::string_view task);
+// in a completed checkpoint, "<checkpoint dir>/chk-<N>#<task name>" (`checkpoint_dir`: the
+// job's, as CheckpointStorage::Options::checkpoint_dir).
+std::string ClaimStatePointer(std::string_view checkpoint_dir, CheckpointId id,
+                              std::string_view task);
 // The checkpoint directory a pointer names; InvalidArgument for anything else.
 Result<std::string> ClaimStateCheckpoint(std::string_view pointer);
+// The checkpoint of the job whose directory is `checkpoint_dir` a pointer names; nullopt for
+// another job's (another instance's) or anything else.
+std::optional<CheckpointId> ClaimStateCheckpointOf(std::string_view pointer,
+                                                   std::string_view checkpoint_dir);
 // The keyed state (canonical layout) a pointer names, for ExecutorOptions::read_claim_state.
 // A checkpoint or task that is not there is NotFound naming the pointer; an incremental
 // checkpoint's state InvalidArgument (its files hold every key group).

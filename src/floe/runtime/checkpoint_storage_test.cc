@@ -270,8 +270,11 @@ TEST(CheckpointStorage, AClaimStatePointerReadsOneKeyedTasksState) {
       *CheckpointStorage::WriteTaskState(io::FileIO(), loc, "window/0", file.Finish()),
       *CheckpointStorage::WriteTaskState(io::FileIO(), loc, "sink/0", "plain")};
   ASSERT_TRUE(s->Finalize(loc, handles, 1).ok());
-  const std::string pointer = ClaimStatePointer(s->CheckpointDir(CheckpointId(9)), "window/0");
-  EXPECT_EQ(pointer, tmp.path() + "/chk-9#window/0");
+  const std::string pointer = ClaimStatePointer(tmp.path(), CheckpointId(9), "window/0");
+  EXPECT_EQ(pointer, s->CheckpointDir(CheckpointId(9)) + "#window/0");
+  EXPECT_EQ(ClaimStateCheckpointOf(pointer, tmp.path()), CheckpointId(9));
+  EXPECT_EQ(ClaimStateCheckpointOf(pointer, tmp.path() + "-other"), std::nullopt);
+  EXPECT_EQ(ClaimStateCheckpointOf(tmp.path() + "/chk-x#window/0", tmp.path()), std::nullopt);
   Result<std::string> keyed = ReadClaimState(io::FileIO(), pointer);
   ASSERT_TRUE(keyed.ok()) << keyed.status().ToString();
   StateReader r(*keyed);

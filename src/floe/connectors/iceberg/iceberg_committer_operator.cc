@@ -1,7 +1,6 @@
 #include "floe/connectors/iceberg/iceberg_committer_operator.h"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <thread>
@@ -14,7 +13,6 @@
 #include "floe/iceberg/data_file_codec.h"
 #include "floe/iceberg/partition_positions.h"
 #include "floe/iceberg/snapshot_update.h"
-#include "floe/io/file.h"
 #include "floe/runtime/checkpoint_config.h"
 #include "floe/runtime/checkpoint_storage.h"
 
@@ -316,16 +314,13 @@ Status IcebergCommitterOperator::CommitUpTo(uint64_t id) {
           "reads its partitions again from the table");
     }
     Pending merged;
+    auto append = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
     for (auto it = pending_.begin(); it != pending_.end() && it->first <= id;) {
       Pending& p = it->second;
-      for (auto* v : {&p.data_files, &p.delete_files}) {
-        auto& into = v == &p.data_files ? merged.data_files : merged.delete_files;
-        into.insert(into.end(), v->begin(), v->end());
-      }
-      merged.data_splits.insert(merged.data_splits.end(), p.data_splits.begin(),
-                                p.data_splits.end());
-      merged.delete_splits.insert(merged.delete_splits.end(), p.delete_splits.begin(),
-                                  p.delete_splits.end());
+      append(merged.data_files, p.data_files);
+      append(merged.delete_files, p.delete_files);
+      append(merged.data_splits, p.data_splits);
+      append(merged.delete_splits, p.delete_splits);
       merged.positions = std::move(p.positions);
       watermark_at_.erase(it->first);
       it = pending_.erase(it);
@@ -551,8 +546,7 @@ Result<IcebergCommitterOperator::ClaimCommit> IcebergCommitterOperator::PlanClai
   place(pending.delete_files, pending.delete_splits, true);
   if (keyed()) {
     const std::string state = runtime::ClaimStatePointer(
-        io::JoinPath(options_.checkpoint_dir, "chk-" + std::to_string(id)),
-        options_.scale_out->keyed_task);
+        options_.checkpoint_dir, runtime::CheckpointId(id), options_.scale_out->keyed_task);
     for (auto& [p, part] : parts) part.state = state;
   }
   std::erase_if(parts, [](const auto& kv) {
@@ -649,17 +643,12 @@ std::set<runtime::CheckpointId> IcebergCommitterOperator::NamedCheckpoints(
     const iceberg::TableMetadata& metadata) const {
   std::set<runtime::CheckpointId> out;
   const std::string key_prefix = "floe.state." + options_.sink_id + ".";
-  const std::string mine = io::JoinPath(options_.checkpoint_dir, "chk-");
   for (auto it = metadata.properties.lower_bound(key_prefix);
        it != metadata.properties.end() && it->first.rfind(key_prefix, 0) == 0; ++it) {
-    if (it->second.rfind(mine, 0) != 0) continue;  // another instance's checkpoint
-    uint64_t n = 0;
-    const char* begin = it->second.data() + mine.size();
-    const char* end = it->second.data() + it->second.size();
-    auto [at, ec] = std::from_chars(begin, end, n);
-    if (ec == std::errc() && at != begin && at < end && *at == '#') {
-      out.insert(runtime::CheckpointId(n));
-    }
+    // Another instance's checkpoint is not this one's to keep.
+    std::optional<runtime::CheckpointId> id =
+        runtime::ClaimStateCheckpointOf(it->second, options_.checkpoint_dir);
+    if (id) out.insert(*id);
   }
   return out;
 }
