@@ -19,6 +19,7 @@ std::string ClaimsToJson(const std::vector<PartitionClaim>& claims) {
     j["generation"] = c.generation;
     j["from"] = c.from ? Json(*c.from) : Json(nullptr);
     j["next"] = c.next;
+    if (c.topic_partitions > 0) j["topic_partitions"] = c.topic_partitions;
     list.push_back(std::move(j));
   }
   Json out = Json::object();
@@ -41,8 +42,13 @@ Result<std::vector<PartitionClaim>> ClaimsFromJson(std::string_view json, std::s
     FLOE_RETURN_NOT_OK(o.Required("generation", &c.generation));
     FLOE_RETURN_NOT_OK(o.Required("from", &c.from));
     FLOE_RETURN_NOT_OK(o.Required("next", &c.next));
+    FLOE_RETURN_NOT_OK(o.Get("topic_partitions", &c.topic_partitions));
     if (c.partition.partition < 0 || c.next < 0 || (c.from && (*c.from < 0 || *c.from > c.next))) {
       return o.at().Error("partition, from and next must be offsets with from <= next");
+    }
+    if (c.topic_partitions < 0 ||
+        (c.topic_partitions > 0 && c.partition.partition >= c.topic_partitions)) {
+      return o.at().Error("topic_partitions must be a partition count above the partition");
     }
     out.push_back(std::move(c));
   }

@@ -25,6 +25,9 @@ struct PartitionClaim {
   // The table's position of the partition when the generation began (nullopt: it had none).
   std::optional<int64_t> from;
   int64_t next = 0;  // the next offset to read
+  // A keyed job's: how many partitions the topic had when the generation began, the key ->
+  // partition map its state follows (0: not kept).
+  int32_t topic_partitions = 0;
   bool operator==(const PartitionClaim&) const = default;
 };
 
@@ -33,6 +36,7 @@ std::string ClaimSplit(const PartitionClaim& claim);
 
 // The position a source records at a barrier:
 //   {"claims":[{"topic":"t","partition":0,"generation":1,"from":null,"next":42}, ...]}
+// with "topic_partitions":N in a claim that keeps it.
 std::string ClaimsToJson(const std::vector<PartitionClaim>& claims);
 // Corruption naming the field for anything else (`what` names the document in messages).
 Result<std::vector<PartitionClaim>> ClaimsFromJson(std::string_view json, std::string_view what);

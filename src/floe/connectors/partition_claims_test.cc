@@ -9,6 +9,7 @@ TEST(PartitionClaims, RoundTripAndMalformedPositionsAreCorruptionNamingTheField)
   const std::vector<PartitionClaim> claims = {
       PartitionClaim{{"orders", 3}, 2, std::nullopt, 17},
       PartitionClaim{{"orders.v2", 0}, 1, 40, 41},
+      PartitionClaim{{"courses", 7}, 3, 10, 12, /*topic_partitions=*/8},
   };
   EXPECT_EQ(ClaimSplit(claims[0]), "orders/3/2");
   Result<std::vector<PartitionClaim>> back = ClaimsFromJson(ClaimsToJson(claims), "position");
@@ -25,6 +26,9 @@ TEST(PartitionClaims, RoundTripAndMalformedPositionsAreCorruptionNamingTheField)
        "from <= next"},
       {R"({"claims":[{"topic":"t","partition":-2,"generation":1,"from":null,"next":5}]})",
        "from <= next"},
+      {R"({"claims":[{"topic":"t","partition":8,"generation":1,"from":null,"next":5,)"
+       R"("topic_partitions":8}]})",
+       "above the partition"},
   };
   for (const auto& [text, want] : bad) {
     Result<std::vector<PartitionClaim>> got = ClaimsFromJson(text, "position of src/0");

@@ -19,6 +19,22 @@ std::map<std::string, std::string> PositionUpdates(
   return out;
 }
 
+// The integer property `key` at or above `min`: nullopt when absent, Corruption naming it (and
+// `what` it should be) when malformed.
+template <typename T>
+Result<std::optional<T>> IntegerProperty(const TableMetadata& metadata, const std::string& key,
+                                         T min, const char* what) {
+  auto it = metadata.properties.find(key);
+  if (it == metadata.properties.end()) return std::optional<T>();
+  const std::string& text = it->second;
+  T value = min;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < min) {
+    return Status::Corruption("table property '" + key + "' = '" + text + "' is not " + what);
+  }
+  return std::optional<T>(value);
+}
+
 }  // namespace
 
 std::string SourcePartition::ToString() const { return topic + "/" + std::to_string(partition); }
@@ -32,29 +48,32 @@ std::string PartitionStateProperty(std::string_view sink_id, const SourcePartiti
   return "floe.state." + std::string(sink_id) + "." + p.topic + "." + std::to_string(p.partition);
 }
 
+std::string PartitionCountProperty(std::string_view sink_id, std::string_view topic) {
+  return "floe.partitions." + std::string(sink_id) + "." + std::string(topic);
+}
+
 Result<PartitionStart> TablePartitionStart(const TableMetadata& metadata, std::string_view sink_id,
                                            const SourcePartition& p) {
   PartitionStart start;
   FLOE_ASSIGN_OR_RAISE(start.position, TablePartitionPosition(metadata, sink_id, p));
   auto state = metadata.properties.find(PartitionStateProperty(sink_id, p));
   if (state != metadata.properties.end()) start.state = state->second;
+  FLOE_ASSIGN_OR_RAISE(start.topic_partitions, TablePartitionCount(metadata, sink_id, p.topic));
   return start;
 }
 
 Result<std::optional<int64_t>> TablePartitionPosition(const TableMetadata& metadata,
                                                       std::string_view sink_id,
                                                       const SourcePartition& p) {
-  const std::string key = PartitionPositionProperty(sink_id, p);
-  auto it = metadata.properties.find(key);
-  if (it == metadata.properties.end()) return std::optional<int64_t>();
-  const std::string& text = it->second;
-  int64_t offset = -1;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), offset);
-  if (ec != std::errc() || end != text.data() + text.size() || offset < 0) {
-    return Status::Corruption("table property '" + key + "' = '" + text +
-                              "' is not a partition's next offset (a non-negative integer)");
-  }
-  return std::optional<int64_t>(offset);
+  return IntegerProperty<int64_t>(metadata, PartitionPositionProperty(sink_id, p), 0,
+                                  "a partition's next offset (a non-negative integer)");
+}
+
+Result<std::optional<int32_t>> TablePartitionCount(const TableMetadata& metadata,
+                                                   std::string_view sink_id,
+                                                   std::string_view topic) {
+  return IntegerProperty<int32_t>(metadata, PartitionCountProperty(sink_id, topic), 1,
+                                  "a topic's partition count (a positive integer)");
 }
 
 Result<std::vector<SourcePartition>> FencedPartitions(
@@ -86,7 +105,9 @@ Result<PartitionCommitResult> CommitPartitions(
       changes.added_delete_files.insert(changes.added_delete_files.end(), part.delete_files.begin(),
                                         part.delete_files.end());
     }
-    changes.table_properties = PositionUpdates(sink_id, ranges, parts);
+    for (auto& [key, value] : PositionUpdates(sink_id, ranges, parts)) {
+      changes.table_properties[key] = std::move(value);
+    }
     if (ranges.empty() && changes.added_data_files.empty() && changes.added_delete_files.empty()) {
       return out;
     }

@@ -4,7 +4,9 @@
 // Kafka topic (docs/architecture.md, "Scale-out across machines"): the property
 // `floe.position.<sink id>.<topic>.<partition>` holds the next offset to read of that partition,
 // and for a keyed job `floe.state.<sink id>.<topic>.<partition>` the state reading it produced
-// (a pointer into a checkpoint, runtime::ClaimStatePointer).
+// (a pointer into a checkpoint, runtime::ClaimStatePointer), and
+// `floe.partitions.<sink id>.<topic>` how many partitions the topic had when that state was read
+// (the producer's key -> partition map a keyed job's state follows).
 // A commit sets it together with the rows it covers, and requires, inside the catalog's
 // compare-and-swap (CommitOptions::validate), that it still holds the offset the rows start at;
 // snapshot expiry never touches table properties.
@@ -38,10 +40,20 @@ std::string PartitionPositionProperty(std::string_view sink_id, const SourcePart
 // "floe.state.<sink id>.<topic>.<partition>".
 std::string PartitionStateProperty(std::string_view sink_id, const SourcePartition& p);
 
-// Where the next holder of a partition starts, read from one table metadata so the two agree.
+// "floe.partitions.<sink id>.<topic>".
+std::string PartitionCountProperty(std::string_view sink_id, std::string_view topic);
+
+// The table's partition count of `topic` for `sink_id`: nullopt when it has none. Corruption
+// (naming the property) when the value is not a positive count.
+Result<std::optional<int32_t>> TablePartitionCount(const TableMetadata& metadata,
+                                                   std::string_view sink_id,
+                                                   std::string_view topic);
+
+// Where the next holder of a partition starts, read from one table metadata so they agree.
 struct PartitionStart {
-  std::optional<int64_t> position;  // the next offset; nullopt: the table has none
-  std::string state;                // the state's pointer; "": none (or not a keyed job)
+  std::optional<int64_t> position;          // the next offset; nullopt: the table has none
+  std::string state;                        // the state's pointer; "": none (or not a keyed job)
+  std::optional<int32_t> topic_partitions;  // the topic's count the state follows; nullopt: none
 };
 Result<PartitionStart> TablePartitionStart(const TableMetadata& metadata, std::string_view sink_id,
                                            const SourcePartition& p);
@@ -81,10 +93,10 @@ struct PartitionCommitResult {
 };
 
 // Commits the partitions' files in one snapshot of table `id` with their positions
-// (`common`'s summary entries too), checking every partition's position inside the swap
-// (FencedPartitions). A fenced partition is left out and the rest are committed; a swap lost to
-// another writer is retried as CommitSnapshot does (`options`, whose own validate still runs
-// first). The caller deletes the fenced partitions' files.
+// (`common`'s summary entries and table properties too), checking every partition's position inside
+// the swap (FencedPartitions). A fenced partition is left out and the rest are committed; a swap
+// lost to another writer is retried as CommitSnapshot does (`options`, whose own validate still
+// runs first). The caller deletes the fenced partitions' files.
 Result<PartitionCommitResult> CommitPartitions(
     Catalog& catalog, const TableIdentifier& id, std::string_view sink_id,
     const std::map<SourcePartition, PartitionCommit>& parts, const SnapshotChanges& common,

@@ -416,6 +416,9 @@ TEST(PartitionPositions, TheCheckInsideTheSwapFencesACommitStartingBehindTheTabl
   };
   SnapshotChanges common;
   common.summary_properties = {{"floe.sink-id", "sink"}};
+  // The caller's table properties (a keyed job's partition count) swap in with the positions.
+  EXPECT_EQ(PartitionCountProperty("sink", "orders"), "floe.partitions.sink.orders");
+  common.table_properties = {{PartitionCountProperty("sink", "orders"), "8"}};
   FLOE_ASSERT_OK_AND_ASSIGN(
       PartitionCommitResult owner1,
       CommitPartitions(*t.catalog, t.id, "sink", {{p0, part(std::nullopt, 10, "owner-1")}}, common,
@@ -456,6 +459,16 @@ TEST(PartitionPositions, TheCheckInsideTheSwapFencesACommitStartingBehindTheTabl
   FLOE_ASSERT_OK_AND_ASSIGN(PartitionStart start, TablePartitionStart(m, "sink", p0));
   EXPECT_EQ(start.position, 20);
   EXPECT_EQ(start.state, "state-of-owner-2");  // the fenced late commit's never landed
+  EXPECT_EQ(start.topic_partitions, 8);
+  for (const char* bad : {"0", "-3", "8x", ""}) {
+    TableMetadata broken = m;
+    broken.properties["floe.partitions.sink.orders"] = bad;
+    Result<PartitionStart> r = TablePartitionStart(broken, "sink", p0);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), StatusCode::kCorruption);
+    EXPECT_NE(r.status().message().find("'floe.partitions.sink.orders'"), std::string::npos)
+        << r.status().ToString();
+  }
   // Another sink's positions are its own.
   FLOE_ASSERT_OK_AND_ASSIGN(at, TablePartitionPosition(m, "other", p0));
   EXPECT_EQ(at, std::nullopt);

@@ -503,6 +503,9 @@ struct IcebergCommitterOperator::ClaimCommit {
   // or fenced and read again): never committed, their rows are read again by the partition's
   // holder from the table's position.
   std::vector<const iceberg::DataFile*> dropped;
+  // A keyed job's: each topic's partition count its claims were read with, set with the
+  // positions; a table holding another count refuses the commit.
+  std::map<std::string, int32_t> topic_partitions;
 };
 
 Result<IcebergCommitterOperator::ClaimCommit> IcebergCommitterOperator::PlanClaimCommit(
@@ -548,6 +551,17 @@ Result<IcebergCommitterOperator::ClaimCommit> IcebergCommitterOperator::PlanClai
     const std::string state = runtime::ClaimStatePointer(
         options_.checkpoint_dir, runtime::CheckpointId(id), options_.scale_out->keyed_task);
     for (auto& [p, part] : parts) part.state = state;
+    for (const auto& [split, claim] : claims) {
+      if (claim.topic_partitions == 0) continue;
+      auto [count, added] =
+          c.topic_partitions.emplace(claim.partition.topic, claim.topic_partitions);
+      if (!added && count->second != claim.topic_partitions) {
+        return Status::InvalidArgument("checkpoint " + std::to_string(id) +
+                                       " holds claims of topic '" + claim.partition.topic +
+                                       "' read with " + std::to_string(count->second) + " and " +
+                                       std::to_string(claim.topic_partitions) + " partitions");
+      }
+    }
   }
   std::erase_if(parts, [](const auto& kv) {
     const iceberg::PartitionCommit& part = kv.second;
@@ -578,12 +592,16 @@ Status IcebergCommitterOperator::CommitClaims(uint64_t id, const Pending& pendin
     CrashPoint("scale-out-before-commit");
     const auto commit_start = std::chrono::steady_clock::now();
     int attempts = 0;  // swaps tried: other instances' commits in between make more
+    for (const auto& [topic, count] : planned.topic_partitions) {
+      common.table_properties[iceberg::PartitionCountProperty(options_.sink_id, topic)] =
+          std::to_string(count);
+    }
     iceberg::CommitOptions counted;
     std::set<runtime::CheckpointId> named;  // what the table names of this job's, at the swap
-    counted.validate = [&](const iceberg::TableMetadata& m) {
+    counted.validate = [&](const iceberg::TableMetadata& m) -> Status {
       ++attempts;
       if (keyed()) named = NamedCheckpoints(m);
-      return Status::OK();
+      return CheckPartitionCounts(m, planned.topic_partitions);
     };
     FLOE_ASSIGN_OR_RAISE(
         result, iceberg::CommitPartitions(*catalog_, options_.table, options_.sink_id, parts,
@@ -651,6 +669,26 @@ std::set<runtime::CheckpointId> IcebergCommitterOperator::NamedCheckpoints(
     if (id) out.insert(*id);
   }
   return out;
+}
+
+Status IcebergCommitterOperator::CheckPartitionCounts(
+    const iceberg::TableMetadata& metadata, const std::map<std::string, int32_t>& counts) const {
+  for (const auto& [topic, count] : counts) {
+    FLOE_ASSIGN_OR_RAISE(std::optional<int32_t> held,
+                         iceberg::TablePartitionCount(metadata, options_.sink_id, topic));
+    if (held && *held != count) {
+      return Status::InvalidArgument("table " + options_.table.ToString() +
+                                     " holds keyed state of topic '" + topic + "' read with " +
+                                     std::to_string(*held) + " partitions (table property '" +
+                                     iceberg::PartitionCountProperty(options_.sink_id, topic) +
+                                     "'); this instance read it "
+                                     "with " +
+                                     std::to_string(count) +
+                                     ": keys moved between partitions, so their state "
+                                     "and their new rows no longer meet (docs/kafka.md)");
+    }
+  }
+  return Status::OK();
 }
 
 Result<iceberg::Snapshot> IcebergCommitterOperator::CommitThroughOutages(

@@ -139,6 +139,10 @@ class IcebergCommitterOperator final : public runtime::Operator {
   bool keyed() const { return options_.scale_out && !options_.scale_out->keyed_task.empty(); }
   // This job's checkpoints whose keyed state `metadata` names for this sink's partitions.
   std::set<runtime::CheckpointId> NamedCheckpoints(const iceberg::TableMetadata& metadata) const;
+  // InvalidArgument when `metadata` holds another partition count for a topic of `counts` (the
+  // key -> partition map a keyed job's state follows changed).
+  Status CheckPartitionCounts(const iceberg::TableMetadata& metadata,
+                              const std::map<std::string, int32_t>& counts) const;
   // The checkpoints named after the last settled commit (keyed only).
   std::set<runtime::CheckpointId> named_;
   // Counts `retries` swaps of checkpoint `id`'s commit (commitConflicts) and logs them.

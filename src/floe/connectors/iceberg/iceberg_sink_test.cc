@@ -1249,6 +1249,54 @@ TEST(IcebergCommitter, ScaledOutInstancesCommitEachOffsetOnceAndTheTableFencesAZ
   EXPECT_EQ(files, 2u);
 }
 
+// A keyed scaled-out job's commits keep the topic's partition count with the positions; an
+// instance that read the topic after partitions were added (its keys now map elsewhere) cannot
+// commit over state read with the old count, and the table keeps what it had.
+TEST(IcebergCommitter, KeyedCommitsKeepThePartitionCountTheirStateFollows) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  auto scale_out = std::make_shared<ScaleOut>();
+  scale_out->keyed_task = "window[0]";
+  scale_out->pins = std::make_shared<runtime::CheckpointPins>();
+  auto open = [&](Harness& h, std::shared_ptr<runtime::SourcePositionBoard> board) {
+    IcebergCommitterOptions o = h.CommitterOptions(std::move(board));
+    o.partition_positions = true;
+    o.scale_out = scale_out;
+    o.checkpoint_dir = sink.checkpoints();
+    return Harness::OpenCommitter(o);
+  };
+  const iceberg::SourcePartition t0{"t", 0};
+  auto checkpoint = [&](Harness& h, IcebergCommitterOperator& c,
+                        runtime::SourcePositionBoard& board, uint64_t id,
+                        const PartitionClaim& claim, int64_t from, int64_t to) {
+    board.Record(CheckpointId(id), "src/0", ClaimsToJson({claim}));
+    h.Stage(c, CheckpointId(id),
+            {SplitSeqRows(from, to, [&](int64_t) { return ClaimSplit(claim); })});
+    return c.OnCheckpointComplete(CheckpointId(id));
+  };
+  Harness ha(sink, "", nullptr, "$split"), hb(sink, "", nullptr, "$split");
+  auto board_a = std::make_shared<runtime::SourcePositionBoard>();
+  auto board_b = std::make_shared<runtime::SourcePositionBoard>();
+  auto a = open(ha, board_a);
+  auto b = open(hb, board_b);
+  ASSERT_OK(checkpoint(ha, *a, *board_a, 1, PartitionClaim{t0, 1, std::nullopt, 10, 8}, 1, 10));
+  EXPECT_EQ(sink.Metadata().properties.at("floe.partitions.by-hand.t"), "8");
+  // b took t/0 over after the topic grew to 12 partitions.
+  Status grown = checkpoint(hb, *b, *board_b, 1, PartitionClaim{t0, 1, 10, 20, 12}, 11, 20);
+  ASSERT_FALSE(grown.ok());
+  EXPECT_EQ(grown.code(), StatusCode::kInvalidArgument);
+  for (const char* part :
+       {"topic 't' read with 8 partitions", "'floe.partitions.by-hand.t'", "read it with 12"}) {
+    EXPECT_NE(grown.message().find(part), std::string::npos) << grown.ToString();
+  }
+  iceberg::TableMetadata m = sink.Metadata();
+  EXPECT_EQ(iceberg::TablePartitionPosition(m, "by-hand", t0).ValueOrDie(), 10);
+  EXPECT_EQ(ScanKeyToSeq(m).size(), 10u);
+  // With the count it started under, the holder goes on.
+  ASSERT_OK(checkpoint(ha, *a, *board_a, 2, PartitionClaim{t0, 1, std::nullopt, 20, 8}, 11, 20));
+  EXPECT_EQ(ScanKeyToSeq(sink.Metadata()).size(), 20u);
+}
+
 TEST(IcebergSink, UpsertThroughTwoHashPartitionedWritersKeepsTheLatestRowPerKey) {
   Sink sink(/*upsert=*/true, /*parallelism=*/2);
   ASSERT_OK(PrepareIcebergTable(sink.spec));

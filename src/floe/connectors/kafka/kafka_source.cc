@@ -363,6 +363,7 @@ Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
   FLOE_RETURN_NOT_OK(CheckKafkaClientProperties(table, config.properties));
   auto group = config.properties.find("group.id");
   if (group != config.properties.end()) config.group_id = group->second;
+  config.key_partitioned = table.options.count("floe.partition-key") != 0;
   FLOE_RETURN_NOT_OK(ParseFormatOptions(table, &config));
   FLOE_RETURN_NOT_OK(ParseStartupMode(table, &config));
   FLOE_RETURN_NOT_OK(ParseBoundedMode(table, &config));
@@ -460,39 +461,67 @@ Result<kafka::PartitionOffsets> KafkaSource::OnGroupChange(const kafka::GroupCha
     return kafka::PartitionOffsets{};
   }
   kafka::PartitionOffsets start;
-  std::map<int32_t, std::optional<int64_t>> from;
-  std::map<int32_t, std::string> state;  // a keyed job's: what the claim restores
-  std::vector<int32_t> without;          // no table position yet: 'scan.startup.mode'
+  std::map<int32_t, iceberg::PartitionStart> table;  // where the table has each partition
+  std::vector<int32_t> without;                      // no table position yet: 'scan.startup.mode'
   for (int32_t p : change.partitions) {
-    FLOE_ASSIGN_OR_RAISE(iceberg::PartitionStart at,
-                         config_.table_start(iceberg::SourcePartition{change.topic, p}));
-    from[p] = at.position;
-    state[p] = std::move(at.state);
-    if (from[p]) {
-      start[p] = *from[p];
+    FLOE_ASSIGN_OR_RAISE(table[p], config_.table_start(iceberg::SourcePartition{change.topic, p}));
+    if (table[p].position) {
+      start[p] = *table[p].position;
     } else {
       without.push_back(p);
     }
+  }
+  int32_t topic_partitions = 0;
+  if (config_.key_partitioned) {
+    FLOE_ASSIGN_OR_RAISE(topic_partitions, CheckPartitionCount(change.topic, table));
   }
   if (!without.empty()) {
     FLOE_ASSIGN_OR_RAISE(kafka::PartitionOffsets startup, StartupOffsets(change.topic, without));
     for (const auto& [p, offset] : startup) start[p] = offset;
   }
   for (const auto& [p, offset] : start) {
+    const std::optional<int64_t> from = table[p].position;
     PartitionClaim claim{iceberg::SourcePartition{change.topic, p},
-                         ++generations_[{change.topic, p}], from[p], offset};
+                         ++generations_[{change.topic, p}], from, offset, topic_partitions};
     claims_[{change.topic, p}] = claim;
     // The partition is the key group of its rows' state (one topic per keyed scaled-out job).
-    pending_claims_.push_back(
-        runtime::ClaimChange{ClaimSplit(claim), static_cast<uint32_t>(p), true, state[p]});
+    pending_claims_.push_back(runtime::ClaimChange{ClaimSplit(claim), static_cast<uint32_t>(p),
+                                                   true, std::move(table[p].state)});
     next[p] = offset;
     LogInfo("kafka source '%s': the group gave it %s; claim %s starts at offset %lld (%s)",
             task_.c_str(), claim.partition.ToString().c_str(), ClaimSplit(claim).c_str(),
             static_cast<long long>(offset),
-            from[p] ? "the table's position" : "'scan.startup.mode': the table has none");
+            from ? "the table's position" : "'scan.startup.mode': the table has none");
   }
   SyncWatermarkSplits();
   return start;
+}
+
+Result<int32_t> KafkaSource::CheckPartitionCount(
+    const std::string& topic, const std::map<int32_t, iceberg::PartitionStart>& starts) {
+  FLOE_ASSIGN_OR_RAISE(
+      int32_t now,
+      consumer_->PartitionCount(topic, std::chrono::milliseconds(config_.request_timeout_ms)));
+  auto refuse = [&](const std::string& before) {
+    return Status::InvalidArgument(
+        "kafka source '" + task_ + "': topic '" + topic + "' has " + std::to_string(now) +
+        " partitions, but " + before +
+        ": with 'floe.partition-key' each key's state lives with the partition the producer "
+        "chose by the partition count, so a key's new rows would reach a partition without its "
+        "state. A keyed scaled-out job cannot follow a partition change (docs/kafka.md)");
+  };
+  auto first = first_partition_counts_.try_emplace(topic, now).first;
+  if (first->second != now) {
+    return refuse("this instance first saw " + std::to_string(first->second));
+  }
+  for (const auto& [p, start] : starts) {
+    if (start.topic_partitions && *start.topic_partitions != now) {
+      return refuse("the table holds partition " + std::to_string(p) + "'s state as read with " +
+                    std::to_string(*start.topic_partitions) +
+                    " (table property 'floe.partitions.<sink>." + topic + "')");
+    }
+  }
+  return now;
 }
 
 void KafkaSource::SyncWatermarkSplits() {

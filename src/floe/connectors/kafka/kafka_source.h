@@ -74,6 +74,10 @@ struct KafkaSourceConfig {
   // Use EnableGroupMember.
   bool group_member = false;
   std::function<Result<iceberg::PartitionStart>(const iceberg::SourcePartition&)> table_start;
+  // 'floe.partition-key' is set: the producer chose each record's partition from its key, so a
+  // keyed job's state follows the topic's partition count. A member refuses a claim when the
+  // count differs from the one it first saw or the one the table's state was read under.
+  bool key_partitioned = false;
 };
 
 // Makes `config` a group member's (see KafkaSourceConfig::group_member). InvalidArgument, with
@@ -166,6 +170,10 @@ class KafkaSource final : public runtime::SourceOperator {
   Status EnsureStarted();
   // Group member: a rebalance moved partitions (KafkaSourceConfig::group_member).
   Result<kafka::PartitionOffsets> OnGroupChange(const kafka::GroupChange& change);
+  // Key-partitioned member: the topic's partition count now, checked against the count this
+  // source first saw and the one `start` (the table's) was read under.
+  Result<int32_t> CheckPartitionCount(const std::string& topic,
+                                      const std::map<int32_t, iceberg::PartitionStart>& starts);
   // Group member: fails when the board reports a fence of a claim this source holds.
   Status CheckFences();
   std::vector<PartitionClaim> Claims() const;
@@ -217,6 +225,7 @@ class KafkaSource final : public runtime::SourceOperator {
   // (EmitClaimChanges): a keyed task moves the partition's state between the two.
   std::vector<runtime::ClaimChange> pending_claims_;
   std::map<std::pair<std::string, int32_t>, uint64_t> generations_;
+  std::map<std::string, int32_t> first_partition_counts_;  // key-partitioned: per topic
   Column splits_{DataType::String()};
   struct SplitCache {  // the split of the partition read last (DecodeRecord)
     std::string topic;

@@ -1178,6 +1178,65 @@ TEST_F(KafkaSourceTest, GroupMembersClaimPartitionsAtTheTablesPositions) {
   EXPECT_TRUE(a->Close().ok());
 }
 
+// A key-partitioned topic ('floe.partition-key') read by a keyed scaled-out job: each claim
+// keeps the topic's partition count, and a member refuses a partition whose state the table
+// holds as read with another count (the producer's key -> partition map changed, so a key's
+// rows and its state would part). The mock cluster cannot add partitions to a live topic, so
+// the count changing while an instance runs (the same check against the count it first saw) is
+// not exercised here.
+TEST_F(KafkaSourceTest, AKeyPartitionedMemberRefusesStateReadWithAnotherPartitionCount) {
+  auto run = [&](int32_t table_count, const std::string& group) {
+    Result<KafkaSourceConfig> config =
+        MakeKafkaSourceConfig(KTable({{"scan.bounded.mode", "unbounded"},
+                                      {"floe.partition-key", "seq"},
+                                      {"properties.group.id", group}}));
+    EXPECT_TRUE(config.ok()) << config.status().ToString();
+    EXPECT_TRUE(config->key_partitioned);
+    EXPECT_TRUE(EnableGroupMember(*config, [table_count](const iceberg::SourcePartition&) {
+                  iceberg::PartitionStart start;
+                  start.topic_partitions = table_count;
+                  return Result<iceberg::PartitionStart>(start);
+                }).ok());
+    auto board = std::make_shared<runtime::SourcePositionBoard>();
+    KafkaSource source(*config, board);
+    EXPECT_TRUE(source.Open(testing::Context("source-roster")).ok());
+    CollectingCollector out;
+    Status polled;
+    size_t rows = 0;
+    for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+         polled.ok() && rows < kRecords && std::chrono::steady_clock::now() < deadline;) {
+      Result<runtime::SourceStatus> r = source.Poll(out);
+      polled = r.status();
+      rows = 0;
+      for (const RecordBatch& b : out.batches) rows += b.num_rows();
+    }
+    std::vector<PartitionClaim> claims;
+    if (polled.ok()) {
+      runtime::StateWriter w;
+      EXPECT_TRUE(source.SnapshotPosition(runtime::CheckpointId(1), w).ok());
+      claims =
+          ClaimsFromJson(board->PositionsAt(runtime::CheckpointId(1)).begin()->second, "position")
+              .ValueOrDie();
+    }
+    EXPECT_TRUE(source.Close().ok());
+    return std::make_pair(polled, claims);
+  };
+  auto [same, claims] = run(kPartitions, "g-same-" + group_);
+  ASSERT_TRUE(same.ok()) << same.ToString();
+  ASSERT_EQ(claims.size(), static_cast<size_t>(kPartitions));
+  for (const PartitionClaim& c : claims) EXPECT_EQ(c.topic_partitions, kPartitions);
+
+  auto [grown, none] = run(kPartitions - 1, "g-grown-" + group_);
+  ASSERT_FALSE(grown.ok());
+  EXPECT_EQ(grown.code(), StatusCode::kInvalidArgument);
+  for (const std::string& part :
+       {"topic 'roster' has " + std::to_string(kPartitions) + " partitions",
+        "state as read with " + std::to_string(kPartitions - 1),
+        std::string("'floe.partitions.<sink>.roster'")}) {
+    EXPECT_NE(grown.message().find(part), std::string::npos) << grown.ToString();
+  }
+}
+
 // Moving a single-instance job (which committed group offsets after its table commits) to
 // scale-out with the same group: a partition without a table position starts at the group's
 // committed offset under 'group-offsets', read inside the rebalance.
