@@ -35,7 +35,7 @@
 //
 // Per checkpoint, from the job's JSON (`api/job` of the job's web UI, polled every 250 ms:
 // checkpoints.history[] keeps the last 30): sync_ms (the stream's pause: the longest synchronous
-// part of any task, OnBarrier and the keyed state's view), async_ms (the longest asynchronous
+// part of any task, OnBarrier and the keyed state's view) and sync_task (that task), async_ms (the longest asynchronous
 // part: the state-writer threads), duration_ms, size_bytes; from the checkpoint directory
 // (polled every 20 ms, bench/window_job.mjs watchCheckpoints): the events the source had read
 // (so the keys in state), the bytes of chk-N, and the files that appeared under the job's
@@ -210,14 +210,26 @@ function checkpointRows(history, seen, keys, phaseOf) {
     const read = c.read ?? null
     return {
       id: h.id, phase: phaseOf(h, c), events_read: read, keys_in_state: read == null ? null : Math.min(read, keys),
-      sync_ms: h.sync_ms, async_ms: h.async_ms, duration_ms: h.duration_ms, alignment_ms: h.alignment_ms, size_bytes: h.size_bytes,
+      sync_ms: h.sync_ms, sync_task: h.sync_task ?? null, async_ms: h.async_ms, duration_ms: h.duration_ms, alignment_ms: h.alignment_ms, size_bytes: h.size_bytes,
       dir_bytes: c.dir_bytes ?? null, new_shared_files: c.new_shared_files ?? null, new_shared_bytes: c.new_shared_bytes ?? null,
       listed_shared_bytes: c.listed_shared_bytes ?? null,
     }
   })
 }
+// The pause per task the stream waited for (sync_task: the task whose synchronous part was the
+// longest), so the keyed task's part reads apart from the sink's or the source's.
+function syncByTask(rows) {
+  const by = new Map()
+  for (const r of rows) {
+    const task = r.sync_task ?? '?'
+    if (!by.has(task)) by.set(task, [])
+    by.get(task).push(r.sync_ms)
+  }
+  return Object.fromEntries([...by].sort().map(([task, ms]) => [task, stats(ms)]))
+}
 const summary = (rows) => ({
-  checkpoints: rows.length, sync_ms: stats(rows.map((r) => r.sync_ms)), async_ms: stats(rows.map((r) => r.async_ms)),
+  checkpoints: rows.length, sync_ms: stats(rows.map((r) => r.sync_ms)), sync_by_task: syncByTask(rows),
+  async_ms: stats(rows.map((r) => r.async_ms)),
   duration_ms: stats(rows.map((r) => r.duration_ms)), size_bytes: stats(rows.map((r) => r.size_bytes)),
 })
 
@@ -534,7 +546,8 @@ try {
       x.pause = pauseFigures(x)
       runs.push(x)
       log(`${backend}, ${num(keys)} keys: pause (sync) idle max ${x.idle?.idle.sync_ms.max ?? '-'} ms, p50 ${x.idle?.idle.sync_ms.median ?? '-'}; ` +
-          `under load max ${x.load?.full_state.sync_ms.max ?? '-'}, p50 ${x.load?.full_state.sync_ms.median ?? '-'}; async idle p50 ` +
+          `under load max ${x.load?.full_state.sync_ms.max ?? '-'}, p50 ${x.load?.full_state.sync_ms.median ?? '-'}; ` +
+          `the longest in ${x.pause.sync_task_of_max ?? '-'}; async idle p50 ` +
           `${x.idle?.idle.async_ms.median ?? '-'} ms; size ${num(x.idle?.idle.size_bytes.median)} B; ${num(x.load?.events_per_s)} events/s; ` +
           `peak RSS ${x.load?.peak_rss_mib ?? '-'} / ${x.idle?.peak_rss_mib ?? '-'} MiB; restore ${x.idle?.restore?.restored_ms ?? '-'} ms; ` +
           `changed / full ${x.idle?.incremental.share_of_full ?? '-'}`)
@@ -553,6 +566,7 @@ function pauseFigures(x) {
   const b = before()
   return {
     checkpoints: all.length, sync_ms_max: max, sync_ms_median: median(all.map((c) => c.sync_ms)),
+    sync_task_of_max: all.find((c) => c.sync_ms === max)?.sync_task ?? null, sync_by_task: syncByTask(all),
     goal: max == null ? null : { max_ms: GOAL_PAUSE_MS, pass: max < GOAL_PAUSE_MS },
     ratio_to_before_idle_median: b && max != null && x.keys === b.keys ? round(max / b.idle_ms_median, 4) : null,
   }
@@ -565,7 +579,8 @@ const figures = {
     cpu: CPU, nice: NICE, parallelism: 1, seed: SEED,
     job: `SESSION(TABLE events PARTITION BY user_id, DESCRIPTOR(ts), INTERVAL '${GAP_MIN}' MINUTES) COUNT(*) per user_id -> Iceberg append table`,
     definition: 'sync_ms: the stream\'s pause at a checkpoint, the longest synchronous part of any task (OnBarrier and the keyed ' +
-      'state\'s view), from the job\'s JSON (checkpoints.history[].sync_ms); async_ms: the longest asynchronous part (state-writer ' +
+      'state\'s view), from the job\'s JSON (checkpoints.history[].sync_ms); sync_by_task: those pauses grouped by the task that ' +
+      'took them (checkpoints.history[].sync_task); async_ms: the longest asynchronous part (state-writer ' +
       'threads); size_bytes: the checkpoint\'s size as the job reports it. Idle: the checkpoints after the first one holding every ' +
       'key, nothing in flight. Churn: a checkpoint holding one more event for each of churn_pct % of the keys. Under load: the ' +
       'checkpoints holding every key taken while the file was still being read. Peak RSS: the worker\'s VmHWM. Restore: spawn of ' +

@@ -166,11 +166,12 @@ void PrintOverview(const json& o) {
               Num(At(cp, "failed")).c_str());
   for (const json& c : Items(cp, "history")) {
     if (Flag(At(c, "savepoint"))) continue;
-    std::printf(", last %s %s ago (%s ms, %s bytes, alignment %s ms, sync %s ms, async %s ms)",
+    const std::string task = Text(At(c, "sync_task"));  // the task the stream waited for
+    std::printf(", last %s %s ago (%s ms, %s bytes, alignment %s ms, sync %s ms%s, async %s ms)",
                 Num(At(c, "id")).c_str(), Seconds(now - Int(At(c, "completed_ms"), now)).c_str(),
                 Num(At(c, "duration_ms")).c_str(), Num(At(c, "size_bytes")).c_str(),
                 Num(At(c, "alignment_ms")).c_str(), Num(At(c, "sync_ms")).c_str(),
-                Num(At(c, "async_ms")).c_str());
+                task.empty() ? "" : (" in " + task).c_str(), Num(At(c, "async_ms")).c_str());
     break;
   }
   std::printf("\n\n%s%s%s%s%s%s%s\n", Pad("TASK", 32).c_str(), Pad("RECORDS IN", 13).c_str(),

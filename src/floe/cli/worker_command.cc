@@ -214,6 +214,7 @@ class Worker {
                   {"size_bytes", info.size_bytes},
                   {"alignment_us", info.alignment_micros},
                   {"sync_us", info.sync_micros},
+                  {"sync_task", info.sync_task},
                   {"async_us", info.async_micros}});
     // Test-only: the stop savepoint is complete and reported, its side effects not yet
     // committed (LocalJob delivers its completion when this returns).

@@ -77,7 +77,10 @@ Result<std::optional<CompletedCheckpointInfo>> CheckpointCoordinator::Acknowledg
   p.all_end_of_input = p.all_end_of_input && end_of_input;
   if (p.acks.count(state.task) == 0) p.size_bytes += state.size;
   p.times.alignment_micros = std::max(p.times.alignment_micros, times.alignment_micros);
-  p.times.sync_micros = std::max(p.times.sync_micros, times.sync_micros);
+  if (p.sync_task.empty() || times.sync_micros > p.times.sync_micros) {
+    p.times.sync_micros = times.sync_micros;
+    p.sync_task = state.task;
+  }
   p.times.async_micros = std::max(p.times.async_micros, times.async_micros);
   std::string task = state.task;
   p.acks.emplace(std::move(task), std::move(state));
@@ -115,6 +118,7 @@ Result<std::optional<CompletedCheckpointInfo>> CheckpointCoordinator::Acknowledg
   info.size_bytes = p.size_bytes;
   info.alignment_micros = p.times.alignment_micros;
   info.sync_micros = p.times.sync_micros;
+  info.sync_task = p.sync_task;
   info.async_micros = p.times.async_micros;
   pending_.erase(it);
   if (!info.is_savepoint) {

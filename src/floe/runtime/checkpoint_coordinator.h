@@ -44,6 +44,8 @@ struct CompletedCheckpointInfo {
   int64_t alignment_micros = 0;
   int64_t sync_micros = 0;
   int64_t async_micros = 0;
+  // The task whose synchronous part was the longest: the one the stream waited for.
+  std::string sync_task;
   // Set when the checkpoint completed but older ones could not be cleaned up.
   std::string warning;
 };
@@ -117,6 +119,7 @@ class CheckpointCoordinator {
     bool all_end_of_input = true;
     uint64_t size_bytes = 0;
     TaskCheckpointTimes times;  // maxima over the acks
+    std::string sync_task;      // the ack with the longest synchronous part
   };
   explicit CheckpointCoordinator(Options options);
   Result<CheckpointTrigger> Start(bool is_savepoint);

@@ -139,7 +139,8 @@ TEST(CheckpointCoordinator, CompletionCarriesDurationSizeAndTheLongestTaskTimes)
   EXPECT_EQ((*done)->duration_millis, 250);
   EXPECT_EQ((*done)->size_bytes, 150u);
   EXPECT_EQ((*done)->alignment_micros, 700);
-  EXPECT_EQ((*done)->sync_micros, 30);  // the longest of any task, as Flink's statistics
+  EXPECT_EQ((*done)->sync_micros, 30);     // the longest of any task, as Flink's statistics
+  EXPECT_EQ((*done)->sync_task, "src/0");  // and which task the stream waited for
   EXPECT_EQ((*done)->async_micros, 9000);
   EXPECT_EQ(failed.value(), 0);
   ASSERT_TRUE(c->TriggerNow(false).ok());

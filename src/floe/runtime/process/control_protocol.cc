@@ -133,6 +133,7 @@ Result<WorkerEvent> ParseWorkerEvent(std::string_view line) {
   FLOE_RETURN_NOT_OK(f.Get("size_bytes", &ev.size_bytes));
   FLOE_RETURN_NOT_OK(f.Get("alignment_us", &ev.alignment_us));
   FLOE_RETURN_NOT_OK(f.Get("sync_us", &ev.sync_us));
+  FLOE_RETURN_NOT_OK(f.Get("sync_task", &ev.sync_task));
   FLOE_RETURN_NOT_OK(f.Get("async_us", &ev.async_us));
   FLOE_RETURN_NOT_OK(f.Get("at_ms", &ev.at_ms));
   FLOE_RETURN_NOT_OK(f.Get("from_table", &ev.from_table));

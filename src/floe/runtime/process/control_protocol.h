@@ -70,6 +70,7 @@ struct WorkerEvent {
   uint64_t size_bytes = 0;           // checkpoint
   int64_t alignment_us = 0;          // checkpoint
   int64_t sync_us = 0;               // checkpoint: the longest synchronous part of a task
+  std::string sync_task;             // checkpoint: that task
   int64_t async_us = 0;              // checkpoint: the longest asynchronous part of a task
   int64_t at_ms = 0;                 // metrics: when sampled (epoch ms)
   bool from_table = false;           // restored, fresh: sources start from positions a table holds

@@ -445,7 +445,7 @@ class Coordinator {
         LogInfo("checkpoint %llu completed (%s)%s", static_cast<unsigned long long>(id),
                 Seconds(Elapsed()).c_str(), ev.final ? ", final" : "");
         monitor_.OnCheckpoint({id, NowMillis(), ev.duration_ms, ev.size_bytes, ev.alignment_us,
-                               ev.sync_us, ev.async_us, false});
+                               ev.sync_us, ev.async_us, false, ev.sync_task});
         record_.last_checkpoint = id;
         record_.last_checkpoint_millis = NowMillis();
         SaveRecord();

@@ -229,6 +229,7 @@ std::string JobMonitor::OverviewJson(const JobOverview& job, int64_t now_ms) con
                        {"size_bytes", c.size_bytes},
                        {"alignment_ms", static_cast<double>(c.alignment_us) / 1000.0},
                        {"sync_ms", static_cast<double>(c.sync_us) / 1000.0},
+                       {"sync_task", c.sync_task},
                        {"async_ms", static_cast<double>(c.async_us) / 1000.0},
                        {"savepoint", c.savepoint}});
   }

@@ -68,6 +68,7 @@ struct CheckpointRecord {
   int64_t sync_us = 0;   // the longest synchronous part of any task: the stream stopped
   int64_t async_us = 0;  // the longest asynchronous part: state written while records flowed
   bool savepoint = false;
+  std::string sync_task;  // the task of sync_us
 };
 
 // A table entering or leaving the STALLED state.
