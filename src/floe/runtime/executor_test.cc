@@ -845,6 +845,90 @@ TEST(LocalExecutor, ASlowSynchronousPartIsLoggedWithItsTask) {
   EXPECT_EQ(logged.find("task src/0"), std::string::npos) << logged;
 }
 
+// Sends 20 one-row batches on at the barrier (as a sink writer hands over its files).
+class EmitsAtBarrier final : public Operator {
+ public:
+  Status ProcessBatch(const RecordBatch& b, int, Collector& out) override { return out.Emit(b); }
+  Status OnBarrier(CheckpointId, StateWriter&, Collector& out) override {
+    for (int64_t i = 0; i < 20; ++i) {
+      RecordBatch b(testing::Int64Schema({"v"}));
+      b.mutable_column(0).Append<int64_t>(i);
+      FLOE_RETURN_NOT_OK(out.Emit(std::move(b)));
+    }
+    return Status::OK();
+  }
+};
+
+// Idle until released, then ends.
+class EndsWhenReleased final : public SourceOperator {
+ public:
+  explicit EndsWhenReleased(const std::atomic<bool>* release) : release_(release) {}
+  Result<SourceStatus> Poll(Collector&) override {
+    return release_->load() ? SourceStatus::kEnd : SourceStatus::kIdle;
+  }
+
+ private:
+  const std::atomic<bool>* release_;
+};
+
+// Takes 25 ms per batch.
+class SlowConsumer final : public Operator {
+ public:
+  Status ProcessBatch(const RecordBatch&, int, Collector&) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    return Status::OK();
+  }
+};
+
+// What OnBarrier sends on waits for room downstream when downstream is slow: that is back
+// pressure (the task's records wait for it as much), so the synchronous part leaves it out, as
+// Flink's sync duration leaves out what an operator emits before its snapshot. Here the 20
+// batches wait about 450 ms for a consumer taking 25 ms each through a 2-element channel.
+TEST(LocalExecutor, TheSynchronousPartLeavesOutWaitingForRoomDownstream) {
+  std::atomic<bool> release{false};  // the barrier comes before the end of input
+  JobGraph g;
+  VertexId src = g.AddSource(
+      "src", 1, [&](const TaskInfo&) { return testing::Src<EndsWhenReleased>(&release); });
+  VertexId emit =
+      g.AddOperator("emit", 1, [](const TaskInfo&) { return testing::Op<EmitsAtBarrier>(); });
+  VertexId slow =
+      g.AddOperator("slow", 1, [](const TaskInfo&) { return testing::Op<SlowConsumer>(); });
+  g.Connect(src, emit, Partitioning::Forward());
+  g.Connect(emit, slow, Partitioning::Forward());
+  std::mutex mu;
+  std::map<std::string, int64_t> sync_of;
+  ExecutorOptions opts;
+  opts.channel_capacity = 2;
+  opts.final_checkpoint = false;
+  opts.on_ack = [&](TaskAck ack) {
+    std::lock_guard lock(mu);
+    sync_of[ack.task] = ack.sync_micros;
+  };
+  auto ex = LocalExecutor::Make(g, std::move(opts)).ValueOrDie();
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(ex->Start().ok());
+  ASSERT_TRUE(ex->TriggerCheckpoint(CheckpointId(1)).ok());
+  for (auto deadline = start + std::chrono::seconds(10);;) {
+    {
+      std::lock_guard lock(mu);
+      if (sync_of.size() == 3) break;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      release = true;
+      FAIL() << "acks: " << sync_of.size() << "; " << ex->Wait().ToString();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(ex->NotifyCheckpointComplete(CheckpointId(1), /*final=*/false).ok());
+  release = true;
+  ASSERT_TRUE(ex->Wait().ok());
+  // The consumer really held the barrier's batches back...
+  EXPECT_GE(took, std::chrono::milliseconds(400));
+  // ...and the emitting task's synchronous part is its own work, not that wait.
+  EXPECT_LT(sync_of.at("emit/0"), 200'000) << "the wait for room downstream was counted";
+}
+
 // A source that declares itself idle (no partition, or nothing for the idle timeout) does not
 // hold back the watermark of the task it feeds (Flink's WatermarkStatus).
 class IdleSource final : public SourceOperator {
