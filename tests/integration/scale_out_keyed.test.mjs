@@ -10,6 +10,8 @@
 // with the count this test computes from the events it produced. The same churn with a GROUP BY
 // course COUNT(*) into an upsert table, the checkpoints of every instance on S3 when an S3 server
 // is given (FLOE_TEST_S3_DIR, as CTest's fixture runs it): every course at its count.
+// FLOE_SCALE_OUT_WAVES x FLOE_SCALE_OUT_PER_WAVE events (default 8 x 2,000); by hand at 40 x
+// 50,000 (2,000,000 events), `--test-name-pattern` picking one test.
 //
 // Why no row is late here: waves wait until the table holds the previous ones, every wave
 // spans 20 s of event time over every course, and the watermark delay is 60 s. So the rows a
