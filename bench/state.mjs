@@ -35,9 +35,9 @@
 //
 // Per checkpoint, from the job's JSON (`api/job` of the job's web UI, polled every 250 ms:
 // checkpoints.history[] keeps the last 30): sync_ms (the stream's pause: the longest synchronous
-// part of any task, OnBarrier and the keyed state's view) and sync_task (that task), async_ms (the longest asynchronous
-// part: the state-writer threads), duration_ms, size_bytes; from the checkpoint directory
-// (polled every 20 ms, bench/window_job.mjs watchCheckpoints): the events the source had read
+// part of any task, OnBarrier and the keyed state's view) and sync_task (that task), async_ms
+// (the longest asynchronous part: the state-writer threads), duration_ms, size_bytes; from the
+// checkpoint directory (polled every 20 ms, bench/window_job.mjs watchCheckpoints): the events the source had read
 // (so the keys in state), the bytes of chk-N, and the files that appeared under the job's
 // shared/ directory since the previous checkpoint. Bytes of an incremental checkpoint = those
 // new shared files + chk-N; a full checkpoint = an idle one's chk-N (nothing new under shared/).

@@ -243,14 +243,15 @@ test('the web UI updates live and shows the numbers /metrics shows', async () =>
   const api = await request(new URL('api/job', rec.web_url).href);
   assert.equal(api.status, 200);
   assert.match(String(api.headers['content-type']), /^application\/json/);
-  const job = JSON.parse(api.body)
+  const job = JSON.parse(api.body);
   assert.equal(job.job.id, rec.job_id);
   // Each checkpoint names the task the stream waited for (its synchronous part was the longest).
-  const vertices = new Set(job.graph.vertices.map((v) => v.name))
-  assert.ok(job.checkpoints.history.length > 0, 'no checkpoint in the history')
+  const vertices = new Set(job.graph.vertices.map((v) => v.name));
+  assert.ok(job.checkpoints.history.length > 0, 'no checkpoint in the history');
   for (const c of job.checkpoints.history) {
-    const task = /^(.+)\/(\d+)$/.exec(c.sync_task ?? '')
-    assert.ok(task && vertices.has(task[1]), `checkpoint ${c.id}: sync_task ${c.sync_task} is none of ${[...vertices]}`)
+    const task = /^(.+)\/(\d+)$/.exec(c.sync_task ?? '');
+    assert.ok(task && vertices.has(task[1]),
+              `checkpoint ${c.id}: sync_task ${c.sync_task} is none of ${[...vertices]}`);
   }
 
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });

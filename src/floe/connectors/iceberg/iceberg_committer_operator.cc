@@ -551,15 +551,10 @@ Result<IcebergCommitterOperator::ClaimCommit> IcebergCommitterOperator::PlanClai
     const std::string state = runtime::ClaimStatePointer(
         options_.checkpoint_dir, runtime::CheckpointId(id), options_.scale_out->keyed_task);
     for (auto& [p, part] : parts) part.state = state;
+    // One count per topic: the source refuses a claim under a count other than its first.
     for (const auto& [split, claim] : claims) {
-      if (claim.topic_partitions == 0) continue;
-      auto [count, added] =
-          c.topic_partitions.emplace(claim.partition.topic, claim.topic_partitions);
-      if (!added && count->second != claim.topic_partitions) {
-        return Status::InvalidArgument("checkpoint " + std::to_string(id) +
-                                       " holds claims of topic '" + claim.partition.topic +
-                                       "' read with " + std::to_string(count->second) + " and " +
-                                       std::to_string(claim.topic_partitions) + " partitions");
+      if (claim.topic_partitions > 0) {
+        c.topic_partitions[claim.partition.topic] = claim.topic_partitions;
       }
     }
   }
@@ -677,15 +672,13 @@ Status IcebergCommitterOperator::CheckPartitionCounts(
     FLOE_ASSIGN_OR_RAISE(std::optional<int32_t> held,
                          iceberg::TablePartitionCount(metadata, options_.sink_id, topic));
     if (held && *held != count) {
-      return Status::InvalidArgument("table " + options_.table.ToString() +
-                                     " holds keyed state of topic '" + topic + "' read with " +
-                                     std::to_string(*held) + " partitions (table property '" +
-                                     iceberg::PartitionCountProperty(options_.sink_id, topic) +
-                                     "'); this instance read it "
-                                     "with " +
-                                     std::to_string(count) +
-                                     ": keys moved between partitions, so their state "
-                                     "and their new rows no longer meet (docs/kafka.md)");
+      return Status::InvalidArgument(
+          "table " + options_.table.ToString() + " holds keyed state of topic '" + topic +
+          "' read with " + std::to_string(*held) + " partitions (table property '" +
+          iceberg::PartitionCountProperty(options_.sink_id, topic) +
+          "'); this instance read it with " + std::to_string(count) +
+          ": keys moved between partitions, so their state and their new rows no longer meet "
+          "(docs/kafka.md)");
     }
   }
   return Status::OK();
