@@ -132,6 +132,9 @@ test('a healthy job whose input goes idle raises no alarm', async () => {
   assert.doesNotMatch(run.err, /STALLED/);
   assert.equal(await metric(rec, 'floe_jobmanager_job_sinkStalled', 'demo.idle'), 0);
   assert.equal(await metric(rec, 'floe_jobmanager_job_sinkUncommittedRecords', 'demo.idle'), 0);
+  // How long the writer's last flush (closing its files before a barrier) took, in ms.
+  const flush = await metric(rec, 'floe_taskmanager_job_task_operator_IcebergStreamWriter_lastFlushDurationMs', 'demo.idle');
+  assert.ok(Number.isInteger(flush) && flush >= 0 && flush < 60_000, `lastFlushDurationMs ${flush}`);
   assert.ok(!jobRecords(p.home)[0].tables.find((t) => t.table === 'demo.idle').stalled);
   await cancel(p, rec, run);
 });

@@ -28,7 +28,8 @@ struct TaskAck {
   // asynchronous part of the checkpoint together with `state`.
   std::shared_ptr<KeyedStateSnapshot> keyed;
   // The synchronous part: how long the stream stopped for the snapshot (OnBarrier and the
-  // keyed state view), Flink's sync duration.
+  // keyed state view), Flink's sync duration: neither PrepareBarrier nor waiting for room
+  // downstream counts.
   int64_t sync_micros = 0;
 };
 

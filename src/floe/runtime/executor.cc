@@ -410,6 +410,7 @@ class OperatorRunner {
       const int64_t alignment = SteadyMicros() - it->second.first_seen_micros;
       pending_.erase(it);
       t_.alignment_nanos->Set(alignment * 1000);
+      FLOE_RETURN_NOT_OK(PrepareBarrier(b.id));
       const int64_t sync_start = SteadyMicros();
       const int64_t blocked_before = out_.blocked_micros();
       StateWriter state;
@@ -444,6 +445,22 @@ class OperatorRunner {
       impl_.Ack(std::move(ack));
       FLOE_RETURN_NOT_OK(out_.Broadcast(b));
       std::fill(blocked_.begin(), blocked_.end(), false);
+    }
+    return Status::OK();
+  }
+
+  // The operator's work before the barrier (Operator::PrepareBarrier): outside the synchronous
+  // part, logged when slow.
+  Status PrepareBarrier(CheckpointId id) {
+    const int64_t start = SteadyMicros();
+    const int64_t blocked_before = out_.blocked_micros();
+    FLOE_RETURN_NOT_OK(t_.op->PrepareBarrier(id, out_));
+    const int64_t blocked = out_.blocked_micros() - blocked_before;
+    const int64_t took = SteadyMicros() - start - blocked;
+    if (took > kSlowSyncMicros) {
+      LogInfo("task %s: before the barrier of checkpoint %s, %.1f ms of work (not part of the "
+              "synchronous part; also %.1f ms waiting for room downstream)",
+              t_.name.c_str(), id.ToString().c_str(), took / 1000.0, blocked / 1000.0);
     }
     return Status::OK();
   }

@@ -929,6 +929,93 @@ TEST(LocalExecutor, TheSynchronousPartLeavesOutWaitingForRoomDownstream) {
   EXPECT_LT(sync_of.at("emit/0"), 200'000) << "the wait for room downstream was counted";
 }
 
+// Flushes for 150 ms before each barrier, then sends one batch on (as a sink writer closes its
+// files); its OnBarrier is quick.
+class FlushesBeforeBarrier final : public Operator {
+ public:
+  Status ProcessBatch(const RecordBatch& b, int, Collector& out) override { return out.Emit(b); }
+  Status PrepareBarrier(CheckpointId, Collector& out) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    RecordBatch b(testing::Int64Schema({"v"}));
+    b.mutable_column(0).Append<int64_t>(7);
+    return out.Emit(std::move(b));
+  }
+};
+
+// Records what reaches it, in order: "batch" or "barrier N".
+class OrderRecorder final : public Operator {
+ public:
+  OrderRecorder(std::mutex* mu, std::vector<std::string>* seen) : mu_(mu), seen_(seen) {}
+  Status ProcessBatch(const RecordBatch&, int, Collector&) override {
+    std::lock_guard lock(*mu_);
+    seen_->push_back("batch");
+    return Status::OK();
+  }
+  Status OnBarrier(CheckpointId id, StateWriter&, Collector&) override {
+    std::lock_guard lock(*mu_);
+    seen_->push_back("barrier " + id.ToString());
+    return Status::OK();
+  }
+
+ private:
+  std::mutex* mu_;
+  std::vector<std::string>* seen_;
+};
+
+// What an operator does in PrepareBarrier travels before the barrier, and its time is not the
+// checkpoint's synchronous part (Flink's prepareSnapshotPreBarrier, outside its sync duration);
+// a slow one is logged with its task.
+TEST(LocalExecutor, WorkBeforeTheBarrierGoesOutAheadOfItAndOutsideTheSynchronousPart) {
+  std::mutex mu;
+  std::string logged;
+  SetLogSinkForTesting([&](LogLevel, std::string_view line) {
+    std::lock_guard lock(mu);
+    logged.append(line).append("\n");
+  });
+  std::atomic<bool> release{false};  // the barrier comes before the end of input
+  std::vector<std::string> seen;
+  JobGraph g;
+  VertexId src = g.AddSource(
+      "src", 1, [&](const TaskInfo&) { return testing::Src<EndsWhenReleased>(&release); });
+  VertexId flush = g.AddOperator("flush", 1, [](const TaskInfo&) {
+    return testing::Op<FlushesBeforeBarrier>();
+  });
+  VertexId rec = g.AddOperator("rec", 1, [&](const TaskInfo&) {
+    return testing::Op<OrderRecorder>(&mu, &seen);
+  });
+  g.Connect(src, flush, Partitioning::Forward());
+  g.Connect(flush, rec, Partitioning::Forward());
+  std::map<std::string, int64_t> sync_of;
+  ExecutorOptions opts;
+  opts.final_checkpoint = false;
+  opts.on_ack = [&](TaskAck ack) {
+    std::lock_guard lock(mu);
+    sync_of[ack.task] = ack.sync_micros;
+  };
+  auto ex = LocalExecutor::Make(g, std::move(opts)).ValueOrDie();
+  ASSERT_TRUE(ex->Start().ok());
+  ASSERT_TRUE(ex->TriggerCheckpoint(CheckpointId(1)).ok());
+  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);;) {
+    {
+      std::lock_guard lock(mu);
+      if (sync_of.size() == 3) break;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      release = true;
+      FAIL() << "acks: " << sync_of.size() << "; " << ex->Wait().ToString();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(ex->NotifyCheckpointComplete(CheckpointId(1), /*final=*/false).ok());
+  release = true;
+  ASSERT_TRUE(ex->Wait().ok());
+  SetLogSinkForTesting({});
+  EXPECT_EQ(seen, (std::vector<std::string>{"batch", "barrier 1"}));
+  EXPECT_LT(sync_of.at("flush/0"), 100'000) << "the work before the barrier was counted";
+  EXPECT_NE(logged.find("task flush/0: before the barrier of checkpoint 1, 1"), std::string::npos)
+      << logged;
+}
+
 // A source that declares itself idle (no partition, or nothing for the idle timeout) does not
 // hold back the watermark of the task it feeds (Flink's WatermarkStatus).
 class IdleSource final : public SourceOperator {

@@ -37,6 +37,7 @@ class KeyedOperatorHarness {
   // Barrier `id`: the task state file the executor would write.
   Result<std::string> Checkpoint(CheckpointId id, Collector& out) {
     StateWriter op_state;
+    FLOE_RETURN_NOT_OK(op_->PrepareBarrier(id, out));
     FLOE_RETURN_NOT_OK(op_->OnBarrier(id, op_state, out));
     FLOE_ASSIGN_OR_RAISE(std::unique_ptr<KeyedStateSnapshot> view, state_->TakeSnapshot());
     StateWriter file;

@@ -87,14 +87,18 @@ class Collector {
 // docs/architecture.md, "Data path", and the runtime README, "Operator contract").
 // Lifecycle, all on the subtask's own thread:
 //   Open -> [Restore] -> { ProcessBatch | OnWatermark | OnClaimChange | ContinueWork |
-//                          OnBarrier | OnCheckpointComplete }*
-//        -> [OnEndOfInput -> (OnBarrier -> OnCheckpointComplete)*] -> Close
+//                          PrepareBarrier -> OnBarrier | OnCheckpointComplete }*
+//        -> [OnEndOfInput -> (PrepareBarrier -> OnBarrier -> OnCheckpointComplete)*] -> Close
 // * ProcessBatch: `input` is the index of the edge the batch came through (the order in which
 //   edges were connected to this vertex).
 // * OnClaimChange: a partition changed hands (stream_element.h, ClaimChange); in order with
 //   the batches of its channel.
 // * OnWatermark: called when the minimum watermark over all input channels advances. The default
 //   forwards it; operators that hold records back (windows) emit their own.
+// * PrepareBarrier(N): right before OnBarrier(N), emit what belongs before barrier N (a
+//   sink's files of the epoch), as Flink's prepareSnapshotPreBarrier. Its time is not part of
+//   the checkpoint's synchronous part, as in Flink: it is data work the task would do at the
+//   epoch's end anyway; the executor logs it when slow.
 // * OnBarrier(N): snapshot all state into `state` and stage side effects (close files, prepare a
 //   transaction); batches emitted here travel before barrier N. In EXACTLY_ONCE mode this runs
 //   once every input channel delivered N, and no record after N has been seen yet.
@@ -148,6 +152,10 @@ class Operator {
   // The default forwards it.
   virtual Status OnClaimChange(const ClaimChange& change, Collector& out) {
     return out.EmitClaimChange(change);
+  }
+  virtual Status PrepareBarrier(CheckpointId id, Collector& out) {
+    (void)id, (void)out;
+    return Status::OK();
   }
   virtual Status OnBarrier(CheckpointId id, StateWriter& state, Collector& out) {
     (void)id, (void)state, (void)out;

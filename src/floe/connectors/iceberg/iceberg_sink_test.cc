@@ -850,6 +850,7 @@ struct Harness {
     NullCollector none;
     for (const auto& b : rows) EXPECT_TRUE(writer->ProcessBatch(b, 0, none).ok());
     runtime::StateWriter ws;
+    EXPECT_TRUE(writer->PrepareBarrier(id, to_committer).ok());
     EXPECT_TRUE(writer->OnBarrier(id, ws, to_committer).ok());
     for (const auto& b : to_committer.batches) EXPECT_TRUE(committer.ProcessBatch(b, 0, none).ok());
     to_committer.batches.clear();
@@ -1163,6 +1164,7 @@ TEST(IcebergWriter, RowsOfEachSplitGoToFilesOfTheirOwn) {
   ASSERT_OK(h.writer->ProcessBatch(
       SplitSeqRows(1, 30, [](int64_t seq) { return seq % 3 == 0 ? "t/1" : "t/0"; }), 0, none));
   runtime::StateWriter ws;
+  ASSERT_OK(h.writer->PrepareBarrier(CheckpointId(1), h.to_committer));
   ASSERT_OK(h.writer->OnBarrier(CheckpointId(1), ws, h.to_committer));
   std::map<std::string, int64_t> rows_of;
   std::set<std::string> names;
@@ -1673,6 +1675,7 @@ std::set<std::string> HandOverToNobody(const Sink& sink, IcebergWriterOperator& 
   NullCollector nobody;
   EXPECT_TRUE(writer.ProcessBatch(rows, 0, nobody).ok());
   runtime::StateWriter state;
+  EXPECT_TRUE(writer.PrepareBarrier(id, nobody).ok());
   EXPECT_TRUE(writer.OnBarrier(id, state, nobody).ok());
   std::set<std::string> added;
   for (const std::string& f : DataFiles(sink)) {

@@ -65,6 +65,7 @@ class IcebergWriterOperator final : public runtime::Operator {
   Status Open(const runtime::OperatorContext& ctx) override;
   Status Restore(runtime::StateReader& state) override;
   Status ProcessBatch(const RecordBatch& batch, int input, runtime::Collector& out) override;
+  Status PrepareBarrier(runtime::CheckpointId id, runtime::Collector& out) override;
   Status OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
                    runtime::Collector& out) override;
   // Finishes and hands over the tail's files now: nothing may be emitted after end of input.
@@ -103,6 +104,7 @@ class IcebergWriterOperator final : public runtime::Operator {
   iceberg::FileWriterConfig config_;
   std::string task_name_;
   runtime::Metric* records_written_ = nullptr;  // IcebergStreamWriter_recordsWritten
+  runtime::Metric* last_flush_ms_ = nullptr;    // IcebergStreamWriter_lastFlushDurationMs
   std::string prefix_base_;                     // <job>-<subtask>-<attempt>
   uint64_t last_checkpoint_ = 0;
   std::map<std::string, std::unique_ptr<iceberg::DeltaWriter>> writers_;  // by split
