@@ -458,9 +458,10 @@ class OperatorRunner {
     const int64_t blocked = out_.blocked_micros() - blocked_before;
     const int64_t took = SteadyMicros() - start - blocked;
     if (took > kSlowSyncMicros) {
-      LogInfo("task %s: before the barrier of checkpoint %s, %.1f ms of work (not part of the "
-              "synchronous part; also %.1f ms waiting for room downstream)",
-              t_.name.c_str(), id.ToString().c_str(), took / 1000.0, blocked / 1000.0);
+      LogInfo(
+          "task %s: before the barrier of checkpoint %s, %.1f ms of work (not part of the "
+          "synchronous part; also %.1f ms waiting for room downstream)",
+          t_.name.c_str(), id.ToString().c_str(), took / 1000.0, blocked / 1000.0);
     }
     return Status::OK();
   }

@@ -977,12 +977,10 @@ TEST(LocalExecutor, WorkBeforeTheBarrierGoesOutAheadOfItAndOutsideTheSynchronous
   JobGraph g;
   VertexId src = g.AddSource(
       "src", 1, [&](const TaskInfo&) { return testing::Src<EndsWhenReleased>(&release); });
-  VertexId flush = g.AddOperator("flush", 1, [](const TaskInfo&) {
-    return testing::Op<FlushesBeforeBarrier>();
-  });
-  VertexId rec = g.AddOperator("rec", 1, [&](const TaskInfo&) {
-    return testing::Op<OrderRecorder>(&mu, &seen);
-  });
+  VertexId flush = g.AddOperator(
+      "flush", 1, [](const TaskInfo&) { return testing::Op<FlushesBeforeBarrier>(); });
+  VertexId rec = g.AddOperator(
+      "rec", 1, [&](const TaskInfo&) { return testing::Op<OrderRecorder>(&mu, &seen); });
   g.Connect(src, flush, Partitioning::Forward());
   g.Connect(flush, rec, Partitioning::Forward());
   std::map<std::string, int64_t> sync_of;

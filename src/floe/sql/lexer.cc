@@ -249,6 +249,12 @@ Result<std::pair<TokenKind, size_t>> ScanSymbol(const SourceText& source, size_t
       return source.Error(i,
                           "unexpected character '\"': strings take single quotes ('text'), "
                           "identifiers backquotes (`name`)");
+    case '/':
+    case '%':
+      return source.Error(i, std::string("arithmetic ('") + c + "') is not supported yet");
+    case '|':
+      if (next_is('|')) return source.Error(i, "'||' (string concatenation) is not supported yet");
+      return source.Error(i, "unexpected character '|'");
     default: {
       std::string shown = std::isprint(static_cast<unsigned char>(c))
                               ? std::string("'") + c + "'"

@@ -83,6 +83,63 @@ bool ParseInt64(std::string_view text, int64_t* out) {
   return ec == std::errc() && end == text.data() + text.size();
 }
 
+// Flink SQL that floe does not run yet, by the word that starts it where a clause, an operator
+// or an alias could follow: the message names the construct instead of a bare syntax error.
+std::string_view UnsupportedClause(std::string_view word) {
+  static constexpr std::pair<std::string_view, std::string_view> kClauses[] = {
+      {"ORDER", "ORDER BY"},
+      {"LIMIT", "LIMIT"},
+      {"OFFSET", "OFFSET"},
+      {"FETCH", "FETCH"},
+      {"JOIN", "JOIN"},
+      {"INNER", "JOIN"},
+      {"LEFT", "JOIN"},
+      {"RIGHT", "JOIN"},
+      {"FULL", "JOIN"},
+      {"CROSS", "JOIN"},
+      {"NATURAL", "JOIN"},
+      {"UNION", "UNION"},
+      {"INTERSECT", "INTERSECT"},
+      {"EXCEPT", "EXCEPT"},
+      {"MINUS", "MINUS"},
+      {"HAVING", "HAVING"},
+      {"GROUPING", "GROUPING SETS"},
+      {"CUBE", "CUBE"},
+      {"ROLLUP", "ROLLUP"},
+      {"OVER", "OVER (OVER aggregations, ROW_NUMBER deduplication and Top-N)"},
+      {"FILTER", "FILTER (WHERE ...) on an aggregate"},
+      {"WITHIN", "WITHIN GROUP"},
+      {"IN", "IN"},
+      {"BETWEEN", "BETWEEN"},
+      {"LIKE", "LIKE"},
+      {"SIMILAR", "SIMILAR TO"},
+      {"CASE", "CASE"},
+      {"FOR", "FOR SYSTEM_TIME AS OF (temporal joins)"},
+      {"MATCH_RECOGNIZE", "MATCH_RECOGNIZE"},
+      {"LATERAL", "LATERAL"},
+      {"UNNEST", "UNNEST"},
+      {"DISTINCT", "DISTINCT"},
+      {"VALUES", "INSERT ... VALUES"},
+      {"OVERWRITE", "INSERT OVERWRITE"},
+  };
+  for (const auto& [w, construct] : kClauses) {
+    if (EqualsIgnoreCase(w, word)) return construct;
+  }
+  return {};
+}
+
+// Statements of Flink's SQL client floe does not run, by their first word.
+std::string_view UnsupportedStatement(std::string_view word) {
+  static constexpr std::string_view kStatements[] = {
+      "ALTER", "ANALYZE", "CALL",     "DELETE", "DESC",   "DESCRIBE", "DROP", "EXPLAIN", "LOAD",
+      "RESET", "SHOW",    "TRUNCATE", "UNLOAD", "UPDATE", "USE",      "ADD",  "REMOVE",
+  };
+  for (std::string_view w : kStatements) {
+    if (EqualsIgnoreCase(w, word)) return w;
+  }
+  return {};
+}
+
 // A name with the position of the token that spelled it, for checks made after parsing a list.
 struct NameRef {
   std::string name;
@@ -109,11 +166,73 @@ class Parser {
       } else if (AtKeyword("INSERT")) {
         FLOE_ASSIGN_OR_RAISE(Insert insert, ParseInsert());
         script_.inserts.push_back(std::move(insert));
+      } else if (AtKeyword("EXECUTE") || AtKeyword("BEGIN")) {
+        FLOE_RETURN_NOT_OK(ParseExecuteOrStatementSet());
       } else {
-        return Unexpected("SET, CREATE TABLE or INSERT INTO");
+        return UnexpectedStatement();
       }
     }
     return std::move(script_);
+  }
+
+  // Flink's `EXECUTE INSERT INTO ...`, `EXECUTE STATEMENT SET BEGIN INSERT ...; ... END;` and
+  // the SQL client's `BEGIN STATEMENT SET; INSERT ...; ... END;`. Every INSERT of a file runs
+  // in one job anyway, as a statement set's do, so these only wrap INSERTs.
+  Status ParseExecuteOrStatementSet() {
+    const size_t start = Peek().offset;
+    if (AcceptKeyword("EXECUTE")) {
+      if (AtKeyword("INSERT")) {
+        FLOE_ASSIGN_OR_RAISE(Insert insert, ParseInsert());
+        script_.inserts.push_back(std::move(insert));
+        return Status::OK();
+      }
+      FLOE_RETURN_NOT_OK(ExpectKeyword("STATEMENT"));
+      FLOE_RETURN_NOT_OK(ExpectKeyword("SET"));
+      FLOE_RETURN_NOT_OK(ExpectKeyword("BEGIN"));
+    } else {
+      Advance();  // BEGIN
+      FLOE_RETURN_NOT_OK(ExpectKeyword("STATEMENT"));
+      FLOE_RETURN_NOT_OK(ExpectKeyword("SET"));
+      FLOE_RETURN_NOT_OK(Expect(TokenKind::kSemicolon, "';'"));
+    }
+    while (true) {
+      while (Accept(TokenKind::kSemicolon)) {
+      }
+      if (AcceptKeyword("END")) return ExpectStatementEnd("';'");
+      if (Peek().kind == TokenKind::kEnd) {
+        return ErrorAt(start, "the statement set that starts here has no END");
+      }
+      if (!AtKeyword("INSERT")) {
+        return Unexpected("INSERT INTO or END (a statement set holds INSERTs only)");
+      }
+      FLOE_ASSIGN_OR_RAISE(Insert insert, ParseInsert());
+      script_.inserts.push_back(std::move(insert));
+    }
+  }
+
+  // A statement floe does not run: named when it is Flink's.
+  Status UnexpectedStatement() const {
+    const Token& t = Peek();
+    const size_t at = t.offset;
+    constexpr std::string_view kRuns = "; a job file holds SET, CREATE TABLE and INSERT INTO";
+    if (t.kind == TokenKind::kWord) {
+      if (EqualsIgnoreCase(t.text, "SELECT")) {
+        return ErrorAt(at,
+                       "a query on its own (SELECT ...) is not supported: floe runs INSERT "
+                       "INTO ... SELECT; to see rows, insert them into a table with "
+                       "'connector' = 'print'");
+      }
+      if (EqualsIgnoreCase(t.text, "WITH")) {
+        return ErrorAt(at,
+                       "WITH (common table expressions) is not supported yet" + std::string(kRuns));
+      }
+      const std::string_view statement = UnsupportedStatement(t.text);
+      if (!statement.empty()) {
+        return ErrorAt(
+            at, std::string(statement) + " statements are not supported yet" + std::string(kRuns));
+      }
+    }
+    return Unexpected("SET, CREATE TABLE or INSERT INTO");
   }
 
   Result<DataType> ParseTypeOnly() {
@@ -177,8 +296,34 @@ class Parser {
   // ---- errors -----------------------------------------------------------------------------
 
   Status Unexpected(std::string_view expected) const {
+    const std::string construct = in_query_ ? UnsupportedConstructAt() : std::string();
+    if (!construct.empty()) {
+      return source_.Error(Peek().offset, error_context_ + construct +
+                                              " is not supported yet (expected " +
+                                              std::string(expected) + " here)");
+    }
     return source_.Error(Peek().offset, error_context_ + "expected " + std::string(expected) +
                                             ", found " + Describe(Peek()));
+  }
+
+  // The Flink construct the next token starts in a query, for messages; empty for none floe
+  // knows.
+  std::string UnsupportedConstructAt() const {
+    const Token& t = Peek();
+    switch (t.kind) {
+      case TokenKind::kWord:
+        if (EqualsIgnoreCase(t.text, "NOT") && Peek(1).kind == TokenKind::kWord) {
+          const std::string_view negated = UnsupportedClause(Peek(1).text);
+          return negated.empty() ? std::string() : "NOT " + std::string(negated);
+        }
+        return std::string(UnsupportedClause(t.text));
+      case TokenKind::kPlus:
+      case TokenKind::kMinus:
+      case TokenKind::kStar:
+        return "arithmetic ('" + t.text + "')";
+      default:
+        return {};
+    }
   }
   Status ErrorAt(size_t offset, std::string message) const {
     return source_.Error(offset, error_context_ + message);
@@ -258,7 +403,20 @@ class Parser {
   Result<CreateTable> ParseCreateTable() {
     CreateTable table;
     table.pos = PosOf(Advance());
-    if (!AcceptKeyword("TABLE")) return Unexpected("TABLE (CREATE TABLE is the only CREATE)");
+    if (!AcceptKeyword("TABLE")) {
+      for (std::string_view what : {"VIEW", "TEMPORARY", "FUNCTION", "CATALOG", "DATABASE"}) {
+        if (!AtKeyword(what)) continue;
+        const bool view =
+            what == "VIEW" || (what == "TEMPORARY" && EqualsIgnoreCase(Peek(1).text, "VIEW"));
+        return ErrorAt(Peek().offset,
+                       "CREATE " +
+                           std::string(view                  ? "VIEW"
+                                       : what == "TEMPORARY" ? "TEMPORARY"
+                                                             : what) +
+                           " is not supported yet (CREATE TABLE is the only CREATE)");
+      }
+      return Unexpected("TABLE (CREATE TABLE is the only CREATE)");
+    }
     FLOE_ASSIGN_OR_RAISE(NameRef name, ParseTableName());
     if (const CreateTable* prior = script_.FindTable(name.name)) {
       return ErrorAt(name.offset, "table " + Name(name.name) + " is already created (line " +
@@ -714,6 +872,7 @@ class Parser {
   // ---- INSERT -----------------------------------------------------------------------------
 
   Result<Insert> ParseInsert() {
+    in_query_ = true;  // an error ends the parse, so only a finished INSERT clears it
     Insert insert;
     insert.pos = PosOf(Advance());
     FLOE_RETURN_NOT_OK(ExpectKeyword("INTO"));
@@ -728,6 +887,10 @@ class Parser {
     }
     size_t select_offset = Peek().offset;
     FLOE_RETURN_NOT_OK(ExpectKeyword("SELECT"));
+    if (AtKeyword("DISTINCT")) {
+      return ErrorAt(Peek().offset, "SELECT DISTINCT is not supported yet");
+    }
+    (void)AcceptKeyword("ALL");  // SELECT ALL is SELECT
     column_refs_.clear();
     if (!Accept(TokenKind::kStar)) {
       do {
@@ -736,7 +899,8 @@ class Parser {
         if (AcceptKeyword("AS")) {
           FLOE_ASSIGN_OR_RAISE(item.alias, ParseName("alias"));
         } else if (Peek().kind == TokenKind::kQuotedWord ||
-                   (Peek().kind == TokenKind::kWord && !IsReservedWord(Peek().text))) {
+                   (Peek().kind == TokenKind::kWord && !IsReservedWord(Peek().text) &&
+                    UnsupportedClause(Peek().text).empty())) {
           item.alias = Advance().text;  // `SELECT a b` aliases a as b
         }
         insert.select.push_back(std::move(item));
@@ -751,8 +915,18 @@ class Parser {
     if (AtKeyword("TABLE")) {
       FLOE_ASSIGN_OR_RAISE(WindowTvf window, ParseWindowTvf(&source, &window_columns));
       insert.window = std::move(window);
+    } else if (Peek().kind == TokenKind::kLParen) {
+      return ErrorAt(Peek().offset, "subqueries in FROM are not supported yet");
     } else {
       FLOE_ASSIGN_OR_RAISE(source, ParseTableName());
+    }
+    if (Peek().kind == TokenKind::kComma) {
+      return ErrorAt(Peek().offset, "joins (FROM a, b) are not supported yet");
+    }
+    if (AtKeyword("AS") || Peek().kind == TokenKind::kQuotedWord ||
+        (Peek().kind == TokenKind::kWord && !IsReservedWord(Peek().text) &&
+         UnsupportedClause(Peek().text).empty() && !AtKeyword("GROUP"))) {
+      return ErrorAt(Peek().offset, "table aliases in FROM are not supported yet");
     }
     const CreateTable* source_table = nullptr;
     FLOE_ASSIGN_OR_RAISE(source_table, LookUpTable(source));
@@ -769,6 +943,11 @@ class Parser {
       insert.group_by_pos = PosOf(Advance());
       FLOE_RETURN_NOT_OK(ExpectKeyword("BY"));
       do {
+        if ((AtKeyword("GROUPING") && AtKeyword("SETS", 1)) ||
+            ((AtKeyword("CUBE") || AtKeyword("ROLLUP")) && Peek(1).kind == TokenKind::kLParen)) {
+          return ErrorAt(Peek().offset,
+                         std::string(UnsupportedClause(Peek().text)) + " is not supported yet");
+        }
         FLOE_ASSIGN_OR_RAISE(Expr item, ParseExpr());
         insert.group_by.push_back(std::move(item));
       } while (Accept(TokenKind::kComma));
@@ -805,6 +984,7 @@ class Parser {
                                              : " physical (computed columns are not written)") +
                                         " (INSERT matches columns by position)");
     }
+    in_query_ = false;
     return insert;
   }
 
@@ -1163,6 +1343,7 @@ class Parser {
                          "NULL is not a value here; test for it with IS NULL or IS NOT NULL");
         }
         if (IsReservedWord(t.text)) break;
+        if (AtKeyword("CASE") && in_query_) break;  // Unexpected names it
         [[fallthrough]];
       case TokenKind::kQuotedWord: {
         if (Peek(1).kind == TokenKind::kLParen) return ParseCall();
@@ -1392,6 +1573,7 @@ class Parser {
   Script script_;
   std::vector<NameRef> column_refs_;  // of the INSERT being parsed
   std::string error_context_;         // prefixes error messages: "column 'price': "
+  bool in_query_ = false;             // inside an INSERT's query: Unexpected names Flink constructs
 };
 
 }  // namespace
