@@ -124,6 +124,37 @@ Expr Expr::Cast(Expr operand, SqlType type) {
   return e;
 }
 
+Expr Expr::Arith(ArithOp op, Expr left, Expr right) {
+  std::vector<Expr> children;
+  children.push_back(std::move(left));
+  children.push_back(std::move(right));
+  Expr e = WithChildren(ExprKind::kArith, std::move(children));
+  e.arith = op;
+  return e;
+}
+
+Expr Expr::Negate(Expr operand) {
+  std::vector<Expr> children;
+  children.push_back(std::move(operand));
+  return WithChildren(ExprKind::kNegate, std::move(children));
+}
+
+std::string_view ToString(ArithOp op) {
+  switch (op) {
+    case ArithOp::kAdd:
+      return "+";
+    case ArithOp::kSub:
+      return "-";
+    case ArithOp::kMul:
+      return "*";
+    case ArithOp::kDiv:
+      return "/";
+    case ArithOp::kMod:
+      return "%";
+  }
+  return "?";
+}
+
 std::string ToString(const SqlType& type) {
   switch (type.type.id) {
     case TypeId::kTimestamp:
@@ -202,6 +233,11 @@ std::string ToString(const Expr& expr) {
     }
     case ExprKind::kCast:
       return "CAST(" + ToString(expr.children.at(0)) + " AS " + ToString(expr.cast_type) + ")";
+    case ExprKind::kArith:
+      return "(" + ToString(expr.children.at(0)) + " " + std::string(ToString(expr.arith)) + " " +
+             ToString(expr.children.at(1)) + ")";
+    case ExprKind::kNegate:
+      return "(- " + ToString(expr.children.at(0)) + ")";
   }
   return "?";
 }

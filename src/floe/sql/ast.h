@@ -61,9 +61,12 @@ enum class ExprKind : uint8_t {
   kCall,       // name (upper case), children = arguments; distinct for COUNT(DISTINCT x);
                // COUNT(*) is name "COUNT" with star set and no children
   kCast,       // CAST(operand AS type): children = {operand}, cast_type
+  kArith,      // arith, children = {left, right}
+  kNegate,     // unary minus: children = {operand}
 };
 
 enum class CompareOp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };  // kNe: both <> and !=
+enum class ArithOp : uint8_t { kAdd, kSub, kMul, kDiv, kMod };    // + - * / %
 
 // A type as written in SQL: floe's DataType plus the timestamp precision that DataType drops
 // (time attributes must be TIMESTAMP(p) / TIMESTAMP_LTZ(p) with p <= 3, as in Flink).
@@ -76,13 +79,14 @@ struct SqlType {
 // "TIMESTAMP(3)", "TIMESTAMP_LTZ(3)", "BIGINT", "DECIMAL(10, 2)": Flink's spelling.
 std::string ToString(const SqlType& type);
 
-// A scalar expression. Arithmetic and typed literals (DATE '2024-01-01') would extend ExprKind
-// and ParsePrimary in parser.cc.
+// A scalar expression. Typed literals (DATE '2024-01-01') would extend ExprKind and
+// ParsePrimary in parser.cc.
 struct Expr {
   ExprKind kind = ExprKind::kLiteral;
   std::string name;               // kColumn: the column; kCall: the function, upper case
   Literal literal;                // kLiteral
   CompareOp op = CompareOp::kEq;  // kCompare
+  ArithOp arith = ArithOp::kAdd;  // kArith
   std::vector<Expr> children;
   bool distinct = false;  // kCall: COUNT(DISTINCT x)
   bool star = false;      // kCall: COUNT(*)
@@ -100,6 +104,8 @@ struct Expr {
   static Expr Call(std::string name, std::vector<Expr> args);
   static Expr CountStar();
   static Expr Cast(Expr operand, SqlType type);
+  static Expr Arith(ArithOp op, Expr left, Expr right);
+  static Expr Negate(Expr operand);
   bool operator==(const Expr&) const = default;
 };
 
@@ -107,6 +113,7 @@ struct Expr {
 // "((active = TRUE) AND (seq > 10))". For messages and tests.
 std::string ToString(const Expr& expr);
 std::string_view ToString(CompareOp op);
+std::string_view ToString(ArithOp op);
 
 // A physical column (`name TYPE [NOT NULL]`) or a computed one (`name AS expr`, Flink's virtual
 // column: computed from the physical columns when the table is read, skipped when it is

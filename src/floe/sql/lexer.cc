@@ -249,9 +249,10 @@ Result<std::pair<TokenKind, size_t>> ScanSymbol(const SourceText& source, size_t
       return source.Error(i,
                           "unexpected character '\"': strings take single quotes ('text'), "
                           "identifiers backquotes (`name`)");
-    case '/':
+    case '/':  // "/*" comments are skipped before this
+      return std::pair{TokenKind::kSlash, size_t{1}};
     case '%':
-      return source.Error(i, std::string("arithmetic ('") + c + "') is not supported yet");
+      return std::pair{TokenKind::kPercent, size_t{1}};
     case '|':
       if (next_is('|')) return source.Error(i, "'||' (string concatenation) is not supported yet");
       return source.Error(i, "unexpected character '|'");

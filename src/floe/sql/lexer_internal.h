@@ -64,6 +64,8 @@ enum class TokenKind {
   kStar,
   kPlus,
   kMinus,
+  kSlash,
+  kPercent,
   kEq,
   kNe,  // <> or !=
   kLt,

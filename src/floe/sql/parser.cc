@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "floe/sql/lexer_internal.h"
+#include "floe/sql/scalar_types.h"
 
 namespace floe::sql {
 namespace {
@@ -317,10 +318,6 @@ class Parser {
           return negated.empty() ? std::string() : "NOT " + std::string(negated);
         }
         return std::string(UnsupportedClause(t.text));
-      case TokenKind::kPlus:
-      case TokenKind::kMinus:
-      case TokenKind::kStar:
-        return "arithmetic ('" + t.text + "')";
       default:
         return {};
     }
@@ -1266,7 +1263,7 @@ class Parser {
   }
 
   Result<Expr> ParsePredicate() {
-    FLOE_ASSIGN_OR_RAISE(Expr left, ParsePrimary());
+    FLOE_ASSIGN_OR_RAISE(Expr left, ParseAdditive());
     std::optional<CompareOp> op;
     switch (Peek().kind) {
       case TokenKind::kEq:
@@ -1292,7 +1289,7 @@ class Parser {
     }
     if (op) {
       SourcePos pos = PosOf(Advance());
-      FLOE_ASSIGN_OR_RAISE(Expr right, ParsePrimary());
+      FLOE_ASSIGN_OR_RAISE(Expr right, ParseAdditive());
       Expr e = Expr::Compare(*op, std::move(left), std::move(right));
       e.pos = pos;
       return e;
@@ -1306,6 +1303,58 @@ class Parser {
       return e;
     }
     return left;
+  }
+
+  // a + b, a - b: left-associative, below * / % (Calcite's precedence).
+  Result<Expr> ParseAdditive() {
+    FLOE_ASSIGN_OR_RAISE(Expr left, ParseMultiplicative());
+    while (Peek().kind == TokenKind::kPlus || Peek().kind == TokenKind::kMinus) {
+      const ArithOp op = Peek().kind == TokenKind::kPlus ? ArithOp::kAdd : ArithOp::kSub;
+      SourcePos pos = PosOf(Advance());
+      FLOE_ASSIGN_OR_RAISE(Expr right, ParseMultiplicative());
+      left = Expr::Arith(op, std::move(left), std::move(right));
+      left.pos = pos;
+    }
+    return left;
+  }
+
+  Result<Expr> ParseMultiplicative() {
+    FLOE_ASSIGN_OR_RAISE(Expr left, ParseUnary());
+    while (true) {
+      ArithOp op;
+      switch (Peek().kind) {
+        case TokenKind::kStar:
+          op = ArithOp::kMul;
+          break;
+        case TokenKind::kSlash:
+          op = ArithOp::kDiv;
+          break;
+        case TokenKind::kPercent:
+          op = ArithOp::kMod;
+          break;
+        default:
+          return left;
+      }
+      SourcePos pos = PosOf(Advance());
+      FLOE_ASSIGN_OR_RAISE(Expr right, ParseUnary());
+      left = Expr::Arith(op, std::move(left), std::move(right));
+      left.pos = pos;
+    }
+  }
+
+  // -x, +x; a minus before a number is the number's sign (ParsePrimary).
+  Result<Expr> ParseUnary() {
+    const Token& t = Peek();
+    const bool minus = t.kind == TokenKind::kMinus && Peek(1).kind != TokenKind::kNumber;
+    if (!minus && t.kind != TokenKind::kPlus) return ParsePrimary();
+    Advance();
+    FLOE_RETURN_NOT_OK(Nest(t));
+    FLOE_ASSIGN_OR_RAISE(Expr operand, ParseUnary());
+    --depth_;
+    if (!minus) return operand;
+    Expr e = Expr::Negate(std::move(operand));
+    e.pos = PosOf(t);
+    return e;
   }
 
   Result<Expr> ParsePrimary() {
@@ -1452,12 +1501,10 @@ class Parser {
             return TypedExpr{{fits_int ? DataType::Int32() : DataType::Int64(), 0}, false};
           }
           case Literal::Kind::kDecimal: {
-            size_t dot = l.text.find('.');
-            int scale = dot == std::string::npos ? 0 : static_cast<int>(l.text.size() - dot - 1);
-            int digits = 0;
-            for (char c : l.text) digits += (c >= '0' && c <= '9') ? 1 : 0;
-            if (digits > 38) return ErrorAt(e.pos.offset, "number " + l.text + " is too long");
-            return TypedExpr{{DataType::Decimal(std::max(digits, 1), scale), 0}, false};
+            Int128 unscaled = 0;
+            Result<DataType> type = DecimalLiteralType(l.text, &unscaled);
+            if (!type.ok()) return ErrorAt(e.pos.offset, type.status().message());
+            return TypedExpr{{*type, 0}, false};
           }
           case Literal::Kind::kDouble:
             return TypedExpr{{DataType::Double(), 0}, false};
@@ -1501,7 +1548,13 @@ class Parser {
         }
         return TypedExpr{e.cast_type, from.nullable};
       }
+      case ExprKind::kArith:
+      case ExprKind::kNegate:
+        return TypeOfArithmetic(table, e, e.kind == ExprKind::kNegate, e.arith);
       case ExprKind::kCall: {
+        if (e.name == "MOD" && e.children.size() == 2 && !e.distinct) {
+          return TypeOfArithmetic(table, e, false, ArithOp::kMod);
+        }
         if (e.name == "TO_TIMESTAMP_LTZ") {
           if (e.children.size() != 2 || e.distinct) {
             return ErrorAt(e.pos.offset,
@@ -1529,10 +1582,27 @@ class Parser {
         }
         return ErrorAt(e.pos.offset, "function " + e.name +
                                          " is not supported yet; computed columns support "
-                                         "CAST and TO_TIMESTAMP_LTZ");
+                                         "arithmetic, MOD, CAST and TO_TIMESTAMP_LTZ");
       }
     }
     return Status::Internal("unknown expression kind");
+  }
+
+  // `a op b`, MOD(a, b) or -a: Flink's result type (scalar_types.h), nullable when an operand is.
+  Result<TypedExpr> TypeOfArithmetic(const CreateTable& table, const Expr& e, bool negate,
+                                     ArithOp op) {
+    std::vector<TypedExpr> operands;
+    for (const Expr& child : e.children) {
+      FLOE_ASSIGN_OR_RAISE(TypedExpr t, TypeOf(table, child));
+      operands.push_back(std::move(t));
+    }
+    Result<DataType> type = negate
+                                ? NegationType(operands[0].type.type)
+                                : ArithmeticType(op, operands[0].type.type, operands[1].type.type);
+    if (!type.ok()) return ErrorAt(e.pos.offset, type.status().message());
+    bool nullable = false;
+    for (const TypedExpr& t : operands) nullable = nullable || t.nullable;
+    return TypedExpr{{*type, 0}, nullable};
   }
 
   static bool IsAggregateName(std::string_view name) {

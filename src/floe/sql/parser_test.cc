@@ -822,6 +822,17 @@ TEST(ParseInsert, StructureErrors) {
             "line 2, column 23: expected FROM, found ','");
 }
 
+// Arithmetic binds as in Calcite: unary minus, then * / %, then + -, left to right, all above
+// comparisons; a minus before a number is the number's sign.
+TEST(ParseInsert, ArithmeticFollowsCalcitesPrecedence) {
+  EXPECT_EQ(ToString(WhereOf("a + d * 2 - -a % 3 > 1 - 2")),
+            "(((a + (d * 2)) - ((- a) % 3)) > (1 - 2))");
+  EXPECT_EQ(ToString(WhereOf("a - 1 - 2 = a / 2 / 3")), "(((a - 1) - 2) = ((a / 2) / 3))");
+  EXPECT_EQ(ToString(WhereOf("-(a + 1) = +a")), "((- (a + 1)) = a)");
+  EXPECT_EQ(ToString(WhereOf("a = -1")), "(a = -1)");
+  EXPECT_EQ(ToString(WhereOf("NOT a * 2 > 3 AND c")), "((NOT ((a * 2) > 3)) AND c)");
+}
+
 // Flink SQL floe does not run yet is named at its first word, never a bare syntax error.
 TEST(ParseInsert, FlinkQueriesFloeLacksNameTheConstruct) {
   const std::string t(kTableT);
@@ -830,14 +841,6 @@ TEST(ParseInsert, FlinkQueriesFloeLacksNameTheConstruct) {
             "line 2, column 40: GROUPING SETS is not supported yet");
   EXPECT_EQ(error("INSERT INTO t SELECT a FROM t GROUP BY CUBE (a)"),
             "line 2, column 40: CUBE is not supported yet");
-  EXPECT_EQ(error("INSERT INTO t SELECT a + 1 FROM t"),
-            "line 2, column 24: arithmetic ('+') is not supported yet (expected ',', AS or FROM "
-            "here)");
-  EXPECT_EQ(error("INSERT INTO t SELECT a * 2 FROM t"),
-            "line 2, column 24: arithmetic ('*') is not supported yet (expected ',', AS or FROM "
-            "here)");
-  EXPECT_EQ(error("INSERT INTO t SELECT a / 2 FROM t"),
-            "line 2, column 24: arithmetic ('/') is not supported yet");
   EXPECT_EQ(error("INSERT INTO t SELECT a || 'x' FROM t"),
             "line 2, column 24: '||' (string concatenation) is not supported yet");
   EXPECT_EQ(error("INSERT INTO t SELECT * FROM t WHERE a IN (1, 2)"),
@@ -1170,8 +1173,12 @@ TEST(ParseCreateTable, ComputedColumnErrorsNameLineAndColumn) {
             "line 1, column 33: cannot CAST BIGINT to TIMESTAMP(3); for epoch numbers use "
             "TO_TIMESTAMP_LTZ(epoch, 3) (and CAST that to TIMESTAMP(3))");
   EXPECT_EQ(ParseError("CREATE TABLE t (ts BIGINT, e AS UPPER(ts))"),
-            "line 1, column 33: function UPPER is not supported yet; computed columns support CAST "
-            "and TO_TIMESTAMP_LTZ");
+            "line 1, column 33: function UPPER is not supported yet; computed columns support "
+            "arithmetic, MOD, CAST and TO_TIMESTAMP_LTZ");
+  EXPECT_EQ(
+      ParseError("CREATE TABLE t (s STRING, e AS s * 2)"),
+      "line 1, column 34: cannot apply '*' to STRING and INT (it takes INT, BIGINT, FLOAT and "
+      "DOUBLE)");
   EXPECT_EQ(ParseError("CREATE TABLE t (ts BIGINT, e AS COUNT(*))"),
             "line 1, column 33: aggregate function COUNT is not allowed in a computed column");
   EXPECT_EQ(

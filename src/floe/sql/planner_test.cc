@@ -1188,8 +1188,8 @@ TEST(PlanJob, AChangelogSourceRefusesComputedColumnsAggregationAndInsertOnlySink
       << kafka;
 }
 
-// No scalar functions in a Calc yet, and DATE/TIMESTAMP values compare only with columns of
-// their type: both refused at plan time at the expression.
+// Scalar functions a Calc does not evaluate yet, and DATE/TIMESTAMP values compared with a
+// literal (not a CAST of one): refused at plan time at the expression.
 TEST(PlanJob, ScalarFunctionsAndTemporalLiteralComparisonsAreRefusedAtTheExpression) {
   PlanOptions options;
   options.variables = {{"KAFKA", "127.0.0.1:1"}};
@@ -1198,12 +1198,12 @@ TEST(PlanJob, ScalarFunctionsAndTemporalLiteralComparisonsAreRefusedAtTheExpress
       "CREATE TABLE out (s STRING) WITH ('connector' = 'print');\n";
   EXPECT_EQ(FirstLineOf(ErrorOf(tables + "INSERT INTO out SELECT s FROM src WHERE UPPER(s) = 'A';",
                                 options)),
-            "line 3, column 41: UPPER(s): function calls and CAST in WHERE and the select list "
-            "are not supported yet");
+            "line 3, column 41: not implemented yet: UPPER(s) in WHERE and the select list "
+            "(columns, literals, arithmetic, CAST and TO_TIMESTAMP_LTZ are evaluated)");
   EXPECT_EQ(
       FirstLineOf(ErrorOf(tables + "INSERT INTO out SELECT CAST(d AS STRING) FROM src;", options)),
-      "line 3, column 24: CAST(d AS STRING): function calls and CAST in WHERE and the "
-      "select list are not supported yet");
+      "line 3, column 24: not implemented yet: CAST from DATE to STRING in WHERE and the select "
+      "list");
   std::string msg = ErrorOf(
       tables + "INSERT INTO out SELECT s FROM src WHERE ts > '2026-01-01 00:00:00';", options);
   EXPECT_NE(msg.find("(comparing DATE/TIMESTAMP values with literals is not supported yet)"),

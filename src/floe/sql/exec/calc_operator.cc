@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "floe/format/json/json_lines.h"
+#include "floe/sql/exec/scalar_expr.h"
 
 namespace floe::sql {
 namespace {
@@ -107,6 +108,29 @@ struct Node {
   bool is_value() const { return kind == ExprKind::kColumn || kind == ExprKind::kLiteral; }
 };
 
+// Where value expressions beyond columns and literals (arithmetic, CAST, functions) go: each
+// is a ScalarExpr, evaluated per batch into a scratch column that the expression tree reads
+// like an input column, at index first + its position.
+struct Scratch {
+  size_t first = 0;
+  std::vector<ScalarExpr>* exprs = nullptr;
+};
+
+// The columns expressions read: the batch's, then the scratch columns computed for it.
+class Columns {
+ public:
+  Columns(const RecordBatch& batch, const std::vector<Column>& scratch)
+      : batch_(batch), scratch_(scratch) {}
+  const Column& column(size_t i) const {
+    return i < batch_.num_columns() ? batch_.column(i) : scratch_[i - batch_.num_columns()];
+  }
+  size_t num_rows() const { return batch_.num_rows(); }
+
+ private:
+  const RecordBatch& batch_;
+  const std::vector<Column>& scratch_;
+};
+
 // The natural type of a literal (Flink: an integer literal is INT when it fits, else BIGINT).
 DataType LiteralType(const Literal& lit, const DecimalLiteral& dec) {
   switch (lit.kind) {
@@ -135,7 +159,7 @@ DecimalLiteral IntegerAsDecimalShape(TypeId id) {
   return d;
 }
 
-Result<Node> CompileExpr(const Expr& e, const BatchSchema& schema) {
+Result<Node> CompileExpr(const Expr& e, const BatchSchema& schema, const Scratch& scratch) {
   Node n;
   n.kind = e.kind;
   n.pos = e.pos;
@@ -168,7 +192,7 @@ Result<Node> CompileExpr(const Expr& e, const BatchSchema& schema) {
     case ExprKind::kNot: {
       n.type = DataType::Boolean();
       for (const Expr& c : e.children) {
-        FLOE_ASSIGN_OR_RAISE(Node child, CompileExpr(c, schema));
+        FLOE_ASSIGN_OR_RAISE(Node child, CompileExpr(c, schema, scratch));
         if (!child.is_bool()) {
           const char* what = e.kind == ExprKind::kAnd  ? "AND"
                              : e.kind == ExprKind::kOr ? "OR"
@@ -183,15 +207,15 @@ Result<Node> CompileExpr(const Expr& e, const BatchSchema& schema) {
     case ExprKind::kIsNull:
     case ExprKind::kIsNotNull: {
       n.type = DataType::Boolean();
-      FLOE_ASSIGN_OR_RAISE(Node child, CompileExpr(e.children.at(0), schema));
+      FLOE_ASSIGN_OR_RAISE(Node child, CompileExpr(e.children.at(0), schema, scratch));
       n.children.push_back(std::move(child));
       return n;
     }
     case ExprKind::kCompare: {
       n.type = DataType::Boolean();
       n.op = e.op;
-      FLOE_ASSIGN_OR_RAISE(Node l, CompileExpr(e.children.at(0), schema));
-      FLOE_ASSIGN_OR_RAISE(Node r, CompileExpr(e.children.at(1), schema));
+      FLOE_ASSIGN_OR_RAISE(Node l, CompileExpr(e.children.at(0), schema, scratch));
+      FLOE_ASSIGN_OR_RAISE(Node r, CompileExpr(e.children.at(1), schema, scratch));
       TypeId a = l.type.id, b = r.type.id;
       auto refuse = [&](const std::string& why) {
         return Status::InvalidArgument(Where(e.pos) + "cannot compare " + TypeName(l.type) +
@@ -239,12 +263,18 @@ Result<Node> CompileExpr(const Expr& e, const BatchSchema& schema) {
       n.children.push_back(std::move(r));
       return n;
     }
-    case ExprKind::kCall:
+    case ExprKind::kCall:  // aggregates never reach a Calc: the planner sends them elsewhere
     case ExprKind::kCast:
-      // The planner sends aggregates elsewhere; scalar functions in a Calc come later.
-      return Status::InvalidArgument(Where(e.pos) + n.text +
-                                     ": function calls and CAST in WHERE and the select list are "
-                                     "not supported yet");
+    case ExprKind::kArith:
+    case ExprKind::kNegate: {
+      FLOE_ASSIGN_OR_RAISE(ScalarExpr value,
+                           ScalarExpr::Compile(e, schema, "in WHERE and the select list"));
+      n.kind = ExprKind::kColumn;
+      n.type = value.type().type;
+      n.column = static_cast<int>(scratch.first + scratch.exprs->size());
+      scratch.exprs->push_back(std::move(value));
+      return n;
+    }
   }
   return Status::Internal("unknown expression kind");
 }
@@ -295,7 +325,7 @@ void CompareOperands(CompareOp op, size_t n, const Operand<T>& l, const Operand<
   }
 }
 
-Operand<int64_t> IntOperand(const Node& node, const RecordBatch& batch) {
+Operand<int64_t> IntOperand(const Node& node, const Columns& batch) {
   Operand<int64_t> o;
   if (node.kind == ExprKind::kLiteral) {
     o.constant = node.literal.integer;
@@ -342,7 +372,7 @@ double ValueAsDouble(const Column& c, size_t i) {
   }
 }
 
-Operand<double> DoubleOperand(const Node& node, const RecordBatch& batch) {
+Operand<double> DoubleOperand(const Node& node, const Columns& batch) {
   Operand<double> o;
   if (node.kind == ExprKind::kLiteral) {
     o.constant = LiteralAsDouble(node);
@@ -360,7 +390,7 @@ Operand<double> DoubleOperand(const Node& node, const RecordBatch& batch) {
   return o;
 }
 
-Operand<Int128> DecimalOperand(const Node& node, const RecordBatch& batch, int scale) {
+Operand<Int128> DecimalOperand(const Node& node, const Columns& batch, int scale) {
   Operand<Int128> o;
   if (node.kind == ExprKind::kLiteral) {
     o.constant = node.dec.unscaled * Pow10(scale - node.dec.scale);
@@ -385,9 +415,9 @@ Operand<Int128> DecimalOperand(const Node& node, const RecordBatch& batch, int s
   return o;
 }
 
-void EvalBool(const Node& node, const RecordBatch& batch, std::vector<uint8_t>* out);
+void EvalBool(const Node& node, const Columns& batch, std::vector<uint8_t>* out);
 
-void CompareBytes(const Node& node, const RecordBatch& batch, uint8_t* out) {
+void CompareBytes(const Node& node, const Columns& batch, uint8_t* out) {
   size_t n = batch.num_rows();
   const Node& l = node.children[0];
   const Node& r = node.children[1];
@@ -430,7 +460,7 @@ void CompareBytes(const Node& node, const RecordBatch& batch, uint8_t* out) {
   }
 }
 
-void EvalCompare(const Node& node, const RecordBatch& batch, std::vector<uint8_t>* out) {
+void EvalCompare(const Node& node, const Columns& batch, std::vector<uint8_t>* out) {
   size_t n = batch.num_rows();
   const Node& l = node.children[0];
   const Node& r = node.children[1];
@@ -464,7 +494,7 @@ void EvalCompare(const Node& node, const RecordBatch& batch, std::vector<uint8_t
   }
 }
 
-void EvalBool(const Node& node, const RecordBatch& batch, std::vector<uint8_t>* out) {
+void EvalBool(const Node& node, const Columns& batch, std::vector<uint8_t>* out) {
   size_t n = batch.num_rows();
   out->assign(n, kFalse);
   switch (node.kind) {
@@ -524,7 +554,9 @@ void EvalBool(const Node& node, const RecordBatch& batch, std::vector<uint8_t>* 
       return;
     case ExprKind::kCall:
     case ExprKind::kCast:
-      return;  // refused by CompileExpr
+    case ExprKind::kArith:
+    case ExprKind::kNegate:
+      return;  // compiled into scratch columns
   }
 }
 
@@ -643,6 +675,14 @@ struct CalcProgram::Impl {
   // Reserved columns ending the input (the row kind, the source split): passed through after
   // the output's columns, for the rows kept.
   size_t reserved = 0;
+  // Value expressions computed per batch (Scratch): the WHERE's over every row, then the
+  // select list's over the rows kept.
+  std::vector<ScalarExpr> where_scratch;
+  std::vector<ScalarExpr> select_scratch;
+
+  // The rows WHERE keeps, in order; `scratch` gets the WHERE's scratch columns.
+  Result<std::vector<uint32_t>> Filter(const RecordBatch& batch,
+                                       std::vector<Column>* scratch) const;
 };
 
 CalcProgram::CalcProgram(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -675,7 +715,8 @@ Result<std::shared_ptr<const CalcProgram>> CalcProgram::Compile(const CalcSpec& 
     impl->output = std::move(output);
   }
   if (spec.where.has_value()) {
-    FLOE_ASSIGN_OR_RAISE(Node where, CompileExpr(*spec.where, *visible));
+    const Scratch scratch{spec.input->fields.size(), &impl->where_scratch};
+    FLOE_ASSIGN_OR_RAISE(Node where, CompileExpr(*spec.where, *visible, scratch));
     if (!where.is_bool()) {
       return Status::InvalidArgument(Where(spec.where->pos) +
                                      "WHERE needs a BOOLEAN condition, but " + where.text + " is " +
@@ -693,11 +734,13 @@ Result<std::shared_ptr<const CalcProgram>> CalcProgram::Compile(const CalcSpec& 
                                    " columns but sink '" + spec.sink_name + "' has " +
                                    std::to_string(sink.size()));
   }
+  const Scratch select_scratch{spec.input->fields.size() + impl->where_scratch.size(),
+                               &impl->select_scratch};
   for (size_t i = 0; i < items.size(); ++i) {
     const SelectItem& item = items[i];
     const Field& target = sink[i];
     OutputPlan plan;
-    FLOE_ASSIGN_OR_RAISE(plan.node, CompileExpr(item.expr, *visible));
+    FLOE_ASSIGN_OR_RAISE(plan.node, CompileExpr(item.expr, *visible, select_scratch));
     plan.target = target.type;
     plan.target_nullable = target.nullable;
     plan.target_name = target.name;
@@ -738,16 +781,24 @@ const std::shared_ptr<const BatchSchema>& CalcProgram::output_schema() const {
 
 bool CalcProgram::is_identity() const { return impl_->identity; }
 
-std::vector<uint32_t> CalcProgram::Filter(const RecordBatch& batch) const {
+// What a row's error names: the Calc's sink.
+std::string CalcWhat(const std::string& sink) { return "the query into sink '" + sink + "'"; }
+
+Result<std::vector<uint32_t>> CalcProgram::Impl::Filter(const RecordBatch& batch,
+                                                        std::vector<Column>* scratch) const {
   std::vector<uint32_t> rows;
   size_t n = batch.num_rows();
-  if (!impl_->where.has_value()) {
+  if (!where.has_value()) {
     rows.resize(n);
     for (size_t i = 0; i < n; ++i) rows[i] = static_cast<uint32_t>(i);
     return rows;
   }
+  for (const ScalarExpr& e : where_scratch) {
+    FLOE_ASSIGN_OR_RAISE(Column value, e.Evaluate(batch, CalcWhat(sink_name)));
+    scratch->push_back(std::move(value));
+  }
   std::vector<uint8_t> truth;
-  EvalBool(*impl_->where, batch, &truth);
+  EvalBool(*where, Columns(batch, *scratch), &truth);
   rows.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     if (truth[i] == kTrue) rows.push_back(static_cast<uint32_t>(i));
@@ -755,9 +806,29 @@ std::vector<uint32_t> CalcProgram::Filter(const RecordBatch& batch) const {
   return rows;
 }
 
+Result<std::vector<uint32_t>> CalcProgram::Filter(const RecordBatch& batch) const {
+  std::vector<Column> scratch;
+  return impl_->Filter(batch, &scratch);
+}
+
 Result<RecordBatch> CalcProgram::Apply(const RecordBatch& batch) const {
-  std::vector<uint32_t> rows = Filter(batch);
+  std::vector<Column> scratch;
+  FLOE_ASSIGN_OR_RAISE(std::vector<uint32_t> rows, impl_->Filter(batch, &scratch));
   bool all = rows.size() == batch.num_rows();
+  if (!impl_->select_scratch.empty()) {
+    // Only the rows kept are evaluated (as Flink's Calc projects after its condition), so a
+    // row the WHERE drops cannot fail the projection.
+    std::vector<uint8_t> keep(batch.num_rows(), all ? 1 : 0);
+    if (!all) {
+      for (uint32_t r : rows) keep[r] = 1;
+    }
+    for (const ScalarExpr& e : impl_->select_scratch) {
+      FLOE_ASSIGN_OR_RAISE(Column value,
+                           e.Evaluate(batch, CalcWhat(impl_->sink_name), keep.data()));
+      scratch.push_back(std::move(value));
+    }
+  }
+  const Columns input(batch, scratch);
   std::vector<Column> columns;
   columns.reserve(impl_->outputs.size());
   std::vector<uint8_t> truth;
@@ -765,7 +836,7 @@ Result<RecordBatch> CalcProgram::Apply(const RecordBatch& batch) const {
     Column out(plan.target);
     switch (plan.kind) {
       case OutputPlan::Kind::kCopy: {
-        const Column& in = batch.column(static_cast<size_t>(plan.node.column));
+        const Column& in = input.column(static_cast<size_t>(plan.node.column));
         if (all) {
           out = in;
         } else {
@@ -775,7 +846,7 @@ Result<RecordBatch> CalcProgram::Apply(const RecordBatch& batch) const {
         break;
       }
       case OutputPlan::Kind::kCast: {
-        const Column& in = batch.column(static_cast<size_t>(plan.node.column));
+        const Column& in = input.column(static_cast<size_t>(plan.node.column));
         out.Reserve(rows.size());
         for (uint32_t r : rows) {
           if (in.IsNull(r)) {
@@ -791,7 +862,7 @@ Result<RecordBatch> CalcProgram::Apply(const RecordBatch& batch) const {
         for (size_t k = 0; k < rows.size(); ++k) out.AppendFrom(plan.literal_value, 0);
         break;
       case OutputPlan::Kind::kPredicate:
-        EvalBool(plan.node, batch, &truth);
+        EvalBool(plan.node, input, &truth);
         out.Reserve(rows.size());
         for (uint32_t r : rows) {
           if (truth[r] == kUnknown) {

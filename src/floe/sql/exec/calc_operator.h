@@ -35,7 +35,12 @@ struct CalcSpec {
 // Changelog input (a last column named kRowKindColumn, see connector.h): expressions see only
 // the declared columns; the kind column is appended to the output untouched for the rows kept.
 //
-// Select items: a column, a literal, or a predicate (a BOOLEAN value, NULL when UNKNOWN). Each
+// Value expressions beyond columns and literals -- arithmetic, CAST, TO_TIMESTAMP_LTZ, MOD (what
+// ScalarExpr evaluates) -- may stand wherever a column may, in WHERE and the select list; the
+// select list's are evaluated for the rows WHERE keeps only (Flink's Calc projects after its
+// condition), so a dropped row cannot fail the batch.
+//
+// Select items: a value, or a predicate (a BOOLEAN value, NULL when UNKNOWN). Each
 // is converted to its sink column's type by Flink's implicit widening: INT -> BIGINT, DOUBLE,
 // DECIMAL; BIGINT -> DOUBLE, DECIMAL; FLOAT -> DOUBLE; DECIMAL(p,s) -> DECIMAL with room for
 // its digits; literals to any type that holds their value exactly. Anything else is refused by
@@ -47,9 +52,10 @@ class CalcProgram {
   static Result<std::shared_ptr<const CalcProgram>> Compile(const CalcSpec& spec);
   ~CalcProgram();
 
-  // Rows of `batch` the WHERE keeps (all when there is none), in order.
+  // Rows of `batch` the WHERE keeps (all when there is none), in order; an error when a value
+  // cannot be computed (an integer divided by zero, a CAST of text that does not parse).
   // REQUIRES: batch has the spec's input schema.
-  std::vector<uint32_t> Filter(const RecordBatch& batch) const;
+  Result<std::vector<uint32_t>> Filter(const RecordBatch& batch) const;
   // Filter + projection; the result has the output schema (possibly 0 rows).
   Result<RecordBatch> Apply(const RecordBatch& batch) const;
 

@@ -68,7 +68,7 @@ std::vector<uint32_t> Kept(const std::string& where) {
   Result<std::shared_ptr<const CalcProgram>> p = Compile(where);
   EXPECT_TRUE(p.ok()) << where << ": " << p.status().ToString();
   if (!p.ok()) return {};
-  return (*p)->Filter(Input());
+  return (*p)->Filter(Input()).ValueOrDie();
 }
 
 using Rows = std::vector<uint32_t>;
@@ -145,6 +145,101 @@ TEST(CalcProgram, ProjectsColumnsLiteralsAndPredicatesIntoTheSinkTypes) {
                 "{\"x\":1,\"y\":10,\"z\":\"lit\",\"w\":false,\"v\":\"1.500\",\"n\":7}\n",
                 "{\"x\":2,\"y\":null,\"z\":\"lit\",\"w\":null,\"v\":\"2.250\",\"n\":7}\n",
                 "{\"x\":4,\"y\":40,\"z\":\"lit\",\"w\":true,\"v\":\"-0.010\",\"n\":7}\n"}));
+}
+
+// Arithmetic, as Flink types and runs it (the input rows are a, b: 1, 10 / 2, NULL / NULL, 30 /
+// 4, 40): `+ - * /` in the wider operand's type, INT / INT truncated, % with the divisor's type
+// and the dividend's sign, NULL in NULL out, in WHERE and the select list alike.
+TEST(CalcProgram, ArithmeticFollowsFlinksTypesAndJavasIntegerRules) {
+  Result<std::shared_ptr<const CalcProgram>> p =
+      Compile("a * 2 + 1 > b / 10", "a + b, b / 4, -b % 7, f * 2, a - b * 2, MOD(a, 3)",
+              "s BIGINT, q INT, m INT, f DOUBLE, x BIGINT, r INT");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  Result<RecordBatch> out = (*p)->Apply(Input());
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  // Row 0: 3 > 1 kept. Row 1: b NULL, so the condition is UNKNOWN: dropped. Row 2: a NULL:
+  // dropped. Row 3: 9 > 4 kept.
+  EXPECT_EQ(
+      connectors::testing::JsonRows({*out}),
+      (std::vector<std::string>{"{\"s\":11,\"q\":2,\"m\":-3,\"f\":3,\"x\":-19,\"r\":1}\n",
+                                "{\"s\":44,\"q\":10,\"m\":-5,\"f\":-2,\"x\":-76,\"r\":1}\n"}));
+  // The select list's types are Flink's: a + b is BIGINT, so it does not go into an INT.
+  p = Compile("", "a + b", "x INT");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("has type BIGINT but column 'x'"), std::string::npos)
+      << p.status().message();
+  // Arithmetic compares like a column: exactly for integers, as doubles with a DOUBLE.
+  EXPECT_EQ(Kept("b * 3 = 30"), (Rows{0}));
+  EXPECT_EQ(Kept("f + 0.5 >= 2"), (Rows{0, 2}));
+  EXPECT_EQ(Kept("-a < -1"), (Rows{1, 3}));
+}
+
+// INT and BIGINT wrap around as Java's do; an integer divided by zero fails the batch naming
+// the value, unless WHERE dropped its row (the select list is computed for the rows kept); a
+// literal zero divisor is refused when the job is planned, as Flink's planner does.
+TEST(CalcProgram, IntegerOverflowWrapsAndDivisionByZeroFailsOnlyForRowsKept) {
+  Result<std::shared_ptr<const CalcProgram>> p =
+      Compile("", "b * 2147483647, -CAST(b - b - 2147483647 - 1 AS INT)", "x INT, y INT");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  Result<RecordBatch> out = (*p)->Apply(Input());
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(connectors::testing::JsonRows({*out})[0], "{\"x\":-10,\"y\":-2147483648}\n");
+
+  p = Compile("", "a / (b - 10)", "x BIGINT");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  out = (*p)->Apply(Input());
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().message(),
+            "the query into sink 'dst': (a / (b - 10)) cannot be evaluated for the value 1 / 0 "
+            "(division by zero)");
+  p = Compile("b <> 10", "a / (b - 10)", "x BIGINT");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  out = (*p)->Apply(Input());
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->num_rows(), 2u);
+  // In WHERE every row is evaluated, as Flink evaluates its condition.
+  EXPECT_FALSE((*Compile("a / (b - 10) > 0"))->Filter(Input()).ok());
+
+  p = Compile("", "a / 0", "x BIGINT");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(), "line 3, column 26: division by zero in (a / 0)");
+  // Floating-point division by zero is IEEE's, as Java's.
+  p = Compile("", "f / 0.0e0", "x DOUBLE");
+  ASSERT_FALSE(p.ok()) << "a literal zero is refused whatever its type";
+  out = (*Compile("", "f / (f - f)", "x DOUBLE"))->Apply(Input());
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(connectors::testing::JsonRows({*out})[1], "{\"x\":null}\n");
+}
+
+TEST(CalcProgram, ArithmeticOnOtherTypesIsRefusedWithThePosition) {
+  Result<std::shared_ptr<const CalcProgram>> p = Compile("s + 1 > 0");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(),
+            "line 3, column 43: cannot apply '+' to STRING and INT (it takes INT, BIGINT, FLOAT "
+            "and DOUBLE)");
+  p = Compile("d * 2 > 0");  // DECIMAL with an integer: exact decimal arithmetic, not built
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("arithmetic on DECIMAL is not supported yet"),
+            std::string::npos);
+  p = Compile("f % 2 > 0");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("(it takes INT and BIGINT)"), std::string::npos);
+  p = Compile("UPPER(s) = 'X'");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(),
+            "line 3, column 41: not implemented yet: UPPER(s) in WHERE and the select list "
+            "(columns, literals, arithmetic, CAST and TO_TIMESTAMP_LTZ are evaluated)");
+}
+
+// CAST evaluates in WHERE and the select list as in computed columns: a timestamp column
+// compares with a CAST of a literal.
+TEST(CalcProgram, CastInWhereAndTheSelectList) {
+  Result<std::shared_ptr<const CalcProgram>> p = Compile(
+      "CAST(s AS STRING) = 'x' AND CAST(b AS DOUBLE) > 15", "CAST(b AS BIGINT) * 2", "x BIGINT");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  Result<RecordBatch> out = (*p)->Apply(Input());
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(connectors::testing::JsonRows({*out}), (std::vector<std::string>{"{\"x\":80}\n"}));
 }
 
 TEST(CalcProgram, SelectStarIntoTheSameColumnsIsTheIdentity) {

@@ -20,17 +20,9 @@ struct ComputedColumnsSpec {
   std::shared_ptr<const BatchSchema> output;  // every column, in declared order
 };
 
-// What a computed column may be (the rest is refused by Compile with the expression's line and
-// column): a physical column, a literal, TO_TIMESTAMP_LTZ(epoch, 0 | 3) of an integer or DOUBLE
-// epoch, and CAST between
-//   the same type (TIMESTAMP(p) / TIMESTAMP_LTZ(p): truncated to p fractional digits),
-//   INT, BIGINT, FLOAT, DOUBLE (integers out of range are an error), and INT/BIGINT to DECIMAL,
-//   STRING to INT, BIGINT, DOUBLE, BOOLEAN, DATE, TIMESTAMP, TIMESTAMP_LTZ (parsed as Flink's
-//   JSON does: "2026-01-01 10:00:00[.fff]" or with 'T'; a value that does not parse is an error
-//   naming the table, column and value), INT/BIGINT to STRING,
-//   TIMESTAMP <-> TIMESTAMP_LTZ (floe's session time zone is UTC), DATE -> TIMESTAMP(_LTZ),
-//   TIMESTAMP(_LTZ) -> DATE, INT/BIGINT -> TIMESTAMP_LTZ (epoch seconds, as Flink).
-// NULL in, NULL out.
+// What a computed column may be is what ScalarExpr evaluates (scalar_expr.h); the rest is
+// refused by Compile with the expression's line and column. A row whose value cannot be computed
+// fails the batch, naming the table, the column and the value.
 class ComputedColumnsProgram {
  public:
   static Result<std::shared_ptr<const ComputedColumnsProgram>> Compile(

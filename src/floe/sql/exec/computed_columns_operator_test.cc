@@ -79,6 +79,37 @@ TEST(ComputedColumns, AValueThatDoesNotParseNamesTableColumnAndValue) {
             "'twelve'");
 }
 
+// Arithmetic in a computed column, typed as the parser typed the column: an epoch in seconds
+// from one in milliseconds (truncated toward zero), a bucket by MOD (the divisor's type, the
+// dividend's sign); a division by zero names the table, the column and the value.
+TEST(ComputedColumns, ArithmeticIsEvaluatedWithTheTypeTheTableDeclares) {
+  auto program =
+      Compile("ms BIGINT, n INT, secs AS ms / 1000, bucket AS MOD(ms, n), half AS n * 0.5e0");
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  auto physical = std::make_shared<BatchSchema>();
+  physical->fields = {{"ms", DataType::Int64()}, {"n", DataType::Int32()}};
+  RecordBatch in(physical);
+  in.mutable_column(0).Append<int64_t>(-7501);
+  in.mutable_column(1).Append<int32_t>(4);
+  in.mutable_column(0).Append<int64_t>(9000);
+  in.mutable_column(1).AppendNull();
+  Result<RecordBatch> out = (*program)->Apply(in);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->column(2).Get<int64_t>(0), -7);        // toward zero
+  EXPECT_EQ(out->column(3).type(), DataType::Int32());  // the divisor's type
+  EXPECT_EQ(out->column(3).Get<int32_t>(0), -1);        // the dividend's sign
+  EXPECT_EQ(out->column(4).Get<double>(0), 2.0);
+  EXPECT_TRUE(out->column(3).IsNull(1));
+  in = RecordBatch(physical);
+  in.mutable_column(0).Append<int64_t>(5);
+  in.mutable_column(1).Append<int32_t>(0);
+  out = (*program)->Apply(in);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().message(),
+            "table 't', computed column 'bucket': MOD(ms, n) cannot be evaluated for the value "
+            "5 / 0 (division by zero)");
+}
+
 TEST(ComputedColumns, WhatIsNotEvaluatedYetIsRefusedWithItsPosition) {
   auto decimal = Compile("d DECIMAL(10, 2), x AS CAST(d AS DOUBLE)");
   ASSERT_FALSE(decimal.ok());

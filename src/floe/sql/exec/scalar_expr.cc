@@ -1,0 +1,653 @@
+#include "floe/sql/exec/scalar_expr.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "floe/common/civil_time.h"
+#include "floe/sql/scalar_types.h"
+
+namespace floe::sql {
+
+// A compiled expression node: what it reads and the SQL type it yields.
+struct ScalarExpr::Node {
+  enum class Kind {
+    kColumn,
+    kLiteral,
+    kCast,
+    kToTimestampLtz,
+    kArith,
+    kNegate
+  } kind = Kind::kColumn;
+  SqlType type;
+  SourcePos pos;
+  std::string text;                   // for messages
+  int column = -1;                    // kColumn: into the input
+  Column literal{DataType::Int64()};  // kLiteral: one value of `type`
+  int64_t epoch_unit = 1;             // kToTimestampLtz: micros per epoch unit
+  ArithOp op = ArithOp::kAdd;         // kArith
+  std::vector<Node> children;
+};
+
+namespace {
+
+using Node = ScalarExpr::Node;
+
+std::string Where(const SourcePos& pos) {
+  return "line " + std::to_string(pos.line) + ", column " + std::to_string(pos.column) + ": ";
+}
+
+bool IsInteger(TypeId id) { return id == TypeId::kInt32 || id == TypeId::kInt64; }
+bool IsFloating(TypeId id) { return id == TypeId::kFloat || id == TypeId::kDouble; }
+bool IsTimestamp(TypeId id) { return id == TypeId::kTimestamp || id == TypeId::kTimestampTz; }
+
+// Whether CAST(from AS to) is evaluated (see the header).
+bool CastSupported(const SqlType& from, const SqlType& to) {
+  const TypeId a = from.type.id, b = to.type.id;
+  if (a == b && a != TypeId::kDecimal) return true;
+  const bool num_a = IsInteger(a) || IsFloating(a), num_b = IsInteger(b) || IsFloating(b);
+  if (num_a && num_b) return true;
+  if (IsInteger(a) && b == TypeId::kDecimal) return to.type.precision - to.type.scale >= 19;
+  if (a == TypeId::kString) {
+    return IsInteger(b) || b == TypeId::kDouble || b == TypeId::kBoolean || b == TypeId::kDate ||
+           IsTimestamp(b);
+  }
+  if (IsInteger(a) && b == TypeId::kString) return true;
+  if (IsTimestamp(a) && IsTimestamp(b)) return true;
+  if (a == TypeId::kDate && IsTimestamp(b)) return true;
+  if (IsTimestamp(a) && b == TypeId::kDate) return true;
+  return IsInteger(a) && b == TypeId::kTimestampTz;
+}
+
+Result<Node> CompileArith(const Expr& e, ArithOp op, const BatchSchema& input,
+                          std::string_view place);
+
+Result<Node> CompileNode(const Expr& e, const BatchSchema& input, std::string_view place) {
+  Node n;
+  n.pos = e.pos;
+  n.text = ToString(e);
+  switch (e.kind) {
+    case ExprKind::kColumn: {
+      n.kind = Node::Kind::kColumn;
+      n.column = input.FieldIndex(e.name);
+      if (n.column < 0) {
+        return Status::InvalidArgument(Where(e.pos) + "unknown column '" + e.name + "' " +
+                                       std::string(place));
+      }
+      // Physical timestamps hold microseconds: precision 6 is the safe reading.
+      n.type = SqlType{input.fields[static_cast<size_t>(n.column)].type, 6};
+      return n;
+    }
+    case ExprKind::kLiteral: {
+      n.kind = Node::Kind::kLiteral;
+      const Literal& l = e.literal;
+      switch (l.kind) {
+        case Literal::Kind::kBoolean:
+          n.type.type = DataType::Boolean();
+          n.literal = Column(n.type.type);
+          n.literal.Append<uint8_t>(l.boolean ? 1 : 0);
+          return n;
+        case Literal::Kind::kInteger:
+          if (l.integer >= std::numeric_limits<int32_t>::min() &&
+              l.integer <= std::numeric_limits<int32_t>::max()) {
+            n.type.type = DataType::Int32();
+            n.literal = Column(n.type.type);
+            n.literal.Append<int32_t>(static_cast<int32_t>(l.integer));
+          } else {
+            n.type.type = DataType::Int64();
+            n.literal = Column(n.type.type);
+            n.literal.Append<int64_t>(l.integer);
+          }
+          return n;
+        case Literal::Kind::kDouble:
+          n.type.type = DataType::Double();
+          n.literal = Column(n.type.type);
+          n.literal.Append<double>(l.real);
+          return n;
+        case Literal::Kind::kString:
+          n.type.type = DataType::String();
+          n.literal = Column(n.type.type);
+          n.literal.AppendBytes(l.text);
+          return n;
+        case Literal::Kind::kDecimal: {
+          Int128 unscaled = 0;
+          Result<DataType> type = DecimalLiteralType(l.text, &unscaled);
+          if (!type.ok()) return Status::InvalidArgument(Where(e.pos) + type.status().message());
+          n.type.type = *type;
+          n.literal = Column(n.type.type);
+          n.literal.Append<Int128>(unscaled);
+          return n;
+        }
+      }
+      return Status::Internal("unknown literal kind");
+    }
+    case ExprKind::kCast: {
+      n.kind = Node::Kind::kCast;
+      FLOE_ASSIGN_OR_RAISE(Node child, CompileNode(e.children.at(0), input, place));
+      n.type = e.cast_type;
+      if (!CastSupported(child.type, n.type)) {
+        return Status::NotImplemented(Where(e.pos) + "not implemented yet: CAST from " +
+                                      ToString(child.type) + " to " + ToString(n.type) + " " +
+                                      std::string(place));
+      }
+      n.children.push_back(std::move(child));
+      return n;
+    }
+    case ExprKind::kCall: {
+      if (e.name == "TO_TIMESTAMP_LTZ" && e.children.size() == 2 &&
+          e.children[1].kind == ExprKind::kLiteral) {
+        n.kind = Node::Kind::kToTimestampLtz;
+        FLOE_ASSIGN_OR_RAISE(Node epoch, CompileNode(e.children[0], input, place));
+        const TypeId id = epoch.type.type.id;
+        if (!IsInteger(id) && id != TypeId::kDouble) {
+          return Status::NotImplemented(Where(e.pos) + "not implemented yet: TO_TIMESTAMP_LTZ of " +
+                                        ToString(epoch.type) + " (INT, BIGINT or DOUBLE epochs)");
+        }
+        const int64_t precision = e.children[1].literal.integer;
+        n.epoch_unit = precision == 3 ? 1000 : kMicrosPerSecond;
+        n.type = SqlType{DataType::TimestampTz(), static_cast<int>(precision)};
+        n.children.push_back(std::move(epoch));
+        return n;
+      }
+      if (e.name == "MOD" && e.children.size() == 2 && !e.distinct) {
+        return CompileArith(e, ArithOp::kMod, input, place);
+      }
+      break;
+    }
+    case ExprKind::kArith:
+      return CompileArith(e, e.arith, input, place);
+    case ExprKind::kNegate: {
+      n.kind = Node::Kind::kNegate;
+      FLOE_ASSIGN_OR_RAISE(Node operand, CompileNode(e.children.at(0), input, place));
+      Result<DataType> type = NegationType(operand.type.type);
+      if (!type.ok()) return Status::InvalidArgument(Where(e.pos) + type.status().message());
+      n.type.type = *type;
+      n.children.push_back(std::move(operand));
+      return n;
+    }
+    default:
+      break;
+  }
+  return Status::NotImplemented(Where(e.pos) + "not implemented yet: " + n.text + " " +
+                                std::string(place) +
+                                " (columns, literals, arithmetic, CAST and TO_TIMESTAMP_LTZ are "
+                                "evaluated)");
+}
+
+// `a op b` (or MOD(a, b)) with Flink's result type; the operands are converted to it.
+Result<Node> CompileArith(const Expr& e, ArithOp op, const BatchSchema& input,
+                          std::string_view place) {
+  Node n;
+  n.kind = Node::Kind::kArith;
+  n.op = op;
+  n.pos = e.pos;
+  n.text = ToString(e);
+  for (const Expr& child : e.children) {
+    FLOE_ASSIGN_OR_RAISE(Node operand, CompileNode(child, input, place));
+    n.children.push_back(std::move(operand));
+  }
+  Result<DataType> type = ArithmeticType(op, n.children[0].type.type, n.children[1].type.type);
+  if (!type.ok()) return Status::InvalidArgument(Where(e.pos) + type.status().message());
+  const Expr& divisor = e.children[1];
+  if (op == ArithOp::kDiv && divisor.kind == ExprKind::kLiteral &&
+      ((divisor.literal.kind == Literal::Kind::kInteger && divisor.literal.integer == 0) ||
+       (divisor.literal.kind == Literal::Kind::kDouble && divisor.literal.real == 0))) {
+    // As Flink's planner, which reduces constants: dividing by a literal zero never runs.
+    return Status::InvalidArgument(Where(e.pos) + "division by zero in " + n.text);
+  }
+  n.type.type = *type;
+  return n;
+}
+
+double DecimalToDouble(Int128 unscaled, int scale) {
+  long double v = static_cast<long double>(unscaled);
+  for (int i = 0; i < scale; ++i) v /= 10;
+  return static_cast<double>(v);
+}
+
+// Micros truncated to `precision` fractional digits (floor, as Flink truncates).
+int64_t Truncate(int64_t micros, int precision) {
+  if (precision >= 6) return micros;
+  int64_t unit = 1;
+  for (int i = precision; i < 6; ++i) unit *= 10;
+  int64_t r = micros % unit;
+  if (r < 0) r += unit;
+  return micros - r;
+}
+
+class Evaluator {
+ public:
+  Evaluator(std::string_view what, const RecordBatch& batch, const uint8_t* keep)
+      : what_(what), batch_(batch), keep_(keep) {}
+
+  Result<Column> Eval(const Node& n) {
+    const size_t rows = batch_.num_rows();
+    switch (n.kind) {
+      case Node::Kind::kColumn:
+        return batch_.column(static_cast<size_t>(n.column));
+      case Node::Kind::kLiteral: {
+        Column out(n.type.type);
+        out.Reserve(rows);
+        for (size_t r = 0; r < rows; ++r) out.AppendFrom(n.literal, 0);
+        return out;
+      }
+      case Node::Kind::kToTimestampLtz: {
+        Column storage(DataType::Int64());
+        FLOE_ASSIGN_OR_RAISE(const Column* operand, Operand(n.children[0], &storage));
+        const Column& in = *operand;
+        Column out(DataType::TimestampTz());
+        out.Reserve(rows);
+        for (size_t r = 0; r < rows; ++r) {
+          if (in.IsNull(r) || Skipped(r)) {
+            out.AppendNull();
+            continue;
+          }
+          const TypeId id = in.type().id;
+          if (id == TypeId::kDouble) {
+            const double v = in.Get<double>(r) * static_cast<double>(n.epoch_unit);
+            if (!std::isfinite(v) || std::fabs(v) > 9.2e18) return Bad(n, std::to_string(v));
+            out.Append<int64_t>(static_cast<int64_t>(v));
+            continue;
+          }
+          const int64_t v = id == TypeId::kInt32 ? in.Get<int32_t>(r) : in.Get<int64_t>(r);
+          int64_t micros;
+          if (__builtin_mul_overflow(v, n.epoch_unit, &micros)) return Bad(n, std::to_string(v));
+          out.Append<int64_t>(micros);
+        }
+        return out;
+      }
+      case Node::Kind::kCast: {
+        Column storage(DataType::Int64());
+        FLOE_ASSIGN_OR_RAISE(const Column* operand, Operand(n.children[0], &storage));
+        return Cast(n, *operand);
+      }
+      case Node::Kind::kArith:
+        return EvalArith(n);
+      case Node::Kind::kNegate:
+        return EvalNegate(n);
+    }
+    return Status::Internal("unknown computed expression");
+  }
+
+  // Both operands as the result type, then the operator row by row.
+  // MOD has the divisor's type: it is computed as BIGINT and narrowed, which always fits.
+  Result<Column> EvalArith(const Node& n) {
+    const DataType computed = n.op == ArithOp::kMod ? DataType::Int64() : n.type.type;
+    std::vector<Column> operands;
+    for (const Node& child : n.children) {
+      Column storage(DataType::Int64());
+      FLOE_ASSIGN_OR_RAISE(const Column* c, Operand(child, &storage));
+      FLOE_ASSIGN_OR_RAISE(Column widened, Widen(*c, computed));
+      operands.push_back(std::move(widened));
+    }
+    const Column& l = operands[0];
+    const Column& r = operands[1];
+    if (n.op == ArithOp::kMod) {
+      FLOE_ASSIGN_OR_RAISE(Column remainder, IntegerArith<int64_t>(n, l, r));
+      if (n.type.type.id == TypeId::kInt64) return remainder;
+      Column out(n.type.type);
+      out.Reserve(remainder.size());
+      for (size_t i = 0; i < remainder.size(); ++i) {
+        if (remainder.IsNull(i)) {
+          out.AppendNull();
+        } else {
+          out.Append<int32_t>(static_cast<int32_t>(remainder.Get<int64_t>(i)));
+        }
+      }
+      return out;
+    }
+    switch (computed.id) {
+      case TypeId::kInt32:
+        return IntegerArith<int32_t>(n, l, r);
+      case TypeId::kInt64:
+        return IntegerArith<int64_t>(n, l, r);
+      case TypeId::kFloat:
+        return FloatingArith<float>(n, l, r);
+      case TypeId::kDouble:
+        return FloatingArith<double>(n, l, r);
+      default:
+        return Status::Internal("arithmetic not compiled: " + n.text);
+    }
+  }
+
+  // `in` converted to `to` (a numeric type at least as wide, as ArithmeticType picks it).
+  static Result<Column> Widen(const Column& in, const DataType& to) {
+    if (in.type() == to) return in;
+    Column out(to);
+    out.Reserve(in.size());
+    for (size_t r = 0; r < in.size(); ++r) {
+      if (in.IsNull(r)) {
+        out.AppendNull();
+        continue;
+      }
+      const TypeId a = in.type().id;
+      const int64_t i = a == TypeId::kInt32   ? in.Get<int32_t>(r)
+                        : a == TypeId::kInt64 ? in.Get<int64_t>(r)
+                                              : 0;
+      const double d = a == TypeId::kFloat     ? in.Get<float>(r)
+                       : a == TypeId::kDouble  ? in.Get<double>(r)
+                       : a == TypeId::kDecimal ? DecimalToDouble(in.Get<Int128>(r), in.type().scale)
+                                               : static_cast<double>(i);
+      switch (to.id) {
+        case TypeId::kInt64:
+          out.Append<int64_t>(i);
+          break;
+        case TypeId::kFloat:
+          out.Append<float>(static_cast<float>(d));
+          break;
+        case TypeId::kDouble:
+          out.Append<double>(d);
+          break;
+        default:
+          return Status::Internal("cannot widen " + SqlTypeName(in.type()) + " to " +
+                                  SqlTypeName(to));
+      }
+    }
+    return out;
+  }
+
+  // Java's int and long arithmetic, as Flink's generated code: wrap-around on overflow,
+  // division toward zero, the remainder with the dividend's sign; dividing by zero fails.
+  template <typename T>
+  Result<Column> IntegerArith(const Node& n, const Column& l, const Column& r) {
+    using U = std::make_unsigned_t<T>;
+    Column out(l.type());
+    const size_t rows = l.size();
+    out.Reserve(rows);
+    for (size_t i = 0; i < rows; ++i) {
+      if (l.IsNull(i) || r.IsNull(i) || Skipped(i)) {
+        out.AppendNull();
+        continue;
+      }
+      const T a = l.Get<T>(i), b = r.Get<T>(i);
+      T v = 0;
+      switch (n.op) {
+        case ArithOp::kAdd:
+          v = static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+          break;
+        case ArithOp::kSub:
+          v = static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+          break;
+        case ArithOp::kMul:
+          v = static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+          break;
+        case ArithOp::kDiv:
+        case ArithOp::kMod:
+          if (b == 0) return Bad(n, std::to_string(a) + " / 0 (division by zero)");
+          if (b == -1) {  // MIN / -1 wraps to MIN in Java; MIN % -1 is 0
+            v = n.op == ArithOp::kDiv ? static_cast<T>(U{0} - static_cast<U>(a)) : T{0};
+          } else {
+            v = n.op == ArithOp::kDiv ? static_cast<T>(a / b) : static_cast<T>(a % b);
+          }
+          break;
+      }
+      out.Append<T>(v);
+    }
+    return out;
+  }
+
+  template <typename T>
+  Result<Column> FloatingArith(const Node& n, const Column& l, const Column& r) {
+    Column out(n.type.type);
+    const size_t rows = l.size();
+    out.Reserve(rows);
+    for (size_t i = 0; i < rows; ++i) {
+      if (l.IsNull(i) || r.IsNull(i) || Skipped(i)) {
+        out.AppendNull();
+        continue;
+      }
+      const T a = l.Get<T>(i), b = r.Get<T>(i);
+      T v = 0;
+      switch (n.op) {
+        case ArithOp::kAdd:
+          v = a + b;
+          break;
+        case ArithOp::kSub:
+          v = a - b;
+          break;
+        case ArithOp::kMul:
+          v = a * b;
+          break;
+        case ArithOp::kDiv:
+          v = a / b;  // IEEE 754: x / 0 is an infinity or NaN, as in Java
+          break;
+        case ArithOp::kMod:
+          return Status::Internal("MOD of floating-point numbers is not compiled");
+      }
+      out.Append<T>(v);
+    }
+    return out;
+  }
+
+  Result<Column> EvalNegate(const Node& n) {
+    Column storage(DataType::Int64());
+    FLOE_ASSIGN_OR_RAISE(const Column* operand, Operand(n.children[0], &storage));
+    const Column& in = *operand;
+    Column out(n.type.type);
+    out.Reserve(in.size());
+    for (size_t r = 0; r < in.size(); ++r) {
+      if (in.IsNull(r) || Skipped(r)) {
+        out.AppendNull();
+        continue;
+      }
+      switch (n.type.type.id) {
+        case TypeId::kInt32:  // -MIN is MIN, as in Java
+          out.Append<int32_t>(static_cast<int32_t>(0u - static_cast<uint32_t>(in.Get<int32_t>(r))));
+          break;
+        case TypeId::kInt64:
+          out.Append<int64_t>(
+              static_cast<int64_t>(0ull - static_cast<uint64_t>(in.Get<int64_t>(r))));
+          break;
+        case TypeId::kFloat:
+          out.Append<float>(-in.Get<float>(r));
+          break;
+        case TypeId::kDouble:
+          out.Append<double>(-in.Get<double>(r));
+          break;
+        default:
+          return Status::Internal("negation not compiled: " + n.text);
+      }
+    }
+    return out;
+  }
+
+ private:
+  // An operand: the batch's own column when it is one (not copied), else evaluated into
+  // `storage`.
+  Result<const Column*> Operand(const Node& n, Column* storage) {
+    if (n.kind == Node::Kind::kColumn) return &batch_.column(static_cast<size_t>(n.column));
+    FLOE_ASSIGN_OR_RAISE(*storage, Eval(n));
+    return storage;
+  }
+
+  Status Bad(const Node& n, const std::string& value) const {
+    return Status::InvalidArgument(std::string(what_) + ": " + n.text +
+                                   " cannot be evaluated for the value " + value);
+  }
+
+  bool Skipped(size_t r) const { return keep_ != nullptr && keep_[r] == 0; }
+
+  Result<Column> Cast(const Node& n, const Column& in) {
+    const DataType& from = in.type();
+    const DataType& to = n.type.type;
+    const size_t rows = in.size();
+    Column out(to);
+    out.Reserve(rows);
+    for (size_t r = 0; r < rows; ++r) {
+      if (in.IsNull(r) || Skipped(r)) {
+        out.AppendNull();
+        continue;
+      }
+      FLOE_RETURN_NOT_OK(CastValue(n, in, r, from, to, &out));
+    }
+    return out;
+  }
+
+  Status CastValue(const Node& n, const Column& in, size_t r, const DataType& from,
+                   const DataType& to, Column* out) {
+    const TypeId a = from.id, b = to.id;
+    if (a == TypeId::kString) return ParseValue(n, in.GetBytes(r), to, out);
+    if (IsTimestamp(a) || a == TypeId::kDate) {
+      const int64_t micros =
+          a == TypeId::kDate ? int64_t{in.Get<int32_t>(r)} * kMicrosPerDay : in.Get<int64_t>(r);
+      if (b == TypeId::kDate) {
+        int64_t days = micros / kMicrosPerDay;
+        if (micros % kMicrosPerDay < 0) --days;
+        out->Append<int32_t>(static_cast<int32_t>(days));
+      } else {
+        out->Append<int64_t>(Truncate(micros, n.type.precision));
+      }
+      return Status::OK();
+    }
+    if (a == TypeId::kBoolean) {  // only to BOOLEAN
+      out->Append<uint8_t>(in.Get<uint8_t>(r));
+      return Status::OK();
+    }
+    // Numbers.
+    const bool integral = IsInteger(a);
+    const int64_t i = a == TypeId::kInt32   ? in.Get<int32_t>(r)
+                      : a == TypeId::kInt64 ? in.Get<int64_t>(r)
+                                            : 0;
+    const double d = a == TypeId::kFloat    ? in.Get<float>(r)
+                     : a == TypeId::kDouble ? in.Get<double>(r)
+                                            : static_cast<double>(i);
+    switch (b) {
+      case TypeId::kInt32:
+      case TypeId::kInt64: {
+        int64_t v = i;
+        if (!integral) {
+          if (!std::isfinite(d) || std::fabs(d) >= 9.2e18) return Bad(n, std::to_string(d));
+          v = static_cast<int64_t>(d);  // toward zero, as Flink
+        }
+        if (b == TypeId::kInt32) {
+          if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
+            return Bad(n, std::to_string(v));
+          }
+          out->Append<int32_t>(static_cast<int32_t>(v));
+        } else {
+          out->Append<int64_t>(v);
+        }
+        return Status::OK();
+      }
+      case TypeId::kFloat:
+        out->Append<float>(static_cast<float>(d));
+        return Status::OK();
+      case TypeId::kDouble:
+        out->Append<double>(d);
+        return Status::OK();
+      case TypeId::kDecimal: {
+        Int128 v = i;
+        for (int k = 0; k < to.scale; ++k) v *= 10;
+        out->Append<Int128>(v);
+        return Status::OK();
+      }
+      case TypeId::kString:
+        out->AppendBytes(std::to_string(i));
+        return Status::OK();
+      case TypeId::kTimestampTz: {
+        int64_t micros;
+        if (__builtin_mul_overflow(i, kMicrosPerSecond, &micros)) {
+          return Bad(n, std::to_string(i));
+        }
+        out->Append<int64_t>(micros);
+        return Status::OK();
+      }
+      default:
+        return Status::Internal("cast not compiled: " + n.text);
+    }
+  }
+
+  // Parses without allocating (this runs per row); the message is built only on failure.
+  Status ParseValue(const Node& n, std::string_view s, const DataType& to, Column* out) {
+    auto bad = [&] { return Bad(n, "'" + std::string(s.substr(0, 64)) + "'"); };
+    std::string_view text = s;
+    while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+    while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+    const char* first = text.data();
+    const char* last = text.data() + text.size();
+    switch (to.id) {
+      case TypeId::kInt32: {
+        int32_t v = 0;
+        auto [end, ec] = std::from_chars(first, last, v);
+        if (text.empty() || ec != std::errc() || end != last) return bad();
+        out->Append<int32_t>(v);
+        return Status::OK();
+      }
+      case TypeId::kInt64: {
+        int64_t v = 0;
+        auto [end, ec] = std::from_chars(first, last, v);
+        if (text.empty() || ec != std::errc() || end != last) return bad();
+        out->Append<int64_t>(v);
+        return Status::OK();
+      }
+      case TypeId::kDouble: {
+        double v = 0;
+        auto [end, ec] = std::from_chars(first, last, v);
+        if (text.empty() || ec != std::errc() || end != last) return bad();
+        out->Append<double>(v);
+        return Status::OK();
+      }
+      case TypeId::kBoolean: {
+        auto is = [&text](std::string_view word) {
+          return text.size() == word.size() &&
+                 std::equal(text.begin(), text.end(), word.begin(), [](char a, char b) {
+                   return std::tolower(static_cast<unsigned char>(a)) == b;
+                 });
+        };
+        if (!is("true") && !is("false")) return bad();
+        out->Append<uint8_t>(is("true") ? 1 : 0);
+        return Status::OK();
+      }
+      case TypeId::kDate: {
+        int32_t days;
+        if (ParseDate(text, &days) != nullptr) return bad();
+        out->Append<int32_t>(days);
+        return Status::OK();
+      }
+      case TypeId::kTimestamp:
+      case TypeId::kTimestampTz: {
+        int64_t micros;
+        if (ParseTimestamp(text, to.id == TypeId::kTimestampTz, &micros) != nullptr) return bad();
+        out->Append<int64_t>(Truncate(micros, n.type.precision));
+        return Status::OK();
+      }
+      case TypeId::kString:
+        out->AppendBytes(s);
+        return Status::OK();
+      default:
+        return Status::Internal("cast not compiled: " + n.text);
+    }
+  }
+
+  std::string_view what_;
+  const RecordBatch& batch_;
+  const uint8_t* keep_;
+};
+
+}  // namespace
+
+ScalarExpr::ScalarExpr(std::unique_ptr<Node> root) : root_(std::move(root)) {}
+ScalarExpr::ScalarExpr(ScalarExpr&&) noexcept = default;
+ScalarExpr& ScalarExpr::operator=(ScalarExpr&&) noexcept = default;
+ScalarExpr::~ScalarExpr() = default;
+
+Result<ScalarExpr> ScalarExpr::Compile(const Expr& e, const BatchSchema& input,
+                                       std::string_view place) {
+  FLOE_ASSIGN_OR_RAISE(Node root, CompileNode(e, input, place));
+  return ScalarExpr(std::make_unique<Node>(std::move(root)));
+}
+
+const SqlType& ScalarExpr::type() const { return root_->type; }
+const std::string& ScalarExpr::text() const { return root_->text; }
+
+Result<Column> ScalarExpr::Evaluate(const RecordBatch& batch, std::string_view what,
+                                    const uint8_t* keep) const {
+  Evaluator eval(what, batch, keep);
+  return eval.Eval(*root_);
+}
+
+}  // namespace floe::sql

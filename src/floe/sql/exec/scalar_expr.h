@@ -1,0 +1,59 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "floe/common/record_batch.h"
+#include "floe/common/status.h"
+#include "floe/sql/ast.h"
+
+namespace floe::sql {
+
+// ScalarExpr is one scalar expression compiled against a batch's columns and evaluated a
+// column at a time into one value column, with Flink's semantics (NULL in, NULL out). The
+// computed columns evaluate with it, and the Calc evaluates with it whatever is more than a
+// column, a literal or a predicate.
+//
+// What is evaluated (the rest is refused by Compile with the expression's line and column):
+// * columns and literals;
+// * arithmetic `+ - * / %`, MOD(a, b) and unary minus on INT, BIGINT, FLOAT and DOUBLE, with
+//   Flink's result types (sql/scalar_types.h): INT and BIGINT wrap around on overflow as Java
+//   does, integer division truncates toward zero, an integer divided by zero (or % 0) is an
+//   error naming the value; FLOAT and DOUBLE follow IEEE 754;
+// * TO_TIMESTAMP_LTZ(epoch, 0 | 3) of an integer or DOUBLE epoch;
+// * CAST between
+//   the same type (TIMESTAMP(p) / TIMESTAMP_LTZ(p): truncated to p fractional digits),
+//   INT, BIGINT, FLOAT, DOUBLE (integers out of range are an error), and INT/BIGINT to DECIMAL,
+//   STRING to INT, BIGINT, DOUBLE, BOOLEAN, DATE, TIMESTAMP, TIMESTAMP_LTZ (parsed as Flink's
+//   JSON does: "2026-01-01 10:00:00[.fff]" or with 'T'; a value that does not parse is an
+//   error naming the value), INT/BIGINT to STRING, TIMESTAMP <-> TIMESTAMP_LTZ (floe's session
+//   time zone is UTC), DATE -> TIMESTAMP(_LTZ), TIMESTAMP(_LTZ) -> DATE, INT/BIGINT ->
+//   TIMESTAMP_LTZ (epoch seconds, as Flink).
+class ScalarExpr {
+ public:
+  // `place` ends the refusal of what is not evaluated: "in a computed column".
+  static Result<ScalarExpr> Compile(const Expr& e, const BatchSchema& input,
+                                    std::string_view place);
+  ScalarExpr(ScalarExpr&&) noexcept;
+  ScalarExpr& operator=(ScalarExpr&&) noexcept;
+  ~ScalarExpr();
+
+  const SqlType& type() const;
+  const std::string& text() const;  // the expression's SQL, for messages
+
+  // The value of every row of `batch` (which has the compiled input's columns). `keep`, when
+  // given, has one byte per row: rows with 0 are not evaluated and come out NULL, so a row a
+  // WHERE drops cannot fail. `what` names the value in a row's error: "table 't', computed
+  // column 'c'".
+  Result<Column> Evaluate(const RecordBatch& batch, std::string_view what,
+                          const uint8_t* keep = nullptr) const;
+
+  struct Node;
+
+ private:
+  explicit ScalarExpr(std::unique_ptr<Node> root);
+  std::unique_ptr<Node> root_;
+};
+
+}  // namespace floe::sql

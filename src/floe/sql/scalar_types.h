@@ -1,0 +1,28 @@
+#pragma once
+
+#include <string_view>
+
+#include "floe/common/record_batch.h"
+#include "floe/common/status.h"
+#include "floe/sql/ast.h"
+
+// Flink's result types of scalar operators, shared by the parser (computed columns' types) and
+// the evaluator (sql/exec/scalar_expr.h).
+namespace floe::sql {
+
+// The type of `l op r` for INT, BIGINT, FLOAT and DOUBLE operands, as Calcite types Flink's
+// operators: `+ - * /` the wider operand's (DOUBLE if either is DOUBLE, else FLOAT if either
+// is FLOAT, else BIGINT if either is BIGINT, else INT: INT / INT is INT, truncated); `%` and
+// MOD take INT and BIGINT only and have the divisor's type. DECIMAL with FLOAT or DOUBLE is
+// DOUBLE. Anything else is InvalidArgument naming the operator and both types (DECIMAL with
+// DECIMAL or an integer: not supported yet).
+Result<DataType> ArithmeticType(ArithOp op, const DataType& l, const DataType& r);
+
+// A decimal literal as written ("1.50", "-.5", "007"): its unscaled value and Flink's type for
+// it (1.50 is DECIMAL(3, 2), 0.5 DECIMAL(1, 1)); InvalidArgument past 38 digits.
+Result<DataType> DecimalLiteralType(std::string_view text, Int128* unscaled);
+
+// The type of -x: x's, for INT, BIGINT, FLOAT and DOUBLE.
+Result<DataType> NegationType(const DataType& operand);
+
+}  // namespace floe::sql
