@@ -880,6 +880,45 @@ class SlowConsumer final : public Operator {
   }
 };
 
+// Runs `g` (whose source ends once *release is set) through checkpoint 1: each task's
+// synchronous part, and how long until every one of the `tasks` tasks acknowledged.
+struct OneCheckpoint {
+  std::map<std::string, int64_t> sync_of;
+  std::chrono::steady_clock::duration took{};
+};
+OneCheckpoint RunOneCheckpoint(const JobGraph& g, ExecutorOptions opts, std::atomic<bool>* release,
+                               size_t tasks) {
+  OneCheckpoint run;
+  std::mutex mu;
+  opts.final_checkpoint = false;
+  opts.on_ack = [&](TaskAck ack) {
+    std::lock_guard lock(mu);
+    run.sync_of[ack.task] = ack.sync_micros;
+  };
+  auto ex = LocalExecutor::Make(g, std::move(opts)).ValueOrDie();
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(ex->Start().ok());
+  EXPECT_TRUE(ex->TriggerCheckpoint(CheckpointId(1)).ok());
+  for (auto deadline = start + std::chrono::seconds(10);;) {
+    {
+      std::lock_guard lock(mu);
+      if (run.sync_of.size() == tasks) break;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      *release = true;
+      ADD_FAILURE() << "acks: " << run.sync_of.size() << "; " << ex->Wait().ToString();
+      return run;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  run.took = std::chrono::steady_clock::now() - start;
+  EXPECT_TRUE(ex->NotifyCheckpointComplete(CheckpointId(1), /*final=*/false).ok());
+  *release = true;
+  EXPECT_TRUE(ex->Wait().ok());
+  std::lock_guard lock(mu);
+  return run;
+}
+
 // What OnBarrier sends on waits for room downstream when downstream is slow: that is back
 // pressure (the task's records wait for it as much), so the synchronous part leaves it out, as
 // Flink's sync duration leaves out what an operator emits before its snapshot. Here the 20
@@ -895,38 +934,14 @@ TEST(LocalExecutor, TheSynchronousPartLeavesOutWaitingForRoomDownstream) {
       g.AddOperator("slow", 1, [](const TaskInfo&) { return testing::Op<SlowConsumer>(); });
   g.Connect(src, emit, Partitioning::Forward());
   g.Connect(emit, slow, Partitioning::Forward());
-  std::mutex mu;
-  std::map<std::string, int64_t> sync_of;
   ExecutorOptions opts;
   opts.channel_capacity = 2;
-  opts.final_checkpoint = false;
-  opts.on_ack = [&](TaskAck ack) {
-    std::lock_guard lock(mu);
-    sync_of[ack.task] = ack.sync_micros;
-  };
-  auto ex = LocalExecutor::Make(g, std::move(opts)).ValueOrDie();
-  const auto start = std::chrono::steady_clock::now();
-  ASSERT_TRUE(ex->Start().ok());
-  ASSERT_TRUE(ex->TriggerCheckpoint(CheckpointId(1)).ok());
-  for (auto deadline = start + std::chrono::seconds(10);;) {
-    {
-      std::lock_guard lock(mu);
-      if (sync_of.size() == 3) break;
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      release = true;
-      FAIL() << "acks: " << sync_of.size() << "; " << ex->Wait().ToString();
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  const auto took = std::chrono::steady_clock::now() - start;
-  ASSERT_TRUE(ex->NotifyCheckpointComplete(CheckpointId(1), /*final=*/false).ok());
-  release = true;
-  ASSERT_TRUE(ex->Wait().ok());
+  const OneCheckpoint run = RunOneCheckpoint(g, std::move(opts), &release, 3);
+  ASSERT_EQ(run.sync_of.size(), 3u);
   // The consumer really held the barrier's batches back...
-  EXPECT_GE(took, std::chrono::milliseconds(400));
+  EXPECT_GE(run.took, std::chrono::milliseconds(400));
   // ...and the emitting task's synchronous part is its own work, not that wait.
-  EXPECT_LT(sync_of.at("emit/0"), 200'000) << "the wait for room downstream was counted";
+  EXPECT_LT(run.sync_of.at("emit/0"), 200'000) << "the wait for room downstream was counted";
 }
 
 // Flushes for 150 ms before each barrier, then sends one batch on (as a sink writer closes its
@@ -983,33 +998,11 @@ TEST(LocalExecutor, WorkBeforeTheBarrierGoesOutAheadOfItAndOutsideTheSynchronous
       "rec", 1, [&](const TaskInfo&) { return testing::Op<OrderRecorder>(&mu, &seen); });
   g.Connect(src, flush, Partitioning::Forward());
   g.Connect(flush, rec, Partitioning::Forward());
-  std::map<std::string, int64_t> sync_of;
-  ExecutorOptions opts;
-  opts.final_checkpoint = false;
-  opts.on_ack = [&](TaskAck ack) {
-    std::lock_guard lock(mu);
-    sync_of[ack.task] = ack.sync_micros;
-  };
-  auto ex = LocalExecutor::Make(g, std::move(opts)).ValueOrDie();
-  ASSERT_TRUE(ex->Start().ok());
-  ASSERT_TRUE(ex->TriggerCheckpoint(CheckpointId(1)).ok());
-  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);;) {
-    {
-      std::lock_guard lock(mu);
-      if (sync_of.size() == 3) break;
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      release = true;
-      FAIL() << "acks: " << sync_of.size() << "; " << ex->Wait().ToString();
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ASSERT_TRUE(ex->NotifyCheckpointComplete(CheckpointId(1), /*final=*/false).ok());
-  release = true;
-  ASSERT_TRUE(ex->Wait().ok());
+  const OneCheckpoint run = RunOneCheckpoint(g, ExecutorOptions(), &release, 3);
   SetLogSinkForTesting({});
+  ASSERT_EQ(run.sync_of.size(), 3u);
   EXPECT_EQ(seen, (std::vector<std::string>{"batch", "barrier 1"}));
-  EXPECT_LT(sync_of.at("flush/0"), 100'000) << "the work before the barrier was counted";
+  EXPECT_LT(run.sync_of.at("flush/0"), 100'000) << "the work before the barrier was counted";
   EXPECT_NE(logged.find("task flush/0: before the barrier of checkpoint 1, 1"), std::string::npos)
       << logged;
 }

@@ -561,6 +561,16 @@ class Evaluator {
     }
   }
 
+  // The whole of [first, last) as a T, appended; false when it is not one.
+  template <typename T>
+  static bool ParseNumber(const char* first, const char* last, Column* out) {
+    T v{};
+    auto [end, ec] = std::from_chars(first, last, v);
+    if (first == last || ec != std::errc() || end != last) return false;
+    out->Append<T>(v);
+    return true;
+  }
+
   // Parses without allocating (this runs per row); the message is built only on failure.
   Status ParseValue(const Node& n, std::string_view s, const DataType& to, Column* out) {
     auto bad = [&] { return Bad(n, "'" + std::string(s.substr(0, 64)) + "'"); };
@@ -570,27 +580,12 @@ class Evaluator {
     const char* first = text.data();
     const char* last = text.data() + text.size();
     switch (to.id) {
-      case TypeId::kInt32: {
-        int32_t v = 0;
-        auto [end, ec] = std::from_chars(first, last, v);
-        if (text.empty() || ec != std::errc() || end != last) return bad();
-        out->Append<int32_t>(v);
-        return Status::OK();
-      }
-      case TypeId::kInt64: {
-        int64_t v = 0;
-        auto [end, ec] = std::from_chars(first, last, v);
-        if (text.empty() || ec != std::errc() || end != last) return bad();
-        out->Append<int64_t>(v);
-        return Status::OK();
-      }
-      case TypeId::kDouble: {
-        double v = 0;
-        auto [end, ec] = std::from_chars(first, last, v);
-        if (text.empty() || ec != std::errc() || end != last) return bad();
-        out->Append<double>(v);
-        return Status::OK();
-      }
+      case TypeId::kInt32:
+        return ParseNumber<int32_t>(first, last, out) ? Status::OK() : bad();
+      case TypeId::kInt64:
+        return ParseNumber<int64_t>(first, last, out) ? Status::OK() : bad();
+      case TypeId::kDouble:
+        return ParseNumber<double>(first, last, out) ? Status::OK() : bad();
       case TypeId::kBoolean: {
         auto is = [&text](std::string_view word) {
           return text.size() == word.size() &&
