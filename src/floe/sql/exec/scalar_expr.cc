@@ -287,7 +287,7 @@ class Evaluator {
     const Column& l = operands[0];
     const Column& r = operands[1];
     if (n.op == ArithOp::kMod) {
-      FLOE_ASSIGN_OR_RAISE(Column remainder, IntegerArith<int64_t>(n, l, r));
+      FLOE_ASSIGN_OR_RAISE(Column remainder, Arith<int64_t>(n, l, r));
       if (n.type.type.id == TypeId::kInt64) return remainder;
       Column out(n.type.type);
       out.Reserve(remainder.size());
@@ -302,13 +302,13 @@ class Evaluator {
     }
     switch (computed.id) {
       case TypeId::kInt32:
-        return IntegerArith<int32_t>(n, l, r);
+        return Arith<int32_t>(n, l, r);
       case TypeId::kInt64:
-        return IntegerArith<int64_t>(n, l, r);
+        return Arith<int64_t>(n, l, r);
       case TypeId::kFloat:
-        return FloatingArith<float>(n, l, r);
+        return Arith<float>(n, l, r);
       case TypeId::kDouble:
-        return FloatingArith<double>(n, l, r);
+        return Arith<double>(n, l, r);
       default:
         return Status::Internal("arithmetic not compiled: " + n.text);
     }
@@ -350,11 +350,12 @@ class Evaluator {
     return out;
   }
 
-  // Java's int and long arithmetic, as Flink's generated code: wrap-around on overflow,
-  // division toward zero, the remainder with the dividend's sign; dividing by zero fails.
+  // Row by row, NULL in NULL out. Integers follow Java's int and long arithmetic, as Flink's
+  // generated code: wrap-around on overflow, division toward zero, the remainder with the
+  // dividend's sign; dividing by zero fails. FLOAT and DOUBLE follow IEEE 754 (x / 0 is an
+  // infinity or NaN, as in Java).
   template <typename T>
-  Result<Column> IntegerArith(const Node& n, const Column& l, const Column& r) {
-    using U = std::make_unsigned_t<T>;
+  Result<Column> Arith(const Node& n, const Column& l, const Column& r) {
     Column out(l.type());
     const size_t rows = l.size();
     out.Reserve(rows);
@@ -364,59 +365,46 @@ class Evaluator {
         continue;
       }
       const T a = l.Get<T>(i), b = r.Get<T>(i);
-      T v = 0;
-      switch (n.op) {
-        case ArithOp::kAdd:
-          v = static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-          break;
-        case ArithOp::kSub:
-          v = static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
-          break;
-        case ArithOp::kMul:
-          v = static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-          break;
-        case ArithOp::kDiv:
-        case ArithOp::kMod:
-          if (b == 0) return Bad(n, std::to_string(a) + " / 0 (division by zero)");
-          if (b == -1) {  // MIN / -1 wraps to MIN in Java; MIN % -1 is 0
-            v = n.op == ArithOp::kDiv ? static_cast<T>(U{0} - static_cast<U>(a)) : T{0};
-          } else {
-            v = n.op == ArithOp::kDiv ? static_cast<T>(a / b) : static_cast<T>(a % b);
-          }
-          break;
-      }
-      out.Append<T>(v);
-    }
-    return out;
-  }
-
-  template <typename T>
-  Result<Column> FloatingArith(const Node& n, const Column& l, const Column& r) {
-    Column out(n.type.type);
-    const size_t rows = l.size();
-    out.Reserve(rows);
-    for (size_t i = 0; i < rows; ++i) {
-      if (l.IsNull(i) || r.IsNull(i) || Skipped(i)) {
-        out.AppendNull();
-        continue;
-      }
-      const T a = l.Get<T>(i), b = r.Get<T>(i);
-      T v = 0;
-      switch (n.op) {
-        case ArithOp::kAdd:
-          v = a + b;
-          break;
-        case ArithOp::kSub:
-          v = a - b;
-          break;
-        case ArithOp::kMul:
-          v = a * b;
-          break;
-        case ArithOp::kDiv:
-          v = a / b;  // IEEE 754: x / 0 is an infinity or NaN, as in Java
-          break;
-        case ArithOp::kMod:
-          return Status::Internal("MOD of floating-point numbers is not compiled");
+      T v{};
+      if constexpr (std::is_integral_v<T>) {
+        using U = std::make_unsigned_t<T>;
+        switch (n.op) {
+          case ArithOp::kAdd:
+            v = static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+            break;
+          case ArithOp::kSub:
+            v = static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+            break;
+          case ArithOp::kMul:
+            v = static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+            break;
+          case ArithOp::kDiv:
+          case ArithOp::kMod:
+            if (b == 0) return Bad(n, std::to_string(a) + " / 0 (division by zero)");
+            if (b == -1) {  // MIN / -1 wraps to MIN in Java; MIN % -1 is 0
+              v = n.op == ArithOp::kDiv ? static_cast<T>(U{0} - static_cast<U>(a)) : T{0};
+            } else {
+              v = n.op == ArithOp::kDiv ? static_cast<T>(a / b) : static_cast<T>(a % b);
+            }
+            break;
+        }
+      } else {
+        switch (n.op) {
+          case ArithOp::kAdd:
+            v = a + b;
+            break;
+          case ArithOp::kSub:
+            v = a - b;
+            break;
+          case ArithOp::kMul:
+            v = a * b;
+            break;
+          case ArithOp::kDiv:
+            v = a / b;
+            break;
+          case ArithOp::kMod:
+            return Status::Internal("MOD of floating-point numbers is not compiled");
+        }
       }
       out.Append<T>(v);
     }
