@@ -254,8 +254,8 @@ Result<std::pair<TokenKind, size_t>> ScanSymbol(const SourceText& source, size_t
     case '%':
       return std::pair{TokenKind::kPercent, size_t{1}};
     case '|':
-      if (next_is('|')) return source.Error(i, "'||' (string concatenation) is not supported yet");
-      return source.Error(i, "unexpected character '|'");
+      if (next_is('|')) return std::pair{TokenKind::kConcat, size_t{2}};
+      return source.Error(i, "unexpected character '|', did you mean '||'?");
     default: {
       std::string shown = std::isprint(static_cast<unsigned char>(c))
                               ? std::string("'") + c + "'"

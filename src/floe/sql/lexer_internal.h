@@ -66,6 +66,7 @@ enum class TokenKind {
   kMinus,
   kSlash,
   kPercent,
+  kConcat,  // ||
   kEq,
   kNe,  // <> or !=
   kLt,

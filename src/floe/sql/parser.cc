@@ -1332,6 +1332,16 @@ class Parser {
         case TokenKind::kPercent:
           op = ArithOp::kMod;
           break;
+        case TokenKind::kConcat: {  // binds as tightly as * in Calcite; CONCAT's semantics
+          SourcePos pos = PosOf(Advance());
+          FLOE_ASSIGN_OR_RAISE(Expr right, ParseUnary());
+          std::vector<Expr> args;
+          args.push_back(std::move(left));
+          args.push_back(std::move(right));
+          left = Expr::Call("CONCAT", std::move(args));
+          left.pos = pos;
+          continue;
+        }
         default:
           return left;
       }
@@ -1425,6 +1435,25 @@ class Parser {
       FLOE_ASSIGN_OR_RAISE(SqlType type, ParseSqlType());
       e = Expr::Cast(std::move(operand), type);
       FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "')'"));
+    } else if (name == "TRIM" &&
+               (AtKeyword("BOTH") || AtKeyword("LEADING") || AtKeyword("TRAILING") ||
+                AtKeyword("FROM", 1) || AtKeyword("FROM"))) {
+      FLOE_ASSIGN_OR_RAISE(e, ParseTrim());
+    } else if ((name == "SUBSTRING" || name == "SUBSTR") && Peek().kind != TokenKind::kRParen) {
+      // SUBSTRING(s FROM start [FOR length]), or the comma form
+      FLOE_ASSIGN_OR_RAISE(Expr operand, ParseExpr());
+      e = Expr::Call("SUBSTRING", {});
+      e.children.push_back(std::move(operand));
+      const bool from = AcceptKeyword("FROM");
+      if (from || Accept(TokenKind::kComma)) {
+        FLOE_ASSIGN_OR_RAISE(Expr start, ParseExpr());
+        e.children.push_back(std::move(start));
+        if (from ? AcceptKeyword("FOR") : Accept(TokenKind::kComma)) {
+          FLOE_ASSIGN_OR_RAISE(Expr length, ParseExpr());
+          e.children.push_back(std::move(length));
+        }
+      }
+      FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, from ? "FOR or ')'" : "',' or ')'"));
     } else {
       e = Expr::Call(name, {});
       if (Peek().kind == TokenKind::kStar) {
@@ -1449,6 +1478,31 @@ class Parser {
     }
     --depth_;
     e.pos = PosOf(name_token);
+    return e;
+  }
+
+  // After TRIM(: [BOTH | LEADING | TRAILING] [characters] FROM s, or [characters] FROM s, as
+  // Calcite parses it; LEADING is LTRIM(s, characters), TRAILING RTRIM, BOTH (the default) TRIM.
+  Result<Expr> ParseTrim() {
+    std::string name = "TRIM";
+    if (AcceptKeyword("LEADING")) {
+      name = "LTRIM";
+    } else if (AcceptKeyword("TRAILING")) {
+      name = "RTRIM";
+    } else {
+      (void)AcceptKeyword("BOTH");
+    }
+    std::optional<Expr> characters;
+    if (!AtKeyword("FROM")) {
+      FLOE_ASSIGN_OR_RAISE(Expr c, ParseExpr());
+      characters = std::move(c);
+    }
+    FLOE_RETURN_NOT_OK(ExpectKeyword("FROM"));
+    FLOE_ASSIGN_OR_RAISE(Expr operand, ParseExpr());
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "')'"));
+    Expr e = Expr::Call(name, {});
+    e.children.push_back(std::move(operand));
+    if (characters) e.children.push_back(std::move(*characters));
     return e;
   }
 
@@ -1555,6 +1609,27 @@ class Parser {
         if (e.name == "MOD" && e.children.size() == 2 && !e.distinct) {
           return TypeOfArithmetic(table, e, false, ArithOp::kMod);
         }
+        if (!e.distinct && !e.star && !IsAggregateName(e.name) && e.name != "TO_TIMESTAMP_LTZ") {
+          std::vector<DataType> types;
+          bool nullable = false, all_nullable = true;
+          for (const Expr& child : e.children) {
+            FLOE_ASSIGN_OR_RAISE(TypedExpr t, TypeOf(table, child));
+            types.push_back(t.type.type);
+            nullable = nullable || t.nullable;
+            all_nullable = all_nullable && t.nullable;
+          }
+          Result<DataType> type = ScalarFunctionType(e.name, types);
+          if (type.ok()) {
+            // COALESCE is NOT NULL when one argument is; SUBSTRING may be NULL (a negative
+            // length); the others are NULL when an argument is.
+            if (e.name == "COALESCE") nullable = all_nullable;
+            if (e.name == "SUBSTRING") nullable = true;
+            return TypedExpr{{*type, 0}, nullable};
+          }
+          if (type.status().code() != StatusCode::kNotFound) {
+            return ErrorAt(e.pos.offset, type.status().message());
+          }
+        }
         if (e.name == "TO_TIMESTAMP_LTZ") {
           if (e.children.size() != 2 || e.distinct) {
             return ErrorAt(e.pos.offset,
@@ -1580,9 +1655,10 @@ class Parser {
           return ErrorAt(e.pos.offset,
                          "aggregate function " + e.name + " is not allowed in a computed column");
         }
-        return ErrorAt(e.pos.offset, "function " + e.name +
-                                         " is not supported yet; computed columns support "
-                                         "arithmetic, MOD, CAST and TO_TIMESTAMP_LTZ");
+        return ErrorAt(e.pos.offset,
+                       "function " + e.name +
+                           " is not supported yet; computed columns support "
+                           "arithmetic, CAST, TO_TIMESTAMP_LTZ and the functions in docs/sql.md");
       }
     }
     return Status::Internal("unknown expression kind");

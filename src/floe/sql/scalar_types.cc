@@ -71,6 +71,60 @@ Result<DataType> DecimalLiteralType(std::string_view text, Int128* unscaled) {
   return DataType::Decimal(std::max(1, int_digits + frac_digits), frac_digits);
 }
 
+Result<DataType> ScalarFunctionType(std::string_view name, const std::vector<DataType>& args) {
+  const std::string fn(name);
+  auto wrong = [&](const std::string& takes) {
+    std::string got;
+    for (const DataType& t : args) got += (got.empty() ? "" : ", ") + SqlTypeName(t);
+    return Status::InvalidArgument(fn + " takes " + takes + ", got (" + got + ")");
+  };
+  auto strings = [&](size_t from, size_t to) {
+    if (args.size() < from || args.size() > to) return false;
+    for (const DataType& t : args) {
+      if (t.id != TypeId::kString) return false;
+    }
+    return true;
+  };
+  if (fn == "UPPER" || fn == "LOWER") {
+    if (!strings(1, 1)) return wrong("one STRING");
+    return DataType::String();
+  }
+  if (fn == "TRIM" || fn == "LTRIM" || fn == "RTRIM") {
+    if (!strings(1, 2)) return wrong("a STRING and the STRING of characters to remove");
+    return DataType::String();
+  }
+  if (fn == "CHAR_LENGTH" || fn == "CHARACTER_LENGTH") {
+    if (!strings(1, 1)) return wrong("one STRING");
+    return DataType::Int32();
+  }
+  if (fn == "REPLACE") {
+    if (!strings(3, 3)) return wrong("three STRINGs");
+    return DataType::String();
+  }
+  if (fn == "CONCAT") {
+    if (!strings(1, 1000)) return wrong("STRINGs");
+    return DataType::String();
+  }
+  if (fn == "SUBSTRING") {
+    const bool ok = (args.size() == 2 || args.size() == 3) && args[0].id == TypeId::kString &&
+                    args[1].id == TypeId::kInt32 &&
+                    (args.size() == 2 || args[2].id == TypeId::kInt32);
+    if (!ok) return wrong("a STRING, an INT start and an optional INT length");
+    return DataType::String();
+  }
+  if (fn == "COALESCE") {
+    if (args.empty()) return wrong("one or more arguments");
+    DataType type = args[0];
+    for (const DataType& t : args) {
+      if (t == type) continue;
+      if (Rank(t.id) == 0 || Rank(type.id) == 0) return wrong("arguments of one type, or numbers");
+      if (Rank(t.id) > Rank(type.id)) type = t;
+    }
+    return type;
+  }
+  return Status::NotFound("function " + fn);
+}
+
 Result<DataType> NegationType(const DataType& operand) {
   if (Rank(operand.id) == 0) {
     return Status::InvalidArgument("cannot negate " + SqlTypeName(operand) +

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "floe/common/record_batch.h"
 #include "floe/common/status.h"
@@ -21,6 +22,13 @@ Result<DataType> ArithmeticType(ArithOp op, const DataType& l, const DataType& r
 // A decimal literal as written ("1.50", "-.5", "007"): its unscaled value and Flink's type for
 // it (1.50 is DECIMAL(3, 2), 0.5 DECIMAL(1, 1)); InvalidArgument past 38 digits.
 Result<DataType> DecimalLiteralType(std::string_view text, Int128* unscaled);
+
+// The result type of scalar function `name` (upper case) given its arguments' types, for the
+// functions floe evaluates (sql/exec/scalar_expr.h): UPPER, LOWER, TRIM, LTRIM, RTRIM (one or
+// two STRINGs), CHAR_LENGTH / CHARACTER_LENGTH (INT), SUBSTRING (STRING, INT [, INT]), CONCAT
+// (STRINGs), REPLACE (three STRINGs) and COALESCE (one type, or numbers: the widest).
+// NotFound for any other name; InvalidArgument naming the function for wrong arguments.
+Result<DataType> ScalarFunctionType(std::string_view name, const std::vector<DataType>& args);
 
 // The type of -x: x's, for INT, BIGINT, FLOAT and DOUBLE.
 Result<DataType> NegationType(const DataType& operand);

@@ -224,11 +224,13 @@ TEST(CalcProgram, ArithmeticOnOtherTypesIsRefusedWithThePosition) {
   p = Compile("f % 2 > 0");
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("(it takes INT and BIGINT)"), std::string::npos);
-  p = Compile("UPPER(s) = 'X'");
+  p = Compile("INITCAP(s) = 'X'");
   ASSERT_FALSE(p.ok());
-  EXPECT_EQ(p.status().message(),
-            "line 3, column 41: not implemented yet: UPPER(s) in WHERE and the select list "
-            "(columns, literals, arithmetic, CAST and TO_TIMESTAMP_LTZ are evaluated)");
+  EXPECT_EQ(
+      p.status().message(),
+      "line 3, column 41: not implemented yet: INITCAP(s) in WHERE and the select list "
+      "(columns, literals, arithmetic, CAST, TO_TIMESTAMP_LTZ and the functions in docs/sql.md "
+      "are evaluated)");
 }
 
 // CAST evaluates in WHERE and the select list as in computed columns: a timestamp column
@@ -240,6 +242,66 @@ TEST(CalcProgram, CastInWhereAndTheSelectList) {
   Result<RecordBatch> out = (*p)->Apply(Input());
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(connectors::testing::JsonRows({*out}), (std::vector<std::string>{"{\"x\":80}\n"}));
+}
+
+// `expr` into a sink column `x` of `type`: the JSON value of every input row (errors as text).
+std::vector<std::string> Values(const std::string& expr, const std::string& type) {
+  Result<std::shared_ptr<const CalcProgram>> p = Compile("", expr, "x " + type);
+  if (!p.ok()) return {p.status().message()};
+  Result<RecordBatch> out = (*p)->Apply(Input());
+  if (!out.ok()) return {out.status().message()};
+  std::vector<std::string> values;
+  for (const std::string& row : connectors::testing::JsonRows({*out})) {
+    values.push_back(row.substr(5, row.size() - 7));  // {"x":<value>}\n
+  }
+  return values;
+}
+
+std::vector<std::string> Four(const std::string& v) { return {v, v, v, v}; }
+
+// Flink's string functions, with the expectations of Flink's own tests (ScalarFunctionsTest,
+// BinaryStringDataTest) where they have one; positions count code points.
+TEST(CalcProgram, StringFunctionsFollowFlinksTests) {
+  EXPECT_EQ(Values("SUBSTRING('hello', 0, 3)", "STRING"), Four("\"hel\""));
+  EXPECT_EQ(Values("SUBSTRING('hello' FROM -2 FOR 3)", "STRING"), Four("\"lo\""));
+  EXPECT_EQ(Values("SUBSTRING('hello', -100, 3)", "STRING"), Four("\"\""));
+  EXPECT_EQ(Values("SUBSTRING('hello', 100, 10)", "STRING"), Four("\"\""));
+  EXPECT_EQ(Values("SUBSTRING('hello', 2, 100)", "STRING"), Four("\"ello\""));
+  EXPECT_EQ(Values("SUBSTR('hello', 2, -1)", "STRING"), Four("null"));
+  EXPECT_EQ(Values("SUBSTRING('1\u4e163', 1, 2)", "STRING"), Four("\"1\u4e16\""));
+  EXPECT_EQ(Values("TRIM(BOTH 'abd' FROM 'abcddcba')", "STRING"), Four("\"cddc\""));
+  EXPECT_EQ(Values("TRIM('\u5f00\u5fc3' FROM '\u5fc3\u60c5\u5f00\u5f00\u5fc3\u5fc3')", "STRING"),
+            Four("\"\u60c5\""));
+  EXPECT_EQ(Values("LTRIM(' \ta ')", "STRING"), Four("\"\\ta \""));  // spaces only
+  EXPECT_EQ(Values("RTRIM('abcddcba', 'abc')", "STRING"), Four("\"abcdd\""));
+  EXPECT_EQ(Values("UPPER('stra\u00dfe \u00e9t\u00e9')", "STRING"),
+            Four("\"STRASSE \u00c9T\u00c9\""));
+  EXPECT_EQ(Values("LOWER('\u03a3\u0391 \u0416\u0418 ABC')", "STRING"),
+            Four("\"\u03c3\u03b1 \u0436\u0438 abc\""));
+  EXPECT_EQ(Values("CHAR_LENGTH('1\u4e163\U0001F600')", "INT"), Four("4"));
+  EXPECT_EQ(Values("REPLACE('abc', '', 'x')", "STRING"), Four("\"xaxbxcx\""));
+  EXPECT_EQ(Values("REPLACE('aaa', 'aa', 'b')", "STRING"), Four("\"ba\""));
+  // NULL in, NULL out (CONCAT and || alike); the input's s is 'x', 'y', NULL, 'x'.
+  EXPECT_EQ(Values("CONCAT('<', s, '>')", "STRING"),
+            (std::vector<std::string>{"\"<x>\"", "\"<y>\"", "null", "\"<x>\""}));
+  EXPECT_EQ(Values("s || '!' || s", "STRING"),
+            (std::vector<std::string>{"\"x!x\"", "\"y!y\"", "null", "\"x!x\""}));
+  EXPECT_EQ(Values("UPPER(5)", "STRING")[0],
+            "line 3, column 24: UPPER takes one STRING, got (INT)");
+}
+
+// COALESCE: the first argument that is not NULL, in the widest numeric type; lazy, as Flink's,
+// so an argument that would fail is not evaluated where an earlier one has a value.
+TEST(CalcProgram, CoalesceIsLazyAndWidens) {
+  // a BIGINT: 1, 2, NULL, 4; b INT: 10, NULL, 30, 40.
+  EXPECT_EQ(Values("COALESCE(b, a, 0)", "BIGINT"),
+            (std::vector<std::string>{"10", "2", "30", "40"}));
+  // 1 / (b - b) divides by zero wherever b has a value, but COALESCE stops at b there.
+  EXPECT_EQ(Values("COALESCE(b, 1 / (b - b))", "INT"),
+            (std::vector<std::string>{"10", "null", "30", "40"}));
+  EXPECT_EQ(Values("COALESCE(s, 1)", "STRING")[0],
+            "line 3, column 24: COALESCE takes arguments of one type, or numbers, got (STRING, "
+            "INT)");
 }
 
 TEST(CalcProgram, SelectStarIntoTheSameColumnsIsTheIdentity) {

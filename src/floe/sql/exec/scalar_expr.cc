@@ -5,10 +5,12 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
 #include "floe/common/civil_time.h"
+#include "floe/sql/exec/string_functions.h"
 #include "floe/sql/scalar_types.h"
 
 namespace floe::sql {
@@ -21,8 +23,10 @@ struct ScalarExpr::Node {
     kCast,
     kToTimestampLtz,
     kArith,
-    kNegate
+    kNegate,
+    kFunction  // name: UPPER, SUBSTRING, COALESCE, ... (ScalarFunctionType's list)
   } kind = Kind::kColumn;
+  std::string name;  // kFunction
   SqlType type;
   SourcePos pos;
   std::string text;                   // for messages
@@ -156,7 +160,20 @@ Result<Node> CompileNode(const Expr& e, const BatchSchema& input, std::string_vi
       if (e.name == "MOD" && e.children.size() == 2 && !e.distinct) {
         return CompileArith(e, ArithOp::kMod, input, place);
       }
-      break;
+      if (e.distinct || e.star) break;
+      std::vector<DataType> types;
+      for (const Expr& child : e.children) {
+        FLOE_ASSIGN_OR_RAISE(Node arg, CompileNode(child, input, place));
+        types.push_back(arg.type.type);
+        n.children.push_back(std::move(arg));
+      }
+      Result<DataType> type = ScalarFunctionType(e.name, types);
+      if (type.status().code() == StatusCode::kNotFound) break;
+      if (!type.ok()) return Status::InvalidArgument(Where(e.pos) + type.status().message());
+      n.kind = Node::Kind::kFunction;
+      n.name = e.name;
+      n.type.type = *type;
+      return n;
     }
     case ExprKind::kArith:
       return CompileArith(e, e.arith, input, place);
@@ -172,10 +189,10 @@ Result<Node> CompileNode(const Expr& e, const BatchSchema& input, std::string_vi
     default:
       break;
   }
-  return Status::NotImplemented(Where(e.pos) + "not implemented yet: " + n.text + " " +
-                                std::string(place) +
-                                " (columns, literals, arithmetic, CAST and TO_TIMESTAMP_LTZ are "
-                                "evaluated)");
+  return Status::NotImplemented(
+      Where(e.pos) + "not implemented yet: " + n.text + " " + std::string(place) +
+      " (columns, literals, arithmetic, CAST, TO_TIMESTAMP_LTZ and the functions in "
+      "docs/sql.md are evaluated)");
 }
 
 // `a op b` (or MOD(a, b)) with Flink's result type; the operands are converted to it.
@@ -269,6 +286,8 @@ class Evaluator {
         return EvalArith(n);
       case Node::Kind::kNegate:
         return EvalNegate(n);
+      case Node::Kind::kFunction:
+        return EvalFunction(n);
     }
     return Status::Internal("unknown computed expression");
   }
@@ -409,6 +428,93 @@ class Evaluator {
       out.Append<T>(v);
     }
     return out;
+  }
+
+  Result<Column> EvalFunction(const Node& n) {
+    if (n.name == "COALESCE") return EvalCoalesce(n);
+    std::vector<Column> args;
+    for (const Node& child : n.children) {
+      Column storage(DataType::Int64());
+      FLOE_ASSIGN_OR_RAISE(const Column* c, Operand(child, &storage));
+      args.push_back(c == &storage ? std::move(storage) : *c);
+    }
+    const size_t rows = batch_.num_rows();
+    Column out(n.type.type);
+    out.Reserve(rows);
+    std::string buffer;
+    for (size_t r = 0; r < rows; ++r) {
+      bool null = Skipped(r);
+      for (const Column& a : args) null = null || a.IsNull(r);
+      if (null) {  // NULL in, NULL out
+        out.AppendNull();
+        continue;
+      }
+      FLOE_RETURN_NOT_OK(StringFunction(n, args, r, &buffer, &out));
+    }
+    return out;
+  }
+
+  // The first argument that is not NULL, in COALESCE's type. Lazy, as Flink's: an argument is
+  // evaluated only for the rows all earlier ones left NULL, so it cannot fail for the others.
+  Result<Column> EvalCoalesce(const Node& n) {
+    const size_t rows = batch_.num_rows();
+    std::vector<uint8_t> open(rows);
+    for (size_t r = 0; r < rows; ++r) open[r] = Skipped(r) ? 0 : 1;
+    std::vector<Column> args;
+    for (const Node& child : n.children) {
+      Evaluator only_open(what_, batch_, open.data());
+      FLOE_ASSIGN_OR_RAISE(Column value, only_open.Eval(child));
+      FLOE_ASSIGN_OR_RAISE(Column widened, Widen(value, n.type.type));
+      for (size_t r = 0; r < rows; ++r) {
+        if (!widened.IsNull(r)) open[r] = 0;
+      }
+      args.push_back(std::move(widened));
+    }
+    Column out(n.type.type);
+    out.Reserve(rows);
+    for (size_t r = 0; r < rows; ++r) {
+      const Column* first = nullptr;
+      for (const Column& a : args) {
+        if (!a.IsNull(r)) {
+          first = &a;
+          break;
+        }
+      }
+      first == nullptr ? out.AppendNull() : out.AppendFrom(*first, r);
+    }
+    return out;
+  }
+
+  // One row of a string function; its arguments are not NULL.
+  Status StringFunction(const Node& n, const std::vector<Column>& args, size_t r,
+                        std::string* buffer, Column* out) {
+    const std::string& fn = n.name;
+    const std::string_view s = args[0].GetBytes(r);
+    if (fn == "UPPER" || fn == "LOWER") {
+      strings::MapCase(s, fn == "UPPER", buffer);
+      out->AppendBytes(*buffer);
+    } else if (fn == "CHAR_LENGTH" || fn == "CHARACTER_LENGTH") {
+      out->Append<int32_t>(static_cast<int32_t>(strings::CodePoints(s)));
+    } else if (fn == "TRIM" || fn == "LTRIM" || fn == "RTRIM") {
+      const std::string_view chars = args.size() > 1 ? args[1].GetBytes(r) : std::string_view(" ");
+      out->AppendBytes(strings::Trim(s, chars, fn != "RTRIM", fn != "LTRIM"));
+    } else if (fn == "CONCAT") {
+      buffer->clear();
+      for (const Column& a : args) buffer->append(a.GetBytes(r));
+      out->AppendBytes(*buffer);
+    } else if (fn == "REPLACE") {
+      strings::Replace(s, args[1].GetBytes(r), args[2].GetBytes(r), buffer);
+      out->AppendBytes(*buffer);
+    } else if (fn == "SUBSTRING") {
+      std::optional<int64_t> length;
+      if (args.size() > 2) length = args[2].Get<int32_t>(r);
+      const std::optional<std::string_view> part =
+          strings::Substring(s, args[1].Get<int32_t>(r), length);
+      part ? out->AppendBytes(*part) : out->AppendNull();
+    } else {
+      return Status::Internal("function not compiled: " + n.text);
+    }
+    return Status::OK();
   }
 
   Result<Column> EvalNegate(const Node& n) {

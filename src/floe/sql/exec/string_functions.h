@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+// Flink's string functions on UTF-8 text, one value at a time (ScalarExpr calls them per row).
+// Positions and lengths count code points, as Flink's BinaryStringData does.
+namespace floe::sql::strings {
+
+// UPPER / LOWER into *out: ASCII, Latin-1 (sharp s upper-cases to "SS"), Greek and Cyrillic
+// letters mapped as Java's toUpperCase / toLowerCase map them; other characters are copied
+// unchanged (Flink maps every Unicode letter).
+void MapCase(std::string_view s, bool upper, std::string* out);
+
+// CHAR_LENGTH: the number of code points.
+size_t CodePoints(std::string_view s);
+
+// TRIM / LTRIM / RTRIM: `s` without the leading and/or trailing code points found in `chars`.
+std::string_view Trim(std::string_view s, std::string_view chars, bool leading, bool trailing);
+
+// SUBSTRING(s, start [, length]) by Flink's rules: 1-based, a start of 0 is 1, a negative one
+// counts from the end (and one before the first character gives ''); past the end ''; the
+// length is clamped to the end; a negative length is NULL (nullopt).
+std::optional<std::string_view> Substring(std::string_view s, int64_t start,
+                                          std::optional<int64_t> length);
+
+// REPLACE(s, search, replacement) into *out: every occurrence, left to right, as Java's
+// String.replace (an empty `search` puts the replacement around every character).
+void Replace(std::string_view s, std::string_view search, std::string_view replacement,
+             std::string* out);
+
+}  // namespace floe::sql::strings
