@@ -1178,6 +1178,9 @@ TEST(ParseCreateTable, ComputedColumnErrorsNameLineAndColumn) {
             "TO_TIMESTAMP_LTZ(epoch, 3) (and CAST that to TIMESTAMP(3))");
   EXPECT_EQ(ParseError("CREATE TABLE t (ts BIGINT, e AS UPPER(ts))"),
             "line 1, column 33: UPPER takes one STRING, got (BIGINT)");
+  EXPECT_EQ(ParseError("CREATE TABLE t (s STRING, e AS INITCAP(s))"),
+            "line 1, column 32: function INITCAP is not supported yet; computed columns support "
+            "arithmetic, CAST, TO_TIMESTAMP_LTZ and the functions in docs/sql.md");
   EXPECT_EQ(
       ParseError("CREATE TABLE t (s STRING, e AS s * 2)"),
       "line 1, column 34: cannot apply '*' to STRING and INT (it takes INT, BIGINT, FLOAT and "
