@@ -319,6 +319,9 @@ std::shared_ptr<const BatchSchema> OutputSchema(std::vector<Field> fields) {
 
 }  // namespace
 
+bool IsAggregateFunction(std::string_view name) { return AggregateOf(name).has_value(); }
+bool ContainsAggregateCall(const Expr& e) { return ContainsAggregate(e); }
+
 std::shared_ptr<const BatchSchema> RowSchemaOf(const CreateTable& table) {
   auto schema = std::make_shared<BatchSchema>();
   int32_t id = 1;

@@ -93,6 +93,11 @@ struct AggregatePlan {
   bool operator==(const AggregatePlan& other) const;
 };
 
+// Whether `name` (upper case) is an aggregate function floe runs: COUNT, SUM, MIN, MAX, AVG.
+bool IsAggregateFunction(std::string_view name);
+// Whether `e` calls an aggregate function anywhere.
+bool ContainsAggregateCall(const Expr& e);
+
 // Whether `insert` aggregates (GROUP BY, an aggregate function in the select list) or reads a
 // window TVF; such an INSERT is planned by PlanAggregate.
 bool IsAggregateQuery(const Insert& insert);

@@ -1610,25 +1610,8 @@ class Parser {
           return TypeOfArithmetic(table, e, false, ArithOp::kMod);
         }
         if (!e.distinct && !e.star && !IsAggregateName(e.name) && e.name != "TO_TIMESTAMP_LTZ") {
-          std::vector<DataType> types;
-          bool nullable = false, all_nullable = true;
-          for (const Expr& child : e.children) {
-            FLOE_ASSIGN_OR_RAISE(TypedExpr t, TypeOf(table, child));
-            types.push_back(t.type.type);
-            nullable = nullable || t.nullable;
-            all_nullable = all_nullable && t.nullable;
-          }
-          Result<DataType> type = ScalarFunctionType(e.name, types);
-          if (type.ok()) {
-            // COALESCE is NOT NULL when one argument is; SUBSTRING may be NULL (a negative
-            // length); the others are NULL when an argument is.
-            if (e.name == "COALESCE") nullable = all_nullable;
-            if (e.name == "SUBSTRING") nullable = true;
-            return TypedExpr{{*type, 0}, nullable};
-          }
-          if (type.status().code() != StatusCode::kNotFound) {
-            return ErrorAt(e.pos.offset, type.status().message());
-          }
+          FLOE_ASSIGN_OR_RAISE(std::optional<TypedExpr> typed, TypeOfScalarFunction(table, e));
+          if (typed) return *typed;
         }
         if (e.name == "TO_TIMESTAMP_LTZ") {
           if (e.children.size() != 2 || e.distinct) {
@@ -1662,6 +1645,26 @@ class Parser {
       }
     }
     return Status::Internal("unknown expression kind");
+  }
+
+  // A scalar function floe evaluates (ScalarFunctionType's list), or nullopt for another name.
+  Result<std::optional<TypedExpr>> TypeOfScalarFunction(const CreateTable& table, const Expr& e) {
+    std::vector<DataType> types;
+    bool nullable = false, all_nullable = true;
+    for (const Expr& child : e.children) {
+      FLOE_ASSIGN_OR_RAISE(TypedExpr t, TypeOf(table, child));
+      types.push_back(t.type.type);
+      nullable = nullable || t.nullable;
+      all_nullable = all_nullable && t.nullable;
+    }
+    Result<DataType> type = ScalarFunctionType(e.name, types);
+    if (type.status().code() == StatusCode::kNotFound) return std::optional<TypedExpr>();
+    if (!type.ok()) return ErrorAt(e.pos.offset, type.status().message());
+    // COALESCE is NOT NULL when one argument is; SUBSTRING may be NULL (a negative length);
+    // the others are NULL when an argument is.
+    if (e.name == "COALESCE") nullable = all_nullable;
+    if (e.name == "SUBSTRING") nullable = true;
+    return std::optional<TypedExpr>(TypedExpr{{*type, 0}, nullable});
   }
 
   // `a op b`, MOD(a, b) or -a: Flink's result type (scalar_types.h), nullable when an operand is.

@@ -15,6 +15,7 @@
 #include "floe/sql/exec/calc_operator.h"
 #include "floe/sql/exec/computed_columns_operator.h"
 #include "floe/sql/exec/group_aggregate_operator.h"
+#include "floe/sql/exec/scalar_expr.h"
 #include "floe/sql/exec/watermark_assigner_operator.h"
 #include "floe/sql/exec/window_aggregate_operator.h"
 #include "floe/sql/parser.h"
@@ -491,6 +492,9 @@ struct InsertPlan {
 
   const connectors::Connector* sink_connector = nullptr;
   connectors::TableDescriptor sink_table;
+  // Aggregate arguments that are expressions, as hidden computed columns `$arg<k>` appended to
+  // the rows right before the aggregate (RewriteAggregateArguments).
+  std::vector<ColumnDef> aggregate_arguments;
 
   // The name of a vertex of this INSERT that belongs to its sink table ("calc", "where", ...).
   std::string SinkSide(std::string_view prefix) const {
@@ -565,6 +569,96 @@ Status PlanComputedColumns(PlannedJob& job, InsertPlan& p) {
   if (!computed.ok()) return computed.status();
   p.out = *computed;
   return Status::OK();
+}
+
+// An aggregating INSERT whose aggregates take expressions (SUM(price * qty), COUNT(1)), as
+// PlanAggregate sees it: each expression argument a hidden column `$arg<k>` of the source,
+// computed right before the aggregate (after WHERE, so a row WHERE drops cannot fail it, as in
+// Flink's Calc); COUNT of a literal is COUNT(*).
+struct AggregateArguments {
+  Script script;  // the source table with the hidden columns, when there are any
+  Insert insert;  // the arguments rewritten
+  std::vector<ColumnDef> hidden;
+};
+
+Result<AggregateArguments> RewriteAggregateArguments(const Script& script, const InsertPlan& p,
+                                                     bool scale_out) {
+  AggregateArguments out;
+  out.insert = *p.insert;
+  for (SelectItem& item : out.insert.select) {
+    Expr& call = item.expr;
+    if (call.kind != ExprKind::kCall || !IsAggregateFunction(call.name) || call.star ||
+        call.children.size() != 1) {
+      continue;  // PlanAggregate judges the rest
+    }
+    Expr& arg = call.children[0];
+    if (arg.kind == ExprKind::kColumn || ContainsAggregateCall(arg)) continue;
+    if (call.name == "COUNT" && !call.distinct && arg.kind == ExprKind::kLiteral) {
+      call.star = true;  // a literal is never NULL: COUNT(1) counts rows
+      call.children.clear();
+      continue;
+    }
+    if (scale_out) {
+      return Status::NotImplemented(At(arg.pos) +
+                                    "not implemented yet: an expression as an "
+                                    "aggregate's argument with 'floe.scale-out' = 'kafka-group'");
+    }
+    FLOE_ASSIGN_OR_RAISE(ScalarExpr value,
+                         ScalarExpr::Compile(arg, *p.row_schema, "in an aggregate's argument"));
+    const TypeId type = value.type().type.id;
+    const bool numeric = type == TypeId::kInt32 || type == TypeId::kInt64 ||
+                         type == TypeId::kFloat || type == TypeId::kDouble ||
+                         type == TypeId::kDecimal;
+    if ((call.name == "SUM" || call.name == "AVG") && !numeric) {
+      return Status::InvalidArgument(At(call.pos) + call.name + " needs a numeric argument, but " +
+                                     value.text() + " is " + SqlTypeName(value.type().type));
+    }
+    ColumnDef hidden;
+    hidden.name = "$arg" + std::to_string(out.hidden.size());
+    hidden.type = value.type().type;
+    hidden.precision = value.type().precision;
+    hidden.pos = arg.pos;
+    hidden.computed = arg;
+    out.hidden.push_back(hidden);
+    Expr column = Expr::Column(hidden.name);
+    column.pos = arg.pos;
+    arg = std::move(column);
+  }
+  if (out.hidden.empty()) return out;
+  out.script = script;
+  for (CreateTable& t : out.script.tables) {
+    if (t.name != p.source->name) continue;
+    t.columns.insert(t.columns.end(), out.hidden.begin(), out.hidden.end());
+  }
+  return out;
+}
+
+// The hidden aggregate arguments, appended to the rows by a vertex before the aggregate.
+Result<runtime::VertexId> PlanAggregateArguments(PlannedJob& job, const InsertPlan& p,
+                                                 const AggregatePlan& plan, uint32_t parallelism,
+                                                 runtime::VertexId upstream) {
+  ComputedColumnsSpec spec;
+  spec.table = p.source->name;
+  spec.input = p.row_schema;
+  for (const Field& f : p.row_schema->fields) {
+    ColumnDef column;
+    column.name = f.name;
+    column.type = f.type;
+    spec.columns.push_back(std::move(column));
+  }
+  spec.columns.insert(spec.columns.end(), p.aggregate_arguments.begin(),
+                      p.aggregate_arguments.end());
+  spec.output = plan.input;
+  FLOE_ASSIGN_OR_RAISE(std::shared_ptr<const ComputedColumnsProgram> program,
+                       ComputedColumnsProgram::Compile(spec));
+  runtime::VertexId v = job.graph.AddOperator(
+      p.SinkSide("arguments"), parallelism,
+      [program](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+        return std::unique_ptr<runtime::Operator>(
+            std::make_unique<ComputedColumnsOperator>(program));
+      });
+  job.graph.Connect(upstream, v, runtime::Partitioning::Forward());
+  return v;
 }
 
 // The sink table, checked before the Calc so its errors point at the table.
@@ -674,7 +768,9 @@ Result<AggregateVertex> PlanAggregateOperator(PlannedJob& job, const InsertPlan&
   agg.parallelism = keys.empty() ? 1 : job.context.default_parallelism;
   // Scaled out by Kafka partition, a row's key group is its claim's partition
   // (docs/architecture.md, "Keyed jobs"): the aggregate reads the claim from the rows.
-  std::shared_ptr<const BatchSchema> input = p.row_schema;
+  // The rows as they reach it: with the hidden aggregate arguments, if any.
+  std::shared_ptr<const BatchSchema> input =
+      p.aggregate_arguments.empty() ? p.row_schema : plan.input;
   int split_column = -1;
   if (job.context.scale_out) {
     input = runtime::WithSourceSplitColumn(*p.row_schema);
@@ -767,6 +863,10 @@ Result<connectors::AddedSink> PlanAggregateInsert(PlannedJob& job, const InsertP
   }
   if (plan.where) {
     FLOE_ASSIGN_OR_RAISE(upstream, PlanWhere(job, p, plan, source_parallelism, upstream));
+  }
+  if (!p.aggregate_arguments.empty()) {
+    FLOE_ASSIGN_OR_RAISE(upstream,
+                         PlanAggregateArguments(job, p, plan, source_parallelism, upstream));
   }
   FLOE_ASSIGN_OR_RAISE(AggregateVertex agg, PlanAggregateOperator(job, p, plan, upstream));
   FLOE_ASSIGN_OR_RAISE(runtime::VertexId calc, PlanAggregateCalc(job, p, plan, agg));
@@ -954,8 +1054,13 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
     FLOE_RETURN_NOT_OK(DescribeSink(p));
     std::optional<AggregatePlan> aggregate;
     if (IsAggregateQuery(*p.insert)) {
-      FLOE_ASSIGN_OR_RAISE(aggregate, CheckAggregate(script, *p.insert, *p.source, p.changelog,
-                                                     *p.sink, *p.sink_connector, p.sink_table));
+      FLOE_ASSIGN_OR_RAISE(AggregateArguments args,
+                           RewriteAggregateArguments(script, p, job->context.scale_out != nullptr));
+      const Script& planned = args.hidden.empty() ? script : args.script;
+      p.aggregate_arguments = args.hidden;
+      FLOE_ASSIGN_OR_RAISE(aggregate,
+                           CheckAggregate(planned, args.insert, *planned.FindTable(p.source->name),
+                                          p.changelog, *p.sink, *p.sink_connector, p.sink_table));
       if (aggregate->window && !aggregate->watermark) {
         aggregates.emplace_back(p.insert->pos, std::move(*aggregate));
         continue;

@@ -70,6 +70,51 @@ bool CastSupported(const SqlType& from, const SqlType& to) {
 Result<Node> CompileArith(const Expr& e, ArithOp op, const BatchSchema& input,
                           std::string_view place);
 
+// A literal: one value of its type (Flink's: an integer is INT when it fits, else BIGINT).
+Result<Node> CompileLiteral(const Expr& e, Node n) {
+  n.kind = Node::Kind::kLiteral;
+  const Literal& l = e.literal;
+  switch (l.kind) {
+    case Literal::Kind::kBoolean:
+      n.type.type = DataType::Boolean();
+      n.literal = Column(n.type.type);
+      n.literal.Append<uint8_t>(l.boolean ? 1 : 0);
+      return n;
+    case Literal::Kind::kInteger:
+      if (l.integer >= std::numeric_limits<int32_t>::min() &&
+          l.integer <= std::numeric_limits<int32_t>::max()) {
+        n.type.type = DataType::Int32();
+        n.literal = Column(n.type.type);
+        n.literal.Append<int32_t>(static_cast<int32_t>(l.integer));
+      } else {
+        n.type.type = DataType::Int64();
+        n.literal = Column(n.type.type);
+        n.literal.Append<int64_t>(l.integer);
+      }
+      return n;
+    case Literal::Kind::kDouble:
+      n.type.type = DataType::Double();
+      n.literal = Column(n.type.type);
+      n.literal.Append<double>(l.real);
+      return n;
+    case Literal::Kind::kString:
+      n.type.type = DataType::String();
+      n.literal = Column(n.type.type);
+      n.literal.AppendBytes(l.text);
+      return n;
+    case Literal::Kind::kDecimal: {
+      Int128 unscaled = 0;
+      Result<DataType> type = DecimalLiteralType(l.text, &unscaled);
+      if (!type.ok()) return Status::InvalidArgument(Where(e.pos) + type.status().message());
+      n.type.type = *type;
+      n.literal = Column(n.type.type);
+      n.literal.Append<Int128>(unscaled);
+      return n;
+    }
+  }
+  return Status::Internal("unknown literal kind");
+}
+
 Result<Node> CompileNode(const Expr& e, const BatchSchema& input, std::string_view place) {
   Node n;
   n.pos = e.pos;
@@ -86,49 +131,8 @@ Result<Node> CompileNode(const Expr& e, const BatchSchema& input, std::string_vi
       n.type = SqlType{input.fields[static_cast<size_t>(n.column)].type, 6};
       return n;
     }
-    case ExprKind::kLiteral: {
-      n.kind = Node::Kind::kLiteral;
-      const Literal& l = e.literal;
-      switch (l.kind) {
-        case Literal::Kind::kBoolean:
-          n.type.type = DataType::Boolean();
-          n.literal = Column(n.type.type);
-          n.literal.Append<uint8_t>(l.boolean ? 1 : 0);
-          return n;
-        case Literal::Kind::kInteger:
-          if (l.integer >= std::numeric_limits<int32_t>::min() &&
-              l.integer <= std::numeric_limits<int32_t>::max()) {
-            n.type.type = DataType::Int32();
-            n.literal = Column(n.type.type);
-            n.literal.Append<int32_t>(static_cast<int32_t>(l.integer));
-          } else {
-            n.type.type = DataType::Int64();
-            n.literal = Column(n.type.type);
-            n.literal.Append<int64_t>(l.integer);
-          }
-          return n;
-        case Literal::Kind::kDouble:
-          n.type.type = DataType::Double();
-          n.literal = Column(n.type.type);
-          n.literal.Append<double>(l.real);
-          return n;
-        case Literal::Kind::kString:
-          n.type.type = DataType::String();
-          n.literal = Column(n.type.type);
-          n.literal.AppendBytes(l.text);
-          return n;
-        case Literal::Kind::kDecimal: {
-          Int128 unscaled = 0;
-          Result<DataType> type = DecimalLiteralType(l.text, &unscaled);
-          if (!type.ok()) return Status::InvalidArgument(Where(e.pos) + type.status().message());
-          n.type.type = *type;
-          n.literal = Column(n.type.type);
-          n.literal.Append<Int128>(unscaled);
-          return n;
-        }
-      }
-      return Status::Internal("unknown literal kind");
-    }
+    case ExprKind::kLiteral:
+      return CompileLiteral(e, std::move(n));
     case ExprKind::kCast: {
       n.kind = Node::Kind::kCast;
       FLOE_ASSIGN_OR_RAISE(Node child, CompileNode(e.children.at(0), input, place));
