@@ -1302,7 +1302,66 @@ class Parser {
       e.pos = pos;
       return e;
     }
-    return left;
+    return ParseRangePredicate(std::move(left));
+  }
+
+  // After an operand: [NOT] BETWEEN low AND high, [NOT] IN (value, ...), [NOT] LIKE pattern.
+  // BETWEEN and IN are written as the comparisons SQL defines them by (a >= low AND a <= high;
+  // a = v1 OR a = v2 ...), so NULLs follow three-valued logic; LIKE is a call.
+  Result<Expr> ParseRangePredicate(Expr left) {
+    const bool negated =
+        AtKeyword("NOT") && (AtKeyword("BETWEEN", 1) || AtKeyword("IN", 1) || AtKeyword("LIKE", 1));
+    if (negated) Advance();
+    Expr e;
+    if (AtKeyword("BETWEEN")) {
+      const SourcePos pos = PosOf(Advance());
+      (void)AcceptKeyword("ASYMMETRIC");
+      if (AtKeyword("SYMMETRIC"))
+        return ErrorAt(Peek().offset, "BETWEEN SYMMETRIC is not supported yet");
+      FLOE_ASSIGN_OR_RAISE(Expr low, ParseAdditive());
+      FLOE_RETURN_NOT_OK(ExpectKeyword("AND"));
+      FLOE_ASSIGN_OR_RAISE(Expr high, ParseAdditive());
+      Expr from = Expr::Compare(CompareOp::kGe, left, std::move(low));
+      Expr to = Expr::Compare(CompareOp::kLe, std::move(left), std::move(high));
+      from.pos = to.pos = pos;
+      std::vector<Expr> both;
+      both.push_back(std::move(from));
+      both.push_back(std::move(to));
+      e = Expr::And(std::move(both));
+      e.pos = pos;
+    } else if (AtKeyword("IN")) {
+      const SourcePos pos = PosOf(Advance());
+      FLOE_RETURN_NOT_OK(Expect(TokenKind::kLParen, "'('"));
+      if (AtKeyword("SELECT"))
+        return ErrorAt(Peek().offset, "subqueries in IN are not supported yet");
+      std::vector<Expr> equals;
+      do {
+        FLOE_ASSIGN_OR_RAISE(Expr value, ParseAdditive());
+        Expr eq = Expr::Compare(CompareOp::kEq, left, std::move(value));
+        eq.pos = pos;
+        equals.push_back(std::move(eq));
+      } while (Accept(TokenKind::kComma));
+      FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "',' or ')'"));
+      e = equals.size() == 1 ? std::move(equals[0]) : Expr::Or(std::move(equals));
+      e.pos = pos;
+    } else if (AtKeyword("LIKE")) {
+      const SourcePos pos = PosOf(Advance());
+      FLOE_ASSIGN_OR_RAISE(Expr pattern, ParseAdditive());
+      if (AtKeyword("ESCAPE"))
+        return ErrorAt(Peek().offset, "LIKE ... ESCAPE is not supported yet");
+      std::vector<Expr> args;
+      args.push_back(std::move(left));
+      args.push_back(std::move(pattern));
+      e = Expr::Call("LIKE", std::move(args));
+      e.pos = pos;
+    } else {
+      return left;
+    }
+    if (!negated) return e;
+    const SourcePos pos = e.pos;
+    Expr n = Expr::Not(std::move(e));
+    n.pos = pos;
+    return n;
   }
 
   // a + b, a - b: left-associative, below * / % (Calcite's precedence).

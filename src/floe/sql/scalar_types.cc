@@ -112,6 +112,10 @@ Result<DataType> ScalarFunctionType(std::string_view name, const std::vector<Dat
     if (!ok) return wrong("a STRING, an INT start and an optional INT length");
     return DataType::String();
   }
+  if (fn == "LIKE") {
+    if (!strings(2, 2)) return wrong("a STRING and a STRING pattern");
+    return DataType::Boolean();
+  }
   if (fn == "COALESCE") {
     if (args.empty()) return wrong("one or more arguments");
     DataType type = args[0];

@@ -290,6 +290,24 @@ TEST(CalcProgram, StringFunctionsFollowFlinksTests) {
             "line 3, column 24: UPPER takes one STRING, got (INT)");
 }
 
+// [NOT] BETWEEN, [NOT] IN and [NOT] LIKE in WHERE, with SQL's NULLs: a NULL operand makes each
+// UNKNOWN, so the row is dropped whichever way it is negated. Rows: a 1, 2, NULL, 4; b 10,
+// NULL, 30, 40; s 'x', 'y', NULL, 'x'.
+TEST(CalcProgram, BetweenInAndLikeFollowSqlsThreeValuedLogic) {
+  EXPECT_EQ(Kept("b BETWEEN 10 AND 30"), (Rows{0, 2}));
+  EXPECT_EQ(Kept("b NOT BETWEEN 10 AND 30"), (Rows{3}));
+  EXPECT_EQ(Kept("a IN (1, 4, 7)"), (Rows{0, 3}));
+  EXPECT_EQ(Kept("a NOT IN (1, 4)"), (Rows{1}));
+  EXPECT_EQ(Kept("s LIKE 'x%'"), (Rows{0, 3}));
+  EXPECT_EQ(Kept("s NOT LIKE '_'"), (Rows{}));
+  EXPECT_EQ(Values("'a_b%c' LIKE 'a\\_b\\%_'", "BOOLEAN"), Four("true"));
+  EXPECT_EQ(Values("'axb' LIKE 'a\\_b'", "BOOLEAN"), Four("false"));
+  EXPECT_EQ(Values("'\u4e16\u754c!' LIKE '_%!'", "BOOLEAN"), Four("true"));
+  EXPECT_EQ(Values("'abcabd' LIKE '%ab_'", "BOOLEAN"), Four("true"));
+  EXPECT_EQ(Values("'abc' LIKE 'a%c%'", "BOOLEAN"), Four("true"));
+  EXPECT_EQ(Values("'abc' LIKE 'a%x'", "BOOLEAN"), Four("false"));
+}
+
 // COALESCE: the first argument that is not NULL, in the widest numeric type; lazy, as Flink's,
 // so an argument that would fail is not evaluated where an earlier one has a value.
 TEST(CalcProgram, CoalesceIsLazyAndWidens) {

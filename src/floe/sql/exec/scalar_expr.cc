@@ -509,6 +509,8 @@ class Evaluator {
     } else if (fn == "REPLACE") {
       strings::Replace(s, args[1].GetBytes(r), args[2].GetBytes(r), buffer);
       out->AppendBytes(*buffer);
+    } else if (fn == "LIKE") {
+      out->Append<uint8_t>(strings::Like(s, args[1].GetBytes(r)) ? 1 : 0);
     } else if (fn == "SUBSTRING") {
       std::optional<int64_t> length;
       if (args.size() > 2) length = args[2].Get<int32_t>(r);

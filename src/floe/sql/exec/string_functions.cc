@@ -153,6 +153,45 @@ std::optional<std::string_view> Substring(std::string_view s, int64_t start,
   return s.substr(b, e - b);
 }
 
+bool Like(std::string_view s, std::string_view pattern) {
+  // Greedy matching with one backtrack point for the last '%' (linear for most patterns).
+  size_t si = 0, pi = 0;
+  size_t star_p = std::string_view::npos, star_s = 0;
+  while (si < s.size()) {
+    size_t plen = 1, slen = 1;
+    if (pi < pattern.size()) Decode(pattern, pi, &plen);
+    Decode(s, si, &slen);
+    if (pi < pattern.size() && pattern[pi] == '%') {
+      star_p = ++pi;
+      star_s = si;
+      continue;
+    }
+    if (pi < pattern.size() && pattern[pi] == '_') {
+      pi += 1;
+      si += slen;
+      continue;
+    }
+    size_t lit = pi, litlen = plen;
+    if (pi < pattern.size() && pattern[pi] == '\\' && pi + 1 < pattern.size()) {
+      lit = pi + 1;
+      Decode(pattern, lit, &litlen);
+    }
+    if (pi < pattern.size() && pattern.substr(lit, litlen) == s.substr(si, slen)) {
+      pi = lit + litlen;
+      si += slen;
+      continue;
+    }
+    if (star_p == std::string_view::npos) return false;
+    pi = star_p;  // let the last '%' take one more character
+    size_t len = 1;
+    Decode(s, star_s, &len);
+    star_s += len;
+    si = star_s;
+  }
+  while (pi < pattern.size() && pattern[pi] == '%') ++pi;
+  return pi == pattern.size();
+}
+
 void Replace(std::string_view s, std::string_view search, std::string_view replacement,
              std::string* out) {
   out->clear();
