@@ -35,7 +35,8 @@
 //
 // Per checkpoint, from the job's JSON (`api/job` of the job's web UI, polled every 250 ms:
 // checkpoints.history[] keeps the last 30): sync_ms (the stream's pause: the longest synchronous
-// part of any task, OnBarrier and the keyed state's view) and sync_task (that task), async_ms
+// part of any task, OnBarrier and the keyed state's view; neither PrepareBarrier's work nor
+// waiting for room downstream counts, as in Flink's sync duration) and sync_task (that task), async_ms
 // (the longest asynchronous part: the state-writer threads), duration_ms, size_bytes; from the
 // checkpoint directory (polled every 20 ms, bench/window_job.mjs watchCheckpoints): the events the source had read
 // (so the keys in state), the bytes of chk-N, and the files that appeared under the job's
@@ -579,7 +580,8 @@ const figures = {
     cpu: CPU, nice: NICE, parallelism: 1, seed: SEED,
     job: `SESSION(TABLE events PARTITION BY user_id, DESCRIPTOR(ts), INTERVAL '${GAP_MIN}' MINUTES) COUNT(*) per user_id -> Iceberg append table`,
     definition: 'sync_ms: the stream\'s pause at a checkpoint, the longest synchronous part of any task (OnBarrier and the keyed ' +
-      'state\'s view), from the job\'s JSON (checkpoints.history[].sync_ms); sync_by_task: those pauses grouped by the task that ' +
+      'state\'s view; as Flink\'s sync duration, neither the work before the barrier (a writer closing its files, PrepareBarrier) ' +
+      'nor waiting for room downstream counts), from the job\'s JSON (checkpoints.history[].sync_ms); sync_by_task: those pauses grouped by the task that ' +
       'took them (checkpoints.history[].sync_task); async_ms: the longest asynchronous part (state-writer ' +
       'threads); size_bytes: the checkpoint\'s size as the job reports it. Idle: the checkpoints after the first one holding every ' +
       'key, nothing in flight. Churn: a checkpoint holding one more event for each of churn_pct % of the keys. Under load: the ' +
