@@ -1495,6 +1495,15 @@ class Parser {
                (AtKeyword("BOTH") || AtKeyword("LEADING") || AtKeyword("TRAILING") ||
                 AtKeyword("FROM", 1) || AtKeyword("FROM"))) {
       FLOE_ASSIGN_OR_RAISE(e, ParseTrim());
+    } else if (name == "POSITION" && Peek().kind != TokenKind::kRParen) {
+      // POSITION(search IN s): the operand stops before IN, which would read as a predicate
+      FLOE_ASSIGN_OR_RAISE(Expr search, ParseAdditive());
+      FLOE_RETURN_NOT_OK(ExpectKeyword("IN"));
+      FLOE_ASSIGN_OR_RAISE(Expr s, ParseExpr());
+      FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "')'"));
+      e = Expr::Call("POSITION", {});
+      e.children.push_back(std::move(search));
+      e.children.push_back(std::move(s));
     } else if ((name == "SUBSTRING" || name == "SUBSTR") && Peek().kind != TokenKind::kRParen) {
       // SUBSTRING(s FROM start [FOR length]), or the comma form
       FLOE_ASSIGN_OR_RAISE(Expr operand, ParseExpr());

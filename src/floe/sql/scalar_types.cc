@@ -112,6 +112,23 @@ Result<DataType> ScalarFunctionType(std::string_view name, const std::vector<Dat
     if (!ok) return wrong("a STRING, an INT start and an optional INT length");
     return DataType::String();
   }
+  if (fn == "CONCAT_WS") {
+    if (!strings(2, 1000)) return wrong("a STRING separator and STRINGs");
+    return DataType::String();
+  }
+  if (fn == "LEFT" || fn == "RIGHT") {
+    if (args.size() != 2 || args[0].id != TypeId::kString || args[1].id != TypeId::kInt32) {
+      return wrong("a STRING and an INT count");
+    }
+    return DataType::String();
+  }
+  if (fn == "POSITION" || fn == "LOCATE") {
+    const bool ok = (args.size() == 2 || (fn == "LOCATE" && args.size() == 3)) &&
+                    args[0].id == TypeId::kString && args[1].id == TypeId::kString &&
+                    (args.size() == 2 || args[2].id == TypeId::kInt32);
+    if (!ok) return wrong(fn == "LOCATE" ? "two STRINGs and an optional INT start" : "two STRINGs");
+    return DataType::Int32();
+  }
   if (fn == "LIKE") {
     if (!strings(2, 2)) return wrong("a STRING and a STRING pattern");
     return DataType::Boolean();

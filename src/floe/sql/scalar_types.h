@@ -26,8 +26,9 @@ Result<DataType> DecimalLiteralType(std::string_view text, Int128* unscaled);
 // The result type of scalar function `name` (upper case) given its arguments' types, for the
 // functions floe evaluates (sql/exec/scalar_expr.h): UPPER, LOWER, TRIM, LTRIM, RTRIM (one or
 // two STRINGs), CHAR_LENGTH / CHARACTER_LENGTH (INT), SUBSTRING (STRING, INT [, INT]), CONCAT
-// (STRINGs), REPLACE (three STRINGs), LIKE (two STRINGs: BOOLEAN) and COALESCE (one type, or
-// numbers: the widest).
+// (STRINGs), CONCAT_WS (a separator and STRINGs), LEFT / RIGHT (STRING, INT), POSITION /
+// LOCATE (two STRINGs [, INT]: INT), REPLACE (three STRINGs), LIKE (two STRINGs: BOOLEAN) and
+// COALESCE (one type, or numbers: the widest).
 // NotFound for any other name; InvalidArgument naming the function for wrong arguments.
 Result<DataType> ScalarFunctionType(std::string_view name, const std::vector<DataType>& args);
 

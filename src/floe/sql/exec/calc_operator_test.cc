@@ -286,6 +286,17 @@ TEST(CalcProgram, StringFunctionsFollowFlinksTests) {
             (std::vector<std::string>{"\"<x>\"", "\"<y>\"", "null", "\"<x>\""}));
   EXPECT_EQ(Values("s || '!' || s", "STRING"),
             (std::vector<std::string>{"\"x!x\"", "\"y!y\"", "null", "\"x!x\""}));
+  EXPECT_EQ(Values("POSITION('testx' IN 'xxxtest')", "INT"), Four("0"));
+  EXPECT_EQ(Values("POSITION('\u754c' IN '\u4e16\u754c\u754c')", "INT"), Four("2"));
+  EXPECT_EQ(Values("LOCATE('aa', 'aaads', 2)", "INT"), Four("2"));
+  EXPECT_EQ(Values("LOCATE('', 'abc', 3)", "INT"), Four("1"));
+  EXPECT_EQ(Values("CONCAT_WS('~', s, 'AA', '', s)", "STRING"),
+            (std::vector<std::string>{"\"x~AA~~x\"", "\"y~AA~~y\"", "\"AA~\"", "\"x~AA~~x\""}));
+  EXPECT_EQ(Values("CONCAT_WS(s, 'a', 'b')", "STRING"),
+            (std::vector<std::string>{"\"axb\"", "\"ayb\"", "null", "\"axb\""}));
+  EXPECT_EQ(
+      Values("LEFT('hello', 2) || RIGHT('hello', 3) || LEFT('x', -1) || RIGHT('hi', 5)", "STRING"),
+      Four("\"hellohi\""));
   EXPECT_EQ(Values("UPPER(5)", "STRING")[0],
             "line 3, column 24: UPPER takes one STRING, got (INT)");
 }

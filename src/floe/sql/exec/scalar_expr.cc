@@ -447,6 +447,11 @@ class Evaluator {
     out.Reserve(rows);
     std::string buffer;
     for (size_t r = 0; r < rows; ++r) {
+      if (n.name == "CONCAT_WS" && !Skipped(r) && !args[0].IsNull(r)) {
+        ConcatWs(args, r, &buffer);  // NULL arguments are skipped
+        out.AppendBytes(buffer);
+        continue;
+      }
       bool null = Skipped(r);
       for (const Column& a : args) null = null || a.IsNull(r);
       if (null) {  // NULL in, NULL out
@@ -489,6 +494,18 @@ class Evaluator {
     return out;
   }
 
+  // CONCAT_WS(separator, ...) of one row: the arguments that are not NULL, joined.
+  static void ConcatWs(const std::vector<Column>& args, size_t r, std::string* out) {
+    out->clear();
+    bool first = true;
+    for (size_t a = 1; a < args.size(); ++a) {
+      if (args[a].IsNull(r)) continue;
+      if (!first) out->append(args[0].GetBytes(r));
+      out->append(args[a].GetBytes(r));
+      first = false;
+    }
+  }
+
   // One row of a string function; its arguments are not NULL.
   Status StringFunction(const Node& n, const std::vector<Column>& args, size_t r,
                         std::string* buffer, Column* out) {
@@ -509,6 +526,13 @@ class Evaluator {
     } else if (fn == "REPLACE") {
       strings::Replace(s, args[1].GetBytes(r), args[2].GetBytes(r), buffer);
       out->AppendBytes(*buffer);
+    } else if (fn == "LEFT" || fn == "RIGHT") {
+      const int64_t count = args[1].Get<int32_t>(r);
+      out->AppendBytes(fn == "LEFT" ? strings::Left(s, count) : strings::Right(s, count));
+    } else if (fn == "POSITION" || fn == "LOCATE") {
+      const int64_t from = args.size() > 2 ? args[2].Get<int32_t>(r) : 1;
+      // POSITION(search IN s) and LOCATE(search, s): the first argument is the search
+      out->Append<int32_t>(static_cast<int32_t>(strings::Position(s, args[1].GetBytes(r), from)));
     } else if (fn == "LIKE") {
       out->Append<uint8_t>(strings::Like(s, args[1].GetBytes(r)) ? 1 : 0);
     } else if (fn == "SUBSTRING") {

@@ -192,6 +192,26 @@ bool Like(std::string_view s, std::string_view pattern) {
   return pi == pattern.size();
 }
 
+std::string_view Left(std::string_view s, int64_t count) {
+  if (count <= 0) return {};
+  return s.substr(0, OffsetOf(s, count));
+}
+
+std::string_view Right(std::string_view s, int64_t count) {
+  const int64_t n = static_cast<int64_t>(CodePoints(s));
+  if (count <= 0) return {};
+  if (count >= n) return s;
+  return s.substr(OffsetOf(s, n - count));
+}
+
+int64_t Position(std::string_view search, std::string_view s, int64_t from) {
+  if (search.empty()) return 1;
+  const size_t start = OffsetOf(s, std::max<int64_t>(from, 1) - 1);
+  const size_t at = s.find(search, start);
+  if (at == std::string_view::npos) return 0;
+  return static_cast<int64_t>(CodePoints(s.substr(0, at))) + 1;
+}
+
 void Replace(std::string_view s, std::string_view search, std::string_view replacement,
              std::string* out) {
   out->clear();

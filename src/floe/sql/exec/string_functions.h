@@ -15,6 +15,15 @@ namespace floe::sql::strings {
 // unchanged (Flink maps every Unicode letter).
 void MapCase(std::string_view s, bool upper, std::string* out);
 
+// LEFT / RIGHT: the first / last `count` code points (none for count <= 0).
+std::string_view Left(std::string_view s, int64_t count);
+std::string_view Right(std::string_view s, int64_t count);
+
+// POSITION(search IN s) / LOCATE(search, s, from): the 1-based code-point position of the first
+// `search` at or after `from` (from <= 0 is 1), 0 when there is none; an empty `search` is at 1,
+// as Flink's SqlFunctionUtils.position.
+int64_t Position(std::string_view search, std::string_view s, int64_t from);
+
 // CHAR_LENGTH: the number of code points.
 size_t CodePoints(std::string_view s);
 
