@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "floe/common/utf8.h"
 #include "floe/iceberg/catalog.h"
 #include "floe/iceberg/file_fanout_internal.h"
 #include "floe/iceberg/row_key_internal.h"
@@ -49,24 +50,6 @@ size_t PrefixBytes(std::string_view s, int n) {
     pos += CodePointLength(static_cast<unsigned char>(s[pos]));
   }
   return pos >= s.size() ? std::string_view::npos : pos;
-}
-
-void AppendUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
 }
 
 uint32_t DecodeUtf8(std::string_view s) {

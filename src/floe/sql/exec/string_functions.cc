@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "floe/common/utf8.h"
+
 namespace floe::sql::strings {
 namespace {
 
@@ -20,24 +22,6 @@ char32_t Decode(std::string_view s, size_t i, size_t* len) {
   char32_t cp = c & (0x7F >> n);
   for (size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
   return cp;
-}
-
-void Encode(char32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
 }
 
 // The upper-case partner of a lower-case letter (0 when it has none in the mapped ranges).
@@ -99,7 +83,7 @@ void MapCase(std::string_view s, bool upper, std::string* out) {
     if (upper && c == 0xDF) {  // sharp s upper-cases to "SS", as Java
       out->append("SS");
     } else if (const char32_t m = upper ? ToUpper(c) : ToLower(c); m != 0 && len > 0) {
-      Encode(m, out);
+      AppendUtf8(static_cast<uint32_t>(m), out);
     } else {
       out->append(s.substr(i, len));
     }
