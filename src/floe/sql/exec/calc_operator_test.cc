@@ -311,8 +311,9 @@ TEST(CalcProgram, BetweenInAndLikeFollowSqlsThreeValuedLogic) {
   EXPECT_EQ(Kept("a NOT IN (1, 4)"), (Rows{1}));
   EXPECT_EQ(Kept("s LIKE 'x%'"), (Rows{0, 3}));
   EXPECT_EQ(Kept("s NOT LIKE '_'"), (Rows{}));
-  EXPECT_EQ(Values("'a_b%c' LIKE 'a\\_b\\%_'", "BOOLEAN"), Four("true"));
-  EXPECT_EQ(Values("'axb' LIKE 'a\\_b'", "BOOLEAN"), Four("false"));
+  // Without ESCAPE there is no escape character (Flink's LikeCallGen passes none): '\\' is itself.
+  EXPECT_EQ(Values("'a\\b' LIKE 'a\\_'", "BOOLEAN"), Four("true"));
+  EXPECT_EQ(Values("'a_b' LIKE 'a\\_b'", "BOOLEAN"), Four("false"));
   EXPECT_EQ(Values("'\u4e16\u754c!' LIKE '_%!'", "BOOLEAN"), Four("true"));
   EXPECT_EQ(Values("'abcabd' LIKE '%ab_'", "BOOLEAN"), Four("true"));
   EXPECT_EQ(Values("'abc' LIKE 'a%c%'", "BOOLEAN"), Four("true"));

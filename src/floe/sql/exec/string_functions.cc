@@ -155,13 +155,8 @@ bool Like(std::string_view s, std::string_view pattern) {
       si += slen;
       continue;
     }
-    size_t lit = pi, litlen = plen;
-    if (pi < pattern.size() && pattern[pi] == '\\' && pi + 1 < pattern.size()) {
-      lit = pi + 1;
-      Decode(pattern, lit, &litlen);
-    }
-    if (pi < pattern.size() && pattern.substr(lit, litlen) == s.substr(si, slen)) {
-      pi = lit + litlen;
+    if (pi < pattern.size() && pattern.substr(pi, plen) == s.substr(si, slen)) {
+      pi += plen;
       si += slen;
       continue;
     }

@@ -36,8 +36,9 @@ std::string_view Trim(std::string_view s, std::string_view chars, bool leading, 
 std::optional<std::string_view> Substring(std::string_view s, int64_t start,
                                           std::optional<int64_t> length);
 
-// s LIKE pattern: '%' any run of characters, '_' one character, '\\' escapes the next pattern
-// character (as Flink's SqlLikeUtils with its backslash escape); the whole of s must match.
+// s LIKE pattern: '%' any run of characters, '_' one character, every other character itself
+// (no escape character: Flink's LikeCallGen passes none without an ESCAPE clause, so '\\' is
+// an ordinary character); the whole of s must match.
 bool Like(std::string_view s, std::string_view pattern);
 
 // REPLACE(s, search, replacement) into *out: every occurrence, left to right, as Java's
