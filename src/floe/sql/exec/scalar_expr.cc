@@ -24,9 +24,26 @@ struct ScalarExpr::Node {
     kToTimestampLtz,
     kArith,
     kNegate,
-    kFunction  // name: UPPER, SUBSTRING, COALESCE, ... (ScalarFunctionType's list)
+    kFunction  // fn: UPPER, SUBSTRING, COALESCE, ... (ScalarFunctionType's list)
   } kind = Kind::kColumn;
-  std::string name;  // kFunction
+  // kFunction, resolved from the name when compiled (rows never compare names).
+  enum class Fn {
+    kUpper,
+    kLower,
+    kCharLength,
+    kTrim,
+    kLtrim,
+    kRtrim,
+    kConcat,
+    kConcatWs,
+    kReplace,
+    kSubstring,
+    kLeft,
+    kRight,
+    kPosition,
+    kLike,
+    kCoalesce
+  } fn = Fn::kUpper;
   SqlType type;
   SourcePos pos;
   std::string text;                   // for messages
@@ -69,6 +86,33 @@ bool CastSupported(const SqlType& from, const SqlType& to) {
 
 Result<Node> CompileArith(const Expr& e, ArithOp op, const BatchSchema& input,
                           std::string_view place);
+
+// The function a name ScalarFunctionType accepted stands for.
+Node::Fn FunctionOf(const std::string& name) {
+  static const std::pair<std::string_view, Node::Fn> kNames[] = {
+      {"UPPER", Node::Fn::kUpper},
+      {"LOWER", Node::Fn::kLower},
+      {"CHAR_LENGTH", Node::Fn::kCharLength},
+      {"CHARACTER_LENGTH", Node::Fn::kCharLength},
+      {"TRIM", Node::Fn::kTrim},
+      {"LTRIM", Node::Fn::kLtrim},
+      {"RTRIM", Node::Fn::kRtrim},
+      {"CONCAT", Node::Fn::kConcat},
+      {"CONCAT_WS", Node::Fn::kConcatWs},
+      {"REPLACE", Node::Fn::kReplace},
+      {"SUBSTRING", Node::Fn::kSubstring},
+      {"LEFT", Node::Fn::kLeft},
+      {"RIGHT", Node::Fn::kRight},
+      {"POSITION", Node::Fn::kPosition},
+      {"LOCATE", Node::Fn::kPosition},
+      {"LIKE", Node::Fn::kLike},
+      {"COALESCE", Node::Fn::kCoalesce},
+  };
+  for (const auto& [n, fn] : kNames) {
+    if (n == name) return fn;
+  }
+  return Node::Fn::kCoalesce;  // unreachable: ScalarFunctionType knows no other name
+}
 
 // A literal: one value of its type (Flink's: an integer is INT when it fits, else BIGINT).
 Result<Node> CompileLiteral(const Expr& e, Node n) {
@@ -175,7 +219,7 @@ Result<Node> CompileNode(const Expr& e, const BatchSchema& input, std::string_vi
       if (type.status().code() == StatusCode::kNotFound) break;
       if (!type.ok()) return Status::InvalidArgument(Where(e.pos) + type.status().message());
       n.kind = Node::Kind::kFunction;
-      n.name = e.name;
+      n.fn = FunctionOf(e.name);
       n.type.type = *type;
       return n;
     }
@@ -300,15 +344,10 @@ class Evaluator {
   // MOD has the divisor's type: it is computed as BIGINT and narrowed, which always fits.
   Result<Column> EvalArith(const Node& n) {
     const DataType computed = n.op == ArithOp::kMod ? DataType::Int64() : n.type.type;
-    std::vector<Column> operands;
-    for (const Node& child : n.children) {
-      Column storage(DataType::Int64());
-      FLOE_ASSIGN_OR_RAISE(const Column* c, Operand(child, &storage));
-      FLOE_ASSIGN_OR_RAISE(Column widened, Widen(*c, computed));
-      operands.push_back(std::move(widened));
-    }
-    const Column& l = operands[0];
-    const Column& r = operands[1];
+    Operands operands;
+    FLOE_RETURN_NOT_OK(EvalOperands(n, &computed, &operands));
+    const Column& l = *operands.cols[0];
+    const Column& r = *operands.cols[1];
     if (n.op == ArithOp::kMod) {
       FLOE_ASSIGN_OR_RAISE(Column remainder, Arith<int64_t>(n, l, r));
       if (n.type.type.id == TypeId::kInt64) return remainder;
@@ -337,9 +376,29 @@ class Evaluator {
     }
   }
 
+  // The children's columns: the batch's own where a child is a column of it, the others
+  // evaluated; converted to `*to` where given and different. Nothing is copied.
+  struct Operands {
+    std::vector<Column> owned;  // reserved up front: `cols` point into it
+    std::vector<const Column*> cols;
+  };
+  Status EvalOperands(const Node& n, const DataType* to, Operands* out) {
+    out->owned.reserve(2 * n.children.size());
+    for (const Node& child : n.children) {
+      Column storage(DataType::Int64());
+      FLOE_ASSIGN_OR_RAISE(const Column* c, Operand(child, &storage));
+      if (c == &storage) c = &out->owned.emplace_back(std::move(storage));
+      if (to != nullptr && c->type() != *to) {
+        FLOE_ASSIGN_OR_RAISE(Column widened, Widen(*c, *to));
+        c = &out->owned.emplace_back(std::move(widened));
+      }
+      out->cols.push_back(c);
+    }
+    return Status::OK();
+  }
+
   // `in` converted to `to` (a numeric type at least as wide, as ArithmeticType picks it).
   static Result<Column> Widen(const Column& in, const DataType& to) {
-    if (in.type() == to) return in;
     Column out(to);
     out.Reserve(in.size());
     for (size_t r = 0; r < in.size(); ++r) {
@@ -435,25 +494,22 @@ class Evaluator {
   }
 
   Result<Column> EvalFunction(const Node& n) {
-    if (n.name == "COALESCE") return EvalCoalesce(n);
-    std::vector<Column> args;
-    for (const Node& child : n.children) {
-      Column storage(DataType::Int64());
-      FLOE_ASSIGN_OR_RAISE(const Column* c, Operand(child, &storage));
-      args.push_back(c == &storage ? std::move(storage) : *c);
-    }
+    if (n.fn == Node::Fn::kCoalesce) return EvalCoalesce(n);
+    Operands operands;
+    FLOE_RETURN_NOT_OK(EvalOperands(n, nullptr, &operands));
+    const std::vector<const Column*>& args = operands.cols;
     const size_t rows = batch_.num_rows();
     Column out(n.type.type);
     out.Reserve(rows);
     std::string buffer;
     for (size_t r = 0; r < rows; ++r) {
-      if (n.name == "CONCAT_WS" && !Skipped(r) && !args[0].IsNull(r)) {
+      if (n.fn == Node::Fn::kConcatWs && !Skipped(r) && !args[0]->IsNull(r)) {
         ConcatWs(args, r, &buffer);  // NULL arguments are skipped
         out.AppendBytes(buffer);
         continue;
       }
       bool null = Skipped(r);
-      for (const Column& a : args) null = null || a.IsNull(r);
+      for (const Column* a : args) null = null || a->IsNull(r);
       if (null) {  // NULL in, NULL out
         out.AppendNull();
         continue;
@@ -473,11 +529,13 @@ class Evaluator {
     for (const Node& child : n.children) {
       Evaluator only_open(what_, batch_, open.data());
       FLOE_ASSIGN_OR_RAISE(Column value, only_open.Eval(child));
-      FLOE_ASSIGN_OR_RAISE(Column widened, Widen(value, n.type.type));
-      for (size_t r = 0; r < rows; ++r) {
-        if (!widened.IsNull(r)) open[r] = 0;
+      if (value.type() != n.type.type) {
+        FLOE_ASSIGN_OR_RAISE(value, Widen(value, n.type.type));
       }
-      args.push_back(std::move(widened));
+      for (size_t r = 0; r < rows; ++r) {
+        if (!value.IsNull(r)) open[r] = 0;
+      }
+      args.push_back(std::move(value));
     }
     Column out(n.type.type);
     out.Reserve(rows);
@@ -495,56 +553,73 @@ class Evaluator {
   }
 
   // CONCAT_WS(separator, ...) of one row: the arguments that are not NULL, joined.
-  static void ConcatWs(const std::vector<Column>& args, size_t r, std::string* out) {
+  static void ConcatWs(const std::vector<const Column*>& args, size_t r, std::string* out) {
     out->clear();
     bool first = true;
     for (size_t a = 1; a < args.size(); ++a) {
-      if (args[a].IsNull(r)) continue;
-      if (!first) out->append(args[0].GetBytes(r));
-      out->append(args[a].GetBytes(r));
+      if (args[a]->IsNull(r)) continue;
+      if (!first) out->append(args[0]->GetBytes(r));
+      out->append(args[a]->GetBytes(r));
       first = false;
     }
   }
 
   // One row of a string function; its arguments are not NULL.
-  Status StringFunction(const Node& n, const std::vector<Column>& args, size_t r,
+  Status StringFunction(const Node& n, const std::vector<const Column*>& args, size_t r,
                         std::string* buffer, Column* out) {
-    const std::string& fn = n.name;
-    const std::string_view s = args[0].GetBytes(r);
-    if (fn == "UPPER" || fn == "LOWER") {
-      strings::MapCase(s, fn == "UPPER", buffer);
-      out->AppendBytes(*buffer);
-    } else if (fn == "CHAR_LENGTH" || fn == "CHARACTER_LENGTH") {
-      out->Append<int32_t>(static_cast<int32_t>(strings::CodePoints(s)));
-    } else if (fn == "TRIM" || fn == "LTRIM" || fn == "RTRIM") {
-      const std::string_view chars = args.size() > 1 ? args[1].GetBytes(r) : std::string_view(" ");
-      out->AppendBytes(strings::Trim(s, chars, fn != "RTRIM", fn != "LTRIM"));
-    } else if (fn == "CONCAT") {
-      buffer->clear();
-      for (const Column& a : args) buffer->append(a.GetBytes(r));
-      out->AppendBytes(*buffer);
-    } else if (fn == "REPLACE") {
-      strings::Replace(s, args[1].GetBytes(r), args[2].GetBytes(r), buffer);
-      out->AppendBytes(*buffer);
-    } else if (fn == "LEFT" || fn == "RIGHT") {
-      const int64_t count = args[1].Get<int32_t>(r);
-      out->AppendBytes(fn == "LEFT" ? strings::Left(s, count) : strings::Right(s, count));
-    } else if (fn == "POSITION" || fn == "LOCATE") {
-      const int64_t from = args.size() > 2 ? args[2].Get<int32_t>(r) : 1;
-      // POSITION(search IN s) and LOCATE(search, s): the first argument is the search
-      out->Append<int32_t>(static_cast<int32_t>(strings::Position(s, args[1].GetBytes(r), from)));
-    } else if (fn == "LIKE") {
-      out->Append<uint8_t>(strings::Like(s, args[1].GetBytes(r)) ? 1 : 0);
-    } else if (fn == "SUBSTRING") {
-      std::optional<int64_t> length;
-      if (args.size() > 2) length = args[2].Get<int32_t>(r);
-      const std::optional<std::string_view> part =
-          strings::Substring(s, args[1].Get<int32_t>(r), length);
-      part ? out->AppendBytes(*part) : out->AppendNull();
-    } else {
-      return Status::Internal("function not compiled: " + n.text);
+    using Fn = Node::Fn;
+    const std::string_view s = args[0]->GetBytes(r);
+    auto text = [&](size_t a) { return args[a]->GetBytes(r); };
+    auto integer = [&](size_t a) -> int64_t { return args[a]->Get<int32_t>(r); };
+    switch (n.fn) {
+      case Fn::kUpper:
+      case Fn::kLower:
+        strings::MapCase(s, n.fn == Fn::kUpper, buffer);
+        out->AppendBytes(*buffer);
+        return Status::OK();
+      case Fn::kCharLength:
+        out->Append<int32_t>(static_cast<int32_t>(strings::CodePoints(s)));
+        return Status::OK();
+      case Fn::kTrim:
+      case Fn::kLtrim:
+      case Fn::kRtrim:
+        out->AppendBytes(strings::Trim(s, args.size() > 1 ? text(1) : std::string_view(" "),
+                                       n.fn != Fn::kRtrim, n.fn != Fn::kLtrim));
+        return Status::OK();
+      case Fn::kConcat:
+        buffer->clear();
+        for (size_t a = 0; a < args.size(); ++a) buffer->append(text(a));
+        out->AppendBytes(*buffer);
+        return Status::OK();
+      case Fn::kReplace:
+        strings::Replace(s, text(1), text(2), buffer);
+        out->AppendBytes(*buffer);
+        return Status::OK();
+      case Fn::kLeft:
+        out->AppendBytes(strings::Left(s, integer(1)));
+        return Status::OK();
+      case Fn::kRight:
+        out->AppendBytes(strings::Right(s, integer(1)));
+        return Status::OK();
+      case Fn::kPosition:  // POSITION(search IN s), LOCATE(search, s [, from])
+        out->Append<int32_t>(
+            static_cast<int32_t>(strings::Position(s, text(1), args.size() > 2 ? integer(2) : 1)));
+        return Status::OK();
+      case Fn::kLike:
+        out->Append<uint8_t>(strings::Like(s, text(1)) ? 1 : 0);
+        return Status::OK();
+      case Fn::kSubstring: {
+        std::optional<int64_t> length;
+        if (args.size() > 2) length = integer(2);
+        const std::optional<std::string_view> part = strings::Substring(s, integer(1), length);
+        part ? out->AppendBytes(*part) : out->AppendNull();
+        return Status::OK();
+      }
+      case Fn::kConcatWs:
+      case Fn::kCoalesce:
+        break;  // not row by row with every argument set
     }
-    return Status::OK();
+    return Status::Internal("function not compiled: " + n.text);
   }
 
   Result<Column> EvalNegate(const Node& n) {
