@@ -146,6 +146,12 @@ Result<DataType> ScalarFunctionType(std::string_view name, const std::vector<Dat
   return Status::NotFound("function " + fn);
 }
 
+double DecimalToDouble(Int128 unscaled, int scale) {
+  long double divisor = 1;
+  for (int i = 0; i < scale; ++i) divisor *= 10;
+  return static_cast<double>(static_cast<long double>(unscaled) / divisor);
+}
+
 Result<DataType> NegationType(const DataType& operand) {
   if (Rank(operand.id) == 0) {
     return Status::InvalidArgument("cannot negate " + SqlTypeName(operand) +

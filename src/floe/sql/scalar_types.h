@@ -32,6 +32,9 @@ Result<DataType> DecimalLiteralType(std::string_view text, Int128* unscaled);
 // NotFound for any other name; InvalidArgument naming the function for wrong arguments.
 Result<DataType> ScalarFunctionType(std::string_view name, const std::vector<DataType>& args);
 
+// A DECIMAL value (unscaled digits and scale) as the nearest DOUBLE.
+double DecimalToDouble(Int128 unscaled, int scale);
+
 // The type of -x: x's, for INT, BIGINT, FLOAT and DOUBLE.
 Result<DataType> NegationType(const DataType& operand);
 

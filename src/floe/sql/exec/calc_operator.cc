@@ -9,6 +9,7 @@
 
 #include "floe/format/json/json_lines.h"
 #include "floe/sql/exec/scalar_expr.h"
+#include "floe/sql/scalar_types.h"
 
 namespace floe::sql {
 namespace {
@@ -33,49 +34,12 @@ Int128 Pow10(int n) {
   return v;
 }
 
-// "1.50", "-.5", "123456789012345678901234" -> unscaled + precision/scale; false if > 38 digits.
-bool ParseDecimalText(const std::string& text, DecimalLiteral* out) {
-  size_t i = 0;
-  bool negative = false;
-  if (i < text.size() && (text[i] == '-' || text[i] == '+')) negative = text[i++] == '-';
-  Int128 v = 0;
-  int int_digits = 0, frac_digits = 0;
-  bool seen_dot = false, leading = true;
-  for (; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '.') {
-      if (seen_dot) return false;
-      seen_dot = true;
-      continue;
-    }
-    if (c < '0' || c > '9') return false;
-    if (!seen_dot) {
-      if (leading && c == '0') continue;
-      leading = false;
-      ++int_digits;
-    } else {
-      ++frac_digits;
-    }
-    if (int_digits + frac_digits > 38) return false;
-    v = v * 10 + (c - '0');
-  }
-  out->unscaled = negative ? -v : v;
-  out->scale = frac_digits;
-  out->precision = std::max(1, int_digits + frac_digits);
-  return true;
-}
-
 // Digits of an int64 value (for "does this fit DECIMAL(p, s)").
 int DigitCount(Int128 v) {
   if (v < 0) v = -v;
   int d = 1;
   while (v >= 10) v /= 10, ++d;
   return d;
-}
-
-double DecimalToDouble(Int128 unscaled, int scale) {
-  return static_cast<double>(static_cast<long double>(unscaled) /
-                             static_cast<long double>(Pow10(scale)));
 }
 
 std::string Where(const SourcePos& pos) {
@@ -176,10 +140,10 @@ Result<Node> CompileExpr(const Expr& e, const BatchSchema& schema, const Scratch
     case ExprKind::kLiteral: {
       n.literal = e.literal;
       if (e.literal.kind == Literal::Kind::kDecimal) {
-        if (!ParseDecimalText(e.literal.text, &n.dec)) {
-          return Status::InvalidArgument(Where(e.pos) + "number " + e.literal.text +
-                                         " has more than 38 digits");
-        }
+        Result<DataType> type = DecimalLiteralType(e.literal.text, &n.dec.unscaled);
+        if (!type.ok()) return Status::InvalidArgument(Where(e.pos) + type.status().message());
+        n.dec.precision = type->precision;
+        n.dec.scale = type->scale;
       } else if (e.literal.kind == Literal::Kind::kInteger) {
         n.dec.unscaled = e.literal.integer;
         n.dec.precision = DigitCount(e.literal.integer);

@@ -268,12 +268,6 @@ Result<Node> CompileArith(const Expr& e, ArithOp op, const BatchSchema& input,
   return n;
 }
 
-double DecimalToDouble(Int128 unscaled, int scale) {
-  long double v = static_cast<long double>(unscaled);
-  for (int i = 0; i < scale; ++i) v /= 10;
-  return static_cast<double>(v);
-}
-
 // Micros truncated to `precision` fractional digits (floor, as Flink truncates).
 int64_t Truncate(int64_t micros, int precision) {
   if (precision >= 6) return micros;
