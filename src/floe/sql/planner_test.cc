@@ -368,17 +368,41 @@ TEST(PlanJob, PlannedRosterJobRunsToCompletionWithAFinalCheckpoint) {
             "{\"next_seq\":3001}");
 }
 
-TEST(PlanJob, PlannedFilesystemToPrintJobPrintsTheFilteredRows) {
-  std::random_device rd;
-  std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("floe-planner-test-" + std::to_string(rd()));
-  std::filesystem::create_directories(dir);
-  {
-    std::ofstream f(dir / "in.jsonl");
-    f << "{\"id\":1,\"name\":\"a\"}\n{\"id\":2,\"name\":null}\n{\"id\":3,\"name\":\"c\"}\n";
+// A fresh directory holding in.jsonl with `lines`, for a filesystem source at ${DIR}; removed
+// with the object.
+struct JsonInput {
+  std::filesystem::path dir;
+  explicit JsonInput(const std::string& lines) {
+    std::random_device rd;
+    dir = std::filesystem::temp_directory_path() / ("floe-planner-test-" + std::to_string(rd()));
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "in.jsonl") << lines;
   }
-  PlanOptions options;
-  options.variables = {{"DIR", dir.string()}};
+  ~JsonInput() { std::filesystem::remove_all(dir); }
+  PlanOptions options() const {
+    PlanOptions options;
+    options.variables = {{"DIR", dir.string()}};
+    return options;
+  }
+};
+
+// Runs a planned job to its end; what its print sinks printed.
+Result<std::string> RunPrinting(const PlannedJob& job) {
+  runtime::LocalJobOptions local;
+  local.checkpointing = job.checkpointing;
+  local.timer_thread = false;
+  FLOE_ASSIGN_OR_RAISE(auto run, runtime::LocalJob::Make(job.graph, local));
+  ::testing::internal::CaptureStdout();
+  Status st = run->Start();
+  if (st.ok()) st = run->Wait();
+  std::string printed = ::testing::internal::GetCapturedStdout();
+  FLOE_RETURN_NOT_OK(st);
+  return printed;
+}
+
+TEST(PlanJob, PlannedFilesystemToPrintJobPrintsTheFilteredRows) {
+  JsonInput input(
+      "{\"id\":1,\"name\":\"a\"}\n{\"id\":2,\"name\":null}\n{\"id\":3,\"name\":\"c\"}\n");
   Result<std::unique_ptr<PlannedJob>> job = Plan(R"sql(
 CREATE TABLE events (id BIGINT, name STRING)
   WITH ('connector' = 'filesystem', 'path' = '${DIR}', 'format' = 'json');
@@ -386,37 +410,21 @@ CREATE TABLE out (name STRING, id BIGINT, big BOOLEAN)
   WITH ('connector' = 'print', 'print-identifier' = 'out');
 INSERT INTO out SELECT name, id, id > 1 FROM events WHERE name IS NOT NULL;
 )sql",
-                                                 options);
+                                                 input.options());
   ASSERT_TRUE(job.ok()) << job.status().ToString();
-  runtime::LocalJobOptions local;
-  local.checkpointing = (*job)->checkpointing;
-  local.timer_thread = false;
-  auto run = runtime::LocalJob::Make((*job)->graph, local).ValueOrDie();
-  ::testing::internal::CaptureStdout();
-  ASSERT_TRUE(run->Start().ok());
-  Status st = run->Wait();
-  std::string printed = ::testing::internal::GetCapturedStdout();
-  ASSERT_TRUE(st.ok()) << st.ToString();
-  EXPECT_EQ(printed,
+  Result<std::string> printed = RunPrinting(**job);
+  ASSERT_TRUE(printed.ok()) << printed.status().ToString();
+  EXPECT_EQ(*printed,
             "out> +I {\"name\":\"a\",\"id\":1,\"big\":false}\n"
             "out> +I {\"name\":\"c\",\"id\":3,\"big\":true}\n");
-  std::filesystem::remove_all(dir);
 }
 
 // Aggregates over expressions: the arguments are computed right before the aggregate, after
 // WHERE (the row with qty 0 would divide by zero), and COUNT(1) counts rows.
 TEST(PlanJob, AggregatesTakeExpressionsComputedAfterWhere) {
-  std::random_device rd;
-  std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("floe-planner-test-" + std::to_string(rd()));
-  std::filesystem::create_directories(dir);
-  {
-    std::ofstream f(dir / "in.jsonl");
-    f << "{\"item\":\"a\",\"price\":2,\"qty\":3}\n{\"item\":\"b\",\"price\":5,\"qty\":1}\n"
-         "{\"item\":\"a\",\"price\":1,\"qty\":0}\n{\"item\":\"a\",\"price\":1,\"qty\":4}\n";
-  }
-  PlanOptions options;
-  options.variables = {{"DIR", dir.string()}};
+  JsonInput input(
+      "{\"item\":\"a\",\"price\":2,\"qty\":3}\n{\"item\":\"b\",\"price\":5,\"qty\":1}\n"
+      "{\"item\":\"a\",\"price\":1,\"qty\":0}\n{\"item\":\"a\",\"price\":1,\"qty\":4}\n");
   Result<std::unique_ptr<PlannedJob>> job = Plan(R"sql(
 CREATE TABLE orders (item STRING, price INT, qty INT)
   WITH ('connector' = 'filesystem', 'path' = '${DIR}', 'format' = 'json');
@@ -425,34 +433,26 @@ CREATE TABLE out (item STRING, per_unit BIGINT, n BIGINT, total DOUBLE)
 INSERT INTO out SELECT item, SUM(price * 10 / qty), COUNT(1), SUM(price * qty * 1.5e0)
   FROM orders WHERE qty > 0 GROUP BY item;
 )sql",
-                                                 options);
+                                                 input.options());
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   bool arguments = false;
   for (const auto& v : (*job)->graph.vertices()) arguments = arguments || v.name == "arguments-out";
   EXPECT_TRUE(arguments);
-  runtime::LocalJobOptions local;
-  local.checkpointing = (*job)->checkpointing;
-  local.timer_thread = false;
-  auto run = runtime::LocalJob::Make((*job)->graph, local).ValueOrDie();
-  ::testing::internal::CaptureStdout();
-  ASSERT_TRUE(run->Start().ok());
-  Status st = run->Wait();
-  std::string printed = ::testing::internal::GetCapturedStdout();
-  ASSERT_TRUE(st.ok()) << st.ToString();
+  Result<std::string> printed = RunPrinting(**job);
+  ASSERT_TRUE(printed.ok()) << printed.status().ToString();
   // a: 20 / 3 + 10 / 4 = 6 + 2, two rows, 2 * 3 * 1.5 + 1 * 4 * 1.5; b: 50 / 1, one row, 7.5.
-  EXPECT_NE(printed.find("{\"item\":\"a\",\"per_unit\":8,\"n\":2,\"total\":15"), std::string::npos)
-      << printed;
-  EXPECT_NE(printed.find("{\"item\":\"b\",\"per_unit\":50,\"n\":1,\"total\":7.5}"),
+  EXPECT_NE(printed->find("{\"item\":\"a\",\"per_unit\":8,\"n\":2,\"total\":15"), std::string::npos)
+      << *printed;
+  EXPECT_NE(printed->find("{\"item\":\"b\",\"per_unit\":50,\"n\":1,\"total\":7.5}"),
             std::string::npos)
-      << printed;
+      << *printed;
   // An argument's type is checked against its function, naming the expression.
   EXPECT_EQ(FirstLineOf(ErrorOf(R"sql(
 CREATE TABLE t (k STRING, s STRING) WITH ('connector' = 'filesystem', 'path' = '${DIR}', 'format' = 'json');
 CREATE TABLE out (k STRING, n STRING) WITH ('connector' = 'print');
 INSERT INTO out SELECT k, SUM(s || k) FROM t GROUP BY k;)sql",
-                                options)),
+                                input.options())),
             "line 4, column 27: SUM needs a numeric argument, but CONCAT(s, k) is STRING");
-  std::filesystem::remove_all(dir);
 }
 
 TEST(PlanJob, IcebergOptionErrorsAreReportedAtPlanTimeAtTheTable) {
