@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include "floe/sql/scalar_types.h"
+
 namespace floe::sql {
 namespace {
 
@@ -39,11 +41,6 @@ const Expr* FindWindowColumn(const Expr& e) {
     if (const Expr* found = FindWindowColumn(child)) return found;
   }
   return nullptr;
-}
-
-bool IsNumeric(TypeId id) {
-  return id == TypeId::kInt32 || id == TypeId::kInt64 || id == TypeId::kFloat ||
-         id == TypeId::kDouble || id == TypeId::kDecimal;
 }
 
 std::string TypeText(const DataType& type, bool nullable) {
@@ -102,7 +99,7 @@ Result<AggregateCall> PlanCall(const Expr& e, const CreateTable& source, const B
       return call;
     case AggregateFunction::kSum:
     case AggregateFunction::kAvg:
-      if (!IsNumeric(t.id)) {
+      if (!IsNumericType(t.id)) {
         return ErrorAt(e.pos, e.name + " needs a numeric argument, but column '" + arg.name +
                                   "' is " + SqlTypeName(t));
       }

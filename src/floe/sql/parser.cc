@@ -1588,11 +1588,6 @@ class Parser {
     return Status::OK();
   }
 
-  static bool IsNumericType(TypeId id) {
-    return id == TypeId::kInt32 || id == TypeId::kInt64 || id == TypeId::kFloat ||
-           id == TypeId::kDouble || id == TypeId::kDecimal;
-  }
-
   Result<TypedExpr> TypeOf(const CreateTable& table, const Expr& e) {
     switch (e.kind) {
       case ExprKind::kColumn: {

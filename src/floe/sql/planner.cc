@@ -19,6 +19,7 @@
 #include "floe/sql/exec/watermark_assigner_operator.h"
 #include "floe/sql/exec/window_aggregate_operator.h"
 #include "floe/sql/parser.h"
+#include "floe/sql/scalar_types.h"
 
 namespace floe::sql {
 namespace {
@@ -606,10 +607,7 @@ Result<AggregateArguments> RewriteAggregateArguments(const Script& script, const
     FLOE_ASSIGN_OR_RAISE(ScalarExpr value,
                          ScalarExpr::Compile(arg, *p.row_schema, "in an aggregate's argument"));
     const TypeId type = value.type().type.id;
-    const bool numeric = type == TypeId::kInt32 || type == TypeId::kInt64 ||
-                         type == TypeId::kFloat || type == TypeId::kDouble ||
-                         type == TypeId::kDecimal;
-    if ((call.name == "SUM" || call.name == "AVG") && !numeric) {
+    if ((call.name == "SUM" || call.name == "AVG") && !IsNumericType(type)) {
       return Status::InvalidArgument(At(call.pos) + call.name + " needs a numeric argument, but " +
                                      value.text() + " is " + SqlTypeName(value.type().type));
     }

@@ -146,6 +146,11 @@ Result<DataType> ScalarFunctionType(std::string_view name, const std::vector<Dat
   return Status::NotFound("function " + fn);
 }
 
+bool IsNumericType(TypeId id) {
+  return id == TypeId::kInt32 || id == TypeId::kInt64 || id == TypeId::kFloat ||
+         id == TypeId::kDouble || id == TypeId::kDecimal;
+}
+
 double DecimalToDouble(Int128 unscaled, int scale) {
   long double divisor = 1;
   for (int i = 0; i < scale; ++i) divisor *= 10;

@@ -11,6 +11,9 @@
 // the evaluator (sql/exec/scalar_expr.h).
 namespace floe::sql {
 
+// INT, BIGINT, FLOAT, DOUBLE or DECIMAL.
+bool IsNumericType(TypeId id);
+
 // The type of `l op r` for INT, BIGINT, FLOAT and DOUBLE operands, as Calcite types Flink's
 // operators: `+ - * /` the wider operand's (DOUBLE if either is DOUBLE, else FLOAT if either
 // is FLOAT, else BIGINT if either is BIGINT, else INT: INT / INT is INT, truncated); `%` and
