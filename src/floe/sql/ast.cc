@@ -16,6 +16,13 @@ Expr WithChildren(ExprKind kind, std::vector<Expr> children) {
   return e;
 }
 
+Expr WithTwo(ExprKind kind, Expr left, Expr right) {
+  std::vector<Expr> children;
+  children.push_back(std::move(left));
+  children.push_back(std::move(right));
+  return WithChildren(kind, std::move(children));
+}
+
 std::string QuoteName(std::string_view name) {
   if (internal::IsPlainIdentifier(name)) return std::string(name);
   std::string out = "`";
@@ -70,10 +77,7 @@ Expr Expr::Lit(Literal literal) {
 }
 
 Expr Expr::Compare(CompareOp op, Expr left, Expr right) {
-  std::vector<Expr> children;
-  children.push_back(std::move(left));
-  children.push_back(std::move(right));
-  Expr e = WithChildren(ExprKind::kCompare, std::move(children));
+  Expr e = WithTwo(ExprKind::kCompare, std::move(left), std::move(right));
   e.op = op;
   return e;
 }
@@ -125,10 +129,7 @@ Expr Expr::Cast(Expr operand, SqlType type) {
 }
 
 Expr Expr::Arith(ArithOp op, Expr left, Expr right) {
-  std::vector<Expr> children;
-  children.push_back(std::move(left));
-  children.push_back(std::move(right));
-  Expr e = WithChildren(ExprKind::kArith, std::move(children));
+  Expr e = WithTwo(ExprKind::kArith, std::move(left), std::move(right));
   e.arith = op;
   return e;
 }
