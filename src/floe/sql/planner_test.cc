@@ -428,9 +428,10 @@ TEST(PlanJob, AggregatesTakeExpressionsComputedAfterWhere) {
   Result<std::unique_ptr<PlannedJob>> job = Plan(R"sql(
 CREATE TABLE orders (item STRING, price INT, qty INT)
   WITH ('connector' = 'filesystem', 'path' = '${DIR}', 'format' = 'json');
-CREATE TABLE out (item STRING, per_unit BIGINT, n BIGINT, total DOUBLE)
+CREATE TABLE out (item STRING, per_unit BIGINT, n BIGINT, total DOUBLE, parities BIGINT)
   WITH ('connector' = 'print', 'print-identifier' = 'out');
-INSERT INTO out SELECT item, SUM(price * 10 / qty), COUNT(1), SUM(price * qty * 1.5e0)
+INSERT INTO out SELECT item, SUM(price * 10 / qty), COUNT(1), SUM(price * qty * 1.5e0),
+    COUNT(DISTINCT qty % 2)
   FROM orders WHERE qty > 0 GROUP BY item;
 )sql",
                                                  input.options());
@@ -440,10 +441,12 @@ INSERT INTO out SELECT item, SUM(price * 10 / qty), COUNT(1), SUM(price * qty * 
   EXPECT_TRUE(arguments);
   Result<std::string> printed = RunPrinting(**job);
   ASSERT_TRUE(printed.ok()) << printed.status().ToString();
-  // a: 20 / 3 + 10 / 4 = 6 + 2, two rows, 2 * 3 * 1.5 + 1 * 4 * 1.5; b: 50 / 1, one row, 7.5.
-  EXPECT_NE(printed->find("{\"item\":\"a\",\"per_unit\":8,\"n\":2,\"total\":15"), std::string::npos)
+  // a: 20 / 3 + 10 / 4 = 6 + 2, two rows, 2 * 3 * 1.5 + 1 * 4 * 1.5, qty 3 and 4 of two
+  // parities; b: 50 / 1, one row, 7.5, one parity.
+  EXPECT_NE(printed->find("{\"item\":\"a\",\"per_unit\":8,\"n\":2,\"total\":15,\"parities\":2}"),
+            std::string::npos)
       << *printed;
-  EXPECT_NE(printed->find("{\"item\":\"b\",\"per_unit\":50,\"n\":1,\"total\":7.5}"),
+  EXPECT_NE(printed->find("{\"item\":\"b\",\"per_unit\":50,\"n\":1,\"total\":7.5,\"parities\":1}"),
             std::string::npos)
       << *printed;
   // An argument's type is checked against its function, naming the expression.
