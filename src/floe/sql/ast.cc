@@ -56,6 +56,8 @@ std::string LiteralToString(const Literal& literal) {
       }
       return out + "'";
     }
+    case Literal::Kind::kNull:
+      return "NULL";
   }
   return "?";
 }
@@ -138,6 +140,10 @@ Expr Expr::Negate(Expr operand) {
   std::vector<Expr> children;
   children.push_back(std::move(operand));
   return WithChildren(ExprKind::kNegate, std::move(children));
+}
+
+Expr Expr::Case(std::vector<Expr> whens_thens_else) {
+  return WithChildren(ExprKind::kCase, std::move(whens_thens_else));
 }
 
 std::string_view ToString(ArithOp op) {
@@ -239,6 +245,15 @@ std::string ToString(const Expr& expr) {
              ToString(expr.children.at(1)) + ")";
     case ExprKind::kNegate:
       return "(- " + ToString(expr.children.at(0)) + ")";
+    case ExprKind::kCase: {
+      std::string out = "CASE";
+      const size_t pairs = expr.children.size() / 2;
+      for (size_t i = 0; i < pairs; ++i) {
+        out += " WHEN " + ToString(expr.children[2 * i]) + " THEN " +
+               ToString(expr.children[2 * i + 1]);
+      }
+      return out + " ELSE " + ToString(expr.children.back()) + " END";
+    }
   }
   return "?";
 }

@@ -34,6 +34,7 @@ struct Literal {
     kDecimal,  // digits with a '.' or too long for int64: exact, kept as text ("1.50")
     kDouble,   // has an exponent: 1e3, 2.5E-1
     kString,   // 'text' ('' is a quote); UTF-8 bytes as written
+    kNull,     // NULL where its type comes from the context: a CASE result, CAST(NULL AS t)
   };
   Kind kind = Kind::kInteger;
   bool boolean = false;  // kBoolean
@@ -46,6 +47,7 @@ struct Literal {
   static Literal Decimal(std::string v) { return {Kind::kDecimal, false, 0, 0, std::move(v)}; }
   static Literal Double(double v) { return {Kind::kDouble, false, 0, v, {}}; }
   static Literal String(std::string v) { return {Kind::kString, false, 0, 0, std::move(v)}; }
+  static Literal Null() { return {Kind::kNull, false, 0, 0, {}}; }
   bool operator==(const Literal&) const = default;
 };
 
@@ -63,6 +65,8 @@ enum class ExprKind : uint8_t {
   kCast,       // CAST(operand AS type): children = {operand}, cast_type
   kArith,      // arith, children = {left, right}
   kNegate,     // unary minus: children = {operand}
+  kCase,       // CASE WHEN c1 THEN v1 ... ELSE e END: children = {c1, v1, ..., e}, the ELSE
+               // always there (a NULL literal when not written); IF and NULLIF are written so
 };
 
 enum class CompareOp : uint8_t { kEq, kNe, kLt, kLe, kGt, kGe };  // kNe: both <> and !=
@@ -106,6 +110,8 @@ struct Expr {
   static Expr Cast(Expr operand, SqlType type);
   static Expr Arith(ArithOp op, Expr left, Expr right);
   static Expr Negate(Expr operand);
+  // {c1, v1, c2, v2, ..., else}
+  static Expr Case(std::vector<Expr> whens_thens_else);
   bool operator==(const Expr&) const = default;
 };
 

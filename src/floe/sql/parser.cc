@@ -111,7 +111,6 @@ std::string_view UnsupportedClause(std::string_view word) {
       {"FILTER", "FILTER (WHERE ...) on an aggregate"},
       {"WITHIN", "WITHIN GROUP"},
       {"SIMILAR", "SIMILAR TO"},
-      {"CASE", "CASE"},
       {"FOR", "FOR SYSTEM_TIME AS OF (temporal joins)"},
       {"MATCH_RECOGNIZE", "MATCH_RECOGNIZE"},
       {"LATERAL", "LATERAL"},
@@ -1294,12 +1293,105 @@ class Parser {
     if (AtKeyword("IS")) {
       SourcePos pos = PosOf(Advance());
       bool negated = AcceptKeyword("NOT");
-      if (!AcceptKeyword("NULL")) return Unexpected(negated ? "NULL" : "NULL or NOT NULL");
+      if (AtKeyword("TRUE") || AtKeyword("FALSE")) {
+        const bool truth = AtKeyword("TRUE");
+        return TruthTest(std::move(left), truth, negated, PosOf(Advance()));
+      }
+      if (!AcceptKeyword("NULL") && !AcceptKeyword("UNKNOWN")) {
+        return Unexpected(negated ? "NULL, TRUE, FALSE or UNKNOWN"
+                                  : "NULL, NOT NULL, TRUE, FALSE or UNKNOWN");
+      }
       Expr e = negated ? Expr::IsNotNull(std::move(left)) : Expr::IsNull(std::move(left));
       e.pos = pos;
       return e;
     }
     return ParseRangePredicate(std::move(left));
+  }
+
+  // `x IS [NOT] TRUE | FALSE`, never UNKNOWN: written as CASE WHEN [NOT] x THEN TRUE ELSE FALSE
+  // END (or with the results swapped for NOT), which needs x to be BOOLEAN.
+  static Expr TruthTest(Expr operand, bool truth, bool negated, SourcePos pos) {
+    Expr condition = std::move(operand);
+    if (!truth) {
+      condition = Expr::Not(std::move(condition));
+      condition.pos = pos;
+    }
+    std::vector<Expr> parts;
+    parts.push_back(std::move(condition));
+    parts.push_back(Expr::Lit(Literal::Boolean(!negated)));
+    parts.push_back(Expr::Lit(Literal::Boolean(negated)));
+    parts[1].pos = parts[2].pos = pos;
+    Expr e = Expr::Case(std::move(parts));
+    e.pos = pos;
+    return e;
+  }
+
+  // CASE [operand] WHEN w THEN v ... [ELSE e] END. The simple form's WHEN w is `operand = w`;
+  // without ELSE the result is NULL, as SQL says.
+  Result<Expr> ParseCase() {
+    const Token& case_token = Advance();
+    FLOE_RETURN_NOT_OK(Nest(case_token));
+    std::optional<Expr> operand;
+    if (!AtKeyword("WHEN")) {
+      FLOE_ASSIGN_OR_RAISE(operand, ParseExpr());
+    }
+    std::vector<Expr> parts;
+    do {
+      const SourcePos when_pos = PosOf(Peek());
+      FLOE_RETURN_NOT_OK(ExpectKeyword("WHEN"));
+      FLOE_ASSIGN_OR_RAISE(Expr when, ParseExpr());
+      if (operand) {
+        when = Expr::Compare(CompareOp::kEq, *operand, std::move(when));
+        when.pos = when_pos;
+      }
+      parts.push_back(std::move(when));
+      FLOE_RETURN_NOT_OK(ExpectKeyword("THEN"));
+      FLOE_ASSIGN_OR_RAISE(Expr then, ParseExprOrNull());
+      parts.push_back(std::move(then));
+    } while (AtKeyword("WHEN"));
+    if (AcceptKeyword("ELSE")) {
+      FLOE_ASSIGN_OR_RAISE(Expr otherwise, ParseExprOrNull());
+      parts.push_back(std::move(otherwise));
+    } else {
+      parts.push_back(Expr::Lit(Literal::Null()));
+      parts.back().pos = PosOf(Peek());
+    }
+    if (!AcceptKeyword("END")) return Unexpected(parts.size() == 3 ? "WHEN, ELSE or END" : "END");
+    --depth_;
+    Expr e = Expr::Case(std::move(parts));
+    e.pos = PosOf(case_token);
+    return e;
+  }
+
+  // An expression, or NULL where the context types it (a CASE result, CAST(NULL AS t)).
+  Result<Expr> ParseExprOrNull() {
+    if (!AtKeyword("NULL")) return ParseExpr();
+    Expr e = Expr::Lit(Literal::Null());
+    e.pos = PosOf(Advance());
+    return e;
+  }
+
+  // IF(c, a, b) is CASE WHEN c THEN a ELSE b END; NULLIF(a, b) is CASE WHEN a = b THEN NULL
+  // ELSE a END, as Calcite rewrites it.
+  Result<Expr> ConditionalCall(const std::string& name, Expr call) {
+    std::vector<Expr>& args = call.children;
+    if (name == "IF") {
+      if (args.size() != 3) {
+        return ErrorAt(call.pos.offset, "IF takes (condition, value if TRUE, value otherwise)");
+      }
+      Expr e = Expr::Case(std::move(args));
+      e.pos = call.pos;
+      return e;
+    }
+    if (args.size() != 2) return ErrorAt(call.pos.offset, "NULLIF takes two values");
+    std::vector<Expr> parts;
+    parts.push_back(Expr::Compare(CompareOp::kEq, args[0], args[1]));
+    parts.push_back(Expr::Lit(Literal::Null()));
+    parts.push_back(std::move(args[0]));
+    parts[0].pos = parts[1].pos = call.pos;
+    Expr e = Expr::Case(std::move(parts));
+    e.pos = call.pos;
+    return e;
   }
 
   // After an operand: [NOT] BETWEEN low AND high, [NOT] IN (value, ...), [NOT] LIKE pattern.
@@ -1458,7 +1550,7 @@ class Parser {
                          "NULL is not a value here; test for it with IS NULL or IS NOT NULL");
         }
         if (IsReservedWord(t.text)) break;
-        if (AtKeyword("CASE") && in_query_) break;  // Unexpected names it
+        if (AtKeyword("CASE")) return ParseCase();
         [[fallthrough]];
       case TokenKind::kQuotedWord: {
         if (Peek(1).kind == TokenKind::kLParen) return ParseCall();
@@ -1486,7 +1578,7 @@ class Parser {
     FLOE_RETURN_NOT_OK(Nest(name_token));
     Expr e;
     if (name == "CAST") {
-      FLOE_ASSIGN_OR_RAISE(Expr operand, ParseExpr());
+      FLOE_ASSIGN_OR_RAISE(Expr operand, ParseExprOrNull());
       FLOE_RETURN_NOT_OK(ExpectKeyword("AS"));
       FLOE_ASSIGN_OR_RAISE(SqlType type, ParseSqlType());
       e = Expr::Cast(std::move(operand), type);
@@ -1535,7 +1627,7 @@ class Parser {
           e.distinct = true;
         }
         do {
-          FLOE_ASSIGN_OR_RAISE(Expr arg, ParseExpr());
+          FLOE_ASSIGN_OR_RAISE(Expr arg, name == "IF" ? ParseExprOrNull() : ParseExpr());
           e.children.push_back(std::move(arg));
         } while (Accept(TokenKind::kComma));
         FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "',' or ')'"));
@@ -1543,6 +1635,8 @@ class Parser {
     }
     --depth_;
     e.pos = PosOf(name_token);
+    if ((name == "IF" || name == "NULLIF") && !e.distinct)
+      return ConditionalCall(name, std::move(e));
     return e;
   }
 
@@ -1624,6 +1718,8 @@ class Parser {
             return TypedExpr{{DataType::Double(), 0}, false};
           case Literal::Kind::kString:
             return TypedExpr{{DataType::String(), 0}, false};
+          case Literal::Kind::kNull:
+            return ErrorAt(e.pos.offset, "NULL is not a value here; write CAST(NULL AS type)");
         }
         return Status::Internal("unknown literal kind");
       }
@@ -1641,27 +1737,10 @@ class Parser {
         if (e.kind == ExprKind::kIsNull || e.kind == ExprKind::kIsNotNull) nullable = false;
         return TypedExpr{{DataType::Boolean(), 0}, nullable};
       }
-      case ExprKind::kCast: {
-        FLOE_ASSIGN_OR_RAISE(TypedExpr from, TypeOf(table, e.children.at(0)));
-        TypeId a = from.type.type.id, b = e.cast_type.type.id;
-        auto temporal = [](TypeId id) {
-          return id == TypeId::kDate || id == TypeId::kTimestamp || id == TypeId::kTimestampTz;
-        };
-        bool ok = a == b || a == TypeId::kString || b == TypeId::kString ||
-                  (IsNumericType(a) && IsNumericType(b)) || (temporal(a) && temporal(b)) ||
-                  (IsNumericType(a) && b == TypeId::kTimestampTz) ||
-                  (a == TypeId::kBoolean && IsNumericType(b)) ||
-                  (IsNumericType(a) && b == TypeId::kBoolean);
-        if (!ok) {
-          std::string hint = IsNumericType(a) && b == TypeId::kTimestamp
-                                 ? "; for epoch numbers use TO_TIMESTAMP_LTZ(epoch, 3) (and "
-                                   "CAST that to TIMESTAMP(3))"
-                                 : "";
-          return ErrorAt(e.pos.offset, "cannot CAST " + ToString(from.type) + " to " +
-                                           ToString(e.cast_type) + hint);
-        }
-        return TypedExpr{e.cast_type, from.nullable};
-      }
+      case ExprKind::kCase:
+        return TypeOfCase(table, e);
+      case ExprKind::kCast:
+        return TypeOfCast(table, e);
       case ExprKind::kArith:
       case ExprKind::kNegate:
         return TypeOfArithmetic(table, e, e.kind == ExprKind::kNegate, e.arith);
@@ -1725,6 +1804,65 @@ class Parser {
     if (e.name == "COALESCE") nullable = all_nullable;
     if (e.name == "SUBSTRING") nullable = true;
     return std::optional<TypedExpr>(TypedExpr{{*type, 0}, nullable});
+  }
+
+  // CAST(x AS t): the casts Flink allows between floe's types; CAST(NULL AS t) is a NULL of t.
+  Result<TypedExpr> TypeOfCast(const CreateTable& table, const Expr& e) {
+    const Expr& operand = e.children.at(0);
+    if (operand.kind == ExprKind::kLiteral && operand.literal.kind == Literal::Kind::kNull) {
+      return TypedExpr{e.cast_type, true};
+    }
+    FLOE_ASSIGN_OR_RAISE(TypedExpr from, TypeOf(table, operand));
+    TypeId a = from.type.type.id, b = e.cast_type.type.id;
+    auto temporal = [](TypeId id) {
+      return id == TypeId::kDate || id == TypeId::kTimestamp || id == TypeId::kTimestampTz;
+    };
+    bool ok = a == b || a == TypeId::kString || b == TypeId::kString ||
+              (IsNumericType(a) && IsNumericType(b)) || (temporal(a) && temporal(b)) ||
+              (IsNumericType(a) && b == TypeId::kTimestampTz) ||
+              (a == TypeId::kBoolean && IsNumericType(b)) ||
+              (IsNumericType(a) && b == TypeId::kBoolean);
+    if (!ok) {
+      std::string hint = IsNumericType(a) && b == TypeId::kTimestamp
+                             ? "; for epoch numbers use TO_TIMESTAMP_LTZ(epoch, 3) (and "
+                               "CAST that to TIMESTAMP(3))"
+                             : "";
+      return ErrorAt(e.pos.offset,
+                     "cannot CAST " + ToString(from.type) + " to " + ToString(e.cast_type) + hint);
+    }
+    return TypedExpr{e.cast_type, from.nullable};
+  }
+
+  // CASE: BOOLEAN conditions; the results' common type (CommonType), NULL results aside.
+  Result<TypedExpr> TypeOfCase(const CreateTable& table, const Expr& e) {
+    std::vector<DataType> types;
+    bool nullable = false;
+    int precision = 0;  // of timestamps
+    for (size_t i = 0; i < e.children.size(); ++i) {
+      const Expr& child = e.children[i];
+      const bool result = i % 2 == 1 || i + 1 == e.children.size();
+      if (result && child.kind == ExprKind::kLiteral &&
+          child.literal.kind == Literal::Kind::kNull) {
+        nullable = true;
+        continue;
+      }
+      FLOE_ASSIGN_OR_RAISE(TypedExpr t, TypeOf(table, child));
+      if (!result && t.type.type.id != TypeId::kBoolean) {
+        return ErrorAt(child.pos.offset, "CASE WHEN needs a BOOLEAN condition, but " +
+                                             ToString(child) + " is " + ToString(t.type));
+      }
+      if (result) {
+        types.push_back(t.type.type);
+        nullable = nullable || t.nullable;
+        precision = std::max(precision, t.type.precision);
+      }
+    }
+    if (types.empty()) {
+      return ErrorAt(e.pos.offset, "CASE needs a result that is not NULL (ELSE or a THEN)");
+    }
+    Result<DataType> type = CommonType(types);
+    if (!type.ok()) return ErrorAt(e.pos.offset, "CASE's results: " + type.status().message());
+    return TypedExpr{{*type, precision}, nullable};
   }
 
   // `a op b`, MOD(a, b) or -a: Flink's result type (scalar_types.h), nullable when an operand is.

@@ -741,9 +741,38 @@ TEST(ParseInsert, RejectsColumnCountMismatch) {
 TEST(ParseInsert, NullIsOnlyTestedWithIs) {
   EXPECT_EQ(WhereError("b = NULL"),
             "line 2, column 41: NULL is not a value here; test for it with IS NULL or IS NOT NULL");
-  EXPECT_EQ(WhereError("b IS TRUE"),
-            "line 2, column 42: expected NULL or NOT NULL, found keyword TRUE");
-  EXPECT_EQ(WhereError("b IS NOT 1"), "line 2, column 46: expected NULL, found number 1");
+  EXPECT_EQ(WhereError("b IS 1"),
+            "line 2, column 42: expected NULL, NOT NULL, TRUE, FALSE or UNKNOWN, found number 1");
+  EXPECT_EQ(WhereError("b IS NOT 1"),
+            "line 2, column 46: expected NULL, TRUE, FALSE or UNKNOWN, found number 1");
+  // NULL stands as a value only where its type comes from around it.
+  EXPECT_EQ(WhereError("CAST(NULL AS INT) IS NULL"), "<parsed OK>");
+  EXPECT_EQ(WhereError("CASE WHEN c THEN NULL ELSE 1 END = 1"), "<parsed OK>");
+  EXPECT_EQ(WhereError("COALESCE(NULL, 1) = 1"),
+            "line 2, column 46: NULL is not a value here; test for it with IS NULL or IS NOT NULL");
+}
+
+// CASE in both forms, IF, NULLIF and the truth tests are written as searched CASEs, as Calcite
+// rewrites them (simple CASE's WHEN w is `operand = w`; no ELSE is ELSE NULL).
+TEST(ParseInsert, CaseIfNullifAndTruthTestsAreSearchedCases) {
+  EXPECT_EQ(ToString(WhereOf("CASE WHEN a > 1 THEN 'x' WHEN c THEN b ELSE 'z' END = b")),
+            "(CASE WHEN (a > 1) THEN 'x' WHEN c THEN b ELSE 'z' END = b)");
+  EXPECT_EQ(ToString(WhereOf("CASE a + 1 WHEN 2 THEN d WHEN 3 THEN 0 END > 1")),
+            "(CASE WHEN ((a + 1) = 2) THEN d WHEN ((a + 1) = 3) THEN 0 ELSE NULL END > 1)");
+  EXPECT_EQ(ToString(WhereOf("IF(c, a, NULL) = NULLIF(a, 0)")),
+            "(CASE WHEN c THEN a ELSE NULL END = CASE WHEN (a = 0) THEN NULL ELSE a END)");
+  EXPECT_EQ(
+      ToString(WhereOf("c IS TRUE AND c IS NOT FALSE")),
+      "(CASE WHEN c THEN TRUE ELSE FALSE END AND CASE WHEN (NOT c) THEN FALSE ELSE TRUE END)");
+  EXPECT_EQ(ToString(WhereOf("c IS NOT TRUE OR c IS FALSE OR c IS UNKNOWN")),
+            "(CASE WHEN c THEN FALSE ELSE TRUE END OR CASE WHEN (NOT c) THEN TRUE ELSE FALSE END "
+            "OR (c IS NULL))");
+  EXPECT_EQ(WhereError("CASE WHEN c THEN 1"),
+            "line 2, column 55: expected WHEN, ELSE or END, found end of input");
+  EXPECT_EQ(WhereError("CASE c THEN 1 END"),
+            "line 2, column 44: expected WHEN, found identifier 'THEN'");
+  EXPECT_EQ(WhereError("IF(c, 1) = 1"),
+            "line 2, column 37: IF takes (condition, value if TRUE, value otherwise)");
 }
 
 TEST(ParseInsert, ExpressionSyntaxErrors) {
@@ -854,9 +883,6 @@ TEST(ParseInsert, FlinkQueriesFloeLacksNameTheConstruct) {
             "line 2, column 40: GROUPING SETS is not supported yet");
   EXPECT_EQ(error("INSERT INTO t SELECT a FROM t GROUP BY CUBE (a)"),
             "line 2, column 40: CUBE is not supported yet");
-  EXPECT_EQ(error("INSERT INTO t SELECT CASE WHEN a > 1 THEN 1 ELSE 0 END FROM t"),
-            "line 2, column 22: CASE is not supported yet (expected an expression (a column, a "
-            "literal or '(') here)");
   EXPECT_EQ(error("INSERT INTO t SELECT DISTINCT a FROM t"),
             "line 2, column 22: SELECT DISTINCT is not supported yet");
   // OVER and FILTER are never taken for an alias.

@@ -135,15 +135,41 @@ Result<DataType> ScalarFunctionType(std::string_view name, const std::vector<Dat
   }
   if (fn == "COALESCE") {
     if (args.empty()) return wrong("one or more arguments");
-    DataType type = args[0];
-    for (const DataType& t : args) {
-      if (t == type) continue;
-      if (Rank(t.id) == 0 || Rank(type.id) == 0) return wrong("arguments of one type, or numbers");
-      if (Rank(t.id) > Rank(type.id)) type = t;
-    }
+    Result<DataType> type = CommonType(args);
+    if (!type.ok()) return wrong("arguments of one type, or numbers");
     return type;
   }
   return Status::NotFound("function " + fn);
+}
+
+Result<DataType> CommonType(const std::vector<DataType>& types) {
+  if (types.empty()) return Status::InvalidArgument("no types");
+  bool same = true, numbers = true, floating = false, decimal = false;
+  DataType widest = types[0];
+  int integer_digits = 0, scale = 0;
+  for (const DataType& t : types) {
+    same = same && t == types[0];
+    numbers = numbers && IsNumericType(t.id);
+    if (!numbers) continue;
+    floating = floating || Rank(t.id) >= 3;
+    decimal = decimal || t.id == TypeId::kDecimal;
+    if (Rank(t.id) > Rank(widest.id)) widest = t;
+    // The digits each needs left and right of the point (INT 10, BIGINT 19).
+    const int digits = t.id == TypeId::kDecimal ? t.precision - t.scale
+                       : t.id == TypeId::kInt32 ? 10
+                                                : 19;
+    integer_digits = std::max(integer_digits, digits);
+    if (t.id == TypeId::kDecimal) scale = std::max(scale, t.scale);
+  }
+  if (same) return types[0];
+  if (!numbers) {
+    std::string names;
+    for (const DataType& t : types) names += (names.empty() ? "" : ", ") + SqlTypeName(t);
+    return Status::InvalidArgument(names + " have no common type (values of one type, or numbers)");
+  }
+  if (floating) return decimal ? DataType::Double() : widest;
+  if (!decimal) return widest;
+  return DataType::Decimal(std::min(38, integer_digits + scale), scale);
 }
 
 bool IsNumericType(TypeId id) {

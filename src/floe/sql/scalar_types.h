@@ -35,6 +35,13 @@ Result<DataType> DecimalLiteralType(std::string_view text, Int128* unscaled);
 // NotFound for any other name; InvalidArgument naming the function for wrong arguments.
 Result<DataType> ScalarFunctionType(std::string_view name, const std::vector<DataType>& args);
 
+// The type values of `types` all convert to, for COALESCE's arguments and CASE's results, as
+// Flink's LogicalTypeMerging finds it: one type as it is; numbers: DOUBLE when a FLOAT or DOUBLE
+// meets a DECIMAL, else the widest of INT < BIGINT < FLOAT < DOUBLE, and a DECIMAL with room
+// for every operand's digits on both sides of the point (INT needs 10, BIGINT 19), at most 38.
+// InvalidArgument for anything else.
+Result<DataType> CommonType(const std::vector<DataType>& types);
+
 // A DECIMAL value (unscaled digits and scale) as the nearest DOUBLE.
 double DecimalToDouble(Int128 unscaled, int scale);
 

@@ -23,29 +23,21 @@ struct CalcSpec {
 };
 
 // CalcProgram is a compiled CalcSpec (Flink's Calc: filter + projection), immutable and shared
-// by the subtasks of a Calc vertex.
-//
-// WHERE follows SQL's three-valued logic: a comparison with a NULL operand is UNKNOWN, NOT
-// UNKNOWN is UNKNOWN, FALSE AND UNKNOWN is FALSE, TRUE OR UNKNOWN is TRUE, and a row is kept only
-// when the predicate is TRUE. Comparisons: numbers of any type with each other (integers
-// exactly, decimals exactly at the larger scale, anything with FLOAT/DOUBLE as double), strings
-// with strings (byte order), booleans with booleans (FALSE < TRUE), DATE/TIMESTAMP columns with
-// columns of the same type. Predicates are evaluated a column at a time.
+// by the subtasks of a Calc vertex. WHERE and every select item beyond a column or a literal are
+// ScalarExprs (comparisons, AND/OR/NOT with SQL's three-valued logic, CASE, arithmetic, CAST,
+// functions); a row is kept only when the WHERE is TRUE, and the select list is evaluated for
+// the rows kept only (Flink's Calc projects after its condition), so a dropped row cannot fail
+// the batch.
 //
 // Changelog input (a last column named kRowKindColumn, see connector.h): expressions see only
 // the declared columns; the kind column is appended to the output untouched for the rows kept.
 //
-// Value expressions beyond columns and literals -- arithmetic, CAST, TO_TIMESTAMP_LTZ, MOD (what
-// ScalarExpr evaluates) -- may stand wherever a column may, in WHERE and the select list; the
-// select list's are evaluated for the rows WHERE keeps only (Flink's Calc projects after its
-// condition), so a dropped row cannot fail the batch.
-//
-// Select items: a value, or a predicate (a BOOLEAN value, NULL when UNKNOWN). Each
-// is converted to its sink column's type by Flink's implicit widening: INT -> BIGINT, DOUBLE,
-// DECIMAL; BIGINT -> DOUBLE, DECIMAL; FLOAT -> DOUBLE; DECIMAL(p,s) -> DECIMAL with room for
-// its digits; literals to any type that holds their value exactly. Anything else is refused by
-// Compile, naming the query column, the sink column and both types. A NULL reaching a NOT NULL
-// sink column fails Apply (Flink's default 'table.exec.sink.not-null-enforcer' = ERROR).
+// Each select item is converted to its sink column's type by Flink's implicit widening: INT ->
+// BIGINT, DOUBLE, DECIMAL; BIGINT -> DOUBLE, DECIMAL; FLOAT -> DOUBLE; DECIMAL(p,s) -> DECIMAL
+// with room for its digits; literals to any type that holds their value exactly. Anything else
+// is refused by Compile, naming the query column, the sink column and both types. A NULL
+// reaching a NOT NULL sink column fails Apply (Flink's default
+// 'table.exec.sink.not-null-enforcer' = ERROR).
 class CalcProgram {
  public:
   // Errors are InvalidArgument "line L, column C: ..." at the offending expression.

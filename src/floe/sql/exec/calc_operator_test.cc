@@ -226,11 +226,10 @@ TEST(CalcProgram, ArithmeticOnOtherTypesIsRefusedWithThePosition) {
   EXPECT_NE(p.status().message().find("(it takes INT and BIGINT)"), std::string::npos);
   p = Compile("INITCAP(s) = 'X'");
   ASSERT_FALSE(p.ok());
-  EXPECT_EQ(
-      p.status().message(),
-      "line 3, column 41: not implemented yet: INITCAP(s) in WHERE and the select list "
-      "(columns, literals, arithmetic, CAST, TO_TIMESTAMP_LTZ and the functions in docs/sql.md "
-      "are evaluated)");
+  EXPECT_EQ(p.status().message(),
+            "line 3, column 41: not implemented yet: INITCAP(s) in WHERE and the select list "
+            "(columns, literals, arithmetic, comparisons, CASE, CAST, TO_TIMESTAMP_LTZ and the "
+            "functions in docs/sql.md are evaluated)");
 }
 
 // CAST evaluates in WHERE and the select list as in computed columns: a timestamp column
@@ -332,6 +331,76 @@ TEST(CalcProgram, CoalesceIsLazyAndWidens) {
   EXPECT_EQ(Values("COALESCE(s, 1)", "STRING")[0],
             "line 3, column 24: COALESCE takes arguments of one type, or numbers, got (STRING, "
             "INT)");
+}
+
+using Strings = std::vector<std::string>;
+
+// CASE, IF and NULLIF as Flink runs them (ScalarOperatorsTest, IfCallGen): the first WHEN that
+// is TRUE picks its result (a NULL condition is not TRUE), no ELSE means NULL, the type is the
+// results' common type, and a result is evaluated only for the rows that take it. Rows: a 1, 2,
+// NULL, 4; b 10, NULL, 30, 40; s 'x', 'y', NULL, 'x'; d 1.50, 2.25, NULL, -0.01; flag TRUE,
+// FALSE, NULL, TRUE.
+TEST(CalcProgram, CaseIfAndNullifPickLazilyInTheResultsCommonType) {
+  EXPECT_EQ(Values("CASE WHEN b > 20 THEN 'big' WHEN b > 5 THEN 'mid' ELSE 'none' END", "STRING"),
+            (Strings{"\"mid\"", "\"none\"", "\"big\"", "\"big\""}));
+  EXPECT_EQ(Values("CASE a WHEN 1 THEN 'one' WHEN 2 THEN 'two' END", "STRING"),
+            (Strings{"\"one\"", "\"two\"", "null", "null"}));
+  // Flink's ScalarOperatorsTest: 'a', not padded to the longer literal's length.
+  EXPECT_EQ(Values("CASE 1 WHEN 1 THEN 'a' WHEN 2 THEN 'bcd' END", "STRING"), Four("\"a\""));
+  // INT with DECIMAL(10, 2) is DECIMAL(12, 2), as LogicalTypeMerging makes it.
+  EXPECT_EQ(Values("CASE WHEN flag THEN b ELSE d END", "DECIMAL(12, 2)"),
+            (Strings{"\"10.00\"", "\"2.25\"", "null", "\"40.00\""}));
+  EXPECT_EQ(Values("CASE WHEN flag THEN b ELSE d END", "DECIMAL(11, 2)")[0],
+            "line 3, column 24: query column 1 'CASE WHEN flag THEN b ELSE d END' has type "
+            "DECIMAL(12, 2) but column 'x' of sink 'dst' is DECIMAL(11, 2)");
+  EXPECT_EQ(Values("CASE WHEN flag THEN b ELSE a END", "BIGINT"),
+            (Strings{"10", "2", "null", "40"}));
+  // 1 / (b - b) divides by zero wherever b has a value: only rows with a NULL b take it.
+  EXPECT_EQ(Values("CASE WHEN b IS NULL THEN 1 / (b - b) ELSE b END", "INT"),
+            (Strings{"10", "null", "30", "40"}));
+  EXPECT_EQ(Values("IF(flag, 'y', 'n')", "STRING"), (Strings{"\"y\"", "\"n\"", "\"n\"", "\"y\""}));
+  EXPECT_EQ(Values("IF(b = 10, NULL, 100 / (b - 10))", "INT"), (Strings{"null", "null", "5", "3"}));
+  EXPECT_EQ(Values("NULLIF(s, 'x')", "STRING"), (Strings{"null", "\"y\"", "null", "null"}));
+  EXPECT_EQ(Values("CASE WHEN b THEN 1 END", "INT")[0],
+            "line 3, column 34: CASE WHEN needs a BOOLEAN condition, but b is INT");
+  EXPECT_EQ(Values("CASE WHEN flag THEN s ELSE b END", "STRING")[0],
+            "line 3, column 24: CASE's results: STRING, INT have no common type (values of one "
+            "type, or numbers)");
+  EXPECT_EQ(Values("CASE WHEN flag THEN NULL END", "INT")[0],
+            "line 3, column 24: CASE needs a result that is not NULL (ELSE or a THEN)");
+}
+
+// IS [NOT] TRUE / FALSE / UNKNOWN are never UNKNOWN themselves; AND and OR evaluate an operand
+// only where the earlier ones left the answer open, as Flink's generated code does, so a guard
+// keeps a division by zero from failing the batch.
+TEST(CalcProgram, TruthTestsAndLazyAndOr) {
+  EXPECT_EQ(Values("flag IS TRUE", "BOOLEAN"), (Strings{"true", "false", "false", "true"}));
+  EXPECT_EQ(Values("flag IS NOT FALSE", "BOOLEAN"), (Strings{"true", "false", "true", "true"}));
+  EXPECT_EQ(Values("flag IS UNKNOWN", "BOOLEAN"), (Strings{"false", "false", "true", "false"}));
+  EXPECT_EQ(Kept("b > 10 AND 100 / (b - 10) > 2"), (Rows{2, 3}));
+  EXPECT_EQ(Kept("b = 10 OR 100 / (b - 10) > 4"), (Rows{0, 2}));
+  EXPECT_EQ(Values("b <> 10 AND 100 / (b - 10) > 4", "BOOLEAN"),
+            (Strings{"false", "null", "true", "false"}));
+}
+
+// A string literal compared with a number, a BOOLEAN, a DATE or a TIMESTAMP is a value of that
+// type, as Flink's planner casts it (integers as BIGINT); one that is none is refused where it
+// stands. A column of strings is not cast (Flink would cast it row by row).
+TEST(CalcProgram, StringLiteralsCompareAsTheOtherOperandsType) {
+  EXPECT_EQ(Kept("b = '10'"), (Rows{0}));
+  EXPECT_EQ(Kept("flag = 'TRUE'"), (Rows{0, 3}));
+  EXPECT_EQ(Kept("f > '1'"), (Rows{0, 2}));
+  EXPECT_EQ(Values("CAST('2026-01-01 10:00:00' AS TIMESTAMP(3)) > '2026-01-01 09:59:59.999' AND "
+                   "CAST('2026-01-02' AS DATE) = '2026-01-02'",
+                   "BOOLEAN"),
+            Four("true"));
+  Result<std::shared_ptr<const CalcProgram>> p = Compile("b = 'ten'");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(),
+            "line 3, column 45: 'ten' is not a BIGINT, so it cannot be compared with one");
+  p = Compile("s = b");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(), "line 3, column 43: cannot compare STRING with INT in (s = b)");
 }
 
 TEST(CalcProgram, SelectStarIntoTheSameColumnsIsTheIdentity) {

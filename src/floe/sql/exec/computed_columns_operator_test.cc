@@ -120,10 +120,40 @@ TEST(ComputedColumns, WhatIsNotEvaluatedYetIsRefusedWithItsPosition) {
   EXPECT_NE(decimal.status().message().find("CAST from DECIMAL(10, 2) to DOUBLE"),
             std::string::npos)
       << decimal.status().ToString();
-  auto predicate = Compile("a INT, big AS a > 3");
-  ASSERT_FALSE(predicate.ok());
-  EXPECT_TRUE(predicate.status().code() == StatusCode::kNotImplemented)
-      << predicate.status().ToString();
+}
+
+// A computed column may be a predicate or a CASE; its type is the one the parser derives.
+TEST(ComputedColumns, PredicatesAndCaseAreEvaluated) {
+  auto program = Compile(
+      "a INT, s STRING, big AS a > 3, "
+      "size AS CASE WHEN a IS NULL THEN 'none' WHEN a > 3 THEN 'big' ELSE 'small' END, "
+      "ratio AS IF(a = 0, NULL, 10 / a), tag AS NULLIF(s, '')");
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  auto physical = std::make_shared<BatchSchema>();
+  physical->fields = {{"a", DataType::Int32()}, {"s", DataType::String()}};
+  RecordBatch in(physical);
+  for (int v : {5, 0, 2}) in.mutable_column(0).Append<int32_t>(v);
+  in.mutable_column(0).AppendNull();
+  for (const char* v : {"x", "", "y", ""}) in.mutable_column(1).AppendBytes(v);
+  Result<RecordBatch> out = (*program)->Apply(in);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();  // 10 / 0 is never evaluated
+  const Column& big = out->column(2);
+  EXPECT_EQ(big.type(), DataType::Boolean());
+  EXPECT_EQ(big.Get<uint8_t>(0), 1);
+  EXPECT_EQ(big.Get<uint8_t>(1), 0);
+  EXPECT_TRUE(big.IsNull(3));
+  const Column& size = out->column(3);
+  EXPECT_EQ(size.GetBytes(0), "big");
+  EXPECT_EQ(size.GetBytes(1), "small");
+  EXPECT_EQ(size.GetBytes(3), "none");
+  const Column& ratio = out->column(4);
+  EXPECT_EQ(ratio.type(), DataType::Int32());
+  EXPECT_EQ(ratio.Get<int32_t>(0), 2);
+  EXPECT_TRUE(ratio.IsNull(1));
+  EXPECT_EQ(ratio.Get<int32_t>(2), 5);
+  const Column& tag = out->column(5);
+  EXPECT_EQ(tag.GetBytes(0), "x");
+  EXPECT_TRUE(tag.IsNull(1));
 }
 
 }  // namespace

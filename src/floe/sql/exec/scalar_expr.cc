@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "floe/common/civil_time.h"
+#include "floe/sql/exec/comparisons.h"
 #include "floe/sql/exec/string_functions.h"
 #include "floe/sql/scalar_types.h"
 
@@ -24,7 +25,13 @@ struct ScalarExpr::Node {
     kToTimestampLtz,
     kArith,
     kNegate,
-    kFunction  // fn: UPPER, SUBSTRING, COALESCE, ... (ScalarFunctionType's list)
+    kFunction,  // fn: UPPER, SUBSTRING, COALESCE, ... (ScalarFunctionType's list)
+    kCompare,   // comparison
+    kAnd,       // children: two or more BOOLEANs
+    kOr,
+    kNot,
+    kIsNull,  // negated: IS NOT NULL
+    kCase     // children: when, then, ..., else (Expr's kCase)
   } kind = Kind::kColumn;
   // kFunction, resolved from the name when compiled (rows never compare names).
   enum class Fn {
@@ -51,6 +58,8 @@ struct ScalarExpr::Node {
   Column literal{DataType::Int64()};  // kLiteral: one value of `type`
   int64_t epoch_unit = 1;             // kToTimestampLtz: micros per epoch unit
   ArithOp op = ArithOp::kAdd;         // kArith
+  Comparison comparison;              // kCompare
+  bool negated = false;               // kIsNull
   std::vector<Node> children;
 };
 
@@ -86,6 +95,137 @@ bool CastSupported(const SqlType& from, const SqlType& to) {
 
 Result<Node> CompileArith(const Expr& e, ArithOp op, const BatchSchema& input,
                           std::string_view place);
+Result<Node> CompileNode(const Expr& e, const BatchSchema& input, std::string_view place);
+
+bool IsNullLiteral(const Expr& e) {
+  return e.kind == ExprKind::kLiteral && e.literal.kind == Literal::Kind::kNull;
+}
+
+// NULL as a value of `type` (a CASE result, CAST(NULL AS type)).
+Node NullOf(const SqlType& type, const SourcePos& pos) {
+  Node n;
+  n.kind = Node::Kind::kLiteral;
+  n.type = type;
+  n.pos = pos;
+  n.text = "NULL";
+  n.literal = Column(type.type);
+  n.literal.AppendNull();
+  return n;
+}
+
+// An exact operand's digits as a decimal; an integer literal has only its own.
+DecimalShape ShapeOf(const Node& n, const Expr& e) {
+  const DataType& t = n.type.type;
+  if (t.id == TypeId::kDecimal) return {t.precision, t.scale};
+  if (e.kind == ExprKind::kLiteral && e.literal.kind == Literal::Kind::kInteger) {
+    int digits = 1;
+    for (int64_t v = e.literal.integer; v >= 10 || v <= -10; v /= 10) ++digits;
+    return {digits, 0};
+  }
+  return {t.id == TypeId::kInt32 ? 10 : 19, 0};
+}
+
+// A string literal compared with a value of another type is that type's value, as Flink's
+// planner casts it (BIGINT for integers, DOUBLE for FLOAT); cast once, here.
+Result<Node> CastLiteral(const Node& literal, const SqlType& to);
+
+Status CoerceStringLiteral(const Node& other, Node* side) {
+  if (side->kind != Node::Kind::kLiteral || side->type.type.id != TypeId::kString ||
+      side->literal.IsNull(0)) {
+    return Status::OK();
+  }
+  const TypeId id = other.type.type.id;
+  SqlType to = other.type;
+  if (IsInteger(id)) {
+    to = SqlType{DataType::Int64(), 0};
+  } else if (IsFloating(id)) {
+    to = SqlType{DataType::Double(), 0};
+  } else if (id != TypeId::kBoolean && id != TypeId::kDate && !IsTimestamp(id)) {
+    return Status::OK();
+  }
+  FLOE_ASSIGN_OR_RAISE(*side, CastLiteral(*side, to));
+  return Status::OK();
+}
+
+Result<Node> CompileCompare(const Expr& e, const BatchSchema& input, std::string_view place,
+                            Node n) {
+  n.kind = Node::Kind::kCompare;
+  n.type.type = DataType::Boolean();
+  FLOE_ASSIGN_OR_RAISE(Node l, CompileNode(e.children.at(0), input, place));
+  FLOE_ASSIGN_OR_RAISE(Node r, CompileNode(e.children.at(1), input, place));
+  FLOE_RETURN_NOT_OK(CoerceStringLiteral(r, &l));
+  FLOE_RETURN_NOT_OK(CoerceStringLiteral(l, &r));
+  Result<Comparison> c = PlanComparison(e.op, l.type.type, ShapeOf(l, e.children[0]), r.type.type,
+                                        ShapeOf(r, e.children[1]));
+  if (!c.ok()) {
+    return Status::InvalidArgument(Where(e.pos) + "cannot compare " + SqlTypeName(l.type.type) +
+                                   " with " + SqlTypeName(r.type.type) + " in " + n.text +
+                                   c.status().message());
+  }
+  n.comparison = *c;
+  n.children.push_back(std::move(l));
+  n.children.push_back(std::move(r));
+  return n;
+}
+
+// AND, OR, NOT, IS [NOT] NULL: BOOLEAN; the operands of the first three must be BOOLEAN.
+Result<Node> CompileLogic(const Expr& e, const BatchSchema& input, std::string_view place, Node n) {
+  n.type.type = DataType::Boolean();
+  n.kind = e.kind == ExprKind::kAnd   ? Node::Kind::kAnd
+           : e.kind == ExprKind::kOr  ? Node::Kind::kOr
+           : e.kind == ExprKind::kNot ? Node::Kind::kNot
+                                      : Node::Kind::kIsNull;
+  n.negated = e.kind == ExprKind::kIsNotNull;
+  for (const Expr& c : e.children) {
+    FLOE_ASSIGN_OR_RAISE(Node child, CompileNode(c, input, place));
+    if (n.kind != Node::Kind::kIsNull && child.type.type.id != TypeId::kBoolean) {
+      const char* what = n.kind == Node::Kind::kAnd  ? "AND"
+                         : n.kind == Node::Kind::kOr ? "OR"
+                                                     : "NOT";
+      return Status::InvalidArgument(Where(c.pos) + what + " needs BOOLEAN operands, but " +
+                                     child.text + " is " + SqlTypeName(child.type.type));
+    }
+    n.children.push_back(std::move(child));
+  }
+  return n;
+}
+
+// CASE: BOOLEAN conditions; the results' common type (CommonType), NULL results typed by it.
+Result<Node> CompileCase(const Expr& e, const BatchSchema& input, std::string_view place, Node n) {
+  n.kind = Node::Kind::kCase;
+  std::vector<DataType> types;
+  int precision = 0;
+  n.children.resize(e.children.size());
+  for (size_t i = 0; i < e.children.size(); ++i) {
+    const Expr& c = e.children[i];
+    const bool result = i % 2 == 1 || i + 1 == e.children.size();
+    if (result && IsNullLiteral(c)) continue;
+    FLOE_ASSIGN_OR_RAISE(n.children[i], CompileNode(c, input, place));
+    const SqlType& t = n.children[i].type;
+    if (!result && t.type.id != TypeId::kBoolean) {
+      return Status::InvalidArgument(Where(c.pos) + "CASE WHEN needs a BOOLEAN condition, but " +
+                                     n.children[i].text + " is " + ToString(t));
+    }
+    if (result) {
+      types.push_back(t.type);
+      precision = std::max(precision, t.precision);
+    }
+  }
+  if (types.empty()) {
+    return Status::InvalidArgument(Where(e.pos) +
+                                   "CASE needs a result that is not NULL (ELSE or a THEN)");
+  }
+  Result<DataType> type = CommonType(types);
+  if (!type.ok()) {
+    return Status::InvalidArgument(Where(e.pos) + "CASE's results: " + type.status().message());
+  }
+  n.type = SqlType{*type, IsTimestamp(type->id) ? precision : 0};
+  for (size_t i = 1; i < e.children.size(); i += 2) {
+    if (IsNullLiteral(e.children[i])) n.children[i] = NullOf(n.type, e.children[i].pos);
+  }
+  if (IsNullLiteral(e.children.back())) n.children.back() = NullOf(n.type, e.children.back().pos);
+  return n;
+}
 
 // The function a name ScalarFunctionType accepted stands for.
 Node::Fn FunctionOf(const std::string& name) {
@@ -155,6 +295,9 @@ Result<Node> CompileLiteral(const Expr& e, Node n) {
       n.literal.Append<Int128>(unscaled);
       return n;
     }
+    case Literal::Kind::kNull:
+      return Status::InvalidArgument(Where(e.pos) +
+                                     "NULL is not a value here; write CAST(NULL AS type)");
   }
   return Status::Internal("unknown literal kind");
 }
@@ -178,6 +321,7 @@ Result<Node> CompileNode(const Expr& e, const BatchSchema& input, std::string_vi
     case ExprKind::kLiteral:
       return CompileLiteral(e, std::move(n));
     case ExprKind::kCast: {
+      if (IsNullLiteral(e.children.at(0))) return NullOf(e.cast_type, e.pos);
       n.kind = Node::Kind::kCast;
       FLOE_ASSIGN_OR_RAISE(Node child, CompileNode(e.children.at(0), input, place));
       n.type = e.cast_type;
@@ -225,6 +369,16 @@ Result<Node> CompileNode(const Expr& e, const BatchSchema& input, std::string_vi
     }
     case ExprKind::kArith:
       return CompileArith(e, e.arith, input, place);
+    case ExprKind::kCompare:
+      return CompileCompare(e, input, place, std::move(n));
+    case ExprKind::kAnd:
+    case ExprKind::kOr:
+    case ExprKind::kNot:
+    case ExprKind::kIsNull:
+    case ExprKind::kIsNotNull:
+      return CompileLogic(e, input, place, std::move(n));
+    case ExprKind::kCase:
+      return CompileCase(e, input, place, std::move(n));
     case ExprKind::kNegate: {
       n.kind = Node::Kind::kNegate;
       FLOE_ASSIGN_OR_RAISE(Node operand, CompileNode(e.children.at(0), input, place));
@@ -234,13 +388,11 @@ Result<Node> CompileNode(const Expr& e, const BatchSchema& input, std::string_vi
       n.children.push_back(std::move(operand));
       return n;
     }
-    default:
-      break;
   }
   return Status::NotImplemented(
       Where(e.pos) + "not implemented yet: " + n.text + " " + std::string(place) +
-      " (columns, literals, arithmetic, CAST, TO_TIMESTAMP_LTZ and the functions in "
-      "docs/sql.md are evaluated)");
+      " (columns, literals, arithmetic, comparisons, CASE, CAST, TO_TIMESTAMP_LTZ and the "
+      "functions in docs/sql.md are evaluated)");
 }
 
 // `a op b` (or MOD(a, b)) with Flink's result type; the operands are converted to it.
@@ -330,8 +482,129 @@ class Evaluator {
         return EvalNegate(n);
       case Node::Kind::kFunction:
         return EvalFunction(n);
+      case Node::Kind::kCompare:
+        return EvalCompare(n);
+      case Node::Kind::kAnd:
+      case Node::Kind::kOr:
+        return EvalAndOr(n);
+      case Node::Kind::kNot:
+      case Node::Kind::kIsNull:
+        return EvalNotOrIsNull(n);
+      case Node::Kind::kCase:
+        return EvalCase(n);
     }
     return Status::Internal("unknown computed expression");
+  }
+
+  Result<Column> EvalCompare(const Node& n) {
+    const Node& l = n.children[0];
+    const Node& r = n.children[1];
+    Column l_storage(DataType::Int64()), r_storage(DataType::Int64());
+    const bool l_constant = l.kind == Node::Kind::kLiteral;
+    const bool r_constant = r.kind == Node::Kind::kLiteral;
+    const Column* lc = &l.literal;
+    const Column* rc = &r.literal;
+    if (!l_constant) {
+      FLOE_ASSIGN_OR_RAISE(lc, Operand(l, &l_storage));
+    }
+    if (!r_constant) {
+      FLOE_ASSIGN_OR_RAISE(rc, Operand(r, &r_storage));
+    }
+    return CompareColumns(n.comparison, *lc, l_constant, *rc, r_constant, batch_.num_rows());
+  }
+
+  // Three-valued AND / OR, lazy as Flink's generated code: an operand is evaluated only for the
+  // rows the earlier ones left undecided, so `b <> 0 AND a / b > 1` cannot fail where b is 0.
+  Result<Column> EvalAndOr(const Node& n) {
+    const size_t rows = batch_.num_rows();
+    const bool is_and = n.kind == Node::Kind::kAnd;
+    constexpr uint8_t kFalse = 0, kTrue = 1, kUnknown = 2;
+    const uint8_t dominant = is_and ? kFalse : kTrue;
+    std::vector<uint8_t> truth(rows, is_and ? kTrue : kFalse);
+    std::vector<uint8_t> open(rows);
+    for (size_t r = 0; r < rows; ++r) open[r] = Skipped(r) ? 0 : 1;
+    for (const Node& child : n.children) {
+      Evaluator only_open(what_, batch_, open.data());
+      Column storage(DataType::Int64());
+      FLOE_ASSIGN_OR_RAISE(const Column* operand, only_open.Operand(child, &storage));
+      for (size_t r = 0; r < rows; ++r) {
+        if (open[r] == 0) continue;
+        const uint8_t v = operand->IsNull(r) ? kUnknown : operand->Get<uint8_t>(r);
+        if (v == dominant) {
+          truth[r] = dominant;
+          open[r] = 0;
+        } else if (v == kUnknown) {
+          truth[r] = kUnknown;
+        }
+      }
+    }
+    Column out(DataType::Boolean());
+    out.Reserve(rows);
+    for (size_t r = 0; r < rows; ++r) {
+      truth[r] == kUnknown ? out.AppendNull() : out.Append<uint8_t>(truth[r]);
+    }
+    return out;
+  }
+
+  // NOT x (UNKNOWN stays UNKNOWN); x IS [NOT] NULL (never UNKNOWN).
+  Result<Column> EvalNotOrIsNull(const Node& n) {
+    Column storage(DataType::Int64());
+    FLOE_ASSIGN_OR_RAISE(const Column* operand, Operand(n.children[0], &storage));
+    const Column& in = *operand;
+    const size_t rows = batch_.num_rows();
+    Column out(DataType::Boolean());
+    out.Reserve(rows);
+    for (size_t r = 0; r < rows; ++r) {
+      if (n.kind == Node::Kind::kIsNull) {
+        out.Append<uint8_t>(in.IsNull(r) != n.negated ? 1 : 0);
+      } else if (in.IsNull(r)) {
+        out.AppendNull();
+      } else {
+        out.Append<uint8_t>(in.Get<uint8_t>(r) != 0 ? 0 : 1);
+      }
+    }
+    return out;
+  }
+
+  // CASE: each WHEN is evaluated only for the rows no earlier WHEN took, and each result only
+  // for the rows whose WHEN it answers (as Flink's generated code branches), so a result
+  // cannot fail for a row that does not take it.
+  Result<Column> EvalCase(const Node& n) {
+    const size_t rows = batch_.num_rows();
+    const size_t pairs = n.children.size() / 2;
+    std::vector<uint8_t> open(rows);
+    for (size_t r = 0; r < rows; ++r) open[r] = Skipped(r) ? 0 : 1;
+    std::vector<uint32_t> chosen(rows, static_cast<uint32_t>(pairs));  // pairs: ELSE
+    for (size_t k = 0; k < pairs; ++k) {
+      Evaluator only_open(what_, batch_, open.data());
+      Column storage(DataType::Int64());
+      FLOE_ASSIGN_OR_RAISE(const Column* when, only_open.Operand(n.children[2 * k], &storage));
+      for (size_t r = 0; r < rows; ++r) {
+        if (open[r] != 0 && !when->IsNull(r) && when->Get<uint8_t>(r) != 0) {
+          chosen[r] = static_cast<uint32_t>(k);
+          open[r] = 0;
+        }
+      }
+    }
+    std::vector<Column> results;
+    results.reserve(pairs + 1);
+    std::vector<uint8_t> takes(rows);
+    for (size_t k = 0; k <= pairs; ++k) {
+      const Node& result = k < pairs ? n.children[2 * k + 1] : n.children.back();
+      for (size_t r = 0; r < rows; ++r) takes[r] = !Skipped(r) && chosen[r] == k ? 1 : 0;
+      Evaluator only_takers(what_, batch_, takes.data());
+      FLOE_ASSIGN_OR_RAISE(Column value, only_takers.Eval(result));
+      if (value.type() != n.type.type) {
+        FLOE_ASSIGN_OR_RAISE(value, Widen(value, n.type.type));
+      }
+      results.push_back(std::move(value));
+    }
+    Column out(n.type.type);
+    out.Reserve(rows);
+    for (size_t r = 0; r < rows; ++r) {
+      Skipped(r) ? out.AppendNull() : out.AppendFrom(results[chosen[r]], r);
+    }
+    return out;
   }
 
   // Both operands as the result type, then the operator row by row.
@@ -418,6 +691,13 @@ class Evaluator {
         case TypeId::kDouble:
           out.Append<double>(d);
           break;
+        case TypeId::kDecimal: {  // from an integer or a DECIMAL of a scale no larger
+          const bool decimal = a == TypeId::kDecimal;
+          Int128 v = decimal ? in.Get<Int128>(r) : Int128(i);
+          for (int k = decimal ? in.type().scale : 0; k < to.scale; ++k) v *= 10;
+          out.Append<Int128>(v);
+          break;
+        }
         default:
           return Status::Internal("cannot widen " + SqlTypeName(in.type()) + " to " +
                                   SqlTypeName(to));
@@ -815,6 +1095,31 @@ class Evaluator {
   const RecordBatch& batch_;
   const uint8_t* keep_;
 };
+
+Result<Node> CastLiteral(const Node& literal, const SqlType& to) {
+  Node cast;
+  cast.kind = Node::Kind::kCast;
+  cast.type = to;
+  cast.pos = literal.pos;
+  cast.text = "CAST(" + literal.text + " AS " + ToString(to) + ")";
+  cast.children.push_back(literal);
+  // One row of any column drives the evaluation of a constant.
+  auto schema = std::make_shared<BatchSchema>();
+  schema->fields.push_back(Field{"one", DataType::Boolean(), true});
+  Column one(DataType::Boolean());
+  one.Append<uint8_t>(1);
+  const RecordBatch batch(schema, {std::move(one)});
+  Evaluator eval("the literal", batch, nullptr);
+  Result<Column> value = eval.Eval(cast);
+  if (!value.ok()) {
+    return Status::InvalidArgument(Where(literal.pos) + literal.text + " is not a " +
+                                   SqlTypeName(to.type) + ", so it cannot be compared with one");
+  }
+  Node folded = NullOf(to, literal.pos);
+  folded.text = literal.text;
+  folded.literal = std::move(*value);
+  return folded;
+}
 
 }  // namespace
 

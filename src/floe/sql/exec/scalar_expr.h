@@ -11,16 +11,23 @@
 namespace floe::sql {
 
 // ScalarExpr is one scalar expression compiled against a batch's columns and evaluated a
-// column at a time into one value column, with Flink's semantics (NULL in, NULL out). The
-// computed columns evaluate with it, and the Calc evaluates with it whatever is more than a
-// column, a literal or a predicate.
+// column at a time into one value column, with Flink's semantics (NULL in, NULL out). Computed
+// columns, the Calc (WHERE and the select list) and aggregate arguments evaluate with it.
 //
 // What is evaluated (the rest is refused by Compile with the expression's line and column):
-// * columns and literals;
+// * columns and literals; NULL where CASE's other results or a CAST type it;
+// * comparisons (sql/exec/comparisons.h), a string literal compared with a number, BOOLEAN,
+//   DATE or TIMESTAMP cast to that type once, when compiled, as Flink's planner casts it;
+//   AND / OR / NOT with SQL's three-valued logic (a BOOLEAN column, NULL for UNKNOWN), IS [NOT]
+//   NULL; AND, OR, CASE and COALESCE are lazy, as Flink's generated code: an operand is
+//   evaluated only for the rows the earlier ones left open, so it cannot fail for the others;
+// * CASE (IF, NULLIF and IS [NOT] TRUE/FALSE arrive as CASE), its type the results' common type
+//   (scalar_types.h CommonType);
 // * arithmetic `+ - * / %`, MOD(a, b) and unary minus on INT, BIGINT, FLOAT and DOUBLE, with
 //   Flink's result types (sql/scalar_types.h): INT and BIGINT wrap around on overflow as Java
 //   does, integer division truncates toward zero, an integer divided by zero (or % 0) is an
 //   error naming the value; FLOAT and DOUBLE follow IEEE 754;
+// * the string functions of sql/exec/string_functions.h and COALESCE;
 // * TO_TIMESTAMP_LTZ(epoch, 0 | 3) of an integer or DOUBLE epoch;
 // * CAST between
 //   the same type (TIMESTAMP(p) / TIMESTAMP_LTZ(p): truncated to p fractional digits),
