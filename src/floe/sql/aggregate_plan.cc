@@ -167,7 +167,7 @@ Result<WindowSpec> PlanWindow(const Insert& insert, const CreateTable& source) {
 Status CheckWhere(const Expr& where) {
   if (ContainsAggregate(where)) {
     return ErrorAt(where.pos,
-                   "aggregate functions are not allowed in WHERE (HAVING is not supported yet)");
+                   "aggregate functions are not allowed in WHERE; filter groups with HAVING");
   }
   if (const Expr* wc = FindWindowColumn(where)) {
     return ErrorAt(wc->pos, "filtering on '" + wc->name +
@@ -266,32 +266,92 @@ Status PlanSelectColumn(const Expr& e, const AggregatePlan& plan,
   return Status::OK();
 }
 
-// One item of the select list: a grouped column or an aggregate (added to plan->aggregates).
-// Sets where it comes from (*out); returns its field, named by its alias or column (else
-// unnamed).
-Result<Field> PlanSelectItem(const SelectItem& item, const CreateTable& source,
-                             const std::vector<std::string>& key_names, AggregatePlan* plan,
+// The aggregate `e`, added to plan->aggregates unless an equal call is there: its index.
+Result<int> AddAggregate(const Expr& e, const CreateTable& source, AggregatePlan* plan,
+                         std::map<std::string, int>* calls) {
+  const std::string text = ToString(e);
+  auto it = calls->find(text);
+  if (it != calls->end()) return it->second;
+  FLOE_ASSIGN_OR_RAISE(AggregateCall call, PlanCall(e, source, *plan->input));
+  const int index = static_cast<int>(plan->aggregates.size());
+  plan->aggregates.push_back(call);
+  plan->aggregate_names.push_back(text);
+  calls->emplace(text, index);
+  return index;
+}
+
+// `e` over the aggregate's layout (AggregateLayout): aggregates become columns agg<k>, grouped
+// and window columns stay; any other column is neither grouped nor aggregated.
+Result<Expr> OverLayout(const Expr& e, const CreateTable& source,
+                        const std::vector<std::string>& key_names, AggregatePlan* plan,
+                        std::map<std::string, int>* calls) {
+  if (e.kind == ExprKind::kCall && AggregateOf(e.name)) {
+    FLOE_ASSIGN_OR_RAISE(int index, AddAggregate(e, source, plan, calls));
+    Expr column = Expr::Column(plan->aggregate_names[static_cast<size_t>(index)]);
+    column.pos = e.pos;
+    return column;
+  }
+  if (e.kind == ExprKind::kColumn) {
+    AggregateOutput out;
+    Field field;
+    FLOE_RETURN_NOT_OK(PlanSelectColumn(e, *plan, key_names, &out, &field));
+    return e;
+  }
+  Expr rewritten = e;
+  for (Expr& child : rewritten.children) {
+    FLOE_ASSIGN_OR_RAISE(child, OverLayout(child, source, key_names, plan, calls));
+  }
+  return rewritten;
+}
+
+// What PlanSelectItem works with besides the item.
+struct SelectContext {
+  const CreateTable& source;
+  const std::vector<std::string>& key_names;
+  const ExpressionTyper& typer;
+  std::map<std::string, int> calls;  // the aggregates planned so far, by their SQL
+};
+
+// An expression over grouped columns and aggregates, typed over the layout by the planner's
+// typer.
+Result<SqlType> TypeOverLayout(const Expr& e, const Expr& over_layout, const AggregatePlan& plan,
+                               const ExpressionTyper& typer) {
+  if (!typer) {
+    return ErrorAt(e.pos, "select item " + ToString(e) +
+                              " is not supported in an aggregation yet: select grouped "
+                              "columns and COUNT, SUM, MIN, MAX, AVG of columns");
+  }
+  return typer(over_layout, *AggregateLayout(plan));
+}
+
+// One item of the select list: a grouped column, an aggregate (added to plan->aggregates) or an
+// expression over them. Sets where it comes from (*out); returns its field, named by its alias
+// or column (else unnamed).
+Result<Field> PlanSelectItem(const SelectItem& item, SelectContext& context, AggregatePlan* plan,
                              AggregateOutput* out) {
   const Expr& e = item.expr;
   Field field;
   field.name = item.alias;
   if (e.kind == ExprKind::kColumn) {
-    FLOE_RETURN_NOT_OK(PlanSelectColumn(e, *plan, key_names, out, &field));
+    FLOE_RETURN_NOT_OK(PlanSelectColumn(e, *plan, context.key_names, out, &field));
     if (field.name.empty()) field.name = e.name;
-  } else if (e.kind == ExprKind::kCall && AggregateOf(e.name)) {
-    FLOE_ASSIGN_OR_RAISE(AggregateCall call, PlanCall(e, source, *plan->input));
+    return field;
+  }
+  if (e.kind == ExprKind::kCall && AggregateOf(e.name)) {
+    FLOE_ASSIGN_OR_RAISE(out->index, AddAggregate(e, context.source, plan, &context.calls));
     out->kind = AggregateOutput::Kind::kAggregate;
-    out->index = static_cast<int>(plan->aggregates.size());
+    const AggregateCall& call = plan->aggregates[static_cast<size_t>(out->index)];
     field.type = call.output_type;
     field.nullable = call.nullable;
-    plan->aggregates.push_back(call);
-  } else if (e.kind == ExprKind::kCall && e.name != "CAST") {
-    FLOE_RETURN_NOT_OK(PlanCall(e, source, *plan->input).status());  // names the function
-  } else {
-    return ErrorAt(e.pos, "select item " + ToString(e) +
-                              " is not supported in an aggregation yet: select grouped "
-                              "columns and COUNT, SUM, MIN, MAX, AVG of columns");
+    return field;
   }
+  FLOE_ASSIGN_OR_RAISE(Expr over_layout,
+                       OverLayout(e, context.source, context.key_names, plan, &context.calls));
+  FLOE_ASSIGN_OR_RAISE(SqlType type, TypeOverLayout(e, over_layout, *plan, context.typer));
+  out->kind = AggregateOutput::Kind::kExpression;
+  out->expr = std::move(over_layout);
+  field.type = type.type;
+  field.nullable = true;
   return field;
 }
 
@@ -354,16 +414,34 @@ bool AggregatePlan::operator==(const AggregatePlan& other) const {
   return source == other.source && sink == other.sink && same(input, other.input) &&
          watermark == other.watermark && where == other.where && window == other.window &&
          key_columns == other.key_columns && groups_by_window_time == other.groups_by_window_time &&
-         aggregates == other.aggregates && outputs == other.outputs && same(output, other.output);
+         aggregates == other.aggregates && having == other.having && outputs == other.outputs &&
+         same(output, other.output);
 }
 
 bool IsAggregateQuery(const Insert& insert) {
-  if (insert.window || !insert.group_by.empty()) return true;
+  if (insert.window || !insert.group_by.empty() || insert.having) return true;
   return std::any_of(insert.select.begin(), insert.select.end(),
                      [](const SelectItem& item) { return ContainsAggregate(item.expr); });
 }
 
-Result<AggregatePlan> PlanAggregate(const Script& script, const Insert& insert) {
+std::shared_ptr<const BatchSchema> AggregateLayout(const AggregatePlan& plan) {
+  auto layout = std::make_shared<BatchSchema>();
+  for (int k : plan.key_columns) layout->fields.push_back(plan.input->fields[k]);
+  if (plan.window) {
+    layout->fields.push_back(Field{std::string(kWindowStart), DataType::Timestamp(), false});
+    layout->fields.push_back(Field{std::string(kWindowEnd), DataType::Timestamp(), false});
+    layout->fields.push_back(
+        Field{std::string(kWindowTime), plan.input->fields[plan.window->time_column].type, false});
+  }
+  for (size_t i = 0; i < plan.aggregates.size(); ++i) {
+    const AggregateCall& a = plan.aggregates[i];
+    layout->fields.push_back(Field{plan.aggregate_names[i], a.output_type, a.nullable});
+  }
+  return layout;
+}
+
+Result<AggregatePlan> PlanAggregate(const Script& script, const Insert& insert,
+                                    const ExpressionTyper& typer) {
   const CreateTable* source = script.FindTable(insert.source);
   if (source == nullptr) return Status::Internal("INSERT reads a table the parser did not check");
   AggregatePlan plan;
@@ -387,15 +465,26 @@ Result<AggregatePlan> PlanAggregate(const Script& script, const Insert& insert) 
   }
   FLOE_ASSIGN_OR_RAISE(std::vector<std::string> key_names, PlanGroupBy(insert, &plan));
 
-  // The select list: grouped columns and aggregates, in any order.
+  // The select list: grouped columns, aggregates and expressions over them, in any order.
+  SelectContext context{*source, key_names, typer, {}};
   std::vector<Field> fields;
   for (size_t i = 0; i < insert.select.size(); ++i) {
     AggregateOutput out;
-    FLOE_ASSIGN_OR_RAISE(Field field,
-                         PlanSelectItem(insert.select[i], *source, key_names, &plan, &out));
+    FLOE_ASSIGN_OR_RAISE(Field field, PlanSelectItem(insert.select[i], context, &plan, &out));
     if (field.name.empty()) field.name = "EXPR$" + std::to_string(i);
-    plan.outputs.push_back(out);
+    plan.outputs.push_back(std::move(out));
     fields.push_back(std::move(field));
+  }
+  if (insert.having) {
+    FLOE_ASSIGN_OR_RAISE(Expr having,
+                         OverLayout(*insert.having, *source, key_names, &plan, &context.calls));
+    FLOE_ASSIGN_OR_RAISE(SqlType type, TypeOverLayout(*insert.having, having, plan, typer));
+    if (type.type.id != TypeId::kBoolean) {
+      return ErrorAt(insert.having->pos, "HAVING needs a BOOLEAN condition, but " +
+                                             ToString(*insert.having) + " is " +
+                                             SqlTypeName(type.type));
+    }
+    plan.having = std::move(having);
   }
   plan.output = OutputSchema(std::move(fields));
   return plan;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,9 +63,20 @@ struct WatermarkDef {
 
 // Where an output column comes from.
 struct AggregateOutput {
-  enum class Kind : uint8_t { kKey, kWindowStart, kWindowEnd, kWindowTime, kAggregate };
+  enum class Kind : uint8_t {
+    kKey,
+    kWindowStart,
+    kWindowEnd,
+    kWindowTime,
+    kAggregate,
+    kExpression
+  };
   Kind kind = Kind::kKey;
   int index = -1;  // kKey: into key_columns; kAggregate: into aggregates; else -1
+  // kExpression: an expression over the aggregate's layout (AggregateLayout): grouped columns,
+  // window columns and aggregates as columns named by their SQL (`COUNT(*) + 1` is
+  // `` `COUNT(*)` + 1 ``).
+  std::optional<Expr> expr;
   bool operator==(const AggregateOutput&) const = default;
 };
 
@@ -79,8 +91,12 @@ struct AggregatePlan {
   std::optional<WindowSpec> window;       // none: a regular GROUP BY (changelog output)
   std::vector<int> key_columns;           // GROUP BY columns other than window_*, into input
   bool groups_by_window_time = false;     // window_time is in the GROUP BY too
-  std::vector<AggregateCall> aggregates;  // in select-list order
-  std::vector<AggregateOutput> outputs;   // the select list, in order
+  std::vector<AggregateCall> aggregates;  // in select-list order, then HAVING's; each call once
+  // The SQL of each aggregate ("COUNT(*)"): its column's name in AggregateLayout, so messages
+  // about expressions over it read as written. Not compared by ==.
+  std::vector<std::string> aggregate_names;
+  std::optional<Expr> having;            // over the layout, as AggregateOutput::expr
+  std::vector<AggregateOutput> outputs;  // the select list, in order
   // Names (alias, else the column's name, else Flink's EXPR$<position>; duplicates get Flink's
   // 0, 1, ... suffix), types and nullability of `outputs`. window_start / window_end are
   // TIMESTAMP(3) NOT NULL; window_time is TIMESTAMP(3) or TIMESTAMP_LTZ(3) like the time column,
@@ -102,14 +118,27 @@ bool ContainsAggregateCall(const Expr& e);
 // window TVF; such an INSERT is planned by PlanAggregate.
 bool IsAggregateQuery(const Insert& insert);
 
+// The type an expression over `layout` has (the evaluator's, sql/exec/scalar_expr.h), or its
+// error with the expression's line and column; the planner passes it, so this module does not
+// depend on the evaluator.
+using ExpressionTyper = std::function<Result<SqlType>(const Expr& e, const BatchSchema& layout)>;
+
 // Validates an aggregating INSERT of `script` (parsed by ParseScript) and describes it. Errors
 // are InvalidArgument "line L, column C: ..." at the offending item: a window TVF not consumed
 // by a window aggregation, GROUP BY window_start without window_end (or the reverse), a
 // DESCRIPTOR column that is not the table's WATERMARK column, select columns neither grouped
 // nor aggregated, unsupported functions, expressions and argument types. Flink rejects most of
 // these too; what is floe's own limit says "not supported yet".
+// Select items that are expressions over grouped columns and aggregates, and HAVING, need
+// `typer`; without one they are refused.
 // REQUIRES: IsAggregateQuery(insert).
-Result<AggregatePlan> PlanAggregate(const Script& script, const Insert& insert);
+Result<AggregatePlan> PlanAggregate(const Script& script, const Insert& insert,
+                                    const ExpressionTyper& typer = nullptr);
+
+// The columns an aggregate operator emits, as expressions over it see them: the GROUP BY keys
+// (their names), window_start, window_end and window_time (a window aggregation), then the
+// aggregates, named by aggregate_names.
+std::shared_ptr<const BatchSchema> AggregateLayout(const AggregatePlan& plan);
 
 // Every column of `table` in declared order, computed ones included, as rows carry them once the
 // computed columns are evaluated; primary-key columns NOT NULL (Flink).

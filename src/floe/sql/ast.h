@@ -214,7 +214,8 @@ struct Insert {
   std::string source;               // the table read (inside the window TVF, if any)
   std::optional<WindowTvf> window;  // FROM TABLE(TUMBLE(TABLE source, ...))
   std::optional<Expr> where;
-  std::vector<Expr> group_by;  // GROUP BY items (columns), as written; empty = no GROUP BY
+  std::vector<Expr> group_by;  // GROUP BY items, as written; empty = no GROUP BY
+  std::optional<Expr> having;
   SourcePos pos;
   SourcePos from_pos;      // the FROM keyword
   SourcePos group_by_pos;  // the GROUP keyword

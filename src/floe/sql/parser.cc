@@ -103,7 +103,6 @@ std::string_view UnsupportedClause(std::string_view word) {
       {"INTERSECT", "INTERSECT"},
       {"EXCEPT", "EXCEPT"},
       {"MINUS", "MINUS"},
-      {"HAVING", "HAVING"},
       {"GROUPING", "GROUPING SETS"},
       {"CUBE", "CUBE"},
       {"ROLLUP", "ROLLUP"},
@@ -924,30 +923,7 @@ class Parser {
     const CreateTable* source_table = nullptr;
     FLOE_ASSIGN_OR_RAISE(source_table, LookUpTable(source));
     insert.source = std::move(source.name);
-    if (AcceptKeyword("WHERE")) {
-      FLOE_ASSIGN_OR_RAISE(Expr where, ParseExpr());
-      insert.where = std::move(where);
-      if (!AtKeyword("GROUP")) {
-        FLOE_RETURN_NOT_OK(
-            ExpectStatementEnd("AND, OR, a comparison, IS [NOT] NULL, GROUP BY or ';'"));
-      }
-    }
-    if (AtKeyword("GROUP")) {
-      insert.group_by_pos = PosOf(Advance());
-      FLOE_RETURN_NOT_OK(ExpectKeyword("BY"));
-      do {
-        if ((AtKeyword("GROUPING") && AtKeyword("SETS", 1)) ||
-            ((AtKeyword("CUBE") || AtKeyword("ROLLUP")) && Peek(1).kind == TokenKind::kLParen)) {
-          return ErrorAt(Peek().offset,
-                         std::string(UnsupportedClause(Peek().text)) + " is not supported yet");
-        }
-        FLOE_ASSIGN_OR_RAISE(Expr item, ParseExpr());
-        insert.group_by.push_back(std::move(item));
-      } while (Accept(TokenKind::kComma));
-      FLOE_RETURN_NOT_OK(ExpectStatementEnd("',' or ';'"));
-    } else if (!insert.where) {
-      FLOE_RETURN_NOT_OK(ExpectStatementEnd("WHERE, GROUP BY or ';'"));
-    }
+    FLOE_RETURN_NOT_OK(ParseWhereGroupByHaving(&insert));
 
     for (const NameRef& ref : window_columns) {
       FLOE_RETURN_NOT_OK(CheckColumn(*source_table, ref, "window column"));
@@ -979,6 +955,43 @@ class Parser {
     }
     in_query_ = false;
     return insert;
+  }
+
+  // [WHERE expr] [GROUP BY expr, ...] [HAVING expr] up to the statement's end.
+  Status ParseWhereGroupByHaving(Insert* insert_out) {
+    Insert& insert = *insert_out;
+    if (AcceptKeyword("WHERE")) {
+      FLOE_ASSIGN_OR_RAISE(Expr where, ParseExpr());
+      insert.where = std::move(where);
+      if (!AtKeyword("GROUP") && !AtKeyword("HAVING")) {
+        FLOE_RETURN_NOT_OK(
+            ExpectStatementEnd("AND, OR, a comparison, IS [NOT] NULL, GROUP BY or ';'"));
+      }
+    }
+    if (AtKeyword("GROUP")) {
+      insert.group_by_pos = PosOf(Advance());
+      FLOE_RETURN_NOT_OK(ExpectKeyword("BY"));
+      do {
+        if ((AtKeyword("GROUPING") && AtKeyword("SETS", 1)) ||
+            ((AtKeyword("CUBE") || AtKeyword("ROLLUP")) && Peek(1).kind == TokenKind::kLParen)) {
+          return ErrorAt(Peek().offset,
+                         std::string(UnsupportedClause(Peek().text)) + " is not supported yet");
+        }
+        FLOE_ASSIGN_OR_RAISE(Expr item, ParseExpr());
+        insert.group_by.push_back(std::move(item));
+      } while (Accept(TokenKind::kComma));
+      if (!AtKeyword("HAVING")) {
+        FLOE_RETURN_NOT_OK(ExpectStatementEnd("',', HAVING or ';'"));
+      }
+    } else if (!insert.where && !AtKeyword("HAVING")) {
+      FLOE_RETURN_NOT_OK(ExpectStatementEnd("WHERE, GROUP BY or ';'"));
+    }
+    if (AcceptKeyword("HAVING")) {
+      FLOE_ASSIGN_OR_RAISE(Expr having, ParseExpr());
+      insert.having = std::move(having);
+      FLOE_RETURN_NOT_OK(ExpectStatementEnd("AND, OR, a comparison or ';'"));
+    }
+    return Status::OK();
   }
 
   // ---- window table-valued functions ------------------------------------------------------

@@ -845,8 +845,11 @@ TEST(ParseInsert, StructureErrors) {
               "line 2, column 31: " + std::string(word) +
                   " is not supported yet (expected WHERE, GROUP BY or ';' here)");
   }
-  EXPECT_EQ(ParseError(t + "INSERT INTO t SELECT a FROM t GROUP BY a HAVING a > 1"),
-            "line 2, column 42: HAVING is not supported yet (expected ',' or ';' here)");
+  EXPECT_EQ(ParseError(t + "INSERT INTO t SELECT a, b, c, d FROM t GROUP BY a, b, c, d HAVING"),
+            "line 2, column 66: expected an expression (a column, a literal or '('), found end "
+            "of input");
+  EXPECT_EQ(ParseError(t + "INSERT INTO t SELECT a, b, c, d FROM t GROUP BY a, b, c, d ORDER BY a"),
+            "line 2, column 60: ORDER BY is not supported yet (expected ',', HAVING or ';' here)");
   EXPECT_EQ(ParseError(t + "INSERT INTO t SELECT *, a FROM t"),
             "line 2, column 23: expected FROM, found ','");
 }

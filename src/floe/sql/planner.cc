@@ -333,7 +333,12 @@ Result<AggregatePlan> CheckAggregate(const Script& script, const Insert& insert,
                                      const CreateTable& sink,
                                      const connectors::Connector& sink_connector,
                                      const connectors::TableDescriptor& sink_table) {
-  FLOE_ASSIGN_OR_RAISE(AggregatePlan plan, PlanAggregate(script, insert));
+  const ExpressionTyper typer = [](const Expr& e, const BatchSchema& layout) -> Result<SqlType> {
+    FLOE_ASSIGN_OR_RAISE(ScalarExpr value,
+                         ScalarExpr::Compile(e, layout, "in the select list or HAVING"));
+    return value.type();
+  };
+  FLOE_ASSIGN_OR_RAISE(AggregatePlan plan, PlanAggregate(script, insert, typer));
   if (changelog_source) {
     return Status::InvalidArgument(At(insert.pos) + "table '" + source.name +
                                    "' is a changelog ('format' = 'debezium-json'); aggregating "
@@ -572,56 +577,114 @@ Status PlanComputedColumns(PlannedJob& job, InsertPlan& p) {
   return Status::OK();
 }
 
-// An aggregating INSERT whose aggregates take expressions (SUM(price * qty), COUNT(1)), as
-// PlanAggregate sees it: each expression argument a hidden column `$arg<k>` of the source,
-// computed right before the aggregate (after WHERE, so a row WHERE drops cannot fail it, as in
-// Flink's Calc); COUNT of a literal is COUNT(*).
+// An aggregating INSERT whose aggregates take expressions (SUM(price * qty), COUNT(1)) or
+// whose GROUP BY has expressions (GROUP BY a % 10), as PlanAggregate sees it: each such
+// expression a hidden column of the source (`$arg<k>`, `$key<k>`), computed right before the
+// aggregate (after WHERE, so a row WHERE drops cannot fail it, as in Flink's Calc); COUNT of a
+// literal is COUNT(*). A select item or HAVING term equal to a GROUP BY expression reads its
+// hidden key column.
 struct AggregateArguments {
   Script script;  // the source table with the hidden columns, when there are any
   Insert insert;  // the arguments rewritten
   std::vector<ColumnDef> hidden;
 };
 
+class AggregateArgumentRewriter {
+ public:
+  AggregateArgumentRewriter(const InsertPlan& p, bool scale_out, AggregateArguments* out)
+      : p_(p), scale_out_(scale_out), out_(out) {}
+
+  // GROUP BY expressions into hidden key columns.
+  Status RewriteGroupBy() {
+    for (Expr& item : out_->insert.group_by) {
+      if (item.kind == ExprKind::kColumn || ContainsAggregateCall(item)) continue;
+      const Expr grouped = item;
+      FLOE_ASSIGN_OR_RAISE(item, Hide(item, "$key"));
+      keys_.emplace_back(grouped, item);
+    }
+    return Status::OK();
+  }
+
+  // The aggregates anywhere in `e` (not inside another: PlanAggregate refuses that), and the
+  // terms equal to a GROUP BY expression.
+  Status Rewrite(Expr& e) {
+    for (const auto& [grouped, column] : keys_) {
+      if (e == grouped) {
+        e = column;
+        return Status::OK();
+      }
+    }
+    if (e.kind != ExprKind::kCall || !IsAggregateFunction(e.name)) {
+      for (Expr& child : e.children) FLOE_RETURN_NOT_OK(Rewrite(child));
+      return Status::OK();
+    }
+    if (e.star || e.children.size() != 1) return Status::OK();  // PlanAggregate judges these
+    Expr& arg = e.children[0];
+    if (arg.kind == ExprKind::kColumn || ContainsAggregateCall(arg)) return Status::OK();
+    if (e.name == "COUNT" && !e.distinct && arg.kind == ExprKind::kLiteral) {
+      e.star = true;  // a literal is never NULL: COUNT(1) counts rows
+      e.children.clear();
+      return Status::OK();
+    }
+    FLOE_ASSIGN_OR_RAISE(Expr column, Hide(arg, "$arg"));
+    const TypeId type = out_->hidden.back().type.id;
+    if ((e.name == "SUM" || e.name == "AVG") && !IsNumericType(type)) {
+      return Status::InvalidArgument(At(e.pos) + e.name + " needs a numeric argument, but " +
+                                     ToString(arg) + " is " +
+                                     SqlTypeName(out_->hidden.back().type));
+    }
+    arg = std::move(column);
+    return Status::OK();
+  }
+
+ private:
+  // `e` as a hidden computed column named `prefix<k>`; the column reference that reads it.
+  Result<Expr> Hide(const Expr& e, const std::string& prefix) {
+    if (scale_out_) {
+      return Status::NotImplemented(At(e.pos) + "not implemented yet: " +
+                                    (prefix == "$key"
+                                         ? "GROUP BY an expression"
+                                         : "an expression as an aggregate's argument") +
+                                    " with 'floe.scale-out' = 'kafka-group'");
+    }
+    FLOE_ASSIGN_OR_RAISE(
+        ScalarExpr value,
+        ScalarExpr::Compile(e, *p_.row_schema,
+                            prefix == "$key" ? "in GROUP BY" : "in an aggregate's argument"));
+    ColumnDef hidden;
+    hidden.name = prefix + std::to_string(out_->hidden.size());
+    hidden.type = value.type().type;
+    hidden.precision = value.type().precision;
+    hidden.pos = e.pos;
+    hidden.computed = e;
+    out_->hidden.push_back(hidden);
+    Expr column = Expr::Column(hidden.name);
+    column.pos = e.pos;
+    return column;
+  }
+
+  const InsertPlan& p_;
+  const bool scale_out_;
+  AggregateArguments* out_;
+  std::vector<std::pair<Expr, Expr>> keys_;  // a GROUP BY expression, its hidden column
+};
+
 Result<AggregateArguments> RewriteAggregateArguments(const Script& script, const InsertPlan& p,
                                                      bool scale_out) {
   AggregateArguments out;
   out.insert = *p.insert;
-  for (SelectItem& item : out.insert.select) {
-    Expr& call = item.expr;
-    if (call.kind != ExprKind::kCall || !IsAggregateFunction(call.name) || call.star ||
-        call.children.size() != 1) {
-      continue;  // PlanAggregate judges the rest
+  AggregateArgumentRewriter rewriter(p, scale_out, &out);
+  FLOE_RETURN_NOT_OK(rewriter.RewriteGroupBy());
+  for (size_t i = 0; i < out.insert.select.size(); ++i) {
+    SelectItem& item = out.insert.select[i];
+    const bool whole_key = item.expr.kind != ExprKind::kColumn;
+    FLOE_RETURN_NOT_OK(rewriter.Rewrite(item.expr));
+    // A select item that is a GROUP BY expression keeps Flink's name for it.
+    if (whole_key && item.expr.kind == ExprKind::kColumn && item.alias.empty()) {
+      item.alias = "EXPR$" + std::to_string(i);
     }
-    Expr& arg = call.children[0];
-    if (arg.kind == ExprKind::kColumn || ContainsAggregateCall(arg)) continue;
-    if (call.name == "COUNT" && !call.distinct && arg.kind == ExprKind::kLiteral) {
-      call.star = true;  // a literal is never NULL: COUNT(1) counts rows
-      call.children.clear();
-      continue;
-    }
-    if (scale_out) {
-      return Status::NotImplemented(At(arg.pos) +
-                                    "not implemented yet: an expression as an "
-                                    "aggregate's argument with 'floe.scale-out' = 'kafka-group'");
-    }
-    FLOE_ASSIGN_OR_RAISE(ScalarExpr value,
-                         ScalarExpr::Compile(arg, *p.row_schema, "in an aggregate's argument"));
-    const TypeId type = value.type().type.id;
-    if ((call.name == "SUM" || call.name == "AVG") && !IsNumericType(type)) {
-      return Status::InvalidArgument(At(call.pos) + call.name + " needs a numeric argument, but " +
-                                     value.text() + " is " + SqlTypeName(value.type().type));
-    }
-    ColumnDef hidden;
-    hidden.name = "$arg" + std::to_string(out.hidden.size());
-    hidden.type = value.type().type;
-    hidden.precision = value.type().precision;
-    hidden.pos = arg.pos;
-    hidden.computed = arg;
-    out.hidden.push_back(hidden);
-    Expr column = Expr::Column(hidden.name);
-    column.pos = arg.pos;
-    arg = std::move(column);
   }
+  if (out.insert.having) FLOE_RETURN_NOT_OK(rewriter.Rewrite(*out.insert.having));
   if (out.hidden.empty()) return out;
   out.script = script;
   for (CreateTable& t : out.script.tables) {
@@ -760,7 +823,7 @@ Result<AggregateVertex> PlanAggregateOperator(PlannedJob& job, const InsertPlan&
                                               const AggregatePlan& plan,
                                               runtime::VertexId upstream) {
   std::vector<std::string> keys;
-  for (int k : plan.key_columns) keys.push_back(p.row_schema->fields[k].name);
+  for (int k : plan.key_columns) keys.push_back(plan.input->fields[k].name);
   AggregateVertex agg;
   // No GROUP BY key: one subtask holds the single group (Flink's global aggregate).
   agg.parallelism = keys.empty() ? 1 : job.context.default_parallelism;
@@ -812,18 +875,27 @@ Result<AggregateVertex> PlanAggregateOperator(PlannedJob& job, const InsertPlan&
   return agg;
 }
 
-// The Calc after the aggregate: the select list, in order, from the operator's fixed layout,
-// into the sink's columns.
+// The Calc after the aggregate: HAVING, then the select list, in order, from the operator's
+// fixed layout (its aggregates named by their SQL, as in AggregateLayout), into the sink's
+// columns.
 Result<runtime::VertexId> PlanAggregateCalc(PlannedJob& job, const InsertPlan& p,
                                             const AggregatePlan& plan, const AggregateVertex& agg) {
   CalcSpec project;
-  project.input = agg.output;
+  auto input = std::make_shared<BatchSchema>(*agg.output);
+  for (Field& f : input->fields) {
+    if (f.name.rfind("agg", 0) != 0) continue;
+    const size_t k = static_cast<size_t>(std::atoi(f.name.c_str() + 3));
+    if (k < plan.aggregate_names.size()) f.name = plan.aggregate_names[k];
+  }
+  project.input = std::move(input);
+  project.where = plan.having;
   for (size_t o = 0; o < plan.outputs.size(); ++o) {
     const AggregateOutput& from = plan.outputs[o];
+    const SourcePos pos = p.insert->select[o].expr.pos;
     std::string name;
     switch (from.kind) {
       case AggregateOutput::Kind::kKey:
-        name = p.row_schema->fields[plan.key_columns[from.index]].name;
+        name = plan.input->fields[plan.key_columns[from.index]].name;
         break;
       case AggregateOutput::Kind::kWindowStart:
         name = "window_start";
@@ -835,11 +907,14 @@ Result<runtime::VertexId> PlanAggregateCalc(PlannedJob& job, const InsertPlan& p
         name = "window_time";
         break;
       case AggregateOutput::Kind::kAggregate:
-        name = "agg" + std::to_string(from.index);
+        name = plan.aggregate_names[static_cast<size_t>(from.index)];
         break;
+      case AggregateOutput::Kind::kExpression:
+        project.select.push_back({*from.expr, p.insert->select[o].alias});
+        continue;
     }
     Expr column = Expr::Column(name);
-    column.pos = p.insert->select[o].expr.pos;
+    column.pos = pos;
     project.select.push_back({std::move(column), p.insert->select[o].alias});
   }
   project.output = p.sink_table.schema;

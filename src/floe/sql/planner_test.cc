@@ -458,6 +458,82 @@ INSERT INTO out SELECT k, SUM(s || k) FROM t GROUP BY k;)sql",
             "line 4, column 27: SUM needs a numeric argument, but CONCAT(s, k) is STRING");
 }
 
+// The select list of an aggregation takes expressions over grouped columns and aggregates,
+// HAVING filters the groups (each change: an update HAVING keeps one half of becomes -D or +I),
+// and GROUP BY takes expressions, named EXPR$<n> in the output as in Flink.
+TEST(PlanJob, HavingAndExpressionsOverAggregatesAndGroupByExpressions) {
+  JsonInput input(
+      "{\"item\":\"a\",\"qty\":3}\n{\"item\":\"b\",\"qty\":1}\n"
+      "{\"item\":\"c\",\"qty\":2}\n");
+  // A second file: a second batch, so the groups update.
+  std::ofstream(input.dir / "in2.jsonl")
+      << "{\"item\":\"a\",\"qty\":4}\n{\"item\":\"a\",\"qty\":1}\n{\"item\":\"b\",\"qty\":5}\n";
+  Result<std::unique_ptr<PlannedJob>> job = Plan(R"sql(
+CREATE TABLE orders (item STRING, qty INT)
+  WITH ('connector' = 'filesystem', 'path' = '${DIR}', 'format' = 'json');
+CREATE TABLE out (item STRING, n BIGINT, size STRING, up STRING)
+  WITH ('connector' = 'print');
+CREATE TABLE parities (parity INT, n BIGINT) WITH ('connector' = 'print');
+INSERT INTO out SELECT item, COUNT(*) + 1, CASE WHEN SUM(qty) > 5 THEN 'big' ELSE 'small' END,
+    UPPER(item)
+  FROM orders GROUP BY item HAVING SUM(qty) > 2 AND COUNT(*) < 3;
+INSERT INTO parities SELECT qty % 2, COUNT(*) FROM orders GROUP BY qty % 2;
+)sql",
+                                                 input.options());
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  Result<std::string> printed = RunPrinting(**job);
+  ASSERT_TRUE(printed.ok()) << printed.status().ToString();
+  // a: 3 of 1 row passes; then 8 of 3 rows fails COUNT(*) < 3: its old row leaves (-D).
+  // b: 1 fails; then 6 of 2 rows passes: it enters (+I). c: 2 never passes.
+  for (const char* line : {"+I {\"item\":\"a\",\"n\":2,\"size\":\"small\",\"up\":\"A\"}",
+                           "-D {\"item\":\"a\",\"n\":2,\"size\":\"small\",\"up\":\"A\"}",
+                           "+I {\"item\":\"b\",\"n\":3,\"size\":\"big\",\"up\":\"B\"}",
+                           "+U {\"parity\":1,\"n\":4}", "+U {\"parity\":0,\"n\":2}"}) {
+    EXPECT_NE(printed->find(line), std::string::npos) << line << " in\n" << *printed;
+  }
+  EXPECT_EQ(printed->find("\"item\":\"c\""), std::string::npos) << *printed;
+
+  // A window aggregation: HAVING keeps the windows with more than one row.
+  JsonInput clicks(
+      "{\"item\":\"a\",\"ts\":\"2026-01-01 10:00:05\"}\n"
+      "{\"item\":\"a\",\"ts\":\"2026-01-01 10:00:30\"}\n"
+      "{\"item\":\"b\",\"ts\":\"2026-01-01 10:00:10\"}\n"
+      "{\"item\":\"a\",\"ts\":\"2026-01-01 10:01:05\"}\n");
+  job = Plan(R"sql(
+CREATE TABLE clicks (item STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)
+  WITH ('connector' = 'filesystem', 'path' = '${DIR}', 'format' = 'json');
+CREATE TABLE tiles (item STRING, n BIGINT) WITH ('connector' = 'print');
+INSERT INTO tiles SELECT item, COUNT(*) * 10
+  FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' MINUTE))
+  GROUP BY item, window_start, window_end HAVING COUNT(*) > 1;
+)sql",
+             clicks.options());
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  printed = RunPrinting(**job);
+  ASSERT_TRUE(printed.ok()) << printed.status().ToString();
+  EXPECT_EQ(*printed, "+I {\"item\":\"a\",\"n\":20}\n");
+
+  const std::string tables = R"sql(
+CREATE TABLE orders (item STRING, qty INT, note STRING)
+  WITH ('connector' = 'filesystem', 'path' = '${DIR}', 'format' = 'json');
+CREATE TABLE out (item STRING, n STRING) WITH ('connector' = 'print');
+)sql";
+  EXPECT_EQ(FirstLineOf(ErrorOf(
+                tables + "INSERT INTO out SELECT item, UPPER(note) FROM orders GROUP BY item;",
+                input.options())),
+            "line 5, column 36: column 'note' is neither in the GROUP BY nor inside an aggregate "
+            "function");
+  EXPECT_EQ(
+      FirstLineOf(ErrorOf(tables + "INSERT INTO out SELECT item, note FROM orders GROUP BY item, "
+                                   "note HAVING SUM(qty);",
+                          input.options())),
+      "line 5, column 74: HAVING needs a BOOLEAN condition, but SUM(qty) is INT");
+  EXPECT_EQ(FirstLineOf(ErrorOf(tables + "INSERT INTO out SELECT item, COUNT(*) || 'x' FROM orders "
+                                         "GROUP BY item;",
+                                input.options())),
+            "line 5, column 39: CONCAT takes STRINGs, got (BIGINT, STRING)");
+}
+
 TEST(PlanJob, IcebergOptionErrorsAreReportedAtPlanTimeAtTheTable) {
   // PrepareIcebergTable runs at plan time; its errors point at the sink table's line.
   std::filesystem::path wh = std::filesystem::temp_directory_path() / "floe-planner-test-wh";
@@ -821,6 +897,17 @@ TEST(PlanJob, KeyedScaleOutNeedsTheDeclaredPartitionKeyInTheGroupBy) {
                 options)),
             "line 4, column 51: not implemented yet: an expression as an aggregate's argument "
             "with 'floe.scale-out' = 'kafka-group'");
+  EXPECT_EQ(FirstLineOf(ErrorOf(
+                set + events(keyed) +
+                    "CREATE TABLE counts4 (course STRING NOT NULL, n BIGINT, PRIMARY KEY "
+                    "(course) NOT ENFORCED) WITH ('connector' = 'iceberg', 'catalog-type' = "
+                    "'jdbc', 'uri' = 'jdbc:sqlite:${WH}/c.db', 'warehouse' = '${WH}', "
+                    "'catalog-database' = 'd', 'write.upsert.enabled' = 'true');\n"
+                    "INSERT INTO counts4 SELECT course, COUNT(*) FROM ev GROUP BY course, "
+                    "UPPER(learner);",
+                options)),
+            "line 4, column 70: not implemented yet: GROUP BY an expression with "
+            "'floe.scale-out' = 'kafka-group'");
 
   for (const auto& [text, want] : std::vector<std::pair<std::string, std::string>>{
            {set + events("") + tiles("", "course, window_start, window_end"),
@@ -850,10 +937,14 @@ TEST(PlanJob, DebeziumChangelogKeepsItsRowKindsThroughTheCalcIntoPrint) {
   ASSERT_TRUE(cluster->CreateTopic("cdc", 1).ok());
   auto producer = kafka::KafkaProducer::Make({{"bootstrap.servers", cluster->bootstrap_servers()}})
                       .ValueOrDie();
-  for (const char* v : {R"({"before":null,"after":{"id":1,"name":"a"},"op":"c"})",
-                        R"({"before":null,"after":{"id":2,"name":"skip"},"op":"r"})",
-                        R"({"before":{"id":1,"name":"a"},"after":{"id":1,"name":"b"},"op":"u"})",
-                        R"({"before":{"id":1,"name":"b"},"after":null,"op":"d"})"}) {
+  for (const char* v :
+       {R"({"before":null,"after":{"id":1,"name":"a"},"op":"c"})",
+        R"({"before":null,"after":{"id":2,"name":"skip"},"op":"r"})",
+        R"({"before":{"id":1,"name":"a"},"after":{"id":1,"name":"b"},"op":"u"})",
+        R"({"before":{"id":1,"name":"b"},"after":null,"op":"d"})",
+        R"({"before":null,"after":{"id":3,"name":"c"},"op":"c"})",
+        R"({"before":{"id":3,"name":"c"},"after":{"id":3,"name":"skip"},"op":"u"})",
+        R"({"before":{"id":2,"name":"skip"},"after":{"id":2,"name":"d"},"op":"u"})"}) {
     ASSERT_TRUE(producer->Produce("cdc", 0, v).ok());
   }
   ASSERT_TRUE(producer->Flush(std::chrono::seconds(10)).ok());
@@ -878,7 +969,11 @@ TEST(PlanJob, DebeziumChangelogKeepsItsRowKindsThroughTheCalcIntoPrint) {
             "+I {\"name\":\"a\",\"id\":1}\n"
             "-U {\"name\":\"a\",\"id\":1}\n"
             "+U {\"name\":\"b\",\"id\":1}\n"
-            "-D {\"name\":\"b\",\"id\":1}\n");
+            "-D {\"name\":\"b\",\"id\":1}\n"
+            // An update the WHERE keeps one half of: the row left the result, or entered it.
+            "+I {\"name\":\"c\",\"id\":3}\n"
+            "-D {\"name\":\"c\",\"id\":3}\n"
+            "+I {\"name\":\"d\",\"id\":2}\n");
 }
 
 // ---- aggregations: validated and described, refused until the runtime runs them -------------
@@ -914,7 +1009,8 @@ TEST(PlanAggregate, CourseTileIsATumbleCountPerCourseOnTheWatermarkColumn) {
   expected.aggregates = {
       AggregateCall{AggregateFunction::kCount, -1, false, DataType::Int64(), false}};
   using K = AggregateOutput::Kind;
-  expected.outputs = {{K::kKey, 0}, {K::kWindowStart, -1}, {K::kWindowEnd, -1}, {K::kAggregate, 0}};
+  expected.outputs = {
+      {K::kKey, 0, {}}, {K::kWindowStart, -1, {}}, {K::kWindowEnd, -1, {}}, {K::kAggregate, 0, {}}};
   expected.output = std::make_shared<BatchSchema>(BatchSchema{{
       Field{"course_id", DataType::String(), true, 1},
       Field{"window_start", DataType::Timestamp(), false, 2},
@@ -1008,7 +1104,7 @@ TEST(PlanAggregate, OutputTypesAndNamesFollowFlink) {
   EXPECT_TRUE(plan->groups_by_window_time);
   EXPECT_EQ(plan->aggregates[7].distinct, true);
   EXPECT_EQ(plan->aggregates[7].input_column, 3);
-  EXPECT_EQ(plan->outputs[9], (AggregateOutput{AggregateOutput::Kind::kKey, 0}));
+  EXPECT_EQ(plan->outputs[9], (AggregateOutput{AggregateOutput::Kind::kKey, 0, {}}));
 }
 
 TEST(PlanAggregate, HopCumulateAndSessionWindows) {
@@ -1076,17 +1172,18 @@ TEST(PlanAggregate, ErrorsNameLineAndColumn) {
   EXPECT_EQ(AggregateError(AggQuery("k, COUNT(v > 1)", "t", "GROUP BY k")),
             "line 4, column 35: the argument of COUNT must be a column (expressions in "
             "aggregates are not supported yet): COUNT((v > 1))");
+  // Expressions over grouped columns and aggregates need the planner's evaluator to be typed.
   EXPECT_EQ(AggregateError(AggQuery("k, UPPER(k)", "t", "GROUP BY k")),
-            "line 4, column 27: function UPPER is not supported in a query yet; the select list "
-            "of an aggregation takes grouped columns and COUNT, SUM, MIN, MAX, AVG");
+            "line 4, column 27: select item UPPER(k) is not supported in an aggregation yet: "
+            "select grouped columns and COUNT, SUM, MIN, MAX, AVG of columns");
   EXPECT_EQ(AggregateError(AggQuery("*", "t", "GROUP BY k",
                                     "a STRING, b INT, c DECIMAL(10, 2), d STRING, e "
                                     "TIMESTAMP_LTZ(3), f TIMESTAMP(3)")),
             "line 4, column 1: SELECT * cannot be aggregated: list the GROUP BY columns and the "
             "aggregates");
   EXPECT_EQ(AggregateError(AggQuery("k, COUNT(*)", "t WHERE COUNT(*) > 1", "GROUP BY k")),
-            "line 5, column 23: aggregate functions are not allowed in WHERE (HAVING is not "
-            "supported yet)");
+            "line 5, column 23: aggregate functions are not allowed in WHERE; filter groups with "
+            "HAVING");
   EXPECT_EQ(AggregateError(AggQuery("k, COUNT(*)", "t", "GROUP BY k, v = 1")),
             "line 6, column 15: GROUP BY takes columns; grouping by (v = 1) is not supported yet");
   EXPECT_EQ(AggregateError(AggQuery("window_start, COUNT(*)",

@@ -161,6 +161,30 @@ void CastValue(const Column& in, size_t row, const DataType& to, Column* out) {
   }
 }
 
+// The row kinds of the rows a WHERE kept from a changelog. An update is a -U row right before
+// its +U; when the WHERE keeps one half only, the row left (-U kept: -D) or entered (+U kept:
+// +I) the result, so an upsert sink, which applies +U and -D and skips -U, ends with the rows
+// the WHERE holds for. Flink passes the lone half on as it is.
+Column KeptRowKinds(const Column& kinds, const std::vector<uint32_t>& rows) {
+  std::vector<uint8_t> kept(kinds.size(), 0);
+  for (uint32_t r : rows) kept[r] = 1;
+  auto is = [&](size_t r, std::string_view kind) {
+    return r < kinds.size() && !kinds.IsNull(r) && kinds.GetBytes(r) == kind;
+  };
+  Column out(kinds.type());
+  out.Reserve(rows.size());
+  for (uint32_t r : rows) {
+    if (is(r, "-U") && is(r + 1, "+U") && kept[r + 1] == 0) {
+      out.AppendBytes("-D");
+    } else if (is(r, "+U") && r > 0 && is(r - 1, "-U") && kept[r - 1] == 0) {
+      out.AppendBytes("+I");
+    } else {
+      out.AppendFrom(kinds, r);
+    }
+  }
+  return out;
+}
+
 // What a row's error names: the Calc's sink.
 std::string CalcWhat(const std::string& sink) { return "the query into sink '" + sink + "'"; }
 
@@ -353,9 +377,12 @@ Result<RecordBatch> CalcProgram::Apply(const RecordBatch& batch) const {
     }
     columns.push_back(std::move(out));
   }
+  const int kind_column = impl_->where ? runtime::RowKindIndex(*impl_->input) : -1;
   for (size_t c = batch.num_columns() - impl_->reserved; c < batch.num_columns(); ++c) {
     const Column& in = batch.column(c);
-    if (all) {
+    if (static_cast<int>(c) == kind_column && !all) {
+      columns.push_back(KeptRowKinds(in, rows));
+    } else if (all) {
       columns.push_back(in);
     } else {
       Column kept(in.type());
