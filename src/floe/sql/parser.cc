@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <deque>
 #include <initializer_list>
 #include <limits>
 #include <map>
@@ -11,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "floe/sql/aggregate_plan.h"
 #include "floe/sql/lexer_internal.h"
 #include "floe/sql/scalar_types.h"
 
@@ -107,7 +109,7 @@ std::string_view UnsupportedClause(std::string_view word) {
       {"CUBE", "CUBE"},
       {"ROLLUP", "ROLLUP"},
       {"OVER", "OVER (OVER aggregations, ROW_NUMBER deduplication and Top-N)"},
-      {"FILTER", "FILTER (WHERE ...) on an aggregate"},
+      {"FILTER", "FILTER (WHERE ...) other than after COUNT, SUM, MIN, MAX or AVG"},
       {"WITHIN", "WITHIN GROUP"},
       {"SIMILAR", "SIMILAR TO"},
       {"FOR", "FOR SYSTEM_TIME AS OF (temporal joins)"},
@@ -142,6 +144,16 @@ struct NameRef {
   size_t offset;
 };
 
+// A view (CREATE VIEW, or a subquery in FROM): its query, over a table, and the columns it
+// shows, written into every query that reads it.
+struct View {
+  std::string name;           // as queries name it ("$subquery<n>" for a subquery)
+  Insert query;               // over a table (a view it read is already written in)
+  CreateTable shape;          // its columns' names (and a plain column's type), for checks
+  std::vector<Expr> columns;  // what each of shape.columns is, over query.source
+  bool aggregates = false;    // a window or GROUP BY: not written into a query yet
+};
+
 // Recursive-descent parser over a token vector. One instance parses one text; not reusable.
 class Parser {
  public:
@@ -156,6 +168,9 @@ class Parser {
       if (AtKeyword("SET")) {
         FLOE_ASSIGN_OR_RAISE(SetStatement set, ParseSet());
         script_.sets.push_back(std::move(set));
+      } else if (AtKeyword("CREATE") &&
+                 (AtKeyword("VIEW", 1) || (AtKeyword("TEMPORARY", 1) && AtKeyword("VIEW", 2)))) {
+        FLOE_RETURN_NOT_OK(ParseCreateView());
       } else if (AtKeyword("CREATE")) {
         FLOE_ASSIGN_OR_RAISE(CreateTable table, ParseCreateTable());
         script_.tables.push_back(std::move(table));
@@ -328,6 +343,7 @@ class Parser {
   // After a statement: ';' or the end of the script. `alternatives` lists what else could have
   // followed, for the message ("WHERE or ';'").
   Status ExpectStatementEnd(std::string_view alternatives) {
+    if (subquery_depth_ > 0 && Peek().kind == TokenKind::kRParen) return Status::OK();
     if (Accept(TokenKind::kSemicolon) || Peek().kind == TokenKind::kEnd) return Status::OK();
     return Unexpected(alternatives);
   }
@@ -395,25 +411,19 @@ class Parser {
   Result<CreateTable> ParseCreateTable() {
     CreateTable table;
     table.pos = PosOf(Advance());
+    (void)AcceptKeyword("TEMPORARY");  // every table of a job file lives as long as the job
     if (!AcceptKeyword("TABLE")) {
-      for (std::string_view what : {"VIEW", "TEMPORARY", "FUNCTION", "CATALOG", "DATABASE"}) {
+      for (std::string_view what : {"FUNCTION", "CATALOG", "DATABASE"}) {
         if (!AtKeyword(what)) continue;
-        const bool view =
-            what == "VIEW" || (what == "TEMPORARY" && EqualsIgnoreCase(Peek(1).text, "VIEW"));
         return ErrorAt(Peek().offset,
-                       "CREATE " +
-                           std::string(view                  ? "VIEW"
-                                       : what == "TEMPORARY" ? "TEMPORARY"
-                                                             : what) +
-                           " is not supported yet (CREATE TABLE is the only CREATE)");
+                       "CREATE " + std::string(what) +
+                           " is not supported yet (CREATE TABLE and CREATE [TEMPORARY] VIEW are "
+                           "the CREATEs floe runs)");
       }
-      return Unexpected("TABLE (CREATE TABLE is the only CREATE)");
+      return Unexpected("TABLE or VIEW");
     }
     FLOE_ASSIGN_OR_RAISE(NameRef name, ParseTableName());
-    if (const CreateTable* prior = script_.FindTable(name.name)) {
-      return ErrorAt(name.offset, "table " + Name(name.name) + " is already created (line " +
-                                      std::to_string(prior->pos.line) + ")");
-    }
+    FLOE_RETURN_NOT_OK(CheckNameIsFree(name));
     table.name = name.name;
     TableElements elements;
     FLOE_RETURN_NOT_OK(ParseTableElements(&table, &elements));
@@ -871,13 +881,38 @@ class Parser {
     FLOE_ASSIGN_OR_RAISE(NameRef sink, ParseTableName());
     const CreateTable* sink_table = nullptr;
     FLOE_ASSIGN_OR_RAISE(sink_table, LookUpTable(sink));
+    if (FindView(sink.name) != nullptr) {
+      return ErrorAt(sink.offset,
+                     "view " + Name(sink.name) + " cannot be written; INSERT INTO a table");
+    }
     insert.sink = std::move(sink.name);
     if (Peek().kind == TokenKind::kLParen) {
       return ErrorAt(Peek().offset,
                      "INSERT INTO with a column list is not supported yet; the query's columns "
                      "match the sink's by position");
     }
-    size_t select_offset = Peek().offset;
+    const size_t select_offset = Peek().offset;
+    FLOE_ASSIGN_OR_RAISE(size_t produced, ParseQuery(&insert));
+    size_t writable = 0;  // computed columns of a sink are not written (as in Flink)
+    for (const ColumnDef& c : sink_table->columns) writable += c.computed ? 0 : 1;
+    if (produced != writable) {
+      return ErrorAt(select_offset, "the SELECT produces " + std::to_string(produced) +
+                                        " columns but sink table " + Name(sink_table->name) +
+                                        " has " + std::to_string(writable) +
+                                        (writable == sink_table->columns.size()
+                                             ? ""
+                                             : " physical (computed columns are not written)") +
+                                        " (INSERT matches columns by position)");
+    }
+    in_query_ = false;
+    return insert;
+  }
+
+  // SELECT ... FROM source [WHERE ...] [GROUP BY ...] [HAVING ...] into `query` (all but its
+  // sink), its columns checked against the source; a source that is a view (or a subquery) is
+  // written into the query (InlineView). Returns how many columns the query produces.
+  Result<size_t> ParseQuery(Insert* query) {
+    Insert& insert = *query;
     FLOE_RETURN_NOT_OK(ExpectKeyword("SELECT"));
     if (AtKeyword("DISTINCT")) {
       return ErrorAt(Peek().offset, "SELECT DISTINCT is not supported yet");
@@ -908,21 +943,21 @@ class Parser {
       FLOE_ASSIGN_OR_RAISE(WindowTvf window, ParseWindowTvf(&source, &window_columns));
       insert.window = std::move(window);
     } else if (Peek().kind == TokenKind::kLParen) {
-      return ErrorAt(Peek().offset, "subqueries in FROM are not supported yet");
+      FLOE_ASSIGN_OR_RAISE(source, ParseSubquery());
     } else {
       FLOE_ASSIGN_OR_RAISE(source, ParseTableName());
+      if (AtKeyword("AS") || Peek().kind == TokenKind::kQuotedWord ||
+          (Peek().kind == TokenKind::kWord && !IsReservedWord(Peek().text) &&
+           UnsupportedClause(Peek().text).empty() && !AtKeyword("GROUP") && !AtKeyword("HAVING"))) {
+        return ErrorAt(Peek().offset, "table aliases in FROM are not supported yet");
+      }
     }
     if (Peek().kind == TokenKind::kComma) {
       return ErrorAt(Peek().offset, "joins (FROM a, b) are not supported yet");
     }
-    if (AtKeyword("AS") || Peek().kind == TokenKind::kQuotedWord ||
-        (Peek().kind == TokenKind::kWord && !IsReservedWord(Peek().text) &&
-         UnsupportedClause(Peek().text).empty() && !AtKeyword("GROUP"))) {
-      return ErrorAt(Peek().offset, "table aliases in FROM are not supported yet");
-    }
     const CreateTable* source_table = nullptr;
     FLOE_ASSIGN_OR_RAISE(source_table, LookUpTable(source));
-    insert.source = std::move(source.name);
+    insert.source = source.name;
     FLOE_RETURN_NOT_OK(ParseWhereGroupByHaving(&insert));
 
     for (const NameRef& ref : window_columns) {
@@ -942,19 +977,10 @@ class Parser {
     }
     size_t produced = insert.select.size();
     if (insert.select.empty()) produced = source_table->columns.size() + (insert.window ? 3 : 0);
-    size_t writable = 0;  // computed columns of a sink are not written (as in Flink)
-    for (const ColumnDef& c : sink_table->columns) writable += c.computed ? 0 : 1;
-    if (produced != writable) {
-      return ErrorAt(select_offset, "the SELECT produces " + std::to_string(produced) +
-                                        " columns but sink table " + Name(sink_table->name) +
-                                        " has " + std::to_string(writable) +
-                                        (writable == sink_table->columns.size()
-                                             ? ""
-                                             : " physical (computed columns are not written)") +
-                                        " (INSERT matches columns by position)");
+    if (const View* view = FindView(insert.source)) {
+      FLOE_RETURN_NOT_OK(InlineView(*view, source.offset, &insert));
     }
-    in_query_ = false;
-    return insert;
+    return produced;
   }
 
   // [WHERE expr] [GROUP BY expr, ...] [HAVING expr] up to the statement's end.
@@ -992,6 +1018,206 @@ class Parser {
       FLOE_RETURN_NOT_OK(ExpectStatementEnd("AND, OR, a comparison or ';'"));
     }
     return Status::OK();
+  }
+
+  // ---- views and subqueries ---------------------------------------------------------------
+
+  const View* FindView(std::string_view name) const {
+    for (const View& v : views_) {
+      if (v.name == name) return &v;
+    }
+    return nullptr;
+  }
+
+  Status CheckNameIsFree(const NameRef& name) const {
+    if (const CreateTable* prior = script_.FindTable(name.name)) {
+      return ErrorAt(name.offset, "table " + Name(name.name) + " is already created (line " +
+                                      std::to_string(prior->pos.line) + ")");
+    }
+    if (const View* prior = FindView(name.name)) {
+      return ErrorAt(name.offset, "view " + Name(name.name) + " is already created (line " +
+                                      std::to_string(prior->query.pos.line) + ")");
+    }
+    return Status::OK();
+  }
+
+  // CREATE [TEMPORARY] VIEW [IF NOT EXISTS] name [(column, ...)] AS query: a named query, written
+  // into every query that reads it (Flink plans a view the same way: it has no operators of its
+  // own).
+  Status ParseCreateView() {
+    const SourcePos pos = PosOf(Advance());  // CREATE
+    (void)AcceptKeyword("TEMPORARY");
+    FLOE_RETURN_NOT_OK(ExpectKeyword("VIEW"));
+    if (AcceptKeyword("IF")) {
+      FLOE_RETURN_NOT_OK(ExpectKeyword("NOT"));
+      FLOE_RETURN_NOT_OK(ExpectKeyword("EXISTS"));
+    }
+    FLOE_ASSIGN_OR_RAISE(NameRef name, ParseTableName());
+    FLOE_RETURN_NOT_OK(CheckNameIsFree(name));
+    std::vector<NameRef> renames;
+    if (Accept(TokenKind::kLParen)) {
+      do {
+        const size_t offset = Peek().offset;
+        FLOE_ASSIGN_OR_RAISE(std::string column, ParseName("column name"));
+        renames.push_back({std::move(column), offset});
+      } while (Accept(TokenKind::kComma));
+      FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "',' or ')'"));
+    }
+    FLOE_RETURN_NOT_OK(ExpectKeyword("AS"));
+    in_query_ = true;
+    Insert query;
+    query.pos = pos;
+    FLOE_RETURN_NOT_OK(ParseQuery(&query).status());
+    in_query_ = false;
+    return AddView(name, name.name, std::move(query), renames);
+  }
+
+  // ( query ) [[AS] alias] in FROM: an unnamed view.
+  Result<NameRef> ParseSubquery() {
+    const Token& open = Advance();
+    FLOE_RETURN_NOT_OK(Nest(open));
+    ++subquery_depth_;
+    std::vector<NameRef> outer_refs = std::move(column_refs_);
+    Insert inner;
+    inner.pos = PosOf(open);
+    FLOE_RETURN_NOT_OK(ParseQuery(&inner).status());
+    column_refs_ = std::move(outer_refs);
+    --subquery_depth_;
+    --depth_;
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "')'"));
+    std::string alias = "subquery";
+    if (AcceptKeyword("AS")) {
+      FLOE_ASSIGN_OR_RAISE(alias, ParseName("alias"));
+    } else if (Peek().kind == TokenKind::kQuotedWord ||
+               (Peek().kind == TokenKind::kWord && !IsReservedWord(Peek().text) &&
+                UnsupportedClause(Peek().text).empty() && !AtKeyword("GROUP") &&
+                !AtKeyword("HAVING"))) {
+      alias = Advance().text;
+    }
+    NameRef name{"$subquery" + std::to_string(views_.size()), open.offset};
+    FLOE_RETURN_NOT_OK(AddView(name, alias, std::move(inner), {}));
+    return name;
+  }
+
+  // Registers the view `name` over `query` (already over a table); `shown` names it in messages.
+  Status AddView(const NameRef& name, const std::string& shown, Insert query,
+                 const std::vector<NameRef>& renames) {
+    View view;
+    view.name = name.name;
+    view.shape.name = shown;
+    view.shape.pos = query.pos;
+    view.aggregates = IsAggregateQuery(query);
+    const CreateTable* source = script_.FindTable(query.source);
+    if (source == nullptr) return Status::Internal("a view's query reads no table");
+    if (query.select.empty()) {
+      for (const ColumnDef& c : source->columns) {
+        view.shape.columns.push_back(c);
+        view.shape.columns.back().computed.reset();
+        view.columns.push_back(Expr::Column(c.name));
+      }
+    }
+    for (size_t i = 0; i < query.select.size(); ++i) {
+      const SelectItem& item = query.select[i];
+      ColumnDef column;
+      if (item.expr.kind == ExprKind::kColumn && source->FindColumn(item.expr.name) != nullptr) {
+        column = *source->FindColumn(item.expr.name);
+        column.computed.reset();
+      } else {
+        column.type = DataType::String();  // a stand-in: the planner types expressions
+      }
+      column.name = !item.alias.empty()                   ? item.alias
+                    : item.expr.kind == ExprKind::kColumn ? item.expr.name
+                                                          : "EXPR$" + std::to_string(i);
+      column.pos = item.expr.pos;
+      view.shape.columns.push_back(std::move(column));
+      view.columns.push_back(item.expr);
+    }
+    if (!renames.empty()) {
+      if (renames.size() != view.shape.columns.size()) {
+        return ErrorAt(renames[0].offset, "view " + Name(name.name) + " names " +
+                                              std::to_string(renames.size()) +
+                                              " columns but its query produces " +
+                                              std::to_string(view.shape.columns.size()));
+      }
+      for (size_t i = 0; i < renames.size(); ++i) view.shape.columns[i].name = renames[i].name;
+    }
+    view.query = std::move(query);
+    views_.push_back(std::move(view));
+    return Status::OK();
+  }
+
+  // Writes view `v` into `q`, which reads it: q's columns become the view's expressions, the
+  // view's WHERE goes before q's (AND is lazy, so q's condition sees only the view's rows, as
+  // in Flink's merged Calc), and q reads the view's table.
+  Status InlineView(const View& v, size_t offset, Insert* q) const {
+    if (v.aggregates) {
+      return ErrorAt(offset,
+                     "not supported yet: a query over " +
+                         (v.name.rfind("$subquery", 0) == 0 ? std::string("a subquery")
+                                                            : "view " + Name(v.name)) +
+                         " that aggregates (a window or GROUP BY over an aggregation's result)");
+    }
+    std::map<std::string, const Expr*> defs;
+    for (size_t i = 0; i < v.columns.size(); ++i) {
+      defs.emplace(v.shape.columns[i].name, &v.columns[i]);
+    }
+    if (q->select.empty()) {
+      for (size_t i = 0; i < v.columns.size(); ++i) {
+        q->select.push_back({v.columns[i], v.shape.columns[i].name});
+      }
+    } else {
+      for (SelectItem& item : q->select) {
+        if (item.alias.empty() && item.expr.kind == ExprKind::kColumn) item.alias = item.expr.name;
+        item.expr = Substitute(item.expr, defs);
+      }
+    }
+    std::optional<Expr> where = v.query.where;
+    if (q->where) {
+      Expr outer = Substitute(*q->where, defs);
+      if (where) {
+        const SourcePos pos = outer.pos;
+        std::vector<Expr> both;
+        both.push_back(std::move(*where));
+        both.push_back(std::move(outer));
+        where = Expr::And(std::move(both));
+        where->pos = pos;
+      } else {
+        where = std::move(outer);
+      }
+    }
+    q->where = std::move(where);
+    for (Expr& e : q->group_by) e = Substitute(e, defs);
+    if (q->having) q->having = Substitute(*q->having, defs);
+    if (q->window) {
+      auto base = [&](std::string* column, const SourcePos& pos) -> Status {
+        const Expr* def = defs.at(*column);
+        if (def->kind != ExprKind::kColumn) {
+          return ErrorAt(pos.offset, "window column " + Name(*column) + " of view " +
+                                         Name(v.shape.name) + " is " + ToString(*def) +
+                                         "; a window needs a column of the table the view reads");
+        }
+        *column = def->name;
+        return Status::OK();
+      };
+      FLOE_RETURN_NOT_OK(base(&q->window->time_column, q->window->time_column_pos));
+      for (std::string& p : q->window->partition_by) FLOE_RETURN_NOT_OK(base(&p, q->window->pos));
+    }
+    q->source = v.query.source;
+    return Status::OK();
+  }
+
+  // `e` with each column of the view replaced by what it is.
+  static Expr Substitute(const Expr& e, const std::map<std::string, const Expr*>& defs) {
+    if (e.kind == ExprKind::kColumn) {
+      auto it = defs.find(e.name);
+      if (it == defs.end()) return e;  // a window column
+      Expr def = *it->second;
+      if (def.kind == ExprKind::kColumn) def.pos = e.pos;
+      return def;
+    }
+    Expr out = e;
+    for (Expr& child : out.children) child = Substitute(child, defs);
+    return out;
   }
 
   // ---- window table-valued functions ------------------------------------------------------
@@ -1225,6 +1451,7 @@ class Parser {
 
   Result<const CreateTable*> LookUpTable(const NameRef& ref) const {
     if (const CreateTable* table = script_.FindTable(ref.name)) return table;
+    if (const View* view = FindView(ref.name)) return &view->shape;
     std::string msg = "unknown table " + Name(ref.name);
     for (const CreateTable& t : script_.tables) {
       if (EqualsIgnoreCase(t.name, ref.name)) {
@@ -1648,9 +1875,40 @@ class Parser {
     }
     --depth_;
     e.pos = PosOf(name_token);
-    if ((name == "IF" || name == "NULLIF") && !e.distinct)
+    if ((name == "IF" || name == "NULLIF") && !e.distinct) {
       return ConditionalCall(name, std::move(e));
+    }
+    if (IsAggregateName(name) && AtKeyword("FILTER") && Peek(1).kind == TokenKind::kLParen) {
+      FLOE_RETURN_NOT_OK(ParseAggregateFilter(&e));
+    }
     return e;
+  }
+
+  // After an aggregate call: FILTER (WHERE condition), written into its argument as Calcite
+  // does for a function that skips NULLs: F(x) FILTER (WHERE c) is F(CASE WHEN c THEN x END),
+  // COUNT(*) FILTER (WHERE c) is COUNT(CASE WHEN c THEN 1 END).
+  Status ParseAggregateFilter(Expr* call) {
+    const Token& filter = Advance();
+    Advance();  // (
+    FLOE_RETURN_NOT_OK(ExpectKeyword("WHERE"));
+    FLOE_ASSIGN_OR_RAISE(Expr condition, ParseExpr());
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "')'"));
+    if (call->children.size() > 1) {
+      return ErrorAt(filter.offset, "FILTER takes an aggregate of one argument or *");
+    }
+    Expr value = call->star ? Expr::Lit(Literal::Integer(1)) : std::move(call->children[0]);
+    if (call->star) value.pos = PosOf(filter);
+    std::vector<Expr> parts;
+    parts.push_back(std::move(condition));
+    parts.push_back(std::move(value));
+    parts.push_back(Expr::Lit(Literal::Null()));
+    parts.back().pos = PosOf(filter);
+    Expr when = Expr::Case(std::move(parts));
+    when.pos = PosOf(filter);
+    call->star = false;
+    call->children.clear();
+    call->children.push_back(std::move(when));
+    return Status::OK();
   }
 
   // After TRIM(: [BOTH | LEADING | TRAILING] [characters] FROM s, or [characters] FROM s, as
@@ -1932,6 +2190,8 @@ class Parser {
   int depth_ = 0;
   Script script_;
   std::vector<NameRef> column_refs_;  // of the INSERT being parsed
+  std::deque<View> views_;            // CREATE VIEWs and subqueries, written into their queries
+  int subquery_depth_ = 0;            // inside FROM ( ... ): a ')' ends the query
   std::string error_context_;         // prefixes error messages: "column 'price': "
   bool in_query_ = false;             // inside an INSERT's query: Unexpected names Flink constructs
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 namespace floe::sql {
 namespace {
@@ -22,6 +23,44 @@ int Rank(TypeId id) {
   }
 }
 
+// An exact operand as a decimal's (precision, scale): INT is (10, 0), BIGINT (19, 0).
+std::pair<int, int> DecimalShape(const DataType& t) {
+  if (t.id == TypeId::kDecimal) return {t.precision, t.scale};
+  return {t.id == TypeId::kInt32 ? 10 : 19, 0};
+}
+
+// Flink's LogicalTypeMerging.adjustPrecisionScale: past 38 digits, the integer digits are kept
+// and the scale gives way, down to min(scale, 6).
+DataType AdjustedDecimal(int precision, int scale) {
+  if (precision <= 38) return DataType::Decimal(precision, scale);
+  const int integer_digits = precision - scale;
+  return DataType::Decimal(38, std::max(38 - integer_digits, std::min(scale, 6)));
+}
+
+// Flink's decimal result types (LogicalTypeMerging.find*DecimalType).
+DataType DecimalArithmeticType(ArithOp op, const DataType& l, const DataType& r) {
+  const auto [p1, s1] = DecimalShape(l);
+  const auto [p2, s2] = DecimalShape(r);
+  switch (op) {
+    case ArithOp::kAdd:
+    case ArithOp::kSub: {
+      const int scale = std::max(s1, s2);
+      return AdjustedDecimal(std::max(p1 - s1, p2 - s2) + scale + 1, scale);
+    }
+    case ArithOp::kMul:
+      return AdjustedDecimal(p1 + p2 + 1, s1 + s2);
+    case ArithOp::kDiv: {
+      const int scale = std::max(6, s1 + p2 + 1);
+      return AdjustedDecimal(p1 - s1 + s2 + scale, scale);
+    }
+    case ArithOp::kMod: {
+      const int scale = std::max(s1, s2);
+      return AdjustedDecimal(std::min(p1 - s1, p2 - s2) + scale, scale);
+    }
+  }
+  return DataType::Decimal(38, 0);
+}
+
 }  // namespace
 
 Result<DataType> ArithmeticType(ArithOp op, const DataType& l, const DataType& r) {
@@ -29,12 +68,15 @@ Result<DataType> ArithmeticType(ArithOp op, const DataType& l, const DataType& r
   const bool decimal_with_floating = (l.id == TypeId::kDecimal && Rank(r.id) >= 3) ||
                                      (r.id == TypeId::kDecimal && Rank(l.id) >= 3);
   if (decimal_with_floating && op != ArithOp::kMod) return DataType::Double();
+  const bool exact_l = l.id == TypeId::kDecimal || Rank(l.id) == 1 || Rank(l.id) == 2;
+  const bool exact_r = r.id == TypeId::kDecimal || Rank(r.id) == 1 || Rank(r.id) == 2;
+  if ((l.id == TypeId::kDecimal || r.id == TypeId::kDecimal) && exact_l && exact_r) {
+    return DecimalArithmeticType(op, l, r);
+  }
   if (Rank(l.id) == 0 || Rank(r.id) == 0) {
-    const std::string why = l.id == TypeId::kDecimal || r.id == TypeId::kDecimal
-                                ? " (arithmetic on DECIMAL is not supported yet)"
-                                : " (it takes INT, BIGINT, FLOAT and DOUBLE)";
     return Status::InvalidArgument("cannot apply '" + std::string(ToString(op)) + "' to " +
-                                   SqlTypeName(l) + " and " + SqlTypeName(r) + why);
+                                   SqlTypeName(l) + " and " + SqlTypeName(r) +
+                                   " (it takes INT, BIGINT, FLOAT, DOUBLE and DECIMAL)");
   }
   if (op == ArithOp::kMod) {
     // Calcite's MOD: exact operands, the divisor's type (the remainder is smaller than it).
@@ -184,9 +226,9 @@ double DecimalToDouble(Int128 unscaled, int scale) {
 }
 
 Result<DataType> NegationType(const DataType& operand) {
-  if (Rank(operand.id) == 0) {
+  if (Rank(operand.id) == 0 && operand.id != TypeId::kDecimal) {
     return Status::InvalidArgument("cannot negate " + SqlTypeName(operand) +
-                                   " (unary minus takes INT, BIGINT, FLOAT and DOUBLE)");
+                                   " (unary minus takes INT, BIGINT, FLOAT, DOUBLE and DECIMAL)");
   }
   return operand;
 }

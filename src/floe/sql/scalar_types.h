@@ -14,12 +14,16 @@ namespace floe::sql {
 // INT, BIGINT, FLOAT, DOUBLE or DECIMAL.
 bool IsNumericType(TypeId id);
 
-// The type of `l op r` for INT, BIGINT, FLOAT and DOUBLE operands, as Calcite types Flink's
-// operators: `+ - * /` the wider operand's (DOUBLE if either is DOUBLE, else FLOAT if either
-// is FLOAT, else BIGINT if either is BIGINT, else INT: INT / INT is INT, truncated); `%` and
-// MOD take INT and BIGINT only and have the divisor's type. DECIMAL with FLOAT or DOUBLE is
-// DOUBLE. Anything else is InvalidArgument naming the operator and both types (DECIMAL with
-// DECIMAL or an integer: not supported yet).
+// The type of `l op r` as Calcite and Flink type it: for INT, BIGINT, FLOAT and DOUBLE `+ - * /`
+// have the wider operand's (DOUBLE if either is DOUBLE, else FLOAT if either is FLOAT, else
+// BIGINT if either is BIGINT, else INT: INT / INT is INT, truncated); `%` and MOD of integers
+// have the divisor's type. DECIMAL with FLOAT or DOUBLE is DOUBLE. DECIMAL with DECIMAL or an
+// integer (INT as DECIMAL(10, 0), BIGINT as DECIMAL(19, 0)) follows Flink's LogicalTypeMerging:
+// `+ -` scale max(s1, s2), precision max(p1 - s1, p2 - s2) + scale + 1; `*` DECIMAL(p1 + p2 + 1,
+// s1 + s2); `/` scale max(6, s1 + p2 + 1), precision p1 - s1 + s2 + scale; `%` scale max(s1,
+// s2), precision min(p1 - s1, p2 - s2) + scale; past 38 digits the precision is 38 and the
+// scale gives way to the integer digits, down to min(scale, 6). Anything else is
+// InvalidArgument naming the operator and both types.
 Result<DataType> ArithmeticType(ArithOp op, const DataType& l, const DataType& r);
 
 // A decimal literal as written ("1.50", "-.5", "007"): its unscaled value and Flink's type for
@@ -45,7 +49,7 @@ Result<DataType> CommonType(const std::vector<DataType>& types);
 // A DECIMAL value (unscaled digits and scale) as the nearest DOUBLE.
 double DecimalToDouble(Int128 unscaled, int scale);
 
-// The type of -x: x's, for INT, BIGINT, FLOAT and DOUBLE.
+// The type of -x: x's, for INT, BIGINT, FLOAT, DOUBLE and DECIMAL.
 Result<DataType> NegationType(const DataType& operand);
 
 }  // namespace floe::sql

@@ -215,12 +215,8 @@ TEST(CalcProgram, ArithmeticOnOtherTypesIsRefusedWithThePosition) {
   Result<std::shared_ptr<const CalcProgram>> p = Compile("s + 1 > 0");
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().message(),
-            "line 3, column 43: cannot apply '+' to STRING and INT (it takes INT, BIGINT, FLOAT "
-            "and DOUBLE)");
-  p = Compile("d * 2 > 0");  // DECIMAL with an integer: exact decimal arithmetic, not built
-  ASSERT_FALSE(p.ok());
-  EXPECT_NE(p.status().message().find("arithmetic on DECIMAL is not supported yet"),
-            std::string::npos);
+            "line 3, column 43: cannot apply '+' to STRING and INT (it takes INT, BIGINT, FLOAT, "
+            "DOUBLE and DECIMAL)");
   p = Compile("f % 2 > 0");
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("(it takes INT and BIGINT)"), std::string::npos);
@@ -257,6 +253,8 @@ std::vector<std::string> Values(const std::string& expr, const std::string& type
 }
 
 std::vector<std::string> Four(const std::string& v) { return {v, v, v, v}; }
+
+using Strings = std::vector<std::string>;
 
 // Flink's string functions, with the expectations of Flink's own tests (ScalarFunctionsTest,
 // BinaryStringDataTest) where they have one; positions count code points.
@@ -319,6 +317,49 @@ TEST(CalcProgram, BetweenInAndLikeFollowSqlsThreeValuedLogic) {
   EXPECT_EQ(Values("'abc' LIKE 'a%x'", "BOOLEAN"), Four("false"));
 }
 
+// DECIMAL arithmetic with Flink's result types (LogicalTypeMerging) and values (exact, HALF_UP
+// to the result's scale, NULL past its precision, as DecimalDataUtils with BigDecimal). Rows: d
+// DECIMAL(10, 2) 1.50, 2.25, NULL, -0.01; b INT 10, NULL, 30, 40.
+TEST(CalcProgram, DecimalArithmeticFollowsFlinksTypesAndRounding) {
+  // DECIMAL(10, 2) + INT (as DECIMAL(10, 0)) is DECIMAL(13, 2).
+  EXPECT_EQ(Values("d + b", "DECIMAL(13, 2)"), (Strings{"\"11.50\"", "null", "null", "\"39.99\""}));
+  EXPECT_EQ(Values("d + b", "DECIMAL(12, 2)")[0],
+            "line 3, column 26: query column 1 '(d + b)' has type DECIMAL(13, 2) but column 'x' "
+            "of sink 'dst' is DECIMAL(12, 2)");
+  EXPECT_EQ(Values("d * d", "DECIMAL(21, 4)"),
+            (Strings{"\"2.2500\"", "\"5.0625\"", "null", "\"0.0001\""}));
+  // / has scale max(6, s1 + p2 + 1) = 13; -0.00333... rounds HALF_UP at the 13th digit.
+  EXPECT_EQ(
+      Values("d / 3", "DECIMAL(21, 13)"),
+      (Strings{"\"0.5000000000000\"", "\"0.7500000000000\"", "null", "\"-0.0033333333333\""}));
+  EXPECT_EQ(Values("d % 1", "DECIMAL(10, 2)"),
+            (Strings{"\"0.50\"", "\"0.25\"", "null", "\"-0.01\""}));
+  // DECIMAL(20, 10) * DECIMAL(20, 10) is DECIMAL(38, 17) (41 digits: the scale gives way); the
+  // exact product, (10^20 - 1)^2 unscaled, passes 128 bits before it is rounded.
+  EXPECT_EQ(Values("CAST('9999999999.9999999999' AS DECIMAL(20, 10)) * "
+                   "CAST('9999999999.9999999999' AS DECIMAL(20, 10))",
+                   "DECIMAL(38, 17)"),
+            Four("\"99999999999999999998.00000000000000000\""));
+  EXPECT_EQ(Values("-d", "DECIMAL(10, 2)"),
+            (Strings{"\"-1.50\"", "\"-2.25\"", "null", "\"0.01\""}));
+  EXPECT_EQ(Values("d / (d - d)", "DECIMAL(24, 14)")[0],
+            "the query into sink 'dst': (d / (d - d)) cannot be evaluated for the value 1.50 / 0 "
+            "(division by zero)");
+  // CAST: HALF_UP to a smaller scale, NULL past the precision, integers truncated toward zero.
+  EXPECT_EQ(Values("CAST(d AS DECIMAL(10, 1))", "DECIMAL(10, 1)"),
+            (Strings{"\"1.5\"", "\"2.3\"", "null", "\"0.0\""}));
+  EXPECT_EQ(Values("CAST(b AS DECIMAL(1, 0))", "DECIMAL(1, 0)"), Four("null"));
+  EXPECT_EQ(Values("CAST(d AS INT)", "INT"), (Strings{"1", "2", "null", "0"}));
+  EXPECT_EQ(Values("CAST(d AS STRING)", "STRING"),
+            (Strings{"\"1.50\"", "\"2.25\"", "null", "\"-0.01\""}));
+  EXPECT_EQ(
+      Values("CAST('1.255' AS DECIMAL(5, 2)) + CAST(' -2 ' AS DECIMAL(3, 0))", "DECIMAL(6, 2)"),
+      Four("\"-0.74\""));
+  EXPECT_EQ(Values("CAST('1.2.3' AS DECIMAL(5, 2))", "DECIMAL(5, 2)")[0],
+            "the query into sink 'dst': CAST('1.2.3' AS DECIMAL(5, 2)) cannot be evaluated for "
+            "the value '1.2.3'");
+}
+
 // COALESCE: the first argument that is not NULL, in the widest numeric type; lazy, as Flink's,
 // so an argument that would fail is not evaluated where an earlier one has a value.
 TEST(CalcProgram, CoalesceIsLazyAndWidens) {
@@ -332,8 +373,6 @@ TEST(CalcProgram, CoalesceIsLazyAndWidens) {
             "line 3, column 24: COALESCE takes arguments of one type, or numbers, got (STRING, "
             "INT)");
 }
-
-using Strings = std::vector<std::string>;
 
 // CASE, IF and NULLIF as Flink runs them (ScalarOperatorsTest, IfCallGen): the first WHEN that
 // is TRUE picks its result (a NULL condition is not TRUE), no ELSE means NULL, the type is the

@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "floe/common/civil_time.h"
+#include "floe/format/json/text_format_internal.h"
 #include "floe/sql/exec/comparisons.h"
+#include "floe/sql/exec/decimal_arithmetic.h"
 #include "floe/sql/exec/string_functions.h"
 #include "floe/sql/scalar_types.h"
 
@@ -81,10 +83,11 @@ bool CastSupported(const SqlType& from, const SqlType& to) {
   if (a == b && a != TypeId::kDecimal) return true;
   const bool num_a = IsInteger(a) || IsFloating(a), num_b = IsInteger(b) || IsFloating(b);
   if (num_a && num_b) return true;
-  if (IsInteger(a) && b == TypeId::kDecimal) return to.type.precision - to.type.scale >= 19;
+  if (a == TypeId::kDecimal) return num_b || b == TypeId::kDecimal || b == TypeId::kString;
+  if (IsInteger(a) && b == TypeId::kDecimal) return true;
   if (a == TypeId::kString) {
     return IsInteger(b) || b == TypeId::kDouble || b == TypeId::kBoolean || b == TypeId::kDate ||
-           IsTimestamp(b);
+           IsTimestamp(b) || b == TypeId::kDecimal;
   }
   if (IsInteger(a) && b == TypeId::kString) return true;
   if (IsTimestamp(a) && IsTimestamp(b)) return true;
@@ -607,9 +610,56 @@ class Evaluator {
     return out;
   }
 
+  // DECIMAL (with DECIMAL or an integer): each operand at its own scale, exact, the result
+  // rounded HALF_UP to the result's scale and NULL when it does not fit its precision, as
+  // Flink's DecimalDataUtils; dividing by zero fails, as there.
+  Result<Column> EvalDecimalArith(const Node& n) {
+    Operands operands;
+    FLOE_RETURN_NOT_OK(EvalOperands(n, nullptr, &operands));
+    const Column& l = *operands.cols[0];
+    const Column& r = *operands.cols[1];
+    const int sl = l.type().id == TypeId::kDecimal ? l.type().scale : 0;
+    const int sr = r.type().id == TypeId::kDecimal ? r.type().scale : 0;
+    const DataType& to = n.type.type;
+    Column out(to);
+    out.Reserve(l.size());
+    for (size_t i = 0; i < l.size(); ++i) {
+      if (l.IsNull(i) || r.IsNull(i) || Skipped(i)) {
+        out.AppendNull();
+        continue;
+      }
+      const Int128 a = ExactValue(l, i), b = ExactValue(r, i);
+      if (b == 0 && (n.op == ArithOp::kDiv || n.op == ArithOp::kMod)) {
+        return Bad(n, DecimalText(a, sl) + " / 0 (division by zero)");
+      }
+      const std::optional<Int128> v = decimal::Apply(n.op, a, sl, b, sr, to.precision, to.scale);
+      v ? out.Append<Int128>(*v) : out.AppendNull();
+    }
+    return out;
+  }
+
+  // An INT, BIGINT or DECIMAL value as an unscaled integer.
+  static Int128 ExactValue(const Column& c, size_t i) {
+    switch (c.type().id) {
+      case TypeId::kInt32:
+        return c.Get<int32_t>(i);
+      case TypeId::kInt64:
+        return c.Get<int64_t>(i);
+      default:
+        return c.Get<Int128>(i);
+    }
+  }
+
+  static std::string DecimalText(Int128 unscaled, int scale) {
+    std::string text;
+    json::internal::AppendDecimal(unscaled, scale, &text);
+    return text;
+  }
+
   // Both operands as the result type, then the operator row by row.
   // MOD has the divisor's type: it is computed as BIGINT and narrowed, which always fits.
   Result<Column> EvalArith(const Node& n) {
+    if (n.type.type.id == TypeId::kDecimal) return EvalDecimalArith(n);
     const DataType computed = n.op == ArithOp::kMod ? DataType::Int64() : n.type.type;
     Operands operands;
     FLOE_RETURN_NOT_OK(EvalOperands(n, &computed, &operands));
@@ -921,6 +971,9 @@ class Evaluator {
         case TypeId::kDouble:
           out.Append<double>(-in.Get<double>(r));
           break;
+        case TypeId::kDecimal:  // the same digits: it always fits
+          out.Append<Int128>(-in.Get<Int128>(r));
+          break;
         default:
           return Status::Internal("negation not compiled: " + n.text);
       }
@@ -980,6 +1033,7 @@ class Evaluator {
       out->Append<uint8_t>(in.Get<uint8_t>(r));
       return Status::OK();
     }
+    if (a == TypeId::kDecimal) return CastDecimal(n, in.Get<Int128>(r), from.scale, to, out);
     // Numbers.
     const bool integral = IsInteger(a);
     const int64_t i = a == TypeId::kInt32   ? in.Get<int32_t>(r)
@@ -1012,12 +1066,8 @@ class Evaluator {
       case TypeId::kDouble:
         out->Append<double>(d);
         return Status::OK();
-      case TypeId::kDecimal: {
-        Int128 v = i;
-        for (int k = 0; k < to.scale; ++k) v *= 10;
-        out->Append<Int128>(v);
-        return Status::OK();
-      }
+      case TypeId::kDecimal:
+        return CastDecimal(n, i, 0, to, out);
       case TypeId::kString:
         out->AppendBytes(std::to_string(i));
         return Status::OK();
@@ -1032,6 +1082,66 @@ class Evaluator {
       default:
         return Status::Internal("cast not compiled: " + n.text);
     }
+  }
+
+  // A DECIMAL of scale `scale` (an integer: scale 0) as `to`, as Flink casts it: to an integer
+  // truncated toward zero (out of range fails, as every integer CAST here), to FLOAT / DOUBLE
+  // the nearest, to DECIMAL rounded HALF_UP and NULL when it does not fit, to STRING its digits.
+  Status CastDecimal(const Node& n, Int128 v, int scale, const DataType& to, Column* out) {
+    switch (to.id) {
+      case TypeId::kInt32:
+      case TypeId::kInt64: {
+        Int128 whole = v;
+        for (int k = 0; k < scale; ++k) whole /= 10;
+        const Int128 lo = to.id == TypeId::kInt32 ? std::numeric_limits<int32_t>::min()
+                                                  : std::numeric_limits<int64_t>::min();
+        const Int128 hi = to.id == TypeId::kInt32 ? std::numeric_limits<int32_t>::max()
+                                                  : std::numeric_limits<int64_t>::max();
+        if (whole < lo || whole > hi) return Bad(n, DecimalText(v, scale));
+        to.id == TypeId::kInt32 ? out->Append<int32_t>(static_cast<int32_t>(whole))
+                                : out->Append<int64_t>(static_cast<int64_t>(whole));
+        return Status::OK();
+      }
+      case TypeId::kFloat:
+        out->Append<float>(static_cast<float>(DecimalToDouble(v, scale)));
+        return Status::OK();
+      case TypeId::kDouble:
+        out->Append<double>(DecimalToDouble(v, scale));
+        return Status::OK();
+      case TypeId::kDecimal: {
+        const std::optional<Int128> fitted = decimal::Rescale(v, scale, to.precision, to.scale);
+        fitted ? out->Append<Int128>(*fitted) : out->AppendNull();
+        return Status::OK();
+      }
+      case TypeId::kString:
+        out->AppendBytes(DecimalText(v, scale));
+        return Status::OK();
+      default:
+        return Status::Internal("cast not compiled: " + n.text);
+    }
+  }
+
+  // "[+-]digits[.digits]" (or ".digits") as a DECIMAL of `to`'s type; false when it is none.
+  bool ParseDecimal(std::string_view text, const DataType& to, Column* out) {
+    size_t digits = 0, dots = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+      const char c = text[i];
+      if (c >= '0' && c <= '9') {
+        ++digits;
+      } else if (c == '.') {
+        ++dots;
+      } else if (!(i == 0 && (c == '-' || c == '+'))) {
+        return false;
+      }
+    }
+    if (digits == 0 || dots > 1) return false;
+    Int128 unscaled = 0;
+    Result<DataType> type = DecimalLiteralType(text, &unscaled);
+    if (!type.ok()) return false;
+    const std::optional<Int128> fitted =
+        decimal::Rescale(unscaled, type->scale, to.precision, to.scale);
+    fitted ? out->Append<Int128>(*fitted) : out->AppendNull();
+    return true;
   }
 
   // The whole of [first, last) as a T, appended; false when it is not one.
@@ -1086,6 +1196,8 @@ class Evaluator {
       case TypeId::kString:
         out->AppendBytes(s);
         return Status::OK();
+      case TypeId::kDecimal:
+        return ParseDecimal(text, to, out) ? Status::OK() : bad();
       default:
         return Status::Internal("cast not compiled: " + n.text);
     }

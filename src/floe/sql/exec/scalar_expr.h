@@ -26,12 +26,15 @@ namespace floe::sql {
 // * arithmetic `+ - * / %`, MOD(a, b) and unary minus on INT, BIGINT, FLOAT and DOUBLE, with
 //   Flink's result types (sql/scalar_types.h): INT and BIGINT wrap around on overflow as Java
 //   does, integer division truncates toward zero, an integer divided by zero (or % 0) is an
-//   error naming the value; FLOAT and DOUBLE follow IEEE 754;
+//   error naming the value; FLOAT and DOUBLE follow IEEE 754; DECIMAL with DECIMAL or an
+//   integer exactly (sql/exec/decimal_arithmetic.h), unary minus of a DECIMAL;
 // * the string functions of sql/exec/string_functions.h and COALESCE;
 // * TO_TIMESTAMP_LTZ(epoch, 0 | 3) of an integer or DOUBLE epoch;
 // * CAST between
 //   the same type (TIMESTAMP(p) / TIMESTAMP_LTZ(p): truncated to p fractional digits),
-//   INT, BIGINT, FLOAT, DOUBLE (integers out of range are an error), and INT/BIGINT to DECIMAL,
+//   INT, BIGINT, FLOAT, DOUBLE (integers out of range are an error); DECIMAL to INT, BIGINT
+//   (truncated), FLOAT, DOUBLE, STRING and DECIMAL (HALF_UP, NULL when it does not fit) and
+//   INT/BIGINT/STRING to DECIMAL;
 //   STRING to INT, BIGINT, DOUBLE, BOOLEAN, DATE, TIMESTAMP, TIMESTAMP_LTZ (parsed as Flink's
 //   JSON does: "2026-01-01 10:00:00[.fff]" or with 'T'; a value that does not parse is an
 //   error naming the value), INT/BIGINT to STRING, TIMESTAMP <-> TIMESTAMP_LTZ (floe's session
