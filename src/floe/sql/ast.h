@@ -216,6 +216,10 @@ struct Insert {
   std::optional<Expr> where;
   std::vector<Expr> group_by;  // GROUP BY items, as written; empty = no GROUP BY
   std::optional<Expr> having;
+  // FROM a view or subquery that aggregates: its query (over a table) and its columns' names;
+  // `source` is then the view's name. At most one element.
+  std::vector<Insert> from_view;
+  std::vector<std::string> from_view_columns;
   SourcePos pos;
   SourcePos from_pos;      // the FROM keyword
   SourcePos group_by_pos;  // the GROUP keyword

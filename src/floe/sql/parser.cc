@@ -1107,7 +1107,8 @@ class Parser {
     view.shape.name = shown;
     view.shape.pos = query.pos;
     view.aggregates = IsAggregateQuery(query);
-    const CreateTable* source = script_.FindTable(query.source);
+    const View* over = query.from_view.empty() ? nullptr : FindView(query.source);
+    const CreateTable* source = over != nullptr ? &over->shape : script_.FindTable(query.source);
     if (source == nullptr) return Status::Internal("a view's query reads no table");
     if (query.select.empty()) {
       for (const ColumnDef& c : source->columns) {
@@ -1151,11 +1152,15 @@ class Parser {
   // in Flink's merged Calc), and q reads the view's table.
   Status InlineView(const View& v, size_t offset, Insert* q) const {
     if (v.aggregates) {
-      return ErrorAt(offset,
-                     "not supported yet: a query over " +
-                         (v.name.rfind("$subquery", 0) == 0 ? std::string("a subquery")
-                                                            : "view " + Name(v.name)) +
-                         " that aggregates (a window or GROUP BY over an aggregation's result)");
+      // Planned as a source of its own (the planner's PlanViewSource); its query reads a table.
+      if (!v.query.from_view.empty()) {
+        return ErrorAt(offset, "not supported yet: a query over " + ViewName(v) +
+                                   ", which reads an aggregation itself (two cascaded "
+                                   "aggregations are supported, not more)");
+      }
+      q->from_view.push_back(v.query);
+      for (const ColumnDef& c : v.shape.columns) q->from_view_columns.push_back(c.name);
+      return Status::OK();
     }
     std::map<std::string, const Expr*> defs;
     for (size_t i = 0; i < v.columns.size(); ++i) {
@@ -1203,7 +1208,13 @@ class Parser {
       for (std::string& p : q->window->partition_by) FLOE_RETURN_NOT_OK(base(&p, q->window->pos));
     }
     q->source = v.query.source;
+    q->from_view = v.query.from_view;  // a view over an aggregating view reads that
+    q->from_view_columns = v.query.from_view_columns;
     return Status::OK();
+  }
+
+  static std::string ViewName(const View& v) {
+    return v.name.rfind("$subquery", 0) == 0 ? "a subquery" : "view " + Name(v.name);
   }
 
   // `e` with each column of the view replaced by what it is.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <deque>
 #include <filesystem>
 #include <limits>
 #include <regex>
@@ -328,17 +329,21 @@ Status CheckChangelogSink(const std::string& why, const CreateTable& sink,
 // Validates an aggregating INSERT against its tables and connectors: the query itself
 // (PlanAggregate), its output against the sink's columns (Flink's implicit widening, as the
 // Calc applies it), and where a changelog may go.
+// Types expressions over an aggregate's layout as the evaluator will compute them.
+ExpressionTyper EvaluatorTyper() {
+  return [](const Expr& e, const BatchSchema& layout) -> Result<SqlType> {
+    FLOE_ASSIGN_OR_RAISE(ScalarExpr value,
+                         ScalarExpr::Compile(e, layout, "in the select list or HAVING"));
+    return value.type();
+  };
+}
+
 Result<AggregatePlan> CheckAggregate(const Script& script, const Insert& insert,
                                      const CreateTable& source, bool changelog_source,
                                      const CreateTable& sink,
                                      const connectors::Connector& sink_connector,
                                      const connectors::TableDescriptor& sink_table) {
-  const ExpressionTyper typer = [](const Expr& e, const BatchSchema& layout) -> Result<SqlType> {
-    FLOE_ASSIGN_OR_RAISE(ScalarExpr value,
-                         ScalarExpr::Compile(e, layout, "in the select list or HAVING"));
-    return value.type();
-  };
-  FLOE_ASSIGN_OR_RAISE(AggregatePlan plan, PlanAggregate(script, insert, typer));
+  FLOE_ASSIGN_OR_RAISE(AggregatePlan plan, PlanAggregate(script, insert, EvaluatorTyper()));
   if (changelog_source) {
     return Status::InvalidArgument(At(insert.pos) + "table '" + source.name +
                                    "' is a changelog ('format' = 'debezium-json'); aggregating "
@@ -492,6 +497,8 @@ struct InsertPlan {
   // A changelog source (debezium-json) emits updates and deletes: its rows carry the reserved
   // row-kind column through the Calc to the sink, which must be able to apply them.
   bool changelog = false;
+  // The source is an aggregating view (PlanViewSource): watermarks arrive with its rows.
+  bool watermarks_from_view = false;
   // What the rest of the graph reads: every column once computed ones are evaluated.
   runtime::VertexId out;
   std::shared_ptr<const BatchSchema> row_schema;
@@ -529,16 +536,18 @@ struct TableUses {
 Result<InsertPlan> ResolveInsert(const Script& script, size_t ordinal, const TableUses& uses) {
   InsertPlan p;
   p.insert = &script.inserts[ordinal];
-  p.source = script.FindTable(p.insert->source);
+  p.source = script.FindTable(p.insert->source);  // none for a view: PlanViewSource
   p.sink = script.FindTable(p.insert->sink);
-  if (p.source == nullptr || p.sink == nullptr) {
+  if ((p.source == nullptr && p.insert->from_view.empty()) || p.sink == nullptr) {
     return Status::Internal(At(p.insert->pos) + "INSERT names a table the parser did not check");
   }
   std::string suffix = "-" + std::to_string(ordinal + 1);
-  p.source_suffix = TableUses::Several(uses.as_source, p.source->name) ? suffix : "";
+  p.source_suffix = TableUses::Several(uses.as_source, p.insert->source) ? suffix : "";
   p.sink_suffix = TableUses::Several(uses.as_sink, p.sink->name) ? suffix : "";
-  p.source_name = p.SourceSide("source");
-  FLOE_RETURN_NOT_OK(CheckReservedColumns(*p.source));
+  if (p.source != nullptr) {
+    p.source_name = p.SourceSide("source");
+    FLOE_RETURN_NOT_OK(CheckReservedColumns(*p.source));
+  }
   FLOE_RETURN_NOT_OK(CheckReservedColumns(*p.sink));
   return p;
 }
@@ -927,11 +936,11 @@ Result<runtime::VertexId> PlanAggregateCalc(PlannedJob& job, const InsertPlan& p
 // An aggregating INSERT (validated by CheckAggregate): source -> [computed columns] ->
 // [watermark assigner] -> [WHERE] -> keyBy(keys) -> window aggregate or GROUP BY aggregate ->
 // Calc (select list into the sink's columns) -> sink.
-Result<connectors::AddedSink> PlanAggregateInsert(PlannedJob& job, const InsertPlan& p,
-                                                  const AggregatePlan& plan) {
+Result<runtime::VertexId> PlanAggregatePipeline(PlannedJob& job, const InsertPlan& p,
+                                                const AggregatePlan& plan) {
   runtime::VertexId upstream = p.out;
   const uint32_t source_parallelism = job.graph.vertex(upstream).parallelism;
-  if (plan.window && !p.source_connector->generates_watermarks) {
+  if (plan.window && !p.source_connector->generates_watermarks && !p.watermarks_from_view) {
     upstream = PlanWatermarkAssigner(job, p, *plan.watermark, source_parallelism, upstream);
   }
   if (plan.where) {
@@ -942,8 +951,79 @@ Result<connectors::AddedSink> PlanAggregateInsert(PlannedJob& job, const InsertP
                          PlanAggregateArguments(job, p, plan, source_parallelism, upstream));
   }
   FLOE_ASSIGN_OR_RAISE(AggregateVertex agg, PlanAggregateOperator(job, p, plan, upstream));
-  FLOE_ASSIGN_OR_RAISE(runtime::VertexId calc, PlanAggregateCalc(job, p, plan, agg));
+  return PlanAggregateCalc(job, p, plan, agg);
+}
+
+Result<connectors::AddedSink> PlanAggregateInsert(PlannedJob& job, const InsertPlan& p,
+                                                  const AggregatePlan& plan) {
+  FLOE_ASSIGN_OR_RAISE(runtime::VertexId calc, PlanAggregatePipeline(job, p, plan));
   return PlanSink(job, p, calc, /*changelog=*/!plan.window);
+}
+
+// An INSERT that reads a view (or a subquery) that aggregates: the view's window aggregation is
+// planned up to its Calc, and the INSERT reads that as its source table, whose rowtime is the
+// view's window_time column. Watermarks arrive from the view's window operator, as in Flink's
+// cascaded window aggregations, so no assigner is added for it.
+Status PlanViewSource(PlannedJob& job, const Script& script, const TableUses& uses, size_t ordinal,
+                      InsertPlan& p, std::deque<CreateTable>& views) {
+  const Insert& outer = *p.insert;
+  const Insert& query = outer.from_view.at(0);
+  const std::string what = outer.source.rfind("$subquery", 0) == 0 ? std::string("a subquery")
+                                                                   : "view '" + outer.source + "'";
+  if (job.context.scale_out) {
+    return Status::NotImplemented(At(outer.from_pos) + "not implemented yet: a query over " + what +
+                                  ", which aggregates, with 'floe.scale-out'");
+  }
+  InsertPlan inner;
+  inner.insert = &query;
+  inner.source = script.FindTable(query.source);
+  if (inner.source == nullptr)
+    return Status::Internal("a view reads a table the parser did not check");
+  const std::string suffix = "-" + std::to_string(ordinal + 1);
+  inner.source_suffix = TableUses::Several(uses.as_source, inner.source->name) ? suffix : "";
+  inner.sink_suffix = TableUses::Several(uses.as_source, outer.source) ? suffix : "";
+  inner.source_name = inner.SourceSide("source");
+  FLOE_RETURN_NOT_OK(CheckReservedColumns(*inner.source));
+  FLOE_RETURN_NOT_OK(PlanSource(job, inner));
+  FLOE_RETURN_NOT_OK(PlanComputedColumns(job, inner));
+  FLOE_ASSIGN_OR_RAISE(AggregateArguments args, RewriteAggregateArguments(script, inner, false));
+  const Script& planned = args.hidden.empty() ? script : args.script;
+  inner.aggregate_arguments = args.hidden;
+  FLOE_ASSIGN_OR_RAISE(AggregatePlan plan, PlanAggregate(planned, args.insert, EvaluatorTyper()));
+  if (inner.changelog || !plan.window || !plan.watermark) {
+    return Status::NotImplemented(
+        At(outer.from_pos) + "not implemented yet: a query over " + what +
+        ", which is not a window aggregation over an append-only table; only a window "
+        "aggregation's result is read by another query");
+  }
+  // The view as a table: its columns typed by the aggregate, window_time its rowtime.
+  CreateTable& view = views.emplace_back();
+  view.name = outer.source;
+  view.pos = outer.from_pos;
+  for (size_t i = 0; i < plan.output->fields.size(); ++i) {
+    const Field& f = plan.output->fields[i];
+    ColumnDef c;
+    c.name = outer.from_view_columns.at(i);
+    c.type = f.type;
+    c.not_null = !f.nullable;
+    c.precision = f.type.id == TypeId::kTimestamp || f.type.id == TypeId::kTimestampTz ? 3 : 0;
+    c.pos = view.pos;
+    if (plan.outputs[i].kind == AggregateOutput::Kind::kWindowTime) {
+      view.watermark = Watermark{c.name, 0, view.pos};
+    }
+    view.columns.push_back(std::move(c));
+  }
+  inner.sink = &view;
+  inner.sink_table = Describe(view);
+  FLOE_ASSIGN_OR_RAISE(runtime::VertexId calc, PlanAggregatePipeline(job, inner, plan));
+  p.source = &view;
+  p.source_name = inner.source_name;
+  p.source_connector = inner.source_connector;
+  p.source_table = inner.source_table;
+  p.out = calc;
+  p.row_schema = RowSchemaOf(view);
+  p.watermarks_from_view = true;
+  return Status::OK();
 }
 
 // ---- restore -------------------------------------------------------------------------------
@@ -1111,7 +1191,9 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
   for (const Insert& insert : script.inserts) {
     ++uses.as_source[insert.source];
     ++uses.as_sink[insert.sink];
+    for (const Insert& view : insert.from_view) ++uses.as_source[view.source];
   }
+  std::deque<CreateTable> views;  // aggregating views read by INSERTs, as tables
 
   // Sinks that commit to an external system check it against the restored checkpoint.
   std::vector<connectors::AddedSink> committing_sinks;
@@ -1122,14 +1204,23 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
   std::optional<AggregatePlan> keyed_plan;  // the aggregate holding keyed state, if any
   for (size_t i = 0; i < script.inserts.size(); ++i) {
     FLOE_ASSIGN_OR_RAISE(InsertPlan p, ResolveInsert(script, i, uses));
-    FLOE_RETURN_NOT_OK(PlanSource(*job, p));
-    FLOE_RETURN_NOT_OK(PlanComputedColumns(*job, p));
+    // Over an aggregating view, the script the query is checked against holds the view too.
+    Script with_view;
+    if (p.insert->from_view.empty()) {
+      FLOE_RETURN_NOT_OK(PlanSource(*job, p));
+      FLOE_RETURN_NOT_OK(PlanComputedColumns(*job, p));
+    } else {
+      FLOE_RETURN_NOT_OK(PlanViewSource(*job, script, uses, i, p, views));
+      with_view = script;
+      with_view.tables.push_back(*p.source);
+    }
+    const Script& base = p.insert->from_view.empty() ? script : with_view;
     FLOE_RETURN_NOT_OK(DescribeSink(p));
     std::optional<AggregatePlan> aggregate;
     if (IsAggregateQuery(*p.insert)) {
       FLOE_ASSIGN_OR_RAISE(AggregateArguments args,
-                           RewriteAggregateArguments(script, p, job->context.scale_out != nullptr));
-      const Script& planned = args.hidden.empty() ? script : args.script;
+                           RewriteAggregateArguments(base, p, job->context.scale_out != nullptr));
+      const Script& planned = args.hidden.empty() ? base : args.script;
       p.aggregate_arguments = args.hidden;
       FLOE_ASSIGN_OR_RAISE(aggregate,
                            CheckAggregate(planned, args.insert, *planned.FindTable(p.source->name),
