@@ -256,6 +256,10 @@ Result<std::pair<TokenKind, size_t>> ScanSymbol(const SourceText& source, size_t
     case '|':
       if (next_is('|')) return std::pair{TokenKind::kConcat, size_t{2}};
       return source.Error(i, "unexpected character '|', did you mean '||'?");
+    case '[':  // Flink's ARRAY[...], MAP[...] and a[i]: collection types floe has not built
+      return source.Error(i,
+                          "unexpected character '[': ARRAY and MAP values (ARRAY[...], "
+                          "MAP[...], element access) are not supported yet");
     default: {
       std::string shown = std::isprint(static_cast<unsigned char>(c))
                               ? std::string("'") + c + "'"

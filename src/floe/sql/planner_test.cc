@@ -15,11 +15,14 @@
 #include "floe/runtime/local_job.h"
 #include "floe/sql/course_tile_test_util.h"
 #include "floe/sql/parser.h"
+#include "floe/sql/planner_test_util.h"
 
 namespace floe::sql {
 namespace {
 
 using runtime::CheckpointingMode;
+using testing::JsonInput;
+using testing::RunPrinting;
 
 Result<std::unique_ptr<PlannedJob>> Plan(const std::string& text, PlanOptions options = {}) {
   if (options.job_id.empty()) options.job_id = "0123456789abcdef0123456789abcdef";
@@ -366,38 +369,6 @@ TEST(PlanJob, PlannedRosterJobRunsToCompletionWithAFinalCheckpoint) {
   ASSERT_TRUE(final_id.valid());
   EXPECT_EQ((*job)->context.positions->PositionsAt(final_id).at("source-roster/0"),
             "{\"next_seq\":3001}");
-}
-
-// A fresh directory holding in.jsonl with `lines`, for a filesystem source at ${DIR}; removed
-// with the object.
-struct JsonInput {
-  std::filesystem::path dir;
-  explicit JsonInput(const std::string& lines) {
-    std::random_device rd;
-    dir = std::filesystem::temp_directory_path() / ("floe-planner-test-" + std::to_string(rd()));
-    std::filesystem::create_directories(dir);
-    std::ofstream(dir / "in.jsonl") << lines;
-  }
-  ~JsonInput() { std::filesystem::remove_all(dir); }
-  PlanOptions options() const {
-    PlanOptions options;
-    options.variables = {{"DIR", dir.string()}};
-    return options;
-  }
-};
-
-// Runs a planned job to its end; what its print sinks printed.
-Result<std::string> RunPrinting(const PlannedJob& job) {
-  runtime::LocalJobOptions local;
-  local.checkpointing = job.checkpointing;
-  local.timer_thread = false;
-  FLOE_ASSIGN_OR_RAISE(auto run, runtime::LocalJob::Make(job.graph, local));
-  ::testing::internal::CaptureStdout();
-  Status st = run->Start();
-  if (st.ok()) st = run->Wait();
-  std::string printed = ::testing::internal::GetCapturedStdout();
-  FLOE_RETURN_NOT_OK(st);
-  return printed;
 }
 
 TEST(PlanJob, PlannedFilesystemToPrintJobPrintsTheFilteredRows) {
