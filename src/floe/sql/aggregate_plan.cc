@@ -47,7 +47,9 @@ std::string TypeText(const DataType& type, bool nullable) {
   return SqlTypeName(type) + (nullable ? "" : " NOT NULL");
 }
 
-Result<AggregateCall> PlanCall(const Expr& e, const CreateTable& source, const BatchSchema& input) {
+// `windowed`: the query reads a window TVF, whose window_* columns are not the table's.
+Result<AggregateCall> PlanCall(const Expr& e, const CreateTable& source, const BatchSchema& input,
+                               bool windowed) {
   std::optional<AggregateFunction> function = AggregateOf(e.name);
   if (!function) {
     return ErrorAt(e.pos, "function " + e.name +
@@ -78,7 +80,7 @@ Result<AggregateCall> PlanCall(const Expr& e, const CreateTable& source, const B
                                 "yet): " +
                                 ToString(e));
   }
-  if (IsWindowColumn(arg.name)) {
+  if (windowed && IsWindowColumn(arg.name)) {
     return ErrorAt(arg.pos, "aggregating the window column '" + arg.name +
                                 "' is not supported; it is the same for every row of a window");
   }
@@ -164,12 +166,12 @@ Result<WindowSpec> PlanWindow(const Insert& insert, const CreateTable& source) {
 }
 
 // WHERE runs before the aggregate, on the table's columns.
-Status CheckWhere(const Expr& where) {
+Status CheckWhere(const Expr& where, bool windowed) {
   if (ContainsAggregate(where)) {
     return ErrorAt(where.pos,
                    "aggregate functions are not allowed in WHERE; filter groups with HAVING");
   }
-  if (const Expr* wc = FindWindowColumn(where)) {
+  if (const Expr* wc = windowed ? FindWindowColumn(where) : nullptr) {
     return ErrorAt(wc->pos, "filtering on '" + wc->name +
                                 "' before the window aggregation is not supported yet");
   }
@@ -187,11 +189,11 @@ Result<std::vector<std::string>> PlanGroupBy(const Insert& insert, AggregatePlan
       return ErrorAt(item.pos, "GROUP BY takes columns; grouping by " + ToString(item) +
                                    " is not supported yet");
     }
-    if (item.name == kWindowStart) {
+    if (insert.window && item.name == kWindowStart) {
       by_start = true;
-    } else if (item.name == kWindowEnd) {
+    } else if (insert.window && item.name == kWindowEnd) {
       by_end = true;
-    } else if (item.name == kWindowTime) {
+    } else if (insert.window && item.name == kWindowTime) {
       plan->groups_by_window_time = true;
     } else if (std::find(key_names.begin(), key_names.end(), item.name) == key_names.end()) {
       key_names.push_back(item.name);
@@ -232,7 +234,7 @@ Status PlanSelectColumn(const Expr& e, const AggregatePlan& plan,
                         const std::vector<std::string>& key_names, AggregateOutput* out,
                         Field* field) {
   const BatchSchema& input = *plan.input;
-  if (IsWindowColumn(e.name)) {
+  if (plan.window && IsWindowColumn(e.name)) {
     bool grouped = e.name == kWindowTime ? plan.groups_by_window_time : true;
     if (!grouped) {
       return ErrorAt(e.pos,
@@ -272,7 +274,8 @@ Result<int> AddAggregate(const Expr& e, const CreateTable& source, AggregatePlan
   const std::string text = ToString(e);
   auto it = calls->find(text);
   if (it != calls->end()) return it->second;
-  FLOE_ASSIGN_OR_RAISE(AggregateCall call, PlanCall(e, source, *plan->input));
+  FLOE_ASSIGN_OR_RAISE(AggregateCall call,
+                       PlanCall(e, source, *plan->input, plan->window.has_value()));
   const int index = static_cast<int>(plan->aggregates.size());
   plan->aggregates.push_back(call);
   plan->aggregate_names.push_back(text);
@@ -290,6 +293,11 @@ Result<Expr> OverLayout(const Expr& e, const CreateTable& source,
     Expr column = Expr::Column(plan->aggregate_names[static_cast<size_t>(index)]);
     column.pos = e.pos;
     return column;
+  }
+  if (e.kind == ExprKind::kCall && !IsScalarFunction(e.name)) {
+    return ErrorAt(e.pos, "function " + e.name +
+                              " is not supported yet: floe runs the built-in functions of "
+                              "docs/sql.md, and no user-defined functions");
   }
   if (e.kind == ExprKind::kColumn) {
     AggregateOutput out;
@@ -456,7 +464,7 @@ Result<AggregatePlan> PlanAggregate(const Script& script, const Insert& insert,
     FLOE_ASSIGN_OR_RAISE(plan.window, PlanWindow(insert, *source));
   }
   if (insert.where) {
-    FLOE_RETURN_NOT_OK(CheckWhere(*insert.where));
+    FLOE_RETURN_NOT_OK(CheckWhere(*insert.where, insert.window.has_value()));
     plan.where = insert.where;
   }
   if (insert.select.empty()) {

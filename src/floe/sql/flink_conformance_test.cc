@@ -92,21 +92,30 @@ std::string FlinkValue(const std::string& json, TypeId type) {
   return json;
 }
 
-// What print printed, as Flink's row strings (values joined by ','), sorted.
+// What print printed, as Flink's row strings (values joined by ','), sorted. A changelog is
+// folded into its final rows (-U and -D take back a row +I or +U added), as Flink's retract
+// test sink compares it.
 std::vector<std::string> FlinkRows(const std::string& printed, const std::vector<TypeId>& types) {
   std::vector<std::string> rows;
   size_t start = 0;
   while (start < printed.size()) {
     size_t end = printed.find('\n', start);
     if (end == std::string::npos) end = printed.size();
-    const std::vector<std::string> values = JsonValues(printed.substr(start, end - start));
+    const std::string line = printed.substr(start, end - start);
+    start = end + 1;
+    const std::vector<std::string> values = JsonValues(line);
+    if (values.empty()) continue;
     std::string row;
     for (size_t c = 0; c < values.size(); ++c) {
       row +=
           (c > 0 ? "," : "") + FlinkValue(values[c], c < types.size() ? types[c] : TypeId::kString);
     }
-    if (!values.empty()) rows.push_back(std::move(row));
-    start = end + 1;
+    if (line.rfind("-U", 0) == 0 || line.rfind("-D", 0) == 0) {
+      auto it = std::find(rows.begin(), rows.end(), row);
+      if (it != rows.end()) rows.erase(it);
+    } else {
+      rows.push_back(std::move(row));
+    }
   }
   std::sort(rows.begin(), rows.end());
   return rows;
@@ -345,6 +354,135 @@ TEST(FlinkConformance, CalcITCase) {
              {},
              "floe computes TIMESTAMP_LTZ (window boundaries, casts, printing) in UTC only"});
   }
+}
+
+// ---- WindowAggregateITCase (runtime/stream/sql/WindowAggregateITCase.scala) --------------
+// Its table T1 (TestData.windowDataWithTimestamp) in the TIMESTAMP variant (useTimestampLtz =
+// false); its rowtime `TO_TIMESTAMP(ts)` is `CAST(ts AS TIMESTAMP(3))` here (floe has no
+// TO_TIMESTAMP yet; the same value for these strings). The session zone (Asia/Shanghai) does not
+// touch TIMESTAMP windows and is not set (floe refuses zones other than UTC yet).
+// Not run here (docs/sql.md counts them): the other tests that call Flink's test UDAF
+// concat_distinct_agg, refused as testEventTimeTumbleWindow is; the other GROUPING SETS / CUBE /
+// ROLLUP ones, refused as testEventTimeTumbleWindow_GroupingSets is; the 5 over a changelog
+// source (floe aggregates append-only sources only,
+// PlanJob.AChangelogSourceRefusesComputedColumnsAggregationAndInsertOnlySinks); and
+// testRelaxFormProctimeCascadeWindowAgg, which asserts nothing.
+
+constexpr const char* kT1 =
+    "CREATE TABLE T1 (`ts` STRING, `int` INT, `double` DOUBLE, `float` FLOAT, "
+    "`bigdec` DECIMAL(10, 2), `string` STRING, `name` STRING, "
+    "`rowtime` AS CAST(`ts` AS TIMESTAMP(3)), "
+    "WATERMARK FOR `rowtime` AS `rowtime` - INTERVAL '1' SECOND) "
+    "WITH ('connector' = 'filesystem', 'path' = '${DIR}', 'format' = 'json');\n";
+
+std::string WindowDataWithTimestamp() {
+  struct Row {
+    const char* ts;
+    const char* rest;
+  };
+  const Row rows[] = {
+      {"00:00:01", R"("int":1,"double":1.0,"float":1.0,"bigdec":1.11,"string":"Hi","name":"a")"},
+      {"00:00:02",
+       R"("int":2,"double":2.0,"float":2.0,"bigdec":2.22,"string":"Comment#1","name":"a")"},
+      {"00:00:03",
+       R"("int":2,"double":2.0,"float":2.0,"bigdec":2.22,"string":"Comment#1","name":"a")"},
+      {"00:00:04", R"("int":5,"double":5.0,"float":5.0,"bigdec":5.55,"string":null,"name":"a")"},
+      {"00:00:07", R"("int":3,"double":3.0,"float":3.0,"bigdec":null,"string":"Hello","name":"b")"},
+      {"00:00:06", R"("int":6,"double":6.0,"float":6.0,"bigdec":6.66,"string":"Hi","name":"b")"},
+      {"00:00:08",
+       R"("int":3,"double":null,"float":3.0,"bigdec":3.33,"string":"Comment#2","name":"a")"},
+      {"00:00:04", R"("int":5,"double":5.0,"float":null,"bigdec":5.55,"string":"Hi","name":"a")"},
+      {"00:00:16", R"("int":4,"double":4.0,"float":4.0,"bigdec":4.44,"string":"Hi","name":"b")"},
+      {"00:00:32", R"("int":7,"double":7.0,"float":7.0,"bigdec":7.77,"string":null,"name":null)"},
+      {"00:00:34",
+       R"("int":1,"double":3.0,"float":3.0,"bigdec":3.33,"string":"Comment#3","name":"b")"},
+  };
+  std::string out;
+  for (const Row& r : rows) {
+    out += std::string("{\"ts\":\"2020-10-10 ") + r.ts + ".000\"," + r.rest + "}\n";
+  }
+  return out;
+}
+
+TEST(FlinkConformance, WindowAggregateITCase) {
+  const std::string data = WindowDataWithTimestamp();
+  // testCascadeEventTimeTumbleWindowWithOffset: a GROUP BY over a window aggregation's
+  // window_start / window_end. Flink recognises them as a window (append rows); floe runs the
+  // outer GROUP BY as a regular aggregation, a changelog whose final rows are Flink's.
+  RunCase(
+      kT1, data,
+      {"testCascadeEventTimeTumbleWindowWithOffset",
+       "INSERT INTO out SELECT cnt, window_start, window_end, COUNT(*) FROM (SELECT `name`, "
+       "window_start, window_end, COUNT(DISTINCT `string`) AS cnt FROM TABLE(TUMBLE(TABLE T1, "
+       "DESCRIPTOR(rowtime), INTERVAL '1' DAY, INTERVAL '8' HOUR)) GROUP BY `name`, "
+       "window_start, window_end) GROUP BY cnt, window_start, window_end",
+       "cnt BIGINT, ws TIMESTAMP(3), we TIMESTAMP(3), n BIGINT",
+       Lines({"0,2020-10-09T08:00,2020-10-10T08:00,1", "3,2020-10-09T08:00,2020-10-10T08:00,2"}),
+       ""});
+  RunCase(kT1, data,
+          {"testTumbleWindowOutputWindowTime",
+           "INSERT INTO out SELECT `name`, window_start, window_end, window_time, COUNT(*) FROM "
+           "TABLE(TUMBLE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY `name`, "
+           "window_start, window_end, window_time",
+           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3), n BIGINT",
+           Lines({"a,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999,4",
+                  "a,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999,1",
+                  "b,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999,2",
+                  "b,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999,1",
+                  "b,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999,1",
+                  "null,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999,1"}),
+           ""});
+  RunCase(kT1, data,
+          {"testFieldNameConflict",
+           "INSERT INTO out SELECT window_time, MIN(rowtime) AS start_time, MAX(rowtime) AS "
+           "end_time FROM TABLE(TUMBLE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP "
+           "BY window_start, window_end, window_time",
+           "wt TIMESTAMP(3), s TIMESTAMP(3), e TIMESTAMP(3)",
+           Lines({"2020-10-10T00:00:04.999,2020-10-10T00:00:01,2020-10-10T00:00:04",
+                  "2020-10-10T00:00:09.999,2020-10-10T00:00:06,2020-10-10T00:00:08",
+                  "2020-10-10T00:00:19.999,2020-10-10T00:00:16,2020-10-10T00:00:16",
+                  "2020-10-10T00:00:34.999,2020-10-10T00:00:32,2020-10-10T00:00:34"}),
+           ""});
+  // Its own data: rowtime from epoch milliseconds, a watermark 10 ms behind every element
+  // (emitted after each: interval 0), a 5 ms session gap.
+  RunCase(
+      "SET 'pipeline.auto-watermark-interval' = '0';\n"
+      "CREATE TABLE MyTable (a BIGINT, b INT, c STRING, rowtime AS "
+      "CAST(TO_TIMESTAMP_LTZ(a, 3) AS TIMESTAMP(3)), WATERMARK FOR rowtime AS rowtime - "
+      "INTERVAL '0.010' SECOND) WITH ('connector' = 'filesystem', 'path' = '${DIR}', "
+      "'format' = 'json');\n",
+      "{\"a\":1,\"b\":2,\"c\":\"Hello\"}\n{\"a\":2,\"b\":2,\"c\":\"Hello\"}\n"
+      "{\"a\":8,\"b\":2,\"c\":\"Hello\"}\n{\"a\":10,\"b\":3,\"c\":\"Hello\"}\n"
+      "{\"a\":9,\"b\":9,\"c\":\"Hello World\"}\n{\"a\":4,\"b\":1,\"c\":\"Hello\"}\n"
+      "{\"a\":16,\"b\":16,\"c\":\"Hello\"}\n",
+      {"testDistinctAggWithMergeOnEventTimeSessionWindow",
+       "INSERT INTO out SELECT c, COUNT(DISTINCT b), window_end FROM TABLE(SESSION(TABLE "
+       "MyTable PARTITION BY c, DESCRIPTOR(rowtime), INTERVAL '0.005' SECOND)) GROUP BY c, "
+       "window_start, window_end",
+       "c STRING, n BIGINT, we TIMESTAMP(3)",
+       Lines({"Hello World,1,1970-01-01T00:00:00.014", "Hello,1,1970-01-01T00:00:00.021",
+              "Hello,3,1970-01-01T00:00:00.015"}),
+       ""});
+  // Refused: Flink's test UDAF, and GROUPING SETS.
+  RunCase(
+      kT1, data,
+      {"testEventTimeTumbleWindow",
+       "INSERT INTO out SELECT `name`, window_start, window_end, COUNT(*), SUM(`bigdec`), "
+       "MAX(`double`), MIN(`float`), COUNT(DISTINCT `string`), concat_distinct_agg(`string`) "
+       "FROM TABLE(TUMBLE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY "
+       "`name`, window_start, window_end",
+       "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), n BIGINT, s DECIMAL(38, 2), mx DOUBLE, "
+       "mn FLOAT, d BIGINT, c STRING",
+       {},
+       "function CONCAT_DISTINCT_AGG is not supported yet"});
+  RunCase(kT1, data,
+          {"testEventTimeTumbleWindow_GroupingSets",
+           "INSERT INTO out SELECT `name`, window_start, window_end, COUNT(*) FROM TABLE(TUMBLE("
+           "TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY GROUPING SETS((`name`, "
+           "window_start, window_end), (window_start, window_end))",
+           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), n BIGINT",
+           {},
+           "GROUPING SETS is not supported yet"});
 }
 
 }  // namespace

@@ -214,6 +214,11 @@ Result<DataType> CommonType(const std::vector<DataType>& types) {
   return DataType::Decimal(std::min(38, integer_digits + scale), scale);
 }
 
+bool IsScalarFunction(std::string_view name) {
+  return name == "MOD" || name == "TO_TIMESTAMP_LTZ" ||
+         ScalarFunctionType(name, {}).status().code() != StatusCode::kNotFound;
+}
+
 bool IsNumericType(TypeId id) {
   return id == TypeId::kInt32 || id == TypeId::kInt64 || id == TypeId::kFloat ||
          id == TypeId::kDouble || id == TypeId::kDecimal;

@@ -46,6 +46,10 @@ Result<DataType> ScalarFunctionType(std::string_view name, const std::vector<Dat
 // InvalidArgument for anything else.
 Result<DataType> CommonType(const std::vector<DataType>& types);
 
+// Whether `name` (upper case) is a scalar function the evaluator runs (ScalarFunctionType's, MOD,
+// TO_TIMESTAMP_LTZ).
+bool IsScalarFunction(std::string_view name);
+
 // A DECIMAL value (unscaled digits and scale) as the nearest DOUBLE.
 double DecimalToDouble(Int128 unscaled, int scale);
 

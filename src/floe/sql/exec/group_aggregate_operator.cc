@@ -1,5 +1,7 @@
 #include "floe/sql/exec/group_aggregate_operator.h"
 
+#include <cstring>
+
 #include <unordered_map>
 #include <utility>
 
@@ -84,6 +86,8 @@ Status GroupAggregateOperator::Open(const runtime::OperatorContext& ctx) {
   state_ = ctx.keyed_state;
   task_ = ctx.task.name();
   FLOE_ASSIGN_OR_RAISE(accumulators_, state_->GetValueState("group-accumulators", /*ttl=*/true));
+  FLOE_ASSIGN_OR_RAISE(runtime::KeyedStateOptions options, KeyedStateOptionsFor(spec_));
+  emit_unchanged_ = options.ttl.count() > 0;
   return Status::OK();
 }
 
@@ -128,6 +132,31 @@ void GroupAggregateOperator::AppendRow(const internal::AggregateState& state, co
   if (claims_.scaled_out()) out->mutable_column(kind_column + 1).AppendBytes(split);
 }
 
+namespace {
+
+// Whether the last two rows of `rows` hold the same aggregate values (columns [keys, keys +
+// aggregates)).
+bool LastTwoRowsAgree(const RecordBatch& rows, size_t keys, size_t aggregates) {
+  const size_t a = rows.num_rows() - 2, b = rows.num_rows() - 1;
+  for (size_t c = keys; c < keys + aggregates; ++c) {
+    const Column& column = rows.column(c);
+    if (column.IsNull(a) || column.IsNull(b)) {
+      if (column.IsNull(a) != column.IsNull(b)) return false;
+      continue;
+    }
+    const size_t width = column.type().fixed_width();
+    if (width == 0) {
+      if (column.GetBytes(a) != column.GetBytes(b)) return false;
+    } else if (std::memcmp(column.values<uint8_t>() + a * width,
+                           column.values<uint8_t>() + b * width, width) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 Status GroupAggregateOperator::ProcessBatch(const RecordBatch& batch, int input,
                                             runtime::Collector& out) {
   (void)input;
@@ -163,6 +192,10 @@ Status GroupAggregateOperator::ProcessBatch(const RecordBatch& batch, int input,
     }
     for (size_t row : rows) aggregator_.Add(batch, row, &acc);
     AppendRow(acc, exists ? "+U" : "+I", split, &changes, &status);
+    if (exists && !emit_unchanged_ && LastTwoRowsAgree(changes, spec_.key_columns.size(),
+                                                       spec_.aggregates.size())) {
+      changes.Truncate(changes.num_rows() - 2);  // nothing changed: Flink emits nothing
+    }
     FLOE_RETURN_NOT_OK(accumulators_.Update(acc.Encode()));
   }
   FLOE_RETURN_NOT_OK(status);

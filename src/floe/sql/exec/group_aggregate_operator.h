@@ -69,6 +69,9 @@ class GroupAggregateOperator final : public runtime::Operator {
   runtime::KeyedStateBackend* state_ = nullptr;  // the runtime's
   internal::ClaimedSplits claims_;
   runtime::ValueState accumulators_;
+  // With `table.exec.state.ttl`, an update that changes no value is still emitted (it refreshes
+  // the row downstream), as Flink's GroupAggFunction does; without, it is not.
+  bool emit_unchanged_ = false;
   std::string task_;   // for messages
   std::string shape_;  // what its state means, checked at a restore (internal::StateShape)
 };

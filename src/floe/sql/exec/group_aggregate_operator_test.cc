@@ -95,6 +95,33 @@ TEST_P(GroupAggregate, EmitsAChangelogPerKeyAndBatch) {
 )"}));
 }
 
+// An update that changes no value is not emitted, as Flink's GroupAggFunction skips it
+// (MAX(v) stays 5 when 3 arrives); with 'table.exec.state.ttl' it is, to refresh the row
+// downstream, as there.
+TEST_P(GroupAggregate, AnUpdateThatChangesNoValueIsEmittedOnlyWithAStateTtl) {
+  GroupAggregateSpec spec = Spec();
+  spec.aggregates.erase(spec.aggregates.begin());  // MAX(v) alone
+  spec.aggregates[0].function = AggregateFunction::kMax;
+  auto op = Open(spec);
+  CollectingCollector out;
+  ASSERT_TRUE(op->ProcessBatch(Rows({{"a", 5}}), 0, out).ok());
+  ASSERT_TRUE(op->ProcessBatch(Rows({{"a", 3}}), 0, out).ok());
+  ASSERT_TRUE(op->ProcessBatch(Rows({{"a", 7}}), 0, out).ok());
+  EXPECT_EQ(JsonRows(out.batches),
+            (std::vector<std::string>{R"({"k":"a","agg0":5,"$row_kind":"+I"}
+)",
+                                      R"({"k":"a","agg0":5,"$row_kind":"-U"}
+)",
+                                      R"({"k":"a","agg0":7,"$row_kind":"+U"}
+)"}));
+  spec.job_config["table.exec.state.ttl"] = "1 h";
+  auto with_ttl = Open(spec);
+  CollectingCollector refreshed;
+  ASSERT_TRUE(with_ttl->ProcessBatch(Rows({{"a", 5}}), 0, refreshed).ok());
+  ASSERT_TRUE(with_ttl->ProcessBatch(Rows({{"a", 3}}), 0, refreshed).ok());
+  EXPECT_EQ(JsonRows(refreshed.batches).size(), 3u);  // +I, then -U/+U of the same 5
+}
+
 // A query whose aggregates changed under the same operator name cannot read the old
 // accumulators: the restore is refused naming the task and both shapes.
 TEST_P(GroupAggregate, StateOfAnotherQueryShapeIsRefusedNamingBoth) {
