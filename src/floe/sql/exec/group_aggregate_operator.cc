@@ -192,8 +192,8 @@ Status GroupAggregateOperator::ProcessBatch(const RecordBatch& batch, int input,
     }
     for (size_t row : rows) aggregator_.Add(batch, row, &acc);
     AppendRow(acc, exists ? "+U" : "+I", split, &changes, &status);
-    if (exists && !emit_unchanged_ && LastTwoRowsAgree(changes, spec_.key_columns.size(),
-                                                       spec_.aggregates.size())) {
+    if (exists && !emit_unchanged_ &&
+        LastTwoRowsAgree(changes, spec_.key_columns.size(), spec_.aggregates.size())) {
       changes.Truncate(changes.num_rows() - 2);  // nothing changed: Flink emits nothing
     }
     FLOE_RETURN_NOT_OK(accumulators_.Update(acc.Encode()));

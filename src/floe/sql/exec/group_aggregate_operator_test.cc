@@ -107,12 +107,11 @@ TEST_P(GroupAggregate, AnUpdateThatChangesNoValueIsEmittedOnlyWithAStateTtl) {
   ASSERT_TRUE(op->ProcessBatch(Rows({{"a", 5}}), 0, out).ok());
   ASSERT_TRUE(op->ProcessBatch(Rows({{"a", 3}}), 0, out).ok());
   ASSERT_TRUE(op->ProcessBatch(Rows({{"a", 7}}), 0, out).ok());
-  EXPECT_EQ(JsonRows(out.batches),
-            (std::vector<std::string>{R"({"k":"a","agg0":5,"$row_kind":"+I"}
+  EXPECT_EQ(JsonRows(out.batches), (std::vector<std::string>{R"({"k":"a","agg0":5,"$row_kind":"+I"}
 )",
-                                      R"({"k":"a","agg0":5,"$row_kind":"-U"}
+                                                             R"({"k":"a","agg0":5,"$row_kind":"-U"}
 )",
-                                      R"({"k":"a","agg0":7,"$row_kind":"+U"}
+                                                             R"({"k":"a","agg0":7,"$row_kind":"+U"}
 )"}));
   spec.job_config["table.exec.state.ttl"] = "1 h";
   auto with_ttl = Open(spec);
