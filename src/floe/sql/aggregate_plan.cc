@@ -283,8 +283,9 @@ Result<int> AddAggregate(const Expr& e, const CreateTable& source, AggregatePlan
   return index;
 }
 
-// `e` over the aggregate's layout (AggregateLayout): aggregates become columns agg<k>, grouped
-// and window columns stay; any other column is neither grouped nor aggregated.
+// `e` over the aggregate's layout (AggregateLayout): aggregates become columns named by their
+// SQL, grouped and window columns stay; any other column is neither grouped nor aggregated, and
+// a function that is not built in is refused.
 Result<Expr> OverLayout(const Expr& e, const CreateTable& source,
                         const std::vector<std::string>& key_names, AggregatePlan* plan,
                         std::map<std::string, int>* calls) {

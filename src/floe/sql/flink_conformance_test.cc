@@ -358,9 +358,8 @@ TEST(FlinkConformance, CalcITCase) {
 
 // ---- WindowAggregateITCase (runtime/stream/sql/WindowAggregateITCase.scala) --------------
 // Its table T1 (TestData.windowDataWithTimestamp) in the TIMESTAMP variant (useTimestampLtz =
-// false); its rowtime `TO_TIMESTAMP(ts)` is `CAST(ts AS TIMESTAMP(3))` here (floe has no
-// TO_TIMESTAMP yet; the same value for these strings). The session zone (Asia/Shanghai) does not
-// touch TIMESTAMP windows and is not set (floe refuses zones other than UTC yet).
+// false), its DDL as Flink's. The session zone (Asia/Shanghai) does not touch TIMESTAMP windows
+// and is not set (floe refuses zones other than UTC yet).
 // Not run here (docs/sql.md counts them): the other tests that call Flink's test UDAF
 // concat_distinct_agg, refused as testEventTimeTumbleWindow is; the other GROUPING SETS / CUBE /
 // ROLLUP ones, refused as testEventTimeTumbleWindow_GroupingSets is; the 5 over a changelog
@@ -371,7 +370,7 @@ TEST(FlinkConformance, CalcITCase) {
 constexpr const char* kT1 =
     "CREATE TABLE T1 (`ts` STRING, `int` INT, `double` DOUBLE, `float` FLOAT, "
     "`bigdec` DECIMAL(10, 2), `string` STRING, `name` STRING, "
-    "`rowtime` AS CAST(`ts` AS TIMESTAMP(3)), "
+    "`rowtime` AS TO_TIMESTAMP(`ts`), "
     "WATERMARK FOR `rowtime` AS `rowtime` - INTERVAL '1' SECOND) "
     "WITH ('connector' = 'filesystem', 'path' = '${DIR}', 'format' = 'json');\n";
 

@@ -914,10 +914,8 @@ class Parser {
   Result<size_t> ParseQuery(Insert* query) {
     Insert& insert = *query;
     FLOE_RETURN_NOT_OK(ExpectKeyword("SELECT"));
-    if (AtKeyword("DISTINCT")) {
-      return ErrorAt(Peek().offset, "SELECT DISTINCT is not supported yet");
-    }
-    (void)AcceptKeyword("ALL");  // SELECT ALL is SELECT
+    const size_t distinct = AtKeyword("DISTINCT") ? Advance().offset : 0;
+    if (distinct == 0) (void)AcceptKeyword("ALL");  // SELECT ALL is SELECT
     column_refs_.clear();
     if (!Accept(TokenKind::kStar)) {
       do {
@@ -977,10 +975,28 @@ class Parser {
     }
     size_t produced = insert.select.size();
     if (insert.select.empty()) produced = source_table->columns.size() + (insert.window ? 3 : 0);
+    if (distinct != 0) FLOE_RETURN_NOT_OK(GroupByTheSelectList(distinct, &insert));
     if (const View* view = FindView(insert.source)) {
       FLOE_RETURN_NOT_OK(InlineView(*view, source.offset, &insert));
     }
     return produced;
+  }
+
+  // SELECT DISTINCT items is GROUP BY items, as Calcite plans it (an aggregation without
+  // aggregates: a changelog whose rows are the distinct ones).
+  Status GroupByTheSelectList(size_t distinct, Insert* insert) const {
+    const bool aggregates =
+        std::any_of(insert->select.begin(), insert->select.end(),
+                    [](const SelectItem& item) { return ContainsAggregateCall(item.expr); });
+    if (insert->select.empty() || !insert->group_by.empty() || insert->having || insert->window ||
+        aggregates) {
+      return ErrorAt(distinct,
+                     "SELECT DISTINCT is supported with a list of columns or expressions only, "
+                     "not yet with *, GROUP BY, HAVING, a window or aggregates");
+    }
+    insert->group_by_pos = source_.Locate(distinct);
+    for (const SelectItem& item : insert->select) insert->group_by.push_back(item.expr);
+    return Status::OK();
   }
 
   // [WHERE expr] [GROUP BY expr, ...] [HAVING expr] up to the statement's end.
@@ -2084,8 +2100,8 @@ class Parser {
     // COALESCE is NOT NULL when one argument is; SUBSTRING may be NULL (a negative length);
     // the others are NULL when an argument is.
     if (e.name == "COALESCE") nullable = all_nullable;
-    if (e.name == "SUBSTRING") nullable = true;
-    return std::optional<TypedExpr>(TypedExpr{{*type, 0}, nullable});
+    if (e.name == "SUBSTRING" || e.name == "TO_TIMESTAMP") nullable = true;
+    return std::optional<TypedExpr>(TypedExpr{{*type, e.name == "TO_TIMESTAMP" ? 3 : 0}, nullable});
   }
 
   // CAST(x AS t): the casts Flink allows between floe's types; CAST(NULL AS t) is a NULL of t.

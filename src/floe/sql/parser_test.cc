@@ -941,8 +941,13 @@ TEST(ParseInsert, FlinkQueriesFloeLacksNameTheConstruct) {
             "line 2, column 40: GROUPING SETS is not supported yet");
   EXPECT_EQ(error("INSERT INTO t SELECT a FROM t GROUP BY CUBE (a)"),
             "line 2, column 40: CUBE is not supported yet");
-  EXPECT_EQ(error("INSERT INTO t SELECT DISTINCT a FROM t"),
-            "line 2, column 22: SELECT DISTINCT is not supported yet");
+  EXPECT_EQ(error("INSERT INTO t SELECT DISTINCT * FROM t"),
+            "line 2, column 22: SELECT DISTINCT is supported with a list of columns or "
+            "expressions only, not yet with *, GROUP BY, HAVING, a window or aggregates");
+  // SELECT DISTINCT items is GROUP BY items.
+  EXPECT_EQ(
+      MustParse(t + "INSERT INTO t SELECT DISTINCT a, b, c, d FROM t").inserts[0].group_by.size(),
+      4u);
   // OVER and FILTER are never taken for an alias.
   EXPECT_EQ(error("INSERT INTO t SELECT COUNT(*) OVER (ORDER BY a) FROM t"),
             "line 2, column 31: OVER (OVER aggregations, ROW_NUMBER deduplication and Top-N) is "

@@ -890,11 +890,14 @@ Result<AggregateVertex> PlanAggregateOperator(PlannedJob& job, const InsertPlan&
 Result<runtime::VertexId> PlanAggregateCalc(PlannedJob& job, const InsertPlan& p,
                                             const AggregatePlan& plan, const AggregateVertex& agg) {
   CalcSpec project;
+  // The operator's aggregates are agg0, agg1, ... after its keys (and window columns).
   auto input = std::make_shared<BatchSchema>(*agg.output);
-  for (Field& f : input->fields) {
-    if (f.name.rfind("agg", 0) != 0) continue;
-    const size_t k = static_cast<size_t>(std::atoi(f.name.c_str() + 3));
-    if (k < plan.aggregate_names.size()) f.name = plan.aggregate_names[k];
+  for (size_t f = plan.key_columns.size(); f < input->fields.size(); ++f) {
+    for (size_t k = 0; k < plan.aggregate_names.size(); ++k) {
+      if (input->fields[f].name == "agg" + std::to_string(k)) {
+        input->fields[f].name = plan.aggregate_names[k];
+      }
+    }
   }
   project.input = std::move(input);
   project.where = plan.having;

@@ -431,8 +431,8 @@ INSERT INTO out SELECT k, SUM(s || k) FROM t GROUP BY k;)sql",
 
 // The select list of an aggregation takes expressions over grouped columns and aggregates,
 // HAVING filters the groups (each change: an update HAVING keeps one half of becomes -D or +I),
-// GROUP BY takes expressions, named EXPR$<n> in the output as in Flink, and an aggregate takes
-// FILTER (WHERE ...).
+// GROUP BY takes expressions, named EXPR$<n> in the output as in Flink, an aggregate takes
+// FILTER (WHERE ...), and SELECT DISTINCT is a GROUP BY of its items.
 TEST(PlanJob, HavingAndExpressionsOverAggregatesAndGroupByExpressions) {
   JsonInput input(
       "{\"item\":\"a\",\"qty\":3}\n{\"item\":\"b\",\"qty\":1}\n"
@@ -446,6 +446,9 @@ CREATE TABLE orders (item STRING, qty INT)
 CREATE TABLE out (item STRING, n BIGINT, size STRING, up STRING)
   WITH ('connector' = 'print');
 CREATE TABLE parities (parity INT, n BIGINT) WITH ('connector' = 'print');
+CREATE TABLE named (agg0 STRING, n BIGINT) WITH ('connector' = 'print');
+CREATE TABLE items (item STRING) WITH ('connector' = 'print');
+INSERT INTO items SELECT DISTINCT item FROM orders;
 CREATE TABLE filtered (item STRING, big BIGINT, small_sum INT) WITH ('connector' = 'print');
 INSERT INTO filtered SELECT item, COUNT(*) FILTER (WHERE qty > 2),
     SUM(qty) FILTER (WHERE qty < 5) FROM orders GROUP BY item;
@@ -453,6 +456,9 @@ INSERT INTO out SELECT item, COUNT(*) + 1, CASE WHEN SUM(qty) > 5 THEN 'big' ELS
     UPPER(item)
   FROM orders GROUP BY item HAVING SUM(qty) > 2 AND COUNT(*) < 3;
 INSERT INTO parities SELECT qty % 2, COUNT(*) FROM orders GROUP BY qty % 2;
+CREATE TABLE orders0 (agg0 STRING, qty INT)
+  WITH ('connector' = 'filesystem', 'path' = '${DIR}', 'format' = 'json');
+INSERT INTO named SELECT agg0, COUNT(*) + 1 FROM orders0 GROUP BY agg0 HAVING COUNT(*) > 2;
 )sql",
                                                  input.options());
   ASSERT_TRUE(job.ok()) << job.status().ToString();
@@ -467,10 +473,18 @@ INSERT INTO parities SELECT qty % 2, COUNT(*) FROM orders GROUP BY qty % 2;
                            // FILTER (WHERE ...) on aggregates
                            "+U {\"item\":\"a\",\"big\":2,\"small_sum\":8}",
                            "+U {\"item\":\"b\",\"big\":1,\"small_sum\":1}",
-                           "+I {\"item\":\"c\",\"big\":0,\"small_sum\":2}"}) {
+                           "+I {\"item\":\"c\",\"big\":0,\"small_sum\":2}",
+                           // a key named like the operator's aggregate columns (all NULL)
+                           "+U {\"agg0\":null,\"n\":7}"}) {
     EXPECT_NE(printed->find(line), std::string::npos) << line << " in\n" << *printed;
   }
   EXPECT_EQ(printed->find("\"item\":\"c\",\"n\""), std::string::npos) << *printed;
+  // SELECT DISTINCT: each item once, a second batch's rows change nothing (no -U/+U).
+  for (const char* item : {"a", "b", "c"}) {
+    const std::string line = std::string("+I {\"item\":\"") + item + "\"}\n";
+    EXPECT_NE(printed->find(line), std::string::npos) << line << *printed;
+  }
+  EXPECT_EQ(printed->find("U {\"item\":\"a\"}"), std::string::npos) << *printed;
 
   // A window aggregation: HAVING keeps the windows with more than one row.
   JsonInput clicks(

@@ -171,6 +171,10 @@ Result<DataType> ScalarFunctionType(std::string_view name, const std::vector<Dat
     if (!ok) return wrong(fn == "LOCATE" ? "two STRINGs and an optional INT start" : "two STRINGs");
     return DataType::Int32();
   }
+  if (fn == "TO_TIMESTAMP") {
+    if (!strings(1, 1)) return wrong("one STRING ('yyyy-MM-dd HH:mm:ss[.fff]'; formats not yet)");
+    return DataType::Timestamp();
+  }
   if (fn == "LIKE") {
     if (!strings(2, 2)) return wrong("a STRING and a STRING pattern");
     return DataType::Boolean();

@@ -34,8 +34,8 @@ Result<DataType> DecimalLiteralType(std::string_view text, Int128* unscaled);
 // functions floe evaluates (sql/exec/scalar_expr.h): UPPER, LOWER, TRIM, LTRIM, RTRIM (one or
 // two STRINGs), CHAR_LENGTH / CHARACTER_LENGTH (INT), SUBSTRING (STRING, INT [, INT]), CONCAT
 // (STRINGs), CONCAT_WS (a separator and STRINGs), LEFT / RIGHT (STRING, INT), POSITION /
-// LOCATE (two STRINGs [, INT]: INT), REPLACE (three STRINGs), LIKE (two STRINGs: BOOLEAN) and
-// COALESCE (one type, or numbers: the widest).
+// LOCATE (two STRINGs [, INT]: INT), REPLACE (three STRINGs), LIKE (two STRINGs: BOOLEAN),
+// TO_TIMESTAMP (one STRING: TIMESTAMP(3)) and COALESCE (one type, or numbers: the widest).
 // NotFound for any other name; InvalidArgument naming the function for wrong arguments.
 Result<DataType> ScalarFunctionType(std::string_view name, const std::vector<DataType>& args);
 

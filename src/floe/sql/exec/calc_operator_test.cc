@@ -360,6 +360,14 @@ TEST(CalcProgram, DecimalArithmeticFollowsFlinksTypesAndRounding) {
             "the value '1.2.3'");
 }
 
+// TO_TIMESTAMP(s): TIMESTAMP(3) of 'yyyy-MM-dd HH:mm:ss[.fff]' (or with 'T'), NULL for text that
+// is no timestamp, as Flink's.
+TEST(CalcProgram, ToTimestampParsesTheDefaultFormatAndIsNullOtherwise) {
+  EXPECT_EQ(Values("TO_TIMESTAMP('2026-01-01 10:00:00.123456')", "TIMESTAMP(3)"),
+            Four("\"2026-01-01T10:00:00.123\""));
+  EXPECT_EQ(Values("TO_TIMESTAMP('yesterday')", "TIMESTAMP(3)"), Four("null"));
+}
+
 // COALESCE: the first argument that is not NULL, in the widest numeric type; lazy, as Flink's,
 // so an argument that would fail is not evaluated where an earlier one has a value.
 TEST(CalcProgram, CoalesceIsLazyAndWidens) {

@@ -51,7 +51,8 @@ struct ScalarExpr::Node {
     kRight,
     kPosition,
     kLike,
-    kCoalesce
+    kCoalesce,
+    kToTimestamp
   } fn = Fn::kUpper;
   SqlType type;
   SourcePos pos;
@@ -250,6 +251,7 @@ Node::Fn FunctionOf(const std::string& name) {
       {"LOCATE", Node::Fn::kPosition},
       {"LIKE", Node::Fn::kLike},
       {"COALESCE", Node::Fn::kCoalesce},
+      {"TO_TIMESTAMP", Node::Fn::kToTimestamp},
   };
   for (const auto& [n, fn] : kNames) {
     if (n == name) return fn;
@@ -368,6 +370,7 @@ Result<Node> CompileNode(const Expr& e, const BatchSchema& input, std::string_vi
       n.kind = Node::Kind::kFunction;
       n.fn = FunctionOf(e.name);
       n.type.type = *type;
+      if (n.fn == Node::Fn::kToTimestamp) n.type.precision = 3;
       return n;
     }
     case ExprKind::kArith:
@@ -937,6 +940,15 @@ class Evaluator {
         if (args.size() > 2) length = integer(2);
         const std::optional<std::string_view> part = strings::Substring(s, integer(1), length);
         part ? out->AppendBytes(*part) : out->AppendNull();
+        return Status::OK();
+      }
+      case Fn::kToTimestamp: {  // Flink's: NULL for text that is no timestamp
+        int64_t micros = 0;
+        if (ParseTimestamp(s, false, &micros) != nullptr) {
+          out->AppendNull();
+        } else {
+          out->Append<int64_t>(Truncate(micros, 3));
+        }
         return Status::OK();
       }
       case Fn::kConcatWs:
