@@ -234,6 +234,21 @@ double DecimalToDouble(Int128 unscaled, int scale) {
   return static_cast<double>(static_cast<long double>(unscaled) / divisor);
 }
 
+double NumberAsDouble(const Column& c, size_t i) {
+  switch (c.type().id) {
+    case TypeId::kInt32:
+      return c.Get<int32_t>(i);
+    case TypeId::kInt64:
+      return static_cast<double>(c.Get<int64_t>(i));
+    case TypeId::kFloat:
+      return c.Get<float>(i);
+    case TypeId::kDecimal:
+      return DecimalToDouble(c.Get<Int128>(i), c.type().scale);
+    default:
+      return c.Get<double>(i);
+  }
+}
+
 Result<DataType> NegationType(const DataType& operand) {
   if (Rank(operand.id) == 0 && operand.id != TypeId::kDecimal) {
     return Status::InvalidArgument("cannot negate " + SqlTypeName(operand) +

@@ -53,6 +53,9 @@ bool IsScalarFunction(std::string_view name);
 // A DECIMAL value (unscaled digits and scale) as the nearest DOUBLE.
 double DecimalToDouble(Int128 unscaled, int scale);
 
+// Row `row` of a numeric column (INT, BIGINT, FLOAT, DOUBLE, DECIMAL) as the nearest DOUBLE.
+double NumberAsDouble(const Column& column, size_t row);
+
 // The type of -x: x's, for INT, BIGINT, FLOAT, DOUBLE and DECIMAL.
 Result<DataType> NegationType(const DataType& operand);
 

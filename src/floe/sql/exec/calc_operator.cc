@@ -123,21 +123,6 @@ bool LiteralToColumn(const Literal& lit, const DataType& target, Column* out) {
   }
 }
 
-double ValueAsDouble(const Column& c, size_t i) {
-  switch (c.type().id) {
-    case TypeId::kInt32:
-      return c.Get<int32_t>(i);
-    case TypeId::kInt64:
-      return static_cast<double>(c.Get<int64_t>(i));
-    case TypeId::kFloat:
-      return c.Get<float>(i);
-    case TypeId::kDecimal:
-      return DecimalToDouble(c.Get<Int128>(i), c.type().scale);
-    default:
-      return c.Get<double>(i);
-  }
-}
-
 // One value widened as IsWidening admits.
 void CastValue(const Column& in, size_t row, const DataType& to, Column* out) {
   const DataType& from = in.type();
@@ -146,7 +131,7 @@ void CastValue(const Column& in, size_t row, const DataType& to, Column* out) {
       out->Append<int64_t>(in.Get<int32_t>(row));
       return;
     case TypeId::kDouble:
-      out->Append<double>(ValueAsDouble(in, row));
+      out->Append<double>(NumberAsDouble(in, row));
       return;
     case TypeId::kDecimal: {
       Int128 v = from.id == TypeId::kDecimal ? in.Get<Int128>(row)

@@ -47,23 +47,6 @@ Values<int64_t> AsInt(const Column& c, bool constant) {
   return v;
 }
 
-double AsDouble(const Column& c, size_t i) {
-  switch (c.type().id) {
-    case TypeId::kInt32:
-      return c.Get<int32_t>(i);
-    case TypeId::kInt64:
-      return static_cast<double>(c.Get<int64_t>(i));
-    case TypeId::kFloat:
-      return c.Get<float>(i);
-    case TypeId::kDouble:
-      return c.Get<double>(i);
-    case TypeId::kDecimal:
-      return DecimalToDouble(c.Get<Int128>(i), c.type().scale);
-    default:
-      return 0;
-  }
-}
-
 Values<double> AsDouble(const Column& c, bool constant) {
   Values<double> v;
   v.constant = constant;
@@ -72,7 +55,7 @@ Values<double> AsDouble(const Column& c, bool constant) {
     return v;
   }
   v.storage.resize(c.size());
-  for (size_t i = 0; i < c.size(); ++i) v.storage[i] = AsDouble(c, i);
+  for (size_t i = 0; i < c.size(); ++i) v.storage[i] = NumberAsDouble(c, i);
   v.data = v.storage.data();
   return v;
 }
