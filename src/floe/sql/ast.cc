@@ -238,8 +238,9 @@ std::string ToString(const Expr& expr) {
       }
       return out + ")";
     }
-    case ExprKind::kCast:
-      return "CAST(" + ToString(expr.children.at(0)) + " AS " + ToString(expr.cast_type) + ")";
+    case ExprKind::kCast:  // name: "TRY_CAST" for one, empty for CAST
+      return (expr.name.empty() ? std::string("CAST") : expr.name) + "(" +
+             ToString(expr.children.at(0)) + " AS " + ToString(expr.cast_type) + ")";
     case ExprKind::kArith:
       return "(" + ToString(expr.children.at(0)) + " " + std::string(ToString(expr.arith)) + " " +
              ToString(expr.children.at(1)) + ")";

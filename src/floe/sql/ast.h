@@ -62,7 +62,8 @@ enum class ExprKind : uint8_t {
   kIsNotNull,  // children = {operand}
   kCall,       // name (upper case), children = arguments; distinct for COUNT(DISTINCT x);
                // COUNT(*) is name "COUNT" with star set and no children
-  kCast,       // CAST(operand AS type): children = {operand}, cast_type
+  kCast,       // CAST(operand AS type): children = {operand}, cast_type; name "TRY_CAST" for
+               // TRY_CAST (NULL where CAST fails), else empty
   kArith,      // arith, children = {left, right}
   kNegate,     // unary minus: children = {operand}
   kCase,       // CASE WHEN c1 THEN v1 ... ELSE e END: children = {c1, v1, ..., e}, the ELSE

@@ -1844,11 +1844,27 @@ class Parser {
     Advance();  // (
     FLOE_RETURN_NOT_OK(Nest(name_token));
     Expr e;
-    if (name == "CAST") {
+    if (name == "CAST" || name == "TRY_CAST") {
       FLOE_ASSIGN_OR_RAISE(Expr operand, ParseExprOrNull());
       FLOE_RETURN_NOT_OK(ExpectKeyword("AS"));
       FLOE_ASSIGN_OR_RAISE(SqlType type, ParseSqlType());
       e = Expr::Cast(std::move(operand), type);
+      if (name == "TRY_CAST") e.name = name;
+      FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "')'"));
+    } else if (name == "EXTRACT") {  // EXTRACT(unit FROM t): EXTRACT('UNIT', t)
+      const Token& unit = Peek();
+      if (unit.kind != TokenKind::kWord || !IsExtractUnit(Upper(unit.text))) {
+        return Unexpected(
+            "a unit (YEAR, QUARTER, MONTH, WEEK, DAY, HOUR, MINUTE, SECOND, "
+            "MILLISECOND, MICROSECOND, DOY, DOW, ISODOW)");
+      }
+      Expr unit_literal = Expr::Lit(Literal::String(Upper(Advance().text)));
+      unit_literal.pos = PosOf(unit);
+      FLOE_RETURN_NOT_OK(ExpectKeyword("FROM"));
+      FLOE_ASSIGN_OR_RAISE(Expr operand, ParseExpr());
+      e = Expr::Call("EXTRACT", {});
+      e.children.push_back(std::move(unit_literal));
+      e.children.push_back(std::move(operand));
       FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "')'"));
     } else if (name == "TRIM" &&
                (AtKeyword("BOTH") || AtKeyword("LEADING") || AtKeyword("TRAILING") ||
@@ -2128,7 +2144,7 @@ class Parser {
       return ErrorAt(e.pos.offset,
                      "cannot CAST " + ToString(from.type) + " to " + ToString(e.cast_type) + hint);
     }
-    return TypedExpr{e.cast_type, from.nullable};
+    return TypedExpr{e.cast_type, from.nullable || !e.name.empty()};
   }
 
   // CASE: BOOLEAN conditions; the results' common type (CommonType), NULL results aside.

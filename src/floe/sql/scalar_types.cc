@@ -171,6 +171,21 @@ Result<DataType> ScalarFunctionType(std::string_view name, const std::vector<Dat
     if (!ok) return wrong(fn == "LOCATE" ? "two STRINGs and an optional INT start" : "two STRINGs");
     return DataType::Int32();
   }
+  auto temporal = [](const DataType& t) {
+    return t.id == TypeId::kDate || t.id == TypeId::kTimestamp || t.id == TypeId::kTimestampTz;
+  };
+  if (fn == "EXTRACT") {
+    if (args.size() != 2 || args[0].id != TypeId::kString || !temporal(args[1])) {
+      return wrong("(unit FROM a DATE or TIMESTAMP)");
+    }
+    return DataType::Int64();
+  }
+  if (fn == "DATE_FORMAT") {
+    if (args.size() != 2 || !temporal(args[0]) || args[1].id != TypeId::kString) {
+      return wrong("a DATE or TIMESTAMP and a STRING pattern");
+    }
+    return DataType::String();
+  }
   if (fn == "TO_TIMESTAMP") {
     if (!strings(1, 1)) return wrong("one STRING ('yyyy-MM-dd HH:mm:ss[.fff]'; formats not yet)");
     return DataType::Timestamp();
@@ -216,6 +231,14 @@ Result<DataType> CommonType(const std::vector<DataType>& types) {
   if (floating) return decimal ? DataType::Double() : widest;
   if (!decimal) return widest;
   return DataType::Decimal(std::min(38, integer_digits + scale), scale);
+}
+
+bool IsExtractUnit(std::string_view unit) {
+  for (std::string_view u : {"YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND",
+                             "MILLISECOND", "MICROSECOND", "DOY", "DOW", "ISODOW"}) {
+    if (u == unit) return true;
+  }
+  return false;
 }
 
 bool IsScalarFunction(std::string_view name) {

@@ -35,7 +35,9 @@ Result<DataType> DecimalLiteralType(std::string_view text, Int128* unscaled);
 // two STRINGs), CHAR_LENGTH / CHARACTER_LENGTH (INT), SUBSTRING (STRING, INT [, INT]), CONCAT
 // (STRINGs), CONCAT_WS (a separator and STRINGs), LEFT / RIGHT (STRING, INT), POSITION /
 // LOCATE (two STRINGs [, INT]: INT), REPLACE (three STRINGs), LIKE (two STRINGs: BOOLEAN),
-// TO_TIMESTAMP (one STRING: TIMESTAMP(3)) and COALESCE (one type, or numbers: the widest).
+// TO_TIMESTAMP (one STRING: TIMESTAMP(3)), EXTRACT (a unit STRING and a DATE or TIMESTAMP:
+// BIGINT), DATE_FORMAT (a DATE or TIMESTAMP and a STRING pattern: STRING) and COALESCE (one
+// type, or numbers: the widest).
 // NotFound for any other name; InvalidArgument naming the function for wrong arguments.
 Result<DataType> ScalarFunctionType(std::string_view name, const std::vector<DataType>& args);
 
@@ -45,6 +47,10 @@ Result<DataType> ScalarFunctionType(std::string_view name, const std::vector<Dat
 // for every operand's digits on both sides of the point (INT needs 10, BIGINT 19), at most 38.
 // InvalidArgument for anything else.
 Result<DataType> CommonType(const std::vector<DataType>& types);
+
+// Whether EXTRACT takes `unit` (upper case): YEAR, QUARTER, MONTH, WEEK, DAY, HOUR, MINUTE,
+// SECOND, MILLISECOND, MICROSECOND, DOY, DOW, ISODOW (sql/exec/time_functions.h).
+bool IsExtractUnit(std::string_view unit);
 
 // Whether `name` (upper case) is a scalar function the evaluator runs (ScalarFunctionType's, MOD,
 // TO_TIMESTAMP_LTZ).

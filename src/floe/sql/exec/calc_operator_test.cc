@@ -368,6 +368,33 @@ TEST(CalcProgram, ToTimestampParsesTheDefaultFormatAndIsNullOtherwise) {
   EXPECT_EQ(Values("TO_TIMESTAMP('yesterday')", "TIMESTAMP(3)"), Four("null"));
 }
 
+// EXTRACT (units as Calcite's: MILLISECOND within the minute, DOW from Sunday, WEEK ISO 8601),
+// DATE_FORMAT (Java's SimpleDateFormat letters, as Flink's), TRY_CAST (NULL where CAST fails).
+// 2026-03-15 is a Sunday in ISO week 11.
+TEST(CalcProgram, ExtractDateFormatAndTryCast) {
+  const std::string t = "CAST('2026-03-15 10:20:30.456' AS TIMESTAMP(3))";
+  const std::vector<std::pair<std::string, std::string>> units = {
+      {"YEAR", "2026"}, {"QUARTER", "1"}, {"MONTH", "3"},           {"WEEK", "11"},
+      {"DAY", "15"},    {"HOUR", "10"},   {"MINUTE", "20"},         {"SECOND", "30"},
+      {"DOY", "74"},    {"DOW", "1"},     {"MILLISECOND", "30456"}, {"ISODOW", "7"}};
+  for (const auto& [unit, value] : units) {
+    EXPECT_EQ(Values("EXTRACT(" + unit + " FROM " + t + ")", "BIGINT"), Four(value)) << unit;
+  }
+  EXPECT_EQ(Values("EXTRACT(DAY FROM CAST('2024-02-29' AS DATE))", "BIGINT"), Four("29"));
+  EXPECT_EQ(Values("DATE_FORMAT(" + t + ", 'yyyy-MM-dd HH:mm:ss.SSS')", "STRING"),
+            Four("\"2026-03-15 10:20:30.456\""));
+  EXPECT_EQ(Values("DATE_FORMAT(" + t + ", 'EEE, d MMM yy')", "STRING"),
+            Four("\"Sun, 15 Mar 26\""));
+  EXPECT_EQ(Values("DATE_FORMAT(" + t + ", '''at'' h:mm a, yyyyMMdd')", "STRING"),
+            Four("\"at 10:20 AM, 20260315\""));
+  EXPECT_EQ(Values("TRY_CAST(s AS INT)", "INT"), Four("null"));
+  EXPECT_EQ(Values("TRY_CAST(CAST(b AS STRING) AS INT)", "INT"),
+            (Strings{"10", "null", "30", "40"}));
+  EXPECT_EQ(Values("EXTRACT(FORTNIGHT FROM " + t + ")", "BIGINT")[0].rfind(
+                "line 3, column 32: expected a unit", 0),
+            0u);
+}
+
 // COALESCE: the first argument that is not NULL, in the widest numeric type; lazy, as Flink's,
 // so an argument that would fail is not evaluated where an earlier one has a value.
 TEST(CalcProgram, CoalesceIsLazyAndWidens) {

@@ -14,6 +14,7 @@
 #include "floe/sql/exec/comparisons.h"
 #include "floe/sql/exec/decimal_arithmetic.h"
 #include "floe/sql/exec/string_functions.h"
+#include "floe/sql/exec/time_functions.h"
 #include "floe/sql/scalar_types.h"
 
 namespace floe::sql {
@@ -52,7 +53,9 @@ struct ScalarExpr::Node {
     kPosition,
     kLike,
     kCoalesce,
-    kToTimestamp
+    kToTimestamp,
+    kExtract,
+    kDateFormat
   } fn = Fn::kUpper;
   SqlType type;
   SourcePos pos;
@@ -62,7 +65,7 @@ struct ScalarExpr::Node {
   int64_t epoch_unit = 1;             // kToTimestampLtz: micros per epoch unit
   ArithOp op = ArithOp::kAdd;         // kArith
   Comparison comparison;              // kCompare
-  bool negated = false;               // kIsNull
+  bool negated = false;               // kIsNull; kCast: TRY_CAST (NULL where CAST fails)
   std::vector<Node> children;
 };
 
@@ -252,6 +255,8 @@ Node::Fn FunctionOf(const std::string& name) {
       {"LIKE", Node::Fn::kLike},
       {"COALESCE", Node::Fn::kCoalesce},
       {"TO_TIMESTAMP", Node::Fn::kToTimestamp},
+      {"EXTRACT", Node::Fn::kExtract},
+      {"DATE_FORMAT", Node::Fn::kDateFormat},
   };
   for (const auto& [n, fn] : kNames) {
     if (n == name) return fn;
@@ -328,6 +333,7 @@ Result<Node> CompileNode(const Expr& e, const BatchSchema& input, std::string_vi
     case ExprKind::kCast: {
       if (IsNullLiteral(e.children.at(0))) return NullOf(e.cast_type, e.pos);
       n.kind = Node::Kind::kCast;
+      n.negated = e.name == "TRY_CAST";
       FLOE_ASSIGN_OR_RAISE(Node child, CompileNode(e.children.at(0), input, place));
       n.type = e.cast_type;
       if (!CastSupported(child.type, n.type)) {
@@ -895,7 +901,8 @@ class Evaluator {
   Status StringFunction(const Node& n, const std::vector<const Column*>& args, size_t r,
                         std::string* buffer, Column* out) {
     using Fn = Node::Fn;
-    const std::string_view s = args[0]->GetBytes(r);
+    const std::string_view s =
+        args[0]->type().is_variable_width() ? args[0]->GetBytes(r) : std::string_view();
     auto text = [&](size_t a) { return args[a]->GetBytes(r); };
     auto integer = [&](size_t a) -> int64_t { return args[a]->Get<int32_t>(r); };
     switch (n.fn) {
@@ -942,6 +949,13 @@ class Evaluator {
         part ? out->AppendBytes(*part) : out->AppendNull();
         return Status::OK();
       }
+      case Fn::kExtract:  // EXTRACT('UNIT', t)
+        out->Append<int64_t>(time::Extract(s, MicrosOf(*args[1], r)));
+        return Status::OK();
+      case Fn::kDateFormat:
+        time::DateFormat(MicrosOf(*args[0], r), text(1), buffer);
+        out->AppendBytes(*buffer);
+        return Status::OK();
       case Fn::kToTimestamp: {  // Flink's: NULL for text that is no timestamp
         int64_t micros = 0;
         if (ParseTimestamp(s, false, &micros) != nullptr) {
@@ -956,6 +970,12 @@ class Evaluator {
         break;  // not row by row with every argument set
     }
     return Status::Internal("function not compiled: " + n.text);
+  }
+
+  // A DATE, TIMESTAMP or TIMESTAMP_LTZ value as micros since the epoch.
+  static int64_t MicrosOf(const Column& c, size_t r) {
+    return c.type().id == TypeId::kDate ? int64_t{c.Get<int32_t>(r)} * kMicrosPerDay
+                                        : c.Get<int64_t>(r);
   }
 
   Result<Column> EvalNegate(const Node& n) {
@@ -1020,7 +1040,9 @@ class Evaluator {
         out.AppendNull();
         continue;
       }
-      FLOE_RETURN_NOT_OK(CastValue(n, in, r, from, to, &out));
+      Status cast = CastValue(n, in, r, from, to, &out);
+      if (!cast.ok() && !n.negated) return cast;
+      if (!cast.ok()) out.AppendNull();  // TRY_CAST: the value did not convert
     }
     return out;
   }

@@ -1,0 +1,153 @@
+#include "floe/sql/exec/time_functions.h"
+
+#include <array>
+
+#include "floe/common/civil_time.h"
+
+namespace floe::sql::time {
+namespace {
+
+// The calendar fields of a moment.
+struct Fields {
+  int64_t year;
+  int month, day, hour, minute, second;
+  int64_t micros;   // within the second
+  int day_of_year;  // 1..366
+  int iso_weekday;  // 1 = Monday .. 7 = Sunday
+};
+
+Fields FieldsOf(int64_t micros) {
+  const int64_t days = FloorDiv(micros, kMicrosPerDay);
+  const int64_t in_day = micros - days * kMicrosPerDay;
+  const CivilDate date = CivilFromDays(days);
+  Fields f{};
+  f.year = date.year;
+  f.month = date.month;
+  f.day = date.day;
+  f.hour = static_cast<int>(in_day / (3600 * kMicrosPerSecond));
+  f.minute = static_cast<int>(in_day / (60 * kMicrosPerSecond) % 60);
+  f.second = static_cast<int>(in_day / kMicrosPerSecond % 60);
+  f.micros = in_day % kMicrosPerSecond;
+  f.day_of_year = static_cast<int>(days - DaysFromCivil(date.year, 1, 1)) + 1;
+  f.iso_weekday = static_cast<int>(FloorMod(days + 3, 7)) + 1;  // 1970-01-01 was a Thursday
+  return f;
+}
+
+// ISO 8601 week number: weeks start on Monday; week 1 holds the year's first Thursday.
+int64_t IsoWeek(const Fields& f) {
+  const int64_t week = (f.day_of_year - f.iso_weekday + 10) / 7;
+  auto weeks_in = [](int64_t year) {
+    const int64_t jan1 = FloorMod(DaysFromCivil(year, 1, 1) + 3, 7) + 1;  // ISO weekday
+    return jan1 == 4 || (jan1 == 3 && IsLeapYear(year)) ? 53 : 52;
+  };
+  if (week < 1) return weeks_in(f.year - 1);
+  if (week > weeks_in(f.year)) return 1;
+  return week;
+}
+
+void Padded(int64_t v, size_t width, std::string* out) {
+  std::string digits = std::to_string(v < 0 ? -v : v);
+  if (v < 0) out->push_back('-');
+  if (digits.size() < width) out->append(width - digits.size(), '0');
+  out->append(digits);
+}
+
+constexpr std::array<const char*, 12> kMonths = {"January",   "February", "March",    "April",
+                                                 "May",       "June",     "July",     "August",
+                                                 "September", "October",  "November", "December"};
+constexpr std::array<const char*, 7> kDays = {"Monday", "Tuesday",  "Wednesday", "Thursday",
+                                              "Friday", "Saturday", "Sunday"};
+
+void Name(const char* name, size_t count, std::string* out) {
+  const std::string full(name);
+  out->append(count >= 4 ? full : full.substr(0, 3));
+}
+
+}  // namespace
+
+int64_t Extract(std::string_view unit, int64_t micros) {
+  const Fields f = FieldsOf(micros);
+  if (unit == "YEAR") return f.year;
+  if (unit == "QUARTER") return (f.month - 1) / 3 + 1;
+  if (unit == "MONTH") return f.month;
+  if (unit == "WEEK") return IsoWeek(f);
+  if (unit == "DAY") return f.day;
+  if (unit == "HOUR") return f.hour;
+  if (unit == "MINUTE") return f.minute;
+  if (unit == "SECOND") return f.second;
+  if (unit == "MILLISECOND") return f.second * 1000 + f.micros / 1000;
+  if (unit == "MICROSECOND") return f.second * kMicrosPerSecond + f.micros;
+  if (unit == "DOY") return f.day_of_year;
+  if (unit == "DOW") return f.iso_weekday % 7 + 1;  // Sunday 1 .. Saturday 7
+  return f.iso_weekday;                             // ISODOW
+}
+
+void DateFormat(int64_t micros, std::string_view pattern, std::string* out) {
+  out->clear();
+  const Fields f = FieldsOf(micros);
+  size_t i = 0;
+  while (i < pattern.size()) {
+    const char c = pattern[i];
+    if (c == '\'') {  // quoted text; '' is a quote
+      size_t end = i + 1;
+      if (end < pattern.size() && pattern[end] == '\'') {
+        out->push_back('\'');
+        i += 2;
+        continue;
+      }
+      while (end < pattern.size() && pattern[end] != '\'') out->push_back(pattern[end++]);
+      i = end + 1;
+      continue;
+    }
+    size_t count = 1;
+    while (i + count < pattern.size() && pattern[i + count] == c) ++count;
+    switch (c) {
+      case 'y':
+        count == 2 ? Padded(FloorMod(f.year, 100), 2, out) : Padded(f.year, count, out);
+        break;
+      case 'M':
+        if (count >= 3) {
+          Name(kMonths[static_cast<size_t>(f.month - 1)], count, out);
+        } else {
+          Padded(f.month, count, out);
+        }
+        break;
+      case 'd':
+        Padded(f.day, count, out);
+        break;
+      case 'D':
+        Padded(f.day_of_year, count, out);
+        break;
+      case 'H':
+        Padded(f.hour, count, out);
+        break;
+      case 'h':
+        Padded(f.hour % 12 == 0 ? 12 : f.hour % 12, count, out);
+        break;
+      case 'm':
+        Padded(f.minute, count, out);
+        break;
+      case 's':
+        Padded(f.second, count, out);
+        break;
+      case 'S': {  // the fraction's first `count` digits (milliseconds for SSS)
+        std::string digits;
+        Padded(f.micros, 6, &digits);
+        digits.resize(count, '0');
+        out->append(digits);
+        break;
+      }
+      case 'a':
+        out->append(f.hour < 12 ? "AM" : "PM");
+        break;
+      case 'E':
+        Name(kDays[static_cast<size_t>(f.iso_weekday - 1)], count, out);
+        break;
+      default:
+        out->append(count, c);
+    }
+    i += count;
+  }
+}
+
+}  // namespace floe::sql::time
