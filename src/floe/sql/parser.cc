@@ -1818,6 +1818,13 @@ class Parser {
         }
         if (IsReservedWord(t.text)) break;
         if (AtKeyword("CASE")) return ParseCase();
+        // Flink's niladic time functions, written without parentheses.
+        for (std::string_view now : {"CURRENT_TIMESTAMP", "LOCALTIMESTAMP", "CURRENT_DATE"}) {
+          if (!AtKeyword(now) || Peek(1).kind == TokenKind::kLParen) continue;
+          Expr e = Expr::Call(std::string(now), {});
+          e.pos = PosOf(Advance());
+          return e;
+        }
         [[fallthrough]];
       case TokenKind::kQuotedWord: {
         if (Peek(1).kind == TokenKind::kLParen) return ParseCall();
@@ -1918,6 +1925,9 @@ class Parser {
     }
     --depth_;
     e.pos = PosOf(name_token);
+    if (name == "IFNULL" || name == "NOW") {  // Flink's names for COALESCE, CURRENT_TIMESTAMP
+      e.name = name == "IFNULL" ? "COALESCE" : "CURRENT_TIMESTAMP";
+    }
     if ((name == "IF" || name == "NULLIF") && !e.distinct) {
       return ConditionalCall(name, std::move(e));
     }
@@ -2117,7 +2127,8 @@ class Parser {
     // the others are NULL when an argument is.
     if (e.name == "COALESCE") nullable = all_nullable;
     if (e.name == "SUBSTRING" || e.name == "TO_TIMESTAMP") nullable = true;
-    return std::optional<TypedExpr>(TypedExpr{{*type, e.name == "TO_TIMESTAMP" ? 3 : 0}, nullable});
+    const bool timestamp = type->id == TypeId::kTimestamp || type->id == TypeId::kTimestampTz;
+    return std::optional<TypedExpr>(TypedExpr{{*type, timestamp ? 3 : 0}, nullable});
   }
 
   // CAST(x AS t): the casts Flink allows between floe's types; CAST(NULL AS t) is a NULL of t.

@@ -186,6 +186,12 @@ Result<DataType> ScalarFunctionType(std::string_view name, const std::vector<Dat
     }
     return DataType::String();
   }
+  if (fn == "CURRENT_TIMESTAMP" || fn == "LOCALTIMESTAMP" || fn == "CURRENT_DATE") {
+    if (!args.empty()) return wrong("no arguments");
+    return fn == "CURRENT_DATE"     ? DataType::Date()
+           : fn == "LOCALTIMESTAMP" ? DataType::Timestamp()
+                                    : DataType::TimestampTz();
+  }
   if (fn == "TO_TIMESTAMP") {
     if (!strings(1, 1)) return wrong("one STRING ('yyyy-MM-dd HH:mm:ss[.fff]'; formats not yet)");
     return DataType::Timestamp();

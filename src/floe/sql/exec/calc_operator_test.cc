@@ -395,6 +395,18 @@ TEST(CalcProgram, ExtractDateFormatAndTryCast) {
             0u);
 }
 
+// CURRENT_TIMESTAMP (TIMESTAMP_LTZ), NOW(), LOCALTIMESTAMP (TIMESTAMP) and CURRENT_DATE read the
+// wall clock (once per batch, where Flink reads it per record); IFNULL is COALESCE.
+TEST(CalcProgram, NowFunctionsReadTheClockAndIfNullIsCoalesce) {
+  EXPECT_EQ(Values("CURRENT_TIMESTAMP > CAST('2026-01-01 00:00:00' AS TIMESTAMP_LTZ(3)) AND "
+                   "NOW() > CAST('2026-01-01 00:00:00' AS TIMESTAMP_LTZ(3)) AND "
+                   "LOCALTIMESTAMP > CAST('2026-01-01 00:00:00' AS TIMESTAMP(3)) AND "
+                   "CURRENT_DATE >= CAST('2026-01-01' AS DATE)",
+                   "BOOLEAN"),
+            Four("true"));
+  EXPECT_EQ(Values("IFNULL(b, 0)", "INT"), (Strings{"10", "0", "30", "40"}));
+}
+
 // COALESCE: the first argument that is not NULL, in the widest numeric type; lazy, as Flink's,
 // so an argument that would fail is not evaluated where an earlier one has a value.
 TEST(CalcProgram, CoalesceIsLazyAndWidens) {

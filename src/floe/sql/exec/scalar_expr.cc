@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -55,7 +56,8 @@ struct ScalarExpr::Node {
     kCoalesce,
     kToTimestamp,
     kExtract,
-    kDateFormat
+    kDateFormat,
+    kNow  // CURRENT_TIMESTAMP, LOCALTIMESTAMP, CURRENT_DATE: the wall clock, once per batch
   } fn = Fn::kUpper;
   SqlType type;
   SourcePos pos;
@@ -257,6 +259,9 @@ Node::Fn FunctionOf(const std::string& name) {
       {"TO_TIMESTAMP", Node::Fn::kToTimestamp},
       {"EXTRACT", Node::Fn::kExtract},
       {"DATE_FORMAT", Node::Fn::kDateFormat},
+      {"CURRENT_TIMESTAMP", Node::Fn::kNow},
+      {"LOCALTIMESTAMP", Node::Fn::kNow},
+      {"CURRENT_DATE", Node::Fn::kNow},
   };
   for (const auto& [n, fn] : kNames) {
     if (n == name) return fn;
@@ -828,6 +833,7 @@ class Evaluator {
 
   Result<Column> EvalFunction(const Node& n) {
     if (n.fn == Node::Fn::kCoalesce) return EvalCoalesce(n);
+    if (n.fn == Node::Fn::kNow) return EvalNow(n);
     Operands operands;
     FLOE_RETURN_NOT_OK(EvalOperands(n, nullptr, &operands));
     const std::vector<const Column*>& args = operands.cols;
@@ -967,9 +973,28 @@ class Evaluator {
       }
       case Fn::kConcatWs:
       case Fn::kCoalesce:
+      case Fn::kNow:
         break;  // not row by row with every argument set
     }
     return Status::Internal("function not compiled: " + n.text);
+  }
+
+  // The wall clock in milliseconds (UTC, floe's session zone), read once for the batch, where
+  // Flink reads it per record.
+  Result<Column> EvalNow(const Node& n) {
+    const int64_t millis = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+    Column out(n.type.type);
+    out.Reserve(batch_.num_rows());
+    for (size_t r = 0; r < batch_.num_rows(); ++r) {
+      if (n.type.type.id == TypeId::kDate) {
+        out.Append<int32_t>(static_cast<int32_t>(FloorDiv(millis, int64_t{86'400'000})));
+      } else {
+        out.Append<int64_t>(millis * 1000);
+      }
+    }
+    return out;
   }
 
   // A DATE, TIMESTAMP or TIMESTAMP_LTZ value as micros since the epoch.
