@@ -2126,7 +2126,9 @@ class Parser {
     // COALESCE is NOT NULL when one argument is; SUBSTRING may be NULL (a negative length);
     // the others are NULL when an argument is.
     if (e.name == "COALESCE") nullable = all_nullable;
-    if (e.name == "SUBSTRING" || e.name == "TO_TIMESTAMP") nullable = true;
+    if (e.name == "SUBSTRING" || e.name == "TO_TIMESTAMP" || e.name == "JSON_VALUE") {
+      nullable = true;
+    }
     const bool timestamp = type->id == TypeId::kTimestamp || type->id == TypeId::kTimestampTz;
     return std::optional<TypedExpr>(TypedExpr{{*type, timestamp ? 3 : 0}, nullable});
   }

@@ -192,6 +192,10 @@ Result<DataType> ScalarFunctionType(std::string_view name, const std::vector<Dat
            : fn == "LOCALTIMESTAMP" ? DataType::Timestamp()
                                     : DataType::TimestampTz();
   }
+  if (fn == "JSON_VALUE") {
+    if (!strings(2, 2)) return wrong("a STRING of JSON and a STRING path ('$.a.b[0]')");
+    return DataType::String();
+  }
   if (fn == "TO_TIMESTAMP") {
     if (!strings(1, 1)) return wrong("one STRING ('yyyy-MM-dd HH:mm:ss[.fff]'; formats not yet)");
     return DataType::Timestamp();

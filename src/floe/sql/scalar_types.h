@@ -37,8 +37,8 @@ Result<DataType> DecimalLiteralType(std::string_view text, Int128* unscaled);
 // LOCATE (two STRINGs [, INT]: INT), REPLACE (three STRINGs), LIKE (two STRINGs: BOOLEAN),
 // TO_TIMESTAMP (one STRING: TIMESTAMP(3)), EXTRACT (a unit STRING and a DATE or TIMESTAMP:
 // BIGINT), DATE_FORMAT (a DATE or TIMESTAMP and a STRING pattern: STRING), CURRENT_TIMESTAMP
-// (TIMESTAMP_LTZ), LOCALTIMESTAMP (TIMESTAMP), CURRENT_DATE (DATE) and COALESCE (one type, or
-// numbers: the widest).
+// (TIMESTAMP_LTZ), LOCALTIMESTAMP (TIMESTAMP), CURRENT_DATE (DATE), JSON_VALUE (two STRINGs:
+// STRING) and COALESCE (one type, or numbers: the widest).
 // NotFound for any other name; InvalidArgument naming the function for wrong arguments.
 Result<DataType> ScalarFunctionType(std::string_view name, const std::vector<DataType>& args);
 

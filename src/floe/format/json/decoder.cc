@@ -717,4 +717,80 @@ Status JsonLinesDecoder::DecodePadded(std::string_view data, size_t padding,
   return st;
 }
 
+namespace {
+
+// A JSONPath of `$`, `.name`, `['name']` and `[index]` steps as a JSON Pointer ("/a/0"); false
+// for anything else (wildcards, filters, recursive descent).
+bool PathToPointer(std::string_view path, std::string* pointer) {
+  if (path.empty() || path[0] != '$') return false;
+  size_t i = 1;
+  auto append = [&](std::string_view step) {
+    pointer->push_back('/');
+    for (char c : step) {
+      if (c == '~') {
+        pointer->append("~0");
+      } else if (c == '/') {
+        pointer->append("~1");
+      } else {
+        pointer->push_back(c);
+      }
+    }
+  };
+  while (i < path.size()) {
+    if (path[i] == '.') {
+      size_t end = i + 1;
+      while (end < path.size() && path[end] != '.' && path[end] != '[') ++end;
+      if (end == i + 1 || path.substr(i + 1, end - i - 1) == "*") return false;
+      append(path.substr(i + 1, end - i - 1));
+      i = end;
+    } else if (path[i] == '[') {
+      const size_t close = path.find(']', i);
+      if (close == std::string_view::npos) return false;
+      std::string_view inside = path.substr(i + 1, close - i - 1);
+      if (inside.size() >= 2 && inside.front() == '\'' && inside.back() == '\'') {
+        append(inside.substr(1, inside.size() - 2));
+      } else if (!inside.empty() && std::all_of(inside.begin(), inside.end(),
+                                                [](char c) { return c >= '0' && c <= '9'; })) {
+        append(inside);
+      } else {
+        return false;
+      }
+      i = close + 1;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::string> JsonValue(std::string_view json, std::string_view path) {
+  std::string pointer;
+  if (!PathToPointer(path, &pointer)) return std::nullopt;
+  thread_local od::parser parser;
+  const simdjson::padded_string padded(json);
+  od::document doc;
+  if (parser.iterate(padded).get(doc) != simdjson::SUCCESS) return std::nullopt;
+  od::value value;
+  if (doc.at_pointer(pointer).get(value) != simdjson::SUCCESS) return std::nullopt;
+  od::json_type type;
+  if (value.type().get(type) != simdjson::SUCCESS) return std::nullopt;
+  switch (type) {
+    case od::json_type::string: {
+      std::string_view text;
+      if (value.get_string().get(text) != simdjson::SUCCESS) return std::nullopt;
+      return std::string(text);
+    }
+    case od::json_type::number:
+    case od::json_type::boolean: {
+      std::string_view raw = value.raw_json_token();
+      while (!raw.empty() && IsSpace(raw.back())) raw.remove_suffix(1);
+      return std::string(raw);
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
 }  // namespace floe::json

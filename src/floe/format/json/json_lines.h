@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -78,6 +79,12 @@ struct EncodeOptions {
 // FLOAT/DOUBLE as "NaN" / "Infinity" / "-Infinity". REQUIRES: row < batch.num_rows().
 void AppendRowAsJson(const RecordBatch& batch, size_t row, std::string* out,
                      const EncodeOptions& options = {});
+
+// SQL's JSON_VALUE(json, path) as Flink runs it by default (NULL ON EMPTY, NULL ON ERROR): the
+// scalar at `path` as text (a string without its quotes, a number as written, true / false);
+// nullopt for a null, an object, an array, a missing value, text that is no JSON, or a path
+// outside the subset floe reads: `$` followed by `.name`, `['name']` and `[index]` steps.
+std::optional<std::string> JsonValue(std::string_view json, std::string_view path);
 
 // Flink SQL spelling of a type, used in error messages (defined in floe/common).
 using ::floe::SqlTypeName;

@@ -407,6 +407,25 @@ TEST(CalcProgram, NowFunctionsReadTheClockAndIfNullIsCoalesce) {
   EXPECT_EQ(Values("IFNULL(b, 0)", "INT"), (Strings{"10", "0", "30", "40"}));
 }
 
+// JSON_VALUE(json, path): the scalar at the path as text, NULL for anything else (Flink's NULL ON
+// EMPTY and NULL ON ERROR), for `$`, `.name`, `['name']` and `[index]` steps.
+TEST(CalcProgram, JsonValueReadsTheScalarAtThePath) {
+  const std::string doc = R"('{"a": {"b": [1, "x", true, null, {}], "c d": 2.50}}')";
+  const std::vector<std::pair<std::string, std::string>> cases = {{"$.a.b[0]", "\"1\""},
+                                                                  {"$.a.b[1]", "\"x\""},
+                                                                  {"$.a.b[2]", "\"true\""},
+                                                                  {"$.a.b[3]", "null"},
+                                                                  {"$.a.b[4]", "null"},
+                                                                  {"$.a", "null"},
+                                                                  {"$[''a''][''c d'']", "\"2.50\""},
+                                                                  {"$.z", "null"},
+                                                                  {"$..b", "null"}};
+  for (const auto& [path, value] : cases) {
+    EXPECT_EQ(Values("JSON_VALUE(" + doc + ", '" + path + "')", "STRING"), Four(value)) << path;
+  }
+  EXPECT_EQ(Values("JSON_VALUE('{not json', '$.a')", "STRING"), Four("null"));
+}
+
 // COALESCE: the first argument that is not NULL, in the widest numeric type; lazy, as Flink's,
 // so an argument that would fail is not evaluated where an earlier one has a value.
 TEST(CalcProgram, CoalesceIsLazyAndWidens) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "floe/common/civil_time.h"
+#include "floe/format/json/json_lines.h"
 #include "floe/format/json/text_format_internal.h"
 #include "floe/sql/exec/comparisons.h"
 #include "floe/sql/exec/decimal_arithmetic.h"
@@ -57,7 +58,8 @@ struct ScalarExpr::Node {
     kToTimestamp,
     kExtract,
     kDateFormat,
-    kNow  // CURRENT_TIMESTAMP, LOCALTIMESTAMP, CURRENT_DATE: the wall clock, once per batch
+    kNow,  // CURRENT_TIMESTAMP, LOCALTIMESTAMP, CURRENT_DATE: the wall clock, once per batch
+    kJsonValue
   } fn = Fn::kUpper;
   SqlType type;
   SourcePos pos;
@@ -262,6 +264,7 @@ Node::Fn FunctionOf(const std::string& name) {
       {"CURRENT_TIMESTAMP", Node::Fn::kNow},
       {"LOCALTIMESTAMP", Node::Fn::kNow},
       {"CURRENT_DATE", Node::Fn::kNow},
+      {"JSON_VALUE", Node::Fn::kJsonValue},
   };
   for (const auto& [n, fn] : kNames) {
     if (n == name) return fn;
@@ -953,6 +956,11 @@ class Evaluator {
         if (args.size() > 2) length = integer(2);
         const std::optional<std::string_view> part = strings::Substring(s, integer(1), length);
         part ? out->AppendBytes(*part) : out->AppendNull();
+        return Status::OK();
+      }
+      case Fn::kJsonValue: {  // NULL for no scalar there (Flink's NULL ON EMPTY / ON ERROR)
+        const std::optional<std::string> value = json::JsonValue(s, text(1));
+        value ? out->AppendBytes(*value) : out->AppendNull();
         return Status::OK();
       }
       case Fn::kExtract:  // EXTRACT('UNIT', t)
