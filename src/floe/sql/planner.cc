@@ -326,9 +326,6 @@ Status CheckChangelogSink(const std::string& why, const CreateTable& sink,
   return Status(st.code(), At(sink.pos) + why + " but " + st.message());
 }
 
-// Validates an aggregating INSERT against its tables and connectors: the query itself
-// (PlanAggregate), its output against the sink's columns (Flink's implicit widening, as the
-// Calc applies it), and where a changelog may go.
 // Types expressions over an aggregate's layout as the evaluator will compute them.
 ExpressionTyper EvaluatorTyper() {
   return [](const Expr& e, const BatchSchema& layout) -> Result<SqlType> {
@@ -338,6 +335,9 @@ ExpressionTyper EvaluatorTyper() {
   };
 }
 
+// Validates an aggregating INSERT against its tables and connectors: the query itself
+// (PlanAggregate), its output against the sink's columns (Flink's implicit widening, as the
+// Calc applies it), and where a changelog may go.
 Result<AggregatePlan> CheckAggregate(const Script& script, const Insert& insert,
                                      const CreateTable& source, bool changelog_source,
                                      const CreateTable& sink,

@@ -69,7 +69,8 @@ struct ScalarExpr::Node {
   int64_t epoch_unit = 1;             // kToTimestampLtz: micros per epoch unit
   ArithOp op = ArithOp::kAdd;         // kArith
   Comparison comparison;              // kCompare
-  bool negated = false;               // kIsNull; kCast: TRY_CAST (NULL where CAST fails)
+  bool negated = false;               // kIsNull: IS NOT NULL
+  bool null_on_failure = false;       // kCast: TRY_CAST
   std::vector<Node> children;
 };
 
@@ -341,7 +342,7 @@ Result<Node> CompileNode(const Expr& e, const BatchSchema& input, std::string_vi
     case ExprKind::kCast: {
       if (IsNullLiteral(e.children.at(0))) return NullOf(e.cast_type, e.pos);
       n.kind = Node::Kind::kCast;
-      n.negated = e.name == "TRY_CAST";
+      n.null_on_failure = e.name == "TRY_CAST";
       FLOE_ASSIGN_OR_RAISE(Node child, CompileNode(e.children.at(0), input, place));
       n.type = e.cast_type;
       if (!CastSupported(child.type, n.type)) {
@@ -1074,7 +1075,7 @@ class Evaluator {
         continue;
       }
       Status cast = CastValue(n, in, r, from, to, &out);
-      if (!cast.ok() && !n.negated) return cast;
+      if (!cast.ok() && !n.null_on_failure) return cast;
       if (!cast.ok()) out.AppendNull();  // TRY_CAST: the value did not convert
     }
     return out;
