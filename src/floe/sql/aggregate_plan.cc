@@ -47,15 +47,12 @@ std::string TypeText(const DataType& type, bool nullable) {
   return SqlTypeName(type) + (nullable ? "" : " NOT NULL");
 }
 
-// `windowed`: the query reads a window TVF, whose window_* columns are not the table's.
+// The aggregate call `e` (AddAggregate's); `windowed`: the query reads a window TVF, whose
+// window_* columns are not the table's.
 Result<AggregateCall> PlanCall(const Expr& e, const CreateTable& source, const BatchSchema& input,
                                bool windowed) {
   std::optional<AggregateFunction> function = AggregateOf(e.name);
-  if (!function) {
-    return ErrorAt(e.pos, "function " + e.name +
-                              " is not supported in a query yet; the select list of an "
-                              "aggregation takes grouped columns and COUNT, SUM, MIN, MAX, AVG");
-  }
+  if (!function) return Status::Internal("not an aggregate: " + ToString(e));
   AggregateCall call;
   call.function = *function;
   call.distinct = e.distinct;

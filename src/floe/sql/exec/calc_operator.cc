@@ -186,6 +186,8 @@ struct CalcProgram::Impl {
   // Reserved columns ending the input (the row kind, the source split): passed through after
   // the output's columns, for the rows kept.
   size_t reserved = 0;
+  // The row-kind column of a changelog input that a WHERE filters (KeptRowKinds), else -1.
+  int filtered_kind_column = -1;
 
   Status CompileSelect(const CalcSpec& spec, const BatchSchema& visible);
   Result<std::vector<uint32_t>> Filter(const RecordBatch& batch) const;
@@ -230,6 +232,7 @@ Result<std::shared_ptr<const CalcProgram>> CalcProgram::Compile(const CalcSpec& 
     }
     impl->where = std::move(where);
   }
+  if (impl->where) impl->filtered_kind_column = runtime::RowKindIndex(*spec.input);
   FLOE_RETURN_NOT_OK(impl->CompileSelect(spec, *visible));
   impl->identity = !impl->where.has_value() && spec.select.empty() && *visible == *spec.output;
   return std::shared_ptr<const CalcProgram>(std::make_shared<CalcProgram>(std::move(impl)));
@@ -362,10 +365,9 @@ Result<RecordBatch> CalcProgram::Apply(const RecordBatch& batch) const {
     }
     columns.push_back(std::move(out));
   }
-  const int kind_column = impl_->where ? runtime::RowKindIndex(*impl_->input) : -1;
   for (size_t c = batch.num_columns() - impl_->reserved; c < batch.num_columns(); ++c) {
     const Column& in = batch.column(c);
-    if (static_cast<int>(c) == kind_column && !all) {
+    if (static_cast<int>(c) == impl_->filtered_kind_column && !all) {
       columns.push_back(KeptRowKinds(in, rows));
     } else if (all) {
       columns.push_back(in);

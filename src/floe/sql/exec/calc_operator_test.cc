@@ -340,6 +340,10 @@ TEST(CalcProgram, DecimalArithmeticFollowsFlinksTypesAndRounding) {
                    "CAST('9999999999.9999999999' AS DECIMAL(20, 10))",
                    "DECIMAL(38, 17)"),
             Four("\"99999999999999999998.00000000000000000\""));
+  // DECIMAL(38, 0) / DECIMAL(38, 38) is DECIMAL(38, 6); 1 / 0.5 shifts the dividend by 10^45,
+  // past what 128 bits hold.
+  EXPECT_EQ(Values("CAST(1 AS DECIMAL(38, 0)) / CAST('0.5' AS DECIMAL(38, 38))", "DECIMAL(38, 6)"),
+            Four("\"2.000000\""));
   EXPECT_EQ(Values("-d", "DECIMAL(10, 2)"),
             (Strings{"\"-1.50\"", "\"-2.25\"", "null", "\"0.01\""}));
   EXPECT_EQ(Values("d / (d - d)", "DECIMAL(24, 14)")[0],

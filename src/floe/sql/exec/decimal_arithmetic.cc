@@ -42,21 +42,33 @@ U256 Mul(U128 a, U128 b) {
   return r;
 }
 
-// a * 10^n (n <= 38); false when it passes 256 bits.
+// a * 10^n; false when it passes 256 bits. In steps of at most 10^38, which fits 128 bits.
 bool MulPow10(U256 a, int n, U256* out) {
-  U128 p = 1;
-  for (int i = 0; i < n; ++i) p *= 10;
-  const U256 lo = Mul(a.lo, p);
-  const U256 hi = Mul(a.hi, p);
-  if (hi.hi != 0) return false;  // hi * p << 128 would not fit
-  U256 shifted;
-  shifted.hi = hi.lo;
-  *out = Add(lo, shifted);
-  return !Less(*out, lo);
+  while (n > 0) {
+    const int step = n > 38 ? 38 : n;
+    U128 p = 1;
+    for (int i = 0; i < step; ++i) p *= 10;
+    const U256 lo = Mul(a.lo, p);
+    const U256 hi = Mul(a.hi, p);
+    if (hi.hi != 0) return false;  // hi * p << 128 would not fit
+    U256 shifted;
+    shifted.hi = hi.lo;
+    a = Add(lo, shifted);
+    if (Less(a, lo)) return false;
+    n -= step;
+  }
+  *out = a;
+  return true;
 }
 
-// a / b and a % b by shift and subtract.
+// a / b and a % b: natively when both fit 128 bits (nearly always: values of 38 digits and
+// their products at moderate scales), else by shift and subtract.
 void DivMod(const U256& a, const U256& b, U256* quotient, U256* remainder) {
+  if (a.hi == 0 && b.hi == 0) {
+    *quotient = U256{0, a.lo / b.lo};
+    *remainder = U256{0, a.lo % b.lo};
+    return;
+  }
   U256 q, r;
   for (int bit = 255; bit >= 0; --bit) {
     r.hi = (r.hi << 1) | (r.lo >> 127);
@@ -83,7 +95,7 @@ U128 Magnitude(Int128 v) { return v < 0 ? static_cast<U128>(0) - static_cast<U12
 U256 DropDigits(const U256& a, int n) {
   if (n <= 0) return a;
   U256 divisor{0, 1};
-  for (int i = 0; i < n; ++i) MulPow10(divisor, 1, &divisor);
+  MulPow10(divisor, n, &divisor);  // n <= 76: 10^76 fits 256 bits
   U256 q, r;
   DivMod(a, divisor, &q, &r);
   // Round up when 2r >= divisor.
