@@ -175,13 +175,48 @@ Status CheckWhere(const Expr& where, bool windowed) {
   return Status::OK();
 }
 
+bool InEverySet(const Insert& insert, size_t item) {
+  return std::all_of(
+      insert.grouping_sets.begin(), insert.grouping_sets.end(), [&](const std::vector<int>& set) {
+        return std::find(set.begin(), set.end(), static_cast<int>(item)) != set.end();
+      });
+}
+
+// GROUPING SETS, CUBE, ROLLUP: each set as the keys it groups by; window columns in every set.
+Status PlanGroupingSets(const Insert& insert, const std::vector<int>& key_items,
+                        AggregatePlan* plan) {
+  if (insert.grouping_sets.empty()) return Status::OK();
+  for (size_t i = 0; i < insert.group_by.size(); ++i) {
+    const Expr& item = insert.group_by[i];
+    if (insert.window && IsWindowColumn(item.name) && !InEverySet(insert, i)) {
+      return ErrorAt(item.pos, item.name +
+                                   " must be in every grouping set of a window aggregation "
+                                   "(GROUP BY window_start, window_end, GROUPING SETS (...))");
+    }
+  }
+  if (insert.window && insert.window->kind == WindowKind::kSession) {
+    return ErrorAt(insert.group_by_pos,
+                   "GROUPING SETS, CUBE and ROLLUP over SESSION windows are not supported yet");
+  }
+  for (const std::vector<int>& set : insert.grouping_sets) {
+    std::vector<bool> grouped;
+    for (int item : key_items) {
+      grouped.push_back(std::find(set.begin(), set.end(), item) != set.end());
+    }
+    plan->grouping_sets.push_back(std::move(grouped));
+  }
+  return Status::OK();
+}
+
 // GROUP BY: columns only; window_start and window_end together, with a window. Sets the plan's
-// key columns and groups_by_window_time; returns the keys' names.
+// key columns, grouping sets and groups_by_window_time; returns the keys' names.
 Result<std::vector<std::string>> PlanGroupBy(const Insert& insert, AggregatePlan* plan) {
   const BatchSchema& input = *plan->input;
   bool by_start = false, by_end = false;
   std::vector<std::string> key_names;
-  for (const Expr& item : insert.group_by) {
+  std::vector<int> key_items;  // the group_by item of each key
+  for (size_t i = 0; i < insert.group_by.size(); ++i) {
+    const Expr& item = insert.group_by[i];
     if (item.kind != ExprKind::kColumn) {
       return ErrorAt(item.pos, "GROUP BY takes columns; grouping by " + ToString(item) +
                                    " is not supported yet");
@@ -194,9 +229,11 @@ Result<std::vector<std::string>> PlanGroupBy(const Insert& insert, AggregatePlan
       plan->groups_by_window_time = true;
     } else if (std::find(key_names.begin(), key_names.end(), item.name) == key_names.end()) {
       key_names.push_back(item.name);
+      key_items.push_back(static_cast<int>(i));
       plan->key_columns.push_back(input.FieldIndex(item.name));
     }
   }
+  FLOE_RETURN_NOT_OK(PlanGroupingSets(insert, key_items, plan));
   if (insert.window && (!by_start || !by_end)) {
     std::string missing = by_start ? "window_end" : by_end ? "window_start" : "";
     SourcePos at = insert.group_by_pos;
@@ -223,6 +260,52 @@ Result<std::vector<std::string>> PlanGroupBy(const Insert& insert, AggregatePlan
     }
   }
   return key_names;
+}
+
+// Key k as the aggregate emits it: nullable when a grouping set leaves it out.
+Field KeyField(const AggregatePlan& plan, size_t k) {
+  Field f = plan.input->fields[static_cast<size_t>(plan.key_columns[k])];
+  for (const std::vector<bool>& set : plan.grouping_sets) f.nullable = f.nullable || !set[k];
+  return f;
+}
+
+// GROUPING(k, ...) and GROUPING_ID(k, ...) of grouped columns: per grouping set, a bit per
+// argument, the first the highest, 1 where the set leaves the column out (SQL's); 0 without
+// grouping sets. A BIGINT over the layout, picked by the set's index column.
+Result<Expr> GroupingFunction(const Expr& e, const AggregatePlan& plan,
+                              const std::vector<std::string>& key_names) {
+  if (e.children.empty()) return ErrorAt(e.pos, e.name + " takes grouped columns");
+  std::vector<size_t> keys;
+  for (const Expr& arg : e.children) {
+    auto key = arg.kind == ExprKind::kColumn
+                   ? std::find(key_names.begin(), key_names.end(), arg.name)
+                   : key_names.end();
+    if (key == key_names.end()) {
+      return ErrorAt(arg.pos, "the arguments of " + e.name +
+                                  " must be GROUP BY columns (other than window columns), but " +
+                                  ToString(arg) + " is not one");
+    }
+    keys.push_back(static_cast<size_t>(key - key_names.begin()));
+  }
+  auto value_in = [&](size_t set) {
+    int64_t bits = 0;
+    for (size_t k : keys) bits = bits << 1 | (plan.grouping_sets[set][k] ? 0 : 1);
+    return Expr::Lit(Literal::Integer(bits));
+  };
+  Expr value = Expr::Lit(Literal::Integer(0));
+  if (!plan.grouping_sets.empty()) {
+    std::vector<Expr> cases;
+    for (size_t s = 0; s + 1 < plan.grouping_sets.size(); ++s) {
+      cases.push_back(Expr::Compare(CompareOp::kEq, Expr::Column(std::string(kGroupingSetColumn)),
+                                    Expr::Lit(Literal::Integer(static_cast<int64_t>(s)))));
+      cases.push_back(value_in(s));
+    }
+    cases.push_back(value_in(plan.grouping_sets.size() - 1));
+    value = cases.size() == 1 ? std::move(cases[0]) : Expr::Case(std::move(cases));
+  }
+  Expr cast = Expr::Cast(std::move(value), SqlType{DataType::Int64(), 0});
+  cast.pos = e.pos;
+  return cast;
 }
 
 // A column of the select list: a window column (window_time only when grouped by) or a GROUP
@@ -259,7 +342,7 @@ Status PlanSelectColumn(const Expr& e, const AggregatePlan& plan,
   }
   out->kind = AggregateOutput::Kind::kKey;
   out->index = static_cast<int>(key - key_names.begin());
-  const Field& f = input.fields[static_cast<size_t>(plan.key_columns[out->index])];
+  const Field f = KeyField(plan, static_cast<size_t>(out->index));
   field->type = f.type;
   field->nullable = f.nullable;
   return Status::OK();
@@ -291,6 +374,9 @@ Result<Expr> OverLayout(const Expr& e, const CreateTable& source,
     Expr column = Expr::Column(plan->aggregate_names[static_cast<size_t>(index)]);
     column.pos = e.pos;
     return column;
+  }
+  if (e.kind == ExprKind::kCall && (e.name == "GROUPING" || e.name == "GROUPING_ID")) {
+    return GroupingFunction(e, *plan, key_names);
   }
   if (e.kind == ExprKind::kCall && !IsScalarFunction(e.name)) {
     return ErrorAt(e.pos, "function " + e.name +
@@ -419,9 +505,9 @@ bool AggregatePlan::operator==(const AggregatePlan& other) const {
   };
   return source == other.source && sink == other.sink && same(input, other.input) &&
          watermark == other.watermark && where == other.where && window == other.window &&
-         key_columns == other.key_columns && groups_by_window_time == other.groups_by_window_time &&
-         aggregates == other.aggregates && having == other.having && outputs == other.outputs &&
-         same(output, other.output);
+         key_columns == other.key_columns && grouping_sets == other.grouping_sets &&
+         groups_by_window_time == other.groups_by_window_time && aggregates == other.aggregates &&
+         having == other.having && outputs == other.outputs && same(output, other.output);
 }
 
 bool IsAggregateQuery(const Insert& insert) {
@@ -432,7 +518,10 @@ bool IsAggregateQuery(const Insert& insert) {
 
 std::shared_ptr<const BatchSchema> AggregateLayout(const AggregatePlan& plan) {
   auto layout = std::make_shared<BatchSchema>();
-  for (int k : plan.key_columns) layout->fields.push_back(plan.input->fields[k]);
+  for (size_t k = 0; k < plan.key_columns.size(); ++k) layout->fields.push_back(KeyField(plan, k));
+  if (!plan.grouping_sets.empty()) {
+    layout->fields.push_back(Field{std::string(kGroupingSetColumn), DataType::Int64(), false});
+  }
   if (plan.window) {
     layout->fields.push_back(Field{std::string(kWindowStart), DataType::Timestamp(), false});
     layout->fields.push_back(Field{std::string(kWindowEnd), DataType::Timestamp(), false});
@@ -523,7 +612,22 @@ std::string ToString(const AggregatePlan& plan) {
   for (size_t i = 0; i < plan.key_columns.size(); ++i) {
     out += (i > 0 ? ", " : "") + column(plan.key_columns[i]);
   }
-  out += "] aggs=[";
+  out += "]";
+  if (!plan.grouping_sets.empty()) {
+    out += " sets=[";
+    for (size_t s = 0; s < plan.grouping_sets.size(); ++s) {
+      out += s > 0 ? ", (" : "(";
+      std::string sep;
+      for (size_t k = 0; k < plan.key_columns.size(); ++k) {
+        if (!plan.grouping_sets[s][k]) continue;
+        out += sep + column(plan.key_columns[k]);
+        sep = ", ";
+      }
+      out += ")";
+    }
+    out += "]";
+  }
+  out += " aggs=[";
   for (size_t i = 0; i < plan.aggregates.size(); ++i) {
     const AggregateCall& a = plan.aggregates[i];
     out += (i > 0 ? ", " : "") + std::string(ToString(a.function)) + "(" +

@@ -90,6 +90,10 @@ struct AggregatePlan {
   std::optional<Expr> where;              // keeps input rows before they are aggregated
   std::optional<WindowSpec> window;       // none: a regular GROUP BY (changelog output)
   std::vector<int> key_columns;           // GROUP BY columns other than window_*, into input
+  // GROUPING SETS, CUBE, ROLLUP: per grouping set, which key_columns it groups by. Empty for a
+  // plain GROUP BY. The rows reach the aggregate once per set (Flink's Expand), the keys not in
+  // the set NULL, with the set's index as a last key column, kGroupingSetColumn.
+  std::vector<std::vector<bool>> grouping_sets;
   bool groups_by_window_time = false;     // window_time is in the GROUP BY too
   std::vector<AggregateCall> aggregates;  // in select-list order, then HAVING's; each call once
   // The SQL of each aggregate ("COUNT(*)"): its column's name in AggregateLayout, so messages
@@ -108,6 +112,9 @@ struct AggregatePlan {
   bool emits_changelog() const { return !window.has_value(); }
   bool operator==(const AggregatePlan& other) const;
 };
+
+// The key column that tells the grouping sets apart: BIGINT NOT NULL, the set's index.
+inline constexpr std::string_view kGroupingSetColumn = "$e";
 
 // Whether `name` (upper case) is an aggregate function floe runs: COUNT, SUM, MIN, MAX, AVG.
 bool IsAggregateFunction(std::string_view name);
@@ -136,7 +143,8 @@ Result<AggregatePlan> PlanAggregate(const Script& script, const Insert& insert,
                                     const ExpressionTyper& typer = nullptr);
 
 // The columns an aggregate operator emits, as expressions over it see them: the GROUP BY keys
-// (their names), window_start, window_end and window_time (a window aggregation), then the
+// (their names; with grouping sets, nullable unless in every set, then kGroupingSetColumn),
+// window_start, window_end and window_time (a window aggregation), then the
 // aggregates, named by aggregate_names.
 std::shared_ptr<const BatchSchema> AggregateLayout(const AggregatePlan& plan);
 

@@ -216,6 +216,9 @@ struct Insert {
   std::optional<WindowTvf> window;  // FROM TABLE(TUMBLE(TABLE source, ...))
   std::optional<Expr> where;
   std::vector<Expr> group_by;  // GROUP BY items, as written; empty = no GROUP BY
+  // GROUPING SETS, CUBE, ROLLUP: each grouping set as the indices (ascending) of its items in
+  // group_by, which then holds each distinct item once. Empty for a plain GROUP BY.
+  std::vector<std::vector<int>> grouping_sets;
   std::optional<Expr> having;
   // FROM a view or subquery that aggregates: its query (over a table) and its columns' names;
   // `source` is then the view's name. At most one element.

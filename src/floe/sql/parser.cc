@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "floe/common/civil_time.h"
 #include "floe/sql/aggregate_plan.h"
 #include "floe/sql/lexer_internal.h"
 #include "floe/sql/scalar_types.h"
@@ -999,6 +1000,122 @@ class Parser {
     return Status::OK();
   }
 
+  // Grouping sets as lists of expressions.
+  using GroupingSets = std::vector<std::vector<Expr>>;
+
+  bool AtGroupingSetsConstruct() const {
+    return (AtKeyword("GROUPING") && AtKeyword("SETS", 1)) ||
+           ((AtKeyword("CUBE") || AtKeyword("ROLLUP")) && Peek(1).kind == TokenKind::kLParen);
+  }
+
+  // `(a, b)`, `()` or an expression: one grouping set.
+  Result<std::vector<Expr>> ParseGroupingSet() {
+    std::vector<Expr> set;
+    if (!Accept(TokenKind::kLParen)) {
+      FLOE_ASSIGN_OR_RAISE(Expr e, ParseExpr());
+      set.push_back(std::move(e));
+      return set;
+    }
+    if (Accept(TokenKind::kRParen)) return set;
+    do {
+      FLOE_ASSIGN_OR_RAISE(Expr e, ParseExpr());
+      set.push_back(std::move(e));
+    } while (Accept(TokenKind::kComma));
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "',' or ')'"));
+    return set;
+  }
+
+  // One item of GROUP BY as the grouping sets it stands for: an expression is one set of one;
+  // GROUPING SETS (s, ...) lists sets (each may be a CUBE or ROLLUP); ROLLUP (s1, ..., sn) is
+  // s1..sn, s1..sn-1, ..., (); CUBE (s1, ..., sn) every subset of them (SQL's definitions).
+  Result<GroupingSets> ParseGroupingItem() {
+    if (!AtGroupingSetsConstruct()) {
+      FLOE_ASSIGN_OR_RAISE(Expr e, ParseExpr());
+      return GroupingSets{{std::move(e)}};
+    }
+    const bool cube = AtKeyword("CUBE"), rollup = AtKeyword("ROLLUP");
+    const size_t at = Peek().offset;
+    if (!cube && !rollup) Advance();  // GROUPING
+    Advance();                        // SETS, CUBE or ROLLUP
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kLParen, "'('"));
+    GroupingSets parts;
+    do {
+      if (!cube && !rollup && AtGroupingSetsConstruct()) {
+        FLOE_ASSIGN_OR_RAISE(GroupingSets nested, ParseGroupingItem());
+        parts.insert(parts.end(), nested.begin(), nested.end());
+        continue;
+      }
+      FLOE_ASSIGN_OR_RAISE(std::vector<Expr> set, ParseGroupingSet());
+      parts.push_back(std::move(set));
+    } while (Accept(TokenKind::kComma));
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "',' or ')'"));
+    if (!cube && !rollup) return parts;
+    GroupingSets sets;
+    if (rollup) {
+      for (size_t n = parts.size() + 1; n-- > 0;) {
+        std::vector<Expr> set;
+        for (size_t i = 0; i < n; ++i) set.insert(set.end(), parts[i].begin(), parts[i].end());
+        sets.push_back(std::move(set));
+      }
+      return sets;
+    }
+    if (parts.size() > 12) {
+      return ErrorAt(at, "CUBE of more than 12 items is not supported");
+    }
+    for (uint32_t absent = 0; absent < (1u << parts.size()); ++absent) {
+      std::vector<Expr> set;
+      for (size_t i = 0; i < parts.size(); ++i) {
+        if ((absent >> (parts.size() - 1 - i) & 1) == 0) {
+          set.insert(set.end(), parts[i].begin(), parts[i].end());
+        }
+      }
+      sets.push_back(std::move(set));
+    }
+    return sets;
+  }
+
+  // GROUP BY's items. With GROUPING SETS, CUBE or ROLLUP among them, the items' sets are
+  // crossed (SQL's rule for a GROUP BY list) into insert.grouping_sets over the distinct
+  // expressions, which group_by holds.
+  Status ParseGroupByItems(Insert* insert) {
+    GroupingSets sets{{}};
+    bool any_sets = false;
+    do {
+      any_sets = any_sets || AtGroupingSetsConstruct();
+      FLOE_ASSIGN_OR_RAISE(GroupingSets item, ParseGroupingItem());
+      GroupingSets crossed;
+      for (const std::vector<Expr>& left : sets) {
+        for (const std::vector<Expr>& right : item) {
+          std::vector<Expr> set = left;
+          set.insert(set.end(), right.begin(), right.end());
+          crossed.push_back(std::move(set));
+        }
+      }
+      sets = std::move(crossed);
+      if (sets.size() > 4096) {
+        return ErrorAt(Peek().offset, "GROUP BY has more than 4096 grouping sets");
+      }
+    } while (Accept(TokenKind::kComma));
+    if (!any_sets) {
+      insert->group_by = std::move(sets[0]);
+      return Status::OK();
+    }
+    for (const std::vector<Expr>& set : sets) {
+      std::vector<int> indices;
+      for (const Expr& e : set) {
+        auto it = std::find(insert->group_by.begin(), insert->group_by.end(), e);
+        if (it == insert->group_by.end()) it = insert->group_by.insert(it, e);
+        const int index = static_cast<int>(it - insert->group_by.begin());
+        if (std::find(indices.begin(), indices.end(), index) == indices.end()) {
+          indices.push_back(index);
+        }
+      }
+      std::sort(indices.begin(), indices.end());
+      insert->grouping_sets.push_back(std::move(indices));
+    }
+    return Status::OK();
+  }
+
   // [WHERE expr] [GROUP BY expr, ...] [HAVING expr] up to the statement's end.
   Status ParseWhereGroupByHaving(Insert* insert_out) {
     Insert& insert = *insert_out;
@@ -1013,15 +1130,7 @@ class Parser {
     if (AtKeyword("GROUP")) {
       insert.group_by_pos = PosOf(Advance());
       FLOE_RETURN_NOT_OK(ExpectKeyword("BY"));
-      do {
-        if ((AtKeyword("GROUPING") && AtKeyword("SETS", 1)) ||
-            ((AtKeyword("CUBE") || AtKeyword("ROLLUP")) && Peek(1).kind == TokenKind::kLParen)) {
-          return ErrorAt(Peek().offset,
-                         std::string(UnsupportedClause(Peek().text)) + " is not supported yet");
-        }
-        FLOE_ASSIGN_OR_RAISE(Expr item, ParseExpr());
-        insert.group_by.push_back(std::move(item));
-      } while (Accept(TokenKind::kComma));
+      FLOE_RETURN_NOT_OK(ParseGroupByItems(&insert));
       if (!AtKeyword("HAVING")) {
         FLOE_RETURN_NOT_OK(ExpectStatementEnd("',', HAVING or ';'"));
       }
@@ -1122,10 +1231,27 @@ class Parser {
     view.name = name.name;
     view.shape.name = shown;
     view.shape.pos = query.pos;
-    view.aggregates = IsAggregateQuery(query);
+    // A window TVF without an aggregation: the query reading the view takes the window over.
+    const bool window_only =
+        query.window && query.group_by.empty() && !query.having &&
+        std::none_of(query.select.begin(), query.select.end(),
+                     [](const SelectItem& item) { return ContainsAggregateCall(item.expr); });
+    view.aggregates = IsAggregateQuery(query) && !window_only;
     const View* over = query.from_view.empty() ? nullptr : FindView(query.source);
     const CreateTable* source = over != nullptr ? &over->shape : script_.FindTable(query.source);
     if (source == nullptr) return Status::Internal("a view's query reads no table");
+    CreateTable with_window = *source;
+    if (window_only) {
+      const ColumnDef* time = source->FindColumn(query.window->time_column);
+      for (std::string_view name : {kWindowStart, kWindowEnd, kWindowTime}) {
+        ColumnDef column;
+        column.name = std::string(name);
+        column.type = name == kWindowTime && time != nullptr ? time->type : DataType::Timestamp();
+        column.precision = 3;
+        with_window.columns.push_back(std::move(column));
+      }
+      source = &with_window;
+    }
     if (query.select.empty()) {
       for (const ColumnDef& c : source->columns) {
         view.shape.columns.push_back(c);
@@ -1209,7 +1335,13 @@ class Parser {
     q->where = std::move(where);
     for (Expr& e : q->group_by) e = Substitute(e, defs);
     if (q->having) q->having = Substitute(*q->having, defs);
-    if (q->window) {
+    if (v.query.window) {
+      if (q->window) {
+        return ErrorAt(offset, "not supported yet: a window TVF over " + ViewName(v) +
+                                   ", which is a window TVF itself");
+      }
+      q->window = v.query.window;
+    } else if (q->window) {
       auto base = [&](std::string* column, const SourcePos& pos) -> Status {
         const Expr* def = defs.at(*column);
         if (def->kind != ExprKind::kColumn) {
@@ -1782,6 +1914,38 @@ class Parser {
     return e;
   }
 
+  // TIMESTAMP '2020-10-10 00:00:01.5' and DATE '2020-10-10': the string CAST to the type
+  // (Flink's typed literals; a TIMESTAMP's precision is its fraction's digits), checked here.
+  Result<Expr> TypedLiteral() {
+    const Token& type = Advance();
+    const Token& value = Advance();
+    const std::string name = Upper(type.text);
+    if (name == "TIME") {
+      return ErrorAt(type.offset, "TIME literals are not supported yet (floe has no TIME type)");
+    }
+    SqlType cast{DataType::Date(), 0};
+    const char* error = nullptr;
+    if (name == "DATE") {
+      int32_t days = 0;
+      error = ParseDate(value.text, &days);
+    } else {
+      int64_t micros = 0;
+      error = ParseTimestamp(value.text, false, &micros);
+      const size_t dot = value.text.find('.');
+      const int digits =
+          dot == std::string::npos ? 0 : static_cast<int>(value.text.size() - dot - 1);
+      cast = SqlType{DataType::Timestamp(), std::min(digits, 6)};
+    }
+    if (error != nullptr) {
+      return ErrorAt(value.offset, "'" + value.text + "' is not a " + name + " literal: " + error);
+    }
+    Expr literal = Expr::Lit(Literal::String(value.text));
+    literal.pos = PosOf(value);
+    Expr e = Expr::Cast(std::move(literal), cast);
+    e.pos = PosOf(type);
+    return e;
+  }
+
   Result<Expr> ParsePrimary() {
     const Token& t = Peek();
     switch (t.kind) {
@@ -1815,6 +1979,10 @@ class Parser {
         if (AtKeyword("NULL")) {
           return ErrorAt(t.offset,
                          "NULL is not a value here; test for it with IS NULL or IS NOT NULL");
+        }
+        if ((AtKeyword("TIMESTAMP") || AtKeyword("DATE") || AtKeyword("TIME")) &&
+            Peek(1).kind == TokenKind::kString) {
+          return TypedLiteral();
         }
         if (IsReservedWord(t.text)) break;
         if (AtKeyword("CASE")) return ParseCase();

@@ -933,14 +933,56 @@ TEST(ParseInsert, ArithmeticFollowsCalcitesPrecedence) {
             "line 2, column 43: subqueries in IN are not supported yet");
 }
 
+// GROUPING SETS, CUBE and ROLLUP become the list of grouping sets over the distinct items,
+// crossed with the plain items beside them (SQL's rule).
+TEST(ParseInsert, GroupingSetsCubeAndRollupListTheSetsOverTheDistinctItems) {
+  const std::string t(kTableT);
+  const auto sets_of = [&](const std::string& group_by) {
+    const Insert insert =
+        MustParse(t + "INSERT INTO t SELECT a, b, c, d FROM t GROUP BY " + group_by).inserts[0];
+    std::string out;
+    for (const std::vector<int>& set : insert.grouping_sets) {
+      out += "(";
+      for (size_t i = 0; i < set.size(); ++i) {
+        out += (i > 0 ? "," : "") + ToString(insert.group_by[static_cast<size_t>(set[i])]);
+      }
+      out += ")";
+    }
+    return out;
+  };
+  EXPECT_EQ(sets_of("GROUPING SETS ((a, b), (a), ())"), "(a,b)(a)()");
+  EXPECT_EQ(sets_of("GROUPING SETS (a, a + 1, (b, a))"), "(a)((a + 1))(a,b)");
+  EXPECT_EQ(sets_of("ROLLUP (a, b, c)"), "(a,b,c)(a,b)(a)()");
+  EXPECT_EQ(sets_of("ROLLUP ((a, b), c)"), "(a,b,c)(a,b)()");
+  EXPECT_EQ(sets_of("CUBE (a, b)"), "(a,b)(a)(b)()");
+  EXPECT_EQ(sets_of("a, ROLLUP (b, c)"), "(a,b,c)(a,b)(a)");
+  EXPECT_EQ(sets_of("CUBE (a), ROLLUP (b)"), "(a,b)(a)(b)()");
+  EXPECT_EQ(sets_of("GROUPING SETS (CUBE (a), (b))"), "(a)()(b)");
+  EXPECT_EQ(sets_of("a, b"), "");  // a plain GROUP BY
+  EXPECT_EQ(
+      ParseError(t + "INSERT INTO t SELECT a FROM t GROUP BY CUBE (a, b, c, d, a, b, c, d, a, b, "
+                     "c, d, a)"),
+      "line 2, column 40: CUBE of more than 12 items is not supported");
+  EXPECT_EQ(ParseError(t + "INSERT INTO t SELECT a FROM t GROUP BY GROUPING SETS ((a, b)"),
+            "line 2, column 61: expected ',' or ')', found end of input");
+}
+
+// TIMESTAMP '...' and DATE '...' are the string cast to the type, checked when parsed.
+TEST(ParseInsert, TypedLiteralsAreCheckedCasts) {
+  EXPECT_EQ(ToString(WhereOf("d > 0 AND TIMESTAMP '2020-10-10 00:00:01.500' IS NOT NULL")),
+            "((d > 0) AND (CAST('2020-10-10 00:00:01.500' AS TIMESTAMP(3)) IS NOT NULL))");
+  EXPECT_EQ(ToString(WhereOf("DATE '2020-10-10' IS NULL")), "(CAST('2020-10-10' AS DATE) IS NULL)");
+  EXPECT_EQ(WhereError("TIMESTAMP '2020-13-10 00:00:00' IS NULL"),
+            "line 2, column 47: '2020-13-10 00:00:00' is not a TIMESTAMP literal: month out of "
+            "range");
+  EXPECT_EQ(WhereError("TIME '10:00:00' IS NULL"),
+            "line 2, column 37: TIME literals are not supported yet (floe has no TIME type)");
+}
+
 // Flink SQL floe does not run yet is named at its first word, never a bare syntax error.
 TEST(ParseInsert, FlinkQueriesFloeLacksNameTheConstruct) {
   const std::string t(kTableT);
   const auto error = [&](const std::string& query) { return ParseError(t + query); };
-  EXPECT_EQ(error("INSERT INTO t SELECT a FROM t GROUP BY GROUPING SETS ((a), ())"),
-            "line 2, column 40: GROUPING SETS is not supported yet");
-  EXPECT_EQ(error("INSERT INTO t SELECT a FROM t GROUP BY CUBE (a)"),
-            "line 2, column 40: CUBE is not supported yet");
   EXPECT_EQ(error("INSERT INTO t SELECT DISTINCT * FROM t"),
             "line 2, column 22: SELECT DISTINCT is supported with a list of columns or "
             "expressions only, not yet with *, GROUP BY, HAVING, a window or aggregates");

@@ -15,6 +15,7 @@
 #include "floe/sql/aggregate_plan.h"
 #include "floe/sql/exec/calc_operator.h"
 #include "floe/sql/exec/computed_columns_operator.h"
+#include "floe/sql/exec/expand_operator.h"
 #include "floe/sql/exec/group_aggregate_operator.h"
 #include "floe/sql/exec/scalar_expr.h"
 #include "floe/sql/exec/watermark_assigner_operator.h"
@@ -835,7 +836,8 @@ Result<AggregateVertex> PlanAggregateOperator(PlannedJob& job, const InsertPlan&
   for (int k : plan.key_columns) keys.push_back(plan.input->fields[k].name);
   AggregateVertex agg;
   // No GROUP BY key: one subtask holds the single group (Flink's global aggregate).
-  agg.parallelism = keys.empty() ? 1 : job.context.default_parallelism;
+  agg.parallelism =
+      keys.empty() && plan.grouping_sets.empty() ? 1 : job.context.default_parallelism;
   // Scaled out by Kafka partition, a row's key group is its claim's partition
   // (docs/architecture.md, "Keyed jobs"): the aggregate reads the claim from the rows.
   // The rows as they reach it: with the hidden aggregate arguments, if any.
@@ -846,11 +848,30 @@ Result<AggregateVertex> PlanAggregateOperator(PlannedJob& job, const InsertPlan&
     input = runtime::WithSourceSplitColumn(*p.row_schema);
     split_column = static_cast<int>(p.row_schema->fields.size());
   }
+  std::vector<int> key_columns = plan.key_columns;
+  if (!plan.grouping_sets.empty()) {
+    if (job.context.scale_out) {
+      return Status::NotImplemented(At(p.insert->group_by_pos) +
+                                    "not implemented yet: GROUPING SETS, CUBE and ROLLUP with "
+                                    "'floe.scale-out' = 'kafka-group'");
+    }
+    ExpandSpec expand{input, plan.key_columns, plan.grouping_sets};
+    input = ExpandOutput(expand);
+    runtime::VertexId v = job.graph.AddOperator(
+        p.SinkSide("expand"), job.graph.vertex(upstream).parallelism,
+        [expand](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+          return std::unique_ptr<runtime::Operator>(std::make_unique<ExpandOperator>(expand));
+        });
+    job.graph.Connect(upstream, v, runtime::Partitioning::Forward());
+    upstream = v;
+    key_columns.push_back(static_cast<int>(input->fields.size()) - 1);
+    keys.emplace_back(kGroupingSetColumn);
+  }
   if (plan.window) {
     WindowAggregateSpec spec;
     spec.input = input;
     spec.split_column = split_column;
-    spec.key_columns = plan.key_columns;
+    spec.key_columns = key_columns;
     spec.window = *plan.window;
     spec.aggregates = plan.aggregates;
     spec.job_config = job.config;
@@ -863,7 +884,7 @@ Result<AggregateVertex> PlanAggregateOperator(PlannedJob& job, const InsertPlan&
     GroupAggregateSpec spec;
     spec.input = input;
     spec.split_column = split_column;
-    spec.key_columns = plan.key_columns;
+    spec.key_columns = key_columns;
     spec.aggregates = plan.aggregates;
     spec.job_config = job.config;
     Result<runtime::VertexId> added = AddAggregate<GroupAggregateOperator>(

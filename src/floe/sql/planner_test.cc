@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <random>
+#include <sstream>
 
 #include "floe/iceberg/catalog.h"
 #include "floe/iceberg/partition_positions.h"
@@ -527,6 +529,87 @@ CREATE TABLE out (item STRING, n STRING) WITH ('connector' = 'print');
             "line 5, column 39: CONCAT takes STRINGs, got (BIGINT, STRING)");
 }
 
+std::vector<std::string> SortedLines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+// GROUPING SETS, CUBE and ROLLUP: each row counts once per grouping set, the keys a set
+// leaves out are NULL, GROUPING tells which; with a window, per window.
+TEST(PlanJob, GroupingSetsCubeAndRollupAggregateEachSet) {
+  JsonInput input(
+      "{\"item\":\"a\",\"color\":\"red\",\"qty\":1}\n"
+      "{\"item\":\"a\",\"color\":\"blue\",\"qty\":2}\n"
+      "{\"item\":\"b\",\"color\":\"red\",\"qty\":3}\n");
+  Result<std::unique_ptr<PlannedJob>> job = Plan(R"sql(
+CREATE TABLE orders (item STRING, color STRING, qty INT)
+  WITH ('connector' = 'filesystem', 'path' = '${DIR}', 'format' = 'json');
+CREATE TABLE out (item STRING, color STRING, total INT, g BIGINT, level STRING)
+  WITH ('connector' = 'print');
+INSERT INTO out SELECT item, color, SUM(qty), GROUPING(item, color),
+    CASE WHEN GROUPING(color) = 1 THEN 'all colors' ELSE color END
+  FROM orders GROUP BY ROLLUP (item, color);
+)sql",
+                                                 input.options());
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  Result<std::string> printed = RunPrinting(**job);
+  ASSERT_TRUE(printed.ok()) << printed.status().ToString();
+  for (const char* row : {
+           R"({"item":"a","color":"red","total":1,"g":0,"level":"red"})",
+           R"({"item":"a","color":"blue","total":2,"g":0,"level":"blue"})",
+           R"({"item":"b","color":"red","total":3,"g":0,"level":"red"})",
+           R"({"item":"a","color":null,"total":3,"g":1,"level":"all colors"})",
+           R"({"item":"b","color":null,"total":3,"g":1,"level":"all colors"})",
+           R"({"item":null,"color":null,"total":6,"g":3,"level":"all colors"})",
+       }) {
+    EXPECT_NE(printed->find(row), std::string::npos) << row << " in\n" << *printed;
+  }
+
+  JsonInput clicks(
+      "{\"item\":\"a\",\"ts\":\"2026-01-01 10:00:05\"}\n"
+      "{\"item\":\"a\",\"ts\":\"2026-01-01 10:00:30\"}\n"
+      "{\"item\":\"b\",\"ts\":\"2026-01-01 10:00:10\"}\n"
+      "{\"item\":\"a\",\"ts\":\"2026-01-01 10:01:05\"}\n");
+  const std::string tables = R"sql(
+CREATE TABLE clicks (item STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)
+  WITH ('connector' = 'filesystem', 'path' = '${DIR}', 'format' = 'json');
+CREATE TABLE tiles (start_time TIMESTAMP(3), item STRING, n BIGINT) WITH ('connector' = 'print');
+)sql";
+  job = Plan(tables + R"sql(INSERT INTO tiles SELECT window_start, item, COUNT(*)
+  FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' MINUTE))
+  GROUP BY window_start, window_end, CUBE (item);
+)sql",
+             clicks.options());
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  printed = RunPrinting(**job);
+  ASSERT_TRUE(printed.ok()) << printed.status().ToString();
+  EXPECT_EQ(SortedLines(*printed),
+            (std::vector<std::string>{
+                R"(+I {"start_time":"2026-01-01T10:00:00","item":"a","n":2})",
+                R"(+I {"start_time":"2026-01-01T10:00:00","item":"b","n":1})",
+                R"(+I {"start_time":"2026-01-01T10:00:00","item":null,"n":3})",
+                R"(+I {"start_time":"2026-01-01T10:01:00","item":"a","n":1})",
+                R"(+I {"start_time":"2026-01-01T10:01:00","item":null,"n":1})",
+            }))
+      << *printed;
+
+  EXPECT_EQ(FirstLineOf(ErrorOf(tables + R"sql(INSERT INTO tiles SELECT window_start, item, COUNT(*)
+  FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' MINUTE))
+  GROUP BY GROUPING SETS ((window_start, window_end, item), (item));)sql",
+                                clicks.options())),
+            "line 7, column 28: window_start must be in every grouping set of a window "
+            "aggregation (GROUP BY window_start, window_end, GROUPING SETS (...))");
+  EXPECT_EQ(FirstLineOf(ErrorOf(tables + R"sql(INSERT INTO tiles SELECT window_start, item,
+    GROUPING(ts) FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' MINUTE))
+  GROUP BY window_start, window_end, ROLLUP (item);)sql",
+                                clicks.options())),
+            "line 6, column 14: the arguments of GROUPING must be GROUP BY columns (other than "
+            "window columns), but ts is not one");
+}
+
 // A window over a view: the view's WHERE runs before the window, its expressions become
 // aggregate arguments and GROUP BY expressions computed before the aggregate.
 TEST(PlanJob, AWindowOverAViewComputesTheViewsColumnsBeforeTheWindow) {
@@ -550,6 +633,25 @@ INSERT INTO tiles SELECT item_up, COUNT(*), SUM(q2)
   Result<std::string> printed = RunPrinting(**job);
   ASSERT_TRUE(printed.ok()) << printed.status().ToString();
   EXPECT_EQ(*printed, "+I {\"item\":\"A\",\"n\":2,\"q\":6}\n+I {\"item\":\"A\",\"n\":1,\"q\":6}\n");
+
+  // A subquery that is a window TVF: the query over it aggregates its windows; its WHERE on
+  // the table's columns (a TIMESTAMP literal here) runs before the window.
+  job = Plan(R"sql(
+CREATE TABLE clicks (item STRING, qty INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts)
+  WITH ('connector' = 'filesystem', 'path' = '${DIR}', 'format' = 'json');
+CREATE TABLE tiles (item STRING, n BIGINT, q BIGINT) WITH ('connector' = 'print');
+INSERT INTO tiles SELECT item, COUNT(*), SUM(qty) FROM (
+    SELECT * FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' MINUTE))
+    WHERE ts > TIMESTAMP '2026-01-01 10:00:05')
+  GROUP BY item, window_start, window_end;
+)sql",
+             clicks.options());
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  printed = RunPrinting(**job);
+  ASSERT_TRUE(printed.ok()) << printed.status().ToString();
+  EXPECT_EQ(SortedLines(*printed), (std::vector<std::string>{R"(+I {"item":"a","n":1,"q":2})",
+                                                             R"(+I {"item":"a","n":1,"q":3})",
+                                                             R"(+I {"item":"b","n":1,"q":0})"}));
 }
 
 // Cascaded windows, as in Flink's docs: a window aggregation over a view that is one, on the
