@@ -20,7 +20,7 @@ size_t TrailingReservedColumns(const BatchSchema& schema) {
   size_t n = 0;
   while (n < schema.fields.size()) {
     const std::string& name = schema.fields[schema.fields.size() - 1 - n].name;
-    if (name.empty() || name[0] != '$') break;
+    if (name != kRowKindColumn && name != kSourceSplitColumn) break;
     ++n;
   }
   return n;

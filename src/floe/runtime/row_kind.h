@@ -27,8 +27,8 @@ inline constexpr const char* kSourceSplitColumn = "$source_split";
 // `columns` with kSourceSplitColumn appended.
 std::shared_ptr<const BatchSchema> WithSourceSplitColumn(const BatchSchema& columns);
 
-// How many reserved columns (named with a leading '$', as the two above) end `schema`: what a
-// projection passes through untouched after the declared columns.
+// How many reserved columns (the two above) end `schema`: what a projection passes through
+// untouched after the declared columns. Other '$' columns (the planner's hidden ones) are not.
 size_t TrailingReservedColumns(const BatchSchema& schema);
 
 }  // namespace floe::runtime

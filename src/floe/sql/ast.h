@@ -209,6 +209,28 @@ inline constexpr std::string_view kWindowStart = "window_start";
 inline constexpr std::string_view kWindowEnd = "window_end";
 inline constexpr std::string_view kWindowTime = "window_time";
 
+// ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...) in a view or subquery, kept to a range by
+// the query that reads it (`WHERE rn <= 3`): Flink's deduplication and Top-N. In the view's
+// select list the number is the column kRowNumberColumn; the reading query's WHERE on it sets
+// the range, and selecting it sets `selected`.
+struct RowNumber {
+  std::vector<std::string> partition_by;  // columns of the table read
+  struct Order {
+    std::string column;
+    bool descending = false;
+    bool operator==(const Order&) const = default;
+  };
+  std::vector<Order> order_by;
+  int64_t first = 1;  // the rank range kept, 1-based, inclusive
+  int64_t last = 0;   // 0 until the reading query's WHERE sets it
+  bool selected = false;
+  SourcePos pos;  // ROW_NUMBER
+  bool operator==(const RowNumber&) const = default;
+};
+
+// The row number's column in the rows of a query over ROW_NUMBER: BIGINT NOT NULL.
+inline constexpr std::string_view kRowNumberColumn = "$rn";
+
 struct Insert {
   std::string sink;
   std::vector<SelectItem> select;   // empty = SELECT *
@@ -224,6 +246,9 @@ struct Insert {
   // `source` is then the view's name. At most one element.
   std::vector<Insert> from_view;
   std::vector<std::string> from_view_columns;
+  // Read through a view (or subquery) with ROW_NUMBER(): the rows are ranked per partition
+  // after `where` (the view's), and only the ranks in the range go on.
+  std::optional<RowNumber> row_number;
   SourcePos pos;
   SourcePos from_pos;      // the FROM keyword
   SourcePos group_by_pos;  // the GROUP keyword

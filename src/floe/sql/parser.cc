@@ -109,7 +109,9 @@ std::string_view UnsupportedClause(std::string_view word) {
       {"GROUPING", "GROUPING SETS"},
       {"CUBE", "CUBE"},
       {"ROLLUP", "ROLLUP"},
-      {"OVER", "OVER (OVER aggregations, ROW_NUMBER deduplication and Top-N)"},
+      {"OVER",
+       "OVER (aggregations over a window of rows; ROW_NUMBER() OVER is supported in a subquery or "
+       "view)"},
       {"FILTER", "FILTER (WHERE ...) other than after COUNT, SUM, MIN, MAX or AVG"},
       {"WITHIN", "WITHIN GROUP"},
       {"SIMILAR", "SIMILAR TO"},
@@ -918,10 +920,25 @@ class Parser {
     const size_t distinct = AtKeyword("DISTINCT") ? Advance().offset : 0;
     if (distinct == 0) (void)AcceptKeyword("ALL");  // SELECT ALL is SELECT
     column_refs_.clear();
-    if (!Accept(TokenKind::kStar)) {
+    std::optional<size_t> star;  // where `*` stands among other items (`*, ROW_NUMBER() ...`)
+    if (Peek().kind == TokenKind::kStar && Peek(1).kind != TokenKind::kComma) {
+      Advance();  // SELECT *: select stays empty
+    } else {
       do {
+        if (Peek().kind == TokenKind::kStar && !star) {
+          star = insert.select.size();
+          Advance();
+          continue;
+        }
         SelectItem item;
-        FLOE_ASSIGN_OR_RAISE(item.expr, ParseExpr());
+        if (AtKeyword("ROW_NUMBER") && Peek(1).kind == TokenKind::kLParen &&
+            Peek(2).kind == TokenKind::kRParen && AtKeyword("OVER", 3)) {
+          FLOE_ASSIGN_OR_RAISE(insert.row_number, ParseRowNumber(insert));
+          item.expr = Expr::Column(std::string(kRowNumberColumn));
+          item.expr.pos = insert.row_number->pos;
+        } else {
+          FLOE_ASSIGN_OR_RAISE(item.expr, ParseExpr());
+        }
         if (AcceptKeyword("AS")) {
           FLOE_ASSIGN_OR_RAISE(item.alias, ParseName("alias"));
         } else if (Peek().kind == TokenKind::kQuotedWord ||
@@ -957,6 +974,17 @@ class Parser {
     const CreateTable* source_table = nullptr;
     FLOE_ASSIGN_OR_RAISE(source_table, LookUpTable(source));
     insert.source = source.name;
+    if (star) {
+      std::vector<SelectItem> all;
+      for (const ColumnDef& c : source_table->columns) all.push_back({Expr::Column(c.name), ""});
+      if (insert.window) {
+        for (std::string_view name : {kWindowStart, kWindowEnd, kWindowTime}) {
+          all.push_back({Expr::Column(std::string(name)), ""});
+        }
+      }
+      insert.select.insert(insert.select.begin() + static_cast<std::ptrdiff_t>(*star), all.begin(),
+                           all.end());
+    }
     FLOE_RETURN_NOT_OK(ParseWhereGroupByHaving(&insert));
 
     for (const NameRef& ref : window_columns) {
@@ -981,6 +1009,59 @@ class Parser {
       FLOE_RETURN_NOT_OK(InlineView(*view, source.offset, &insert));
     }
     return produced;
+  }
+
+  // ROW_NUMBER() OVER ([PARTITION BY col, ...] ORDER BY col [ASC | DESC], ...): columns of the
+  // table read. Only one per query.
+  Result<RowNumber> ParseRowNumber(const Insert& insert) {
+    RowNumber rn;
+    rn.pos = PosOf(Peek());
+    if (insert.row_number) {
+      return ErrorAt(Peek().offset, "a second ROW_NUMBER() in one query is not supported yet");
+    }
+    Advance();  // ROW_NUMBER
+    Advance();  // (
+    Advance();  // )
+    Advance();  // OVER
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kLParen, "'('"));
+    auto column = [&]() -> Result<std::string> {
+      if (Peek().kind != TokenKind::kWord && Peek().kind != TokenKind::kQuotedWord) {
+        return Unexpected("a column");
+      }
+      const Token& t = Advance();
+      column_refs_.push_back({t.text, t.offset});
+      return t.text;
+    };
+    if (AcceptKeyword("PARTITION")) {
+      FLOE_RETURN_NOT_OK(ExpectKeyword("BY"));
+      do {
+        FLOE_ASSIGN_OR_RAISE(std::string c, column());
+        rn.partition_by.push_back(std::move(c));
+      } while (Accept(TokenKind::kComma));
+    }
+    if (!AtKeyword("ORDER")) return Unexpected("ORDER BY (ROW_NUMBER needs an order)");
+    Advance();
+    FLOE_RETURN_NOT_OK(ExpectKeyword("BY"));
+    do {
+      RowNumber::Order order;
+      FLOE_ASSIGN_OR_RAISE(order.column, column());
+      if (AcceptKeyword("DESC")) {
+        order.descending = true;
+      } else {
+        (void)AcceptKeyword("ASC");
+      }
+      if (AtKeyword("NULLS")) {
+        return ErrorAt(Peek().offset,
+                       "NULLS FIRST / LAST is not supported yet (NULL sorts first ascending, last "
+                       "descending)");
+      }
+      rn.order_by.push_back(std::move(order));
+    } while (Accept(TokenKind::kComma));
+    if (AtKeyword("ROWS") || AtKeyword("RANGE")) {
+      return ErrorAt(Peek().offset, "a frame (ROWS / RANGE) on ROW_NUMBER() is not supported");
+    }
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "',' or ')'"));
+    return rn;
   }
 
   // SELECT DISTINCT items is GROUP BY items, as Calcite plans it (an aggregation without
@@ -1265,6 +1346,9 @@ class Parser {
       if (item.expr.kind == ExprKind::kColumn && source->FindColumn(item.expr.name) != nullptr) {
         column = *source->FindColumn(item.expr.name);
         column.computed.reset();
+      } else if (item.expr.kind == ExprKind::kColumn && item.expr.name == kRowNumberColumn) {
+        column.type = DataType::Int64();
+        column.not_null = true;
       } else {
         column.type = DataType::String();  // a stand-in: the planner types expressions
       }
@@ -1308,6 +1392,7 @@ class Parser {
     for (size_t i = 0; i < v.columns.size(); ++i) {
       defs.emplace(v.shape.columns[i].name, &v.columns[i]);
     }
+    if (v.query.row_number) FLOE_RETURN_NOT_OK(RankView(v, offset, defs, q));
     if (q->select.empty()) {
       for (size_t i = 0; i < v.columns.size(); ++i) {
         q->select.push_back({v.columns[i], v.shape.columns[i].name});
@@ -1319,7 +1404,7 @@ class Parser {
       }
     }
     std::optional<Expr> where = v.query.where;
-    if (q->where) {
+    if (q->where && !v.query.row_number) {
       Expr outer = Substitute(*q->where, defs);
       if (where) {
         const SourcePos pos = outer.pos;
@@ -1359,6 +1444,91 @@ class Parser {
     q->from_view = v.query.from_view;  // a view over an aggregating view reads that
     q->from_view_columns = v.query.from_view_columns;
     return Status::OK();
+  }
+
+  // `q` reads view `v`, which numbers its rows (ROW_NUMBER): q's WHERE keeps a range of the
+  // numbers (rn = 1, rn <= N, rn < N, rn >= 1, ANDed), which becomes q's row_number; the view's
+  // WHERE runs before the numbering (InlineView).
+  Status RankView(const View& v, size_t offset, const std::map<std::string, const Expr*>& defs,
+                  Insert* q) const {
+    const std::string what =
+        "a query over " + ViewName(v) + " (ROW_NUMBER: deduplication or Top-N)";
+    if (q->row_number || q->window || v.query.window || !q->group_by.empty() || q->having ||
+        std::any_of(q->select.begin(), q->select.end(),
+                    [](const SelectItem& item) { return ContainsAggregateCall(item.expr); })) {
+      return ErrorAt(offset, "not supported yet: " + what +
+                                 " that aggregates, ranks again or has a window; window Top-N "
+                                 "and window deduplication are not supported yet either");
+    }
+    RowNumber rn = *v.query.row_number;
+    std::vector<Expr> written;  // the WHERE's terms as written
+    if (q->where && q->where->kind == ExprKind::kAnd) {
+      written = q->where->children;
+    } else if (q->where) {
+      written.push_back(*q->where);
+    }
+    const auto is_number = [](const Expr& e) {
+      return e.kind == ExprKind::kColumn && e.name == kRowNumberColumn;
+    };
+    for (const Expr& as_written : written) {
+      const Expr term = Substitute(as_written, defs);
+      const bool left = term.kind == ExprKind::kCompare && is_number(term.children[0]);
+      const bool right = term.kind == ExprKind::kCompare && is_number(term.children[1]);
+      const Expr* bound = left ? &term.children[1] : right ? &term.children[0] : nullptr;
+      if (bound == nullptr || bound->kind != ExprKind::kLiteral ||
+          bound->literal.kind != Literal::Kind::kInteger || term.op == CompareOp::kNe) {
+        return ErrorAt(term.pos.offset,
+                       "not supported yet: " + what +
+                           " with a WHERE other than a range of the "
+                           "row number (rn = 1, rn <= N, rn < N, joined by AND): " +
+                           ToString(as_written));
+      }
+      const int64_t n = bound->literal.integer;
+      CompareOp op = term.op;
+      if (right) {  // 3 >= rn is rn <= 3
+        op = op == CompareOp::kLt   ? CompareOp::kGt
+             : op == CompareOp::kLe ? CompareOp::kGe
+             : op == CompareOp::kGt ? CompareOp::kLt
+             : op == CompareOp::kGe ? CompareOp::kLe
+                                    : op;
+      }
+      if (op == CompareOp::kEq || op == CompareOp::kLe || op == CompareOp::kLt) {
+        const int64_t last = op == CompareOp::kLt ? n - 1 : n;
+        if (last < 1) {
+          return ErrorAt(term.pos.offset, what + " keeps no rows: " + ToString(as_written) +
+                                              " holds for no row number");
+        }
+        rn.last = rn.last == 0 ? last : std::min(rn.last, last);
+      }
+      if (op == CompareOp::kEq || op == CompareOp::kGe || op == CompareOp::kGt) {
+        rn.first = std::max(rn.first, op == CompareOp::kGt ? n + 1 : n);
+      }
+      if (rn.first > 1) {
+        return ErrorAt(term.pos.offset, "not supported yet: " + what +
+                                            " keeping ranks that do not start at 1 " +
+                                            ToString(as_written));
+      }
+    }
+    if (rn.last == 0) {
+      return ErrorAt(offset, what + " needs WHERE rn <= N (or rn = 1) on the row number: " +
+                                 "Flink's Top-N and deduplication keep a range of it (an OVER "
+                                 "aggregation without one is not supported)");
+    }
+    std::vector<SelectItem> select = q->select;
+    if (select.empty()) {
+      for (size_t i = 0; i < v.columns.size(); ++i) select.push_back({v.columns[i], ""});
+    }
+    for (const SelectItem& item : select) {
+      rn.selected = rn.selected || References(Substitute(item.expr, defs), kRowNumberColumn);
+    }
+    q->row_number = std::move(rn);
+    return Status::OK();
+  }
+
+  static bool References(const Expr& e, std::string_view column) {
+    if (e.kind == ExprKind::kColumn && e.name == column) return true;
+    return std::any_of(e.children.begin(), e.children.end(),
+                       [&](const Expr& child) { return References(child, column); });
   }
 
   static std::string ViewName(const View& v) {

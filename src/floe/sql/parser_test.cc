@@ -905,8 +905,14 @@ TEST(ParseInsert, StructureErrors) {
             "of input");
   EXPECT_EQ(ParseError(t + "INSERT INTO t SELECT a, b, c, d FROM t GROUP BY a, b, c, d ORDER BY a"),
             "line 2, column 60: ORDER BY is not supported yet (expected ',', HAVING or ';' here)");
+  // `*` among other items is every column there (SELECT *, ROW_NUMBER() OVER ...).
   EXPECT_EQ(ParseError(t + "INSERT INTO t SELECT *, a FROM t"),
-            "line 2, column 23: expected FROM, found ','");
+            "line 2, column 15: the SELECT produces 5 columns but sink table 't' has 4 (INSERT "
+            "matches columns by position)");
+  EXPECT_EQ(MustParse(t + "INSERT INTO t SELECT b, *, a FROM (SELECT a, b FROM t)")
+                .inserts[0]
+                .select.size(),
+            4u);
 }
 
 // Arithmetic binds as in Calcite: unary minus, then * / %, then + -, left to right, all above
@@ -967,6 +973,36 @@ TEST(ParseInsert, GroupingSetsCubeAndRollupListTheSetsOverTheDistinctItems) {
             "line 2, column 61: expected ',' or ')', found end of input");
 }
 
+// ROW_NUMBER() OVER in a subquery, kept to a range by the query reading it: the query reads the
+// table, ranked; its WHERE sets the range and selecting the number marks it selected.
+TEST(ParseInsert, RowNumberInASubqueryBecomesTheQuerysRankedRange) {
+  const std::string t(kTableT);
+  const Insert insert =
+      MustParse(t +
+                "INSERT INTO t SELECT a, b, c, rn FROM (SELECT *, ROW_NUMBER() OVER "
+                "(PARTITION BY b ORDER BY d DESC, a) AS rn FROM t WHERE c) WHERE rn <= 5 "
+                "AND 3 > rn")
+          .inserts[0];
+  ASSERT_TRUE(insert.row_number.has_value());
+  const RowNumber& rn = *insert.row_number;
+  EXPECT_EQ(insert.source, "t");
+  EXPECT_EQ(rn.partition_by, std::vector<std::string>{"b"});
+  ASSERT_EQ(rn.order_by.size(), 2u);
+  EXPECT_TRUE(rn.order_by[0].descending);
+  EXPECT_FALSE(rn.order_by[1].descending);
+  EXPECT_EQ(rn.first, 1);
+  EXPECT_EQ(rn.last, 2);
+  EXPECT_TRUE(rn.selected);
+  EXPECT_EQ(ToString(*insert.where), "c");  // the subquery's, before the ranking
+  EXPECT_EQ(ToString(insert.select[3].expr), "`$rn`");
+  EXPECT_EQ(ParseError(t + "INSERT INTO t SELECT a, b, c, d FROM (SELECT *, ROW_NUMBER() OVER "
+                           "(PARTITION BY b) AS rn FROM t) WHERE rn = 1"),
+            "line 2, column 82: expected ORDER BY (ROW_NUMBER needs an order), found ')'");
+  EXPECT_EQ(ParseError(t + "INSERT INTO t SELECT a, b, c, d FROM (SELECT *, ROW_NUMBER() OVER "
+                           "(ORDER BY zz) AS rn FROM t) WHERE rn = 1"),
+            "line 2, column 77: unknown column 'zz' in table 't' (a, b, c, d)");
+}
+
 // TIMESTAMP '...' and DATE '...' are the string cast to the type, checked when parsed.
 TEST(ParseInsert, TypedLiteralsAreCheckedCasts) {
   EXPECT_EQ(ToString(WhereOf("d > 0 AND TIMESTAMP '2020-10-10 00:00:01.500' IS NOT NULL")),
@@ -992,8 +1028,9 @@ TEST(ParseInsert, FlinkQueriesFloeLacksNameTheConstruct) {
       4u);
   // OVER and FILTER are never taken for an alias.
   EXPECT_EQ(error("INSERT INTO t SELECT COUNT(*) OVER (ORDER BY a) FROM t"),
-            "line 2, column 31: OVER (OVER aggregations, ROW_NUMBER deduplication and Top-N) is "
-            "not supported yet (expected ',', AS or FROM here)");
+            "line 2, column 31: OVER (aggregations over a window of rows; ROW_NUMBER() OVER is "
+            "supported in a subquery or view) is not supported yet (expected ',', AS or FROM "
+            "here)");
   // FILTER (WHERE c) is written into the aggregate's argument, as Calcite does.
   const Script filtered =
       MustParse(t +

@@ -17,6 +17,7 @@
 #include "floe/sql/exec/computed_columns_operator.h"
 #include "floe/sql/exec/expand_operator.h"
 #include "floe/sql/exec/group_aggregate_operator.h"
+#include "floe/sql/exec/rank_operator.h"
 #include "floe/sql/exec/scalar_expr.h"
 #include "floe/sql/exec/watermark_assigner_operator.h"
 #include "floe/sql/exec/window_aggregate_operator.h"
@@ -456,6 +457,14 @@ Status PlanSettings(const Script& script, const PlanOptions& options, PlannedJob
       job->restart.kind == runtime::RestartStrategy::Kind::kNone ? 0 : job->restart.delay_ms;
   job->context.default_parallelism = static_cast<uint32_t>(parallelism);
   FLOE_RETURN_NOT_OK(CheckLocalTimeZone(job->config, origin));
+  // Flink keys whose other value would change results and that floe does not honour.
+  for (const auto& [key, honoured] : {std::pair<std::string, std::string>{
+           "table.exec.deduplicate.mini-batch.compact-changes-enabled", "false"}}) {
+    auto it = job->config.find(key);
+    if (it == job->config.end() || it->second == honoured) continue;
+    return Status::InvalidArgument(origin.Of(key) + "'" + key + "' = '" + it->second +
+                                   "' is not supported: floe runs it as '" + honoured + "'");
+  }
   if (auto it = job->config.find("floe.scale-out"); it != job->config.end()) {
     if (it->second == "kafka-group") {
       job->context.scale_out = std::make_shared<connectors::ScaleOut>();
@@ -786,6 +795,118 @@ Result<connectors::AddedSink> PlanCalcInsert(PlannedJob& job, const InsertPlan& 
         *p.sink, *p.sink_connector, p.sink_table));
   }
   return PlanSink(job, p, calc_vertex, p.changelog);
+}
+
+// `e` with the row number's column replaced by `number` (the literal 1 where the operator keeps
+// one row per partition and emits no number, as Flink's RankNumberColumnRemoveRule).
+Expr WithRowNumber(const Expr& e, const Expr& number) {
+  if (e.kind == ExprKind::kColumn && e.name == kRowNumberColumn) {
+    Expr replaced = number;
+    replaced.pos = e.pos;
+    return replaced;
+  }
+  Expr out = e;
+  for (Expr& child : out.children) child = WithRowNumber(child, number);
+  return out;
+}
+
+// The rank's spec from the INSERT's ROW_NUMBER: columns into the rows, keep-last deduplication
+// on the table's rowtime.
+Result<RankSpec> RankSpecOf(const InsertPlan& p, const std::map<std::string, std::string>& config) {
+  const RowNumber& rn = *p.insert->row_number;
+  RankSpec spec;
+  spec.input = p.row_schema;
+  const auto index = [&](const std::string& column) -> Result<int> {
+    const int i = p.row_schema->FieldIndex(column);
+    if (i < 0) {
+      return Status::InvalidArgument(At(rn.pos) + "ROW_NUMBER's column '" + column +
+                                     "' is not a column of table '" + p.source->name + "'");
+    }
+    return i;
+  };
+  for (const std::string& column : rn.partition_by) {
+    FLOE_ASSIGN_OR_RAISE(int i, index(column));
+    spec.partition_columns.push_back(i);
+  }
+  for (const RowNumber::Order& o : rn.order_by) {
+    FLOE_ASSIGN_OR_RAISE(int i, index(o.column));
+    spec.order.push_back({i, o.descending});
+  }
+  spec.limit = rn.last;
+  spec.ties_replace = rn.last == 1 && rn.order_by.size() == 1 && rn.order_by[0].descending &&
+                      p.source->watermark && p.source->watermark->column == rn.order_by[0].column;
+  spec.output_number = rn.selected && rn.last > 1;
+  spec.job_config = config;
+  return spec;
+}
+
+// An INSERT over a view (or subquery) with ROW_NUMBER, Flink's deduplication and Top-N: source
+// -> [computed columns] -> [WHERE, the view's] -> keyBy(PARTITION BY; none: one subtask) ->
+// rank (a changelog) -> Calc (the select list; the number as kRowNumberColumn) -> sink.
+Result<connectors::AddedSink> PlanRankInsert(PlannedJob& job, const InsertPlan& p) {
+  const RowNumber& rn = *p.insert->row_number;
+  if (rn.last == 0) {
+    return Status::InvalidArgument(
+        At(rn.pos) +
+        "ROW_NUMBER() OVER (...) must be read by a query that keeps a range of it "
+        "(SELECT ... FROM (SELECT *, ROW_NUMBER() OVER (...) AS rn FROM t) WHERE rn "
+        "<= N): Flink's deduplication and Top-N; OVER aggregations are not "
+        "supported yet");
+  }
+  if (job.context.scale_out || p.changelog) {
+    return Status::NotImplemented(
+        At(rn.pos) + "not implemented yet: ROW_NUMBER (deduplication, Top-N) " +
+        (p.changelog ? "over a changelog source ('" + p.source->name + "')"
+                     : std::string("with 'floe.scale-out'")));
+  }
+  FLOE_ASSIGN_OR_RAISE(RankSpec spec, RankSpecOf(p, job.config));
+  runtime::VertexId upstream = p.out;
+  const uint32_t source_parallelism = job.graph.vertex(upstream).parallelism;
+  if (p.insert->where) {
+    CalcSpec where;
+    where.input = p.row_schema;
+    where.where = p.insert->where;
+    where.output = p.row_schema;
+    where.sink_name = p.sink->name;
+    Result<std::shared_ptr<const CalcProgram>> program = CalcProgram::Compile(where);
+    if (!program.ok()) return AtPos(p.insert->pos, program.status());
+    upstream = AddCalc(job.graph, p.SinkSide("where"), source_parallelism, *program, upstream);
+  }
+  FLOE_RETURN_NOT_OK(RankOperator::Make(spec).status());
+  FLOE_ASSIGN_OR_RAISE(runtime::KeyedStateOptions state, RankOperator::KeyedStateOptionsFor(spec));
+  const uint32_t parallelism = spec.partition_columns.empty() ? 1 : job.context.default_parallelism;
+  runtime::VertexId rank = job.graph.AddOperator(
+      p.SinkSide("rank"), parallelism,
+      [spec](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+        FLOE_ASSIGN_OR_RAISE(auto op, RankOperator::Make(spec));
+        return std::unique_ptr<runtime::Operator>(std::move(op));
+      });
+  job.graph.SetKeyedState(rank, state);
+  job.graph.Connect(upstream, rank,
+                    rn.partition_by.empty() ? runtime::Partitioning::Global()
+                                            : runtime::Partitioning::Hash(rn.partition_by));
+
+  CalcSpec project;
+  project.input = RankOutput(spec);
+  Expr one = Expr::Cast(Expr::Lit(Literal::Integer(1)), SqlType{DataType::Int64(), 0});
+  for (const SelectItem& item : p.insert->select) {
+    project.select.push_back(
+        {spec.output_number ? item.expr : WithRowNumber(item.expr, one), item.alias});
+  }
+  project.output = p.sink_table.schema;
+  project.sink_name = p.sink->name;
+  Result<std::shared_ptr<const CalcProgram>> program = CalcProgram::Compile(project);
+  if (!program.ok()) {
+    const Status& st = program.status();
+    if (st.message().rfind("line ", 0) == 0) return st;
+    return AtPos(p.insert->pos, st);
+  }
+  runtime::VertexId calc = AddCalc(job.graph, p.SinkSide("calc"), parallelism, *program, rank);
+  FLOE_RETURN_NOT_OK(CheckChangelogSink(
+      "ROW_NUMBER (deduplication, Top-N) emits a changelog: a better row replaces a kept one "
+      "(-U/+U, or -D/+I)",
+      *p.sink, *p.sink_connector, p.sink_table));
+  return PlanSink(job, p, calc, /*changelog=*/true);
 }
 
 // A watermark assigner after `upstream`, for a window over a source that makes no watermarks.
@@ -1256,8 +1377,10 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
       graph_keyed_state = true;
       keyed_plan = aggregate;
     }
-    Result<connectors::AddedSink> added =
-        aggregate ? PlanAggregateInsert(*job, p, *aggregate) : PlanCalcInsert(*job, p);
+    if (p.insert->row_number) graph_keyed_state = true;
+    Result<connectors::AddedSink> added = aggregate ? PlanAggregateInsert(*job, p, *aggregate)
+                                          : p.insert->row_number ? PlanRankInsert(*job, p)
+                                                                 : PlanCalcInsert(*job, p);
     if (!added.ok()) return added.status();
     if (!added->exclusive.empty()) {
       auto [it, fresh] = exclusive_users.emplace(added->exclusive, p.sink->name);

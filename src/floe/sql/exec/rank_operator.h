@@ -1,0 +1,78 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "floe/common/record_batch.h"
+#include "floe/common/status.h"
+#include "floe/runtime/keyed_state.h"
+#include "floe/runtime/operator.h"
+
+namespace floe::sql {
+
+// ROW_NUMBER() OVER (PARTITION BY ... ORDER BY ...) kept to ranks 1..limit, over an append-only
+// input: Flink's deduplication and Top-N, per partition key on keyed state.
+struct RankSpec {
+  std::shared_ptr<const BatchSchema> input;
+  std::vector<int> partition_columns;  // the HASH edge into this operator uses the same columns
+  struct Order {
+    int column = -1;
+    bool descending = false;
+  };
+  std::vector<Order> order;
+  int64_t limit = 1;
+  // Keep-last deduplication (ORDER BY rowtime DESC, limit 1): a row whose time equals the kept
+  // one's replaces it (Flink's RowTimeDeduplicateFunction); elsewhere the row kept first wins a
+  // tie.
+  bool ties_replace = false;
+  bool output_number = false;  // emit the rank as kRowNumberColumn
+  // The job's settings: state.backend.type and table.exec.state.ttl.
+  std::map<std::string, std::string> job_config;
+};
+
+// The input's columns, [kRowNumberColumn BIGINT NOT NULL], then the row-kind column.
+std::shared_ptr<const BatchSchema> RankOutput(const RankSpec& spec);
+
+// RankOperator keeps each partition's best `limit` rows, ordered by `order` (NULL lowest: first
+// ascending, last descending; equal keys in arrival order), and emits a changelog per input row,
+// as Flink's append-only rank functions do:
+//   limit 1 (deduplication, FastTop1Function): +I for a partition's first row; a better row
+//     gives -U (the old) and +U (the new).
+//   limit > 1 without the number (AppendOnlyTopNFunction): +I for a row that enters the top,
+//     after -D for the row it pushes out.
+//   limit > 1 with the number: the ranks from the new row's down shift, each a -U / +U pair of
+//     the rows at that rank; a new last rank is +I.
+// A row that does not enter the top emits nothing. Subject to `table.exec.state.ttl`.
+class RankOperator final : public runtime::Operator {
+ public:
+  static Result<std::unique_ptr<RankOperator>> Make(RankSpec spec);
+  ~RankOperator() override;
+
+  static Result<runtime::KeyedStateOptions> KeyedStateOptionsFor(const RankSpec& spec);
+  Status Open(const runtime::OperatorContext& ctx) override;
+  Status Restore(runtime::StateReader& state) override;
+  Status RestoreRescaled(const std::vector<std::string>& states) override;
+  Status ProcessBatch(const RecordBatch& batch, int input, runtime::Collector& out) override;
+  Status OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
+                   runtime::Collector& out) override;
+
+  struct Entry;  // a kept row: its order key and its cells
+
+ private:
+  explicit RankOperator(RankSpec spec);
+  // Ranks row `row` of `batch` into `top` (a partition's kept rows), appending the changes.
+  Status Rank(const RecordBatch& batch, size_t row, std::vector<Entry>* top, RecordBatch* changes);
+  Status Append(const Entry& entry, int64_t rank, const char* kind, RecordBatch* changes) const;
+
+  RankSpec spec_;
+  std::shared_ptr<const BatchSchema> output_;
+  std::vector<int> all_columns_;
+  runtime::KeyedStateBackend* state_ = nullptr;
+  runtime::ValueState kept_;
+  std::string task_;
+  std::string shape_;
+};
+
+}  // namespace floe::sql
