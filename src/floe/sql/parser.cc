@@ -2181,6 +2181,17 @@ class Parser {
     return Unexpected("an expression (a column, a literal or '(')");
   }
 
+  // A time unit keyword (SECOND, ...) as the upper-case string literal the functions take.
+  Result<Expr> ParseUnit(bool (*known)(std::string_view), std::string_view units) {
+    const Token& unit = Peek();
+    if (unit.kind != TokenKind::kWord || !known(Upper(unit.text))) {
+      return Unexpected("a unit (" + std::string(units) + ")");
+    }
+    Expr literal = Expr::Lit(Literal::String(Upper(Advance().text)));
+    literal.pos = PosOf(unit);
+    return literal;
+  }
+
   // name ( [DISTINCT] expr, ... ) | COUNT(*) | CAST(expr AS type). Which functions exist and
   // where they may stand is checked later (computed columns here, queries by the planner).
   Result<Expr> ParseCall() {
@@ -2210,6 +2221,32 @@ class Parser {
       e = Expr::Call("EXTRACT", {});
       e.children.push_back(std::move(unit_literal));
       e.children.push_back(std::move(operand));
+      FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "')'"));
+    } else if ((name == "FLOOR" || name == "CEIL" || name == "CEILING") &&
+               Peek().kind != TokenKind::kRParen) {
+      // FLOOR(t TO unit): FLOOR(t, 'UNIT'); FLOOR(x) as written
+      FLOE_ASSIGN_OR_RAISE(Expr operand, ParseExpr());
+      e = Expr::Call(name == "FLOOR" ? "FLOOR" : "CEIL", {});
+      e.children.push_back(std::move(operand));
+      if (AcceptKeyword("TO")) {
+        FLOE_ASSIGN_OR_RAISE(Expr unit, ParseUnit(IsRoundingUnit,
+                                                  "SECOND, MINUTE, HOUR, DAY, MONTH, QUARTER or "
+                                                  "YEAR"));
+        e.children.push_back(std::move(unit));
+      }
+      FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "TO or ')'"));
+    } else if (name == "TIMESTAMPADD" || name == "TIMESTAMPDIFF") {
+      // TIMESTAMPADD(unit, n, t): TIMESTAMPADD('UNIT', n, t)
+      FLOE_ASSIGN_OR_RAISE(Expr unit, ParseUnit(IsIntervalUnit,
+                                                "SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, "
+                                                "QUARTER or YEAR"));
+      e = Expr::Call(name, {});
+      e.children.push_back(std::move(unit));
+      for (int i = 0; i < 2; ++i) {
+        FLOE_RETURN_NOT_OK(Expect(TokenKind::kComma, "','"));
+        FLOE_ASSIGN_OR_RAISE(Expr arg, ParseExpr());
+        e.children.push_back(std::move(arg));
+      }
       FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "')'"));
     } else if (name == "TRIM" &&
                (AtKeyword("BOTH") || AtKeyword("LEADING") || AtKeyword("TRAILING") ||

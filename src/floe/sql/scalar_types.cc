@@ -200,6 +200,35 @@ Result<DataType> ScalarFunctionType(std::string_view name, const std::vector<Dat
     if (!strings(1, 1)) return wrong("one STRING ('yyyy-MM-dd HH:mm:ss[.fff]'; formats not yet)");
     return DataType::Timestamp();
   }
+  if (fn == "REGEXP_EXTRACT") {
+    const bool ok =
+        (args.size() == 2 || args.size() == 3) && args[0].id == TypeId::kString &&
+        args[1].id == TypeId::kString &&
+        (args.size() == 2 || args[2].id == TypeId::kInt32 || args[2].id == TypeId::kInt64);
+    if (!ok) return wrong("a STRING, a STRING regex and an optional INT group");
+    return DataType::String();
+  }
+  if (fn == "FLOOR" || fn == "CEIL") {
+    if (args.size() == 2 && temporal(args[0]) && args[1].id == TypeId::kString) return args[0];
+    const bool number =
+        args.size() == 1 && (args[0].id == TypeId::kInt32 || args[0].id == TypeId::kInt64 ||
+                             args[0].id == TypeId::kFloat || args[0].id == TypeId::kDouble);
+    if (!number) return wrong("an INT, BIGINT, FLOAT or DOUBLE, or (a DATE or TIMESTAMP TO unit)");
+    return args[0];
+  }
+  if (fn == "TIMESTAMPADD") {
+    const bool ok = args.size() == 3 && args[0].id == TypeId::kString &&
+                    (args[1].id == TypeId::kInt32 || args[1].id == TypeId::kInt64) &&
+                    temporal(args[2]);
+    if (!ok) return wrong("(unit, an INT or BIGINT count, a DATE or TIMESTAMP)");
+    return args[2];
+  }
+  if (fn == "TIMESTAMPDIFF") {
+    const bool ok =
+        args.size() == 3 && args[0].id == TypeId::kString && temporal(args[1]) && temporal(args[2]);
+    if (!ok) return wrong("(unit, a DATE or TIMESTAMP, a DATE or TIMESTAMP)");
+    return DataType::Int32();
+  }
   if (fn == "LIKE") {
     if (!strings(2, 2)) return wrong("a STRING and a STRING pattern");
     return DataType::Boolean();
@@ -242,6 +271,15 @@ Result<DataType> CommonType(const std::vector<DataType>& types) {
   if (!decimal) return widest;
   return DataType::Decimal(std::min(38, integer_digits + scale), scale);
 }
+
+bool IsRoundingUnit(std::string_view unit) {
+  for (std::string_view u : {"SECOND", "MINUTE", "HOUR", "DAY", "MONTH", "QUARTER", "YEAR"}) {
+    if (u == unit) return true;
+  }
+  return false;
+}
+
+bool IsIntervalUnit(std::string_view unit) { return unit == "WEEK" || IsRoundingUnit(unit); }
 
 bool IsExtractUnit(std::string_view unit) {
   for (std::string_view u : {"YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND",

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "floe/connectors/connectors_test_util.h"
 #include "floe/sql/parser.h"
 
@@ -396,6 +398,80 @@ TEST(CalcProgram, ExtractDateFormatAndTryCast) {
             (Strings{"10", "null", "30", "40"}));
   EXPECT_EQ(Values("EXTRACT(FORTNIGHT FROM " + t + ")", "BIGINT")[0].rfind(
                 "line 3, column 32: expected a unit", 0),
+            0u);
+}
+
+// REGEXP_EXTRACT (Flink's: the group of the first match, 0 by default; NULL for no match, a group
+// out of range or a regex that does not compile), FLOOR / CEIL of numbers and TO a unit,
+// TIMESTAMPADD (months clamp the day) and TIMESTAMPDIFF (whole units toward zero; months as
+// Calcite's subtractMonths).
+TEST(CalcProgram, RegexpExtractFloorCeilAndTimestampArithmetic) {
+  EXPECT_EQ(Values("REGEXP_EXTRACT('foothebar', 'foo(.*?)(bar)', 2)", "STRING"), Four("\"bar\""));
+  EXPECT_EQ(Values("REGEXP_EXTRACT('foothebar', 'foo(.*?)(bar)')", "STRING"),
+            Four("\"foothebar\""));
+  EXPECT_EQ(Values("REGEXP_EXTRACT('order-42-x', '[0-9]+')", "STRING"), Four("\"42\""));
+  EXPECT_EQ(Values("REGEXP_EXTRACT('foothebar', 'foo(.*?)(bar)', 3)", "STRING"), Four("null"));
+  EXPECT_EQ(Values("REGEXP_EXTRACT('abc', 'z+')", "STRING"), Four("null"));
+  EXPECT_EQ(Values("REGEXP_EXTRACT('abc', '(')", "STRING"), Four("null"));
+  EXPECT_EQ(Values("REGEXP_EXTRACT(s, '(')", "STRING"), Four("null"));
+
+  EXPECT_EQ(Values("FLOOR(CAST(-2.5 AS DOUBLE))", "DOUBLE"), Four("-3"));
+  EXPECT_EQ(Values("CEIL(CAST(-2.5 AS DOUBLE))", "DOUBLE"), Four("-2"));
+  EXPECT_EQ(Values("FLOOR(b)", "INT"), (Strings{"10", "null", "30", "40"}));
+  const std::string t = "CAST('2026-05-17 10:20:30.456' AS TIMESTAMP(3))";
+  const std::vector<std::tuple<std::string, std::string, std::string>> rounding = {
+      {"SECOND", "2026-05-17T10:20:30", "2026-05-17T10:20:31"},
+      {"MINUTE", "2026-05-17T10:20:00", "2026-05-17T10:21:00"},
+      {"HOUR", "2026-05-17T10:00:00", "2026-05-17T11:00:00"},
+      {"DAY", "2026-05-17T00:00:00", "2026-05-18T00:00:00"},
+      {"MONTH", "2026-05-01T00:00:00", "2026-06-01T00:00:00"},
+      {"QUARTER", "2026-04-01T00:00:00", "2026-07-01T00:00:00"},
+      {"YEAR", "2026-01-01T00:00:00", "2027-01-01T00:00:00"}};
+  for (const auto& [unit, floor, ceil] : rounding) {
+    EXPECT_EQ(Values("FLOOR(" + t + " TO " + unit + ")", "TIMESTAMP(3)"), Four("\"" + floor + "\""))
+        << unit;
+    EXPECT_EQ(Values("CEIL(" + t + " TO " + unit + ")", "TIMESTAMP(3)"), Four("\"" + ceil + "\""))
+        << unit;
+  }
+  EXPECT_EQ(Values("CEIL(CAST('2026-05-01' AS DATE) TO MONTH)", "DATE"), Four("\"2026-05-01\""));
+  EXPECT_EQ(Values("FLOOR(CAST('1969-12-31 23:59:59' AS TIMESTAMP(0)) TO DAY)", "TIMESTAMP(0)"),
+            Four("\"1969-12-31T00:00:00\""));
+
+  EXPECT_EQ(
+      Values("TIMESTAMPADD(MONTH, 1, CAST('2020-01-31 10:00:00' AS TIMESTAMP(0)))", "TIMESTAMP(0)"),
+      Four("\"2020-02-29T10:00:00\""));
+  EXPECT_EQ(Values("TIMESTAMPADD(WEEK, -1, CAST('2020-01-03' AS DATE))", "DATE"),
+            Four("\"2019-12-27\""));
+  EXPECT_EQ(Values("TIMESTAMPADD(HOUR, b, " + t + ")", "TIMESTAMP(3)")[0],
+            "\"2026-05-17T20:20:30.456\"");
+  const std::string a = "CAST('2003-01-02 10:00:00' AS TIMESTAMP(0))";
+  EXPECT_EQ(
+      Values("TIMESTAMPDIFF(DAY, " + a + ", CAST('2003-01-03 10:00:00' AS TIMESTAMP(0)))", "INT"),
+      Four("1"));
+  EXPECT_EQ(
+      Values("TIMESTAMPDIFF(HOUR, CAST('2003-01-03 10:00:00' AS TIMESTAMP(0)), " + a + ")", "INT"),
+      Four("-24"));
+  // Calcite counts a month from the 31st to a shorter month's last day.
+  EXPECT_EQ(
+      Values("TIMESTAMPDIFF(MONTH, CAST('2020-01-31' AS DATE), CAST('2020-02-29' AS DATE))", "INT"),
+      Four("1"));
+  EXPECT_EQ(
+      Values("TIMESTAMPDIFF(MONTH, CAST('2020-01-31' AS DATE), CAST('2020-02-28' AS DATE))", "INT"),
+      Four("0"));
+  EXPECT_EQ(Values("TIMESTAMPDIFF(MONTH, CAST('2020-01-31 10:00:00' AS TIMESTAMP(0)), "
+                   "CAST('2020-03-31 09:00:00' AS TIMESTAMP(0)))",
+                   "INT"),
+            Four("1"));
+  EXPECT_EQ(
+      Values("TIMESTAMPDIFF(YEAR, CAST('2019-06-01' AS DATE), CAST('2021-05-31' AS DATE))", "INT"),
+      Four("1"));
+  EXPECT_EQ(Values("TIMESTAMPADD(HOUR, 1, CAST('2020-01-03' AS DATE))", "DATE")[0],
+            "line 3, column 24: not implemented yet: TIMESTAMPADD of HOUR to a DATE; CAST the DATE "
+            "to TIMESTAMP(0) first");
+  EXPECT_EQ(Values("FLOOR(" + t + " TO WEEK)", "TIMESTAMP(3)")[0].rfind(
+                "line 3, column 81: expected a unit (SECOND, MINUTE, HOUR, DAY, MONTH, QUARTER or "
+                "YEAR), found identifier 'WEEK'",
+                0),
             0u);
 }
 

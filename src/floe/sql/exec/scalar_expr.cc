@@ -59,7 +59,12 @@ struct ScalarExpr::Node {
     kExtract,
     kDateFormat,
     kNow,  // CURRENT_TIMESTAMP, LOCALTIMESTAMP, CURRENT_DATE: the wall clock, once per batch
-    kJsonValue
+    kJsonValue,
+    kRegexpExtract,
+    kFloor,
+    kCeil,
+    kTimestampAdd,
+    kTimestampDiff
   } fn = Fn::kUpper;
   SqlType type;
   SourcePos pos;
@@ -266,6 +271,11 @@ Node::Fn FunctionOf(const std::string& name) {
       {"LOCALTIMESTAMP", Node::Fn::kNow},
       {"CURRENT_DATE", Node::Fn::kNow},
       {"JSON_VALUE", Node::Fn::kJsonValue},
+      {"REGEXP_EXTRACT", Node::Fn::kRegexpExtract},
+      {"FLOOR", Node::Fn::kFloor},
+      {"CEIL", Node::Fn::kCeil},
+      {"TIMESTAMPADD", Node::Fn::kTimestampAdd},
+      {"TIMESTAMPDIFF", Node::Fn::kTimestampDiff},
   };
   for (const auto& [n, fn] : kNames) {
     if (n == name) return fn;
@@ -386,6 +396,19 @@ Result<Node> CompileNode(const Expr& e, const BatchSchema& input, std::string_vi
       n.fn = FunctionOf(e.name);
       n.type.type = *type;
       if (n.fn == Node::Fn::kToTimestamp) n.type.precision = 3;
+      if (n.fn == Node::Fn::kFloor || n.fn == Node::Fn::kCeil) {
+        n.type.precision = n.children[0].type.precision;
+      }
+      if (n.fn == Node::Fn::kTimestampAdd) {
+        n.type.precision = n.children[2].type.precision;
+        const std::string_view unit = e.children[0].literal.text;
+        if (types[2].id == TypeId::kDate && unit != "DAY" && unit != "WEEK" && unit != "MONTH" &&
+            unit != "QUARTER" && unit != "YEAR") {
+          return Status::NotImplemented(Where(e.pos) + "not implemented yet: TIMESTAMPADD of " +
+                                        std::string(unit) +
+                                        " to a DATE; CAST the DATE to TIMESTAMP(0) first");
+        }
+      }
       return n;
     }
     case ExprKind::kArith:
@@ -980,6 +1003,28 @@ class Evaluator {
         }
         return Status::OK();
       }
+      case Fn::kRegexpExtract: {
+        const int64_t group = args.size() < 3                        ? 0
+                              : args[2]->type().id == TypeId::kInt64 ? args[2]->Get<int64_t>(r)
+                                                                     : integer(2);
+        const std::optional<std::string> part = strings::RegexpExtract(s, text(1), group);
+        part ? out->AppendBytes(*part) : out->AppendNull();
+        return Status::OK();
+      }
+      case Fn::kFloor:
+      case Fn::kCeil:
+        return Round(*args[0], args.size() > 1 ? text(1) : std::string_view(), n.fn == Fn::kCeil, r,
+                     out);
+      case Fn::kTimestampAdd: {  // TIMESTAMPADD('UNIT', n, t)
+        const int64_t count =
+            args[1]->type().id == TypeId::kInt64 ? args[1]->Get<int64_t>(r) : integer(1);
+        AppendMicros(time::AddUnits(s, count, MicrosOf(*args[2], r)), out);
+        return Status::OK();
+      }
+      case Fn::kTimestampDiff:  // TIMESTAMPDIFF('UNIT', a, b)
+        out->Append<int32_t>(
+            static_cast<int32_t>(time::DiffUnits(s, MicrosOf(*args[1], r), MicrosOf(*args[2], r))));
+        return Status::OK();
       case Fn::kConcatWs:
       case Fn::kCoalesce:
       case Fn::kNow:
@@ -1004,6 +1049,38 @@ class Evaluator {
       }
     }
     return out;
+  }
+
+  // Micros since the epoch into `out`, a DATE (whole days) or a timestamp column.
+  static void AppendMicros(int64_t micros, Column* out) {
+    if (out->type().id == TypeId::kDate) {
+      out->Append<int32_t>(static_cast<int32_t>(FloorDiv(micros, kMicrosPerDay)));
+    } else {
+      out->Append<int64_t>(micros);
+    }
+  }
+
+  // FLOOR / CEIL of one value: a number, or a DATE or timestamp TO `unit`.
+  static Status Round(const Column& value, std::string_view unit, bool up, size_t r, Column* out) {
+    switch (value.type().id) {
+      case TypeId::kInt32:
+      case TypeId::kInt64:
+        out->AppendFrom(value, r);
+        return Status::OK();
+      case TypeId::kFloat: {
+        const float v = value.Get<float>(r);
+        out->Append<float>(up ? std::ceil(v) : std::floor(v));
+        return Status::OK();
+      }
+      case TypeId::kDouble: {
+        const double v = value.Get<double>(r);
+        out->Append<double>(up ? std::ceil(v) : std::floor(v));
+        return Status::OK();
+      }
+      default:
+        AppendMicros(time::RoundTo(unit, MicrosOf(value, r), up), out);
+        return Status::OK();
+    }
   }
 
   // A DATE, TIMESTAMP or TIMESTAMP_LTZ value as micros since the epoch.

@@ -1,6 +1,8 @@
 #include "floe/sql/exec/string_functions.h"
 
 #include <algorithm>
+#include <map>
+#include <regex>
 
 #include "floe/common/utf8.h"
 
@@ -212,6 +214,30 @@ void Replace(std::string_view s, std::string_view search, std::string_view repla
     out->append(replacement);
   }
   out->append(s.substr(from));
+}
+
+std::optional<std::string> RegexpExtract(std::string_view s, std::string_view regex,
+                                         int64_t group) {
+  // The patterns of this thread, compiled (nullopt: invalid); a job has few, bounded anyway.
+  thread_local std::map<std::string, std::optional<std::regex>, std::less<>> compiled;
+  auto it = compiled.find(regex);
+  if (it == compiled.end()) {
+    if (compiled.size() >= 256) compiled.clear();
+    std::optional<std::regex> re;
+    try {
+      re.emplace(std::string(regex), std::regex::ECMAScript);
+    } catch (const std::regex_error&) {
+      re.reset();
+    }
+    it = compiled.emplace(std::string(regex), std::move(re)).first;
+  }
+  if (!it->second) return std::nullopt;
+  std::match_results<std::string_view::const_iterator> match;
+  if (!std::regex_search(s.begin(), s.end(), match, *it->second)) return std::nullopt;
+  if (group < 0 || static_cast<size_t>(group) >= match.size() || !match[group].matched) {
+    return std::nullopt;
+  }
+  return match[group].str();
 }
 
 }  // namespace floe::sql::strings

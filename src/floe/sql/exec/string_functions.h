@@ -46,4 +46,10 @@ bool Like(std::string_view s, std::string_view pattern);
 void Replace(std::string_view s, std::string_view search, std::string_view replacement,
              std::string* out);
 
+// REGEXP_EXTRACT(s, regex, group): the group's text in the first match (0: the whole match), as
+// Flink's SqlFunctionUtils.regexpExtract; nullopt (SQL NULL) for no match, a group out of range
+// or that took no part, and a regex that does not compile. ECMAScript regex syntax (std::regex),
+// which agrees with Java's for the common constructs; patterns are compiled once per thread.
+std::optional<std::string> RegexpExtract(std::string_view s, std::string_view regex, int64_t group);
+
 }  // namespace floe::sql::strings

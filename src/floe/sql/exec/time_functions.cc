@@ -1,5 +1,6 @@
 #include "floe/sql/exec/time_functions.h"
 
+#include <algorithm>
 #include <array>
 
 #include "floe/common/civil_time.h"
@@ -148,6 +149,73 @@ void DateFormat(int64_t micros, std::string_view pattern, std::string* out) {
     }
     i += count;
   }
+}
+
+namespace {
+
+int64_t UnitMicros(std::string_view unit) {
+  if (unit == "SECOND") return kMicrosPerSecond;
+  if (unit == "MINUTE") return 60 * kMicrosPerSecond;
+  if (unit == "HOUR") return kMicrosPerHour;
+  if (unit == "DAY") return kMicrosPerDay;
+  if (unit == "WEEK") return 7 * kMicrosPerDay;
+  return 0;  // months
+}
+
+int64_t MonthsOf(std::string_view unit) { return unit == "YEAR" ? 12 : unit == "QUARTER" ? 3 : 1; }
+
+// The day `months` months after `days`, its day of month clamped (Calcite's addMonths).
+int64_t AddMonthsToDay(int64_t days, int64_t months) {
+  const CivilDate d = CivilFromDays(days);
+  const int64_t index = d.year * 12 + (d.month - 1) + months;
+  const int64_t year = FloorDiv(index, 12);
+  const int month = static_cast<int>(FloorMod(index, 12)) + 1;
+  return DaysFromCivil(year, month, std::min(d.day, DaysInMonth(year, month)));
+}
+
+// Calcite's DateTimeUtils.subtractMonths(int date0, int date1) on days.
+int64_t MonthsBetweenDays(int64_t date0, int64_t date1) {
+  if (date0 < date1) return -MonthsBetweenDays(date1, date0);
+  int64_t m = (date0 - date1) / 31;  // no month is longer: at most the answer
+  while (true) {
+    if (AddMonthsToDay(date1, m) >= date0) return m;
+    if (AddMonthsToDay(date1, m + 1) > date0) return m;
+    ++m;
+  }
+}
+
+}  // namespace
+
+int64_t RoundTo(std::string_view unit, int64_t micros, bool up) {
+  int64_t floor = 0;
+  if (const int64_t size = UnitMicros(unit); size != 0) {
+    floor = FloorDiv(micros, size) * size;
+    return up && floor != micros ? floor + size : floor;
+  }
+  const CivilDate d = CivilFromDays(FloorDiv(micros, kMicrosPerDay));
+  const int64_t months = MonthsOf(unit);
+  const int month = static_cast<int>((d.month - 1) / months * months) + 1;
+  floor = DaysFromCivil(d.year, month, 1) * kMicrosPerDay;
+  if (!up || floor == micros) return floor;
+  return AddMonthsToDay(floor / kMicrosPerDay, months) * kMicrosPerDay;
+}
+
+int64_t AddUnits(std::string_view unit, int64_t n, int64_t micros) {
+  if (const int64_t size = UnitMicros(unit); size != 0) return micros + n * size;
+  const int64_t days = FloorDiv(micros, kMicrosPerDay);
+  const int64_t in_day = micros - days * kMicrosPerDay;
+  return AddMonthsToDay(days, n * MonthsOf(unit)) * kMicrosPerDay + in_day;
+}
+
+int64_t DiffUnits(std::string_view unit, int64_t a, int64_t b) {
+  if (const int64_t size = UnitMicros(unit); size != 0) return (b - a) / size;
+  // Calcite's subtractMonths(t0 = b, t1 = a) on timestamps.
+  const int64_t day0 = FloorDiv(b, kMicrosPerDay), day1 = FloorDiv(a, kMicrosPerDay);
+  int64_t months = MonthsBetweenDays(day0, day1);
+  if (AddMonthsToDay(day1, months) == day0 && b - day0 * kMicrosPerDay < a - day1 * kMicrosPerDay) {
+    --months;
+  }
+  return months / MonthsOf(unit);
 }
 
 }  // namespace floe::sql::time

@@ -18,4 +18,18 @@ int64_t Extract(std::string_view unit, int64_t micros);
 // text in single quotes ('' is a quote) and every other character as written.
 void DateFormat(int64_t micros, std::string_view pattern, std::string* out);
 
+// FLOOR(t TO unit) and CEIL(t TO unit), unit SECOND, MINUTE, HOUR, DAY, MONTH, QUARTER or
+// YEAR: the unit's first moment at or before t (at or after t). REQUIRES: IsRoundingUnit(unit)
+// (sql/scalar_types.h).
+int64_t RoundTo(std::string_view unit, int64_t micros, bool up);
+
+// TIMESTAMPADD(unit, n, t), unit SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER or YEAR;
+// months keep the day of the month, clamped to the month's last (Calcite's addMonths).
+// REQUIRES: IsIntervalUnit(unit).
+int64_t AddUnits(std::string_view unit, int64_t n, int64_t micros);
+// TIMESTAMPDIFF(unit, a, b): the whole units from a to b, truncated toward zero; MONTH, QUARTER
+// and YEAR count months as Calcite's subtractMonths (2020-01-31 to 2020-02-29 is a month, to
+// 2020-02-28 none).
+int64_t DiffUnits(std::string_view unit, int64_t a, int64_t b);
+
 }  // namespace floe::sql::time
