@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
 
 #include "floe/common/record_batch.h"
 
@@ -18,6 +19,8 @@ inline constexpr const char* kRowKindColumn = "$row_kind";
 std::shared_ptr<const BatchSchema> WithRowKindColumn(const BatchSchema& columns);
 // The index of kRowKindColumn in `schema`, -1 when absent.
 int RowKindIndex(const BatchSchema& schema);
+// Whether a row kind takes a row back ("-U", "-D") rather than adds one ("+I", "+U").
+inline bool IsRetraction(std::string_view kind) { return !kind.empty() && kind[0] == '-'; }
 
 // The reserved column a scaled-out job's Kafka source appends: the split name of the partition
 // claim each row was read under (connectors/partition_claims.h), which the Iceberg writers keep

@@ -346,10 +346,11 @@ Result<AggregatePlan> CheckAggregate(const Script& script, const Insert& insert,
                                      const connectors::Connector& sink_connector,
                                      const connectors::TableDescriptor& sink_table) {
   FLOE_ASSIGN_OR_RAISE(AggregatePlan plan, PlanAggregate(script, insert, EvaluatorTyper()));
-  if (changelog_source) {
-    return Status::InvalidArgument(At(insert.pos) + "table '" + source.name +
-                                   "' is a changelog ('format' = 'debezium-json'); aggregating "
-                                   "updates and deletes is not supported yet");
+  if (changelog_source && plan.window) {
+    return Status::NotImplemented(At(insert.pos) + "not implemented yet: table '" + source.name +
+                                  "' is a changelog ('format' = 'debezium-json'); a window "
+                                  "aggregation over updates and deletes (GROUP BY without a "
+                                  "window aggregates them)");
   }
   // The aggregate's output goes to the sink through a Calc that converts types.
   CalcSpec calc;
@@ -931,9 +932,11 @@ runtime::VertexId PlanWatermarkAssigner(PlannedJob& job, const InsertPlan& p,
 Result<runtime::VertexId> PlanWhere(PlannedJob& job, const InsertPlan& p, const AggregatePlan& plan,
                                     uint32_t parallelism, runtime::VertexId upstream) {
   CalcSpec where;
-  // Scaled out, the rows' claim travels on to the aggregate (a reserved column the Calc passes).
-  where.input =
-      job.context.scale_out ? runtime::WithSourceSplitColumn(*p.row_schema) : p.row_schema;
+  // Scaled out, the rows' claim travels on to the aggregate (a reserved column the Calc passes),
+  // as a changelog's row kinds do.
+  where.input = job.context.scale_out ? runtime::WithSourceSplitColumn(*p.row_schema)
+                : p.changelog         ? runtime::WithRowKindColumn(*p.row_schema)
+                                      : p.row_schema;
   where.where = plan.where;
   where.output = p.row_schema;
   where.sink_name = p.sink->name;
@@ -964,6 +967,16 @@ Result<AggregateVertex> PlanAggregateOperator(PlannedJob& job, const InsertPlan&
   // The rows as they reach it: with the hidden aggregate arguments, if any.
   std::shared_ptr<const BatchSchema> input =
       p.aggregate_arguments.empty() ? p.row_schema : plan.input;
+  if (p.changelog) {
+    if (!p.aggregate_arguments.empty() || job.context.scale_out) {
+      return Status::NotImplemented(
+          At(p.insert->pos) + "not implemented yet: aggregating changelog table '" +
+          p.source->name + "' " +
+          (job.context.scale_out ? std::string("with 'floe.scale-out'")
+                                 : "with expressions in GROUP BY or an aggregate's argument"));
+    }
+    input = runtime::WithRowKindColumn(*input);
+  }
   int split_column = -1;
   if (job.context.scale_out) {
     input = runtime::WithSourceSplitColumn(*p.row_schema);
@@ -1005,6 +1018,7 @@ Result<AggregateVertex> PlanAggregateOperator(PlannedJob& job, const InsertPlan&
     GroupAggregateSpec spec;
     spec.input = input;
     spec.split_column = split_column;
+    spec.changelog = p.changelog;
     spec.key_columns = key_columns;
     spec.aggregates = plan.aggregates;
     spec.job_config = job.config;

@@ -153,7 +153,22 @@ std::string AggregateState::Encode() const {
     w.PutDouble(a.floating);
     w.PutString(a.cell);
     w.PutU32(static_cast<uint32_t>(a.distinct.size()));
-    for (const std::string& d : a.distinct) w.PutString(d);
+    for (const auto& [d, n] : a.distinct) w.PutString(d);
+  }
+  // Extension 1 (after what earlier versions wrote, which they read alone): the row count and
+  // the rows per value.
+  w.PutU8(1);
+  w.PutI64(rows);
+  auto put_counts = [&](const std::map<std::string, int64_t>& counts) {
+    w.PutU32(static_cast<uint32_t>(counts.size()));
+    for (const auto& [v, n] : counts) {
+      w.PutString(v);
+      w.PutI64(n);
+    }
+  };
+  for (const One& a : aggs) {
+    put_counts(a.distinct);
+    put_counts(a.values);
   }
   return w.Finish();
 }
@@ -175,9 +190,29 @@ Result<AggregateState> AggregateState::Decode(std::string_view bytes) {
     FLOE_ASSIGN_OR_RAISE(uint32_t distinct, r.GetU32());
     for (uint32_t d = 0; d < distinct; ++d) {
       FLOE_ASSIGN_OR_RAISE(std::string v, r.GetString());
-      a.distinct.insert(std::move(v));
+      a.distinct.emplace(std::move(v), 1);  // the count, if kept, follows
     }
     acc.aggs.push_back(std::move(a));
+  }
+  if (r.AtEnd()) return acc;  // written before the extension: an append-only aggregation's
+  FLOE_ASSIGN_OR_RAISE(uint8_t extension, r.GetU8());
+  if (extension != 1) {
+    return Status::Corruption("aggregate state: unknown extension " + std::to_string(extension));
+  }
+  FLOE_ASSIGN_OR_RAISE(acc.rows, r.GetI64());
+  auto get_counts = [&](std::map<std::string, int64_t>* counts) -> Status {
+    counts->clear();
+    FLOE_ASSIGN_OR_RAISE(uint32_t n, r.GetU32());
+    for (uint32_t i = 0; i < n; ++i) {
+      FLOE_ASSIGN_OR_RAISE(std::string v, r.GetString());
+      FLOE_ASSIGN_OR_RAISE(int64_t rows, r.GetI64());
+      (*counts)[std::move(v)] = rows;
+    }
+    return Status::OK();
+  };
+  for (One& a : acc.aggs) {
+    FLOE_RETURN_NOT_OK(get_counts(&a.distinct));
+    FLOE_RETURN_NOT_OK(get_counts(&a.values));
   }
   FLOE_RETURN_NOT_OK(r.ExpectEnd());
   return acc;
@@ -220,6 +255,7 @@ AggregateState Aggregator::Create(std::string key) const {
 }
 
 void Aggregator::Add(const RecordBatch& batch, size_t row, AggregateState* acc) const {
+  ++acc->rows;
   for (size_t i = 0; i < calls_.size(); ++i) {
     const AggregateCall& call = calls_[i];
     AggregateState::One& a = acc->aggs[i];
@@ -230,7 +266,7 @@ void Aggregator::Add(const RecordBatch& batch, size_t row, AggregateState* acc) 
     const Column& c = batch.column(call.input_column);
     if (c.IsNull(row)) continue;  // aggregates skip NULLs
     if (call.distinct) {
-      a.distinct.insert(CellOf(c, row));
+      ++a.distinct[CellOf(c, row)];
       continue;
     }
     switch (call.function) {
@@ -249,6 +285,7 @@ void Aggregator::Add(const RecordBatch& batch, size_t row, AggregateState* acc) 
       case AggregateFunction::kMin:
       case AggregateFunction::kMax: {
         std::string cell = CellOf(c, row);
+        if (retracting_) ++a.values[cell];
         int cmp = a.has ? CompareCells(c.type(), cell, a.cell) : 0;
         if (!a.has || (call.function == AggregateFunction::kMin ? cmp < 0 : cmp > 0)) {
           a.cell = std::move(cell);
@@ -260,7 +297,61 @@ void Aggregator::Add(const RecordBatch& batch, size_t row, AggregateState* acc) 
   }
 }
 
+void Aggregator::Retract(const RecordBatch& batch, size_t row, AggregateState* acc) const {
+  --acc->rows;
+  for (size_t i = 0; i < calls_.size(); ++i) {
+    const AggregateCall& call = calls_[i];
+    AggregateState::One& a = acc->aggs[i];
+    if (call.input_column < 0) {  // COUNT(*)
+      --a.count;
+      continue;
+    }
+    const Column& c = batch.column(call.input_column);
+    if (c.IsNull(row)) continue;
+    auto take = [](std::map<std::string, int64_t>& counts, const std::string& v) {
+      auto it = counts.find(v);
+      if (it != counts.end() && --it->second <= 0) counts.erase(it);
+    };
+    if (call.distinct) {
+      take(a.distinct, CellOf(c, row));
+      continue;
+    }
+    switch (call.function) {
+      case AggregateFunction::kCount:
+        --a.count;
+        break;
+      case AggregateFunction::kSum:
+      case AggregateFunction::kAvg: {
+        Number v = NumberAt(c, row);
+        a.integer -= v.integer;
+        a.floating -= v.floating;
+        a.has = --a.count > 0;  // SUM of no values is NULL
+        if (!a.has) a.integer = 0, a.floating = 0;
+        break;
+      }
+      case AggregateFunction::kMin:
+      case AggregateFunction::kMax: {
+        take(a.values, CellOf(c, row));
+        a.has = !a.values.empty();
+        if (!a.has) break;
+        // The best value left, in the column's order.
+        const DataType& type = c.type();
+        const std::string* best = nullptr;
+        for (const auto& [v, n] : a.values) {
+          const int cmp = best == nullptr ? 0 : CompareCells(type, v, *best);
+          if (best == nullptr || (call.function == AggregateFunction::kMin ? cmp < 0 : cmp > 0)) {
+            best = &v;
+          }
+        }
+        a.cell = *best;
+        break;
+      }
+    }
+  }
+}
+
 void Aggregator::Merge(const AggregateState& from, AggregateState* into) const {
+  into->rows += from.rows;
   for (size_t i = 0; i < calls_.size(); ++i) {
     const AggregateCall& call = calls_[i];
     const AggregateState::One& f = from.aggs[i];
@@ -268,7 +359,8 @@ void Aggregator::Merge(const AggregateState& from, AggregateState* into) const {
     a.count += f.count;
     a.integer += f.integer;
     a.floating += f.floating;
-    a.distinct.insert(f.distinct.begin(), f.distinct.end());
+    for (const auto& [v, n] : f.distinct) a.distinct[v] += n;
+    for (const auto& [v, n] : f.values) a.values[v] += n;
     if (!f.has) continue;
     if ((call.function == AggregateFunction::kMin || call.function == AggregateFunction::kMax) &&
         a.has) {

@@ -4,8 +4,8 @@
 // keyed state as bytes, and their results. Internal to floe_sql_exec.
 
 #include <cstdint>
+#include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,11 +24,16 @@ struct AggregateState {
     bool has = false;   // SUM / MIN / MAX / AVG saw a non-null value
     Int128 integer = 0;
     double floating = 0;
-    std::string cell;  // MIN / MAX
-    std::set<std::string> distinct;
+    std::string cell;                         // MIN / MAX
+    std::map<std::string, int64_t> distinct;  // COUNT(DISTINCT): each value, the rows holding it
+    // MIN / MAX of a retracting aggregation: each value, the rows holding it, so the next one
+    // is known when the kept one is retracted (Flink's MinWithRetract / MaxWithRetract).
+    std::map<std::string, int64_t> values;
   };
   std::string key;  // KeyOf(...)
   std::vector<One> aggs;
+  // The rows added minus the rows retracted (Flink's record counter): at 0 the group is gone.
+  int64_t rows = 0;
 
   std::string Encode() const;
   static Result<AggregateState> Decode(std::string_view bytes);
@@ -52,12 +57,16 @@ Status CheckStateShape(std::string_view task, std::string_view restored, std::st
 // Folds rows into AggregateStates and turns them into result columns (types as planned).
 class Aggregator {
  public:
-  Aggregator(std::shared_ptr<const BatchSchema> input, std::vector<AggregateCall> calls)
-      : input_(std::move(input)), calls_(std::move(calls)) {}
+  // `retracting`: rows may also be taken back (Retract), as an aggregation over a changelog.
+  Aggregator(std::shared_ptr<const BatchSchema> input, std::vector<AggregateCall> calls,
+             bool retracting = false)
+      : input_(std::move(input)), calls_(std::move(calls)), retracting_(retracting) {}
 
   AggregateState Create(std::string key) const;
   // Folds row `row` of `batch` (the input schema) into `state`. NULLs are skipped.
   void Add(const RecordBatch& batch, size_t row, AggregateState* state) const;
+  // Takes row `row` back out of `state` (a -U or -D of a changelog). REQUIRES: retracting.
+  void Retract(const RecordBatch& batch, size_t row, AggregateState* state) const;
   // Folds `from` into `into` (merging session windows).
   void Merge(const AggregateState& from, AggregateState* into) const;
   // Appends one result per call to columns first_column.. of `out`.
@@ -68,6 +77,7 @@ class Aggregator {
  private:
   std::shared_ptr<const BatchSchema> input_;
   std::vector<AggregateCall> calls_;
+  bool retracting_ = false;
 };
 
 }  // namespace floe::sql::internal

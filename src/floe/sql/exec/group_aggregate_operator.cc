@@ -62,14 +62,18 @@ Result<std::unique_ptr<GroupAggregateOperator>> GroupAggregateOperator::Make(
     return Status::InvalidArgument(
         "group aggregate: the source split column must be a STRING column of the input");
   }
+  if (spec.changelog && runtime::RowKindIndex(*spec.input) < 0) {
+    return Status::InvalidArgument("group aggregate: a changelog input needs its row-kind column");
+  }
   return std::unique_ptr<GroupAggregateOperator>(new GroupAggregateOperator(std::move(spec)));
 }
 
 GroupAggregateOperator::GroupAggregateOperator(GroupAggregateSpec spec)
     : spec_(std::move(spec)),
       output_(GroupAggregateOutput(spec_)),
-      aggregator_(spec_.input, spec_.aggregates),
+      aggregator_(spec_.input, spec_.aggregates, spec_.changelog),
       claims_(spec_.split_column),
+      kind_column_(spec_.changelog ? runtime::RowKindIndex(*spec_.input) : -1),
       shape_(internal::StateShape(*spec_.input, spec_.key_columns, spec_.aggregates)) {}
 
 GroupAggregateOperator::~GroupAggregateOperator() = default;
@@ -184,13 +188,30 @@ Status GroupAggregateOperator::ProcessBatch(const RecordBatch& batch, int input,
             : std::string_view();
     FLOE_ASSIGN_OR_RAISE(bool exists, accumulators_.Get(&value));
     internal::AggregateState acc;
+    const size_t before = changes.num_rows();
     if (exists) {
       FLOE_ASSIGN_OR_RAISE(acc, internal::AggregateState::Decode(value));
       AppendRow(acc, "-U", split, &changes, &status);
     } else {
       acc = aggregator_.Create(key);
     }
-    for (size_t row : rows) aggregator_.Add(batch, row, &acc);
+    for (size_t row : rows) {
+      if (kind_column_ < 0 || !runtime::IsRetraction(batch.column(kind_column_).GetBytes(row))) {
+        aggregator_.Add(batch, row, &acc);
+      } else if (exists || acc.rows > 0) {  // a retraction for a group without state: dropped
+        aggregator_.Retract(batch, row, &acc);
+      }
+    }
+    if (kind_column_ >= 0 && acc.rows <= 0) {  // every row taken back: the group is gone
+      changes.Truncate(before);
+      if (exists) {
+        FLOE_ASSIGN_OR_RAISE(internal::AggregateState last,
+                             internal::AggregateState::Decode(value));
+        AppendRow(last, "-D", split, &changes, &status);
+      }
+      FLOE_RETURN_NOT_OK(accumulators_.Clear());
+      continue;
+    }
     AppendRow(acc, exists ? "+U" : "+I", split, &changes, &status);
     if (exists && !emit_unchanged_ &&
         LastTwoRowsAgree(changes, spec_.key_columns.size(), spec_.aggregates.size())) {

@@ -25,6 +25,9 @@ struct GroupAggregateSpec {
   // Scaled out by Kafka partition: the input's kSourceSplitColumn (-1: not scaled out). A row's
   // key group is then its claim's partition, and output rows carry the claim's split last.
   int split_column = -1;
+  // The input is a changelog: its kRowKindColumn tells the rows added (+I, +U) from the rows
+  // taken back (-U, -D), which are retracted from their group.
+  bool changelog = false;
 };
 
 // The output: keys (input names and types), agg0, agg1, ..., then the row-kind column
@@ -36,7 +39,9 @@ std::shared_ptr<const BatchSchema> GroupAggregateOutput(const GroupAggregateSpec
 // seen for the first time gets +I, a key whose result changed gets -U (the previous result)
 // then +U (the new one). Into an upsert Iceberg table the latest value per key lands; print
 // shows the kinds. The state is subject to `table.exec.state.ttl` (Flink: a key idle that long
-// is forgotten and starts over, emitting +I again). Checkpointed with the keyed state.
+// is forgotten and starts over, emitting +I again). Over a changelog, a group whose rows are
+// all taken back is deleted (-D of its last result), and a retraction for a group without
+// state is dropped, as Flink's GroupAggFunction does. Checkpointed with the keyed state.
 class GroupAggregateOperator final : public runtime::Operator {
  public:
   static Result<std::unique_ptr<GroupAggregateOperator>> Make(GroupAggregateSpec spec);
@@ -68,6 +73,7 @@ class GroupAggregateOperator final : public runtime::Operator {
   internal::Aggregator aggregator_;
   runtime::KeyedStateBackend* state_ = nullptr;  // the runtime's
   internal::ClaimedSplits claims_;
+  int kind_column_ = -1;  // the input's kRowKindColumn, over a changelog
   runtime::ValueState accumulators_;
   // With `table.exec.state.ttl`, an update that changes no value is still emitted (it refreshes
   // the row downstream), as Flink's GroupAggFunction does; without, it is not.

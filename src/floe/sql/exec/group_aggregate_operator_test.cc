@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "floe/connectors/connectors_test_util.h"
 #include "floe/runtime/keyed_operator_harness.h"
 #include "floe/runtime/row_kind.h"
@@ -177,6 +179,52 @@ TEST_P(GroupAggregate, ScaledOutEachPartitionIsAKeyGroupAndItsChangesCarryItsCla
   // Dropping partition 3's group forgets "a" only.
   ASSERT_TRUE(op.state().DropKeyGroup(3).ok());
   EXPECT_EQ(op.state().num_entries(), 1u);
+}
+
+// Over a changelog, -U and -D rows are taken back from their group (Flink's retracting
+// aggregates): MIN falls back to the next value, COUNT(DISTINCT) counts values still held, a
+// group whose rows are all taken back is deleted (-D of its last result), and a retraction for a
+// group without state is dropped. The counts survive a restore.
+TEST_P(GroupAggregate, AChangelogInputRetractsAndDeletesEmptiedGroups) {
+  GroupAggregateSpec spec = Spec();
+  spec.input = runtime::WithRowKindColumn(*Schema());
+  spec.changelog = true;
+  AggregateCall min = spec.aggregates[1];
+  min.function = AggregateFunction::kMin;
+  AggregateCall distinct = spec.aggregates[0];
+  distinct.input_column = 1;
+  distinct.distinct = true;
+  spec.aggregates = {spec.aggregates[0], min, distinct};  // COUNT(*), MIN(v), COUNT(DISTINCT v)
+  const auto rows = [](const std::vector<std::tuple<std::string, int64_t, std::string>>& in) {
+    RecordBatch b(runtime::WithRowKindColumn(*Schema()));
+    for (const auto& [k, v, kind] : in) {
+      b.mutable_column(0).AppendBytes(k);
+      b.mutable_column(1).Append<int64_t>(v);
+      b.mutable_column(2).AppendBytes(kind);
+    }
+    return b;
+  };
+  auto op = Open(spec);
+  CollectingCollector out;
+  ASSERT_TRUE(op->ProcessBatch(
+                    rows({{"a", 1, "+I"}, {"a", 5, "+I"}, {"a", 5, "+I"}, {"zz", 9, "-D"}}), 0, out)
+                  .ok());
+  auto state = op.Checkpoint(runtime::CheckpointId(1), out);
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  auto restored = Open(spec);
+  ASSERT_TRUE(restored.Restore(*state).ok());
+  ASSERT_TRUE(restored->ProcessBatch(rows({{"a", 1, "-U"}, {"a", 5, "-D"}}), 0, out).ok());
+  ASSERT_TRUE(restored->ProcessBatch(rows({{"a", 5, "-D"}}), 0, out).ok());
+  EXPECT_EQ(JsonRows(out.batches),
+            (std::vector<std::string>{R"({"k":"a","agg0":3,"agg1":1,"agg2":2,"$row_kind":"+I"}
+)",
+                                      R"({"k":"a","agg0":3,"agg1":1,"agg2":2,"$row_kind":"-U"}
+)",
+                                      R"({"k":"a","agg0":1,"agg1":5,"agg2":1,"$row_kind":"+U"}
+)",
+                                      R"({"k":"a","agg0":1,"agg1":5,"agg2":1,"$row_kind":"-D"}
+)"}));
+  EXPECT_EQ(restored.state().num_entries(), 0u);
 }
 
 }  // namespace
