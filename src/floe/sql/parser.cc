@@ -1317,7 +1317,10 @@ class Parser {
         query.window && query.group_by.empty() && !query.having &&
         std::none_of(query.select.begin(), query.select.end(),
                      [](const SelectItem& item) { return ContainsAggregateCall(item.expr); });
-    view.aggregates = IsAggregateQuery(query) && !window_only;
+    // Planned as a source of its own: an aggregation, or a ranked query (a ROW_NUMBER kept to a
+    // range: deduplication, Top-N), whose changelog the reading query takes as its input.
+    view.aggregates = (IsAggregateQuery(query) && !window_only) ||
+                      (query.row_number && query.row_number->last != 0);
     const View* over = query.from_view.empty() ? nullptr : FindView(query.source);
     const CreateTable* source = over != nullptr ? &over->shape : script_.FindTable(query.source);
     if (source == nullptr) return Status::Internal("a view's query reads no table");

@@ -347,10 +347,10 @@ Result<AggregatePlan> CheckAggregate(const Script& script, const Insert& insert,
                                      const connectors::TableDescriptor& sink_table) {
   FLOE_ASSIGN_OR_RAISE(AggregatePlan plan, PlanAggregate(script, insert, EvaluatorTyper()));
   if (changelog_source && plan.window) {
-    return Status::NotImplemented(At(insert.pos) + "not implemented yet: table '" + source.name +
-                                  "' is a changelog ('format' = 'debezium-json'); a window "
-                                  "aggregation over updates and deletes (GROUP BY without a "
-                                  "window aggregates them)");
+    return Status::NotImplemented(At(insert.pos) + "not implemented yet: a window aggregation " +
+                                  "over changelog '" + source.name +
+                                  "' (its updates and deletes; a GROUP BY without a window "
+                                  "aggregates them)");
   }
   // The aggregate's output goes to the sink through a Calc that converts types.
   CalcSpec calc;
@@ -843,8 +843,9 @@ Result<RankSpec> RankSpecOf(const InsertPlan& p, const std::map<std::string, std
 
 // An INSERT over a view (or subquery) with ROW_NUMBER, Flink's deduplication and Top-N: source
 // -> [computed columns] -> [WHERE, the view's] -> keyBy(PARTITION BY; none: one subtask) ->
-// rank (a changelog) -> Calc (the select list; the number as kRowNumberColumn) -> sink.
-Result<connectors::AddedSink> PlanRankInsert(PlannedJob& job, const InsertPlan& p) {
+// rank (a changelog) -> Calc (the select list; the number as kRowNumberColumn), whose vertex is
+// returned.
+Result<runtime::VertexId> PlanRankPipeline(PlannedJob& job, const InsertPlan& p) {
   const RowNumber& rn = *p.insert->row_number;
   if (rn.last == 0) {
     return Status::InvalidArgument(
@@ -902,7 +903,12 @@ Result<connectors::AddedSink> PlanRankInsert(PlannedJob& job, const InsertPlan& 
     if (st.message().rfind("line ", 0) == 0) return st;
     return AtPos(p.insert->pos, st);
   }
-  runtime::VertexId calc = AddCalc(job.graph, p.SinkSide("calc"), parallelism, *program, rank);
+  return AddCalc(job.graph, p.SinkSide("calc"), parallelism, *program, rank);
+}
+
+// The same into the INSERT's sink, which must take a changelog.
+Result<connectors::AddedSink> PlanRankInsert(PlannedJob& job, const InsertPlan& p) {
+  FLOE_ASSIGN_OR_RAISE(runtime::VertexId calc, PlanRankPipeline(job, p));
   FLOE_RETURN_NOT_OK(CheckChangelogSink(
       "ROW_NUMBER (deduplication, Top-N) emits a changelog: a better row replaces a kept one "
       "(-U/+U, or -D/+I)",
@@ -1145,43 +1151,65 @@ Status PlanViewSource(PlannedJob& job, const Script& script, const TableUses& us
   FLOE_RETURN_NOT_OK(CheckReservedColumns(*inner.source));
   FLOE_RETURN_NOT_OK(PlanSource(job, inner));
   FLOE_RETURN_NOT_OK(PlanComputedColumns(job, inner));
-  FLOE_ASSIGN_OR_RAISE(AggregateArguments args, RewriteAggregateArguments(script, inner, false));
-  const Script& planned = args.hidden.empty() ? script : args.script;
-  inner.aggregate_arguments = args.hidden;
-  FLOE_ASSIGN_OR_RAISE(AggregatePlan plan, PlanAggregate(planned, args.insert, EvaluatorTyper()));
-  if (inner.changelog || !plan.window || !plan.watermark) {
-    return Status::NotImplemented(
-        At(outer.from_pos) + "not implemented yet: a query over " + what +
-        ", which is not a window aggregation over an append-only table; only a window "
-        "aggregation's result is read by another query");
-  }
-  // The view as a table: its columns typed by the aggregate, window_time its rowtime.
   CreateTable& view = views.emplace_back();
   view.name = outer.source;
   view.pos = outer.from_pos;
-  for (size_t i = 0; i < plan.output->fields.size(); ++i) {
-    const Field& f = plan.output->fields[i];
+  // The view as a table: its columns typed by its query (into `view`), then its operators.
+  const auto add_column = [&](size_t i, const DataType& type, bool nullable) -> ColumnDef& {
     ColumnDef c;
     c.name = outer.from_view_columns.at(i);
-    c.type = f.type;
-    c.not_null = !f.nullable;
-    c.precision = f.type.id == TypeId::kTimestamp || f.type.id == TypeId::kTimestampTz ? 3 : 0;
+    c.type = type;
+    c.not_null = !nullable;
+    c.precision = type.id == TypeId::kTimestamp || type.id == TypeId::kTimestampTz ? 3 : 0;
     c.pos = view.pos;
-    if (plan.outputs[i].kind == AggregateOutput::Kind::kWindowTime) {
-      view.watermark = Watermark{c.name, 0, view.pos};
+    return view.columns.emplace_back(std::move(c));
+  };
+  runtime::VertexId out;
+  if (query.row_number) {  // deduplication or Top-N: a changelog
+    if (inner.changelog) {
+      return Status::NotImplemented(At(outer.from_pos) + "not implemented yet: ROW_NUMBER over " +
+                                    "changelog table '" + inner.source->name + "'");
     }
-    view.columns.push_back(std::move(c));
+    auto visible = std::make_shared<BatchSchema>(*inner.row_schema);
+    visible->fields.push_back(Field{std::string(kRowNumberColumn), DataType::Int64(), false, 0});
+    for (size_t i = 0; i < query.select.size(); ++i) {
+      FLOE_ASSIGN_OR_RAISE(ScalarExpr value, ScalarExpr::Compile(query.select[i].expr, *visible,
+                                                                 "in the select list"));
+      add_column(i, value.type().type, true);
+    }
+    inner.sink = &view;
+    inner.sink_table = Describe(view);
+    FLOE_ASSIGN_OR_RAISE(out, PlanRankPipeline(job, inner));
+    p.changelog = true;
+  } else {
+    FLOE_ASSIGN_OR_RAISE(AggregateArguments args, RewriteAggregateArguments(script, inner, false));
+    const Script& planned = args.hidden.empty() ? script : args.script;
+    inner.aggregate_arguments = args.hidden;
+    FLOE_ASSIGN_OR_RAISE(AggregatePlan plan, PlanAggregate(planned, args.insert, EvaluatorTyper()));
+    if (plan.window && (inner.changelog || !plan.watermark)) {
+      return Status::NotImplemented(At(outer.from_pos) + "not implemented yet: a query over " +
+                                    what + ", a window aggregation over a changelog");
+    }
+    for (size_t i = 0; i < plan.output->fields.size(); ++i) {
+      const Field& f = plan.output->fields[i];
+      ColumnDef& c = add_column(i, f.type, f.nullable);
+      // A window aggregation's window_time is the rowtime of the query that reads it.
+      if (plan.outputs[i].kind == AggregateOutput::Kind::kWindowTime) {
+        view.watermark = Watermark{c.name, 0, view.pos};
+      }
+    }
+    inner.sink = &view;
+    inner.sink_table = Describe(view);
+    FLOE_ASSIGN_OR_RAISE(out, PlanAggregatePipeline(job, inner, plan));
+    p.watermarks_from_view = plan.window.has_value();
+    p.changelog = !plan.window.has_value();  // a GROUP BY's result: +I / -U / +U
   }
-  inner.sink = &view;
-  inner.sink_table = Describe(view);
-  FLOE_ASSIGN_OR_RAISE(runtime::VertexId calc, PlanAggregatePipeline(job, inner, plan));
   p.source = &view;
   p.source_name = inner.source_name;
   p.source_connector = inner.source_connector;
   p.source_table = inner.source_table;
-  p.out = calc;
+  p.out = out;
   p.row_schema = RowSchemaOf(view);
-  p.watermarks_from_view = true;
   return Status::OK();
 }
 
