@@ -71,7 +71,12 @@ struct Field {
   DataType type;
   bool nullable = true;
   int32_t field_id = 0;
-  bool operator==(const Field&) const = default;
+  // TIMESTAMP / TIMESTAMP_LTZ: the SQL precision declared (0..6), -1 when not known (values hold
+  // microseconds either way). Formatting only (CAST to STRING); not compared by ==.
+  int precision = -1;
+  bool operator==(const Field& o) const {
+    return name == o.name && type == o.type && nullable == o.nullable && field_id == o.field_id;
+  }
 };
 
 struct BatchSchema {

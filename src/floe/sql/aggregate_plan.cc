@@ -120,16 +120,21 @@ Result<AggregateCall> PlanCall(const Expr& e, const CreateTable& source, const B
   return Status::Internal("unknown aggregate function");
 }
 
-// The window TVF: over the table's event-time attribute, consumed by a window aggregation.
+// The window TVF of an aggregation: consumed by a window aggregation.
 Result<WindowSpec> PlanWindow(const Insert& insert, const CreateTable& source) {
   const WindowTvf& w = *insert.window;
-  std::string fn(ToString(w.kind));
   if (insert.group_by.empty()) {
-    return ErrorAt(w.pos, "the " + fn +
-                              " window table-valued function must be consumed by a window "
-                              "aggregation: GROUP BY window_start, window_end[, keys] (floe "
-                              "does not support window TopN, join or deduplication yet)");
+    return ErrorAt(w.pos, "the " + std::string(ToString(w.kind)) +
+                              " window table-valued function of an aggregation must be consumed "
+                              "by a window aggregation: GROUP BY window_start, window_end[, keys]");
   }
+  return PlanWindowTvf(w, source);
+}
+
+}  // namespace
+
+Result<WindowSpec> PlanWindowTvf(const WindowTvf& w, const CreateTable& source) {
+  std::string fn(ToString(w.kind));
   for (const ColumnDef& c : source.columns) {
     if (IsWindowColumn(c.name)) {
       return ErrorAt(c.pos, "table '" + source.name + "' has a column named '" + c.name +
@@ -161,6 +166,8 @@ Result<WindowSpec> PlanWindow(const Insert& insert, const CreateTable& source) {
   spec.time_column = source.ColumnIndex(w.time_column);
   return spec;
 }
+
+namespace {
 
 // WHERE runs before the aggregate, on the table's columns.
 Status CheckWhere(const Expr& where, bool windowed) {
@@ -477,7 +484,11 @@ std::shared_ptr<const BatchSchema> RowSchemaOf(const CreateTable& table) {
   for (const ColumnDef& c : table.columns) {
     bool in_key = std::find(table.primary_key.begin(), table.primary_key.end(), c.name) !=
                   table.primary_key.end();
-    schema->fields.push_back(Field{c.name, c.type, !c.not_null && !in_key, id++});
+    Field f{c.name, c.type, !c.not_null && !in_key, id++};
+    if (c.type.id == TypeId::kTimestamp || c.type.id == TypeId::kTimestampTz) {
+      f.precision = c.precision;
+    }
+    schema->fields.push_back(std::move(f));
   }
   return schema;
 }
@@ -511,7 +522,9 @@ bool AggregatePlan::operator==(const AggregatePlan& other) const {
 }
 
 bool IsAggregateQuery(const Insert& insert) {
-  if (insert.window || !insert.group_by.empty() || insert.having) return true;
+  // A window TVF alone is read row by row (WindowTableFunction); with GROUP BY, HAVING or an
+  // aggregate it is a window aggregation.
+  if (!insert.group_by.empty() || insert.having) return true;
   return std::any_of(insert.select.begin(), insert.select.end(),
                      [](const SelectItem& item) { return ContainsAggregate(item.expr); });
 }

@@ -121,8 +121,8 @@ bool IsAggregateFunction(std::string_view name);
 // Whether `e` calls an aggregate function anywhere.
 bool ContainsAggregateCall(const Expr& e);
 
-// Whether `insert` aggregates (GROUP BY, an aggregate function in the select list) or reads a
-// window TVF; such an INSERT is planned by PlanAggregate.
+// Whether `insert` aggregates (GROUP BY, HAVING, an aggregate function in the select list); such
+// an INSERT is planned by PlanAggregate.
 bool IsAggregateQuery(const Insert& insert);
 
 // The type an expression over `layout` has (the evaluator's, sql/exec/scalar_expr.h), or its
@@ -141,6 +141,10 @@ using ExpressionTyper = std::function<Result<SqlType>(const Expr& e, const Batch
 // REQUIRES: IsAggregateQuery(insert).
 Result<AggregatePlan> PlanAggregate(const Script& script, const Insert& insert,
                                     const ExpressionTyper& typer = nullptr);
+
+// The window of a window TVF over `source`: its DESCRIPTOR column must be the table's
+// WATERMARK column; errors name the line and column.
+Result<WindowSpec> PlanWindowTvf(const WindowTvf& window, const CreateTable& source);
 
 // The columns an aggregate operator emits, as expressions over it see them: the GROUP BY keys
 // (their names; with grouping sets, nullable unless in every set, then kGroupingSetColumn),

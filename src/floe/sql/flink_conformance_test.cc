@@ -790,5 +790,899 @@ TEST(FlinkConformance, DeduplicateITCase) {
   }
 }
 
+// ---- WindowRankITCase, WindowDeduplicateITCase, WindowTableFunctionITCase ----------------
+// (runtime/stream/sql/, Flink 1.20's.) The same table T1 and data as WindowAggregateITCase
+// (kT1, WindowDataWithTimestamp); Flink runs each with the heap and RocksDB backends, with the
+// same rows. The cases that call Flink's test UDAF concat_distinct_agg are refused as written
+// and also run without that column, the rest of Flink's query and rows unchanged.
+
+TEST(FlinkConformance, WindowRankITCase) {
+  const std::string data = WindowDataWithTimestamp();
+  RunCase(kT1, data,
+          {"testTumbleWindow",
+           "INSERT INTO out "
+           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
+           "concat_distinct_agg(`string`) as distinct_str FROM TABLE(TUMBLE(TABLE T1, "
+           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY `name`, window_start, "
+           "window_end)) WHERE rownum <= 2",
+           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+           "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING, rn BIGINT",
+           {},
+           "function CONCAT_DISTINCT_AGG is not supported yet"});
+  RunCase(kT1, data,
+          {"testTumbleWindow without concat_distinct_agg",
+           "INSERT INTO out "
+           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv FROM TABLE(TUMBLE(TABLE "
+           "T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY `name`, window_start, "
+           "window_end)) WHERE rownum <= 2",
+           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+           "max_d DOUBLE, min_f FLOAT, uv BIGINT, rn BIGINT",
+           Lines({"a,2020-10-10T00:00,2020-10-10T00:00:05,4,11.10,5.0,1.0,2,1",
+                  "a,2020-10-10T00:00:05,2020-10-10T00:00:10,1,3.33,null,3.0,1,2",
+                  "b,2020-10-10T00:00:05,2020-10-10T00:00:10,2,6.66,6.0,3.0,2,1",
+                  "b,2020-10-10T00:00:15,2020-10-10T00:00:20,1,4.44,4.0,4.0,1,1",
+                  "b,2020-10-10T00:00:30,2020-10-10T00:00:35,1,3.33,3.0,3.0,1,2",
+                  "null,2020-10-10T00:00:30,2020-10-10T00:00:35,1,7.77,7.0,7.0,0,1"}),
+           ""});
+  RunCase(kT1, data,
+          {"testTumbleWindowWithRankOffset",
+           "INSERT INTO out "
+           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
+           "concat_distinct_agg(`string`) as distinct_str FROM TABLE(TUMBLE(TABLE T1, "
+           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY `name`, window_start, "
+           "window_end)) WHERE rownum > 1 AND rownum <= 2",
+           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+           "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING, rn BIGINT",
+           {},
+           "function CONCAT_DISTINCT_AGG is not supported yet"});
+  RunCase(kT1, data,
+          {"testTumbleWindowWithRankOffset without concat_distinct_agg",
+           "INSERT INTO out "
+           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv FROM TABLE(TUMBLE(TABLE "
+           "T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY `name`, window_start, "
+           "window_end)) WHERE rownum > 1 AND rownum <= 2",
+           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+           "max_d DOUBLE, min_f FLOAT, uv BIGINT, rn BIGINT",
+           Lines({"a,2020-10-10T00:00:05,2020-10-10T00:00:10,1,3.33,null,3.0,1,2",
+                  "b,2020-10-10T00:00:30,2020-10-10T00:00:35,1,3.33,3.0,3.0,1,2"}),
+           ""});
+  RunCase(kT1, data,
+          {"testTumbleWindowWithoutRankNumber",
+           "INSERT INTO out "
+           "SELECT `name`, window_start, window_end, cnt, sum_b, max_d, min_f, uv, "
+           "distinct_str FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
+           "concat_distinct_agg(`string`) as distinct_str FROM TABLE(TUMBLE(TABLE T1, "
+           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY `name`, window_start, "
+           "window_end)) WHERE rownum > 1 AND rownum <= 2",
+           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+           "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING",
+           {},
+           "function CONCAT_DISTINCT_AGG is not supported yet"});
+  RunCase(kT1, data,
+          {"testTumbleWindowWithoutRankNumber without concat_distinct_agg",
+           "INSERT INTO out "
+           "SELECT `name`, window_start, window_end, cnt, sum_b, max_d, min_f, uv FROM "
+           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end ORDER BY "
+           "sum_b DESC) as rownum FROM (SELECT `name`, window_start, window_end, COUNT(*) "
+           "as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, MIN(`float`) as "
+           "min_f, COUNT(DISTINCT `string`) as uv FROM TABLE(TUMBLE(TABLE T1, "
+           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY `name`, window_start, "
+           "window_end)) WHERE rownum > 1 AND rownum <= 2",
+           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+           "max_d DOUBLE, min_f FLOAT, uv BIGINT",
+           Lines({"a,2020-10-10T00:00:05,2020-10-10T00:00:10,1,3.33,null,3.0,1",
+                  "b,2020-10-10T00:00:30,2020-10-10T00:00:35,1,3.33,3.0,3.0,1"}),
+           ""});
+  RunCase(kT1, data,
+          {"testTumbleWindowTVF",
+           "INSERT INTO out "
+           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
+           "ORDER BY `int` DESC) as rownum FROM TABLE(TUMBLE(TABLE T1, "
+           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND))) WHERE rownum <= 2",
+           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+           Lines({"2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+                  "00:00:02.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+                  "00:00:08.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+                  "00:00:06.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+                  "00:00:07.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999"}),
+           ""});
+  RunCase(kT1, data,
+          {"testTumbleWindowTVFWithOffset",
+           "INSERT INTO out "
+           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
+           "ORDER BY `int` DESC) as rownum FROM TABLE(TUMBLE(TABLE T1, "
+           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '1' SECOND))) WHERE rownum "
+           "<= 2",
+           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+           Lines({"2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00:01,2020-10-10T00:00:06,2020-10-10T00:00:05.999",
+                  "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+                  "00:00:02.000,2020-10-10T00:00:01,2020-10-10T00:00:06,2020-10-10T00:00:05.999",
+                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+                  "00:00:08.000,2020-10-10T00:00:06,2020-10-10T00:00:11,2020-10-10T00:00:10.999",
+                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+                  "00:00:06.000,2020-10-10T00:00:06,2020-10-10T00:00:11,2020-10-10T00:00:10.999",
+                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+                  "00:00:07.000,2020-10-10T00:00:06,2020-10-10T00:00:11,2020-10-10T00:00:10.999",
+                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+                  "00:00:16.000,2020-10-10T00:00:16,2020-10-10T00:00:21,2020-10-10T00:00:20.999",
+                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+                  "00:00:32.000,2020-10-10T00:00:31,2020-10-10T00:00:36,2020-10-10T00:00:35.999",
+                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+                  "00:00:34.000,2020-10-10T00:00:31,2020-10-10T00:00:36,2020-10-10T00:00:35.999"}),
+           ""});
+  RunCase(kT1, data,
+          {"testTumbleWindowTVFWithNegativeOffset",
+           "INSERT INTO out "
+           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
+           "ORDER BY `int` DESC) as rownum FROM TABLE(TUMBLE(TABLE T1, "
+           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '-1' SECOND))) WHERE "
+           "rownum <= 2",
+           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+           Lines({"2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+                  "00:00:02.000,2020-10-09T23:59:59,2020-10-10T00:00:04,2020-10-10T00:00:03.999",
+                  "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+                  "00:00:03.000,2020-10-09T23:59:59,2020-10-10T00:00:04,2020-10-10T00:00:03.999",
+                  "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
+                  "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
+                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+                  "00:00:06.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
+                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+                  "00:00:07.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
+                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+                  "00:00:16.000,2020-10-10T00:00:14,2020-10-10T00:00:19,2020-10-10T00:00:18.999",
+                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+                  "00:00:32.000,2020-10-10T00:00:29,2020-10-10T00:00:34,2020-10-10T00:00:33.999",
+                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+                  "00:00:34.000,2020-10-10T00:00:34,2020-10-10T00:00:39,2020-10-10T00:00:38.999"}),
+           ""});
+  RunCase(kT1, data,
+          {"testTumbleWindowTVFWithCalc",
+           "INSERT INTO out "
+           "SELECT `int`, `string`, `name`, window_start, window_end, window_time FROM "
+           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
+           "ORDER BY `int` DESC) as rownum FROM TABLE(TUMBLE(TABLE T1, "
+           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND))) WHERE rownum <= 2",
+           "i INT, s STRING, n STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+           Lines({"5,null,a,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2,Comment#1,a,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "3,Comment#2,a,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "6,Hi,b,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "3,Hello,b,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "4,Hi,b,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+                  "7,null,null,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+                  "1,Comment#3,b,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999"}),
+           ""});
+  RunCase(kT1, data,
+          {"testHopWindow",
+           "INSERT INTO out "
+           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
+           "concat_distinct_agg(`string`) as distinct_str FROM TABLE(HOP(TABLE T1, "
+           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY "
+           "`name`, window_start, window_end)) WHERE rownum <= 2",
+           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+           "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING, rn BIGINT",
+           {},
+           "function CONCAT_DISTINCT_AGG is not supported yet"});
+  RunCase(kT1, data,
+          {"testHopWindow without concat_distinct_agg",
+           "INSERT INTO out "
+           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv FROM TABLE(HOP(TABLE "
+           "T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY "
+           "`name`, window_start, window_end)) WHERE rownum <= 2",
+           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+           "max_d DOUBLE, min_f FLOAT, uv BIGINT, rn BIGINT",
+           Lines({"a,2020-10-09T23:59:55,2020-10-10T00:00:05,4,11.10,5.0,1.0,2,1",
+                  "a,2020-10-10T00:00,2020-10-10T00:00:10,6,19.98,5.0,1.0,3,1",
+                  "a,2020-10-10T00:00:05,2020-10-10T00:00:15,1,3.33,null,3.0,1,2",
+                  "b,2020-10-10T00:00,2020-10-10T00:00:10,2,6.66,6.0,3.0,2,2",
+                  "b,2020-10-10T00:00:05,2020-10-10T00:00:15,2,6.66,6.0,3.0,2,1",
+                  "b,2020-10-10T00:00:10,2020-10-10T00:00:20,1,4.44,4.0,4.0,1,1",
+                  "b,2020-10-10T00:00:15,2020-10-10T00:00:25,1,4.44,4.0,4.0,1,1",
+                  "b,2020-10-10T00:00:25,2020-10-10T00:00:35,1,3.33,3.0,3.0,1,2",
+                  "b,2020-10-10T00:00:30,2020-10-10T00:00:40,1,3.33,3.0,3.0,1,2",
+                  "null,2020-10-10T00:00:25,2020-10-10T00:00:35,1,7.77,7.0,7.0,0,1",
+                  "null,2020-10-10T00:00:30,2020-10-10T00:00:40,1,7.77,7.0,7.0,0,1"}),
+           ""});
+  RunCase(kT1, data,
+          {"testHopWindowWithRankOffset",
+           "INSERT INTO out "
+           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
+           "concat_distinct_agg(`string`) as distinct_str FROM TABLE(HOP(TABLE T1, "
+           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY "
+           "`name`, window_start, window_end)) WHERE rownum > 1 AND rownum <= 2",
+           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+           "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING, rn BIGINT",
+           {},
+           "function CONCAT_DISTINCT_AGG is not supported yet"});
+  RunCase(kT1, data,
+          {"testHopWindowWithRankOffset without concat_distinct_agg",
+           "INSERT INTO out "
+           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv FROM TABLE(HOP(TABLE "
+           "T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY "
+           "`name`, window_start, window_end)) WHERE rownum > 1 AND rownum <= 2",
+           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+           "max_d DOUBLE, min_f FLOAT, uv BIGINT, rn BIGINT",
+           Lines({"a,2020-10-10T00:00:05,2020-10-10T00:00:15,1,3.33,null,3.0,1,2",
+                  "b,2020-10-10T00:00,2020-10-10T00:00:10,2,6.66,6.0,3.0,2,2",
+                  "b,2020-10-10T00:00:25,2020-10-10T00:00:35,1,3.33,3.0,3.0,1,2",
+                  "b,2020-10-10T00:00:30,2020-10-10T00:00:40,1,3.33,3.0,3.0,1,2"}),
+           ""});
+  RunCase(kT1, data,
+          {"testHopWindowWithoutRankNumber",
+           "INSERT INTO out "
+           "SELECT `name`, window_start, window_end, cnt, sum_b, max_d, min_f, uv, "
+           "distinct_str FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
+           "concat_distinct_agg(`string`) as distinct_str FROM TABLE(HOP(TABLE T1, "
+           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY "
+           "`name`, window_start, window_end)) WHERE rownum > 1 AND rownum <= 2",
+           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+           "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING",
+           {},
+           "function CONCAT_DISTINCT_AGG is not supported yet"});
+  RunCase(kT1, data,
+          {"testHopWindowWithoutRankNumber without concat_distinct_agg",
+           "INSERT INTO out "
+           "SELECT `name`, window_start, window_end, cnt, sum_b, max_d, min_f, uv FROM "
+           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end ORDER BY "
+           "sum_b DESC) as rownum FROM (SELECT `name`, window_start, window_end, COUNT(*) "
+           "as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, MIN(`float`) as "
+           "min_f, COUNT(DISTINCT `string`) as uv FROM TABLE(HOP(TABLE T1, "
+           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY "
+           "`name`, window_start, window_end)) WHERE rownum > 1 AND rownum <= 2",
+           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+           "max_d DOUBLE, min_f FLOAT, uv BIGINT",
+           Lines({"a,2020-10-10T00:00:05,2020-10-10T00:00:15,1,3.33,null,3.0,1",
+                  "b,2020-10-10T00:00,2020-10-10T00:00:10,2,6.66,6.0,3.0,2",
+                  "b,2020-10-10T00:00:25,2020-10-10T00:00:35,1,3.33,3.0,3.0,1",
+                  "b,2020-10-10T00:00:30,2020-10-10T00:00:40,1,3.33,3.0,3.0,1"}),
+           ""});
+  RunCase(kT1, data,
+          {"testHopWindowTVF",
+           "INSERT INTO out "
+           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
+           "ORDER BY `int` DESC) as rownum FROM TABLE(HOP(TABLE T1, DESCRIPTOR(rowtime), "
+           "INTERVAL '5' SECOND, INTERVAL '10' SECOND))) WHERE rownum <= 2",
+           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+           Lines({"2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+                  "00:00:04.000,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+                  "00:00:02.000,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+                  "00:00:06.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+                  "00:00:06.000,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+                  "00:00:07.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+                  "00:00:08.000,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+                  "00:00:07.000,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+                  "00:00:16.000,2020-10-10T00:00:10,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:25,2020-10-10T00:00:24.999",
+                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+                  "00:00:32.000,2020-10-10T00:00:25,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
+                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+                  "00:00:34.000,2020-10-10T00:00:25,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999"}),
+           ""});
+  RunCase(kT1, data,
+          {"testHopWindowTVFWithCalc",
+           "INSERT INTO out "
+           "SELECT `int`, `string`, `name`, window_start, window_end, window_time FROM "
+           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
+           "ORDER BY `int` DESC) as rownum FROM TABLE(HOP(TABLE T1, DESCRIPTOR(rowtime), "
+           "INTERVAL '5' SECOND, INTERVAL '10' SECOND))) WHERE rownum <= 2",
+           "i INT, s STRING, n STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+           Lines({"5,null,a,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2,Comment#1,a,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "5,null,a,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "5,Hi,a,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "6,Hi,b,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "6,Hi,b,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "3,Hello,b,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "3,Comment#2,a,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "3,Hello,b,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "4,Hi,b,2020-10-10T00:00:10,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+                  "4,Hi,b,2020-10-10T00:00:15,2020-10-10T00:00:25,2020-10-10T00:00:24.999",
+                  "7,null,null,2020-10-10T00:00:25,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+                  "7,null,null,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
+                  "1,Comment#3,b,2020-10-10T00:00:25,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+                  "1,Comment#3,b,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999"}),
+           ""});
+  RunCase(kT1, data,
+          {"testCumulateWindow",
+           "INSERT INTO out "
+           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
+           "concat_distinct_agg(`string`) as distinct_str FROM TABLE(CUMULATE(TABLE T1, "
+           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '15' SECOND)) GROUP BY "
+           "`name`, window_start, window_end)) WHERE rownum <= 2",
+           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+           "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING, rn BIGINT",
+           {},
+           "function CONCAT_DISTINCT_AGG is not supported yet"});
+  RunCase(kT1, data,
+          {"testCumulateWindow without concat_distinct_agg",
+           "INSERT INTO out "
+           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv FROM "
+           "TABLE(CUMULATE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL "
+           "'15' SECOND)) GROUP BY `name`, window_start, window_end)) WHERE rownum <= 2",
+           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+           "max_d DOUBLE, min_f FLOAT, uv BIGINT, rn BIGINT",
+           Lines({"a,2020-10-10T00:00,2020-10-10T00:00:05,4,11.10,5.0,1.0,2,1",
+                  "a,2020-10-10T00:00,2020-10-10T00:00:10,6,19.98,5.0,1.0,3,1",
+                  "a,2020-10-10T00:00,2020-10-10T00:00:15,6,19.98,5.0,1.0,3,1",
+                  "b,2020-10-10T00:00,2020-10-10T00:00:10,2,6.66,6.0,3.0,2,2",
+                  "b,2020-10-10T00:00,2020-10-10T00:00:15,2,6.66,6.0,3.0,2,2",
+                  "b,2020-10-10T00:00:15,2020-10-10T00:00:20,1,4.44,4.0,4.0,1,1",
+                  "b,2020-10-10T00:00:15,2020-10-10T00:00:25,1,4.44,4.0,4.0,1,1",
+                  "b,2020-10-10T00:00:15,2020-10-10T00:00:30,1,4.44,4.0,4.0,1,1",
+                  "b,2020-10-10T00:00:30,2020-10-10T00:00:35,1,3.33,3.0,3.0,1,2",
+                  "b,2020-10-10T00:00:30,2020-10-10T00:00:40,1,3.33,3.0,3.0,1,2",
+                  "b,2020-10-10T00:00:30,2020-10-10T00:00:45,1,3.33,3.0,3.0,1,2",
+                  "null,2020-10-10T00:00:30,2020-10-10T00:00:35,1,7.77,7.0,7.0,0,1",
+                  "null,2020-10-10T00:00:30,2020-10-10T00:00:40,1,7.77,7.0,7.0,0,1",
+                  "null,2020-10-10T00:00:30,2020-10-10T00:00:45,1,7.77,7.0,7.0,0,1"}),
+           ""});
+  RunCase(kT1, data,
+          {"testCumulateWindowWithRankOffset",
+           "INSERT INTO out "
+           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
+           "concat_distinct_agg(`string`) as distinct_str FROM TABLE(CUMULATE(TABLE T1, "
+           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '15' SECOND)) GROUP BY "
+           "`name`, window_start, window_end)) WHERE rownum > 1 AND rownum <= 2",
+           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+           "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING, rn BIGINT",
+           {},
+           "function CONCAT_DISTINCT_AGG is not supported yet"});
+  RunCase(kT1, data,
+          {"testCumulateWindowWithRankOffset without concat_distinct_agg",
+           "INSERT INTO out "
+           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv FROM "
+           "TABLE(CUMULATE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL "
+           "'15' SECOND)) GROUP BY `name`, window_start, window_end)) WHERE rownum > 1 "
+           "AND rownum <= 2",
+           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+           "max_d DOUBLE, min_f FLOAT, uv BIGINT, rn BIGINT",
+           Lines({"b,2020-10-10T00:00,2020-10-10T00:00:10,2,6.66,6.0,3.0,2,2",
+                  "b,2020-10-10T00:00,2020-10-10T00:00:15,2,6.66,6.0,3.0,2,2",
+                  "b,2020-10-10T00:00:30,2020-10-10T00:00:35,1,3.33,3.0,3.0,1,2",
+                  "b,2020-10-10T00:00:30,2020-10-10T00:00:40,1,3.33,3.0,3.0,1,2",
+                  "b,2020-10-10T00:00:30,2020-10-10T00:00:45,1,3.33,3.0,3.0,1,2"}),
+           ""});
+  RunCase(kT1, data,
+          {"testCumulateWindowWithoutRankNumber",
+           "INSERT INTO out "
+           "SELECT `name`, window_start, window_end, cnt, sum_b, max_d, min_f, uv, "
+           "distinct_str FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
+           "concat_distinct_agg(`string`) as distinct_str FROM TABLE(CUMULATE(TABLE T1, "
+           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '15' SECOND)) GROUP BY "
+           "`name`, window_start, window_end)) WHERE rownum > 1 AND rownum <= 2",
+           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+           "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING",
+           {},
+           "function CONCAT_DISTINCT_AGG is not supported yet"});
+  RunCase(kT1, data,
+          {"testCumulateWindowWithoutRankNumber without concat_distinct_agg",
+           "INSERT INTO out "
+           "SELECT `name`, window_start, window_end, cnt, sum_b, max_d, min_f, uv FROM "
+           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end ORDER BY "
+           "sum_b DESC) as rownum FROM (SELECT `name`, window_start, window_end, COUNT(*) "
+           "as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, MIN(`float`) as "
+           "min_f, COUNT(DISTINCT `string`) as uv FROM TABLE(CUMULATE(TABLE T1, "
+           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '15' SECOND)) GROUP BY "
+           "`name`, window_start, window_end)) WHERE rownum > 1 AND rownum <= 2",
+           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+           "max_d DOUBLE, min_f FLOAT, uv BIGINT",
+           Lines({"b,2020-10-10T00:00,2020-10-10T00:00:10,2,6.66,6.0,3.0,2",
+                  "b,2020-10-10T00:00,2020-10-10T00:00:15,2,6.66,6.0,3.0,2",
+                  "b,2020-10-10T00:00:30,2020-10-10T00:00:35,1,3.33,3.0,3.0,1",
+                  "b,2020-10-10T00:00:30,2020-10-10T00:00:40,1,3.33,3.0,3.0,1",
+                  "b,2020-10-10T00:00:30,2020-10-10T00:00:45,1,3.33,3.0,3.0,1"}),
+           ""});
+  RunCase(kT1, data,
+          {"testTop1",
+           "INSERT INTO out "
+           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b FROM TABLE(TUMBLE(TABLE "
+           "T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY `name`, window_start, "
+           "window_end)) WHERE rownum <= 1",
+           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), rn "
+           "BIGINT",
+           Lines({"a,2020-10-10T00:00,2020-10-10T00:00:05,4,11.10,1",
+                  "b,2020-10-10T00:00:05,2020-10-10T00:00:10,2,6.66,1",
+                  "b,2020-10-10T00:00:15,2020-10-10T00:00:20,1,4.44,1",
+                  "null,2020-10-10T00:00:30,2020-10-10T00:00:35,1,7.77,1"}),
+           ""});
+  RunCase(kT1, data,
+          {"testCumulateWindowTVF",
+           "INSERT INTO out "
+           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
+           "ORDER BY `int` DESC) as rownum FROM TABLE(CUMULATE(TABLE T1, "
+           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '15' SECOND))) WHERE "
+           "rownum <= 2",
+           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+           Lines({"2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+                  "00:00:02.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+                  "00:00:06.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+                  "00:00:06.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+                  "00:00:07.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+                  "00:00:07.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:25,2020-10-10T00:00:24.999",
+                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:30,2020-10-10T00:00:29.999",
+                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
+                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:45,2020-10-10T00:00:44.999",
+                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
+                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:45,2020-10-10T00:00:44.999"}),
+           ""});
+  RunCase(kT1, data,
+          {"testCumulateWindowTVFWithCalc",
+           "INSERT INTO out "
+           "SELECT `int`, `string`, `name`, window_start, window_end, window_time FROM "
+           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
+           "ORDER BY `int` DESC) as rownum FROM TABLE(CUMULATE(TABLE T1, "
+           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '15' SECOND))) WHERE "
+           "rownum <= 2",
+           "i INT, s STRING, n STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+           Lines({"5,null,a,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2,Comment#1,a,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "5,null,a,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "5,Hi,a,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "5,null,a,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "5,Hi,a,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "6,Hi,b,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "6,Hi,b,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "3,Hello,b,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "3,Hello,b,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "4,Hi,b,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+                  "4,Hi,b,2020-10-10T00:00:15,2020-10-10T00:00:25,2020-10-10T00:00:24.999",
+                  "4,Hi,b,2020-10-10T00:00:15,2020-10-10T00:00:30,2020-10-10T00:00:29.999",
+                  "7,null,null,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+                  "7,null,null,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
+                  "7,null,null,2020-10-10T00:00:30,2020-10-10T00:00:45,2020-10-10T00:00:44.999",
+                  "1,Comment#3,b,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+                  "1,Comment#3,b,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
+                  "1,Comment#3,b,2020-10-10T00:00:30,2020-10-10T00:00:45,2020-10-10T00:00:44.999"}),
+           ""});
+}
+
+TEST(FlinkConformance, WindowDeduplicateITCase) {
+  const std::string data = WindowDataWithTimestamp();
+  RunCase(kT1, data,
+          {"testTumbleWindowKeepLastRow",
+           "INSERT INTO out "
+           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
+           "ORDER BY rowtime DESC) as rownum FROM TABLE(TUMBLE(TABLE T1, "
+           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND))) WHERE rownum <= 1",
+           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+           Lines({"2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+                  "00:00:08.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+                  "00:00:07.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999"}),
+           ""});
+  RunCase(kT1, data,
+          {"testTumbleWindowKeepFirstRow",
+           "INSERT INTO out "
+           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
+           "ORDER BY rowtime) as rownum FROM TABLE(TUMBLE(TABLE T1, DESCRIPTOR(rowtime), "
+           "INTERVAL '5' SECOND))) WHERE rownum <= 1",
+           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+           Lines({"2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
+                  "00:00:01.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+                  "00:00:08.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+                  "00:00:06.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999"}),
+           ""});
+  RunCase(kT1, data,
+          {"testTumbleWindowKeepLastRowWithCalc",
+           "INSERT INTO out "
+           "SELECT `int`, `string`, `name`, window_start, window_end, window_time FROM "
+           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
+           "ORDER BY rowtime DESC) as rownum FROM TABLE(TUMBLE(TABLE T1, "
+           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND))) WHERE rownum <= 1",
+           "i INT, s STRING, n STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+           Lines({"5,null,a,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "3,Comment#2,a,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "3,Hello,b,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "4,Hi,b,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+                  "7,null,null,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+                  "1,Comment#3,b,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999"}),
+           ""});
+  RunCase(kT1, data,
+          {"testCumulateWindowKeepLastRow",
+           "INSERT INTO out "
+           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
+           "ORDER BY rowtime DESC) as rownum FROM TABLE(CUMULATE(TABLE T1, "
+           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '15' SECOND))) WHERE "
+           "rownum <= 1",
+           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+           Lines({"2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+                  "00:00:08.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+                  "00:00:08.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+                  "00:00:07.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+                  "00:00:07.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:25,2020-10-10T00:00:24.999",
+                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:30,2020-10-10T00:00:29.999",
+                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
+                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:45,2020-10-10T00:00:44.999",
+                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
+                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:45,2020-10-10T00:00:44.999"}),
+           ""});
+}
+
+// The window TVF read without an aggregation: every row once per window, late ones too.
+TEST(FlinkConformance, WindowTableFunctionITCase) {
+  const std::string data = WindowDataWithTimestamp();
+  RunCase(kT1, data,
+          {"testTumbleWindow",
+           "INSERT INTO out "
+           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+           "TABLE(TUMBLE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND))",
+           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+           Lines({"2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
+                  "00:00:01.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+                  "00:00:02.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+                  "00:00:03.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+                  "00:00:06.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+                  "00:00:07.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+                  "00:00:08.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999"}),
+           ""});
+  RunCase(kT1, data,
+          {"testTumbleWindowTVFWithOffset",
+           "INSERT INTO out "
+           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+           "TABLE(TUMBLE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '1' "
+           "SECOND))",
+           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+           Lines({"2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
+                  "00:00:01.000,2020-10-10T00:00:01,2020-10-10T00:00:06,2020-10-10T00:00:05.999",
+                  "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+                  "00:00:02.000,2020-10-10T00:00:01,2020-10-10T00:00:06,2020-10-10T00:00:05.999",
+                  "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+                  "00:00:03.000,2020-10-10T00:00:01,2020-10-10T00:00:06,2020-10-10T00:00:05.999",
+                  "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00:01,2020-10-10T00:00:06,2020-10-10T00:00:05.999",
+                  "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00:01,2020-10-10T00:00:06,2020-10-10T00:00:05.999",
+                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+                  "00:00:06.000,2020-10-10T00:00:06,2020-10-10T00:00:11,2020-10-10T00:00:10.999",
+                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+                  "00:00:07.000,2020-10-10T00:00:06,2020-10-10T00:00:11,2020-10-10T00:00:10.999",
+                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+                  "00:00:08.000,2020-10-10T00:00:06,2020-10-10T00:00:11,2020-10-10T00:00:10.999",
+                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+                  "00:00:16.000,2020-10-10T00:00:16,2020-10-10T00:00:21,2020-10-10T00:00:20.999",
+                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+                  "00:00:32.000,2020-10-10T00:00:31,2020-10-10T00:00:36,2020-10-10T00:00:35.999",
+                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+                  "00:00:34.000,2020-10-10T00:00:31,2020-10-10T00:00:36,2020-10-10T00:00:35.999"}),
+           ""});
+  RunCase(kT1, data,
+          {"testTumbleWindowTVFWithNegativeOffset",
+           "INSERT INTO out "
+           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+           "TABLE(TUMBLE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL "
+           "'-1' SECOND))",
+           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+           Lines({"2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
+                  "00:00:01.000,2020-10-09T23:59:59,2020-10-10T00:00:04,2020-10-10T00:00:03.999",
+                  "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+                  "00:00:02.000,2020-10-09T23:59:59,2020-10-10T00:00:04,2020-10-10T00:00:03.999",
+                  "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+                  "00:00:03.000,2020-10-09T23:59:59,2020-10-10T00:00:04,2020-10-10T00:00:03.999",
+                  "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
+                  "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
+                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+                  "00:00:06.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
+                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+                  "00:00:07.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
+                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+                  "00:00:08.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
+                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+                  "00:00:16.000,2020-10-10T00:00:14,2020-10-10T00:00:19,2020-10-10T00:00:18.999",
+                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+                  "00:00:32.000,2020-10-10T00:00:29,2020-10-10T00:00:34,2020-10-10T00:00:33.999",
+                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+                  "00:00:34.000,2020-10-10T00:00:34,2020-10-10T00:00:39,2020-10-10T00:00:38.999"}),
+           ""});
+  RunCase(kT1, data,
+          {"testHopWindow",
+           "INSERT INTO out "
+           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+           "TABLE(HOP(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '10' "
+           "SECOND))",
+           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+           Lines({"2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
+                  "00:00:01.000,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
+                  "00:00:01.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+                  "00:00:02.000,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+                  "00:00:02.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+                  "00:00:03.000,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+                  "00:00:03.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+                  "00:00:04.000,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
+                  "00:00:04.000,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+                  "00:00:06.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+                  "00:00:06.000,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+                  "00:00:07.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+                  "00:00:07.000,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+                  "00:00:08.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+                  "00:00:08.000,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+                  "00:00:16.000,2020-10-10T00:00:10,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:25,2020-10-10T00:00:24.999",
+                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+                  "00:00:32.000,2020-10-10T00:00:25,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
+                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+                  "00:00:34.000,2020-10-10T00:00:25,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999"}),
+           ""});
+  RunCase(kT1, data,
+          {"testCumulateWindow",
+           "INSERT INTO out "
+           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+           "TABLE(CUMULATE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL "
+           "'15' SECOND))",
+           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+           Lines({"2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
+                  "00:00:01.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
+                  "00:00:01.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
+                  "00:00:01.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+                  "00:00:02.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+                  "00:00:02.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+                  "00:00:02.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+                  "00:00:03.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+                  "00:00:03.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+                  "00:00:03.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+                  "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
+                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+                  "00:00:06.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+                  "00:00:06.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+                  "00:00:07.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+                  "00:00:07.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+                  "00:00:08.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+                  "00:00:08.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:25,2020-10-10T00:00:24.999",
+                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:30,2020-10-10T00:00:29.999",
+                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
+                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:45,2020-10-10T00:00:44.999",
+                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
+                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:45,2020-10-10T00:00:44.999"}),
+           ""});
+}
+
 }  // namespace
 }  // namespace floe::sql

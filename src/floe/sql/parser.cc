@@ -1456,13 +1456,19 @@ class Parser {
                   Insert* q) const {
     const std::string what =
         "a query over " + ViewName(v) + " (ROW_NUMBER: deduplication or Top-N)";
-    if (q->row_number || q->window || v.query.window || !q->group_by.empty() || q->having ||
+    if (q->row_number || q->window || !q->group_by.empty() || q->having ||
         std::any_of(q->select.begin(), q->select.end(),
                     [](const SelectItem& item) { return ContainsAggregateCall(item.expr); })) {
       return ErrorAt(offset, "not supported yet: " + what +
-                                 " that aggregates, ranks again or has a window; window Top-N "
-                                 "and window deduplication are not supported yet either");
+                                 " that aggregates, ranks again or has a window itself");
     }
+    if (v.query.window && v.query.window->kind == WindowKind::kSession) {
+      return ErrorAt(offset,
+                     "not supported yet: window Top-N and window deduplication over "
+                     "SESSION windows");
+    }
+    // Over windows (a window TVF, or a window aggregation's result), ranks may start past 1.
+    const bool over_windows = v.query.window || !v.query.from_view.empty();
     RowNumber rn = *v.query.row_number;
     std::vector<Expr> written;  // the WHERE's terms as written
     if (q->where && q->where->kind == ExprKind::kAnd) {
@@ -1506,7 +1512,7 @@ class Parser {
       if (op == CompareOp::kEq || op == CompareOp::kGe || op == CompareOp::kGt) {
         rn.first = std::max(rn.first, op == CompareOp::kGt ? n + 1 : n);
       }
-      if (rn.first > 1) {
+      if (rn.first > 1 && !over_windows) {
         return ErrorAt(term.pos.offset, "not supported yet: " + what +
                                             " keeping ranks that do not start at 1 " +
                                             ToString(as_written));

@@ -21,6 +21,7 @@
 #include "floe/sql/exec/scalar_expr.h"
 #include "floe/sql/exec/watermark_assigner_operator.h"
 #include "floe/sql/exec/window_aggregate_operator.h"
+#include "floe/sql/exec/window_table_function_operator.h"
 #include "floe/sql/parser.h"
 #include "floe/sql/scalar_types.h"
 
@@ -510,6 +511,9 @@ struct InsertPlan {
   bool changelog = false;
   // The source is an aggregating view (PlanViewSource): watermarks arrive with its rows.
   bool watermarks_from_view = false;
+  // The source is a window aggregation's view: the names of its window_start and window_end
+  // columns (a window Top-N over it partitions by them).
+  std::pair<std::string, std::string> view_window;
   // What the rest of the graph reads: every column once computed ones are evaluated.
   runtime::VertexId out;
   std::shared_ptr<const BatchSchema> row_schema;
@@ -767,13 +771,25 @@ Result<connectors::AddedSink> PlanSink(PlannedJob& job, const InsertPlan& p,
   return added;
 }
 
+Result<std::shared_ptr<const BatchSchema>> PlanWindowTableFunction(PlannedJob& job,
+                                                                   const InsertPlan& p,
+                                                                   runtime::VertexId* upstream);
+runtime::VertexId PlanWatermarkAssigner(PlannedJob& job, const InsertPlan& p,
+                                        const WatermarkDef& watermark, uint32_t parallelism,
+                                        runtime::VertexId upstream);
+
 // An INSERT without aggregates: source -> [computed columns] -> Calc -> sink. The Calc (filter
 // + projection into the sink's columns) is always there, even for a plain SELECT *, so the
 // graph, and the checkpoints that name its vertices, does not change shape when a WHERE is
 // added or removed.
 Result<connectors::AddedSink> PlanCalcInsert(PlannedJob& job, const InsertPlan& p) {
+  runtime::VertexId upstream = p.out;
+  std::shared_ptr<const BatchSchema> rows = p.row_schema;
+  if (p.insert->window) {
+    FLOE_ASSIGN_OR_RAISE(rows, PlanWindowTableFunction(job, p, &upstream));
+  }
   CalcSpec calc;
-  calc.input = p.changelog ? runtime::WithRowKindColumn(*p.row_schema) : p.row_schema;
+  calc.input = p.changelog ? runtime::WithRowKindColumn(*rows) : rows;
   if (job.context.scale_out) calc.input = runtime::WithSourceSplitColumn(*calc.input);
   calc.where = p.insert->where;
   calc.select = p.insert->select;
@@ -786,9 +802,9 @@ Result<connectors::AddedSink> PlanCalcInsert(PlannedJob& job, const InsertPlan& 
     if (st.message().rfind("line ", 0) == 0) return st;
     return AtPos(p.insert->pos, st);
   }
-  uint32_t source_parallelism = job.graph.vertex(p.out).parallelism;
+  uint32_t source_parallelism = job.graph.vertex(upstream).parallelism;
   runtime::VertexId calc_vertex =
-      AddCalc(job.graph, p.SinkSide("calc"), source_parallelism, *program, p.out);
+      AddCalc(job.graph, p.SinkSide("calc"), source_parallelism, *program, upstream);
   if (p.changelog) {
     FLOE_RETURN_NOT_OK(CheckChangelogSink(
         "table '" + p.source->name +
@@ -811,29 +827,49 @@ Expr WithRowNumber(const Expr& e, const Expr& number) {
   return out;
 }
 
-// The rank's spec from the INSERT's ROW_NUMBER: columns into the rows, keep-last deduplication
-// on the table's rowtime.
-Result<RankSpec> RankSpecOf(const InsertPlan& p, const std::map<std::string, std::string>& config) {
+// The rank's spec from the INSERT's ROW_NUMBER over `rows`: columns into the rows, keep-last
+// deduplication on the table's rowtime; a window rank when it partitions by the rows'
+// window_start and window_end (`window` names them: a window TVF's or a window aggregation's).
+Result<RankSpec> RankSpecOf(const InsertPlan& p, std::shared_ptr<const BatchSchema> rows,
+                            const std::pair<std::string, std::string>& window,
+                            const std::map<std::string, std::string>& config) {
   const RowNumber& rn = *p.insert->row_number;
   RankSpec spec;
-  spec.input = p.row_schema;
+  spec.input = rows;
   const auto index = [&](const std::string& column) -> Result<int> {
-    const int i = p.row_schema->FieldIndex(column);
+    const int i = rows->FieldIndex(column);
     if (i < 0) {
       return Status::InvalidArgument(At(rn.pos) + "ROW_NUMBER's column '" + column +
                                      "' is not a column of table '" + p.source->name + "'");
     }
     return i;
   };
+  const auto has = [&](const std::string& c) {
+    return !c.empty() &&
+           std::find(rn.partition_by.begin(), rn.partition_by.end(), c) != rn.partition_by.end();
+  };
+  const bool windowed = has(window.first) && has(window.second);
   for (const std::string& column : rn.partition_by) {
     FLOE_ASSIGN_OR_RAISE(int i, index(column));
-    spec.partition_columns.push_back(i);
+    if (windowed && column == window.first) {
+      spec.window_start_column = i;
+    } else if (windowed && column == window.second) {
+      spec.window_end_column = i;
+    } else {
+      spec.partition_columns.push_back(i);
+    }
   }
   for (const RowNumber::Order& o : rn.order_by) {
     FLOE_ASSIGN_OR_RAISE(int i, index(o.column));
     spec.order.push_back({i, o.descending});
   }
+  spec.first = rn.first;
   spec.limit = rn.last;
+  if (!windowed && rn.first > 1) {
+    return Status::NotImplemented(At(rn.pos) + "not implemented yet: ROW_NUMBER keeping ranks " +
+                                  "that do not start at 1, except per window (PARTITION BY " +
+                                  "window_start, window_end, ...)");
+  }
   spec.ties_replace = rn.last == 1 && rn.order_by.size() == 1 && rn.order_by[0].descending &&
                       p.source->watermark && p.source->watermark->column == rn.order_by[0].column;
   spec.output_number = rn.selected && rn.last > 1;
@@ -841,11 +877,49 @@ Result<RankSpec> RankSpecOf(const InsertPlan& p, const std::map<std::string, std
   return spec;
 }
 
+// A window TVF read without an aggregation: [watermark assigner] -> window table function
+// (`windows-<sink>`) after *upstream, which it becomes; the rows then carry window_start,
+// window_end and window_time after the table's columns, the schema returned.
+Result<std::shared_ptr<const BatchSchema>> PlanWindowTableFunction(PlannedJob& job,
+                                                                   const InsertPlan& p,
+                                                                   runtime::VertexId* upstream) {
+  const WindowTvf& w = *p.insert->window;
+  if (p.changelog || w.kind == WindowKind::kSession) {
+    return Status::NotImplemented(
+        At(w.pos) + "not implemented yet: " +
+        (p.changelog ? "a window TVF over changelog '" + p.source->name + "'"
+                     : std::string("a SESSION window TVF without an aggregation")));
+  }
+  FLOE_ASSIGN_OR_RAISE(WindowSpec window, PlanWindowTvf(w, *p.source));
+  const uint32_t parallelism = job.graph.vertex(*upstream).parallelism;
+  if (!p.source_connector->generates_watermarks && !p.watermarks_from_view) {
+    const WatermarkDef watermark{p.source->ColumnIndex(p.source->watermark->column),
+                                 p.source->watermark->delay_millis};
+    *upstream = PlanWatermarkAssigner(job, p, watermark, parallelism, *upstream);
+  }
+  const WindowTableFunctionSpec spec{p.row_schema, window};
+  runtime::VertexId v = job.graph.AddOperator(
+      p.SinkSide("windows"), parallelism,
+      [spec](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+        return std::unique_ptr<runtime::Operator>(
+            std::make_unique<WindowTableFunctionOperator>(spec));
+      });
+  job.graph.Connect(*upstream, v, runtime::Partitioning::Forward());
+  *upstream = v;
+  return WindowTableFunctionOutput(spec);
+}
+
+// A rank pipeline's last vertex and whether it emits a changelog (a window rank emits inserts).
+struct RankVertex {
+  runtime::VertexId calc;
+  bool changelog = true;
+};
+
 // An INSERT over a view (or subquery) with ROW_NUMBER, Flink's deduplication and Top-N: source
-// -> [computed columns] -> [WHERE, the view's] -> keyBy(PARTITION BY; none: one subtask) ->
-// rank (a changelog) -> Calc (the select list; the number as kRowNumberColumn), whose vertex is
-// returned.
-Result<runtime::VertexId> PlanRankPipeline(PlannedJob& job, const InsertPlan& p) {
+// -> [computed columns] -> [window table function] -> [WHERE, the view's] -> keyBy(PARTITION BY
+// other than the window; none: one subtask) -> rank -> Calc (the select list; the number as
+// kRowNumberColumn).
+Result<RankVertex> PlanRankPipeline(PlannedJob& job, const InsertPlan& p) {
   const RowNumber& rn = *p.insert->row_number;
   if (rn.last == 0) {
     return Status::InvalidArgument(
@@ -861,14 +935,20 @@ Result<runtime::VertexId> PlanRankPipeline(PlannedJob& job, const InsertPlan& p)
         (p.changelog ? "over a changelog source ('" + p.source->name + "')"
                      : std::string("with 'floe.scale-out'")));
   }
-  FLOE_ASSIGN_OR_RAISE(RankSpec spec, RankSpecOf(p, job.config));
   runtime::VertexId upstream = p.out;
+  std::shared_ptr<const BatchSchema> rows = p.row_schema;
+  std::pair<std::string, std::string> window = p.view_window;
+  if (p.insert->window) {
+    FLOE_ASSIGN_OR_RAISE(rows, PlanWindowTableFunction(job, p, &upstream));
+    window = {std::string(kWindowStart), std::string(kWindowEnd)};
+  }
+  FLOE_ASSIGN_OR_RAISE(RankSpec spec, RankSpecOf(p, rows, window, job.config));
   const uint32_t source_parallelism = job.graph.vertex(upstream).parallelism;
   if (p.insert->where) {
     CalcSpec where;
-    where.input = p.row_schema;
+    where.input = rows;
     where.where = p.insert->where;
-    where.output = p.row_schema;
+    where.output = rows;
     where.sink_name = p.sink->name;
     Result<std::shared_ptr<const CalcProgram>> program = CalcProgram::Compile(where);
     if (!program.ok()) return AtPos(p.insert->pos, program.status());
@@ -884,9 +964,11 @@ Result<runtime::VertexId> PlanRankPipeline(PlannedJob& job, const InsertPlan& p)
         return std::unique_ptr<runtime::Operator>(std::move(op));
       });
   job.graph.SetKeyedState(rank, state);
+  std::vector<std::string> keys;
+  for (int c : spec.partition_columns) keys.push_back(rows->fields[static_cast<size_t>(c)].name);
   job.graph.Connect(upstream, rank,
-                    rn.partition_by.empty() ? runtime::Partitioning::Global()
-                                            : runtime::Partitioning::Hash(rn.partition_by));
+                    keys.empty() ? runtime::Partitioning::Global()
+                                 : runtime::Partitioning::Hash(std::move(keys)));
 
   CalcSpec project;
   project.input = RankOutput(spec);
@@ -903,17 +985,20 @@ Result<runtime::VertexId> PlanRankPipeline(PlannedJob& job, const InsertPlan& p)
     if (st.message().rfind("line ", 0) == 0) return st;
     return AtPos(p.insert->pos, st);
   }
-  return AddCalc(job.graph, p.SinkSide("calc"), parallelism, *program, rank);
+  return RankVertex{AddCalc(job.graph, p.SinkSide("calc"), parallelism, *program, rank),
+                    spec.window_end_column < 0};
 }
 
-// The same into the INSERT's sink, which must take a changelog.
+// The same into the INSERT's sink, which must take a changelog unless the rank is per window.
 Result<connectors::AddedSink> PlanRankInsert(PlannedJob& job, const InsertPlan& p) {
-  FLOE_ASSIGN_OR_RAISE(runtime::VertexId calc, PlanRankPipeline(job, p));
-  FLOE_RETURN_NOT_OK(CheckChangelogSink(
-      "ROW_NUMBER (deduplication, Top-N) emits a changelog: a better row replaces a kept one "
-      "(-U/+U, or -D/+I)",
-      *p.sink, *p.sink_connector, p.sink_table));
-  return PlanSink(job, p, calc, /*changelog=*/true);
+  FLOE_ASSIGN_OR_RAISE(RankVertex rank, PlanRankPipeline(job, p));
+  if (rank.changelog) {
+    FLOE_RETURN_NOT_OK(CheckChangelogSink(
+        "ROW_NUMBER (deduplication, Top-N) emits a changelog: a better row replaces a kept one "
+        "(-U/+U, or -D/+I)",
+        *p.sink, *p.sink_connector, p.sink_table));
+  }
+  return PlanSink(job, p, rank.calc, rank.changelog);
 }
 
 // A watermark assigner after `upstream`, for a window over a source that makes no watermarks.
@@ -1179,8 +1264,9 @@ Status PlanViewSource(PlannedJob& job, const Script& script, const TableUses& us
     }
     inner.sink = &view;
     inner.sink_table = Describe(view);
-    FLOE_ASSIGN_OR_RAISE(out, PlanRankPipeline(job, inner));
-    p.changelog = true;
+    FLOE_ASSIGN_OR_RAISE(RankVertex rank, PlanRankPipeline(job, inner));
+    out = rank.calc;
+    p.changelog = rank.changelog;
   } else {
     FLOE_ASSIGN_OR_RAISE(AggregateArguments args, RewriteAggregateArguments(script, inner, false));
     const Script& planned = args.hidden.empty() ? script : args.script;
@@ -1196,6 +1282,10 @@ Status PlanViewSource(PlannedJob& job, const Script& script, const TableUses& us
       // A window aggregation's window_time is the rowtime of the query that reads it.
       if (plan.outputs[i].kind == AggregateOutput::Kind::kWindowTime) {
         view.watermark = Watermark{c.name, 0, view.pos};
+      } else if (plan.outputs[i].kind == AggregateOutput::Kind::kWindowStart) {
+        p.view_window.first = c.name;
+      } else if (plan.outputs[i].kind == AggregateOutput::Kind::kWindowEnd) {
+        p.view_window.second = c.name;
       }
     }
     inner.sink = &view;

@@ -1448,11 +1448,10 @@ TEST(PlanAggregate, HopCumulateAndSessionWindows) {
 }
 
 TEST(PlanAggregate, ErrorsNameLineAndColumn) {
-  // A window TVF must be consumed by a window aggregation (Flink rejects it otherwise).
-  EXPECT_EQ(AggregateError(AggQuery("k, window_start", kTumble, "")),
-            "line 5, column 12: the TUMBLE window table-valued function must be consumed by a "
-            "window aggregation: GROUP BY window_start, window_end[, keys] (floe does not support "
-            "window TopN, join or deduplication yet)");
+  // An aggregation over a window TVF must be a window aggregation (Flink rejects it otherwise).
+  EXPECT_EQ(AggregateError(AggQuery("COUNT(*)", kTumble, "")),
+            "line 5, column 12: the TUMBLE window table-valued function of an aggregation must be "
+            "consumed by a window aggregation: GROUP BY window_start, window_end[, keys]");
   EXPECT_EQ(AggregateError(AggQuery("k, COUNT(*)", kTumble, "GROUP BY k, window_start")),
             "line 6, column 13: GROUP BY window_start without window_end: a window aggregation "
             "groups by both window_start and window_end");
@@ -1572,7 +1571,7 @@ TEST(PlanJob, ComputedColumnsAreEvaluatedRightAfterTheSource) {
   EXPECT_EQ(std::find(got.begin(), got.end(), "watermarks-src"), got.end());
   // What is not evaluated yet is refused at plan time, at the expression.
   Result<std::unique_ptr<PlannedJob>> refused = Plan(
-      "CREATE TABLE src (d DATE, x AS CAST(d AS STRING)) WITH ('connector' = "
+      "CREATE TABLE src (d BOOLEAN, x AS CAST(d AS STRING)) WITH ('connector' = "
       "'kafka', 'topic' = 'in', 'properties.bootstrap.servers' = '127.0.0.1:1', "
       "'scan.startup.mode' = 'earliest-offset', 'format' = 'json');\nCREATE TABLE out (x STRING) "
       "WITH ('connector' = 'print');\n"
@@ -1581,7 +1580,7 @@ TEST(PlanJob, ComputedColumnsAreEvaluatedRightAfterTheSource) {
   EXPECT_TRUE(refused.status().code() == StatusCode::kNotImplemented)
       << refused.status().ToString();
   EXPECT_EQ(refused.status().message(),
-            "line 1, column 32: not implemented yet: CAST from DATE to STRING in a computed "
+            "line 1, column 35: not implemented yet: CAST from BOOLEAN to STRING in a computed "
             "column");
 }
 
@@ -1698,7 +1697,7 @@ TEST(PlanJob, UnevaluatedFunctionsAreRefusedAndStringLiteralsAreCastAtTheExpress
   PlanOptions options;
   options.variables = {{"KAFKA", "127.0.0.1:1"}};
   const std::string tables =
-      KafkaTable("src", "s STRING, d DATE, ts TIMESTAMP(3)", ", 'format' = 'json'") +
+      KafkaTable("src", "s STRING, d DATE, ts TIMESTAMP(3), b BOOLEAN", ", 'format' = 'json'") +
       "CREATE TABLE out (s STRING) WITH ('connector' = 'print');\n";
   EXPECT_EQ(FirstLineOf(ErrorOf(
                 tables + "INSERT INTO out SELECT s FROM src WHERE INITCAP(s) = 'A';", options)),
@@ -1706,9 +1705,9 @@ TEST(PlanJob, UnevaluatedFunctionsAreRefusedAndStringLiteralsAreCastAtTheExpress
             "(columns, literals, arithmetic, comparisons, CASE, CAST, TO_TIMESTAMP_LTZ and the "
             "functions in docs/sql.md are evaluated)");
   EXPECT_EQ(
-      FirstLineOf(ErrorOf(tables + "INSERT INTO out SELECT CAST(d AS STRING) FROM src;", options)),
-      "line 3, column 24: not implemented yet: CAST from DATE to STRING in WHERE and the select "
-      "list");
+      FirstLineOf(ErrorOf(tables + "INSERT INTO out SELECT CAST(b AS STRING) FROM src;", options)),
+      "line 3, column 24: not implemented yet: CAST from BOOLEAN to STRING in WHERE and the "
+      "select list");
   EXPECT_TRUE(Plan(tables + "INSERT INTO out SELECT s FROM src WHERE ts > '2026-01-01 00:00:00' "
                             "AND d <= '2026-02-01';",
                    options)

@@ -1,6 +1,7 @@
 #include "floe/sql/scalar_types.h"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -113,6 +114,64 @@ Result<DataType> DecimalLiteralType(std::string_view text, Int128* unscaled) {
   return DataType::Decimal(std::max(1, int_digits + frac_digits), frac_digits);
 }
 
+namespace {
+
+// The time functions of ScalarFunctionType; NotFound for other names.
+Result<DataType> TemporalFunctionType(const std::string& fn, const std::vector<DataType>& args,
+                                      const std::function<Status(const std::string&)>& wrong) {
+  auto temporal = [](const DataType& t) {
+    return t.id == TypeId::kDate || t.id == TypeId::kTimestamp || t.id == TypeId::kTimestampTz;
+  };
+  if (fn == "EXTRACT") {
+    if (args.size() != 2 || args[0].id != TypeId::kString || !temporal(args[1])) {
+      return wrong("(unit FROM a DATE or TIMESTAMP)");
+    }
+    return DataType::Int64();
+  }
+  if (fn == "DATE_FORMAT") {
+    if (args.size() != 2 || !temporal(args[0]) || args[1].id != TypeId::kString) {
+      return wrong("a DATE or TIMESTAMP and a STRING pattern");
+    }
+    return DataType::String();
+  }
+  if (fn == "CURRENT_TIMESTAMP" || fn == "LOCALTIMESTAMP" || fn == "CURRENT_DATE") {
+    if (!args.empty()) return wrong("no arguments");
+    return fn == "CURRENT_DATE"     ? DataType::Date()
+           : fn == "LOCALTIMESTAMP" ? DataType::Timestamp()
+                                    : DataType::TimestampTz();
+  }
+  if (fn == "TO_TIMESTAMP") {
+    if (args.size() != 1 || args[0].id != TypeId::kString) {
+      return wrong("one STRING ('yyyy-MM-dd HH:mm:ss[.fff]'; formats not yet)");
+    }
+    return DataType::Timestamp();
+  }
+  if (fn == "FLOOR" || fn == "CEIL") {
+    if (args.size() == 2 && temporal(args[0]) && args[1].id == TypeId::kString) return args[0];
+    const bool number =
+        args.size() == 1 && (args[0].id == TypeId::kInt32 || args[0].id == TypeId::kInt64 ||
+                             args[0].id == TypeId::kFloat || args[0].id == TypeId::kDouble);
+    if (!number) return wrong("an INT, BIGINT, FLOAT or DOUBLE, or (a DATE or TIMESTAMP TO unit)");
+    return args[0];
+  }
+  if (fn == "TIMESTAMPADD") {
+    const bool ok = args.size() == 3 && args[0].id == TypeId::kString &&
+                    (args[1].id == TypeId::kInt32 || args[1].id == TypeId::kInt64) &&
+                    temporal(args[2]);
+    if (!ok) return wrong("(unit, an INT or BIGINT count, a DATE or TIMESTAMP)");
+    return args[2];
+  }
+  if (fn == "TIMESTAMPDIFF") {
+    const bool ok =
+        args.size() == 3 && args[0].id == TypeId::kString && temporal(args[1]) && temporal(args[2]);
+    if (!ok) return wrong("(unit, a DATE or TIMESTAMP, a DATE or TIMESTAMP)");
+    return DataType::Int32();
+  }
+  return Status::NotFound("function " + fn);
+}
+
+}  // namespace
+
 Result<DataType> ScalarFunctionType(std::string_view name, const std::vector<DataType>& args) {
   const std::string fn(name);
   auto wrong = [&](const std::string& takes) {
@@ -171,34 +230,9 @@ Result<DataType> ScalarFunctionType(std::string_view name, const std::vector<Dat
     if (!ok) return wrong(fn == "LOCATE" ? "two STRINGs and an optional INT start" : "two STRINGs");
     return DataType::Int32();
   }
-  auto temporal = [](const DataType& t) {
-    return t.id == TypeId::kDate || t.id == TypeId::kTimestamp || t.id == TypeId::kTimestampTz;
-  };
-  if (fn == "EXTRACT") {
-    if (args.size() != 2 || args[0].id != TypeId::kString || !temporal(args[1])) {
-      return wrong("(unit FROM a DATE or TIMESTAMP)");
-    }
-    return DataType::Int64();
-  }
-  if (fn == "DATE_FORMAT") {
-    if (args.size() != 2 || !temporal(args[0]) || args[1].id != TypeId::kString) {
-      return wrong("a DATE or TIMESTAMP and a STRING pattern");
-    }
-    return DataType::String();
-  }
-  if (fn == "CURRENT_TIMESTAMP" || fn == "LOCALTIMESTAMP" || fn == "CURRENT_DATE") {
-    if (!args.empty()) return wrong("no arguments");
-    return fn == "CURRENT_DATE"     ? DataType::Date()
-           : fn == "LOCALTIMESTAMP" ? DataType::Timestamp()
-                                    : DataType::TimestampTz();
-  }
   if (fn == "JSON_VALUE") {
     if (!strings(2, 2)) return wrong("a STRING of JSON and a STRING path ('$.a.b[0]')");
     return DataType::String();
-  }
-  if (fn == "TO_TIMESTAMP") {
-    if (!strings(1, 1)) return wrong("one STRING ('yyyy-MM-dd HH:mm:ss[.fff]'; formats not yet)");
-    return DataType::Timestamp();
   }
   if (fn == "REGEXP_EXTRACT") {
     const bool ok =
@@ -208,27 +242,8 @@ Result<DataType> ScalarFunctionType(std::string_view name, const std::vector<Dat
     if (!ok) return wrong("a STRING, a STRING regex and an optional INT group");
     return DataType::String();
   }
-  if (fn == "FLOOR" || fn == "CEIL") {
-    if (args.size() == 2 && temporal(args[0]) && args[1].id == TypeId::kString) return args[0];
-    const bool number =
-        args.size() == 1 && (args[0].id == TypeId::kInt32 || args[0].id == TypeId::kInt64 ||
-                             args[0].id == TypeId::kFloat || args[0].id == TypeId::kDouble);
-    if (!number) return wrong("an INT, BIGINT, FLOAT or DOUBLE, or (a DATE or TIMESTAMP TO unit)");
-    return args[0];
-  }
-  if (fn == "TIMESTAMPADD") {
-    const bool ok = args.size() == 3 && args[0].id == TypeId::kString &&
-                    (args[1].id == TypeId::kInt32 || args[1].id == TypeId::kInt64) &&
-                    temporal(args[2]);
-    if (!ok) return wrong("(unit, an INT or BIGINT count, a DATE or TIMESTAMP)");
-    return args[2];
-  }
-  if (fn == "TIMESTAMPDIFF") {
-    const bool ok =
-        args.size() == 3 && args[0].id == TypeId::kString && temporal(args[1]) && temporal(args[2]);
-    if (!ok) return wrong("(unit, a DATE or TIMESTAMP, a DATE or TIMESTAMP)");
-    return DataType::Int32();
-  }
+  Result<DataType> temporal = TemporalFunctionType(fn, args, wrong);
+  if (temporal.status().code() != StatusCode::kNotFound) return temporal;
   if (fn == "LIKE") {
     if (!strings(2, 2)) return wrong("a STRING and a STRING pattern");
     return DataType::Boolean();

@@ -375,7 +375,8 @@ TEST(CalcProgram, ToTimestampParsesTheDefaultFormatAndIsNullOtherwise) {
 }
 
 // EXTRACT (units as Calcite's: MILLISECOND within the minute, DOW from Sunday, WEEK ISO 8601),
-// DATE_FORMAT (Java's SimpleDateFormat letters, as Flink's), TRY_CAST (NULL where CAST fails).
+// DATE_FORMAT (Java's SimpleDateFormat letters, as Flink's), CAST to STRING, TRY_CAST (NULL where
+// CAST fails).
 // 2026-03-15 is a Sunday in ISO week 11.
 TEST(CalcProgram, ExtractDateFormatAndTryCast) {
   const std::string t = "CAST('2026-03-15 10:20:30.456' AS TIMESTAMP(3))";
@@ -393,6 +394,11 @@ TEST(CalcProgram, ExtractDateFormatAndTryCast) {
             Four("\"Sun, 15 Mar 26\""));
   EXPECT_EQ(Values("DATE_FORMAT(" + t + ", '''at'' h:mm a, yyyyMMdd')", "STRING"),
             Four("\"at 10:20 AM, 20260315\""));
+  // CAST to STRING as Flink's: the precision's fraction digits.
+  EXPECT_EQ(Values("CAST(" + t + " AS STRING)", "STRING"), Four("\"2026-03-15 10:20:30.456\""));
+  EXPECT_EQ(Values("CAST(CAST('2026-03-15 10:20:30.456' AS TIMESTAMP(0)) AS STRING)", "STRING"),
+            Four("\"2026-03-15 10:20:30\""));
+  EXPECT_EQ(Values("CAST(CAST('2024-02-29' AS DATE) AS STRING)", "STRING"), Four("\"2024-02-29\""));
   EXPECT_EQ(Values("TRY_CAST(s AS INT)", "INT"), Four("null"));
   EXPECT_EQ(Values("TRY_CAST(CAST(b AS STRING) AS INT)", "INT"),
             (Strings{"10", "null", "30", "40"}));

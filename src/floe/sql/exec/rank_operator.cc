@@ -20,7 +20,10 @@ struct RankOperator::Entry {
 
 namespace {
 
+// 1: the shape; 2: the shape and the watermark (a window rank).
 constexpr uint32_t kStateVersion = 1;
+constexpr uint32_t kWindowedStateVersion = 2;
+constexpr int64_t kOneMilli = 1000;
 
 template <typename U>
 void PutBigEndian(U v, std::string* out) {
@@ -137,7 +140,15 @@ std::string ShapeOf(const RankSpec& spec) {
     shape += (i > 0 ? ", " : "") + name(spec.order[i].column) +
              (spec.order[i].descending ? " DESC" : "");
   }
-  return shape + "), ranks 1.." + std::to_string(spec.limit);
+  shape += "), ranks " + std::to_string(spec.first) + ".." + std::to_string(spec.limit);
+  return spec.window_end_column < 0 ? shape : shape + " per window";
+}
+
+std::string WindowNamespace(int64_t start, int64_t end) {
+  ByteWriter w;
+  w.PutI64(start);
+  w.PutI64(end);
+  return w.Finish();
 }
 
 }  // namespace
@@ -147,6 +158,7 @@ std::shared_ptr<const BatchSchema> RankOutput(const RankSpec& spec) {
   if (spec.output_number) {
     schema.fields.push_back(Field{std::string(kRowNumberColumn), DataType::Int64(), false, 0});
   }
+  if (spec.window_end_column >= 0) return std::make_shared<const BatchSchema>(std::move(schema));
   return runtime::WithRowKindColumn(schema);
 }
 
@@ -190,11 +202,18 @@ Status RankOperator::Open(const runtime::OperatorContext& ctx) {
 
 Status RankOperator::Restore(runtime::StateReader& state) {
   FLOE_ASSIGN_OR_RAISE(uint32_t version, state.GetU32());
-  if (version != kStateVersion) {
+  if (version != kStateVersion && version != kWindowedStateVersion) {
     return Status::Corruption("rank state: unknown format version " + std::to_string(version));
   }
   FLOE_ASSIGN_OR_RAISE(std::string_view restored, state.GetBytesView());
   FLOE_RETURN_NOT_OK(internal::CheckStateShape(task_, restored, shape_));
+  if (version == kWindowedStateVersion) {
+    FLOE_ASSIGN_OR_RAISE(int64_t watermark, state.GetI64());
+    // Rescaled, several subtasks' states arrive: the lowest is the one every window passed.
+    if (watermark_.micros == INT64_MIN || watermark < watermark_.micros) {
+      watermark_ = runtime::Watermark(watermark);
+    }
+  }
   return state.ExpectEnd();
 }
 
@@ -209,8 +228,9 @@ Status RankOperator::RestoreRescaled(const std::vector<std::string>& states) {
 
 Status RankOperator::OnBarrier(runtime::CheckpointId, runtime::StateWriter& state,
                                runtime::Collector&) {
-  state.PutU32(kStateVersion);
+  state.PutU32(windowed() ? kWindowedStateVersion : kStateVersion);
   state.PutString(shape_);
+  if (windowed()) state.PutI64(watermark_.micros);
   return Status::OK();
 }
 
@@ -220,8 +240,86 @@ Status RankOperator::Append(const Entry& entry, int64_t rank, const char* kind,
   FLOE_RETURN_NOT_OK(internal::AppendKey(entry.cells, columns, changes, 0));
   size_t next = columns;
   if (spec_.output_number) changes->mutable_column(next++).Append<int64_t>(rank);
-  changes->mutable_column(next).AppendBytes(kind);
+  if (kind != nullptr) changes->mutable_column(next).AppendBytes(kind);
   return Status::OK();
+}
+
+void RankOperator::Keep(const RecordBatch& batch, size_t row, std::vector<Entry>* top) const {
+  Entry entry{OrderKey(batch, row, spec_.order), internal::KeyOf(batch, row, all_columns_)};
+  const size_t limit = static_cast<size_t>(spec_.limit);
+  if (top->size() >= limit) {
+    const std::string& last = top->back().order;
+    const bool enters =
+        entry.order < last || (spec_.ties_replace && limit == 1 && entry.order == last);
+    if (!enters) return;
+  }
+  auto at =
+      std::upper_bound(top->begin(), top->end(), entry.order,
+                       [](const std::string& order, const Entry& e) { return order < e.order; });
+  if (spec_.ties_replace && limit == 1) at = top->begin();  // keep-last: the newer row first
+  top->insert(at, std::move(entry));
+  if (top->size() > limit) top->resize(limit);
+}
+
+Status RankOperator::ProcessWindowed(const RecordBatch& batch, runtime::Collector&) {
+  struct Window {
+    uint64_t hash = 0;
+    std::string key, ns;
+    std::vector<Entry> top;
+  };
+  std::unordered_map<std::string, size_t> index;  // key + namespace -> windows
+  std::vector<Window> windows;
+  const Column& starts = batch.column(static_cast<size_t>(spec_.window_start_column));
+  const Column& ends = batch.column(static_cast<size_t>(spec_.window_end_column));
+  std::string value;
+  for (size_t row = 0; row < batch.num_rows(); ++row) {
+    const int64_t end = ends.Get<int64_t>(row);
+    if (end - kOneMilli <= watermark_.micros) continue;  // its window fired: late
+    std::string key = internal::KeyOf(batch, row, spec_.partition_columns);
+    std::string ns = WindowNamespace(starts.Get<int64_t>(row), end);
+    auto [it, fresh] = index.try_emplace(key + ns, windows.size());
+    if (fresh) {
+      Window w;
+      w.hash = runtime::HashKeyRow(batch, spec_.partition_columns, row);
+      FLOE_RETURN_NOT_OK(state_->SetCurrentKey(key, w.hash));
+      state_->SetCurrentNamespace(ns);
+      FLOE_ASSIGN_OR_RAISE(bool exists, kept_.Get(&value));
+      if (exists) {
+        FLOE_ASSIGN_OR_RAISE(w.top, Decode(value));
+      } else {
+        FLOE_RETURN_NOT_OK(state_->RegisterTimer(runtime::TimeDomain::kEventTime, end - kOneMilli));
+      }
+      w.key = std::move(key);
+      w.ns = std::move(ns);
+      windows.push_back(std::move(w));
+    }
+    Keep(batch, row, &windows[it->second].top);
+  }
+  for (const Window& w : windows) {
+    FLOE_RETURN_NOT_OK(state_->SetCurrentKey(w.key, w.hash));
+    state_->SetCurrentNamespace(w.ns);
+    FLOE_RETURN_NOT_OK(kept_.Update(Encode(w.top)));
+  }
+  return Status::OK();
+}
+
+Status RankOperator::OnWatermark(runtime::Watermark watermark, runtime::Collector& out) {
+  if (!windowed()) return out.EmitWatermark(watermark);
+  if (watermark <= watermark_) return Status::OK();  // watermarks only move forward
+  watermark_ = watermark;
+  RecordBatch fired(output_);
+  std::string value;
+  FLOE_RETURN_NOT_OK(state_->AdvanceWatermark(watermark, [&](const runtime::Timer&) -> Status {
+    FLOE_ASSIGN_OR_RAISE(bool exists, kept_.Get(&value));
+    if (!exists) return Status::OK();
+    FLOE_ASSIGN_OR_RAISE(std::vector<Entry> top, Decode(value));
+    for (size_t i = static_cast<size_t>(spec_.first - 1); i < top.size(); ++i) {
+      FLOE_RETURN_NOT_OK(Append(top[i], static_cast<int64_t>(i + 1), nullptr, &fired));
+    }
+    return kept_.Clear();
+  }));
+  if (fired.num_rows() > 0) FLOE_RETURN_NOT_OK(out.Emit(std::move(fired)));
+  return out.EmitWatermark(watermark);
 }
 
 Status RankOperator::Rank(const RecordBatch& batch, size_t row, std::vector<Entry>* top,
@@ -270,6 +368,7 @@ Status RankOperator::Rank(const RecordBatch& batch, size_t row, std::vector<Entr
 }
 
 Status RankOperator::ProcessBatch(const RecordBatch& batch, int, runtime::Collector& out) {
+  if (windowed()) return ProcessWindowed(batch, out);
   // Each partition's kept rows, read once per batch and written back after it.
   struct Partition {
     uint64_t hash = 0;

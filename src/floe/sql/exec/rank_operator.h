@@ -30,9 +30,18 @@ struct RankSpec {
   bool output_number = false;  // emit the rank as kRowNumberColumn
   // The job's settings: state.backend.type and table.exec.state.ttl.
   std::map<std::string, std::string> job_config;
+  // Window Top-N and window deduplication (Flink's WindowRank): each row's window is its
+  // window_start / window_end columns (the partition is the other partition columns and the
+  // window); a window's kept rows, ranks `first`..`limit`, go out once, as inserts, when the
+  // watermark reaches its end - 1 ms, and its state goes; a row whose window has fired is
+  // late and dropped. -1: not windowed.
+  int window_start_column = -1;
+  int window_end_column = -1;
+  int64_t first = 1;
 };
 
-// The input's columns, [kRowNumberColumn BIGINT NOT NULL], then the row-kind column.
+// The input's columns, [kRowNumberColumn BIGINT NOT NULL], then the row-kind column (none for a
+// window rank: it emits inserts only).
 std::shared_ptr<const BatchSchema> RankOutput(const RankSpec& spec);
 
 // RankOperator keeps each partition's best `limit` rows, ordered by `order` (NULL lowest: first
@@ -57,11 +66,17 @@ class RankOperator final : public runtime::Operator {
   Status ProcessBatch(const RecordBatch& batch, int input, runtime::Collector& out) override;
   Status OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
                    runtime::Collector& out) override;
+  // A window rank fires the windows the watermark passed; otherwise the watermark goes on.
+  Status OnWatermark(runtime::Watermark watermark, runtime::Collector& out) override;
 
   struct Entry;  // a kept row: its order key and its cells
 
  private:
   explicit RankOperator(RankSpec spec);
+  bool windowed() const { return spec_.window_end_column >= 0; }
+  Status ProcessWindowed(const RecordBatch& batch, runtime::Collector& out);
+  // Keeps row `row` in `top` if it ranks within the limit; no changes (a window rank's).
+  void Keep(const RecordBatch& batch, size_t row, std::vector<Entry>* top) const;
   // Ranks row `row` of `batch` into `top` (a partition's kept rows), appending the changes.
   Status Rank(const RecordBatch& batch, size_t row, std::vector<Entry>* top, RecordBatch* changes);
   Status Append(const Entry& entry, int64_t rank, const char* kind, RecordBatch* changes) const;
@@ -73,6 +88,7 @@ class RankOperator final : public runtime::Operator {
   runtime::ValueState kept_;
   std::string task_;
   std::string shape_;
+  runtime::Watermark watermark_;  // a window rank's: windows up to it have fired
 };
 
 }  // namespace floe::sql

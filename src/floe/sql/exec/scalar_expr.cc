@@ -91,6 +91,18 @@ bool IsInteger(TypeId id) { return id == TypeId::kInt32 || id == TypeId::kInt64;
 bool IsFloating(TypeId id) { return id == TypeId::kFloat || id == TypeId::kDouble; }
 bool IsTimestamp(TypeId id) { return id == TypeId::kTimestamp || id == TypeId::kTimestampTz; }
 
+// A timestamp as Flink casts it to STRING: "yyyy-MM-dd HH:mm:ss" and, for precision p > 0, a
+// fraction of exactly p digits (TIMESTAMP(3): "2020-10-10 00:00:04.000").
+std::string TimestampText(int64_t micros, int precision) {
+  TimestampFormat format;
+  format.separator = ' ';
+  std::string text;
+  AppendTimestamp(micros, format, &text);  // ".ffffff" always
+  const size_t dot = text.rfind('.');
+  if (dot != std::string::npos) text.resize(precision <= 0 ? dot : dot + 1 + precision);
+  return text;
+}
+
 // Whether CAST(from AS to) is evaluated (see the header).
 bool CastSupported(const SqlType& from, const SqlType& to) {
   const TypeId a = from.type.id, b = to.type.id;
@@ -105,6 +117,7 @@ bool CastSupported(const SqlType& from, const SqlType& to) {
   }
   if (IsInteger(a) && b == TypeId::kString) return true;
   if (IsTimestamp(a) && IsTimestamp(b)) return true;
+  if ((IsTimestamp(a) || a == TypeId::kDate) && b == TypeId::kString) return true;
   if (a == TypeId::kDate && IsTimestamp(b)) return true;
   if (IsTimestamp(a) && b == TypeId::kDate) return true;
   return IsInteger(a) && b == TypeId::kTimestampTz;
@@ -343,8 +356,9 @@ Result<Node> CompileNode(const Expr& e, const BatchSchema& input, std::string_vi
         return Status::InvalidArgument(Where(e.pos) + "unknown column '" + e.name + "' " +
                                        std::string(place));
       }
-      // Physical timestamps hold microseconds: precision 6 is the safe reading.
-      n.type = SqlType{input.fields[static_cast<size_t>(n.column)].type, 6};
+      // Timestamps hold microseconds: precision 6 is the safe reading where none is declared.
+      const Field& f = input.fields[static_cast<size_t>(n.column)];
+      n.type = SqlType{f.type, IsTimestamp(f.type.id) && f.precision >= 0 ? f.precision : 6};
       return n;
     }
     case ExprKind::kLiteral:
@@ -1169,6 +1183,9 @@ class Evaluator {
         int64_t days = micros / kMicrosPerDay;
         if (micros % kMicrosPerDay < 0) --days;
         out->Append<int32_t>(static_cast<int32_t>(days));
+      } else if (b == TypeId::kString) {
+        out->AppendBytes(a == TypeId::kDate ? FormatDate(in.Get<int32_t>(r))
+                                            : TimestampText(micros, n.children[0].type.precision));
       } else {
         out->Append<int64_t>(Truncate(micros, n.type.precision));
       }

@@ -39,7 +39,9 @@ namespace floe::sql {
 //   JSON does: "2026-01-01 10:00:00[.fff]" or with 'T'; a value that does not parse is an
 //   error naming the value), INT/BIGINT to STRING, TIMESTAMP <-> TIMESTAMP_LTZ (floe's session
 //   time zone is UTC), DATE -> TIMESTAMP(_LTZ), TIMESTAMP(_LTZ) -> DATE, INT/BIGINT ->
-//   TIMESTAMP_LTZ (epoch seconds, as Flink).
+//   TIMESTAMP_LTZ (epoch seconds, as Flink), DATE to STRING ("2020-10-10") and TIMESTAMP(p) /
+//   TIMESTAMP_LTZ(p) to STRING ("2020-10-10 00:00:04.000": p fraction digits; a column's p as
+//   Field::precision declares it, else 6).
 class ScalarExpr {
  public:
   // `place` ends the refusal of what is not evaluated: "in a computed column".
