@@ -1684,5 +1684,662 @@ TEST(FlinkConformance, WindowTableFunctionITCase) {
            ""});
 }
 
+// ---- AggregateITCase (runtime/stream/sql/AggregateITCase.scala) -------------------------
+// Flink 1.19 / 1.20's version: 60 test methods. Flink runs each in six variants (one or two
+// aggregation phases, mini-batch on or off, heap or RocksDB state) that expect the same rows;
+// floe has one phase and no mini-batch. Its failingDataSource, failingBinaryRowSource,
+// fromCollection and insert-only values sources are JSON files read by a filesystem table with
+// the same columns (Scala Int INT, Long BIGINT, String STRING, Double DOUBLE, Boolean BOOLEAN),
+// a shuffled input in a fixed order (neither order nor Flink's injected failover changes a
+// result); a query without FROM reads a table of one row; TestingRetractSink's and the upsert
+// sink's final rows are the folded changelog. testEmptyInputAggregationWithoutGroupBy
+// (@Disabled) and testCountWithNullableIfCall (no @TestTemplate) never run in Flink; they are
+// listed here all the same.
+// Not run here (docs/sql.md counts them): the 3 over a values source with 'changelog-mode'
+// (floe's changelog source is Kafka's debezium-json):
+// testPrecisionForSumWithRetractAggregationOnDecimal, testDifferentTypesSumWithRetract (TINYINT
+// and SMALLINT columns too) and testRetractMinMaxWithChar; the 2 whose source has a Java object
+// column, which no SQL type declares (a RAW type): testPojoField (a POJO, and UDFs) and
+// testUnboundedGroupByCollectWithObject (a Scala List); and testGenericTypesWithoutStateClean,
+// a Table API query (a UDAF) that asserts nothing.
+// Also run without the one part floe refuses: testCountDistinct without its TIME column, and
+// testCountStar without its unread PROCTIME() column.
+
+// Flink's (Int, Long, String) rows as JSON lines with keys a, b, c; a null c is nullptr.
+struct IntLongString {
+  int a;
+  int b;
+  const char* c;
+};
+
+std::string IntLongStringData(const std::vector<IntLongString>& rows) {
+  std::string out;
+  for (const IntLongString& r : rows) {
+    out += "{\"a\":" + std::to_string(r.a) + ",\"b\":" + std::to_string(r.b) +
+           ",\"c\":" + (r.c == nullptr ? std::string("null") : "\"" + std::string(r.c) + "\"") +
+           "}\n";
+  }
+  return out;
+}
+
+// JSON lines, one a row.
+std::string JsonLines(std::initializer_list<const char*> rows) {
+  std::string out;
+  for (const char* row : rows) out += std::string(row) + "\n";
+  return out;
+}
+
+// TestData.tupleData5, (Int, Long, Int, String, Long), as JSON lines keyed by `names` (each
+// test names the five fields its own way).
+std::string TupleData5(const std::vector<std::string>& names) {
+  // The fields a, d and e; b is the row's number (from 1), c one less.
+  const struct {
+    int a;
+    const char* d;
+    int e;
+  } rows[] = {{1, "Hallo", 1},
+              {2, "Hallo Welt", 2},
+              {2, "Hallo Welt wie", 1},
+              {3, "Hallo Welt wie gehts?", 2},
+              {3, "ABC", 2},
+              {3, "BCD", 3},
+              {4, "CDE", 2},
+              {4, "DEF", 1},
+              {4, "EFG", 1},
+              {4, "FGH", 2},
+              {5, "GHI", 1},
+              {5, "HIJ", 3},
+              {5, "IJK", 3},
+              {5, "JKL", 2},
+              {5, "KLM", 2}};
+  std::string out;
+  for (int i = 0; i < 15; ++i) {
+    const std::string values[] = {std::to_string(rows[i].a), std::to_string(i + 1),
+                                  std::to_string(i), "\"" + std::string(rows[i].d) + "\"",
+                                  std::to_string(rows[i].e)};
+    out += "{";
+    for (int f = 0; f < 5; ++f) out += (f > 0 ? ",\"" : "\"") + names[f] + "\":" + values[f];
+    out += "}\n";
+  }
+  return out;
+}
+
+TEST(FlinkConformance, AggregateITCase) {
+  const std::string ab = Table("T", "a INT, b INT");
+  const std::string ab_data = "{\"a\":1,\"b\":1}\n{\"a\":2,\"b\":2}\n{\"a\":3,\"b\":3}\n";
+  // sum(a), avg(a), min(a), count(a), count(1) of an INT: AVG of INT is an INT, as in Flink.
+  const std::string five_aggregates = "s INT, av INT, mn INT, n BIGINT, n1 BIGINT";
+  const std::string abc = Table("T", "a INT, b BIGINT, c STRING");
+  const std::string my_abc = Table("MyTable", "a INT, b BIGINT, c STRING");
+  const std::string one = Table("one", "x INT");  // a query without FROM reads its one row
+  // testGroupByAgg's rows, also testCountWithNullableIfCall's and testNestedGroupByAgg's.
+  const std::vector<IntLongString> group_by_agg = {
+      {1, 1, "A"}, {2, 2, "B"}, {3, 2, "B"}, {4, 3, "C"},  {5, 3, "C"},  {6, 3, "C"},
+      {7, 4, "B"}, {8, 4, "A"}, {9, 4, "D"}, {10, 4, "E"}, {11, 5, "A"}, {12, 5, "B"}};
+
+  RunCase(ab, ab_data,
+          {"testEmptyInputAggregation",
+           "INSERT INTO out select sum(a), avg(a), min(a), count(a), count(1) from T where a > "
+           "9999 group by b",
+           five_aggregates,
+           {},
+           ""});
+  // The inner groups' changelog filtered, then aggregated with retraction: (1, 10) passes at
+  // c = 1 and 2, and is taken back at c = 3.
+  const std::string id_price = Table("T", "id INT, price INT");
+  RunCase(id_price,
+          "{\"id\":1,\"price\":10}\n{\"id\":1,\"price\":10}\n{\"id\":2,\"price\":5}\n"
+          "{\"id\":1,\"price\":10}\n",
+          {"testMaxAggRetractWithCondition",
+           "INSERT INTO out SELECT MAX(price) FROM( SELECT id, count(*) as c, price FROM T GROUP "
+           "BY id, price) WHERE c > 0 and c < 3",
+           "p INT", Lines({"5"}), ""});
+  RunCase(id_price, "{\"id\":1,\"price\":5}\n{\"id\":2,\"price\":6}\n{\"id\":1,\"price\":5}\n",
+          {"testMinAggRetractWithCondition",
+           "INSERT INTO out SELECT MIN(price) FROM( SELECT id, count(*) as c, price FROM T GROUP "
+           "BY id, price) WHERE c < 2",
+           "p INT", Lines({"6"}), ""});
+  RunCase(ab, ab_data,
+          {"testShufflePojo",
+           "INSERT INTO out select sum(a), avg(a), min(a), count(a), count(1) from T group by "
+           "pojoFunc(b)",
+           five_aggregates,
+           {},
+           "not implemented yet: POJOFUNC(b) in GROUP BY"});
+  // testEmptyInputAggregationWithoutGroupBy is @Disabled in Flink (FLINK-12215): its row,
+  // null,null,null,0,0, is a batch job's. Streaming, Flink and floe emit nothing for an empty
+  // input; not counted.
+  RunCase(ab, ab_data,
+          {"testAggregationWithoutWatermark",
+           "INSERT INTO out select sum(a), avg(a), min(a), count(a), count(1) from T",
+           five_aggregates, Lines({"6,2,1,3,3"}), ""});
+  RunCase(my_abc, TupleData3(),
+          {"testDistinctGroupBy",
+           "INSERT INTO out SELECT b, SUM(DISTINCT (a * 3)), COUNT(DISTINCT SUBSTRING(c FROM 1 "
+           "FOR 2)), COUNT(DISTINCT c) FROM MyTable GROUP BY b",
+           "b BIGINT, s INT, n1 BIGINT, n2 BIGINT",
+           {},
+           "SUM(DISTINCT ...) is not supported yet; only COUNT(DISTINCT col)"});
+  {  // testCountDistinct: COUNT(DISTINCT) of every type, over NULLs.
+    const int ids[] = {1, 2, 2, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5};
+    // Each row's columns hold one number n: the second (a, c), the day of January 1970 (b), n
+    // itself (d, e, f); 0 is a NULL in every column.
+    const int n[] = {1, 2, 0, 4, 5, 6, 7, 0, 0, 10, 11, 11, 13, 14, 15};
+    const char* g[] = {"A",     "B", nullptr, "D", "E", "F", "H", nullptr,
+                       nullptr, "K", "L",     "L", "N", "O", "P"};
+    auto data = [&](bool with_time) {
+      std::string rows;
+      for (int i = 0; i < 15; ++i) {
+        const std::string dd = (n[i] < 10 ? "0" : "") + std::to_string(n[i]);
+        auto value = [&](const std::string& v, bool quoted) {
+          return n[i] == 0 ? std::string("null") : quoted ? "\"" + v + "\"" : v;
+        };
+        rows += "{\"id\":" + std::to_string(ids[i]) +
+                ",\"a\":" + value("1970-01-01 00:00:" + dd, true) +
+                ",\"b\":" + value("1970-01-" + dd, true) +
+                (with_time ? ",\"c\":" + value("00:00:" + dd, true) : std::string()) +
+                ",\"d\":" + value(std::to_string(n[i]), false) +
+                ",\"e\":" + value(std::to_string(n[i]), false) +
+                ",\"f\":" + value(std::to_string(n[i]), false) + ",\"g\":" +
+                (g[i] == nullptr ? std::string("null") : "\"" + std::string(g[i]) + "\"") + "}\n";
+      }
+      return rows;
+    };
+    // Flink's LOCAL_DATE_TIME, LOCAL_DATE, LOCAL_TIME and (legacy) DECIMAL type infos.
+    RunCase(Table("T",
+                  "id INT, a TIMESTAMP(3), b DATE, c TIME, d DECIMAL(38, 18), e INT, f BIGINT, "
+                  "g STRING"),
+            data(true),
+            {"testCountDistinct",
+             "INSERT INTO out SELECT id, count(distinct a), count(distinct b), count(distinct c), "
+             "count(distinct d), count(distinct e), count(distinct f), count(distinct g) FROM T "
+             "GROUP BY id",
+             "id INT, a BIGINT, b BIGINT, c BIGINT, d BIGINT, e BIGINT, f BIGINT, g BIGINT",
+             {},
+             "column 'c': type TIME is not supported yet"});
+    RunCase(
+        Table("T", "id INT, a TIMESTAMP(3), b DATE, d DECIMAL(38, 18), e INT, f BIGINT, g STRING"),
+        data(false),
+        {"testCountDistinct without the TIME column c",
+         "INSERT INTO out SELECT id, count(distinct a), count(distinct b), count(distinct d), "
+         "count(distinct e), count(distinct f), count(distinct g) FROM T GROUP BY id",
+         "id INT, a BIGINT, b BIGINT, d BIGINT, e BIGINT, f BIGINT, g BIGINT",
+         Lines(
+             {"1,1,1,1,1,1,1", "2,1,1,1,1,1,1", "3,3,3,3,3,3,3", "4,2,2,2,2,2,2", "5,4,4,4,4,4,4"}),
+         ""});
+  }
+  const std::vector<IntLongString> distinct_with_retract = {
+      {1, 1, "A"}, {1, 1, "A"}, {1, 1, "A"}, {2, 2, "B"}, {3, 2, "B"},  {4, 3, "C"},  {5, 3, "C"},
+      {6, 3, "C"}, {7, 4, "B"}, {8, 4, "A"}, {9, 4, "D"}, {10, 4, "E"}, {11, 5, "A"}, {12, 5, "B"}};
+  RunCase(abc, IntLongStringData(distinct_with_retract),
+          {"testDistinctWithRetract",
+           "INSERT INTO out SELECT count(distinct cnt), sum(distinct cnt), max(distinct cnt), "
+           "min(distinct cnt), avg(distinct cnt), count(distinct max_a) FROM ( SELECT b, "
+           "count(a) as cnt, max(a) as max_a FROM T GROUP BY b)",
+           "n BIGINT, s BIGINT, mx BIGINT, mn BIGINT, av BIGINT, n1 BIGINT",
+           {},
+           "SUM(DISTINCT ...) is not supported yet; only COUNT(DISTINCT col)"});
+  {  // testDistinctAggregateMoreThan64: 100 filtered COUNT(DISTINCT)s over 5050 rows.
+    std::string select, sink, row, data;
+    for (int i = 0; i < 100; ++i) {
+      const std::string b = std::to_string(i);
+      select += (i > 0 ? ", " : "") + std::string("count(distinct a) filter (where b = ") + b + ")";
+      sink += (i > 0 ? ", n" : "n") + b + " BIGINT";
+      row += (i > 0 ? "," : "") + std::to_string(100 - i);
+      for (int j = 0; j < 100 - i; ++j) {
+        data += "{\"a\":" + std::to_string(j) + ",\"b\":" + b + "}\n";
+      }
+    }
+    RunCase(ab, data,
+            {"testDistinctAggregateMoreThan64",
+             "INSERT INTO out SELECT " + select + " FROM T",
+             sink,
+             {row},
+             ""});
+  }
+  const std::vector<IntLongString> with_nulls = {
+      {1, 1, "A"},      {2, 2, "B"},  {3, 2, "B"},      {4, 3, "C"},     {5, 3, "C"},
+      {6, 3, nullptr},  {7, 3, "C"},  {8, 4, "B"},      {9, 4, nullptr}, {10, 4, nullptr},
+      {11, 4, "A"},     {12, 4, "D"}, {13, 4, nullptr}, {14, 4, "E"},    {15, 5, "A"},
+      {16, 5, nullptr}, {17, 5, "B"}};
+  RunCase(abc, IntLongStringData(with_nulls),
+          {"testDistinctAggWithNullValues",
+           "INSERT INTO out SELECT b, count(*), CntNullNonNull(DISTINCT c) FROM T GROUP BY b",
+           "b BIGINT, n BIGINT, x STRING",
+           {},
+           "function CNTNULLNONNULL is not supported yet"});
+  // SUM and AVG of DECIMAL(p, s) are DECIMAL(38, s) and DECIMAL(38, max(6, s)). Each test has
+  // two parts: literals (a query without FROM), and a DOUBLE column cast.
+  RunCase(one, "{\"x\":1}\n",
+          {"testPrecisionForSumAggregationOnDecimal (literals)",
+           "INSERT INTO out select sum(cast(1.03520274 as DECIMAL(32, 8))), "
+           "sum(cast(12345.035202748654 AS DECIMAL(30, 20))), sum(cast(12.345678901234567 AS "
+           "DECIMAL(25, 22))) FROM one",
+           "s1 DECIMAL(38, 8), s2 DECIMAL(38, 20), s3 DECIMAL(38, 22)",
+           Lines({"1.03520274,12345.03520274865400000000,12.3456789012345670000000"}), ""});
+  RunCase(Table("T", "a DOUBLE"), "{\"a\":1.11111111}\n{\"a\":1.11111111}\n",
+          {"testPrecisionForSumAggregationOnDecimal (column)",
+           "INSERT INTO out select sum(cast(a as decimal(32, 8))) from T", "s DECIMAL(38, 8)",
+           Lines({"2.22222222"}), ""});
+  RunCase(one, "{\"x\":1}\n",
+          {"testPrecisionForAvgAggregationOnDecimal (literals)",
+           "INSERT INTO out select avg(cast(1.03520274 as DECIMAL(32, 8))), "
+           "avg(cast(12345.035202748654 AS DECIMAL(30, 20))), avg(cast(12.345678901234567 AS "
+           "DECIMAL(25, 22))) FROM one",
+           "a1 DECIMAL(38, 8), a2 DECIMAL(38, 20), a3 DECIMAL(38, 22)",
+           Lines({"1.03520274,12345.03520274865400000000,12.3456789012345670000000"}), ""});
+  RunCase(Table("T", "a DOUBLE"), "{\"a\":2.22222222}\n{\"a\":3.33333333}\n",
+          {"testPrecisionForAvgAggregationOnDecimal (column)",
+           "INSERT INTO out select avg(cast(a as decimal(32, 8))) from T", "a DECIMAL(38, 8)",
+           Lines({"2.77777778"}), ""});
+  RunCase(
+      abc, IntLongStringData(group_by_agg),
+      {"testGroupByAgg", "INSERT INTO out SELECT b, count(c), sum(a) FROM T GROUP BY b",
+       "b BIGINT, n BIGINT, s INT", Lines({"1,1,1", "2,2,5", "3,3,15", "4,4,34", "5,2,23"}), ""});
+  // No @TestTemplate in Flink, so it never runs (not counted); floe gives the rows its author
+  // wrote.
+  RunCase(abc, IntLongStringData(group_by_agg),
+          {"testCountWithNullableIfCall",
+           "INSERT INTO out select b ,count(1) ,count(if(c in ('A', 'B'), cast(null as integer), "
+           "1)) as cnt ,count(if(c not in ('A', 'B'), 1, cast(null as integer))) as cnt1 from T "
+           "group by b",
+           "b BIGINT, n BIGINT, cnt BIGINT, cnt1 BIGINT",
+           Lines({"1,1,0,0", "2,2,0,0", "3,3,3,3", "4,4,2,2", "5,2,0,0"}), ""});
+  RunCase(abc, IntLongStringData(group_by_agg),
+          {"testNestedGroupByAgg",
+           "INSERT INTO out SELECT sum(b), count(a), max(a), min(a), c FROM ( SELECT b, count(c) "
+           "as c, sum(a) as a FROM T GROUP BY b) GROUP BY c",
+           "s BIGINT, n BIGINT, mx INT, mn INT, c BIGINT",
+           Lines({"1,1,1,1,1", "3,1,15,15,3", "4,1,34,34,4", "7,2,23,5,2"}), ""});
+  RunCase(my_abc, TupleData3(),
+          {"testUnboundedGroupBy", "INSERT INTO out SELECT b, COUNT(a) FROM MyTable GROUP BY b",
+           "b BIGINT, n BIGINT", Lines({"1,1", "2,2", "3,3", "4,4", "5,5", "6,6"}), ""});
+  // The rowtime is tupleData5's second field, in milliseconds, with a watermark of no delay
+  // (TimestampAndWatermarkWithOffset(0)); Flink's table has no ts column.
+  RunCase(Table("MyTable",
+                "ts BIGINT, a INT, c INT, d STRING, e BIGINT, rowtime AS "
+                "CAST(TO_TIMESTAMP_LTZ(ts, 3) AS TIMESTAMP(3)), WATERMARK FOR rowtime AS rowtime"),
+          TupleData5({"a", "ts", "c", "d", "e"}),
+          {"testWindowWithUnboundedAgg",
+           "INSERT INTO out SELECT c, MAX(a), COUNT(DISTINCT d) FROM ( SELECT a, SUM(DISTINCT e) "
+           "b, MIN(DISTINCT e) c, COUNT(DISTINCT e) d FROM MyTable GROUP BY a, TUMBLE(rowtime, "
+           "INTERVAL '0.005' SECOND) ) GROUP BY c",
+           "c BIGINT, mx INT, n BIGINT",
+           {},
+           "the group window function TUMBLE(time, interval) is not supported (Flink deprecates "
+           "it); use the window table-valued function: FROM TABLE(TUMBLE(TABLE t, "
+           "DESCRIPTOR(time), ...)) GROUP BY window_start, window_end"});
+  RunCase(Table("T", "x STRING, y STRING") +
+              "CREATE VIEW view1 AS SELECT x, y, CAST(COUNT(1) AS VARCHAR) AS ct FROM T GROUP BY "
+              "x, y;\n",
+          JsonLines({R"({"x":"1","y":"a"})", R"({"x":"1","y":"b"})", R"({"x":"1","y":null})",
+                     R"({"x":"1","y":"a"})"}),
+          {"testListAggWithRetraction",
+           "INSERT INTO out select x, '[' || LISTAGG(CONCAT_WS('=', y, ct), ';') || ']' AS list1, "
+           "'[' || LISTAGG(CONCAT_WS('=', y, ct)) || ']' AS list2 FROM view1 GROUP BY x",
+           "x STRING, list1 STRING, list2 STRING",
+           {},
+           "function LISTAGG is not supported yet"});
+  const std::string null_content = Table("T", "id INT, len INT, content STRING");
+  const std::string null_content_data =
+      JsonLines({R"({"id":1,"len":1,"content":null})", R"({"id":2,"len":1,"content":null})",
+                 R"({"id":3,"len":1,"content":null})"});
+  RunCase(null_content, null_content_data,
+          {"testListAggWithNullData",
+           "INSERT INTO out SELECT len, listagg(content, '#') FROM T GROUP BY len",
+           "len INT, l STRING",
+           {},
+           "function LISTAGG is not supported yet"});
+  RunCase(null_content, null_content_data,
+          {"testListAggWithoutDelimiterTreatNull",
+           "INSERT INTO out SELECT len, listagg(content) FROM T GROUP BY len",
+           "len INT, l STRING",
+           {},
+           "function LISTAGG is not supported yet"});
+  const std::vector<IntLongString> list_agg_distinct = {
+      {1, 1, "A"}, {2, 2, "B"},  {3, 2, "B"}, {4, 3, "C"},  {5, 3, "C"},
+      {6, 3, "A"}, {7, 4, "EF"}, {1, 1, "A"}, {8, 4, "EF"}, {8, 4, nullptr}};
+  RunCase(my_abc, IntLongStringData(list_agg_distinct),
+          {"testListAggWithDistinct",
+           "INSERT INTO out SELECT b, LISTAGG(DISTINCT c, '#') FROM MyTable GROUP BY b",
+           "b BIGINT, l STRING",
+           {},
+           "function LISTAGG is not supported yet"});
+  // A MULTISET<INT> in Flink: STRING here, floe having no MULTISET type.
+  RunCase(my_abc, TupleData3(),
+          {"testUnboundedGroupByCollect",
+           "INSERT INTO out SELECT b, COLLECT(a) FROM MyTable GROUP BY b",
+           "b BIGINT, m STRING",
+           {},
+           "function COLLECT is not supported yet"});
+  {  // testGroupBySingleValue: T1 and T2 read the same rows. Its second part, SELECT * FROM tc
+     // WHERE tc.a = (SELECT a FROM tc) over a CHAR(3) value ('AA ', padded), is a scalar
+     // subquery too.
+    const std::vector<IntLongString> rows = {
+        {1, 1, "A"}, {2, 2, "B"}, {3, 2, "B"},  {4, 3, "C"},  {5, 3, "C"}, {6, 3, "C"}, {6, 3, "C"},
+        {6, 3, "C"}, {6, 3, "C"}, {6, 3, "C"},  {6, 3, "C"},  {6, 3, "C"}, {6, 3, "C"}, {7, 4, "B"},
+        {8, 4, "A"}, {9, 4, "D"}, {10, 4, "E"}, {11, 5, "A"}, {12, 5, "B"}};
+    RunCase(Table("T1", "a INT, b BIGINT, c STRING") + Table("T2", "a INT, b BIGINT, c STRING"),
+            IntLongStringData(rows),
+            {"testGroupBySingleValue",
+             "INSERT INTO out SELECT * FROM T2 WHERE T2.a < (SELECT count(*) * 0.3 FROM T1)",
+             "a INT, b BIGINT, c STRING",
+             {},
+             "qualified column names (table.column) are not supported yet"});
+  }
+  // Nested aggregation over a DECIMAL(7, 2) column (Flink's BigDecimalTypeInfo.of(7, 2)).
+  RunCase(Table("T", "d DECIMAL(7, 2)"), "{\"d\":1}\n{\"d\":2}\n{\"d\":2}\n{\"d\":3}\n",
+          {"testDecimalSum",
+           "INSERT INTO out select c, sum(d) from ( select d, count(d) c from T group by d ) "
+           "group by c",
+           "c BIGINT, s DECIMAL(38, 2)", Lines({"1,4.00", "2,2.00"}), ""});
+  {  // testAggAfterUnion: two tables over the same rows.
+    const std::string columns = "a BIGINT, b INT, c STRING";
+    RunCase(Table("T1", columns) + Table("T2", columns),
+            JsonLines({R"({"a":1,"b":1,"c":"Hello"})", R"({"a":2,"b":2,"c":"Hello"})",
+                       R"({"a":2,"b":3,"c":"Hello"})", R"({"a":3,"b":4,"c":"Hello"})",
+                       R"({"a":3,"b":5,"c":"Hello"})", R"({"a":7,"b":6,"c":"Hello"})",
+                       R"({"a":7,"b":7,"c":"Hello World"})", R"({"a":7,"b":8,"c":"Hello World"})",
+                       R"({"a":10,"b":20,"c":"Hello World"})"}),
+            {"testAggAfterUnion",
+             "INSERT INTO out SELECT a, sum(b), count(distinct c) FROM ( SELECT * FROM T1 UNION "
+             "ALL SELECT * FROM T2 ) GROUP BY a",
+             "a BIGINT, s INT, n BIGINT",
+             {},
+             "UNION is not supported yet"});
+  }
+  const std::string var_args = Table("MyTable", "id INT, s BIGINT, s1 STRING, s2 STRING");
+  const std::string var_args_data =
+      JsonLines({R"({"id":1,"s":1,"s1":"5","s2":"3"})", R"({"id":1,"s":22,"s1":"15","s2":"13"})",
+                 R"({"id":3,"s":33,"s1":"25","s2":"23"})"});
+  RunCase(var_args, var_args_data,
+          {"testVarArgsNoGroupBy",
+           "INSERT INTO out SELECT func(s, s1, s2) FROM MyTable",
+           "x BIGINT",
+           {},
+           "not implemented yet: FUNC(s, s1, s2) in WHERE and the select list"});
+  RunCase(var_args, var_args_data,
+          {"testVarArgsWithGroupBy",
+           "INSERT INTO out SELECT id, func(s, s1, s2) FROM MyTable group by id",
+           "id INT, x BIGINT",
+           {},
+           "function FUNC is not supported yet"});
+  const std::vector<IntLongString> binary_strings = {
+      {1, 1, "A"},  {2, 2, "B"},  {3, 2, "BC"}, {4, 3, "C"},  {5, 3, "CD"},
+      {6, 3, "DE"}, {7, 4, "EF"}, {8, 4, "FG"}, {9, 4, "HI"}, {10, 4, "IJ"}};
+  RunCase(abc, IntLongStringData(binary_strings),
+          {"testMinMaxWithBinaryString",
+           "INSERT INTO out SELECT b, min(c), max(c) FROM ( SELECT a, b, listagg(c) as c FROM T "
+           "GROUP BY a, b) GROUP BY b",
+           "b BIGINT, mn STRING, mx STRING",
+           {},
+           "function LISTAGG is not supported yet"});
+  {  // testBigDataOfMinMaxWithBinaryString: strings order by bytes ("12" < "2").
+    std::vector<std::string> texts;
+    for (int i = 0; i < 100; ++i) texts.push_back(std::to_string(i));
+    std::vector<IntLongString> rows;
+    for (int i = 0; i < 100; ++i) rows.push_back({i % 10, i, texts[i].c_str()});
+    RunCase(abc, IntLongStringData(rows),
+            {"testBigDataOfMinMaxWithBinaryString",
+             "INSERT INTO out SELECT a, min(b), max(c), min(c) FROM T GROUP BY a",
+             "a INT, mn BIGINT, mx STRING, mnc STRING",
+             Lines({"0,0,90,0", "1,1,91,1", "2,2,92,12", "3,3,93,13", "4,4,94,14", "5,5,95,15",
+                    "6,6,96,16", "7,7,97,17", "8,8,98,18", "9,9,99,19"}),
+             ""});
+  }
+  RunCase(
+      Table("T", "a INT, b BIGINT, c STRING, d BOOLEAN"),
+      JsonLines({R"({"a":1,"b":5,"c":"B","d":true})", R"({"a":1,"b":4,"c":"C","d":false})",
+                 R"({"a":1,"b":2,"c":"A","d":true})", R"({"a":2,"b":1,"c":"A","d":true})",
+                 R"({"a":2,"b":2,"c":"B","d":false})", R"({"a":1,"b":6,"c":"A","d":true})",
+                 R"({"a":2,"b":2,"c":"B","d":false})", R"({"a":3,"b":5,"c":"B","d":true})",
+                 R"({"a":2,"b":3,"c":"C","d":true})", R"({"a":2,"b":3,"c":"D","d":true})"}),
+      {"testAggWithFilterClause",
+       "INSERT INTO out SELECT a, sum(b) filter (where c = 'A'), count(distinct c) filter "
+       "(where d is true), max(b) FROM T GROUP BY a",
+       "a INT, s BIGINT, n BIGINT, mx BIGINT", Lines({"1,8,2,6", "2,1,3,3", "3,null,1,5"}), ""});
+  RunCase(Table("T", "a DECIMAL(7, 2)"), "{\"a\":1}\n{\"a\":2}\n{\"a\":2}\n{\"a\":4}\n{\"a\":3}\n",
+          {"testMinMaxWithDecimal",
+           "INSERT INTO out select cnt, min(a), max(a) from ( select a, count(a) as cnt from T "
+           "group by a ) group by cnt",
+           "cnt BIGINT, mn DECIMAL(7, 2), mx DECIMAL(7, 2)", Lines({"1,1.00,4.00", "2,2.00,2.00"}),
+           ""});
+  // floe reads CHAR(n) as STRING (docs/sql.md); one-letter values need no padding.
+  RunCase(Table("src", "`id` INT, `char` CHAR(1)"),
+          JsonLines({R"({"id":1,"char":"a"})", R"({"id":1,"char":"b"})", R"({"id":2,"char":"d"})",
+                     R"({"id":2,"char":"c"})"}),
+          {"testMinMaxWithChar",
+           "INSERT INTO out select `id`, count(*), min(`char`), max(`char`) from src group by "
+           "`id`",
+           "`id` INT, n BIGINT, mn CHAR(1), mx CHAR(1)", Lines({"1,2,a,b", "2,2,c,d"}), ""});
+  // Its (Int, String) tuple column is a ROW; COLLECT's MULTISET is STRING in the sink here.
+  RunCase(Table("src", "a INT, b INT, c ROW<`_1` INT, `_2` STRING>") +
+              "CREATE VIEW v1 AS SELECT a, b, COLLECT(c) as `set` FROM src GROUP BY a, b;\n",
+          JsonLines({R"({"a":1,"b":1,"c":{"_1":12,"_2":"45.6"}})",
+                     R"({"a":2,"b":2,"c":{"_1":12,"_2":"45.612"}})",
+                     R"({"a":3,"b":2,"c":{"_1":13,"_2":"41.6"}})",
+                     R"({"a":4,"b":3,"c":{"_1":14,"_2":"45.2136"}})",
+                     R"({"a":5,"b":3,"c":{"_1":18,"_2":"42.6"}})"}),
+          {"testCollectOnClusteredFields",
+           "INSERT INTO out SELECT a, b, anyToString(COLLECT(toCompObj(t.sid, 'a', 100, "
+           "t.point))) from ( select a, b, uuid() as u, V.sid, V.point from v1, unnest(v1.`set`) "
+           "as V(sid, point) ) t group by t.a, t.b, t.u",
+           "a INT, b INT, s STRING",
+           {},
+           "column 'c': type ROW is not supported yet"});
+  {  // testListAgg, testSTDDEV: ten rows (i, 1, "Hi").
+    std::vector<IntLongString> rows;
+    std::string doubles;
+    for (int i = 0; i < 10; ++i) {
+      rows.push_back({i, 1, "Hi"});
+      doubles += "{\"a\":" + std::to_string(i) + ".0,\"b\":1,\"c\":\"Hi\"}\n";
+    }
+    RunCase(my_abc, IntLongStringData(rows),
+            {"testListAgg",
+             "INSERT INTO out SELECT listagg(c), listagg(c, '-'), listagg_retract(c), "
+             "listagg_ws_retract(c, '+') FROM MyTable GROUP BY c",
+             "l1 STRING, l2 STRING, l3 STRING, l4 STRING",
+             {},
+             "function LISTAGG is not supported yet"});
+    RunCase(Table("MyTable", "a DOUBLE, b BIGINT, c STRING"), doubles,
+            {"testSTDDEV",
+             "INSERT INTO out SELECT STDDEV_SAMP(a), STDDEV_POP(a) FROM MyTable GROUP BY c",
+             "s DOUBLE, p DOUBLE",
+             {},
+             "function STDDEV_SAMP is not supported yet"});
+  }
+  RunCase(Table("MyTable", "a INT, b STRING"),
+          JsonLines({R"({"a":1,"b":"Sam"})", R"({"a":1,"b":"Jerry"})", R"({"a":2,"b":"Ali"})",
+                     R"({"a":3,"b":"Grace"})", R"({"a":3,"b":"Lucas"})"}),
+          {"testUserDefinedObjectAgg",
+           "INSERT INTO out select t1.a, user_define_object2(t1.d) from (SELECT a, "
+           "user_define_object(b) as d FROM MyTable GROUP BY a) t1 group by t1.a",
+           "a INT, x STRING",
+           {},
+           "qualified column names (table.column) are not supported yet"});
+  const std::vector<IntLongString> var_pop = {
+      {2900, 1, "Hi"}, {2500, 1, "Hi"}, {2600, 1, "Hi"}, {3100, 1, "Hello"}, {11000, 1, "Hello"}};
+  RunCase(my_abc, IntLongStringData(var_pop),
+          {"testVAR_POP",
+           "INSERT INTO out SELECT VAR_POP(a) FROM MyTable GROUP BY c",
+           "v INT",
+           {},
+           "function VAR_POP is not supported yet"});
+  {  // testLongVarargsAgg: 260 arguments.
+    std::string args;
+    for (int i = 0; i < 260; ++i) args += (i > 0 ? ",b" : "b");
+    RunCase(Table("MyTable", "a INT, b INT"), "{\"a\":1,\"b\":1}\n{\"a\":2,\"b\":2}\n",
+            {"testLongVarargsAgg",
+             "INSERT INTO out SELECT a, var_sum(" + args + ") from MyTable group by a",
+             "a INT, s INT",
+             {},
+             "function VAR_SUM is not supported yet"});
+  }
+  {  // testCountDistinctWithBinaryRowSource: its BinaryRowData source is just its rows here.
+    std::string data;
+    for (int i = 0; i < 100; ++i) {
+      data += "{\"a\":\"1\",\"b\":\"1\",\"c\":\"" + std::to_string(i % 50) + "\",\"d\":\"1\"}\n";
+    }
+    RunCase(Table("src", "a STRING, b STRING, c STRING, d STRING"), data,
+            {"testCountDistinctWithBinaryRowSource",
+             "INSERT INTO out SELECT a, b, COUNT(distinct c) as uv FROM ( SELECT a, b, c, d FROM "
+             "src where b <> '' UNION ALL SELECT a, 'ALL' as b, c, d FROM src where b <> '' ) t "
+             "GROUP BY a, b",
+             "a STRING, b STRING, uv BIGINT",
+             {},
+             "UNION is not supported yet"});
+  }
+  RunCase(my_abc, TupleData3(),
+          {"testDistinctWithMultiFilter",
+           "INSERT INTO out SELECT b, SUM(DISTINCT (a * 3)), COUNT(DISTINCT SUBSTRING(c FROM 1 "
+           "FOR 2)), COUNT(DISTINCT c), COUNT(DISTINCT c) filter (where MOD(a, 3) = 0), "
+           "COUNT(DISTINCT c) filter (where MOD(a, 3) = 1) FROM MyTable GROUP BY b",
+           "b BIGINT, s INT, n1 BIGINT, n2 BIGINT, n3 BIGINT, n4 BIGINT",
+           {},
+           "SUM(DISTINCT ...) is not supported yet; only COUNT(DISTINCT col)"});
+  // A projection of a GROUP BY's changelog: b = 2's row 2 is updated to 3.
+  RunCase(abc, kSmallData3,
+          {"testPruneUselessAggCall",
+           "INSERT INTO out select a from (select b, max(a) as a, count(*), max(c) as c from T "
+           "group by b) T1",
+           "a INT", Lines({"1", "3"}), ""});
+  // Flink writes into an upsert sink keyed by c; its final rows are the folded changelog's.
+  RunCase(my_abc,
+          IntLongStringData({{1, 1, "A"}, {2, 2, "B"}, {3, 2, "B"}, {4, 3, "C"}, {5, 3, "C"}}),
+          {"testConstantGroupKeyWithUpsertSink",
+           "INSERT INTO out select c, max(b) from (select b, c, true as f from MyTable) t group "
+           "by c, f",
+           "c STRING, bMax BIGINT", Lines({"A,1", "B,2", "C,3"}), ""});
+  {  // testAggregationCodeSplit: 47 SUM(CASE ...)s. Flink also checks that its sink got exactly
+     // 3 changes, so the raw changes are compared: one insert per (b, c) group.
+    std::string select, sink, row;
+    for (int i = 3; i < 50; ++i) {
+      const std::string n = std::to_string(i);
+      select += (i > 3 ? "," : "") + std::string("SUM(CASE WHEN a IS NOT NULL AND a > ") + n +
+                " THEN 0 WHEN a < 0 THEN 0 ELSE " + n + " END)";
+      sink += (i > 3 ? ", s" : "s") + n + " INT";
+      row += (i > 3 ? "," : "") + n;
+    }
+    const std::string change = "+I(" + row + ")";
+    RunCase(my_abc, kSmallData3,
+            {"testAggregationCodeSplit",
+             "INSERT INTO out select " + select + " from MyTable group by b, c",
+             sink,
+             {change, change, change},
+             "",
+             /*raw=*/true});
+  }
+  // Its second query, SELECT b, OverloadedMaxFunction(a) FROM T GROUP BY b, into a second sink,
+  // calls the same UDAF.
+  RunCase(Table("T", "a STRING, b BIGINT"),
+          JsonLines({R"({"a":"x","b":1})", R"({"a":"x","b":2})", R"({"a":"x","b":3})",
+                     R"({"a":"y","b":1})", R"({"a":"y","b":2})", R"({"a":"z","b":3})"}),
+          {"testOverloadedAccumulator",
+           "INSERT INTO out SELECT a, OverloadedMaxFunction(b) FROM T GROUP BY a",
+           "a STRING, m BIGINT",
+           {},
+           "function OVERLOADEDMAXFUNCTION is not supported yet"});
+  {  // testCoalesceOnGroupingSets, testBooleanColumnOnGroupingSets. age and slacker mix values
+     // with null, so Scala types them Any (a RAW column in Flink); no query reads them.
+    const std::string emps = Table("emps",
+                                   "empno BIGINT, name STRING, deptno INT, gender STRING, "
+                                   "city STRING, empid BIGINT, age INT, slacker BOOLEAN, "
+                                   "manager BOOLEAN");
+    const std::string emps_data = JsonLines(
+        {R"({"empno":100,"name":"Fred","deptno":10,"gender":null,"city":null,"empid":40,)"
+         R"("age":25,"slacker":true,"manager":false})",
+         R"({"empno":110,"name":"Eric","deptno":20,"gender":"M","city":"San Francisco",)"
+         R"("empid":3,"age":80,"slacker":null,"manager":false})",
+         R"({"empno":110,"name":"John","deptno":40,"gender":"M","city":"Vancouver","empid":2,)"
+         R"("age":null,"slacker":false,"manager":true})",
+         R"({"empno":120,"name":"Wilma","deptno":20,"gender":"F","city":null,"empid":1,)"
+         R"("age":5,"slacker":null,"manager":true})",
+         R"({"empno":130,"name":"Alice","deptno":40,"gender":"F","city":"Vancouver","empid":2,)"
+         R"("age":null,"slacker":false,"manager":true})"});
+    RunCase(emps, emps_data,
+            {"testCoalesceOnGroupingSets",
+             "INSERT INTO out select gender, city, coalesce(deptno, -1), count(*) as cnt from "
+             "emps group by grouping sets ((gender, city), (gender, city, deptno))",
+             "gender STRING, city STRING, d INT, cnt BIGINT",
+             Lines({"F,Vancouver,-1,1", "F,Vancouver,40,1", "F,null,-1,1", "F,null,20,1",
+                    "M,San Francisco,-1,1", "M,San Francisco,20,1", "M,Vancouver,-1,1",
+                    "M,Vancouver,40,1", "null,null,-1,1", "null,null,10,1"}),
+             ""});
+    RunCase(emps, emps_data,
+            {"testBooleanColumnOnGroupingSets",
+             "INSERT INTO out select gender, city, manager, count(*) as cnt from emps group by "
+             "grouping sets ((city), (gender, city, manager))",
+             "gender STRING, city STRING, manager BOOLEAN, cnt BIGINT",
+             Lines({"F,Vancouver,true,1", "F,null,true,1", "M,San Francisco,false,1",
+                    "M,Vancouver,true,1", "null,San Francisco,null,1", "null,Vancouver,null,2",
+                    "null,null,false,1", "null,null,null,2"}),
+             ""});
+  }
+  // Inline VALUES with ARRAY values, no table; an ARRAY<INT> column is STRING in the sink here.
+  RunCase("", "",
+          {"testGroupByArrayType",
+           "INSERT INTO out SELECT b, sum(a) FROM (VALUES (1, array[1, 2]), (2, array[1, 2]), (5, "
+           "array[3, 4])) T(a, b) GROUP BY b",
+           "b STRING, s INT",
+           {},
+           "unexpected character '[': ARRAY and MAP values (ARRAY[...], MAP[...], element access) "
+           "are not supported yet"});
+  RunCase("", "",
+          {"testDistinctArrayType",
+           "INSERT INTO out SELECT DISTINCT b FROM ( VALUES (2, array[1, 2]), (2, array[2, 3]), "
+           "(2, array[1, 2]), (5, array[3, 4])) T(a, b)",
+           "b STRING",
+           {},
+           "unexpected character '[': ARRAY and MAP values (ARRAY[...], MAP[...], element access) "
+           "are not supported yet"});
+  RunCase("", "",
+          {"testCountDistinctArrayType",
+           "INSERT INTO out SELECT a, COUNT(DISTINCT b) FROM ( VALUES (2, array[1, 2]), (2, "
+           "array[2, 3]), (2, array[1, 2]), (5, array[3, 4])) T(a, b) GROUP BY a",
+           "a INT, n BIGINT",
+           {},
+           "unexpected character '[': ARRAY and MAP values (ARRAY[...], MAP[...], element access) "
+           "are not supported yet"});
+  const std::string src_data = JsonLines({R"({"id":2,"len":15,"content":"Hello"})",
+                                          R"({"id":8,"len":11,"content":"Hello world"})",
+                                          R"({"id":9,"len":12,"content":"Hello world!"})"});
+  RunCase(Table("src", "`id` BIGINT, `len` INT, `content` STRING, `proctime` AS PROCTIME()"),
+          src_data,
+          {"testCountStar",
+           "INSERT INTO out select count(*) from src",
+           "n BIGINT",
+           {},
+           "function PROCTIME is not supported yet; computed columns support arithmetic, CAST, "
+           "TO_TIMESTAMP_LTZ and the functions in docs/sql.md"});
+  RunCase(Table("src", "`id` BIGINT, `len` INT, `content` STRING"), src_data,
+          {"testCountStar without the proctime column", "INSERT INTO out select count(*) from src",
+           "n BIGINT", Lines({"3"}), ""});
+  RunCase(
+      Table("src", "`id` BIGINT, `len` INT NOT NULL, `content` STRING, `proctime` AS PROCTIME()"),
+      src_data,
+      {"testLagAggFunction",
+       "INSERT INTO out select LAG(len, 1, cast(null as int)) OVER w AS prev_quantity, "
+       "LAG(len) OVER w AS prev_quantity from src WINDOW w AS (ORDER BY proctime)",
+       "p1 INT, p2 INT",
+       {},
+       "function PROCTIME is not supported yet; computed columns support arithmetic, CAST, "
+       "TO_TIMESTAMP_LTZ and the functions in docs/sql.md"});
+  const std::string table5 = Table("Table5", "d INT, e BIGINT, f INT, g STRING, h BIGINT");
+  RunCase(table5, TupleData5({"d", "e", "f", "g", "h"}),
+          {"testJsonArrayAggAndJsonObjectAggWithOtherAggs",
+           "INSERT INTO out SELECT MAX(d), JSON_OBJECTAGG(g VALUE d), JSON_ARRAYAGG(d), "
+           "JSON_ARRAYAGG(g) FROM Table5 WHERE d <= 3",
+           "mx INT, o STRING, a1 STRING, a2 STRING",
+           {},
+           "JSON_OBJECTAGG is not supported yet"});
+  RunCase(table5, TupleData5({"d", "e", "f", "g", "h"}),
+          {"testGroupJsonArrayAggAndJsonObjectAggWithOtherAggs",
+           "INSERT INTO out SELECT d, JSON_OBJECTAGG(g VALUE f), JSON_ARRAYAGG(g), "
+           "JSON_ARRAYAGG(f), max(f) FROM Table5 WHERE d <= 3 GROUP BY d",
+           "d INT, o STRING, a1 STRING, a2 STRING, mx INT",
+           {},
+           "JSON_OBJECTAGG is not supported yet"});
+}
+
 }  // namespace
 }  // namespace floe::sql

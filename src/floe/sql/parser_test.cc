@@ -1026,6 +1026,13 @@ TEST(ParseInsert, FlinkQueriesFloeLacksNameTheConstruct) {
   EXPECT_EQ(
       MustParse(t + "INSERT INTO t SELECT DISTINCT a, b, c, d FROM t").inserts[0].group_by.size(),
       4u);
+  EXPECT_EQ(error("INSERT INTO t SELECT a, b, c, d FROM t GROUP BY a, b, c, d, TUMBLE(a, "
+                  "INTERVAL '1' SECOND)"),
+            "line 2, column 61: the group window function TUMBLE(time, interval) is not "
+            "supported (Flink deprecates it); use the window table-valued function: FROM "
+            "TABLE(TUMBLE(TABLE t, DESCRIPTOR(time), ...)) GROUP BY window_start, window_end");
+  EXPECT_EQ(error("INSERT INTO t SELECT JSON_OBJECTAGG(KEY b VALUE a), b, c, d FROM t"),
+            "line 2, column 22: JSON_OBJECTAGG is not supported yet");
   // OVER and FILTER are never taken for an alias.
   EXPECT_EQ(error("INSERT INTO t SELECT COUNT(*) OVER (ORDER BY a) FROM t"),
             "line 2, column 31: OVER (aggregations over a window of rows; ROW_NUMBER() OVER is "

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "floe/common/byte_codec.h"
+#include "floe/sql/exec/decimal_arithmetic.h"
 
 namespace floe::sql::internal {
 
@@ -406,8 +407,15 @@ void Aggregator::AppendResults(const AggregateState& state, RecordBatch* out,
           type.id == TypeId::kFloat ? c.Append<float>(static_cast<float>(v)) : c.Append(v);
           break;
         }
-        // Integer AVG truncates toward zero, as Flink's; a DECIMAL AVG keeps the input scale
-        // here (the planner's DECIMAL(38, max(6, s)) rescaling is left to the sink Calc).
+        if (avg && type.id == TypeId::kDecimal) {
+          // DECIMAL(38, max(6, s)): the sum over the count, HALF_UP, as Flink's decimal divide.
+          const int scale = input_->fields[static_cast<size_t>(call.input_column)].type.scale;
+          const std::optional<Int128> v = decimal::Apply(ArithOp::kDiv, a.integer, scale, a.count,
+                                                         0, type.precision, type.scale);
+          v ? c.Append<Int128>(*v) : c.AppendNull();
+          break;
+        }
+        // Integer AVG truncates toward zero, as Flink's.
         Int128 v = avg ? a.integer / a.count : a.integer;
         switch (type.id) {
           case TypeId::kInt32:

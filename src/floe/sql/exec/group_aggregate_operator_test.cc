@@ -227,5 +227,30 @@ TEST_P(GroupAggregate, AChangelogInputRetractsAndDeletesEmptiedGroups) {
   EXPECT_EQ(restored.state().num_entries(), 0u);
 }
 
+// AVG of DECIMAL(p, s) is DECIMAL(38, max(6, s)): the sum over the count at that scale, HALF_UP,
+// as Flink's (1.00, 2.00, 2.00 -> 1.666667).
+TEST_P(GroupAggregate, DecimalAverageRoundsHalfUpAtItsOwnScale) {
+  auto schema = std::make_shared<BatchSchema>();
+  schema->fields = {Field{"k", DataType::String(), true, 0},
+                    Field{"d", DataType::Decimal(10, 2), true, 0}};
+  GroupAggregateSpec spec = Spec();
+  spec.input = schema;
+  AggregateCall avg;
+  avg.function = AggregateFunction::kAvg;
+  avg.input_column = 1;
+  avg.output_type = DataType::Decimal(38, 6);
+  spec.aggregates = {avg};
+  RecordBatch b(schema);
+  for (int64_t cents : {100, 200, 200}) {
+    b.mutable_column(0).AppendBytes("a");
+    b.mutable_column(1).Append<Int128>(cents);
+  }
+  auto op = Open(spec);
+  CollectingCollector out;
+  ASSERT_TRUE(op->ProcessBatch(b, 0, out).ok());
+  ASSERT_EQ(out.batches.size(), 1u);
+  EXPECT_EQ(out.batches[0].column(1).Get<Int128>(0), Int128{1666667});
+}
+
 }  // namespace
 }  // namespace floe::sql

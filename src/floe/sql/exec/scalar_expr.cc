@@ -110,7 +110,7 @@ bool CastSupported(const SqlType& from, const SqlType& to) {
   const bool num_a = IsInteger(a) || IsFloating(a), num_b = IsInteger(b) || IsFloating(b);
   if (num_a && num_b) return true;
   if (a == TypeId::kDecimal) return num_b || b == TypeId::kDecimal || b == TypeId::kString;
-  if (IsInteger(a) && b == TypeId::kDecimal) return true;
+  if ((IsInteger(a) || IsFloating(a)) && b == TypeId::kDecimal) return true;
   if (a == TypeId::kString) {
     return IsInteger(b) || b == TypeId::kDouble || b == TypeId::kBoolean || b == TypeId::kDate ||
            IsTimestamp(b) || b == TypeId::kDecimal;
@@ -1228,8 +1228,16 @@ class Evaluator {
       case TypeId::kDouble:
         out->Append<double>(d);
         return Status::OK();
-      case TypeId::kDecimal:
-        return CastDecimal(n, i, 0, to, out);
+      case TypeId::kDecimal: {
+        if (integral) return CastDecimal(n, i, 0, to, out);
+        // As Flink's BigDecimal.valueOf(d): the shortest decimal that reads back as d.
+        if (!std::isfinite(d)) return Bad(n, std::to_string(d));
+        char text[400];  // fixed notation of any finite double
+        const std::to_chars_result written =
+            std::to_chars(text, text + sizeof(text), d, std::chars_format::fixed);
+        return ParseValue(n, std::string_view(text, static_cast<size_t>(written.ptr - text)), to,
+                          out);
+      }
       case TypeId::kString:
         out->AppendBytes(std::to_string(i));
         return Status::OK();
