@@ -26,11 +26,14 @@ std::optional<AggregateFunction> AggregateOf(std::string_view name) {
   if (name == "MIN") return AggregateFunction::kMin;
   if (name == "MAX") return AggregateFunction::kMax;
   if (name == "AVG") return AggregateFunction::kAvg;
+  if (name == "LISTAGG") return AggregateFunction::kListAgg;
   return std::nullopt;
 }
 
 bool ContainsAggregate(const Expr& e) {
-  if (e.kind == ExprKind::kCall && AggregateOf(e.name)) return true;
+  if (e.kind == ExprKind::kCall && (AggregateOf(e.name) || IsReducedAggregate(e.name))) {
+    return true;
+  }
   return std::any_of(e.children.begin(), e.children.end(), ContainsAggregate);
 }
 
@@ -61,7 +64,13 @@ Result<AggregateCall> PlanCall(const Expr& e, const CreateTable& source, const B
     call.nullable = false;
     return call;
   }
-  if (e.children.size() != 1) {
+  if (*function == AggregateFunction::kListAgg && e.children.size() == 2) {
+    const Expr& sep = e.children[1];
+    if (sep.kind != ExprKind::kLiteral || sep.literal.kind != Literal::Kind::kString) {
+      return ErrorAt(sep.pos, "LISTAGG's separator must be a string literal, not " + ToString(sep));
+    }
+    call.separator = sep.literal.text;
+  } else if (e.children.size() != 1) {
     return ErrorAt(e.pos, e.name + " takes one argument" +
                               (*function == AggregateFunction::kCount && e.children.size() > 1
                                    ? " (COUNT over several columns is not supported yet)"
@@ -80,9 +89,6 @@ Result<AggregateCall> PlanCall(const Expr& e, const CreateTable& source, const B
   if (windowed && IsWindowColumn(arg.name)) {
     return ErrorAt(arg.pos, "aggregating the window column '" + arg.name +
                                 "' is not supported; it is the same for every row of a window");
-  }
-  if (e.distinct && *function != AggregateFunction::kCount) {
-    return ErrorAt(e.pos, e.name + "(DISTINCT ...) is not supported yet; only COUNT(DISTINCT col)");
   }
   call.input_column = input.FieldIndex(arg.name);
   if (call.input_column < 0) {
@@ -108,6 +114,13 @@ Result<AggregateCall> PlanCall(const Expr& e, const CreateTable& source, const B
                                ? DataType::Decimal(38, t.scale)
                                : DataType::Decimal(38, std::max(6, t.scale));
       }
+      return call;
+    case AggregateFunction::kListAgg:
+      if (t.id != TypeId::kString) {
+        return ErrorAt(e.pos, "LISTAGG needs a STRING argument, but column '" + arg.name + "' is " +
+                                  SqlTypeName(t));
+      }
+      call.output_type = DataType::String();
       return call;
     case AggregateFunction::kMin:
     case AggregateFunction::kMax:
@@ -476,6 +489,13 @@ std::shared_ptr<const BatchSchema> OutputSchema(std::vector<Field> fields) {
 }  // namespace
 
 bool IsAggregateFunction(std::string_view name) { return AggregateOf(name).has_value(); }
+bool IsReducedAggregate(std::string_view name) {
+  for (std::string_view f :
+       {"VAR_POP", "VAR_SAMP", "VARIANCE", "STDDEV_POP", "STDDEV_SAMP", "STDDEV"}) {
+    if (name == f) return true;
+  }
+  return false;
+}
 bool ContainsAggregateCall(const Expr& e) { return ContainsAggregate(e); }
 
 std::shared_ptr<const BatchSchema> RowSchemaOf(const CreateTable& table) {
@@ -505,6 +525,8 @@ std::string_view ToString(AggregateFunction function) {
       return "MAX";
     case AggregateFunction::kAvg:
       return "AVG";
+    case AggregateFunction::kListAgg:
+      return "LISTAGG";
   }
   return "?";
 }

@@ -17,13 +17,14 @@
 // types, so the operators in floe_sql_exec can include it without depending on the planner.
 namespace floe::sql {
 
-enum class AggregateFunction : uint8_t { kCount, kSum, kMin, kMax, kAvg };
+enum class AggregateFunction : uint8_t { kCount, kSum, kMin, kMax, kAvg, kListAgg };
 std::string_view ToString(AggregateFunction function);  // "COUNT", "SUM", ...
 
 // One aggregate of the select list.
 //   COUNT(*)            input_column = -1; counts rows
 //   COUNT(col)          counts rows where col is not NULL
-//   COUNT(DISTINCT col) distinct = true; distinct non-NULL values
+//   COUNT(DISTINCT col) distinct = true; distinct non-NULL values (SUM, AVG, MIN, MAX likewise
+//                       over each distinct value once)
 //   SUM / MIN / MAX / AVG(col): over the non-NULL values; NULL when there are none
 // Output types follow Flink: COUNT -> BIGINT NOT NULL; SUM keeps the input type (INT stays INT,
 // overflow wraps as in Java), DECIMAL(p, s) -> DECIMAL(38, s); AVG keeps integer and floating
@@ -35,6 +36,9 @@ struct AggregateCall {
   bool distinct = false;
   DataType output_type;
   bool nullable = true;
+  // LISTAGG(col [, separator]): the STRING values in arrival order (DISTINCT: first seen), joined
+  // by the separator (',' unless given as a literal); NULL when there are none.
+  std::string separator = ",";
   bool operator==(const AggregateCall&) const = default;
 };
 
@@ -116,8 +120,13 @@ struct AggregatePlan {
 // The key column that tells the grouping sets apart: BIGINT NOT NULL, the set's index.
 inline constexpr std::string_view kGroupingSetColumn = "$e";
 
-// Whether `name` (upper case) is an aggregate function floe runs: COUNT, SUM, MIN, MAX, AVG.
+// Whether `name` (upper case) is an aggregate function floe runs: COUNT, SUM, MIN, MAX, AVG,
+// LISTAGG.
 bool IsAggregateFunction(std::string_view name);
+// Whether `name` (upper case) is an aggregate Flink (Calcite) computes from others: VAR_POP,
+// VAR_SAMP (VARIANCE), STDDEV_POP, STDDEV_SAMP (STDDEV), over SUM(x * x), SUM(x) and COUNT(x).
+// The planner writes them so before PlanAggregate.
+bool IsReducedAggregate(std::string_view name);
 // Whether `e` calls an aggregate function anywhere.
 bool ContainsAggregateCall(const Expr& e);
 

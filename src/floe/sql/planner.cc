@@ -629,9 +629,58 @@ class AggregateArgumentRewriter {
     return Status::OK();
   }
 
+  // VAR_POP(x) and its kin as Calcite reduces them (AggregateReduceFunctionsRule), over SUM(x *
+  // x), SUM(x) and COUNT(x) in x's arithmetic, cast to x's type:
+  //   VAR_POP  (SUM(x * x) - SUM(x) * SUM(x) / COUNT(x)) / COUNT(x)
+  //   VAR_SAMP the same over CASE WHEN COUNT(x) = 1 THEN NULL ELSE COUNT(x) - 1 END
+  //   STDDEV_* POWER(VAR_*, 0.5)
+  Status Reduce(Expr& e) {
+    const std::string name = e.name == "STDDEV"     ? "STDDEV_SAMP"
+                             : e.name == "VARIANCE" ? "VAR_SAMP"
+                                                    : e.name;
+    if (e.children.size() != 1 || e.distinct || e.star) {
+      return Status::InvalidArgument(At(e.pos) + e.name + " takes one argument (no DISTINCT)");
+    }
+    const Expr x = e.children[0];
+    FLOE_ASSIGN_OR_RAISE(ScalarExpr typed,
+                         ScalarExpr::Compile(x, *p_.row_schema, "in an aggregate's argument"));
+    const SqlType type = typed.type();
+    const TypeId id = type.type.id;
+    if (id != TypeId::kInt32 && id != TypeId::kInt64 && id != TypeId::kFloat &&
+        id != TypeId::kDouble) {
+      return Status::NotImplemented(At(e.pos) + "not implemented yet: " + e.name + " of " +
+                                    SqlTypeName(type.type) + " (INT, BIGINT, FLOAT, DOUBLE)");
+    }
+    const auto at = [&](Expr node) {
+      node.pos = e.pos;
+      return node;
+    };
+    const Expr sum = at(Expr::Call("SUM", {x}));
+    const Expr count = at(Expr::Call("COUNT", {x}));
+    const Expr squares = at(Expr::Call("SUM", {at(Expr::Arith(ArithOp::kMul, x, x))}));
+    const Expr spread = at(Expr::Arith(
+        ArithOp::kSub, squares,
+        at(Expr::Arith(ArithOp::kDiv, at(Expr::Arith(ArithOp::kMul, sum, sum)), count))));
+    const bool sample = name == "VAR_SAMP" || name == "STDDEV_SAMP";
+    Expr divisor = count;
+    if (sample) {
+      divisor =
+          at(Expr::Case({at(Expr::Compare(CompareOp::kEq, count, Expr::Lit(Literal::Integer(1)))),
+                         Expr::Lit(Literal::Null()),
+                         at(Expr::Arith(ArithOp::kSub, count, Expr::Lit(Literal::Integer(1))))}));
+    }
+    Expr value = at(Expr::Arith(ArithOp::kDiv, spread, divisor));
+    if (name == "STDDEV_POP" || name == "STDDEV_SAMP") {
+      value = at(Expr::Call("POWER", {value, Expr::Lit(Literal::Decimal("0.5"))}));
+    }
+    e = at(Expr::Cast(std::move(value), type));
+    return Status::OK();
+  }
+
   // The aggregates anywhere in `e` (not inside another: PlanAggregate refuses that), and the
   // terms equal to a GROUP BY expression.
   Status Rewrite(Expr& e) {
+    if (e.kind == ExprKind::kCall && IsReducedAggregate(e.name)) FLOE_RETURN_NOT_OK(Reduce(e));
     for (const auto& [grouped, column] : keys_) {
       if (e == grouped) {
         e = column;
@@ -642,7 +691,9 @@ class AggregateArgumentRewriter {
       for (Expr& child : e.children) FLOE_RETURN_NOT_OK(Rewrite(child));
       return Status::OK();
     }
-    if (e.star || e.children.size() != 1) return Status::OK();  // PlanAggregate judges these
+    // LISTAGG(x, 'separator'): x may be an expression too.
+    const size_t arguments = e.name == "LISTAGG" && e.children.size() == 2 ? 2 : 1;
+    if (e.star || e.children.size() != arguments) return Status::OK();  // PlanAggregate judges
     Expr& arg = e.children[0];
     if (arg.kind == ExprKind::kColumn || ContainsAggregateCall(arg)) return Status::OK();
     if (e.name == "COUNT" && !e.distinct && arg.kind == ExprKind::kLiteral) {
@@ -734,6 +785,14 @@ Result<runtime::VertexId> PlanAggregateArguments(PlannedJob& job, const InsertPl
   spec.columns.insert(spec.columns.end(), p.aggregate_arguments.begin(),
                       p.aggregate_arguments.end());
   spec.output = plan.input;
+  if (p.changelog) {  // the row kinds travel on to the aggregate, last
+    spec.input = runtime::WithRowKindColumn(*spec.input);
+    ColumnDef kind;
+    kind.name = runtime::kRowKindColumn;
+    kind.type = DataType::String();
+    spec.columns.push_back(std::move(kind));
+    spec.output = runtime::WithRowKindColumn(*spec.output);
+  }
   FLOE_ASSIGN_OR_RAISE(std::shared_ptr<const ComputedColumnsProgram> program,
                        ComputedColumnsProgram::Compile(spec));
   runtime::VertexId v = job.graph.AddOperator(
@@ -1059,12 +1118,10 @@ Result<AggregateVertex> PlanAggregateOperator(PlannedJob& job, const InsertPlan&
   std::shared_ptr<const BatchSchema> input =
       p.aggregate_arguments.empty() ? p.row_schema : plan.input;
   if (p.changelog) {
-    if (!p.aggregate_arguments.empty() || job.context.scale_out) {
-      return Status::NotImplemented(
-          At(p.insert->pos) + "not implemented yet: aggregating changelog table '" +
-          p.source->name + "' " +
-          (job.context.scale_out ? std::string("with 'floe.scale-out'")
-                                 : "with expressions in GROUP BY or an aggregate's argument"));
+    if (job.context.scale_out) {
+      return Status::NotImplemented(At(p.insert->pos) +
+                                    "not implemented yet: aggregating changelog table '" +
+                                    p.source->name + "' with 'floe.scale-out'");
     }
     input = runtime::WithRowKindColumn(*input);
   }

@@ -244,6 +244,13 @@ Result<DataType> ScalarFunctionType(std::string_view name, const std::vector<Dat
   }
   Result<DataType> temporal = TemporalFunctionType(fn, args, wrong);
   if (temporal.status().code() != StatusCode::kNotFound) return temporal;
+  if (fn == "POWER" || fn == "SQRT" || fn == "ABS") {
+    const size_t n = fn == "POWER" ? 2 : 1;
+    bool numbers = args.size() == n;
+    for (const DataType& t : args) numbers = numbers && IsNumericType(t.id);
+    if (!numbers) return wrong(fn == "POWER" ? "two numbers" : "a number");
+    return fn == "ABS" ? args[0] : DataType::Double();
+  }
   if (fn == "LIKE") {
     if (!strings(2, 2)) return wrong("a STRING and a STRING pattern");
     return DataType::Boolean();

@@ -140,6 +140,60 @@ Number NumberAt(const Column& c, size_t row) {
   return n;
 }
 
+// A numeric cell (CellOf) widened as NumberAt widens a column's value.
+Number NumberOfCell(const DataType& type, std::string_view cell) {
+  Number n;
+  switch (type.id) {
+    case TypeId::kInt32:
+      n.integer = Load<int32_t>(cell);
+      break;
+    case TypeId::kInt64:
+      n.integer = Load<int64_t>(cell);
+      break;
+    case TypeId::kDecimal:
+      n.integer = Load<Int128>(cell);
+      break;
+    case TypeId::kFloat:
+      n.floating = Load<float>(cell);
+      break;
+    case TypeId::kDouble:
+      n.floating = Load<double>(cell);
+      break;
+    default:
+      break;
+  }
+  return n;
+}
+
+// One value (its cell) folded into `a` as `function` folds it without DISTINCT.
+void FoldCell(AggregateFunction function, const DataType& type, const std::string& cell,
+              AggregateState::One* a) {
+  switch (function) {
+    case AggregateFunction::kCount:
+      ++a->count;
+      return;
+    case AggregateFunction::kSum:
+    case AggregateFunction::kAvg: {
+      const Number v = NumberOfCell(type, cell);
+      a->integer += v.integer;
+      a->floating += v.floating;
+      ++a->count;
+      a->has = true;
+      return;
+    }
+    case AggregateFunction::kMin:
+    case AggregateFunction::kMax: {
+      const int cmp = a->has ? CompareCells(type, cell, a->cell) : 0;
+      if (!a->has || (function == AggregateFunction::kMin ? cmp < 0 : cmp > 0)) a->cell = cell;
+      a->has = true;
+      return;
+    }
+    case AggregateFunction::kListAgg:
+      a->list.push_back(cell);
+      return;
+  }
+}
+
 }  // namespace
 
 std::string AggregateState::Encode() const {
@@ -158,7 +212,7 @@ std::string AggregateState::Encode() const {
   }
   // Extension 1 (after what earlier versions wrote, which they read alone): the row count and
   // the rows per value.
-  w.PutU8(1);
+  w.PutU8(2);
   w.PutI64(rows);
   auto put_counts = [&](const std::map<std::string, int64_t>& counts) {
     w.PutU32(static_cast<uint32_t>(counts.size()));
@@ -170,6 +224,8 @@ std::string AggregateState::Encode() const {
   for (const One& a : aggs) {
     put_counts(a.distinct);
     put_counts(a.values);
+    w.PutU32(static_cast<uint32_t>(a.list.size()));
+    for (const std::string& v : a.list) w.PutString(v);
   }
   return w.Finish();
 }
@@ -197,7 +253,7 @@ Result<AggregateState> AggregateState::Decode(std::string_view bytes) {
   }
   if (r.AtEnd()) return acc;  // written before the extension: an append-only aggregation's
   FLOE_ASSIGN_OR_RAISE(uint8_t extension, r.GetU8());
-  if (extension != 1) {
+  if (extension != 1 && extension != 2) {  // 2: LISTAGG's lists too
     return Status::Corruption("aggregate state: unknown extension " + std::to_string(extension));
   }
   FLOE_ASSIGN_OR_RAISE(acc.rows, r.GetI64());
@@ -214,6 +270,12 @@ Result<AggregateState> AggregateState::Decode(std::string_view bytes) {
   for (One& a : acc.aggs) {
     FLOE_RETURN_NOT_OK(get_counts(&a.distinct));
     FLOE_RETURN_NOT_OK(get_counts(&a.values));
+    if (extension < 2) continue;
+    FLOE_ASSIGN_OR_RAISE(uint32_t n, r.GetU32());
+    for (uint32_t i = 0; i < n; ++i) {
+      FLOE_ASSIGN_OR_RAISE(std::string v, r.GetString());
+      a.list.push_back(std::move(v));
+    }
   }
   FLOE_RETURN_NOT_OK(r.ExpectEnd());
   return acc;
@@ -267,7 +329,14 @@ void Aggregator::Add(const RecordBatch& batch, size_t row, AggregateState* acc) 
     const Column& c = batch.column(call.input_column);
     if (c.IsNull(row)) continue;  // aggregates skip NULLs
     if (call.distinct) {
-      ++a.distinct[CellOf(c, row)];
+      std::string cell = CellOf(c, row);
+      if (a.distinct[cell]++ == 0 && call.function == AggregateFunction::kListAgg) {
+        a.list.push_back(std::move(cell));  // first seen
+      }
+      continue;
+    }
+    if (call.function == AggregateFunction::kListAgg) {
+      a.list.push_back(CellOf(c, row));
       continue;
     }
     switch (call.function) {
@@ -294,6 +363,8 @@ void Aggregator::Add(const RecordBatch& batch, size_t row, AggregateState* acc) 
         a.has = true;
         break;
       }
+      case AggregateFunction::kListAgg:
+        break;  // above
     }
   }
 }
@@ -313,8 +384,17 @@ void Aggregator::Retract(const RecordBatch& batch, size_t row, AggregateState* a
       auto it = counts.find(v);
       if (it != counts.end() && --it->second <= 0) counts.erase(it);
     };
+    const std::string cell = CellOf(c, row);
     if (call.distinct) {
-      take(a.distinct, CellOf(c, row));
+      take(a.distinct, cell);
+      if (call.function == AggregateFunction::kListAgg && a.distinct.count(cell) == 0) {
+        std::erase(a.list, cell);
+      }
+      continue;
+    }
+    if (call.function == AggregateFunction::kListAgg) {  // the first equal value goes
+      auto it = std::find(a.list.begin(), a.list.end(), cell);
+      if (it != a.list.end()) a.list.erase(it);
       continue;
     }
     switch (call.function) {
@@ -347,6 +427,8 @@ void Aggregator::Retract(const RecordBatch& batch, size_t row, AggregateState* a
         a.cell = *best;
         break;
       }
+      case AggregateFunction::kListAgg:
+        break;  // above
     }
   }
 }
@@ -362,6 +444,11 @@ void Aggregator::Merge(const AggregateState& from, AggregateState* into) const {
     a.floating += f.floating;
     for (const auto& [v, n] : f.distinct) a.distinct[v] += n;
     for (const auto& [v, n] : f.values) a.values[v] += n;
+    for (const std::string& v : f.list) {
+      if (!call.distinct || std::find(a.list.begin(), a.list.end(), v) == a.list.end()) {
+        a.list.push_back(v);
+      }
+    }
     if (!f.has) continue;
     if ((call.function == AggregateFunction::kMin || call.function == AggregateFunction::kMax) &&
         a.has) {
@@ -377,60 +464,82 @@ void Aggregator::Merge(const AggregateState& from, AggregateState* into) const {
 
 void Aggregator::AppendResults(const AggregateState& state, RecordBatch* out,
                                size_t first_column) const {
-  size_t col = first_column;
-  for (size_t i = 0; i < calls_.size(); ++i, ++col) {
+  for (size_t i = 0; i < calls_.size(); ++i) {
     const AggregateCall& call = calls_[i];
     const AggregateState::One& a = state.aggs[i];
-    Column& c = out->mutable_column(col);
-    if (call.distinct) {  // COUNT(DISTINCT col); the planner allows no other DISTINCT
+    Column& c = out->mutable_column(first_column + i);
+    if (!call.distinct || call.function == AggregateFunction::kListAgg) {
+      AppendResult(call, a, &c);
+    } else if (call.function == AggregateFunction::kCount) {
       c.Append<int64_t>(static_cast<int64_t>(a.distinct.size()));
-      continue;
+    } else {  // SUM / AVG / MIN / MAX (DISTINCT): over each value held once
+      const DataType& type = input_->fields[static_cast<size_t>(call.input_column)].type;
+      AggregateState::One once;
+      for (const auto& [cell, rows] : a.distinct) FoldCell(call.function, type, cell, &once);
+      AppendResult(call, once, &c);
     }
-    switch (call.function) {
-      case AggregateFunction::kCount:
-        c.Append<int64_t>(a.count);
-        break;
-      case AggregateFunction::kMin:
-      case AggregateFunction::kMax:
-        a.has ? AppendCell(&c, a.cell) : c.AppendNull();
-        break;
-      case AggregateFunction::kSum:
-      case AggregateFunction::kAvg: {
-        if (!a.has) {
-          c.AppendNull();
-          break;
-        }
-        const bool avg = call.function == AggregateFunction::kAvg;
-        const DataType& type = call.output_type;
-        if (IsFloating(type)) {
-          double v = avg ? a.floating / static_cast<double>(a.count) : a.floating;
-          type.id == TypeId::kFloat ? c.Append<float>(static_cast<float>(v)) : c.Append(v);
-          break;
-        }
-        if (avg && type.id == TypeId::kDecimal) {
-          // DECIMAL(38, max(6, s)): the sum over the count, HALF_UP, as Flink's decimal divide.
-          const int scale = input_->fields[static_cast<size_t>(call.input_column)].type.scale;
-          const std::optional<Int128> v = decimal::Apply(ArithOp::kDiv, a.integer, scale, a.count,
-                                                         0, type.precision, type.scale);
-          v ? c.Append<Int128>(*v) : c.AppendNull();
-          break;
-        }
-        // Integer AVG truncates toward zero, as Flink's.
-        Int128 v = avg ? a.integer / a.count : a.integer;
-        switch (type.id) {
-          case TypeId::kInt32:
-            c.Append<int32_t>(static_cast<int32_t>(v));
-            break;
-          case TypeId::kDecimal:
-            c.Append<Int128>(v);
-            break;
-          default:
-            c.Append<int64_t>(static_cast<int64_t>(v));
-            break;
-        }
-        break;
+  }
+}
+
+void Aggregator::AppendResult(const AggregateCall& call, const AggregateState::One& a,
+                              Column* out) const {
+  Column& c = *out;
+  switch (call.function) {
+    case AggregateFunction::kCount:
+      c.Append<int64_t>(a.count);
+      return;
+    case AggregateFunction::kMin:
+    case AggregateFunction::kMax:
+      a.has ? AppendCell(&c, a.cell) : c.AppendNull();
+      return;
+    case AggregateFunction::kListAgg: {
+      if (a.list.empty()) {
+        c.AppendNull();
+        return;
       }
+      std::string joined;
+      for (size_t i = 0; i < a.list.size(); ++i) {
+        if (i > 0) joined += call.separator;
+        joined += a.list[i];
+      }
+      c.AppendBytes(joined);
+      return;
     }
+    case AggregateFunction::kSum:
+    case AggregateFunction::kAvg:
+      break;
+  }
+  if (!a.has) {
+    c.AppendNull();
+    return;
+  }
+  const bool avg = call.function == AggregateFunction::kAvg;
+  const DataType& type = call.output_type;
+  if (IsFloating(type)) {
+    double v = avg ? a.floating / static_cast<double>(a.count) : a.floating;
+    type.id == TypeId::kFloat ? c.Append<float>(static_cast<float>(v)) : c.Append(v);
+    return;
+  }
+  if (avg && type.id == TypeId::kDecimal) {
+    // DECIMAL(38, max(6, s)): the sum over the count, HALF_UP, as Flink's decimal divide.
+    const int scale = input_->fields[static_cast<size_t>(call.input_column)].type.scale;
+    const std::optional<Int128> v =
+        decimal::Apply(ArithOp::kDiv, a.integer, scale, a.count, 0, type.precision, type.scale);
+    v ? c.Append<Int128>(*v) : c.AppendNull();
+    return;
+  }
+  // Integer AVG truncates toward zero, as Flink's.
+  Int128 v = avg ? a.integer / a.count : a.integer;
+  switch (type.id) {
+    case TypeId::kInt32:
+      c.Append<int32_t>(static_cast<int32_t>(v));
+      return;
+    case TypeId::kDecimal:
+      c.Append<Int128>(v);
+      return;
+    default:
+      c.Append<int64_t>(static_cast<int64_t>(v));
+      return;
   }
 }
 

@@ -29,6 +29,7 @@ struct AggregateState {
     // MIN / MAX of a retracting aggregation: each value, the rows holding it, so the next one
     // is known when the kept one is retracted (Flink's MinWithRetract / MaxWithRetract).
     std::map<std::string, int64_t> values;
+    std::vector<std::string> list;  // LISTAGG's values, in order
   };
   std::string key;  // KeyOf(...)
   std::vector<One> aggs;
@@ -75,6 +76,9 @@ class Aggregator {
   const std::vector<AggregateCall>& calls() const { return calls_; }
 
  private:
+  // The result of `call` over `a`, appended to `out`.
+  void AppendResult(const AggregateCall& call, const AggregateState::One& a, Column* out) const;
+
   std::shared_ptr<const BatchSchema> input_;
   std::vector<AggregateCall> calls_;
   bool retracting_ = false;

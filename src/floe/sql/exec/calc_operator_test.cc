@@ -424,6 +424,9 @@ TEST(CalcProgram, RegexpExtractFloorCeilAndTimestampArithmetic) {
   EXPECT_EQ(Values("FLOOR(CAST(-2.5 AS DOUBLE))", "DOUBLE"), Four("-3"));
   EXPECT_EQ(Values("CEIL(CAST(-2.5 AS DOUBLE))", "DOUBLE"), Four("-2"));
   EXPECT_EQ(Values("FLOOR(b)", "INT"), (Strings{"10", "null", "30", "40"}));
+  EXPECT_EQ(Values("POWER(b, 0.5) = SQRT(b) AND ABS(-b) = b AND ABS(-a) = a", "BOOLEAN"),
+            (Strings{"true", "null", "null", "true"}));
+  EXPECT_EQ(Values("POWER(2, 10)", "DOUBLE"), Four("1024"));
   const std::string t = "CAST('2026-05-17 10:20:30.456' AS TIMESTAMP(3))";
   const std::vector<std::tuple<std::string, std::string, std::string>> rounding = {
       {"SECOND", "2026-05-17T10:20:30", "2026-05-17T10:20:31"},

@@ -64,7 +64,10 @@ struct ScalarExpr::Node {
     kFloor,
     kCeil,
     kTimestampAdd,
-    kTimestampDiff
+    kTimestampDiff,
+    kPower,
+    kSqrt,
+    kAbs
   } fn = Fn::kUpper;
   SqlType type;
   SourcePos pos;
@@ -289,6 +292,9 @@ Node::Fn FunctionOf(const std::string& name) {
       {"CEIL", Node::Fn::kCeil},
       {"TIMESTAMPADD", Node::Fn::kTimestampAdd},
       {"TIMESTAMPDIFF", Node::Fn::kTimestampDiff},
+      {"POWER", Node::Fn::kPower},
+      {"SQRT", Node::Fn::kSqrt},
+      {"ABS", Node::Fn::kAbs},
   };
   for (const auto& [n, fn] : kNames) {
     if (n == name) return fn;
@@ -1039,6 +1045,14 @@ class Evaluator {
         out->Append<int32_t>(
             static_cast<int32_t>(time::DiffUnits(s, MicrosOf(*args[1], r), MicrosOf(*args[2], r))));
         return Status::OK();
+      case Fn::kPower:  // Java's Math.pow, as Flink's
+        out->Append<double>(std::pow(NumberAsDouble(*args[0], r), NumberAsDouble(*args[1], r)));
+        return Status::OK();
+      case Fn::kSqrt:
+        out->Append<double>(std::sqrt(NumberAsDouble(*args[0], r)));
+        return Status::OK();
+      case Fn::kAbs:
+        return Abs(*args[0], r, out);
       case Fn::kConcatWs:
       case Fn::kCoalesce:
       case Fn::kNow:
@@ -1071,6 +1085,33 @@ class Evaluator {
       out->Append<int32_t>(static_cast<int32_t>(FloorDiv(micros, kMicrosPerDay)));
     } else {
       out->Append<int64_t>(micros);
+    }
+  }
+
+  // ABS of one number, in its type (the most negative integer stays itself, as Java's).
+  static Status Abs(const Column& value, size_t r, Column* out) {
+    switch (value.type().id) {
+      case TypeId::kInt32: {
+        const int32_t v = value.Get<int32_t>(r);
+        out->Append<int32_t>(v < 0 ? static_cast<int32_t>(0u - static_cast<uint32_t>(v)) : v);
+        return Status::OK();
+      }
+      case TypeId::kInt64: {
+        const int64_t v = value.Get<int64_t>(r);
+        out->Append<int64_t>(v < 0 ? static_cast<int64_t>(0ull - static_cast<uint64_t>(v)) : v);
+        return Status::OK();
+      }
+      case TypeId::kFloat:
+        out->Append<float>(std::fabs(value.Get<float>(r)));
+        return Status::OK();
+      case TypeId::kDouble:
+        out->Append<double>(std::fabs(value.Get<double>(r)));
+        return Status::OK();
+      default: {  // DECIMAL
+        const Int128 v = value.Get<Int128>(r);
+        out->Append<Int128>(v < 0 ? -v : v);
+        return Status::OK();
+      }
     }
   }
 
