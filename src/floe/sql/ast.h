@@ -218,6 +218,7 @@ struct RowNumber {
   struct Order {
     std::string column;
     bool descending = false;
+    bool nulls_first = true;  // NULLS FIRST / LAST; unwritten: first ascending, last descending
     bool operator==(const Order&) const = default;
   };
   std::vector<Order> order_by;

@@ -1050,10 +1050,15 @@ class Parser {
       } else {
         (void)AcceptKeyword("ASC");
       }
-      if (AtKeyword("NULLS")) {
-        return ErrorAt(Peek().offset,
-                       "NULLS FIRST / LAST is not supported yet (NULL sorts first ascending, last "
-                       "descending)");
+      order.nulls_first = !order.descending;  // Flink's default: NULL is the lowest value
+      if (AcceptKeyword("NULLS")) {
+        if (AcceptKeyword("FIRST")) {
+          order.nulls_first = true;
+        } else if (AcceptKeyword("LAST")) {
+          order.nulls_first = false;
+        } else {
+          return Unexpected("FIRST or LAST");
+        }
       }
       rn.order_by.push_back(std::move(order));
     } while (Accept(TokenKind::kComma));

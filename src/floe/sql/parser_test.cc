@@ -989,7 +989,9 @@ TEST(ParseInsert, RowNumberInASubqueryBecomesTheQuerysRankedRange) {
   EXPECT_EQ(rn.partition_by, std::vector<std::string>{"b"});
   ASSERT_EQ(rn.order_by.size(), 2u);
   EXPECT_TRUE(rn.order_by[0].descending);
+  EXPECT_FALSE(rn.order_by[0].nulls_first);  // unwritten: last descending, first ascending
   EXPECT_FALSE(rn.order_by[1].descending);
+  EXPECT_TRUE(rn.order_by[1].nulls_first);
   EXPECT_EQ(rn.first, 1);
   EXPECT_EQ(rn.last, 2);
   EXPECT_TRUE(rn.selected);

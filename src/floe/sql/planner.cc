@@ -920,7 +920,7 @@ Result<RankSpec> RankSpecOf(const InsertPlan& p, std::shared_ptr<const BatchSche
   }
   for (const RowNumber::Order& o : rn.order_by) {
     FLOE_ASSIGN_OR_RAISE(int i, index(o.column));
-    spec.order.push_back({i, o.descending});
+    spec.order.push_back({i, o.descending, o.nulls_first});
   }
   spec.first = rn.first;
   spec.limit = rn.last;

@@ -32,14 +32,10 @@ void PutBigEndian(U v, std::string* out) {
   }
 }
 
-// The value of `c` at `row` in bytes that compare (memcmp, shorter first) as SQL orders it:
-// NULL lowest, numbers and times by value, strings and bytes by bytes.
+// The value of `c` at `row` in bytes that compare (memcmp, shorter first) as SQL orders it
+// ascending: numbers and times by value, strings and bytes by bytes. NULL is ordered apart (see
+// OrderKey).
 void AppendOrderCell(const Column& c, size_t row, std::string* out) {
-  if (c.IsNull(row)) {
-    out->push_back(0);
-    return;
-  }
-  out->push_back(1);
   switch (c.type().id) {
     case TypeId::kBoolean:
       out->push_back(static_cast<char>(c.Get<uint8_t>(row)));
@@ -88,8 +84,14 @@ std::string OrderKey(const RecordBatch& batch, size_t row,
                      const std::vector<RankSpec::Order>& order) {
   std::string key;
   for (const RankSpec::Order& o : order) {
+    const Column& c = batch.column(static_cast<size_t>(o.column));
+    if (c.IsNull(row)) {  // before (0) or after (2) every value (1), whatever the direction
+      key.push_back(static_cast<char>(o.nulls_first ? 0 : 2));
+      continue;
+    }
+    key.push_back(1);
     const size_t start = key.size();
-    AppendOrderCell(batch.column(static_cast<size_t>(o.column)), row, &key);
+    AppendOrderCell(c, row, &key);
     if (o.descending) {
       for (size_t i = start; i < key.size(); ++i) key[i] = static_cast<char>(~key[i]);
     }
@@ -138,7 +140,10 @@ std::string ShapeOf(const RankSpec& spec) {
   shape += ") ordered by (";
   for (size_t i = 0; i < spec.order.size(); ++i) {
     shape += (i > 0 ? ", " : "") + name(spec.order[i].column) +
-             (spec.order[i].descending ? " DESC" : "");
+             (spec.order[i].descending ? " DESC" : "") +
+             (spec.order[i].nulls_first == spec.order[i].descending
+                  ? (spec.order[i].nulls_first ? " NULLS FIRST" : " NULLS LAST")
+                  : "");
   }
   shape += "), ranks " + std::to_string(spec.first) + ".." + std::to_string(spec.limit);
   return spec.window_end_column < 0 ? shape : shape + " per window";

@@ -20,6 +20,7 @@ struct RankSpec {
   struct Order {
     int column = -1;
     bool descending = false;
+    bool nulls_first = true;
   };
   std::vector<Order> order;
   int64_t limit = 1;
@@ -44,8 +45,8 @@ struct RankSpec {
 // window rank: it emits inserts only).
 std::shared_ptr<const BatchSchema> RankOutput(const RankSpec& spec);
 
-// RankOperator keeps each partition's best `limit` rows, ordered by `order` (NULL lowest: first
-// ascending, last descending; equal keys in arrival order), and emits a changelog per input row,
+// RankOperator keeps each partition's best `limit` rows, ordered by `order` (NULL first or last
+// as each order says; equal keys in arrival order), and emits a changelog per input row,
 // as Flink's append-only rank functions do:
 //   limit 1 (deduplication, FastTop1Function): +I for a partition's first row; a better row
 //     gives -U (the old) and +U (the new).

@@ -65,14 +65,15 @@ class Rank : public ::testing::TestWithParam<std::string> {};
 INSTANTIATE_TEST_SUITE_P(Backends, Rank, ::testing::Values("hashmap", "rocksdb"),
                          [](const auto& info) { return info.param; });
 
-// Top 3 by a DOUBLE descending: NULL ranks last, negatives below zero; a row better than the
+// Top 3 by a DOUBLE descending (NULLS LAST, Flink's default): NULL ranks last, negatives below
+// zero; a row better than the
 // last kept pushes it out (-D, +I); a row no better than the last does not enter. The kept rows
 // survive a checkpoint.
 TEST_P(Rank, KeepsTheBestRowsInSqlOrderAcrossARestore) {
   RankSpec spec;
   spec.input = Schema();
   spec.partition_columns = {0};
-  spec.order = {{1, /*descending=*/true}};
+  spec.order = {{1, /*descending=*/true, /*nulls_first=*/false}};
   spec.limit = 3;
   auto op = Open(spec, GetParam());
   CollectingCollector out;
@@ -88,6 +89,17 @@ TEST_P(Rank, KeepsTheBestRowsInSqlOrderAcrossARestore) {
   CollectingCollector after;
   ASSERT_TRUE(restored->ProcessBatch(Rows({{2.0, "f"}, {1.0, "g"}, {2.0, "h"}}), 0, after).ok());
   EXPECT_EQ(Changes(after), "-D 1.000000 a\n+I 2.000000 f\n");
+
+  // NULLS FIRST puts the NULL row ahead of every value, descending too.
+  spec.order = {{1, true, /*nulls_first=*/true}};
+  auto nulls_first = Open(spec, GetParam());
+  CollectingCollector first;
+  ASSERT_TRUE(
+      nulls_first
+          ->ProcessBatch(Rows({{1.0, "a"}, {2.0, "b"}, {3.0, "c"}, {std::nullopt, "n"}}), 0, first)
+          .ok());
+  EXPECT_EQ(Changes(first),
+            "+I 1.000000 a\n+I 2.000000 b\n+I 3.000000 c\n-D 1.000000 a\n+I null n\n");
 
   // A restore into another query's rank is refused, naming both.
   spec.limit = 4;
@@ -110,7 +122,7 @@ TEST_P(Rank, StringsOrderByBytesAndTiesFollowTheDeduplicationsKeep) {
   ASSERT_TRUE(op->ProcessBatch(Rows({{1.0, "b"}, {2.0, "ab"}, {3.0, "a"}}), 0, out).ok());
   EXPECT_EQ(Changes(out), "+I 1.000000 b\n+I 2.000000 ab\n-D 1.000000 b\n+I 3.000000 a\n");
 
-  spec.order = {{1, true}};
+  spec.order = {{1, true, false}};
   spec.limit = 1;
   spec.ties_replace = true;  // keep last
   auto last = Open(spec, GetParam());
