@@ -210,8 +210,8 @@ std::string AggregateState::Encode() const {
     w.PutU32(static_cast<uint32_t>(a.distinct.size()));
     for (const auto& [d, n] : a.distinct) w.PutString(d);
   }
-  // Extension 1 (after what earlier versions wrote, which they read alone): the row count and
-  // the rows per value.
+  // Extension 2 (after what earlier versions wrote, which they read alone): the row count, the
+  // rows per value and LISTAGG's lists (1, read still, had no lists).
   w.PutU8(2);
   w.PutI64(rows);
   auto put_counts = [&](const std::map<std::string, int64_t>& counts) {
@@ -384,7 +384,10 @@ void Aggregator::Retract(const RecordBatch& batch, size_t row, AggregateState* a
       auto it = counts.find(v);
       if (it != counts.end() && --it->second <= 0) counts.erase(it);
     };
-    const std::string cell = CellOf(c, row);
+    const bool by_value = call.distinct || call.function == AggregateFunction::kListAgg ||
+                          call.function == AggregateFunction::kMin ||
+                          call.function == AggregateFunction::kMax;
+    const std::string cell = by_value ? CellOf(c, row) : std::string();
     if (call.distinct) {
       take(a.distinct, cell);
       if (call.function == AggregateFunction::kListAgg && a.distinct.count(cell) == 0) {
@@ -412,7 +415,7 @@ void Aggregator::Retract(const RecordBatch& batch, size_t row, AggregateState* a
       }
       case AggregateFunction::kMin:
       case AggregateFunction::kMax: {
-        take(a.values, CellOf(c, row));
+        take(a.values, cell);
         a.has = !a.values.empty();
         if (!a.has) break;
         // The best value left, in the column's order.

@@ -249,109 +249,33 @@ Status RankOperator::Append(const Entry& entry, int64_t rank, const char* kind,
   return Status::OK();
 }
 
-void RankOperator::Keep(const RecordBatch& batch, size_t row, std::vector<Entry>* top) const {
-  Entry entry{OrderKey(batch, row, spec_.order), internal::KeyOf(batch, row, all_columns_)};
-  const size_t limit = static_cast<size_t>(spec_.limit);
-  if (top->size() >= limit) {
-    const std::string& last = top->back().order;
-    const bool enters =
-        entry.order < last || (spec_.ties_replace && limit == 1 && entry.order == last);
-    if (!enters) return;
-  }
-  auto at =
-      std::upper_bound(top->begin(), top->end(), entry.order,
-                       [](const std::string& order, const Entry& e) { return order < e.order; });
-  if (spec_.ties_replace && limit == 1) at = top->begin();  // keep-last: the newer row first
+bool RankOperator::Enters(const std::string& order, const std::vector<Entry>& top) const {
+  if (top.size() < static_cast<size_t>(spec_.limit)) return true;
+  const std::string& last = top.back().order;
+  return order < last || (spec_.ties_replace && order == last);
+}
+
+size_t RankOperator::Place(Entry entry, std::vector<Entry>* top) const {
+  auto at = spec_.ties_replace  // keep-last deduplication: the newer row first
+                ? top->begin()
+                : std::upper_bound(
+                      top->begin(), top->end(), entry.order,
+                      [](const std::string& order, const Entry& e) { return order < e.order; });
+  const size_t position = static_cast<size_t>(at - top->begin());
   top->insert(at, std::move(entry));
-  if (top->size() > limit) top->resize(limit);
+  return position;
 }
 
-Status RankOperator::ProcessWindowed(const RecordBatch& batch, runtime::Collector&) {
-  struct Window {
-    uint64_t hash = 0;
-    std::string key, ns;
-    std::vector<Entry> top;
-  };
-  std::unordered_map<std::string, size_t> index;  // key + namespace -> windows
-  std::vector<Window> windows;
-  const Column& starts = batch.column(static_cast<size_t>(spec_.window_start_column));
-  const Column& ends = batch.column(static_cast<size_t>(spec_.window_end_column));
-  std::string value;
-  for (size_t row = 0; row < batch.num_rows(); ++row) {
-    const int64_t end = ends.Get<int64_t>(row);
-    if (end - kOneMilli <= watermark_.micros) continue;  // its window fired: late
-    std::string key = internal::KeyOf(batch, row, spec_.partition_columns);
-    std::string ns = WindowNamespace(starts.Get<int64_t>(row), end);
-    auto [it, fresh] = index.try_emplace(key + ns, windows.size());
-    if (fresh) {
-      Window w;
-      w.hash = runtime::HashKeyRow(batch, spec_.partition_columns, row);
-      FLOE_RETURN_NOT_OK(state_->SetCurrentKey(key, w.hash));
-      state_->SetCurrentNamespace(ns);
-      FLOE_ASSIGN_OR_RAISE(bool exists, kept_.Get(&value));
-      if (exists) {
-        FLOE_ASSIGN_OR_RAISE(w.top, Decode(value));
-      } else {
-        FLOE_RETURN_NOT_OK(state_->RegisterTimer(runtime::TimeDomain::kEventTime, end - kOneMilli));
-      }
-      w.key = std::move(key);
-      w.ns = std::move(ns);
-      windows.push_back(std::move(w));
-    }
-    Keep(batch, row, &windows[it->second].top);
-  }
-  for (const Window& w : windows) {
-    FLOE_RETURN_NOT_OK(state_->SetCurrentKey(w.key, w.hash));
-    state_->SetCurrentNamespace(w.ns);
-    FLOE_RETURN_NOT_OK(kept_.Update(Encode(w.top)));
-  }
-  return Status::OK();
-}
-
-Status RankOperator::OnWatermark(runtime::Watermark watermark, runtime::Collector& out) {
-  if (!windowed()) return out.EmitWatermark(watermark);
-  if (watermark <= watermark_) return Status::OK();  // watermarks only move forward
-  watermark_ = watermark;
-  RecordBatch fired(output_);
-  std::string value;
-  FLOE_RETURN_NOT_OK(state_->AdvanceWatermark(watermark, [&](const runtime::Timer&) -> Status {
-    FLOE_ASSIGN_OR_RAISE(bool exists, kept_.Get(&value));
-    if (!exists) return Status::OK();
-    FLOE_ASSIGN_OR_RAISE(std::vector<Entry> top, Decode(value));
-    for (size_t i = static_cast<size_t>(spec_.first - 1); i < top.size(); ++i) {
-      FLOE_RETURN_NOT_OK(Append(top[i], static_cast<int64_t>(i + 1), nullptr, &fired));
-    }
-    return kept_.Clear();
-  }));
-  if (fired.num_rows() > 0) FLOE_RETURN_NOT_OK(out.Emit(std::move(fired)));
-  return out.EmitWatermark(watermark);
-}
-
-Status RankOperator::Rank(const RecordBatch& batch, size_t row, std::vector<Entry>* top,
-                          RecordBatch* changes) {
-  Entry entry{OrderKey(batch, row, spec_.order), internal::KeyOf(batch, row, all_columns_)};
+Status RankOperator::Rank(Entry entry, std::vector<Entry>* top, RecordBatch* changes) {
   const size_t kept = top->size();
   const size_t limit = static_cast<size_t>(spec_.limit);
   if (limit == 1) {
-    if (kept == 0) {
-      top->push_back(std::move(entry));
-      return Append(top->front(), 1, "+I", changes);
-    }
-    Entry& first = top->front();
-    if (spec_.ties_replace ? entry.order > first.order : entry.order >= first.order) {
-      return Status::OK();
-    }
-    FLOE_RETURN_NOT_OK(Append(first, 1, "-U", changes));
-    first = std::move(entry);
-    return Append(first, 1, "+U", changes);
+    if (kept > 0) FLOE_RETURN_NOT_OK(Append(top->front(), 1, "-U", changes));
+    Place(std::move(entry), top);
+    top->resize(1);
+    return Append(top->front(), 1, kept > 0 ? "+U" : "+I", changes);
   }
-  // Full: only a row before the last enters (the last keeps a tie, as in Flink).
-  if (kept >= limit && !(entry.order < top->back().order)) return Status::OK();
-  auto at =
-      std::upper_bound(top->begin(), top->end(), entry.order,
-                       [](const std::string& order, const Entry& e) { return order < e.order; });
-  const size_t position = static_cast<size_t>(at - top->begin());
-  top->insert(at, std::move(entry));
+  const size_t position = Place(std::move(entry), top);
   if (!spec_.output_number) {
     if (top->size() > limit) {
       FLOE_RETURN_NOT_OK(Append(top->back(), 0, "-D", changes));
@@ -373,39 +297,83 @@ Status RankOperator::Rank(const RecordBatch& batch, size_t row, std::vector<Entr
 }
 
 Status RankOperator::ProcessBatch(const RecordBatch& batch, int, runtime::Collector& out) {
-  if (windowed()) return ProcessWindowed(batch, out);
-  // Each partition's kept rows, read once per batch and written back after it.
-  struct Partition {
+  // The kept rows of each partition (a window rank's: of each partition and window), read once
+  // per batch and written back after it if a row entered.
+  struct Kept {
     uint64_t hash = 0;
+    std::string key, ns;
     std::vector<Entry> top;
+    bool changed = false;
   };
-  std::unordered_map<std::string, Partition> partitions;
-  std::vector<const std::string*> order;  // first-seen order, for writing back
+  std::unordered_map<std::string, size_t> index;  // key + namespace -> kept
+  std::vector<Kept> kept;
   RecordBatch changes(output_);
   std::string value;
   for (size_t row = 0; row < batch.num_rows(); ++row) {
+    std::string ns;
+    int64_t end = 0;
+    if (windowed()) {
+      end = batch.column(static_cast<size_t>(spec_.window_end_column)).Get<int64_t>(row);
+      if (end - kOneMilli <= watermark_.micros) continue;  // its window fired: late
+      ns = WindowNamespace(
+          batch.column(static_cast<size_t>(spec_.window_start_column)).Get<int64_t>(row), end);
+    }
     std::string key = internal::KeyOf(batch, row, spec_.partition_columns);
-    auto it = partitions.find(key);
-    if (it == partitions.end()) {
-      Partition p;
-      p.hash = runtime::HashKeyRow(batch, spec_.partition_columns, row);
-      FLOE_RETURN_NOT_OK(state_->SetCurrentKey(key, p.hash));
+    auto [it, fresh] = index.try_emplace(key + ns, kept.size());
+    if (fresh) {
+      Kept k;
+      k.hash = runtime::HashKeyRow(batch, spec_.partition_columns, row);
+      FLOE_RETURN_NOT_OK(state_->SetCurrentKey(key, k.hash));
+      state_->SetCurrentNamespace(ns);
       FLOE_ASSIGN_OR_RAISE(bool exists, kept_.Get(&value));
       if (exists) {
-        FLOE_ASSIGN_OR_RAISE(p.top, Decode(value));
+        FLOE_ASSIGN_OR_RAISE(k.top, Decode(value));
+      } else if (windowed()) {
+        FLOE_RETURN_NOT_OK(state_->RegisterTimer(runtime::TimeDomain::kEventTime, end - kOneMilli));
       }
-      it = partitions.emplace(std::move(key), std::move(p)).first;
-      order.push_back(&it->first);
+      k.key = std::move(key);
+      k.ns = std::move(ns);
+      kept.push_back(std::move(k));
     }
-    FLOE_RETURN_NOT_OK(Rank(batch, row, &it->second.top, &changes));
+    Kept& k = kept[it->second];
+    std::string order = OrderKey(batch, row, spec_.order);
+    if (!Enters(order, k.top)) continue;  // before its cells are encoded: most rows stop here
+    Entry entry{std::move(order), internal::KeyOf(batch, row, all_columns_)};
+    k.changed = true;
+    if (windowed()) {  // emitted when the window fires
+      Place(std::move(entry), &k.top);
+      if (k.top.size() > static_cast<size_t>(spec_.limit)) k.top.pop_back();
+    } else {
+      FLOE_RETURN_NOT_OK(Rank(std::move(entry), &k.top, &changes));
+    }
   }
-  for (const std::string* key : order) {
-    const Partition& p = partitions.at(*key);
-    FLOE_RETURN_NOT_OK(state_->SetCurrentKey(*key, p.hash));
-    FLOE_RETURN_NOT_OK(kept_.Update(Encode(p.top)));
+  for (const Kept& k : kept) {
+    if (!k.changed) continue;
+    FLOE_RETURN_NOT_OK(state_->SetCurrentKey(k.key, k.hash));
+    state_->SetCurrentNamespace(k.ns);
+    FLOE_RETURN_NOT_OK(kept_.Update(Encode(k.top)));
   }
   if (changes.num_rows() == 0) return Status::OK();
   return out.Emit(std::move(changes));
+}
+
+Status RankOperator::OnWatermark(runtime::Watermark watermark, runtime::Collector& out) {
+  if (!windowed()) return out.EmitWatermark(watermark);
+  if (watermark <= watermark_) return Status::OK();  // watermarks only move forward
+  watermark_ = watermark;
+  RecordBatch fired(output_);
+  std::string value;
+  FLOE_RETURN_NOT_OK(state_->AdvanceWatermark(watermark, [&](const runtime::Timer&) -> Status {
+    FLOE_ASSIGN_OR_RAISE(bool exists, kept_.Get(&value));
+    if (!exists) return Status::OK();
+    FLOE_ASSIGN_OR_RAISE(std::vector<Entry> top, Decode(value));
+    for (size_t i = static_cast<size_t>(spec_.first - 1); i < top.size(); ++i) {
+      FLOE_RETURN_NOT_OK(Append(top[i], static_cast<int64_t>(i + 1), nullptr, &fired));
+    }
+    return kept_.Clear();
+  }));
+  if (fired.num_rows() > 0) FLOE_RETURN_NOT_OK(out.Emit(std::move(fired)));
+  return out.EmitWatermark(watermark);
 }
 
 }  // namespace floe::sql

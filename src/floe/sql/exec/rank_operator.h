@@ -75,11 +75,15 @@ class RankOperator final : public runtime::Operator {
  private:
   explicit RankOperator(RankSpec spec);
   bool windowed() const { return spec_.window_end_column >= 0; }
-  Status ProcessWindowed(const RecordBatch& batch, runtime::Collector& out);
-  // Keeps row `row` in `top` if it ranks within the limit; no changes (a window rank's).
-  void Keep(const RecordBatch& batch, size_t row, std::vector<Entry>* top) const;
-  // Ranks row `row` of `batch` into `top` (a partition's kept rows), appending the changes.
-  Status Rank(const RecordBatch& batch, size_t row, std::vector<Entry>* top, RecordBatch* changes);
+  // Whether a row of order key `order` enters `top`: always while it is not full, then only
+  // ahead of the last kept row (a tie stays out, as in Flink), except keep-last deduplication,
+  // where an equal time replaces it.
+  bool Enters(const std::string& order, const std::vector<Entry>& top) const;
+  // Puts `entry`, which Enters, at its rank in `top` (equal keys in arrival order; keep-last
+  // deduplication: first), past the limit until the caller drops it; its position.
+  size_t Place(Entry entry, std::vector<Entry>* top) const;
+  // Places `entry` in a partition's `top` and appends the changes that makes.
+  Status Rank(Entry entry, std::vector<Entry>* top, RecordBatch* changes);
   Status Append(const Entry& entry, int64_t rank, const char* kind, RecordBatch* changes) const;
 
   RankSpec spec_;
