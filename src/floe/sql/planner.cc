@@ -38,6 +38,14 @@ Status AtPos(const SourcePos& pos, const Status& status) {
   return Status(status.code(), At(pos) + status.message());
 }
 
+// A Calc's program. Its expression errors carry their own position; the rest point at `pos`
+// (the INSERT).
+Result<std::shared_ptr<const CalcProgram>> CompileCalc(const CalcSpec& spec, const SourcePos& pos) {
+  Result<std::shared_ptr<const CalcProgram>> program = CalcProgram::Compile(spec);
+  if (program.ok() || program.status().message().rfind("line ", 0) == 0) return program;
+  return AtPos(pos, program.status());
+}
+
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -363,12 +371,7 @@ Result<AggregatePlan> CheckAggregate(const Script& script, const Insert& insert,
   }
   calc.output = sink_table.schema;
   calc.sink_name = sink.name;
-  Result<std::shared_ptr<const CalcProgram>> program = CalcProgram::Compile(calc);
-  if (!program.ok()) {
-    const Status& st = program.status();
-    if (st.message().rfind("line ", 0) == 0) return st;
-    return AtPos(insert.pos, st);
-  }
+  FLOE_RETURN_NOT_OK(CompileCalc(calc, insert.pos).status());
   if (plan.emits_changelog()) {
     FLOE_RETURN_NOT_OK(CheckChangelogSink(
         "the GROUP BY aggregation (no window) emits a changelog: every input row updates its "
@@ -836,6 +839,9 @@ Result<std::shared_ptr<const BatchSchema>> PlanWindowTableFunction(PlannedJob& j
 runtime::VertexId PlanWatermarkAssigner(PlannedJob& job, const InsertPlan& p,
                                         const WatermarkDef& watermark, uint32_t parallelism,
                                         runtime::VertexId upstream);
+Result<runtime::VertexId> PlanWhere(PlannedJob& job, const InsertPlan& p, const Expr& condition,
+                                    std::shared_ptr<const BatchSchema> rows, uint32_t parallelism,
+                                    runtime::VertexId upstream);
 
 // An INSERT without aggregates: source -> [computed columns] -> Calc -> sink. The Calc (filter
 // + projection into the sink's columns) is always there, even for a plain SELECT *, so the
@@ -854,16 +860,11 @@ Result<connectors::AddedSink> PlanCalcInsert(PlannedJob& job, const InsertPlan& 
   calc.select = p.insert->select;
   calc.output = p.sink_table.schema;
   calc.sink_name = p.sink->name;
-  Result<std::shared_ptr<const CalcProgram>> program = CalcProgram::Compile(calc);
-  if (!program.ok()) {
-    const Status& st = program.status();
-    // Expression errors carry their own position; the rest point at the INSERT.
-    if (st.message().rfind("line ", 0) == 0) return st;
-    return AtPos(p.insert->pos, st);
-  }
+  FLOE_ASSIGN_OR_RAISE(std::shared_ptr<const CalcProgram> program,
+                       CompileCalc(calc, p.insert->pos));
   uint32_t source_parallelism = job.graph.vertex(upstream).parallelism;
   runtime::VertexId calc_vertex =
-      AddCalc(job.graph, p.SinkSide("calc"), source_parallelism, *program, upstream);
+      AddCalc(job.graph, p.SinkSide("calc"), source_parallelism, program, upstream);
   if (p.changelog) {
     FLOE_RETURN_NOT_OK(CheckChangelogSink(
         "table '" + p.source->name +
@@ -1004,14 +1005,8 @@ Result<RankVertex> PlanRankPipeline(PlannedJob& job, const InsertPlan& p) {
   FLOE_ASSIGN_OR_RAISE(RankSpec spec, RankSpecOf(p, rows, window, job.config));
   const uint32_t source_parallelism = job.graph.vertex(upstream).parallelism;
   if (p.insert->where) {
-    CalcSpec where;
-    where.input = rows;
-    where.where = p.insert->where;
-    where.output = rows;
-    where.sink_name = p.sink->name;
-    Result<std::shared_ptr<const CalcProgram>> program = CalcProgram::Compile(where);
-    if (!program.ok()) return AtPos(p.insert->pos, program.status());
-    upstream = AddCalc(job.graph, p.SinkSide("where"), source_parallelism, *program, upstream);
+    FLOE_ASSIGN_OR_RAISE(upstream,
+                         PlanWhere(job, p, *p.insert->where, rows, source_parallelism, upstream));
   }
   FLOE_RETURN_NOT_OK(RankOperator::Make(spec).status());
   FLOE_ASSIGN_OR_RAISE(runtime::KeyedStateOptions state, RankOperator::KeyedStateOptionsFor(spec));
@@ -1038,13 +1033,9 @@ Result<RankVertex> PlanRankPipeline(PlannedJob& job, const InsertPlan& p) {
   }
   project.output = p.sink_table.schema;
   project.sink_name = p.sink->name;
-  Result<std::shared_ptr<const CalcProgram>> program = CalcProgram::Compile(project);
-  if (!program.ok()) {
-    const Status& st = program.status();
-    if (st.message().rfind("line ", 0) == 0) return st;
-    return AtPos(p.insert->pos, st);
-  }
-  return RankVertex{AddCalc(job.graph, p.SinkSide("calc"), parallelism, *program, rank),
+  FLOE_ASSIGN_OR_RAISE(std::shared_ptr<const CalcProgram> program,
+                       CompileCalc(project, p.insert->pos));
+  return RankVertex{AddCalc(job.graph, p.SinkSide("calc"), parallelism, program, rank),
                     spec.window_end_column < 0};
 }
 
@@ -1078,17 +1069,19 @@ runtime::VertexId PlanWatermarkAssigner(PlannedJob& job, const InsertPlan& p,
   return assigner;
 }
 
-// The aggregate's WHERE, a Calc that keeps rows (all columns) before they are keyed.
-Result<runtime::VertexId> PlanWhere(PlannedJob& job, const InsertPlan& p, const AggregatePlan& plan,
-                                    uint32_t parallelism, runtime::VertexId upstream) {
+// An aggregate's or a rank's WHERE over `rows`, a Calc that keeps rows (all columns) before they
+// are keyed.
+Result<runtime::VertexId> PlanWhere(PlannedJob& job, const InsertPlan& p, const Expr& condition,
+                                    std::shared_ptr<const BatchSchema> rows, uint32_t parallelism,
+                                    runtime::VertexId upstream) {
   CalcSpec where;
   // Scaled out, the rows' claim travels on to the aggregate (a reserved column the Calc passes),
   // as a changelog's row kinds do.
-  where.input = job.context.scale_out ? runtime::WithSourceSplitColumn(*p.row_schema)
-                : p.changelog         ? runtime::WithRowKindColumn(*p.row_schema)
-                                      : p.row_schema;
-  where.where = plan.where;
-  where.output = p.row_schema;
+  where.input = job.context.scale_out ? runtime::WithSourceSplitColumn(*rows)
+                : p.changelog         ? runtime::WithRowKindColumn(*rows)
+                                      : rows;
+  where.where = condition;
+  where.output = rows;
   where.sink_name = p.sink->name;
   Result<std::shared_ptr<const CalcProgram>> program = CalcProgram::Compile(where);
   if (!program.ok()) return AtPos(p.insert->pos, program.status());
@@ -1251,7 +1244,8 @@ Result<runtime::VertexId> PlanAggregatePipeline(PlannedJob& job, const InsertPla
     upstream = PlanWatermarkAssigner(job, p, *plan.watermark, source_parallelism, upstream);
   }
   if (plan.where) {
-    FLOE_ASSIGN_OR_RAISE(upstream, PlanWhere(job, p, plan, source_parallelism, upstream));
+    FLOE_ASSIGN_OR_RAISE(
+        upstream, PlanWhere(job, p, *plan.where, p.row_schema, source_parallelism, upstream));
   }
   if (!p.aggregate_arguments.empty()) {
     FLOE_ASSIGN_OR_RAISE(upstream,
