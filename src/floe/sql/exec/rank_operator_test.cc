@@ -137,5 +137,57 @@ TEST_P(Rank, StringsOrderByBytesAndTiesFollowTheDeduplicationsKeep) {
   EXPECT_EQ(Changes(kept_first), "+I 5.000000 x\n-U 5.000000 x\n+U 4.000000 z\n");
 }
 
+// A window rank keeps each window's best rows until the watermark reaches its end - 1 ms, then
+// emits them once, as inserts with their rank; the watermark it passed survives a restore, so a
+// row for a window that fired before the checkpoint is late and dropped after it.
+TEST_P(Rank, AWindowRankFiresEachWindowOnceAndKeepsItsWatermarkAcrossARestore) {
+  auto schema = std::make_shared<BatchSchema>();
+  schema->fields = {Field{"v", DataType::Int64(), true, 0},
+                    Field{"window_start", DataType::Timestamp(), false, 0},
+                    Field{"window_end", DataType::Timestamp(), false, 0}};
+  const auto rows = [&](const std::vector<std::pair<int64_t, int64_t>>& in) {  // (v, start s)
+    RecordBatch b(schema);
+    for (const auto& [v, start] : in) {
+      b.mutable_column(0).Append<int64_t>(v);
+      b.mutable_column(1).Append<int64_t>(start * 1'000'000);
+      b.mutable_column(2).Append<int64_t>((start + 5) * 1'000'000);
+    }
+    return b;
+  };
+  RankSpec spec;
+  spec.input = schema;
+  spec.order = {{0, /*descending=*/true, /*nulls_first=*/false}};
+  spec.limit = 2;
+  spec.output_number = true;
+  spec.window_start_column = 1;
+  spec.window_end_column = 2;
+  const auto fired = [](const CollectingCollector& out) {
+    std::string text;
+    for (const RecordBatch& b : out.batches) {
+      for (size_t r = 0; r < b.num_rows(); ++r) {
+        text += std::to_string(b.column(0).Get<int64_t>(r)) + "@" +
+                std::to_string(b.column(1).Get<int64_t>(r) / 1'000'000) + "#" +
+                std::to_string(b.column(3).Get<int64_t>(r)) + " ";
+      }
+    }
+    return text;
+  };
+  auto op = Open(spec, GetParam());
+  CollectingCollector out;
+  ASSERT_TRUE(op->ProcessBatch(rows({{1, 0}, {7, 0}, {3, 0}, {9, 5}}), 0, out).ok());
+  EXPECT_TRUE(out.batches.empty());  // nothing before the watermark
+  ASSERT_TRUE(op->OnWatermark(runtime::Watermark(4'999'000), out).ok());
+  EXPECT_EQ(fired(out), "7@0#1 3@0#2 ");
+  auto state = op.Checkpoint(runtime::CheckpointId(1), out);
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  auto restored = Open(spec, GetParam());
+  ASSERT_TRUE(restored.Restore(*state).ok());
+  CollectingCollector after;
+  ASSERT_TRUE(restored->ProcessBatch(rows({{100, 0}, {4, 5}}), 0, after).ok());  // 100: late
+  ASSERT_TRUE(restored->OnWatermark(runtime::Watermark(9'999'000), after).ok());
+  EXPECT_EQ(fired(after), "9@5#1 4@5#2 ");
+  EXPECT_EQ(restored.state().num_entries(), 0u);  // fired windows leave no state
+}
+
 }  // namespace
 }  // namespace floe::sql
