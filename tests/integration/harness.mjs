@@ -231,11 +231,23 @@ export function instanceFleet(dir, sql, sessionMs, { chk } = {}) {
   };
   // The last lines of every instance's stderr, for a failure's message.
   fleet.logs = () => fleet.all.map(({ p, run }) => `--- ${p.name}\n${run.err.slice(-3000)}`).join('\n');
-  fleet.stop = async () => {
-    for (const { run } of fleet.live) run.child.kill('SIGTERM');
-    for (const { run } of fleet.live) await run.exited;
-  };
+  fleet.stop = () => stopInstances(fleet.live);
   return fleet;
+}
+
+// Stops `floe run` instances ({ p, run }) with SIGTERM, their workers resumed first (one left
+// SIGSTOPped by a failed test would never see it); one still running after `graceMs` is SIGKILLed
+// with its worker, so a failure is reported instead of hanging the test until its timeout.
+export async function stopInstances(instances, graceMs = 30_000) {
+  const workers = instances.map(({ p }) => jobRecords(p.home)[0]?.worker_pid).filter(Boolean);
+  const signal = (pid, sig) => { try { process.kill(pid, sig); } catch { /* already gone */ } };
+  for (const pid of workers) signal(pid, 'SIGCONT');
+  for (const { run } of instances) run.child.kill('SIGTERM');
+  const all = Promise.all(instances.map(({ run }) => run.exited));
+  if (await Promise.race([all.then(() => true), sleep(graceMs).then(() => false)])) return;
+  for (const { run } of instances) run.child.kill('SIGKILL');
+  for (const pid of workers) signal(pid, 'SIGKILL');
+  await all;
 }
 
 // The WITH options of the Iceberg table demo.<name> in the job's ${WH}.

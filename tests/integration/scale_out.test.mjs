@@ -17,7 +17,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { checkpointSets, floe, jobRecords, produce, runJob, sandbox, scaledOutJob, sleep, start, startCluster,
-         stopClusters, tempRoot, waitFor, writeJsonl } from './harness.mjs';
+         stopClusters, stopInstances, tempRoot, waitFor, writeJsonl } from './harness.mjs';
 
 const ROOT = tempRoot('floe-scale-out-');
 const HALF = 3000;
@@ -130,10 +130,7 @@ async function startTwo(job, { crashAt, bothCommit = true } = {}) {
   return { a, b };
 }
 
-async function stopAll(job) {
-  for (const { run } of job.instances) run.child.kill('SIGTERM');
-  for (const { run } of job.instances) await run.exited;
-}
+const stopAll = (job) => stopInstances(job.instances);
 
 test('three instances share a topic: kills and rebalances leave every seq exactly once', async (t) => {
   const job = await scaledJob('kills');

@@ -37,6 +37,8 @@ start_server() {
 
 case "$cmd" in
   start)
+    # A server left in DIR (a start repeated without a stop) would outlive its removed directory.
+    [[ -d "$dir/data" ]] && as_server "$bindir/pg_ctl" -D "$dir/data" -m immediate -w stop > /dev/null 2>&1 || true
     rm -rf "$dir"
     mkdir -p "$dir"
     dir="$(cd "$dir" && pwd)"

@@ -3,10 +3,13 @@
 #include "floe/catalog/jdbc_catalog.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "floe/catalog/catalog_config.h"
 #include "floe/iceberg/commit_test_util.h"
@@ -199,6 +202,42 @@ TEST_F(JdbcCatalogTest, ForkedProcessesThatRetryAllLandWithoutLosingCommits) {
 }
 
 #ifdef FLOE_CATALOG_TEST_POSTGRES
+// Instances of a scaled-out job starting together on a new database all run CREATE TABLE IF NOT
+// EXISTS at once, which PostgreSQL may fail for all but one (a duplicate type or key).
+TEST_F(JdbcCatalogTest, ProcessesOpeningANewDatabaseAtOnceAllCreateOrFindItsTables) {
+  const std::string fresh = "floe_fresh_" + std::to_string(::getpid());
+  ASSERT_TRUE(Database()->Execute("CREATE DATABASE " + fresh, {}).ok());
+  CatalogConfig on_fresh = config_;
+  size_t at = on_fresh.uri.find("///floe?");
+  ASSERT_NE(at, std::string::npos) << on_fresh.uri;
+  on_fresh.uri.replace(at, 8, "///" + fresh + "?");
+  constexpr int kProcs = 8;
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  std::vector<pid_t> children;
+  for (int i = 0; i < kProcs; ++i) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      char byte;
+      ::close(go[1]);
+      if (::read(go[0], &byte, 1) != 0) ::_exit(3);  // released together when the pipe closes
+      ::_exit(OpenCatalog(on_fresh).ok() ? 0 : 1);
+    }
+    children.push_back(pid);
+  }
+  ::close(go[0]);
+  ::close(go[1]);
+  int failed = 0;
+  for (pid_t pid : children) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  EXPECT_EQ(failed, 0);
+  EXPECT_TRUE(OpenCatalog(on_fresh).ok());
+  EXPECT_TRUE(Database()->Execute("DROP DATABASE " + fresh, {}).ok());
+}
+
 TEST_F(JdbcCatalogTest, ErrorsNeverShowThePassword) {
   CatalogConfig wrong = config_;
   wrong.password = "not-the-" + config_.password;

@@ -171,7 +171,9 @@ class PostgresDatabase final : public SqlDatabase {
       PQclear(res);
       bool connection_lost = PQstatus(conn_) != CONNECTION_OK;
       if (connection_lost && may_retry && attempt == 0) continue;
-      if (code == "23505") return Status::AlreadyExists(msg);
+      // Unique violation, and a table or type (a table's row type) that already exists: what
+      // two sessions running the same CREATE TABLE IF NOT EXISTS at once may get.
+      if (code == "23505" || code == "42P07" || code == "42710") return Status::AlreadyExists(msg);
       if (connection_lost) return Status::Unavailable(msg);
       return Status::IOError(msg);
     }
