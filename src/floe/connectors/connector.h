@@ -11,6 +11,7 @@
 
 #include "floe/common/record_batch.h"
 #include "floe/common/status.h"
+#include "floe/common/time_zone.h"
 #include "floe/runtime/checkpoint.h"
 #include "floe/runtime/checkpoint_config.h"
 #include "floe/runtime/job_graph.h"
@@ -90,6 +91,8 @@ struct JobContext {
   // Source positions per checkpoint (sources write, committers read) and start overrides.
   std::shared_ptr<runtime::SourcePositionBoard> positions;
   std::shared_ptr<ScaleOut> scale_out;  // null: one instance runs the job (the default)
+  // 'table.local-time-zone': TIMESTAMP_LTZ's windows, casts and clock functions (null: UTC).
+  std::shared_ptr<const TimeZone> session_zone;
 };
 
 // What `--on-stale-restore` chooses when a restore finds the table ahead of the restored

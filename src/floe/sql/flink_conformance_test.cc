@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "floe/common/civil_time.h"
 #include "floe/sql/parser.h"
 #include "floe/sql/planner.h"
 #include "floe/sql/planner_test_util.h"
@@ -81,6 +82,11 @@ std::string FlinkValue(const std::string& json, TypeId type) {
     }
     if (fraction.empty() && text.size() == 19 && text.substr(16) == ":00") text.resize(16);
     return fraction.empty() ? text : text + "." + fraction;
+  }
+  if (type == TypeId::kTimestampTz) {  // java.time.Instant's text: seconds always shown
+    std::string text = FlinkValue(json.substr(0, json.size() - 1), TypeId::kTimestamp);
+    if (text.size() == 16) text += ":00";
+    return text + "Z";
   }
   if (type == TypeId::kDouble || type == TypeId::kFloat) {
     double v = 0;
@@ -328,8 +334,8 @@ TEST(FlinkConformance, CalcITCase) {
   };
   for (const FlinkCase& c : refused) RunCase(small, kSmallData3, c);
   // Refused in the DDL: ROW and MAP columns (testSelectStarFromNestedTable, testNestedProject,
-  // testSourceWithCustomInternalData), and the session time zone with CURRENT_WATERMARK
-  // (testCurrentWatermark; testCurrentWatermarkForNonRowtimeAttribute and
+  // testSourceWithCustomInternalData); CURRENT_WATERMARK, not evaluated yet (testCurrentWatermark
+  // expects a watermark per record in the Calc; testCurrentWatermarkForNonRowtimeAttribute and
   // testCurrentWatermarkWithoutAnyAttribute expect Flink to refuse too).
   RunCase(Table("MyTable", "`_1` ROW<`_1` INT, `_2` INT>, `_2` STRING"), "",
           {"testSelectStarFromNestedTable",
@@ -358,7 +364,7 @@ TEST(FlinkConformance, CalcITCase) {
              "INSERT INTO out SELECT id, CURRENT_WATERMARK(ts) FROM T",
              "id INT, w STRING",
              {},
-             "floe computes TIMESTAMP_LTZ (window boundaries, casts, printing) in UTC only"});
+             "not implemented yet: CURRENT_WATERMARK(ts)"});
   }
 }
 
@@ -380,7 +386,9 @@ constexpr const char* kT1 =
     "WATERMARK FOR `rowtime` AS `rowtime` - INTERVAL '1' SECOND) "
     "WITH ('connector' = 'filesystem', 'path' = '${DIR}', 'format' = 'json');\n";
 
-std::string WindowDataWithTimestamp() {
+// TestData.windowDataWithTimestamp; `ltz`: its times as epoch milliseconds of Asia/Shanghai's
+// wall clock (WindowAggregateITCase's useTimestampLtz variant), else as text.
+std::string WindowDataWithTimestamp(bool ltz = false) {
   struct Row {
     const char* ts;
     const char* rest;
@@ -404,9 +412,80 @@ std::string WindowDataWithTimestamp() {
   };
   std::string out;
   for (const Row& r : rows) {
-    out += std::string("{\"ts\":\"2020-10-10 ") + r.ts + ".000\"," + r.rest + "}\n";
+    const std::string wall = std::string("2020-10-10 ") + r.ts + ".000";
+    int64_t micros = 0;
+    EXPECT_EQ(ParseTimestamp(wall, false, &micros), nullptr);
+    const int64_t shanghai = 8 * kMicrosPerHour;
+    out += (ltz ? "{\"ts\":" + std::to_string((micros - shanghai) / 1000)
+                : "{\"ts\":\"" + wall + "\"") +
+           "," + r.rest + "}\n";
   }
   return out;
+}
+
+// T1 over TIMESTAMP_LTZ rowtimes in the session zone Asia/Shanghai, as WindowAggregateITCase's
+// useTimestampLtz variant declares it.
+constexpr const char* kT1Ltz =
+    "SET 'table.local-time-zone' = 'Asia/Shanghai';\n"
+    "CREATE TABLE T1 (`ts` BIGINT, `int` INT, `double` DOUBLE, `float` FLOAT, "
+    "`bigdec` DECIMAL(10, 2), `string` STRING, `name` STRING, "
+    "`rowtime` AS TO_TIMESTAMP_LTZ(`ts`, 3), "
+    "WATERMARK FOR `rowtime` AS `rowtime` - INTERVAL '1' SECOND) "
+    "WITH ('connector' = 'filesystem', 'path' = '${DIR}', 'format' = 'json');\n";
+
+// A Shanghai wall-clock time as Flink prints the instant ("2020-10-10T00:00:04.999" ->
+// "2020-10-09T16:00:04.999Z").
+std::string ShanghaiInstant(const std::string& wall) {
+  int64_t micros = 0;
+  EXPECT_EQ(ParseTimestamp(wall, false, &micros), nullptr) << wall;
+  TimestampFormat format;
+  format.separator = ' ';
+  format.trim_zeros = true;
+  return FlinkValue(FormatTimestamp(micros - 8 * kMicrosPerHour, format) + "Z",
+                    TypeId::kTimestampTz);
+}
+
+// Runs `c` over T1 as written (TIMESTAMP rowtimes), then, unless refused, over T1 with
+// TIMESTAMP_LTZ rowtimes in Asia/Shanghai holding the same wall-clock times: Flink's rows
+// again, window_start and window_end being wall-clock TIMESTAMPs; the sink columns named in
+// `ltz` (window_time, rowtimes) are then TIMESTAMP_LTZ(3), the instants of Flink's values. A
+// query that reads `ts` itself (STRING here, BIGINT there) runs once.
+void RunT1Case(const FlinkCase& c, const std::vector<std::string>& ltz = {"wt"}) {
+  RunCase(kT1, WindowDataWithTimestamp(), c);
+  if (!c.refused.empty() || c.query.find("`ts`") != std::string::npos) return;
+  FlinkCase zoned = c;
+  zoned.name += " over TIMESTAMP_LTZ in Asia/Shanghai";
+  std::vector<std::string> sink_columns;
+  for (size_t at = 0; at != std::string::npos;) {
+    size_t comma = zoned.sink.find(", ", at);
+    sink_columns.push_back(zoned.sink.substr(at, comma == std::string::npos ? comma : comma - at));
+    at = comma == std::string::npos ? comma : comma + 2;
+  }
+  std::vector<size_t> shifted;
+  zoned.sink.clear();
+  for (size_t i = 0; i < sink_columns.size(); ++i) {
+    std::string column = sink_columns[i];
+    const std::string name = column.substr(0, column.find(' '));
+    if (std::find(ltz.begin(), ltz.end(), name) != ltz.end()) {
+      column = name + " TIMESTAMP_LTZ(3)";
+      shifted.push_back(i);
+    }
+    zoned.sink += (i > 0 ? ", " : "") + column;
+  }
+  for (std::string& row : zoned.expected) {
+    std::vector<std::string> values;
+    for (size_t at = 0; at != std::string::npos;) {
+      size_t comma = row.find(',', at);
+      values.push_back(row.substr(at, comma == std::string::npos ? comma : comma - at));
+      at = comma == std::string::npos ? comma : comma + 1;
+    }
+    row.clear();
+    for (size_t i = 0; i < values.size(); ++i) {
+      const bool instant = std::find(shifted.begin(), shifted.end(), i) != shifted.end();
+      row += (i > 0 ? "," : "") + (instant ? ShanghaiInstant(values[i]) : values[i]);
+    }
+  }
+  RunCase(kT1Ltz, WindowDataWithTimestamp(true), zoned);
 }
 
 // A WindowAggregateITCase test that calls concat_distinct_agg(`string`) as its last column:
@@ -608,12 +687,10 @@ std::vector<UdafCase> WindowAggregateUdafCases() {
 }
 
 TEST(FlinkConformance, WindowAggregateITCase) {
-  const std::string data = WindowDataWithTimestamp();
   // testCascadeEventTimeTumbleWindowWithOffset: a GROUP BY over a window aggregation's
   // window_start / window_end. Flink recognises them as a window (append rows); floe runs the
   // outer GROUP BY as a regular aggregation, a changelog whose final rows are Flink's.
-  RunCase(
-      kT1, data,
+  RunT1Case(
       {"testCascadeEventTimeTumbleWindowWithOffset",
        "INSERT INTO out SELECT cnt, window_start, window_end, COUNT(*) FROM (SELECT `name`, "
        "window_start, window_end, COUNT(DISTINCT `string`) AS cnt FROM TABLE(TUMBLE(TABLE T1, "
@@ -622,30 +699,30 @@ TEST(FlinkConformance, WindowAggregateITCase) {
        "cnt BIGINT, ws TIMESTAMP(3), we TIMESTAMP(3), n BIGINT",
        Lines({"0,2020-10-09T08:00,2020-10-10T08:00,1", "3,2020-10-09T08:00,2020-10-10T08:00,2"}),
        ""});
-  RunCase(kT1, data,
-          {"testTumbleWindowOutputWindowTime",
-           "INSERT INTO out SELECT `name`, window_start, window_end, window_time, COUNT(*) FROM "
-           "TABLE(TUMBLE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY `name`, "
-           "window_start, window_end, window_time",
-           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3), n BIGINT",
-           Lines({"a,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999,4",
-                  "a,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999,1",
-                  "b,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999,2",
-                  "b,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999,1",
-                  "b,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999,1",
-                  "null,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999,1"}),
-           ""});
-  RunCase(kT1, data,
-          {"testFieldNameConflict",
-           "INSERT INTO out SELECT window_time, MIN(rowtime) AS start_time, MAX(rowtime) AS "
-           "end_time FROM TABLE(TUMBLE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP "
-           "BY window_start, window_end, window_time",
-           "wt TIMESTAMP(3), s TIMESTAMP(3), e TIMESTAMP(3)",
-           Lines({"2020-10-10T00:00:04.999,2020-10-10T00:00:01,2020-10-10T00:00:04",
-                  "2020-10-10T00:00:09.999,2020-10-10T00:00:06,2020-10-10T00:00:08",
-                  "2020-10-10T00:00:19.999,2020-10-10T00:00:16,2020-10-10T00:00:16",
-                  "2020-10-10T00:00:34.999,2020-10-10T00:00:32,2020-10-10T00:00:34"}),
-           ""});
+  RunT1Case({"testTumbleWindowOutputWindowTime",
+             "INSERT INTO out SELECT `name`, window_start, window_end, window_time, COUNT(*) FROM "
+             "TABLE(TUMBLE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY `name`, "
+             "window_start, window_end, window_time",
+             "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3), n BIGINT",
+             Lines({"a,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999,4",
+                    "a,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999,1",
+                    "b,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999,2",
+                    "b,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999,1",
+                    "b,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999,1",
+                    "null,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999,1"}),
+             ""});
+  RunT1Case(
+      {"testFieldNameConflict",
+       "INSERT INTO out SELECT window_time, MIN(rowtime) AS start_time, MAX(rowtime) AS "
+       "end_time FROM TABLE(TUMBLE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP "
+       "BY window_start, window_end, window_time",
+       "wt TIMESTAMP(3), s TIMESTAMP(3), e TIMESTAMP(3)",
+       Lines({"2020-10-10T00:00:04.999,2020-10-10T00:00:01,2020-10-10T00:00:04",
+              "2020-10-10T00:00:09.999,2020-10-10T00:00:06,2020-10-10T00:00:08",
+              "2020-10-10T00:00:19.999,2020-10-10T00:00:16,2020-10-10T00:00:16",
+              "2020-10-10T00:00:34.999,2020-10-10T00:00:32,2020-10-10T00:00:34"}),
+       ""},
+      {"wt", "s", "e"});
   // Its own data: rowtime from epoch milliseconds, a watermark 10 ms behind every element
   // (emitted after each: interval 0), a 5 ms session gap.
   RunCase(
@@ -672,14 +749,13 @@ TEST(FlinkConformance, WindowAggregateITCase) {
   const std::string aggregates =
       "COUNT(*), SUM(`bigdec`), MAX(`double`), MIN(`float`), COUNT(DISTINCT `string`)";
   const std::string aggregate_columns = "n BIGINT, s DECIMAL(38, 2), mx DOUBLE, mn FLOAT, d BIGINT";
-  RunCase(kT1, data,
-          {"testEventTimeTumbleWindow",
-           "INSERT INTO out SELECT `name`, window_start, window_end, " + aggregates +
-               ", concat_distinct_agg(`string`) FROM TABLE(TUMBLE(TABLE T1, DESCRIPTOR(rowtime), "
-               "INTERVAL '5' SECOND)) GROUP BY `name`, window_start, window_end",
-           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), " + aggregate_columns + ", c STRING",
-           {},
-           "function CONCAT_DISTINCT_AGG is not supported yet"});
+  RunT1Case({"testEventTimeTumbleWindow",
+             "INSERT INTO out SELECT `name`, window_start, window_end, " + aggregates +
+                 ", concat_distinct_agg(`string`) FROM TABLE(TUMBLE(TABLE T1, DESCRIPTOR(rowtime), "
+                 "INTERVAL '5' SECOND)) GROUP BY `name`, window_start, window_end",
+             "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), " + aggregate_columns + ", c STRING",
+             {},
+             "function CONCAT_DISTINCT_AGG is not supported yet"});
   for (const UdafCase& c : WindowAggregateUdafCases()) {
     std::vector<std::string> expected;
     for (const std::string& row : c.expected) expected.push_back(row.substr(0, row.rfind(',')));
@@ -697,10 +773,9 @@ TEST(FlinkConformance, WindowAggregateITCase) {
       head.clear();
       sink = aggregate_columns;
     }
-    RunCase(kT1, data,
-            {c.name + " without concat_distinct_agg",
-             "INSERT INTO out SELECT " + head + aggregates + " FROM " + c.from, sink, expected,
-             c.refused});
+    RunT1Case({c.name + " without concat_distinct_agg",
+               "INSERT INTO out SELECT " + head + aggregates + " FROM " + c.from, sink, expected,
+               c.refused});
   }
 }
 
@@ -797,891 +872,870 @@ TEST(FlinkConformance, DeduplicateITCase) {
 // and also run without that column, the rest of Flink's query and rows unchanged.
 
 TEST(FlinkConformance, WindowRankITCase) {
-  const std::string data = WindowDataWithTimestamp();
-  RunCase(kT1, data,
-          {"testTumbleWindow",
-           "INSERT INTO out "
-           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
-           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
-           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
-           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
-           "concat_distinct_agg(`string`) as distinct_str FROM TABLE(TUMBLE(TABLE T1, "
-           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY `name`, window_start, "
-           "window_end)) WHERE rownum <= 2",
-           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
-           "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING, rn BIGINT",
-           {},
-           "function CONCAT_DISTINCT_AGG is not supported yet"});
-  RunCase(kT1, data,
-          {"testTumbleWindow without concat_distinct_agg",
-           "INSERT INTO out "
-           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
-           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
-           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
-           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv FROM TABLE(TUMBLE(TABLE "
-           "T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY `name`, window_start, "
-           "window_end)) WHERE rownum <= 2",
-           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
-           "max_d DOUBLE, min_f FLOAT, uv BIGINT, rn BIGINT",
-           Lines({"a,2020-10-10T00:00,2020-10-10T00:00:05,4,11.10,5.0,1.0,2,1",
-                  "a,2020-10-10T00:00:05,2020-10-10T00:00:10,1,3.33,null,3.0,1,2",
-                  "b,2020-10-10T00:00:05,2020-10-10T00:00:10,2,6.66,6.0,3.0,2,1",
-                  "b,2020-10-10T00:00:15,2020-10-10T00:00:20,1,4.44,4.0,4.0,1,1",
-                  "b,2020-10-10T00:00:30,2020-10-10T00:00:35,1,3.33,3.0,3.0,1,2",
-                  "null,2020-10-10T00:00:30,2020-10-10T00:00:35,1,7.77,7.0,7.0,0,1"}),
-           ""});
-  RunCase(kT1, data,
-          {"testTumbleWindowWithRankOffset",
-           "INSERT INTO out "
-           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
-           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
-           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
-           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
-           "concat_distinct_agg(`string`) as distinct_str FROM TABLE(TUMBLE(TABLE T1, "
-           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY `name`, window_start, "
-           "window_end)) WHERE rownum > 1 AND rownum <= 2",
-           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
-           "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING, rn BIGINT",
-           {},
-           "function CONCAT_DISTINCT_AGG is not supported yet"});
-  RunCase(kT1, data,
-          {"testTumbleWindowWithRankOffset without concat_distinct_agg",
-           "INSERT INTO out "
-           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
-           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
-           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
-           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv FROM TABLE(TUMBLE(TABLE "
-           "T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY `name`, window_start, "
-           "window_end)) WHERE rownum > 1 AND rownum <= 2",
-           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
-           "max_d DOUBLE, min_f FLOAT, uv BIGINT, rn BIGINT",
-           Lines({"a,2020-10-10T00:00:05,2020-10-10T00:00:10,1,3.33,null,3.0,1,2",
-                  "b,2020-10-10T00:00:30,2020-10-10T00:00:35,1,3.33,3.0,3.0,1,2"}),
-           ""});
-  RunCase(kT1, data,
-          {"testTumbleWindowWithoutRankNumber",
-           "INSERT INTO out "
-           "SELECT `name`, window_start, window_end, cnt, sum_b, max_d, min_f, uv, "
-           "distinct_str FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
-           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
-           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
-           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
-           "concat_distinct_agg(`string`) as distinct_str FROM TABLE(TUMBLE(TABLE T1, "
-           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY `name`, window_start, "
-           "window_end)) WHERE rownum > 1 AND rownum <= 2",
-           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
-           "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING",
-           {},
-           "function CONCAT_DISTINCT_AGG is not supported yet"});
-  RunCase(kT1, data,
-          {"testTumbleWindowWithoutRankNumber without concat_distinct_agg",
-           "INSERT INTO out "
-           "SELECT `name`, window_start, window_end, cnt, sum_b, max_d, min_f, uv FROM "
-           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end ORDER BY "
-           "sum_b DESC) as rownum FROM (SELECT `name`, window_start, window_end, COUNT(*) "
-           "as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, MIN(`float`) as "
-           "min_f, COUNT(DISTINCT `string`) as uv FROM TABLE(TUMBLE(TABLE T1, "
-           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY `name`, window_start, "
-           "window_end)) WHERE rownum > 1 AND rownum <= 2",
-           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
-           "max_d DOUBLE, min_f FLOAT, uv BIGINT",
-           Lines({"a,2020-10-10T00:00:05,2020-10-10T00:00:10,1,3.33,null,3.0,1",
-                  "b,2020-10-10T00:00:30,2020-10-10T00:00:35,1,3.33,3.0,3.0,1"}),
-           ""});
-  RunCase(kT1, data,
-          {"testTumbleWindowTVF",
-           "INSERT INTO out "
-           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
-           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
-           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
-           "ORDER BY `int` DESC) as rownum FROM TABLE(TUMBLE(TABLE T1, "
-           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND))) WHERE rownum <= 2",
-           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
-           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
-           Lines({"2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
-                  "00:00:02.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
-                  "00:00:08.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
-                  "00:00:06.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
-                  "00:00:07.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
-                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
-                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
-                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
-                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
-                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999"}),
-           ""});
-  RunCase(kT1, data,
-          {"testTumbleWindowTVFWithOffset",
-           "INSERT INTO out "
-           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
-           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
-           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
-           "ORDER BY `int` DESC) as rownum FROM TABLE(TUMBLE(TABLE T1, "
-           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '1' SECOND))) WHERE rownum "
-           "<= 2",
-           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
-           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
-           Lines({"2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00:01,2020-10-10T00:00:06,2020-10-10T00:00:05.999",
-                  "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
-                  "00:00:02.000,2020-10-10T00:00:01,2020-10-10T00:00:06,2020-10-10T00:00:05.999",
-                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
-                  "00:00:08.000,2020-10-10T00:00:06,2020-10-10T00:00:11,2020-10-10T00:00:10.999",
-                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
-                  "00:00:06.000,2020-10-10T00:00:06,2020-10-10T00:00:11,2020-10-10T00:00:10.999",
-                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
-                  "00:00:07.000,2020-10-10T00:00:06,2020-10-10T00:00:11,2020-10-10T00:00:10.999",
-                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
-                  "00:00:16.000,2020-10-10T00:00:16,2020-10-10T00:00:21,2020-10-10T00:00:20.999",
-                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
-                  "00:00:32.000,2020-10-10T00:00:31,2020-10-10T00:00:36,2020-10-10T00:00:35.999",
-                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
-                  "00:00:34.000,2020-10-10T00:00:31,2020-10-10T00:00:36,2020-10-10T00:00:35.999"}),
-           ""});
-  RunCase(kT1, data,
-          {"testTumbleWindowTVFWithNegativeOffset",
-           "INSERT INTO out "
-           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
-           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
-           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
-           "ORDER BY `int` DESC) as rownum FROM TABLE(TUMBLE(TABLE T1, "
-           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '-1' SECOND))) WHERE "
-           "rownum <= 2",
-           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
-           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
-           Lines({"2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
-                  "00:00:02.000,2020-10-09T23:59:59,2020-10-10T00:00:04,2020-10-10T00:00:03.999",
-                  "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
-                  "00:00:03.000,2020-10-09T23:59:59,2020-10-10T00:00:04,2020-10-10T00:00:03.999",
-                  "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
-                  "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
-                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
-                  "00:00:06.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
-                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
-                  "00:00:07.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
-                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
-                  "00:00:16.000,2020-10-10T00:00:14,2020-10-10T00:00:19,2020-10-10T00:00:18.999",
-                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
-                  "00:00:32.000,2020-10-10T00:00:29,2020-10-10T00:00:34,2020-10-10T00:00:33.999",
-                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
-                  "00:00:34.000,2020-10-10T00:00:34,2020-10-10T00:00:39,2020-10-10T00:00:38.999"}),
-           ""});
-  RunCase(kT1, data,
-          {"testTumbleWindowTVFWithCalc",
-           "INSERT INTO out "
-           "SELECT `int`, `string`, `name`, window_start, window_end, window_time FROM "
-           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
-           "ORDER BY `int` DESC) as rownum FROM TABLE(TUMBLE(TABLE T1, "
-           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND))) WHERE rownum <= 2",
-           "i INT, s STRING, n STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
-           Lines({"5,null,a,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2,Comment#1,a,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "3,Comment#2,a,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "6,Hi,b,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "3,Hello,b,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "4,Hi,b,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
-                  "7,null,null,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
-                  "1,Comment#3,b,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999"}),
-           ""});
-  RunCase(kT1, data,
-          {"testHopWindow",
-           "INSERT INTO out "
-           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
-           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
-           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
-           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
-           "concat_distinct_agg(`string`) as distinct_str FROM TABLE(HOP(TABLE T1, "
-           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY "
-           "`name`, window_start, window_end)) WHERE rownum <= 2",
-           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
-           "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING, rn BIGINT",
-           {},
-           "function CONCAT_DISTINCT_AGG is not supported yet"});
-  RunCase(kT1, data,
-          {"testHopWindow without concat_distinct_agg",
-           "INSERT INTO out "
-           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
-           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
-           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
-           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv FROM TABLE(HOP(TABLE "
-           "T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY "
-           "`name`, window_start, window_end)) WHERE rownum <= 2",
-           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
-           "max_d DOUBLE, min_f FLOAT, uv BIGINT, rn BIGINT",
-           Lines({"a,2020-10-09T23:59:55,2020-10-10T00:00:05,4,11.10,5.0,1.0,2,1",
-                  "a,2020-10-10T00:00,2020-10-10T00:00:10,6,19.98,5.0,1.0,3,1",
-                  "a,2020-10-10T00:00:05,2020-10-10T00:00:15,1,3.33,null,3.0,1,2",
-                  "b,2020-10-10T00:00,2020-10-10T00:00:10,2,6.66,6.0,3.0,2,2",
-                  "b,2020-10-10T00:00:05,2020-10-10T00:00:15,2,6.66,6.0,3.0,2,1",
-                  "b,2020-10-10T00:00:10,2020-10-10T00:00:20,1,4.44,4.0,4.0,1,1",
-                  "b,2020-10-10T00:00:15,2020-10-10T00:00:25,1,4.44,4.0,4.0,1,1",
-                  "b,2020-10-10T00:00:25,2020-10-10T00:00:35,1,3.33,3.0,3.0,1,2",
-                  "b,2020-10-10T00:00:30,2020-10-10T00:00:40,1,3.33,3.0,3.0,1,2",
-                  "null,2020-10-10T00:00:25,2020-10-10T00:00:35,1,7.77,7.0,7.0,0,1",
-                  "null,2020-10-10T00:00:30,2020-10-10T00:00:40,1,7.77,7.0,7.0,0,1"}),
-           ""});
-  RunCase(kT1, data,
-          {"testHopWindowWithRankOffset",
-           "INSERT INTO out "
-           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
-           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
-           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
-           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
-           "concat_distinct_agg(`string`) as distinct_str FROM TABLE(HOP(TABLE T1, "
-           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY "
-           "`name`, window_start, window_end)) WHERE rownum > 1 AND rownum <= 2",
-           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
-           "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING, rn BIGINT",
-           {},
-           "function CONCAT_DISTINCT_AGG is not supported yet"});
-  RunCase(kT1, data,
-          {"testHopWindowWithRankOffset without concat_distinct_agg",
-           "INSERT INTO out "
-           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
-           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
-           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
-           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv FROM TABLE(HOP(TABLE "
-           "T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY "
-           "`name`, window_start, window_end)) WHERE rownum > 1 AND rownum <= 2",
-           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
-           "max_d DOUBLE, min_f FLOAT, uv BIGINT, rn BIGINT",
-           Lines({"a,2020-10-10T00:00:05,2020-10-10T00:00:15,1,3.33,null,3.0,1,2",
-                  "b,2020-10-10T00:00,2020-10-10T00:00:10,2,6.66,6.0,3.0,2,2",
-                  "b,2020-10-10T00:00:25,2020-10-10T00:00:35,1,3.33,3.0,3.0,1,2",
-                  "b,2020-10-10T00:00:30,2020-10-10T00:00:40,1,3.33,3.0,3.0,1,2"}),
-           ""});
-  RunCase(kT1, data,
-          {"testHopWindowWithoutRankNumber",
-           "INSERT INTO out "
-           "SELECT `name`, window_start, window_end, cnt, sum_b, max_d, min_f, uv, "
-           "distinct_str FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
-           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
-           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
-           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
-           "concat_distinct_agg(`string`) as distinct_str FROM TABLE(HOP(TABLE T1, "
-           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY "
-           "`name`, window_start, window_end)) WHERE rownum > 1 AND rownum <= 2",
-           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
-           "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING",
-           {},
-           "function CONCAT_DISTINCT_AGG is not supported yet"});
-  RunCase(kT1, data,
-          {"testHopWindowWithoutRankNumber without concat_distinct_agg",
-           "INSERT INTO out "
-           "SELECT `name`, window_start, window_end, cnt, sum_b, max_d, min_f, uv FROM "
-           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end ORDER BY "
-           "sum_b DESC) as rownum FROM (SELECT `name`, window_start, window_end, COUNT(*) "
-           "as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, MIN(`float`) as "
-           "min_f, COUNT(DISTINCT `string`) as uv FROM TABLE(HOP(TABLE T1, "
-           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY "
-           "`name`, window_start, window_end)) WHERE rownum > 1 AND rownum <= 2",
-           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
-           "max_d DOUBLE, min_f FLOAT, uv BIGINT",
-           Lines({"a,2020-10-10T00:00:05,2020-10-10T00:00:15,1,3.33,null,3.0,1",
-                  "b,2020-10-10T00:00,2020-10-10T00:00:10,2,6.66,6.0,3.0,2",
-                  "b,2020-10-10T00:00:25,2020-10-10T00:00:35,1,3.33,3.0,3.0,1",
-                  "b,2020-10-10T00:00:30,2020-10-10T00:00:40,1,3.33,3.0,3.0,1"}),
-           ""});
-  RunCase(kT1, data,
-          {"testHopWindowTVF",
-           "INSERT INTO out "
-           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
-           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
-           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
-           "ORDER BY `int` DESC) as rownum FROM TABLE(HOP(TABLE T1, DESCRIPTOR(rowtime), "
-           "INTERVAL '5' SECOND, INTERVAL '10' SECOND))) WHERE rownum <= 2",
-           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
-           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
-           Lines({"2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
-                  "00:00:04.000,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
-                  "00:00:02.000,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
-                  "00:00:06.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
-                  "00:00:06.000,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
-                  "00:00:07.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
-                  "00:00:08.000,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
-                  "00:00:07.000,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
-                  "00:00:16.000,2020-10-10T00:00:10,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
-                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
-                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:25,2020-10-10T00:00:24.999",
-                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
-                  "00:00:32.000,2020-10-10T00:00:25,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
-                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
-                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
-                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
-                  "00:00:34.000,2020-10-10T00:00:25,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
-                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
-                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999"}),
-           ""});
-  RunCase(kT1, data,
-          {"testHopWindowTVFWithCalc",
-           "INSERT INTO out "
-           "SELECT `int`, `string`, `name`, window_start, window_end, window_time FROM "
-           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
-           "ORDER BY `int` DESC) as rownum FROM TABLE(HOP(TABLE T1, DESCRIPTOR(rowtime), "
-           "INTERVAL '5' SECOND, INTERVAL '10' SECOND))) WHERE rownum <= 2",
-           "i INT, s STRING, n STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
-           Lines({"5,null,a,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2,Comment#1,a,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "5,null,a,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "5,Hi,a,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "6,Hi,b,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "6,Hi,b,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "3,Hello,b,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "3,Comment#2,a,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "3,Hello,b,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "4,Hi,b,2020-10-10T00:00:10,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
-                  "4,Hi,b,2020-10-10T00:00:15,2020-10-10T00:00:25,2020-10-10T00:00:24.999",
-                  "7,null,null,2020-10-10T00:00:25,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
-                  "7,null,null,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
-                  "1,Comment#3,b,2020-10-10T00:00:25,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
-                  "1,Comment#3,b,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999"}),
-           ""});
-  RunCase(kT1, data,
-          {"testCumulateWindow",
-           "INSERT INTO out "
-           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
-           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
-           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
-           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
-           "concat_distinct_agg(`string`) as distinct_str FROM TABLE(CUMULATE(TABLE T1, "
-           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '15' SECOND)) GROUP BY "
-           "`name`, window_start, window_end)) WHERE rownum <= 2",
-           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
-           "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING, rn BIGINT",
-           {},
-           "function CONCAT_DISTINCT_AGG is not supported yet"});
-  RunCase(kT1, data,
-          {"testCumulateWindow without concat_distinct_agg",
-           "INSERT INTO out "
-           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
-           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
-           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
-           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv FROM "
-           "TABLE(CUMULATE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL "
-           "'15' SECOND)) GROUP BY `name`, window_start, window_end)) WHERE rownum <= 2",
-           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
-           "max_d DOUBLE, min_f FLOAT, uv BIGINT, rn BIGINT",
-           Lines({"a,2020-10-10T00:00,2020-10-10T00:00:05,4,11.10,5.0,1.0,2,1",
-                  "a,2020-10-10T00:00,2020-10-10T00:00:10,6,19.98,5.0,1.0,3,1",
-                  "a,2020-10-10T00:00,2020-10-10T00:00:15,6,19.98,5.0,1.0,3,1",
-                  "b,2020-10-10T00:00,2020-10-10T00:00:10,2,6.66,6.0,3.0,2,2",
-                  "b,2020-10-10T00:00,2020-10-10T00:00:15,2,6.66,6.0,3.0,2,2",
-                  "b,2020-10-10T00:00:15,2020-10-10T00:00:20,1,4.44,4.0,4.0,1,1",
-                  "b,2020-10-10T00:00:15,2020-10-10T00:00:25,1,4.44,4.0,4.0,1,1",
-                  "b,2020-10-10T00:00:15,2020-10-10T00:00:30,1,4.44,4.0,4.0,1,1",
-                  "b,2020-10-10T00:00:30,2020-10-10T00:00:35,1,3.33,3.0,3.0,1,2",
-                  "b,2020-10-10T00:00:30,2020-10-10T00:00:40,1,3.33,3.0,3.0,1,2",
-                  "b,2020-10-10T00:00:30,2020-10-10T00:00:45,1,3.33,3.0,3.0,1,2",
-                  "null,2020-10-10T00:00:30,2020-10-10T00:00:35,1,7.77,7.0,7.0,0,1",
-                  "null,2020-10-10T00:00:30,2020-10-10T00:00:40,1,7.77,7.0,7.0,0,1",
-                  "null,2020-10-10T00:00:30,2020-10-10T00:00:45,1,7.77,7.0,7.0,0,1"}),
-           ""});
-  RunCase(kT1, data,
-          {"testCumulateWindowWithRankOffset",
-           "INSERT INTO out "
-           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
-           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
-           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
-           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
-           "concat_distinct_agg(`string`) as distinct_str FROM TABLE(CUMULATE(TABLE T1, "
-           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '15' SECOND)) GROUP BY "
-           "`name`, window_start, window_end)) WHERE rownum > 1 AND rownum <= 2",
-           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
-           "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING, rn BIGINT",
-           {},
-           "function CONCAT_DISTINCT_AGG is not supported yet"});
-  RunCase(kT1, data,
-          {"testCumulateWindowWithRankOffset without concat_distinct_agg",
-           "INSERT INTO out "
-           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
-           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
-           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
-           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv FROM "
-           "TABLE(CUMULATE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL "
-           "'15' SECOND)) GROUP BY `name`, window_start, window_end)) WHERE rownum > 1 "
-           "AND rownum <= 2",
-           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
-           "max_d DOUBLE, min_f FLOAT, uv BIGINT, rn BIGINT",
-           Lines({"b,2020-10-10T00:00,2020-10-10T00:00:10,2,6.66,6.0,3.0,2,2",
-                  "b,2020-10-10T00:00,2020-10-10T00:00:15,2,6.66,6.0,3.0,2,2",
-                  "b,2020-10-10T00:00:30,2020-10-10T00:00:35,1,3.33,3.0,3.0,1,2",
-                  "b,2020-10-10T00:00:30,2020-10-10T00:00:40,1,3.33,3.0,3.0,1,2",
-                  "b,2020-10-10T00:00:30,2020-10-10T00:00:45,1,3.33,3.0,3.0,1,2"}),
-           ""});
-  RunCase(kT1, data,
-          {"testCumulateWindowWithoutRankNumber",
-           "INSERT INTO out "
-           "SELECT `name`, window_start, window_end, cnt, sum_b, max_d, min_f, uv, "
-           "distinct_str FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
-           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
-           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
-           "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
-           "concat_distinct_agg(`string`) as distinct_str FROM TABLE(CUMULATE(TABLE T1, "
-           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '15' SECOND)) GROUP BY "
-           "`name`, window_start, window_end)) WHERE rownum > 1 AND rownum <= 2",
-           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
-           "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING",
-           {},
-           "function CONCAT_DISTINCT_AGG is not supported yet"});
-  RunCase(kT1, data,
-          {"testCumulateWindowWithoutRankNumber without concat_distinct_agg",
-           "INSERT INTO out "
-           "SELECT `name`, window_start, window_end, cnt, sum_b, max_d, min_f, uv FROM "
-           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end ORDER BY "
-           "sum_b DESC) as rownum FROM (SELECT `name`, window_start, window_end, COUNT(*) "
-           "as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, MIN(`float`) as "
-           "min_f, COUNT(DISTINCT `string`) as uv FROM TABLE(CUMULATE(TABLE T1, "
-           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '15' SECOND)) GROUP BY "
-           "`name`, window_start, window_end)) WHERE rownum > 1 AND rownum <= 2",
-           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
-           "max_d DOUBLE, min_f FLOAT, uv BIGINT",
-           Lines({"b,2020-10-10T00:00,2020-10-10T00:00:10,2,6.66,6.0,3.0,2",
-                  "b,2020-10-10T00:00,2020-10-10T00:00:15,2,6.66,6.0,3.0,2",
-                  "b,2020-10-10T00:00:30,2020-10-10T00:00:35,1,3.33,3.0,3.0,1",
-                  "b,2020-10-10T00:00:30,2020-10-10T00:00:40,1,3.33,3.0,3.0,1",
-                  "b,2020-10-10T00:00:30,2020-10-10T00:00:45,1,3.33,3.0,3.0,1"}),
-           ""});
-  RunCase(kT1, data,
-          {"testTop1",
-           "INSERT INTO out "
-           "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
-           "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
-           "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b FROM TABLE(TUMBLE(TABLE "
-           "T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY `name`, window_start, "
-           "window_end)) WHERE rownum <= 1",
-           "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), rn "
-           "BIGINT",
-           Lines({"a,2020-10-10T00:00,2020-10-10T00:00:05,4,11.10,1",
-                  "b,2020-10-10T00:00:05,2020-10-10T00:00:10,2,6.66,1",
-                  "b,2020-10-10T00:00:15,2020-10-10T00:00:20,1,4.44,1",
-                  "null,2020-10-10T00:00:30,2020-10-10T00:00:35,1,7.77,1"}),
-           ""});
-  RunCase(kT1, data,
-          {"testCumulateWindowTVF",
-           "INSERT INTO out "
-           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
-           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
-           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
-           "ORDER BY `int` DESC) as rownum FROM TABLE(CUMULATE(TABLE T1, "
-           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '15' SECOND))) WHERE "
-           "rownum <= 2",
-           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
-           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
-           Lines({"2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
-                  "00:00:02.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
-                  "00:00:06.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
-                  "00:00:06.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
-                  "00:00:07.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
-                  "00:00:07.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
-                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
-                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
-                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:25,2020-10-10T00:00:24.999",
-                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
-                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:30,2020-10-10T00:00:29.999",
-                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
-                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
-                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
-                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
-                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
-                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:45,2020-10-10T00:00:44.999",
-                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
-                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
-                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
-                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
-                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
-                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:45,2020-10-10T00:00:44.999"}),
-           ""});
-  RunCase(kT1, data,
-          {"testCumulateWindowTVFWithCalc",
-           "INSERT INTO out "
-           "SELECT `int`, `string`, `name`, window_start, window_end, window_time FROM "
-           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
-           "ORDER BY `int` DESC) as rownum FROM TABLE(CUMULATE(TABLE T1, "
-           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '15' SECOND))) WHERE "
-           "rownum <= 2",
-           "i INT, s STRING, n STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
-           Lines({"5,null,a,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2,Comment#1,a,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "5,null,a,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "5,Hi,a,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "5,null,a,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "5,Hi,a,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "6,Hi,b,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "6,Hi,b,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "3,Hello,b,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "3,Hello,b,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "4,Hi,b,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
-                  "4,Hi,b,2020-10-10T00:00:15,2020-10-10T00:00:25,2020-10-10T00:00:24.999",
-                  "4,Hi,b,2020-10-10T00:00:15,2020-10-10T00:00:30,2020-10-10T00:00:29.999",
-                  "7,null,null,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
-                  "7,null,null,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
-                  "7,null,null,2020-10-10T00:00:30,2020-10-10T00:00:45,2020-10-10T00:00:44.999",
-                  "1,Comment#3,b,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
-                  "1,Comment#3,b,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
-                  "1,Comment#3,b,2020-10-10T00:00:30,2020-10-10T00:00:45,2020-10-10T00:00:44.999"}),
-           ""});
+  RunT1Case({"testTumbleWindow",
+             "INSERT INTO out "
+             "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+             "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+             "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+             "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
+             "concat_distinct_agg(`string`) as distinct_str FROM TABLE(TUMBLE(TABLE T1, "
+             "DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY `name`, window_start, "
+             "window_end)) WHERE rownum <= 2",
+             "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+             "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING, rn BIGINT",
+             {},
+             "function CONCAT_DISTINCT_AGG is not supported yet"});
+  RunT1Case({"testTumbleWindow without concat_distinct_agg",
+             "INSERT INTO out "
+             "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+             "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+             "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+             "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv FROM TABLE(TUMBLE(TABLE "
+             "T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY `name`, window_start, "
+             "window_end)) WHERE rownum <= 2",
+             "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+             "max_d DOUBLE, min_f FLOAT, uv BIGINT, rn BIGINT",
+             Lines({"a,2020-10-10T00:00,2020-10-10T00:00:05,4,11.10,5.0,1.0,2,1",
+                    "a,2020-10-10T00:00:05,2020-10-10T00:00:10,1,3.33,null,3.0,1,2",
+                    "b,2020-10-10T00:00:05,2020-10-10T00:00:10,2,6.66,6.0,3.0,2,1",
+                    "b,2020-10-10T00:00:15,2020-10-10T00:00:20,1,4.44,4.0,4.0,1,1",
+                    "b,2020-10-10T00:00:30,2020-10-10T00:00:35,1,3.33,3.0,3.0,1,2",
+                    "null,2020-10-10T00:00:30,2020-10-10T00:00:35,1,7.77,7.0,7.0,0,1"}),
+             ""});
+  RunT1Case({"testTumbleWindowWithRankOffset",
+             "INSERT INTO out "
+             "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+             "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+             "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+             "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
+             "concat_distinct_agg(`string`) as distinct_str FROM TABLE(TUMBLE(TABLE T1, "
+             "DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY `name`, window_start, "
+             "window_end)) WHERE rownum > 1 AND rownum <= 2",
+             "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+             "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING, rn BIGINT",
+             {},
+             "function CONCAT_DISTINCT_AGG is not supported yet"});
+  RunT1Case({"testTumbleWindowWithRankOffset without concat_distinct_agg",
+             "INSERT INTO out "
+             "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+             "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+             "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+             "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv FROM TABLE(TUMBLE(TABLE "
+             "T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY `name`, window_start, "
+             "window_end)) WHERE rownum > 1 AND rownum <= 2",
+             "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+             "max_d DOUBLE, min_f FLOAT, uv BIGINT, rn BIGINT",
+             Lines({"a,2020-10-10T00:00:05,2020-10-10T00:00:10,1,3.33,null,3.0,1,2",
+                    "b,2020-10-10T00:00:30,2020-10-10T00:00:35,1,3.33,3.0,3.0,1,2"}),
+             ""});
+  RunT1Case({"testTumbleWindowWithoutRankNumber",
+             "INSERT INTO out "
+             "SELECT `name`, window_start, window_end, cnt, sum_b, max_d, min_f, uv, "
+             "distinct_str FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+             "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+             "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+             "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
+             "concat_distinct_agg(`string`) as distinct_str FROM TABLE(TUMBLE(TABLE T1, "
+             "DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY `name`, window_start, "
+             "window_end)) WHERE rownum > 1 AND rownum <= 2",
+             "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+             "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING",
+             {},
+             "function CONCAT_DISTINCT_AGG is not supported yet"});
+  RunT1Case({"testTumbleWindowWithoutRankNumber without concat_distinct_agg",
+             "INSERT INTO out "
+             "SELECT `name`, window_start, window_end, cnt, sum_b, max_d, min_f, uv FROM "
+             "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end ORDER BY "
+             "sum_b DESC) as rownum FROM (SELECT `name`, window_start, window_end, COUNT(*) "
+             "as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, MIN(`float`) as "
+             "min_f, COUNT(DISTINCT `string`) as uv FROM TABLE(TUMBLE(TABLE T1, "
+             "DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY `name`, window_start, "
+             "window_end)) WHERE rownum > 1 AND rownum <= 2",
+             "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+             "max_d DOUBLE, min_f FLOAT, uv BIGINT",
+             Lines({"a,2020-10-10T00:00:05,2020-10-10T00:00:10,1,3.33,null,3.0,1",
+                    "b,2020-10-10T00:00:30,2020-10-10T00:00:35,1,3.33,3.0,3.0,1"}),
+             ""});
+  RunT1Case(
+      {"testTumbleWindowTVF",
+       "INSERT INTO out "
+       "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+       "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+       "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
+       "ORDER BY `int` DESC) as rownum FROM TABLE(TUMBLE(TABLE T1, "
+       "DESCRIPTOR(rowtime), INTERVAL '5' SECOND))) WHERE rownum <= 2",
+       "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+       "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+       Lines({"2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+              "00:00:02.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+              "00:00:08.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+              "00:00:06.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+              "00:00:07.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+              "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+              "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+              "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+              "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+              "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999"}),
+       ""});
+  RunT1Case(
+      {"testTumbleWindowTVFWithOffset",
+       "INSERT INTO out "
+       "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+       "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+       "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
+       "ORDER BY `int` DESC) as rownum FROM TABLE(TUMBLE(TABLE T1, "
+       "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '1' SECOND))) WHERE rownum "
+       "<= 2",
+       "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+       "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+       Lines({"2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00:01,2020-10-10T00:00:06,2020-10-10T00:00:05.999",
+              "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+              "00:00:02.000,2020-10-10T00:00:01,2020-10-10T00:00:06,2020-10-10T00:00:05.999",
+              "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+              "00:00:08.000,2020-10-10T00:00:06,2020-10-10T00:00:11,2020-10-10T00:00:10.999",
+              "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+              "00:00:06.000,2020-10-10T00:00:06,2020-10-10T00:00:11,2020-10-10T00:00:10.999",
+              "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+              "00:00:07.000,2020-10-10T00:00:06,2020-10-10T00:00:11,2020-10-10T00:00:10.999",
+              "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+              "00:00:16.000,2020-10-10T00:00:16,2020-10-10T00:00:21,2020-10-10T00:00:20.999",
+              "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+              "00:00:32.000,2020-10-10T00:00:31,2020-10-10T00:00:36,2020-10-10T00:00:35.999",
+              "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+              "00:00:34.000,2020-10-10T00:00:31,2020-10-10T00:00:36,2020-10-10T00:00:35.999"}),
+       ""});
+  RunT1Case(
+      {"testTumbleWindowTVFWithNegativeOffset",
+       "INSERT INTO out "
+       "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+       "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+       "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
+       "ORDER BY `int` DESC) as rownum FROM TABLE(TUMBLE(TABLE T1, "
+       "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '-1' SECOND))) WHERE "
+       "rownum <= 2",
+       "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+       "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+       Lines({"2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+              "00:00:02.000,2020-10-09T23:59:59,2020-10-10T00:00:04,2020-10-10T00:00:03.999",
+              "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+              "00:00:03.000,2020-10-09T23:59:59,2020-10-10T00:00:04,2020-10-10T00:00:03.999",
+              "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
+              "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
+              "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+              "00:00:06.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
+              "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+              "00:00:07.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
+              "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+              "00:00:16.000,2020-10-10T00:00:14,2020-10-10T00:00:19,2020-10-10T00:00:18.999",
+              "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+              "00:00:32.000,2020-10-10T00:00:29,2020-10-10T00:00:34,2020-10-10T00:00:33.999",
+              "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+              "00:00:34.000,2020-10-10T00:00:34,2020-10-10T00:00:39,2020-10-10T00:00:38.999"}),
+       ""});
+  RunT1Case(
+      {"testTumbleWindowTVFWithCalc",
+       "INSERT INTO out "
+       "SELECT `int`, `string`, `name`, window_start, window_end, window_time FROM "
+       "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
+       "ORDER BY `int` DESC) as rownum FROM TABLE(TUMBLE(TABLE T1, "
+       "DESCRIPTOR(rowtime), INTERVAL '5' SECOND))) WHERE rownum <= 2",
+       "i INT, s STRING, n STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+       Lines({"5,null,a,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2,Comment#1,a,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "3,Comment#2,a,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "6,Hi,b,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "3,Hello,b,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "4,Hi,b,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+              "7,null,null,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+              "1,Comment#3,b,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999"}),
+       ""});
+  RunT1Case({"testHopWindow",
+             "INSERT INTO out "
+             "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+             "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+             "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+             "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
+             "concat_distinct_agg(`string`) as distinct_str FROM TABLE(HOP(TABLE T1, "
+             "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY "
+             "`name`, window_start, window_end)) WHERE rownum <= 2",
+             "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+             "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING, rn BIGINT",
+             {},
+             "function CONCAT_DISTINCT_AGG is not supported yet"});
+  RunT1Case({"testHopWindow without concat_distinct_agg",
+             "INSERT INTO out "
+             "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+             "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+             "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+             "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv FROM TABLE(HOP(TABLE "
+             "T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY "
+             "`name`, window_start, window_end)) WHERE rownum <= 2",
+             "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+             "max_d DOUBLE, min_f FLOAT, uv BIGINT, rn BIGINT",
+             Lines({"a,2020-10-09T23:59:55,2020-10-10T00:00:05,4,11.10,5.0,1.0,2,1",
+                    "a,2020-10-10T00:00,2020-10-10T00:00:10,6,19.98,5.0,1.0,3,1",
+                    "a,2020-10-10T00:00:05,2020-10-10T00:00:15,1,3.33,null,3.0,1,2",
+                    "b,2020-10-10T00:00,2020-10-10T00:00:10,2,6.66,6.0,3.0,2,2",
+                    "b,2020-10-10T00:00:05,2020-10-10T00:00:15,2,6.66,6.0,3.0,2,1",
+                    "b,2020-10-10T00:00:10,2020-10-10T00:00:20,1,4.44,4.0,4.0,1,1",
+                    "b,2020-10-10T00:00:15,2020-10-10T00:00:25,1,4.44,4.0,4.0,1,1",
+                    "b,2020-10-10T00:00:25,2020-10-10T00:00:35,1,3.33,3.0,3.0,1,2",
+                    "b,2020-10-10T00:00:30,2020-10-10T00:00:40,1,3.33,3.0,3.0,1,2",
+                    "null,2020-10-10T00:00:25,2020-10-10T00:00:35,1,7.77,7.0,7.0,0,1",
+                    "null,2020-10-10T00:00:30,2020-10-10T00:00:40,1,7.77,7.0,7.0,0,1"}),
+             ""});
+  RunT1Case({"testHopWindowWithRankOffset",
+             "INSERT INTO out "
+             "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+             "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+             "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+             "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
+             "concat_distinct_agg(`string`) as distinct_str FROM TABLE(HOP(TABLE T1, "
+             "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY "
+             "`name`, window_start, window_end)) WHERE rownum > 1 AND rownum <= 2",
+             "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+             "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING, rn BIGINT",
+             {},
+             "function CONCAT_DISTINCT_AGG is not supported yet"});
+  RunT1Case({"testHopWindowWithRankOffset without concat_distinct_agg",
+             "INSERT INTO out "
+             "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+             "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+             "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+             "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv FROM TABLE(HOP(TABLE "
+             "T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY "
+             "`name`, window_start, window_end)) WHERE rownum > 1 AND rownum <= 2",
+             "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+             "max_d DOUBLE, min_f FLOAT, uv BIGINT, rn BIGINT",
+             Lines({"a,2020-10-10T00:00:05,2020-10-10T00:00:15,1,3.33,null,3.0,1,2",
+                    "b,2020-10-10T00:00,2020-10-10T00:00:10,2,6.66,6.0,3.0,2,2",
+                    "b,2020-10-10T00:00:25,2020-10-10T00:00:35,1,3.33,3.0,3.0,1,2",
+                    "b,2020-10-10T00:00:30,2020-10-10T00:00:40,1,3.33,3.0,3.0,1,2"}),
+             ""});
+  RunT1Case({"testHopWindowWithoutRankNumber",
+             "INSERT INTO out "
+             "SELECT `name`, window_start, window_end, cnt, sum_b, max_d, min_f, uv, "
+             "distinct_str FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+             "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+             "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+             "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
+             "concat_distinct_agg(`string`) as distinct_str FROM TABLE(HOP(TABLE T1, "
+             "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY "
+             "`name`, window_start, window_end)) WHERE rownum > 1 AND rownum <= 2",
+             "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+             "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING",
+             {},
+             "function CONCAT_DISTINCT_AGG is not supported yet"});
+  RunT1Case({"testHopWindowWithoutRankNumber without concat_distinct_agg",
+             "INSERT INTO out "
+             "SELECT `name`, window_start, window_end, cnt, sum_b, max_d, min_f, uv FROM "
+             "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end ORDER BY "
+             "sum_b DESC) as rownum FROM (SELECT `name`, window_start, window_end, COUNT(*) "
+             "as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, MIN(`float`) as "
+             "min_f, COUNT(DISTINCT `string`) as uv FROM TABLE(HOP(TABLE T1, "
+             "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) GROUP BY "
+             "`name`, window_start, window_end)) WHERE rownum > 1 AND rownum <= 2",
+             "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+             "max_d DOUBLE, min_f FLOAT, uv BIGINT",
+             Lines({"a,2020-10-10T00:00:05,2020-10-10T00:00:15,1,3.33,null,3.0,1",
+                    "b,2020-10-10T00:00,2020-10-10T00:00:10,2,6.66,6.0,3.0,2",
+                    "b,2020-10-10T00:00:25,2020-10-10T00:00:35,1,3.33,3.0,3.0,1",
+                    "b,2020-10-10T00:00:30,2020-10-10T00:00:40,1,3.33,3.0,3.0,1"}),
+             ""});
+  RunT1Case(
+      {"testHopWindowTVF",
+       "INSERT INTO out "
+       "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+       "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+       "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
+       "ORDER BY `int` DESC) as rownum FROM TABLE(HOP(TABLE T1, DESCRIPTOR(rowtime), "
+       "INTERVAL '5' SECOND, INTERVAL '10' SECOND))) WHERE rownum <= 2",
+       "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+       "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+       Lines({"2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+              "00:00:04.000,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+              "00:00:02.000,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+              "00:00:06.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+              "00:00:06.000,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+              "00:00:07.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+              "00:00:08.000,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+              "00:00:07.000,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+              "00:00:16.000,2020-10-10T00:00:10,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+              "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+              "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:25,2020-10-10T00:00:24.999",
+              "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+              "00:00:32.000,2020-10-10T00:00:25,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+              "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+              "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
+              "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+              "00:00:34.000,2020-10-10T00:00:25,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+              "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+              "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999"}),
+       ""});
+  RunT1Case(
+      {"testHopWindowTVFWithCalc",
+       "INSERT INTO out "
+       "SELECT `int`, `string`, `name`, window_start, window_end, window_time FROM "
+       "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
+       "ORDER BY `int` DESC) as rownum FROM TABLE(HOP(TABLE T1, DESCRIPTOR(rowtime), "
+       "INTERVAL '5' SECOND, INTERVAL '10' SECOND))) WHERE rownum <= 2",
+       "i INT, s STRING, n STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+       Lines({"5,null,a,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2,Comment#1,a,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "5,null,a,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "5,Hi,a,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "6,Hi,b,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "6,Hi,b,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "3,Hello,b,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "3,Comment#2,a,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "3,Hello,b,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "4,Hi,b,2020-10-10T00:00:10,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+              "4,Hi,b,2020-10-10T00:00:15,2020-10-10T00:00:25,2020-10-10T00:00:24.999",
+              "7,null,null,2020-10-10T00:00:25,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+              "7,null,null,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
+              "1,Comment#3,b,2020-10-10T00:00:25,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+              "1,Comment#3,b,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999"}),
+       ""});
+  RunT1Case({"testCumulateWindow",
+             "INSERT INTO out "
+             "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+             "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+             "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+             "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
+             "concat_distinct_agg(`string`) as distinct_str FROM TABLE(CUMULATE(TABLE T1, "
+             "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '15' SECOND)) GROUP BY "
+             "`name`, window_start, window_end)) WHERE rownum <= 2",
+             "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+             "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING, rn BIGINT",
+             {},
+             "function CONCAT_DISTINCT_AGG is not supported yet"});
+  RunT1Case({"testCumulateWindow without concat_distinct_agg",
+             "INSERT INTO out "
+             "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+             "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+             "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+             "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv FROM "
+             "TABLE(CUMULATE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL "
+             "'15' SECOND)) GROUP BY `name`, window_start, window_end)) WHERE rownum <= 2",
+             "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+             "max_d DOUBLE, min_f FLOAT, uv BIGINT, rn BIGINT",
+             Lines({"a,2020-10-10T00:00,2020-10-10T00:00:05,4,11.10,5.0,1.0,2,1",
+                    "a,2020-10-10T00:00,2020-10-10T00:00:10,6,19.98,5.0,1.0,3,1",
+                    "a,2020-10-10T00:00,2020-10-10T00:00:15,6,19.98,5.0,1.0,3,1",
+                    "b,2020-10-10T00:00,2020-10-10T00:00:10,2,6.66,6.0,3.0,2,2",
+                    "b,2020-10-10T00:00,2020-10-10T00:00:15,2,6.66,6.0,3.0,2,2",
+                    "b,2020-10-10T00:00:15,2020-10-10T00:00:20,1,4.44,4.0,4.0,1,1",
+                    "b,2020-10-10T00:00:15,2020-10-10T00:00:25,1,4.44,4.0,4.0,1,1",
+                    "b,2020-10-10T00:00:15,2020-10-10T00:00:30,1,4.44,4.0,4.0,1,1",
+                    "b,2020-10-10T00:00:30,2020-10-10T00:00:35,1,3.33,3.0,3.0,1,2",
+                    "b,2020-10-10T00:00:30,2020-10-10T00:00:40,1,3.33,3.0,3.0,1,2",
+                    "b,2020-10-10T00:00:30,2020-10-10T00:00:45,1,3.33,3.0,3.0,1,2",
+                    "null,2020-10-10T00:00:30,2020-10-10T00:00:35,1,7.77,7.0,7.0,0,1",
+                    "null,2020-10-10T00:00:30,2020-10-10T00:00:40,1,7.77,7.0,7.0,0,1",
+                    "null,2020-10-10T00:00:30,2020-10-10T00:00:45,1,7.77,7.0,7.0,0,1"}),
+             ""});
+  RunT1Case({"testCumulateWindowWithRankOffset",
+             "INSERT INTO out "
+             "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+             "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+             "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+             "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
+             "concat_distinct_agg(`string`) as distinct_str FROM TABLE(CUMULATE(TABLE T1, "
+             "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '15' SECOND)) GROUP BY "
+             "`name`, window_start, window_end)) WHERE rownum > 1 AND rownum <= 2",
+             "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+             "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING, rn BIGINT",
+             {},
+             "function CONCAT_DISTINCT_AGG is not supported yet"});
+  RunT1Case({"testCumulateWindowWithRankOffset without concat_distinct_agg",
+             "INSERT INTO out "
+             "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+             "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+             "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+             "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv FROM "
+             "TABLE(CUMULATE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL "
+             "'15' SECOND)) GROUP BY `name`, window_start, window_end)) WHERE rownum > 1 "
+             "AND rownum <= 2",
+             "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+             "max_d DOUBLE, min_f FLOAT, uv BIGINT, rn BIGINT",
+             Lines({"b,2020-10-10T00:00,2020-10-10T00:00:10,2,6.66,6.0,3.0,2,2",
+                    "b,2020-10-10T00:00,2020-10-10T00:00:15,2,6.66,6.0,3.0,2,2",
+                    "b,2020-10-10T00:00:30,2020-10-10T00:00:35,1,3.33,3.0,3.0,1,2",
+                    "b,2020-10-10T00:00:30,2020-10-10T00:00:40,1,3.33,3.0,3.0,1,2",
+                    "b,2020-10-10T00:00:30,2020-10-10T00:00:45,1,3.33,3.0,3.0,1,2"}),
+             ""});
+  RunT1Case({"testCumulateWindowWithoutRankNumber",
+             "INSERT INTO out "
+             "SELECT `name`, window_start, window_end, cnt, sum_b, max_d, min_f, uv, "
+             "distinct_str FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+             "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+             "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, "
+             "MIN(`float`) as min_f, COUNT(DISTINCT `string`) as uv, "
+             "concat_distinct_agg(`string`) as distinct_str FROM TABLE(CUMULATE(TABLE T1, "
+             "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '15' SECOND)) GROUP BY "
+             "`name`, window_start, window_end)) WHERE rownum > 1 AND rownum <= 2",
+             "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+             "max_d DOUBLE, min_f FLOAT, uv BIGINT, c STRING",
+             {},
+             "function CONCAT_DISTINCT_AGG is not supported yet"});
+  RunT1Case({"testCumulateWindowWithoutRankNumber without concat_distinct_agg",
+             "INSERT INTO out "
+             "SELECT `name`, window_start, window_end, cnt, sum_b, max_d, min_f, uv FROM "
+             "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end ORDER BY "
+             "sum_b DESC) as rownum FROM (SELECT `name`, window_start, window_end, COUNT(*) "
+             "as cnt, SUM(`bigdec`) as sum_b, MAX(`double`) as max_d, MIN(`float`) as "
+             "min_f, COUNT(DISTINCT `string`) as uv FROM TABLE(CUMULATE(TABLE T1, "
+             "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '15' SECOND)) GROUP BY "
+             "`name`, window_start, window_end)) WHERE rownum > 1 AND rownum <= 2",
+             "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), "
+             "max_d DOUBLE, min_f FLOAT, uv BIGINT",
+             Lines({"b,2020-10-10T00:00,2020-10-10T00:00:10,2,6.66,6.0,3.0,2",
+                    "b,2020-10-10T00:00,2020-10-10T00:00:15,2,6.66,6.0,3.0,2",
+                    "b,2020-10-10T00:00:30,2020-10-10T00:00:35,1,3.33,3.0,3.0,1",
+                    "b,2020-10-10T00:00:30,2020-10-10T00:00:40,1,3.33,3.0,3.0,1",
+                    "b,2020-10-10T00:00:30,2020-10-10T00:00:45,1,3.33,3.0,3.0,1"}),
+             ""});
+  RunT1Case(
+      {"testTop1",
+       "INSERT INTO out "
+       "SELECT * FROM (SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, "
+       "window_end ORDER BY sum_b DESC) as rownum FROM (SELECT `name`, window_start, "
+       "window_end, COUNT(*) as cnt, SUM(`bigdec`) as sum_b FROM TABLE(TUMBLE(TABLE "
+       "T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND)) GROUP BY `name`, window_start, "
+       "window_end)) WHERE rownum <= 1",
+       "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), cnt BIGINT, sum_b DECIMAL(38, 2), rn "
+       "BIGINT",
+       Lines({"a,2020-10-10T00:00,2020-10-10T00:00:05,4,11.10,1",
+              "b,2020-10-10T00:00:05,2020-10-10T00:00:10,2,6.66,1",
+              "b,2020-10-10T00:00:15,2020-10-10T00:00:20,1,4.44,1",
+              "null,2020-10-10T00:00:30,2020-10-10T00:00:35,1,7.77,1"}),
+       ""});
+  RunT1Case(
+      {"testCumulateWindowTVF",
+       "INSERT INTO out "
+       "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+       "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+       "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
+       "ORDER BY `int` DESC) as rownum FROM TABLE(CUMULATE(TABLE T1, "
+       "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '15' SECOND))) WHERE "
+       "rownum <= 2",
+       "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+       "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+       Lines({"2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+              "00:00:02.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+              "00:00:06.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+              "00:00:06.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+              "00:00:07.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+              "00:00:07.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+              "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+              "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+              "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:25,2020-10-10T00:00:24.999",
+              "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+              "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:30,2020-10-10T00:00:29.999",
+              "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+              "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+              "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+              "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
+              "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+              "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:45,2020-10-10T00:00:44.999",
+              "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+              "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+              "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+              "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
+              "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+              "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:45,2020-10-10T00:00:44.999"}),
+       ""});
+  RunT1Case(
+      {"testCumulateWindowTVFWithCalc",
+       "INSERT INTO out "
+       "SELECT `int`, `string`, `name`, window_start, window_end, window_time FROM "
+       "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
+       "ORDER BY `int` DESC) as rownum FROM TABLE(CUMULATE(TABLE T1, "
+       "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '15' SECOND))) WHERE "
+       "rownum <= 2",
+       "i INT, s STRING, n STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+       Lines({"5,null,a,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2,Comment#1,a,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "5,null,a,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "5,Hi,a,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "5,null,a,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "5,Hi,a,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "6,Hi,b,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "6,Hi,b,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "3,Hello,b,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "3,Hello,b,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "4,Hi,b,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+              "4,Hi,b,2020-10-10T00:00:15,2020-10-10T00:00:25,2020-10-10T00:00:24.999",
+              "4,Hi,b,2020-10-10T00:00:15,2020-10-10T00:00:30,2020-10-10T00:00:29.999",
+              "7,null,null,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+              "7,null,null,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
+              "7,null,null,2020-10-10T00:00:30,2020-10-10T00:00:45,2020-10-10T00:00:44.999",
+              "1,Comment#3,b,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+              "1,Comment#3,b,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
+              "1,Comment#3,b,2020-10-10T00:00:30,2020-10-10T00:00:45,2020-10-10T00:00:44.999"}),
+       ""});
 }
 
 TEST(FlinkConformance, WindowDeduplicateITCase) {
-  const std::string data = WindowDataWithTimestamp();
-  RunCase(kT1, data,
-          {"testTumbleWindowKeepLastRow",
-           "INSERT INTO out "
-           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
-           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
-           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
-           "ORDER BY rowtime DESC) as rownum FROM TABLE(TUMBLE(TABLE T1, "
-           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND))) WHERE rownum <= 1",
-           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
-           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
-           Lines({"2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
-                  "00:00:08.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
-                  "00:00:07.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
-                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
-                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
-                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
-                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
-                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999"}),
-           ""});
-  RunCase(kT1, data,
-          {"testTumbleWindowKeepFirstRow",
-           "INSERT INTO out "
-           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
-           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
-           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
-           "ORDER BY rowtime) as rownum FROM TABLE(TUMBLE(TABLE T1, DESCRIPTOR(rowtime), "
-           "INTERVAL '5' SECOND))) WHERE rownum <= 1",
-           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
-           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
-           Lines({"2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
-                  "00:00:01.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
-                  "00:00:08.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
-                  "00:00:06.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
-                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
-                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
-                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
-                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
-                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999"}),
-           ""});
-  RunCase(kT1, data,
-          {"testTumbleWindowKeepLastRowWithCalc",
-           "INSERT INTO out "
-           "SELECT `int`, `string`, `name`, window_start, window_end, window_time FROM "
-           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
-           "ORDER BY rowtime DESC) as rownum FROM TABLE(TUMBLE(TABLE T1, "
-           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND))) WHERE rownum <= 1",
-           "i INT, s STRING, n STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
-           Lines({"5,null,a,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "3,Comment#2,a,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "3,Hello,b,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "4,Hi,b,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
-                  "7,null,null,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
-                  "1,Comment#3,b,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999"}),
-           ""});
-  RunCase(kT1, data,
-          {"testCumulateWindowKeepLastRow",
-           "INSERT INTO out "
-           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
-           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
-           "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
-           "ORDER BY rowtime DESC) as rownum FROM TABLE(CUMULATE(TABLE T1, "
-           "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '15' SECOND))) WHERE "
-           "rownum <= 1",
-           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
-           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
-           Lines({"2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
-                  "00:00:08.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
-                  "00:00:08.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
-                  "00:00:07.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
-                  "00:00:07.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
-                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
-                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
-                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:25,2020-10-10T00:00:24.999",
-                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
-                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:30,2020-10-10T00:00:29.999",
-                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
-                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
-                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
-                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
-                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
-                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:45,2020-10-10T00:00:44.999",
-                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
-                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
-                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
-                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
-                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
-                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:45,2020-10-10T00:00:44.999"}),
-           ""});
+  RunT1Case(
+      {"testTumbleWindowKeepLastRow",
+       "INSERT INTO out "
+       "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+       "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+       "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
+       "ORDER BY rowtime DESC) as rownum FROM TABLE(TUMBLE(TABLE T1, "
+       "DESCRIPTOR(rowtime), INTERVAL '5' SECOND))) WHERE rownum <= 1",
+       "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+       "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+       Lines({"2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+              "00:00:08.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+              "00:00:07.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+              "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+              "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+              "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+              "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+              "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999"}),
+       ""});
+  RunT1Case(
+      {"testTumbleWindowKeepFirstRow",
+       "INSERT INTO out "
+       "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+       "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+       "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
+       "ORDER BY rowtime) as rownum FROM TABLE(TUMBLE(TABLE T1, DESCRIPTOR(rowtime), "
+       "INTERVAL '5' SECOND))) WHERE rownum <= 1",
+       "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+       "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+       Lines({"2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
+              "00:00:01.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+              "00:00:08.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+              "00:00:06.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+              "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+              "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+              "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+              "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+              "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999"}),
+       ""});
+  RunT1Case(
+      {"testTumbleWindowKeepLastRowWithCalc",
+       "INSERT INTO out "
+       "SELECT `int`, `string`, `name`, window_start, window_end, window_time FROM "
+       "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
+       "ORDER BY rowtime DESC) as rownum FROM TABLE(TUMBLE(TABLE T1, "
+       "DESCRIPTOR(rowtime), INTERVAL '5' SECOND))) WHERE rownum <= 1",
+       "i INT, s STRING, n STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+       Lines({"5,null,a,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "3,Comment#2,a,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "3,Hello,b,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "4,Hi,b,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+              "7,null,null,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+              "1,Comment#3,b,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999"}),
+       ""});
+  RunT1Case(
+      {"testCumulateWindowKeepLastRow",
+       "INSERT INTO out "
+       "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+       "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+       "(SELECT *, ROW_NUMBER() OVER(PARTITION BY window_start, window_end, `name` "
+       "ORDER BY rowtime DESC) as rownum FROM TABLE(CUMULATE(TABLE T1, "
+       "DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '15' SECOND))) WHERE "
+       "rownum <= 1",
+       "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+       "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+       Lines({"2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+              "00:00:08.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+              "00:00:08.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+              "00:00:07.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+              "00:00:07.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+              "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+              "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+              "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:25,2020-10-10T00:00:24.999",
+              "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+              "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:30,2020-10-10T00:00:29.999",
+              "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+              "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+              "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+              "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
+              "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+              "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:45,2020-10-10T00:00:44.999",
+              "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+              "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+              "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+              "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
+              "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+              "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:45,2020-10-10T00:00:44.999"}),
+       ""});
 }
 
 // The window TVF read without an aggregation: every row once per window, late ones too.
 TEST(FlinkConformance, WindowTableFunctionITCase) {
-  const std::string data = WindowDataWithTimestamp();
-  RunCase(kT1, data,
-          {"testTumbleWindow",
-           "INSERT INTO out "
-           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
-           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
-           "TABLE(TUMBLE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND))",
-           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
-           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
-           Lines({"2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
-                  "00:00:01.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
-                  "00:00:02.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
-                  "00:00:03.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
-                  "00:00:06.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
-                  "00:00:07.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
-                  "00:00:08.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
-                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
-                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
-                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
-                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
-                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999"}),
-           ""});
-  RunCase(kT1, data,
-          {"testTumbleWindowTVFWithOffset",
-           "INSERT INTO out "
-           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
-           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
-           "TABLE(TUMBLE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '1' "
-           "SECOND))",
-           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
-           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
-           Lines({"2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
-                  "00:00:01.000,2020-10-10T00:00:01,2020-10-10T00:00:06,2020-10-10T00:00:05.999",
-                  "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
-                  "00:00:02.000,2020-10-10T00:00:01,2020-10-10T00:00:06,2020-10-10T00:00:05.999",
-                  "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
-                  "00:00:03.000,2020-10-10T00:00:01,2020-10-10T00:00:06,2020-10-10T00:00:05.999",
-                  "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00:01,2020-10-10T00:00:06,2020-10-10T00:00:05.999",
-                  "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00:01,2020-10-10T00:00:06,2020-10-10T00:00:05.999",
-                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
-                  "00:00:06.000,2020-10-10T00:00:06,2020-10-10T00:00:11,2020-10-10T00:00:10.999",
-                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
-                  "00:00:07.000,2020-10-10T00:00:06,2020-10-10T00:00:11,2020-10-10T00:00:10.999",
-                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
-                  "00:00:08.000,2020-10-10T00:00:06,2020-10-10T00:00:11,2020-10-10T00:00:10.999",
-                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
-                  "00:00:16.000,2020-10-10T00:00:16,2020-10-10T00:00:21,2020-10-10T00:00:20.999",
-                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
-                  "00:00:32.000,2020-10-10T00:00:31,2020-10-10T00:00:36,2020-10-10T00:00:35.999",
-                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
-                  "00:00:34.000,2020-10-10T00:00:31,2020-10-10T00:00:36,2020-10-10T00:00:35.999"}),
-           ""});
-  RunCase(kT1, data,
-          {"testTumbleWindowTVFWithNegativeOffset",
-           "INSERT INTO out "
-           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
-           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
-           "TABLE(TUMBLE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL "
-           "'-1' SECOND))",
-           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
-           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
-           Lines({"2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
-                  "00:00:01.000,2020-10-09T23:59:59,2020-10-10T00:00:04,2020-10-10T00:00:03.999",
-                  "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
-                  "00:00:02.000,2020-10-09T23:59:59,2020-10-10T00:00:04,2020-10-10T00:00:03.999",
-                  "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
-                  "00:00:03.000,2020-10-09T23:59:59,2020-10-10T00:00:04,2020-10-10T00:00:03.999",
-                  "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
-                  "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
-                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
-                  "00:00:06.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
-                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
-                  "00:00:07.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
-                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
-                  "00:00:08.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
-                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
-                  "00:00:16.000,2020-10-10T00:00:14,2020-10-10T00:00:19,2020-10-10T00:00:18.999",
-                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
-                  "00:00:32.000,2020-10-10T00:00:29,2020-10-10T00:00:34,2020-10-10T00:00:33.999",
-                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
-                  "00:00:34.000,2020-10-10T00:00:34,2020-10-10T00:00:39,2020-10-10T00:00:38.999"}),
-           ""});
-  RunCase(kT1, data,
-          {"testHopWindow",
-           "INSERT INTO out "
-           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
-           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
-           "TABLE(HOP(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '10' "
-           "SECOND))",
-           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
-           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
-           Lines({"2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
-                  "00:00:01.000,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
-                  "00:00:01.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
-                  "00:00:02.000,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
-                  "00:00:02.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
-                  "00:00:03.000,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
-                  "00:00:03.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
-                  "00:00:04.000,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
-                  "00:00:04.000,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
-                  "00:00:06.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
-                  "00:00:06.000,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
-                  "00:00:07.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
-                  "00:00:07.000,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
-                  "00:00:08.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
-                  "00:00:08.000,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
-                  "00:00:16.000,2020-10-10T00:00:10,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
-                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
-                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:25,2020-10-10T00:00:24.999",
-                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
-                  "00:00:32.000,2020-10-10T00:00:25,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
-                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
-                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
-                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
-                  "00:00:34.000,2020-10-10T00:00:25,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
-                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
-                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999"}),
-           ""});
-  RunCase(kT1, data,
-          {"testCumulateWindow",
-           "INSERT INTO out "
-           "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
-           "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
-           "TABLE(CUMULATE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL "
-           "'15' SECOND))",
-           "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
-           "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
-           Lines({"2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
-                  "00:00:01.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
-                  "00:00:01.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
-                  "00:00:01.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
-                  "00:00:02.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
-                  "00:00:02.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
-                  "00:00:02.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
-                  "00:00:03.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
-                  "00:00:03.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
-                  "00:00:03.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
-                  "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
-                  "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
-                  "00:00:06.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
-                  "00:00:06.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
-                  "00:00:07.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
-                  "00:00:07.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
-                  "00:00:08.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
-                  "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
-                  "00:00:08.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
-                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
-                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
-                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
-                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:25,2020-10-10T00:00:24.999",
-                  "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
-                  "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:30,2020-10-10T00:00:29.999",
-                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
-                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
-                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
-                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
-                  "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
-                  "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:45,2020-10-10T00:00:44.999",
-                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
-                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
-                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
-                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
-                  "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
-                  "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:45,2020-10-10T00:00:44.999"}),
-           ""});
+  RunT1Case(
+      {"testTumbleWindow",
+       "INSERT INTO out "
+       "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+       "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+       "TABLE(TUMBLE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND))",
+       "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+       "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+       Lines({"2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
+              "00:00:01.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+              "00:00:02.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+              "00:00:03.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+              "00:00:06.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+              "00:00:07.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+              "00:00:08.000,2020-10-10T00:00:05,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+              "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+              "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+              "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+              "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+              "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999"}),
+       ""});
+  RunT1Case(
+      {"testTumbleWindowTVFWithOffset",
+       "INSERT INTO out "
+       "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+       "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+       "TABLE(TUMBLE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '1' "
+       "SECOND))",
+       "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+       "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+       Lines({"2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
+              "00:00:01.000,2020-10-10T00:00:01,2020-10-10T00:00:06,2020-10-10T00:00:05.999",
+              "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+              "00:00:02.000,2020-10-10T00:00:01,2020-10-10T00:00:06,2020-10-10T00:00:05.999",
+              "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+              "00:00:03.000,2020-10-10T00:00:01,2020-10-10T00:00:06,2020-10-10T00:00:05.999",
+              "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00:01,2020-10-10T00:00:06,2020-10-10T00:00:05.999",
+              "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00:01,2020-10-10T00:00:06,2020-10-10T00:00:05.999",
+              "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+              "00:00:06.000,2020-10-10T00:00:06,2020-10-10T00:00:11,2020-10-10T00:00:10.999",
+              "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+              "00:00:07.000,2020-10-10T00:00:06,2020-10-10T00:00:11,2020-10-10T00:00:10.999",
+              "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+              "00:00:08.000,2020-10-10T00:00:06,2020-10-10T00:00:11,2020-10-10T00:00:10.999",
+              "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+              "00:00:16.000,2020-10-10T00:00:16,2020-10-10T00:00:21,2020-10-10T00:00:20.999",
+              "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+              "00:00:32.000,2020-10-10T00:00:31,2020-10-10T00:00:36,2020-10-10T00:00:35.999",
+              "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+              "00:00:34.000,2020-10-10T00:00:31,2020-10-10T00:00:36,2020-10-10T00:00:35.999"}),
+       ""});
+  RunT1Case(
+      {"testTumbleWindowTVFWithNegativeOffset",
+       "INSERT INTO out "
+       "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+       "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+       "TABLE(TUMBLE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL "
+       "'-1' SECOND))",
+       "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+       "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+       Lines({"2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
+              "00:00:01.000,2020-10-09T23:59:59,2020-10-10T00:00:04,2020-10-10T00:00:03.999",
+              "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+              "00:00:02.000,2020-10-09T23:59:59,2020-10-10T00:00:04,2020-10-10T00:00:03.999",
+              "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+              "00:00:03.000,2020-10-09T23:59:59,2020-10-10T00:00:04,2020-10-10T00:00:03.999",
+              "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
+              "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
+              "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+              "00:00:06.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
+              "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+              "00:00:07.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
+              "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+              "00:00:08.000,2020-10-10T00:00:04,2020-10-10T00:00:09,2020-10-10T00:00:08.999",
+              "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+              "00:00:16.000,2020-10-10T00:00:14,2020-10-10T00:00:19,2020-10-10T00:00:18.999",
+              "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+              "00:00:32.000,2020-10-10T00:00:29,2020-10-10T00:00:34,2020-10-10T00:00:33.999",
+              "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+              "00:00:34.000,2020-10-10T00:00:34,2020-10-10T00:00:39,2020-10-10T00:00:38.999"}),
+       ""});
+  RunT1Case(
+      {"testHopWindow",
+       "INSERT INTO out "
+       "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+       "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+       "TABLE(HOP(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '10' "
+       "SECOND))",
+       "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+       "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+       Lines({"2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
+              "00:00:01.000,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
+              "00:00:01.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+              "00:00:02.000,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+              "00:00:02.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+              "00:00:03.000,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+              "00:00:03.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+              "00:00:04.000,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
+              "00:00:04.000,2020-10-09T23:59:55,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+              "00:00:06.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+              "00:00:06.000,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+              "00:00:07.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+              "00:00:07.000,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+              "00:00:08.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+              "00:00:08.000,2020-10-10T00:00:05,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+              "00:00:16.000,2020-10-10T00:00:10,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+              "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+              "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:25,2020-10-10T00:00:24.999",
+              "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+              "00:00:32.000,2020-10-10T00:00:25,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+              "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+              "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
+              "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+              "00:00:34.000,2020-10-10T00:00:25,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+              "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+              "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999"}),
+       ""});
+  RunT1Case(
+      {"testCumulateWindow",
+       "INSERT INTO out "
+       "SELECT TO_TIMESTAMP(`ts`), `int`, `double`, `float`, `bigdec`, `string`, "
+       "`name`, CAST(`rowtime` AS STRING), window_start, window_end, window_time FROM "
+       "TABLE(CUMULATE(TABLE T1, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL "
+       "'15' SECOND))",
+       "t TIMESTAMP(3), i INT, d DOUBLE, f FLOAT, bd DECIMAL(10, 2), s STRING, n STRING, rt "
+       "STRING, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3)",
+       Lines({"2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
+              "00:00:01.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
+              "00:00:01.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:01,1,1.0,1.0,1.11,Hi,a,2020-10-10 "
+              "00:00:01.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+              "00:00:02.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+              "00:00:02.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:02,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+              "00:00:02.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+              "00:00:03.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+              "00:00:03.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:03,2,2.0,2.0,2.22,Comment#1,a,2020-10-10 "
+              "00:00:03.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:04,5,5.0,5.0,5.55,null,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:05,2020-10-10T00:00:04.999",
+              "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:04,5,5.0,null,5.55,Hi,a,2020-10-10 "
+              "00:00:04.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+              "00:00:06.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:06,6,6.0,6.0,6.66,Hi,b,2020-10-10 "
+              "00:00:06.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+              "00:00:07.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:07,3,3.0,3.0,null,Hello,b,2020-10-10 "
+              "00:00:07.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+              "00:00:08.000,2020-10-10T00:00,2020-10-10T00:00:10,2020-10-10T00:00:09.999",
+              "2020-10-10T00:00:08,3,null,3.0,3.33,Comment#2,a,2020-10-10 "
+              "00:00:08.000,2020-10-10T00:00,2020-10-10T00:00:15,2020-10-10T00:00:14.999",
+              "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+              "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:20,2020-10-10T00:00:19.999",
+              "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+              "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:25,2020-10-10T00:00:24.999",
+              "2020-10-10T00:00:16,4,4.0,4.0,4.44,Hi,b,2020-10-10 "
+              "00:00:16.000,2020-10-10T00:00:15,2020-10-10T00:00:30,2020-10-10T00:00:29.999",
+              "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+              "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+              "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+              "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
+              "2020-10-10T00:00:32,7,7.0,7.0,7.77,null,null,2020-10-10 "
+              "00:00:32.000,2020-10-10T00:00:30,2020-10-10T00:00:45,2020-10-10T00:00:44.999",
+              "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+              "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:35,2020-10-10T00:00:34.999",
+              "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+              "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:40,2020-10-10T00:00:39.999",
+              "2020-10-10T00:00:34,1,3.0,3.0,3.33,Comment#3,b,2020-10-10 "
+              "00:00:34.000,2020-10-10T00:00:30,2020-10-10T00:00:45,2020-10-10T00:00:44.999"}),
+       ""});
 }
 
 // ---- AggregateITCase (runtime/stream/sql/AggregateITCase.scala) -------------------------

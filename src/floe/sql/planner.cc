@@ -4,9 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <deque>
-#include <filesystem>
 #include <limits>
-#include <regex>
 #include <set>
 
 #include "floe/connectors/registry.h"
@@ -89,8 +87,10 @@ Result<runtime::VertexId> AddComputedColumns(runtime::JobGraph& graph, const std
                                              const CreateTable& table,
                                              const connectors::TableDescriptor& physical,
                                              std::shared_ptr<const BatchSchema> all_columns,
-                                             runtime::VertexId source) {
+                                             runtime::VertexId source,
+                                             std::shared_ptr<const TimeZone> zone) {
   ComputedColumnsSpec spec;
+  spec.zone = std::move(zone);
   spec.table = table.name;
   spec.input = physical.schema;
   spec.columns = table.columns;
@@ -143,7 +143,9 @@ class ComputedEventTime final : public connectors::EventTimeColumn {
 
 // The table as its connector sees it: physical columns only (computed ones are evaluated after
 // the source and never written), and its watermark.
-connectors::TableDescriptor Describe(const CreateTable& table) {
+// `zone`: the session zone a computed rowtime is evaluated in.
+connectors::TableDescriptor Describe(const CreateTable& table,
+                                     const std::shared_ptr<const TimeZone>& zone) {
   connectors::TableDescriptor d;
   d.name = table.name;
   auto schema = std::make_shared<BatchSchema>();
@@ -168,6 +170,7 @@ connectors::TableDescriptor Describe(const CreateTable& table) {
       // A computed rowtime: sources that make watermarks evaluate it on their physical rows
       // (a bad expression is reported where the computed columns are planned).
       ComputedColumnsSpec spec;
+      spec.zone = zone;
       spec.table = table.name;
       spec.input = d.schema;
       spec.columns = {*time};
@@ -341,7 +344,7 @@ Status CheckChangelogSink(const std::string& why, const CreateTable& sink,
 ExpressionTyper EvaluatorTyper() {
   return [](const Expr& e, const BatchSchema& layout) -> Result<SqlType> {
     FLOE_ASSIGN_OR_RAISE(ScalarExpr value,
-                         ScalarExpr::Compile(e, layout, "in the select list or HAVING"));
+                         ScalarExpr::Compile(e, layout, "in the select list or HAVING", nullptr));
     return value.type();
   };
 }
@@ -383,35 +386,23 @@ Result<AggregatePlan> CheckAggregate(const Script& script, const Insert& insert,
 
 // ---- the job's settings --------------------------------------------------------------------
 
-// 'table.local-time-zone': floe computes TIMESTAMP_LTZ (window boundaries, casts, printing) in
-// UTC, so only UTC is honoured; another zone of the tz database is refused as not implemented,
-// and a name that is no zone at all as Flink refuses it. 'default' (Flink's: the machine's zone)
-// is taken as UTC, as docs/sql.md says.
-Status CheckLocalTimeZone(const std::map<std::string, std::string>& config,
-                          const ConfigOrigin& origin) {
+// 'table.local-time-zone' as Flink takes it (common/time_zone.h): a zone of the system's tz
+// database or an offset; 'default' (Flink's default) is the machine's zone.
+Result<std::shared_ptr<const TimeZone>> SessionZone(
+    const std::map<std::string, std::string>& config, const ConfigOrigin& origin) {
   auto it = config.find("table.local-time-zone");
-  if (it == config.end()) return Status::OK();
-  const std::string& zone = it->second;
-  static const std::set<std::string> kUtc = {
-      "default",   "UTC",       "Etc/UTC", "GMT",       "Etc/GMT",       "Z",       "+00:00",
-      "UTC+00:00", "GMT+00:00", "Zulu",    "Universal", "Etc/Universal", "Etc/Zulu"};
-  if (kUtc.count(zone) > 0) return Status::OK();
-  const std::string where = origin.Of(it->first) + "'table.local-time-zone' = '" + zone + "': ";
-  bool known =
-      !zone.empty() && zone.find("..") == std::string::npos && zone[0] != '/' &&
-      std::filesystem::is_regular_file(std::filesystem::path("/usr/share/zoneinfo") / zone);
-  // Flink's fixed offsets: GMT+8, GMT+08:00, UTC-05:30, +08:00.
-  static const std::regex kOffset(R"((GMT|UTC)?[+-]\d{1,2}(:\d{2})?)");
-  known = known || std::regex_match(zone, kOffset);
-  if (!known) {
-    return Status::InvalidArgument(where +
-                                   "not a time zone: a region of the tz database such as "
-                                   "'Europe/Berlin', or an offset such as 'GMT+08:00'");
+  if (it == config.end()) return TimeZone::Load("default");
+  Result<std::shared_ptr<const TimeZone>> zone = TimeZone::Load(it->second);
+  if (!zone.ok()) {
+    return Status(zone.status().code(), origin.Of(it->first) + "'table.local-time-zone' = '" +
+                                            it->second + "': " + zone.status().message());
   }
-  return Status::NotImplemented(where +
-                                "not implemented yet: floe computes TIMESTAMP_LTZ (window "
-                                "boundaries, casts, printing) in UTC only; set 'UTC' or leave it "
-                                "unset");
+  return zone;
+}
+
+// The session zone windows over a `time` column are laid out in: TIMESTAMP_LTZ's (WindowClock).
+std::shared_ptr<const TimeZone> WindowZone(const PlannedJob& job, const DataType& time) {
+  return time.id == TypeId::kTimestampTz ? job.context.session_zone : nullptr;
 }
 
 // The SETs in order (the last one of a key wins), then the overrides, and what they configure:
@@ -461,7 +452,7 @@ Status PlanSettings(const Script& script, const PlanOptions& options, PlannedJob
   job->context.restart_delay_ms =
       job->restart.kind == runtime::RestartStrategy::Kind::kNone ? 0 : job->restart.delay_ms;
   job->context.default_parallelism = static_cast<uint32_t>(parallelism);
-  FLOE_RETURN_NOT_OK(CheckLocalTimeZone(job->config, origin));
+  FLOE_ASSIGN_OR_RAISE(job->context.session_zone, SessionZone(job->config, origin));
   // Flink keys whose other value would change results and that floe does not honour.
   for (const auto& [key, honoured] : {std::pair<std::string, std::string>{
            "table.exec.deduplicate.mini-batch.compact-changes-enabled", "false"}}) {
@@ -517,6 +508,7 @@ struct InsertPlan {
   // The source is a window aggregation's view: the names of its window_start and window_end
   // columns (a window Top-N over it partitions by them).
   std::pair<std::string, std::string> view_window;
+  std::shared_ptr<const TimeZone> view_window_zone;  // its windows' (WindowZone)
   // What the rest of the graph reads: every column once computed ones are evaluated.
   runtime::VertexId out;
   std::shared_ptr<const BatchSchema> row_schema;
@@ -573,7 +565,7 @@ Result<InsertPlan> ResolveInsert(const Script& script, size_t ordinal, const Tab
 // The source vertex, added by the table's connector.
 Status PlanSource(PlannedJob& job, InsertPlan& p) {
   FLOE_ASSIGN_OR_RAISE(p.source_connector, ConnectorOf(*p.source, Role::kSource));
-  p.source_table = Describe(*p.source);
+  p.source_table = Describe(*p.source, job.context.session_zone);
   Result<runtime::VertexId> source_vertex = p.source_connector->add_source(
       connectors::SourceRequest{&job.graph, p.source_name, &p.source_table, &job.context});
   if (!source_vertex.ok()) return AtPos(p.source->pos, source_vertex.status());
@@ -597,8 +589,9 @@ Status PlanComputedColumns(PlannedJob& job, InsertPlan& p) {
                                   "in a changelog table ('" + p.source->name + "')");
   }
   p.row_schema = RowSchemaOf(*p.source);
-  Result<runtime::VertexId> computed = AddComputedColumns(
-      job.graph, p.SourceSide("computed"), *p.source, p.source_table, p.row_schema, p.out);
+  Result<runtime::VertexId> computed =
+      AddComputedColumns(job.graph, p.SourceSide("computed"), *p.source, p.source_table,
+                         p.row_schema, p.out, job.context.session_zone);
   if (!computed.ok()) return computed.status();
   p.out = *computed;
   return Status::OK();
@@ -645,8 +638,9 @@ class AggregateArgumentRewriter {
       return Status::InvalidArgument(At(e.pos) + e.name + " takes one argument (no DISTINCT)");
     }
     const Expr x = e.children[0];
-    FLOE_ASSIGN_OR_RAISE(ScalarExpr typed,
-                         ScalarExpr::Compile(x, *p_.row_schema, "in an aggregate's argument"));
+    FLOE_ASSIGN_OR_RAISE(
+        ScalarExpr typed,
+        ScalarExpr::Compile(x, *p_.row_schema, "in an aggregate's argument", nullptr));
     const SqlType type = typed.type();
     const TypeId id = type.type.id;
     if (id != TypeId::kInt32 && id != TypeId::kInt64 && id != TypeId::kFloat &&
@@ -728,7 +722,8 @@ class AggregateArgumentRewriter {
     FLOE_ASSIGN_OR_RAISE(
         ScalarExpr value,
         ScalarExpr::Compile(e, *p_.row_schema,
-                            prefix == "$key" ? "in GROUP BY" : "in an aggregate's argument"));
+                            prefix == "$key" ? "in GROUP BY" : "in an aggregate's argument",
+                            nullptr));
     ColumnDef hidden;
     hidden.name = prefix + std::to_string(out_->hidden.size());
     hidden.type = value.type().type;
@@ -777,6 +772,7 @@ Result<runtime::VertexId> PlanAggregateArguments(PlannedJob& job, const InsertPl
                                                  const AggregatePlan& plan, uint32_t parallelism,
                                                  runtime::VertexId upstream) {
   ComputedColumnsSpec spec;
+  spec.zone = job.context.session_zone;
   spec.table = p.source->name;
   spec.input = p.row_schema;
   for (const Field& f : p.row_schema->fields) {
@@ -811,7 +807,7 @@ Result<runtime::VertexId> PlanAggregateArguments(PlannedJob& job, const InsertPl
 // The sink table, checked before the Calc so its errors point at the table.
 Status DescribeSink(InsertPlan& p) {
   FLOE_ASSIGN_OR_RAISE(p.sink_connector, ConnectorOf(*p.sink, Role::kSink));
-  p.sink_table = Describe(*p.sink);
+  p.sink_table = Describe(*p.sink, nullptr);
   // The Iceberg sink names its writer and committer after the table alone (its sink id and
   // commit markers are per table), so a second INSERT would collide with the first.
   if (!p.sink_suffix.empty() && p.sink_connector->name == "iceberg") {
@@ -854,6 +850,7 @@ Result<connectors::AddedSink> PlanCalcInsert(PlannedJob& job, const InsertPlan& 
     FLOE_ASSIGN_OR_RAISE(rows, PlanWindowTableFunction(job, p, &upstream));
   }
   CalcSpec calc;
+  calc.zone = job.context.session_zone;
   calc.input = p.changelog ? runtime::WithRowKindColumn(*rows) : rows;
   if (job.context.scale_out) calc.input = runtime::WithSourceSplitColumn(*calc.input);
   calc.where = p.insert->where;
@@ -957,7 +954,9 @@ Result<std::shared_ptr<const BatchSchema>> PlanWindowTableFunction(PlannedJob& j
                                  p.source->watermark->delay_millis};
     *upstream = PlanWatermarkAssigner(job, p, watermark, parallelism, *upstream);
   }
-  const WindowTableFunctionSpec spec{p.row_schema, window};
+  const WindowTableFunctionSpec spec{
+      p.row_schema, window,
+      WindowZone(job, p.row_schema->fields[static_cast<size_t>(window.time_column)].type)};
   runtime::VertexId v = job.graph.AddOperator(
       p.SinkSide("windows"), parallelism,
       [spec](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
@@ -998,11 +997,14 @@ Result<RankVertex> PlanRankPipeline(PlannedJob& job, const InsertPlan& p) {
   runtime::VertexId upstream = p.out;
   std::shared_ptr<const BatchSchema> rows = p.row_schema;
   std::pair<std::string, std::string> window = p.view_window;
+  std::shared_ptr<const TimeZone> window_zone = p.view_window_zone;
   if (p.insert->window) {
     FLOE_ASSIGN_OR_RAISE(rows, PlanWindowTableFunction(job, p, &upstream));
     window = {std::string(kWindowStart), std::string(kWindowEnd)};
+    window_zone = WindowZone(job, rows->fields[rows->FieldIndex(kWindowTime)].type);
   }
   FLOE_ASSIGN_OR_RAISE(RankSpec spec, RankSpecOf(p, rows, window, job.config));
+  spec.zone = std::move(window_zone);
   const uint32_t source_parallelism = job.graph.vertex(upstream).parallelism;
   if (p.insert->where) {
     FLOE_ASSIGN_OR_RAISE(upstream,
@@ -1025,6 +1027,7 @@ Result<RankVertex> PlanRankPipeline(PlannedJob& job, const InsertPlan& p) {
                                  : runtime::Partitioning::Hash(std::move(keys)));
 
   CalcSpec project;
+  project.zone = job.context.session_zone;
   project.input = RankOutput(spec);
   Expr one = Expr::Cast(Expr::Lit(Literal::Integer(1)), SqlType{DataType::Int64(), 0});
   for (const SelectItem& item : p.insert->select) {
@@ -1075,6 +1078,7 @@ Result<runtime::VertexId> PlanWhere(PlannedJob& job, const InsertPlan& p, const 
                                     std::shared_ptr<const BatchSchema> rows, uint32_t parallelism,
                                     runtime::VertexId upstream) {
   CalcSpec where;
+  where.zone = job.context.session_zone;
   // Scaled out, the rows' claim travels on to the aggregate (a reserved column the Calc passes),
   // as a changelog's row kinds do.
   where.input = job.context.scale_out ? runtime::WithSourceSplitColumn(*rows)
@@ -1148,6 +1152,7 @@ Result<AggregateVertex> PlanAggregateOperator(PlannedJob& job, const InsertPlan&
     spec.split_column = split_column;
     spec.key_columns = key_columns;
     spec.window = *plan.window;
+    spec.zone = WindowZone(job, input->fields[static_cast<size_t>(plan.window->time_column)].type);
     spec.aggregates = plan.aggregates;
     spec.job_config = job.config;
     Result<runtime::VertexId> added = AddAggregate<WindowAggregateOperator>(
@@ -1187,6 +1192,7 @@ Result<AggregateVertex> PlanAggregateOperator(PlannedJob& job, const InsertPlan&
 Result<runtime::VertexId> PlanAggregateCalc(PlannedJob& job, const InsertPlan& p,
                                             const AggregatePlan& plan, const AggregateVertex& agg) {
   CalcSpec project;
+  project.zone = job.context.session_zone;
   // The operator's aggregates are agg0, agg1, ... after its keys (and window columns).
   auto input = std::make_shared<BatchSchema>(*agg.output);
   for (size_t f = plan.key_columns.size(); f < input->fields.size(); ++f) {
@@ -1310,11 +1316,11 @@ Status PlanViewSource(PlannedJob& job, const Script& script, const TableUses& us
     visible->fields.push_back(Field{std::string(kRowNumberColumn), DataType::Int64(), false, 0});
     for (size_t i = 0; i < query.select.size(); ++i) {
       FLOE_ASSIGN_OR_RAISE(ScalarExpr value, ScalarExpr::Compile(query.select[i].expr, *visible,
-                                                                 "in the select list"));
+                                                                 "in the select list", nullptr));
       add_column(i, value.type().type, true);
     }
     inner.sink = &view;
-    inner.sink_table = Describe(view);
+    inner.sink_table = Describe(view, nullptr);
     FLOE_ASSIGN_OR_RAISE(RankVertex rank, PlanRankPipeline(job, inner));
     out = rank.calc;
     p.changelog = rank.changelog;
@@ -1333,6 +1339,7 @@ Status PlanViewSource(PlannedJob& job, const Script& script, const TableUses& us
       // A window aggregation's window_time is the rowtime of the query that reads it.
       if (plan.outputs[i].kind == AggregateOutput::Kind::kWindowTime) {
         view.watermark = Watermark{c.name, 0, view.pos};
+        p.view_window_zone = WindowZone(job, f.type);
       } else if (plan.outputs[i].kind == AggregateOutput::Kind::kWindowStart) {
         p.view_window.first = c.name;
       } else if (plan.outputs[i].kind == AggregateOutput::Kind::kWindowEnd) {
@@ -1340,7 +1347,7 @@ Status PlanViewSource(PlannedJob& job, const Script& script, const TableUses& us
       }
     }
     inner.sink = &view;
-    inner.sink_table = Describe(view);
+    inner.sink_table = Describe(view, nullptr);
     FLOE_ASSIGN_OR_RAISE(out, PlanAggregatePipeline(job, inner, plan));
     p.watermarks_from_view = plan.window.has_value();
     p.changelog = !plan.window.has_value();  // a GROUP BY's result: +I / -U / +U

@@ -1615,27 +1615,32 @@ TEST(PlanJob, StateBackendAndTtlAreRefusedAtPlanTimeWithTheSetsLine) {
 
 // 'table.local-time-zone': UTC (and Flink's 'default', taken as UTC) runs; another zone is
 // refused as not implemented, never accepted and ignored; a name that is no zone is refused.
-TEST(PlanJob, LocalTimeZoneOtherThanUtcIsRefusedNotIgnored) {
+TEST(PlanJob, LocalTimeZoneTakesFlinksZonesAndRefusesOthersWithTheRule) {
   PlanOptions options;
   options.variables = {{"EVENTS", "10"}};
   auto with = [&](const std::string& zone) {
     return "SET 'table.local-time-zone' = '" + zone + "';" + std::string(kRosterToBlackhole);
   };
-  for (const char* zone : {"UTC", "default", "Etc/UTC", "GMT+00:00"}) {
-    EXPECT_TRUE(Plan(with(zone), options).ok()) << zone;
-  }
-  for (const char* zone : {"Europe/Berlin", "America/New_York", "GMT+08:00", "+05:30"}) {
+  for (const char* zone : {"UTC", "default", "Etc/UTC", "GMT+00:00", "Europe/Berlin",
+                           "America/New_York", "GMT+08:00", "+05:30", "GMT+8"}) {
     Result<std::unique_ptr<PlannedJob>> r = Plan(with(zone), options);
-    ASSERT_FALSE(r.ok()) << zone;
-    EXPECT_EQ(r.status().code(), StatusCode::kNotImplemented) << r.status().ToString();
-    EXPECT_NE(r.status().message().find("line 1, column 1: 'table.local-time-zone' = '" +
-                                        std::string(zone) + "': not implemented yet"),
-              std::string::npos)
-        << r.status().ToString();
+    ASSERT_TRUE(r.ok()) << zone << ": " << r.status().ToString();
+    EXPECT_NE((*r)->context.session_zone, nullptr);
   }
-  for (const char* zone : {"Mars/Olympus", "../../etc/passwd", "", "GMT+x"}) {
+  for (const char* zone : {"UTC+8", "PST"}) {  // Flink's own rule
+    EXPECT_EQ(ErrorOf(with(zone), options),
+              "line 1, column 1: 'table.local-time-zone' = '" + std::string(zone) +
+                  "': the supported Zone ID is either a full name such as "
+                  "'America/Los_Angeles', or a custom timezone id such as 'GMT-08:00', but "
+                  "configured Zone ID is '" +
+                  zone + "' (Flink's rule)");
+  }
+  for (const char* zone : {"Mars/Olympus", "../../etc/passwd", "", "GMT+x", "GMT-8:00"}) {
     std::string msg = ErrorOf(with(zone), options);
-    EXPECT_NE(msg.find("not a time zone"), std::string::npos) << zone << ": " << msg;
+    EXPECT_TRUE(msg.find("unknown time zone") != std::string::npos ||
+                msg.find("invalid ID for offset-based ZoneId") != std::string::npos)
+        << zone << ": " << msg;
+    EXPECT_NE(msg.find("line 1, column 1: 'table.local-time-zone' = '"), std::string::npos) << msg;
   }
 }
 

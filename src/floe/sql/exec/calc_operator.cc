@@ -224,7 +224,8 @@ Result<std::shared_ptr<const CalcProgram>> CalcProgram::Compile(const CalcSpec& 
   }
   constexpr std::string_view kPlace = "in WHERE and the select list";
   if (spec.where.has_value()) {
-    FLOE_ASSIGN_OR_RAISE(ScalarExpr where, ScalarExpr::Compile(*spec.where, *visible, kPlace));
+    FLOE_ASSIGN_OR_RAISE(ScalarExpr where,
+                         ScalarExpr::Compile(*spec.where, *visible, kPlace, spec.zone));
     if (where.type().type.id != TypeId::kBoolean) {
       return Status::InvalidArgument(Where(spec.where->pos) +
                                      "WHERE needs a BOOLEAN condition, but " + where.text() +
@@ -264,8 +265,9 @@ Status CalcProgram::Impl::CompileSelect(const CalcSpec& spec, const BatchSchema&
           "' has type " + TypeName(type) + " but column '" + target.name + "' of sink '" +
           spec.sink_name + "' is " + TypeName(target.type) + extra);
     };
-    FLOE_ASSIGN_OR_RAISE(ScalarExpr value,
-                         ScalarExpr::Compile(item.expr, visible, "in WHERE and the select list"));
+    FLOE_ASSIGN_OR_RAISE(
+        ScalarExpr value,
+        ScalarExpr::Compile(item.expr, visible, "in WHERE and the select list", spec.zone));
     const DataType type = value.type().type;
     if (item.expr.kind == ExprKind::kLiteral) {
       plan.kind = OutputPlan::Kind::kLiteral;

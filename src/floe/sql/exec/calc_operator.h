@@ -7,6 +7,7 @@
 
 #include "floe/common/record_batch.h"
 #include "floe/common/status.h"
+#include "floe/common/time_zone.h"
 #include "floe/runtime/operator.h"
 #include "floe/sql/ast.h"
 
@@ -20,6 +21,7 @@ struct CalcSpec {
   std::vector<SelectItem> select;             // empty = SELECT *
   std::shared_ptr<const BatchSchema> output;  // the sink table's columns (names, types, NOT NULL)
   std::string sink_name;                      // for messages
+  std::shared_ptr<const TimeZone> zone;       // 'table.local-time-zone' (null: UTC)
 };
 
 // CalcProgram is a compiled CalcSpec (Flink's Calc: filter + projection), immutable and shared

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <tuple>
 
+#include "floe/common/civil_time.h"
 #include "floe/connectors/connectors_test_util.h"
 #include "floe/sql/parser.h"
 
@@ -14,9 +17,10 @@ constexpr const char* kSourceColumns =
     "a BIGINT, b INT, s STRING, f DOUBLE, d DECIMAL(10, 2), flag BOOLEAN";
 
 // Compiles "INSERT INTO dst SELECT <select> FROM src [WHERE <where>]" through the real parser.
-Result<std::shared_ptr<const CalcProgram>> Compile(
-    const std::string& where, const std::string& select = "*",
-    const std::string& sink_columns = kSourceColumns) {
+Result<std::shared_ptr<const CalcProgram>> Compile(const std::string& where,
+                                                   const std::string& select = "*",
+                                                   const std::string& sink_columns = kSourceColumns,
+                                                   std::shared_ptr<const TimeZone> zone = nullptr) {
   std::string text = std::string("CREATE TABLE src (") + kSourceColumns + ");\nCREATE TABLE dst (" +
                      sink_columns + ");\nINSERT INTO dst SELECT " + select + " FROM src" +
                      (where.empty() ? "" : " WHERE " + where) + ";";
@@ -30,6 +34,7 @@ Result<std::shared_ptr<const CalcProgram>> Compile(
   spec.where = script->inserts[0].where;
   spec.select = script->inserts[0].select;
   spec.sink_name = "dst";
+  spec.zone = std::move(zone);
   return CalcProgram::Compile(spec);
 }
 
@@ -242,8 +247,9 @@ TEST(CalcProgram, CastInWhereAndTheSelectList) {
 }
 
 // `expr` into a sink column `x` of `type`: the JSON value of every input row (errors as text).
-std::vector<std::string> Values(const std::string& expr, const std::string& type) {
-  Result<std::shared_ptr<const CalcProgram>> p = Compile("", expr, "x " + type);
+std::vector<std::string> Values(const std::string& expr, const std::string& type,
+                                std::shared_ptr<const TimeZone> zone = nullptr) {
+  Result<std::shared_ptr<const CalcProgram>> p = Compile("", expr, "x " + type, std::move(zone));
   if (!p.ok()) return {p.status().message()};
   Result<RecordBatch> out = (*p)->Apply(Input());
   if (!out.ok()) return {out.status().message()};
@@ -494,6 +500,52 @@ TEST(CalcProgram, NowFunctionsReadTheClockAndIfNullIsCoalesce) {
                    "BOOLEAN"),
             Four("true"));
   EXPECT_EQ(Values("IFNULL(b, 0)", "INT"), (Strings{"10", "0", "30", "40"}));
+}
+
+// The session zone ('table.local-time-zone') where TIMESTAMP_LTZ meets a wall clock, as Flink's
+// cast rules and functions: the examples of Flink's time zone docs (Asia/Shanghai), each against
+// UTC, and the offset FLOOR keeps across a daylight-saving change (America/Los_Angeles).
+TEST(CalcProgram, TimestampLtzMeetsTheWallClockInTheSessionZone) {
+  auto shanghai = TimeZone::Load("Asia/Shanghai").ValueOrDie();
+  const std::string ltz = "TO_TIMESTAMP_LTZ(4001, 3)";
+  EXPECT_EQ(Values("CAST(" + ltz + " AS STRING)", "STRING", shanghai),
+            Four("\"1970-01-01 08:00:04.001\""));
+  EXPECT_EQ(Values("CAST(" + ltz + " AS STRING)", "STRING"), Four("\"1970-01-01 00:00:04.001\""));
+  EXPECT_EQ(Values("CAST(CAST(" + ltz + " AS TIMESTAMP(3)) AS STRING)", "STRING", shanghai),
+            Four("\"1970-01-01 08:00:04.001\""));
+  EXPECT_EQ(Values("CAST(" + ltz + " AS DATE)", "DATE", shanghai), Four("\"1970-01-01\""));
+  EXPECT_EQ(Values("EXTRACT(HOUR FROM " + ltz + ")", "BIGINT", shanghai), Four("8"));
+  EXPECT_EQ(Values("DATE_FORMAT(" + ltz + ", 'HH:mm:ss')", "STRING", shanghai),
+            Four("\"08:00:04\""));
+  // TIMESTAMP, DATE and STRING (without an offset) to TIMESTAMP_LTZ: the zone's wall clock.
+  const std::string instants =
+      "CAST(TIMESTAMP '1970-01-01 08:00:04.001' AS TIMESTAMP_LTZ(3)) = " + ltz +
+      " AND CAST('1970-01-01 08:00:04.001' AS TIMESTAMP_LTZ(3)) = " + ltz +
+      " AND CAST('1970-01-01 00:00:04.001Z' AS TIMESTAMP_LTZ(3)) = " + ltz +
+      " AND CAST(CAST('1970-01-02' AS DATE) AS TIMESTAMP_LTZ(3)) = TO_TIMESTAMP_LTZ(57600, 0)"
+      " AND FLOOR(" +
+      ltz +
+      " TO DAY) = TO_TIMESTAMP_LTZ(-28800, 0)"
+      " AND " +
+      ltz + " > '1970-01-01 08:00:04' AND " + ltz + " < '1970-01-01 08:00:05'";
+  EXPECT_EQ(Values(instants, "BOOLEAN", shanghai), Four("true"));
+  EXPECT_EQ(Values(ltz + " > '1970-01-01 08:00:04'", "BOOLEAN"), Four("false"));
+  // LOCALTIMESTAMP is the zone's wall clock now.
+  const std::vector<std::string> local =
+      Values("CAST(LOCALTIMESTAMP AS STRING)", "STRING", shanghai);
+  int64_t micros = 0;
+  ASSERT_EQ(ParseTimestamp(local[0].substr(1, local[0].size() - 2), false, &micros), nullptr);
+  const int64_t now = std::chrono::duration_cast<std::chrono::microseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  EXPECT_LT(std::abs(micros - (now + 8 * kMicrosPerHour)), 60 * kMicrosPerSecond) << local[0];
+  // 2021-03-14 03:00 PDT: floored to the day on its own offset (-7 h), as Flink's timestampFloor,
+  // so 23:00 PST the day before, not midnight.
+  auto la = TimeZone::Load("America/Los_Angeles").ValueOrDie();
+  EXPECT_EQ(Values("FLOOR(TO_TIMESTAMP_LTZ(1615716000000, 3) TO DAY) = "
+                   "TO_TIMESTAMP_LTZ(1615705200000, 3)",
+                   "BOOLEAN", la),
+            Four("true"));
 }
 
 // JSON_VALUE(json, path): the scalar at the path as text, NULL for anything else (Flink's NULL ON

@@ -38,8 +38,8 @@ Result<std::shared_ptr<const ComputedColumnsProgram>> ComputedColumnsProgram::Co
     out.name = c.name;
     out.nullable = spec.output->fields[i].nullable;
     if (c.computed) {
-      FLOE_ASSIGN_OR_RAISE(ScalarExpr node,
-                           ScalarExpr::Compile(*c.computed, *spec.input, "in a computed column"));
+      FLOE_ASSIGN_OR_RAISE(ScalarExpr node, ScalarExpr::Compile(*c.computed, *spec.input,
+                                                                "in a computed column", spec.zone));
       if (node.type().type != spec.output->fields[i].type) {
         return Status::Internal("computed column '" + c.name + "' has type " +
                                 ToString(node.type()) + ", the table says " +

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "floe/common/record_batch.h"
+#include "floe/common/time_zone.h"
 #include "floe/runtime/operator.h"
 #include "floe/sql/ast.h"
 
@@ -18,6 +19,7 @@ struct ComputedColumnsSpec {
   std::shared_ptr<const BatchSchema> input;   // the physical columns, as the source emits them
   std::vector<ColumnDef> columns;             // the table's columns, in declared order
   std::shared_ptr<const BatchSchema> output;  // every column, in declared order
+  std::shared_ptr<const TimeZone> zone;       // 'table.local-time-zone' (null: UTC)
 };
 
 // What a computed column may be is what ScalarExpr evaluates (scalar_expr.h); the rest is

@@ -19,7 +19,7 @@ Result<std::shared_ptr<const ComputedColumnsProgram>> Compile(const std::string&
     if (!c.computed) physical->fields.push_back(Field{c.name, c.type, !c.not_null});
     all->fields.push_back(Field{c.name, c.type, !c.not_null});
   }
-  ComputedColumnsSpec spec{"t", physical, table.columns, all};
+  ComputedColumnsSpec spec{"t", physical, table.columns, all, nullptr};
   return ComputedColumnsProgram::Compile(spec);
 }
 

@@ -10,6 +10,7 @@
 #include "floe/runtime/row_kind.h"
 #include "floe/sql/ast.h"
 #include "floe/sql/exec/aggregator.h"
+#include "floe/sql/exec/window_aggregate_operator.h"
 
 namespace floe::sql {
 
@@ -146,7 +147,8 @@ std::string ShapeOf(const RankSpec& spec) {
                   : "");
   }
   shape += "), ranks " + std::to_string(spec.first) + ".." + std::to_string(spec.limit);
-  return spec.window_end_column < 0 ? shape : shape + " per window";
+  return spec.window_end_column < 0 ? shape
+                                    : shape + " per window" + WindowClock(spec.zone).Describe();
 }
 
 std::string WindowNamespace(int64_t start, int64_t end) {
@@ -309,12 +311,13 @@ Status RankOperator::ProcessBatch(const RecordBatch& batch, int, runtime::Collec
   std::vector<Kept> kept;
   RecordBatch changes(output_);
   std::string value;
+  const WindowClock clock(spec_.zone);
   for (size_t row = 0; row < batch.num_rows(); ++row) {
     std::string ns;
     int64_t end = 0;
     if (windowed()) {
       end = batch.column(static_cast<size_t>(spec_.window_end_column)).Get<int64_t>(row);
-      if (end - kOneMilli <= watermark_.micros) continue;  // its window fired: late
+      if (clock.FiresAt(end) <= watermark_.micros) continue;  // its window fired: late
       ns = WindowNamespace(
           batch.column(static_cast<size_t>(spec_.window_start_column)).Get<int64_t>(row), end);
     }
@@ -329,7 +332,8 @@ Status RankOperator::ProcessBatch(const RecordBatch& batch, int, runtime::Collec
       if (exists) {
         FLOE_ASSIGN_OR_RAISE(k.top, Decode(value));
       } else if (windowed()) {
-        FLOE_RETURN_NOT_OK(state_->RegisterTimer(runtime::TimeDomain::kEventTime, end - kOneMilli));
+        FLOE_RETURN_NOT_OK(
+            state_->RegisterTimer(runtime::TimeDomain::kEventTime, clock.FiresAt(end)));
       }
       k.key = std::move(key);
       k.ns = std::move(ns);

@@ -7,6 +7,7 @@
 
 #include "floe/common/record_batch.h"
 #include "floe/common/status.h"
+#include "floe/common/time_zone.h"
 #include "floe/runtime/keyed_state.h"
 #include "floe/runtime/operator.h"
 
@@ -39,6 +40,9 @@ struct RankSpec {
   int window_start_column = -1;
   int window_end_column = -1;
   int64_t first = 1;
+  // A window rank over windows of a TIMESTAMP_LTZ time: the session zone their wall-clock ends
+  // fire in (WindowClock); else null.
+  std::shared_ptr<const TimeZone> zone;
 };
 
 // The input's columns, [kRowNumberColumn BIGINT NOT NULL], then the row-kind column (none for a

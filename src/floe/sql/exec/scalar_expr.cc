@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "floe/common/civil_time.h"
+#include "floe/common/time_zone.h"
 #include "floe/format/json/json_lines.h"
 #include "floe/format/json/text_format_internal.h"
 #include "floe/sql/exec/comparisons.h"
@@ -35,8 +36,9 @@ struct ScalarExpr::Node {
     kAnd,       // children: two or more BOOLEANs
     kOr,
     kNot,
-    kIsNull,  // negated: IS NOT NULL
-    kCase     // children: when, then, ..., else (Expr's kCase)
+    kIsNull,    // negated: IS NOT NULL
+    kCase,      // children: when, then, ..., else (Expr's kCase)
+    kZoneShift  // a TIMESTAMP_LTZ to the session zone's wall clock (TIMESTAMP), or back
   } kind = Kind::kColumn;
   // kFunction, resolved from the name when compiled (rows never compare names).
   enum class Fn {
@@ -79,6 +81,10 @@ struct ScalarExpr::Node {
   Comparison comparison;              // kCompare
   bool negated = false;               // kIsNull: IS NOT NULL
   bool null_on_failure = false;       // kCast: TRY_CAST
+  bool to_local = false;              // kZoneShift: instant -> wall clock (else back)
+  // The session zone where the node depends on it (kZoneShift, a STRING -> TIMESTAMP_LTZ cast,
+  // FLOOR / CEIL of a TIMESTAMP_LTZ, the clock functions); null for UTC.
+  const TimeZone* zone = nullptr;
   std::vector<Node> children;
 };
 
@@ -126,9 +132,16 @@ bool CastSupported(const SqlType& from, const SqlType& to) {
   return IsInteger(a) && b == TypeId::kTimestampTz;
 }
 
-Result<Node> CompileArith(const Expr& e, ArithOp op, const BatchSchema& input,
-                          std::string_view place);
-Result<Node> CompileNode(const Expr& e, const BatchSchema& input, std::string_view place);
+// What an expression is compiled against: the input's columns, where it stands (for refusals),
+// and the session time zone when it is not UTC (null: UTC, nothing to shift).
+struct Scope {
+  const BatchSchema& input;
+  std::string_view place;
+  const TimeZone* zone;
+};
+
+Result<Node> CompileArith(const Expr& e, ArithOp op, const Scope& scope);
+Result<Node> CompileNode(const Expr& e, const Scope& scope);
 
 bool IsNullLiteral(const Expr& e) {
   return e.kind == ExprKind::kLiteral && e.literal.kind == Literal::Kind::kNull;
@@ -146,6 +159,29 @@ Node NullOf(const SqlType& type, const SourcePos& pos) {
   return n;
 }
 
+// `child` (a TIMESTAMP_LTZ) as the session zone's wall clock, a TIMESTAMP of its precision, or
+// (`to_local` false; a TIMESTAMP) the instant of that wall clock, as Flink casts between them.
+Node ShiftZone(Node child, bool to_local, const TimeZone* zone) {
+  Node n;
+  n.kind = Node::Kind::kZoneShift;
+  n.pos = child.pos;
+  n.text = child.text;
+  n.to_local = to_local;
+  n.zone = zone;
+  n.type =
+      SqlType{to_local ? DataType::Timestamp() : DataType::TimestampTz(), child.type.precision};
+  n.children.push_back(std::move(child));
+  return n;
+}
+
+// In a session zone other than UTC, a TIMESTAMP_LTZ argument of a function that reads its
+// fields (EXTRACT, DATE_FORMAT) reads the zone's wall clock, as Flink's.
+void ReadLtzInZone(Node* arg, const Scope& scope) {
+  if (scope.zone != nullptr && arg->type.type.id == TypeId::kTimestampTz) {
+    *arg = ShiftZone(std::move(*arg), true, scope.zone);
+  }
+}
+
 // An exact operand's digits as a decimal; an integer literal has only its own.
 DecimalShape ShapeOf(const Node& n, const Expr& e) {
   const DataType& t = n.type.type;
@@ -160,9 +196,9 @@ DecimalShape ShapeOf(const Node& n, const Expr& e) {
 
 // A string literal compared with a value of another type is that type's value, as Flink's
 // planner casts it (BIGINT for integers, DOUBLE for FLOAT); cast once, here.
-Result<Node> CastLiteral(const Node& literal, const SqlType& to);
+Result<Node> CastLiteral(const Node& literal, const SqlType& to, const TimeZone* zone);
 
-Status CoerceStringLiteral(const Node& other, Node* side) {
+Status CoerceStringLiteral(const Node& other, const TimeZone* zone, Node* side) {
   if (side->kind != Node::Kind::kLiteral || side->type.type.id != TypeId::kString ||
       side->literal.IsNull(0)) {
     return Status::OK();
@@ -176,18 +212,17 @@ Status CoerceStringLiteral(const Node& other, Node* side) {
   } else if (id != TypeId::kBoolean && id != TypeId::kDate && !IsTimestamp(id)) {
     return Status::OK();
   }
-  FLOE_ASSIGN_OR_RAISE(*side, CastLiteral(*side, to));
+  FLOE_ASSIGN_OR_RAISE(*side, CastLiteral(*side, to, zone));
   return Status::OK();
 }
 
-Result<Node> CompileCompare(const Expr& e, const BatchSchema& input, std::string_view place,
-                            Node n) {
+Result<Node> CompileCompare(const Expr& e, const Scope& scope, Node n) {
   n.kind = Node::Kind::kCompare;
   n.type.type = DataType::Boolean();
-  FLOE_ASSIGN_OR_RAISE(Node l, CompileNode(e.children.at(0), input, place));
-  FLOE_ASSIGN_OR_RAISE(Node r, CompileNode(e.children.at(1), input, place));
-  FLOE_RETURN_NOT_OK(CoerceStringLiteral(r, &l));
-  FLOE_RETURN_NOT_OK(CoerceStringLiteral(l, &r));
+  FLOE_ASSIGN_OR_RAISE(Node l, CompileNode(e.children.at(0), scope));
+  FLOE_ASSIGN_OR_RAISE(Node r, CompileNode(e.children.at(1), scope));
+  FLOE_RETURN_NOT_OK(CoerceStringLiteral(r, scope.zone, &l));
+  FLOE_RETURN_NOT_OK(CoerceStringLiteral(l, scope.zone, &r));
   Result<Comparison> c = PlanComparison(e.op, l.type.type, ShapeOf(l, e.children[0]), r.type.type,
                                         ShapeOf(r, e.children[1]));
   if (!c.ok()) {
@@ -202,7 +237,7 @@ Result<Node> CompileCompare(const Expr& e, const BatchSchema& input, std::string
 }
 
 // AND, OR, NOT, IS [NOT] NULL: BOOLEAN; the operands of the first three must be BOOLEAN.
-Result<Node> CompileLogic(const Expr& e, const BatchSchema& input, std::string_view place, Node n) {
+Result<Node> CompileLogic(const Expr& e, const Scope& scope, Node n) {
   n.type.type = DataType::Boolean();
   n.kind = e.kind == ExprKind::kAnd   ? Node::Kind::kAnd
            : e.kind == ExprKind::kOr  ? Node::Kind::kOr
@@ -210,7 +245,7 @@ Result<Node> CompileLogic(const Expr& e, const BatchSchema& input, std::string_v
                                       : Node::Kind::kIsNull;
   n.negated = e.kind == ExprKind::kIsNotNull;
   for (const Expr& c : e.children) {
-    FLOE_ASSIGN_OR_RAISE(Node child, CompileNode(c, input, place));
+    FLOE_ASSIGN_OR_RAISE(Node child, CompileNode(c, scope));
     if (n.kind != Node::Kind::kIsNull && child.type.type.id != TypeId::kBoolean) {
       const char* what = n.kind == Node::Kind::kAnd  ? "AND"
                          : n.kind == Node::Kind::kOr ? "OR"
@@ -224,7 +259,7 @@ Result<Node> CompileLogic(const Expr& e, const BatchSchema& input, std::string_v
 }
 
 // CASE: BOOLEAN conditions; the results' common type (CommonType), NULL results typed by it.
-Result<Node> CompileCase(const Expr& e, const BatchSchema& input, std::string_view place, Node n) {
+Result<Node> CompileCase(const Expr& e, const Scope& scope, Node n) {
   n.kind = Node::Kind::kCase;
   std::vector<DataType> types;
   int precision = 0;
@@ -233,7 +268,7 @@ Result<Node> CompileCase(const Expr& e, const BatchSchema& input, std::string_vi
     const Expr& c = e.children[i];
     const bool result = i % 2 == 1 || i + 1 == e.children.size();
     if (result && IsNullLiteral(c)) continue;
-    FLOE_ASSIGN_OR_RAISE(n.children[i], CompileNode(c, input, place));
+    FLOE_ASSIGN_OR_RAISE(n.children[i], CompileNode(c, scope));
     const SqlType& t = n.children[i].type;
     if (!result && t.type.id != TypeId::kBoolean) {
       return Status::InvalidArgument(Where(c.pos) + "CASE WHEN needs a BOOLEAN condition, but " +
@@ -350,20 +385,41 @@ Result<Node> CompileLiteral(const Expr& e, Node n) {
   return Status::Internal("unknown literal kind");
 }
 
-Result<Node> CompileNode(const Expr& e, const BatchSchema& input, std::string_view place) {
+// CAST `n` of `child`. In a session zone other than UTC, a TIMESTAMP_LTZ cast to TIMESTAMP,
+// DATE or STRING is read as the zone's wall clock, a TIMESTAMP or DATE cast to TIMESTAMP_LTZ is
+// the instant of its wall clock, and a STRING cast to TIMESTAMP_LTZ without an offset is a wall
+// clock too (Flink's cast rules).
+Node CompileCastInZone(Node n, Node child, const Scope& scope) {
+  const TypeId from = child.type.type.id, to = n.type.type.id;
+  if (scope.zone != nullptr && from == TypeId::kTimestampTz && to != TypeId::kTimestampTz) {
+    child = ShiftZone(std::move(child), true, scope.zone);
+  } else if (scope.zone != nullptr && to == TypeId::kTimestampTz &&
+             (from == TypeId::kTimestamp || from == TypeId::kDate)) {
+    Node local = n;
+    local.type.type = DataType::Timestamp();
+    local.children.push_back(std::move(child));
+    return ShiftZone(std::move(local), false, scope.zone);
+  } else if (to == TypeId::kTimestampTz && from == TypeId::kString) {
+    n.zone = scope.zone;
+  }
+  n.children.push_back(std::move(child));
+  return n;
+}
+
+Result<Node> CompileNode(const Expr& e, const Scope& scope) {
   Node n;
   n.pos = e.pos;
   n.text = ToString(e);
   switch (e.kind) {
     case ExprKind::kColumn: {
       n.kind = Node::Kind::kColumn;
-      n.column = input.FieldIndex(e.name);
+      n.column = scope.input.FieldIndex(e.name);
       if (n.column < 0) {
         return Status::InvalidArgument(Where(e.pos) + "unknown column '" + e.name + "' " +
-                                       std::string(place));
+                                       std::string(scope.place));
       }
       // Timestamps hold microseconds: precision 6 is the safe reading where none is declared.
-      const Field& f = input.fields[static_cast<size_t>(n.column)];
+      const Field& f = scope.input.fields[static_cast<size_t>(n.column)];
       n.type = SqlType{f.type, IsTimestamp(f.type.id) && f.precision >= 0 ? f.precision : 6};
       return n;
     }
@@ -373,21 +429,20 @@ Result<Node> CompileNode(const Expr& e, const BatchSchema& input, std::string_vi
       if (IsNullLiteral(e.children.at(0))) return NullOf(e.cast_type, e.pos);
       n.kind = Node::Kind::kCast;
       n.null_on_failure = e.name == "TRY_CAST";
-      FLOE_ASSIGN_OR_RAISE(Node child, CompileNode(e.children.at(0), input, place));
+      FLOE_ASSIGN_OR_RAISE(Node child, CompileNode(e.children.at(0), scope));
       n.type = e.cast_type;
       if (!CastSupported(child.type, n.type)) {
         return Status::NotImplemented(Where(e.pos) + "not implemented yet: CAST from " +
                                       ToString(child.type) + " to " + ToString(n.type) + " " +
-                                      std::string(place));
+                                      std::string(scope.place));
       }
-      n.children.push_back(std::move(child));
-      return n;
+      return CompileCastInZone(std::move(n), std::move(child), scope);
     }
     case ExprKind::kCall: {
       if (e.name == "TO_TIMESTAMP_LTZ" && e.children.size() == 2 &&
           e.children[1].kind == ExprKind::kLiteral) {
         n.kind = Node::Kind::kToTimestampLtz;
-        FLOE_ASSIGN_OR_RAISE(Node epoch, CompileNode(e.children[0], input, place));
+        FLOE_ASSIGN_OR_RAISE(Node epoch, CompileNode(e.children[0], scope));
         const TypeId id = epoch.type.type.id;
         if (!IsInteger(id) && id != TypeId::kDouble) {
           return Status::NotImplemented(Where(e.pos) + "not implemented yet: TO_TIMESTAMP_LTZ of " +
@@ -400,12 +455,12 @@ Result<Node> CompileNode(const Expr& e, const BatchSchema& input, std::string_vi
         return n;
       }
       if (e.name == "MOD" && e.children.size() == 2 && !e.distinct) {
-        return CompileArith(e, ArithOp::kMod, input, place);
+        return CompileArith(e, ArithOp::kMod, scope);
       }
       if (e.distinct || e.star) break;
       std::vector<DataType> types;
       for (const Expr& child : e.children) {
-        FLOE_ASSIGN_OR_RAISE(Node arg, CompileNode(child, input, place));
+        FLOE_ASSIGN_OR_RAISE(Node arg, CompileNode(child, scope));
         types.push_back(arg.type.type);
         n.children.push_back(std::move(arg));
       }
@@ -418,7 +473,11 @@ Result<Node> CompileNode(const Expr& e, const BatchSchema& input, std::string_vi
       if (n.fn == Node::Fn::kToTimestamp) n.type.precision = 3;
       if (n.fn == Node::Fn::kFloor || n.fn == Node::Fn::kCeil) {
         n.type.precision = n.children[0].type.precision;
+        n.zone = scope.zone;
       }
+      if (n.fn == Node::Fn::kNow) n.zone = scope.zone;
+      if (n.fn == Node::Fn::kExtract) ReadLtzInZone(&n.children[1], scope);
+      if (n.fn == Node::Fn::kDateFormat) ReadLtzInZone(&n.children[0], scope);
       if (n.fn == Node::Fn::kTimestampAdd) {
         n.type.precision = n.children[2].type.precision;
         const std::string_view unit = e.children[0].literal.text;
@@ -432,20 +491,20 @@ Result<Node> CompileNode(const Expr& e, const BatchSchema& input, std::string_vi
       return n;
     }
     case ExprKind::kArith:
-      return CompileArith(e, e.arith, input, place);
+      return CompileArith(e, e.arith, scope);
     case ExprKind::kCompare:
-      return CompileCompare(e, input, place, std::move(n));
+      return CompileCompare(e, scope, std::move(n));
     case ExprKind::kAnd:
     case ExprKind::kOr:
     case ExprKind::kNot:
     case ExprKind::kIsNull:
     case ExprKind::kIsNotNull:
-      return CompileLogic(e, input, place, std::move(n));
+      return CompileLogic(e, scope, std::move(n));
     case ExprKind::kCase:
-      return CompileCase(e, input, place, std::move(n));
+      return CompileCase(e, scope, std::move(n));
     case ExprKind::kNegate: {
       n.kind = Node::Kind::kNegate;
-      FLOE_ASSIGN_OR_RAISE(Node operand, CompileNode(e.children.at(0), input, place));
+      FLOE_ASSIGN_OR_RAISE(Node operand, CompileNode(e.children.at(0), scope));
       Result<DataType> type = NegationType(operand.type.type);
       if (!type.ok()) return Status::InvalidArgument(Where(e.pos) + type.status().message());
       n.type.type = *type;
@@ -454,21 +513,20 @@ Result<Node> CompileNode(const Expr& e, const BatchSchema& input, std::string_vi
     }
   }
   return Status::NotImplemented(
-      Where(e.pos) + "not implemented yet: " + n.text + " " + std::string(place) +
+      Where(e.pos) + "not implemented yet: " + n.text + " " + std::string(scope.place) +
       " (columns, literals, arithmetic, comparisons, CASE, CAST, TO_TIMESTAMP_LTZ and the "
       "functions in docs/sql.md are evaluated)");
 }
 
 // `a op b` (or MOD(a, b)) with Flink's result type; the operands are converted to it.
-Result<Node> CompileArith(const Expr& e, ArithOp op, const BatchSchema& input,
-                          std::string_view place) {
+Result<Node> CompileArith(const Expr& e, ArithOp op, const Scope& scope) {
   Node n;
   n.kind = Node::Kind::kArith;
   n.op = op;
   n.pos = e.pos;
   n.text = ToString(e);
   for (const Expr& child : e.children) {
-    FLOE_ASSIGN_OR_RAISE(Node operand, CompileNode(child, input, place));
+    FLOE_ASSIGN_OR_RAISE(Node operand, CompileNode(child, scope));
     n.children.push_back(std::move(operand));
   }
   Result<DataType> type = ArithmeticType(op, n.children[0].type.type, n.children[1].type.type);
@@ -556,8 +614,26 @@ class Evaluator {
         return EvalNotOrIsNull(n);
       case Node::Kind::kCase:
         return EvalCase(n);
+      case Node::Kind::kZoneShift:
+        return EvalZoneShift(n);
     }
     return Status::Internal("unknown computed expression");
+  }
+
+  Result<Column> EvalZoneShift(const Node& n) {
+    Column storage(DataType::Int64());
+    FLOE_ASSIGN_OR_RAISE(const Column* operand, Operand(n.children[0], &storage));
+    Column out(n.type.type);
+    out.Reserve(operand->size());
+    for (size_t r = 0; r < operand->size(); ++r) {
+      if (operand->IsNull(r) || Skipped(r)) {
+        out.AppendNull();
+        continue;
+      }
+      const int64_t v = operand->Get<int64_t>(r);
+      out.Append<int64_t>(n.to_local ? n.zone->ToLocal(v) : n.zone->ToInstant(v));
+    }
+    return out;
   }
 
   Result<Column> EvalCompare(const Node& n) {
@@ -1033,8 +1109,8 @@ class Evaluator {
       }
       case Fn::kFloor:
       case Fn::kCeil:
-        return Round(*args[0], args.size() > 1 ? text(1) : std::string_view(), n.fn == Fn::kCeil, r,
-                     out);
+        return Round(*args[0], args.size() > 1 ? text(1) : std::string_view(), n.fn == Fn::kCeil,
+                     n.zone, r, out);
       case Fn::kTimestampAdd: {  // TIMESTAMPADD('UNIT', n, t)
         const int64_t count =
             args[1]->type().id == TypeId::kInt64 ? args[1]->Get<int64_t>(r) : integer(1);
@@ -1061,12 +1137,15 @@ class Evaluator {
     return Status::Internal("function not compiled: " + n.text);
   }
 
-  // The wall clock in milliseconds (UTC, floe's session zone), read once for the batch, where
-  // Flink reads it per record.
+  // The clock in milliseconds, read once for the batch, where Flink reads it per record:
+  // CURRENT_TIMESTAMP the instant, LOCALTIMESTAMP and CURRENT_DATE the session zone's wall clock.
   Result<Column> EvalNow(const Node& n) {
-    const int64_t millis = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
+    int64_t millis = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    if (n.zone != nullptr && n.type.type.id != TypeId::kTimestampTz) {
+      millis = n.zone->ToLocal(millis * 1000) / 1000;
+    }
     Column out(n.type.type);
     out.Reserve(batch_.num_rows());
     for (size_t r = 0; r < batch_.num_rows(); ++r) {
@@ -1116,7 +1195,10 @@ class Evaluator {
   }
 
   // FLOOR / CEIL of one value: a number, or a DATE or timestamp TO `unit`.
-  static Status Round(const Column& value, std::string_view unit, bool up, size_t r, Column* out) {
+  // A TIMESTAMP_LTZ in a session zone other than UTC is rounded on its wall clock, shifted by
+  // the offset at the value (Flink's DateTimeUtils.timestampFloor / timestampCeil).
+  static Status Round(const Column& value, std::string_view unit, bool up, const TimeZone* zone,
+                      size_t r, Column* out) {
     switch (value.type().id) {
       case TypeId::kInt32:
       case TypeId::kInt64:
@@ -1132,9 +1214,15 @@ class Evaluator {
         out->Append<double>(up ? std::ceil(v) : std::floor(v));
         return Status::OK();
       }
-      default:
-        AppendMicros(time::RoundTo(unit, MicrosOf(value, r), up), out);
+      default: {
+        const int64_t micros = MicrosOf(value, r);
+        int64_t shift = 0;
+        if (zone != nullptr && value.type().id == TypeId::kTimestampTz) {
+          shift = int64_t{zone->OffsetAt(FloorDiv(micros, kMicrosPerSecond))} * kMicrosPerSecond;
+        }
+        AppendMicros(time::RoundTo(unit, micros + shift, up) - shift, out);
         return Status::OK();
+      }
     }
   }
 
@@ -1400,7 +1488,12 @@ class Evaluator {
       case TypeId::kTimestamp:
       case TypeId::kTimestampTz: {
         int64_t micros;
-        if (ParseTimestamp(text, to.id == TypeId::kTimestampTz, &micros) != nullptr) return bad();
+        if (to.id == TypeId::kTimestampTz && n.zone != nullptr &&
+            ParseTimestamp(text, false, &micros) == nullptr) {
+          micros = n.zone->ToInstant(micros);  // no offset written: the session zone's
+        } else if (ParseTimestamp(text, to.id == TypeId::kTimestampTz, &micros) != nullptr) {
+          return bad();
+        }
         out->Append<int64_t>(Truncate(micros, n.type.precision));
         return Status::OK();
       }
@@ -1419,9 +1512,10 @@ class Evaluator {
   const uint8_t* keep_;
 };
 
-Result<Node> CastLiteral(const Node& literal, const SqlType& to) {
+Result<Node> CastLiteral(const Node& literal, const SqlType& to, const TimeZone* zone) {
   Node cast;
   cast.kind = Node::Kind::kCast;
+  cast.zone = zone;
   cast.type = to;
   cast.pos = literal.pos;
   cast.text = "CAST(" + literal.text + " AS " + ToString(to) + ")";
@@ -1452,9 +1546,13 @@ ScalarExpr& ScalarExpr::operator=(ScalarExpr&&) noexcept = default;
 ScalarExpr::~ScalarExpr() = default;
 
 Result<ScalarExpr> ScalarExpr::Compile(const Expr& e, const BatchSchema& input,
-                                       std::string_view place) {
-  FLOE_ASSIGN_OR_RAISE(Node root, CompileNode(e, input, place));
-  return ScalarExpr(std::make_unique<Node>(std::move(root)));
+                                       std::string_view place,
+                                       std::shared_ptr<const TimeZone> zone) {
+  if (zone != nullptr && zone->is_utc()) zone = nullptr;
+  FLOE_ASSIGN_OR_RAISE(Node root, CompileNode(e, Scope{input, place, zone.get()}));
+  ScalarExpr compiled(std::make_unique<Node>(std::move(root)));
+  compiled.zone_ = std::move(zone);
+  return compiled;
 }
 
 const SqlType& ScalarExpr::type() const { return root_->type; }

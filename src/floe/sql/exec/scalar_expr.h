@@ -8,6 +8,10 @@
 #include "floe/common/status.h"
 #include "floe/sql/ast.h"
 
+namespace floe {
+class TimeZone;
+}
+
 namespace floe::sql {
 
 // ScalarExpr is one scalar expression compiled against a batch's columns and evaluated a
@@ -37,16 +41,17 @@ namespace floe::sql {
 //   INT/BIGINT/STRING to DECIMAL;
 //   STRING to INT, BIGINT, DOUBLE, BOOLEAN, DATE, TIMESTAMP, TIMESTAMP_LTZ (parsed as Flink's
 //   JSON does: "2026-01-01 10:00:00[.fff]" or with 'T'; a value that does not parse is an
-//   error naming the value), INT/BIGINT to STRING, TIMESTAMP <-> TIMESTAMP_LTZ (floe's session
-//   time zone is UTC), DATE -> TIMESTAMP(_LTZ), TIMESTAMP(_LTZ) -> DATE, INT/BIGINT ->
-//   TIMESTAMP_LTZ (epoch seconds, as Flink), DATE to STRING ("2020-10-10") and TIMESTAMP(p) /
-//   TIMESTAMP_LTZ(p) to STRING ("2020-10-10 00:00:04.000": p fraction digits; a column's p as
-//   Field::precision declares it, else 6).
+//   error naming the value), INT/BIGINT to STRING, TIMESTAMP <-> TIMESTAMP_LTZ (in the
+//   session zone: docs/sql.md, "The session time zone"), DATE -> TIMESTAMP(_LTZ), TIMESTAMP(_LTZ)
+//   -> DATE, INT/BIGINT -> TIMESTAMP_LTZ (epoch seconds, as Flink), DATE to STRING ("2020-10-10")
+//   and TIMESTAMP(p) / TIMESTAMP_LTZ(p) to STRING ("2020-10-10 00:00:04.000": p fraction digits; a
+//   column's p as Field::precision declares it, else 6).
 class ScalarExpr {
  public:
-  // `place` ends the refusal of what is not evaluated: "in a computed column".
-  static Result<ScalarExpr> Compile(const Expr& e, const BatchSchema& input,
-                                    std::string_view place);
+  // `place` ends the refusal of what is not evaluated: "in a computed column". `zone` is the
+  // session time zone ('table.local-time-zone'; null: UTC).
+  static Result<ScalarExpr> Compile(const Expr& e, const BatchSchema& input, std::string_view place,
+                                    std::shared_ptr<const TimeZone> zone);
   ScalarExpr(ScalarExpr&&) noexcept;
   ScalarExpr& operator=(ScalarExpr&&) noexcept;
   ~ScalarExpr();
@@ -66,6 +71,7 @@ class ScalarExpr {
  private:
   explicit ScalarExpr(std::unique_ptr<Node> root);
   std::unique_ptr<Node> root_;
+  std::shared_ptr<const TimeZone> zone_;  // the nodes point into it
 };
 
 }  // namespace floe::sql

@@ -4,8 +4,8 @@
 #include <string>
 #include <string_view>
 
-// Flink's time functions on floe's values (micros since the epoch, UTC: floe's session time zone
-// is UTC), one value at a time, for ScalarExpr.
+// Flink's time functions on floe's values (micros since the epoch, a wall clock: ScalarExpr
+// shifts a TIMESTAMP_LTZ into the session zone first), one value at a time, for ScalarExpr.
 namespace floe::sql::time {
 
 // EXTRACT(unit FROM t): YEAR, QUARTER, MONTH, WEEK (ISO 8601), DAY, HOUR, MINUTE, SECOND,

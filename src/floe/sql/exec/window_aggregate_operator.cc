@@ -148,10 +148,11 @@ Result<std::unique_ptr<WindowAggregateOperator>> WindowAggregateOperator::Make(
 
 WindowAggregateOperator::WindowAggregateOperator(WindowAggregateSpec spec)
     : spec_(std::move(spec)),
+      clock_(spec_.zone),
       output_(WindowAggregateOutput(spec_)),
       aggregator_(spec_.input, spec_.aggregates),
       claims_(spec_.split_column),
-      shape_(ToString(spec_.window, *spec_.input) + " " +
+      shape_(ToString(spec_.window, *spec_.input) + clock_.Describe() + " " +
              internal::StateShape(*spec_.input, spec_.key_columns, spec_.aggregates)) {}
 
 WindowAggregateOperator::~WindowAggregateOperator() = default;
@@ -270,7 +271,8 @@ Status WindowAggregateOperator::ProcessBatch(const RecordBatch& batch, int input
       std::string key = internal::KeyOf(batch, row, spec_.key_columns);
       FLOE_RETURN_NOT_OK(claims_.SetKey(*state_, key, batch, row, spec_.key_columns));
       bool late = false;
-      FLOE_RETURN_NOT_OK(AddToSession(key, time.Get<int64_t>(row), batch, row, &late));
+      FLOE_RETURN_NOT_OK(
+          AddToSession(key, clock_.Local(time.Get<int64_t>(row)), batch, row, &late));
       if (late) ++late_records_dropped_;
     }
     return Status::OK();
@@ -291,8 +293,8 @@ Status WindowAggregateOperator::ProcessBatch(const RecordBatch& batch, int input
     }
     std::string key = internal::KeyOf(batch, row, spec_.key_columns);
     bool placed = false;
-    for (const auto& [start, end] : WindowsOf(spec_.window, time.Get<int64_t>(row))) {
-      if (end - kOneMilli <= watermark_.micros) continue;  // fired already: late for it
+    for (const auto& [start, end] : WindowsOf(spec_.window, clock_.Local(time.Get<int64_t>(row)))) {
+      if (clock_.FiresAt(end) <= watermark_.micros) continue;  // fired already: late for it
       placed = true;
       std::string group_key = key + WindowNamespace(start, end);
       if (claims_.scaled_out()) {  // one key in two partitions stays two (docs: kafka.md)
@@ -314,7 +316,8 @@ Status WindowAggregateOperator::ProcessBatch(const RecordBatch& batch, int input
       FLOE_ASSIGN_OR_RAISE(acc, internal::AggregateState::Decode(value));
     } else {
       acc = aggregator_.Create(g.key);
-      FLOE_RETURN_NOT_OK(state_->RegisterTimer(runtime::TimeDomain::kEventTime, g.end - kOneMilli));
+      FLOE_RETURN_NOT_OK(
+          state_->RegisterTimer(runtime::TimeDomain::kEventTime, clock_.FiresAt(g.end)));
     }
     for (size_t row : g.rows) aggregator_.Add(batch, row, &acc);
     FLOE_RETURN_NOT_OK(accumulators_.Update(acc.Encode()));
@@ -335,7 +338,7 @@ Status WindowAggregateOperator::AddToSession(const std::string& key, int64_t ts,
   int64_t start = ts, end = ts + gap;
   Sessions merged_from, kept;
   for (const auto& s : sessions) {
-    if (s.second - kOneMilli <= watermark_.micros) {
+    if (clock_.FiresAt(s.second) <= watermark_.micros) {
       kept.push_back(s);  // behind the watermark, to fire in a later slice: as if fired
     } else if (s.first <= end && s.second >= start) {  // overlap or touch: one session
       merged_from.push_back(s);
@@ -345,7 +348,7 @@ Status WindowAggregateOperator::AddToSession(const std::string& key, int64_t ts,
       kept.push_back(s);
     }
   }
-  if (end - kOneMilli <= watermark_.micros) {
+  if (clock_.FiresAt(end) <= watermark_.micros) {
     *late = true;  // the session it would belong to has fired
     return Status::OK();
   }
@@ -358,12 +361,12 @@ Status WindowAggregateOperator::AddToSession(const std::string& key, int64_t ts,
       aggregator_.Merge(old, &acc);
     }
     FLOE_RETURN_NOT_OK(accumulators_.Clear());
-    FLOE_RETURN_NOT_OK(state_->DeleteTimer(runtime::TimeDomain::kEventTime, s_end - kOneMilli));
+    FLOE_RETURN_NOT_OK(state_->DeleteTimer(runtime::TimeDomain::kEventTime, clock_.FiresAt(s_end)));
   }
   aggregator_.Add(batch, row, &acc);
   state_->SetCurrentNamespace(WindowNamespace(start, end));
   FLOE_RETURN_NOT_OK(accumulators_.Update(acc.Encode()));
-  FLOE_RETURN_NOT_OK(state_->RegisterTimer(runtime::TimeDomain::kEventTime, end - kOneMilli));
+  FLOE_RETURN_NOT_OK(state_->RegisterTimer(runtime::TimeDomain::kEventTime, clock_.FiresAt(end)));
   kept.emplace_back(start, end);
   state_->SetCurrentNamespace("");
   return sessions_.Update(EncodeSessions(kept));
@@ -395,7 +398,7 @@ Status WindowAggregateOperator::Fire(const runtime::Timer& timer, RecordBatch* o
   size_t col = keys;
   out->mutable_column(col++).Append<int64_t>(start);
   out->mutable_column(col++).Append<int64_t>(end);
-  out->mutable_column(col++).Append<int64_t>(end - kOneMilli);  // window_time
+  out->mutable_column(col++).Append<int64_t>(clock_.WindowTime(end));
   aggregator_.AppendResults(acc, out, col);
   if (claims_.scaled_out()) {
     FLOE_ASSIGN_OR_RAISE(std::string_view split, claims_.SplitOf(timer.key_group));

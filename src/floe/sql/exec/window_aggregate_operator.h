@@ -4,10 +4,12 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "floe/common/record_batch.h"
 #include "floe/common/status.h"
+#include "floe/common/time_zone.h"
 #include "floe/runtime/keyed_state.h"
 #include "floe/runtime/operator.h"
 #include "floe/sql/aggregate_plan.h"
@@ -21,6 +23,34 @@ namespace floe::sql {
 // (size > 0; step > 0 for HOP and CUMULATE, size a multiple of it).
 std::vector<std::pair<int64_t, int64_t>> WindowsOf(const WindowSpec& spec, int64_t ts);
 
+// The times of windows over a TIMESTAMP_LTZ time column in a session zone other than UTC, as
+// Flink's TimeWindowUtil: windows are laid out on the zone's wall clock (window_start and
+// window_end are wall-clock TIMESTAMPs), a window fires once the watermark reaches the instant
+// of its last millisecond (a gap's end, an overlap's later instant), and window_time is that last
+// millisecond as an instant (an overlap's earlier). Without a zone (a TIMESTAMP time column, or
+// UTC) every time is the column's value.
+class WindowClock {
+ public:
+  explicit WindowClock(std::shared_ptr<const TimeZone> zone)
+      : zone_(zone != nullptr && !zone->is_utc() ? std::move(zone) : nullptr) {}
+  // A row's time as windows are laid out.
+  int64_t Local(int64_t ts) const { return zone_ ? zone_->ToLocal(ts) : ts; }
+  // The watermark at which the window ending at `end` fires (its timer).
+  int64_t FiresAt(int64_t end) const {
+    return zone_ ? zone_->ToFiringInstant(end - kMillisecond) : end - kMillisecond;
+  }
+  // window_time of the window ending at `end`.
+  int64_t WindowTime(int64_t end) const {
+    return zone_ ? zone_->ToInstant(end - kMillisecond) : end - kMillisecond;
+  }
+  // " in <zone>" where windows depend on it, for the state's shape; else "".
+  std::string Describe() const { return zone_ ? " in " + zone_->name() : ""; }
+
+ private:
+  static constexpr int64_t kMillisecond = 1000;  // timestamps are microseconds
+  std::shared_ptr<const TimeZone> zone_;
+};
+
 // A window aggregation: GROUP BY window_start, window_end[, keys] over a window TVF.
 // Built from an AggregatePlan (aggregate_plan.h) with a window.
 struct WindowAggregateSpec {
@@ -33,6 +63,8 @@ struct WindowAggregateSpec {
   // Scaled out by Kafka partition: the input's kSourceSplitColumn (-1: not scaled out). A row's
   // key group is then its claim's partition, and output rows carry the claim's split last.
   int split_column = -1;
+  // The session zone when the time column is TIMESTAMP_LTZ (WindowClock); else null.
+  std::shared_ptr<const TimeZone> zone;
 };
 
 // The output columns: keys (input names and types), window_start, window_end (TIMESTAMP),
@@ -95,6 +127,7 @@ class WindowAggregateOperator final : public runtime::Operator {
                       bool* late);
 
   WindowAggregateSpec spec_;
+  WindowClock clock_;
   std::shared_ptr<const BatchSchema> output_;
   internal::Aggregator aggregator_;
   // Reads one old blob: its watermark and late count, and nested keyed state (written before

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "floe/common/log.h"
+#include "floe/common/time_zone.h"
 #include "floe/connectors/connectors_test_util.h"
 #include "floe/runtime/keyed_operator_harness.h"
 #include "floe/runtime/partitioner.h"
@@ -248,6 +249,90 @@ TEST_P(WindowAggregate, HopCountsARowInEveryWindowHoldingIt) {
   ASSERT_TRUE(op->ProcessBatch(Events({{"db", 7 * kMinute, 1}}), 0, out).ok());
   ASSERT_TRUE(op->OnWatermark(Watermark(INT64_MAX), out).ok());
   EXPECT_EQ(JsonRows(out.batches).size(), 2u);
+}
+
+// Windows over a TIMESTAMP_LTZ time in a session zone: laid out on its wall clock, as Flink's
+// TimeWindowUtil (the rows and windows of Flink's TumblingSliceAssignerTest.testDstSaving, and
+// the firing times of TimeWindowUtilTest): America/Los_Angeles loses an hour on 2021-03-14 and
+// repeats one on 2021-11-07, so a 4-hour window from local midnight spans 3 and 5 real hours, and
+// a window ending in the repeated hour fires only after its second pass.
+TEST_P(WindowAggregate, LtzWindowsFollowTheSessionZonesWallClockAcrossDaylightSaving) {
+  auto spec = TileSpec(Window(WindowKind::kTumble, 4 * 60));
+  auto schema = std::make_shared<BatchSchema>(*spec.input);
+  schema->fields[1].type = DataType::TimestampTz();
+  spec.input = schema;
+  spec.zone = TimeZone::Load("America/Los_Angeles").ValueOrDie();
+  auto op = Open(spec);
+  auto rows = [&](const std::string& key, const std::vector<int64_t>& epoch_ms) {
+    RecordBatch b(schema);
+    for (int64_t ms : epoch_ms) {
+      b.mutable_column(0).AppendBytes(key);
+      b.mutable_column(1).Append<int64_t>(ms * 1000);
+      b.mutable_column(2).Append<int32_t>(1);
+    }
+    return b;
+  };
+  CollectingCollector out;
+  ASSERT_TRUE(
+      op->ProcessBatch(rows("mar", {1615708800000, 1615712400000, 1615716000000, 1615719600000}), 0,
+                       out)
+          .ok());
+  ASSERT_TRUE(op->ProcessBatch(rows("nov", {1636268400000, 1636272000000, 1636275600000,
+                                            1636279200000, 1636282800000, 1636286400000}),
+                               0, out)
+                  .ok());
+  // [03-14 00:00, 04:00) local fires at 03:59:59.999 PDT (10:59:59.999Z), not an hour later.
+  ASSERT_TRUE(op->OnWatermark(Watermark(1615719599999000 - 1), out).ok());
+  EXPECT_TRUE(out.batches.empty());
+  ASSERT_TRUE(op->OnWatermark(Watermark(1615719599999000), out).ok());
+  EXPECT_EQ(JsonRows(out.batches),
+            (std::vector<std::string>{
+                "{\"course\":\"mar\",\"window_start\":\"2021-03-14T00:00:00\","
+                "\"window_end\":\"2021-03-14T04:00:00\",\"window_time\":\"2021-03-14T10:"
+                "59:59.999Z\",\"agg0\":3}\n"}));
+  out.batches.clear();
+  // [11-07 00:00, 04:00) local holds both passes of 01:00: five rows, and its window_time is
+  // 03:59:59.999 PST (11:59:59.999Z).
+  ASSERT_TRUE(op->OnWatermark(Watermark(INT64_MAX), out).ok());
+  std::vector<std::string> fired = JsonRows(out.batches);
+  std::sort(fired.begin(), fired.end());
+  ASSERT_EQ(fired.size(), 3u);
+  EXPECT_NE(fired[0].find("\"window_start\":\"2021-03-14T04:00:00\""), std::string::npos)
+      << fired[0];
+  EXPECT_NE(fired[1].find("\"window_start\":\"2021-11-07T00:00:00\",\"window_end\":"
+                          "\"2021-11-07T04:00:00\",\"window_time\":\"2021-11-07T11:59:"
+                          "59.999Z\",\"agg0\":5"),
+            std::string::npos)
+      << fired[1];
+  EXPECT_NE(fired[2].find("\"window_start\":\"2021-11-07T04:00:00\""), std::string::npos)
+      << fired[2];
+}
+
+TEST_P(WindowAggregate, AWindowEndingInTheRepeatedHourFiresAfterItsSecondPass) {
+  auto spec = TileSpec(Window(WindowKind::kTumble, 60));
+  auto schema = std::make_shared<BatchSchema>(*spec.input);
+  schema->fields[1].type = DataType::TimestampTz();
+  spec.input = schema;
+  spec.zone = TimeZone::Load("America/Los_Angeles").ValueOrDie();
+  auto op = Open(spec);
+  RecordBatch b(schema);
+  for (int64_t ms : {int64_t{1636272000000}, int64_t{1636275600000}}) {  // 01:00 PDT, 01:00 PST
+    b.mutable_column(0).AppendBytes("k");
+    b.mutable_column(1).Append<int64_t>(ms * 1000);
+    b.mutable_column(2).Append<int32_t>(1);
+  }
+  CollectingCollector out;
+  ASSERT_TRUE(op->ProcessBatch(b, 0, out).ok());
+  // The first pass of 01:59:59.999 (08:59:59.999Z): the hour comes again, the window stays open.
+  ASSERT_TRUE(op->OnWatermark(Watermark(1636275599999000), out).ok());
+  EXPECT_TRUE(out.batches.empty());
+  ASSERT_TRUE(op->OnWatermark(Watermark(1636279199999000), out).ok());
+  ASSERT_EQ(JsonRows(out.batches).size(), 1u);
+  // window_time is the first pass (java.time's earlier offset), as Flink's toEpochMills.
+  EXPECT_NE(JsonRows(out.batches)[0].find("\"window_time\":\"2021-11-07T08:59:59.999Z\","
+                                          "\"agg0\":2"),
+            std::string::npos)
+      << JsonRows(out.batches)[0];
 }
 
 // The checkpoint file as floe wrote it before the runtime owned keyed state: the operator's

@@ -23,15 +23,16 @@ WindowTableFunctionOperator::WindowTableFunctionOperator(WindowTableFunctionSpec
 Status WindowTableFunctionOperator::ProcessBatch(const RecordBatch& batch, int,
                                                  runtime::Collector& out) {
   const Column& time = batch.column(static_cast<size_t>(spec_.window.time_column));
+  const WindowClock clock(spec_.zone);
   std::vector<uint32_t> rows;
   Column starts(DataType::Timestamp()), ends(DataType::Timestamp()), times(time.type());
   for (size_t row = 0; row < batch.num_rows(); ++row) {
     if (time.IsNull(row)) continue;
-    for (const auto& [start, end] : WindowsOf(spec_.window, time.Get<int64_t>(row))) {
+    for (const auto& [start, end] : WindowsOf(spec_.window, clock.Local(time.Get<int64_t>(row)))) {
       rows.push_back(static_cast<uint32_t>(row));
       starts.Append<int64_t>(start);
       ends.Append<int64_t>(end);
-      times.Append<int64_t>(end - 1000);  // micros: the end minus 1 ms
+      times.Append<int64_t>(clock.WindowTime(end));
     }
   }
   if (rows.empty()) return Status::OK();

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "floe/common/record_batch.h"
+#include "floe/common/time_zone.h"
 #include "floe/runtime/operator.h"
 #include "floe/sql/aggregate_plan.h"
 
@@ -16,6 +17,8 @@ namespace floe::sql {
 struct WindowTableFunctionSpec {
   std::shared_ptr<const BatchSchema> input;
   WindowSpec window;  // not SESSION
+  // The session zone when the time column is TIMESTAMP_LTZ (WindowClock); else null.
+  std::shared_ptr<const TimeZone> zone;
 };
 
 std::shared_ptr<const BatchSchema> WindowTableFunctionOutput(const WindowTableFunctionSpec& spec);
