@@ -59,6 +59,7 @@ function daysFromCivil(y, m, d) {
 }
 const DATE_RE = /^(-?\d{4,})-(\d{2})-(\d{2})$/
 const TS_RE = /^(-?\d{4,})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z?)$/
+const TIME_RE = /^(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?$/
 
 function exactFromScan(type, v, where) {
   if (v === null || v === undefined) return null
@@ -80,6 +81,11 @@ function exactFromScan(type, v, where) {
     case 'date': {
       const m = typeof v === 'string' && DATE_RE.exec(v)
       return m ? daysFromCivil(+m[1], +m[2], +m[3]) : fail('DATE must be YYYY-MM-DD')
+    }
+    case 'time': {
+      const m = typeof v === 'string' && TIME_RE.exec(v)
+      if (!m) fail('TIME must be HH:MM:SS[.ffffff]')
+      return String(BigInt(+m[1] * 3600 + +m[2] * 60 + +m[3]) * 1_000_000n + BigInt((m[4] ?? '').padEnd(6, '0')))
     }
     case 'timestamp': case 'timestamptz': {
       const m = typeof v === 'string' && TS_RE.exec(v)

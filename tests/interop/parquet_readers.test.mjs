@@ -162,6 +162,11 @@ function annotationProblems(where, t, e) {
     case 'date':
       want(e.type === 'INT32' && e.converted_type === 'DATE', 'date must be INT32 with converted_type DATE (hyparquet only looks at converted_type for dates)')
       break
+    case 'time':
+      want(e.type === 'INT64' && lt?.type === 'TIME' && lt.unit === 'MICROS' && lt.isAdjustedToUTC === false,
+        'time must be INT64 with logical type TIME(isAdjustedToUTC=false, MICROS)')
+      if (e.converted_type !== undefined) want(e.converted_type === 'TIME_MICROS', 'converted_type, if set, must be TIME_MICROS')
+      break
     case 'timestamp': case 'timestamptz': {
       const utc = t.kind === 'timestamptz'
       want(e.type === 'INT64', `${t.kind} must be INT64`)

@@ -26,7 +26,7 @@ scan demo.roster_append
 scan demo.roster_upsert
 types_table() {
 "$floe" table create "$1" --warehouse "$wh" \
-  --schema "id BIGINT NOT NULL, i INT, f FLOAT, d DOUBLE, s STRING, b BYTES, dt DATE, ts TIMESTAMP(6), tz TIMESTAMP_LTZ(6), dec DECIMAL(9, 2), big DECIMAL(30, 5), ok BOOLEAN" \
+  --schema "id BIGINT NOT NULL, i INT, f FLOAT, d DOUBLE, s STRING, b BYTES, dt DATE, tm TIME(6), ts TIMESTAMP(6), tz TIMESTAMP_LTZ(6), dec DECIMAL(9, 2), big DECIMAL(30, 5), ok BOOLEAN" \
   --primary-key id --property write.parquet.compression-codec=snappy > /dev/null
 node -e '
 const rows = [];
@@ -35,6 +35,7 @@ for (let i = 0; i < 500; i++) {
   rows.push(JSON.stringify({ id: i, i: n ? null : i * 3 - 700, f: n ? null : i / 8, d: n ? null : i * 1.25e10,
     s: n ? null : (i % 5 === 0 ? "" : "s" + i + "é"), b: n ? null : Buffer.from("b" + i).toString("base64"),
     dt: n ? null : `19${10 + (i % 80)}-0${1 + (i % 9)}-1${i % 10}`,
+    tm: n ? null : `${String(i % 24).padStart(2, "0")}:${String(i % 60).padStart(2, "0")}:0${i % 10}${i % 3 ? "" : ".00012" + (i % 10)}`,
     ts: n ? null : `2023-05-0${1 + (i % 9)}T1${i % 10}:2${i % 10}:00.12345${i % 10}`,
     tz: n ? null : `2023-05-0${1 + (i % 9)}T0${i % 10}:00:00.5Z`,
     dec: n ? null : ((i - 250) * 1.25).toFixed(2), big: n ? null : `${i}12345678901234567890.12345`,

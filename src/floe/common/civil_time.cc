@@ -139,6 +139,10 @@ void AppendTimestamp(int64_t micros, const TimestampFormat& format, std::string*
   if (rem < 0) rem += kMicrosPerDay;
   AppendDate(days, format.years, out);
   out->push_back(format.separator);
+  AppendTime(rem, format, out);
+}
+
+void AppendTime(int64_t rem, const TimestampFormat& format, std::string* out) {
   int64_t secs = rem / kMicrosPerSecond;
   AppendPadded(secs / 3600, 2, out);
   out->push_back(':');
@@ -176,34 +180,52 @@ const char* ParseDate(std::string_view s, int32_t* days) {
   return nullptr;
 }
 
+namespace {
+
+// "HH:MM[:SS[.f{1,9}]]" at *pos, as microseconds since midnight.
+const char* ParseTimePart(std::string_view s, size_t* pos, int64_t* micros) {
+  int64_t hh = 0, mm = 0, ss = 0;
+  if (!Digits(s, pos, 2, &hh) || !Expect(s, pos, ':') || !Digits(s, pos, 2, &mm)) {
+    return "not HH:MM:SS";
+  }
+  // Seconds may be left out ("2020-12-30T12:13", as Java's LocalDateTime.toString() writes whole
+  // minutes); Flink's ISO-8601 parser (ISO_LOCAL_TIME) takes that too.
+  bool has_seconds = *pos < s.size() && s[*pos] == ':';
+  if (has_seconds && (!Expect(s, pos, ':') || !Digits(s, pos, 2, &ss))) return "not HH:MM:SS";
+  if (hh > 23 || mm > 59 || ss > 59) return "time out of range";
+  int64_t frac = 0;
+  if (has_seconds && *pos < s.size() && s[*pos] == '.') {
+    ++*pos;
+    int n = 0;
+    while (*pos < s.size() && IsDigit(s[*pos])) {
+      if (n < 6) frac = frac * 10 + (s[*pos] - '0');  // beyond microseconds: truncated
+      ++n;
+      ++*pos;
+    }
+    if (n == 0 || n > 9) return "fraction must have 1 to 9 digits";
+    for (int i = n; i < 6; ++i) frac *= 10;
+  }
+  *micros = (hh * 3600 + mm * 60 + ss) * kMicrosPerSecond + frac;
+  return nullptr;
+}
+
+}  // namespace
+
+const char* ParseTime(std::string_view s, int64_t* micros) {
+  size_t pos = 0;
+  if (const char* err = ParseTimePart(s, &pos, micros)) return err;
+  return pos == s.size() ? nullptr : "unexpected text after the time";
+}
+
 const char* ParseTimestamp(std::string_view s, bool with_zone, int64_t* micros) {
   size_t pos = 0;
   int64_t days = 0;
   if (const char* err = ParseDatePart(s, &pos, &days)) return err;
   if (pos >= s.size() || (s[pos] != ' ' && s[pos] != 'T')) return "not YYYY-MM-DD HH:MM:SS";
   ++pos;
-  int64_t hh = 0, mm = 0, ss = 0;
-  if (!Digits(s, &pos, 2, &hh) || !Expect(s, &pos, ':') || !Digits(s, &pos, 2, &mm)) {
-    return "not YYYY-MM-DD HH:MM:SS";
-  }
-  // Seconds may be left out ("2020-12-30T12:13", as Java's LocalDateTime.toString() writes whole
-  // minutes); Flink's ISO-8601 parser (ISO_LOCAL_TIME) takes that too.
-  bool has_seconds = pos < s.size() && s[pos] == ':';
-  if (has_seconds && (!Expect(s, &pos, ':') || !Digits(s, &pos, 2, &ss))) {
-    return "not YYYY-MM-DD HH:MM:SS";
-  }
-  if (hh > 23 || mm > 59 || ss > 59) return "time out of range";
-  int64_t frac = 0;
-  if (has_seconds && pos < s.size() && s[pos] == '.') {
-    ++pos;
-    int n = 0;
-    while (pos < s.size() && IsDigit(s[pos])) {
-      if (n < 6) frac = frac * 10 + (s[pos] - '0');  // beyond microseconds: truncated
-      ++n;
-      ++pos;
-    }
-    if (n == 0 || n > 9) return "fraction must have 1 to 9 digits";
-    for (int i = n; i < 6; ++i) frac *= 10;
+  int64_t time = 0;
+  if (const char* err = ParseTimePart(s, &pos, &time)) {
+    return std::string_view(err) == "not HH:MM:SS" ? "not YYYY-MM-DD HH:MM:SS" : err;
   }
   int64_t offset_seconds = 0;
   if (with_zone && pos < s.size()) {
@@ -225,9 +247,8 @@ const char* ParseTimestamp(std::string_view s, bool with_zone, int64_t* micros) 
                      : "unexpected text after the time (no zone allowed)";
   }
   // 128 bits: the sum may leave int64's range for dates near its ends.
-  __int128 total =
-      static_cast<__int128>(days) * kMicrosPerDay +
-      static_cast<__int128>(hh * 3600 + mm * 60 + ss - offset_seconds) * kMicrosPerSecond + frac;
+  __int128 total = static_cast<__int128>(days) * kMicrosPerDay + time -
+                   static_cast<__int128>(offset_seconds) * kMicrosPerSecond;
   if (total < std::numeric_limits<int64_t>::min() || total > std::numeric_limits<int64_t>::max()) {
     return "timestamp out of range";
   }

@@ -68,6 +68,9 @@ struct TimestampFormat {
 };
 // "YYYY-MM-DDTHH:MM:SS.ffffff" (see TimestampFormat); no zone suffix, callers add 'Z' or an offset.
 void AppendTimestamp(int64_t micros, const TimestampFormat& format, std::string* out);
+// A TIME value, microseconds since midnight, as "HH:MM:SS[.ffffff]" (the fraction as `format`
+// says). REQUIRES: 0 <= micros < kMicrosPerDay.
+void AppendTime(int64_t micros, const TimestampFormat& format, std::string* out);
 std::string FormatTimestamp(int64_t micros, const TimestampFormat& format = {});
 
 // The parsers return nullptr on success, else a short static reason for an error message
@@ -79,5 +82,7 @@ const char* ParseDate(std::string_view s, int32_t* days);
 // truncated. With `with_zone`, an optional 'Z' or +HH:MM / -HH:MM offset follows and the result
 // is UTC; without, any zone is an error.
 const char* ParseTimestamp(std::string_view s, bool with_zone, int64_t* micros);
+// "HH:MM[:SS[.f{1,9}]]" as microseconds since midnight (a TIME value).
+const char* ParseTime(std::string_view s, int64_t* micros);
 
 }  // namespace floe

@@ -187,3 +187,28 @@ TEST(CivilTime, ParsersSayWhatIsWrong) {
 
 }  // namespace
 }  // namespace floe
+
+namespace floe {
+namespace {
+
+TEST(CivilTime, TimesOfDayParseAndFormat) {
+  int64_t micros = -1;
+  EXPECT_EQ(ParseTime("10:20:30.456", &micros), nullptr);
+  EXPECT_EQ(micros, (10 * 3600 + 20 * 60 + 30) * kMicrosPerSecond + 456'000);
+  EXPECT_EQ(ParseTime("23:59", &micros), nullptr);
+  EXPECT_EQ(micros, (23 * 3600 + 59 * 60) * kMicrosPerSecond);
+  EXPECT_STREQ(ParseTime("24:00:00", &micros), "time out of range");
+  EXPECT_STREQ(ParseTime("10:20:30Z", &micros), "unexpected text after the time");
+  EXPECT_STREQ(ParseTime("1:2:3", &micros), "not HH:MM:SS");
+  std::string text;
+  TimestampFormat trimmed;
+  trimmed.trim_zeros = true;
+  AppendTime(kMicrosPerDay - 1, trimmed, &text);
+  EXPECT_EQ(text, "23:59:59.999999");
+  text.clear();
+  AppendTime(0, trimmed, &text);
+  EXPECT_EQ(text, "00:00:00");
+}
+
+}  // namespace
+}  // namespace floe

@@ -13,6 +13,7 @@ int DataType::fixed_width() const {
     case TypeId::kInt64:
     case TypeId::kTimestamp:
     case TypeId::kTimestampTz:
+    case TypeId::kTime:
     case TypeId::kDouble:
       return 8;
     case TypeId::kDecimal:
@@ -46,6 +47,8 @@ std::string DataType::ToString() const {
       return "timestamp";
     case TypeId::kTimestampTz:
       return "timestamptz";
+    case TypeId::kTime:
+      return "time";
     case TypeId::kDecimal:
       return "decimal(" + std::to_string(precision) + ", " + std::to_string(scale) + ")";
   }
@@ -74,6 +77,8 @@ std::string SqlTypeName(const DataType& type) {
       return "TIMESTAMP";
     case TypeId::kTimestampTz:
       return "TIMESTAMP_LTZ";
+    case TypeId::kTime:
+      return "TIME";
     case TypeId::kDecimal:
       return "DECIMAL(" + std::to_string(type.precision) + ", " + std::to_string(type.scale) + ")";
   }

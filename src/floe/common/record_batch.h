@@ -16,6 +16,7 @@ namespace floe {
 //   kBoolean                      uint8_t (0 or 1)
 //   kInt32, kDate                 int32_t (date: days since 1970-01-01)
 //   kInt64, kTimestamp(Tz)        int64_t (timestamps: microseconds since epoch; Tz = UTC-adjusted)
+//   kTime                         int64_t (microseconds since midnight, 0 .. 86'399'999'999)
 //   kFloat / kDouble              float / double
 //   kDecimal                      Int128, the unscaled value (precision <= 38)
 //   kString / kBinary             offsets + bytes (strings are UTF-8)
@@ -31,6 +32,7 @@ enum class TypeId : uint8_t {
   kTimestamp,
   kTimestampTz,
   kDecimal,
+  kTime,  // last: the values above are written in state and files
 };
 
 using Int128 = __int128;
@@ -51,12 +53,13 @@ struct DataType {
   static DataType Timestamp() { return {TypeId::kTimestamp}; }
   static DataType TimestampTz() { return {TypeId::kTimestampTz}; }
   static DataType Decimal(int precision, int scale) { return {TypeId::kDecimal, precision, scale}; }
+  static DataType Time() { return {TypeId::kTime}; }
 
   bool is_variable_width() const { return id == TypeId::kString || id == TypeId::kBinary; }
   // Bytes per value for fixed-width types, 0 for variable-width ones.
   int fixed_width() const;
-  // "boolean", "int", "long", "float", "double", "string", "binary", "date", "timestamp",
-  // "timestamptz", "decimal(P, S)" (Iceberg's spelling).
+  // "boolean", "int", "long", "float", "double", "string", "binary", "date", "time",
+  // "timestamp", "timestamptz", "decimal(P, S)" (Iceberg's spelling).
   std::string ToString() const;
   bool operator==(const DataType&) const = default;
 };
@@ -71,8 +74,8 @@ struct Field {
   DataType type;
   bool nullable = true;
   int32_t field_id = 0;
-  // TIMESTAMP / TIMESTAMP_LTZ: the SQL precision declared (0..6), -1 when not known (values hold
-  // microseconds either way). Formatting only (CAST to STRING); not compared by ==.
+  // TIMESTAMP / TIMESTAMP_LTZ / TIME: the SQL precision declared (0..6), -1 when not known
+  // (values hold microseconds either way). Formatting only (CAST to STRING); not compared by ==.
   int precision = -1;
   bool operator==(const Field& o) const {
     return name == o.name && type == o.type && nullable == o.nullable && field_id == o.field_id;

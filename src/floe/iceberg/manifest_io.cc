@@ -144,6 +144,12 @@ Result<Json> PartitionValueType(const DataType& type, const std::string& fixed_n
       j["adjust-to-utc"] = type.id == TypeId::kTimestampTz;
       return j;
     }
+    case TypeId::kTime: {
+      Json j;
+      j["type"] = "long";
+      j["logicalType"] = "time-micros";
+      return j;
+    }
     case TypeId::kDecimal: {
       Json j;
       j["type"] = "fixed";
@@ -289,6 +295,7 @@ Result<avro::Value> PartitionValueToAvro(const DataType& type, const Value& valu
     case TypeId::kInt64:
     case TypeId::kTimestamp:
     case TypeId::kTimestampTz:
+    case TypeId::kTime:
       if (!std::holds_alternative<int64_t>(value)) return mismatch();
       return avro::Value::Long(std::get<int64_t>(value));
     case TypeId::kFloat:

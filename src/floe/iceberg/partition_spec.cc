@@ -290,6 +290,7 @@ Value Transform::Apply(const DataType& source, const Value& value) const {
         case TypeId::kDate:
         case TypeId::kTimestamp:
         case TypeId::kTimestampTz:
+        case TypeId::kTime:
           bytes = LongBytes(AsInt64(value).value_or(0));
           break;
         case TypeId::kString:

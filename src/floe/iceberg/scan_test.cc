@@ -86,6 +86,7 @@ Schema ProviderSchema(bool composite_key) {
       Field{"name", DataType::String(), true, 3},
       Field{"score", DataType::Double(), true, 4},
       Field{"updated_at", DataType::TimestampTz(), true, 5},
+      Field{"opens_at", DataType::Time(), true, 6},
   };
   s.identifier_field_ids = composite_key ? std::vector<int32_t>{2, 1} : std::vector<int32_t>{1};
   return s;
@@ -98,7 +99,8 @@ Row ProviderRow(std::mt19937& rng, int64_t id, int version) {
   Value name =
       rng() % 7 == 0 ? Value{} : Value("p" + std::to_string(id) + "v" + std::to_string(version));
   Value score = rng() % 9 == 0 ? Value{} : Value(static_cast<double>(rng() % 1000) / 10.0);
-  return {id, region, name, score, Value(Micros(2024, 5, 1 + version % 28, id % 24))};
+  Value opens = rng() % 5 == 0 ? Value{} : Value(int64_t(rng() % 86'400) * 1'000'000 + version);
+  return {id, region, name, score, Value(Micros(2024, 5, 1 + version % 28, id % 24)), opens};
 }
 
 void WriteExpected(const TableHarness& h, const Schema& schema, const std::vector<Row>& rows);

@@ -182,6 +182,7 @@ std::string FlinkTypeName(const DataType& type) {
   // Iceberg timestamps are microseconds: TIMESTAMP(6) / TIMESTAMP_LTZ(6) in Flink's terms.
   std::string name = SqlTypeName(type);
   if (type.id == TypeId::kTimestamp || type.id == TypeId::kTimestampTz) name += "(6)";
+  if (type.id == TypeId::kTime) name += "(6)";
   return name;
 }
 
@@ -224,6 +225,7 @@ Result<DataType> ParseIcebergType(std::string_view text) {
       {"double", DataType::Double()},       {"string", DataType::String()},
       {"binary", DataType::Binary()},       {"date", DataType::Date()},
       {"timestamp", DataType::Timestamp()}, {"timestamptz", DataType::TimestampTz()},
+      {"time", DataType::Time()},
   };
   for (const auto& [name, type] : kSimple) {
     if (s == name) return type;
@@ -312,6 +314,7 @@ std::string SerializeValue(const DataType& type, const Value& value) {
     case TypeId::kInt64:
     case TypeId::kTimestamp:
     case TypeId::kTimestampTz:
+    case TypeId::kTime:
       return LittleEndian(static_cast<int64_t>(AsWide(value).value_or(0)));
     case TypeId::kFloat:
       return LittleEndian(static_cast<float>(AsDouble(value)));
@@ -338,6 +341,7 @@ Result<Value> DeserializeValue(const DataType& type, std::string_view bytes) {
     case TypeId::kInt64:
     case TypeId::kTimestamp:
     case TypeId::kTimestampTz:
+    case TypeId::kTime:
       // 4 bytes: a bound written before an int -> long promotion (as Java accepts).
       if (bytes.size() == 4) return Value(static_cast<int64_t>(FromLittleEndian<int32_t>(bytes)));
       if (bytes.size() != 8) return WrongSize(type, bytes, "8");
@@ -381,6 +385,7 @@ Result<std::string> ParquetStatToIcebergBound(const DataType& type, std::string_
     case TypeId::kInt64:
     case TypeId::kTimestamp:
     case TypeId::kTimestampTz:
+    case TypeId::kTime:
     case TypeId::kDouble:
       FLOE_RETURN_NOT_OK(need(8));
       return std::string(stat);
@@ -435,6 +440,7 @@ Value ValueAt(const Column& column, size_t row) {
     case TypeId::kInt64:
     case TypeId::kTimestamp:
     case TypeId::kTimestampTz:
+    case TypeId::kTime:
       return column.Get<int64_t>(row);
     case TypeId::kFloat:
       return column.Get<float>(row);
@@ -465,6 +471,7 @@ void AppendValue(Column* column, const Value& value) {
     case TypeId::kInt64:
     case TypeId::kTimestamp:
     case TypeId::kTimestampTz:
+    case TypeId::kTime:
       column->Append<int64_t>(static_cast<int64_t>(AsWide(value).value_or(0)));
       return;
     case TypeId::kFloat:
@@ -501,6 +508,14 @@ std::string ValueToString(const DataType& type, const Value& value) {
     case TypeId::kTimestampTz:
       return FormatTimestamp(static_cast<int64_t>(AsWide(value).value_or(0)), kValueTimestamps) +
              "+00:00";
+    case TypeId::kTime: {  // java.time.LocalTime's text, as Iceberg's human strings
+      const int64_t micros = static_cast<int64_t>(AsWide(value).value_or(0));
+      std::string text;
+      AppendTime(micros, TimestampFormat{'T', /*always_micros=*/false}, &text);
+      if (micros % (60 * kMicrosPerSecond) == 0) text.resize(5);           // "10:15"
+      if (text.size() == 15 && text.substr(12) == "000") text.resize(12);  // ".123"
+      return text;
+    }
     case TypeId::kFloat:
       return FloatToString(static_cast<float>(AsDouble(value)));
     case TypeId::kDouble:

@@ -45,6 +45,7 @@ uint64_t HashKeyValue(const Column& column, size_t row) {
     case TypeId::kInt64:
     case TypeId::kTimestamp:
     case TypeId::kTimestampTz:
+    case TypeId::kTime:
       return HashLittleEndian(column.Get<int64_t>(row));
     case TypeId::kFloat: {
       float v = column.Get<float>(row);

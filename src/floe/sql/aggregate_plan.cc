@@ -505,7 +505,8 @@ std::shared_ptr<const BatchSchema> RowSchemaOf(const CreateTable& table) {
     bool in_key = std::find(table.primary_key.begin(), table.primary_key.end(), c.name) !=
                   table.primary_key.end();
     Field f{c.name, c.type, !c.not_null && !in_key, id++};
-    if (c.type.id == TypeId::kTimestamp || c.type.id == TypeId::kTimestampTz) {
+    if (c.type.id == TypeId::kTimestamp || c.type.id == TypeId::kTimestampTz ||
+        c.type.id == TypeId::kTime) {
       f.precision = c.precision;
     }
     schema->fields.push_back(std::move(f));

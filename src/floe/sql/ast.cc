@@ -168,6 +168,8 @@ std::string ToString(const SqlType& type) {
       return "TIMESTAMP(" + std::to_string(type.precision) + ")";
     case TypeId::kTimestampTz:
       return "TIMESTAMP_LTZ(" + std::to_string(type.precision) + ")";
+    case TypeId::kTime:
+      return "TIME(" + std::to_string(type.precision) + ")";
     default:
       return SqlTypeName(type.type);
   }

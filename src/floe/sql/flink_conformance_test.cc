@@ -1756,8 +1756,7 @@ TEST(FlinkConformance, WindowTableFunctionITCase) {
 // column, which no SQL type declares (a RAW type): testPojoField (a POJO, and UDFs) and
 // testUnboundedGroupByCollectWithObject (a Scala List); and testGenericTypesWithoutStateClean,
 // a Table API query (a UDAF) that asserts nothing.
-// Also run without the one part floe refuses: testCountDistinct without its TIME column, and
-// testCountStar without its unread PROCTIME() column.
+// Also run without the one part floe refuses: testCountStar without its unread PROCTIME() column.
 
 // Flink's (Int, Long, String) rows as JSON lines with keys a, b, c; a null c is nullptr.
 struct IntLongString {
@@ -1880,7 +1879,7 @@ TEST(FlinkConformance, AggregateITCase) {
     const int n[] = {1, 2, 0, 4, 5, 6, 7, 0, 0, 10, 11, 11, 13, 14, 15};
     const char* g[] = {"A",     "B", nullptr, "D", "E", "F", "H", nullptr,
                        nullptr, "K", "L",     "L", "N", "O", "P"};
-    auto data = [&](bool with_time) {
+    auto data = [&]() {
       std::string rows;
       for (int i = 0; i < 15; ++i) {
         const std::string dd = (n[i] < 10 ? "0" : "") + std::to_string(n[i]);
@@ -1889,8 +1888,7 @@ TEST(FlinkConformance, AggregateITCase) {
         };
         rows += "{\"id\":" + std::to_string(ids[i]) +
                 ",\"a\":" + value("1970-01-01 00:00:" + dd, true) +
-                ",\"b\":" + value("1970-01-" + dd, true) +
-                (with_time ? ",\"c\":" + value("00:00:" + dd, true) : std::string()) +
+                ",\"b\":" + value("1970-01-" + dd, true) + ",\"c\":" + value("00:00:" + dd, true) +
                 ",\"d\":" + value(std::to_string(n[i]), false) +
                 ",\"e\":" + value(std::to_string(n[i]), false) +
                 ",\"f\":" + value(std::to_string(n[i]), false) + ",\"g\":" +
@@ -1902,24 +1900,15 @@ TEST(FlinkConformance, AggregateITCase) {
     RunCase(Table("T",
                   "id INT, a TIMESTAMP(3), b DATE, c TIME, d DECIMAL(38, 18), e INT, f BIGINT, "
                   "g STRING"),
-            data(true),
+            data(),
             {"testCountDistinct",
              "INSERT INTO out SELECT id, count(distinct a), count(distinct b), count(distinct c), "
              "count(distinct d), count(distinct e), count(distinct f), count(distinct g) FROM T "
              "GROUP BY id",
              "id INT, a BIGINT, b BIGINT, c BIGINT, d BIGINT, e BIGINT, f BIGINT, g BIGINT",
-             {},
-             "column 'c': type TIME is not supported yet"});
-    RunCase(
-        Table("T", "id INT, a TIMESTAMP(3), b DATE, d DECIMAL(38, 18), e INT, f BIGINT, g STRING"),
-        data(false),
-        {"testCountDistinct without the TIME column c",
-         "INSERT INTO out SELECT id, count(distinct a), count(distinct b), count(distinct d), "
-         "count(distinct e), count(distinct f), count(distinct g) FROM T GROUP BY id",
-         "id INT, a BIGINT, b BIGINT, d BIGINT, e BIGINT, f BIGINT, g BIGINT",
-         Lines(
-             {"1,1,1,1,1,1,1", "2,1,1,1,1,1,1", "3,3,3,3,3,3,3", "4,2,2,2,2,2,2", "5,4,4,4,4,4,4"}),
-         ""});
+             Lines({"1,1,1,1,1,1,1,1", "2,1,1,1,1,1,1,1", "3,3,3,3,3,3,3,3", "4,2,2,2,2,2,2,2",
+                    "5,4,4,4,4,4,4,4"}),
+             ""});
   }
   const std::vector<IntLongString> distinct_with_retract = {
       {1, 1, "A"}, {1, 1, "A"}, {1, 1, "A"}, {2, 2, "B"}, {3, 2, "B"},  {4, 3, "C"},  {5, 3, "C"},

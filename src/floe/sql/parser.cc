@@ -30,7 +30,7 @@ constexpr int kMaxNesting = 200;  // parentheses and NOTs; bounds the parser's r
 
 constexpr const char* kSupportedTypes =
     "BOOLEAN, INT, INTEGER, BIGINT, FLOAT, DOUBLE, STRING, VARCHAR(n), CHAR(n), BYTES, "
-    "VARBINARY(n), BINARY(n), DATE, TIMESTAMP(p), TIMESTAMP(p) WITH LOCAL TIME ZONE, "
+    "VARBINARY(n), BINARY(n), DATE, TIME(p), TIMESTAMP(p), TIMESTAMP(p) WITH LOCAL TIME ZONE, "
     "TIMESTAMP_LTZ(p), DECIMAL(p, s)";
 
 std::string Upper(std::string_view s) {
@@ -826,6 +826,18 @@ class Parser {
       Advance();
       return SqlType{DataType::Date(), 0};
     }
+    if (is({"TIME"})) {  // Flink's default precision is 0
+      Advance();
+      size_t p_offset = Peek(1).offset;
+      FLOE_ASSIGN_OR_RAISE(int64_t p, ParseTypeArgument(name, "precision", 0, 0, 9));
+      FLOE_RETURN_NOT_OK(CheckTimestampPrecision(p, p_offset));
+      if (AtKeyword("WITHOUT")) {
+        Advance();
+        FLOE_RETURN_NOT_OK(ExpectKeyword("TIME"));
+        FLOE_RETURN_NOT_OK(ExpectKeyword("ZONE"));
+      }
+      return SqlType{DataType::Time(), static_cast<int>(p)};
+    }
     if (is({"TIMESTAMP", "TIMESTAMP_LTZ"})) {
       Advance();
       bool ltz = name == "TIMESTAMP_LTZ";
@@ -867,7 +879,7 @@ class Parser {
       }
       return SqlType{DataType::Decimal(static_cast<int>(p), static_cast<int>(s)), 0};
     }
-    if (is({"TINYINT", "SMALLINT", "TIME", "INTERVAL", "ARRAY", "MAP", "MULTISET", "ROW", "RAW"})) {
+    if (is({"TINYINT", "SMALLINT", "INTERVAL", "ARRAY", "MAP", "MULTISET", "ROW", "RAW"})) {
       return ErrorAt(offset,
                      "type " + name + " is not supported yet; supported: " + kSupportedTypes);
     }
@@ -2104,9 +2116,6 @@ class Parser {
     const Token& type = Advance();
     const Token& value = Advance();
     const std::string name = Upper(type.text);
-    if (name == "TIME") {
-      return ErrorAt(type.offset, "TIME literals are not supported yet (floe has no TIME type)");
-    }
     SqlType cast{DataType::Date(), 0};
     const char* error = nullptr;
     if (name == "DATE") {
@@ -2114,11 +2123,13 @@ class Parser {
       error = ParseDate(value.text, &days);
     } else {
       int64_t micros = 0;
-      error = ParseTimestamp(value.text, false, &micros);
+      error = name == "TIME" ? ParseTime(value.text, &micros)
+                             : ParseTimestamp(value.text, false, &micros);
       const size_t dot = value.text.find('.');
       const int digits =
           dot == std::string::npos ? 0 : static_cast<int>(value.text.size() - dot - 1);
-      cast = SqlType{DataType::Timestamp(), std::min(digits, 6)};
+      cast =
+          SqlType{name == "TIME" ? DataType::Time() : DataType::Timestamp(), std::min(digits, 6)};
     }
     if (error != nullptr) {
       return ErrorAt(value.offset, "'" + value.text + "' is not a " + name + " literal: " + error);
@@ -2171,7 +2182,8 @@ class Parser {
         if (IsReservedWord(t.text)) break;
         if (AtKeyword("CASE")) return ParseCase();
         // Flink's niladic time functions, written without parentheses.
-        for (std::string_view now : {"CURRENT_TIMESTAMP", "LOCALTIMESTAMP", "CURRENT_DATE"}) {
+        for (std::string_view now :
+             {"CURRENT_TIMESTAMP", "LOCALTIMESTAMP", "CURRENT_DATE", "CURRENT_TIME", "LOCALTIME"}) {
           if (!AtKeyword(now) || Peek(1).kind == TokenKind::kLParen) continue;
           Expr e = Expr::Call(std::string(now), {});
           e.pos = PosOf(Advance());
@@ -2555,11 +2567,15 @@ class Parser {
     auto temporal = [](TypeId id) {
       return id == TypeId::kDate || id == TypeId::kTimestamp || id == TypeId::kTimestampTz;
     };
-    bool ok = a == b || a == TypeId::kString || b == TypeId::kString ||
-              (IsNumericType(a) && IsNumericType(b)) || (temporal(a) && temporal(b)) ||
-              (IsNumericType(a) && b == TypeId::kTimestampTz) ||
-              (a == TypeId::kBoolean && IsNumericType(b)) ||
-              (IsNumericType(a) && b == TypeId::kBoolean);
+    // TIME from and to the timestamps (the time of day; 1970-01-01 at it), not from a DATE.
+    auto with_time = [&](TypeId x, TypeId y) {
+      return x == TypeId::kTime && (y == TypeId::kTimestamp || y == TypeId::kTimestampTz);
+    };
+    bool ok =
+        a == b || a == TypeId::kString || b == TypeId::kString ||
+        (IsNumericType(a) && IsNumericType(b)) || (temporal(a) && temporal(b)) || with_time(a, b) ||
+        with_time(b, a) || (IsNumericType(a) && b == TypeId::kTimestampTz) ||
+        (a == TypeId::kBoolean && IsNumericType(b)) || (IsNumericType(a) && b == TypeId::kBoolean);
     if (!ok) {
       std::string hint = IsNumericType(a) && b == TypeId::kTimestamp
                              ? "; for epoch numbers use TO_TIMESTAMP_LTZ(epoch, 3) (and "

@@ -459,6 +459,9 @@ TEST(ParseDataType, MapsFlinkTypesToFloeTypes) {
       {"VARBINARY(16)", DataType::Binary()},
       {"BINARY(4)", DataType::Binary()},
       {"DATE", DataType::Date()},
+      {"TIME", DataType::Time()},
+      {"TIME(3)", DataType::Time()},
+      {"time(0) without time zone", DataType::Time()},
       {"TIMESTAMP", DataType::Timestamp()},
       {"TIMESTAMP(3)", DataType::Timestamp()},
       {"timestamp(0) without time zone", DataType::Timestamp()},
@@ -489,8 +492,8 @@ TEST(ParseDataType, SmallIntegerTypesAreNotSupportedYet) {
   EXPECT_EQ(TypeError("TINYINT"),
             "line 1, column 1: type TINYINT is not supported yet; supported: BOOLEAN, INT, "
             "INTEGER, BIGINT, FLOAT, DOUBLE, STRING, VARCHAR(n), CHAR(n), BYTES, VARBINARY(n), "
-            "BINARY(n), DATE, TIMESTAMP(p), TIMESTAMP(p) WITH LOCAL TIME ZONE, TIMESTAMP_LTZ(p), "
-            "DECIMAL(p, s)");
+            "BINARY(n), DATE, TIME(p), TIMESTAMP(p), TIMESTAMP(p) WITH LOCAL TIME ZONE, "
+            "TIMESTAMP_LTZ(p), DECIMAL(p, s)");
   EXPECT_EQ(TypeError("smallint").substr(0, 50),
             "line 1, column 1: type SMALLINT is not supported y");
   EXPECT_EQ(TypeError("ARRAY<INT>").substr(0, 45), "line 1, column 1: type ARRAY is not supported");
@@ -623,7 +626,7 @@ TEST(ParseColumnList, TypeErrorsNameTheColumnTheTypeAndWhatIsSupported) {
   EXPECT_EQ(ColumnListError("id BIGINT, x FANCYTYPE"),
             "line 1, column 14: column 'x': expected a column type (BOOLEAN, INT, INTEGER, "
             "BIGINT, FLOAT, DOUBLE, STRING, VARCHAR(n), CHAR(n), BYTES, VARBINARY(n), BINARY(n), "
-            "DATE, TIMESTAMP(p), TIMESTAMP(p) WITH LOCAL TIME ZONE, TIMESTAMP_LTZ(p), "
+            "DATE, TIME(p), TIMESTAMP(p), TIMESTAMP(p) WITH LOCAL TIME ZONE, TIMESTAMP_LTZ(p), "
             "DECIMAL(p, s)), found identifier 'FANCYTYPE'");
   EXPECT_EQ(ColumnListError("a INT, price DECIMAL(50, 2)"),
             "line 1, column 22: column 'price': DECIMAL precision must be 1..38, got 50");
@@ -1013,8 +1016,10 @@ TEST(ParseInsert, TypedLiteralsAreCheckedCasts) {
   EXPECT_EQ(WhereError("TIMESTAMP '2020-13-10 00:00:00' IS NULL"),
             "line 2, column 47: '2020-13-10 00:00:00' is not a TIMESTAMP literal: month out of "
             "range");
-  EXPECT_EQ(WhereError("TIME '10:00:00' IS NULL"),
-            "line 2, column 37: TIME literals are not supported yet (floe has no TIME type)");
+  EXPECT_EQ(ToString(WhereOf("TIME '10:00:00.5' IS NULL")),
+            "(CAST('10:00:00.5' AS TIME(1)) IS NULL)");
+  EXPECT_EQ(WhereError("TIME '24:00:00' IS NULL"),
+            "line 2, column 42: '24:00:00' is not a TIME literal: time out of range");
 }
 
 // Flink SQL floe does not run yet is named at its first word, never a bare syntax error.

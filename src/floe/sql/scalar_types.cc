@@ -123,8 +123,9 @@ Result<DataType> TemporalFunctionType(const std::string& fn, const std::vector<D
     return t.id == TypeId::kDate || t.id == TypeId::kTimestamp || t.id == TypeId::kTimestampTz;
   };
   if (fn == "EXTRACT") {
-    if (args.size() != 2 || args[0].id != TypeId::kString || !temporal(args[1])) {
-      return wrong("(unit FROM a DATE or TIMESTAMP)");
+    if (args.size() != 2 || args[0].id != TypeId::kString ||
+        (!temporal(args[1]) && args[1].id != TypeId::kTime)) {
+      return wrong("(unit FROM a DATE, TIME or TIMESTAMP)");
     }
     return DataType::Int64();
   }
@@ -134,11 +135,13 @@ Result<DataType> TemporalFunctionType(const std::string& fn, const std::vector<D
     }
     return DataType::String();
   }
-  if (fn == "CURRENT_TIMESTAMP" || fn == "LOCALTIMESTAMP" || fn == "CURRENT_DATE") {
+  if (fn == "CURRENT_TIMESTAMP" || fn == "LOCALTIMESTAMP" || fn == "CURRENT_DATE" ||
+      fn == "CURRENT_TIME" || fn == "LOCALTIME") {
     if (!args.empty()) return wrong("no arguments");
-    return fn == "CURRENT_DATE"     ? DataType::Date()
-           : fn == "LOCALTIMESTAMP" ? DataType::Timestamp()
-                                    : DataType::TimestampTz();
+    return fn == "CURRENT_DATE"        ? DataType::Date()
+           : fn == "LOCALTIMESTAMP"    ? DataType::Timestamp()
+           : fn == "CURRENT_TIMESTAMP" ? DataType::TimestampTz()
+                                       : DataType::Time();
   }
   if (fn == "TO_TIMESTAMP") {
     if (args.size() != 1 || args[0].id != TypeId::kString) {

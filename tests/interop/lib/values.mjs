@@ -2,7 +2,7 @@
 //
 // "Exact canonical" form (what floe's C++ tests write into <name>.expected.jsonl):
 //   null -> null; boolean -> true/false; int, date (days) -> number;
-//   long, timestamp, timestamptz (micros) -> decimal string; float/double -> number or
+//   long, timestamp, timestamptz, time (micros; time: since midnight) -> decimal string; float/double -> number or
 //   "NaN"/"Infinity"/"-Infinity"; string -> string; binary -> lowercase hex;
 //   decimal -> string of the unscaled integer.
 import { bigIntFromBytesBE, bigIntFromWordsLE, floatCanon, toHex } from './common.mjs'
@@ -12,7 +12,7 @@ export function parseType(t) {
   if (typeof t !== 'string') throw new Error(`only primitive types are supported here, got ${JSON.stringify(t)}`)
   const m = /^decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)$/.exec(t)
   if (m) return { kind: 'decimal', precision: Number(m[1]), scale: Number(m[2]) }
-  const known = ['boolean', 'int', 'long', 'float', 'double', 'string', 'binary', 'date', 'timestamp', 'timestamptz']
+  const known = ['boolean', 'int', 'long', 'float', 'double', 'string', 'binary', 'date', 'time', 'timestamp', 'timestamptz']
   if (!known.includes(t)) throw new Error(`unsupported Iceberg type ${t}`)
   return { kind: t }
 }
@@ -33,6 +33,7 @@ export function canonFromHyparquet(type, v) {
     case 'int': return typeof v === 'number' && Number.isInteger(v) ? v : bad('int32 number expected', v)
     case 'date': return typeof v === 'number' && Number.isInteger(v) ? v : bad('date: days number expected (is the DATE converted_type set?)', v)
     case 'long': return typeof v === 'bigint' ? String(v) : bad('int64 BigInt expected', v)
+    case 'time': return typeof v === 'bigint' ? String(v) : bad('time micros BigInt expected', v)
     case 'timestamp': case 'timestamptz':
       if (v && typeof v === 'object' && 'unit' in v) bad(`timestamp in ${v.unit}, MICROS expected`, v)
       return typeof v === 'bigint' ? String(v) : bad('timestamp micros BigInt expected', v)
@@ -69,10 +70,14 @@ export function arrowRaw(vector, i) {
     }
     if (!d.getValid(k)) return null
     const tid = d.type.typeId
-    // Arrow Type ids: 7 Decimal, 8 Date, 10 Timestamp (see apache-arrow enum Type)
+    // Arrow Type ids: 7 Decimal, 8 Date, 9 Time, 10 Timestamp (see apache-arrow enum Type)
     if (tid === 8) {
       if (d.type.unit !== 0) return { arrowDateMillis: d.values[d.offset + k] }
       return { days: d.values[d.offset + k] }
+    }
+    if (tid === 9) {
+      const unit = ['SECOND', 'MILLISECOND', 'MICROSECOND', 'NANOSECOND'][d.type.unit]
+      return { time: BigInt(d.values[d.offset + k]), unit }
     }
     if (tid === 10) {
       const unit = ['SECOND', 'MILLISECOND', 'MICROSECOND', 'NANOSECOND'][d.type.unit]
@@ -95,6 +100,10 @@ export function canonFromArrow(type, v) {
     case 'int': return typeof v === 'number' && Number.isInteger(v) ? v : bad('int32 number expected', v)
     case 'long': return typeof v === 'bigint' ? String(v) : bad('Int64 BigInt expected', v)
     case 'date': return v && typeof v.days === 'number' ? v.days : bad('Date32 expected', v)
+    case 'time':
+      if (!v || typeof v.time !== 'bigint') bad('Time expected', v)
+      if (v.unit !== 'MICROSECOND') bad(`Time unit ${v.unit}, MICROSECOND expected`, v)
+      return String(v.time)
     case 'timestamp': case 'timestamptz':
       if (!v || typeof v.ts !== 'bigint') bad('Timestamp expected', v)
       if (v.unit !== 'MICROSECOND') bad(`Timestamp unit ${v.unit}, MICROSECOND expected`, v)

@@ -388,6 +388,14 @@ struct JsonLinesDecoder::Impl {
         col.Append<int64_t>(micros);
         return Status::OK();
       }
+      case TypeId::kTime: {
+        std::string_view s;
+        FLOE_RETURN_NOT_OK(ParseString(idx, val, tok, &s));
+        int64_t micros = 0;
+        if (const char* err = ParseTime(s, &micros)) return Mismatch(idx, tok, err);
+        col.Append<int64_t>(micros);
+        return Status::OK();
+      }
       case TypeId::kDecimal: {
         std::string_view s = tok;
         if (c == '"') {

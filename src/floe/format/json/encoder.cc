@@ -123,6 +123,14 @@ void AppendRowAsJson(const RecordBatch& batch, size_t row, std::string* out,
         if (col.type().id == TypeId::kTimestampTz) out->push_back('Z');
         out->push_back('"');
         break;
+      case TypeId::kTime: {  // Flink's "HH:mm:ss"; a fraction only where there is one
+        TimestampFormat time;
+        time.trim_zeros = true;
+        out->push_back('"');
+        AppendTime(col.Get<int64_t>(row), time, out);
+        out->push_back('"');
+        break;
+      }
       case TypeId::kDecimal:
         // As a number it is still written plainly (never 1.2E+3) with all s digits: exact text
         // that Flink reads either way; only a reader parsing numbers as doubles loses digits.

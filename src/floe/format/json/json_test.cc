@@ -150,6 +150,21 @@ TEST(JsonDecode, DatesUseTheProlepticGregorianCalendar) {
             "t.jsonl:1: field 'd': expected DATE, got string \"2100-02-29\" (day out of range)");
 }
 
+TEST(JsonDecode, TimesOfDayAreMicrosecondsSinceMidnight) {
+  auto schema = Schema({{"t", DataType::Time()}});
+  auto micros = [&](std::string_view s) {
+    return MustDecode(schema, "{\"t\":\"" + std::string(s) + "\"}").column(0).Get<int64_t>(0);
+  };
+  EXPECT_EQ(micros("00:00:00"), 0);
+  EXPECT_EQ(micros("10:20:30"), (10 * 3600 + 20 * 60 + 30) * int64_t{1'000'000});
+  EXPECT_EQ(micros("23:59:59.999999"), int64_t{86'400'000'000} - 1);
+  EXPECT_EQ(micros("12:00"), 12 * 3600 * int64_t{1'000'000});
+  EXPECT_EQ(DecodeError(schema, R"({"t":"24:00:00"})"),
+            "t.jsonl:1: field 't': expected TIME, got string \"24:00:00\" (time out of range)");
+  EXPECT_EQ(DecodeError(schema, R"({"t":36000})"),
+            "t.jsonl:1: field 't': expected TIME, got number 36000");
+}
+
 TEST(JsonDecode, DecimalsAreExact) {
   auto schema = Schema({{"p", DataType::Decimal(5, 2)}, {"big", DataType::Decimal(38, 10)}});
   auto dec = [&](std::string_view p) {
@@ -575,6 +590,9 @@ class RandomBatch {
           case TypeId::kDate:
             col.Append<int32_t>(static_cast<int32_t>(Int64()));
             break;
+          case TypeId::kTime:  // microseconds since midnight
+            col.Append<int64_t>(static_cast<int64_t>(rng_() % 86'400'000'000));
+            break;
           case TypeId::kFloat:
             col.Append<float>(static_cast<float>(Double()));
             break;
@@ -656,6 +674,7 @@ TEST(JsonEncode, RandomBatchesRoundTripThroughTheDecoder) {
                         {"dt", DataType::Date()},
                         {"ts", DataType::Timestamp()},
                         {"tz", DataType::TimestampTz()},
+                        {"t", DataType::Time()},
                         {"d1", DataType::Decimal(1, 0)},
                         {"d9", DataType::Decimal(9, 2)},
                         {"d38", DataType::Decimal(38, 38)},

@@ -91,11 +91,11 @@ TEST(DecimalFixedBytes, IsTheMinimumWidthForThePrecision) {
 TEST(FileWriter, WritesEveryTypeWithTheDocumentedParquetTypes) {
   std::string dir = MakeTempDir("every_type");
   std::vector<DataType> types = {
-      DataType::Boolean(),       DataType::Int32(),       DataType::Int64(),
-      DataType::Float(),         DataType::Double(),      DataType::String(),
-      DataType::Binary(),        DataType::Date(),        DataType::Timestamp(),
-      DataType::TimestampTz(),   DataType::Decimal(9, 2), DataType::Decimal(18, 0),
-      DataType::Decimal(38, 10), DataType::Decimal(20, 5)};
+      DataType::Boolean(),       DataType::Int32(),        DataType::Int64(),
+      DataType::Float(),         DataType::Double(),       DataType::String(),
+      DataType::Binary(),        DataType::Date(),         DataType::Timestamp(),
+      DataType::TimestampTz(),   DataType::Decimal(9, 2),  DataType::Decimal(18, 0),
+      DataType::Decimal(38, 10), DataType::Decimal(20, 5), DataType::Time()};
   std::vector<Field> fields;
   for (size_t i = 0; i < types.size(); ++i) {
     fields.push_back({"req_" + std::to_string(i), types[i], false, static_cast<int32_t>(100 + i)});
@@ -147,6 +147,13 @@ TEST(FileWriter, WritesEveryTypeWithTheDocumentedParquetTypes) {
         EXPECT_EQ(e.logical_type->unit, format::TimeUnit::kMicros);
         EXPECT_EQ(e.logical_type->is_adjusted_to_utc, t.id == TypeId::kTimestampTz);
         EXPECT_EQ(e.converted_type, format::ConvertedType::kTimestampMicros);
+        break;
+      case TypeId::kTime:  // Iceberg's time: TIME(isAdjustedToUTC = false, MICROS)
+        EXPECT_EQ(e.type, format::Type::kInt64);
+        EXPECT_EQ(e.logical_type->kind, format::LogicalType::kTime);
+        EXPECT_EQ(e.logical_type->unit, format::TimeUnit::kMicros);
+        EXPECT_FALSE(e.logical_type->is_adjusted_to_utc);
+        EXPECT_EQ(e.converted_type, format::ConvertedType::kTimeMicros);
         break;
       case TypeId::kDecimal:
         EXPECT_EQ(e.type, t.precision <= 9    ? format::Type::kInt32

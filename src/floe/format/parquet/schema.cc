@@ -37,6 +37,7 @@ Result<std::vector<ColumnDescriptor>> DescribeColumns(const BatchSchema& schema)
       case TypeId::kInt64:
       case TypeId::kTimestamp:
       case TypeId::kTimestampTz:
+      case TypeId::kTime:
         d.physical_type = Type::kInt64;
         break;
       case TypeId::kFloat:
@@ -104,6 +105,12 @@ std::vector<SchemaElement> ToParquetSchema(const std::vector<ColumnDescriptor>& 
         lt.is_adjusted_to_utc = c.field.type.id == TypeId::kTimestampTz;
         // parquet.thrift: TIMESTAMP_MICROS for TIMESTAMP(isAdjustedToUTC = *, unit = MICROS).
         e.converted_type = ConvertedType::kTimestampMicros;
+        break;
+      case TypeId::kTime:  // Iceberg's time: TIME(isAdjustedToUTC = false, MICROS)
+        lt.kind = LogicalType::kTime;
+        lt.unit = format::TimeUnit::kMicros;
+        lt.is_adjusted_to_utc = false;
+        e.converted_type = ConvertedType::kTimeMicros;
         break;
       case TypeId::kDecimal:
         lt.kind = LogicalType::kDecimal;
@@ -257,10 +264,12 @@ Status MapLeaf(const SchemaElement& e, ColumnDescriptor* d) {
         if (ct == ConvertedType::kTimestampMillis) d->conversion = Conversion::kMillisToMicros;
         return Status::OK();
       }
-      if (kind == LogicalType::kTime ||
+      if ((kind == LogicalType::kTime && lt->unit == format::TimeUnit::kMicros) ||
           (kind == LogicalType::kNone && ct == ConvertedType::kTimeMicros)) {
-        return Unsupported(e, "TIME");
+        d->field.type = DataType::Time();
+        return Status::OK();
       }
+      if (kind == LogicalType::kTime) return Unsupported(e, "TIME in nanoseconds");
       if ((kind == LogicalType::kInteger && !lt->is_signed) ||
           (kind == LogicalType::kNone && ct == ConvertedType::kUint64)) {
         return Unsupported(e, "unsigned 64-bit integer");

@@ -10,6 +10,7 @@
 #include <limits>
 #include <sstream>
 
+#include "floe/common/civil_time.h"
 #include "floe/format/parquet/schema.h"
 #include "gtest/gtest.h"
 
@@ -136,6 +137,13 @@ void AppendRandom(Column& col, std::mt19937_64& rng) {
       if (pick == 2) v = 0;
       if (pick == 3) v = -1;
       col.Append<int32_t>(v);
+      break;
+    }
+    case TypeId::kTime: {  // microseconds since midnight, its ends included
+      const int64_t v = pick == 0   ? 0
+                        : pick == 1 ? kMicrosPerDay - 1
+                                    : int64_t(rng() % kMicrosPerDay);
+      col.Append<int64_t>(v);
       break;
     }
     case TypeId::kInt64:
@@ -298,6 +306,7 @@ std::vector<ColumnMetrics> ExpectedMetrics(const RecordBatch& batch) {
       case TypeId::kInt64:
       case TypeId::kTimestamp:
       case TypeId::kTimestampTz:
+      case TypeId::kTime:
         scan([&](size_t r) { return col.Get<int64_t>(r); }, lt, [](int64_t v) { return LE(v); });
         break;
       case TypeId::kFloat:
@@ -426,6 +435,7 @@ std::string RowToJson(const RecordBatch& batch, size_t row) {
       case TypeId::kInt64:
       case TypeId::kTimestamp:
       case TypeId::kTimestampTz:
+      case TypeId::kTime:
         out += "\"" + std::to_string(col.Get<int64_t>(row)) + "\"";
         break;
       case TypeId::kFloat:

@@ -93,6 +93,7 @@ int CompareCells(const DataType& type, std::string_view a, std::string_view b) {
     case TypeId::kInt64:
     case TypeId::kTimestamp:
     case TypeId::kTimestampTz:
+    case TypeId::kTime:
       return cmp(Load<int64_t>(a), Load<int64_t>(b));
     case TypeId::kFloat:
       return cmp(Load<float>(a), Load<float>(b));

@@ -548,6 +548,29 @@ TEST(CalcProgram, TimestampLtzMeetsTheWallClockInTheSessionZone) {
             Four("true"));
 }
 
+// TIME(p): microseconds since midnight, as Flink's casts, literals, comparisons and EXTRACT; a
+// TIME(0) cast keeps whole seconds; CURRENT_TIME / LOCALTIME are the clock's time of day.
+TEST(CalcProgram, TimeValuesCastCompareAndExtractAsFlinks) {
+  EXPECT_EQ(Values("CAST(TIME '10:20:30.456' AS STRING)", "STRING"), Four("\"10:20:30.456\""));
+  EXPECT_EQ(Values("CAST(CAST('10:20:30.456' AS TIME) AS STRING)", "STRING"), Four("\"10:20:30\""));
+  EXPECT_EQ(Values("CAST('10:20:30.456' AS TIME(3))", "TIME(3)"), Four("\"10:20:30.456\""));
+  EXPECT_EQ(Values("CAST(CAST('2026-03-15 10:20:30.456' AS TIMESTAMP(3)) AS TIME(3))", "TIME(3)"),
+            Four("\"10:20:30.456\""));
+  EXPECT_EQ(Values("CAST(CAST(TIME '10:20:30' AS TIMESTAMP(0)) AS STRING)", "STRING"),
+            Four("\"1970-01-01 10:20:30\""));
+  EXPECT_EQ(Values("EXTRACT(HOUR FROM TIME '10:20:30') * 10000 + EXTRACT(MINUTE FROM TIME "
+                   "'10:20:30') * 100 + EXTRACT(SECOND FROM TIME '10:20:30')",
+                   "BIGINT"),
+            Four("102030"));
+  EXPECT_EQ(Values("TIME '10:20:30' > '09:00:00' AND TIME '10:20:30' < TIME '10:20:31'", "BOOLEAN"),
+            Four("true"));
+  EXPECT_EQ(Values("TRY_CAST('25:00:00' AS TIME)", "TIME"), Four("null"));
+  EXPECT_EQ(Values("CHAR_LENGTH(CAST(CURRENT_TIME AS STRING)) + CHAR_LENGTH(CAST(LOCALTIME AS "
+                   "STRING))",
+                   "INT"),
+            Four("16"));
+}
+
 // JSON_VALUE(json, path): the scalar at the path as text, NULL for anything else (Flink's NULL ON
 // EMPTY and NULL ON ERROR), for `$`, `.name`, `['name']` and `[index]` steps.
 TEST(CalcProgram, JsonValueReadsTheScalarAtThePath) {

@@ -13,7 +13,8 @@ namespace {
 bool IsInteger(TypeId id) { return id == TypeId::kInt32 || id == TypeId::kInt64; }
 bool IsFloating(TypeId id) { return id == TypeId::kFloat || id == TypeId::kDouble; }
 bool IsTemporal(TypeId id) {
-  return id == TypeId::kDate || id == TypeId::kTimestamp || id == TypeId::kTimestampTz;
+  return id == TypeId::kDate || id == TypeId::kTimestamp || id == TypeId::kTimestampTz ||
+         id == TypeId::kTime;
 }
 
 Int128 Pow10(int n) {
@@ -154,7 +155,7 @@ Result<Comparison> PlanComparison(CompareOp op, const DataType& l, DecimalShape 
   }
   if (IsTemporal(a) || IsTemporal(b)) {
     return Status::InvalidArgument(
-        " (a DATE or TIMESTAMP compares with a value of its own type or a string literal)");
+        " (a DATE, TIME or TIMESTAMP compares with a value of its own type or a string literal)");
   }
   return Status::InvalidArgument("");
 }

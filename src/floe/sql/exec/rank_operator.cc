@@ -48,6 +48,7 @@ void AppendOrderCell(const Column& c, size_t row, std::string* out) {
     case TypeId::kInt64:
     case TypeId::kTimestamp:
     case TypeId::kTimestampTz:
+    case TypeId::kTime:
       PutBigEndian(static_cast<uint64_t>(c.Get<int64_t>(row)) ^ (uint64_t{1} << 63), out);
       return;
     case TypeId::kFloat: {

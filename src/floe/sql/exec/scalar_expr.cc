@@ -60,7 +60,7 @@ struct ScalarExpr::Node {
     kToTimestamp,
     kExtract,
     kDateFormat,
-    kNow,  // CURRENT_TIMESTAMP, LOCALTIMESTAMP, CURRENT_DATE: the wall clock, once per batch
+    kNow,  // CURRENT_TIMESTAMP, LOCALTIMESTAMP, CURRENT_DATE, CURRENT_TIME: the clock, per batch
     kJsonValue,
     kRegexpExtract,
     kFloor,
@@ -99,6 +99,16 @@ std::string Where(const SourcePos& pos) {
 bool IsInteger(TypeId id) { return id == TypeId::kInt32 || id == TypeId::kInt64; }
 bool IsFloating(TypeId id) { return id == TypeId::kFloat || id == TypeId::kDouble; }
 bool IsTimestamp(TypeId id) { return id == TypeId::kTimestamp || id == TypeId::kTimestampTz; }
+// The types whose SQL precision is their fraction's digits.
+bool HasFraction(TypeId id) { return IsTimestamp(id) || id == TypeId::kTime; }
+
+// A TIME as Flink casts it to STRING: "HH:mm:ss" and, for precision p > 0, p fraction digits.
+std::string TimeText(int64_t micros, int precision) {
+  std::string text;
+  AppendTime(micros, TimestampFormat{}, &text);  // ".ffffff" always
+  text.resize(precision <= 0 ? 8 : 9 + std::min(precision, 6));
+  return text;
+}
 
 // A timestamp as Flink casts it to STRING: "yyyy-MM-dd HH:mm:ss" and, for precision p > 0, a
 // fraction of exactly p digits (TIMESTAMP(3): "2020-10-10 00:00:04.000").
@@ -122,13 +132,17 @@ bool CastSupported(const SqlType& from, const SqlType& to) {
   if ((IsInteger(a) || IsFloating(a)) && b == TypeId::kDecimal) return true;
   if (a == TypeId::kString) {
     return IsInteger(b) || b == TypeId::kDouble || b == TypeId::kBoolean || b == TypeId::kDate ||
-           IsTimestamp(b) || b == TypeId::kDecimal;
+           HasFraction(b) || b == TypeId::kDecimal;
   }
   if (IsInteger(a) && b == TypeId::kString) return true;
   if (IsTimestamp(a) && IsTimestamp(b)) return true;
   if ((IsTimestamp(a) || a == TypeId::kDate) && b == TypeId::kString) return true;
   if (a == TypeId::kDate && IsTimestamp(b)) return true;
   if (IsTimestamp(a) && b == TypeId::kDate) return true;
+  if ((a == TypeId::kTime && (IsTimestamp(b) || b == TypeId::kString)) ||
+      (IsTimestamp(a) && b == TypeId::kTime)) {
+    return true;
+  }
   return IsInteger(a) && b == TypeId::kTimestampTz;
 }
 
@@ -209,7 +223,7 @@ Status CoerceStringLiteral(const Node& other, const TimeZone* zone, Node* side) 
     to = SqlType{DataType::Int64(), 0};
   } else if (IsFloating(id)) {
     to = SqlType{DataType::Double(), 0};
-  } else if (id != TypeId::kBoolean && id != TypeId::kDate && !IsTimestamp(id)) {
+  } else if (id != TypeId::kBoolean && id != TypeId::kDate && !HasFraction(id)) {
     return Status::OK();
   }
   FLOE_ASSIGN_OR_RAISE(*side, CastLiteral(*side, to, zone));
@@ -321,6 +335,8 @@ Node::Fn FunctionOf(const std::string& name) {
       {"CURRENT_TIMESTAMP", Node::Fn::kNow},
       {"LOCALTIMESTAMP", Node::Fn::kNow},
       {"CURRENT_DATE", Node::Fn::kNow},
+      {"CURRENT_TIME", Node::Fn::kNow},
+      {"LOCALTIME", Node::Fn::kNow},
       {"JSON_VALUE", Node::Fn::kJsonValue},
       {"REGEXP_EXTRACT", Node::Fn::kRegexpExtract},
       {"FLOOR", Node::Fn::kFloor},
@@ -394,7 +410,7 @@ Node CompileCastInZone(Node n, Node child, const Scope& scope) {
   if (scope.zone != nullptr && from == TypeId::kTimestampTz && to != TypeId::kTimestampTz) {
     child = ShiftZone(std::move(child), true, scope.zone);
   } else if (scope.zone != nullptr && to == TypeId::kTimestampTz &&
-             (from == TypeId::kTimestamp || from == TypeId::kDate)) {
+             (from == TypeId::kTimestamp || from == TypeId::kDate || from == TypeId::kTime)) {
     Node local = n;
     local.type.type = DataType::Timestamp();
     local.children.push_back(std::move(child));
@@ -420,7 +436,7 @@ Result<Node> CompileNode(const Expr& e, const Scope& scope) {
       }
       // Timestamps hold microseconds: precision 6 is the safe reading where none is declared.
       const Field& f = scope.input.fields[static_cast<size_t>(n.column)];
-      n.type = SqlType{f.type, IsTimestamp(f.type.id) && f.precision >= 0 ? f.precision : 6};
+      n.type = SqlType{f.type, HasFraction(f.type.id) && f.precision >= 0 ? f.precision : 6};
       return n;
     }
     case ExprKind::kLiteral:
@@ -476,6 +492,7 @@ Result<Node> CompileNode(const Expr& e, const Scope& scope) {
         n.zone = scope.zone;
       }
       if (n.fn == Node::Fn::kNow) n.zone = scope.zone;
+      if (n.type.type.id == TypeId::kTime) n.type.precision = 0;  // CURRENT_TIME: TIME(0)
       if (n.fn == Node::Fn::kExtract) ReadLtzInZone(&n.children[1], scope);
       if (n.fn == Node::Fn::kDateFormat) ReadLtzInZone(&n.children[0], scope);
       if (n.fn == Node::Fn::kTimestampAdd) {
@@ -1151,6 +1168,8 @@ class Evaluator {
     for (size_t r = 0; r < batch_.num_rows(); ++r) {
       if (n.type.type.id == TypeId::kDate) {
         out.Append<int32_t>(static_cast<int32_t>(FloorDiv(millis, int64_t{86'400'000})));
+      } else if (n.type.type.id == TypeId::kTime) {
+        out.Append<int64_t>(FloorMod(millis, int64_t{86'400'000}) * 1000);
       } else {
         out.Append<int64_t>(millis * 1000);
       }
@@ -1305,6 +1324,19 @@ class Evaluator {
                    const DataType& to, Column* out) {
     const TypeId a = from.id, b = to.id;
     if (a == TypeId::kString) return ParseValue(n, in.GetBytes(r), to, out);
+    if (a == TypeId::kTime) {  // to TIME, STRING, or a timestamp on 1970-01-01
+      const int64_t micros = in.Get<int64_t>(r);
+      if (b == TypeId::kString) {
+        out->AppendBytes(TimeText(micros, n.children[0].type.precision));
+      } else {
+        out->Append<int64_t>(Truncate(micros, n.type.precision));
+      }
+      return Status::OK();
+    }
+    if (b == TypeId::kTime) {  // a timestamp's time of day
+      out->Append<int64_t>(Truncate(FloorMod(in.Get<int64_t>(r), kMicrosPerDay), n.type.precision));
+      return Status::OK();
+    }
     if (IsTimestamp(a) || a == TypeId::kDate) {
       const int64_t micros =
           a == TypeId::kDate ? int64_t{in.Get<int32_t>(r)} * kMicrosPerDay : in.Get<int64_t>(r);
@@ -1494,6 +1526,12 @@ class Evaluator {
         } else if (ParseTimestamp(text, to.id == TypeId::kTimestampTz, &micros) != nullptr) {
           return bad();
         }
+        out->Append<int64_t>(Truncate(micros, n.type.precision));
+        return Status::OK();
+      }
+      case TypeId::kTime: {
+        int64_t micros;
+        if (ParseTime(text, &micros) != nullptr) return bad();
         out->Append<int64_t>(Truncate(micros, n.type.precision));
         return Status::OK();
       }
