@@ -144,9 +144,10 @@ Result<DataType> TemporalFunctionType(const std::string& fn, const std::vector<D
                                        : DataType::Time();
   }
   if (fn == "TO_TIMESTAMP") {
-    if (args.size() != 1 || args[0].id != TypeId::kString) {
-      return wrong("one STRING ('yyyy-MM-dd HH:mm:ss[.fff]'; formats not yet)");
-    }
+    const bool ok = (args.size() == 1 || args.size() == 2) &&
+                    std::all_of(args.begin(), args.end(),
+                                [](const DataType& t) { return t.id == TypeId::kString; });
+    if (!ok) return wrong("a STRING and, optionally, its STRING pattern ('yyyy-MM-dd HH:mm:ss')");
     return DataType::Timestamp();
   }
   if (fn == "FLOOR" || fn == "CEIL") {

@@ -378,6 +378,27 @@ TEST(CalcProgram, ToTimestampParsesTheDefaultFormatAndIsNullOtherwise) {
   EXPECT_EQ(Values("TO_TIMESTAMP('2026-01-01 10:00:00.123456')", "TIMESTAMP(3)"),
             Four("\"2026-01-01T10:00:00.123\""));
   EXPECT_EQ(Values("TO_TIMESTAMP('yesterday')", "TIMESTAMP(3)"), Four("null"));
+  // With a pattern, as Flink's DateTimeUtils.parseTimestampData: java.time's letters, the whole
+  // text read, fields left out 1970-01-01 00:00:00, milliseconds kept; else its fallback for
+  // "yyyy-M-d[ H:m:s]"; else NULL.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"'2026/03/15 10:20', 'yyyy/MM/dd HH:mm'", "\"2026-03-15T10:20:00\""},
+      {"'20260315102030123', 'yyyyMMddHHmmssSSS'", "\"2026-03-15T10:20:30.123\""},
+      {"'15.3.26 T 7:05', 'd.M.yy ''T'' H:mm'", "\"2026-03-15T07:05:00\""},
+      {"'10:20', 'HH:mm'", "\"1970-01-01T10:20:00\""},
+      {"'2026-3-5 1:2:3.5', 'yyyy/MM/dd'", "\"2026-03-05T01:02:03.5\""},  // the fallback
+      {"'2026-3-5', 'dd.MM.yyyy'", "\"2026-03-05T00:00:00\""},
+      {"'2026/02/30', 'yyyy/MM/dd'", "null"},
+      {"'2026/03/15 extra', 'yyyy/MM/dd'", "null"},
+      {"'2026/3/15', 'yyyy/MM/dd'", "null"},
+  };
+  for (const auto& [args, value] : cases) {
+    EXPECT_EQ(Values("TO_TIMESTAMP(" + args + ")", "TIMESTAMP(3)"), Four(value)) << args;
+  }
+  EXPECT_EQ(
+      Values("TO_TIMESTAMP('Mon 15', 'EEE dd')", "TIMESTAMP(3)")[0],
+      "line 3, column 47: not implemented yet: pattern letter 'E' in TO_TIMESTAMP('Mon 15', "
+      "'EEE dd') (TO_TIMESTAMP reads y, M, MM, d, dd, H, HH, m, mm, s, ss, S and quoted text)");
 }
 
 // EXTRACT (units as Calcite's: MILLISECOND within the minute, DOW from Sunday, WEEK ISO 8601),

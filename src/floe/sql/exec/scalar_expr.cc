@@ -401,6 +401,19 @@ Result<Node> CompileLiteral(const Expr& e, Node n) {
   return Status::Internal("unknown literal kind");
 }
 
+// TO_TIMESTAMP's literal pattern: every letter one floe reads (time::ParseWithPattern).
+Status CheckPattern(const Expr& e, const Node& n) {
+  if (n.children.size() < 2 || n.children[1].kind != Node::Kind::kLiteral) return Status::OK();
+  const Column& pattern = n.children[1].literal;
+  if (pattern.IsNull(0)) return Status::OK();
+  const char letter = time::UnsupportedPatternLetter(pattern.GetBytes(0));
+  if (letter == 0) return Status::OK();
+  return Status::NotImplemented(Where(e.children[1].pos) + "not implemented yet: pattern letter '" +
+                                std::string(1, letter) + "' in " + n.text +
+                                " (TO_TIMESTAMP reads y, M, MM, d, dd, H, HH, m, mm, s, ss, S and "
+                                "quoted text)");
+}
+
 // CAST `n` of `child`. In a session zone other than UTC, a TIMESTAMP_LTZ cast to TIMESTAMP,
 // DATE or STRING is read as the zone's wall clock, a TIMESTAMP or DATE cast to TIMESTAMP_LTZ is
 // the instant of its wall clock, and a STRING cast to TIMESTAMP_LTZ without an offset is a wall
@@ -486,7 +499,10 @@ Result<Node> CompileNode(const Expr& e, const Scope& scope) {
       n.kind = Node::Kind::kFunction;
       n.fn = FunctionOf(e.name);
       n.type.type = *type;
-      if (n.fn == Node::Fn::kToTimestamp) n.type.precision = 3;
+      if (n.fn == Node::Fn::kToTimestamp) {
+        n.type.precision = 3;
+        FLOE_RETURN_NOT_OK(CheckPattern(e, n));
+      }
       if (n.fn == Node::Fn::kFloor || n.fn == Node::Fn::kCeil) {
         n.type.precision = n.children[0].type.precision;
         n.zone = scope.zone;
@@ -1109,7 +1125,9 @@ class Evaluator {
         return Status::OK();
       case Fn::kToTimestamp: {  // Flink's: NULL for text that is no timestamp
         int64_t micros = 0;
-        if (ParseTimestamp(s, false, &micros) != nullptr) {
+        const bool read = args.size() == 2 ? time::ParseWithPattern(s, text(1), &micros)
+                                           : ParseTimestamp(s, false, &micros) == nullptr;
+        if (!read) {
           out->AppendNull();
         } else {
           out->Append<int64_t>(Truncate(micros, 3));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 
 #include "floe/common/civil_time.h"
 
@@ -216,6 +217,133 @@ int64_t DiffUnits(std::string_view unit, int64_t a, int64_t b) {
     --months;
   }
   return months / MonthsOf(unit);
+}
+
+namespace {
+
+// Digits at text[*pos]: at least `min`, at most `max`; false when fewer.
+bool ReadDigits(std::string_view text, size_t* pos, int min, int max, int64_t* value) {
+  int n = 0;
+  *value = 0;
+  while (*pos < text.size() && n < max && text[*pos] >= '0' && text[*pos] <= '9') {
+    *value = *value * 10 + (text[(*pos)++] - '0');
+    ++n;
+  }
+  return n >= min;
+}
+
+bool ValidDateTime(int64_t y, int64_t mo, int64_t d, int64_t h, int64_t mi, int64_t s) {
+  return mo >= 1 && mo <= 12 && d >= 1 && d <= DaysInMonth(y, static_cast<int>(mo)) && h <= 23 &&
+         mi <= 59 && s <= 59;
+}
+
+int64_t MicrosOf(int64_t y, int64_t mo, int64_t d, int64_t h, int64_t mi, int64_t s,
+                 int64_t micros) {
+  return DaysFromCivil(y, static_cast<int>(mo), static_cast<int>(d)) * kMicrosPerDay +
+         (h * 3600 + mi * 60 + s) * kMicrosPerSecond + micros;
+}
+
+bool ParseStrict(std::string_view text, std::string_view pattern, int64_t* out) {
+  int64_t year = 1970, month = 1, day = 1, hour = 0, minute = 0, second = 0, micros = 0;
+  size_t pos = 0, i = 0;
+  while (i < pattern.size()) {
+    const char c = pattern[i];
+    if (c == '\'') {  // quoted text; '' is a quote
+      if (i + 1 < pattern.size() && pattern[i + 1] == '\'') {
+        if (pos >= text.size() || text[pos++] != '\'') return false;
+        i += 2;
+        continue;
+      }
+      size_t end = pattern.find('\'', i + 1);
+      if (end == std::string_view::npos) return false;
+      const std::string_view literal = pattern.substr(i + 1, end - i - 1);
+      if (text.substr(pos, literal.size()) != literal) return false;
+      pos += literal.size();
+      i = end + 1;
+      continue;
+    }
+    if (!std::isalpha(static_cast<unsigned char>(c))) {
+      if (pos >= text.size() || text[pos++] != c) return false;
+      ++i;
+      continue;
+    }
+    int count = 1;
+    while (i + count < pattern.size() && pattern[i + count] == c) ++count;
+    i += count;
+    int64_t v = 0;
+    // A field right before another takes only its letters' width (java.time's adjacent value
+    // parsing: "yyyyMMdd").
+    const bool adjacent =
+        i < pattern.size() && std::isalpha(static_cast<unsigned char>(pattern[i]));
+    if (c == 'y') {
+      const int widest = count == 2 || adjacent ? std::max(count, 2) : 9;
+      if (!ReadDigits(text, &pos, count == 2 ? 2 : count, widest, &v)) return false;
+      year = count == 2 ? 2000 + v : v;
+    } else if (c == 'S') {
+      if (count > 9 || !ReadDigits(text, &pos, count, count, &v)) return false;
+      for (int k = count; k < 6; ++k) v *= 10;
+      for (int k = 6; k < count; ++k) v /= 10;
+      micros = v;
+    } else if (std::string_view("MdHms").find(c) != std::string_view::npos && count <= 2) {
+      if (!ReadDigits(text, &pos, count, 2, &v)) return false;
+      (c == 'M' ? month : c == 'd' ? day : c == 'H' ? hour : c == 'm' ? minute : second) = v;
+    } else {
+      return false;
+    }
+  }
+  if (pos != text.size() || !ValidDateTime(year, month, day, hour, minute, second)) return false;
+  *out = MicrosOf(year, month, day, hour, minute, second, micros);
+  return true;
+}
+
+// java.sql.Timestamp.valueOf / java.sql.Date.valueOf, Flink's fallback.
+bool ParseFallback(std::string_view text, int64_t* out) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  size_t pos = 0;
+  int64_t y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0, frac = 0;
+  auto expect = [&](char c) { return pos < text.size() && text[pos++] == c; };
+  if (!ReadDigits(text, &pos, 4, 4, &y) || !expect('-') || !ReadDigits(text, &pos, 1, 2, &mo) ||
+      !expect('-') || !ReadDigits(text, &pos, 1, 2, &d)) {
+    return false;
+  }
+  if (pos < text.size()) {
+    if (!expect(' ') || !ReadDigits(text, &pos, 1, 2, &h) || !expect(':') ||
+        !ReadDigits(text, &pos, 1, 2, &mi) || !expect(':') || !ReadDigits(text, &pos, 1, 2, &s)) {
+      return false;
+    }
+    if (pos < text.size()) {
+      const size_t start = pos + 1;
+      if (!expect('.') || !ReadDigits(text, &pos, 1, 9, &frac)) return false;
+      for (size_t k = pos - start; k < 6; ++k) frac *= 10;
+      for (size_t k = 6; k < pos - start; ++k) frac /= 10;
+    }
+  }
+  if (pos != text.size() || !ValidDateTime(y, mo, d, h, mi, s)) return false;
+  *out = MicrosOf(y, mo, d, h, mi, s, frac);
+  return true;
+}
+
+}  // namespace
+
+char UnsupportedPatternLetter(std::string_view pattern) {
+  bool quoted = false;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '\'') quoted = !quoted;
+    if (quoted || !std::isalpha(static_cast<unsigned char>(c))) continue;
+    if (std::string_view("yMdHmsS").find(c) == std::string_view::npos) return c;
+    size_t count = 1;
+    while (i + count < pattern.size() && pattern[i + count] == c) ++count;
+    if (std::string_view("MdHms").find(c) != std::string_view::npos && count > 2) return c;
+    i += count - 1;
+  }
+  return 0;
+}
+
+bool ParseWithPattern(std::string_view text, std::string_view pattern, int64_t* micros) {
+  if (UnsupportedPatternLetter(pattern) != 0) return false;
+  return ParseStrict(text, pattern, micros) || ParseFallback(text, micros);
 }
 
 }  // namespace floe::sql::time

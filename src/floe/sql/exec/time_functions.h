@@ -18,6 +18,17 @@ int64_t Extract(std::string_view unit, int64_t micros);
 // text in single quotes ('' is a quote) and every other character as written.
 void DateFormat(int64_t micros, std::string_view pattern, std::string* out);
 
+// TO_TIMESTAMP(s, pattern): `s` read with java.time's DateTimeFormatter letters as Flink's
+// DateTimeUtils.parseTimestampData reads it: y (yy: 2000 + two digits; else at least as many
+// digits as letters), M, d, H, m, s (one letter: one or two digits; two: exactly two), S (exactly
+// as many fraction digits as letters), text in single quotes ('' is a quote) and any other
+// character as written; the whole text must be read, fields left out are 1970-01-01 00:00:00.
+// When that fails, Flink's fallback: "yyyy-[M]M-[d]d[ [H]H:[m]m:[s]s[.fffffffff]]". False when
+// neither reads, or the pattern has another letter (UnsupportedPatternLetter says which).
+bool ParseWithPattern(std::string_view text, std::string_view pattern, int64_t* micros);
+// The first letter of `pattern` ParseWithPattern does not read, or 0.
+char UnsupportedPatternLetter(std::string_view pattern);
+
 // FLOOR(t TO unit) and CEIL(t TO unit), unit SECOND, MINUTE, HOUR, DAY, MONTH, QUARTER or
 // YEAR: the unit's first moment at or before t (at or after t). REQUIRES: IsRoundingUnit(unit)
 // (sql/scalar_types.h).
