@@ -110,6 +110,38 @@ for (const point of CRASH_POINTS) {
   }
 }
 
+// UNION ALL of two sources into one table: the even seqs from one roster, the odd from another
+// with the same seed. Each source checkpoints its own positions and the table's commits carry
+// both; a SIGKILL at a random point or at a crash point leaves every seq exactly once.
+function unionPipeline(name) {
+  const p = { ...sandbox(ROOT, name), upsert: false };
+  const roster = (table) => `CREATE TABLE ${table} (${ROSTER_COLUMNS})
+  WITH ('connector' = 'roster', 'seed' = '${SEED}', 'events' = '\${EVENTS}', 'rows-per-second' = '3000');`;
+  fs.writeFileSync(p.job, `-- ${name}: two rosters -> one iceberg table through UNION ALL
+${checkpointSets('300 ms')}
+${roster('roster_even')}
+${roster('roster_odd')}
+CREATE TABLE lake (${ROSTER_COLUMNS}) WITH (${icebergTable(name)}, 'sink.parallelism' = '2');
+INSERT INTO lake SELECT * FROM roster_even WHERE MOD(seq, 2) = 0
+  UNION ALL SELECT * FROM roster_odd WHERE MOD(seq, 2) = 1;
+`);
+  return p;
+}
+
+for (const crashAt of [null, 'after-data-file-written:2', 'before-metadata-file:2',
+                       'after-commit-before-record:2']) {
+  const label = crashAt ? crashAt.replace(/[-:]/g, '_') : 'random';
+  test(`union_all_${label}: two sources into one table, ${crashAt ? `SIGKILL at ${crashAt}` : 'worker SIGKILLed at a random point'}, then restart: exactly once`, async (t) => {
+    const p = unionPipeline(`union_${label}`);
+    const r = run(p, { crashAt });
+    if (!crashAt) await killWorkerMidFeed(p, 1, 1200);
+    const { code, err } = await r.done;
+    assert.equal(code, 0, err);
+    assert.match(err, /killed by SIGKILL/, `no SIGKILL happened:\n${err}`);
+    t.diagnostic(verifySeqs(p, 12000));
+  });
+}
+
 // Files under the table's data directory that no snapshot references (whatever their age). The
 // job has ended: a killed worker's lease, live for its ttl, must not hide what it left.
 function unreferencedDataFiles(p) {

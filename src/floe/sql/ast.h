@@ -250,6 +250,9 @@ struct Insert {
   // Read through a view (or subquery) with ROW_NUMBER(): the rows are ranked per partition
   // after `where` (the view's), and only the ranks in the range go on.
   std::optional<RowNumber> row_number;
+  // `query UNION ALL query ...`: the queries after the first, each into the same sink (their
+  // `sink` set); the first is this Insert.
+  std::vector<Insert> union_all;
   SourcePos pos;
   SourcePos from_pos;      // the FROM keyword
   SourcePos group_by_pos;  // the GROUP keyword

@@ -294,12 +294,6 @@ TEST(FlinkConformance, CalcITCase) {
        "d DATE",
        {},
        "CASE's results: INT, DATE have no common type"},
-      {"testCastNumericToBooleanInCondition",
-       "INSERT INTO out SELECT * FROM MyTableRow WHERE b = CAST(1 AS BOOLEAN) UNION ALL SELECT * "
-       "FROM MyTableRow WHERE b = CAST(0 AS BOOLEAN)",
-       "a INT, b BIGINT, c STRING",
-       {},
-       "UNION is not supported yet"},
       {"testPrimitiveMapType",
        "INSERT INTO out SELECT MAP[b, 30, 10, a] FROM MyTableRow",
        "m STRING",
@@ -333,6 +327,13 @@ TEST(FlinkConformance, CalcITCase) {
        "not implemented yet: CURRENT_DATABASE()"},
   };
   for (const FlinkCase& c : refused) RunCase(small, kSmallData3, c);
+  // Its own rows (a INT, b BOOLEAN): (1, true), (2, false).
+  RunCase(
+      Table("MyTableRow", "a INT, b BOOLEAN"), "{\"a\":1,\"b\":true}\n{\"a\":2,\"b\":false}\n",
+      {"testCastNumericToBooleanInCondition",
+       "INSERT INTO out SELECT * FROM MyTableRow WHERE b = CAST(1 AS BOOLEAN) UNION ALL SELECT * "
+       "FROM MyTableRow WHERE b = CAST(0 AS BOOLEAN)",
+       "a INT, b BOOLEAN", Lines({"1,true", "2,false"}), ""});
   // Refused in the DDL: ROW and MAP columns (testSelectStarFromNestedTable, testNestedProject,
   // testSourceWithCustomInternalData); CURRENT_WATERMARK, not evaluated yet (testCurrentWatermark
   // expects a watermark per record in the Calc; testCurrentWatermarkForNonRowtimeAttribute and

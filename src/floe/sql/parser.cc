@@ -347,6 +347,10 @@ class Parser {
   // followed, for the message ("WHERE or ';'").
   Status ExpectStatementEnd(std::string_view alternatives) {
     if (subquery_depth_ > 0 && Peek().kind == TokenKind::kRParen) return Status::OK();
+    // An INSERT's query goes on with UNION ALL (ParseInsert); a subquery's does not.
+    if (in_insert_ && subquery_depth_ == 0 && AtKeyword("UNION") && AtKeyword("ALL", 1)) {
+      return Status::OK();
+    }
     if (Accept(TokenKind::kSemicolon) || Peek().kind == TokenKind::kEnd) return Status::OK();
     return Unexpected(alternatives);
   }
@@ -906,11 +910,12 @@ class Parser {
                      "INSERT INTO with a column list is not supported yet; the query's columns "
                      "match the sink's by position");
     }
-    const size_t select_offset = Peek().offset;
-    FLOE_ASSIGN_OR_RAISE(size_t produced, ParseQuery(&insert));
     size_t writable = 0;  // computed columns of a sink are not written (as in Flink)
     for (const ColumnDef& c : sink_table->columns) writable += c.computed ? 0 : 1;
-    if (produced != writable) {
+    auto query = [&](Insert* q) -> Status {
+      const size_t select_offset = Peek().offset;
+      FLOE_ASSIGN_OR_RAISE(size_t produced, ParseQuery(q));
+      if (produced == writable) return Status::OK();
       return ErrorAt(select_offset, "the SELECT produces " + std::to_string(produced) +
                                         " columns but sink table " + Name(sink_table->name) +
                                         " has " + std::to_string(writable) +
@@ -918,8 +923,20 @@ class Parser {
                                              ? ""
                                              : " physical (computed columns are not written)") +
                                         " (INSERT matches columns by position)");
+    };
+    in_insert_ = true;
+    FLOE_RETURN_NOT_OK(query(&insert));
+    while (AtKeyword("UNION") && AtKeyword("ALL", 1)) {
+      Advance();
+      Advance();
+      Insert branch;
+      branch.sink = insert.sink;
+      branch.pos = PosOf(Peek());
+      FLOE_RETURN_NOT_OK(query(&branch));
+      insert.union_all.push_back(std::move(branch));
     }
     in_query_ = false;
+    in_insert_ = false;
     return insert;
   }
 
@@ -2676,7 +2693,9 @@ class Parser {
   std::deque<View> views_;            // CREATE VIEWs and subqueries, written into their queries
   int subquery_depth_ = 0;            // inside FROM ( ... ): a ')' ends the query
   std::string error_context_;         // prefixes error messages: "column 'price': "
-  bool in_query_ = false;             // inside an INSERT's query: Unexpected names Flink constructs
+  bool in_query_ = false;
+  bool in_insert_ = false;  // inside an INSERT's own queries (UNION ALL may join them) // inside an
+                            // INSERT's query: Unexpected names Flink constructs
 };
 
 }  // namespace

@@ -1009,6 +1009,32 @@ TEST(ParseInsert, RowNumberInASubqueryBecomesTheQuerysRankedRange) {
 }
 
 // TIMESTAMP '...' and DATE '...' are the string cast to the type, checked when parsed.
+// INSERT INTO t q1 UNION ALL q2 ...: the queries after the first in union_all, each checked
+// against the sink's columns; a distinct UNION and a UNION ALL inside a subquery are refused.
+TEST(ParseInsert, UnionAllJoinsQueriesIntoOneSink) {
+  const std::string tables = std::string(kTableT) + "CREATE TABLE u (x BIGINT, y STRING);\n";
+  Script s = MustParse(tables +
+                       "INSERT INTO t SELECT * FROM t WHERE a > 1 UNION ALL SELECT x, y, TRUE, 1.5 "
+                       "FROM u UNION ALL SELECT a, b, c, d FROM t;");
+  ASSERT_EQ(s.inserts.size(), 1u);
+  const Insert& insert = s.inserts[0];
+  ASSERT_EQ(insert.union_all.size(), 2u);
+  EXPECT_EQ(insert.source, "t");
+  EXPECT_EQ(insert.union_all[0].source, "u");
+  EXPECT_EQ(insert.union_all[0].sink, "t");
+  EXPECT_EQ(insert.union_all[1].select.size(), 4u);
+  EXPECT_EQ(ParseError(tables + "INSERT INTO t SELECT * FROM t UNION ALL SELECT x FROM u"),
+            "line 3, column 41: the SELECT produces 1 columns but sink table 't' has 4 (INSERT "
+            "matches columns by position)");
+  EXPECT_EQ(
+      ParseError(tables + "INSERT INTO t SELECT * FROM t UNION SELECT * FROM t").substr(0, 55),
+      "line 3, column 31: UNION is not supported yet (expected");
+  EXPECT_EQ(ParseError(tables + "INSERT INTO t SELECT * FROM (SELECT * FROM t UNION ALL SELECT * "
+                                "FROM t)")
+                .substr(0, 55),
+            "line 3, column 46: UNION is not supported yet (expected");
+}
+
 TEST(ParseInsert, TypedLiteralsAreCheckedCasts) {
   EXPECT_EQ(ToString(WhereOf("d > 0 AND TIMESTAMP '2020-10-10 00:00:01.500' IS NOT NULL")),
             "((d > 0) AND (CAST('2020-10-10 00:00:01.500' AS TIMESTAMP(3)) IS NOT NULL))");

@@ -539,20 +539,22 @@ struct TableUses {
   }
 };
 
-// The tables of the `ordinal`-th INSERT (0-based), their reserved columns checked, and the
-// names its vertices get. A table read (or written) by several INSERTs gets one vertex per
-// INSERT, told apart by the INSERT's ordinal; otherwise names carry only the table name, so
-// editing one INSERT does not rename another's operators.
-Result<InsertPlan> ResolveInsert(const Script& script, size_t ordinal, const TableUses& uses) {
+// The tables of `query`, the `ordinal`-th INSERT (0-based) or its `branch`-th query after UNION
+// ALL (each its own source vertex), their reserved columns checked, and the names its vertices
+// get.
+Result<InsertPlan> ResolveQuery(const Script& script, const Insert& query, size_t ordinal,
+                                size_t branch, const TableUses& uses) {
   InsertPlan p;
-  p.insert = &script.inserts[ordinal];
+  p.insert = &query;
   p.source = script.FindTable(p.insert->source);  // none for a view: PlanViewSource
   p.sink = script.FindTable(p.insert->sink);
   if ((p.source == nullptr && p.insert->from_view.empty()) || p.sink == nullptr) {
     return Status::Internal(At(p.insert->pos) + "INSERT names a table the parser did not check");
   }
   std::string suffix = "-" + std::to_string(ordinal + 1);
-  p.source_suffix = TableUses::Several(uses.as_source, p.insert->source) ? suffix : "";
+  p.source_suffix = TableUses::Several(uses.as_source, p.insert->source)
+                        ? suffix + (branch > 0 ? "-" + std::to_string(branch + 1) : "")
+                        : "";
   p.sink_suffix = TableUses::Several(uses.as_sink, p.sink->name) ? suffix : "";
   if (p.source != nullptr) {
     p.source_name = p.SourceSide("source");
@@ -560,6 +562,14 @@ Result<InsertPlan> ResolveInsert(const Script& script, size_t ordinal, const Tab
   }
   FLOE_RETURN_NOT_OK(CheckReservedColumns(*p.sink));
   return p;
+}
+
+// The tables of the `ordinal`-th INSERT (0-based), their reserved columns checked, and the
+// names its vertices get. A table read (or written) by several INSERTs gets one vertex per
+// INSERT, told apart by the INSERT's ordinal; otherwise names carry only the table name, so
+// editing one INSERT does not rename another's operators.
+Result<InsertPlan> ResolveInsert(const Script& script, size_t ordinal, const TableUses& uses) {
+  return ResolveQuery(script, script.inserts[ordinal], ordinal, 0, uses);
 }
 
 // The source vertex, added by the table's connector.
@@ -820,11 +830,14 @@ Status DescribeSink(InsertPlan& p) {
 }
 
 // The sink vertex after `input`, added by the sink table's connector.
+// `upstream`: what the sink's input reads (SinkRequest::upstream); empty: p's source.
 Result<connectors::AddedSink> PlanSink(PlannedJob& job, const InsertPlan& p,
-                                       runtime::VertexId input, bool changelog) {
-  Result<connectors::AddedSink> added = p.sink_connector->add_sink(connectors::SinkRequest{
-      &job.graph, input, p.SinkSide("sink"), &p.sink_table, &job.context,
-      Upstream(p.source_name, *p.source_connector, p.source_table), changelog});
+                                       runtime::VertexId input, bool changelog,
+                                       std::string upstream = "") {
+  if (upstream.empty()) upstream = Upstream(p.source_name, *p.source_connector, p.source_table);
+  Result<connectors::AddedSink> added = p.sink_connector->add_sink(
+      connectors::SinkRequest{&job.graph, input, p.SinkSide("sink"), &p.sink_table, &job.context,
+                              std::move(upstream), changelog});
   if (!added.ok()) return AtPos(p.sink->pos, added.status());
   return added;
 }
@@ -839,11 +852,9 @@ Result<runtime::VertexId> PlanWhere(PlannedJob& job, const InsertPlan& p, const 
                                     std::shared_ptr<const BatchSchema> rows, uint32_t parallelism,
                                     runtime::VertexId upstream);
 
-// An INSERT without aggregates: source -> [computed columns] -> Calc -> sink. The Calc (filter
-// + projection into the sink's columns) is always there, even for a plain SELECT *, so the
-// graph, and the checkpoints that name its vertices, does not change shape when a WHERE is
-// added or removed.
-Result<connectors::AddedSink> PlanCalcInsert(PlannedJob& job, const InsertPlan& p) {
+// The Calc of an INSERT without aggregates (`branch`: its query's number in a UNION ALL, from 1;
+// 0 for an INSERT of one query).
+Result<runtime::VertexId> PlanCalc(PlannedJob& job, const InsertPlan& p, size_t branch = 0) {
   runtime::VertexId upstream = p.out;
   std::shared_ptr<const BatchSchema> rows = p.row_schema;
   if (p.insert->window) {
@@ -860,8 +871,17 @@ Result<connectors::AddedSink> PlanCalcInsert(PlannedJob& job, const InsertPlan& 
   FLOE_ASSIGN_OR_RAISE(std::shared_ptr<const CalcProgram> program,
                        CompileCalc(calc, p.insert->pos));
   uint32_t source_parallelism = job.graph.vertex(upstream).parallelism;
-  runtime::VertexId calc_vertex =
-      AddCalc(job.graph, p.SinkSide("calc"), source_parallelism, program, upstream);
+  const std::string name =
+      p.SinkSide("calc") + (branch > 0 ? "-" + std::to_string(branch) : std::string());
+  return AddCalc(job.graph, name, source_parallelism, program, upstream);
+}
+
+// An INSERT without aggregates: source -> [computed columns] -> Calc -> sink. The Calc (filter
+// + projection into the sink's columns) is always there, even for a plain SELECT *, so the
+// graph, and the checkpoints that name its vertices, does not change shape when a WHERE is
+// added or removed.
+Result<connectors::AddedSink> PlanCalcInsert(PlannedJob& job, const InsertPlan& p) {
+  FLOE_ASSIGN_OR_RAISE(runtime::VertexId calc_vertex, PlanCalc(job, p));
   if (p.changelog) {
     FLOE_RETURN_NOT_OK(CheckChangelogSink(
         "table '" + p.source->name +
@@ -869,6 +889,57 @@ Result<connectors::AddedSink> PlanCalcInsert(PlannedJob& job, const InsertPlan& 
         *p.sink, *p.sink_connector, p.sink_table));
   }
   return PlanSink(job, p, calc_vertex, p.changelog);
+}
+
+// INSERT INTO t query UNION ALL query ...: each query source -> [computed columns] -> Calc into
+// the sink's columns, as PlanCalcInsert plans one; a `union` vertex (a Calc passing the sink's
+// columns on) takes every Calc's rows, and the sink reads it. Each source checkpoints its own
+// positions; the sink's commits carry them all, as they carry one source's.
+Result<connectors::AddedSink> PlanUnionInsert(PlannedJob& job, const Script& script,
+                                              const TableUses& uses, size_t ordinal) {
+  const Insert& first = script.inserts[ordinal];
+  std::vector<const Insert*> queries{&first};
+  for (const Insert& q : first.union_all) queries.push_back(&q);
+  std::vector<runtime::VertexId> calcs;
+  std::string upstream;
+  InsertPlan sink_side;
+  for (size_t b = 0; b < queries.size(); ++b) {
+    const Insert& q = *queries[b];
+    if (!q.from_view.empty() || q.row_number || IsAggregateQuery(q) || job.context.scale_out) {
+      return Status::NotImplemented(At(q.pos) + "not implemented yet: UNION ALL " +
+                                    (job.context.scale_out
+                                         ? std::string("with 'floe.scale-out'")
+                                         : "of a query that aggregates, ranks or reads a view") +
+                                    "; each query of a UNION ALL selects from a table");
+    }
+    FLOE_ASSIGN_OR_RAISE(InsertPlan p, ResolveQuery(script, q, ordinal, b, uses));
+    FLOE_RETURN_NOT_OK(PlanSource(job, p));
+    FLOE_RETURN_NOT_OK(PlanComputedColumns(job, p));
+    FLOE_RETURN_NOT_OK(DescribeSink(p));
+    if (p.changelog) {
+      return Status::NotImplemented(At(q.pos) + "not implemented yet: UNION ALL of changelog '" +
+                                    p.source->name + "'");
+    }
+    FLOE_ASSIGN_OR_RAISE(runtime::VertexId calc, PlanCalc(job, p, b + 1));
+    calcs.push_back(calc);
+    upstream += (b > 0 ? ";" : "") + Upstream(p.source_name, *p.source_connector, p.source_table);
+    if (b == 0) sink_side = std::move(p);
+  }
+  CalcSpec pass;
+  pass.input = sink_side.sink_table.schema;
+  pass.output = sink_side.sink_table.schema;
+  pass.sink_name = sink_side.sink->name;
+  FLOE_ASSIGN_OR_RAISE(std::shared_ptr<const CalcProgram> program, CompileCalc(pass, first.pos));
+  const uint32_t parallelism = job.graph.vertex(calcs.front()).parallelism;
+  runtime::VertexId merged =
+      AddCalc(job.graph, sink_side.SinkSide("union"), parallelism, program, calcs.front());
+  for (size_t b = 1; b < calcs.size(); ++b) {
+    job.graph.Connect(calcs[b], merged,
+                      job.graph.vertex(calcs[b]).parallelism == parallelism
+                          ? runtime::Partitioning::Forward()
+                          : runtime::Partitioning::Rebalance());
+  }
+  return PlanSink(job, sink_side, merged, false, upstream);
 }
 
 // `e` with the row number's column replaced by `number` (the literal 1 where the operator keeps
@@ -1512,6 +1583,19 @@ Status CheckScaleOut(const Script& script, const PlannedJob& job,
   return Status::OK();
 }
 
+// A sink that holds something only one sink may use (AddedSink::exclusive) noted in `users`;
+// a second user of it is refused.
+Status NoteExclusive(const connectors::AddedSink& added, const CreateTable& sink,
+                     std::map<std::string, std::string>* users) {
+  if (added.exclusive.empty()) return Status::OK();
+  auto [it, fresh] = users->emplace(added.exclusive, sink.name);
+  if (fresh) return Status::OK();
+  return Status::InvalidArgument(At(sink.pos) + "table '" + sink.name + "' and table '" +
+                                 it->second + "' both use " + added.exclusive +
+                                 ": their transactions would fence each other; give each sink "
+                                 "its own 'sink.transactional-id-prefix'");
+}
+
 }  // namespace
 
 Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const PlanOptions& options) {
@@ -1527,6 +1611,7 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
     ++uses.as_source[insert.source];
     ++uses.as_sink[insert.sink];
     for (const Insert& view : insert.from_view) ++uses.as_source[view.source];
+    for (const Insert& query : insert.union_all) ++uses.as_source[query.source];
   }
   std::deque<CreateTable> views;  // aggregating views read by INSERTs, as tables
 
@@ -1538,6 +1623,13 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
   bool graph_keyed_state = false;
   std::optional<AggregatePlan> keyed_plan;  // the aggregate holding keyed state, if any
   for (size_t i = 0; i < script.inserts.size(); ++i) {
+    if (!script.inserts[i].union_all.empty()) {
+      FLOE_ASSIGN_OR_RAISE(connectors::AddedSink added, PlanUnionInsert(*job, script, uses, i));
+      FLOE_RETURN_NOT_OK(
+          NoteExclusive(added, *script.FindTable(script.inserts[i].sink), &exclusive_users));
+      if (added.plan_restore) committing_sinks.push_back(std::move(added));
+      continue;
+    }
     FLOE_ASSIGN_OR_RAISE(InsertPlan p, ResolveInsert(script, i, uses));
     // Over an aggregating view, the script the query is checked against holds the view too.
     Script with_view;
@@ -1572,16 +1664,7 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
                                           : p.insert->row_number ? PlanRankInsert(*job, p)
                                                                  : PlanCalcInsert(*job, p);
     if (!added.ok()) return added.status();
-    if (!added->exclusive.empty()) {
-      auto [it, fresh] = exclusive_users.emplace(added->exclusive, p.sink->name);
-      if (!fresh) {
-        return Status::InvalidArgument(At(p.sink->pos) + "table '" + p.sink->name +
-                                       "' and table '" + it->second + "' both use " +
-                                       added->exclusive +
-                                       ": their transactions would fence each other; give each "
-                                       "sink its own 'sink.transactional-id-prefix'");
-      }
-    }
+    FLOE_RETURN_NOT_OK(NoteExclusive(*added, *p.sink, &exclusive_users));
     if (added->plan_restore) committing_sinks.push_back(std::move(added).value());
   }
   if (!aggregates.empty()) {

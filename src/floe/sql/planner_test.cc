@@ -558,6 +558,45 @@ std::vector<std::string> SortedLines(const std::string& text) {
 
 // GROUPING SETS, CUBE and ROLLUP: each row counts once per grouping set, the keys a set
 // leaves out are NULL, GROUPING tells which; with a window, per window.
+// UNION ALL: each query its own source and Calc, one `union` vertex into the sink; a table read
+// twice gets a source per query. Queries that aggregate are refused where they stand.
+TEST(PlanJob, UnionAllMergesEveryQueryIntoOneSink) {
+  JsonInput input("{\"id\":1,\"name\":\"one\"}\n{\"id\":2,\"name\":\"two\"}\n");
+  const std::string tables = R"sql(
+CREATE TABLE a (id BIGINT, name STRING)
+  WITH ('connector' = 'filesystem', 'path' = '${DIR}', 'format' = 'json');
+CREATE TABLE out (id BIGINT, what STRING) WITH ('connector' = 'print');
+)sql";
+  Result<std::unique_ptr<PlannedJob>> job =
+      Plan(tables +
+               "INSERT INTO out SELECT id, name FROM a WHERE id > 1 UNION ALL SELECT id * 10, "
+               "UPPER(name) FROM a UNION ALL SELECT 7, CAST(id AS STRING) FROM a WHERE id = 1;",
+           input.options());
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  std::vector<std::string> names;
+  for (const runtime::Vertex& v : (*job)->graph.vertices()) names.push_back(v.name);
+  for (const char* name : {"source-a-1", "source-a-1-2", "source-a-1-3", "calc-out-1", "calc-out-3",
+                           "union-out", "sink-out"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+  }
+  Result<std::string> printed = RunPrinting(**job);
+  ASSERT_TRUE(printed.ok()) << printed.status().ToString();
+  std::vector<std::string> rows;
+  for (size_t at = 0; (at = printed->find("+I ", at)) != std::string::npos; ++at) {
+    rows.push_back(printed->substr(at, printed->find('\n', at) - at));
+  }
+  std::sort(rows.begin(), rows.end());
+  EXPECT_EQ(rows,
+            (std::vector<std::string>{R"(+I {"id":10,"what":"ONE"})", R"(+I {"id":2,"what":"two"})",
+                                      R"(+I {"id":20,"what":"TWO"})", R"(+I {"id":7,"what":"1"})"}))
+      << *printed;
+  EXPECT_EQ(ErrorOf(tables + "INSERT INTO out SELECT id, name FROM a UNION ALL SELECT COUNT(*), "
+                             "name FROM a GROUP BY name;",
+                    input.options()),
+            "line 5, column 50: not implemented yet: UNION ALL of a query that aggregates, ranks "
+            "or reads a view; each query of a UNION ALL selects from a table");
+}
+
 TEST(PlanJob, GroupingSetsCubeAndRollupAggregateEachSet) {
   JsonInput input(
       "{\"item\":\"a\",\"color\":\"red\",\"qty\":1}\n"

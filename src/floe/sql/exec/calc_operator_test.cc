@@ -586,6 +586,8 @@ TEST(CalcProgram, TimeValuesCastCompareAndExtractAsFlinks) {
   EXPECT_EQ(Values("TIME '10:20:30' > '09:00:00' AND TIME '10:20:30' < TIME '10:20:31'", "BOOLEAN"),
             Four("true"));
   EXPECT_EQ(Values("TRY_CAST('25:00:00' AS TIME)", "TIME"), Four("null"));
+  EXPECT_EQ(Values("CAST(b AS BOOLEAN)", "BOOLEAN"), (Strings{"true", "null", "true", "true"}));
+  EXPECT_EQ(Values("CAST(0 AS BOOLEAN)", "BOOLEAN"), Four("false"));
   EXPECT_EQ(Values("CHAR_LENGTH(CAST(CURRENT_TIME AS STRING)) + CHAR_LENGTH(CAST(LOCALTIME AS "
                    "STRING))",
                    "INT"),

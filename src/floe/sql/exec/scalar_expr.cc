@@ -134,7 +134,7 @@ bool CastSupported(const SqlType& from, const SqlType& to) {
     return IsInteger(b) || b == TypeId::kDouble || b == TypeId::kBoolean || b == TypeId::kDate ||
            HasFraction(b) || b == TypeId::kDecimal;
   }
-  if (IsInteger(a) && b == TypeId::kString) return true;
+  if (IsInteger(a) && (b == TypeId::kString || b == TypeId::kBoolean)) return true;
   if (IsTimestamp(a) && IsTimestamp(b)) return true;
   if ((IsTimestamp(a) || a == TypeId::kDate) && b == TypeId::kString) return true;
   if (a == TypeId::kDate && IsTimestamp(b)) return true;
@@ -1419,6 +1419,9 @@ class Evaluator {
       }
       case TypeId::kString:
         out->AppendBytes(std::to_string(i));
+        return Status::OK();
+      case TypeId::kBoolean:  // an integer: TRUE unless 0, as Flink's NumericToBooleanCastRule
+        out->Append<uint8_t>(i != 0 ? 1 : 0);
         return Status::OK();
       case TypeId::kTimestampTz: {
         int64_t micros;
