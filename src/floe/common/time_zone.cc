@@ -9,6 +9,7 @@
 #include <set>
 
 #include "floe/common/civil_time.h"
+#include "floe/common/log.h"
 
 namespace floe {
 
@@ -287,17 +288,24 @@ Result<std::shared_ptr<const TimeZone>> ParseTzif(const std::string& name, std::
   return std::make_shared<const TimeZone>(name, offsets[0], std::move(transitions));
 }
 
-// 'default': the zone TZ names, else /etc/localtime, else UTC.
+// 'default': the zone TZ names, else /etc/localtime, else UTC. A machine whose zone cannot be
+// read (no tz database installed) runs in UTC, with a warning, rather than not at all.
 Result<std::shared_ptr<const TimeZone>> MachineZone(const std::string& root) {
+  std::string name;
   if (const char* tz = std::getenv("TZ"); tz != nullptr && *tz != '\0') {
-    return TimeZone::Load(tz[0] == ':' ? tz + 1 : tz, root);
+    name = tz[0] == ':' ? tz + 1 : tz;
+  } else {
+    std::error_code ec;
+    const std::string target = std::filesystem::read_symlink("/etc/localtime", ec).string();
+    if (size_t at = target.find("zoneinfo/"); !ec && at != std::string::npos) {
+      name = target.substr(at + 9);
+    }
   }
-  std::error_code ec;
-  std::filesystem::path link = std::filesystem::read_symlink("/etc/localtime", ec);
-  const std::string target = link.string();
-  if (size_t at = target.find("zoneinfo/"); !ec && at != std::string::npos) {
-    return TimeZone::Load(target.substr(at + 9), root);
-  }
+  if (name.empty()) return TimeZone::Utc();
+  Result<std::shared_ptr<const TimeZone>> zone = TimeZone::Load(name, root);
+  if (zone.ok()) return zone;
+  LogWarn("the machine's time zone '%s' cannot be read (%s); the session zone is UTC", name.c_str(),
+          zone.status().ToString().c_str());
   return TimeZone::Utc();
 }
 

@@ -21,8 +21,9 @@ class TimeZone {
   // Flink's own check): a region of the tz database ("Europe/Berlin", "Etc/GMT+8"); "UTC",
   // "GMT", "UT", "Z"; an offset "+8", "+08", "+08:00", "+0800", "+08:00:00" alone or after GMT /
   // UT ("GMT+08:00", "GMT+8"); "default" for the machine's zone (TZ, else /etc/localtime, else
-  // UTC). Refused as Flink refuses them: "UTC+8" and "UTC-05:00" (Flink's message), the three
-  // letter short names ("PST", "EST"), and a name that is no zone. `root` is the tz database.
+  // UTC; UTC with a warning when the database lacks it). Refused as Flink refuses them: "UTC+8" and
+  // "UTC-05:00" (Flink's message), the three letter short names ("PST", "EST"), and a name that is
+  // no zone. `root` is the tz database.
   static Result<std::shared_ptr<const TimeZone>> Load(std::string_view name,
                                                       const std::string& root = kZoneInfoRoot);
   static const std::shared_ptr<const TimeZone>& Utc();

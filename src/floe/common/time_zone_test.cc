@@ -182,6 +182,16 @@ TEST(TimeZone, DefaultIsTheMachinesZone) {
     ::unsetenv("TZ");
   }
   EXPECT_EQ(zone->OffsetAt(0), 8 * 3600);
+  // A machine zone the database lacks: UTC (and a warning), not a job that cannot start.
+  ::setenv("TZ", "Nowhere/City", 1);
+  Result<std::shared_ptr<const TimeZone>> unreadable = TimeZone::Load("default");
+  if (saved != nullptr) {
+    ::setenv("TZ", saved, 1);
+  } else {
+    ::unsetenv("TZ");
+  }
+  ASSERT_TRUE(unreadable.ok()) << unreadable.status().ToString();
+  EXPECT_TRUE((*unreadable)->is_utc());
 }
 
 TEST(TimeZone, ABrokenZoneFileIsAnErrorNotACrash) {

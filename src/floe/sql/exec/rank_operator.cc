@@ -24,7 +24,6 @@ namespace {
 // 1: the shape; 2: the shape and the watermark (a window rank).
 constexpr uint32_t kStateVersion = 1;
 constexpr uint32_t kWindowedStateVersion = 2;
-constexpr int64_t kOneMilli = 1000;
 
 template <typename U>
 void PutBigEndian(U v, std::string* out) {

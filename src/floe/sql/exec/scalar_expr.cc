@@ -507,8 +507,10 @@ Result<Node> CompileNode(const Expr& e, const Scope& scope) {
         n.type.precision = n.children[0].type.precision;
         n.zone = scope.zone;
       }
-      if (n.fn == Node::Fn::kNow) n.zone = scope.zone;
-      if (n.type.type.id == TypeId::kTime) n.type.precision = 0;  // CURRENT_TIME: TIME(0)
+      if (n.fn == Node::Fn::kNow) {
+        n.zone = scope.zone;
+        n.type.precision = n.type.type.id == TypeId::kTime ? 0 : 3;  // CURRENT_TIME is TIME(0)
+      }
       if (n.fn == Node::Fn::kExtract) ReadLtzInZone(&n.children[1], scope);
       if (n.fn == Node::Fn::kDateFormat) ReadLtzInZone(&n.children[0], scope);
       if (n.fn == Node::Fn::kTimestampAdd) {

@@ -24,8 +24,8 @@ constexpr size_t kFiredBatchRows = 4096;
 // the keyed state. 1 (read only): the keyed state followed, nested in the operator's blob.
 constexpr uint32_t kStateVersion = 2;
 constexpr uint32_t kNestedKeyedStateVersion = 1;
-// Flink fires a window once the watermark reaches its last millisecond (window_end - 1 ms);
-// floe's timestamps are microseconds.
+// Window sizes are planned in milliseconds; floe's timestamps are microseconds. (When a window
+// fires, and its window_time: WindowClock.)
 constexpr int64_t kOneMilli = 1000;
 
 int64_t FloorMod(int64_t a, int64_t b) { return ((a % b) + b) % b; }
