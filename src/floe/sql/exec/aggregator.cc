@@ -38,11 +38,12 @@ Status CheckStateShape(std::string_view task, std::string_view restored, std::st
 
 namespace {
 
-// One value of a column as bytes: the fixed-width storage, or the string / binary bytes.
-std::string CellOf(const Column& c, size_t row) {
+// One value of a column as bytes, in place: the fixed-width storage, or the string / binary
+// bytes. Valid while the column is.
+std::string_view CellOf(const Column& c, size_t row) {
   const int w = c.type().fixed_width();
-  if (w == 0) return std::string(c.GetBytes(row));
-  return std::string(reinterpret_cast<const char*>(c.values<uint8_t>()) + row * w, w);
+  if (w == 0) return c.GetBytes(row);
+  return std::string_view(reinterpret_cast<const char*>(c.values<uint8_t>()) + row * w, w);
 }
 
 void AppendCell(Column* c, std::string_view cell) {
@@ -117,31 +118,7 @@ struct Number {
   double floating = 0;
 };
 
-Number NumberAt(const Column& c, size_t row) {
-  Number n;
-  switch (c.type().id) {
-    case TypeId::kInt32:
-      n.integer = c.Get<int32_t>(row);
-      break;
-    case TypeId::kInt64:
-      n.integer = c.Get<int64_t>(row);
-      break;
-    case TypeId::kDecimal:
-      n.integer = c.Get<Int128>(row);
-      break;
-    case TypeId::kFloat:
-      n.floating = c.Get<float>(row);
-      break;
-    case TypeId::kDouble:
-      n.floating = c.Get<double>(row);
-      break;
-    default:
-      break;
-  }
-  return n;
-}
-
-// A numeric cell (CellOf) widened as NumberAt widens a column's value.
+// A numeric cell (CellOf) widened for summing.
 Number NumberOfCell(const DataType& type, std::string_view cell) {
   Number n;
   switch (type.id) {
@@ -167,7 +144,7 @@ Number NumberOfCell(const DataType& type, std::string_view cell) {
 }
 
 // One value (its cell) folded into `a` as `function` folds it without DISTINCT.
-void FoldCell(AggregateFunction function, const DataType& type, const std::string& cell,
+void FoldCell(AggregateFunction function, const DataType& type, std::string_view cell,
               AggregateState::One* a) {
   switch (function) {
     case AggregateFunction::kCount:
@@ -190,7 +167,7 @@ void FoldCell(AggregateFunction function, const DataType& type, const std::strin
       return;
     }
     case AggregateFunction::kListAgg:
-      a->list.push_back(cell);
+      a->list.emplace_back(cell);
       return;
   }
 }
@@ -329,44 +306,19 @@ void Aggregator::Add(const RecordBatch& batch, size_t row, AggregateState* acc) 
     }
     const Column& c = batch.column(call.input_column);
     if (c.IsNull(row)) continue;  // aggregates skip NULLs
+    const std::string_view cell = CellOf(c, row);
     if (call.distinct) {
-      std::string cell = CellOf(c, row);
-      if (a.distinct[cell]++ == 0 && call.function == AggregateFunction::kListAgg) {
-        a.list.push_back(std::move(cell));  // first seen
+      if (a.distinct[std::string(cell)]++ == 0 && call.function == AggregateFunction::kListAgg) {
+        a.list.emplace_back(cell);  // first seen
       }
       continue;
     }
-    if (call.function == AggregateFunction::kListAgg) {
-      a.list.push_back(CellOf(c, row));
-      continue;
+    // MIN / MAX over a changelog keep every value's rows, for when the best one is taken back.
+    if (retracting_ &&
+        (call.function == AggregateFunction::kMin || call.function == AggregateFunction::kMax)) {
+      ++a.values[std::string(cell)];
     }
-    switch (call.function) {
-      case AggregateFunction::kCount:
-        ++a.count;
-        break;
-      case AggregateFunction::kSum:
-      case AggregateFunction::kAvg: {
-        Number v = NumberAt(c, row);
-        a.integer += v.integer;
-        a.floating += v.floating;
-        ++a.count;
-        a.has = true;
-        break;
-      }
-      case AggregateFunction::kMin:
-      case AggregateFunction::kMax: {
-        std::string cell = CellOf(c, row);
-        if (retracting_) ++a.values[cell];
-        int cmp = a.has ? CompareCells(c.type(), cell, a.cell) : 0;
-        if (!a.has || (call.function == AggregateFunction::kMin ? cmp < 0 : cmp > 0)) {
-          a.cell = std::move(cell);
-        }
-        a.has = true;
-        break;
-      }
-      case AggregateFunction::kListAgg:
-        break;  // above
-    }
+    FoldCell(call.function, c.type(), cell, &a);
   }
 }
 
@@ -388,7 +340,7 @@ void Aggregator::Retract(const RecordBatch& batch, size_t row, AggregateState* a
     const bool by_value = call.distinct || call.function == AggregateFunction::kListAgg ||
                           call.function == AggregateFunction::kMin ||
                           call.function == AggregateFunction::kMax;
-    const std::string cell = by_value ? CellOf(c, row) : std::string();
+    const std::string cell = by_value ? std::string(CellOf(c, row)) : std::string();
     if (call.distinct) {
       take(a.distinct, cell);
       if (call.function == AggregateFunction::kListAgg && a.distinct.count(cell) == 0) {
@@ -407,7 +359,7 @@ void Aggregator::Retract(const RecordBatch& batch, size_t row, AggregateState* a
         break;
       case AggregateFunction::kSum:
       case AggregateFunction::kAvg: {
-        Number v = NumberAt(c, row);
+        const Number v = NumberOfCell(c.type(), CellOf(c, row));
         a.integer -= v.integer;
         a.floating -= v.floating;
         a.has = --a.count > 0;  // SUM of no values is NULL
