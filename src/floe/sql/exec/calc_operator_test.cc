@@ -535,6 +535,7 @@ TEST(CalcProgram, TimestampLtzMeetsTheWallClockInTheSessionZone) {
   EXPECT_EQ(Values("CAST(CAST(" + ltz + " AS TIMESTAMP(3)) AS STRING)", "STRING", shanghai),
             Four("\"1970-01-01 08:00:04.001\""));
   EXPECT_EQ(Values("CAST(" + ltz + " AS DATE)", "DATE", shanghai), Four("\"1970-01-01\""));
+  EXPECT_EQ(Values("CAST(" + ltz + " AS TIME(3))", "TIME(3)", shanghai), Four("\"08:00:04.001\""));
   EXPECT_EQ(Values("EXTRACT(HOUR FROM " + ltz + ")", "BIGINT", shanghai), Four("8"));
   EXPECT_EQ(Values("DATE_FORMAT(" + ltz + ", 'HH:mm:ss')", "STRING", shanghai),
             Four("\"08:00:04\""));
@@ -544,6 +545,7 @@ TEST(CalcProgram, TimestampLtzMeetsTheWallClockInTheSessionZone) {
       " AND CAST('1970-01-01 08:00:04.001' AS TIMESTAMP_LTZ(3)) = " + ltz +
       " AND CAST('1970-01-01 00:00:04.001Z' AS TIMESTAMP_LTZ(3)) = " + ltz +
       " AND CAST(CAST('1970-01-02' AS DATE) AS TIMESTAMP_LTZ(3)) = TO_TIMESTAMP_LTZ(57600, 0)"
+      " AND CAST(TIME '08:00:04' AS TIMESTAMP_LTZ(0)) = TO_TIMESTAMP_LTZ(4, 0)"
       " AND FLOOR(" +
       ltz +
       " TO DAY) = TO_TIMESTAMP_LTZ(-28800, 0)"
