@@ -28,7 +28,8 @@ std::vector<std::pair<int64_t, int64_t>> WindowsOf(const WindowSpec& spec, int64
 // window_end are wall-clock TIMESTAMPs), a window fires once the watermark reaches the instant
 // of its last millisecond (a gap's end, an overlap's later instant), and window_time is that last
 // millisecond as an instant (an overlap's earlier). Without a zone (a TIMESTAMP time column, or
-// UTC) every time is the column's value.
+// UTC) every time is the column's value. One per operator subtask (it remembers the last window
+// end it resolved: a batch's rows mostly share their windows).
 class WindowClock {
  public:
   explicit WindowClock(std::shared_ptr<const TimeZone> zone)
@@ -37,7 +38,12 @@ class WindowClock {
   int64_t Local(int64_t ts) const { return zone_ ? zone_->ToLocal(ts) : ts; }
   // The watermark at which the window ending at `end` fires (its timer).
   int64_t FiresAt(int64_t end) const {
-    return zone_ ? zone_->ToFiringInstant(end - kMillisecond) : end - kMillisecond;
+    if (!zone_) return end - kMillisecond;
+    if (end != resolved_end_) {
+      resolved_end_ = end;
+      resolved_fires_at_ = zone_->ToFiringInstant(end - kMillisecond);
+    }
+    return resolved_fires_at_;
   }
   // window_time of the window ending at `end`.
   int64_t WindowTime(int64_t end) const {
@@ -49,6 +55,8 @@ class WindowClock {
  private:
   static constexpr int64_t kMillisecond = 1000;  // timestamps are microseconds
   std::shared_ptr<const TimeZone> zone_;
+  mutable int64_t resolved_end_ = INT64_MIN;
+  mutable int64_t resolved_fires_at_ = 0;
 };
 
 // A window aggregation: GROUP BY window_start, window_end[, keys] over a window TVF.
