@@ -292,6 +292,23 @@ class Parser {
     Advance();
     return true;
   }
+  static bool IsName(const Token& t) {
+    return t.kind == TokenKind::kWord || t.kind == TokenKind::kQuotedWord;
+  }
+  // A column's name at a name token, `q.column` too (its `q` kept in qualifiers_); consumed.
+  Result<const Token*> ColumnToken() {
+    if (Peek(1).kind == TokenKind::kDot) {
+      if (!in_query_) {
+        return ErrorAt(Peek(1).offset,
+                       "qualified column names (table.column) stand in queries only");
+      }
+      qualifiers_.push_back({Peek().text, Peek().offset});
+      Advance();
+      Advance();
+      if (!IsName(Peek())) return Unexpected("a column name after '.'");
+    }
+    return &Advance();
+  }
   bool Accept(TokenKind kind) {
     if (Peek().kind != kind) return false;
     Advance();
@@ -949,11 +966,18 @@ class Parser {
     const size_t distinct = AtKeyword("DISTINCT") ? Advance().offset : 0;
     if (distinct == 0) (void)AcceptKeyword("ALL");  // SELECT ALL is SELECT
     column_refs_.clear();
+    qualifiers_.clear();
     std::optional<size_t> star;  // where `*` stands among other items (`*, ROW_NUMBER() ...`)
     if (Peek().kind == TokenKind::kStar && Peek(1).kind != TokenKind::kComma) {
       Advance();  // SELECT *: select stays empty
     } else {
       do {
+        if (IsName(Peek()) && Peek(1).kind == TokenKind::kDot && Peek(2).kind == TokenKind::kStar &&
+            !star) {
+          qualifiers_.push_back({Peek().text, Peek().offset});
+          Advance();
+          Advance();
+        }
         if (Peek().kind == TokenKind::kStar && !star) {
           star = insert.select.size();
           Advance();
@@ -991,12 +1015,10 @@ class Parser {
       FLOE_ASSIGN_OR_RAISE(source, ParseSubquery());
     } else {
       FLOE_ASSIGN_OR_RAISE(source, ParseTableName());
-      if (AtKeyword("AS") || Peek().kind == TokenKind::kQuotedWord ||
-          (Peek().kind == TokenKind::kWord && !IsReservedWord(Peek().text) &&
-           UnsupportedClause(Peek().text).empty() && !AtKeyword("GROUP") && !AtKeyword("HAVING"))) {
-        return ErrorAt(Peek().offset, "table aliases in FROM are not supported yet");
-      }
     }
+    // A qualifier names the source as aliased, else the table (a subquery has none unaliased).
+    FLOE_ASSIGN_OR_RAISE(std::optional<std::string> alias, AcceptAlias());
+    std::string qualifier = alias ? *alias : FindView(source.name) == nullptr ? source.name : "";
     if (Peek().kind == TokenKind::kComma) {
       return ErrorAt(Peek().offset, "joins (FROM a, b) are not supported yet");
     }
@@ -1018,6 +1040,12 @@ class Parser {
 
     for (const NameRef& ref : window_columns) {
       FLOE_RETURN_NOT_OK(CheckColumn(*source_table, ref, "window column"));
+    }
+    for (const NameRef& ref : qualifiers_) {
+      if (!qualifier.empty() && ref.name == qualifier) continue;
+      return ErrorAt(ref.offset, "unknown table " + Name(ref.name) + " in a qualified column: " +
+                                     (qualifier.empty() ? "the subquery read has no alias"
+                                                        : "the query reads " + Name(qualifier)));
     }
     for (const NameRef& ref : column_refs_) {
       if (source_table->FindColumn(ref.name) != nullptr) continue;
@@ -1057,9 +1085,9 @@ class Parser {
       if (Peek().kind != TokenKind::kWord && Peek().kind != TokenKind::kQuotedWord) {
         return Unexpected("a column");
       }
-      const Token& t = Advance();
-      column_refs_.push_back({t.text, t.offset});
-      return t.text;
+      FLOE_ASSIGN_OR_RAISE(const Token* t, ColumnToken());
+      column_refs_.push_back({t->text, t->offset});
+      return t->text;
     };
     if (AcceptKeyword("PARTITION")) {
       FLOE_RETURN_NOT_OK(ExpectKeyword("BY"));
@@ -1318,25 +1346,35 @@ class Parser {
     FLOE_RETURN_NOT_OK(Nest(open));
     ++subquery_depth_;
     std::vector<NameRef> outer_refs = std::move(column_refs_);
+    std::vector<NameRef> outer_qualifiers = std::move(qualifiers_);
     Insert inner;
     inner.pos = PosOf(open);
     FLOE_RETURN_NOT_OK(ParseQuery(&inner).status());
     column_refs_ = std::move(outer_refs);
+    qualifiers_ = std::move(outer_qualifiers);
     --subquery_depth_;
     --depth_;
     FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "')'"));
-    std::string alias = "subquery";
-    if (AcceptKeyword("AS")) {
-      FLOE_ASSIGN_OR_RAISE(alias, ParseName("alias"));
-    } else if (Peek().kind == TokenKind::kQuotedWord ||
-               (Peek().kind == TokenKind::kWord && !IsReservedWord(Peek().text) &&
-                UnsupportedClause(Peek().text).empty() && !AtKeyword("GROUP") &&
-                !AtKeyword("HAVING"))) {
-      alias = Advance().text;
-    }
+    const size_t after = pos_;
+    FLOE_ASSIGN_OR_RAISE(std::optional<std::string> alias, AcceptAlias());
+    pos_ = after;  // the query reading the subquery takes its alias
     NameRef name{"$subquery" + std::to_string(views_.size()), open.offset};
-    FLOE_RETURN_NOT_OK(AddView(name, alias, std::move(inner), {}));
+    FLOE_RETURN_NOT_OK(AddView(name, alias.value_or("subquery"), std::move(inner), {}));
     return name;
+  }
+
+  // [AS] alias after a table, subquery or window TVF in FROM.
+  Result<std::optional<std::string>> AcceptAlias() {
+    if (AcceptKeyword("AS")) {
+      FLOE_ASSIGN_OR_RAISE(std::string alias, ParseName("alias"));
+      return std::optional<std::string>(std::move(alias));
+    }
+    if (Peek().kind == TokenKind::kQuotedWord ||
+        (Peek().kind == TokenKind::kWord && !IsReservedWord(Peek().text) &&
+         UnsupportedClause(Peek().text).empty() && !AtKeyword("GROUP") && !AtKeyword("HAVING"))) {
+      return std::optional<std::string>(Advance().text);
+    }
+    return std::optional<std::string>();
   }
 
   // Registers the view `name` over `query` (already over a table); `shown` names it in messages.
@@ -2162,6 +2200,10 @@ class Parser {
     const Token& t = Peek();
     switch (t.kind) {
       case TokenKind::kLParen: {
+        if (AtKeyword("SELECT", 1)) {
+          return ErrorAt(t.offset,
+                         "subqueries in expressions (scalar subqueries) are not supported yet");
+        }
         Advance();
         FLOE_RETURN_NOT_OK(Nest(t));
         FLOE_ASSIGN_OR_RAISE(Expr inner, ParseExpr());
@@ -2209,13 +2251,10 @@ class Parser {
         [[fallthrough]];
       case TokenKind::kQuotedWord: {
         if (Peek(1).kind == TokenKind::kLParen) return ParseCall();
-        if (Peek(1).kind == TokenKind::kDot) {
-          return ErrorAt(Peek(1).offset,
-                         "qualified column names (table.column) are not supported yet");
-        }
-        column_refs_.push_back({t.text, t.offset});
-        Expr e = Expr::Column(t.text);
-        e.pos = PosOf(Advance());
+        FLOE_ASSIGN_OR_RAISE(const Token* column, ColumnToken());
+        column_refs_.push_back({column->text, column->offset});
+        Expr e = Expr::Column(column->text);
+        e.pos = PosOf(t);
         return e;
       }
       default:
@@ -2690,12 +2729,12 @@ class Parser {
   int depth_ = 0;
   Script script_;
   std::vector<NameRef> column_refs_;  // of the INSERT being parsed
+  std::vector<NameRef> qualifiers_;   // its `q` of `q.column`, checked against its FROM
   std::deque<View> views_;            // CREATE VIEWs and subqueries, written into their queries
   int subquery_depth_ = 0;            // inside FROM ( ... ): a ')' ends the query
   std::string error_context_;         // prefixes error messages: "column 'price': "
-  bool in_query_ = false;
-  bool in_insert_ = false;  // inside an INSERT's own queries (UNION ALL may join them) // inside an
-                            // INSERT's query: Unexpected names Flink constructs
+  bool in_query_ = false;             // inside an INSERT's query: Unexpected names Flink constructs
+  bool in_insert_ = false;            // inside an INSERT's own queries (UNION ALL may join them)
 };
 
 }  // namespace

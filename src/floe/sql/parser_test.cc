@@ -858,10 +858,43 @@ TEST(ParseInsert, ExpressionSyntaxErrors) {
 }
 
 TEST(ParseInsert, NotYetSupportedExpressionsSayWhat) {
-  // Function calls parse (the planner says which it supports where); qualified names do not.
+  // Function calls parse (the planner says which it supports where).
   EXPECT_EQ(WhereError("UPPER(b) = 'X'"), "<parsed OK>");
-  EXPECT_EQ(WhereError("t.a = 1"),
-            "line 2, column 38: qualified column names (table.column) are not supported yet");
+}
+
+TEST(ParseInsert, ColumnsAreQualifiedByTheTableOrItsAlias) {
+  const std::string t(kTableT);
+  const auto parsed = [&](const std::string& query) {
+    Script s = MustParse(t + query);
+    std::string out;
+    for (const SelectItem& item : s.inserts.at(0).select) out += ToString(item.expr) + ";";
+    return out + (s.inserts.at(0).where ? ToString(*s.inserts.at(0).where) : "");
+  };
+  EXPECT_EQ(parsed("INSERT INTO t SELECT t.a, `t`.b, c, d FROM t WHERE t.a > 1"),
+            "a;b;c;d;(a > 1)");
+  EXPECT_EQ(parsed("INSERT INTO t SELECT x.a, x.b, x.c, x.d FROM t AS x WHERE x.c"), "a;b;c;d;c");
+  EXPECT_EQ(parsed("INSERT INTO t SELECT x.* FROM t x"), "a;b;c;d;");
+  EXPECT_EQ(parsed("INSERT INTO t SELECT s.a, s.b, s.c, s.d FROM (SELECT t.a, b, c, d FROM t) s"),
+            "a;b;c;d;");
+  Script window = MustParse(
+      "CREATE TABLE s (a INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts);\n"
+      "CREATE TABLE o (a INT, ws TIMESTAMP(3));\n"
+      "INSERT INTO o SELECT w.a, w.window_start FROM TABLE(TUMBLE(TABLE s, DESCRIPTOR(ts), "
+      "INTERVAL '1' SECOND)) AS w");
+  EXPECT_EQ(ToString(window.inserts.at(0).select.at(1).expr), "window_start");
+  const auto error = [&](const std::string& query) { return ParseError(t + query); };
+  // As Calcite: an alias hides the table's own name.
+  EXPECT_EQ(error("INSERT INTO t SELECT t.a, b, c, d FROM t AS x"),
+            "line 2, column 22: unknown table 't' in a qualified column: the query reads 'x'");
+  EXPECT_EQ(error("INSERT INTO t SELECT a, b, c, d FROM t WHERE u.a = 1"),
+            "line 2, column 46: unknown table 'u' in a qualified column: the query reads 't'");
+  EXPECT_EQ(error("INSERT INTO t SELECT q.a, b, c, d FROM (SELECT * FROM t)"),
+            "line 2, column 22: unknown table 'q' in a qualified column: the subquery read has no "
+            "alias");
+  EXPECT_EQ(error("INSERT INTO t SELECT t., b, c, d FROM t"),
+            "line 2, column 24: expected a column name after '.', found ','");
+  EXPECT_EQ(ParseError("CREATE TABLE u (a INT, b AS u.a + 1);"),
+            "line 1, column 30: qualified column names (table.column) stand in queries only");
 }
 
 TEST(ParseInsert, RejectsDeepNesting) {
@@ -940,6 +973,9 @@ TEST(ParseInsert, ArithmeticFollowsCalcitesPrecedence) {
   EXPECT_EQ(ToString(WhereOf("b NOT LIKE 'x%'")), "(NOT LIKE(b, 'x%'))");
   EXPECT_EQ(WhereError("a IN (SELECT a FROM t)"),
             "line 2, column 43: subqueries in IN are not supported yet");
+  EXPECT_EQ(WhereError("a < (SELECT COUNT(*) FROM t)"),
+            "line 2, column 41: subqueries in expressions (scalar subqueries) are not supported "
+            "yet");
 }
 
 // GROUPING SETS, CUBE and ROLLUP become the list of grouping sets over the distinct items,
@@ -1085,10 +1121,6 @@ TEST(ParseInsert, FlinkQueriesFloeLacksNameTheConstruct) {
             "not supported yet (expected ',', AS or FROM here)");
   EXPECT_EQ(error("INSERT INTO t SELECT a FROM t, t"),
             "line 2, column 30: joins (FROM a, b) are not supported yet");
-  EXPECT_EQ(error("INSERT INTO t SELECT a FROM t AS x"),
-            "line 2, column 31: table aliases in FROM are not supported yet");
-  EXPECT_EQ(error("INSERT INTO t SELECT a FROM t x"),
-            "line 2, column 31: table aliases in FROM are not supported yet");
   EXPECT_EQ(error("INSERT INTO t SELECT a FROM t FOR SYSTEM_TIME AS OF a"),
             "line 2, column 31: FOR SYSTEM_TIME AS OF (temporal joins) is not supported yet "
             "(expected WHERE, GROUP BY or ';' here)");
