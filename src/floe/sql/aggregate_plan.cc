@@ -154,6 +154,11 @@ Result<WindowSpec> PlanWindowTvf(const WindowTvf& w, const CreateTable& source) 
                                 "', which the " + fn + " window would add again");
     }
   }
+  if (const ColumnDef* c = source.FindColumn(w.time_column); c != nullptr && c->is_proctime()) {
+    return ErrorAt(w.time_column_pos, "DESCRIPTOR(" + w.time_column +
+                                          ") is a processing-time attribute (PROCTIME()): "
+                                          "processing-time windows are not supported yet");
+  }
   if (!source.watermark) {
     return ErrorAt(w.time_column_pos,
                    "DESCRIPTOR(" + w.time_column + ") is not a time attribute: table '" +

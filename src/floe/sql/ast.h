@@ -135,6 +135,11 @@ struct ColumnDef {
   bool operator==(const ColumnDef&) const = default;
 
   SqlType sql_type() const { return {type, precision}; }
+  // `name AS PROCTIME()`: the table's processing-time attribute.
+  bool is_proctime() const {
+    return computed && computed->kind == ExprKind::kCall && computed->name == "PROCTIME" &&
+           computed->children.empty();
+  }
 };
 
 // WATERMARK FOR column AS column [- INTERVAL 'n' unit]: bounded out-of-orderness on `column`
@@ -219,6 +224,7 @@ struct RowNumber {
     std::string column;
     bool descending = false;
     bool nulls_first = true;  // NULLS FIRST / LAST; unwritten: first ascending, last descending
+    bool proctime = false;    // ORDER BY PROCTIME() (no column): the order rows arrive in
     bool operator==(const Order&) const = default;
   };
   std::vector<Order> order_by;

@@ -1101,7 +1101,15 @@ class Parser {
     FLOE_RETURN_NOT_OK(ExpectKeyword("BY"));
     do {
       RowNumber::Order order;
-      FLOE_ASSIGN_OR_RAISE(order.column, column());
+      if (AtKeyword("PROCTIME") && Peek(1).kind == TokenKind::kLParen &&
+          Peek(2).kind == TokenKind::kRParen) {
+        order.proctime = true;
+        Advance();
+        Advance();
+        Advance();
+      } else {
+        FLOE_ASSIGN_OR_RAISE(order.column, column());
+      }
       if (AcceptKeyword("DESC")) {
         order.descending = true;
       } else {

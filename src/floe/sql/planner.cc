@@ -987,7 +987,20 @@ Result<RankSpec> RankSpecOf(const InsertPlan& p, std::shared_ptr<const BatchSche
       spec.partition_columns.push_back(i);
     }
   }
+  // ORDER BY a processing-time attribute: the order rows arrive in (Flink's proctime
+  // deduplication), which the rank keeps without an order.
+  const auto on_arrival = [&](const RowNumber::Order& o) {
+    const ColumnDef* c = o.proctime ? nullptr : p.source->FindColumn(o.column);
+    return o.proctime || (c != nullptr && c->is_proctime());
+  };
+  const bool arrival = std::any_of(rn.order_by.begin(), rn.order_by.end(), on_arrival);
+  if (arrival && (rn.order_by.size() != 1 || rn.last != 1 || windowed)) {
+    return Status::NotImplemented(
+        At(rn.pos) + "not implemented yet: ROW_NUMBER ordered by a processing-time attribute " +
+        "other than deduplication (ORDER BY proctime [DESC] alone, rn = 1, not per window)");
+  }
   for (const RowNumber::Order& o : rn.order_by) {
+    if (arrival) break;
     FLOE_ASSIGN_OR_RAISE(int i, index(o.column));
     spec.order.push_back({i, o.descending, o.nulls_first});
   }
@@ -998,8 +1011,11 @@ Result<RankSpec> RankSpecOf(const InsertPlan& p, std::shared_ptr<const BatchSche
                                   "that do not start at 1, except per window (PARTITION BY " +
                                   "window_start, window_end, ...)");
   }
+  const bool on_rowtime =
+      p.source->watermark && p.source->watermark->column == rn.order_by[0].column;
   spec.ties_replace = rn.last == 1 && rn.order_by.size() == 1 && rn.order_by[0].descending &&
-                      p.source->watermark && p.source->watermark->column == rn.order_by[0].column;
+                      (on_rowtime || arrival);
+  spec.insert_only = arrival && !rn.order_by[0].descending;
   spec.output_number = rn.selected && rn.last > 1;
   spec.job_config = config;
   return spec;
@@ -1110,7 +1126,7 @@ Result<RankVertex> PlanRankPipeline(PlannedJob& job, const InsertPlan& p) {
   FLOE_ASSIGN_OR_RAISE(std::shared_ptr<const CalcProgram> program,
                        CompileCalc(project, p.insert->pos));
   return RankVertex{AddCalc(job.graph, p.SinkSide("calc"), parallelism, program, rank),
-                    spec.window_end_column < 0};
+                    spec.window_end_column < 0 && !spec.insert_only};
 }
 
 // The same into the INSERT's sink, which must take a changelog unless the rank is per window.

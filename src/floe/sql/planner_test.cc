@@ -747,6 +747,65 @@ CREATE TABLE top (category STRING, id BIGINT, sort INT) WITH ('connector' = 'pri
             "rn <= N): Flink's deduplication and Top-N; OVER aggregations are not supported yet");
 }
 
+// Deduplication on processing time (Flink's most common form, ORDER BY a PROCTIME() column or
+// PROCTIME() itself) ranks rows as they arrive: keep-first is append-only (it goes into an
+// insert-only sink), keep-last a changelog. The column read as a value is the clock.
+TEST(PlanJob, ProctimeDeduplicationKeepsArrivalOrderAndKeepFirstIsAppendOnly) {
+  JsonInput input(
+      "{\"id\":1,\"v\":\"a\"}\n{\"id\":2,\"v\":\"b\"}\n{\"id\":1,\"v\":\"c\"}\n"
+      "{\"id\":1,\"v\":\"d\"}\n");
+  const std::string tables = R"sql(
+CREATE TABLE feed (id BIGINT, v STRING, pt AS PROCTIME())
+  WITH ('connector' = 'filesystem', 'path' = '${DIR}', 'format' = 'json');
+CREATE TABLE out (id BIGINT, v STRING) WITH ('connector' = 'print');
+CREATE TABLE appended (id BIGINT, v STRING) WITH ('connector' = 'kafka', 'topic' = 'deduped',
+  'properties.bootstrap.servers' = '127.0.0.1:9', 'format' = 'json');
+CREATE TABLE stamped (id BIGINT, pt TIMESTAMP_LTZ(3)) WITH ('connector' = 'print');
+)sql";
+  const auto dedup = [](const std::string& sink, const std::string& order) {
+    return "INSERT INTO " + sink +
+           " SELECT id, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY id ORDER BY " + order +
+           ") AS rn FROM feed) WHERE rn = 1;";
+  };
+  const auto run = [&](const std::string& insert) {
+    Result<std::unique_ptr<PlannedJob>> job = Plan(tables + insert, input.options());
+    EXPECT_TRUE(job.ok()) << job.status().ToString();
+    if (!job.ok()) return std::string();
+    Result<std::string> printed = RunPrinting(**job);
+    EXPECT_TRUE(printed.ok()) << printed.status().ToString();
+    return printed.ok() ? *printed : std::string();
+  };
+  EXPECT_EQ(run(dedup("out", "pt")), "+I {\"id\":1,\"v\":\"a\"}\n+I {\"id\":2,\"v\":\"b\"}\n");
+  EXPECT_EQ(run(dedup("out", "PROCTIME() DESC")),
+            "+I {\"id\":1,\"v\":\"a\"}\n+I {\"id\":2,\"v\":\"b\"}\n-U {\"id\":1,\"v\":\"a\"}\n"
+            "+U {\"id\":1,\"v\":\"c\"}\n-U {\"id\":1,\"v\":\"c\"}\n+U {\"id\":1,\"v\":\"d\"}\n");
+  EXPECT_TRUE(Plan(tables + dedup("appended", "pt"), input.options()).ok());
+  EXPECT_NE(
+      ErrorOf(tables + dedup("appended", "pt DESC"), input.options()).find("accepts inserts only"),
+      std::string::npos);
+  // Read as a value, the attribute is the clock: a TIMESTAMP_LTZ(3) of now.
+  const int64_t before = std::chrono::duration_cast<std::chrono::seconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  EXPECT_NE(run("INSERT INTO stamped SELECT id, pt FROM feed WHERE pt > TO_TIMESTAMP_LTZ(" +
+                std::to_string(before - 60) + ", 0) AND v = 'a';"),
+            "");
+  // Top-N, per window, or with other order columns: refused where ROW_NUMBER stands.
+  EXPECT_EQ(FirstLineOf(ErrorOf(tables + "INSERT INTO out SELECT id, v FROM (SELECT *, "
+                                         "ROW_NUMBER() OVER (PARTITION BY id ORDER BY pt) AS rn "
+                                         "FROM feed) WHERE rn <= 2;",
+                                input.options())),
+            "line 8, column 46: not implemented yet: ROW_NUMBER ordered by a processing-time "
+            "attribute other than deduplication (ORDER BY proctime [DESC] alone, rn = 1, not per "
+            "window)");
+  EXPECT_EQ(FirstLineOf(ErrorOf(tables + "INSERT INTO stamped SELECT COUNT(*), window_start FROM "
+                                         "TABLE(TUMBLE(TABLE feed, DESCRIPTOR(pt), INTERVAL '1' "
+                                         "MINUTE)) GROUP BY window_start, window_end;",
+                                input.options())),
+            "line 8, column 92: DESCRIPTOR(pt) is a processing-time attribute (PROCTIME()): "
+            "processing-time windows are not supported yet");
+}
+
 // A window over a view: the view's WHERE runs before the window, its expressions become
 // aggregate arguments and GROUP BY expressions computed before the aggregate.
 TEST(PlanJob, AWindowOverAViewComputesTheViewsColumnsBeforeTheWindow) {

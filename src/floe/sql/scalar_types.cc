@@ -136,12 +136,12 @@ Result<DataType> TemporalFunctionType(const std::string& fn, const std::vector<D
     return DataType::String();
   }
   if (fn == "CURRENT_TIMESTAMP" || fn == "LOCALTIMESTAMP" || fn == "CURRENT_DATE" ||
-      fn == "CURRENT_TIME" || fn == "LOCALTIME") {
+      fn == "CURRENT_TIME" || fn == "LOCALTIME" || fn == "PROCTIME") {
     if (!args.empty()) return wrong("no arguments");
-    return fn == "CURRENT_DATE"        ? DataType::Date()
-           : fn == "LOCALTIMESTAMP"    ? DataType::Timestamp()
-           : fn == "CURRENT_TIMESTAMP" ? DataType::TimestampTz()
-                                       : DataType::Time();
+    return fn == "CURRENT_DATE"                            ? DataType::Date()
+           : fn == "LOCALTIMESTAMP"                        ? DataType::Timestamp()
+           : fn == "CURRENT_TIMESTAMP" || fn == "PROCTIME" ? DataType::TimestampTz()
+                                                           : DataType::Time();
   }
   if (fn == "TO_TIMESTAMP") {
     const bool ok = (args.size() == 1 || args.size() == 2) &&

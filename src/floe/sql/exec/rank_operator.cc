@@ -165,7 +165,9 @@ std::shared_ptr<const BatchSchema> RankOutput(const RankSpec& spec) {
   if (spec.output_number) {
     schema.fields.push_back(Field{std::string(kRowNumberColumn), DataType::Int64(), false, 0});
   }
-  if (spec.window_end_column >= 0) return std::make_shared<const BatchSchema>(std::move(schema));
+  if (spec.window_end_column >= 0 || spec.insert_only) {
+    return std::make_shared<const BatchSchema>(std::move(schema));
+  }
   return runtime::WithRowKindColumn(schema);
 }
 
@@ -174,7 +176,13 @@ Result<std::unique_ptr<RankOperator>> RankOperator::Make(RankSpec spec) {
   for (int c : spec.partition_columns) {
     if (c < 0 || c >= n) return Status::InvalidArgument("rank: partition column out of range");
   }
-  if (spec.order.empty()) return Status::InvalidArgument("rank: no ORDER BY");
+  if (spec.order.empty() && spec.limit != 1) {
+    return Status::InvalidArgument("rank: arrival order keeps one row");
+  }
+  if (spec.insert_only && (!spec.order.empty() || spec.ties_replace || spec.limit != 1 ||
+                           spec.window_end_column >= 0)) {
+    return Status::InvalidArgument("rank: only keep-first deduplication on arrival emits inserts");
+  }
   for (const RankSpec::Order& o : spec.order) {
     if (o.column < 0 || o.column >= n) {
       return Status::InvalidArgument("rank: order column out of range");
@@ -275,7 +283,7 @@ Status RankOperator::Rank(Entry entry, std::vector<Entry>* top, RecordBatch* cha
     if (kept > 0) FLOE_RETURN_NOT_OK(Append(top->front(), 1, "-U", changes));
     Place(std::move(entry), top);
     top->resize(1);
-    return Append(top->front(), 1, kept > 0 ? "+U" : "+I", changes);
+    return Append(top->front(), 1, spec_.insert_only ? nullptr : kept > 0 ? "+U" : "+I", changes);
   }
   const size_t position = Place(std::move(entry), top);
   if (!spec_.output_number) {

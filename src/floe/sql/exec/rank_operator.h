@@ -23,13 +23,17 @@ struct RankSpec {
     bool descending = false;
     bool nulls_first = true;
   };
-  std::vector<Order> order;
+  std::vector<Order> order;  // empty: the order rows arrive in (a processing-time attribute)
   int64_t limit = 1;
   // Keep-last deduplication (ORDER BY rowtime DESC, limit 1): a row whose time equals the kept
   // one's replaces it (Flink's RowTimeDeduplicateFunction); elsewhere the row kept first wins a
   // tie.
   bool ties_replace = false;
   bool output_number = false;  // emit the rank as kRowNumberColumn
+  // Keep-first deduplication on arrival (ORDER BY proctime, limit 1): its rows are never
+  // replaced, so it emits inserts only and its output has no row-kind column, as Flink's
+  // ProcTimeDeduplicateKeepFirstRowFunction.
+  bool insert_only = false;
   // The job's settings: state.backend.type and table.exec.state.ttl.
   std::map<std::string, std::string> job_config;
   // Window Top-N and window deduplication (Flink's WindowRank): each row's window is its
@@ -46,7 +50,7 @@ struct RankSpec {
 };
 
 // The input's columns, [kRowNumberColumn BIGINT NOT NULL], then the row-kind column (none for a
-// window rank: it emits inserts only).
+// window rank or an insert-only deduplication: they emit inserts only).
 std::shared_ptr<const BatchSchema> RankOutput(const RankSpec& spec);
 
 // RankOperator keeps each partition's best `limit` rows, ordered by `order` (NULL first or last
@@ -58,7 +62,9 @@ std::shared_ptr<const BatchSchema> RankOutput(const RankSpec& spec);
 //     after -D for the row it pushes out.
 //   limit > 1 with the number: the ranks from the new row's down shift, each a -U / +U pair of
 //     the rows at that rank; a new last rank is +I.
-// A row that does not enter the top emits nothing. Subject to `table.exec.state.ttl`.
+// A row that does not enter the top emits nothing. Without an order (a processing-time
+// attribute) every row ties: keep-first keeps a partition's first row, keep-last
+// (`ties_replace`) each newer one. Subject to `table.exec.state.ttl`.
 class RankOperator final : public runtime::Operator {
  public:
   static Result<std::unique_ptr<RankOperator>> Make(RankSpec spec);

@@ -137,6 +137,38 @@ TEST_P(Rank, StringsOrderByBytesAndTiesFollowTheDeduplicationsKeep) {
   EXPECT_EQ(Changes(kept_first), "+I 5.000000 x\n-U 5.000000 x\n+U 4.000000 z\n");
 }
 
+// Deduplication on a processing-time attribute has no order: rows rank as they arrive. Keeping
+// the first emits a partition's first row once, as an insert without a row kind (its output is
+// append-only), across a restore too; keeping the last replaces it with every newer row.
+TEST_P(Rank, ArrivalOrderKeepsTheFirstRowAsAnInsertOrEachNewerRow) {
+  RankSpec spec;
+  spec.input = Schema();
+  spec.partition_columns = {0};
+  spec.insert_only = true;
+  ASSERT_EQ(RankOutput(spec)->fields.size(), 3u);  // no row-kind column
+  auto first = Open(spec, GetParam());
+  CollectingCollector out;
+  ASSERT_TRUE(first->ProcessBatch(Rows({{3.0, "x"}, {1.0, "y"}}), 0, out).ok());
+  auto state = first.Checkpoint(runtime::CheckpointId(1), out);
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  auto restored = Open(spec, GetParam());
+  ASSERT_TRUE(restored.Restore(*state).ok());
+  ASSERT_TRUE(restored->ProcessBatch(Rows({{0.5, "z"}}), 0, out).ok());
+  ASSERT_EQ(out.batches.size(), 1u);
+  ASSERT_EQ(out.batches[0].num_rows(), 1u);
+  EXPECT_EQ(out.batches[0].column(2).GetBytes(0), "x");
+
+  spec.insert_only = false;
+  spec.ties_replace = true;  // ORDER BY proctime DESC: keep last
+  auto last = Open(spec, GetParam());
+  CollectingCollector kept_last;
+  ASSERT_TRUE(last->ProcessBatch(Rows({{3.0, "x"}, {1.0, "y"}}), 0, kept_last).ok());
+  EXPECT_EQ(Changes(kept_last), "+I 3.000000 x\n-U 3.000000 x\n+U 1.000000 y\n");
+
+  spec.limit = 2;  // arrival order keeps one row
+  EXPECT_FALSE(RankOperator::Make(spec).ok());
+}
+
 // A window rank keeps each window's best rows until the watermark reaches its end - 1 ms, then
 // emits them once, as inserts with their rank; the watermark it passed survives a restore, so a
 // row for a window that fired before the checkpoint is late and dropped after it.

@@ -333,6 +333,7 @@ Node::Fn FunctionOf(const std::string& name) {
       {"EXTRACT", Node::Fn::kExtract},
       {"DATE_FORMAT", Node::Fn::kDateFormat},
       {"CURRENT_TIMESTAMP", Node::Fn::kNow},
+      {"PROCTIME", Node::Fn::kNow},  // a processing-time attribute read as a value: the clock
       {"LOCALTIMESTAMP", Node::Fn::kNow},
       {"CURRENT_DATE", Node::Fn::kNow},
       {"CURRENT_TIME", Node::Fn::kNow},
