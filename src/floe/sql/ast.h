@@ -209,6 +209,19 @@ struct WindowTvf {
   bool operator==(const WindowTvf&) const = default;
 };
 
+// A legacy group window as written (GROUP BY TUMBLE(ts, INTERVAL ...), HOP(ts, slide, size),
+// SESSION(ts, gap)), or one of its auxiliary functions (TUMBLE_START(...), ...): the parser
+// writes it into a window TVF.
+struct GroupWindowCall {
+  WindowKind kind = WindowKind::kTumble;
+  std::string column;
+  std::vector<int64_t> intervals;  // milliseconds, as written
+  std::string auxiliary;           // TUMBLE_START, ...; empty for the window itself
+  size_t offset = 0;               // the function's name
+  size_t column_offset = 0;
+  bool operator==(const GroupWindowCall&) const = default;
+};
+
 // The output columns a window TVF adds, in this order.
 inline constexpr std::string_view kWindowStart = "window_start";
 inline constexpr std::string_view kWindowEnd = "window_end";
@@ -240,9 +253,10 @@ inline constexpr std::string_view kRowNumberColumn = "$rn";
 
 struct Insert {
   std::string sink;
-  std::vector<SelectItem> select;   // empty = SELECT *
-  std::string source;               // the table read (inside the window TVF, if any)
-  std::optional<WindowTvf> window;  // FROM TABLE(TUMBLE(TABLE source, ...))
+  std::vector<SelectItem> select;               // empty = SELECT *
+  std::string source;                           // the table read (inside the window TVF, if any)
+  std::optional<WindowTvf> window;              // FROM TABLE(TUMBLE(TABLE source, ...))
+  std::optional<GroupWindowCall> group_window;  // the GROUP BY TUMBLE(...) `window` stands for
   std::optional<Expr> where;
   std::vector<Expr> group_by;  // GROUP BY items, as written; empty = no GROUP BY
   // GROUPING SETS, CUBE, ROLLUP: each grouping set as the indices (ascending) of its items in

@@ -967,6 +967,7 @@ class Parser {
     if (distinct == 0) (void)AcceptKeyword("ALL");  // SELECT ALL is SELECT
     column_refs_.clear();
     qualifiers_.clear();
+    group_window_refs_.clear();
     std::optional<size_t> star;  // where `*` stands among other items (`*, ROW_NUMBER() ...`)
     if (Peek().kind == TokenKind::kStar && Peek(1).kind != TokenKind::kComma) {
       Advance();  // SELECT *: select stays empty
@@ -1037,6 +1038,7 @@ class Parser {
                            all.end());
     }
     FLOE_RETURN_NOT_OK(ParseWhereGroupByHaving(&insert));
+    FLOE_RETURN_NOT_OK(CheckGroupWindowRefs(&insert));
 
     for (const NameRef& ref : window_columns) {
       FLOE_RETURN_NOT_OK(CheckColumn(*source_table, ref, "window column"));
@@ -1233,7 +1235,12 @@ class Parser {
     bool any_sets = false;
     do {
       any_sets = any_sets || AtGroupingSetsConstruct();
-      FLOE_ASSIGN_OR_RAISE(GroupingSets item, ParseGroupingItem());
+      GroupingSets item;
+      if (AtGroupWindow()) {
+        FLOE_ASSIGN_OR_RAISE(item, ParseGroupWindow(*insert));
+      } else {
+        FLOE_ASSIGN_OR_RAISE(item, ParseGroupingItem());
+      }
       GroupingSets crossed;
       for (const std::vector<Expr>& left : sets) {
         for (const std::vector<Expr>& right : item) {
@@ -1263,6 +1270,140 @@ class Parser {
       }
       std::sort(indices.begin(), indices.end());
       insert->grouping_sets.push_back(std::move(indices));
+    }
+    return Status::OK();
+  }
+
+  // ---- group windows (Flink's legacy GROUP BY TUMBLE(ts, INTERVAL ...)) ------------------
+  // Written into the window TVF they stand for: GROUP BY TUMBLE(ts, size) is FROM
+  // TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), size)) GROUP BY window_start, window_end; HOP(ts,
+  // slide, size) and SESSION(ts, gap) alike (SESSION partitioned by the other GROUP BY
+  // columns). Their auxiliary functions TUMBLE_START / _END / _ROWTIME (with the same
+  // arguments) are window_start, window_end and window_time.
+
+  bool AtGroupWindow() const {
+    return (AtKeyword("TUMBLE") || AtKeyword("HOP") || AtKeyword("SESSION")) &&
+           Peek(1).kind == TokenKind::kLParen;
+  }
+
+  // (ts, INTERVAL ...[, INTERVAL ...]) after a group window function's name and '('.
+  Result<GroupWindowCall> ParseGroupWindowArgs(const Token& name_token, WindowKind kind) {
+    GroupWindowCall call;
+    call.kind = kind;
+    call.offset = name_token.offset;
+    if (!IsName(Peek())) return Unexpected("the time attribute column");
+    FLOE_ASSIGN_OR_RAISE(const Token* column, ColumnToken());
+    column_refs_.push_back({column->text, column->offset});
+    call.column = column->text;
+    call.column_offset = column->offset;
+    for (size_t i = 0, n = kind == WindowKind::kHop ? 2 : 1; i < n; ++i) {
+      FLOE_RETURN_NOT_OK(Expect(TokenKind::kComma, "','"));
+      FLOE_RETURN_NOT_OK(ExpectKeyword("INTERVAL"));
+      const size_t at = Peek().offset;
+      FLOE_ASSIGN_OR_RAISE(int64_t millis, ParseInterval());
+      if (millis <= 0) {
+        return ErrorAt(at, Upper(name_token.text) + "'s interval must be positive, got " +
+                               std::to_string(millis) + " ms");
+      }
+      call.intervals.push_back(millis);
+    }
+    if (Peek().kind == TokenKind::kComma) {
+      return ErrorAt(Peek().offset,
+                     "the alignment argument of a group window is not supported yet");
+    }
+    FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "')'"));
+    return call;
+  }
+
+  // TUMBLE(...) / HOP(...) / SESSION(...) as a GROUP BY item: the query's window.
+  Result<GroupingSets> ParseGroupWindow(Insert& insert) {
+    const Token& name_token = Advance();
+    const std::string name = Upper(name_token.text);
+    Advance();  // (
+    if (insert.window) {
+      return ErrorAt(name_token.offset,
+                     insert.group_window
+                         ? "a second group window function in one GROUP BY"
+                         : "a group window function over a window table-valued function");
+    }
+    WindowTvf window;
+    window.kind = name == "TUMBLE" ? WindowKind::kTumble
+                  : name == "HOP"  ? WindowKind::kHop
+                                   : WindowKind::kSession;
+    window.pos = PosOf(name_token);
+    FLOE_ASSIGN_OR_RAISE(GroupWindowCall call, ParseGroupWindowArgs(name_token, window.kind));
+    window.time_column = call.column;
+    window.time_column_pos = source_.Locate(call.column_offset);
+    window.size_millis = call.intervals.back();
+    if (window.kind == WindowKind::kHop) {
+      window.step_millis = call.intervals.front();
+      if (window.size_millis % window.step_millis != 0) {
+        return ErrorAt(call.offset, "HOP's size (" + std::to_string(window.size_millis) +
+                                        " ms) must be a whole multiple of its slide (" +
+                                        std::to_string(window.step_millis) + " ms)");
+      }
+    }
+    insert.window = std::move(window);
+    insert.group_window = std::move(call);
+    return GroupingSets{
+        {Expr::Column(std::string(kWindowStart)), Expr::Column(std::string(kWindowEnd))}};
+  }
+
+  // TUMBLE_START(ts, INTERVAL ...) and its kin, after the name and '(': window_start,
+  // window_end or window_time, checked against the GROUP BY's window once it is parsed.
+  Result<Expr> ParseGroupWindowAuxiliary(const Token& name_token, const std::string& name) {
+    const size_t underscore = name.find('_');
+    const std::string kind = name.substr(0, underscore), part = name.substr(underscore + 1);
+    if (part == "PROCTIME") {
+      return ErrorAt(name_token.offset, name + " is not supported yet (processing-time windows)");
+    }
+    FLOE_ASSIGN_OR_RAISE(GroupWindowCall call,
+                         ParseGroupWindowArgs(name_token, kind == "TUMBLE" ? WindowKind::kTumble
+                                                          : kind == "HOP"  ? WindowKind::kHop
+                                                                           : WindowKind::kSession));
+    call.auxiliary = name;
+    group_window_refs_.push_back(call);
+    Expr e = Expr::Column(std::string(part == "START" ? kWindowStart
+                                      : part == "END" ? kWindowEnd
+                                                      : kWindowTime));
+    e.pos = PosOf(name_token);
+    return e;
+  }
+
+  // The auxiliary functions of the query against its GROUP BY's window; TUMBLE_ROWTIME groups
+  // by window_time too.
+  Status CheckGroupWindowRefs(Insert* insert) {
+    for (const GroupWindowCall& ref : group_window_refs_) {
+      if (!insert->group_window) {
+        return ErrorAt(ref.offset, ref.auxiliary + " needs its group window in the GROUP BY (" +
+                                       ref.auxiliary.substr(0, ref.auxiliary.find('_')) +
+                                       "(time, interval ...))");
+      }
+      const GroupWindowCall& w = *insert->group_window;
+      if (ref.kind != w.kind || ref.column != w.column || ref.intervals != w.intervals) {
+        return ErrorAt(ref.offset,
+                       ref.auxiliary + " must take the arguments of the GROUP BY's group window");
+      }
+      const Expr time = Expr::Column(std::string(kWindowTime));
+      if (ref.auxiliary.ends_with("_ROWTIME") &&
+          std::find(insert->group_by.begin(), insert->group_by.end(), time) ==
+              insert->group_by.end()) {
+        insert->group_by.push_back(time);
+      }
+    }
+    if (insert->group_window && insert->window->kind == WindowKind::kSession) {
+      for (const Expr& key : insert->group_by) {
+        if (key.kind == ExprKind::kColumn &&
+            (key.name == kWindowStart || key.name == kWindowEnd || key.name == kWindowTime)) {
+          continue;
+        }
+        if (key.kind != ExprKind::kColumn || !insert->grouping_sets.empty()) {
+          return ErrorAt(insert->group_window->offset,
+                         "SESSION(time, gap) in a GROUP BY with expressions or grouping sets is "
+                         "not supported yet; GROUP BY columns");
+        }
+        insert->window->partition_by.push_back(key.name);
+      }
     }
     return Status::OK();
   }
@@ -1355,11 +1496,13 @@ class Parser {
     ++subquery_depth_;
     std::vector<NameRef> outer_refs = std::move(column_refs_);
     std::vector<NameRef> outer_qualifiers = std::move(qualifiers_);
+    std::vector<GroupWindowCall> outer_group_windows = std::move(group_window_refs_);
     Insert inner;
     inner.pos = PosOf(open);
     FLOE_RETURN_NOT_OK(ParseQuery(&inner).status());
     column_refs_ = std::move(outer_refs);
     qualifiers_ = std::move(outer_qualifiers);
+    group_window_refs_ = std::move(outer_group_windows);
     --subquery_depth_;
     --depth_;
     FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "')'"));
@@ -2327,12 +2470,20 @@ class Parser {
     }
     for (std::string_view f : {"TUMBLE", "HOP", "SESSION", "CUMULATE"}) {
       if (name != f) continue;
-      return ErrorAt(name_token.offset,
-                     "the group window function " + name +
-                         "(time, interval) is not supported (Flink deprecates it); use the "
-                         "window table-valued function: FROM TABLE(" +
-                         name +
-                         "(TABLE t, DESCRIPTOR(time), ...)) GROUP BY window_start, window_end");
+      return ErrorAt(
+          name_token.offset,
+          f == "CUMULATE"
+              ? std::string("CUMULATE is a window table-valued function: FROM "
+                            "TABLE(CUMULATE(TABLE t, DESCRIPTOR(time), step, size))")
+              : "the group window function " + name + "(time, interval) stands in GROUP BY only");
+    }
+    for (std::string_view f : {"TUMBLE_", "HOP_", "SESSION_"}) {
+      if (!name.starts_with(f)) continue;
+      const std::string part = name.substr(f.size());
+      if (part != "START" && part != "END" && part != "ROWTIME" && part != "PROCTIME") continue;
+      FLOE_ASSIGN_OR_RAISE(Expr aux, ParseGroupWindowAuxiliary(name_token, name));
+      --depth_;
+      return aux;
     }
     if (name == "CAST" || name == "TRY_CAST") {
       FLOE_ASSIGN_OR_RAISE(Expr operand, ParseExprOrNull());
@@ -2738,11 +2889,12 @@ class Parser {
   Script script_;
   std::vector<NameRef> column_refs_;  // of the INSERT being parsed
   std::vector<NameRef> qualifiers_;   // its `q` of `q.column`, checked against its FROM
-  std::deque<View> views_;            // CREATE VIEWs and subqueries, written into their queries
-  int subquery_depth_ = 0;            // inside FROM ( ... ): a ')' ends the query
-  std::string error_context_;         // prefixes error messages: "column 'price': "
-  bool in_query_ = false;             // inside an INSERT's query: Unexpected names Flink constructs
-  bool in_insert_ = false;            // inside an INSERT's own queries (UNION ALL may join them)
+  std::vector<GroupWindowCall> group_window_refs_;  // its TUMBLE_START(...) and kin
+  std::deque<View> views_;     // CREATE VIEWs and subqueries, written into their queries
+  int subquery_depth_ = 0;     // inside FROM ( ... ): a ')' ends the query
+  std::string error_context_;  // prefixes error messages: "column 'price': "
+  bool in_query_ = false;      // inside an INSERT's query: Unexpected names Flink constructs
+  bool in_insert_ = false;     // inside an INSERT's own queries (UNION ALL may join them)
 };
 
 }  // namespace

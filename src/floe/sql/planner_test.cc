@@ -806,6 +806,66 @@ CREATE TABLE stamped (id BIGINT, pt TIMESTAMP_LTZ(3)) WITH ('connector' = 'print
             "processing-time windows are not supported yet");
 }
 
+// Flink's legacy group windows (GROUP BY TUMBLE(ts, ...), HOP, SESSION) give the rows of the
+// window TVF queries they stand for, their auxiliary functions the window's columns.
+TEST(PlanJob, GroupWindowsGiveTheRowsOfTheirWindowTableFunctions) {
+  JsonInput input(
+      "{\"k\":\"a\",\"ts\":\"2026-01-01 10:00:05\"}\n{\"k\":\"a\",\"ts\":\"2026-01-01 10:00:50\"}\n"
+      "{\"k\":\"b\",\"ts\":\"2026-01-01 10:01:10\"}\n{\"k\":\"a\",\"ts\":\"2026-01-01 10:03:00\"}\n"
+      "{\"k\":\"b\",\"ts\":\"2026-01-01 10:09:00\"}\n");
+  const std::string tables = R"sql(
+CREATE TABLE clicks (k STRING, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+  WITH ('connector' = 'filesystem', 'path' = '${DIR}', 'format' = 'json');
+CREATE TABLE out (k STRING, s TIMESTAMP(3), e TIMESTAMP(3), t TIMESTAMP(3), n BIGINT)
+  WITH ('connector' = 'print');
+)sql";
+  const auto run = [&](const std::string& insert) {
+    Result<std::unique_ptr<PlannedJob>> job = Plan(tables + insert, input.options());
+    EXPECT_TRUE(job.ok()) << job.status().ToString();
+    if (!job.ok()) return std::string();
+    Result<std::string> printed = RunPrinting(**job);
+    EXPECT_TRUE(printed.ok()) << printed.status().ToString();
+    std::vector<std::string> lines;
+    std::istringstream in(printed.ok() ? *printed : std::string());
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    std::sort(lines.begin(), lines.end());
+    std::string out;
+    for (const std::string& line : lines) out += line + "\n";
+    return out;
+  };
+  const std::string tumble = run(
+      "INSERT INTO out SELECT k, TUMBLE_START(ts, INTERVAL '1' MINUTE), TUMBLE_END(ts, INTERVAL "
+      "'1' MINUTE), TUMBLE_ROWTIME(ts, INTERVAL '1' MINUTE), COUNT(*) FROM clicks GROUP BY k, "
+      "TUMBLE(ts, INTERVAL '1' MINUTE);");
+  EXPECT_EQ(tumble,
+            run("INSERT INTO out SELECT k, window_start, window_end, window_time, COUNT(*) FROM "
+                "TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) GROUP BY k, "
+                "window_start, window_end, window_time;"));
+  EXPECT_NE(tumble.find("\"k\":\"a\",\"s\":\"2026-01-01T10:00:00\",\"e\":\"2026-01-01T"
+                        "10:01:00\",\"t\":\"2026-01-01T10:00:59.999\",\"n\":2"),
+            std::string::npos)
+      << tumble;
+  EXPECT_EQ(run("INSERT INTO out SELECT k, HOP_START(ts, INTERVAL '1' MINUTE, INTERVAL '2' "
+                "MINUTE), HOP_END(ts, INTERVAL '1' MINUTE, INTERVAL '2' MINUTE), HOP_ROWTIME(ts, "
+                "INTERVAL '1' MINUTE, INTERVAL '2' MINUTE), COUNT(*) FROM clicks GROUP BY HOP(ts, "
+                "INTERVAL '1' MINUTE, INTERVAL '2' MINUTE), k;"),
+            run("INSERT INTO out SELECT k, window_start, window_end, window_time, COUNT(*) FROM "
+                "TABLE(HOP(TABLE clicks, DESCRIPTOR(ts), INTERVAL '1' MINUTE, INTERVAL '2' "
+                "MINUTE)) GROUP BY k, window_start, window_end, window_time;"));
+  const std::string session =
+      run("INSERT INTO out SELECT k, SESSION_START(ts, INTERVAL '2' MINUTE), SESSION_END(ts, "
+          "INTERVAL '2' MINUTE), SESSION_ROWTIME(ts, INTERVAL '2' MINUTE), COUNT(*) FROM clicks "
+          "GROUP BY k, SESSION(ts, INTERVAL '2' MINUTE);");
+  EXPECT_EQ(session,
+            run("INSERT INTO out SELECT k, window_start, window_end, window_time, COUNT(*) FROM "
+                "TABLE(SESSION(TABLE clicks PARTITION BY k, DESCRIPTOR(ts), INTERVAL '2' MINUTE)) "
+                "GROUP BY k, window_start, window_end, window_time;"));
+  EXPECT_NE(session.find("\"k\":\"a\",\"s\":\"2026-01-01T10:00:05\",\"e\":\"2026-01-01T"
+                         "10:02:50\",\"t\":\"2026-01-01T10:02:49.999\",\"n\":2"),
+            std::string::npos)
+      << session;
+}
+
 // A window over a view: the view's WHERE runs before the window, its expressions become
 // aggregate arguments and GROUP BY expressions computed before the aggregate.
 TEST(PlanJob, AWindowOverAViewComputesTheViewsColumnsBeforeTheWindow) {
