@@ -113,7 +113,8 @@ for (const point of CRASH_POINTS) {
 // UNION ALL of two sources into one table: the even seqs from one roster, the odd from another
 // with the same seed. Each source checkpoints its own positions and the table's commits carry
 // both; a SIGKILL at a random point or at a crash point leaves every seq exactly once.
-function unionPipeline(name) {
+// `subquery`: the UNION ALL is a subquery the INSERT's query reads (a source of its own).
+function unionPipeline(name, subquery = false) {
   const p = { ...sandbox(ROOT, name), upsert: false };
   const roster = (table) => `CREATE TABLE ${table} (${ROSTER_COLUMNS})
   WITH ('connector' = 'roster', 'seed' = '${SEED}', 'events' = '\${EVENTS}', 'rows-per-second' = '3000');`;
@@ -122,17 +123,18 @@ ${checkpointSets('300 ms')}
 ${roster('roster_even')}
 ${roster('roster_odd')}
 CREATE TABLE lake (${ROSTER_COLUMNS}) WITH (${icebergTable(name)}, 'sink.parallelism' = '2');
-INSERT INTO lake SELECT * FROM roster_even WHERE MOD(seq, 2) = 0
-  UNION ALL SELECT * FROM roster_odd WHERE MOD(seq, 2) = 1;
+${subquery ? 'INSERT INTO lake SELECT * FROM (SELECT * FROM roster_even WHERE MOD(seq, 2) = 0\n  UNION ALL SELECT * FROM roster_odd WHERE MOD(seq, 2) = 1) AS merged WHERE merged.seq > 0;'
+    : `INSERT INTO lake SELECT * FROM roster_even WHERE MOD(seq, 2) = 0
+  UNION ALL SELECT * FROM roster_odd WHERE MOD(seq, 2) = 1;`}
 `);
   return p;
 }
 
-for (const crashAt of [null, 'after-data-file-written:2', 'before-metadata-file:2',
-                       'after-commit-before-record:2']) {
-  const label = crashAt ? crashAt.replace(/[-:]/g, '_') : 'random';
-  test(`union_all_${label}: two sources into one table, ${crashAt ? `SIGKILL at ${crashAt}` : 'worker SIGKILLed at a random point'}, then restart: exactly once`, async (t) => {
-    const p = unionPipeline(`union_${label}`);
+for (const [crashAt, subquery] of [[null, false], [null, true], ['after-data-file-written:2', true],
+                                   ['before-metadata-file:2', false], ['after-commit-before-record:2', false]]) {
+  const label = (crashAt ? crashAt.replace(/[-:]/g, '_') : 'random') + (subquery ? '_subquery' : '');
+  test(`union_all_${label}: two sources into one table${subquery ? ' through a subquery' : ''}, ${crashAt ? `SIGKILL at ${crashAt}` : 'worker SIGKILLed at a random point'}, then restart: exactly once`, async (t) => {
+    const p = unionPipeline(`union_${label}`, subquery);
     const r = run(p, { crashAt });
     if (!crashAt) await killWorkerMidFeed(p, 1, 1200);
     const { code, err } = await r.done;

@@ -263,15 +263,16 @@ struct Insert {
   // group_by, which then holds each distinct item once. Empty for a plain GROUP BY.
   std::vector<std::vector<int>> grouping_sets;
   std::optional<Expr> having;
-  // FROM a view or subquery that aggregates: its query (over a table) and its columns' names;
-  // `source` is then the view's name. At most one element.
+  // FROM a view or subquery planned as a source of its own (it aggregates, ranks, or is a
+  // UNION ALL): its query (over a table) and its columns' names; `source` is then the view's
+  // name. At most one element.
   std::vector<Insert> from_view;
   std::vector<std::string> from_view_columns;
   // Read through a view (or subquery) with ROW_NUMBER(): the rows are ranked per partition
   // after `where` (the view's), and only the ranks in the range go on.
   std::optional<RowNumber> row_number;
   // `query UNION ALL query ...`: the queries after the first, each into the same sink (their
-  // `sink` set); the first is this Insert.
+  // `sink` set) or, in a view, into its columns; the first is this Insert.
   std::vector<Insert> union_all;
   SourcePos pos;
   SourcePos from_pos;      // the FROM keyword

@@ -154,7 +154,9 @@ struct View {
   Insert query;               // over a table (a view it read is already written in)
   CreateTable shape;          // its columns' names (and a plain column's type), for checks
   std::vector<Expr> columns;  // what each of shape.columns is, over query.source
-  bool aggregates = false;    // a window or GROUP BY: not written into a query yet
+  // An aggregation, a ranked query or a UNION ALL: planned as a source of its own
+  // (PlanViewSource), not written into the query that reads it.
+  bool aggregates = false;
 };
 
 // Recursive-descent parser over a token vector. One instance parses one text; not reusable.
@@ -364,8 +366,8 @@ class Parser {
   // followed, for the message ("WHERE or ';'").
   Status ExpectStatementEnd(std::string_view alternatives) {
     if (subquery_depth_ > 0 && Peek().kind == TokenKind::kRParen) return Status::OK();
-    // An INSERT's query goes on with UNION ALL (ParseInsert); a subquery's does not.
-    if (in_insert_ && subquery_depth_ == 0 && AtKeyword("UNION") && AtKeyword("ALL", 1)) {
+    // A query goes on with UNION ALL where its INSERT, view or subquery takes several.
+    if (union_depth_ == subquery_depth_ && AtKeyword("UNION") && AtKeyword("ALL", 1)) {
       return Status::OK();
     }
     if (Accept(TokenKind::kSemicolon) || Peek().kind == TokenKind::kEnd) return Status::OK();
@@ -941,7 +943,7 @@ class Parser {
                                              : " physical (computed columns are not written)") +
                                         " (INSERT matches columns by position)");
     };
-    in_insert_ = true;
+    union_depth_ = 0;
     FLOE_RETURN_NOT_OK(query(&insert));
     while (AtKeyword("UNION") && AtKeyword("ALL", 1)) {
       Advance();
@@ -953,7 +955,7 @@ class Parser {
       insert.union_all.push_back(std::move(branch));
     }
     in_query_ = false;
-    in_insert_ = false;
+    union_depth_ = -1;
     return insert;
   }
 
@@ -1484,7 +1486,9 @@ class Parser {
     in_query_ = true;
     Insert query;
     query.pos = pos;
-    FLOE_RETURN_NOT_OK(ParseQuery(&query).status());
+    union_depth_ = 0;
+    FLOE_RETURN_NOT_OK(ParseUnionQuery(&query).status());
+    union_depth_ = -1;
     in_query_ = false;
     return AddView(name, name.name, std::move(query), renames);
   }
@@ -1499,7 +1503,10 @@ class Parser {
     std::vector<GroupWindowCall> outer_group_windows = std::move(group_window_refs_);
     Insert inner;
     inner.pos = PosOf(open);
-    FLOE_RETURN_NOT_OK(ParseQuery(&inner).status());
+    const int outer_union = union_depth_;
+    union_depth_ = subquery_depth_;
+    FLOE_RETURN_NOT_OK(ParseUnionQuery(&inner).status());
+    union_depth_ = outer_union;
     column_refs_ = std::move(outer_refs);
     qualifiers_ = std::move(outer_qualifiers);
     group_window_refs_ = std::move(outer_group_windows);
@@ -1528,6 +1535,26 @@ class Parser {
     return std::optional<std::string>();
   }
 
+  // A view's or subquery's query, and the queries UNION ALL joins to it (into its union_all),
+  // each producing as many columns. Returns that number.
+  Result<size_t> ParseUnionQuery(Insert* query) {
+    FLOE_ASSIGN_OR_RAISE(size_t produced, ParseQuery(query));
+    while (AtKeyword("UNION") && AtKeyword("ALL", 1)) {
+      Advance();
+      Advance();
+      Insert branch;
+      branch.pos = PosOf(Peek());
+      const size_t select_offset = Peek().offset;
+      FLOE_ASSIGN_OR_RAISE(size_t more, ParseQuery(&branch));
+      if (more != produced) {
+        return ErrorAt(select_offset, "this query of a UNION ALL produces " + std::to_string(more) +
+                                          " columns, the first " + std::to_string(produced));
+      }
+      query->union_all.push_back(std::move(branch));
+    }
+    return produced;
+  }
+
   // Registers the view `name` over `query` (already over a table); `shown` names it in messages.
   Status AddView(const NameRef& name, const std::string& shown, Insert query,
                  const std::vector<NameRef>& renames) {
@@ -1541,9 +1568,10 @@ class Parser {
         std::none_of(query.select.begin(), query.select.end(),
                      [](const SelectItem& item) { return ContainsAggregateCall(item.expr); });
     // Planned as a source of its own: an aggregation, or a ranked query (a ROW_NUMBER kept to a
-    // range: deduplication, Top-N), whose changelog the reading query takes as its input.
+    // range: deduplication, Top-N), whose changelog the reading query takes as its input; or a
+    // UNION ALL, whose queries each read their own table.
     view.aggregates = (IsAggregateQuery(query) && !window_only) ||
-                      (query.row_number && query.row_number->last != 0);
+                      (query.row_number && query.row_number->last != 0) || !query.union_all.empty();
     const View* over = query.from_view.empty() ? nullptr : FindView(query.source);
     const CreateTable* source = over != nullptr ? &over->shape : script_.FindTable(query.source);
     if (source == nullptr) return Status::Internal("a view's query reads no table");
@@ -2894,7 +2922,7 @@ class Parser {
   int subquery_depth_ = 0;     // inside FROM ( ... ): a ')' ends the query
   std::string error_context_;  // prefixes error messages: "column 'price': "
   bool in_query_ = false;      // inside an INSERT's query: Unexpected names Flink constructs
-  bool in_insert_ = false;     // inside an INSERT's own queries (UNION ALL may join them)
+  int union_depth_ = -1;       // the subquery depth whose query UNION ALL may go on (-1: none)
 };
 
 }  // namespace

@@ -1065,10 +1065,17 @@ TEST(ParseInsert, UnionAllJoinsQueriesIntoOneSink) {
   EXPECT_EQ(
       ParseError(tables + "INSERT INTO t SELECT * FROM t UNION SELECT * FROM t").substr(0, 55),
       "line 3, column 31: UNION is not supported yet (expected");
-  EXPECT_EQ(ParseError(tables + "INSERT INTO t SELECT * FROM (SELECT * FROM t UNION ALL SELECT * "
-                                "FROM t)")
-                .substr(0, 55),
-            "line 3, column 46: UNION is not supported yet (expected");
+  // In a subquery or view, the queries merge into it (planned as a source of its own).
+  Script sub = MustParse(tables +
+                         "CREATE VIEW v AS SELECT x, y FROM u UNION ALL SELECT a, b FROM t;\n"
+                         "INSERT INTO t SELECT * FROM (SELECT * FROM t UNION ALL SELECT a, b, c, d "
+                         "FROM t) AS s WHERE s.a > 1 UNION ALL SELECT x, y, TRUE, 1.5 FROM v;");
+  ASSERT_EQ(sub.inserts.at(0).from_view.size(), 1u);
+  EXPECT_EQ(sub.inserts.at(0).from_view[0].union_all.size(), 1u);
+  ASSERT_EQ(sub.inserts.at(0).union_all.size(), 1u);
+  EXPECT_EQ(sub.inserts.at(0).union_all[0].from_view.at(0).union_all.at(0).source, "t");
+  EXPECT_EQ(ParseError(tables + "CREATE VIEW v AS SELECT x FROM u UNION ALL SELECT a, b FROM t;"),
+            "line 3, column 44: this query of a UNION ALL produces 2 columns, the first 1");
 }
 
 TEST(ParseInsert, TypedLiteralsAreCheckedCasts) {

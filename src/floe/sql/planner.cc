@@ -509,6 +509,9 @@ struct InsertPlan {
   // columns (a window Top-N over it partitions by them).
   std::pair<std::string, std::string> view_window;
   std::shared_ptr<const TimeZone> view_window_zone;  // its windows' (WindowZone)
+  // What the sink's input reads (PlanSink's upstream), when it is not `source`: a UNION ALL
+  // view's sources.
+  std::string upstream;
   // What the rest of the graph reads: every column once computed ones are evaluated.
   runtime::VertexId out;
   std::shared_ptr<const BatchSchema> row_schema;
@@ -834,6 +837,7 @@ Status DescribeSink(InsertPlan& p) {
 Result<connectors::AddedSink> PlanSink(PlannedJob& job, const InsertPlan& p,
                                        runtime::VertexId input, bool changelog,
                                        std::string upstream = "") {
+  if (upstream.empty()) upstream = p.upstream;
   if (upstream.empty()) upstream = Upstream(p.source_name, *p.source_connector, p.source_table);
   Result<connectors::AddedSink> added = p.sink_connector->add_sink(
       connectors::SinkRequest{&job.graph, input, p.SinkSide("sink"), &p.sink_table, &job.context,
@@ -1358,12 +1362,166 @@ Result<connectors::AddedSink> PlanAggregateInsert(PlannedJob& job, const InsertP
 // planned up to its Calc, and the INSERT reads that as its source table, whose rowtime is the
 // view's window_time column. Watermarks arrive from the view's window operator, as in Flink's
 // cascaded window aggregations, so no assigner is added for it.
+// A query over a UNION ALL view (or subquery): each of its queries source -> [computed columns]
+// -> [watermarks] -> Calc into the view's columns, and a `union` Calc merging them, which the
+// query reads as an append-only table. A column's type is the common type of the queries'
+// (Flink's LogicalTypeMerging); the view has a rowtime when every query selects its table's
+// WATERMARK column at the same place, and each assigns its watermarks before the merge, whose
+// watermark is the lowest of theirs.
+Status PlanUnionViewSource(PlannedJob& job, const Script& script, const TableUses& uses,
+                           size_t ordinal, const std::string& what, InsertPlan& p,
+                           std::deque<CreateTable>& views) {
+  const Insert& outer = *p.insert;
+  std::vector<const Insert*> queries{&outer.from_view.at(0)};
+  for (const Insert& q : queries[0]->union_all) queries.push_back(&q);
+  std::vector<InsertPlan> branches;
+  std::vector<std::vector<SqlType>> types;  // per query, per column
+  for (size_t b = 0; b < queries.size(); ++b) {
+    const Insert& q = *queries[b];
+    if (!q.from_view.empty() || q.row_number || IsAggregateQuery(q) || q.window) {
+      return Status::NotImplemented(At(q.pos) + "not implemented yet: in " + what +
+                                    ", a UNION ALL of a query that aggregates, ranks, reads a " +
+                                    "window TVF or another view; each query selects from a table");
+    }
+    InsertPlan& inner = branches.emplace_back();
+    inner.insert = &q;
+    inner.source = script.FindTable(q.source);
+    if (inner.source == nullptr)
+      return Status::Internal("a view reads a table the parser did not check");
+    inner.source_suffix = TableUses::Several(uses.as_source, inner.source->name)
+                              ? "-" + std::to_string(ordinal + 1) +
+                                    (b > 0 ? "-" + std::to_string(b + 1) : std::string())
+                              : "";
+    inner.source_name = inner.SourceSide("source");
+    FLOE_RETURN_NOT_OK(CheckReservedColumns(*inner.source));
+    FLOE_RETURN_NOT_OK(PlanSource(job, inner));
+    FLOE_RETURN_NOT_OK(PlanComputedColumns(job, inner));
+    if (inner.changelog) {
+      return Status::NotImplemented(At(q.pos) + "not implemented yet: a UNION ALL of changelog '" +
+                                    inner.source->name + "'");
+    }
+    std::vector<SqlType>& typed = types.emplace_back();
+    std::vector<Expr> items;
+    for (const SelectItem& item : q.select) items.push_back(item.expr);
+    if (items.empty()) {
+      for (const Field& f : inner.row_schema->fields) items.push_back(Expr::Column(f.name));
+    }
+    for (const Expr& e : items) {
+      FLOE_ASSIGN_OR_RAISE(ScalarExpr value,
+                           ScalarExpr::Compile(e, *inner.row_schema, "in the select list",
+                                               job.context.session_zone));
+      typed.push_back(value.type());
+    }
+  }
+  CreateTable& view = views.emplace_back();
+  view.name = outer.source;
+  view.pos = outer.from_pos;
+  for (size_t i = 0; i < outer.from_view_columns.size(); ++i) {
+    std::vector<DataType> column_types;
+    int precision = 0;
+    for (const std::vector<SqlType>& t : types) {
+      column_types.push_back(t.at(i).type);
+      precision = std::max(precision, t.at(i).precision);
+    }
+    Result<DataType> common = CommonType(column_types);
+    if (!common.ok()) {
+      return Status::InvalidArgument(At(view.pos) + "column " + std::to_string(i + 1) + " '" +
+                                     outer.from_view_columns[i] + "' of the UNION ALL in " + what +
+                                     ": " + common.status().message());
+    }
+    ColumnDef c;
+    c.name = outer.from_view_columns[i];
+    c.type = *common;
+    c.precision =
+        c.type.id == TypeId::kTimestamp || c.type.id == TypeId::kTimestampTz ? precision : 0;
+    c.pos = view.pos;
+    view.columns.push_back(std::move(c));
+  }
+  // The rowtime: the view column every query fills with its table's WATERMARK column.
+  std::optional<size_t> rowtime;
+  for (size_t b = 0; b < branches.size(); ++b) {
+    const CreateTable& t = *branches[b].source;
+    const Insert& q = *queries[b];
+    std::optional<size_t> at;
+    for (size_t i = 0; t.watermark && i < view.columns.size(); ++i) {
+      const Expr e = q.select.empty() ? Expr::Column(branches[b].row_schema->fields[i].name)
+                                      : q.select[i].expr;
+      if (e.kind == ExprKind::kColumn && e.name == t.watermark->column) at = i;
+    }
+    if (!at || (b > 0 && at != rowtime)) {
+      rowtime.reset();
+      break;
+    }
+    rowtime = at;
+  }
+  if (rowtime) view.watermark = Watermark{view.columns[*rowtime].name, 0, view.pos};
+  const connectors::TableDescriptor shape = Describe(view, nullptr);
+  std::vector<runtime::VertexId> calcs;
+  for (size_t b = 0; b < branches.size(); ++b) {
+    InsertPlan& inner = branches[b];
+    runtime::VertexId upstream = inner.out;
+    const uint32_t parallelism = job.graph.vertex(upstream).parallelism;
+    if (rowtime && !inner.source_connector->generates_watermarks) {
+      const WatermarkDef watermark{inner.source->ColumnIndex(inner.source->watermark->column),
+                                   inner.source->watermark->delay_millis};
+      upstream = PlanWatermarkAssigner(job, inner, watermark, parallelism, upstream);
+    }
+    CalcSpec calc;
+    calc.zone = job.context.session_zone;
+    calc.input = inner.row_schema;
+    calc.where = queries[b]->where;
+    calc.select = queries[b]->select;
+    calc.output = shape.schema;
+    calc.sink_name = outer.source;
+    FLOE_ASSIGN_OR_RAISE(std::shared_ptr<const CalcProgram> program,
+                         CompileCalc(calc, queries[b]->pos));
+    calcs.push_back(AddCalc(
+        job.graph,
+        VertexName("calc", inner.source->name) + inner.source_suffix + "-" + std::to_string(b + 1),
+        parallelism, program, upstream));
+    p.upstream += (b > 0 ? ";" : "") +
+                  Upstream(inner.source_name, *inner.source_connector, inner.source_table);
+  }
+  CalcSpec pass;
+  pass.input = shape.schema;
+  pass.output = shape.schema;
+  pass.sink_name = outer.source;
+  FLOE_ASSIGN_OR_RAISE(std::shared_ptr<const CalcProgram> program,
+                       CompileCalc(pass, outer.from_pos));
+  const uint32_t parallelism = job.graph.vertex(calcs.front()).parallelism;
+  const runtime::VertexId merged =
+      AddCalc(job.graph, VertexName("union", outer.source) + "-" + std::to_string(ordinal + 1),
+              parallelism, program, calcs.front());
+  for (size_t b = 1; b < calcs.size(); ++b) {
+    job.graph.Connect(calcs[b], merged,
+                      job.graph.vertex(calcs[b]).parallelism == parallelism
+                          ? runtime::Partitioning::Forward()
+                          : runtime::Partitioning::Rebalance());
+  }
+  p.source = &view;
+  p.source_name = branches[0].source_name;
+  p.source_connector = branches[0].source_connector;
+  p.source_table = branches[0].source_table;
+  p.watermarks_from_view = rowtime.has_value();
+  p.changelog = false;
+  p.out = merged;
+  p.row_schema = RowSchemaOf(view);
+  return Status::OK();
+}
+
 Status PlanViewSource(PlannedJob& job, const Script& script, const TableUses& uses, size_t ordinal,
                       InsertPlan& p, std::deque<CreateTable>& views) {
   const Insert& outer = *p.insert;
   const Insert& query = outer.from_view.at(0);
   const std::string what = outer.source.rfind("$subquery", 0) == 0 ? std::string("a subquery")
                                                                    : "view '" + outer.source + "'";
+  if (!query.union_all.empty()) {
+    if (job.context.scale_out) {
+      return Status::NotImplemented(At(outer.from_pos) + "not implemented yet: a query over " +
+                                    what + ", a UNION ALL, with 'floe.scale-out'");
+    }
+    return PlanUnionViewSource(job, script, uses, ordinal, what, p, views);
+  }
   if (job.context.scale_out) {
     return Status::NotImplemented(At(outer.from_pos) + "not implemented yet: a query over " + what +
                                   ", which aggregates, with 'floe.scale-out'");
@@ -1626,7 +1784,10 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
   for (const Insert& insert : script.inserts) {
     ++uses.as_source[insert.source];
     ++uses.as_sink[insert.sink];
-    for (const Insert& view : insert.from_view) ++uses.as_source[view.source];
+    for (const Insert& view : insert.from_view) {
+      ++uses.as_source[view.source];
+      for (const Insert& query : view.union_all) ++uses.as_source[query.source];
+    }
     for (const Insert& query : insert.union_all) ++uses.as_source[query.source];
   }
   std::deque<CreateTable> views;  // aggregating views read by INSERTs, as tables
