@@ -375,10 +375,9 @@ TEST(FlinkConformance, CalcITCase) {
 // and is not set (floe refuses zones other than UTC yet).
 // Not run here (docs/sql.md counts them): the other tests that call Flink's test UDAF
 // concat_distinct_agg, refused as testEventTimeTumbleWindow is; the other GROUPING SETS / CUBE /
-// ROLLUP ones, refused as testEventTimeTumbleWindow_GroupingSets is; the 5 over a changelog
-// source (floe aggregates append-only sources only,
-// PlanJob.AChangelogSourceRefusesComputedColumnsAggregationAndInsertOnlySinks); and
-// testRelaxFormProctimeCascadeWindowAgg, which asserts nothing.
+// ROLLUP ones, refused as testEventTimeTumbleWindow_GroupingSets is; and
+// testRelaxFormProctimeCascadeWindowAgg, which asserts nothing. The tests over T1_CDC are in
+// WindowAggregateITCaseOverAChangelog.
 
 constexpr const char* kT1 =
     "CREATE TABLE T1 (`ts` STRING, `int` INT, `double` DOUBLE, `float` FLOAT, "
@@ -778,6 +777,159 @@ TEST(FlinkConformance, WindowAggregateITCase) {
                "INSERT INTO out SELECT " + head + aggregates + " FROM " + c.from, sink, expected,
                c.refused});
   }
+}
+
+// TestData.windowChangelogDataWithTimestamp as Debezium change events, one per line: +I a
+// create, -D a delete, a -U / +U pair one update. `ltz`: times as epoch milliseconds of
+// Asia/Shanghai's wall clock, as for T1.
+std::string WindowChangelogData(bool ltz) {
+  struct Row {
+    const char* kind;
+    const char* ts;
+    const char* rest;
+  };
+  const Row rows[] = {
+      {"+I", "00:00:01",
+       R"("int":1,"double":1.0,"float":1.0,"bigdec":1.11,"string":"Hi","name":"a")"},
+      {"+I", "00:00:02",
+       R"("int":2,"double":2.0,"float":2.0,"bigdec":2.22,"string":"Comment#1","name":"a")"},
+      {"-D", "00:00:03",
+       R"("int":1,"double":1.0,"float":1.0,"bigdec":1.11,"string":"Hi","name":"a")"},
+      {"+I", "00:00:03",
+       R"("int":2,"double":2.0,"float":2.0,"bigdec":2.22,"string":"Comment#1","name":"a")"},
+      {"+I", "00:00:04",
+       R"("int":5,"double":5.0,"float":5.0,"bigdec":5.55,"string":null,"name":"a")"},
+      {"-U", "00:00:04",
+       R"("int":2,"double":2.0,"float":2.0,"bigdec":2.22,"string":"Comment#1","name":"a")"},
+      {"+U", "00:00:04",
+       R"("int":22,"double":22.0,"float":22.2,"bigdec":22.22,"string":"Comment#22","name":"a")"},
+      {"+I", "00:00:07",
+       R"("int":3,"double":3.0,"float":3.0,"bigdec":null,"string":"Hello","name":"b")"},
+      {"+I", "00:00:06",
+       R"("int":6,"double":6.0,"float":6.0,"bigdec":6.66,"string":"Hi","name":"b")"},
+      {"+I", "00:00:08",
+       R"("int":3,"double":null,"float":3.0,"bigdec":3.33,"string":"Comment#2","name":"a")"},
+      {"+I", "00:00:04",
+       R"("int":5,"double":5.0,"float":null,"bigdec":5.55,"string":"Hi","name":"a")"},
+      {"+I", "00:00:16",
+       R"("int":4,"double":4.0,"float":4.0,"bigdec":4.44,"string":"Hi","name":"b")"},
+      {"-D", "00:00:04",
+       R"("int":5,"double":5.0,"float":5.0,"bigdec":5.55,"string":null,"name":"a")"},
+      {"+I", "00:00:38",
+       R"("int":8,"double":8.0,"float":8.0,"bigdec":8.88,"string":"Comment#4","name":"b")"},
+      {"-D", "00:00:39",
+       R"("int":8,"double":8.0,"float":8.0,"bigdec":8.88,"string":"Comment#4","name":"b")"},
+  };
+  const auto image = [&](const Row& r) {
+    const std::string wall = std::string("2020-10-10 ") + r.ts;
+    int64_t micros = 0;
+    EXPECT_EQ(ParseTimestamp(wall, false, &micros), nullptr);
+    return std::string("{\"ts\":") +
+           (ltz ? std::to_string((micros - 8 * kMicrosPerHour) / 1000) : "\"" + wall + "\"") + "," +
+           r.rest + "}";
+  };
+  std::string out;
+  for (size_t i = 0; i < std::size(rows); ++i) {
+    const std::string kind = rows[i].kind;
+    if (kind == "+I") out += "{\"op\":\"c\",\"before\":null,\"after\":" + image(rows[i]) + "}\n";
+    if (kind == "-D") out += "{\"op\":\"d\",\"before\":" + image(rows[i]) + ",\"after\":null}\n";
+    if (kind == "-U") {  // with the +U after it: one update event
+      out +=
+          "{\"op\":\"u\",\"before\":" + image(rows[i]) + ",\"after\":" + image(rows[i + 1]) + "}\n";
+      ++i;
+    }
+  }
+  return out;
+}
+
+// WindowAggregateITCase's tests over T1_CDC (Flink 1.19+: window aggregation over a changelog),
+// T1's columns read as Debezium change events, in both of its variants (TIMESTAMP, and
+// TIMESTAMP_LTZ in Asia/Shanghai) with the same rows. A retraction leaves its windows, a late one
+// is dropped like a late insert, and a window whose rows were all retracted emits nothing.
+TEST(FlinkConformance, WindowAggregateITCaseOverAChangelog) {
+  const std::string select =
+      "INSERT INTO out SELECT `name`, window_start, window_end, COUNT(*), SUM(`bigdec`), "
+      "MAX(`double`), MIN(`float`), COUNT(DISTINCT `string`) FROM TABLE(";
+  const std::string group = ") GROUP BY `name`, window_start, window_end";
+  const std::string sink =
+      "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), n BIGINT, s DECIMAL(38, 2), mx DOUBLE, "
+      "mn FLOAT, d BIGINT";
+  const std::vector<FlinkCase> cases = {
+      {"testEventTimeTumbleWindowWithCDCSource",
+       select + "TUMBLE(TABLE T1_CDC, DESCRIPTOR(rowtime), INTERVAL '5' SECOND)" + group, sink,
+       Lines({"a,2020-10-10T00:00,2020-10-10T00:00:05,3,29.99,22.0,2.0,2",
+              "a,2020-10-10T00:00:05,2020-10-10T00:00:10,1,3.33,null,3.0,1",
+              "b,2020-10-10T00:00:05,2020-10-10T00:00:10,2,6.66,6.0,3.0,2",
+              "b,2020-10-10T00:00:15,2020-10-10T00:00:20,1,4.44,4.0,4.0,1"}),
+       ""},
+      {"testEventTimeHopWindowWithCDCSource",
+       select +
+           "HOP(TABLE T1_CDC, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '10' SECOND)" +
+           group,
+       sink,
+       Lines({"a,2020-10-09T23:59:55,2020-10-10T00:00:05,3,29.99,22.0,2.0,2",
+              "a,2020-10-10T00:00,2020-10-10T00:00:10,5,38.87,22.0,2.0,4",
+              "a,2020-10-10T00:00:05,2020-10-10T00:00:15,1,3.33,null,3.0,1",
+              "b,2020-10-10T00:00,2020-10-10T00:00:10,2,6.66,6.0,3.0,2",
+              "b,2020-10-10T00:00:05,2020-10-10T00:00:15,2,6.66,6.0,3.0,2",
+              "b,2020-10-10T00:00:10,2020-10-10T00:00:20,1,4.44,4.0,4.0,1",
+              "b,2020-10-10T00:00:15,2020-10-10T00:00:25,1,4.44,4.0,4.0,1"}),
+       ""},
+      {"testEventTimeCumulateWindowWithCDCSource",
+       select +
+           "CUMULATE(TABLE T1_CDC, DESCRIPTOR(rowtime), INTERVAL '5' SECOND, INTERVAL '15' "
+           "SECOND)" +
+           group,
+       sink,
+       Lines({"a,2020-10-10T00:00,2020-10-10T00:00:05,3,29.99,22.0,2.0,2",
+              "a,2020-10-10T00:00,2020-10-10T00:00:10,5,38.87,22.0,2.0,4",
+              "a,2020-10-10T00:00,2020-10-10T00:00:15,5,38.87,22.0,2.0,4",
+              "b,2020-10-10T00:00,2020-10-10T00:00:10,2,6.66,6.0,3.0,2",
+              "b,2020-10-10T00:00,2020-10-10T00:00:15,2,6.66,6.0,3.0,2",
+              "b,2020-10-10T00:00:15,2020-10-10T00:00:20,1,4.44,4.0,4.0,1",
+              "b,2020-10-10T00:00:15,2020-10-10T00:00:25,1,4.44,4.0,4.0,1",
+              "b,2020-10-10T00:00:15,2020-10-10T00:00:30,1,4.44,4.0,4.0,1"}),
+       ""},
+      {"testEventTimeSessionWindowWithCDCSource",
+       select +
+           "SESSION(TABLE T1_CDC PARTITION BY `name`, DESCRIPTOR(rowtime), INTERVAL '5' SECOND)" +
+           group,
+       sink,
+       Lines({"a,2020-10-10T00:00:01,2020-10-10T00:00:13,5,38.87,22.0,2.0,4",
+              "b,2020-10-10T00:00:06,2020-10-10T00:00:12,2,6.66,6.0,3.0,2",
+              "b,2020-10-10T00:00:16,2020-10-10T00:00:21,1,4.44,4.0,4.0,1"}),
+       ""},
+  };
+  for (bool ltz : {false, true}) {
+    std::string table = ltz ? kT1Ltz : kT1;
+    table.replace(table.find("T1 ("), 4, "T1_CDC (");
+    table.replace(table.find("'format' = 'json'"), 17, "'format' = 'debezium-json'");
+    for (FlinkCase c : cases) {
+      if (ltz) c.name += " over TIMESTAMP_LTZ in Asia/Shanghai";
+      RunCase(table, WindowChangelogData(ltz), c);
+    }
+  }
+  // A delete without its insert (FLINK-33760, which Flink's rows keep): the windows it falls in
+  // alone count -1; one whose count is 0 is empty and emits nothing, -1 is not 0.
+  RunCase(
+      "CREATE TABLE MyTable (`ts` STRING, `int` INT, `string` STRING, `name` STRING, `rowtime` AS "
+      "TO_TIMESTAMP(`ts`), WATERMARK FOR `rowtime` AS `rowtime` - INTERVAL '1' SECOND) WITH "
+      "('connector' = 'filesystem', 'path' = '${DIR}', 'format' = 'debezium-json');\n",
+      R"({"op":"c","after":{"ts":"2020-10-10 00:00:01","int":1,"string":"s1","name":"a"}})"
+      "\n"
+      R"({"op":"c","after":{"ts":"2020-10-10 00:00:04","int":1,"string":"s2","name":"a"}})"
+      "\n"
+      R"({"op":"d","before":{"ts":"2020-10-10 00:00:06","int":3,"string":"s3","name":"a"}})"
+      "\n",
+      {"testRetractPreviousSlicingStateWithSlicingWindow",
+       "INSERT INTO out SELECT `name`, window_start, window_end, COUNT(*), SUM(`int`), "
+       "COUNT(DISTINCT `string`) FROM TABLE(HOP(TABLE MyTable, DESCRIPTOR(rowtime), INTERVAL '5' "
+       "SECOND, INTERVAL '10' SECOND)) GROUP BY `name`, window_start, window_end",
+       "`name` STRING, ws TIMESTAMP(3), we TIMESTAMP(3), n BIGINT, s INT, d BIGINT",
+       Lines({"a,2020-10-09T23:59:55,2020-10-10T00:00:05,2,2,2",
+              "a,2020-10-10T00:00,2020-10-10T00:00:10,1,-1,2",
+              "a,2020-10-10T00:00:05,2020-10-10T00:00:15,-1,-3,0"}),
+       ""});
 }
 
 // ---- DeduplicateITCase (runtime/stream/sql/DeduplicateITCase.scala) ---------------------

@@ -83,18 +83,25 @@ Result<runtime::VertexId> AddAggregate(runtime::JobGraph& graph, const std::stri
 
 // A source table with computed columns: a vertex right after the source evaluates them, so the
 // rows leave it with every column in declared order (`all_columns`).
+// `changelog`: the rows carry the row-kind column after the table's, passed on after them.
 Result<runtime::VertexId> AddComputedColumns(runtime::JobGraph& graph, const std::string& name,
                                              const CreateTable& table,
                                              const connectors::TableDescriptor& physical,
                                              std::shared_ptr<const BatchSchema> all_columns,
                                              runtime::VertexId source,
-                                             std::shared_ptr<const TimeZone> zone) {
+                                             std::shared_ptr<const TimeZone> zone, bool changelog) {
   ComputedColumnsSpec spec;
   spec.zone = std::move(zone);
   spec.table = table.name;
-  spec.input = physical.schema;
+  spec.input = changelog ? runtime::WithRowKindColumn(*physical.schema) : physical.schema;
   spec.columns = table.columns;
-  spec.output = std::move(all_columns);
+  spec.output = changelog ? runtime::WithRowKindColumn(*all_columns) : std::move(all_columns);
+  if (changelog) {
+    ColumnDef kind;
+    kind.name = runtime::kRowKindColumn;
+    kind.type = DataType::String();
+    spec.columns.push_back(std::move(kind));
+  }
   FLOE_ASSIGN_OR_RAISE(std::shared_ptr<const ComputedColumnsProgram> program,
                        ComputedColumnsProgram::Compile(spec));
   runtime::VertexId computed = graph.AddOperator(
@@ -353,17 +360,10 @@ ExpressionTyper EvaluatorTyper() {
 // (PlanAggregate), its output against the sink's columns (Flink's implicit widening, as the
 // Calc applies it), and where a changelog may go.
 Result<AggregatePlan> CheckAggregate(const Script& script, const Insert& insert,
-                                     const CreateTable& source, bool changelog_source,
                                      const CreateTable& sink,
                                      const connectors::Connector& sink_connector,
                                      const connectors::TableDescriptor& sink_table) {
   FLOE_ASSIGN_OR_RAISE(AggregatePlan plan, PlanAggregate(script, insert, EvaluatorTyper()));
-  if (changelog_source && plan.window) {
-    return Status::NotImplemented(At(insert.pos) + "not implemented yet: a window aggregation " +
-                                  "over changelog '" + source.name +
-                                  "' (its updates and deletes; a GROUP BY without a window "
-                                  "aggregates them)");
-  }
   // The aggregate's output goes to the sink through a Calc that converts types.
   CalcSpec calc;
   calc.input = plan.output;
@@ -597,14 +597,10 @@ Status PlanComputedColumns(PlannedJob& job, InsertPlan& p) {
                                   "with 'floe.scale-out' = 'kafka-group' ('" + p.source->name +
                                   "')");
   }
-  if (p.changelog) {
-    return Status::NotImplemented(At(p.source->pos) + "not implemented yet: computed columns " +
-                                  "in a changelog table ('" + p.source->name + "')");
-  }
   p.row_schema = RowSchemaOf(*p.source);
   Result<runtime::VertexId> computed =
       AddComputedColumns(job.graph, p.SourceSide("computed"), *p.source, p.source_table,
-                         p.row_schema, p.out, job.context.session_zone);
+                         p.row_schema, p.out, job.context.session_zone, p.changelog);
   if (!computed.ok()) return computed.status();
   p.out = *computed;
   return Status::OK();
@@ -1246,6 +1242,7 @@ Result<AggregateVertex> PlanAggregateOperator(PlannedJob& job, const InsertPlan&
     spec.zone = WindowZone(job, input->fields[static_cast<size_t>(plan.window->time_column)].type);
     spec.aggregates = plan.aggregates;
     spec.job_config = job.config;
+    spec.changelog = p.changelog;
     Result<runtime::VertexId> added = AddAggregate<WindowAggregateOperator>(
         job.graph, p.SinkSide("window"), agg.parallelism, spec);
     if (!added.ok()) return AtPos(p.insert->pos, added.status());
@@ -1368,14 +1365,20 @@ Result<connectors::AddedSink> PlanAggregateInsert(PlannedJob& job, const InsertP
 // (Flink's LogicalTypeMerging); the view has a rowtime when every query selects its table's
 // WATERMARK column at the same place, and each assigns its watermarks before the merge, whose
 // watermark is the lowest of theirs.
-Status PlanUnionViewSource(PlannedJob& job, const Script& script, const TableUses& uses,
-                           size_t ordinal, const std::string& what, InsertPlan& p,
-                           std::deque<CreateTable>& views) {
-  const Insert& outer = *p.insert;
-  std::vector<const Insert*> queries{&outer.from_view.at(0)};
-  for (const Insert& q : queries[0]->union_all) queries.push_back(&q);
-  std::vector<InsertPlan> branches;
+struct UnionBranches {
+  std::vector<const Insert*> queries;
+  std::vector<InsertPlan> plans;            // each query's source, up to its computed columns
   std::vector<std::vector<SqlType>> types;  // per query, per column
+};
+
+// The sources of the queries of the UNION ALL `outer` reads, and the types of their columns.
+Result<UnionBranches> PlanUnionBranches(PlannedJob& job, const Script& script,
+                                        const TableUses& uses, size_t ordinal,
+                                        const std::string& what, const Insert& outer) {
+  UnionBranches u;
+  std::vector<const Insert*>& queries = u.queries;
+  queries.push_back(&outer.from_view.at(0));
+  for (const Insert& q : queries[0]->union_all) queries.push_back(&q);
   for (size_t b = 0; b < queries.size(); ++b) {
     const Insert& q = *queries[b];
     if (!q.from_view.empty() || q.row_number || IsAggregateQuery(q) || q.window) {
@@ -1383,7 +1386,7 @@ Status PlanUnionViewSource(PlannedJob& job, const Script& script, const TableUse
                                     ", a UNION ALL of a query that aggregates, ranks, reads a " +
                                     "window TVF or another view; each query selects from a table");
     }
-    InsertPlan& inner = branches.emplace_back();
+    InsertPlan& inner = u.plans.emplace_back();
     inner.insert = &q;
     inner.source = script.FindTable(q.source);
     if (inner.source == nullptr)
@@ -1400,7 +1403,7 @@ Status PlanUnionViewSource(PlannedJob& job, const Script& script, const TableUse
       return Status::NotImplemented(At(q.pos) + "not implemented yet: a UNION ALL of changelog '" +
                                     inner.source->name + "'");
     }
-    std::vector<SqlType>& typed = types.emplace_back();
+    std::vector<SqlType>& typed = u.types.emplace_back();
     std::vector<Expr> items;
     for (const SelectItem& item : q.select) items.push_back(item.expr);
     if (items.empty()) {
@@ -1413,13 +1416,40 @@ Status PlanUnionViewSource(PlannedJob& job, const Script& script, const TableUse
       typed.push_back(value.type());
     }
   }
+  return u;
+}
+
+// The view column every query of `u` fills with its table's WATERMARK column, if there is one.
+std::optional<size_t> UnionRowtime(const UnionBranches& u, size_t columns) {
+  std::optional<size_t> rowtime;
+  for (size_t b = 0; b < u.plans.size(); ++b) {
+    const CreateTable& t = *u.plans[b].source;
+    const Insert& q = *u.queries[b];
+    std::optional<size_t> at;
+    for (size_t i = 0; t.watermark && i < columns; ++i) {
+      const Expr e =
+          q.select.empty() ? Expr::Column(u.plans[b].row_schema->fields[i].name) : q.select[i].expr;
+      if (e.kind == ExprKind::kColumn && e.name == t.watermark->column) at = i;
+    }
+    if (!at || (b > 0 && at != rowtime)) return std::nullopt;
+    rowtime = at;
+  }
+  return rowtime;
+}
+
+Status PlanUnionViewSource(PlannedJob& job, const Script& script, const TableUses& uses,
+                           size_t ordinal, const std::string& what, InsertPlan& p,
+                           std::deque<CreateTable>& views) {
+  const Insert& outer = *p.insert;
+  FLOE_ASSIGN_OR_RAISE(UnionBranches u, PlanUnionBranches(job, script, uses, ordinal, what, outer));
+  std::vector<InsertPlan>& branches = u.plans;
   CreateTable& view = views.emplace_back();
   view.name = outer.source;
   view.pos = outer.from_pos;
   for (size_t i = 0; i < outer.from_view_columns.size(); ++i) {
     std::vector<DataType> column_types;
     int precision = 0;
-    for (const std::vector<SqlType>& t : types) {
+    for (const std::vector<SqlType>& t : u.types) {
       column_types.push_back(t.at(i).type);
       precision = std::max(precision, t.at(i).precision);
     }
@@ -1437,23 +1467,7 @@ Status PlanUnionViewSource(PlannedJob& job, const Script& script, const TableUse
     c.pos = view.pos;
     view.columns.push_back(std::move(c));
   }
-  // The rowtime: the view column every query fills with its table's WATERMARK column.
-  std::optional<size_t> rowtime;
-  for (size_t b = 0; b < branches.size(); ++b) {
-    const CreateTable& t = *branches[b].source;
-    const Insert& q = *queries[b];
-    std::optional<size_t> at;
-    for (size_t i = 0; t.watermark && i < view.columns.size(); ++i) {
-      const Expr e = q.select.empty() ? Expr::Column(branches[b].row_schema->fields[i].name)
-                                      : q.select[i].expr;
-      if (e.kind == ExprKind::kColumn && e.name == t.watermark->column) at = i;
-    }
-    if (!at || (b > 0 && at != rowtime)) {
-      rowtime.reset();
-      break;
-    }
-    rowtime = at;
-  }
+  const std::optional<size_t> rowtime = UnionRowtime(u, view.columns.size());
   if (rowtime) view.watermark = Watermark{view.columns[*rowtime].name, 0, view.pos};
   const connectors::TableDescriptor shape = Describe(view, nullptr);
   std::vector<runtime::VertexId> calcs;
@@ -1469,12 +1483,12 @@ Status PlanUnionViewSource(PlannedJob& job, const Script& script, const TableUse
     CalcSpec calc;
     calc.zone = job.context.session_zone;
     calc.input = inner.row_schema;
-    calc.where = queries[b]->where;
-    calc.select = queries[b]->select;
+    calc.where = u.queries[b]->where;
+    calc.select = u.queries[b]->select;
     calc.output = shape.schema;
     calc.sink_name = outer.source;
     FLOE_ASSIGN_OR_RAISE(std::shared_ptr<const CalcProgram> program,
-                         CompileCalc(calc, queries[b]->pos));
+                         CompileCalc(calc, u.queries[b]->pos));
     calcs.push_back(AddCalc(
         job.graph,
         VertexName("calc", inner.source->name) + inner.source_suffix + "-" + std::to_string(b + 1),
@@ -1574,9 +1588,9 @@ Status PlanViewSource(PlannedJob& job, const Script& script, const TableUses& us
     const Script& planned = args.hidden.empty() ? script : args.script;
     inner.aggregate_arguments = args.hidden;
     FLOE_ASSIGN_OR_RAISE(AggregatePlan plan, PlanAggregate(planned, args.insert, EvaluatorTyper()));
-    if (plan.window && (inner.changelog || !plan.watermark)) {
+    if (plan.window && !plan.watermark) {
       return Status::NotImplemented(At(outer.from_pos) + "not implemented yet: a query over " +
-                                    what + ", a window aggregation over a changelog");
+                                    what + ", a window aggregation without a watermark");
     }
     for (size_t i = 0; i < plan.output->fields.size(); ++i) {
       const Field& f = plan.output->fields[i];
@@ -1826,9 +1840,8 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
                            RewriteAggregateArguments(base, p, job->context.scale_out != nullptr));
       const Script& planned = args.hidden.empty() ? base : args.script;
       p.aggregate_arguments = args.hidden;
-      FLOE_ASSIGN_OR_RAISE(aggregate,
-                           CheckAggregate(planned, args.insert, *planned.FindTable(p.source->name),
-                                          p.changelog, *p.sink, *p.sink_connector, p.sink_table));
+      FLOE_ASSIGN_OR_RAISE(aggregate, CheckAggregate(planned, args.insert, *p.sink,
+                                                     *p.sink_connector, p.sink_table));
       if (aggregate->window && !aggregate->watermark) {
         aggregates.emplace_back(p.insert->pos, std::move(*aggregate));
         continue;

@@ -9,6 +9,7 @@
 #include "floe/io/file.h"
 #include "floe/io/location.h"
 #include "floe/io/s3_client.h"
+#include "floe/runtime/row_kind.h"
 
 namespace floe::connectors {
 namespace {
@@ -18,6 +19,9 @@ const std::vector<std::string> kFilesystemOptions = {"path",
                                                      "json.ignore-parse-errors",
                                                      "json.fail-on-missing-field",
                                                      "json.timestamp-format.standard",
+                                                     "debezium-json.schema-include",
+                                                     "debezium-json.ignore-parse-errors",
+                                                     "debezium-json.timestamp-format.standard",
                                                      "source.monitor-interval"};
 
 constexpr uint32_t kStateVersion = 1;
@@ -94,15 +98,29 @@ Result<FilesystemSourceConfig> MakeFilesystemSourceConfig(const TableDescriptor&
         path->second));
   }
   std::string format = StringOption(table, "format", "");
-  if (format != "json") {
+  if (format != "json" && format != "debezium-json") {
     return Status::InvalidArgument(
-        OptionError(table, "format", "must be 'json' (the only format floe reads so far)", format));
+        OptionError(table, "format",
+                    "must be 'json' or 'debezium-json' (the formats floe reads so far)", format));
   }
+  config.debezium = format == "debezium-json";
+  // Each format's options belong to it (as Flink's prefixes say).
+  const std::string other = config.debezium ? "json." : "debezium-json.";
+  for (const auto& [key, value] : table.options) {
+    if (key.rfind(other, 0) == 0) {
+      return Status::InvalidArgument(OptionError(
+          table, key, "applies to 'format' = '" + other.substr(0, other.size() - 1) + "' only",
+          value));
+    }
+  }
+  const std::string prefix = config.debezium ? "debezium-json." : "json.";
   FLOE_ASSIGN_OR_RAISE(config.ignore_parse_errors,
-                       BoolOption(table, "json.ignore-parse-errors", false));
+                       BoolOption(table, prefix + "ignore-parse-errors", false));
+  FLOE_ASSIGN_OR_RAISE(config.debezium_schema_include,
+                       BoolOption(table, "debezium-json.schema-include", false));
   // Validated only: the decoder takes both timestamp spellings whatever the standard is set to
   // (the Kafka source does the same).
-  FLOE_RETURN_NOT_OK(TimestampStandardOption(table, "json.timestamp-format.standard").status());
+  FLOE_RETURN_NOT_OK(TimestampStandardOption(table, prefix + "timestamp-format.standard").status());
   FLOE_ASSIGN_OR_RAISE(bool fail_on_missing,
                        BoolOption(table, "json.fail-on-missing-field", false));
   if (fail_on_missing) {
@@ -147,7 +165,14 @@ Status FilesystemSource::Open(const runtime::OperatorContext& ctx) {
   }
   json::DecodeOptions options;
   options.ignore_parse_errors = config_.ignore_parse_errors;
-  FLOE_ASSIGN_OR_RAISE(decoder_, json::JsonLinesDecoder::Make(config_.schema, options));
+  if (config_.debezium) {
+    DebeziumJsonOptions debezium;
+    debezium.schema_include = config_.debezium_schema_include;
+    debezium.ignore_parse_errors = config_.ignore_parse_errors;
+    FLOE_ASSIGN_OR_RAISE(debezium_, DebeziumJsonDecoder::Make(config_.schema, debezium));
+  } else {
+    FLOE_ASSIGN_OR_RAISE(decoder_, json::JsonLinesDecoder::Make(config_.schema, options));
+  }
   FLOE_ASSIGN_OR_RAISE(files_, ListSourceFiles(config_.path));
   return Status::OK();
 }
@@ -200,8 +225,13 @@ Result<runtime::SourceStatus> FilesystemSource::Poll(runtime::Collector& out) {
       ++file_index_;
       continue;
     }
-    RecordBatch batch(config_.schema);
-    FLOE_RETURN_NOT_OK(decoder_->Decode(chunk.text, position_.file, chunk.first_line, &batch));
+    RecordBatch batch(config_.debezium ? runtime::WithRowKindColumn(*config_.schema)
+                                       : config_.schema);
+    if (config_.debezium) {
+      FLOE_RETURN_NOT_OK(DecodeChanges(chunk.text, chunk.first_line, &batch));
+    } else {
+      FLOE_RETURN_NOT_OK(decoder_->Decode(chunk.text, position_.file, chunk.first_line, &batch));
+    }
     int64_t newlines = std::count(chunk.text.begin(), chunk.text.end(), '\n');
     position_.offset = chunk.end_offset;
     position_.line = chunk.first_line + newlines;
@@ -209,6 +239,30 @@ Result<runtime::SourceStatus> FilesystemSource::Poll(runtime::Collector& out) {
     return runtime::SourceStatus::kMore;
   }
   return runtime::SourceStatus::kEnd;
+}
+
+// Each non-blank line of `text` (whose first line is `first_line`) one change event: its rows,
+// and their kinds as the last column of *out.
+Status FilesystemSource::DecodeChanges(std::string_view text, int64_t first_line,
+                                       RecordBatch* out) {
+  RecordBatch rows(config_.schema);
+  Column kinds(DataType::String());
+  int64_t line = first_line;
+  for (size_t at = 0; at < text.size(); ++line) {
+    size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view event = text.substr(at, end - at);
+    at = end + 1;
+    if (event.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    Status st = debezium_->Decode(event, &rows, &kinds);
+    if (!st.ok()) {
+      return Status(st.code(), position_.file + ":" + std::to_string(line) + ": " + st.message());
+    }
+  }
+  const size_t n = rows.num_columns();
+  for (size_t c = 0; c < n; ++c) out->mutable_column(c) = std::move(rows.mutable_column(c));
+  out->mutable_column(n) = std::move(kinds);
+  return Status::OK();
 }
 
 Status FilesystemSource::SnapshotPosition(runtime::CheckpointId id, runtime::StateWriter& state) {
@@ -219,6 +273,11 @@ Status FilesystemSource::SnapshotPosition(runtime::CheckpointId id, runtime::Sta
   state.PutI64(position_.line);
   start_.Record(id, position_.ToJson());
   return Status::OK();
+}
+
+bool IsFilesystemChangelogSource(const TableDescriptor& table) {
+  auto format = table.options.find("format");
+  return format != table.options.end() && format->second == "debezium-json";
 }
 
 Result<runtime::VertexId> AddFilesystemSource(runtime::JobGraph& graph, const std::string& name,
@@ -233,6 +292,7 @@ Connector FilesystemConnector() {
   c.name = "filesystem";
   c.options = kFilesystemOptions;
   c.identity_options = {"path"};
+  c.emits_changelog = IsFilesystemChangelogSource;
   c.add_source = [](const SourceRequest& r) {
     return AddFilesystemSource(*r.graph, r.vertex_name, *r.table, *r.context);
   };

@@ -8,6 +8,7 @@
 #include "floe/common/record_batch.h"
 #include "floe/common/status.h"
 #include "floe/connectors/connector.h"
+#include "floe/connectors/debezium_json.h"
 #include "floe/connectors/registry.h"
 #include "floe/connectors/source_start.h"
 #include "floe/format/json/json_lines.h"
@@ -18,16 +19,24 @@
 
 namespace floe::connectors {
 
-// Settings of a 'connector' = 'filesystem' table ('format' = 'json' only, for now).
+// Settings of a 'connector' = 'filesystem' table ('format' = 'json' or 'debezium-json').
 struct FilesystemSourceConfig {
   std::string path;  // 'path': a file, or a directory whose *.json / *.jsonl files are read
-  bool ignore_parse_errors = false;  // 'json.ignore-parse-errors'
-  size_t chunk_bytes = 1 << 20;      // bytes read per Poll (whole lines; a longer line grows it)
+  bool ignore_parse_errors = false;  // 'json.ignore-parse-errors' / 'debezium-json.ignore-...'
+  // 'format' = 'debezium-json': each line a Debezium change event; the rows carry their kind
+  // in the row-kind column (runtime/row_kind.h), a changelog.
+  bool debezium = false;
+  bool debezium_schema_include = false;  // 'debezium-json.schema-include'
+  size_t chunk_bytes = 1 << 20;  // bytes read per Poll (whole lines; a longer line grows it)
   std::shared_ptr<const BatchSchema> schema;  // the declared table
 };
 
-// Validates the options (path required and existing, format json, unknown options refused).
+// Validates the options (path required and existing, format json or debezium-json, unknown
+// options refused).
 Result<FilesystemSourceConfig> MakeFilesystemSourceConfig(const TableDescriptor& table);
+
+// Whether the table is read as a changelog ('format' = 'debezium-json').
+bool IsFilesystemChangelogSource(const TableDescriptor& table);
 
 // Where a filesystem source is: the next byte to read of `file` (absolute path) and that
 // byte's 1-based line number. Files are read in name order; a position in file F means every
@@ -52,7 +61,9 @@ Result<std::vector<std::string>> ListSourceFiles(const std::string& path);
 // state blob and recorded on the position board; a restore resumes at that byte. A start
 // override on the board (the table is ahead) beats the restored state. A line that does not
 // decode fails Poll with "file:line: field ...", so the job fails before any later checkpoint
-// (nothing past the bad line is committed), unless 'json.ignore-parse-errors' skips it.
+// (nothing past the bad line is committed), unless 'json.ignore-parse-errors' skips it. With
+// 'debezium-json' each line is one change event (DebeziumJsonDecoder) and the batch carries the
+// row-kind column after the table's columns.
 // Parallelism 1. Single-threaded, like every operator.
 class FilesystemSource final : public runtime::SourceOperator {
  public:
@@ -72,6 +83,8 @@ class FilesystemSource final : public runtime::SourceOperator {
   FilesystemSourceConfig config_;
   SourceStart start_;
   std::unique_ptr<json::JsonLinesDecoder> decoder_;
+  std::unique_ptr<DebeziumJsonDecoder> debezium_;  // 'format' = 'debezium-json'
+  Status DecodeChanges(std::string_view text, int64_t first_line, RecordBatch* out);
   std::vector<std::string> files_;
   size_t file_index_ = 0;  // files_[file_index_] is being read (== size(): done)
   std::unique_ptr<io::LineChunkReader> reader_;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "floe/connectors/connectors_test_util.h"
@@ -260,6 +261,49 @@ TEST_F(FilesystemSourceTest, IgnoreParseErrorsSkipsBadLines) {
   EXPECT_EQ(Int64Column(out.batches, 0), want);
 }
 
+// 'format' = 'debezium-json': each line one change event; the rows carry their kinds after the
+// table's columns; a bad event names its file and line; each format's options are its own.
+TEST_F(FilesystemSourceTest, DebeziumJsonLinesAreChangeEventsWithTheirRowKinds) {
+  std::filesystem::remove_all(dir_.path());
+  std::filesystem::create_directories(dir_.path());
+  WriteText(
+      dir_.path() + "/changes.jsonl",
+      "{\"op\":\"c\",\"before\":null,\"after\":{\"id\":1,\"name\":\"a\"}}\n"
+      "\n"
+      "{\"op\":\"u\",\"before\":{\"id\":1,\"name\":\"a\"},\"after\":{\"id\":1,\"name\":\"b\"}}\n"
+      "{\"op\":\"d\",\"before\":{\"id\":1,\"name\":\"b\"},\"after\":null}\n");
+  const TableDescriptor table = FsTable({{"format", "debezium-json"}});
+  EXPECT_TRUE(IsFilesystemChangelogSource(table));
+  EXPECT_FALSE(IsFilesystemChangelogSource(FsTable()));
+  CollectingCollector out;
+  EXPECT_EQ(PollAll(*MakeSource(table, nullptr, 1 << 20), out), runtime::SourceStatus::kEnd);
+  ASSERT_EQ(out.batches.size(), 1u);
+  const RecordBatch& b = out.batches[0];
+  ASSERT_EQ(b.num_columns(), 3u);
+  std::string kinds;
+  for (size_t r = 0; r < b.num_rows(); ++r) {
+    kinds += std::string(b.column(2).GetBytes(r)) + std::string(b.column(1).GetBytes(r)) + " ";
+  }
+  EXPECT_EQ(kinds, "+Ia -Ua +Ub -Db ");
+
+  WriteText(dir_.path() + "/changes.jsonl",
+            "{\"op\":\"c\",\"after\":{\"id\":1}}\n{\"op\":\"x\",\"after\":{\"id\":2}}\n");
+  CollectingCollector failed;
+  Result<runtime::SourceStatus> r = MakeSource(table, nullptr, 1 << 20)->Poll(failed);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("changes.jsonl:2: "), std::string::npos)
+      << r.status().message();
+  EXPECT_TRUE(failed.batches.empty());  // nothing of the failing chunk
+
+  Result<FilesystemSourceConfig> mixed = MakeFilesystemSourceConfig(
+      FsTable({{"format", "debezium-json"}, {"json.ignore-parse-errors", "true"}}));
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.status().message().find(
+                "option 'json.ignore-parse-errors' applies to 'format' = 'json' only"),
+            std::string::npos)
+      << mixed.status().message();
+}
+
 TEST_F(FilesystemSourceTest, RefusesBadOptionsAtPlanTime) {
   Result<FilesystemSourceConfig> r =
       MakeFilesystemSourceConfig(FsTable({{"path", dir_.path() + "/missing"}}));
@@ -269,7 +313,8 @@ TEST_F(FilesystemSourceTest, RefusesBadOptionsAtPlanTime) {
       << r.status().message();
   r = MakeFilesystemSourceConfig(FsTable({{"format", "csv"}}));
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("option 'format' must be 'json'"), std::string::npos);
+  EXPECT_NE(r.status().message().find("option 'format' must be 'json' or 'debezium-json'"),
+            std::string::npos);
   r = MakeFilesystemSourceConfig(FsTable({{"json.ignore-parse-errors", "yes"}}));
   ASSERT_FALSE(r.ok());
   // Flink's continuous mode is refused, not ignored: the source reads the files once.

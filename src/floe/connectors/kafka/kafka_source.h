@@ -15,7 +15,7 @@
 #include "floe/common/record_batch.h"
 #include "floe/common/status.h"
 #include "floe/connectors/connector.h"
-#include "floe/connectors/kafka/debezium_json.h"
+#include "floe/connectors/debezium_json.h"
 #include "floe/connectors/partition_claims.h"
 #include "floe/connectors/registry.h"
 #include "floe/connectors/source_start.h"

@@ -155,8 +155,9 @@ void FoldCell(AggregateFunction function, const DataType& type, std::string_view
       const Number v = NumberOfCell(type, cell);
       a->integer += v.integer;
       a->floating += v.floating;
-      ++a->count;
-      a->has = true;
+      // NULL exactly when no value is counted (Flink's SumWithRetract: count == 0), which a
+      // changelog's retraction that came first can make of an add.
+      a->has = ++a->count != 0;
       return;
     }
     case AggregateFunction::kMin:
@@ -362,8 +363,9 @@ void Aggregator::Retract(const RecordBatch& batch, size_t row, AggregateState* a
         const Number v = NumberOfCell(c.type(), CellOf(c, row));
         a.integer -= v.integer;
         a.floating -= v.floating;
-        a.has = --a.count > 0;  // SUM of no values is NULL
-        if (!a.has) a.integer = 0, a.floating = 0;
+        // SUM of no values is NULL; a delete without its insert counts -1, not NULL. The sum
+        // is kept as Flink's SumWithRetract keeps it, whatever the count.
+        a.has = --a.count != 0;
         break;
       }
       case AggregateFunction::kMin:

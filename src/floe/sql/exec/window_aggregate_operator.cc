@@ -138,6 +138,9 @@ Result<std::unique_ptr<WindowAggregateOperator>> WindowAggregateOperator::Make(
       return bad("aggregate input out of range");
     }
   }
+  if (spec.changelog && runtime::RowKindIndex(*spec.input) < 0) {
+    return bad("a changelog input without its row-kind column");
+  }
   if (spec.split_column >= n ||
       (spec.split_column >= 0 &&
        spec.input->fields[spec.split_column].type.id != TypeId::kString)) {
@@ -150,10 +153,12 @@ WindowAggregateOperator::WindowAggregateOperator(WindowAggregateSpec spec)
     : spec_(std::move(spec)),
       clock_(spec_.zone),
       output_(WindowAggregateOutput(spec_)),
-      aggregator_(spec_.input, spec_.aggregates),
+      aggregator_(spec_.input, spec_.aggregates, spec_.changelog),
       claims_(spec_.split_column),
-      shape_(ToString(spec_.window, *spec_.input) + clock_.Describe() + " " +
-             internal::StateShape(*spec_.input, spec_.key_columns, spec_.aggregates)) {}
+      shape_(ToString(spec_.window, *spec_.input) + clock_.Describe() +
+             (spec_.changelog ? " over a changelog " : " ") +
+             internal::StateShape(*spec_.input, spec_.key_columns, spec_.aggregates)),
+      kind_column_(spec_.changelog ? runtime::RowKindIndex(*spec_.input) : -1) {}
 
 WindowAggregateOperator::~WindowAggregateOperator() = default;
 
@@ -319,7 +324,7 @@ Status WindowAggregateOperator::ProcessBatch(const RecordBatch& batch, int input
       FLOE_RETURN_NOT_OK(
           state_->RegisterTimer(runtime::TimeDomain::kEventTime, clock_.FiresAt(g.end)));
     }
-    for (size_t row : g.rows) aggregator_.Add(batch, row, &acc);
+    for (size_t row : g.rows) Fold(batch, row, &acc);
     FLOE_RETURN_NOT_OK(accumulators_.Update(acc.Encode()));
   }
   return Status::OK();
@@ -363,7 +368,7 @@ Status WindowAggregateOperator::AddToSession(const std::string& key, int64_t ts,
     FLOE_RETURN_NOT_OK(accumulators_.Clear());
     FLOE_RETURN_NOT_OK(state_->DeleteTimer(runtime::TimeDomain::kEventTime, clock_.FiresAt(s_end)));
   }
-  aggregator_.Add(batch, row, &acc);
+  Fold(batch, row, &acc);
   state_->SetCurrentNamespace(WindowNamespace(start, end));
   FLOE_RETURN_NOT_OK(accumulators_.Update(acc.Encode()));
   FLOE_RETURN_NOT_OK(state_->RegisterTimer(runtime::TimeDomain::kEventTime, clock_.FiresAt(end)));
@@ -372,12 +377,22 @@ Status WindowAggregateOperator::AddToSession(const std::string& key, int64_t ts,
   return sessions_.Update(EncodeSessions(kept));
 }
 
+void WindowAggregateOperator::Fold(const RecordBatch& batch, size_t row,
+                                   internal::AggregateState* acc) const {
+  if (kind_column_ >= 0 && runtime::IsRetraction(batch.column(kind_column_).GetBytes(row))) {
+    aggregator_.Retract(batch, row, acc);
+  } else {
+    aggregator_.Add(batch, row, acc);
+  }
+}
+
 Status WindowAggregateOperator::Fire(const runtime::Timer& timer, RecordBatch* out) {
   std::string value;
   FLOE_ASSIGN_OR_RAISE(bool exists, accumulators_.Get(&value));
   if (!exists) return Status::OK();
   FLOE_ASSIGN_OR_RAISE(internal::AggregateState acc, internal::AggregateState::Decode(value));
   FLOE_RETURN_NOT_OK(accumulators_.Clear());
+  if (spec_.changelog && acc.rows == 0) return Status::OK();  // every row retracted
   ByteReader ns(timer.ns);
   FLOE_ASSIGN_OR_RAISE(int64_t start, ns.GetI64());
   FLOE_ASSIGN_OR_RAISE(int64_t end, ns.GetI64());

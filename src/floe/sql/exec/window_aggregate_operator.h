@@ -73,6 +73,9 @@ struct WindowAggregateSpec {
   int split_column = -1;
   // The session zone when the time column is TIMESTAMP_LTZ (WindowClock); else null.
   std::shared_ptr<const TimeZone> zone;
+  // The input is a changelog (its kRowKindColumn last): -U and -D rows are taken back out of
+  // their windows (Flink's window aggregation over a CDC source).
+  bool changelog = false;
 };
 
 // The output columns: keys (input names and types), window_start, window_end (TIMESTAMP),
@@ -91,8 +94,10 @@ std::shared_ptr<const BatchSchema> WindowAggregateOutput(const WindowAggregateSp
 // emitted and its state cleared: final results only, append-only, emitted before the watermark
 // is forwarded. A row whose windows have all fired is late: dropped and counted
 // (late_records_dropped, Flink's numLateRecordsDropped), never silently; a NULL event time is
-// dropped and counted too. Checkpointed: the watermark, the late count and the keyed state with
-// its timers, so no window fires twice or is lost across a restore.
+// dropped and counted too. Over a changelog, a retraction is folded out of its windows (a late
+// one is dropped alike), and a window whose rows were all retracted emits nothing. Checkpointed:
+// the watermark, the late count and the keyed state with its timers, so no window fires twice
+// or is lost across a restore.
 class WindowAggregateOperator final : public runtime::Operator {
  public:
   // InvalidArgument for a spec that cannot run (no time column, bad sizes, columns out of range).
@@ -129,6 +134,8 @@ class WindowAggregateOperator final : public runtime::Operator {
   Status Fire(const runtime::Timer& timer, RecordBatch* out);
   // After a restore: a checkpoint taken between two slices left windows behind the watermark.
   void ResumeFiring();
+  // Adds the row to `acc`, or takes it back out (a -U / -D of a changelog).
+  void Fold(const RecordBatch& batch, size_t row, internal::AggregateState* acc) const;
   // SESSION: the row opens [ts, ts + gap) and merges with the key's sessions it touches.
   // REQUIRES: the current key is the row's. Sets *late when the merged session already fired.
   Status AddToSession(const std::string& key, int64_t ts, const RecordBatch& batch, size_t row,
@@ -154,6 +161,7 @@ class WindowAggregateOperator final : public runtime::Operator {
   std::string task_;                        // for messages
   std::string shape_;  // what its state means, checked at a restore (internal::StateShape)
   uint32_t subtask_ = 0;
+  int kind_column_ = -1;  // the input's kRowKindColumn, over a changelog
 };
 
 }  // namespace floe::sql

@@ -1,4 +1,4 @@
-#include "floe/connectors/kafka/debezium_json.h"
+#include "floe/connectors/debezium_json.h"
 
 #include <simdjson.h>
 
