@@ -2738,6 +2738,9 @@ class Parser {
         if (e.name == "MOD" && e.children.size() == 2 && !e.distinct) {
           return TypeOfArithmetic(table, e, false, ArithOp::kMod);
         }
+        if (e.name == "CURRENT_WATERMARK") {  // the rowtime is not one yet where it is declared
+          return ErrorAt(e.pos.offset, "CURRENT_WATERMARK is not allowed in a computed column");
+        }
         if (!e.distinct && !e.star && !IsAggregateName(e.name) && e.name != "TO_TIMESTAMP_LTZ") {
           FLOE_ASSIGN_OR_RAISE(std::optional<TypedExpr> typed, TypeOfScalarFunction(table, e));
           if (typed) return *typed;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <set>
 
@@ -407,6 +408,33 @@ std::shared_ptr<const TimeZone> WindowZone(const PlannedJob& job, const DataType
 
 // The SETs in order (the last one of a key wins), then the overrides, and what they configure:
 // checkpointing, restarts, monitoring, parallelism and the context the operators share.
+// Whether the query calls CURRENT_WATERMARK, each call checked as Flink checks it: its one
+// argument is the table's rowtime attribute (its WATERMARK column).
+Result<bool> UsesCurrentWatermark(const Insert& query, const CreateTable& source) {
+  bool uses = false;
+  std::function<Status(const Expr&)> visit = [&](const Expr& e) -> Status {
+    if (e.kind == ExprKind::kCall && e.name == "CURRENT_WATERMARK") {
+      uses = true;
+      const bool rowtime = e.children.size() == 1 && e.children[0].kind == ExprKind::kColumn &&
+                           source.watermark && e.children[0].name == source.watermark->column;
+      if (!rowtime) {
+        return Status::InvalidArgument(
+            At(e.pos) + "invalid call " + ToString(e) +
+            ": CURRENT_WATERMARK takes the table's rowtime attribute" +
+            (source.watermark ? " ('" + source.watermark->column + "', its WATERMARK column)"
+                              : ", and table '" + source.name + "' declares no WATERMARK"));
+      }
+    }
+    for (const Expr& child : e.children) FLOE_RETURN_NOT_OK(visit(child));
+    return Status::OK();
+  };
+  for (const SelectItem& item : query.select) FLOE_RETURN_NOT_OK(visit(item.expr));
+  for (const Expr& key : query.group_by) FLOE_RETURN_NOT_OK(visit(key));
+  if (query.where) FLOE_RETURN_NOT_OK(visit(*query.where));
+  if (query.having) FLOE_RETURN_NOT_OK(visit(*query.having));
+  return uses;
+}
+
 Status PlanSettings(const Script& script, const PlanOptions& options, PlannedJob* job) {
   ConfigOrigin origin;
   for (const SetStatement& s : script.sets) {
@@ -857,8 +885,15 @@ Result<runtime::VertexId> PlanWhere(PlannedJob& job, const InsertPlan& p, const 
 Result<runtime::VertexId> PlanCalc(PlannedJob& job, const InsertPlan& p, size_t branch = 0) {
   runtime::VertexId upstream = p.out;
   std::shared_ptr<const BatchSchema> rows = p.row_schema;
+  FLOE_ASSIGN_OR_RAISE(const bool current_watermark, UsesCurrentWatermark(*p.insert, *p.source));
   if (p.insert->window) {
     FLOE_ASSIGN_OR_RAISE(rows, PlanWindowTableFunction(job, p, &upstream));
+  } else if (current_watermark && !p.source_connector->generates_watermarks &&
+             !p.watermarks_from_view) {
+    const WatermarkDef watermark{p.source->ColumnIndex(p.source->watermark->column),
+                                 p.source->watermark->delay_millis};
+    upstream =
+        PlanWatermarkAssigner(job, p, watermark, job.graph.vertex(upstream).parallelism, upstream);
   }
   CalcSpec calc;
   calc.zone = job.context.session_zone;
@@ -1074,6 +1109,12 @@ Result<RankVertex> PlanRankPipeline(PlannedJob& job, const InsertPlan& p) {
         "(SELECT ... FROM (SELECT *, ROW_NUMBER() OVER (...) AS rn FROM t) WHERE rn "
         "<= N): Flink's deduplication and Top-N; OVER aggregations are not "
         "supported yet");
+  }
+  FLOE_ASSIGN_OR_RAISE(const bool current_watermark, UsesCurrentWatermark(*p.insert, *p.source));
+  if (current_watermark) {
+    return Status::NotImplemented(At(rn.pos) +
+                                  "not implemented yet: CURRENT_WATERMARK beside "
+                                  "ROW_NUMBER (deduplication, Top-N)");
   }
   if (job.context.scale_out || p.changelog) {
     return Status::NotImplemented(
@@ -1334,7 +1375,9 @@ Result<runtime::VertexId> PlanAggregatePipeline(PlannedJob& job, const InsertPla
                                                 const AggregatePlan& plan) {
   runtime::VertexId upstream = p.out;
   const uint32_t source_parallelism = job.graph.vertex(upstream).parallelism;
-  if (plan.window && !p.source_connector->generates_watermarks && !p.watermarks_from_view) {
+  FLOE_ASSIGN_OR_RAISE(const bool current_watermark, UsesCurrentWatermark(*p.insert, *p.source));
+  if ((plan.window || current_watermark) && !p.source_connector->generates_watermarks &&
+      !p.watermarks_from_view) {
     upstream = PlanWatermarkAssigner(job, p, *plan.watermark, source_parallelism, upstream);
   }
   if (plan.where) {
@@ -1381,16 +1424,22 @@ Result<UnionBranches> PlanUnionBranches(PlannedJob& job, const Script& script,
   for (const Insert& q : queries[0]->union_all) queries.push_back(&q);
   for (size_t b = 0; b < queries.size(); ++b) {
     const Insert& q = *queries[b];
-    if (!q.from_view.empty() || q.row_number || IsAggregateQuery(q) || q.window) {
+    const CreateTable* table = script.FindTable(q.source);
+    bool current_watermark = false;
+    if (table != nullptr) {
+      FLOE_ASSIGN_OR_RAISE(current_watermark, UsesCurrentWatermark(q, *table));
+    }
+    if (!q.from_view.empty() || q.row_number || IsAggregateQuery(q) || q.window ||
+        current_watermark) {
       return Status::NotImplemented(At(q.pos) + "not implemented yet: in " + what +
                                     ", a UNION ALL of a query that aggregates, ranks, reads a " +
-                                    "window TVF or another view; each query selects from a table");
+                                    "window TVF or another view, or calls CURRENT_WATERMARK; " +
+                                    "each query selects from a table");
     }
+    if (table == nullptr) return Status::Internal("a view reads a table the parser did not check");
     InsertPlan& inner = u.plans.emplace_back();
     inner.insert = &q;
-    inner.source = script.FindTable(q.source);
-    if (inner.source == nullptr)
-      return Status::Internal("a view reads a table the parser did not check");
+    inner.source = table;
     inner.source_suffix = TableUses::Several(uses.as_source, inner.source->name)
                               ? "-" + std::to_string(ordinal + 1) +
                                     (b > 0 ? "-" + std::to_string(b + 1) : std::string())

@@ -871,8 +871,8 @@ CREATE VIEW both_ AS SELECT k, n, ts FROM a UNION ALL SELECT k, n, ts FROM b WHE
                                          "UNION ALL SELECT k, SUM(n), 1 FROM b GROUP BY k);",
                                 a.options())),
             "line 9, column 67: not implemented yet: in a subquery, a UNION ALL of a query that "
-            "aggregates, ranks, reads a window TVF or another view; each query selects from a "
-            "table");
+            "aggregates, ranks, reads a window TVF or another view, or calls CURRENT_WATERMARK; "
+            "each query selects from a table");
 }
 
 // Flink's legacy group windows (GROUP BY TUMBLE(ts, ...), HOP, SESSION) give the rows of the

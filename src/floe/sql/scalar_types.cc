@@ -143,6 +143,13 @@ Result<DataType> TemporalFunctionType(const std::string& fn, const std::vector<D
            : fn == "CURRENT_TIMESTAMP" || fn == "PROCTIME" ? DataType::TimestampTz()
                                                            : DataType::Time();
   }
+  if (fn == "CURRENT_WATERMARK") {  // the planner checks the argument is the rowtime
+    if (args.size() != 1 ||
+        (args[0].id != TypeId::kTimestamp && args[0].id != TypeId::kTimestampTz)) {
+      return wrong("the table's rowtime attribute (a TIMESTAMP or TIMESTAMP_LTZ WATERMARK column)");
+    }
+    return args[0];
+  }
   if (fn == "TO_TIMESTAMP") {
     const bool ok = (args.size() == 1 || args.size() == 2) &&
                     std::all_of(args.begin(), args.end(),

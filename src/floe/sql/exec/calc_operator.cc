@@ -1,5 +1,6 @@
 #include "floe/sql/exec/calc_operator.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "floe/format/json/json_lines.h"
@@ -190,7 +191,7 @@ struct CalcProgram::Impl {
   int filtered_kind_column = -1;
 
   Status CompileSelect(const CalcSpec& spec, const BatchSchema& visible);
-  Result<std::vector<uint32_t>> Filter(const RecordBatch& batch) const;
+  Result<std::vector<uint32_t>> Filter(const RecordBatch& batch, int64_t watermark) const;
 };
 
 CalcProgram::CalcProgram(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -298,7 +299,8 @@ const std::shared_ptr<const BatchSchema>& CalcProgram::output_schema() const {
 
 bool CalcProgram::is_identity() const { return impl_->identity; }
 
-Result<std::vector<uint32_t>> CalcProgram::Impl::Filter(const RecordBatch& batch) const {
+Result<std::vector<uint32_t>> CalcProgram::Impl::Filter(const RecordBatch& batch,
+                                                        int64_t watermark) const {
   std::vector<uint32_t> rows;
   const size_t n = batch.num_rows();
   rows.reserve(n);
@@ -306,7 +308,8 @@ Result<std::vector<uint32_t>> CalcProgram::Impl::Filter(const RecordBatch& batch
     for (size_t i = 0; i < n; ++i) rows.push_back(static_cast<uint32_t>(i));
     return rows;
   }
-  FLOE_ASSIGN_OR_RAISE(Column truth, where->Evaluate(batch, CalcWhat(sink_name)));
+  FLOE_ASSIGN_OR_RAISE(Column truth,
+                       where->Evaluate(batch, CalcWhat(sink_name), nullptr, watermark));
   const uint8_t* v = truth.values<uint8_t>();
   for (size_t i = 0; i < n; ++i) {
     if (v[i] != 0 && !truth.IsNull(i)) rows.push_back(static_cast<uint32_t>(i));
@@ -315,11 +318,11 @@ Result<std::vector<uint32_t>> CalcProgram::Impl::Filter(const RecordBatch& batch
 }
 
 Result<std::vector<uint32_t>> CalcProgram::Filter(const RecordBatch& batch) const {
-  return impl_->Filter(batch);
+  return impl_->Filter(batch, INT64_MIN);
 }
 
-Result<RecordBatch> CalcProgram::Apply(const RecordBatch& batch) const {
-  FLOE_ASSIGN_OR_RAISE(std::vector<uint32_t> rows, impl_->Filter(batch));
+Result<RecordBatch> CalcProgram::Apply(const RecordBatch& batch, int64_t watermark) const {
+  FLOE_ASSIGN_OR_RAISE(std::vector<uint32_t> rows, impl_->Filter(batch, watermark));
   const bool all = rows.size() == batch.num_rows();
   std::vector<Column> values;
   if (!impl_->computed.empty()) {
@@ -331,7 +334,7 @@ Result<RecordBatch> CalcProgram::Apply(const RecordBatch& batch) const {
     }
     for (const ScalarExpr& e : impl_->computed) {
       FLOE_ASSIGN_OR_RAISE(Column value,
-                           e.Evaluate(batch, CalcWhat(impl_->sink_name), keep.data()));
+                           e.Evaluate(batch, CalcWhat(impl_->sink_name), keep.data(), watermark));
       values.push_back(std::move(value));
     }
   }
@@ -384,9 +387,14 @@ Result<RecordBatch> CalcProgram::Apply(const RecordBatch& batch) const {
 }
 
 Status CalcOperator::ProcessBatch(const RecordBatch& batch, int, runtime::Collector& out) {
-  FLOE_ASSIGN_OR_RAISE(RecordBatch result, program_->Apply(batch));
+  FLOE_ASSIGN_OR_RAISE(RecordBatch result, program_->Apply(batch, watermark_.micros));
   if (result.num_rows() == 0) return Status::OK();
   return out.Emit(std::move(result));
+}
+
+Status CalcOperator::OnWatermark(runtime::Watermark watermark, runtime::Collector& out) {
+  watermark_ = std::max(watermark_, watermark);
+  return out.EmitWatermark(watermark);
 }
 
 }  // namespace floe::sql

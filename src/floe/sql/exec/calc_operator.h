@@ -50,8 +50,9 @@ class CalcProgram {
   // cannot be computed (an integer divided by zero, a CAST of text that does not parse).
   // REQUIRES: batch has the spec's input schema.
   Result<std::vector<uint32_t>> Filter(const RecordBatch& batch) const;
-  // Filter + projection; the result has the output schema (possibly 0 rows).
-  Result<RecordBatch> Apply(const RecordBatch& batch) const;
+  // Filter + projection; the result has the output schema (possibly 0 rows). `watermark`:
+  // what CURRENT_WATERMARK reads (INT64_MIN: none yet).
+  Result<RecordBatch> Apply(const RecordBatch& batch, int64_t watermark = INT64_MIN) const;
 
   const std::shared_ptr<const BatchSchema>& output_schema() const;
   // No WHERE, SELECT *, and the sink's columns equal the source's: the Calc can be left out.
@@ -65,15 +66,20 @@ class CalcProgram {
 };
 
 // CalcOperator runs a CalcProgram on every batch; it emits nothing for a batch with no row left.
-// Stateless (nothing in checkpoints); watermarks pass through.
+// Stateless (nothing in checkpoints); watermarks pass through, and the last one is what
+// CURRENT_WATERMARK reads (a watermark assigner upstream cuts batches where it rises, so that
+// is the watermark Flink's Calc would see at each record). After a restore it is NULL until the
+// first watermark arrives, as in Flink.
 class CalcOperator final : public runtime::Operator {
  public:
   explicit CalcOperator(std::shared_ptr<const CalcProgram> program)
       : program_(std::move(program)) {}
   Status ProcessBatch(const RecordBatch& batch, int input, runtime::Collector& out) override;
+  Status OnWatermark(runtime::Watermark watermark, runtime::Collector& out) override;
 
  private:
   std::shared_ptr<const CalcProgram> program_;
+  runtime::Watermark watermark_;
 };
 
 }  // namespace floe::sql

@@ -1,5 +1,6 @@
 #include "floe/sql/exec/computed_columns_operator.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "floe/sql/exec/scalar_expr.h"
@@ -56,7 +57,8 @@ Result<std::shared_ptr<const ComputedColumnsProgram>> ComputedColumnsProgram::Co
       std::make_shared<ComputedColumnsProgram>(std::move(impl)));
 }
 
-Result<RecordBatch> ComputedColumnsProgram::Apply(const RecordBatch& batch) const {
+Result<RecordBatch> ComputedColumnsProgram::Apply(const RecordBatch& batch,
+                                                  int64_t watermark) const {
   std::vector<Column> columns;
   columns.reserve(impl_->outs.size());
   for (const Impl::Out& out : impl_->outs) {
@@ -65,8 +67,9 @@ Result<RecordBatch> ComputedColumnsProgram::Apply(const RecordBatch& batch) cons
       continue;
     }
     FLOE_ASSIGN_OR_RAISE(
-        Column value, out.computed->Evaluate(batch, "table '" + impl_->table +
-                                                        "', computed column '" + out.name + "'"));
+        Column value, out.computed->Evaluate(
+                          batch, "table '" + impl_->table + "', computed column '" + out.name + "'",
+                          nullptr, watermark));
     if (!out.nullable && value.null_count() > 0) {
       return Status::InvalidArgument("table '" + impl_->table + "', computed column '" + out.name +
                                      "' is NOT NULL but " + out.computed->text() + " gave NULL");
@@ -78,9 +81,14 @@ Result<RecordBatch> ComputedColumnsProgram::Apply(const RecordBatch& batch) cons
 
 Status ComputedColumnsOperator::ProcessBatch(const RecordBatch& batch, int,
                                              runtime::Collector& out) {
-  FLOE_ASSIGN_OR_RAISE(RecordBatch result, program_->Apply(batch));
+  FLOE_ASSIGN_OR_RAISE(RecordBatch result, program_->Apply(batch, watermark_.micros));
   if (result.num_rows() == 0) return Status::OK();
   return out.Emit(std::move(result));
+}
+
+Status ComputedColumnsOperator::OnWatermark(runtime::Watermark watermark, runtime::Collector& out) {
+  watermark_ = std::max(watermark_, watermark);
+  return out.EmitWatermark(watermark);
 }
 
 }  // namespace floe::sql

@@ -29,7 +29,8 @@ class ComputedColumnsProgram {
  public:
   static Result<std::shared_ptr<const ComputedColumnsProgram>> Compile(
       const ComputedColumnsSpec& spec);
-  Result<RecordBatch> Apply(const RecordBatch& batch) const;
+  // `watermark`: what CURRENT_WATERMARK reads (INT64_MIN: none yet).
+  Result<RecordBatch> Apply(const RecordBatch& batch, int64_t watermark = INT64_MIN) const;
 
   struct Impl;
   explicit ComputedColumnsProgram(std::unique_ptr<Impl> impl);
@@ -44,9 +45,12 @@ class ComputedColumnsOperator final : public runtime::Operator {
   explicit ComputedColumnsOperator(std::shared_ptr<const ComputedColumnsProgram> program)
       : program_(std::move(program)) {}
   Status ProcessBatch(const RecordBatch& batch, int input, runtime::Collector& out) override;
+  // Remembered for CURRENT_WATERMARK (an aggregate's argument or key), as CalcOperator does.
+  Status OnWatermark(runtime::Watermark watermark, runtime::Collector& out) override;
 
  private:
   std::shared_ptr<const ComputedColumnsProgram> program_;
+  runtime::Watermark watermark_;
 };
 
 }  // namespace floe::sql

@@ -61,6 +61,7 @@ struct ScalarExpr::Node {
     kExtract,
     kDateFormat,
     kNow,  // CURRENT_TIMESTAMP, LOCALTIMESTAMP, CURRENT_DATE, CURRENT_TIME: the clock, per batch
+    kCurrentWatermark,  // the operator's watermark when the batch came, NULL before the first
     kJsonValue,
     kRegexpExtract,
     kFloor,
@@ -334,6 +335,7 @@ Node::Fn FunctionOf(const std::string& name) {
       {"DATE_FORMAT", Node::Fn::kDateFormat},
       {"CURRENT_TIMESTAMP", Node::Fn::kNow},
       {"PROCTIME", Node::Fn::kNow},  // a processing-time attribute read as a value: the clock
+      {"CURRENT_WATERMARK", Node::Fn::kCurrentWatermark},
       {"LOCALTIMESTAMP", Node::Fn::kNow},
       {"CURRENT_DATE", Node::Fn::kNow},
       {"CURRENT_TIME", Node::Fn::kNow},
@@ -508,6 +510,7 @@ Result<Node> CompileNode(const Expr& e, const Scope& scope) {
         n.type.precision = n.children[0].type.precision;
         n.zone = scope.zone;
       }
+      if (n.fn == Node::Fn::kCurrentWatermark) n.type.precision = 3;
       if (n.fn == Node::Fn::kNow) {
         n.zone = scope.zone;
         n.type.precision = n.type.type.id == TypeId::kTime ? 0 : 3;  // CURRENT_TIME is TIME(0)
@@ -590,8 +593,8 @@ int64_t Truncate(int64_t micros, int precision) {
 
 class Evaluator {
  public:
-  Evaluator(std::string_view what, const RecordBatch& batch, const uint8_t* keep)
-      : what_(what), batch_(batch), keep_(keep) {}
+  Evaluator(std::string_view what, const RecordBatch& batch, const uint8_t* keep, int64_t watermark)
+      : what_(what), batch_(batch), keep_(keep), watermark_(watermark) {}
 
   Result<Column> Eval(const Node& n) {
     const size_t rows = batch_.num_rows();
@@ -700,7 +703,7 @@ class Evaluator {
     std::vector<uint8_t> open(rows);
     for (size_t r = 0; r < rows; ++r) open[r] = Skipped(r) ? 0 : 1;
     for (const Node& child : n.children) {
-      Evaluator only_open(what_, batch_, open.data());
+      Evaluator only_open(what_, batch_, open.data(), watermark_);
       Column storage(DataType::Int64());
       FLOE_ASSIGN_OR_RAISE(const Column* operand, only_open.Operand(child, &storage));
       for (size_t r = 0; r < rows; ++r) {
@@ -752,7 +755,7 @@ class Evaluator {
     for (size_t r = 0; r < rows; ++r) open[r] = Skipped(r) ? 0 : 1;
     std::vector<uint32_t> chosen(rows, static_cast<uint32_t>(pairs));  // pairs: ELSE
     for (size_t k = 0; k < pairs; ++k) {
-      Evaluator only_open(what_, batch_, open.data());
+      Evaluator only_open(what_, batch_, open.data(), watermark_);
       Column storage(DataType::Int64());
       FLOE_ASSIGN_OR_RAISE(const Column* when, only_open.Operand(n.children[2 * k], &storage));
       for (size_t r = 0; r < rows; ++r) {
@@ -768,7 +771,7 @@ class Evaluator {
     for (size_t k = 0; k <= pairs; ++k) {
       const Node& result = k < pairs ? n.children[2 * k + 1] : n.children.back();
       for (size_t r = 0; r < rows; ++r) takes[r] = !Skipped(r) && chosen[r] == k ? 1 : 0;
-      Evaluator only_takers(what_, batch_, takes.data());
+      Evaluator only_takers(what_, batch_, takes.data(), watermark_);
       FLOE_ASSIGN_OR_RAISE(Column value, only_takers.Eval(result));
       if (value.type() != n.type.type) {
         FLOE_ASSIGN_OR_RAISE(value, Widen(value, n.type.type));
@@ -993,6 +996,14 @@ class Evaluator {
   Result<Column> EvalFunction(const Node& n) {
     if (n.fn == Node::Fn::kCoalesce) return EvalCoalesce(n);
     if (n.fn == Node::Fn::kNow) return EvalNow(n);
+    if (n.fn == Node::Fn::kCurrentWatermark) {
+      Column out(n.type.type);
+      out.Reserve(batch_.num_rows());
+      for (size_t r = 0; r < batch_.num_rows(); ++r) {
+        watermark_ == INT64_MIN ? out.AppendNull() : out.Append<int64_t>(watermark_);
+      }
+      return out;
+    }
     Operands operands;
     FLOE_RETURN_NOT_OK(EvalOperands(n, nullptr, &operands));
     const std::vector<const Column*>& args = operands.cols;
@@ -1025,7 +1036,7 @@ class Evaluator {
     for (size_t r = 0; r < rows; ++r) open[r] = Skipped(r) ? 0 : 1;
     std::vector<Column> args;
     for (const Node& child : n.children) {
-      Evaluator only_open(what_, batch_, open.data());
+      Evaluator only_open(what_, batch_, open.data(), watermark_);
       FLOE_ASSIGN_OR_RAISE(Column value, only_open.Eval(child));
       if (value.type() != n.type.type) {
         FLOE_ASSIGN_OR_RAISE(value, Widen(value, n.type.type));
@@ -1170,6 +1181,7 @@ class Evaluator {
       case Fn::kConcatWs:
       case Fn::kCoalesce:
       case Fn::kNow:
+      case Fn::kCurrentWatermark:
         break;  // not row by row with every argument set
     }
     return Status::Internal("function not compiled: " + n.text);
@@ -1572,6 +1584,7 @@ class Evaluator {
   std::string_view what_;
   const RecordBatch& batch_;
   const uint8_t* keep_;
+  int64_t watermark_;
 };
 
 Result<Node> CastLiteral(const Node& literal, const SqlType& to, const TimeZone* zone) {
@@ -1588,7 +1601,7 @@ Result<Node> CastLiteral(const Node& literal, const SqlType& to, const TimeZone*
   Column one(DataType::Boolean());
   one.Append<uint8_t>(1);
   const RecordBatch batch(schema, {std::move(one)});
-  Evaluator eval("the literal", batch, nullptr);
+  Evaluator eval("the literal", batch, nullptr, INT64_MIN);
   Result<Column> value = eval.Eval(cast);
   if (!value.ok()) {
     return Status::InvalidArgument(Where(literal.pos) + literal.text + " is not a " +
@@ -1621,8 +1634,8 @@ const SqlType& ScalarExpr::type() const { return root_->type; }
 const std::string& ScalarExpr::text() const { return root_->text; }
 
 Result<Column> ScalarExpr::Evaluate(const RecordBatch& batch, std::string_view what,
-                                    const uint8_t* keep) const {
-  Evaluator eval(what, batch, keep);
+                                    const uint8_t* keep, int64_t watermark) const {
+  Evaluator eval(what, batch, keep, watermark);
   return eval.Eval(*root_);
 }
 

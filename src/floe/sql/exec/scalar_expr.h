@@ -62,9 +62,9 @@ class ScalarExpr {
   // The value of every row of `batch` (which has the compiled input's columns). `keep`, when
   // given, has one byte per row: rows with 0 are not evaluated and come out NULL, so a row a
   // WHERE drops cannot fail. `what` names the value in a row's error: "table 't', computed
-  // column 'c'".
+  // column 'c'". `watermark`: CURRENT_WATERMARK's value (INT64_MIN: none yet, NULL).
   Result<Column> Evaluate(const RecordBatch& batch, std::string_view what,
-                          const uint8_t* keep = nullptr) const;
+                          const uint8_t* keep = nullptr, int64_t watermark = INT64_MIN) const;
 
   struct Node;
 
