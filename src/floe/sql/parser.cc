@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <deque>
+#include <functional>
 #include <initializer_list>
 #include <limits>
 #include <map>
@@ -1645,6 +1646,7 @@ class Parser {
     std::map<std::string, const Expr*> defs;
     for (size_t i = 0; i < v.columns.size(); ++i) {
       defs.emplace(v.shape.columns[i].name, &v.columns[i]);
+      FLOE_RETURN_NOT_OK(CheckReadOnce(v, i, offset, *q));
     }
     if (v.query.row_number) FLOE_RETURN_NOT_OK(RankView(v, offset, defs, q));
     if (q->select.empty()) {
@@ -1796,6 +1798,37 @@ class Parser {
   }
 
   // `e` with each column of the view replaced by what it is.
+  // Written into the query that reads it, a view column is computed where it is read: a
+  // non-deterministic one (RAND(), UUID()) read twice would differ where Flink, which then
+  // keeps the view's Calc apart, computes it once.
+  Status CheckReadOnce(const View& v, size_t column, size_t offset, const Insert& q) const {
+    std::function<bool(const Expr&)> random = [&](const Expr& e) {
+      if (e.kind == ExprKind::kCall &&
+          (e.name == "RAND" || e.name == "RAND_INTEGER" || e.name == "UUID")) {
+        return true;
+      }
+      return std::any_of(e.children.begin(), e.children.end(), random);
+    };
+    if (!random(v.columns[column])) return Status::OK();
+    const std::string& name = v.shape.columns[column].name;
+    std::function<size_t(const Expr&)> reads = [&](const Expr& e) -> size_t {
+      size_t n = e.kind == ExprKind::kColumn && e.name == name ? 1 : 0;
+      for (const Expr& child : e.children) n += reads(child);
+      return n;
+    };
+    size_t n = q.select.empty() ? 1 : 0;
+    for (const SelectItem& item : q.select) n += reads(item.expr);
+    for (const Expr& key : q.group_by) n += reads(key);
+    if (q.where) n += reads(*q.where);
+    if (q.having) n += reads(*q.having);
+    if (n <= 1) return Status::OK();
+    return ErrorAt(offset, "not supported yet: column " + Name(name) + " of " + ViewName(v) +
+                               " is " + ToString(v.columns[column]) +
+                               ", which differs each time it is computed, and the query reads "
+                               "it " +
+                               std::to_string(n) + " times (Flink computes it once)");
+  }
+
   static Expr Substitute(const Expr& e, const std::map<std::string, const Expr*>& defs) {
     if (e.kind == ExprKind::kColumn) {
       auto it = defs.find(e.name);

@@ -143,6 +143,21 @@ Result<DataType> TemporalFunctionType(const std::string& fn, const std::vector<D
            : fn == "CURRENT_TIMESTAMP" || fn == "PROCTIME" ? DataType::TimestampTz()
                                                            : DataType::Time();
   }
+  // Flink's non-deterministic functions (a value per row) and its catalog names: floe's tables
+  // are in Flink's default catalog and database.
+  if (fn == "RAND" || fn == "UUID" || fn == "CURRENT_DATABASE" || fn == "CURRENT_CATALOG") {
+    if (!args.empty()) {
+      return wrong(fn == "RAND" ? "no arguments (RAND(seed) is not supported yet)"
+                                : "no arguments");
+    }
+    return fn == "RAND" ? DataType::Double() : DataType::String();
+  }
+  if (fn == "RAND_INTEGER") {
+    if (args.size() != 1 || (args[0].id != TypeId::kInt32 && args[0].id != TypeId::kInt64)) {
+      return wrong("an INT bound (RAND_INTEGER(seed, bound) is not supported yet)");
+    }
+    return DataType::Int32();
+  }
   if (fn == "CURRENT_WATERMARK") {  // the planner checks the argument is the rowtime
     if (args.size() != 1 ||
         (args[0].id != TypeId::kTimestamp && args[0].id != TypeId::kTimestampTz)) {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <set>
 #include <tuple>
 
 #include "floe/common/civil_time.h"
@@ -521,6 +522,30 @@ TEST(CalcProgram, NowFunctionsReadTheClockAndIfNullIsCoalesce) {
                    "BOOLEAN"),
             Four("true"));
   EXPECT_EQ(Values("IFNULL(b, 0)", "INT"), (Strings{"10", "0", "30", "40"}));
+}
+
+// RAND(), RAND_INTEGER(n) and UUID() draw a value per row (so four rows almost surely give four
+// values); CURRENT_DATABASE() and CURRENT_CATALOG() are Flink's default names.
+TEST(CalcProgram, RandomFunctionsDrawPerRowAndCatalogNamesAreFlinksDefaults) {
+  EXPECT_EQ(Values("RAND() >= 0 AND RAND() < 1 AND RAND_INTEGER(3) >= 0 AND RAND_INTEGER(3) < 3",
+                   "BOOLEAN"),
+            Four("true"));
+  const Strings uuids = Values("UUID()", "STRING");
+  ASSERT_EQ(uuids.size(), 4u);
+  EXPECT_EQ(std::set<std::string>(uuids.begin(), uuids.end()).size(), 4u);
+  for (const std::string& u : uuids) {  // "xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx", quoted
+    ASSERT_EQ(u.size(), 38u) << u;
+    EXPECT_EQ(u[9], '-');
+    EXPECT_EQ(u[15], '4') << u;
+    EXPECT_NE(std::string("89ab").find(u[20]), std::string::npos) << u;
+  }
+  const Strings draws = Values("RAND()", "DOUBLE");
+  EXPECT_EQ(std::set<std::string>(draws.begin(), draws.end()).size(), 4u);
+  EXPECT_EQ(Values("CURRENT_DATABASE() || '.' || CURRENT_CATALOG()", "STRING"),
+            Four("\"default_database.default_catalog\""));
+  const Strings zero = Values("RAND_INTEGER(0)", "INT");  // no value is below 0: an error
+  ASSERT_EQ(zero.size(), 1u);
+  EXPECT_NE(zero[0].find("RAND_INTEGER(0)"), std::string::npos) << zero[0];
 }
 
 // The session zone ('table.local-time-zone') where TIMESTAMP_LTZ meets a wall clock, as Flink's

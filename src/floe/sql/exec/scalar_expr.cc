@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <random>
 #include <type_traits>
 #include <vector>
 
@@ -62,6 +63,9 @@ struct ScalarExpr::Node {
     kDateFormat,
     kNow,  // CURRENT_TIMESTAMP, LOCALTIMESTAMP, CURRENT_DATE, CURRENT_TIME: the clock, per batch
     kCurrentWatermark,  // the operator's watermark when the batch came, NULL before the first
+    kRand,              // RAND(): a uniform DOUBLE in [0, 1) per row
+    kRandInteger,       // RAND_INTEGER(n): a uniform INT in [0, n) per row
+    kUuid,              // UUID(): a random (version 4) UUID per row
     kJsonValue,
     kRegexpExtract,
     kFloor,
@@ -92,6 +96,28 @@ struct ScalarExpr::Node {
 namespace {
 
 using Node = ScalarExpr::Node;
+
+// The generator of RAND, RAND_INTEGER and UUID: one per thread (each subtask runs on its own),
+// seeded from the system's entropy, so values differ between runs and replays, as in Flink.
+std::mt19937_64& RandomEngine() {
+  thread_local std::mt19937_64 engine{std::random_device{}()};
+  return engine;
+}
+
+// A version 4 (random) UUID in its 36-character form, as Java's UUID.randomUUID().toString().
+std::string RandomUuid() {
+  uint64_t hi = RandomEngine()(), lo = RandomEngine()();
+  hi = (hi & ~uint64_t{0xF000}) | 0x4000;                    // version 4
+  lo = (lo & ~(uint64_t{0xC} << 60)) | (uint64_t{8} << 60);  // the IETF variant
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (int i = 0; i < 32; ++i) {
+    const uint64_t word = i < 16 ? hi : lo;
+    out.push_back(kHex[(word >> (60 - 4 * (i % 16))) & 0xF]);
+    if (i == 7 || i == 11 || i == 15 || i == 19) out.push_back('-');
+  }
+  return out;
+}
 
 std::string Where(const SourcePos& pos) {
   return "line " + std::to_string(pos.line) + ", column " + std::to_string(pos.column) + ": ";
@@ -336,6 +362,9 @@ Node::Fn FunctionOf(const std::string& name) {
       {"CURRENT_TIMESTAMP", Node::Fn::kNow},
       {"PROCTIME", Node::Fn::kNow},  // a processing-time attribute read as a value: the clock
       {"CURRENT_WATERMARK", Node::Fn::kCurrentWatermark},
+      {"RAND", Node::Fn::kRand},
+      {"RAND_INTEGER", Node::Fn::kRandInteger},
+      {"UUID", Node::Fn::kUuid},
       {"LOCALTIMESTAMP", Node::Fn::kNow},
       {"CURRENT_DATE", Node::Fn::kNow},
       {"CURRENT_TIME", Node::Fn::kNow},
@@ -438,6 +467,22 @@ Node CompileCastInZone(Node n, Node child, const Scope& scope) {
   return n;
 }
 
+// TO_TIMESTAMP_LTZ(epoch, 0 | 3): epoch seconds or milliseconds as an instant.
+Result<Node> CompileToTimestampLtz(const Expr& e, const Scope& scope, Node n) {
+  n.kind = Node::Kind::kToTimestampLtz;
+  FLOE_ASSIGN_OR_RAISE(Node epoch, CompileNode(e.children[0], scope));
+  const TypeId id = epoch.type.type.id;
+  if (!IsInteger(id) && id != TypeId::kDouble) {
+    return Status::NotImplemented(Where(e.pos) + "not implemented yet: TO_TIMESTAMP_LTZ of " +
+                                  ToString(epoch.type) + " (INT, BIGINT or DOUBLE epochs)");
+  }
+  const int64_t precision = e.children[1].literal.integer;
+  n.epoch_unit = precision == 3 ? 1000 : kMicrosPerSecond;
+  n.type = SqlType{DataType::TimestampTz(), static_cast<int>(precision)};
+  n.children.push_back(std::move(epoch));
+  return n;
+}
+
 Result<Node> CompileNode(const Expr& e, const Scope& scope) {
   Node n;
   n.pos = e.pos;
@@ -473,21 +518,16 @@ Result<Node> CompileNode(const Expr& e, const Scope& scope) {
     case ExprKind::kCall: {
       if (e.name == "TO_TIMESTAMP_LTZ" && e.children.size() == 2 &&
           e.children[1].kind == ExprKind::kLiteral) {
-        n.kind = Node::Kind::kToTimestampLtz;
-        FLOE_ASSIGN_OR_RAISE(Node epoch, CompileNode(e.children[0], scope));
-        const TypeId id = epoch.type.type.id;
-        if (!IsInteger(id) && id != TypeId::kDouble) {
-          return Status::NotImplemented(Where(e.pos) + "not implemented yet: TO_TIMESTAMP_LTZ of " +
-                                        ToString(epoch.type) + " (INT, BIGINT or DOUBLE epochs)");
-        }
-        const int64_t precision = e.children[1].literal.integer;
-        n.epoch_unit = precision == 3 ? 1000 : kMicrosPerSecond;
-        n.type = SqlType{DataType::TimestampTz(), static_cast<int>(precision)};
-        n.children.push_back(std::move(epoch));
-        return n;
+        return CompileToTimestampLtz(e, scope, std::move(n));
       }
       if (e.name == "MOD" && e.children.size() == 2 && !e.distinct) {
         return CompileArith(e, ArithOp::kMod, scope);
+      }
+      if ((e.name == "CURRENT_DATABASE" || e.name == "CURRENT_CATALOG") && e.children.empty()) {
+        Expr name = Expr::Lit(
+            Literal::String(e.name == "CURRENT_DATABASE" ? "default_database" : "default_catalog"));
+        name.pos = e.pos;
+        return CompileLiteral(name, std::move(n));
       }
       if (e.distinct || e.star) break;
       std::vector<DataType> types;
@@ -996,6 +1036,7 @@ class Evaluator {
   Result<Column> EvalFunction(const Node& n) {
     if (n.fn == Node::Fn::kCoalesce) return EvalCoalesce(n);
     if (n.fn == Node::Fn::kNow) return EvalNow(n);
+    if (n.fn == Node::Fn::kRand || n.fn == Node::Fn::kUuid) return EvalRandom(n);
     if (n.fn == Node::Fn::kCurrentWatermark) {
       Column out(n.type.type);
       out.Reserve(batch_.num_rows());
@@ -1179,12 +1220,43 @@ class Evaluator {
       case Fn::kAbs:
         return Abs(*args[0], r, out);
       case Fn::kConcatWs:
+      case Fn::kRandInteger:
+        return RandomInteger(n, *args[0], r, out);
       case Fn::kCoalesce:
       case Fn::kNow:
       case Fn::kCurrentWatermark:
+      case Fn::kRand:
+      case Fn::kUuid:
         break;  // not row by row with every argument set
     }
     return Status::Internal("function not compiled: " + n.text);
+  }
+
+  // RAND_INTEGER(bound) of row r: uniform in [0, bound); a bound below 1 fails the row.
+  Status RandomInteger(const Node& n, const Column& bounds, size_t r, Column* out) {
+    const int64_t bound =
+        bounds.type().id == TypeId::kInt32 ? bounds.Get<int32_t>(r) : bounds.Get<int64_t>(r);
+    if (bound <= 0 || bound > INT32_MAX) return Bad(n, std::to_string(bound));
+    out->Append<int32_t>(
+        static_cast<int32_t>(std::uniform_int_distribution<int64_t>(0, bound - 1)(RandomEngine())));
+    return Status::OK();
+  }
+
+  // RAND() and UUID(): a value per row kept (NULL for a row a WHERE dropped).
+  Result<Column> EvalRandom(const Node& n) {
+    Column out(n.type.type);
+    out.Reserve(batch_.num_rows());
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    for (size_t r = 0; r < batch_.num_rows(); ++r) {
+      if (Skipped(r)) {
+        out.AppendNull();
+      } else if (n.fn == Node::Fn::kRand) {
+        out.Append<double>(unit(RandomEngine()));
+      } else {
+        out.AppendBytes(RandomUuid());
+      }
+    }
+    return out;
   }
 
   // The clock in milliseconds, read once for the batch, where Flink reads it per record:
