@@ -1649,6 +1649,7 @@ class Parser {
       FLOE_RETURN_NOT_OK(CheckReadOnce(v, i, offset, *q));
     }
     if (v.query.row_number) FLOE_RETURN_NOT_OK(RankView(v, offset, defs, q));
+    if (q->row_number) FLOE_RETURN_NOT_OK(RenameRankColumns(v, defs, &*q->row_number));
     if (q->select.empty()) {
       for (size_t i = 0; i < v.columns.size(); ++i) {
         q->select.push_back({v.columns[i], v.shape.columns[i].name});
@@ -1827,6 +1828,29 @@ class Parser {
                                ", which differs each time it is computed, and the query reads "
                                "it " +
                                std::to_string(n) + " times (Flink computes it once)");
+  }
+
+  // A ROW_NUMBER over view `v` names v's columns: each becomes the column of v's table it is
+  // (`SELECT pt AS t ...`, `ORDER BY t` orders by pt); a column that is an expression is refused.
+  Status RenameRankColumns(const View& v, const std::map<std::string, const Expr*>& defs,
+                           RowNumber* rn) const {
+    const auto rename = [&](std::string* column) -> Status {
+      auto it = defs.find(*column);
+      if (it == defs.end()) return Status::OK();  // a window column
+      if (it->second->kind != ExprKind::kColumn) {
+        return ErrorAt(rn->pos.offset, "not supported yet: ROW_NUMBER over column " +
+                                           Name(*column) + " of " + ViewName(v) + ", which is " +
+                                           ToString(*it->second) +
+                                           "; rank by a column it passes on");
+      }
+      *column = it->second->name;
+      return Status::OK();
+    };
+    for (std::string& column : rn->partition_by) FLOE_RETURN_NOT_OK(rename(&column));
+    for (RowNumber::Order& order : rn->order_by) {
+      if (!order.proctime) FLOE_RETURN_NOT_OK(rename(&order.column));
+    }
+    return Status::OK();
   }
 
   static Expr Substitute(const Expr& e, const std::map<std::string, const Expr*>& defs) {

@@ -801,6 +801,19 @@ CREATE TABLE stamped (id BIGINT, pt TIMESTAMP_LTZ(3)) WITH ('connector' = 'print
             "+I {\"id\":1,\"v\":\"a\"}\n+I {\"id\":2,\"v\":\"b\"}\n-U {\"id\":1,\"v\":\"a\"}\n"
             "+U {\"id\":1,\"v\":\"c\"}\n-U {\"id\":1,\"v\":\"c\"}\n+U {\"id\":1,\"v\":\"d\"}\n");
   EXPECT_TRUE(Plan(tables + dedup("appended", "pt"), input.options()).ok());
+  // Through a view that renames its columns: ROW_NUMBER ranks by the columns they are.
+  const std::string renamed = "CREATE VIEW w AS SELECT id AS k, v, pt AS t FROM feed;\n";
+  EXPECT_EQ(
+      run(renamed + "INSERT INTO out SELECT k, v FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k "
+                    "ORDER BY t DESC) AS rn FROM w) WHERE rn = 1;"),
+      run(dedup("out", "pt DESC")));
+  EXPECT_EQ(
+      FirstLineOf(ErrorOf(tables + "CREATE VIEW x AS SELECT id + 1 AS k, v FROM feed;\n"
+                                   "INSERT INTO out SELECT k, v FROM (SELECT *, ROW_NUMBER() OVER "
+                                   "(PARTITION BY k ORDER BY v) AS rn FROM x) WHERE rn = 1;",
+                          input.options())),
+      "line 9, column 45: not supported yet: ROW_NUMBER over column 'k' of view 'x', which "
+      "is (id + 1); rank by a column it passes on");
   EXPECT_NE(
       ErrorOf(tables + dedup("appended", "pt DESC"), input.options()).find("accepts inserts only"),
       std::string::npos);
