@@ -9,6 +9,7 @@
 #include <random>
 #include <string>
 
+#include "floe/common/uuid.h"
 #include "floe/iceberg/table_metadata.h"
 
 namespace floe::iceberg::internal {
@@ -22,20 +23,8 @@ inline uint64_t Random64() {
 
 // A random (version 4) UUID in its 36-character text form.
 inline std::string NewUuid() {
-  uint64_t hi = Random64();
-  uint64_t lo = Random64();
-  hi = (hi & ~0xf000ULL) | 0x4000ULL;              // version 4
-  lo = (lo & ~(0xc0ULL << 56)) | (0x80ULL << 56);  // variant 10
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  out.reserve(36);
-  for (int i = 0; i < 32; ++i) {
-    uint64_t word = i < 16 ? hi : lo;
-    int shift = 60 - 4 * (i % 16);
-    out.push_back(kHex[(word >> shift) & 0xf]);
-    if (i == 7 || i == 11 || i == 15 || i == 19) out.push_back('-');
-  }
-  return out;
+  const uint64_t hi = Random64();
+  return UuidV4Text(hi, Random64());
 }
 
 // A random positive 63-bit snapshot id the table does not use yet.

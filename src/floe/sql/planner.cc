@@ -926,6 +926,28 @@ Result<connectors::AddedSink> PlanCalcInsert(PlannedJob& job, const InsertPlan& 
   return PlanSink(job, p, calc_vertex, p.changelog);
 }
 
+// The `union` vertex of a UNION ALL: a Calc passing `rows` on, which every query's Calc in
+// `calcs` feeds (FORWARD where parallelisms match).
+Result<runtime::VertexId> AddUnion(PlannedJob& job, const std::string& name,
+                                   std::shared_ptr<const BatchSchema> rows, const std::string& into,
+                                   const SourcePos& pos,
+                                   const std::vector<runtime::VertexId>& calcs) {
+  CalcSpec pass;
+  pass.input = rows;
+  pass.output = rows;
+  pass.sink_name = into;
+  FLOE_ASSIGN_OR_RAISE(std::shared_ptr<const CalcProgram> program, CompileCalc(pass, pos));
+  const uint32_t parallelism = job.graph.vertex(calcs.front()).parallelism;
+  const runtime::VertexId merged = AddCalc(job.graph, name, parallelism, program, calcs.front());
+  for (size_t b = 1; b < calcs.size(); ++b) {
+    job.graph.Connect(calcs[b], merged,
+                      job.graph.vertex(calcs[b]).parallelism == parallelism
+                          ? runtime::Partitioning::Forward()
+                          : runtime::Partitioning::Rebalance());
+  }
+  return merged;
+}
+
 // INSERT INTO t query UNION ALL query ...: each query source -> [computed columns] -> Calc into
 // the sink's columns, as PlanCalcInsert plans one; a `union` vertex (a Calc passing the sink's
 // columns on) takes every Calc's rows, and the sink reads it. Each source checkpoints its own
@@ -960,20 +982,9 @@ Result<connectors::AddedSink> PlanUnionInsert(PlannedJob& job, const Script& scr
     upstream += (b > 0 ? ";" : "") + Upstream(p.source_name, *p.source_connector, p.source_table);
     if (b == 0) sink_side = std::move(p);
   }
-  CalcSpec pass;
-  pass.input = sink_side.sink_table.schema;
-  pass.output = sink_side.sink_table.schema;
-  pass.sink_name = sink_side.sink->name;
-  FLOE_ASSIGN_OR_RAISE(std::shared_ptr<const CalcProgram> program, CompileCalc(pass, first.pos));
-  const uint32_t parallelism = job.graph.vertex(calcs.front()).parallelism;
-  runtime::VertexId merged =
-      AddCalc(job.graph, sink_side.SinkSide("union"), parallelism, program, calcs.front());
-  for (size_t b = 1; b < calcs.size(); ++b) {
-    job.graph.Connect(calcs[b], merged,
-                      job.graph.vertex(calcs[b]).parallelism == parallelism
-                          ? runtime::Partitioning::Forward()
-                          : runtime::Partitioning::Rebalance());
-  }
+  FLOE_ASSIGN_OR_RAISE(runtime::VertexId merged,
+                       AddUnion(job, sink_side.SinkSide("union"), sink_side.sink_table.schema,
+                                sink_side.sink->name, first.pos, calcs));
   return PlanSink(job, sink_side, merged, false, upstream);
 }
 
@@ -1545,22 +1556,10 @@ Status PlanUnionViewSource(PlannedJob& job, const Script& script, const TableUse
     p.upstream += (b > 0 ? ";" : "") +
                   Upstream(inner.source_name, *inner.source_connector, inner.source_table);
   }
-  CalcSpec pass;
-  pass.input = shape.schema;
-  pass.output = shape.schema;
-  pass.sink_name = outer.source;
-  FLOE_ASSIGN_OR_RAISE(std::shared_ptr<const CalcProgram> program,
-                       CompileCalc(pass, outer.from_pos));
-  const uint32_t parallelism = job.graph.vertex(calcs.front()).parallelism;
-  const runtime::VertexId merged =
-      AddCalc(job.graph, VertexName("union", outer.source) + "-" + std::to_string(ordinal + 1),
-              parallelism, program, calcs.front());
-  for (size_t b = 1; b < calcs.size(); ++b) {
-    job.graph.Connect(calcs[b], merged,
-                      job.graph.vertex(calcs[b]).parallelism == parallelism
-                          ? runtime::Partitioning::Forward()
-                          : runtime::Partitioning::Rebalance());
-  }
+  FLOE_ASSIGN_OR_RAISE(
+      const runtime::VertexId merged,
+      AddUnion(job, VertexName("union", outer.source) + "-" + std::to_string(ordinal + 1),
+               shape.schema, outer.source, outer.from_pos, calcs));
   p.source = &view;
   p.source_name = branches[0].source_name;
   p.source_connector = branches[0].source_connector;

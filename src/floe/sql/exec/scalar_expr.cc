@@ -13,6 +13,7 @@
 
 #include "floe/common/civil_time.h"
 #include "floe/common/time_zone.h"
+#include "floe/common/uuid.h"
 #include "floe/format/json/json_lines.h"
 #include "floe/format/json/text_format_internal.h"
 #include "floe/sql/exec/comparisons.h"
@@ -104,19 +105,10 @@ std::mt19937_64& RandomEngine() {
   return engine;
 }
 
-// A version 4 (random) UUID in its 36-character form, as Java's UUID.randomUUID().toString().
+// UUID(): as Java's UUID.randomUUID().toString().
 std::string RandomUuid() {
-  uint64_t hi = RandomEngine()(), lo = RandomEngine()();
-  hi = (hi & ~uint64_t{0xF000}) | 0x4000;                    // version 4
-  lo = (lo & ~(uint64_t{0xC} << 60)) | (uint64_t{8} << 60);  // the IETF variant
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (int i = 0; i < 32; ++i) {
-    const uint64_t word = i < 16 ? hi : lo;
-    out.push_back(kHex[(word >> (60 - 4 * (i % 16))) & 0xF]);
-    if (i == 7 || i == 11 || i == 15 || i == 19) out.push_back('-');
-  }
-  return out;
+  const uint64_t hi = RandomEngine()();
+  return UuidV4Text(hi, RandomEngine()());
 }
 
 std::string Where(const SourcePos& pos) {
