@@ -1087,9 +1087,7 @@ class Parser {
     Advance();  // OVER
     FLOE_RETURN_NOT_OK(Expect(TokenKind::kLParen, "'('"));
     auto column = [&]() -> Result<std::string> {
-      if (Peek().kind != TokenKind::kWord && Peek().kind != TokenKind::kQuotedWord) {
-        return Unexpected("a column");
-      }
+      if (!IsName(Peek())) return Unexpected("a column");
       FLOE_ASSIGN_OR_RAISE(const Token* t, ColumnToken());
       column_refs_.push_back({t->text, t->offset});
       return t->text;
