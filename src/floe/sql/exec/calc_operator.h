@@ -68,8 +68,8 @@ class CalcProgram {
 // CalcOperator runs a CalcProgram on every batch; it emits nothing for a batch with no row left.
 // Stateless (nothing in checkpoints); watermarks pass through, and the last one is what
 // CURRENT_WATERMARK reads (the watermark assigner, or a source making its own, cuts batches
-// where it rises, so that is the watermark Flink's Calc would see at each record). After a restore it is NULL until the
-// first watermark arrives, as in Flink.
+// where it rises, so that is the watermark Flink's Calc would see at each record). After a restore
+// it is NULL until the first watermark arrives, as in Flink.
 class CalcOperator final : public runtime::Operator {
  public:
   explicit CalcOperator(std::shared_ptr<const CalcProgram> program)
