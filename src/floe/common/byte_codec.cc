@@ -4,12 +4,18 @@
 
 namespace floe {
 
+// One append per integer, not one push_back per byte: state blobs are written per window and
+// group, on the hot path of aggregations.
 void ByteWriter::PutU32(uint32_t v) {
-  for (int i = 0; i < 4; ++i) buf_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  char b[4];
+  for (int i = 0; i < 4; ++i) b[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+  buf_.append(b, sizeof b);
 }
 
 void ByteWriter::PutU64(uint64_t v) {
-  for (int i = 0; i < 8; ++i) buf_.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  char b[8];
+  for (int i = 0; i < 8; ++i) b[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+  buf_.append(b, sizeof b);
 }
 
 void ByteWriter::PutDouble(double v) {

@@ -261,17 +261,28 @@ Result<AggregateState> AggregateState::Decode(std::string_view bytes) {
 }
 
 std::string KeyOf(const RecordBatch& batch, size_t row, const std::vector<int>& key_columns) {
-  ByteWriter w;
+  std::string out;
+  KeyOfInto(batch, row, key_columns, &out);
+  return out;
+}
+
+void KeyOfInto(const RecordBatch& batch, size_t row, const std::vector<int>& key_columns,
+               std::string* out) {
+  // ByteWriter's layout (AppendKey reads it back): a presence byte, then u32 length + bytes.
+  out->clear();
   for (int k : key_columns) {
     const Column& c = batch.column(k);
     if (c.IsNull(row)) {
-      w.PutU8(0);
+      out->push_back('\0');
       continue;
     }
-    w.PutU8(1);
-    w.PutString(CellOf(c, row));
+    const std::string_view cell = CellOf(c, row);
+    const auto n = static_cast<uint32_t>(cell.size());
+    const char head[5] = {'\1', static_cast<char>(n), static_cast<char>(n >> 8),
+                          static_cast<char>(n >> 16), static_cast<char>(n >> 24)};
+    out->append(head, sizeof head);
+    out->append(cell);
   }
-  return w.Finish();
 }
 
 Status AppendKey(std::string_view key, size_t num_keys, RecordBatch* out, size_t first_column) {

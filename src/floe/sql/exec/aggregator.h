@@ -43,6 +43,9 @@ struct AggregateState {
 // The GROUP BY key of a row as bytes: per key column a presence byte and the value's cell.
 // Decodable by AppendKey; equal keys give equal bytes.
 std::string KeyOf(const RecordBatch& batch, size_t row, const std::vector<int>& key_columns);
+// KeyOf into *out (replacing what it held), so a caller reusing one string allocates once.
+void KeyOfInto(const RecordBatch& batch, size_t row, const std::vector<int>& key_columns,
+               std::string* out);
 // Appends the key's values to columns first_column.. of `out`.
 Status AppendKey(std::string_view key, size_t num_keys, RecordBatch* out, size_t first_column);
 

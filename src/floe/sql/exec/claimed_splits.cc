@@ -8,12 +8,22 @@ namespace floe::sql::internal {
 Status ClaimedSplits::SetKey(runtime::KeyedStateBackend& state, std::string_view key,
                              const RecordBatch& batch, size_t row,
                              const std::vector<int>& key_columns) {
-  if (split_column_ < 0) {
-    return state.SetCurrentKey(key, runtime::HashKeyRow(batch, key_columns, row));
-  }
+  FLOE_ASSIGN_OR_RAISE(uint64_t scope, ScopeOf(batch, row, key_columns));
+  return SetKeyIn(state, key, scope);
+}
+
+Result<uint64_t> ClaimedSplits::ScopeOf(const RecordBatch& batch, size_t row,
+                                        const std::vector<int>& key_columns) {
+  if (split_column_ < 0) return runtime::HashKeyRow(batch, key_columns, row);
   FLOE_ASSIGN_OR_RAISE(uint32_t group,
                        GroupOf(batch.column(static_cast<size_t>(split_column_)).GetBytes(row)));
-  return state.SetCurrentKeyInGroup(key, group);
+  return group;
+}
+
+Status ClaimedSplits::SetKeyIn(runtime::KeyedStateBackend& state, std::string_view key,
+                               uint64_t scope) const {
+  if (split_column_ < 0) return state.SetCurrentKey(key, scope);
+  return state.SetCurrentKeyInGroup(key, static_cast<uint32_t>(scope));
 }
 
 void ClaimedSplits::Apply(const runtime::ClaimChange& change) {

@@ -32,6 +32,12 @@ class ClaimedSplits {
   // out, else in the group its key columns hash to (the HASH edge's routing).
   Status SetKey(runtime::KeyedStateBackend& state, std::string_view key, const RecordBatch& batch,
                 size_t row, const std::vector<int>& key_columns);
+  // The same in two steps, for an operator that keeps a key in memory and reaches its state
+  // later: where row `row`'s key lives (its key hash, or its claim's key group when scaled out),
+  // then setting the current key there.
+  Result<uint64_t> ScopeOf(const RecordBatch& batch, size_t row,
+                           const std::vector<int>& key_columns);
+  Status SetKeyIn(runtime::KeyedStateBackend& state, std::string_view key, uint64_t scope) const;
   void Apply(const runtime::ClaimChange& change);
   // The key group of a row's split. Internal when no claim of it began (or it ended): the
   // source sends a claim change ahead of a claim's rows.

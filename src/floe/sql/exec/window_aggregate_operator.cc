@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <utility>
 
 #include "floe/common/byte_codec.h"
 #include "floe/common/crash_point.h"
+#include "floe/common/flat_string_map.h"
 #include "floe/common/log.h"
 #include "floe/runtime/partitioner.h"
 #include "floe/runtime/row_kind.h"
@@ -65,22 +67,24 @@ Result<Sessions> DecodeSessions(std::string_view bytes) {
 
 }  // namespace
 
-std::vector<std::pair<int64_t, int64_t>> WindowsOf(const WindowSpec& spec, int64_t ts) {
+namespace {
+
+// Calls f(start, end) for each window holding ts, ascending by end (WindowsOf without a vector:
+// this runs per row).
+template <typename F>
+void ForEachWindow(const WindowSpec& spec, int64_t ts, F&& f) {
   const int64_t size = spec.size_ms * kOneMilli, step = spec.step_ms * kOneMilli;
   const int64_t offset = spec.offset_ms * kOneMilli;
-  std::vector<std::pair<int64_t, int64_t>> out;
   switch (spec.kind) {
     case WindowKind::kTumble: {
       int64_t start = ts - FloorMod(ts - offset, size);
-      out.emplace_back(start, start + size);
+      f(start, start + size);
       break;
     }
     case WindowKind::kHop: {
       // Every window of `size` starting at offset + a multiple of `step` that holds ts.
       int64_t last = ts - FloorMod(ts - offset, step);
-      for (int64_t start = last - size + step; start <= last; start += step) {
-        out.emplace_back(start, start + size);
-      }
+      for (int64_t start = last - size + step; start <= last; start += step) f(start, start + size);
       break;
     }
     case WindowKind::kCumulate: {
@@ -89,13 +93,20 @@ std::vector<std::pair<int64_t, int64_t>> WindowsOf(const WindowSpec& spec, int64
       int64_t start = ts - FloorMod(ts - offset, size);
       for (int64_t end = start + ((ts - start) / step + 1) * step; end <= start + size;
            end += step) {
-        out.emplace_back(start, end);
+        f(start, end);
       }
       break;
     }
     case WindowKind::kSession:
       break;  // sessions merge; not computed here
   }
+}
+
+}  // namespace
+
+std::vector<std::pair<int64_t, int64_t>> WindowsOf(const WindowSpec& spec, int64_t ts) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  ForEachWindow(spec, ts, [&](int64_t start, int64_t end) { out.emplace_back(start, end); });
   return out;
 }
 
@@ -112,6 +123,34 @@ std::shared_ptr<const BatchSchema> WindowAggregateOutput(const WindowAggregateSp
   }
   return spec.split_column >= 0 ? runtime::WithSourceSplitColumn(*schema) : schema;
 }
+
+// A window's accumulator held in memory between flushes.
+struct WindowAggregateOperator::CachedWindow {
+  int64_t start = 0, end = 0;
+  internal::AggregateState acc;
+  // The bounds under which the keyed state holds it (namespace and timer); unset: not yet there.
+  std::optional<std::pair<int64_t, int64_t>> stored;
+  bool dirty = false;    // acc or the bounds differ from the stored ones
+  bool removed = false;  // a session merged into another: its stored namespace and timer go
+};
+
+struct WindowAggregateOperator::CachedKey {
+  std::string key;     // KeyOf
+  uint64_t scope = 0;  // ClaimedSplits::ScopeOf
+  // TUMBLE, HOP, CUMULATE: the windows rows touched since the flush. SESSION: every session of
+  // the key, read from the state when the key was first touched, in the state's list order.
+  std::vector<CachedWindow> windows;
+  // The windows above hold what the state does (SESSION: every session was read). A key whose
+  // timer fired is flushed and read again by its next row.
+  bool loaded = false;
+};
+
+struct WindowAggregateOperator::Cache {
+  FlatStringMap<CachedKey> keys;  // key [+ split when scaled out]
+  size_t windows = 0;
+  // The earliest timer of a window not yet in the keyed state: a watermark reaching it flushes.
+  int64_t first_new_timer = INT64_MAX;
+};
 
 Result<std::unique_ptr<WindowAggregateOperator>> WindowAggregateOperator::Make(
     WindowAggregateSpec spec) {
@@ -155,6 +194,7 @@ WindowAggregateOperator::WindowAggregateOperator(WindowAggregateSpec spec)
       output_(WindowAggregateOutput(spec_)),
       aggregator_(spec_.input, spec_.aggregates, spec_.changelog),
       claims_(spec_.split_column),
+      cache_(std::make_unique<Cache>()),
       shape_(ToString(spec_.window, *spec_.input) + clock_.Describe() +
              (spec_.changelog ? " over a changelog " : " ") +
              internal::StateShape(*spec_.input, spec_.key_columns, spec_.aggregates)),
@@ -162,7 +202,13 @@ WindowAggregateOperator::WindowAggregateOperator(WindowAggregateSpec spec)
 
 WindowAggregateOperator::~WindowAggregateOperator() = default;
 
-size_t WindowAggregateOperator::open_windows() const { return state_ ? state_->num_entries() : 0; }
+size_t WindowAggregateOperator::open_windows() const {
+  size_t held = 0;  // windows in memory the state does not hold yet
+  for (const auto& [_, key] : cache_->keys) {
+    for (const CachedWindow& w : key.windows) held += !w.stored && !w.removed;
+  }
+  return (state_ ? state_->num_entries() : 0) + held;
+}
 
 Result<runtime::KeyedStateOptions> WindowAggregateOperator::KeyedStateOptionsFor(
     const WindowAggregateSpec& spec) {
@@ -266,115 +312,207 @@ Status WindowAggregateOperator::ProcessBatch(const RecordBatch& batch, int input
     ~PublishLate() { metric->Set(*count); }
   } publish{late_metric_, &late_records_dropped_};
   const Column& time = batch.column(spec_.window.time_column);
-  if (spec_.window.kind == WindowKind::kSession) {
-    // Row by row: each row may merge sessions the next row extends.
-    for (size_t row = 0; row < batch.num_rows(); ++row) {
-      if (time.IsNull(row)) {
-        ++late_records_dropped_;  // no window holds a row without event time
-        continue;
-      }
-      std::string key = internal::KeyOf(batch, row, spec_.key_columns);
-      FLOE_RETURN_NOT_OK(claims_.SetKey(*state_, key, batch, row, spec_.key_columns));
-      bool late = false;
-      FLOE_RETURN_NOT_OK(
-          AddToSession(key, clock_.Local(time.Get<int64_t>(row)), batch, row, &late));
-      if (late) ++late_records_dropped_;
-    }
-    return Status::OK();
-  }
-  // The batch's rows per key and window, so each window's accumulator is read and written once
-  // per batch, not once per row.
-  struct Group {
-    std::string key;
-    int64_t start = 0, end = 0;
-    std::vector<size_t> rows;
-  };
-  std::vector<Group> groups;
-  std::unordered_map<std::string, size_t> index;  // key + namespace [+ split] -> group
+  const bool session = spec_.window.kind == WindowKind::kSession;
   for (size_t row = 0; row < batch.num_rows(); ++row) {
     if (time.IsNull(row)) {
-      ++late_records_dropped_;
+      ++late_records_dropped_;  // no window holds a row without event time
       continue;
     }
-    std::string key = internal::KeyOf(batch, row, spec_.key_columns);
-    bool placed = false;
-    for (const auto& [start, end] : WindowsOf(spec_.window, clock_.Local(time.Get<int64_t>(row)))) {
-      if (clock_.FiresAt(end) <= watermark_.micros) continue;  // fired already: late for it
-      placed = true;
-      std::string group_key = key + WindowNamespace(start, end);
-      if (claims_.scaled_out()) {  // one key in two partitions stays two (docs: kafka.md)
-        group_key.append(batch.column(static_cast<size_t>(claims_.split_column())).GetBytes(row));
-      }
-      auto [it, fresh] = index.try_emplace(std::move(group_key), groups.size());
-      if (fresh) groups.push_back(Group{key, start, end, {}});
-      groups[it->second].rows.push_back(row);
-    }
-    if (!placed) ++late_records_dropped_;
+    FLOE_ASSIGN_OR_RAISE(CachedKey * key, CachedKeyOf(batch, row));
+    const int64_t ts = clock_.Local(time.Get<int64_t>(row));
+    bool late = false;
+    FLOE_RETURN_NOT_OK(session ? AddToSession(*key, ts, batch, row, &late)
+                               : AddToWindows(*key, ts, batch, row, &late));
+    if (late) ++late_records_dropped_;
   }
-  std::string value;
-  for (const Group& g : groups) {
-    FLOE_RETURN_NOT_OK(claims_.SetKey(*state_, g.key, batch, g.rows.front(), spec_.key_columns));
-    state_->SetCurrentNamespace(WindowNamespace(g.start, g.end));
-    FLOE_ASSIGN_OR_RAISE(bool exists, accumulators_.Get(&value));
-    internal::AggregateState acc;
-    if (exists) {
-      FLOE_ASSIGN_OR_RAISE(acc, internal::AggregateState::Decode(value));
-    } else {
-      acc = aggregator_.Create(g.key);
-      FLOE_RETURN_NOT_OK(
-          state_->RegisterTimer(runtime::TimeDomain::kEventTime, clock_.FiresAt(g.end)));
-    }
-    for (size_t row : g.rows) Fold(batch, row, &acc);
-    FLOE_RETURN_NOT_OK(accumulators_.Update(acc.Encode()));
-  }
-  return Status::OK();
+  return cache_->windows > spec_.max_cached_windows ? Flush() : Status::OK();
 }
 
-Status WindowAggregateOperator::AddToSession(const std::string& key, int64_t ts,
-                                             const RecordBatch& batch, size_t row, bool* late) {
-  const int64_t gap = spec_.window.size_ms * kOneMilli;
-  std::string value;
-  state_->SetCurrentNamespace("");
-  FLOE_ASSIGN_OR_RAISE(bool has_sessions, sessions_.Get(&value));
-  Sessions sessions;
-  if (has_sessions) {
-    FLOE_ASSIGN_OR_RAISE(sessions, DecodeSessions(value));
+Result<WindowAggregateOperator::CachedKey*> WindowAggregateOperator::CachedKeyOf(
+    const RecordBatch& batch, size_t row) {
+  internal::KeyOfInto(batch, row, spec_.key_columns, &scratch_);
+  const size_t key_size = scratch_.size();
+  if (claims_.scaled_out()) {  // one key in two partitions stays two (docs: kafka.md)
+    scratch_.append(batch.column(static_cast<size_t>(claims_.split_column())).GetBytes(row));
   }
-  int64_t start = ts, end = ts + gap;
-  Sessions merged_from, kept;
-  for (const auto& s : sessions) {
-    if (clock_.FiresAt(s.second) <= watermark_.micros) {
-      kept.push_back(s);  // behind the watermark, to fire in a later slice: as if fired
-    } else if (s.first <= end && s.second >= start) {  // overlap or touch: one session
-      merged_from.push_back(s);
-      start = std::min(start, s.first);
-      end = std::max(end, s.second);
+  CachedKey* found = cache_->keys.Find(scratch_);
+  if (found == nullptr) {
+    FLOE_ASSIGN_OR_RAISE(uint64_t scope, claims_.ScopeOf(batch, row, spec_.key_columns));
+    found = &cache_->keys.Insert(scratch_);
+    found->key = scratch_.substr(0, key_size);
+    found->scope = scope;
+  }
+  CachedKey& key = *found;
+  if (key.loaded) return &key;
+  key.loaded = true;
+  if (spec_.window.kind != WindowKind::kSession) return &key;
+  // Every session of the key, so the rows to come merge with them in memory.
+  FLOE_RETURN_NOT_OK(claims_.SetKeyIn(*state_, key.key, key.scope));
+  state_->SetCurrentNamespace("");
+  FLOE_ASSIGN_OR_RAISE(bool has_sessions, sessions_.Get(&scratch_));
+  if (!has_sessions) return &key;
+  FLOE_ASSIGN_OR_RAISE(Sessions sessions, DecodeSessions(scratch_));
+  for (const auto& [start, end] : sessions) {
+    CachedWindow w{start, end, {}, std::make_pair(start, end)};
+    state_->SetCurrentNamespace(WindowNamespace(start, end));
+    FLOE_ASSIGN_OR_RAISE(bool exists, accumulators_.Get(&scratch_));
+    if (exists) {
+      FLOE_ASSIGN_OR_RAISE(w.acc, internal::AggregateState::Decode(scratch_));
     } else {
-      kept.push_back(s);
+      w.acc = aggregator_.Create(key.key);
+    }
+    key.windows.push_back(std::move(w));
+    ++cache_->windows;
+  }
+  return &key;
+}
+
+Status WindowAggregateOperator::AddToWindows(CachedKey& key, int64_t ts, const RecordBatch& batch,
+                                             size_t row, bool* late) {
+  Status status;
+  bool placed = false;
+  ForEachWindow(spec_.window, ts, [&](int64_t start, int64_t end) {
+    if (!status.ok() || clock_.FiresAt(end) <= watermark_.micros) return;  // fired: late for it
+    placed = true;
+    CachedWindow* w = nullptr;
+    for (CachedWindow& held : key.windows) {
+      if (held.start == start && held.end == end) w = &held;
+    }
+    if (w == nullptr) {  // first touched since the flush: read what the state holds
+      CachedWindow fresh;
+      fresh.start = start;
+      fresh.end = end;
+      status = claims_.SetKeyIn(*state_, key.key, key.scope);
+      if (!status.ok()) return;
+      state_->SetCurrentNamespace(WindowNamespace(start, end));
+      Result<bool> exists = accumulators_.Get(&scratch_);
+      status = exists.status();
+      if (!status.ok()) return;
+      if (!*exists) {
+        fresh.acc = aggregator_.Create(key.key);
+        cache_->first_new_timer = std::min(cache_->first_new_timer, clock_.FiresAt(end));
+      } else {
+        Result<internal::AggregateState> acc = internal::AggregateState::Decode(scratch_);
+        status = acc.status();
+        if (!status.ok()) return;
+        fresh.acc = std::move(*acc);
+        fresh.stored = std::make_pair(start, end);
+      }
+      key.windows.push_back(std::move(fresh));
+      ++cache_->windows;
+      w = &key.windows.back();
+    }
+    Fold(batch, row, &w->acc);
+    w->dirty = true;
+  });
+  *late = status.ok() && !placed;
+  return status;
+}
+
+Status WindowAggregateOperator::AddToSession(CachedKey& key, int64_t ts, const RecordBatch& batch,
+                                             size_t row, bool* late) {
+  const int64_t gap = spec_.window.size_ms * kOneMilli;
+  int64_t start = ts, end = ts + gap;
+  std::vector<size_t> merged;  // the sessions it touches, in list order
+  for (size_t i = 0; i < key.windows.size(); ++i) {
+    const CachedWindow& s = key.windows[i];
+    if (s.removed || clock_.FiresAt(s.end) <= watermark_.micros) {
+      continue;  // behind the watermark, to fire in a later slice: as if fired
+    }
+    if (s.start <= end && s.end >= start) {  // overlap or touch: one session
+      merged.push_back(i);
+      start = std::min(start, s.start);
+      end = std::max(end, s.end);
     }
   }
   if (clock_.FiresAt(end) <= watermark_.micros) {
     *late = true;  // the session it would belong to has fired
     return Status::OK();
   }
-  internal::AggregateState acc = aggregator_.Create(key);
-  for (const auto& [s_start, s_end] : merged_from) {
-    state_->SetCurrentNamespace(WindowNamespace(s_start, s_end));
-    FLOE_ASSIGN_OR_RAISE(bool exists, accumulators_.Get(&value));
-    if (exists) {
-      FLOE_ASSIGN_OR_RAISE(internal::AggregateState old, internal::AggregateState::Decode(value));
-      aggregator_.Merge(old, &acc);
+  if (merged.empty()) {
+    CachedWindow fresh;
+    fresh.start = start;
+    fresh.end = end;
+    fresh.acc = aggregator_.Create(key.key);
+    key.windows.push_back(std::move(fresh));
+    ++cache_->windows;
+  } else {
+    // The first session it touches takes in the others (in list order) and moves to the end
+    // of the list, as a new session would.
+    CachedWindow into = std::move(key.windows[merged.front()]);
+    for (size_t k = 1; k < merged.size(); ++k) {
+      CachedWindow& other = key.windows[merged[k]];
+      aggregator_.Merge(other.acc, &into.acc);
+      other.acc = {};
+      other.removed = true;  // its stored namespace and timer go at the flush
     }
-    FLOE_RETURN_NOT_OK(accumulators_.Clear());
-    FLOE_RETURN_NOT_OK(state_->DeleteTimer(runtime::TimeDomain::kEventTime, clock_.FiresAt(s_end)));
+    into.start = start;
+    into.end = end;
+    key.windows.erase(key.windows.begin() + static_cast<std::ptrdiff_t>(merged.front()));
+    key.windows.push_back(std::move(into));
   }
-  Fold(batch, row, &acc);
-  state_->SetCurrentNamespace(WindowNamespace(start, end));
-  FLOE_RETURN_NOT_OK(accumulators_.Update(acc.Encode()));
-  FLOE_RETURN_NOT_OK(state_->RegisterTimer(runtime::TimeDomain::kEventTime, clock_.FiresAt(end)));
-  kept.emplace_back(start, end);
-  state_->SetCurrentNamespace("");
-  return sessions_.Update(EncodeSessions(kept));
+  CachedWindow& session = key.windows.back();
+  if (session.stored != std::make_pair(start, end)) {
+    cache_->first_new_timer = std::min(cache_->first_new_timer, clock_.FiresAt(end));
+  }
+  Fold(batch, row, &session.acc);
+  session.dirty = true;
+  return Status::OK();
+}
+
+Status WindowAggregateOperator::Flush() {
+  for (auto& [_, key] : cache_->keys) FLOE_RETURN_NOT_OK(FlushKey(key));
+  cache_->keys.Clear();
+  cache_->windows = 0;
+  cache_->first_new_timer = INT64_MAX;
+  return Status::OK();
+}
+
+Status WindowAggregateOperator::FlushKey(CachedKey& key) {
+  FLOE_RETURN_NOT_OK(claims_.SetKeyIn(*state_, key.key, key.scope));
+  bool changed = false;
+  for (CachedWindow& w : key.windows) {
+    if (w.stored && (w.removed || *w.stored != std::make_pair(w.start, w.end))) {
+      state_->SetCurrentNamespace(WindowNamespace(w.stored->first, w.stored->second));
+      FLOE_RETURN_NOT_OK(accumulators_.Clear());
+      FLOE_RETURN_NOT_OK(
+          state_->DeleteTimer(runtime::TimeDomain::kEventTime, clock_.FiresAt(w.stored->second)));
+      w.stored.reset();
+      changed = true;
+    }
+    if (w.removed || !w.dirty) continue;
+    state_->SetCurrentNamespace(WindowNamespace(w.start, w.end));
+    FLOE_RETURN_NOT_OK(accumulators_.Update(w.acc.Encode()));
+    if (!w.stored) {
+      FLOE_RETURN_NOT_OK(
+          state_->RegisterTimer(runtime::TimeDomain::kEventTime, clock_.FiresAt(w.end)));
+    }
+    changed = true;
+  }
+  if (spec_.window.kind == WindowKind::kSession && changed) {
+    Sessions sessions;
+    for (const CachedWindow& w : key.windows) {
+      if (!w.removed) sessions.emplace_back(w.start, w.end);
+    }
+    state_->SetCurrentNamespace("");
+    FLOE_RETURN_NOT_OK(sessions.empty() ? sessions_.Clear()
+                                        : sessions_.Update(EncodeSessions(sessions)));
+  }
+  cache_->windows -= key.windows.size();
+  key.windows.clear();
+  key.loaded = false;
+  return Status::OK();
+}
+
+Status WindowAggregateOperator::FlushBeforeFiring() {
+  // Windows the state holds flush key by key as their timers fire (Fire); new ones have no
+  // timer yet, so a watermark reaching the first of them flushes everything.
+  return cache_->first_new_timer <= watermark_.micros ? Flush() : Status::OK();
+}
+
+Status WindowAggregateOperator::PrepareBarrier(runtime::CheckpointId id, runtime::Collector& out) {
+  (void)id, (void)out;
+  return Flush();
 }
 
 void WindowAggregateOperator::Fold(const RecordBatch& batch, size_t row,
@@ -387,6 +525,18 @@ void WindowAggregateOperator::Fold(const RecordBatch& batch, size_t row,
 }
 
 Status WindowAggregateOperator::Fire(const runtime::Timer& timer, RecordBatch* out) {
+  // The timer's key held in memory goes to the state first: rows may have reached its window
+  // since, or grown its session past this timer.
+  scratch_.assign(timer.key);
+  if (claims_.scaled_out()) {
+    FLOE_ASSIGN_OR_RAISE(std::string_view split, claims_.SplitOf(timer.key_group));
+    scratch_.append(split);
+  }
+  if (CachedKey* held = cache_->keys.Find(scratch_); held != nullptr && held->loaded) {
+    FLOE_RETURN_NOT_OK(FlushKey(*held));
+    FLOE_RETURN_NOT_OK(state_->SetCurrentKeyInGroup(timer.key, timer.key_group));
+    state_->SetCurrentNamespace(timer.ns);
+  }
   std::string value;
   FLOE_ASSIGN_OR_RAISE(bool exists, accumulators_.Get(&value));
   if (!exists) return Status::OK();
@@ -424,6 +574,15 @@ Status WindowAggregateOperator::Fire(const runtime::Timer& timer, RecordBatch* o
 
 Status WindowAggregateOperator::OnClaimChange(const runtime::ClaimChange& change,
                                               runtime::Collector& out) {
+  if (claims_.scaled_out()) {
+    // The runtime replaced or dropped the group's state: what the cache read from it is gone
+    // too, and rows held for it since the last checkpoint are replayed by the claim's holder.
+    cache_->keys.EraseIf([&](const auto& entry) {
+      if (static_cast<uint32_t>(entry.second.scope) != change.key_group) return false;
+      cache_->windows -= entry.second.windows.size();
+      return true;
+    });
+  }
   claims_.Apply(change);
   if (change.begins) ResumeFiring();
   return runtime::Operator::OnClaimChange(change, out);
@@ -443,6 +602,7 @@ Status WindowAggregateOperator::OnWatermark(runtime::Watermark watermark, runtim
 // such sessions).
 Result<bool> WindowAggregateOperator::ContinueWork(runtime::Collector& out) {
   if (!firing_) return false;
+  FLOE_RETURN_NOT_OK(FlushBeforeFiring());
   RecordBatch fired(output_);
   FLOE_ASSIGN_OR_RAISE(
       bool more, state_->FireEventTimers(

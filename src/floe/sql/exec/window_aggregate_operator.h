@@ -76,6 +76,9 @@ struct WindowAggregateSpec {
   // The input is a changelog (its kRowKindColumn last): -U and -D rows are taken back out of
   // their windows (Flink's window aggregation over a CDC source).
   bool changelog = false;
+  // Windows held in memory before they are written to the keyed state (the class comment says
+  // when else they are). 0 writes each batch's windows at its end, as without the cache.
+  size_t max_cached_windows = 100000;
 };
 
 // The output columns: keys (input names and types), window_start, window_end (TIMESTAMP),
@@ -86,18 +89,21 @@ std::shared_ptr<const BatchSchema> WindowAggregateOutput(const WindowAggregateSp
 
 // WindowAggregateOperator computes window aggregates on keyed state (runtime/keyed_state.h).
 // Per row: every window holding its event time gets the row folded into its accumulator
-// (state per key and window), and an event-time timer at window_end - 1 ms. SESSION windows
-// (the key is the PARTITION BY): a row opens [ts, ts + gap), which merges with every open session
-// of its key it overlaps or touches (Flink's TimeWindow.intersects), their accumulators merged
-// and their timers replaced by one at the merged end. When the watermark
-// reaches a window's timer (Flink fires a window once watermark >= window_end - 1), its row is
-// emitted and its state cleared: final results only, append-only, emitted before the watermark
-// is forwarded. A row whose windows have all fired is late: dropped and counted
-// (late_records_dropped, Flink's numLateRecordsDropped), never silently; a NULL event time is
-// dropped and counted too. Over a changelog, a retraction is folded out of its windows (a late
-// one is dropped alike), and a window whose rows were all retracted emits nothing. Checkpointed:
-// the watermark, the late count and the keyed state with its timers, so no window fires twice
-// or is lost across a restore.
+// (state per key and window), and an event-time timer at window_end - 1 ms. The accumulators
+// rows touch are held in memory between flushes (as Flink's window buffer): a window's state is
+// read once when a row first touches it and written back at the next flush, which comes before
+// any window fires (a key's windows when its timer fires, every window when one the state has no
+// timer for yet is due), before each checkpoint barrier, and when 100,000 windows are held. SESSION
+// windows (the key is the PARTITION BY): a row opens [ts, ts + gap), which merges with every open
+// session of its key it overlaps or touches (Flink's TimeWindow.intersects), their accumulators
+// merged and their timers replaced by one at the merged end. When the watermark reaches a window's
+// timer (Flink fires a window once watermark >= window_end - 1), its row is emitted and its state
+// cleared: final results only, append-only, emitted before the watermark is forwarded. A row whose
+// windows have all fired is late: dropped and counted (late_records_dropped, Flink's
+// numLateRecordsDropped), never silently; a NULL event time is dropped and counted too. Over a
+// changelog, a retraction is folded out of its windows (a late one is dropped alike), and a window
+// whose rows were all retracted emits nothing. Checkpointed: the watermark, the late count and the
+// keyed state with its timers, so no window fires twice or is lost across a restore.
 class WindowAggregateOperator final : public runtime::Operator {
  public:
   // InvalidArgument for a spec that cannot run (no time column, bad sizes, columns out of range).
@@ -122,6 +128,8 @@ class WindowAggregateOperator final : public runtime::Operator {
   // Scaled out: notes the claim's split (the runtime moved its key group already); a group taken
   // over may hold windows the watermark passed, which fire now.
   Status OnClaimChange(const runtime::ClaimChange& change, runtime::Collector& out) override;
+  // Writes the windows held in memory to the keyed state, ahead of its snapshot.
+  Status PrepareBarrier(runtime::CheckpointId id, runtime::Collector& out) override;
   Status OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
                    runtime::Collector& out) override;
 
@@ -136,10 +144,23 @@ class WindowAggregateOperator final : public runtime::Operator {
   void ResumeFiring();
   // Adds the row to `acc`, or takes it back out (a -U / -D of a changelog).
   void Fold(const RecordBatch& batch, size_t row, internal::AggregateState* acc) const;
-  // SESSION: the row opens [ts, ts + gap) and merges with the key's sessions it touches.
-  // REQUIRES: the current key is the row's. Sets *late when the merged session already fired.
-  Status AddToSession(const std::string& key, int64_t ts, const RecordBatch& batch, size_t row,
-                      bool* late);
+  // The windows held in memory (the .cc file has their layout).
+  struct CachedWindow;
+  struct CachedKey;
+  struct Cache;
+  // The row's key in the cache, added (with its sessions, for SESSION) when new.
+  Result<CachedKey*> CachedKeyOf(const RecordBatch& batch, size_t row);
+  // TUMBLE, HOP, CUMULATE: folds the row into each of its windows that has not fired.
+  Status AddToWindows(CachedKey& key, int64_t ts, const RecordBatch& batch, size_t row, bool* late);
+  // SESSION: the row opens [ts, ts + gap) and merges with the key's sessions it touches. Sets
+  // *late when the merged session already fired.
+  Status AddToSession(CachedKey& key, int64_t ts, const RecordBatch& batch, size_t row, bool* late);
+  // Writes every window held to the keyed state (accumulators, timers, a key's session list)
+  // and empties the cache; FlushKey does it for one key.
+  Status Flush();
+  Status FlushKey(CachedKey& key);
+  // Flushes when a window held that the state has no timer for yet is due at watermark_.
+  Status FlushBeforeFiring();
 
   WindowAggregateSpec spec_;
   WindowClock clock_;
@@ -153,6 +174,8 @@ class WindowAggregateOperator final : public runtime::Operator {
   internal::ClaimedSplits claims_;
   runtime::ValueState accumulators_;
   runtime::ValueState sessions_;  // SESSION: the open sessions of a key (namespace "")
+  std::unique_ptr<Cache> cache_;
+  std::string scratch_;  // a state value or cache key being read or built
   runtime::Watermark watermark_;
   bool firing_ = false;  // timers at or behind watermark_ may remain
   int64_t late_records_dropped_ = 0;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <random>
 #include <set>
 
 #include "floe/common/log.h"
@@ -390,6 +391,77 @@ std::vector<std::string> Sorted(std::vector<std::string> rows) {
   return rows;
 }
 
+// The windows held in memory change nothing: a random stream with late rows, watermarks every few
+// dozen rows and checkpoints restored at random points gives the rows and the late count of the
+// same operator writing every row's windows to the state at once (one-row batches, no cache).
+TEST_P(WindowAggregate, WindowsHeldInMemoryGiveTheResultsOfWritingEachRowAtOnce) {
+  const std::vector<WindowSpec> windows = {
+      Window(WindowKind::kTumble, 5), Window(WindowKind::kHop, 10, 5),
+      Window(WindowKind::kCumulate, 10, 5), Window(WindowKind::kSession, 4)};
+  for (const WindowSpec& window : windows) {
+    SCOPED_TRACE(static_cast<int>(window.kind));
+    std::mt19937 rng(11);
+    std::vector<Event> events;
+    std::vector<size_t> watermark_after, checkpoint_after;  // event positions
+    int64_t newest = 0;
+    for (size_t i = 0; i < 4000; ++i) {
+      const int64_t t = static_cast<int64_t>(i) * 10'000'000 - rng() % (15 * kMinute);
+      newest = std::max(newest, t);
+      events.push_back({"k" + std::to_string(rng() % 30), t, static_cast<int32_t>(rng() % 100)});
+      if (rng() % 40 == 0) watermark_after.push_back(i);
+      if (rng() % 300 == 0) checkpoint_after.push_back(i);
+    }
+    auto run = [&](size_t cache, bool checkpoints) {
+      WindowAggregateSpec spec = TileSpec(window);
+      spec.aggregates.push_back(Agg(AggregateFunction::kSum, 2, DataType::Int64()));
+      spec.aggregates.push_back(Agg(AggregateFunction::kMin, 2, DataType::Int32()));
+      spec.max_cached_windows = cache;
+      auto op = Open(spec);
+      CollectingCollector out;
+      int64_t high = INT64_MIN;
+      size_t next_wm = 0, next_chk = 0, from = 0;
+      for (size_t i = 0; i < events.size(); ++i) {
+        high = std::max(high, *events[i].time);
+        const bool wm = next_wm < watermark_after.size() && watermark_after[next_wm] == i;
+        const bool chk =
+            checkpoints && next_chk < checkpoint_after.size() && checkpoint_after[next_chk] == i;
+        next_wm += wm;
+        next_chk += chk;
+        if (cache == 0 || wm || chk || i + 1 == events.size()) {  // a batch ends here
+          std::vector<Event> rows(events.begin() + static_cast<std::ptrdiff_t>(from),
+                                  events.begin() + static_cast<std::ptrdiff_t>(i + 1));
+          from = i + 1;
+          EXPECT_TRUE(op->ProcessBatch(Events(rows), 0, out).ok());
+        }
+        if (wm) {
+          EXPECT_TRUE(op->OnWatermark(Watermark(high - 3 * kMinute), out).ok());
+          FinishWork(op.op(), out);
+        }
+        if (chk) {
+          auto state = op.Checkpoint(runtime::CheckpointId(next_chk), out);
+          EXPECT_TRUE(state.ok()) << state.status().ToString();
+          op = Open(spec);
+          EXPECT_TRUE(op.Restore(*state).ok());
+          FinishWork(op.op(), out);
+        }
+      }
+      EXPECT_TRUE(op->OnWatermark(Watermark(INT64_MAX), out).ok());
+      FinishWork(op.op(), out);
+      EXPECT_EQ(op->open_windows(), 0u);
+      return std::make_pair(Sorted(JsonRows(out.batches)), op->late_records_dropped());
+    };
+    const auto [expected_rows, expected_late] = run(0, false);
+    const auto [rows, late] = run(100000, true);
+    EXPECT_GT(expected_late, 0);  // the stream has late rows
+    EXPECT_GT(expected_rows.size(), 100u);
+    EXPECT_EQ(late, expected_late);
+    EXPECT_EQ(rows, expected_rows);
+    const auto [small_cache_rows, small_cache_late] = run(3, true);  // flushed by its size too
+    EXPECT_EQ(small_cache_late, expected_late);
+    EXPECT_EQ(small_cache_rows, expected_rows);
+  }
+}
+
 // Scaled out by Kafka partition: rows carry their claim's split; the claim's partition is the
 // key group of their state; fired windows carry the split of the claim holding the group now.
 // A group taken over from another instance's snapshot fires at once what the new holder's
@@ -423,7 +495,10 @@ TEST_P(WindowAggregate, ScaledOutEachPartitionIsAKeyGroupAndItsWindowsCarryItsCl
                                        {{"db", 6 * kMinute, 1}, "t/0/1"}}),
                               0, out)
                   .ok());
-  runtime::StateWriter w;  // what a's checkpoint holds: groups 0 and 1, nothing fired yet
+  // What a's checkpoint holds: groups 0 and 1, nothing fired yet (the runtime's order: the
+  // operator writes what it holds in memory before the barrier, then the state is snapshotted).
+  ASSERT_TRUE(a->PrepareBarrier(runtime::CheckpointId(1), out).ok());
+  runtime::StateWriter w;
   ASSERT_TRUE(a.state().Snapshot(w).ok());
   const std::string snapshot = w.Finish();
   ASSERT_TRUE(a->OnWatermark(Watermark(5 * kMinute - 1000), out).ok());

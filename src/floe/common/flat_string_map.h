@@ -1,0 +1,80 @@
+#pragma once
+
+// FlatStringMap: byte-string keys -> values, kept in one vector in insertion order and found
+// through an open-addressing index of (hash, position) slots. For lookups per row on hot paths,
+// where std::unordered_map's node per entry costs a cache miss per probe and a key comparison
+// per collision; a slot's stored hash rules out almost every other key without touching it.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace floe {
+
+template <typename V>
+class FlatStringMap {
+ public:
+  using Entry = std::pair<std::string, V>;
+
+  // The value of `key`, or null. Valid until the next Insert, EraseIf or Clear.
+  V* Find(std::string_view key) {
+    if (slots_.empty()) return nullptr;
+    const uint64_t hash = Hash(key);
+    for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (s.index == 0) return nullptr;
+      if (s.hash == hash && entries_[s.index - 1].first == key)
+        return &entries_[s.index - 1].second;
+    }
+  }
+  // Adds `key` with a value-initialized value and returns it. REQUIRES: `key` is absent.
+  V& Insert(std::string_view key) {
+    if ((entries_.size() + 1) * 2 > slots_.size()) Rehash(slots_.empty() ? 16 : slots_.size() * 2);
+    entries_.emplace_back(std::string(key), V{});
+    Place(Hash(key), entries_.size());
+    return entries_.back().second;
+  }
+  // Removes the entries for which pred(entry) holds; the others keep their order.
+  template <typename P>
+  void EraseIf(P pred) {
+    std::erase_if(entries_, pred);
+    if (!slots_.empty()) Rehash(slots_.size());
+  }
+  void Clear() {
+    entries_.clear();
+    slots_.assign(slots_.size(), Slot{});
+  }
+  size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+  // Entries in insertion order.
+  typename std::vector<Entry>::iterator begin() { return entries_.begin(); }
+  typename std::vector<Entry>::iterator end() { return entries_.end(); }
+  typename std::vector<Entry>::const_iterator begin() const { return entries_.begin(); }
+  typename std::vector<Entry>::const_iterator end() const { return entries_.end(); }
+
+ private:
+  struct Slot {
+    uint64_t hash = 0;
+    uint32_t index = 0;  // 0: empty; else the entry's position + 1
+  };
+  static uint64_t Hash(std::string_view key) { return std::hash<std::string_view>{}(key); }
+  void Place(uint64_t hash, size_t index) {
+    size_t i = hash & mask_;
+    while (slots_[i].index != 0) i = (i + 1) & mask_;
+    slots_[i] = Slot{hash, static_cast<uint32_t>(index)};
+  }
+  void Rehash(size_t n) {  // n: a power of two, at least twice the entries
+    slots_.assign(n, Slot{});
+    mask_ = n - 1;
+    for (size_t k = 0; k < entries_.size(); ++k) Place(Hash(entries_[k].first), k + 1);
+  }
+
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  std::vector<Entry> entries_;
+};
+
+}  // namespace floe

@@ -1,0 +1,62 @@
+#include "floe/common/flat_string_map.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <string>
+
+namespace floe {
+namespace {
+
+// Against std::map over many keys, growth, erasure and clearing: every key found with its
+// value, every absent key not found, entries in insertion order.
+TEST(FlatStringMap, FindsWhatStdMapFindsThroughGrowthErasureAndClear) {
+  FlatStringMap<int> flat;
+  std::map<std::string, int> model;
+  std::vector<std::string> order;
+  std::mt19937 rng(7);
+  for (int i = 0; i < 5000; ++i) {
+    std::string key = "k" + std::to_string(rng() % 3000);
+    if (i % 7 == 0) key.push_back('\0');  // bytes, not C strings
+    int* found = flat.Find(key);
+    auto it = model.find(key);
+    ASSERT_EQ(found != nullptr, it != model.end()) << key;
+    if (found != nullptr) {
+      EXPECT_EQ(*found, it->second);
+      ++*found;
+      ++it->second;
+    } else {
+      flat.Insert(key) = i;
+      model[key] = i;
+      order.push_back(key);
+    }
+  }
+  ASSERT_EQ(flat.size(), model.size());
+  size_t k = 0;
+  for (const auto& [key, value] : flat) EXPECT_EQ(key, order[k++]);
+
+  flat.EraseIf([](const auto& entry) { return entry.second % 2 == 0; });
+  std::erase_if(model, [](const auto& entry) { return entry.second % 2 == 0; });
+  ASSERT_EQ(flat.size(), model.size());
+  for (const std::string& key : order) {
+    int* found = flat.Find(key);
+    ASSERT_EQ(found != nullptr, model.count(key) == 1) << key;
+    if (found != nullptr) {
+      EXPECT_EQ(*found, model[key]);
+    }
+  }
+
+  flat.Clear();
+  EXPECT_TRUE(flat.empty());
+  EXPECT_EQ(flat.Find(order.front()), nullptr);
+  flat.Insert("again") = 1;
+  ASSERT_NE(flat.Find("again"), nullptr);
+  EXPECT_EQ(*flat.Find("again"), 1);
+  FlatStringMap<int> empty;
+  empty.EraseIf([](const auto&) { return true; });
+  EXPECT_EQ(empty.Find(""), nullptr);
+}
+
+}  // namespace
+}  // namespace floe
