@@ -149,6 +149,9 @@ Result<FileWriterConfig> ConfigFromTableProperties(const io::FileIO& file_io,
   FLOE_ASSIGN_OR_RAISE(config.parquet.page_size_bytes,
                        PositiveIntProperty(metadata, "write.parquet.page-size-bytes",
                                            config.parquet.page_size_bytes));
+  FLOE_ASSIGN_OR_RAISE(
+      config.parquet.page_row_limit,
+      PositiveIntProperty(metadata, "write.parquet.page-row-limit", config.parquet.page_row_limit));
   FLOE_ASSIGN_OR_RAISE(config.parquet.dictionary_page_size_limit,
                        PositiveIntProperty(metadata, "write.parquet.dict-size-bytes",
                                            config.parquet.dictionary_page_size_limit));

@@ -47,8 +47,8 @@ struct FileWriterConfig {
 // properties: write.data.path (default <location>/data),
 // write.target-file-size-bytes, write.parquet.compression-codec (default zstd),
 // write.parquet.row-group-size-bytes, write.parquet.page-size-bytes,
-// write.parquet.dict-size-bytes, write.parquet.compression-level (zstd). Errors name the property
-// and the bad value.
+// write.parquet.page-row-limit (default 20,000), write.parquet.dict-size-bytes,
+// write.parquet.compression-level (zstd). Errors name the property and the bad value.
 Result<FileWriterConfig> ConfigFromTableProperties(const io::FileIO& file_io,
                                                    const TableMetadata& metadata,
                                                    std::string file_prefix);

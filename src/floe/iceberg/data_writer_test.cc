@@ -370,6 +370,7 @@ TEST(ConfigFromTableProperties, ReadsWriteProperties) {
                                        {"write.parquet.compression-codec", "snappy"},
                                        {"write.parquet.row-group-size-bytes", "65536"},
                                        {"write.parquet.page-size-bytes", "4096"},
+                                       {"write.parquet.page-row-limit", "500"},
                                        {"write.parquet.dict-size-bytes", "2048"}}));
   FLOE_ASSERT_OK_AND_ASSIGN(FileWriterConfig c, ConfigFromTableProperties(io::FileIO(), md, "p"));
   EXPECT_EQ(c.data_dir, tmp.path() + "/tbl/data");
@@ -378,6 +379,7 @@ TEST(ConfigFromTableProperties, ReadsWriteProperties) {
   EXPECT_EQ(c.parquet.compression, parquet::Compression::kSnappy);
   EXPECT_EQ(c.parquet.row_group_size_bytes, 65536);
   EXPECT_EQ(c.parquet.page_size_bytes, 4096);
+  EXPECT_EQ(c.parquet.page_row_limit, 500);
   EXPECT_EQ(c.parquet.dictionary_page_size_limit, 2048);
 
   FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata plain, MakeTable(tmp.path(), EventSchema(), ""));
@@ -385,6 +387,7 @@ TEST(ConfigFromTableProperties, ReadsWriteProperties) {
                             ConfigFromTableProperties(io::FileIO(), plain, "p"));
   EXPECT_EQ(d.parquet.compression, parquet::Compression::kZstd);
   EXPECT_EQ(d.target_file_size_bytes, 512LL << 20);
+  EXPECT_EQ(d.parquet.page_row_limit, 20000);  // Iceberg's default
 }
 
 TEST(ConfigFromTableProperties, NamesTheBadPropertyAndValue) {
@@ -393,7 +396,8 @@ TEST(ConfigFromTableProperties, NamesTheBadPropertyAndValue) {
        std::vector<std::pair<std::string, std::string>>{{"write.target-file-size-bytes", "12abc"},
                                                         {"write.target-file-size-bytes", "-5"},
                                                         {"write.parquet.compression-codec", "lzma"},
-                                                        {"write.parquet.page-size-bytes", "0"}}) {
+                                                        {"write.parquet.page-size-bytes", "0"},
+                                                        {"write.parquet.page-row-limit", "-1"}}) {
     FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata md,
                               MakeTable(tmp.path(), EventSchema(), "", {{key, value}}));
     auto c = ConfigFromTableProperties(io::FileIO(), md, "p");

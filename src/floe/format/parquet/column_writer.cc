@@ -164,8 +164,9 @@ class TypedColumnWriter final : public ColumnWriter {
     nulls_ = column.null_count() != 0 ? column.null_mask().data() : nullptr;
     size_t mini = MiniBatchRows(column, offset, length);
     size_t row = offset, end = offset + length;
+    const auto row_limit = static_cast<size_t>(options_.page_row_limit);
     while (row < end) {
-      size_t stop = std::min(end, row + mini);
+      size_t stop = std::min({end, row + mini, row + (row_limit - page_rows_)});
       size_t done = stop;
       if constexpr (kDictCapable) {
         done = dict_mode_ ? EncodeDict(row, stop) : EncodePlain(row, stop);
@@ -181,7 +182,9 @@ class TypedColumnWriter final : public ColumnWriter {
         dict_mode_ = false;
         continue;
       }
-      if (PageEstimate() >= options_.page_size_bytes) FLOE_RETURN_NOT_OK(ClosePage());
+      if (PageEstimate() >= options_.page_size_bytes || page_rows_ >= row_limit) {
+        FLOE_RETURN_NOT_OK(ClosePage());
+      }
     }
     return Status::OK();
   }

@@ -64,7 +64,8 @@ Result<std::unique_ptr<FileWriter>> FileWriter::Open(const io::FileIO& file_io,
                                                      std::shared_ptr<const BatchSchema> schema,
                                                      const WriterOptions& options) {
   if (schema == nullptr) return Status::InvalidArgument("parquet: null schema");
-  if (options.row_group_size_bytes <= 0 || options.page_size_bytes <= 0) {
+  if (options.row_group_size_bytes <= 0 || options.page_size_bytes <= 0 ||
+      options.page_row_limit <= 0) {
     return Status::InvalidArgument("parquet: row group and page sizes must be positive");
   }
   auto w = std::make_unique<FileWriter>(file_io, path, schema, options);

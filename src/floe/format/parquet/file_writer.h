@@ -30,6 +30,9 @@ struct WriterOptions {
   int64_t row_group_size_bytes = 128 << 20;
   // A data page is closed once its estimated encoded (uncompressed) size reaches this.
   int64_t page_size_bytes = 1 << 20;
+  // ... or once it holds this many rows (Iceberg's write.parquet.page-row-limit, parquet-mr's page
+  // row count limit): small pages keep the writer's page buffers small and reused.
+  int64_t page_row_limit = 20000;
   bool dictionary_enabled = true;
   // A column chunk falls back from dictionary to PLAIN encoding once its dictionary would grow
   // past this many (PLAIN-encoded) bytes.

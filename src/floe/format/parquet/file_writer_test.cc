@@ -209,6 +209,32 @@ INSTANTIATE_TEST_SUITE_P(Codecs, CodecTest,
                                            Compression::kZstd),
                          [](const auto& info) { return std::string(CompressionName(info.param)); });
 
+// A page holds at most page_row_limit rows (Iceberg's write.parquet.page-row-limit), whatever
+// its byte size: 50,000 small values are pages of 20,000, 20,000 and 10,000, read back whole.
+TEST(PageRowLimit, ClosesAPageAtTheLimitOfRows) {
+  std::string dir = MakeTempDir("page_row_limit");
+  auto schema = Schema({{"s", DataType::String(), true, 1}, {"i", DataType::Int64(), false, 2}});
+  std::mt19937_64 rng(9);
+  RecordBatch batch = testing::RandomBatch(schema, 50000, rng, {{0.1, 3, -1}, {0, 0, -1}});
+  WriterOptions o;
+  o.page_row_limit = 20000;
+  std::string path = dir + "/limit.parquet";
+  WriteFile(path, {batch}, o);
+  EXPECT_TRUE(ReadBack(path).Equals(batch));
+  auto r = FileReader::Open(io::FileIO(), path);
+  ASSERT_TRUE(r.ok());
+  for (int c = 0; c < 2; ++c) {
+    auto pages = (*r)->ReadPageInfos(0, c);
+    ASSERT_TRUE(pages.ok());
+    std::vector<int32_t> rows;
+    for (const auto& p : *pages) {
+      if (p.type == "DATA_PAGE") rows.push_back(p.num_values);
+    }
+    EXPECT_EQ(rows, (std::vector<int32_t>{20000, 20000, 10000})) << c;
+  }
+  DumpInterop("page_row_limit", path, batch);
+}
+
 TEST(Statistics, StringsCompareAsUnsignedBytes) {
   std::string dir = MakeTempDir("stats_strings");
   auto schema = Schema({{"s", DataType::String(), true, 1}, {"b", DataType::Binary(), true, 2}});
