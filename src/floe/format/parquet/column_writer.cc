@@ -190,7 +190,7 @@ class TypedColumnWriter final : public ColumnWriter {
   }
 
   int64_t EstimatedSize() const override {
-    return static_cast<int64_t>(chunk_.size()) + PageEstimate() +
+    return static_cast<int64_t>(chunk_bytes_) + PageEstimate() +
            (dict_used_ || dict_mode_ ? dict_bytes_ : 0);
   }
 
@@ -211,7 +211,7 @@ class TypedColumnWriter final : public ColumnWriter {
       dict_page_bytes = static_cast<int64_t>(page.size());
       FLOE_RETURN_NOT_OK(file->Append(page));
     }
-    FLOE_RETURN_NOT_OK(file->Append(chunk_));
+    for (const std::string& page : pages_) FLOE_RETURN_NOT_OK(file->Append(page));
 
     format::ColumnMetaData m;
     m.type = desc_.physical_type;
@@ -223,7 +223,7 @@ class TypedColumnWriter final : public ColumnWriter {
     m.codec = ToCodec(compressor_->compression());
     m.num_values = chunk_values_;
     m.total_uncompressed_size = chunk_uncompressed_ + dict_uncompressed;
-    m.total_compressed_size = static_cast<int64_t>(chunk_.size()) + dict_page_bytes;
+    m.total_compressed_size = static_cast<int64_t>(chunk_bytes_) + dict_page_bytes;
     m.data_page_offset = start + dict_page_bytes;
     if (dict_used_) m.dictionary_page_offset = start;
     format::Statistics& s = m.statistics.emplace();
@@ -689,7 +689,9 @@ class TypedColumnWriter final : public ColumnWriter {
     dp.definition_level_encoding = Encoding::kRle;
     dp.repetition_level_encoding = Encoding::kRle;
     int64_t uncompressed = 0;
-    FLOE_RETURN_NOT_OK(BuildPage(&h, &chunk_, &uncompressed));
+    std::string& page = pages_.emplace_back();
+    FLOE_RETURN_NOT_OK(BuildPage(&h, &page, &uncompressed));
+    chunk_bytes_ += page.size();
     chunk_uncompressed_ += uncompressed;
     chunk_values_ += static_cast<int64_t>(page_rows_);
     page_rows_ = 0;
@@ -701,7 +703,8 @@ class TypedColumnWriter final : public ColumnWriter {
   }
 
   void ResetChunk() {
-    chunk_.clear();
+    pages_.clear();
+    chunk_bytes_ = 0;
     chunk_values_ = chunk_nulls_ = chunk_nans_ = chunk_uncompressed_ = 0;
     plain_used_ = dict_used_ = false;
     ResetStats();
@@ -754,7 +757,10 @@ class TypedColumnWriter final : public ColumnWriter {
   size_t mask_ = 0;
 
   // Current chunk.
-  std::string chunk_;  // closed pages, header + compressed body each
+  // Closed pages, header + compressed body each: one string per page, so a growing chunk is
+  // never copied to a larger buffer.
+  std::vector<std::string> pages_;
+  size_t chunk_bytes_ = 0;
   int64_t chunk_values_ = 0, chunk_nulls_ = 0, chunk_nans_ = 0, chunk_uncompressed_ = 0;
   bool plain_used_ = false, dict_used_ = false;
   StatT chunk_min_{}, chunk_max_{};
