@@ -910,44 +910,88 @@ bool KafkaSource::AllDone() const {
 constexpr std::string_view kValueSource = "value";
 constexpr std::string_view kValuePrefix = "value:1: ";
 
-Status KafkaSource::DecodeRecord(const kafka::ConsumedMessage& m, std::string_view topic) {
-  std::string_view value = m.value();
+Status KafkaSource::ReadRecord(const kafka::ConsumedMessage& m, std::string_view topic,
+                               std::vector<PartitionRef>* row_splits) {
   if (m.value_is_null()) return Status::OK();  // tombstone: nothing to append
+  std::string_view value = m.value();
   // One record is one JSON object even when pretty-printed: the decoder reads lines, and a raw
   // line break can only be whitespace in valid JSON (inside strings it must be escaped).
-  std::string flattened;
-  if (value.find_first_of("\r\n") != std::string_view::npos) {
-    flattened.assign(value);
-    std::replace_if(
-        flattened.begin(), flattened.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
-    value = flattened;
+  const size_t begin = held_values_.size();
+  held_values_.append(value);
+  for (size_t i = begin; i < held_values_.size(); ++i) {
+    char& c = held_values_[i];
+    if (c == '\n' || c == '\r') c = ' ';
   }
-  Status st;
+  if (debezium_ == nullptr && !config_.ignore_parse_errors) {
+    // The poll's JSON records decode together, one per line (DecodeHeld): one decoder call per
+    // poll, not per record.
+    held_values_.push_back('\n');
+    held_.push_back(HeldRecord{topic, m.partition(), m.offset(), begin, value.size()});
+    return Status::OK();
+  }
+  // A debezium record may be several rows or none; a skipped bad record none: one at a time.
   const size_t rows_before = rows_.num_rows();
-  if (debezium_ != nullptr) {
-    st = debezium_->Decode(value, &rows_, &kinds_);
-  } else {
-    // A constant source name: the record's coordinates are only needed on the error path.
-    st = decoder_->Decode(value, kValueSource, 1, &rows_);
-  }
-  if (st.ok() && config_.group_member && rows_.num_rows() > rows_before) {
-    // Records come in runs of one partition: its claim's split is looked up once per run.
-    if (!split_cache_ || split_cache_->topic != topic || split_cache_->partition != m.partition()) {
-      auto claim = claims_.find({std::string(topic), m.partition()});
-      split_cache_ = SplitCache{std::string(topic), m.partition(),
-                                claim == claims_.end() ? std::string() : ClaimSplit(claim->second)};
+  Status st =
+      DecodeValue(std::string_view(held_values_).substr(begin), topic, m.partition(), m.offset());
+  held_values_.resize(begin);
+  FLOE_RETURN_NOT_OK(st);
+  NoteRows(topic, m.partition(), rows_before, rows_.num_rows(), row_splits);
+  return Status::OK();
+}
+
+Status KafkaSource::DecodeHeld(std::vector<PartitionRef>* row_splits) {
+  if (held_.empty()) return Status::OK();
+  const size_t rows_before = rows_.num_rows();
+  Status st = decoder_->Decode(held_values_, kValueSource, 1, &rows_);
+  if (st.ok() && rows_.num_rows() - rows_before == held_.size()) {
+    for (size_t k = 0; k < held_.size(); ++k) {
+      NoteRows(held_[k].topic, held_[k].partition, rows_before + k, rows_before + k + 1,
+               row_splits);
     }
-    for (size_t r = rows_before; r < rows_.num_rows(); ++r)
-      splits_.AppendBytes(split_cache_->split);
+  } else {
+    // A record that is not one JSON object on its own (a bad one, a blank value, a byte-order
+    // mark): record by record again, for its rows and its exact error.
+    rows_.Truncate(rows_before);
+    for (const HeldRecord& r : held_) {
+      const size_t before = rows_.num_rows();
+      FLOE_RETURN_NOT_OK(DecodeValue(std::string_view(held_values_).substr(r.begin, r.size),
+                                     r.topic, r.partition, r.offset));
+      NoteRows(r.topic, r.partition, before, rows_.num_rows(), row_splits);
+    }
   }
+  held_.clear();
+  held_values_.clear();
+  return Status::OK();
+}
+
+void KafkaSource::NoteRows(std::string_view topic, int32_t partition, size_t rows_before,
+                           size_t rows, std::vector<PartitionRef>* row_splits) {
+  if (watermarks_ && row_splits != nullptr && rows > rows_before) {
+    row_splits->resize(std::max(row_splits->size(), rows), PartitionRef(topic, partition));
+  }
+  if (!config_.group_member || rows <= rows_before) return;
+  // Records come in runs of one partition: its claim's split is looked up once per run.
+  if (!split_cache_ || split_cache_->topic != topic || split_cache_->partition != partition) {
+    auto claim = claims_.find({std::string(topic), partition});
+    split_cache_ = SplitCache{std::string(topic), partition,
+                              claim == claims_.end() ? std::string() : ClaimSplit(claim->second)};
+  }
+  for (size_t r = rows_before; r < rows; ++r) splits_.AppendBytes(split_cache_->split);
+}
+
+Status KafkaSource::DecodeValue(std::string_view value, std::string_view topic, int32_t partition,
+                                int64_t offset) {
+  Status st = debezium_ != nullptr ? debezium_->Decode(value, &rows_, &kinds_)
+                                   // A constant source name: the record's coordinates are only
+                                   // needed on the error path.
+                                   : decoder_->Decode(value, kValueSource, 1, &rows_);
   if (st.ok()) return st;
   std::string_view message = st.message();
   if (message.substr(0, kValuePrefix.size()) == kValuePrefix)
     message.remove_prefix(kValuePrefix.size());
   return Status(st.code(), "kafka record topic '" + std::string(topic) + "' partition " +
-                               std::to_string(m.partition()) + " offset " +
-                               std::to_string(m.offset()) + ": " + std::string(message) +
-                               "; record: " + Excerpt(value));
+                               std::to_string(partition) + " offset " + std::to_string(offset) +
+                               ": " + std::string(message) + "; record: " + Excerpt(value));
 }
 
 RecordBatch KafkaSource::TakeBatch() {
@@ -1042,7 +1086,10 @@ Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
     wait = std::chrono::milliseconds(0);
     // The group changed claims during that poll: they go out after the rows read before it and
     // ahead of any row of a new claim.
-    if (!pending_claims_.empty()) FLOE_RETURN_NOT_OK(EmitClaimChanges(row_splits, out));
+    if (!pending_claims_.empty()) {
+      FLOE_RETURN_NOT_OK(DecodeHeld(&row_splits));
+      FLOE_RETURN_NOT_OK(EmitClaimChanges(row_splits, out));
+    }
     if (!m.has_value()) break;
     int32_t p = m->partition();
     std::string_view topic = m->topic();
@@ -1064,15 +1111,15 @@ Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
       }
       ++records;
       bytes += m->key().size() + m->value().size();
-      FLOE_RETURN_NOT_OK(DecodeRecord(*m, topic));
+      FLOE_RETURN_NOT_OK(ReadRecord(*m, offsets->first, &row_splits));
       it->second = m->offset() + 1;
-      if (watermarks_) row_splits.resize(rows_.num_rows(), PartitionRef(offsets->first, p));
     }
     if (config_.bounded_latest && AllDone()) {
       ended_ = true;
       break;
     }
   }
+  FLOE_RETURN_NOT_OK(DecodeHeld(&row_splits));
   bytes_in_->Add(static_cast<int64_t>(bytes));  // once per poll, not per record
   int64_t newest_event = INT64_MIN;
   if (watermarks_) {

@@ -184,12 +184,24 @@ class KafkaSource final : public runtime::SourceOperator {
                                                  const std::vector<int32_t>& partitions);
   bool Done(const std::string& topic, int32_t partition) const;
   bool AllDone() const;
-  Status DecodeRecord(const kafka::ConsumedMessage& m, std::string_view topic);
+  // A topic partition, the topic's name owned by `position_`.
+  using PartitionRef = std::pair<std::string_view, int32_t>;
+  // Reads one record: a JSON value is held for DecodeHeld, a debezium one (or any with
+  // 'json.ignore-parse-errors') decoded now. Row r's partition goes to (*row_splits)[r] with a
+  // WATERMARK, its claim's split to splits_ in a group.
+  Status ReadRecord(const kafka::ConsumedMessage& m, std::string_view topic,
+                    std::vector<PartitionRef>* row_splits);
+  // Decodes the held records in one call (record by record when one is not a JSON object on
+  // its own, for its exact error).
+  Status DecodeHeld(std::vector<PartitionRef>* row_splits);
+  Status DecodeValue(std::string_view value, std::string_view topic, int32_t partition,
+                     int64_t offset);
+  // Notes the partition (and claim split) of rows [rows_before, rows).
+  void NoteRows(std::string_view topic, int32_t partition, size_t rows_before, size_t rows,
+                std::vector<PartitionRef>* row_splits);
   // The rows read so far as one batch (with the change kinds of a debezium table); empties them.
   RecordBatch TakeBatch();
   Status EmitBatch(runtime::Collector& out);
-  // A topic partition, the topic's name owned by `position_`.
-  using PartitionRef = std::pair<std::string_view, int32_t>;
   // Emits the rows read (row r from partition row_splits[r]) with the watermarks the generator
   // makes due after each of them, between the rows, then what its Poll gives; `input_quiet`: the
   // poll brought no records. Returns the newest event time emitted (INT64_MIN: none).
@@ -215,7 +227,16 @@ class KafkaSource final : public runtime::SourceOperator {
   std::unique_ptr<kafka::KafkaConsumer> consumer_;
   std::unique_ptr<json::JsonLinesDecoder> decoder_;
   std::unique_ptr<DebeziumJsonDecoder> debezium_;
-  RecordBatch rows_;                                         // declared columns
+  RecordBatch rows_;  // declared columns
+  // The records of this poll not yet decoded: their values one per line, and where each is.
+  struct HeldRecord {
+    std::string_view topic;  // owned by position_
+    int32_t partition = 0;
+    int64_t offset = 0;
+    size_t begin = 0, size = 0;  // in held_values_
+  };
+  std::string held_values_;
+  std::vector<HeldRecord> held_;
   std::unique_ptr<runtime::WatermarkGenerator> watermarks_;  // with a WATERMARK only
   Column kinds_{DataType::String()};
   // Group member: the claims held now and the claim split of each row read; generations count
@@ -227,7 +248,7 @@ class KafkaSource final : public runtime::SourceOperator {
   std::map<std::pair<std::string, int32_t>, uint64_t> generations_;
   std::map<std::string, int32_t> first_partition_counts_;  // key-partitioned: per topic
   Column splits_{DataType::String()};
-  struct SplitCache {  // the split of the partition read last (DecodeRecord)
+  struct SplitCache {  // the split of the partition read last (NoteRows)
     std::string topic;
     int32_t partition = -1;
     std::string split;
