@@ -6,7 +6,7 @@
 //   node bench/report.mjs                # print the generated blocks
 //   node bench/report.mjs --write        # rewrite them in place
 //   node bench/report.mjs --check        # exit 1 when a document disagrees with the results
-//   node bench/report.mjs --validate FILE --bench append|kafka|streaming|table-health|file-size|maintenance-throughput|windows|monitoring|catalog-commits|compaction-amplification|state [--rows N]
+//   node bench/report.mjs --validate FILE --bench append|kafka|streaming|table-health|file-size|maintenance-throughput|windows|monitoring|catalog-commits|compaction-amplification|state|scale-out|profile [--rows N]
 //                                        # exit 1 unless FILE is a complete results file whose
 //                                        # figures are sane (the smoke tests' oracle)
 //
@@ -755,6 +755,32 @@ ${j.rebalance.map((x) => `| ${x.how === 'kill' ? 'SIGKILL (coordinator and worke
   return out.join('\n\n')
 }
 
+// bench/README.md: where each speed path's CPU time goes (bench/profile.sh).
+function profileBlock({ index, files }) {
+  if (!Object.values(index.files).some((e) => e.bench === 'profile')) return 'No results file yet.'
+  const name = current(index, 'profile')
+  const j = files[name]
+  const f = facts(j)
+  const what = { append: `${code('floe table append')} of ${num(j.append?.rows)} roster rows`,
+                 tumble: `TUMBLE 5 min COUNT(*), ${num(j.tumble?.events)} events, ${num(j.tumble?.keys)} keys`,
+                 session: `SESSION 10 min COUNT(*), ${num(j.session?.events)} events, ${num(j.session?.keys)} keys`,
+                 kafka: `Kafka (dev cluster, ${j.kafka?.partitions} partitions) -> Iceberg, ${num(j.kafka?.rows)} roster rows read` }
+  const stages = [...new Set(j.profile.paths.flatMap((p) => j[p].stages.map((st) => st.stage)))]
+  const share = (p, stage) => j[p].stages.find((st) => st.stage === stage)?.share_pct
+  const order = stages.sort((a, b) => Math.max(...j.profile.paths.map((p) => share(p, b) ?? 0)) - Math.max(...j.profile.paths.map((p) => share(p, a) ?? 0)))
+  return `From ${code(`${RESULTS}/${name}`)} (${f.cpu ?? '?'}, ${f.cores ?? '?'} cores; load ${fix(f.loadStart?.[0], 2)} at start,
+${fix(f.loadEnd?.[0], 2)} at the end), ${code(j.command || 'bash bench/profile.sh')}, ${j.profile.tool}, ${j.profile.frequency_hz} Hz, one core
+(${j.profile.cpu ?? 'not pinned'}). Share of each path's CPU samples (all its processes and threads) by stage; the stages and
+how a sample is placed are in ${code('bench/profile.mjs')}:
+
+| stage | ${j.profile.paths.map((p) => what[p]).join(' | ')} |
+| --- | ${j.profile.paths.map(() => '---').join(' | ')} |
+${order.map((st) => `| ${st} | ${j.profile.paths.map((p) => share(p, st) != null ? `${share(p, st)}%` : '-').join(' | ')} |`).join('\n')}
+| samples (seconds) | ${j.profile.paths.map((p) => `${num(j[p].samples)} (${fix(j[p].seconds, 1)} s)`).join(' | ')} |
+
+The leaf functions holding the most samples per stage are in the results file.`
+}
+
 // bench/README.md and docs/connectors.md: compaction's write amplification (issue 21), with the
 // planner before size tiers as the baseline when INDEX.json has one.
 function compactionAmplificationBlock({ index, files }) {
@@ -856,6 +882,7 @@ function indexBlock({ index, files }) {
       return `rewritten / written ${Object.entries(j.cases).map(([k, c]) => `${k} ${fix(c.ratio, 2)}`).join(', ')}`
     }
     if (j.bench === 'scale-out') return scaleOutSummary(j)
+    if (j.bench === 'profile') return j.profile.paths.map((p) => `${p}: ${j[p].stages.slice(0, 2).map((st) => `${st.stage} ${st.share_pct}%`).join(', ')}`).join('; ')
     if (j.bench === 'catalog-commits') {
       return Object.entries(j.single).map(([k, r]) => `${k} p50 ${fix(r.latency_ms.p50, 1)} ms`).join('; ')
     }
@@ -897,6 +924,7 @@ const TARGETS = [
   { file: 'bench/README.md', block: 'state', make: stateBlock },
   { file: 'bench/README.md', block: 'catalog-commits', make: catalogCommitsBlock },
   { file: 'bench/README.md', block: 'scale-out', make: scaleOutBlock },
+  { file: 'bench/README.md', block: 'profile', make: profileBlock },
   { file: 'docs/architecture.md', block: 'scale-out', make: scaleOutBlock, optional: true },
   { file: 'docs/catalogs.md', block: 'catalog-commits', make: catalogCommitsBlock, optional: true },
   { file: 'bench/README.md', block: 'compaction-amplification', make: compactionAmplificationBlock },
@@ -994,7 +1022,7 @@ function validate(file, bench, rows) {
                    'maintenance-throughput': 'bench/maintenance_throughput.sh', windows: 'bench/windows.sh',
                    monitoring: 'bench/monitoring.sh', 'catalog-commits': 'bench/catalog_commits.sh',
                    'compaction-amplification': 'bench/compaction_amplification.sh', state: 'bench/state.sh',
-                   'scale-out': 'bench/scale_out.sh' }[bench] ||
+                   'scale-out': 'bench/scale_out.sh', profile: 'bench/profile.sh' }[bench] ||
                  `bench/${bench}_bench.sh`
   need(typeof j.command === 'string' && j.command.includes(script), 'command naming the bench script')
   need(j.git && /^[0-9a-f]{40}$/.test(j.git.commit) && typeof j.git.dirty === 'boolean', 'git commit and dirty flag')
@@ -1144,6 +1172,15 @@ function validate(file, bench, rows) {
     if (parts.includes('false-alarms')) {
       need(fa && fa.verified_ok === true && pos(fa.records) && pos(fa.commits) && Number.isInteger(fa.false_alarms) &&
         fa.commit_gap_while_input_flowed_ms && fa.pending_without_commit_ms, 'false alarms: table verified, records, commits, gaps, the count')
+    }
+  } else if (bench === 'profile') {
+    const paths = j.profile?.paths
+    need(Array.isArray(paths) && paths.length > 0, 'profile.paths')
+    for (const p of paths || []) {
+      const x = j[p]
+      const sum = (x?.stages || []).reduce((a, st) => a + st.share_pct, 0)
+      need(x && pos(x.samples) && pos(x.seconds) && typeof x.command === 'string' && Math.abs(sum - 100) < 1.5,
+        `${p}: samples, seconds, the command, stage shares summing to 100%`)
     }
   } else {
     bad.push(`unknown bench ${bench}`)

@@ -166,6 +166,41 @@ export function writeLines(file, n, line) {
 // The throughput input for `keys` keys (cached in OUT/input); {file, bytes, distinct_keys, ...}.
 // Event i: true time BASE + i * 1000 / RATE ms, minus a uniform jitter below DISORDER_S - 1 s;
 
+// The window benches' events (cached in `dir`): `events` JSON lines {"user_id":"u<k>","ts":...};
+// event i has the true time base + i * 1000 / rate ms, minus a uniform jitter below
+// disorderS - 1 s; the key uniform over u0..u<keys-1>. Returns {file, bytes, keys, distinct_keys,
+// event_time_span_s, max_out_of_order_ms}. The distinct keys and the event-time span are
+// recomputed from the same PRNG stream (cheap), so a cached file needs no scan.
+export function eventsInput(dir, { events, keys, rate, disorderS, seed, base }, log = () => {}) {
+  fs.mkdirSync(dir, { recursive: true })
+  const file = path.join(dir, `events-${events}-k${keys}-r${rate}-d${disorderS}-s${seed}.jsonl`)
+  const jitter = (disorderS - 1) * 1000
+  const rand = mulberry32(seed * 1_000_003 + keys)
+  const seen = new Uint8Array(keys)
+  let distinct = 0
+  let minTs = Infinity
+  let maxTs = -Infinity
+  const event = (i) => {
+    const t = base + Math.floor((i * 1000) / rate) - Math.floor(rand() * jitter)
+    const k = Math.floor(rand() * keys)
+    if (!seen[k]) { seen[k] = 1; distinct++ }
+    if (t < minTs) minTs = t
+    if (t > maxTs) maxTs = t
+    return [t, k]
+  }
+  if (!fs.existsSync(file)) {
+    log(`generating ${file} (${num(events)} events, ${num(keys)} keys)`)
+    writeLines(file, events, (i) => {
+      const [t, k] = event(i)
+      return `{"user_id":"u${k}","ts":"${tsText(t)}"}\n`
+    })
+  } else {
+    for (let i = 0; i < events; i++) event(i)
+  }
+  return { file, bytes: fs.statSync(file).size, keys, distinct_keys: distinct, event_time_span_s: round((maxTs - minTs) / 1000, 0),
+           max_out_of_order_ms: jitter }
+}
+
 // A keyed input (cached: written once per file name): `events` JSON lines
 // {"user_id":"u<k>","ts":...}, the first `keys` of them each key once (a shuffled order), the
 // rest random keys; event time rising from `base` through `spanMs`. Returns {file, bytes}.

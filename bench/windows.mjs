@@ -90,7 +90,7 @@ import { mulberry32 } from './prng.mjs'
 import { benchArgs, freshJobDir, jobRecord, runAsync } from './roster_job.mjs'
 import { parseIds } from './table_watch.mjs'
 import {
-  fileSource, icebergSink, jobHead, jobRunner, keysOnceInput, median, num, parseTs, round, sinkColumns, sleep, stats, tsText,
+  eventsInput, fileSource, icebergSink, jobHead, jobRunner, keysOnceInput, median, num, parseTs, round, sinkColumns, sleep, stats, tsText,
   tvfText, watchCheckpoints, windowQuery, writeLines,
 } from './window_job.mjs'
 
@@ -203,40 +203,9 @@ function describe(wh, table) {
 const dataGlob = (wh, table) => path.join(wh, 'bench', table, 'data', '*.parquet')
 // ---- inputs ---------------------------------------------------------------------------------
 
-// The throughput input for `keys` keys (cached in OUT/input); {file, bytes, distinct_keys, ...}.
-// Event i: true time BASE + i * 1000 / RATE ms, minus a uniform jitter below DISORDER_S - 1 s;
-// key uniform over u0..u<keys-1>. The distinct keys and the event-time span are recomputed from
-// the same PRNG stream (cheap), so a cached file needs no scan.
-function throughputInput(keys) {
-  const dir = path.join(OUT, 'input')
-  fs.mkdirSync(dir, { recursive: true })
-  const file = path.join(dir, `events-${EVENTS}-k${keys}-r${RATE}-d${DISORDER_S}-s${SEED}.jsonl`)
-  const jitter = (DISORDER_S - 1) * 1000
-  const rand = mulberry32(SEED * 1_000_003 + keys)
-  const seen = new Uint8Array(keys)
-  let distinct = 0
-  let minTs = Infinity
-  let maxTs = -Infinity
-  const event = (i) => {
-    const t = BASE + Math.floor((i * 1000) / RATE) - Math.floor(rand() * jitter)
-    const k = Math.floor(rand() * keys)
-    if (!seen[k]) { seen[k] = 1; distinct++ }
-    if (t < minTs) minTs = t
-    if (t > maxTs) maxTs = t
-    return [t, k]
-  }
-  if (!fs.existsSync(file)) {
-    log(`generating ${file} (${num(EVENTS)} events, ${num(keys)} keys)`)
-    writeLines(file, EVENTS, (i) => {
-      const [t, k] = event(i)
-      return `{"user_id":"u${k}","ts":"${tsText(t)}"}\n`
-    })
-  } else {
-    for (let i = 0; i < EVENTS; i++) event(i)
-  }
-  return { file, bytes: fs.statSync(file).size, keys, distinct_keys: distinct, event_time_span_s: round((maxTs - minTs) / 1000, 0),
-           max_out_of_order_ms: jitter }
-}
+// The throughput input for `keys` keys (cached in OUT/input): window_job.mjs eventsInput.
+const throughputInput = (keys) => eventsInput(path.join(OUT, 'input'),
+  { events: EVENTS, keys, rate: RATE, disorderS: DISORDER_S, seed: SEED, base: BASE }, log)
 
 // The checkpoint input: the first CK.keys lines each key once (shuffled), then random keys;
 // event time rising through one day from BASE, so a 1-day window holds every key until the end.

@@ -10,21 +10,41 @@ InputGate::InputGate(size_t num_channels, size_t capacity)
       num_channels_(num_channels),
       channels_(num_channels) {}
 
-Status InputGate::Push(size_t channel, StreamElement element,
-                       const std::function<void()>& on_full) {
+Status InputGate::Push(size_t channel, StreamElement element, const std::function<void()>& on_full,
+                       bool defer_wakeup) {
   MutexLock lock(mu_);
   auto& q = channels_[channel];
-  if (!cancelled_ && q.size() >= capacity_ && on_full) {
-    lock.Unlock();
-    on_full();
-    lock.Lock();
+  if (!cancelled_ && q.size() >= capacity_) {
+    ready_.notify_one();  // a deferred wake-up is due now: the consumer must make room
+    wakeup_pending_ = false;
+    if (on_full) {
+      lock.Unlock();
+      on_full();
+      lock.Lock();
+    }
   }
   while (!cancelled_ && !closed_ && q.size() >= capacity_) not_full_.wait(lock.native());
   if (cancelled_) return CancelledStatus();
   if (closed_) return Status::OK();  // the consumer finished: dropped
+  // Only records and watermarks wait: a barrier, a claim change or the end of input wakes the
+  // consumer at once (with what is queued before it).
+  const bool data =
+      std::holds_alternative<RecordBatch>(element) || std::holds_alternative<Watermark>(element);
   q.push_back(std::move(element));
-  ready_.notify_one();
+  if (defer_wakeup && data && q.size() < (capacity_ + 1) / 2) {
+    wakeup_pending_ = true;
+  } else {
+    wakeup_pending_ = false;
+    ready_.notify_one();
+  }
   return Status::OK();
+}
+
+void InputGate::WakeConsumer() {
+  MutexLock lock(mu_);
+  if (!wakeup_pending_) return;
+  wakeup_pending_ = false;
+  ready_.notify_one();
 }
 
 Result<bool> InputGate::TryPush(size_t channel, StreamElement& element) {
@@ -64,7 +84,11 @@ Result<InputGate::Next> InputGate::Pop(const std::vector<bool>& blocked,
       }
     }
   } else {
-    while (!cancelled_ && !HasReadyLocked(blocked)) ready_.wait(lock.native());
+    while (!cancelled_ && !HasReadyLocked(blocked)) {
+      waiting_ = true;
+      ready_.wait(lock.native());
+      waiting_ = false;
+    }
   }
   if (cancelled_) return CancelledStatus();
   Next next;
@@ -83,7 +107,9 @@ Result<InputGate::Next> InputGate::Pop(const std::vector<bool>& blocked,
     next.element = std::move(channels_[i].front());
     channels_[i].pop_front();
     next_channel_ = (i + 1) % n;
-    not_full_.notify_all();
+    // A producer waits only on a full channel; it is woken once half of it is free, so a
+    // producer and its consumer on one core take turns per half channel, not per element.
+    if (channels_[i].size() <= capacity_ / 2) not_full_.notify_all();
     return next;
   }
   return Status::Internal("input gate woke without a ready channel");
@@ -101,6 +127,11 @@ void InputGate::Close() {
   closed_ = true;
   for (auto& q : channels_) q.clear();
   not_full_.notify_all();
+}
+
+bool InputGate::consumer_waiting() const {
+  MutexLock lock(mu_);
+  return waiting_;
 }
 
 bool InputGate::cancelled() const {

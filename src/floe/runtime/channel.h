@@ -43,8 +43,15 @@ class InputGate {
 
   // Appends `element` to `channel`, waiting while it is full. `on_full`, if set, is called once
   // (without the gate's lock) before waiting -- a backpressure probe for metrics and tests.
+  // `defer_wakeup`: after a record batch or a watermark the waiting consumer is woken only once
+  // the channel is half full, or when it is full, or at the producer's next WakeConsumer (which
+  // it must call before it waits itself), so a producer emitting many elements per input does
+  // not hand the core over per element; other elements wake it at once.
   // REQUIRES: channel < num_channels().
-  Status Push(size_t channel, StreamElement element, const std::function<void()>& on_full = {});
+  Status Push(size_t channel, StreamElement element, const std::function<void()>& on_full = {},
+              bool defer_wakeup = false);
+  // Wakes the consumer for elements pushed with defer_wakeup since.
+  void WakeConsumer();
   // Non-blocking Push: returns false (and leaves `element` untouched) when the channel is full.
   Result<bool> TryPush(size_t channel, StreamElement& element);
 
@@ -70,6 +77,8 @@ class InputGate {
   bool cancelled() const;
   size_t num_channels() const { return num_channels_; }
   size_t capacity() const { return capacity_; }
+  // The consumer is waiting in Pop without a timeout now (for tests).
+  bool consumer_waiting() const;
   // Elements queued in `channel` now (for tests and metrics).
   size_t queued(size_t channel) const;
 
@@ -86,6 +95,8 @@ class InputGate {
   size_t next_channel_ FLOE_GUARDED_BY(mu_) = 0;  // round-robin start
   bool cancelled_ FLOE_GUARDED_BY(mu_) = false;
   bool closed_ FLOE_GUARDED_BY(mu_) = false;
+  bool wakeup_pending_ FLOE_GUARDED_BY(mu_) = false;  // Push deferred the consumer's wake-up
+  bool waiting_ FLOE_GUARDED_BY(mu_) = false;         // in Pop, waiting without a timeout
 };
 
 }  // namespace floe::runtime

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "floe/runtime/test_util.h"
@@ -24,6 +26,57 @@ TEST(InputGate, TryPushFailsWhenChannelIsFull) {
   EXPECT_EQ(gate.queued(0), 3u);
   // The other channel has its own capacity.
   EXPECT_TRUE(*gate.TryPush(1, e));
+}
+
+// A deferred wake-up: records and watermarks pushed with defer_wakeup do not wake a waiting
+// consumer until the producer calls WakeConsumer, the channel is half full, or an element of
+// another kind (a barrier) comes.
+TEST(InputGate, DeferredWakeupsWaitForTheProducerOrHalfAChannel) {
+  auto consume = [](InputGate& gate, std::atomic<bool>* got) {
+    std::thread t([&gate, got] {
+      auto next = gate.Pop({});
+      got->store(next.ok() && next->kind == InputGate::Next::Kind::kElement);
+    });
+    while (!gate.consumer_waiting()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return t;
+  };
+  auto returns_within = [](std::atomic<bool>& got, std::chrono::milliseconds d) {
+    const auto end = std::chrono::steady_clock::now() + d;
+    while (!got.load() && std::chrono::steady_clock::now() < end) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return got.load();
+  };
+  {
+    InputGate gate(1, 8);
+    std::atomic<bool> got{false};
+    std::thread consumer = consume(gate, &got);
+    ASSERT_TRUE(gate.Push(0, Int64Batch({1}), {}, /*defer_wakeup=*/true).ok());
+    ASSERT_TRUE(gate.Push(0, Watermark(5), {}, /*defer_wakeup=*/true).ok());
+    EXPECT_FALSE(returns_within(got, std::chrono::milliseconds(200)));  // still asleep
+    gate.WakeConsumer();
+    EXPECT_TRUE(returns_within(got, std::chrono::seconds(10)));
+    consumer.join();
+  }
+  {
+    InputGate gate(1, 8);
+    std::atomic<bool> got{false};
+    std::thread consumer = consume(gate, &got);
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(gate.Push(0, Int64Batch({i}), {}, true).ok());
+    EXPECT_FALSE(returns_within(got, std::chrono::milliseconds(200)));
+    ASSERT_TRUE(gate.Push(0, Int64Batch({3}), {}, true).ok());  // half of 8
+    EXPECT_TRUE(returns_within(got, std::chrono::seconds(10)));
+    consumer.join();
+  }
+  {
+    InputGate gate(1, 8);
+    std::atomic<bool> got{false};
+    std::thread consumer = consume(gate, &got);
+    ASSERT_TRUE(gate.Push(0, Int64Batch({1}), {}, true).ok());
+    ASSERT_TRUE(gate.Push(0, Barrier{CheckpointId(1), false}, {}, true).ok());
+    EXPECT_TRUE(returns_within(got, std::chrono::seconds(10)));
+    consumer.join();
+  }
 }
 
 TEST(InputGate, BlockedPushResumesAfterPop) {

@@ -225,13 +225,26 @@ class TaskCollector final : public Collector {
   // Time spent waiting for room in full output channels, summed over the task's life.
   int64_t blocked_micros() const { return blocked_micros_; }
 
+  // Wakes the consumers of what was pushed since the last call: the task calls it before it
+  // waits for input or ends (the wake-ups are deferred while it works: InputGate::Push).
+  void WakeConsumers() {
+    for (InputGate* gate : woken_later_) gate->WakeConsumer();
+    woken_later_.clear();
+  }
+
  private:
   Status Push(const OutputTarget& t, StreamElement element) {
     int64_t blocked_at = 0;
-    Status st = t.gate->Push(t.channel, std::move(element), [this, &blocked_at] {
-      blocked_at = SteadyMicros();
-      if (impl_.options.on_output_blocked) impl_.options.on_output_blocked(task_.name);
-    });
+    if (std::find(woken_later_.begin(), woken_later_.end(), t.gate) == woken_later_.end()) {
+      woken_later_.push_back(t.gate);
+    }
+    Status st = t.gate->Push(
+        t.channel, std::move(element),
+        [this, &blocked_at] {
+          blocked_at = SteadyMicros();
+          if (impl_.options.on_output_blocked) impl_.options.on_output_blocked(task_.name);
+        },
+        /*defer_wakeup=*/true);
     if (blocked_at != 0) {
       const int64_t blocked = SteadyMicros() - blocked_at;
       task_.back_pressured_micros->Add(blocked);
@@ -244,6 +257,7 @@ class TaskCollector final : public Collector {
   LocalExecutor::Impl& impl_;
   bool idle_ = false;
   int64_t blocked_micros_ = 0;
+  std::vector<InputGate*> woken_later_;  // gates pushed to since WakeConsumers
 };
 
 // The main loop of a non-source subtask: barrier alignment, watermark merging, end of input.
@@ -274,10 +288,14 @@ class OperatorRunner {
           continue;
         }
       }
-      FLOE_ASSIGN_OR_RAISE(
-          InputGate::Next next,
-          t_.gate->Pop(blocked_,
-                       working_ ? std::optional(std::chrono::milliseconds(0)) : std::nullopt));
+      // Consumers are woken when this task is about to wait for input, not after each element
+      // (a watermark assigner turns a batch into hundreds of elements; InputGate::Push).
+      FLOE_ASSIGN_OR_RAISE(InputGate::Next next,
+                           t_.gate->Pop(blocked_, std::chrono::milliseconds(0)));
+      if (next.kind == InputGate::Next::Kind::kTimeout && !working_) {
+        out_.WakeConsumers();
+        FLOE_ASSIGN_OR_RAISE(next, t_.gate->Pop(blocked_));
+      }
       if (next.kind == InputGate::Next::Kind::kCommand) {
         FLOE_RETURN_NOT_OK(OnCommand(next.command));
       } else if (next.kind == InputGate::Next::Kind::kElement) {
@@ -526,6 +544,7 @@ class SourceRunner {
     while (!finished_) {
       // Commands first: a trigger takes effect right after the batch in progress.
       while (!finished_) {
+        out_.WakeConsumers();  // what the last Poll or command sent
         FLOE_ASSIGN_OR_RAISE(InputGate::Next next, t_.gate->Pop({}, std::chrono::milliseconds(0)));
         if (next.kind != InputGate::Next::Kind::kCommand) break;
         FLOE_RETURN_NOT_OK(OnCommand(next.command));
@@ -540,6 +559,7 @@ class SourceRunner {
       }
       FLOE_ASSIGN_OR_RAISE(SourceStatus st, t_.source->Poll(out_));
       if (st == SourceStatus::kIdle) {
+        out_.WakeConsumers();  // a quiet Poll may still have sent watermarks
         FLOE_ASSIGN_OR_RAISE(InputGate::Next next, t_.gate->Pop({}, impl_.options.idle_backoff));
         if (next.kind == InputGate::Next::Kind::kCommand) {
           FLOE_RETURN_NOT_OK(OnCommand(next.command));
@@ -698,6 +718,7 @@ void LocalExecutor::Impl::RunTask(ExecutorTask& t) {
   if (st.ok()) {
     st = t.source ? SourceRunner(t, *this, out).Run() : OperatorRunner(t, *this, out).Run();
   }
+  out.WakeConsumers();
   // Finished (a final completion, e.g. stop-with-savepoint): producers still running must not
   // block on this task's full channels before they see their own final completion.
   if (st.ok()) t.gate->Close();
