@@ -17,14 +17,14 @@
 //          -> Iceberg append, one worker.
 // Stages, from the first frame of a sample's chain (leaf first) that names one: `page faults`
 // (the kernel's fault path), `thread hand-off` (futex, scheduler, floe's channels and task
-// loop), `read` / `write` (file system calls, the line reader), `kafka client` (librdkafka,
-// floe's consumer), `JSON parse` (simdjson, floe's decoder and its value parsers), `window`
-// (the window operator and its aggregates), `keyed state` (the backends and timers), `encode`
-// (Parquet), `compress` (zstd, page checksums), `files and commit` (Iceberg, Avro),
-// `columns` (record batches, exchange), else `memory` (copies and allocation whose caller
-// the chain lost) or `other`. Frame pointers are not always kept across libc and third-party
-// code, so a sample whose chain breaks counts where its leaf is.
-import { spawn, spawnSync } from 'node:child_process'
+// loop), `read` / `write` (file system calls, the line reader), `network` (socket calls),
+// `kafka client` (librdkafka, floe's consumer), `JSON parse` (simdjson, floe's decoder and its
+// value parsers), `window` (the window operator and its aggregates), `keyed state` (the
+// backends and timers), `encode` (Parquet), `compress` (zstd, page checksums), `files and
+// commit` (Iceberg, Avro), `columns` (record batches, exchange), else `memory` (copies and
+// allocation whose caller the chain lost) or `other`. Frame pointers are not always kept
+// across libc and third-party code, so a sample whose chain breaks counts where its leaf is.
+import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -73,6 +73,7 @@ const STAGES = [
   ['thread hand-off', KERNEL(/futex|^schedule$|^__schedule$|finish_task_switch|try_to_wake_up/)],
   ['read', KERNEL(/^(ksys_read|vfs_read|filemap_read|ksys_pread64)$/)],
   ['write', KERNEL(/^(ksys_write|vfs_write|ksys_pwrite64|ext4_sync_file|vfs_fsync_range|do_fsync)$/)],
+  ['network', KERNEL(/^(tcp_recvmsg|tcp_sendmsg|sock_recvmsg|sock_sendmsg|__sys_recvfrom|__sys_sendto|___sys_recvmsg|___sys_sendmsg|sock_poll|do_sys_poll)$/)],
   ['compress', SYM(/libzstd|libsnappy|PageCompressor|parquet::Crc32/)],
   ['JSON parse', SYM(/simdjson|json::|ParseTimestamp|ParseDatePart|ParseTimePart|DaysFromCivil|DebeziumJson/)],
   ['kafka client', SYM(/librdkafka|floe::kafka::|KafkaSource|KafkaConsumer/)],

@@ -142,7 +142,7 @@ the rows/s hold only for the machine named):
   write of the same rows (median of ${k.rounds.length} round${k.rounds.length > 1 ? 's' : ''}${span(kRatios('filesystem'), 2)
     ? `; per round ${span(kRatios('filesystem'), 2)} and ${span(kRatios('duckdb'), 2)}` : ''}).
   ${num(km.kafka_rows_per_s)} rows/s (${fix(km.kafka_mib_per_s, 1)} MiB/s of JSON), ${num(k.rows)} rows, the producer and the dev
-  cluster sharing the machine: ${machineText(kf)}; ${loadText(kf)}.
+  cluster sharing the machine${km.kafka_cpu_s ? `; floe's processes used ${fix(km.kafka_cpu_s, 2)} s of CPU, ${fix(k.value_bytes / 1048576 / km.kafka_cpu_s, 0)} MiB of JSON per CPU second` : ''}: ${machineText(kf)}; ${loadText(kf)}.
   ${sourceText(kf, kName)}.
 ${windowsSpeedBullet(ctx)}
 How these are measured, and every results file (current and superseded): [bench/README.md](bench/README.md).`
