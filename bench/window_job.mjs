@@ -46,7 +46,7 @@ GROUP BY user_id, window_start, window_end;`
 export const tvfText = (kind, table, size) => (kind === 'session'
   ? `SESSION(TABLE ${table} PARTITION BY user_id, DESCRIPTOR(ts), ${size})`
   : `TUMBLE(TABLE ${table}, DESCRIPTOR(ts), ${size})`)
-export const jobHead = (interval) => `SET 'parallelism.default' = '1';
+export const jobHead = (interval, parallelism = 1) => `SET 'parallelism.default' = '${parallelism}';
 SET 'execution.checkpointing.interval' = '${interval}';
 SET 'execution.checkpointing.mode' = 'EXACTLY_ONCE';
 SET 'execution.checkpointing.dir' = '\${CHK}';

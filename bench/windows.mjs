@@ -28,6 +28,8 @@
 //             (windows_duckdb.mjs compare: EXCEPT ALL both ways over (user_id, window_start,
 //             window_end, n)); floe's row count must equal `floe table describe`'s
 //             data-records and the counts must sum to --events; any difference stops the bench.
+//             --parallelism N (with --cpu none): floe's 'parallelism.default' N and DuckDB's
+//             threads N, both unpinned, for the both-cores comparison (issue 25).
 // latency     how long after a window can close its row is visible, in a Kafka topic (sink
 //             exactly-once) and in an Iceberg table, from one job with both sinks (two INSERTs of
 //             the same TUMBLE(--latency-window s) COUNT(*) per key). Source: a Kafka topic of one
@@ -96,7 +98,7 @@ import {
 
 const USAGE = `usage: node bench/windows.mjs [--parts throughput,latency,checkpoint] [--events 5000000]
          [--keys 10000,1000000] [--kinds tumble,session] [--reps 3] [--rate 1000] [--disorder 60]
-         [--interval '10 s'] [--cpu N|none]
+         [--interval '10 s'] [--cpu N|none] [--parallelism 1]
          [--latency-seconds 60] [--latency-window 5] [--latency-delay 2] [--latency-disorder-ms 1000]
          [--latency-rate 200] [--latency-keys 20] [--latency-interval '1 s'] [--latency-tick-ms 100]
          [--checkpoint-keys 1000000] [--checkpoint-events 8000000] [--checkpoint-interval '1 s'] [--checkpoint-idle 5]
@@ -112,6 +114,7 @@ const { opts, die, int } = benchArgs('windows', USAGE, {
   disorder: { type: 'string', default: '60' },
   interval: { type: 'string', default: '10 s' },
   cpu: { type: 'string', default: String(Math.max(0, os.cpus().length - 1)) },
+  parallelism: { type: 'string', default: '1' },
   'latency-seconds': { type: 'string', default: '60' },
   'latency-window': { type: 'string', default: '5' },
   'latency-delay': { type: 'string', default: '2' },
@@ -152,6 +155,9 @@ const intervalMs = (name) => {
 }
 intervalMs('interval')
 const CPU = opts.cpu === 'none' ? null : int('cpu')
+// The throughput part's 'parallelism.default' and DuckDB's threads (the other parts run at 1).
+const PARALLELISM = int('parallelism', 1)
+if (PARALLELISM > 1 && CPU != null) die('--parallelism above 1 needs --cpu none (one core cannot run it in parallel)')
 if (CPU != null && CPU >= os.cpus().length) die(`--cpu ${CPU}: this machine has CPUs 0..${os.cpus().length - 1}`)
 const LAT = {
   seconds: int('latency-seconds', 1), windowS: int('latency-window', 1), delayS: int('latency-delay', 1),
@@ -221,7 +227,7 @@ async function floeThroughput(kind, input, keys, rep) {
   const p = fresh(`tp-${table}`)
   const size = kind === 'tumble' ? `INTERVAL '${TUMBLE_MIN}' MINUTES` : `INTERVAL '${GAP_MIN}' MINUTES`
   const job = `-- window bench: ${kind}, ${keys} keys, ${EVENTS} events (rep ${rep})
-${jobHead(opts.interval)}
+${jobHead(opts.interval, PARALLELISM)}
 ${fileSource(input.file, DISORDER_S)}
 ${icebergSink('tiles', table)}
 ${windowQuery('tiles', tvfText(kind, 'events', size))}
@@ -241,7 +247,9 @@ ${windowQuery('tiles', tvfText(kind, 'events', size))}
 async function duckdbThroughput(kind, input, keys) {
   const output = path.join(OUT, `duckdb-${kind}-k${keys}.parquet`)
   const args = [PEER, 'run', kind, input.file, output, String(kind === 'tumble' ? TUMBLE_MIN : GAP_MIN)]
-  const r = CPU != null ? await run('taskset', ['-c', String(CPU), process.execPath, ...args]) : await run(process.execPath, args)
+  const env = { ...process.env, DUCKDB_THREADS: String(PARALLELISM) }
+  const r = CPU != null ? await run('taskset', ['-c', String(CPU), process.execPath, ...args], { env })
+    : await run(process.execPath, args, { env })
   if (r.code !== 0) throw new Error(`windows_duckdb.mjs run ${kind} failed (exit ${r.code}):\n${r.err}`)
   const d = JSON.parse(r.out.trim().split('\n').pop())
   if (d.events !== EVENTS) throw new Error(`DuckDB's ${kind} counts sum to ${d.events}, not the ${EVENTS} events of the input`)
@@ -676,10 +684,10 @@ const figures = {
     event_time_rate_per_s: RATE, watermark_delay_s: DISORDER_S, max_out_of_order_ms: (DISORDER_S - 1) * 1000,
     tumble: `TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '${TUMBLE_MIN}' MINUTES) COUNT(*) per user_id`,
     session: `SESSION(TABLE events PARTITION BY user_id, DESCRIPTOR(ts), INTERVAL '${GAP_MIN}' MINUTES) COUNT(*) per user_id`,
-    checkpoint_interval: opts.interval, cpu: CPU, parallelism: 1,
-    floe_setup: "filesystem source (JSON lines) -> window -> Iceberg append table, 'parallelism.default' 1, EXACTLY_ONCE, " +
-      'restarts off, maintenance off; `floe run` under taskset, spawn to exit',
-    duckdb_setup: 'bench/windows_duckdb.mjs: @duckdb/node-api, SET threads=1, under the same taskset; COPY (aggregate over ' +
+    checkpoint_interval: opts.interval, cpu: CPU, parallelism: PARALLELISM,
+    floe_setup: `filesystem source (JSON lines) -> window -> Iceberg append table, 'parallelism.default' ${PARALLELISM} ` +
+      `(throughput; 1 elsewhere), EXACTLY_ONCE, restarts off, maintenance off; \`floe run\`${CPU != null ? ' under taskset' : ', unpinned'}, spawn to exit`,
+    duckdb_setup: `bench/windows_duckdb.mjs: @duckdb/node-api, SET threads=${PARALLELISM}${CPU != null ? ', under the same taskset' : ', unpinned'}; COPY (aggregate over ` +
       'read_json of the same file) TO one zstd Parquet file, timed around the statement',
   },
 }

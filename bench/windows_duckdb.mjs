@@ -37,7 +37,8 @@ const usage = () => {
 const [mode, ...args] = process.argv.slice(2)
 const instance = await DuckDBInstance.create(':memory:')
 const conn = await instance.connect()
-await conn.run('SET threads=1')
+// DUCKDB_THREADS: the window bench's --parallelism (1 by default, as floe's one core).
+await conn.run(`SET threads=${Number(process.env.DUCKDB_THREADS || 1)}`)
 const one = async (sql) => (await conn.runAndReadAll(sql)).getRows()[0]
 
 if (mode === 'run') {
