@@ -115,7 +115,7 @@ function stagesOf(dataFile) {
   for (const line of r.stdout.split('\n')) {
     const m = /^\s+[0-9a-f]+ (.*) \((.*)\)$/.exec(line)
     if (m) {
-      frames.push({ sym: m[1].replace(/\+0x[0-9a-f]+$/, ''), dso: path.basename(m[2]) === m[2] ? m[2] : path.basename(m[2]) })
+      frames.push({ sym: m[1].replace(/\+0x[0-9a-f]+$/, ''), dso: path.basename(m[2]) })
     } else if (line.trim() === '') {
       add(frames)
       frames = []

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "floe/common/status.h"
 
@@ -14,6 +15,11 @@ namespace floe {
 // Not thread-safe.
 class ByteWriter {
  public:
+  ByteWriter() = default;
+  // Writes into `buffer`, emptied first: a caller that hands the same string back for each blob
+  // (Finish returns it) allocates once.
+  explicit ByteWriter(std::string buffer) : buf_(std::move(buffer)) { buf_.clear(); }
+
   void PutU8(uint8_t v) { buf_.push_back(static_cast<char>(v)); }
   void PutBool(bool v) { PutU8(v ? 1 : 0); }
   void PutU32(uint32_t v);

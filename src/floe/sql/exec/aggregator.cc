@@ -268,21 +268,17 @@ std::string KeyOf(const RecordBatch& batch, size_t row, const std::vector<int>& 
 
 void KeyOfInto(const RecordBatch& batch, size_t row, const std::vector<int>& key_columns,
                std::string* out) {
-  // ByteWriter's layout (AppendKey reads it back): a presence byte, then u32 length + bytes.
-  out->clear();
+  ByteWriter w(std::move(*out));
   for (int k : key_columns) {
     const Column& c = batch.column(k);
     if (c.IsNull(row)) {
-      out->push_back('\0');
+      w.PutU8(0);
       continue;
     }
-    const std::string_view cell = CellOf(c, row);
-    const auto n = static_cast<uint32_t>(cell.size());
-    const char head[5] = {'\1', static_cast<char>(n), static_cast<char>(n >> 8),
-                          static_cast<char>(n >> 16), static_cast<char>(n >> 24)};
-    out->append(head, sizeof head);
-    out->append(cell);
+    w.PutU8(1);
+    w.PutString(CellOf(c, row));
   }
+  *out = w.Finish();
 }
 
 Status AppendKey(std::string_view key, size_t num_keys, RecordBatch* out, size_t first_column) {

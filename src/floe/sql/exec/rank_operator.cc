@@ -151,13 +151,6 @@ std::string ShapeOf(const RankSpec& spec) {
                                     : shape + " per window" + WindowClock(spec.zone).Describe();
 }
 
-std::string WindowNamespace(int64_t start, int64_t end) {
-  ByteWriter w;
-  w.PutI64(start);
-  w.PutI64(end);
-  return w.Finish();
-}
-
 }  // namespace
 
 std::shared_ptr<const BatchSchema> RankOutput(const RankSpec& spec) {
@@ -326,8 +319,8 @@ Status RankOperator::ProcessBatch(const RecordBatch& batch, int, runtime::Collec
     if (windowed()) {
       end = batch.column(static_cast<size_t>(spec_.window_end_column)).Get<int64_t>(row);
       if (clock.FiresAt(end) <= watermark_.micros) continue;  // its window fired: late
-      ns = WindowNamespace(
-          batch.column(static_cast<size_t>(spec_.window_start_column)).Get<int64_t>(row), end);
+      ns = std::string_view(WindowNamespace(
+          batch.column(static_cast<size_t>(spec_.window_start_column)).Get<int64_t>(row), end));
     }
     std::string key = internal::KeyOf(batch, row, spec_.partition_columns);
     auto [it, fresh] = index.try_emplace(key + ns, kept.size());

@@ -32,14 +32,6 @@ constexpr int64_t kOneMilli = 1000;
 
 int64_t FloorMod(int64_t a, int64_t b) { return ((a % b) + b) % b; }
 
-// A window's namespace in the keyed state: its start and end.
-std::string WindowNamespace(int64_t start, int64_t end) {
-  ByteWriter w;
-  w.PutI64(start);
-  w.PutI64(end);
-  return w.Finish();
-}
-
 using Sessions = std::vector<std::pair<int64_t, int64_t>>;
 
 std::string EncodeSessions(const Sessions& sessions) {

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -17,6 +18,23 @@
 #include "floe/sql/exec/claimed_splits.h"
 
 namespace floe::sql {
+
+// A window's namespace in the keyed state of the window operators (aggregate, rank): its start
+// and end as little-endian 64-bit integers, held inline so that setting it per row allocates
+// nothing.
+class WindowNamespace {
+ public:
+  WindowNamespace(int64_t start, int64_t end) {
+    for (int i = 0; i < 8; ++i) {
+      bytes_[i] = static_cast<char>((static_cast<uint64_t>(start) >> (8 * i)) & 0xff);
+      bytes_[8 + i] = static_cast<char>((static_cast<uint64_t>(end) >> (8 * i)) & 0xff);
+    }
+  }
+  operator std::string_view() const { return std::string_view(bytes_, sizeof bytes_); }
+
+ private:
+  char bytes_[16];
+};
 
 // The windows (start, end) holding event time `ts` (microseconds), ascending by end, for a
 // TUMBLE, HOP or CUMULATE window (sizes in milliseconds, as planned). REQUIRES: a valid spec
