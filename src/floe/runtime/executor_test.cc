@@ -38,6 +38,12 @@ class FastSource final : public SourceOperator {
   FastSource(PressureShared* s, int64_t batches) : s_(s), batches_(batches) {}
   Result<SourceStatus> Poll(Collector& out) override {
     if (s_->emitted.load() == batches_) return SourceStatus::kEnd;
+    // The second batch waits until the sink holds the first, so the channel fills behind a
+    // stuck sink whatever the threads' start-up order (a consumer frees a full channel's
+    // producer only once half of it is free: InputGate::Pop).
+    if (s_->emitted.load() == 1 && !s_->sink_blocked.Wait()) {
+      return Status::Internal("the sink never took the first batch");
+    }
     int64_t in_flight = s_->emitted.load() - s_->processed.load();
     int64_t prev = s_->max_in_flight.load();
     while (in_flight > prev && !s_->max_in_flight.compare_exchange_weak(prev, in_flight)) {
