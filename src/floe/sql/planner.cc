@@ -467,9 +467,10 @@ Status PlanSettings(const Script& script, const PlanOptions& options, PlannedJob
   // bad TTL is refused before a worker starts, also by a job without state.
   Result<runtime::KeyedStateOptions> state =
       runtime::KeyedStateOptions::FromOptions(job->config, runtime::TaskInfo{});
-  if (!state.ok()) {
-    const Status& st = state.status();
-    return Status(st.code(), origin.ForMessage(st.message()) + st.message());
+  Status window_buffer = state.ok() ? WindowBufferLimit(job->config).status() : state.status();
+  if (!window_buffer.ok()) {
+    return Status(window_buffer.code(),
+                  origin.ForMessage(window_buffer.message()) + window_buffer.message());
   }
 
   job->context.job_id = options.job_id;
@@ -1295,6 +1296,7 @@ Result<AggregateVertex> PlanAggregateOperator(PlannedJob& job, const InsertPlan&
     spec.aggregates = plan.aggregates;
     spec.job_config = job.config;
     spec.changelog = p.changelog;
+    FLOE_ASSIGN_OR_RAISE(spec.max_cached_windows, WindowBufferLimit(job.config));
     Result<runtime::VertexId> added = AddAggregate<WindowAggregateOperator>(
         job.graph, p.SinkSide("window"), agg.parallelism, spec);
     if (!added.ok()) return AtPos(p.insert->pos, added.status());

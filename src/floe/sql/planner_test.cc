@@ -1846,6 +1846,17 @@ TEST(PlanJob, StateBackendAndTtlAreRefusedAtPlanTimeWithTheSetsLine) {
                       0),
             0u)
       << msg;
+  // Flink's window buffer option, counted in windows held (WindowBufferLimit).
+  EXPECT_TRUE(Plan("SET 'table.exec.window-agg.buffer-size-limit' = '0';" +
+                       std::string(kRosterToBlackhole),
+                   options)
+                  .ok());
+  EXPECT_EQ(ErrorOf("\n\nSET 'table.exec.window-agg.buffer-size-limit' = '-1';" +
+                        std::string(kRosterToBlackhole),
+                    options),
+            "line 3, column 1: 'table.exec.window-agg.buffer-size-limit' must be an integer in "
+            "[0, 2147483647] (windows held in memory before they are written to the keyed state), "
+            "got '-1'");
   options.config_overrides = {{"state.backend.type", "hashmap"}};
   EXPECT_TRUE(Plan(kRosterToBlackhole, options).ok());
 }

@@ -1,8 +1,10 @@
 #include "floe/sql/exec/window_aggregate_operator.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <optional>
+#include <queue>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -135,13 +137,27 @@ struct WindowAggregateOperator::CachedKey {
   // The windows above hold what the state does (SESSION: every session was read). A key whose
   // timer fired is flushed and read again by its next row.
   bool loaded = false;
+  size_t position = 0;  // in Cache::keys
 };
 
 struct WindowAggregateOperator::Cache {
   FlatStringMap<CachedKey> keys;  // key [+ split when scaled out]
   size_t windows = 0;
-  // The earliest timer of a window not yet in the keyed state: a watermark reaching it flushes.
-  int64_t first_new_timer = INT64_MAX;
+  // When windows the keyed state has never held are due: (fires at, the key's position in
+  // `keys`), earliest first. An entry may be stale (the window fired, was flushed, or a session
+  // grew); a due one is checked against the key's windows. Rebuilt when it outgrows them.
+  struct Due {
+    int64_t fires_at;
+    size_t key;
+    bool operator>(const Due& o) const { return fires_at > o.fires_at; }
+  };
+  std::priority_queue<Due, std::vector<Due>, std::greater<>> due;
+
+  void Clear() {
+    keys.Clear();
+    windows = 0;
+    due = {};
+  }
 };
 
 Result<std::unique_ptr<WindowAggregateOperator>> WindowAggregateOperator::Make(
@@ -178,6 +194,27 @@ Result<std::unique_ptr<WindowAggregateOperator>> WindowAggregateOperator::Make(
     return bad("the source split column must be a STRING column of the input");
   }
   return std::unique_ptr<WindowAggregateOperator>(new WindowAggregateOperator(std::move(spec)));
+}
+
+Result<size_t> WindowBufferLimit(const std::map<std::string, std::string>& job_config) {
+  const std::string key = "table.exec.window-agg.buffer-size-limit";
+  auto it = job_config.find(key);
+  if (it == job_config.end()) {
+    FLOE_ASSIGN_OR_RAISE(runtime::KeyedStateOptions state,
+                         runtime::KeyedStateOptions::FromOptions(job_config, {}));
+    return state.backend == "rocksdb" ? 100000 : 1000000;
+  }
+  const std::string& text = it->second;
+  int64_t v = -1;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < 0 ||
+      v > INT32_MAX) {
+    return Status::InvalidArgument("'" + key +
+                                   "' must be an integer in [0, 2147483647] (windows held in "
+                                   "memory before they are written to the keyed state), got '" +
+                                   text + "'");
+  }
+  return static_cast<size_t>(v);
 }
 
 WindowAggregateOperator::WindowAggregateOperator(WindowAggregateSpec spec)
@@ -333,6 +370,7 @@ Result<WindowAggregateOperator::CachedKey*> WindowAggregateOperator::CachedKeyOf
     found = &cache_->keys.Insert(scratch_);
     found->key = scratch_.substr(0, key_size);
     found->scope = scope;
+    found->position = cache_->keys.size() - 1;
   }
   CachedKey& key = *found;
   if (key.loaded) return &key;
@@ -382,7 +420,7 @@ Status WindowAggregateOperator::AddToWindows(CachedKey& key, int64_t ts, const R
       if (!status.ok()) return;
       if (!*exists) {
         fresh.acc = aggregator_.Create(key.key);
-        cache_->first_new_timer = std::min(cache_->first_new_timer, clock_.FiresAt(end));
+        NoteDue(key, clock_.FiresAt(end));
       } else {
         Result<internal::AggregateState> acc = internal::AggregateState::Decode(scratch_);
         status = acc.status();
@@ -444,9 +482,7 @@ Status WindowAggregateOperator::AddToSession(CachedKey& key, int64_t ts, const R
     key.windows.push_back(std::move(into));
   }
   CachedWindow& session = key.windows.back();
-  if (session.stored != std::make_pair(start, end)) {
-    cache_->first_new_timer = std::min(cache_->first_new_timer, clock_.FiresAt(end));
-  }
+  if (!session.stored) NoteDue(key, clock_.FiresAt(end));
   Fold(batch, row, &session.acc);
   session.dirty = true;
   return Status::OK();
@@ -454,9 +490,7 @@ Status WindowAggregateOperator::AddToSession(CachedKey& key, int64_t ts, const R
 
 Status WindowAggregateOperator::Flush() {
   for (auto& [_, key] : cache_->keys) FLOE_RETURN_NOT_OK(FlushKey(key));
-  cache_->keys.Clear();
-  cache_->windows = 0;
-  cache_->first_new_timer = INT64_MAX;
+  cache_->Clear();
   return Status::OK();
 }
 
@@ -496,10 +530,37 @@ Status WindowAggregateOperator::FlushKey(CachedKey& key) {
   return Status::OK();
 }
 
-Status WindowAggregateOperator::FlushBeforeFiring() {
-  // Windows the state holds flush key by key as their timers fire (Fire); new ones have no
-  // timer yet, so a watermark reaching the first of them flushes everything.
-  return cache_->first_new_timer <= watermark_.micros ? Flush() : Status::OK();
+void WindowAggregateOperator::NoteDue(const CachedKey& key, int64_t fires_at) {
+  cache_->due.push({fires_at, key.position});
+  // Mostly stale entries (a session's every row pushes one): one per window held again.
+  if (cache_->due.size() > 2 * cache_->windows + 1024) RebuildDue();
+}
+
+void WindowAggregateOperator::RebuildDue() {
+  cache_->due = {};
+  for (const auto& [_, key] : cache_->keys) {
+    for (const CachedWindow& w : key.windows) {
+      if (!w.stored && !w.removed) cache_->due.push({clock_.FiresAt(w.end), key.position});
+    }
+  }
+}
+
+Result<bool> WindowAggregateOperator::FireHeld(RecordBatch* out, size_t max_rows) {
+  auto& due = cache_->due;
+  while (!due.empty() && due.top().fires_at <= watermark_.micros) {
+    if (out->num_rows() >= max_rows) return true;
+    CachedKey& key = (cache_->keys.begin() + static_cast<std::ptrdiff_t>(due.top().key))->second;
+    due.pop();
+    Status status;
+    std::erase_if(key.windows, [&](const CachedWindow& w) {
+      if (w.stored || w.removed || clock_.FiresAt(w.end) > watermark_.micros) return false;
+      if (status.ok()) status = AppendFired(w.acc, w.start, w.end, key.scope, out);
+      --cache_->windows;
+      return true;
+    });
+    FLOE_RETURN_NOT_OK(status);
+  }
+  return false;
 }
 
 Status WindowAggregateOperator::PrepareBarrier(runtime::CheckpointId id, runtime::Collector& out) {
@@ -534,7 +595,6 @@ Status WindowAggregateOperator::Fire(const runtime::Timer& timer, RecordBatch* o
   if (!exists) return Status::OK();
   FLOE_ASSIGN_OR_RAISE(internal::AggregateState acc, internal::AggregateState::Decode(value));
   FLOE_RETURN_NOT_OK(accumulators_.Clear());
-  if (spec_.changelog && acc.rows == 0) return Status::OK();  // every row retracted
   ByteReader ns(timer.ns);
   FLOE_ASSIGN_OR_RAISE(int64_t start, ns.GetI64());
   FLOE_ASSIGN_OR_RAISE(int64_t end, ns.GetI64());
@@ -549,7 +609,12 @@ Status WindowAggregateOperator::Fire(const runtime::Timer& timer, RecordBatch* o
     FLOE_RETURN_NOT_OK(sessions.empty() ? sessions_.Clear()
                                         : sessions_.Update(EncodeSessions(sessions)));
   }
+  return AppendFired(acc, start, end, timer.key_group, out);
+}
 
+Status WindowAggregateOperator::AppendFired(const internal::AggregateState& acc, int64_t start,
+                                            int64_t end, uint64_t scope, RecordBatch* out) const {
+  if (spec_.changelog && acc.rows == 0) return Status::OK();  // every row retracted
   const size_t keys = spec_.key_columns.size();
   FLOE_RETURN_NOT_OK(internal::AppendKey(acc.key, keys, out, 0));
   size_t col = keys;
@@ -557,8 +622,8 @@ Status WindowAggregateOperator::Fire(const runtime::Timer& timer, RecordBatch* o
   out->mutable_column(col++).Append<int64_t>(end);
   out->mutable_column(col++).Append<int64_t>(clock_.WindowTime(end));
   aggregator_.AppendResults(acc, out, col);
-  if (claims_.scaled_out()) {
-    FLOE_ASSIGN_OR_RAISE(std::string_view split, claims_.SplitOf(timer.key_group));
+  if (claims_.scaled_out()) {  // the scope is the claim's key group
+    FLOE_ASSIGN_OR_RAISE(std::string_view split, claims_.SplitOf(static_cast<uint32_t>(scope)));
     out->mutable_column(out->num_columns() - 1).AppendBytes(split);
   }
   return Status::OK();
@@ -574,6 +639,9 @@ Status WindowAggregateOperator::OnClaimChange(const runtime::ClaimChange& change
       cache_->windows -= entry.second.windows.size();
       return true;
     });
+    size_t position = 0;
+    for (auto& [_, key] : cache_->keys) key.position = position++;
+    RebuildDue();
   }
   claims_.Apply(change);
   if (change.begins) ResumeFiring();
@@ -594,12 +662,14 @@ Status WindowAggregateOperator::OnWatermark(runtime::Watermark watermark, runtim
 // such sessions).
 Result<bool> WindowAggregateOperator::ContinueWork(runtime::Collector& out) {
   if (!firing_) return false;
-  FLOE_RETURN_NOT_OK(FlushBeforeFiring());
   RecordBatch fired(output_);
-  FLOE_ASSIGN_OR_RAISE(
-      bool more, state_->FireEventTimers(
-                     watermark_, [&](const runtime::Timer& timer) { return Fire(timer, &fired); },
-                     kFiredBatchRows));
+  FLOE_ASSIGN_OR_RAISE(bool more, FireHeld(&fired, kFiredBatchRows));
+  if (!more) {
+    FLOE_ASSIGN_OR_RAISE(
+        more, state_->FireEventTimers(
+                  watermark_, [&](const runtime::Timer& timer) { return Fire(timer, &fired); },
+                  kFiredBatchRows - fired.num_rows()));
+  }
   if (fired.num_rows() > 0) {
     FLOE_RETURN_NOT_OK(out.Emit(std::move(fired)));
     // Fired and sent on, not yet in any checkpoint: a restore must fire these windows again,
@@ -614,7 +684,8 @@ Result<bool> WindowAggregateOperator::ContinueWork(runtime::Collector& out) {
 
 void WindowAggregateOperator::ResumeFiring() {
   std::optional<int64_t> next = state_->NextTimer(runtime::TimeDomain::kEventTime);
-  firing_ = next && *next <= watermark_.micros;
+  firing_ = (next && *next <= watermark_.micros) ||
+            (!cache_->due.empty() && cache_->due.top().fires_at <= watermark_.micros);
 }
 
 }  // namespace floe::sql

@@ -95,9 +95,15 @@ struct WindowAggregateSpec {
   // their windows (Flink's window aggregation over a CDC source).
   bool changelog = false;
   // Windows held in memory before they are written to the keyed state (the class comment says
-  // when else they are). 0 writes each batch's windows at its end, as without the cache.
+  // when else they are): WindowBufferLimit. 0 writes each batch's windows at its end.
   size_t max_cached_windows = 100000;
 };
+
+// `table.exec.window-agg.buffer-size-limit`, Flink's option, counted in windows held (a key's
+// window accumulator) where Flink counts records. Default: 1,000,000 on the hashmap backend (its
+// state is on the heap anyway, and a window held that fires never reaches it), 100,000 (Flink's
+// figure) on rocksdb. Not an integer in [0, 2147483647]: InvalidArgument naming the rule.
+Result<size_t> WindowBufferLimit(const std::map<std::string, std::string>& job_config);
 
 // The output columns: keys (input names and types), window_start, window_end (TIMESTAMP),
 // window_time (window_end - 1 ms, the rowtime of the result, typed like the time column), then
@@ -109,9 +115,10 @@ std::shared_ptr<const BatchSchema> WindowAggregateOutput(const WindowAggregateSp
 // Per row: every window holding its event time gets the row folded into its accumulator
 // (state per key and window), and an event-time timer at window_end - 1 ms. The accumulators
 // rows touch are held in memory between flushes (as Flink's window buffer): a window's state is
-// read once when a row first touches it and written back at the next flush, which comes before
-// any window fires (a key's windows when its timer fires, every window when one the state has no
-// timer for yet is due), before each checkpoint barrier, and when 100,000 windows are held. SESSION
+// read once when a row first touches it and written back at the next flush (a key's windows when
+// its timer fires, every window before each checkpoint barrier and when more than
+// max_cached_windows are held). A window held that the state never had fires from memory when due,
+// never written. SESSION
 // windows (the key is the PARTITION BY): a row opens [ts, ts + gap), which merges with every open
 // session of its key it overlaps or touches (Flink's TimeWindow.intersects), their accumulators
 // merged and their timers replaced by one at the merged end. When the watermark reaches a window's
@@ -177,8 +184,16 @@ class WindowAggregateOperator final : public runtime::Operator {
   // and empties the cache; FlushKey does it for one key.
   Status Flush();
   Status FlushKey(CachedKey& key);
-  // Flushes when a window held that the state has no timer for yet is due at watermark_.
-  Status FlushBeforeFiring();
+  // Windows held that the state never had fire from memory, without touching the state:
+  // NoteDue records when one is due (RebuildDue when most records are stale), FireHeld appends
+  // the due ones' rows to `out`, while it has fewer than `max_rows`; true when some are left.
+  void NoteDue(const CachedKey& key, int64_t fires_at);
+  void RebuildDue();
+  Result<bool> FireHeld(RecordBatch* out, size_t max_rows);
+  // A fired window's output row. `scope`: the key's ClaimedSplits scope (its key group when
+  // scaled out).
+  Status AppendFired(const internal::AggregateState& acc, int64_t start, int64_t end,
+                     uint64_t scope, RecordBatch* out) const;
 
   WindowAggregateSpec spec_;
   WindowClock clock_;

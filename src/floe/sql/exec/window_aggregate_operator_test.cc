@@ -462,6 +462,21 @@ TEST_P(WindowAggregate, WindowsHeldInMemoryGiveTheResultsOfWritingEachRowAtOnce)
   }
 }
 
+// Flink's option names the buffer; floe counts windows, more of them on the heap backend.
+TEST(WindowBufferLimit, FollowsTheOptionElseTheBackend) {
+  EXPECT_EQ(*WindowBufferLimit({}), 1000000u);
+  EXPECT_EQ(*WindowBufferLimit({{"state.backend.type", "rocksdb"}}), 100000u);
+  EXPECT_EQ(*WindowBufferLimit({{"state.backend.type", "rocksdb"},
+                                {"table.exec.window-agg.buffer-size-limit", "7"}}),
+            7u);
+  for (const char* bad : {"", "1e3", "2147483648", "-5", "10 "}) {
+    SCOPED_TRACE(bad);
+    Result<size_t> r = WindowBufferLimit({{"table.exec.window-agg.buffer-size-limit", bad}});
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  }
+}
+
 // Scaled out by Kafka partition: rows carry their claim's split; the claim's partition is the
 // key group of their state; fired windows carry the split of the claim holding the group now.
 // A group taken over from another instance's snapshot fires at once what the new holder's
