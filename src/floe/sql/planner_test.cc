@@ -1847,10 +1847,10 @@ TEST(PlanJob, StateBackendAndTtlAreRefusedAtPlanTimeWithTheSetsLine) {
             0u)
       << msg;
   // Flink's window buffer option, counted in windows held (WindowBufferLimit).
-  EXPECT_TRUE(Plan("SET 'table.exec.window-agg.buffer-size-limit' = '0';" +
-                       std::string(kRosterToBlackhole),
-                   options)
-                  .ok());
+  EXPECT_TRUE(
+      Plan("SET 'table.exec.window-agg.buffer-size-limit' = '0';" + std::string(kRosterToBlackhole),
+           options)
+          .ok());
   EXPECT_EQ(ErrorOf("\n\nSET 'table.exec.window-agg.buffer-size-limit' = '-1';" +
                         std::string(kRosterToBlackhole),
                     options),
