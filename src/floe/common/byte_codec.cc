@@ -29,6 +29,45 @@ void ByteWriter::PutString(std::string_view v) {
   buf_.append(v);
 }
 
+void ByteWriter::PutVarU64(uint64_t v) {
+  char b[10];
+  size_t n = 0;
+  for (; v >= 0x80; v >>= 7) b[n++] = static_cast<char>((v & 0x7f) | 0x80);
+  b[n++] = static_cast<char>(v);
+  buf_.append(b, n);
+}
+
+void ByteWriter::PutVarBytes(std::string_view v) {
+  PutVarU64(v.size());
+  buf_.append(v);
+}
+
+Result<uint64_t> ByteReader::GetVarU64() {
+  const size_t at = pos_;
+  uint64_t v = 0;
+  for (int shift = 0; shift < 70; shift += 7) {
+    FLOE_RETURN_NOT_OK(Need(1, "varint"));
+    const auto byte = static_cast<uint8_t>(data_[pos_++]);
+    if (shift == 63 && byte > 1) break;  // past 64 bits
+    v |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) return v;
+  }
+  return Status::Corruption("state blob: bad varint at offset " + std::to_string(at));
+}
+
+Result<int64_t> ByteReader::GetVarI64() {
+  FLOE_ASSIGN_OR_RAISE(uint64_t v, GetVarU64());
+  return static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1));
+}
+
+Result<std::string_view> ByteReader::GetVarBytesView() {
+  FLOE_ASSIGN_OR_RAISE(uint64_t n, GetVarU64());
+  FLOE_RETURN_NOT_OK(Need(n, "string"));
+  std::string_view out = data_.substr(pos_, n);
+  pos_ += n;
+  return out;
+}
+
 Status ByteReader::Need(size_t n, const char* what) const {
   if (data_.size() - pos_ < n) {
     return Status::Corruption("state blob truncated: reading " + std::string(what) + " of " +

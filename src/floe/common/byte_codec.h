@@ -31,6 +31,13 @@ class ByteWriter {
   void PutBytes(std::string_view v) { PutString(v); }
   // Appends `v` as is (a blob another writer finished).
   void PutRaw(std::string_view v) { buf_.append(v); }
+  // Compact forms, for blobs kept per key and window: LEB128 (7 bits a byte, low first), signed
+  // values zigzag-mapped so small negatives stay short, and byte strings with a varint length.
+  void PutVarU64(uint64_t v);
+  void PutVarI64(int64_t v) {
+    PutVarU64((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));
+  }
+  void PutVarBytes(std::string_view v);
 
   size_t size() const { return buf_.size(); }
   const std::string& data() const { return buf_; }
@@ -58,6 +65,11 @@ class ByteReader {
   Result<std::string> GetBytes() { return GetString(); }
   // As GetBytes, viewing the reader's data instead of copying it.
   Result<std::string_view> GetBytesView();
+  // What PutVarU64 / PutVarI64 / PutVarBytes wrote; more than 10 bytes, or a 10th byte over 1, is
+  // Corruption.
+  Result<uint64_t> GetVarU64();
+  Result<int64_t> GetVarI64();
+  Result<std::string_view> GetVarBytesView();
 
   bool AtEnd() const { return pos_ == data_.size(); }
   size_t remaining() const { return data_.size() - pos_; }
