@@ -1,9 +1,10 @@
 #pragma once
 
-// FlatStringMap: byte-string keys -> values, kept in one vector in insertion order and found
-// through an open-addressing index of (hash, position) slots. For lookups per row on hot paths,
-// where std::unordered_map's node per entry costs a cache miss per probe and a key comparison
-// per collision; a slot's stored hash rules out almost every other key without touching it.
+// FlatStringMap: byte-string keys -> values, kept in one vector (in insertion order until an
+// Erase moves the last entry into the gap) and found through an open-addressing index of
+// (hash, position) slots. For lookups per row on hot paths, where std::unordered_map's node per
+// entry costs a cache miss per probe and a key comparison per collision; a slot's stored hash
+// rules out almost every other key without touching it.
 
 #include <cstdint>
 #include <functional>
@@ -21,14 +22,12 @@ class FlatStringMap {
 
   // The value of `key`, or null. Valid until the next Insert, EraseIf or Clear.
   V* Find(std::string_view key) {
-    if (slots_.empty()) return nullptr;
-    const uint64_t hash = Hash(key);
-    for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
-      const Slot& s = slots_[i];
-      if (s.index == 0) return nullptr;
-      if (s.hash == hash && entries_[s.index - 1].first == key)
-        return &entries_[s.index - 1].second;
-    }
+    const uint32_t index = IndexOf(key);
+    return index == 0 ? nullptr : &entries_[index - 1].second;
+  }
+  const V* Find(std::string_view key) const {
+    const uint32_t index = IndexOf(key);
+    return index == 0 ? nullptr : &entries_[index - 1].second;
   }
   // Adds `key` with a value-initialized value and returns it. REQUIRES: `key` is absent.
   V& Insert(std::string_view key) {
@@ -36,6 +35,35 @@ class FlatStringMap {
     entries_.emplace_back(std::string(key), V{});
     Place(Hash(key), entries_.size());
     return entries_.back().second;
+  }
+  // Removes `key`, the last entry taking its place; false when it was absent.
+  bool Erase(std::string_view key) {
+    if (slots_.empty()) return false;
+    const uint64_t hash = Hash(key);
+    size_t i = hash & mask_;
+    for (;; i = (i + 1) & mask_) {
+      if (slots_[i].index == 0) return false;
+      if (slots_[i].hash == hash && entries_[slots_[i].index - 1].first == key) break;
+    }
+    const size_t at = slots_[i].index - 1;
+    // Backward shift: a later slot of the probe run whose home is not in (i, j] fills the gap,
+    // so no lookup meets an empty slot before its key.
+    for (size_t j = (i + 1) & mask_; slots_[j].index != 0; j = (j + 1) & mask_) {
+      const size_t home = slots_[j].hash & mask_;
+      if (i <= j ? (i < home && home <= j) : (i < home || home <= j)) continue;
+      slots_[i] = slots_[j];
+      i = j;
+    }
+    slots_[i] = Slot{};
+    const size_t last = entries_.size() - 1;
+    if (at != last) {
+      entries_[at] = std::move(entries_[last]);
+      size_t k = Hash(entries_[at].first) & mask_;
+      while (slots_[k].index != last + 1) k = (k + 1) & mask_;
+      slots_[k].index = static_cast<uint32_t>(at + 1);
+    }
+    entries_.pop_back();
+    return true;
   }
   // Removes the entries for which pred(entry) holds; the others keep their order.
   template <typename P>
@@ -61,6 +89,15 @@ class FlatStringMap {
     uint32_t index = 0;  // 0: empty; else the entry's position + 1
   };
   static uint64_t Hash(std::string_view key) { return std::hash<std::string_view>{}(key); }
+  // The slot index of `key` (its position + 1), 0 when absent.
+  uint32_t IndexOf(std::string_view key) const {
+    if (slots_.empty()) return 0;
+    const uint64_t hash = Hash(key);
+    for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (s.index == 0 || (s.hash == hash && entries_[s.index - 1].first == key)) return s.index;
+    }
+  }
   void Place(uint64_t hash, size_t index) {
     size_t i = hash & mask_;
     while (slots_[i].index != 0) i = (i + 1) & mask_;

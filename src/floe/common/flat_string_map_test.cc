@@ -58,5 +58,36 @@ TEST(FlatStringMap, FindsWhatStdMapFindsThroughGrowthErasureAndClear) {
   EXPECT_EQ(empty.Find(""), nullptr);
 }
 
+// Erase keeps every other key findable whatever the probe runs look like (a tiny table, so
+// runs wrap around), against std::map through random inserts and erasures.
+TEST(FlatStringMap, EraseKeepsEveryOtherKeyFindable) {
+  FlatStringMap<int> flat;
+  std::map<std::string, int> model;
+  std::mt19937 rng(3);
+  for (int i = 0; i < 20000; ++i) {
+    const std::string key = "k" + std::to_string(rng() % (i < 10000 ? 12 : 400));
+    if (rng() % 3 == 0) {
+      EXPECT_EQ(flat.Erase(key), model.erase(key) == 1) << key;
+    } else if (int* found = flat.Find(key); found != nullptr) {
+      *found = i;
+      model[key] = i;
+    } else {
+      flat.Insert(key) = i;
+      model[key] = i;
+    }
+    ASSERT_EQ(flat.size(), model.size());
+    if (i % 97 != 0) continue;
+    for (const auto& [k, v] : model) {
+      const int* found = flat.Find(k);
+      ASSERT_NE(found, nullptr) << k << " after " << i;
+      EXPECT_EQ(*found, v);
+    }
+    size_t entries = 0;
+    for (const auto& [k, v] : flat) entries += model.count(k);
+    EXPECT_EQ(entries, model.size());
+  }
+  EXPECT_FALSE(flat.Erase("absent"));
+}
+
 }  // namespace
 }  // namespace floe

@@ -5,6 +5,7 @@
 #include <iterator>
 #include <unordered_map>
 
+#include "floe/common/flat_string_map.h"
 #include "floe/runtime/checkpoint_config.h"
 #include "floe/runtime/copy_on_write.h"
 #include "floe/runtime/keyed_state_checks.h"
@@ -131,9 +132,15 @@ void SplitScopeKey(const std::string& scope, std::string_view* key, std::string_
   *ns = std::string_view(scope).substr(4 + n);
 }
 
-using ValueGroup = std::unordered_map<std::string, Stamped>;  // value, reducing, aggregating
+// Value, reducing and aggregating state: the one kind a row reads and writes per record.
+using ValueGroup = FlatStringMap<Stamped>;
 using ListGroup = std::unordered_map<std::string, std::vector<Stamped>>;
 using MapGroup = std::unordered_map<std::string, MapSlot>;
+
+Stamped& Upsert(ValueGroup& group, std::string_view scope) {
+  Stamped* found = group.Find(scope);
+  return found != nullptr ? *found : group.Insert(scope);
+}
 
 // One registered (or restored, not yet registered) state: one hash table per key group, of the
 // container its kind needs, each shared copy-on-write with the snapshots taken since it was
@@ -204,7 +211,7 @@ class HashMapKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
 
   Status Put(StateId id, std::string_view value) override {
     FLOE_ASSIGN_OR_RAISE(Table * t, Access(id, "update", {StateKind::kValue}));
-    t->values[Group()].mut()[scope_] = Stamped{std::string(value), clock_->NowMillis()};
+    Upsert(t->values[Group()].mut(), scope_) = Stamped{std::string(value), clock_->NowMillis()};
     return Status::OK();
   }
 
@@ -219,8 +226,9 @@ class HashMapKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
     }
     // One lookup per record, folding in place (the group is copied at most once per checkpoint).
     ValueGroup& group = t->values[Group()].mut();
-    auto [it, fresh] = group.try_emplace(scope_);
-    Stamped& s = it->second;
+    Stamped* found = group.Find(scope_);
+    bool fresh = found == nullptr;
+    Stamped& s = fresh ? group.Insert(scope_) : *found;
     fresh = fresh || Expired(*t, s, now);
     std::string next;
     Status st;
@@ -236,7 +244,7 @@ class HashMapKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
       if (st.ok()) st = t->desc.aggregate.add(value, &next);
     }
     if (!st.ok()) {
-      group.erase(it);  // a failing user function fails the job; leave no half-built value
+      group.Erase(scope_);  // a failing user function fails the job; leave no half-built value
       return st;
     }
     s = Stamped{std::move(next), now};
@@ -353,7 +361,7 @@ class HashMapKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
         erase(t->maps[g]);
         break;
       default:
-        erase(t->values[g]);
+        if (t->values[g].get().Find(scope_) != nullptr) t->values[g].mut().Erase(scope_);
     }
     return Status::OK();
   }
@@ -390,30 +398,31 @@ class HashMapKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
     }
     ValueGroup& group = t->values[g].mut();
     std::optional<std::string> acc;
-    if (auto it = group.find(target_scope); it != group.end() && !Expired(*t, it->second, now)) {
-      acc = std::move(it->second.bytes);
+    if (Stamped* s = group.Find(target_scope); s != nullptr && !Expired(*t, *s, now)) {
+      acc = std::move(s->bytes);
     }
     for (const std::string& ns : sources) {
       if (ns == target) continue;
-      auto it = group.find(ScopeKey(current_key_, ns));
-      if (it == group.end()) continue;
-      if (!Expired(*t, it->second, now)) {
+      const std::string source_scope = ScopeKey(current_key_, ns);
+      Stamped* s = group.Find(source_scope);
+      if (s == nullptr) continue;
+      if (!Expired(*t, *s, now)) {
         if (!acc) {
-          acc = std::move(it->second.bytes);
+          acc = std::move(s->bytes);
         } else if (t->desc.kind == StateKind::kReducing) {
           std::string next;
-          FLOE_RETURN_NOT_OK(t->desc.reduce(*acc, it->second.bytes, &next));
+          FLOE_RETURN_NOT_OK(t->desc.reduce(*acc, s->bytes, &next));
           acc = std::move(next);
         } else {
-          FLOE_RETURN_NOT_OK(t->desc.aggregate.merge(it->second.bytes, &*acc));
+          FLOE_RETURN_NOT_OK(t->desc.aggregate.merge(s->bytes, &*acc));
         }
       }
-      group.erase(it);
+      group.Erase(source_scope);
     }
     if (acc) {
-      group[target_scope] = Stamped{std::move(*acc), now};
+      Upsert(group, target_scope) = Stamped{std::move(*acc), now};
     } else {
-      group.erase(target_scope);
+      group.Erase(target_scope);
     }
     return Status::OK();
   }
@@ -520,14 +529,13 @@ class HashMapKeyedStateBackend final : public internal::ScopedKeyedStateBackend 
 
   // The live value of the current scope, erasing it when expired.
   const Stamped* FindValue(Table& t) {
-    const ValueGroup& group = t.values[Group()].get();
-    auto it = group.find(scope_);
-    if (it == group.end()) return nullptr;
-    if (Expired(t, it->second, clock_->NowMillis())) {
-      t.values[Group()].mut().erase(scope_);
+    const Stamped* s = t.values[Group()].get().Find(scope_);
+    if (s == nullptr) return nullptr;
+    if (Expired(t, *s, clock_->NowMillis())) {
+      t.values[Group()].mut().Erase(scope_);
       return nullptr;
     }
-    return &it->second;
+    return s;
   }
 
   // Drop expired elements; true when nothing is left.
@@ -789,7 +797,7 @@ Status HashMapKeyedStateBackend::RestoreGroup(size_t g, const std::vector<uint32
         default: {
           FLOE_ASSIGN_OR_RAISE(Stamped s, GetStamped(stamped[i], in));
           if (!stamped[i]) s.written_ms = now;
-          t.values[g].mut()[std::move(scope)] = std::move(s);
+          Upsert(t.values[g].mut(), scope) = std::move(s);
         }
       }
     }
