@@ -171,7 +171,7 @@ void FoldCell(AggregateFunction function, const DataType& type, std::string_view
       return;
     }
     case AggregateFunction::kListAgg:
-      a->list.emplace_back(cell);
+      a->list().emplace_back(cell);
       return;
   }
 }
@@ -204,9 +204,9 @@ uint32_t FieldsOf(const AggregateState::One& a) {
   if (a.integer != 0) fields |= wide ? kHasWideInteger : kHasInteger;
   if (std::bit_cast<uint64_t>(a.floating) != 0) fields |= kHasFloating;  // -0.0 kept too
   if (!a.cell.empty()) fields |= kHasCell;
-  if (!a.distinct.empty()) fields |= kHasDistinct;
-  if (!a.values.empty()) fields |= kHasValues;
-  if (!a.list.empty()) fields |= kHasList;
+  if (!a.distinct().empty()) fields |= kHasDistinct;
+  if (!a.values().empty()) fields |= kHasValues;
+  if (!a.list().empty()) fields |= kHasList;
   return fields;
 }
 
@@ -258,13 +258,13 @@ Result<AggregateState> DecodeCompact(ByteReader& r) {
       FLOE_ASSIGN_OR_RAISE(std::string_view cell, r.GetVarBytesView());
       a.cell = cell;
     }
-    if (fields & kHasDistinct) FLOE_RETURN_NOT_OK(GetCounts(r, &a.distinct));
-    if (fields & kHasValues) FLOE_RETURN_NOT_OK(GetCounts(r, &a.values));
+    if (fields & kHasDistinct) FLOE_RETURN_NOT_OK(GetCounts(r, &a.distinct()));
+    if (fields & kHasValues) FLOE_RETURN_NOT_OK(GetCounts(r, &a.values()));
     if (fields & kHasList) {
       FLOE_ASSIGN_OR_RAISE(uint64_t items, r.GetVarU64());
       for (uint64_t i = 0; i < items; ++i) {
         FLOE_ASSIGN_OR_RAISE(std::string_view v, r.GetVarBytesView());
-        a.list.emplace_back(v);
+        a.list().emplace_back(v);
       }
     }
   }
@@ -276,6 +276,29 @@ Result<AggregateState> DecodeCompact(ByteReader& r) {
 
 // Kept per key and window (and in every checkpoint), so it holds only the fields not at their
 // default, in varints: a COUNT(*) window is about 20 bytes where the fixed layout took 80.
+AggregateState::One::One(const One& o)
+    : count(o.count),
+      has(o.has),
+      integer(o.integer),
+      floating(o.floating),
+      cell(o.cell),
+      sets_(o.sets_ ? std::make_unique<Sets>(*o.sets_) : nullptr) {}
+
+AggregateState::One& AggregateState::One::operator=(const One& o) {
+  if (this != &o) *this = One(o);
+  return *this;
+}
+
+AggregateState::Sets& AggregateState::One::Mutable() {
+  if (!sets_) sets_ = std::make_unique<Sets>();
+  return *sets_;
+}
+
+const AggregateState::Sets& AggregateState::One::Read() const {
+  static const Sets kEmpty;
+  return sets_ ? *sets_ : kEmpty;
+}
+
 std::string AggregateState::Encode() const {
   ByteWriter w;
   w.PutU32(kCompactLayout);
@@ -293,11 +316,11 @@ std::string AggregateState::Encode() const {
     }
     if (fields & kHasFloating) w.PutDouble(a.floating);
     if (fields & kHasCell) w.PutVarBytes(a.cell);
-    if (fields & kHasDistinct) PutCounts(a.distinct, w);
-    if (fields & kHasValues) PutCounts(a.values, w);
+    if (fields & kHasDistinct) PutCounts(a.distinct(), w);
+    if (fields & kHasValues) PutCounts(a.values(), w);
     if (fields & kHasList) {
-      w.PutVarU64(a.list.size());
-      for (const std::string& v : a.list) w.PutVarBytes(v);
+      w.PutVarU64(a.list().size());
+      for (const std::string& v : a.list()) w.PutVarBytes(v);
     }
   }
   return w.Finish();
@@ -326,7 +349,7 @@ Result<AggregateState> AggregateState::Decode(std::string_view bytes) {
     FLOE_ASSIGN_OR_RAISE(uint32_t distinct, r.GetU32());
     for (uint32_t d = 0; d < distinct; ++d) {
       FLOE_ASSIGN_OR_RAISE(std::string v, r.GetString());
-      a.distinct.emplace(std::move(v), 1);  // the count, if kept, follows
+      a.distinct().emplace(std::move(v), 1);  // the count, if kept, follows
     }
     acc.aggs.push_back(std::move(a));
   }
@@ -347,13 +370,13 @@ Result<AggregateState> AggregateState::Decode(std::string_view bytes) {
     return Status::OK();
   };
   for (One& a : acc.aggs) {
-    FLOE_RETURN_NOT_OK(get_counts(&a.distinct));
-    FLOE_RETURN_NOT_OK(get_counts(&a.values));
+    FLOE_RETURN_NOT_OK(get_counts(&a.distinct()));
+    FLOE_RETURN_NOT_OK(get_counts(&a.values()));
     if (extension < 2) continue;
     FLOE_ASSIGN_OR_RAISE(uint32_t n, r.GetU32());
     for (uint32_t i = 0; i < n; ++i) {
       FLOE_ASSIGN_OR_RAISE(std::string v, r.GetString());
-      a.list.push_back(std::move(v));
+      a.list().push_back(std::move(v));
     }
   }
   FLOE_RETURN_NOT_OK(r.ExpectEnd());
@@ -416,15 +439,15 @@ void Aggregator::Add(const RecordBatch& batch, size_t row, AggregateState* acc) 
     if (c.IsNull(row)) continue;  // aggregates skip NULLs
     const std::string_view cell = CellOf(c, row);
     if (call.distinct) {
-      if (a.distinct[std::string(cell)]++ == 0 && call.function == AggregateFunction::kListAgg) {
-        a.list.emplace_back(cell);  // first seen
+      if (a.distinct()[std::string(cell)]++ == 0 && call.function == AggregateFunction::kListAgg) {
+        a.list().emplace_back(cell);  // first seen
       }
       continue;
     }
     // MIN / MAX over a changelog keep every value's rows, for when the best one is taken back.
     if (retracting_ &&
         (call.function == AggregateFunction::kMin || call.function == AggregateFunction::kMax)) {
-      ++a.values[std::string(cell)];
+      ++a.values()[std::string(cell)];
     }
     FoldCell(call.function, c.type(), cell, &a);
   }
@@ -450,15 +473,15 @@ void Aggregator::Retract(const RecordBatch& batch, size_t row, AggregateState* a
                           call.function == AggregateFunction::kMax;
     const std::string cell = by_value ? std::string(CellOf(c, row)) : std::string();
     if (call.distinct) {
-      take(a.distinct, cell);
-      if (call.function == AggregateFunction::kListAgg && a.distinct.count(cell) == 0) {
-        std::erase(a.list, cell);
+      take(a.distinct(), cell);
+      if (call.function == AggregateFunction::kListAgg && a.distinct().count(cell) == 0) {
+        std::erase(a.list(), cell);
       }
       continue;
     }
     if (call.function == AggregateFunction::kListAgg) {  // the first equal value goes
-      auto it = std::find(a.list.begin(), a.list.end(), cell);
-      if (it != a.list.end()) a.list.erase(it);
+      auto it = std::find(a.list().begin(), a.list().end(), cell);
+      if (it != a.list().end()) a.list().erase(it);
       continue;
     }
     switch (call.function) {
@@ -477,13 +500,13 @@ void Aggregator::Retract(const RecordBatch& batch, size_t row, AggregateState* a
       }
       case AggregateFunction::kMin:
       case AggregateFunction::kMax: {
-        take(a.values, cell);
-        a.has = !a.values.empty();
+        take(a.values(), cell);
+        a.has = !a.values().empty();
         if (!a.has) break;
         // The best value left, in the column's order.
         const DataType& type = c.type();
         const std::string* best = nullptr;
-        for (const auto& [v, n] : a.values) {
+        for (const auto& [v, n] : a.values()) {
           const int cmp = best == nullptr ? 0 : CompareCells(type, v, *best);
           if (best == nullptr || (call.function == AggregateFunction::kMin ? cmp < 0 : cmp > 0)) {
             best = &v;
@@ -507,11 +530,11 @@ void Aggregator::Merge(const AggregateState& from, AggregateState* into) const {
     a.count += f.count;
     a.integer += f.integer;
     a.floating += f.floating;
-    for (const auto& [v, n] : f.distinct) a.distinct[v] += n;
-    for (const auto& [v, n] : f.values) a.values[v] += n;
-    for (const std::string& v : f.list) {
-      if (!call.distinct || std::find(a.list.begin(), a.list.end(), v) == a.list.end()) {
-        a.list.push_back(v);
+    for (const auto& [v, n] : f.distinct()) a.distinct()[v] += n;
+    for (const auto& [v, n] : f.values()) a.values()[v] += n;
+    for (const std::string& v : f.list()) {
+      if (!call.distinct || std::find(a.list().begin(), a.list().end(), v) == a.list().end()) {
+        a.list().push_back(v);
       }
     }
     if (!f.has) continue;
@@ -536,11 +559,11 @@ void Aggregator::AppendResults(const AggregateState& state, RecordBatch* out,
     if (!call.distinct || call.function == AggregateFunction::kListAgg) {
       AppendResult(call, a, &c);
     } else if (call.function == AggregateFunction::kCount) {
-      c.Append<int64_t>(static_cast<int64_t>(a.distinct.size()));
+      c.Append<int64_t>(static_cast<int64_t>(a.distinct().size()));
     } else {  // SUM / AVG / MIN / MAX (DISTINCT): over each value held once
       const DataType& type = input_->fields[static_cast<size_t>(call.input_column)].type;
       AggregateState::One once;
-      for (const auto& [cell, rows] : a.distinct) FoldCell(call.function, type, cell, &once);
+      for (const auto& [cell, rows] : a.distinct()) FoldCell(call.function, type, cell, &once);
       AppendResult(call, once, &c);
     }
   }
@@ -558,14 +581,14 @@ void Aggregator::AppendResult(const AggregateCall& call, const AggregateState::O
       a.has ? AppendCell(&c, a.cell) : c.AppendNull();
       return;
     case AggregateFunction::kListAgg: {
-      if (a.list.empty()) {
+      if (a.list().empty()) {
         c.AppendNull();
         return;
       }
       std::string joined;
-      for (size_t i = 0; i < a.list.size(); ++i) {
+      for (size_t i = 0; i < a.list().size(); ++i) {
         if (i > 0) joined += call.separator;
-        joined += a.list[i];
+        joined += a.list()[i];
       }
       c.AppendBytes(joined);
       return;

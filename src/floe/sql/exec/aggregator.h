@@ -19,17 +19,42 @@ namespace floe::sql::internal {
 // The accumulators of one group (a key, and a window for window aggregates), with the group's
 // key cells so its output row can be built from the state alone.
 struct AggregateState {
+  using Counts = std::map<std::string, int64_t>;
+  // What only DISTINCT, retracting MIN / MAX and LISTAGG keep: on the heap, made on first write,
+  // so the common accumulator stays small (held per key and window in memory).
+  struct Sets {
+    Counts distinct;  // COUNT(DISTINCT): each value, the rows holding it
+    // MIN / MAX of a retracting aggregation: each value, the rows holding it, so the next one
+    // is known when the kept one is retracted (Flink's MinWithRetract / MaxWithRetract).
+    Counts values;
+    std::vector<std::string> list;  // LISTAGG's values, in order
+  };
   struct One {
     int64_t count = 0;  // COUNT / rows summed (AVG)
     bool has = false;   // SUM / MIN / MAX / AVG saw a non-null value
     Int128 integer = 0;
     double floating = 0;
-    std::string cell;                         // MIN / MAX
-    std::map<std::string, int64_t> distinct;  // COUNT(DISTINCT): each value, the rows holding it
-    // MIN / MAX of a retracting aggregation: each value, the rows holding it, so the next one
-    // is known when the kept one is retracted (Flink's MinWithRetract / MaxWithRetract).
-    std::map<std::string, int64_t> values;
-    std::vector<std::string> list;  // LISTAGG's values, in order
+    std::string cell;  // MIN / MAX
+
+    One() = default;
+    One(const One& o);
+    One& operator=(const One& o);
+    One(One&&) noexcept = default;
+    One& operator=(One&&) noexcept = default;
+    ~One() = default;
+
+    // The sets, made when written; read, an absent one is empty.
+    Counts& distinct() { return Mutable().distinct; }
+    Counts& values() { return Mutable().values; }
+    std::vector<std::string>& list() { return Mutable().list; }
+    const Counts& distinct() const { return Read().distinct; }
+    const Counts& values() const { return Read().values; }
+    const std::vector<std::string>& list() const { return Read().list; }
+
+   private:
+    Sets& Mutable();
+    const Sets& Read() const;
+    std::unique_ptr<Sets> sets_;
   };
   std::string key;  // KeyOf(...)
   std::vector<One> aggs;

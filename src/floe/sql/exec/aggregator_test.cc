@@ -26,10 +26,10 @@ AggregateState EveryField() {
   min.has = true;
   min.integer = -7;
   min.cell = "db";
-  min.values = {{"db", 2}, {"os", -1}};
+  min.values() = {{"db", 2}, {"os", -1}};
   AggregateState::One& list = acc.aggs[3];
-  list.distinct = {{"a", 1}, {"b", 3}};
-  list.list = {"a", "b", ""};
+  list.distinct() = {{"a", 1}, {"b", 3}};
+  list.list() = {"a", "b", ""};
   return acc;
 }
 
@@ -46,9 +46,9 @@ void ExpectSame(const AggregateState& a, const AggregateState& b) {
     EXPECT_EQ(std::signbit(x.floating), std::signbit(y.floating));
     EXPECT_EQ(x.floating, y.floating);
     EXPECT_EQ(x.cell, y.cell);
-    EXPECT_EQ(x.distinct, y.distinct);
-    EXPECT_EQ(x.values, y.values);
-    EXPECT_EQ(x.list, y.list);
+    EXPECT_EQ(x.distinct(), y.distinct());
+    EXPECT_EQ(x.values(), y.values());
+    EXPECT_EQ(x.list(), y.list());
   }
 }
 
@@ -87,21 +87,21 @@ TEST(AggregateState, DecodesTheFixedLayoutOfEarlierReleases) {
     w.PutU64(static_cast<uint64_t>(static_cast<unsigned __int128>(a.integer) >> 64));
     w.PutDouble(a.floating);
     w.PutString(a.cell);
-    w.PutU32(static_cast<uint32_t>(a.distinct.size()));
-    for (const auto& [d, n] : a.distinct) w.PutString(d);
+    w.PutU32(static_cast<uint32_t>(a.distinct().size()));
+    for (const auto& [d, n] : a.distinct()) w.PutString(d);
   }
   w.PutU8(2);
   w.PutI64(acc.rows);
   for (const AggregateState::One& a : acc.aggs) {
-    for (const auto* counts : {&a.distinct, &a.values}) {
+    for (const auto* counts : {&a.distinct(), &a.values()}) {
       w.PutU32(static_cast<uint32_t>(counts->size()));
       for (const auto& [v, n] : *counts) {
         w.PutString(v);
         w.PutI64(n);
       }
     }
-    w.PutU32(static_cast<uint32_t>(a.list.size()));
-    for (const std::string& v : a.list) w.PutString(v);
+    w.PutU32(static_cast<uint32_t>(a.list().size()));
+    for (const std::string& v : a.list()) w.PutString(v);
   }
   Result<AggregateState> back = AggregateState::Decode(w.Finish());
   ASSERT_TRUE(back.ok()) << back.status().ToString();
