@@ -149,7 +149,10 @@ struct WindowAggregateOperator::Cache {
   struct Due {
     int64_t fires_at;
     size_t key;
-    bool operator>(const Due& o) const { return fires_at > o.fires_at; }
+    // Keys due together are visited in their order in `keys`: memory read forward, not at random.
+    bool operator>(const Due& o) const {
+      return fires_at != o.fires_at ? fires_at > o.fires_at : key > o.key;
+    }
   };
   std::priority_queue<Due, std::vector<Due>, std::greater<>> due;
 
