@@ -303,33 +303,38 @@ test('bad catalog options are refused at start, naming the option and the rule',
 });
 
 test('two jobs commit to one table through PostgreSQL at once: conflicts retried, nothing lost or doubled', async (t) => {
-  // 20 ms checkpoints for about 12 s: the two jobs' commits overlap often enough to conflict.
-  const a = pipeline('postgres', 'shared_a', { table: 'shared', interval: '20 ms', rps: 1000, where: ' WHERE seq <= 6000', sinkId: 'a' });
-  const b = pipeline('postgres', 'shared_b', { table: 'shared', interval: '20 ms', rps: 1000, where: ' WHERE seq > 6000', sinkId: 'b' });
-  b.wh = a.wh;
-  const ra = run(a);
-  const rb = run(b);
-  const [da, db] = await Promise.all([ra.done, rb.done]);
-  assert.equal(da.code, 0, da.err);
-  assert.equal(db.code, 0, db.err);
-  t.diagnostic(verify(a));
-  const snaps = table(a, ['snapshots']);
-  assert.equal(snaps.code, 0, snaps.err);
-  const bySink = {};
-  const times = [];
-  for (const line of snaps.out.split('\n').filter(Boolean)) {
-    const s = JSON.parse(line);
-    const sink = s.summary?.['floe.sink-id'];
-    if (sink) {
-      bySink[sink] = (bySink[sink] || 0) + 1;
-      times.push(Date.parse(s.committed_at));
+  // 20 ms checkpoints for about 12 s: the two jobs' commits overlap often enough to conflict. Whether
+  // one does is a race (a busy machine can serialize them), so the run is repeated on a fresh table,
+  // up to 3 times, until one conflicted; every run must lose and double nothing.
+  let conflicted = 0;
+  for (let attempt = 1; attempt <= 3 && conflicted === 0; ++attempt) {
+    const shared = `shared${attempt}`;
+    const a = pipeline('postgres', `${shared}_a`, { table: shared, interval: '20 ms', rps: 1000, where: ' WHERE seq <= 6000', sinkId: 'a' });
+    const b = pipeline('postgres', `${shared}_b`, { table: shared, interval: '20 ms', rps: 1000, where: ' WHERE seq > 6000', sinkId: 'b' });
+    b.wh = a.wh;
+    const [da, db] = await Promise.all([run(a).done, run(b).done]);
+    assert.equal(da.code, 0, da.err);
+    assert.equal(db.code, 0, db.err);
+    t.diagnostic(verify(a));
+    const snaps = table(a, ['snapshots']);
+    assert.equal(snaps.code, 0, snaps.err);
+    const bySink = {};
+    const times = [];
+    for (const line of snaps.out.split('\n').filter(Boolean)) {
+      const s = JSON.parse(line);
+      const sink = s.summary?.['floe.sink-id'];
+      if (sink) {
+        bySink[sink] = (bySink[sink] || 0) + 1;
+        times.push(Date.parse(s.committed_at));
+      }
     }
+    assert.ok(bySink.a > 1 && bySink.b > 1, `both jobs committed several times: ${JSON.stringify(bySink)}`);
+    const conflicts = [da.err, db.err].map((err) =>
+      [...err.matchAll(/after (\d+) conflicts with other writers/g)].reduce((n, m) => n + Number(m[1]), 0));
+    conflicted = conflicts[0] + conflicts[1];
+    const seconds = (Math.max(...times) - Math.min(...times)) / 1000;
+    t.diagnostic(`run ${attempt}: commits per sink: ${JSON.stringify(bySink)}; conflicts retried: a ${conflicts[0]}, ` +
+                 `b ${conflicts[1]}; ${(times.length / seconds).toFixed(1)} commits/s over ${seconds.toFixed(1)} s`);
   }
-  assert.ok(bySink.a > 1 && bySink.b > 1, `both jobs committed several times: ${JSON.stringify(bySink)}`);
-  const conflicts = [da.err, db.err].map((err) =>
-    [...err.matchAll(/after (\d+) conflicts with other writers/g)].reduce((n, m) => n + Number(m[1]), 0));
-  const seconds = (Math.max(...times) - Math.min(...times)) / 1000;
-  assert.ok(conflicts[0] + conflicts[1] > 0, 'no commit conflicted: the test did not exercise the retry');
-  t.diagnostic(`commits per sink: ${JSON.stringify(bySink)}; conflicts retried: a ${conflicts[0]}, b ${conflicts[1]}; ` +
-               `${(times.length / seconds).toFixed(1)} commits/s over ${seconds.toFixed(1)} s`);
+  assert.ok(conflicted > 0, 'no commit conflicted in 3 runs: the test did not exercise the retry');
 });
