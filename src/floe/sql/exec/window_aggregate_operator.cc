@@ -357,7 +357,23 @@ Status WindowAggregateOperator::ProcessBatch(const RecordBatch& batch, int input
                                : AddToWindows(*key, ts, batch, row, &late));
     if (late) ++late_records_dropped_;
   }
-  return cache_->windows > spec_.max_cached_windows ? Flush() : Status::OK();
+  if (cache_->windows > spec_.max_cached_windows) return Flush();
+  // TUMBLE, HOP, CUMULATE: keys whose windows all fired stay in the cache until a flush; many of
+  // them (a million keys seen once each) make every lookup slower, so they go once they outnumber
+  // the windows held. (A SESSION key without sessions still saves reading its empty list.)
+  if (!session && cache_->keys.size() > 2 * cache_->windows + 65536) DropKeysWithoutWindows();
+  return Status::OK();
+}
+
+void WindowAggregateOperator::DropKeysWithoutWindows() {
+  cache_->keys.EraseIf([](const auto& entry) { return entry.second.windows.empty(); });
+  Renumber();
+}
+
+void WindowAggregateOperator::Renumber() {
+  size_t position = 0;
+  for (auto& [_, key] : cache_->keys) key.position = position++;
+  RebuildDue();
 }
 
 Result<WindowAggregateOperator::CachedKey*> WindowAggregateOperator::CachedKeyOf(
@@ -642,9 +658,7 @@ Status WindowAggregateOperator::OnClaimChange(const runtime::ClaimChange& change
       cache_->windows -= entry.second.windows.size();
       return true;
     });
-    size_t position = 0;
-    for (auto& [_, key] : cache_->keys) key.position = position++;
-    RebuildDue();
+    Renumber();
   }
   claims_.Apply(change);
   if (change.begins) ResumeFiring();

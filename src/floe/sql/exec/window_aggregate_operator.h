@@ -189,6 +189,9 @@ class WindowAggregateOperator final : public runtime::Operator {
   // the due ones' rows to `out`, while it has fewer than `max_rows`; true when some are left.
   void NoteDue(const CachedKey& key, int64_t fires_at);
   void RebuildDue();
+  // After keys left the cache: their positions again, and the due records.
+  void Renumber();
+  void DropKeysWithoutWindows();
   Result<bool> FireHeld(RecordBatch* out, size_t max_rows);
   // A fired window's output row. `scope`: the key's ClaimedSplits scope (its key group when
   // scaled out).

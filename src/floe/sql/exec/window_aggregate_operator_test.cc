@@ -462,6 +462,43 @@ TEST_P(WindowAggregate, WindowsHeldInMemoryGiveTheResultsOfWritingEachRowAtOnce)
   }
 }
 
+// New keys every window: keys whose windows fired leave the buffer while other keys' windows are
+// held (their places in it renumbered), and one key (k0) comes back in every window; every window
+// still fires once, with its count, on both backends.
+TEST_P(WindowAggregate, KeysWhoseWindowsFiredLeaveTheBufferAndComeBack) {
+  constexpr int kKeys = 70000;
+  auto op = Open(TileSpec(Window(WindowKind::kTumble, 5)));
+  CollectingCollector out;
+  for (int64_t w = 0; w < 3; ++w) {
+    std::vector<Event> rows;
+    for (int k = 0; k < kKeys; ++k) {
+      rows.push_back({std::to_string(w) + "-" + std::to_string(k), w * 5 * kMinute + k % 1000, 1});
+      if (k % 500 == 0) rows.push_back({"k0", w * 5 * kMinute + 7, 1});  // k0 again and again
+      if (rows.size() < 4096 && k + 1 < kKeys) continue;
+      ASSERT_TRUE(op->ProcessBatch(Events(rows), 0, out).ok());
+      rows.clear();
+    }
+    ASSERT_TRUE(op->OnWatermark(Watermark((w + 1) * 5 * kMinute), out).ok());
+    FinishWork(op.op(), out);
+  }
+  std::map<std::string, int64_t> count_of_k0;
+  size_t fired = 0;
+  for (const RecordBatch& b : out.batches) {
+    for (size_t r = 0; r < b.num_rows(); ++r, ++fired) {
+      const int64_t n = b.column(4).Get<int64_t>(r);
+      if (b.column(0).GetBytes(r) == "k0") {
+        count_of_k0[std::to_string(b.column(1).Get<int64_t>(r))] += n;
+      } else {
+        EXPECT_EQ(n, 1) << b.column(0).GetBytes(r);
+      }
+    }
+  }
+  EXPECT_EQ(fired, 3u * (kKeys + 1));  // each window: its keys and k0
+  ASSERT_EQ(count_of_k0.size(), 3u);
+  for (const auto& [start, n] : count_of_k0) EXPECT_EQ(n, kKeys / 500) << start;
+  EXPECT_EQ(op->open_windows(), 0u);
+}
+
 // Flink's option names the buffer; floe counts windows, more of them on the heap backend.
 TEST(WindowBufferLimit, FollowsTheOptionElseTheBackend) {
   EXPECT_EQ(*WindowBufferLimit({}), 1000000u);
