@@ -62,10 +62,7 @@ Result<int64_t> ByteReader::GetVarI64() {
 
 Result<std::string_view> ByteReader::GetVarBytesView() {
   FLOE_ASSIGN_OR_RAISE(uint64_t n, GetVarU64());
-  FLOE_RETURN_NOT_OK(Need(n, "string"));
-  std::string_view out = data_.substr(pos_, n);
-  pos_ += n;
-  return out;
+  return Take(n);
 }
 
 Status ByteReader::Need(size_t n, const char* what) const {
@@ -129,6 +126,10 @@ Result<std::string> ByteReader::GetString() {
 
 Result<std::string_view> ByteReader::GetBytesView() {
   FLOE_ASSIGN_OR_RAISE(uint32_t n, GetU32());
+  return Take(n);
+}
+
+Result<std::string_view> ByteReader::Take(uint64_t n) {
   FLOE_RETURN_NOT_OK(Need(n, "string"));
   std::string_view out = data_.substr(pos_, n);
   pos_ += n;

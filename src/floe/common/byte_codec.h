@@ -79,6 +79,8 @@ class ByteReader {
 
  private:
   Status Need(size_t n, const char* what) const;
+  // The next n bytes of a string, viewed.
+  Result<std::string_view> Take(uint64_t n);
 
   std::string_view data_;
   size_t pos_ = 0;
