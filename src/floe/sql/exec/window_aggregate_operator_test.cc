@@ -506,6 +506,34 @@ TEST_P(WindowAggregate, KeysWhoseWindowsFiredLeaveTheBufferAndComeBack) {
   EXPECT_EQ(op->open_windows(), 0u);
 }
 
+// Over a changelog, a session whose rows were all taken back fires nothing and leaves nothing in
+// the state: held in memory or written at a barrier first (its key's session list too).
+TEST_P(WindowAggregate, ASessionWhollyRetractedLeavesNoState) {
+  for (const bool barrier : {false, true}) {
+    SCOPED_TRACE(barrier);
+    WindowAggregateSpec spec = TileSpec(Window(WindowKind::kSession, 10));
+    spec.input = runtime::WithRowKindColumn(*EventSchema());
+    spec.changelog = true;
+    auto op = Open(spec);
+    CollectingCollector out;
+    RecordBatch rows(spec.input);
+    for (const char* kind : {"+I", "-D"}) {
+      rows.mutable_column(0).AppendBytes("db");
+      rows.mutable_column(1).Append<int64_t>(kMinute);
+      rows.mutable_column(2).Append<int32_t>(1);
+      rows.mutable_column(3).AppendBytes(kind);
+    }
+    ASSERT_TRUE(op->ProcessBatch(rows, 0, out).ok());
+    if (barrier) {
+      ASSERT_TRUE(op.Checkpoint(runtime::CheckpointId(1), out).ok());
+    }
+    ASSERT_TRUE(op->OnWatermark(Watermark(INT64_MAX), out).ok());
+    FinishWork(op.op(), out);
+    EXPECT_TRUE(JsonRows(out.batches).empty());
+    EXPECT_EQ(op->open_windows(), 0u);
+  }
+}
+
 // Flink's option names the buffer; floe counts windows, more of them on the heap backend.
 TEST(WindowBufferLimit, FollowsTheOptionElseTheBackend) {
   EXPECT_EQ(*WindowBufferLimit({}), 1000000u);
