@@ -225,9 +225,10 @@ struct ConfigOrigin {
   }
 };
 
+// `meaning`, when set, follows the range in the message: what the number counts.
 Result<int64_t> ConfigInt(const std::map<std::string, std::string>& config,
                           const ConfigOrigin& origin, const std::string& key, int64_t fallback,
-                          int64_t min, int64_t max) {
+                          int64_t min, int64_t max, const std::string& meaning = "") {
   auto it = config.find(key);
   if (it == config.end()) return fallback;
   const std::string& text = it->second;
@@ -235,7 +236,8 @@ Result<int64_t> ConfigInt(const std::map<std::string, std::string>& config,
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < min || v > max) {
     return Status::InvalidArgument(origin.Of(key) + "'" + key + "' must be an integer in [" +
-                                   std::to_string(min) + ", " + std::to_string(max) + "], got '" +
+                                   std::to_string(min) + ", " + std::to_string(max) + "]" +
+                                   (meaning.empty() ? "" : " (" + meaning + ")") + ", got '" +
                                    text + "'");
   }
   return v;
@@ -467,11 +469,16 @@ Status PlanSettings(const Script& script, const PlanOptions& options, PlannedJob
   // bad TTL is refused before a worker starts, also by a job without state.
   Result<runtime::KeyedStateOptions> state =
       runtime::KeyedStateOptions::FromOptions(job->config, runtime::TaskInfo{});
-  Status window_buffer = state.ok() ? WindowBufferLimit(job->config).status() : state.status();
-  if (!window_buffer.ok()) {
-    return Status(window_buffer.code(),
-                  origin.ForMessage(window_buffer.message()) + window_buffer.message());
+  if (!state.ok()) {
+    const Status& st = state.status();
+    return Status(st.code(), origin.ForMessage(st.message()) + st.message());
   }
+  FLOE_ASSIGN_OR_RAISE(
+      int64_t window_buffer,
+      ConfigInt(job->config, origin, "table.exec.window-agg.buffer-size-limit",
+                static_cast<int64_t>(DefaultWindowBufferLimit(state->backend)), 0, INT32_MAX,
+                "windows held in memory before they are written to the keyed state"));
+  job->window_buffer_limit = static_cast<size_t>(window_buffer);
 
   job->context.job_id = options.job_id;
   job->context.mode = job->checkpointing.mode;
@@ -1296,7 +1303,7 @@ Result<AggregateVertex> PlanAggregateOperator(PlannedJob& job, const InsertPlan&
     spec.aggregates = plan.aggregates;
     spec.job_config = job.config;
     spec.changelog = p.changelog;
-    FLOE_ASSIGN_OR_RAISE(spec.max_cached_windows, WindowBufferLimit(job.config));
+    spec.max_cached_windows = job.window_buffer_limit;
     Result<runtime::VertexId> added = AddAggregate<WindowAggregateOperator>(
         job.graph, p.SinkSide("window"), agg.parallelism, spec);
     if (!added.ok()) return AtPos(p.insert->pos, added.status());

@@ -33,6 +33,8 @@ struct PlannedJob {
   connectors::JobContext context;        // shared by the graph's operators (positions board, ...)
   std::map<std::string, std::string> config;
   bool has_keyed_state = false;  // keyed state between source and sink (windows, aggregates)
+  // `table.exec.window-agg.buffer-size-limit` (validated; DefaultWindowBufferLimit when unset).
+  size_t window_buffer_limit = 0;
   // Before each run: reconcile every sink with the checkpoint about to be restored. Returns
   // the plans (for the log); sets source start overrides on context.positions when a table is
   // ahead; *min_checkpoint_id = the highest checkpoint id any sink's table holds.

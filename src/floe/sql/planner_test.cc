@@ -1819,6 +1819,31 @@ TEST(PlanJob, ComputedColumnsAreEvaluatedRightAfterTheSource) {
             "column");
 }
 
+// `table.exec.window-agg.buffer-size-limit`: the job's value, else the backend's default
+// (DefaultWindowBufferLimit); anything but an integer in [0, 2^31 - 1] is refused with the rule.
+TEST(PlanJob, WindowBufferLimitFollowsTheOptionElseTheBackend) {
+  PlanOptions options;
+  options.variables = {{"EVENTS", "10"}};
+  auto limit = [&](const std::string& sets) {
+    auto job = Plan(sets + std::string(kRosterToBlackhole), options);
+    EXPECT_TRUE(job.ok()) << job.status().ToString();
+    return job.ok() ? (*job)->window_buffer_limit : 0;
+  };
+  EXPECT_EQ(limit(""), 1000000u);
+  EXPECT_EQ(limit("SET 'state.backend.type' = 'rocksdb';"), 100000u);
+  EXPECT_EQ(limit("SET 'state.backend.type' = 'rocksdb';"
+                  "SET 'table.exec.window-agg.buffer-size-limit' = '7';"),
+            7u);
+  for (const char* bad : {"", "1e3", "2147483648", "-5", "10 "}) {
+    SCOPED_TRACE(bad);
+    EXPECT_NE(ErrorOf("SET 'table.exec.window-agg.buffer-size-limit' = '" + std::string(bad) +
+                          "';" + std::string(kRosterToBlackhole),
+                      options)
+                  .find("must be an integer in [0, 2147483647]"),
+              std::string::npos);
+  }
+}
+
 // 'state.backend.type', 'state.backend.rocksdb.*' and 'table.exec.state.ttl' are read where an
 // aggregate opens its state; a value floe cannot run is refused at plan time with the SET's
 // line, also in a job without state (where it would otherwise be accepted and ignored).
@@ -1846,7 +1871,8 @@ TEST(PlanJob, StateBackendAndTtlAreRefusedAtPlanTimeWithTheSetsLine) {
                       0),
             0u)
       << msg;
-  // Flink's window buffer option, counted in windows held (WindowBufferLimit).
+  // Flink's window buffer option, counted in windows held (more:
+  // WindowBufferLimitFollowsTheOptionElseTheBackend).
   EXPECT_TRUE(
       Plan("SET 'table.exec.window-agg.buffer-size-limit' = '0';" + std::string(kRosterToBlackhole),
            options)

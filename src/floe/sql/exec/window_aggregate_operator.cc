@@ -1,7 +1,6 @@
 #include "floe/sql/exec/window_aggregate_operator.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 #include <optional>
 #include <queue>
@@ -199,25 +198,8 @@ Result<std::unique_ptr<WindowAggregateOperator>> WindowAggregateOperator::Make(
   return std::unique_ptr<WindowAggregateOperator>(new WindowAggregateOperator(std::move(spec)));
 }
 
-Result<size_t> WindowBufferLimit(const std::map<std::string, std::string>& job_config) {
-  const std::string key = "table.exec.window-agg.buffer-size-limit";
-  auto it = job_config.find(key);
-  if (it == job_config.end()) {
-    FLOE_ASSIGN_OR_RAISE(runtime::KeyedStateOptions state,
-                         runtime::KeyedStateOptions::FromOptions(job_config, {}));
-    return state.backend == "rocksdb" ? 100000 : 1000000;
-  }
-  const std::string& text = it->second;
-  int64_t v = -1;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < 0 ||
-      v > INT32_MAX) {
-    return Status::InvalidArgument("'" + key +
-                                   "' must be an integer in [0, 2147483647] (windows held in "
-                                   "memory before they are written to the keyed state), got '" +
-                                   text + "'");
-  }
-  return static_cast<size_t>(v);
+size_t DefaultWindowBufferLimit(std::string_view backend) {
+  return backend == "rocksdb" ? 100000 : 1000000;
 }
 
 WindowAggregateOperator::WindowAggregateOperator(WindowAggregateSpec spec)

@@ -95,15 +95,16 @@ struct WindowAggregateSpec {
   // their windows (Flink's window aggregation over a CDC source).
   bool changelog = false;
   // Windows held in memory before they are written to the keyed state (the class comment says
-  // when else they are): WindowBufferLimit. 0 writes each batch's windows at its end.
+  // when else they are); the planner sets `table.exec.window-agg.buffer-size-limit`. 0 writes
+  // each batch's windows at its end.
   size_t max_cached_windows = 100000;
 };
 
-// `table.exec.window-agg.buffer-size-limit`, Flink's option, counted in windows held (a key's
-// window accumulator) where Flink counts records. Default: 1,000,000 on the hashmap backend (its
-// state is on the heap anyway, and a window held that fires never reaches it), 100,000 (Flink's
-// figure) on rocksdb. Not an integer in [0, 2147483647]: InvalidArgument naming the rule.
-Result<size_t> WindowBufferLimit(const std::map<std::string, std::string>& job_config);
+// The default of `table.exec.window-agg.buffer-size-limit`, Flink's option, which floe counts in
+// windows held (a key's window accumulator) where Flink counts records: 1,000,000 on the hashmap
+// backend (its state is on the heap anyway, and a window held that fires never reaches it),
+// 100,000 (Flink's figure) on rocksdb.
+size_t DefaultWindowBufferLimit(std::string_view backend);
 
 // The output columns: keys (input names and types), window_start, window_end (TIMESTAMP),
 // window_time (window_end - 1 ms, the rowtime of the result, typed like the time column), then
