@@ -485,8 +485,12 @@ TEST_P(WindowAggregate, KeysWhoseWindowsFiredLeaveTheBufferAndComeBack) {
       ASSERT_TRUE(op->ProcessBatch(Events(rows), 0, out).ok());
       rows.clear();
     }
+    // Held in memory, not in the keyed state: no entry, no timer, before and after they fire.
+    EXPECT_EQ(op.state().num_entries(), 0u);
     ASSERT_TRUE(op->OnWatermark(Watermark((w + 1) * 5 * kMinute), out).ok());
     FinishWork(op.op(), out);
+    EXPECT_EQ(op.state().num_entries(), 0u);
+    EXPECT_FALSE(op.state().NextTimer(runtime::TimeDomain::kEventTime).has_value());
   }
   std::map<std::string, int64_t> count_of_k0;
   size_t fired = 0;
