@@ -276,27 +276,14 @@ Result<AggregateState> DecodeCompact(ByteReader& r) {
 
 // Kept per key and window (and in every checkpoint), so it holds only the fields not at their
 // default, in varints: a COUNT(*) window is about 20 bytes where the fixed layout took 80.
-AggregateState::One::One(const One& o)
-    : count(o.count),
-      has(o.has),
-      integer(o.integer),
-      floating(o.floating),
-      cell(o.cell),
-      sets_(o.sets_ ? std::make_unique<Sets>(*o.sets_) : nullptr) {}
-
-AggregateState::One& AggregateState::One::operator=(const One& o) {
-  if (this != &o) *this = One(o);
-  return *this;
+AggregateState::Sets& AggregateState::SetsHolder::Mutable() {
+  if (!p_) p_ = std::make_unique<Sets>();
+  return *p_;
 }
 
-AggregateState::Sets& AggregateState::One::Mutable() {
-  if (!sets_) sets_ = std::make_unique<Sets>();
-  return *sets_;
-}
-
-const AggregateState::Sets& AggregateState::One::Read() const {
+const AggregateState::Sets& AggregateState::SetsHolder::Read() const {
   static const Sets kEmpty;
-  return sets_ ? *sets_ : kEmpty;
+  return p_ ? *p_ : kEmpty;
 }
 
 std::string AggregateState::Encode() const {

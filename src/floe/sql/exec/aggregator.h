@@ -29,32 +29,38 @@ struct AggregateState {
     Counts values;
     std::vector<std::string> list;  // LISTAGG's values, in order
   };
+  // Sets owned on the heap, made when first written and copied with their owner.
+  class SetsHolder {
+   public:
+    SetsHolder() = default;
+    SetsHolder(const SetsHolder& o) : p_(o.p_ ? std::make_unique<Sets>(*o.p_) : nullptr) {}
+    SetsHolder& operator=(const SetsHolder& o) {
+      p_ = o.p_ ? std::make_unique<Sets>(*o.p_) : nullptr;
+      return *this;
+    }
+    SetsHolder(SetsHolder&&) noexcept = default;
+    SetsHolder& operator=(SetsHolder&&) noexcept = default;
+    Sets& Mutable();
+    const Sets& Read() const;  // an empty one when none was made
+
+   private:
+    std::unique_ptr<Sets> p_;
+  };
   struct One {
     int64_t count = 0;  // COUNT / rows summed (AVG)
     bool has = false;   // SUM / MIN / MAX / AVG saw a non-null value
     Int128 integer = 0;
     double floating = 0;
     std::string cell;  // MIN / MAX
-
-    One() = default;
-    One(const One& o);
-    One& operator=(const One& o);
-    One(One&&) noexcept = default;
-    One& operator=(One&&) noexcept = default;
-    ~One() = default;
+    SetsHolder sets;
 
     // The sets, made when written; read, an absent one is empty.
-    Counts& distinct() { return Mutable().distinct; }
-    Counts& values() { return Mutable().values; }
-    std::vector<std::string>& list() { return Mutable().list; }
-    const Counts& distinct() const { return Read().distinct; }
-    const Counts& values() const { return Read().values; }
-    const std::vector<std::string>& list() const { return Read().list; }
-
-   private:
-    Sets& Mutable();
-    const Sets& Read() const;
-    std::unique_ptr<Sets> sets_;
+    Counts& distinct() { return sets.Mutable().distinct; }
+    Counts& values() { return sets.Mutable().values; }
+    std::vector<std::string>& list() { return sets.Mutable().list; }
+    const Counts& distinct() const { return sets.Read().distinct; }
+    const Counts& values() const { return sets.Read().values; }
+    const std::vector<std::string>& list() const { return sets.Read().list; }
   };
   std::string key;  // KeyOf(...)
   std::vector<One> aggs;
