@@ -257,13 +257,52 @@ export function readMetadata(file) {
   }
   return { id, timestamp_millis: ts, tasks }
 }
+// The lines of `file` that start before byte `at` is passed to a line start: what a reader
+// that has read up to `at` (the first byte of a split it has not started, or where it stopped)
+// handed out. Newline positions are indexed once per file.
+const newlines = new Map()
+function linesRead(file, at) {
+  let nl = newlines.get(file)
+  if (!nl) {
+    const b = fs.readFileSync(file)
+    nl = []
+    for (let i = b.indexOf(10); i >= 0; i = b.indexOf(10, i + 1)) nl.push(i)
+    newlines.set(file, nl)
+  }
+  if (at <= 0) return 0
+  let lo = 0
+  let hi = nl.length
+  while (lo < hi) {   // the newline that ends the line holding byte at - 1
+    const mid = (lo + hi) >> 1
+    if (nl[mid] < at - 1) lo = mid + 1
+    else hi = mid
+  }
+  return Math.min(lo + 1, nl.length)
+}
+
 // Events a source had read at a checkpoint, from its state file (connectors/README.md):
-// filesystem: u32 version, string file, u64 offset, i64 next line (1-based), one file here;
+// filesystem (version 2): u32 version, u64 split bytes, u32 stripes, u32 n, n x (u32 stripe,
+// string file, u64 split, u64 offset); one subtask reads its splits in order, so it is at the
+// lowest of its cursors (a split not started: its first byte);
 // kafka (version 2): u32 version, u32 parallelism, u32 topics, per topic string name, u32 n,
 // n x (u32 partition, i64 next, i64 bounded end); a fresh topic starts at offset 0.
 export function sourceEventsRead(file, kind) {
   const b = fs.readFileSync(file)
-  if (kind === 'filesystem') return Number(b.readBigInt64LE(8 + b.readUInt32LE(4) + 8)) - 1
+  if (kind === 'filesystem') {
+    if (b.readUInt32LE(0) !== 2) throw new Error(`${file}: filesystem source state version ${b.readUInt32LE(0)}, the bench reads 2`)
+    const splitBytes = Number(b.readBigUInt64LE(4))
+    let at = Infinity
+    let input = null
+    for (let n = b.readUInt32LE(16), o = 20; n > 0; n--) {
+      const len = b.readUInt32LE(o + 4)
+      const name = b.toString('utf8', o + 8, o + 8 + len)
+      o += 8 + len
+      const byte = Math.max(Number(b.readBigUInt64LE(o)) * splitBytes, Number(b.readBigUInt64LE(o + 8)))
+      o += 16
+      if (byte < at) [at, input] = [byte, name]
+    }
+    return input === null ? 0 : linesRead(input, Math.min(at, fs.statSync(input).size))
+  }
   if (b.readUInt32LE(0) !== 2) throw new Error(`${file}: kafka source state version ${b.readUInt32LE(0)}, the bench reads 2`)
   let read = 0
   let o = 12

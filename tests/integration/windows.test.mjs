@@ -138,6 +138,30 @@ test('course tile with late rows: the same windows as one file or as many, late 
   }
 });
 
+// One 40 MB file read by every subtask in 4 MiB splits (docs/connectors.md, "Parallel reads"):
+// killed mid-read at parallelism 2 (no restart), resumed from that checkpoint at parallelism 3,
+// whose subtasks take over the old ones' stripes at their bytes. Every window once, full counts
+// (each subtask reads its splits in file order and the window takes the smallest watermark, so
+// no row is late).
+test('course tile from one file at parallelism 2, killed mid-read, resumed at parallelism 3: every window once', async () => {
+  const p = sandbox(ROOT, 'tile_file_parallel');
+  const events = progressEvents(400000, 9 * MINUTE);
+  const file = writeJsonl(path.join(p.dir, 'events.jsonl'), events);
+  assert.ok(fs.statSync(file).size > 9 * 4 * 2 ** 20, 'the file spans ten splits');
+  writeTileJob(p, { source: `'connector' = 'filesystem', 'path' = '${file}'`, sink: icebergTable(p.name),
+                    sets: "SET 'parallelism.default' = '${PAR}';" });
+  fs.writeFileSync(p.job, fs.readFileSync(p.job, 'utf8')
+    .replace("'restart-strategy.type' = 'fixed-delay'", "'restart-strategy.type' = 'none'")
+    .replace("'execution.checkpointing.interval' = '300 ms'", "'execution.checkpointing.interval' = '20 ms'"));
+  const first = await runJob(p, { CHK: p.chk, WH: p.wh, PAR: 2 }, { crashAt: 'keyed-state-written:3' }).done;
+  assert.notEqual(first.code, 0, 'the job must die at the crash point, without a restart');
+  assert.match(first.err, /killed by SIGKILL/, `the crash point was never reached:\n${first.err}`);
+  const second = await runJob(p, { CHK: p.chk, WH: p.wh, PAR: 3 }, { from: 'latest' }).done;
+  assert.equal(second.code, 0, second.err);
+  assert.match(second.err, /rescaling from 2 to 3 subtasks/, second.err);
+  assert.deepEqual(tiles(p, 'course_id', 'event_count'), expectedTiles(events, 5 * MINUTE));
+});
+
 // ---- exactly once under SIGKILL ------------------------------------------------------------
 
 const ROSTER_COLUMNS = `seq BIGINT NOT NULL, npi STRING NOT NULL, source STRING NOT NULL, revision INT NOT NULL,

@@ -39,7 +39,63 @@ int64_t CountNewlines(const char* p, size_t n) {
   return count;
 }
 
+Result<int> OpenForReading(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    std::string msg = "cannot open '" + path + "': " + std::strerror(errno);
+    return errno == ENOENT ? Status::NotFound(msg) : Status::IOError(msg);
+  }
+  return fd;
+}
+
+// Calls `visit(data, size)` on the bytes of `path` from `offset` on, a block at a time, until it
+// returns false or the file ends.
+template <typename Visit>
+Status ReadBlocks(const std::string& path, uint64_t offset, Visit visit) {
+  FLOE_ASSIGN_OR_RAISE(int fd, OpenForReading(path));
+  std::unique_ptr<char[]> block = std::make_unique_for_overwrite<char[]>(1 << 16);
+  Status st;
+  while (true) {
+    ssize_t n = ::pread(fd, block.get(), 1 << 16, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) st = Status::IOError("cannot read '" + path + "': " + std::strerror(errno));
+    if (n <= 0 || !visit(block.get(), static_cast<size_t>(n))) break;
+    offset += static_cast<uint64_t>(n);
+  }
+  ::close(fd);
+  return st;
+}
+
 }  // namespace
+
+Result<uint64_t> NextLineStart(const std::string& path, uint64_t offset) {
+  if (offset == 0) return 0;
+  uint64_t at = offset - 1;  // the byte before: a '\n' there makes `offset` a line start
+  bool found = false;
+  FLOE_RETURN_NOT_OK(ReadBlocks(path, at, [&](const char* data, size_t n) {
+    const void* nl = std::memchr(data, '\n', n);
+    if (nl == nullptr) {
+      at += n;
+      return true;
+    }
+    at += static_cast<uint64_t>(static_cast<const char*>(nl) - data);
+    found = true;
+    return false;
+  }));
+  return found ? at + 1 : at;  // at is the file's size when no '\n' follows
+}
+
+Result<int64_t> CountNewlinesBefore(const std::string& path, uint64_t size) {
+  int64_t count = 0;
+  uint64_t left = size;
+  FLOE_RETURN_NOT_OK(ReadBlocks(path, 0, [&](const char* data, size_t n) {
+    size_t take = static_cast<size_t>(std::min<uint64_t>(n, left));
+    count += CountNewlines(data, take);
+    left -= take;
+    return left > 0;
+  }));
+  return count;
+}
 
 LineChunkReader::~LineChunkReader() {
   if (fd_ >= 0) ::close(fd_);
@@ -47,19 +103,15 @@ LineChunkReader::~LineChunkReader() {
 
 Result<std::unique_ptr<LineChunkReader>> LineChunkReader::Open(const std::string& path,
                                                                size_t chunk_bytes, uint64_t offset,
-                                                               int64_t first_line) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    std::string msg = "cannot open '" + path + "': " + std::strerror(errno);
-    return errno == ENOENT ? Status::NotFound(msg) : Status::IOError(msg);
-  }
+                                                               int64_t first_line, uint64_t stop) {
+  FLOE_ASSIGN_OR_RAISE(int fd, OpenForReading(path));
   if (offset != 0 && ::lseek(fd, static_cast<off_t>(offset), SEEK_SET) < 0) {
     std::string msg = "cannot seek in '" + path + "': " + std::strerror(errno);
     ::close(fd);
     return Status::IOError(msg);
   }
   return std::unique_ptr<LineChunkReader>(
-      new LineChunkReader(path, fd, std::max<size_t>(chunk_bytes, 4096), offset, first_line));
+      new LineChunkReader(path, fd, std::max<size_t>(chunk_bytes, 4096), offset, first_line, stop));
 }
 
 void LineChunkReader::Grow(size_t size) {
@@ -79,7 +131,12 @@ Result<bool> LineChunkReader::Next(Chunk* chunk) {
     begin_ += consumed_;
     consumed_ = 0;
   }
-  size_t want = chunk_bytes_;
+  if (offset_ >= stop_) return false;
+  // A little past the stop finishes the last line most of the time; a longer one grows below.
+  const uint64_t left = stop_ - offset_;
+  size_t want = left >= chunk_bytes_
+                    ? chunk_bytes_
+                    : static_cast<size_t>(std::min<uint64_t>(chunk_bytes_, left + 256));
   while (true) {
     if (!eof_ && end_ - begin_ < want) {
       if (want > capacity_) {
@@ -116,6 +173,11 @@ Result<bool> LineChunkReader::Next(Chunk* chunk) {
         continue;
       }
       end = nl;
+    }
+    if (offset_ + end > stop_) {
+      // End with the line holding the byte before the stop.
+      const void* nl = std::memchr(data + (stop_ - offset_ - 1), '\n', end - (stop_ - offset_ - 1));
+      if (nl != nullptr) end = static_cast<size_t>(static_cast<const char*>(nl) - data) + 1;
     }
     consumed_ = end;
     chunk->text = std::string_view(data, end);

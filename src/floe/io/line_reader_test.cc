@@ -92,5 +92,40 @@ TEST(LineChunkReader, ResumesAtOffset) {
   EXPECT_FALSE(*(*r)->Next(&c));
 }
 
+// Byte ranges of one file read by several readers, each from the first line that starts in its
+// range to the end of the last one: every line once, whatever the range size (a line longer
+// than the range, one ending exactly at a range's end, no final newline).
+TEST(LineChunkReader, ByteRangesHandOutEveryLineOnce) {
+  std::string text;
+  for (int i = 1; i <= 400; ++i) text += std::string(static_cast<size_t>(i % 37), 'x') + "\n";
+  text += std::string(10000, 'y') + "\n\nlast";
+  std::string p = WriteTemp("ranges.jsonl", text);
+  for (uint64_t range : std::initializer_list<uint64_t>{3, 37, 100, 4097, 20000}) {
+    std::string joined;
+    for (uint64_t begin = 0; begin < text.size(); begin += range) {
+      uint64_t end = std::min<uint64_t>(begin + range, text.size());
+      Result<uint64_t> from = NextLineStart(p, begin);
+      ASSERT_TRUE(from.ok()) << from.status().ToString();
+      EXPECT_TRUE(*from == 0 || text[*from - 1] == '\n' || *from == text.size());
+      auto r = LineChunkReader::Open(p, 4096, *from, 1, end);
+      ASSERT_TRUE(r.ok());
+      LineChunkReader::Chunk c;
+      while (true) {
+        Result<bool> more = (*r)->Next(&c);
+        ASSERT_TRUE(more.ok());
+        if (!*more) break;
+        EXPECT_LT(c.begin_offset, end);
+        joined.append(c.text);
+      }
+    }
+    EXPECT_EQ(joined, text) << "ranges of " << range << " bytes";
+  }
+  for (uint64_t size : std::initializer_list<uint64_t>{0, 1, 40, 5000, text.size()}) {
+    Result<int64_t> n = CountNewlinesBefore(p, size);
+    ASSERT_TRUE(n.ok());
+    EXPECT_EQ(*n, std::count(text.begin(), text.begin() + static_cast<int64_t>(size), '\n'));
+  }
+}
+
 }  // namespace
 }  // namespace floe::io

@@ -1,8 +1,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "floe/common/record_batch.h"
@@ -19,6 +22,19 @@
 
 namespace floe::connectors {
 
+// How a filesystem source shares its files among its subtasks. Each file is cut into splits of
+// `split_bytes`; a split holds the lines that start in its byte range. Split n of file F belongs
+// to stripe (hash(F) + n) % `stripes`, and subtask i of P reads the stripes s with s % P == i,
+// all of its splits in (file name, split) order, so the subtasks move through the files side by
+// side (their watermarks stay close). The layout is kept in the state: a restore at another
+// parallelism hands the same stripes to other subtasks.
+struct SplitLayout {
+  uint64_t split_bytes = 4 << 20;
+  uint32_t stripes = 128;  // the most subtasks that get work
+  bool operator==(const SplitLayout&) const = default;
+  uint32_t StripeOf(std::string_view file, uint64_t split) const;
+};
+
 // Settings of a 'connector' = 'filesystem' table ('format' = 'json' or 'debezium-json').
 struct FilesystemSourceConfig {
   std::string path;  // 'path': a file, or a directory whose *.json / *.jsonl files are read
@@ -28,6 +44,7 @@ struct FilesystemSourceConfig {
   bool debezium = false;
   bool debezium_schema_include = false;  // 'debezium-json.schema-include'
   size_t chunk_bytes = 1 << 20;  // bytes read per Poll (whole lines; a longer line grows it)
+  SplitLayout layout;            // for a fresh start; a restored position brings its own
   std::shared_ptr<const BatchSchema> schema;  // the declared table
 };
 
@@ -38,33 +55,45 @@ Result<FilesystemSourceConfig> MakeFilesystemSourceConfig(const TableDescriptor&
 // Whether the table is read as a changelog ('format' = 'debezium-json').
 bool IsFilesystemChangelogSource(const TableDescriptor& table);
 
-// Where a filesystem source is: the next byte to read of `file` (absolute path) and that
-// byte's 1-based line number. Files are read in name order; a position in file F means every
-// file before F is done. After the last file the position stays at its end.
-struct FilePosition {
+// Where one stripe is: its splits before split `split` of `file` (in file name, then split
+// order) are done, and that split is read up to byte `offset` (nothing of it when `offset` is at
+// or before its first byte). A stripe that is done points past the last file's last split.
+struct StripeCursor {
   std::string file;
+  uint64_t split = 0;
   uint64_t offset = 0;
-  int64_t line = 1;
+  bool operator==(const StripeCursor&) const = default;
+};
+
+// Where a filesystem source subtask is: the cursors of its stripes. The state blob and the JSON
+// on the position board (which the Iceberg sink commits) hold it; the JSON is
+// {"split_bytes":S,"stripes":K,"files":[{"file":"/abs/path","cursors":[[stripe,split,offset],..]}]}.
+// The single-file form of earlier releases, {"file":"/abs/path","offset":N,"line":L} (one
+// subtask: every file before it done, that file read up to byte N), is still read.
+struct FilePosition {
+  SplitLayout layout;
+  std::map<uint32_t, StripeCursor> cursors;  // by stripe
   bool operator==(const FilePosition&) const = default;
-  // {"file":"/abs/path","offset":N,"line":L}
   std::string ToJson() const;
-  static Result<FilePosition> FromJson(const std::string& json);
+  static Result<FilePosition> FromJson(const std::string& json, const SplitLayout& layout);
+  // The position of one reader that is at byte `offset` of `file` (the earlier releases' form):
+  // every stripe's cursor under `layout`.
+  static FilePosition AtByte(const SplitLayout& layout, const std::string& file, uint64_t offset);
 };
 
 // The files a filesystem source reads, absolute and sorted: `path` itself, or the *.json and
 // *.jsonl files directly inside the directory `path` (sorted by name). NotFound if missing.
 Result<std::vector<std::string>> ListSourceFiles(const std::string& path);
 
-// FilesystemSource is a bounded JSON-lines source: it reads the files in chunks that end on
-// line boundaries (io::LineChunkReader) and decodes each chunk into one batch
-// (json::JsonLinesDecoder). Position = FilePosition after the last emitted chunk, kept in the
-// state blob and recorded on the position board; a restore resumes at that byte. A start
+// FilesystemSource is a bounded JSON-lines source: it reads its splits (SplitLayout) in chunks
+// that end on line boundaries (io::LineChunkReader) and decodes each chunk into one batch
+// (json::JsonLinesDecoder). Its position (FilePosition) is in the state blob and recorded on the
+// position board; a restore resumes at that byte of each stripe, at any parallelism. A start
 // override on the board (the table is ahead) beats the restored state. A line that does not
 // decode fails Poll with "file:line: field ...", so the job fails before any later checkpoint
 // (nothing past the bad line is committed), unless 'json.ignore-parse-errors' skips it. With
 // 'debezium-json' each line is one change event (DebeziumJsonDecoder) and the batch carries the
-// row-kind column after the table's columns.
-// Parallelism 1. Single-threaded, like every operator.
+// row-kind column after the table's columns. Single-threaded, like every operator.
 class FilesystemSource final : public runtime::SourceOperator {
  public:
   FilesystemSource(FilesystemSourceConfig config,
@@ -72,27 +101,47 @@ class FilesystemSource final : public runtime::SourceOperator {
 
   Status Open(const runtime::OperatorContext& ctx) override;
   Status Restore(runtime::StateReader& state) override;
+  Status RestoreRescaled(const std::vector<std::string>& states) override;
   Result<runtime::SourceStatus> Poll(runtime::Collector& out) override;
   Status SnapshotPosition(runtime::CheckpointId id, runtime::StateWriter& state) override;
 
-  const FilePosition& position() const { return position_; }
+  // The cursors of this subtask's stripes now.
+  FilePosition position() const;
 
  private:
+  // A split still to read: lines starting in [from, end) of files_[file].
+  struct PendingSplit {
+    uint32_t file;
+    uint64_t split;
+    uint64_t from;
+    uint64_t end;
+  };
   Status EnsureStarted();
+  Result<FilePosition> TablePosition(const SourceStart::Start& from) const;
+  void PlanSplits(const FilePosition& done);
+  Status DecodeChunk(const io::LineChunkReader::Chunk& chunk, const std::string& file,
+                     RecordBatch* out);
+  Status DecodeChanges(std::string_view text, const std::string& file, int64_t first_line,
+                       RecordBatch* out);
 
   FilesystemSourceConfig config_;
   SourceStart start_;
   std::unique_ptr<json::JsonLinesDecoder> decoder_;
   std::unique_ptr<DebeziumJsonDecoder> debezium_;  // 'format' = 'debezium-json'
-  Status DecodeChanges(std::string_view text, int64_t first_line, RecordBatch* out);
+  uint32_t subtask_ = 0;
+  uint32_t parallelism_ = 1;
+  SplitLayout layout_;  // the restored position's, else config_'s
   std::vector<std::string> files_;
-  size_t file_index_ = 0;  // files_[file_index_] is being read (== size(): done)
+  std::vector<uint64_t> sizes_;  // of files_, when the source started
+  std::optional<FilePosition> restored_;
+  std::vector<PendingSplit> pending_;
+  size_t next_ = 0;  // pending_[next_] is being read (== size(): done)
   std::unique_ptr<io::LineChunkReader> reader_;
-  FilePosition position_;
+  bool line_known_ = false;  // reader_ started at the file's first byte: its line numbers hold
   bool started_ = false;
 };
 
-// Adds the filesystem source vertex `name` (parallelism 1) for `table` to `graph`.
+// Adds the filesystem source vertex `name` ('parallelism.default' subtasks) for `table`.
 Result<runtime::VertexId> AddFilesystemSource(runtime::JobGraph& graph, const std::string& name,
                                               const TableDescriptor& table,
                                               const JobContext& context);

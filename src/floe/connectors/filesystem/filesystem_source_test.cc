@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "floe/connectors/connectors_test_util.h"
 #include "floe/runtime/local_job.h"
@@ -29,6 +31,12 @@ std::string Lines(int first, int last) {
   return s;
 }
 
+// A position as releases before stripes wrote it (one reader: file, byte, line).
+std::string OldPosition(const std::string& file, uint64_t offset, int64_t line) {
+  return "{\"file\":\"" + file + "\",\"line\":" + std::to_string(line) +
+         ",\"offset\":" + std::to_string(offset) + "}";
+}
+
 class FilesystemSourceTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -49,12 +57,15 @@ class FilesystemSourceTest : public ::testing::Test {
 
   std::unique_ptr<FilesystemSource> MakeSource(const TableDescriptor& table,
                                                std::shared_ptr<runtime::SourcePositionBoard> board,
-                                               size_t chunk_bytes = 64) {
+                                               size_t chunk_bytes = 64, uint32_t subtask = 0,
+                                               uint32_t parallelism = 1,
+                                               uint64_t split_bytes = SplitLayout{}.split_bytes) {
     Result<FilesystemSourceConfig> config = MakeFilesystemSourceConfig(table);
     EXPECT_TRUE(config.ok()) << config.status().ToString();
     config->chunk_bytes = chunk_bytes;
+    config->layout.split_bytes = split_bytes;
     auto source = std::make_unique<FilesystemSource>(*config, std::move(board));
-    Status st = source->Open(testing::Context("source-events"));
+    Status st = source->Open(testing::Context("source-events", subtask, parallelism));
     EXPECT_TRUE(st.ok()) << st.ToString();
     return source;
   }
@@ -121,25 +132,43 @@ TEST_F(FilesystemSourceTest, ResumesAtTheByteOffsetAcrossFilesAfterEveryPoll) {
   }
 }
 
-TEST_F(FilesystemSourceTest, RecordsFileOffsetAndLineOnTheBoard) {
+TEST_F(FilesystemSourceTest, RecordsEachStripesCursorOnTheBoard) {
   auto board = std::make_shared<runtime::SourcePositionBoard>();
   auto source = MakeSource(FsTable(), board, 1 << 20);
+  const SplitLayout layout;
+  const std::string a = dir_.path() + "/a.json";
+  const uint32_t a_stripe = layout.StripeOf(a, 0);
   CollectingCollector out;
   runtime::StateWriter s0;
   ASSERT_TRUE(source->SnapshotPosition(runtime::CheckpointId(1), s0).ok());
-  EXPECT_EQ(board->PositionsAt(runtime::CheckpointId(1)).at("source-events/0"),
-            (FilePosition{dir_.path() + "/a.json", 0, 1}.ToJson()));
+  Result<FilePosition> at_start = FilePosition::FromJson(
+      board->PositionsAt(runtime::CheckpointId(1)).at("source-events/0"), layout);
+  ASSERT_TRUE(at_start.ok()) << at_start.status().ToString();
+  EXPECT_EQ(at_start->cursors.size(), layout.stripes);  // one subtask: every stripe
+  EXPECT_EQ(at_start->cursors.at(a_stripe), (StripeCursor{a, 0, 0}));
   ASSERT_TRUE(source->Poll(out).ok());  // all of a.json
   runtime::StateWriter s1;
   ASSERT_TRUE(source->SnapshotPosition(runtime::CheckpointId(2), s1).ok());
-  uint64_t a_size = Lines(1, 10).size();
   std::string json = board->PositionsAt(runtime::CheckpointId(2)).at("source-events/0");
-  EXPECT_EQ(json, "{\"file\":\"" + dir_.path() +
-                      "/a.json\",\"line\":11,\"offset\":" + std::to_string(a_size) + "}");
-  Result<FilePosition> parsed = FilePosition::FromJson(json);
-  ASSERT_TRUE(parsed.ok());
-  EXPECT_EQ(*parsed, (FilePosition{dir_.path() + "/a.json", a_size, 11}));
-  EXPECT_FALSE(FilePosition::FromJson("{\"file\":1}").ok());
+  EXPECT_EQ(json.rfind("{\"files\":[{\"cursors\":[[", 0), 0u) << json;
+  EXPECT_NE(json.find("\"split_bytes\":4194304,\"stripes\":128}"), std::string::npos) << json;
+  Result<FilePosition> parsed = FilePosition::FromJson(json, layout);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(*parsed, source->position());
+  EXPECT_NE(parsed->cursors.at(a_stripe), (StripeCursor{a, 0, 0}));  // a.json is done
+  // Earlier releases' single-reader form: every stripe's cursor at that byte.
+  uint64_t a_size = Lines(1, 10).size();
+  Result<FilePosition> legacy = FilePosition::FromJson(OldPosition(a, a_size, 11), layout);
+  ASSERT_TRUE(legacy.ok()) << legacy.status().ToString();
+  EXPECT_EQ(*legacy, FilePosition::AtByte(layout, a, a_size));
+  EXPECT_EQ(legacy->cursors.at(a_stripe), (StripeCursor{a, 0, a_size}));
+  for (const char* bad : {"{\"file\":1}", "{\"split_bytes\":0,\"stripes\":2,\"files\":[]}",
+                          "{\"split_bytes\":8,\"stripes\":2,\"files\":[{\"file\":\"x\","
+                          "\"cursors\":[[2,0,0]]}]}",
+                          "{\"split_bytes\":8,\"stripes\":2,\"files\":[{\"file\":\"x\","
+                          "\"cursors\":[[1,0,0],[1,3,0]]}]}"}) {
+    EXPECT_FALSE(FilePosition::FromJson(bad, layout).ok()) << bad;
+  }
 }
 
 TEST_F(FilesystemSourceTest, StartOverrideBeatsRestoredState) {
@@ -151,8 +180,7 @@ TEST_F(FilesystemSourceTest, StartOverrideBeatsRestoredState) {
   state.PutI64(1);
   // The table holds everything up to line 6 of b.jsonl (rows 11..15).
   uint64_t offset = Lines(11, 15).size();
-  board->SetStartOverrides(
-      {{"source-events/0", FilePosition{dir_.path() + "/b.jsonl", offset, 6}.ToJson()}});
+  board->SetStartOverrides({{"source-events/0", OldPosition(dir_.path() + "/b.jsonl", offset, 6)}});
   auto source = MakeSource(FsTable(), board);
   std::string blob = state.Finish();
   runtime::StateReader reader(blob);
@@ -164,8 +192,7 @@ TEST_F(FilesystemSourceTest, StartOverrideBeatsRestoredState) {
 
 TEST_F(FilesystemSourceTest, APositionInAFileThatIsGoneContinuesWithTheNextFile) {
   auto board = std::make_shared<runtime::SourcePositionBoard>();
-  board->SetStartOverrides(
-      {{"source-events/0", FilePosition{dir_.path() + "/b.json", 999, 40}.ToJson()}});
+  board->SetStartOverrides({{"source-events/0", OldPosition(dir_.path() + "/b.json", 999, 40)}});
   auto source = MakeSource(FsTable(), board);
   CollectingCollector out;
   PollAll(*source, out);
@@ -193,9 +220,11 @@ TEST_F(FilesystemSourceTest, AFileNameThatIsNotUtf8IsReadCheckpointedAndRestored
     runtime::StateWriter state;
     Status st = first->SnapshotPosition(runtime::CheckpointId(k + 1), state);
     ASSERT_TRUE(st.ok()) << st.ToString();
-    was_in_bad_file |= first->position().file == bad;
+    for (const auto& [stripe, cursor] : first->position().cursors) {
+      was_in_bad_file |= cursor.file == bad && cursor.offset > 0;
+    }
     std::string json = board->PositionsAt(runtime::CheckpointId(k + 1)).at("source-events/0");
-    Result<FilePosition> parsed = FilePosition::FromJson(json);
+    Result<FilePosition> parsed = FilePosition::FromJson(json, SplitLayout{});
     ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
     EXPECT_EQ(*parsed, first->position()) << json;
 
@@ -363,11 +392,123 @@ TEST_F(FilesystemSourceTest, LocalJobReadsEverythingAndTakesAFinalCheckpoint) {
   EXPECT_EQ(Int64Column(collected->Batches(), 0), Range(1, 30));
   runtime::CheckpointId final_id = job->last_completed();
   ASSERT_TRUE(final_id.valid());
-  Result<FilePosition> end =
-      FilePosition::FromJson(context.positions->PositionsAt(final_id).at("source-events/0"));
+  Result<FilePosition> end = FilePosition::FromJson(
+      context.positions->PositionsAt(final_id).at("source-events/0"), SplitLayout{});
   ASSERT_TRUE(end.ok());
-  EXPECT_EQ(end->file, dir_.path() + "/c.json");
-  EXPECT_EQ(end->offset, 1 + Lines(26, 30).size());
+  ASSERT_EQ(end->cursors.size(), SplitLayout{}.stripes);
+  for (const auto& [stripe, cursor] : end->cursors) {
+    EXPECT_EQ(cursor, (StripeCursor{dir_.path() + "/c.json", 1, 0})) << "stripe " << stripe;
+  }
+}
+
+// Rows of every subtask of `parallelism`, each polled to the end.
+std::vector<int64_t> ReadAllSubtasks(
+    const std::function<std::unique_ptr<FilesystemSource>(uint32_t subtask, uint32_t parallelism)>&
+        make,
+    uint32_t parallelism) {
+  std::vector<int64_t> ids;
+  for (uint32_t i = 0; i < parallelism; ++i) {
+    CollectingCollector out;
+    auto source = make(i, parallelism);
+    while (true) {
+      Result<runtime::SourceStatus> r = source->Poll(out);
+      EXPECT_TRUE(r.ok()) << r.status().ToString();
+      if (!r.ok() || *r == runtime::SourceStatus::kEnd) break;
+    }
+    std::vector<int64_t> got = Int64Column(out.batches, 0);
+    ids.insert(ids.end(), got.begin(), got.end());
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// Each file is cut into splits; every subtask reads its stripes' splits, and together they
+// read every line once, whatever the split size (smaller than a line, a line across splits,
+// one split per file) and the parallelism (more subtasks than splits).
+TEST_F(FilesystemSourceTest, SubtasksReadEveryLineOnceWhateverTheSplitSize) {
+  WriteText(dir_.path() + "/d.json", Lines(31, 400));
+  for (uint64_t split_bytes : {7, 64, 100, 1000, 1 << 22}) {
+    for (uint32_t parallelism : {1, 2, 3, 5}) {
+      std::vector<int64_t> ids = ReadAllSubtasks(
+          [&](uint32_t i, uint32_t p) {
+            return MakeSource(FsTable(), nullptr, 64, i, p, split_bytes);
+          },
+          parallelism);
+      EXPECT_EQ(ids, Range(1, 400)) << split_bytes << "-byte splits, parallelism " << parallelism;
+    }
+  }
+}
+
+// A checkpoint of two subtasks after any number of polls each, restored by 1, 2 or 3 subtasks
+// (from the state blobs and from the board's JSON, as the table holds it): every line once.
+TEST_F(FilesystemSourceTest, RestoresAtAnotherParallelismAfterAnyNumberOfPolls) {
+  WriteText(dir_.path() + "/d.json", Lines(31, 200));
+  const uint64_t split_bytes = 150;
+  for (int polls = 0; polls <= 40; polls += 3) {
+    auto board = std::make_shared<runtime::SourcePositionBoard>();
+    std::vector<int64_t> before;
+    std::vector<std::string> blobs;
+    std::map<std::string, std::string> jsons;
+    for (uint32_t i = 0; i < 2; ++i) {
+      auto old = MakeSource(FsTable(), board, 64, i, 2, split_bytes);
+      CollectingCollector out;
+      PollAll(*old, out, polls);
+      std::vector<int64_t> got = Int64Column(out.batches, 0);
+      before.insert(before.end(), got.begin(), got.end());
+      runtime::StateWriter state;
+      ASSERT_TRUE(old->SnapshotPosition(runtime::CheckpointId(1), state).ok());
+      blobs.push_back(state.Finish());
+      const std::string task = "source-events/" + std::to_string(i);
+      jsons[task] = board->PositionsAt(runtime::CheckpointId(1)).at(task);
+    }
+    for (uint32_t parallelism : {1, 2, 3}) {
+      std::vector<int64_t> from_state = ReadAllSubtasks(
+          [&](uint32_t i, uint32_t p) {
+            auto source =
+                MakeSource(FsTable(), nullptr, 64, i, p, 1 << 20);  // the blobs' layout wins
+            Status st;
+            if (p == blobs.size()) {
+              runtime::StateReader reader(blobs[i]);
+              st = source->Restore(reader);
+            } else {
+              st = source->RestoreRescaled(blobs);
+            }
+            EXPECT_TRUE(st.ok()) << st.ToString();
+            return source;
+          },
+          parallelism);
+      from_state.insert(from_state.end(), before.begin(), before.end());
+      std::sort(from_state.begin(), from_state.end());
+      EXPECT_EQ(from_state, Range(1, 200)) << polls << " polls, restored by " << parallelism;
+
+      auto table = std::make_shared<runtime::SourcePositionBoard>();
+      table->SetStartOverrides(jsons);
+      std::vector<int64_t> from_table = ReadAllSubtasks(
+          [&](uint32_t i, uint32_t p) { return MakeSource(FsTable(), table, 64, i, p); },
+          parallelism);
+      from_table.insert(from_table.end(), before.begin(), before.end());
+      std::sort(from_table.begin(), from_table.end());
+      EXPECT_EQ(from_table, Range(1, 200)) << polls << " polls, table, " << parallelism;
+    }
+  }
+}
+
+// A split that starts mid-file does not know its line numbers: a bad line there is still named
+// by its line in the file.
+TEST_F(FilesystemSourceTest, ABadLineInASplitMidFileNamesItsLineInTheFile) {
+  WriteText(dir_.path() + "/d.json", Lines(31, 60) + "{\"id\":\"x\"}\n" + Lines(62, 90));
+  Status failed;
+  for (uint32_t i = 0; i < 2; ++i) {
+    auto source = MakeSource(FsTable(), nullptr, 64, i, 2, 100);
+    CollectingCollector out;
+    while (true) {
+      Result<runtime::SourceStatus> r = source->Poll(out);
+      if (!r.ok()) failed = r.status();
+      if (!r.ok() || *r == runtime::SourceStatus::kEnd) break;
+    }
+  }
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.message().find("d.json:31: "), std::string::npos) << failed.message();
 }
 
 }  // namespace

@@ -37,6 +37,20 @@ Status WatermarkAssignerOperator::Restore(runtime::StateReader& state) {
   return state.ExpectEnd();
 }
 
+// The old subtasks' inputs are spread over the new ones, so each starts at the lowest of their
+// watermarks: none of its rows can be late by a watermark another old subtask reached.
+Status WatermarkAssignerOperator::RestoreRescaled(const std::vector<std::string>& states) {
+  int64_t lowest = INT64_MAX;
+  for (const std::string& blob : states) {
+    if (blob.empty()) continue;
+    runtime::StateReader reader(blob);
+    FLOE_RETURN_NOT_OK(Restore(reader));
+    lowest = std::min(lowest, emitted_);
+  }
+  emitted_ = pending_ = lowest == INT64_MAX ? INT64_MIN : lowest;
+  return Status::OK();
+}
+
 Status WatermarkAssignerOperator::ProcessBatch(const RecordBatch& batch, int input,
                                                runtime::Collector& out) {
   (void)input;

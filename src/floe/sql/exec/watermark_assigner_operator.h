@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "floe/runtime/operator.h"
 
@@ -18,7 +20,7 @@ namespace floe::sql {
 // Flink's periodic timer, which covers quiet inputs). Rows with a NULL event time leave it
 // unchanged. Upstream watermarks are dropped except the end-of-input maximum, which is
 // forwarded so every window fires. The emitted watermark is checkpointed, so a restore does not
-// start below it.
+// start below it; a restore at another parallelism starts at the lowest of the old subtasks'.
 class WatermarkAssignerOperator final : public runtime::Operator {
  public:
   // `time_column`: a TIMESTAMP / TIMESTAMP_LTZ column of the input (microseconds).
@@ -26,6 +28,7 @@ class WatermarkAssignerOperator final : public runtime::Operator {
                             std::chrono::milliseconds interval = std::chrono::milliseconds(0));
 
   Status Restore(runtime::StateReader& state) override;
+  Status RestoreRescaled(const std::vector<std::string>& states) override;
   Status ProcessBatch(const RecordBatch& batch, int input, runtime::Collector& out) override;
   Status OnWatermark(runtime::Watermark watermark, runtime::Collector& out) override;
   Status OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,

@@ -102,5 +102,27 @@ TEST(WatermarkAssigner, TheBarrierFlushesAHeldBackWatermarkAndRestoreKeepsIt) {
   EXPECT_EQ(again.trace, (Trace{"r110", "r116", "w116"}));
 }
 
+// Restored at another parallelism (a parallel filesystem source rescaled), a subtask starts at
+// the lowest watermark of the old subtasks: rows of the slowest one are not late.
+TEST(WatermarkAssigner, RestoredAtAnotherParallelismStartsAtTheLowestOldWatermark) {
+  std::vector<std::string> blobs;
+  for (int64_t t : {300, 120, 200}) {
+    WatermarkAssignerOperator old(0, 0, std::chrono::milliseconds(0));
+    TraceCollector out;
+    ASSERT_TRUE(old.ProcessBatch(Times({t}), 0, out).ok());
+    runtime::StateWriter state;
+    ASSERT_TRUE(old.OnBarrier(runtime::CheckpointId(1), state, out).ok());
+    blobs.push_back(state.Finish());
+  }
+  blobs.push_back("");  // an old subtask without state
+  WatermarkAssignerOperator restored(0, 0, std::chrono::milliseconds(0));
+  ASSERT_TRUE(restored.RestoreRescaled(blobs).ok());
+  TraceCollector out;
+  ASSERT_TRUE(restored.ProcessBatch(Times({110, 121, 150}), 0, out).ok());
+  EXPECT_EQ(out.trace, (Trace{"r110", "r121", "w121", "r150", "w150"}));
+  blobs[0] = "x";
+  EXPECT_FALSE(restored.RestoreRescaled(blobs).ok());
+}
+
 }  // namespace
 }  // namespace floe::sql
