@@ -21,25 +21,42 @@ class FlatStringMap {
   using Entry = std::pair<std::string, V>;
 
   // The value of `key`, or null. Valid until the next Insert, EraseIf or Clear.
-  V* Find(std::string_view key) {
-    const uint32_t index = IndexOf(key);
+  V* Find(std::string_view key) { return Find(key, HashOf(key)); }
+  // As Find, with `hash` = HashOf(key) worked out before (to prefetch).
+  V* Find(std::string_view key, uint64_t hash) {
+    const uint32_t index = IndexOf(key, hash);
     return index == 0 ? nullptr : &entries_[index - 1].second;
   }
   const V* Find(std::string_view key) const {
-    const uint32_t index = IndexOf(key);
+    const uint32_t index = IndexOf(key, HashOf(key));
     return index == 0 ? nullptr : &entries_[index - 1].second;
   }
+  static uint64_t HashOf(std::string_view key) { return std::hash<std::string_view>{}(key); }
+
+  // A lookup per row of a large map waits on two cache misses, its slot and its entry. A caller
+  // that knows the keys of rows ahead hides them: PrefetchSlot(hash) some rows ahead, then
+  // PrefetchEntry(hash) fewer rows ahead (it reads the slot, loaded by then). The entry followed
+  // is the one in the key's home slot: a key that probed further is not prefetched.
+  void PrefetchSlot(uint64_t hash) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[hash & mask_]);
+  }
+  void PrefetchEntry(uint64_t hash) const {
+    if (slots_.empty()) return;
+    const Slot& s = slots_[hash & mask_];
+    if (s.index != 0) __builtin_prefetch(&entries_[s.index - 1]);
+  }
+
   // Adds `key` with a value-initialized value and returns it. REQUIRES: `key` is absent.
   V& Insert(std::string_view key) {
     if ((entries_.size() + 1) * 2 > slots_.size()) Rehash(slots_.empty() ? 16 : slots_.size() * 2);
     entries_.emplace_back(std::string(key), V{});
-    Place(Hash(key), entries_.size());
+    Place(HashOf(key), entries_.size());
     return entries_.back().second;
   }
   // Removes `key`, the last entry taking its place; false when it was absent.
   bool Erase(std::string_view key) {
     if (slots_.empty()) return false;
-    const uint64_t hash = Hash(key);
+    const uint64_t hash = HashOf(key);
     size_t i = hash & mask_;
     for (;; i = (i + 1) & mask_) {
       if (slots_[i].index == 0) return false;
@@ -58,7 +75,7 @@ class FlatStringMap {
     const size_t last = entries_.size() - 1;
     if (at != last) {
       entries_[at] = std::move(entries_[last]);
-      size_t k = Hash(entries_[at].first) & mask_;
+      size_t k = HashOf(entries_[at].first) & mask_;
       while (slots_[k].index != last + 1) k = (k + 1) & mask_;
       slots_[k].index = static_cast<uint32_t>(at + 1);
     }
@@ -88,11 +105,9 @@ class FlatStringMap {
     uint64_t hash = 0;
     uint32_t index = 0;  // 0: empty; else the entry's position + 1
   };
-  static uint64_t Hash(std::string_view key) { return std::hash<std::string_view>{}(key); }
   // The slot index of `key` (its position + 1), 0 when absent.
-  uint32_t IndexOf(std::string_view key) const {
+  uint32_t IndexOf(std::string_view key, uint64_t hash) const {
     if (slots_.empty()) return 0;
-    const uint64_t hash = Hash(key);
     for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
       const Slot& s = slots_[i];
       if (s.index == 0 || (s.hash == hash && entries_[s.index - 1].first == key)) return s.index;
@@ -106,7 +121,7 @@ class FlatStringMap {
   void Rehash(size_t n) {  // n: a power of two, at least twice the entries
     slots_.assign(n, Slot{});
     mask_ = n - 1;
-    for (size_t k = 0; k < entries_.size(); ++k) Place(Hash(entries_[k].first), k + 1);
+    for (size_t k = 0; k < entries_.size(); ++k) Place(HashOf(entries_[k].first), k + 1);
   }
 
   std::vector<Slot> slots_;

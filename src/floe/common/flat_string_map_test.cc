@@ -19,7 +19,11 @@ TEST(FlatStringMap, FindsWhatStdMapFindsThroughGrowthErasureAndClear) {
   for (int i = 0; i < 5000; ++i) {
     std::string key = "k" + std::to_string(rng() % 3000);
     if (i % 7 == 0) key.push_back('\0');  // bytes, not C strings
+    const uint64_t hash = FlatStringMap<int>::HashOf(key);
+    flat.PrefetchSlot(hash);  // hints only: no effect on what is found
+    flat.PrefetchEntry(hash);
     int* found = flat.Find(key);
+    ASSERT_EQ(flat.Find(key, hash), found) << key;
     auto it = model.find(key);
     ASSERT_EQ(found != nullptr, it != model.end()) << key;
     if (found != nullptr) {
@@ -54,6 +58,8 @@ TEST(FlatStringMap, FindsWhatStdMapFindsThroughGrowthErasureAndClear) {
   ASSERT_NE(flat.Find("again"), nullptr);
   EXPECT_EQ(*flat.Find("again"), 1);
   FlatStringMap<int> empty;
+  empty.PrefetchSlot(1);
+  empty.PrefetchEntry(1);
   empty.EraseIf([](const auto&) { return true; });
   EXPECT_EQ(empty.Find(""), nullptr);
 }

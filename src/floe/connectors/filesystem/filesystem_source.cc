@@ -455,8 +455,10 @@ Result<runtime::SourceStatus> FilesystemSource::Poll(runtime::Collector& out) {
 Status FilesystemSource::DecodeChunk(const io::LineChunkReader::Chunk& chunk,
                                      const std::string& file, RecordBatch* out) {
   auto decode = [&](int64_t first_line, RecordBatch* into) {
-    return config_.debezium ? DecodeChanges(chunk.text, file, first_line, into)
-                            : decoder_->Decode(chunk.text, file, first_line, into);
+    // The reader's padding lets the parser read past the chunk without a copy.
+    return config_.debezium
+               ? DecodeChanges(chunk.text, file, first_line, into)
+               : decoder_->DecodePadded(chunk.text, chunk.padding, file, first_line, into);
   };
   Status st = decode(chunk.first_line, out);
   if (st.ok() || line_known_) return st;

@@ -1,6 +1,7 @@
 #include "floe/sql/exec/window_aggregate_operator.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <optional>
 #include <queue>
@@ -327,12 +328,27 @@ Status WindowAggregateOperator::ProcessBatch(const RecordBatch& batch, int input
   } publish{late_metric_, &late_records_dropped_};
   const Column& time = batch.column(spec_.window.time_column);
   const bool session = spec_.window.kind == WindowKind::kSession;
-  for (size_t row = 0; row < batch.num_rows(); ++row) {
+  // With many keys each lookup waits on cache misses: the keys of the rows ahead are hashed and
+  // their slot, entry and windows prefetched in three steps (FlatStringMap::PrefetchSlot).
+  constexpr size_t kAhead = 16;
+  std::array<uint64_t, kAhead> hashes;  // of rows [row, row + kAhead)
+  const size_t rows = batch.num_rows();
+  auto hash_ahead = [&](size_t r) {
+    CacheKeyText(batch, r, &ahead_);
+    const uint64_t hash = FlatStringMap<CachedKey>::HashOf(ahead_);
+    cache_->keys.PrefetchSlot(hash);
+    hashes[r % kAhead] = hash;
+  };
+  for (size_t r = 0; r < std::min(rows, kAhead); ++r) hash_ahead(r);
+  for (size_t row = 0; row < rows; ++row) {
+    const uint64_t hash = hashes[row % kAhead];
+    if (row + kAhead < rows) hash_ahead(row + kAhead);
+    if (row + kAhead / 2 < rows) cache_->keys.PrefetchEntry(hashes[(row + kAhead / 2) % kAhead]);
     if (time.IsNull(row)) {
       ++late_records_dropped_;  // no window holds a row without event time
       continue;
     }
-    FLOE_ASSIGN_OR_RAISE(CachedKey * key, CachedKeyOf(batch, row));
+    FLOE_ASSIGN_OR_RAISE(CachedKey * key, CachedKeyOf(batch, row, hash));
     const int64_t ts = clock_.Local(time.Get<int64_t>(row));
     bool late = false;
     FLOE_RETURN_NOT_OK(session ? AddToSession(*key, ts, batch, row, &late)
@@ -358,14 +374,20 @@ void WindowAggregateOperator::Renumber() {
   RebuildDue();
 }
 
-Result<WindowAggregateOperator::CachedKey*> WindowAggregateOperator::CachedKeyOf(
-    const RecordBatch& batch, size_t row) {
-  internal::KeyOfInto(batch, row, spec_.key_columns, &scratch_);
-  const size_t key_size = scratch_.size();
+size_t WindowAggregateOperator::CacheKeyText(const RecordBatch& batch, size_t row,
+                                             std::string* out) const {
+  internal::KeyOfInto(batch, row, spec_.key_columns, out);
+  const size_t key_size = out->size();
   if (claims_.scaled_out()) {  // one key in two partitions stays two (docs: kafka.md)
-    scratch_.append(batch.column(static_cast<size_t>(claims_.split_column())).GetBytes(row));
+    out->append(batch.column(static_cast<size_t>(claims_.split_column())).GetBytes(row));
   }
-  CachedKey* found = cache_->keys.Find(scratch_);
+  return key_size;
+}
+
+Result<WindowAggregateOperator::CachedKey*> WindowAggregateOperator::CachedKeyOf(
+    const RecordBatch& batch, size_t row, uint64_t hash) {
+  const size_t key_size = CacheKeyText(batch, row, &scratch_);
+  CachedKey* found = cache_->keys.Find(scratch_, hash);
   if (found == nullptr) {
     FLOE_ASSIGN_OR_RAISE(uint64_t scope, claims_.ScopeOf(batch, row, spec_.key_columns));
     found = &cache_->keys.Insert(scratch_);
