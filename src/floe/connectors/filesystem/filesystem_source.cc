@@ -334,6 +334,7 @@ Status FilesystemSource::RestoreRescaled(const std::vector<std::string>& states)
     if (!p.ok()) return p.status().WithContext(where + ", old subtask " + std::to_string(i));
     old.push_back(std::move(*p));
   }
+  if (old.empty()) return Status::OK();  // nothing read yet: a fresh start
   Result<FilePosition> merged = MergeFilePositions(old);
   if (!merged.ok()) return merged.status().WithContext(where);
   restored_ = std::move(*merged);

@@ -329,7 +329,7 @@ Status WindowAggregateOperator::ProcessBatch(const RecordBatch& batch, int input
   const Column& time = batch.column(spec_.window.time_column);
   const bool session = spec_.window.kind == WindowKind::kSession;
   // With many keys each lookup waits on cache misses: the keys of the rows ahead are hashed and
-  // their slot, entry and windows prefetched in three steps (FlatStringMap::PrefetchSlot).
+  // their slot, then their entry, prefetched (FlatStringMap::PrefetchSlot).
   constexpr size_t kAhead = 16;
   std::array<uint64_t, kAhead> hashes;  // of rows [row, row + kAhead)
   const size_t rows = batch.num_rows();
