@@ -140,9 +140,20 @@ struct WindowAggregateOperator::CachedKey {
   size_t position = 0;  // in Cache::keys
 };
 
+// How many rows ahead ProcessBatch works out the cache keys, to prefetch their entries.
+constexpr size_t kLookAhead = 16;
+
 struct WindowAggregateOperator::Cache {
   FlatStringMap<CachedKey> keys;  // key [+ split when scaled out]
   size_t windows = 0;
+  // The rows ahead in ProcessBatch, by row modulo kLookAhead: each one's cache key (CacheKeyText),
+  // the key's own length and the hash. Kept here so the strings keep their capacity.
+  struct Ahead {
+    std::string text;
+    size_t key_size = 0;
+    uint64_t hash = 0;
+  };
+  std::array<Ahead, kLookAhead> ahead;
   // When windows the keyed state has never held are due: (fires at, the key's position in
   // `keys`), earliest first. An entry may be stale (the window fired, was flushed, or a session
   // grew); a due one is checked against the key's windows. Rebuilt when it outgrows them.
@@ -328,32 +339,32 @@ Status WindowAggregateOperator::ProcessBatch(const RecordBatch& batch, int input
   } publish{late_metric_, &late_records_dropped_};
   const Column& time = batch.column(spec_.window.time_column);
   const bool session = spec_.window.kind == WindowKind::kSession;
-  // With many keys each lookup waits on cache misses: the keys of the rows ahead are hashed and
-  // their slot, then their entry, prefetched (FlatStringMap::PrefetchSlot).
-  constexpr size_t kAhead = 16;
-  std::array<uint64_t, kAhead> hashes;  // of rows [row, row + kAhead)
+  // With many keys each lookup waits on cache misses: the keys of the rows ahead are worked out
+  // once, and their slot, then their entry, prefetched (FlatStringMap::PrefetchSlot).
   const size_t rows = batch.num_rows();
-  auto hash_ahead = [&](size_t r) {
-    CacheKeyText(batch, r, &ahead_);
-    const uint64_t hash = FlatStringMap<CachedKey>::HashOf(ahead_);
-    cache_->keys.PrefetchSlot(hash);
-    hashes[r % kAhead] = hash;
+  auto look_ahead = [&](size_t r) {
+    Cache::Ahead& a = cache_->ahead[r % kLookAhead];
+    a.key_size = CacheKeyText(batch, r, &a.text);
+    a.hash = FlatStringMap<CachedKey>::HashOf(a.text);
+    cache_->keys.PrefetchSlot(a.hash);
   };
-  for (size_t r = 0; r < std::min(rows, kAhead); ++r) hash_ahead(r);
+  for (size_t r = 0; r < std::min(rows, kLookAhead); ++r) look_ahead(r);
   for (size_t row = 0; row < rows; ++row) {
-    const uint64_t hash = hashes[row % kAhead];
-    if (row + kAhead < rows) hash_ahead(row + kAhead);
-    if (row + kAhead / 2 < rows) cache_->keys.PrefetchEntry(hashes[(row + kAhead / 2) % kAhead]);
+    if (row + kLookAhead / 2 < rows) {
+      cache_->keys.PrefetchEntry(cache_->ahead[(row + kLookAhead / 2) % kLookAhead].hash);
+    }
     if (time.IsNull(row)) {
       ++late_records_dropped_;  // no window holds a row without event time
-      continue;
+    } else {
+      const Cache::Ahead& a = cache_->ahead[row % kLookAhead];
+      FLOE_ASSIGN_OR_RAISE(CachedKey * key, CachedKeyOf(batch, row, a.text, a.key_size, a.hash));
+      const int64_t ts = clock_.Local(time.Get<int64_t>(row));
+      bool late = false;
+      FLOE_RETURN_NOT_OK(session ? AddToSession(*key, ts, batch, row, &late)
+                                 : AddToWindows(*key, ts, batch, row, &late));
+      if (late) ++late_records_dropped_;
     }
-    FLOE_ASSIGN_OR_RAISE(CachedKey * key, CachedKeyOf(batch, row, hash));
-    const int64_t ts = clock_.Local(time.Get<int64_t>(row));
-    bool late = false;
-    FLOE_RETURN_NOT_OK(session ? AddToSession(*key, ts, batch, row, &late)
-                               : AddToWindows(*key, ts, batch, row, &late));
-    if (late) ++late_records_dropped_;
+    if (row + kLookAhead < rows) look_ahead(row + kLookAhead);  // into this row's place
   }
   if (cache_->windows > spec_.max_cached_windows) return Flush();
   // TUMBLE, HOP, CUMULATE: keys whose windows all fired stay in the cache until a flush; many of
@@ -385,13 +396,12 @@ size_t WindowAggregateOperator::CacheKeyText(const RecordBatch& batch, size_t ro
 }
 
 Result<WindowAggregateOperator::CachedKey*> WindowAggregateOperator::CachedKeyOf(
-    const RecordBatch& batch, size_t row, uint64_t hash) {
-  const size_t key_size = CacheKeyText(batch, row, &scratch_);
-  CachedKey* found = cache_->keys.Find(scratch_, hash);
+    const RecordBatch& batch, size_t row, std::string_view text, size_t key_size, uint64_t hash) {
+  CachedKey* found = cache_->keys.Find(text, hash);
   if (found == nullptr) {
     FLOE_ASSIGN_OR_RAISE(uint64_t scope, claims_.ScopeOf(batch, row, spec_.key_columns));
-    found = &cache_->keys.Insert(scratch_);
-    found->key = scratch_.substr(0, key_size);
+    found = &cache_->keys.Insert(text);
+    found->key = text.substr(0, key_size);
     found->scope = scope;
     found->position = cache_->keys.size() - 1;
   }

@@ -174,9 +174,10 @@ class WindowAggregateOperator final : public runtime::Operator {
   struct CachedWindow;
   struct CachedKey;
   struct Cache;
-  // The row's key in the cache (`hash`: FlatStringMap::HashOf its CacheKeyText), added (with its
-  // sessions, for SESSION) when new.
-  Result<CachedKey*> CachedKeyOf(const RecordBatch& batch, size_t row, uint64_t hash);
+  // The row's key in the cache, added (with its sessions, for SESSION) when new. `text` is the
+  // row's CacheKeyText, `key_size` what it returned, `hash` FlatStringMap::HashOf(text).
+  Result<CachedKey*> CachedKeyOf(const RecordBatch& batch, size_t row, std::string_view text,
+                                 size_t key_size, uint64_t hash);
   // The row's key as the cache holds it (the split appended when scaled out) into *out; returns
   // the length of the key alone.
   size_t CacheKeyText(const RecordBatch& batch, size_t row, std::string* out) const;
@@ -217,7 +218,6 @@ class WindowAggregateOperator final : public runtime::Operator {
   runtime::ValueState sessions_;  // SESSION: the open sessions of a key (namespace "")
   std::unique_ptr<Cache> cache_;
   std::string scratch_;  // a state value or cache key being read or built
-  std::string ahead_;    // the cache key of a row ahead (ProcessBatch prefetches its entry)
   runtime::Watermark watermark_;
   bool firing_ = false;  // timers at or behind watermark_ may remain
   int64_t late_records_dropped_ = 0;
