@@ -159,6 +159,9 @@ test('course tile from one file at parallelism 2, killed mid-read, resumed at pa
   const second = await runJob(p, { CHK: p.chk, WH: p.wh, PAR: 3 }, { from: 'latest' }).done;
   assert.equal(second.code, 0, second.err);
   assert.match(second.err, /rescaling from 2 to 3 subtasks/, second.err);
+  // The kill fell mid-read: a subtask resumes inside the file, not at its end.
+  assert.match(second.err, /filesystem source '[^']+': starts at byte \d+ of .* \(\d+ splits to read\) \(from the restored checkpoint\)/,
+               second.err);
   assert.deepEqual(tiles(p, 'course_id', 'event_count'), expectedTiles(events, 5 * MINUTE));
 });
 

@@ -354,6 +354,11 @@ TEST_F(FilesystemSourceTest, RefusesBadOptionsAtPlanTime) {
                 "bounded: it reads the files present when the job starts)"),
             std::string::npos)
       << r.status().message();
+  // Flink's filesystem connector has no source parallelism option: the job's parallelism rules.
+  r = MakeFilesystemSourceConfig(FsTable({{"scan.parallelism", "2"}}));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("unsupported option 'scan.parallelism'"), std::string::npos)
+      << r.status().message();
   r = MakeFilesystemSourceConfig(FsTable({{"paht", "x"}}));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find(
