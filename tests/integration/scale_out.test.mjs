@@ -85,11 +85,19 @@ async function scaledJob(name, { rest = false, upsert = false } = {}) {
       return table(['verify', '--expected', expected, '--key', 'name', '--unique', 'name']);
     },
     // Until the table's newest snapshot holds `n` rows.
-    waitForRows(n) {
-      return waitFor(`${n} rows committed`, () => {
-        const summaries = this.summaries();
-        return summaries.length > 0 && Number(summaries.at(-1)['total-records']) === n;
-      }, 120_000, 500);
+    // A timeout names the newest total and shows each instance's log.
+    async waitForRows(n) {
+      let total = 'no snapshot';
+      try {
+        return await waitFor(`${n} rows committed`, () => {
+          const summaries = this.summaries();
+          if (summaries.length > 0) total = summaries.at(-1)['total-records'];
+          return summaries.length > 0 && Number(total) === n;
+        }, 120_000, 500);
+      } catch (e) {
+        throw new Error(`${e.message} (newest snapshot: ${total} rows)\n` +
+          instances.map(({ p, run }) => `--- ${p.name}\n${run.err.slice(-3000)}`).join('\n'));
+      }
     },
     // Every snapshot's summary, oldest first.
     summaries() {

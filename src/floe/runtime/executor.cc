@@ -381,24 +381,43 @@ class OperatorRunner {
   // does not move the combined watermark back: it counts once it catches up.
   Status SetChannelIdle(size_t c, bool idle) {
     idle_[c] = idle;
-    bool all_idle = true;
-    for (size_t k = 0; k < n_; ++k) all_idle = all_idle && (ended_[k] || idle_[k]);
-    FLOE_RETURN_NOT_OK(out_.SetIdle(all_idle && ended_count_ < n_));
-    return all_idle ? Status::OK() : AdvanceWatermark();
+    return OnChannelStateChanged();
   }
 
+  // The watermark moves first: a flush (below) emits a watermark, which would make the output
+  // active again after it went idle.
+  Status OnChannelStateChanged() {
+    FLOE_RETURN_NOT_OK(AdvanceWatermark());
+    if (ended_count_ == n_) return Status::OK();  // the end of input follows
+    bool all_idle = true;
+    for (size_t k = 0; k < n_; ++k) all_idle = all_idle && (ended_[k] || idle_[k]);
+    return out_.SetIdle(all_idle);
+  }
+
+  // The minimum over the active channels. Once no open channel is active, none will raise that
+  // minimum, so, like Flink's watermark valve, the watermark moves up to the highest any channel
+  // reached, ended ones included (a channel that ended before its sibling went idle would
+  // otherwise hold its last watermark back until the idle one ends).
   Status AdvanceWatermark() {
     int64_t min = INT64_MAX;
-    bool any = false;
+    int64_t highest = INT64_MIN;
+    bool any_active = false;
+    bool any_idle = false;
     for (size_t c = 0; c < n_; ++c) {
-      if (ended_[c] || idle_[c]) continue;
-      any = true;
+      highest = std::max(highest, watermarks_[c]);
+      if (ended_[c]) continue;
+      if (idle_[c]) {
+        any_idle = true;
+        continue;
+      }
+      any_active = true;
       min = std::min(min, watermarks_[c]);
     }
-    if (!any || min <= current_watermark_) return Status::OK();
-    current_watermark_ = min;
-    SetWatermarkMetric(t_.input_watermark_millis, min);
-    return t_.op->OnWatermark(Watermark(min), out_);
+    const int64_t next = any_active ? min : (any_idle ? highest : INT64_MIN);
+    if (next <= current_watermark_) return Status::OK();
+    current_watermark_ = next;
+    SetWatermarkMetric(t_.input_watermark_millis, next);
+    return t_.op->OnWatermark(Watermark(next), out_);
   }
 
   Status OnBarrier(size_t c, const Barrier& b) {
@@ -487,8 +506,9 @@ class OperatorRunner {
   Status OnEndOfInput(size_t c) {
     if (ended_[c]) return Status::Internal("second end of input on a channel");
     ended_[c] = true;
-    FLOE_RETURN_NOT_OK(AdvanceWatermark());
-    if (++ended_count_ == n_) {
+    ++ended_count_;
+    FLOE_RETURN_NOT_OK(OnChannelStateChanged());
+    if (ended_count_ == n_) {
       // The operator's unfinished work goes out before its end of input, in slices as ever.
       FLOE_ASSIGN_OR_RAISE(working_, t_.op->ContinueWork(out_));
       if (working_) {
