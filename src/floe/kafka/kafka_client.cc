@@ -31,6 +31,7 @@ struct KafkaConsumer::Impl {
   RebalanceListener listener;
   Status rebalance_error;  // the first failure in the rebalance callback, reported by Poll
   HandlePtr rk;
+  QueuePtr queue;  // the consumer queue, for PollWaiting; released before `rk`
 };
 
 namespace {
@@ -579,6 +580,20 @@ Result<std::optional<ConsumedMessage>> KafkaConsumer::Poll(std::chrono::millisec
   }
   if (m == nullptr) return std::optional<ConsumedMessage>();
   return std::optional<ConsumedMessage>(ConsumedMessage(m));
+}
+
+Status KafkaConsumer::PollWaiting(size_t max, std::vector<ConsumedMessage>* out) {
+  if (impl_->listener) return Status::Internal("kafka: PollWaiting on a group member");
+  if (impl_->queue == nullptr) {
+    impl_->queue.reset(rd_kafka_queue_get_consumer(impl_->rk.get()));
+    if (impl_->queue == nullptr) return Status::Internal("kafka: the consumer has no queue");
+  }
+  std::vector<rd_kafka_message_t*> messages(max);
+  const ssize_t n =
+      rd_kafka_consume_batch_queue(impl_->queue.get(), /*timeout_ms=*/0, messages.data(), max);
+  if (n < 0) return KafkaStatus(rd_kafka_last_error(), "kafka: consume");
+  for (ssize_t i = 0; i < n; ++i) out->push_back(ConsumedMessage(messages[i]));
+  return Status::OK();
 }
 
 Status KafkaConsumer::CommitAsync(const std::string& topic, const PartitionOffsets& next_offsets) {

@@ -228,6 +228,10 @@ class KafkaConsumer {
   Status AssignAll(const std::map<std::string, PartitionOffsets>& next_offsets_by_topic);
   // The next message or partition event; nullopt when none arrived within `timeout`.
   Result<std::optional<ConsumedMessage>> Poll(std::chrono::milliseconds timeout);
+  // Appends the messages and partition events waiting now, up to `max`, without waiting (one
+  // queue lock for all: rd_kafka_consume_batch_queue). Not for a group member: a rebalance
+  // served inside the batch could not be placed between its messages.
+  Status PollWaiting(size_t max, std::vector<ConsumedMessage>* out);
   // Commits next offsets for the group (async: the outcome goes to the commit callback, which
   // logs failures; offsets are for monitoring). REQUIRES: 'group.id' was set.
   Status CommitAsync(const std::string& topic, const PartitionOffsets& next_offsets);

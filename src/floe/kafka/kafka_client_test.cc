@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -552,6 +553,53 @@ TEST(KafkaConsumer, AssignAllReadsSeveralTopicsAndReplacesTheAssignment) {
                                                "right/0@1=r1", "right/0@2=r2"}));
   ASSERT_TRUE((*consumer)->AssignAll({{"right", {{0, 2}}}}).ok());
   EXPECT_EQ(read(1), (std::vector<std::string>{"right/0@2=r2"}));
+}
+
+// PollWaiting hands out what is queued, at most `max` at a time and without waiting: every
+// record once, in order within its partition, and each partition's end. A group member is refused.
+TEST(KafkaConsumer, PollWaitingHandsOutEveryRecordOnceInPartitionOrder) {
+  auto cluster = StartCluster("batched", 3);
+  auto producer = KafkaProducer::Make({{"bootstrap.servers", cluster->bootstrap_servers()}});
+  ASSERT_TRUE(producer.ok());
+  for (int i = 0; i < 300; ++i) {
+    ASSERT_TRUE((*producer)->Produce("batched", i % 3, std::to_string(i)).ok());
+  }
+  ASSERT_TRUE((*producer)->Flush(kTimeout).ok());
+  auto consumer = KafkaConsumer::Make(Consumer(*cluster, "g-batched"));
+  ASSERT_TRUE(consumer.ok());
+  ASSERT_TRUE((*consumer)->Assign("batched", {{0, 0}, {1, 0}, {2, 0}}).ok());
+  std::map<int32_t, std::vector<std::string>> values;
+  std::map<int32_t, bool> ends;
+  size_t largest = 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (ends.size() < 3 && std::chrono::steady_clock::now() < deadline) {
+    std::vector<ConsumedMessage> got;
+    ASSERT_TRUE((*consumer)->PollWaiting(7, &got).ok());
+    largest = std::max(largest, got.size());
+    if (got.empty()) std::this_thread::sleep_for(milliseconds(20));
+    for (const ConsumedMessage& m : got) {
+      if (m.kind() == ConsumedMessage::Kind::kPartitionEnd) {
+        ends[m.partition()] = true;
+        continue;
+      }
+      ASSERT_EQ(m.kind(), ConsumedMessage::Kind::kRecord) << m.error("poll").ToString();
+      EXPECT_EQ(m.offset(), static_cast<int64_t>(values[m.partition()].size()));
+      values[m.partition()].emplace_back(m.value());
+    }
+  }
+  EXPECT_EQ(ends.size(), 3u) << "timed out before every partition's end";
+  EXPECT_EQ(largest, 7u);  // 300 records queued: some poll found more than 7 waiting
+  for (int32_t p = 0; p < 3; ++p) {
+    ASSERT_EQ(values[p].size(), 100u) << "partition " << p;
+    for (int k = 0; k < 100; ++k) EXPECT_EQ(values[p][k], std::to_string(3 * k + p));
+  }
+
+  auto member = KafkaConsumer::MakeMember(Consumer(*cluster, "g-member"), [](const GroupChange&) {
+    return Result<PartitionOffsets>(PartitionOffsets{});
+  });
+  ASSERT_TRUE(member.ok());
+  std::vector<ConsumedMessage> got;
+  EXPECT_EQ((*member)->PollWaiting(7, &got).code(), StatusCode::kInternal);
 }
 
 // Purged records never reach the brokers: their delivery reports fail with _PURGE_QUEUE, the

@@ -30,6 +30,11 @@ struct HandleDeleter {
 };
 using HandlePtr = std::unique_ptr<rd_kafka_t, HandleDeleter>;
 
+struct QueueDeleter {
+  void operator()(rd_kafka_queue_t* queue) const { rd_kafka_queue_destroy(queue); }
+};
+using QueuePtr = std::unique_ptr<rd_kafka_queue_t, QueueDeleter>;
+
 struct PartitionListDeleter {
   void operator()(rd_kafka_topic_partition_list_t* list) const {
     rd_kafka_topic_partition_list_destroy(list);

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -44,6 +45,8 @@ const std::vector<std::string> kKafkaSourceOptions = {"topic",
 constexpr uint32_t kStateVersion = 2;
 constexpr std::string_view kProperties = "properties.";
 constexpr size_t kExcerptBytes = 120;
+// Messages taken from librdkafka's queue at once (not a group member).
+constexpr size_t kFetchedMax = 1024;
 // librdkafka consumer properties floe sets when the table does not (see MakeKafkaSourceConfig).
 constexpr std::pair<const char*, const char*> kKafkaSourceQueueDefaults[] = {
     {"queued.min.messages", "500000"},          // librdkafka 2.0.2: 100,000
@@ -915,12 +918,16 @@ Status KafkaSource::ReadRecord(const kafka::ConsumedMessage& m, std::string_view
   if (m.value_is_null()) return Status::OK();  // tombstone: nothing to append
   std::string_view value = m.value();
   // One record is one JSON object even when pretty-printed: the decoder reads lines, and a raw
-  // line break can only be whitespace in valid JSON (inside strings it must be escaped).
+  // line break can only be whitespace in valid JSON (inside strings it must be escaped). Most
+  // records have none: they are found at memchr's pace, not byte by byte.
   const size_t begin = held_values_.size();
   held_values_.append(value);
-  for (size_t i = begin; i < held_values_.size(); ++i) {
-    char& c = held_values_[i];
-    if (c == '\n' || c == '\r') c = ' ';
+  if (std::memchr(value.data(), '\n', value.size()) != nullptr ||
+      std::memchr(value.data(), '\r', value.size()) != nullptr) {
+    for (size_t i = begin; i < held_values_.size(); ++i) {
+      char& c = held_values_[i];
+      if (c == '\n' || c == '\r') c = ' ';
+    }
   }
   if (debezium_ == nullptr && !config_.ignore_parse_errors) {
     // The poll's JSON records decode together, one per line (DecodeHeld): one decoder call per
@@ -1071,6 +1078,22 @@ Result<int64_t> KafkaSource::EmitWithWatermarks(const std::vector<PartitionRef>&
   return newest_event;
 }
 
+Result<std::optional<kafka::ConsumedMessage>> KafkaSource::NextMessage(
+    std::chrono::milliseconds wait) {
+  // A group member polls one message at a time: a rebalance must fall between two of them.
+  if (!config_.group_member) {
+    if (fetched_next_ == fetched_.size()) {
+      fetched_.clear();
+      fetched_next_ = 0;
+      FLOE_RETURN_NOT_OK(consumer_->PollWaiting(kFetchedMax, &fetched_));
+    }
+    if (fetched_next_ < fetched_.size()) {
+      return std::optional<kafka::ConsumedMessage>(std::move(fetched_[fetched_next_++]));
+    }
+  }
+  return consumer_->Poll(wait);
+}
+
 Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
   FLOE_RETURN_NOT_OK(EnsureStarted());
   if (config_.group_member) FLOE_RETURN_NOT_OK(CheckFences());
@@ -1082,7 +1105,7 @@ Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
   // The partition of each row read (for the watermark generator, record by record).
   std::vector<PartitionRef> row_splits;
   while (records < config_.batch_rows) {
-    FLOE_ASSIGN_OR_RAISE(std::optional<kafka::ConsumedMessage> m, consumer_->Poll(wait));
+    FLOE_ASSIGN_OR_RAISE(std::optional<kafka::ConsumedMessage> m, NextMessage(wait));
     wait = std::chrono::milliseconds(0);
     // The group changed claims during that poll: they go out after the rows read before it and
     // ahead of any row of a new claim.
@@ -1264,6 +1287,7 @@ Status KafkaSource::Close() {
       LogWarn("kafka source '%s': leaving the group: %s", task_.c_str(), left.ToString().c_str());
     }
   }
+  fetched_.clear();  // librdkafka's messages go back before its handle
   consumer_.reset();
   return Status::OK();
 }

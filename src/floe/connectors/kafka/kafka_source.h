@@ -191,6 +191,9 @@ class KafkaSource final : public runtime::SourceOperator {
   // WATERMARK, its claim's split to splits_ in a group.
   Status ReadRecord(const kafka::ConsumedMessage& m, std::string_view topic,
                     std::vector<PartitionRef>* row_splits);
+  // The next message or partition event: the next fetched one, else those waiting now, else
+  // one waited for up to `wait`.
+  Result<std::optional<kafka::ConsumedMessage>> NextMessage(std::chrono::milliseconds wait);
   // Decodes the held records in one call (record by record when one is not a JSON object on
   // its own, for its exact error).
   Status DecodeHeld(std::vector<PartitionRef>* row_splits);
@@ -225,6 +228,10 @@ class KafkaSource final : public runtime::SourceOperator {
   uint32_t subtask_ = 0;
   uint32_t parallelism_ = 1;
   std::unique_ptr<kafka::KafkaConsumer> consumer_;
+  // Not a group member: the messages taken from librdkafka at once and not read yet (declared
+  // after consumer_: they go back before it closes).
+  std::vector<kafka::ConsumedMessage> fetched_;
+  size_t fetched_next_ = 0;
   std::unique_ptr<json::JsonLinesDecoder> decoder_;
   std::unique_ptr<DebeziumJsonDecoder> debezium_;
   RecordBatch rows_;  // declared columns
