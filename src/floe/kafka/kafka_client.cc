@@ -32,6 +32,7 @@ struct KafkaConsumer::Impl {
   Status rebalance_error;  // the first failure in the rebalance callback, reported by Poll
   HandlePtr rk;
   QueuePtr queue;  // the consumer queue, for PollWaiting; released before `rk`
+  std::vector<rd_kafka_message_t*> taken;  // PollWaiting's buffer, kept between calls
 };
 
 namespace {
@@ -588,11 +589,11 @@ Status KafkaConsumer::PollWaiting(size_t max, std::vector<ConsumedMessage>* out)
     impl_->queue.reset(rd_kafka_queue_get_consumer(impl_->rk.get()));
     if (impl_->queue == nullptr) return Status::Internal("kafka: the consumer has no queue");
   }
-  std::vector<rd_kafka_message_t*> messages(max);
+  if (impl_->taken.size() < max) impl_->taken.resize(max);
   const ssize_t n =
-      rd_kafka_consume_batch_queue(impl_->queue.get(), /*timeout_ms=*/0, messages.data(), max);
+      rd_kafka_consume_batch_queue(impl_->queue.get(), /*timeout_ms=*/0, impl_->taken.data(), max);
   if (n < 0) return KafkaStatus(rd_kafka_last_error(), "kafka: consume");
-  for (ssize_t i = 0; i < n; ++i) out->push_back(ConsumedMessage(messages[i]));
+  for (ssize_t i = 0; i < n; ++i) out->push_back(ConsumedMessage(impl_->taken[i]));
   return Status::OK();
 }
 
