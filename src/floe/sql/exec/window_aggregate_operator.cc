@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <queue>
 #include <set>
@@ -154,23 +155,87 @@ struct WindowAggregateOperator::Cache {
     uint64_t hash = 0;
   };
   std::array<Ahead, kLookAhead> ahead;
-  // When windows the keyed state has never held are due: (fires at, the key's position in
-  // `keys`), earliest first. An entry may be stale (the window fired, was flushed, or a session
-  // grew); a due one is checked against the key's windows. Rebuilt when it outgrows them.
-  struct Due {
-    int64_t fires_at;
-    size_t key;
-    // Keys due together are visited in their order in `keys`: memory read forward, not at random.
-    bool operator>(const Due& o) const {
-      return fires_at != o.fires_at ? fires_at > o.fires_at : key > o.key;
+  // When windows the keyed state has never held are due: the keys' positions in `keys` by the
+  // time their window fires. An entry may be stale (the window fired, was flushed, or a session
+  // grew); a due one is checked against the key's windows. Rebuilt when it outgrows them. Keys
+  // due together are visited in their order in `keys`: memory read forward, not at random.
+  //
+  // Windows on a grid (TUMBLE, HOP, CUMULATE) fire at few distinct times, so their entries go
+  // into one list per time, appended in O(1) and sorted when the list comes due; a heap of
+  // (time, key) cost O(log n) cache misses per entry. Sessions end wherever their last row
+  // puts them: a heap.
+  class DueKeys {
+   public:
+    explicit DueKeys(bool on_grid) : on_grid_(on_grid) {}
+    void Push(int64_t fires_at, size_t key) {
+      ++size_;
+      if (!on_grid_) {
+        heap_.push({fires_at, key});
+        return;
+      }
+      if (last_ == nullptr || last_fires_at_ != fires_at) {
+        last_ = &lists_[fires_at];
+        last_fires_at_ = fires_at;
+      }
+      last_->push_back(key);
     }
-  };
-  std::priority_queue<Due, std::vector<Due>, std::greater<>> due;
+    // True when a key is due at `watermark` (which only rises).
+    bool AnyDue(int64_t watermark) const {
+      if (!on_grid_) return !heap_.empty() && heap_.top().fires_at <= watermark;
+      return next_ < firing_.size() || (!lists_.empty() && lists_.begin()->first <= watermark);
+    }
+    // REQUIRES: AnyDue(the watermark). The next key due: earliest time first, then by position.
+    size_t Pop() {
+      --size_;
+      if (!on_grid_) {
+        const size_t key = heap_.top().key;
+        heap_.pop();
+        return key;
+      }
+      if (next_ == firing_.size()) {
+        auto list = lists_.begin();
+        firing_ = std::move(list->second);
+        lists_.erase(list);
+        last_ = nullptr;
+        std::sort(firing_.begin(), firing_.end());
+        next_ = 0;
+      }
+      return firing_[next_++];
+    }
+    size_t size() const { return size_; }
+    void Clear() {
+      heap_ = {};
+      lists_.clear();
+      firing_.clear();
+      next_ = 0;
+      size_ = 0;
+      last_ = nullptr;
+    }
 
+   private:
+    struct Due {
+      int64_t fires_at;
+      size_t key;
+      bool operator>(const Due& o) const {
+        return fires_at != o.fires_at ? fires_at > o.fires_at : key > o.key;
+      }
+    };
+    const bool on_grid_;
+    size_t size_ = 0;                                                  // entries left
+    std::priority_queue<Due, std::vector<Due>, std::greater<>> heap_;  // not on a grid
+    std::map<int64_t, std::vector<size_t>> lists_;                     // on a grid: by time
+    std::vector<size_t>* last_ = nullptr;  // the list Push appended to last (map nodes stay put)
+    int64_t last_fires_at_ = 0;
+    std::vector<size_t> firing_;  // the list being fired, sorted
+    size_t next_ = 0;             // in firing_
+  };
+  DueKeys due;
+
+  explicit Cache(bool on_grid) : due(on_grid) {}
   void Clear() {
     keys.Clear();
     windows = 0;
-    due = {};
+    due.Clear();
   }
 };
 
@@ -220,7 +285,7 @@ WindowAggregateOperator::WindowAggregateOperator(WindowAggregateSpec spec)
       output_(WindowAggregateOutput(spec_)),
       aggregator_(spec_.input, spec_.aggregates, spec_.changelog),
       claims_(spec_.split_column),
-      cache_(std::make_unique<Cache>()),
+      cache_(std::make_unique<Cache>(spec_.window.kind != WindowKind::kSession)),
       shape_(ToString(spec_.window, *spec_.input) + clock_.Describe() +
              (spec_.changelog ? " over a changelog " : " ") +
              internal::StateShape(*spec_.input, spec_.key_columns, spec_.aggregates)),
@@ -564,26 +629,26 @@ Status WindowAggregateOperator::FlushKey(CachedKey& key) {
 }
 
 void WindowAggregateOperator::NoteDue(const CachedKey& key, int64_t fires_at) {
-  cache_->due.push({fires_at, key.position});
+  cache_->due.Push(fires_at, key.position);
   // Mostly stale entries (a session's every row pushes one): one per window held again.
   if (cache_->due.size() > 2 * cache_->windows + 1024) RebuildDue();
 }
 
 void WindowAggregateOperator::RebuildDue() {
-  cache_->due = {};
+  cache_->due.Clear();
   for (const auto& [_, key] : cache_->keys) {
     for (const CachedWindow& w : key.windows) {
-      if (!w.stored && !w.removed) cache_->due.push({clock_.FiresAt(w.end), key.position});
+      if (!w.stored && !w.removed) cache_->due.Push(clock_.FiresAt(w.end), key.position);
     }
   }
 }
 
 Result<bool> WindowAggregateOperator::FireHeld(RecordBatch* out, size_t max_rows) {
   auto& due = cache_->due;
-  while (!due.empty() && due.top().fires_at <= watermark_.micros) {
+  while (due.AnyDue(watermark_.micros)) {
     if (out->num_rows() >= max_rows) return true;
-    CachedKey& key = (cache_->keys.begin() + static_cast<std::ptrdiff_t>(due.top().key))->second;
-    due.pop();
+    const size_t position = due.Pop();
+    CachedKey& key = (cache_->keys.begin() + static_cast<std::ptrdiff_t>(position))->second;
     Status status;
     std::erase_if(key.windows, [&](const CachedWindow& w) {
       if (w.stored || w.removed || clock_.FiresAt(w.end) > watermark_.micros) return false;
@@ -715,8 +780,7 @@ Result<bool> WindowAggregateOperator::ContinueWork(runtime::Collector& out) {
 
 void WindowAggregateOperator::ResumeFiring() {
   std::optional<int64_t> next = state_->NextTimer(runtime::TimeDomain::kEventTime);
-  firing_ = (next && *next <= watermark_.micros) ||
-            (!cache_->due.empty() && cache_->due.top().fires_at <= watermark_.micros);
+  firing_ = (next && *next <= watermark_.micros) || cache_->due.AnyDue(watermark_.micros);
 }
 
 }  // namespace floe::sql
