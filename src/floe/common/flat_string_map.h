@@ -32,6 +32,14 @@ class FlatStringMap {
     return index == 0 ? nullptr : &entries_[index - 1].second;
   }
   static uint64_t HashOf(std::string_view key) { return std::hash<std::string_view>{}(key); }
+  // The position of `key` among the entries (see begin()), or npos. A position stays valid
+  // through Inserts; an Erase, EraseIf or Clear may move it.
+  static constexpr size_t npos = static_cast<size_t>(-1);
+  size_t PositionOf(std::string_view key, uint64_t hash) const {
+    const uint32_t index = IndexOf(key, hash);
+    return index == 0 ? npos : index - 1;
+  }
+  V& At(size_t position) { return entries_[position].second; }
 
   // A lookup per row of a large map waits on two cache misses, its slot and its entry. A caller
   // that knows the keys of rows ahead hides them: PrefetchSlot(hash) some rows ahead, then

@@ -153,6 +153,7 @@ struct WindowAggregateOperator::Cache {
     std::string text;
     size_t key_size = 0;
     uint64_t hash = 0;
+    size_t position = FlatStringMap<CachedKey>::npos;  // in `keys`, once looked up
   };
   std::array<Ahead, kLookAhead> ahead;
   // When windows the keyed state has never held are due: the keys' positions in `keys` by the
@@ -404,25 +405,43 @@ Status WindowAggregateOperator::ProcessBatch(const RecordBatch& batch, int input
   } publish{late_metric_, &late_records_dropped_};
   const Column& time = batch.column(spec_.window.time_column);
   const bool session = spec_.window.kind == WindowKind::kSession;
-  // With many keys each lookup waits on cache misses: the keys of the rows ahead are worked out
-  // once, and their slot, then their entry, prefetched (FlatStringMap::PrefetchSlot).
+  // With many keys each row waits on a chain of cache misses: the key's slot, its entry, its
+  // newest window, that window's accumulators. The keys of the rows ahead are worked out once,
+  // and each link prefetched a few rows before the next link reads it.
   const size_t rows = batch.num_rows();
   auto look_ahead = [&](size_t r) {
     Cache::Ahead& a = cache_->ahead[r % kLookAhead];
     a.key_size = CacheKeyText(batch, r, &a.text);
     a.hash = FlatStringMap<CachedKey>::HashOf(a.text);
+    a.position = FlatStringMap<CachedKey>::npos;
     cache_->keys.PrefetchSlot(a.hash);
+  };
+  auto newest_window = [&](size_t r) -> const CachedWindow* {
+    const Cache::Ahead& a = cache_->ahead[r % kLookAhead];
+    if (a.position == FlatStringMap<CachedKey>::npos) return nullptr;
+    const CachedKey& key = cache_->keys.At(a.position);
+    return key.windows.empty() ? nullptr : &key.windows.back();
   };
   for (size_t r = 0; r < std::min(rows, kLookAhead); ++r) look_ahead(r);
   for (size_t row = 0; row < rows; ++row) {
     if (row + kLookAhead / 2 < rows) {
       cache_->keys.PrefetchEntry(cache_->ahead[(row + kLookAhead / 2) % kLookAhead].hash);
     }
+    if (row + kLookAhead / 4 < rows) {  // its entry is loaded: keep the position, fetch windows
+      Cache::Ahead& a = cache_->ahead[(row + kLookAhead / 4) % kLookAhead];
+      a.position = cache_->keys.PositionOf(a.text, a.hash);
+      if (const CachedWindow* w = newest_window(row + kLookAhead / 4)) __builtin_prefetch(w);
+    }
+    if (row + kLookAhead / 8 < rows) {
+      const CachedWindow* w = newest_window(row + kLookAhead / 8);
+      if (w != nullptr && !w->acc.aggs.empty()) __builtin_prefetch(w->acc.aggs.data());
+    }
     if (time.IsNull(row)) {
       ++late_records_dropped_;  // no window holds a row without event time
     } else {
       const Cache::Ahead& a = cache_->ahead[row % kLookAhead];
-      FLOE_ASSIGN_OR_RAISE(CachedKey * key, CachedKeyOf(batch, row, a.text, a.key_size, a.hash));
+      FLOE_ASSIGN_OR_RAISE(CachedKey * key,
+                           CachedKeyOf(batch, row, a.text, a.key_size, a.hash, a.position));
       const int64_t ts = clock_.Local(time.Get<int64_t>(row));
       bool late = false;
       FLOE_RETURN_NOT_OK(session ? AddToSession(*key, ts, batch, row, &late)
@@ -461,8 +480,11 @@ size_t WindowAggregateOperator::CacheKeyText(const RecordBatch& batch, size_t ro
 }
 
 Result<WindowAggregateOperator::CachedKey*> WindowAggregateOperator::CachedKeyOf(
-    const RecordBatch& batch, size_t row, std::string_view text, size_t key_size, uint64_t hash) {
-  CachedKey* found = cache_->keys.Find(text, hash);
+    const RecordBatch& batch, size_t row, std::string_view text, size_t key_size, uint64_t hash,
+    size_t position) {
+  // Positions stay put within a batch: keys are only added, and go only between batches.
+  CachedKey* found = position != FlatStringMap<CachedKey>::npos ? &cache_->keys.At(position)
+                                                                : cache_->keys.Find(text, hash);
   if (found == nullptr) {
     FLOE_ASSIGN_OR_RAISE(uint64_t scope, claims_.ScopeOf(batch, row, spec_.key_columns));
     found = &cache_->keys.Insert(text);

@@ -175,9 +175,10 @@ class WindowAggregateOperator final : public runtime::Operator {
   struct CachedKey;
   struct Cache;
   // The row's key in the cache, added (with its sessions, for SESSION) when new. `text` is the
-  // row's CacheKeyText, `key_size` what it returned, `hash` FlatStringMap::HashOf(text).
+  // row's CacheKeyText, `key_size` what it returned, `hash` FlatStringMap::HashOf(text),
+  // `position` where a lookup ahead found the key in the cache (FlatStringMap::npos: not found).
   Result<CachedKey*> CachedKeyOf(const RecordBatch& batch, size_t row, std::string_view text,
-                                 size_t key_size, uint64_t hash);
+                                 size_t key_size, uint64_t hash, size_t position);
   // The row's key as the cache holds it (the split appended when scaled out) into *out; returns
   // the length of the key alone.
   size_t CacheKeyText(const RecordBatch& batch, size_t row, std::string* out) const;
