@@ -168,6 +168,26 @@ void Column::AppendFrom(const Column& other, size_t i) {
   }
 }
 
+void Column::AppendRange(const Column& other, size_t begin, size_t end) {
+  if (other.null_count_ != 0) {  // row by row keeps the null mask's bookkeeping in one place
+    for (size_t i = begin; i < end; ++i) AppendFrom(other, i);
+    return;
+  }
+  const size_t n = end - begin;
+  if (type_.is_variable_width()) {
+    const uint32_t from = other.offsets_[begin];
+    const uint32_t base = static_cast<uint32_t>(bytes_.size());
+    bytes_.append(other.bytes_, from, other.offsets_[end] - from);
+    offsets_.reserve(offsets_.size() + n);
+    for (size_t i = begin + 1; i <= end; ++i) offsets_.push_back(base + (other.offsets_[i] - from));
+  } else {
+    const size_t w = type_.fixed_width();
+    fixed_.Append(other.fixed_.data() + begin * w, n * w);
+  }
+  if (null_count_ != 0) nulls_.insert(nulls_.end(), n, 0);
+  size_ += n;
+}
+
 bool Column::Equals(const Column& other) const {
   if (type_ != other.type_ || size_ != other.size_) return false;
   size_t w = type_.fixed_width();
@@ -221,6 +241,12 @@ RecordBatch RecordBatch::Take(const std::vector<uint32_t>& rows) const {
     dst.Reserve(rows.size());
     for (uint32_t r : rows) dst.AppendFrom(columns_[c], r);
   }
+  return out;
+}
+
+RecordBatch RecordBatch::Slice(size_t begin, size_t end) const {
+  RecordBatch out(schema_);
+  for (size_t c = 0; c < columns_.size(); ++c) out.columns_[c].AppendRange(columns_[c], begin, end);
   return out;
 }
 

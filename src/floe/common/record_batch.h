@@ -175,6 +175,8 @@ class Column {
   }
   // Appends row `i` of `other`. REQUIRES: other.type() == type().
   void AppendFrom(const Column& other, size_t i);
+  // Appends rows [begin, end) of `other` (same type): one copy per buffer when none is null.
+  void AppendRange(const Column& other, size_t begin, size_t end);
   // Drops every row from `rows` on (no-op if rows >= size()); capacity is kept, so a column
   // truncated to 0 can be refilled without reallocating.
   void Truncate(size_t rows);
@@ -240,6 +242,8 @@ class RecordBatch {
   Status Validate() const;
   // A new batch holding the given rows, in the given order.
   RecordBatch Take(const std::vector<uint32_t>& rows) const;
+  // Rows [begin, end), copied. REQUIRES: begin <= end <= num_rows().
+  RecordBatch Slice(size_t begin, size_t end) const;
   bool Equals(const RecordBatch& other) const;
   size_t ByteSize() const;
   // Drops every row from `rows` on, keeping the columns' capacity (Truncate(0) empties the

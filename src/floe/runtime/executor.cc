@@ -183,6 +183,10 @@ class TaskCollector final : public Collector {
                                  ResolveKeyColumns(*batch.schema(), o.partitioning.key_columns));
             o.key_schema = batch.schema();
           }
+          if (o.targets.size() == 1) {  // one consumer takes every key: nothing to hash
+            FLOE_RETURN_NOT_OK(Push(o.targets[0], last ? std::move(batch) : RecordBatch(batch)));
+            break;
+          }
           auto rows = HashPartitionRows(batch, o.key_indexes, impl_.max_parallelism,
                                         static_cast<uint32_t>(o.targets.size()));
           for (size_t t = 0; t < rows.size(); ++t) {

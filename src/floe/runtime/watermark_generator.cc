@@ -1,16 +1,13 @@
 #include "floe/runtime/watermark_generator.h"
 
 #include <algorithm>
-#include <numeric>
 
 namespace floe::runtime {
 
 Status EmitRowRange(const RecordBatch& batch, size_t begin, size_t end, Collector& out) {
   if (begin >= end) return Status::OK();
   if (begin == 0 && end == batch.num_rows()) return out.Emit(batch);
-  std::vector<uint32_t> rows(end - begin);
-  std::iota(rows.begin(), rows.end(), static_cast<uint32_t>(begin));
-  return out.Emit(batch.Take(rows));
+  return out.Emit(batch.Slice(begin, end));
 }
 
 WatermarkGenerator::WatermarkGenerator(int64_t delay_micros, std::chrono::milliseconds idle_timeout,
