@@ -158,6 +158,27 @@ TEST(CivilTime, ParsesWhatItFormats) {
   }
 }
 
+// The parser keeps the last date it read: the same text again, a neighbour, and a bad date
+// right after a good one all come out as if parsed alone.
+TEST(CivilTime, ADateReadAgainOrChangedParsesAsAlone) {
+  for (int64_t days = 19700; days < 20500; ++days) {
+    const std::string text = FormatDate(days) + " 12:00:00";
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      int64_t micros = 0;
+      ASSERT_EQ(ParseTimestamp(text, false, &micros), nullptr) << text;
+      EXPECT_EQ(micros, days * kMicrosPerDay + 12 * 3600 * kMicrosPerSecond) << text;
+    }
+  }
+  int64_t micros = 0;
+  ASSERT_EQ(ParseTimestamp("2023-02-28 00:00:00", false, &micros), nullptr);
+  EXPECT_STREQ(ParseTimestamp("2023-02-29 00:00:00", false, &micros), "day out of range");
+  EXPECT_STREQ(ParseTimestamp("2023-02-28x00:00:00", false, &micros), "not YYYY-MM-DD HH:MM:SS");
+  int32_t day = 0;
+  ASSERT_EQ(ParseDate("2023-02-28", &day), nullptr);
+  EXPECT_EQ(day, DaysFromCivil(2023, 2, 28));
+  EXPECT_STREQ(ParseDate("2023-02-281", &day), "not YYYY-MM-DD");
+}
+
 TEST(CivilTime, ParsersSayWhatIsWrong) {
   int32_t days = 0;
   EXPECT_STREQ(ParseDate("2023-02-29", &days), "day out of range");
