@@ -4,6 +4,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -90,6 +91,11 @@ class Worker {
  public:
   Worker(int control_fd, std::string job_id)
       : control_fd_(control_fd), status_(control_fd), job_id_(std::move(job_id)) {}
+  ~Worker() {
+    if (wake_fd_ >= 0) ::close(wake_fd_);
+  }
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
 
   Status Run(const process::RunSpec& spec, const std::optional<std::string>& from,
              const JobPlanner& planner) {
@@ -182,6 +188,8 @@ class Worker {
     std::thread commands([this] { CommandLoop(); });
     Status st = job_->Wait();
     done_ = true;
+    const uint64_t one = 1;  // wakes the command thread now, not at its next poll's timeout
+    if (wake_fd_ >= 0) (void)!::write(wake_fd_, &one, sizeof(one));
     commands.join();
     next_metrics_millis_ = 0;  // what the last commits left, before the final status line
     ReportMetrics();
@@ -338,9 +346,9 @@ class Worker {
   void CommandLoop() {
     process::LineBuffer lines(process::kMaxWorkerLineBytes);
     while (!done_) {
-      pollfd p{control_fd_, POLLIN, 0};
-      int r = ::poll(&p, 1, 50);
-      if (r > 0) {
+      pollfd p[2] = {{control_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+      int r = ::poll(p, wake_fd_ >= 0 ? 2 : 1, 50);
+      if (r > 0 && p[0].revents != 0) {
         auto more = lines.ReadSome(control_fd_);
         if (!more.ok() || !*more) {
           // The coordinator is gone (PR_SET_PDEATHSIG normally got here first). Die like a
@@ -376,6 +384,9 @@ class Worker {
 
   static constexpr int64_t kMetricsReportMillis = 1000;
   int control_fd_;
+  // Written when the job ended, so the command thread's poll returns at once (-1: none, and the
+  // thread sees the end within its poll's 50 ms).
+  int wake_fd_ = ::eventfd(0, EFD_CLOEXEC);
   StatusChannel status_;
   std::shared_ptr<runtime::MetricRegistry> metrics_ = std::make_shared<runtime::MetricRegistry>();
   int64_t next_metrics_millis_ = 0;
