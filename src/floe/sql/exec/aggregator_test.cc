@@ -4,9 +4,12 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "floe/common/byte_codec.h"
+#include "floe/common/record_batch.h"
 
 namespace floe::sql::internal {
 namespace {
@@ -53,6 +56,47 @@ void ExpectSame(const AggregateState& a, const AggregateState& b) {
 }
 
 // The compact layout keeps every field, and a COUNT(*) window's accumulator stays small.
+// The GROUP BY key's bytes are in checkpoints (keyed state's keys, accumulators' key): KeyOf
+// keeps ByteWriter's layout, a presence byte and PutString, and AppendKey reads the values back.
+TEST(KeyOf, KeepsTheByteWriterLayoutAndDecodesBack) {
+  auto schema = std::make_shared<BatchSchema>();
+  schema->fields = {{"s", DataType::String(), true, 1},
+                    {"i", DataType::Int64(), true, 2},
+                    {"long", DataType::String(), true, 3}};
+  RecordBatch batch(schema);
+  const std::string long_text(300, 'x');  // a length with a second byte
+  batch.mutable_column(0).AppendBytes("k1");
+  batch.mutable_column(1).Append<int64_t>(258);
+  batch.mutable_column(2).AppendBytes(long_text);
+  batch.mutable_column(0).AppendNull();
+  batch.mutable_column(1).AppendNull();
+  batch.mutable_column(2).AppendBytes("");
+  const std::vector<int> keys = {0, 1, 2};
+
+  ByteWriter first;
+  first.PutU8(1);
+  first.PutString("k1");
+  first.PutU8(1);
+  int64_t v = 258;
+  first.PutString(std::string_view(reinterpret_cast<const char*>(&v), sizeof v));
+  first.PutU8(1);
+  first.PutString(long_text);
+  EXPECT_EQ(KeyOf(batch, 0, keys), first.Finish());
+  ByteWriter second;
+  second.PutU8(0);
+  second.PutU8(0);
+  second.PutU8(1);
+  second.PutString("");
+  std::string reused = "a longer string left from an earlier row";
+  KeyOfInto(batch, 1, keys, &reused);
+  EXPECT_EQ(reused, second.Finish());
+
+  RecordBatch back(schema);
+  ASSERT_TRUE(AppendKey(KeyOf(batch, 0, keys), 3, &back, 0).ok());
+  ASSERT_TRUE(AppendKey(reused, 3, &back, 0).ok());
+  EXPECT_TRUE(back.Equals(batch));
+}
+
 TEST(AggregateState, CompactLayoutRoundTripsEveryField) {
   const AggregateState acc = EveryField();
   Result<AggregateState> back = AggregateState::Decode(acc.Encode());
