@@ -24,10 +24,15 @@ void ByteWriter::PutDouble(double v) {
   PutU64(bits);
 }
 
-void ByteWriter::PutString(std::string_view v) {
-  PutU32(static_cast<uint32_t>(v.size()));
-  buf_.append(v);
+void AppendLengthPrefixed(std::string_view v, std::string* out) {
+  const uint32_t n = static_cast<uint32_t>(v.size());
+  const char length[4] = {static_cast<char>(n & 0xff), static_cast<char>((n >> 8) & 0xff),
+                          static_cast<char>((n >> 16) & 0xff), static_cast<char>(n >> 24)};
+  out->append(length, sizeof length);
+  out->append(v);
 }
+
+void ByteWriter::PutString(std::string_view v) { AppendLengthPrefixed(v, &buf_); }
 
 void ByteWriter::PutVarU64(uint64_t v) {
   char b[10];

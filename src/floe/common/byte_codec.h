@@ -9,6 +9,10 @@
 
 namespace floe {
 
+// Appends ByteWriter::PutString's form of `v` (u32 length, little-endian, then the bytes) to
+// *out: for a caller that builds a small blob in a string it keeps, without a ByteWriter.
+void AppendLengthPrefixed(std::string_view v, std::string* out);
+
 // ByteWriter builds a binary blob: fixed-width little-endian integers and length-prefixed byte
 // strings, in an order only its writer knows (operator state blobs, the DataFile wire form).
 // Writers should put a format version first so a later release can still read old blobs.

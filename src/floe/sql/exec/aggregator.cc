@@ -379,8 +379,7 @@ std::string KeyOf(const RecordBatch& batch, size_t row, const std::vector<int>& 
 void KeyOfInto(const RecordBatch& batch, size_t row, const std::vector<int>& key_columns,
                std::string* out) {
   // Written in place, once per row on the window's hot path: a ByteWriter moved in and out
-  // copied short (inline) strings twice. The layout is ByteWriter's: a presence byte, then
-  // PutString's u32 length, little-endian, and the bytes.
+  // copied short (inline) strings twice. The layout is ByteWriter's: a presence byte, PutString.
   out->clear();
   for (int k : key_columns) {
     const Column& c = batch.column(k);
@@ -388,12 +387,8 @@ void KeyOfInto(const RecordBatch& batch, size_t row, const std::vector<int>& key
       out->push_back('\0');
       continue;
     }
-    const std::string_view cell = CellOf(c, row);
-    const uint32_t n = static_cast<uint32_t>(cell.size());
-    const char head[5] = {1, static_cast<char>(n & 0xff), static_cast<char>((n >> 8) & 0xff),
-                          static_cast<char>((n >> 16) & 0xff), static_cast<char>(n >> 24)};
-    out->append(head, sizeof head);
-    out->append(cell);
+    out->push_back('\1');
+    AppendLengthPrefixed(CellOf(c, row), out);
   }
 }
 
