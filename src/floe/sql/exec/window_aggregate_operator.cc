@@ -25,13 +25,23 @@ namespace {
 // Rows of fired windows per batch sent on (OnWatermark).
 constexpr size_t kFiredBatchRows = 4096;
 
-// 2: the watermark, the late count and the state's shape (StateShape); the runtime snapshots
-// the keyed state. 1 (read only): the keyed state followed, nested in the operator's blob.
-constexpr uint32_t kStateVersion = 2;
+// 3: the watermark, the late count and the state's shape (StateShape); the runtime snapshots
+// the keyed state, which holds the window buffer too (kBufferLayout). 2 (read only): the same,
+// written when a barrier flushed the buffer into the keyed state; a binary that reads only 2
+// would drop a buffer it cannot see, so it must refuse 3. 1 (read only): the keyed state
+// followed, nested in the operator's blob.
+constexpr uint32_t kStateVersion = 3;
+constexpr uint32_t kFlushedBufferStateVersion = 2;
 constexpr uint32_t kNestedKeyedStateVersion = 1;
 // Window sizes are planned in milliseconds; floe's timestamps are microseconds. (When a window
 // fires, and its window_time: WindowClock.)
 constexpr int64_t kOneMilli = 1000;
+// The window buffer of one key group, as a barrier left it: one value of the keyed state
+// "window-buffer" under the key "" in the group's namespace "". u32 kBufferLayout, then per key:
+// bytes key, u64 scope, bool loaded, u32 windows, and per window i64 start, i64 end, u8 flags
+// (kBuffer*), the stored bounds (i64, i64) when kBufferStored, varbytes accumulators.
+constexpr uint32_t kBufferLayout = 1;
+constexpr uint8_t kBufferStored = 1, kBufferDirty = 2, kBufferRemoved = 4;
 
 int64_t FloorMod(int64_t a, int64_t b) { return ((a % b) + b) % b; }
 
@@ -231,6 +241,9 @@ struct WindowAggregateOperator::Cache {
     size_t next_ = 0;             // in firing_
   };
   DueKeys due;
+  // The key groups whose window buffer the keyed state holds (a cleared cache leaves them there
+  // until the next barrier clears them).
+  std::set<uint32_t> buffered_groups;
 
   explicit Cache(bool on_grid) : due(on_grid) {}
   void Clear() {
@@ -299,7 +312,8 @@ size_t WindowAggregateOperator::open_windows() const {
   for (const auto& [_, key] : cache_->keys) {
     for (const CachedWindow& w : key.windows) held += !w.stored && !w.removed;
   }
-  return (state_ ? state_->num_entries() : 0) + held;
+  // The keyed state's entries less the buffers, which hold windows counted above.
+  return (state_ ? state_->num_entries() - cache_->buffered_groups.size() : 0) + held;
 }
 
 Result<runtime::KeyedStateOptions> WindowAggregateOperator::KeyedStateOptionsFor(
@@ -320,13 +334,15 @@ Status WindowAggregateOperator::Open(const runtime::OperatorContext& ctx) {
   late_metric_ = &ctx.metrics->Counter("numLateRecordsDropped");
   FLOE_ASSIGN_OR_RAISE(accumulators_, state_->GetValueState("window-accumulators"));
   FLOE_ASSIGN_OR_RAISE(sessions_, state_->GetValueState("window-sessions"));
+  FLOE_ASSIGN_OR_RAISE(buffer_, state_->GetValueState("window-buffer"));
   return Status::OK();
 }
 
 Status WindowAggregateOperator::ReadState(runtime::StateReader& state,
                                           runtime::Watermark* watermark, int64_t* late) {
   FLOE_ASSIGN_OR_RAISE(uint32_t version, state.GetU32());
-  if (version != kStateVersion && version != kNestedKeyedStateVersion) {
+  if (version != kStateVersion && version != kFlushedBufferStateVersion &&
+      version != kNestedKeyedStateVersion) {
     return Status::Corruption("window aggregate state: unknown format version " +
                               std::to_string(version));
   }
@@ -349,6 +365,7 @@ Status WindowAggregateOperator::Restore(runtime::StateReader& state) {
   FLOE_RETURN_NOT_OK(ReadState(state, &watermark_, &late_records_dropped_));
   late_reported_ = late_records_dropped_;
   late_metric_->Set(late_records_dropped_);
+  FLOE_RETURN_NOT_OK(ReadBuffers());
   ResumeFiring();
   return Status::OK();
 }
@@ -370,6 +387,7 @@ Status WindowAggregateOperator::RestoreRescaled(const std::vector<std::string>& 
   late_records_dropped_ = subtask_ == 0 ? late_sum : 0;
   late_reported_ = late_records_dropped_;
   late_metric_->Set(late_records_dropped_);
+  FLOE_RETURN_NOT_OK(ReadBuffers());
   ResumeFiring();
   return Status::OK();
 }
@@ -685,7 +703,116 @@ Result<bool> WindowAggregateOperator::FireHeld(RecordBatch* out, size_t max_rows
 
 Status WindowAggregateOperator::PrepareBarrier(runtime::CheckpointId id, runtime::Collector& out) {
   (void)id, (void)out;
-  return Flush();
+  return WriteBuffers();
+}
+
+uint32_t WindowAggregateOperator::KeyGroupOf(const CachedKey& key) const {
+  if (claims_.scaled_out()) return static_cast<uint32_t>(key.scope);
+  return runtime::KeyGroupForHash(key.scope, state_->options().max_parallelism);
+}
+
+// A checkpoint of the buffer as it stands, a value per key group: the windows stay in memory,
+// and neither go into the keyed state one by one (each with its timer) nor fire from there.
+Status WindowAggregateOperator::WriteBuffers() {
+  std::map<uint32_t, ByteWriter> groups;
+  for (const auto& [_, key] : cache_->keys) {
+    if (key.windows.empty()) continue;  // the state holds what the key has
+    auto [at, fresh] = groups.try_emplace(KeyGroupOf(key));
+    ByteWriter& w = at->second;
+    if (fresh) w.PutU32(kBufferLayout);
+    w.PutString(key.key);
+    w.PutU64(key.scope);
+    w.PutBool(key.loaded);
+    w.PutU32(static_cast<uint32_t>(key.windows.size()));
+    for (const CachedWindow& window : key.windows) {
+      w.PutI64(window.start);
+      w.PutI64(window.end);
+      w.PutU8((window.stored ? kBufferStored : 0) | (window.dirty ? kBufferDirty : 0) |
+              (window.removed ? kBufferRemoved : 0));
+      if (window.stored) {
+        w.PutI64(window.stored->first);
+        w.PutI64(window.stored->second);
+      }
+      w.PutVarBytes(window.acc.Encode());
+    }
+  }
+  auto set_group = [&](uint32_t group) {
+    state_->SetCurrentNamespace("");
+    return state_->SetCurrentKeyInGroup("", group);
+  };
+  for (uint32_t group : cache_->buffered_groups) {
+    if (groups.contains(group)) continue;
+    FLOE_RETURN_NOT_OK(set_group(group));
+    FLOE_RETURN_NOT_OK(buffer_.Clear());
+  }
+  cache_->buffered_groups.clear();
+  for (auto& [group, w] : groups) {
+    FLOE_RETURN_NOT_OK(set_group(group));
+    FLOE_RETURN_NOT_OK(buffer_.Update(w.Finish()));
+    cache_->buffered_groups.insert(group);
+  }
+  return Status::OK();
+}
+
+Status WindowAggregateOperator::ReadBuffers() {
+  const runtime::KeyGroupRange range = state_->options().key_groups;
+  for (uint32_t group = range.start; group < range.end; ++group) {
+    FLOE_RETURN_NOT_OK(ReadBuffer(group));
+  }
+  Renumber();
+  return Status::OK();
+}
+
+Status WindowAggregateOperator::ReadBuffer(uint32_t group) {
+  state_->SetCurrentNamespace("");
+  FLOE_RETURN_NOT_OK(state_->SetCurrentKeyInGroup("", group));
+  std::string value;
+  FLOE_ASSIGN_OR_RAISE(bool held, buffer_.Get(&value));
+  if (!held) return Status::OK();
+  cache_->buffered_groups.insert(group);
+  ByteReader r(value);
+  auto read = [&]() -> Status {
+    FLOE_ASSIGN_OR_RAISE(uint32_t layout, r.GetU32());
+    if (layout != kBufferLayout) {
+      return Status::Corruption("unknown layout " + std::to_string(layout));
+    }
+    std::string split;
+    if (claims_.scaled_out()) {
+      FLOE_ASSIGN_OR_RAISE(std::string_view s, claims_.SplitOf(group));
+      split = s;
+    }
+    while (!r.AtEnd()) {
+      FLOE_ASSIGN_OR_RAISE(std::string name, r.GetString());
+      const std::string text = name + split;  // CacheKeyText
+      if (cache_->keys.Find(text) != nullptr) return Status::Corruption("a key twice");
+      CachedKey& key = cache_->keys.Insert(text);
+      key.key = std::move(name);
+      key.position = cache_->keys.size() - 1;
+      FLOE_ASSIGN_OR_RAISE(key.scope, r.GetU64());
+      FLOE_ASSIGN_OR_RAISE(key.loaded, r.GetBool());
+      FLOE_ASSIGN_OR_RAISE(uint32_t windows, r.GetU32());
+      for (uint32_t i = 0; i < windows; ++i) {
+        CachedWindow w;
+        FLOE_ASSIGN_OR_RAISE(w.start, r.GetI64());
+        FLOE_ASSIGN_OR_RAISE(w.end, r.GetI64());
+        FLOE_ASSIGN_OR_RAISE(uint8_t flags, r.GetU8());
+        w.dirty = (flags & kBufferDirty) != 0;
+        w.removed = (flags & kBufferRemoved) != 0;
+        if (flags & kBufferStored) {
+          FLOE_ASSIGN_OR_RAISE(int64_t start, r.GetI64());
+          FLOE_ASSIGN_OR_RAISE(int64_t end, r.GetI64());
+          w.stored = std::make_pair(start, end);
+        }
+        FLOE_ASSIGN_OR_RAISE(std::string_view acc, r.GetVarBytesView());
+        FLOE_ASSIGN_OR_RAISE(w.acc, internal::AggregateState::Decode(acc));
+        key.windows.push_back(std::move(w));
+        ++cache_->windows;
+      }
+    }
+    return Status::OK();
+  };
+  return read().WithContext("window aggregate '" + task_ + "': the window buffer of key group " +
+                            std::to_string(group));
 }
 
 void WindowAggregateOperator::Fold(const RecordBatch& batch, size_t row,
@@ -759,9 +886,14 @@ Status WindowAggregateOperator::OnClaimChange(const runtime::ClaimChange& change
       cache_->windows -= entry.second.windows.size();
       return true;
     });
-    Renumber();
+    cache_->buffered_groups.erase(change.key_group);
   }
   claims_.Apply(change);
+  if (claims_.scaled_out()) {
+    // A group taken over brings the buffer its last holder checkpointed (its split is known now).
+    if (change.begins) FLOE_RETURN_NOT_OK(ReadBuffer(change.key_group));
+    Renumber();
+  }
   if (change.begins) ResumeFiring();
   return runtime::Operator::OnClaimChange(change, out);
 }

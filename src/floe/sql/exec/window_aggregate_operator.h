@@ -117,9 +117,10 @@ std::shared_ptr<const BatchSchema> WindowAggregateOutput(const WindowAggregateSp
 // (state per key and window), and an event-time timer at window_end - 1 ms. The accumulators
 // rows touch are held in memory between flushes (as Flink's window buffer): a window's state is
 // read once when a row first touches it and written back at the next flush (a key's windows when
-// its timer fires, every window before each checkpoint barrier and when more than
-// max_cached_windows are held). A window held that the state never had fires from memory when due,
-// never written. SESSION
+// its timer fires, and every window when more than max_cached_windows are held). A window held
+// that the state never had fires from memory when due, never written. A checkpoint barrier writes
+// the buffer as it stands into the keyed state, one value per key group, and keeps it in memory:
+// a restore (or a claim taken over) reads it back. SESSION
 // windows (the key is the PARTITION BY): a row opens [ts, ts + gap), which merges with every open
 // session of its key it overlaps or touches (Flink's TimeWindow.intersects), their accumulators
 // merged and their timers replaced by one at the merged end. When the watermark reaches a window's
@@ -154,7 +155,7 @@ class WindowAggregateOperator final : public runtime::Operator {
   // Scaled out: notes the claim's split (the runtime moved its key group already); a group taken
   // over may hold windows the watermark passed, which fire now.
   Status OnClaimChange(const runtime::ClaimChange& change, runtime::Collector& out) override;
-  // Writes the windows held in memory to the keyed state, ahead of its snapshot.
+  // Writes the window buffer into the keyed state, a value per key group, ahead of its snapshot.
   Status PrepareBarrier(runtime::CheckpointId id, runtime::Collector& out) override;
   Status OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
                    runtime::Collector& out) override;
@@ -191,6 +192,12 @@ class WindowAggregateOperator final : public runtime::Operator {
   // and empties the cache; FlushKey does it for one key.
   Status Flush();
   Status FlushKey(CachedKey& key);
+  // The buffer at a barrier, a keyed state value per key group (kBufferLayout); a restore reads
+  // it back: ReadBuffers for the subtask's key groups, ReadBuffer for one (then Renumber).
+  Status WriteBuffers();
+  Status ReadBuffers();
+  Status ReadBuffer(uint32_t key_group);
+  uint32_t KeyGroupOf(const CachedKey& key) const;
   // Windows held that the state never had fire from memory, without touching the state:
   // NoteDue records when one is due (RebuildDue when most records are stale), FireHeld appends
   // the due ones' rows to `out`, while it has fewer than `max_rows`; true when some are left.
@@ -217,6 +224,7 @@ class WindowAggregateOperator final : public runtime::Operator {
   internal::ClaimedSplits claims_;
   runtime::ValueState accumulators_;
   runtime::ValueState sessions_;  // SESSION: the open sessions of a key (namespace "")
+  runtime::ValueState buffer_;    // WriteBuffers
   std::unique_ptr<Cache> cache_;
   std::string scratch_;  // a state value or cache key being read or built
   runtime::Watermark watermark_;

@@ -341,7 +341,7 @@ TEST_P(WindowAggregate, AWindowEndingInTheRepeatedHourFiresAfterItsSecondPass) {
 std::string FormerLayout(const std::string& file) {
   auto parts = runtime::ParseKeyedTaskState(file).ValueOrDie().value();
   runtime::StateReader op(parts.operator_state);
-  EXPECT_EQ(op.GetU32().ValueOrDie(), 2u);
+  EXPECT_EQ(op.GetU32().ValueOrDie(), 3u);
   runtime::StateWriter former;
   former.PutU32(1);
   former.PutI64(op.GetI64().ValueOrDie());  // watermark
@@ -350,13 +350,29 @@ std::string FormerLayout(const std::string& file) {
   return former.Finish();
 }
 
+// The same checkpoint labelled with format 2, whose barriers flushed the window buffer into the
+// keyed state (as a buffer of no windows does every batch), so it holds no buffer.
+std::string FlushedLayout(const std::string& file) {
+  auto parts = runtime::ParseKeyedTaskState(file).ValueOrDie().value();
+  runtime::StateWriter op;
+  op.PutU32(2);
+  op.PutRaw(parts.operator_state.substr(4));
+  runtime::StateWriter out;
+  runtime::BeginKeyedTaskState(op.data(), parts.key_groups, out);
+  out.PutRaw(parts.keyed_state);
+  return out.Finish();
+}
+
 // State and timers survive a checkpoint: a restored operator fires every open window once, with
-// the counts from before and after the restore, and not the windows fired before it. So does
-// one from a checkpoint of the former layout (an upgrade).
+// the counts from before and after the restore, and not the windows fired before it: whether the
+// barrier left them in the buffer (format 3) or in the keyed state (format 2, and the former
+// layout 1, an upgrade).
 TEST_P(WindowAggregate, RestoredWindowsFireOnceWithTheirCounts) {
-  for (bool former : {false, true}) {
-    SCOPED_TRACE(former ? "former layout" : "runtime-owned keyed state");
-    auto first = Open(TileSpec());
+  for (uint32_t layout : {3u, 2u, 1u}) {
+    SCOPED_TRACE("layout " + std::to_string(layout));
+    WindowAggregateSpec spec = TileSpec();
+    if (layout == 2) spec.max_cached_windows = 0;
+    auto first = Open(spec);
     CollectingCollector out;
     ASSERT_TRUE(
         first
@@ -369,8 +385,11 @@ TEST_P(WindowAggregate, RestoredWindowsFireOnceWithTheirCounts) {
     auto state = first.Checkpoint(runtime::CheckpointId(1), out);
     ASSERT_TRUE(state.ok()) << state.status().ToString();
 
-    auto second = Open(TileSpec());
-    ASSERT_TRUE(second.Restore(former ? FormerLayout(*state) : *state).ok());
+    auto second = Open(spec);
+    const std::string file = layout == 3   ? *state
+                             : layout == 2 ? FlushedLayout(*state)
+                                           : FormerLayout(*state);
+    ASSERT_TRUE(second.Restore(file).ok());
     CollectingCollector after;
     ASSERT_TRUE(
         second->ProcessBatch(Events({{"db", 9 * kMinute, 1}, {"db", 2 * kMinute, 1}}), 0, after)
