@@ -24,6 +24,10 @@
 // commit` (Iceberg, Avro), `columns` (record batches, exchange), else `memory` (copies and
 // allocation whose caller the chain lost) or `other`. Frame pointers are not always kept
 // across libc and third-party code, so a sample whose chain breaks counts where its leaf is.
+// Beside each path, its stages alone on the same input, pinned alike (`ceilings`,
+// bench/stage_ceilings.cc): simdjson over every field, zstd levels 1 and 3 on the fields'
+// values, floe's FlatStringMap counting per key and window (tumble: 5 min, session: 10 min
+// buckets), librdkafka's consumer taking the topic (kafka).
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -34,7 +38,7 @@ import { eventsInput, fileSource, icebergSink, jobHead, tvfText, windowQuery } f
 
 const USAGE = `usage: node bench/profile.mjs [--paths append,tumble,session,kafka] [--rows 1000000]
          [--events 5000000] [--keys 10000] [--kafka-rows 500000] [--cpu N|none] [--frequency 999]
-         [--floe PATH] [--out DIR] [--result FILE.json]`
+         [--floe PATH] [--ceilings PATH] [--out DIR] [--result FILE.json]`
 const { opts, die, int } = benchArgs('profile', USAGE, {
   paths: { type: 'string', default: 'append,tumble,session,kafka' },
   rows: { type: 'string', default: '1000000' },
@@ -44,6 +48,7 @@ const { opts, die, int } = benchArgs('profile', USAGE, {
   cpu: { type: 'string', default: String(Math.max(0, os.cpus().length - 1)) },
   frequency: { type: 'string', default: '999' },
   floe: { type: 'string', default: process.env.FLOE || 'build/src/floe/cli/floe' },
+  ceilings: { type: 'string', default: '' },  // beside the floe binary's build: src/floe/kafka/
   out: { type: 'string', default: process.env.OUT || 'bench/out/profile' },
   result: { type: 'string', default: process.env.RESULT ?? '' },
 })
@@ -56,6 +61,8 @@ const KAFKA_ROWS = int('kafka-rows', 1)
 const FREQ = int('frequency', 1)
 const CPU = opts.cpu === 'none' ? null : String(int('cpu'))
 const FLOE = path.resolve(opts.floe)
+const CEILINGS = path.resolve(opts.ceilings || path.join(path.dirname(FLOE), '..', 'kafka', 'stage_ceiling_bench'))
+if (!fs.existsSync(CEILINGS)) die(`${CEILINGS} not found: it is built with the tests (make build), or give --ceilings PATH`)
 const OUT = path.resolve(opts.out)
 const SEED = 42
 const ROSTER_SCHEMA = 'seq BIGINT NOT NULL, npi STRING NOT NULL, source STRING NOT NULL, revision INT NOT NULL, ' +
@@ -133,6 +140,13 @@ function stagesOf(dataFile) {
 
 // ---- paths ----------------------------------------------------------------------------------
 
+// The stages alone (bench/stage_ceilings.cc `args`), pinned as the paths are.
+function ceilings(...args) {
+  const cmd = [...(CPU == null ? [] : ['taskset', '-c', CPU]), CEILINGS, ...args]
+  const r = must(spawnSync(cmd[0], cmd.slice(1), { encoding: 'utf8', maxBuffer: 1 << 20 }), 'stage_ceiling_bench')
+  return JSON.parse(r.stdout)
+}
+
 function must(r, what) {
   if (r.status !== 0) throw new Error(`${what} failed (${r.status}): ${r.stderr || ''}${r.stdout || ''}`)
   return r
@@ -172,7 +186,8 @@ function appendPath() {
   const wh = path.join(fresh('append'), 'warehouse')
   must(spawnSync(FLOE, ['table', 'create', 'bench.roster', '--warehouse', wh, '--schema', ROSTER_SCHEMA], { encoding: 'utf8' }),
     'floe table create')
-  return { rows: ROWS, ...profiled('append', [FLOE, 'table', 'append', 'bench.roster', input, '--warehouse', wh]) }
+  return { rows: ROWS, ...profiled('append', [FLOE, 'table', 'append', 'bench.roster', input, '--warehouse', wh]),
+           ceilings: ceilings('file', input) }
 }
 
 function windowPath(kind) {
@@ -184,7 +199,8 @@ function windowPath(kind) {
   fs.writeFileSync(job, [jobHead('10 s'), fileSource(input.file, 60), icebergSink('out1', 't'),
     windowQuery('out1', tvfText(kind, 'events', size))].join('\n'))
   const env = { FLOE_HOME: path.join(dir, 'home'), WH: path.join(dir, 'wh'), CHK: path.join(dir, 'chk') }
-  return { events: EVENTS, keys: KEYS, ...profiled(kind, [FLOE, 'run', job], env) }
+  return { events: EVENTS, keys: KEYS, ...profiled(kind, [FLOE, 'run', job], env),
+           ceilings: ceilings('file', input.file, 'user_id', 'ts', kind === 'session' ? '10' : '5') }
 }
 
 async function kafkaPath() {
@@ -205,7 +221,8 @@ CREATE TABLE lake (${columns}) WITH ('connector' = 'iceberg', 'catalog-type' = '
 INSERT INTO lake SELECT * FROM feed;
 `)
     const env = { FLOE_HOME: path.join(dir, 'home'), WH: path.join(dir, 'wh'), CHK: path.join(dir, 'chk') }
-    return { rows: KAFKA_ROWS, partitions: 64, ...profiled('kafka', [FLOE, 'run', job], env) }
+    return { rows: KAFKA_ROWS, partitions: 64, ...profiled('kafka', [FLOE, 'run', job], env),
+             ceilings: { ...ceilings('file', input), ...ceilings('kafka', cluster.bootstrap, 'bench', String(KAFKA_ROWS)) } }
   } finally {
     cluster.child.kill('SIGTERM')
     await cluster.exited

@@ -778,7 +778,50 @@ how a sample is placed are in ${code('bench/profile.mjs')}:
 ${order.map((st) => `| ${st} | ${j.profile.paths.map((p) => share(p, st) != null ? `${share(p, st)}%` : '-').join(' | ')} |`).join('\n')}
 | samples (seconds) | ${j.profile.paths.map((p) => `${num(j[p].samples)} (${fix(j[p].seconds, 1)} s)`).join(' | ')} |
 
-The leaf functions holding the most samples per stage are in the results file.`
+The leaf functions holding the most samples per stage are in the results file.${ceilingsTable(j, share)}`
+}
+
+// Each stage alone (bench/stage_ceilings.cc) against the same stage in floe: rows per CPU second,
+// floe's being the path's rows over its stage's samples as CPU seconds.
+function ceilingsTable(j, share) {
+  const paths = j.profile.paths.filter((p) => j[p].ceilings)
+  if (!paths.length) return ''
+  const rowsOf = (p) => j[p].rows ?? j[p].events
+  const inFloe = (p, stage) => {
+    const pct = share(p, stage)
+    return pct ? rowsOf(p) / (pct / 100 * j[p].samples / j.profile.frequency_hz) : null
+  }
+  // [stage, ceilings key, what, paths it compares with (compress: those writing their input rows)]
+  const kinds = [
+    ['JSON parse', 'json', 'simdjson ondemand, each field unescaped and read as its type'],
+    ['compress', 'zstd_1', 'zstd level 1 on the fields\' values, 1 MiB pages', ['append', 'kafka']],
+    ['compress', 'zstd_3', 'zstd level 3 (floe\'s level) on the same', ['append', 'kafka']],
+    ['window', 'table', 'floe\'s FlatStringMap: a count per key and window'],
+    ['kafka client', 'kafka', 'librdkafka\'s consumer taking the topic, batches of 1,024'],
+  ]
+  const lines = []
+  for (const p of paths) {
+    for (const [stage, key, what, only] of kinds) {
+      const c = j[p].ceilings[key]
+      if (!c || !(c.cpu_s > 0) || (only && !only.includes(p))) continue
+      const alone = c.rows / c.cpu_s
+      const floe = inFloe(p, stage)
+      const mib = c.bytes > 0 ? ` (${fix(c.bytes / 2 ** 20 / c.cpu_s, 0)} MiB)` : ''
+      lines.push(`| ${p} | ${stage}: ${what} | ${num(Math.round(alone))}${mib} | ${floe ? num(Math.round(floe)) : '-'} | ${floe ? fix(floe / alone, 2) : '-'} |`)
+    }
+  }
+  return `
+
+Each stage's library alone on the same input, pinned alike (${code('bench/stage_ceilings.cc')}, run by
+${code('bench/profile.mjs')}): rows (and MiB of input) per CPU second alone, and in floe (the path's rows over the
+stage's samples above as CPU seconds). Alone counts all of its CPU, kernel included; in floe the kernel's part
+of a stage (librdkafka's socket reads and its buffers' page faults) lands in the network and page-fault rows,
+floe's JSON decoder reads keys raw and unescapes only those with escapes, its compress stage compresses
+Parquet-encoded pages rather than the raw values, and its window stage also finds each row's windows.
+
+| path | stage alone | alone, rows per CPU s | in floe | floe / alone |
+| --- | --- | --- | --- | --- |
+${lines.join('\n')}`
 }
 
 // bench/README.md and docs/connectors.md: compaction's write amplification (issue 21), with the
