@@ -1,20 +1,47 @@
 #include "floe/runtime/channel.h"
 
+#include <algorithm>
+
 namespace floe::runtime {
 namespace {
 Status CancelledStatus() { return Status::Unavailable("task cancelled"); }
 }  // namespace
 
-InputGate::InputGate(size_t num_channels, size_t capacity)
+InputGate::InputGate(size_t num_channels, size_t capacity, size_t slot_rows)
     : capacity_(capacity == 0 ? 1 : capacity),
+      slot_rows_(slot_rows),
       num_channels_(num_channels),
-      channels_(num_channels) {}
+      channels_(num_channels),
+      loads_(num_channels, 0) {}
+
+size_t InputGate::LoadOf(const StreamElement& element) const {
+  if (slot_rows_ == 0) return kSlot;
+  if (const auto* batch = std::get_if<RecordBatch>(&element)) {
+    return std::clamp<size_t>(batch->num_rows() * kSlot / slot_rows_, kSlot / 16, kSlot);
+  }
+  return std::holds_alternative<Watermark>(element) ? kSlot / 16 : kSlot;
+}
+
+bool InputGate::FullLocked(size_t channel) const {
+  return loads_[channel] >= capacity_ * kSlot ||
+         channels_[channel].size() >= (slot_rows_ == 0 ? 1 : 16) * capacity_;
+}
+
+bool InputGate::HalfFullLocked(size_t channel) const {
+  return loads_[channel] >= (capacity_ * kSlot + 1) / 2 ||
+         channels_[channel].size() >= (slot_rows_ == 0 ? 1 : 8) * capacity_;
+}
+
+bool InputGate::HalfFreeLocked(size_t channel) const {
+  return loads_[channel] <= capacity_ / 2 * kSlot &&
+         channels_[channel].size() <= (slot_rows_ == 0 ? 1 : 16) * capacity_ / 2;
+}
 
 Status InputGate::Push(size_t channel, StreamElement element, const std::function<void()>& on_full,
                        bool defer_wakeup) {
   MutexLock lock(mu_);
   auto& q = channels_[channel];
-  if (!cancelled_ && q.size() >= capacity_) {
+  if (!cancelled_ && FullLocked(channel)) {
     ready_.notify_one();  // a deferred wake-up is due now: the consumer must make room
     wakeup_pending_ = false;
     if (on_full) {
@@ -23,15 +50,16 @@ Status InputGate::Push(size_t channel, StreamElement element, const std::functio
       lock.Lock();
     }
   }
-  while (!cancelled_ && !closed_ && q.size() >= capacity_) not_full_.wait(lock.native());
+  while (!cancelled_ && !closed_ && FullLocked(channel)) not_full_.wait(lock.native());
   if (cancelled_) return CancelledStatus();
   if (closed_) return Status::OK();  // the consumer finished: dropped
   // Only records and watermarks wait: a barrier, a claim change or the end of input wakes the
   // consumer at once (with what is queued before it).
   const bool data =
       std::holds_alternative<RecordBatch>(element) || std::holds_alternative<Watermark>(element);
+  loads_[channel] += LoadOf(element);
   q.push_back(std::move(element));
-  if (defer_wakeup && data && q.size() < (capacity_ + 1) / 2) {
+  if (defer_wakeup && data && !HalfFullLocked(channel)) {
     wakeup_pending_ = true;
   } else {
     wakeup_pending_ = false;
@@ -51,9 +79,9 @@ Result<bool> InputGate::TryPush(size_t channel, StreamElement& element) {
   MutexLock lock(mu_);
   if (cancelled_) return CancelledStatus();
   if (closed_) return true;  // the consumer finished: dropped
-  auto& q = channels_[channel];
-  if (q.size() >= capacity_) return false;
-  q.push_back(std::move(element));
+  if (FullLocked(channel)) return false;
+  loads_[channel] += LoadOf(element);
+  channels_[channel].push_back(std::move(element));
   ready_.notify_one();
   return true;
 }
@@ -106,10 +134,11 @@ Result<InputGate::Next> InputGate::Pop(const std::vector<bool>& blocked,
     next.channel = i;
     next.element = std::move(channels_[i].front());
     channels_[i].pop_front();
+    loads_[i] -= LoadOf(next.element);
     next_channel_ = (i + 1) % n;
     // A producer waits only on a full channel; it is woken once half of it is free, so a
     // producer and its consumer on one core take turns per half channel, not per element.
-    if (channels_[i].size() <= capacity_ / 2) not_full_.notify_all();
+    if (HalfFreeLocked(i)) not_full_.notify_all();
     return next;
   }
   return Status::Internal("input gate woke without a ready channel");
@@ -126,6 +155,7 @@ void InputGate::Close() {
   MutexLock lock(mu_);
   closed_ = true;
   for (auto& q : channels_) q.clear();
+  std::fill(loads_.begin(), loads_.end(), 0);
   not_full_.notify_all();
 }
 

@@ -27,8 +27,13 @@ struct TaskCommand {
 
 // InputGate is the input side of one task: `num_channels` bounded FIFO channels (one per
 // upstream producer subtask and edge), each holding at most `capacity` elements, plus an
-// unbounded mailbox of TaskCommands. Producers block in Push while their channel is full -- that
-// is the engine's backpressure, so memory stays bounded by capacity x channels. The single
+// unbounded mailbox of TaskCommands. With `slot_rows` > 0 the capacity counts slots instead: a
+// record batch of `slot_rows` rows or more fills one, a smaller one its share of rows (at least
+// 1/16), a watermark 1/16, anything else one; a channel also holds at most 16 x capacity
+// elements. So many small pieces (a watermark assigner cuts a batch at every rise of its
+// watermark) queue without their producer handing the core over per few pieces, while memory
+// stays bounded by capacity full batches. Producers block in Push while their channel is full --
+// that is the engine's backpressure, so memory stays bounded by capacity x channels. The single
 // consumer (the task thread) pops from any channel it has not blocked (barrier alignment blocks
 // channels), round robin, with commands first.
 //
@@ -37,7 +42,7 @@ struct TaskCommand {
 // with Unavailable("... cancelled"). A graceful end of a channel is in band (EndOfInput).
 class InputGate {
  public:
-  InputGate(size_t num_channels, size_t capacity);
+  InputGate(size_t num_channels, size_t capacity, size_t slot_rows = 0);
   InputGate(const InputGate&) = delete;
   InputGate& operator=(const InputGate&) = delete;
 
@@ -84,13 +89,23 @@ class InputGate {
 
  private:
   bool HasReadyLocked(const std::vector<bool>& blocked) const FLOE_REQUIRES(mu_);
+  // What `element` takes of a channel, in 1/kSlot of a slot (one, counting elements).
+  size_t LoadOf(const StreamElement& element) const;
+  bool FullLocked(size_t channel) const FLOE_REQUIRES(mu_);
+  // Half full or more: a deferred wake-up is due.
+  bool HalfFullLocked(size_t channel) const FLOE_REQUIRES(mu_);
+  // At most half full: a deferred wake-up waits, a blocked producer may go on.
+  bool HalfFreeLocked(size_t channel) const FLOE_REQUIRES(mu_);
+  static constexpr size_t kSlot = 1024;
 
   const size_t capacity_;
+  const size_t slot_rows_;     // 0: capacity_ counts elements
   const size_t num_channels_;  // channels_.size(), readable without the lock
   mutable Mutex mu_;
   std::condition_variable not_full_;
   std::condition_variable ready_;
   std::vector<std::deque<StreamElement>> channels_ FLOE_GUARDED_BY(mu_);
+  std::vector<size_t> loads_ FLOE_GUARDED_BY(mu_);  // per channel, the sum of LoadOf
   std::deque<TaskCommand> mailbox_ FLOE_GUARDED_BY(mu_);
   size_t next_channel_ FLOE_GUARDED_BY(mu_) = 0;  // round-robin start
   bool cancelled_ FLOE_GUARDED_BY(mu_) = false;

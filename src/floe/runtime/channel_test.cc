@@ -127,6 +127,41 @@ TEST(InputGate, CommandsComeBeforeQueuedData) {
   EXPECT_EQ(n->kind, InputGate::Next::Kind::kElement);
 }
 
+// Counting slots of rows: small pieces and watermarks take their share, a batch of slot_rows
+// rows or more a whole slot, and the element cap bounds a channel of tiny pieces; popping frees
+// what the element took.
+TEST(InputGate, WithSlotRowsTheCapacityCountsRowsNotElements) {
+  auto rows = [](size_t n) {
+    std::vector<int64_t> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = static_cast<int64_t>(i);
+    return Int64Batch(v);
+  };
+  InputGate gate(1, 2, /*slot_rows=*/100);
+  for (int i = 0; i < 6; ++i) {  // 6 x 20 rows = 1.2 slots, and 6 watermarks 0.375
+    StreamElement piece = rows(20);
+    ASSERT_TRUE(*gate.TryPush(0, piece));
+    StreamElement w = Watermark(i);
+    ASSERT_TRUE(*gate.TryPush(0, w));
+  }
+  StreamElement big = rows(500);       // one slot, however many rows
+  ASSERT_TRUE(*gate.TryPush(0, big));  // 2.575 slots now: full
+  StreamElement more = rows(1);
+  EXPECT_FALSE(*gate.TryPush(0, more));
+  EXPECT_EQ(gate.queued(0), 13u);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(gate.Pop({}).ok());  // 20 rows, a watermark, 20 rows
+  EXPECT_FALSE(*gate.TryPush(0, more));                        // 2.1125 slots
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(gate.Pop({}).ok());  // a watermark, 20 rows
+  EXPECT_TRUE(*gate.TryPush(0, more));                         // 1.85 slots
+
+  InputGate tiny(1, 1, /*slot_rows=*/1000);  // at most 16 elements of one row each
+  for (int i = 0; i < 16; ++i) {
+    StreamElement one = rows(1);
+    ASSERT_TRUE(*tiny.TryPush(0, one)) << i;
+  }
+  StreamElement one = rows(1);
+  EXPECT_FALSE(*tiny.TryPush(0, one));
+}
+
 TEST(InputGate, BlockedChannelsAreSkipped) {
   InputGate gate(2, 4);
   ASSERT_TRUE(gate.Push(0, Int64Batch({1})).ok());

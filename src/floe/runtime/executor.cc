@@ -803,7 +803,8 @@ Result<std::unique_ptr<LocalExecutor>> LocalExecutor::Make(const JobGraph& graph
       t->name = t->info.name();
       t->keyed_options = vx.keyed_state;
       t->num_inputs = static_cast<int>(graph.InputsOf(VertexId(static_cast<uint32_t>(v))).size());
-      t->gate = std::make_unique<InputGate>(num_channels[v], impl->options.channel_capacity);
+      t->gate = std::make_unique<InputGate>(num_channels[v], impl->options.channel_capacity,
+                                            impl->options.channel_slot_rows);
       t->channel_input = channel_input[v];
       const MetricLabels labels = TaskLabels(vx.name, s);
       auto task_metric = [&](const char* name, MetricType type) {

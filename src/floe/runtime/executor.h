@@ -20,6 +20,8 @@ struct ExecutorOptions {
   CheckpointingMode mode = CheckpointingMode::kExactlyOnce;
   // Elements (batches or control events) each channel holds before its producer blocks.
   size_t channel_capacity = 16;
+  // > 0: channel_capacity counts slots of this many rows instead (InputGate's slot_rows).
+  size_t channel_slot_rows = 0;
   // How long a source task waits after Poll returned kIdle (commands still wake it at once).
   std::chrono::milliseconds idle_backoff{10};
   // true: after end of input every task stays up for a final checkpoint and finishes once a
