@@ -94,7 +94,7 @@ class InputGate {
   bool FullLocked(size_t channel) const FLOE_REQUIRES(mu_);
   // Half full or more: a deferred wake-up is due.
   bool HalfFullLocked(size_t channel) const FLOE_REQUIRES(mu_);
-  // At most half full: a deferred wake-up waits, a blocked producer may go on.
+  // At most half full: a producer blocked on the channel may go on.
   bool HalfFreeLocked(size_t channel) const FLOE_REQUIRES(mu_);
   static constexpr size_t kSlot = 1024;
 
