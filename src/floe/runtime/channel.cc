@@ -17,24 +17,26 @@ InputGate::InputGate(size_t num_channels, size_t capacity, size_t slot_rows)
 size_t InputGate::LoadOf(const StreamElement& element) const {
   if (slot_rows_ == 0) return kSlot;
   if (const auto* batch = std::get_if<RecordBatch>(&element)) {
-    return std::clamp<size_t>(batch->num_rows() * kSlot / slot_rows_, kSlot / 16, kSlot);
+    const size_t least = kSlot / kElementsPerSlot;
+    return std::clamp<size_t>(batch->num_rows() * kSlot / slot_rows_, least, kSlot);
   }
-  return std::holds_alternative<Watermark>(element) ? kSlot / 16 : kSlot;
+  return std::holds_alternative<Watermark>(element) ? kSlot / kElementsPerSlot : kSlot;
 }
 
+// Counting elements (every load kSlot), the element bounds below follow from the loads.
 bool InputGate::FullLocked(size_t channel) const {
   return loads_[channel] >= capacity_ * kSlot ||
-         channels_[channel].size() >= (slot_rows_ == 0 ? 1 : 16) * capacity_;
+         channels_[channel].size() >= kElementsPerSlot * capacity_;
 }
 
 bool InputGate::HalfFullLocked(size_t channel) const {
   return loads_[channel] >= (capacity_ * kSlot + 1) / 2 ||
-         channels_[channel].size() >= (slot_rows_ == 0 ? 1 : 8) * capacity_;
+         channels_[channel].size() >= kElementsPerSlot * capacity_ / 2;
 }
 
 bool InputGate::HalfFreeLocked(size_t channel) const {
   return loads_[channel] <= capacity_ / 2 * kSlot &&
-         channels_[channel].size() <= (slot_rows_ == 0 ? 1 : 16) * capacity_ / 2;
+         channels_[channel].size() <= kElementsPerSlot * capacity_ / 2;
 }
 
 Status InputGate::Push(size_t channel, StreamElement element, const std::function<void()>& on_full,

@@ -97,6 +97,8 @@ class InputGate {
   // At most half full: a producer blocked on the channel may go on.
   bool HalfFreeLocked(size_t channel) const FLOE_REQUIRES(mu_);
   static constexpr size_t kSlot = 1024;
+  // The least an element takes: 1/16 of a slot, so a channel holds at most 16 x capacity.
+  static constexpr size_t kElementsPerSlot = 16;
 
   const size_t capacity_;
   const size_t slot_rows_;     // 0: capacity_ counts elements
