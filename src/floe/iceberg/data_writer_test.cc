@@ -181,20 +181,23 @@ TEST(BoundTruncation, IncrementsLastCodePointOrDropsTheBound) {
 // Compressed files whose row group is larger than the target (the usual streaming case: 128 MiB
 // row groups, a few MiB target) come out near the target, not at the uncompressed estimate's
 // fraction of it: the writer learns from the files it closed. Compaction depends on it (a file
-// below 75% of the target would be rewritten again and again).
+// below 75% of the target would be rewritten again and again). Pages of 1,000 rows: a 64 KiB
+// target is tiny, and a 20,000-row PLAIN page (the id and timestamp columns) would be larger than
+// a whole file, where a real target holds many pages.
 TEST(DataFileWriter, CompressedFilesRollNearTheTarget) {
   TempDir tmp;
   const int64_t target = 64 * 1024;
   FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata md,
                             MakeTable(tmp.path(), EventSchema(), "",
                                       {{"write.target-file-size-bytes", std::to_string(target)},
-                                       {"write.parquet.compression-codec", "zstd"}}));
+                                       {"write.parquet.compression-codec", "zstd"},
+                                       {"write.parquet.page-row-limit", "1000"}}));
   auto schema = md.current_schema().ToBatchSchema();
   int64_t id = 0;
   double ratio = 1.0;
   auto write = [&](FileWriterConfig config) -> std::vector<DataFile> {
     auto writer = DataFileWriter::Make(md, std::move(config)).ValueOrDie();
-    for (int b = 0; b < 300; ++b) {
+    for (int b = 0; b < 600; ++b) {
       std::vector<Row> rows;
       for (int r = 0; r < 100; ++r, ++id) {
         rows.push_back({id, "name-" + std::to_string(id * 7919 % 5000),

@@ -672,10 +672,17 @@ class TypedColumnWriter final : public ColumnWriter {
       PackBits(bool_values_.data(), bool_values_.size(), &body_);
     } else {
       if (dict_mode_) {
-        encoding = Encoding::kRleDictionary;
+        const size_t values_at = body_.size();
         int bw = std::max(1, BitWidth(DictSize() > 0 ? DictSize() - 1 : 0));
         body_.push_back(static_cast<char>(bw));
         EncodeRleHybrid(indices_.data(), indices_.size(), bw, &body_);
+        if (chunk_values_ == 0 && !DictionaryPays(body_.size() - values_at)) {
+          body_.resize(values_at);
+          FallBackToPlain();
+        }
+      }
+      if (dict_mode_) {
+        encoding = Encoding::kRleDictionary;
         dict_used_ = true;
       } else {
         body_.append(plain_);
@@ -700,6 +707,48 @@ class TypedColumnWriter final : public ColumnWriter {
     indices_.clear();
     bool_values_.clear();
     return Status::OK();
+  }
+
+  // parquet-java's rule (its FallbackValuesWriter): the chunk's first page decides whether the
+  // dictionary pays. Unless its indices and the dictionary together are smaller than the
+  // page's values written PLAIN, the whole chunk is PLAIN: a column of mostly distinct values
+  // (a sequence, a timestamp) then never grows a dictionary it would drop at its limit.
+  bool DictionaryPays(size_t encoded_indices) const {
+    int64_t plain = 0;
+    if constexpr (K == Kind::kBytes) {
+      for (uint32_t i : indices_) plain += PlainSize(DictAt(i));
+    } else {
+      plain = static_cast<int64_t>(indices_.size()) * PlainSize(T{});
+    }
+    return static_cast<int64_t>(encoded_indices) + dict_bytes_ < plain;
+  }
+
+  // Rewrites the open page's dictionary indices as PLAIN values and drops the dictionary; the
+  // chunk's statistics already hold every value the dictionary saw.
+  void FallBackToPlain() {
+    for (uint32_t i : indices_) {
+      const T x = DictAt(i);
+      if constexpr (K == Kind::kBytes) {
+        AppendLE32(static_cast<uint32_t>(x.size()), &plain_);
+        plain_.append(x);
+      } else if constexpr (K == Kind::kFlba) {
+        size_t at = plain_.size();
+        plain_.resize(at + static_cast<size_t>(width_));
+        PutBigEndian(x, width_, plain_.data() + at);
+      } else {
+        plain_.append(reinterpret_cast<const char*>(&x), sizeof(T));
+      }
+    }
+    indices_.clear();
+    dict_mode_ = false;
+    plain_used_ = true;
+    dict_bytes_ = 0;
+    if constexpr (K == Kind::kBytes) {
+      dict_arena_.clear();
+      dict_offsets_.assign(1, 0);
+    } else {
+      dict_values_.clear();
+    }
   }
 
   void ResetChunk() {

@@ -1,5 +1,6 @@
 #include "floe/format/parquet/file_writer.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -398,6 +399,8 @@ TEST(Dictionary, LowCardinalityColumnsAreDictionaryEncoded) {
     ASSERT_TRUE(pages.ok());
     EXPECT_EQ((*pages)[0].type, "DICTIONARY_PAGE");
     EXPECT_EQ((*pages)[0].encoding, "PLAIN");
+    // Each distinct value once (the profiles draw from pools of 10, 5 and 3).
+    EXPECT_LE((*pages)[0].num_values, (std::array{10, 5, 3}[c]));
     for (size_t p = 1; p < pages->size(); ++p) EXPECT_EQ((*pages)[p].encoding, "RLE_DICTIONARY");
   }
   // Booleans are always PLAIN.
@@ -440,6 +443,51 @@ TEST(Dictionary, FallsBackToPlainWhenTheDictionaryOutgrowsItsLimit) {
   }
   EXPECT_TRUE(ReadBack(path).Equals(batch));
   DumpInterop("dictionary_fallback", path, batch);
+}
+
+// parquet-java's rule: the chunk's first page decides whether the dictionary pays. Columns of
+// distinct values are PLAIN from their first page, with no dictionary page; a column of
+// repeated values beside them keeps its dictionary.
+TEST(Dictionary, ColumnsOfDistinctValuesArePlainFromTheirFirstPage) {
+  std::string dir = MakeTempDir("dict_distinct");
+  auto schema = Schema({{"seq", DataType::Int64(), false, 1},
+                        {"key", DataType::String(), true, 2},
+                        {"amount", DataType::Decimal(30, 2), true, 3},
+                        {"score", DataType::Double(), false, 4},
+                        {"kind", DataType::String(), false, 5}});
+  RecordBatch batch(schema);
+  const char* kinds[] = {"create", "update", "delete"};
+  for (int64_t i = 0; i < 3000; ++i) {
+    batch.mutable_column(0).Append<int64_t>(i * 7919);
+    if (i % 10 == 3) {
+      batch.mutable_column(1).AppendNull();
+      batch.mutable_column(2).AppendNull();
+    } else {
+      batch.mutable_column(1).AppendBytes("key-" + std::to_string(i));
+      batch.mutable_column(2).Append<Int128>(static_cast<Int128>(i) * 1000000007);
+    }
+    batch.mutable_column(3).Append<double>(static_cast<double>(i) / 3);
+    batch.mutable_column(4).AppendBytes(kinds[i % 3]);
+  }
+  WriterOptions o;
+  o.page_row_limit = 1000;
+  std::string path = dir + "/dict_distinct.parquet";
+  WriteFile(path, {batch}, o);
+  auto r = FileReader::Open(io::FileIO(), path);
+  ASSERT_TRUE(r.ok());
+  for (int c = 0; c < 4; ++c) {
+    SCOPED_TRACE(c);
+    auto info = (*r)->column_chunk(0, c);
+    EXPECT_FALSE(info->dictionary_page_offset.has_value());
+    EXPECT_EQ(info->encodings, (std::vector<std::string>{"PLAIN", "RLE"}));
+    auto pages = (*r)->ReadPageInfos(0, c);
+    ASSERT_TRUE(pages.ok());
+    ASSERT_EQ(pages->size(), 3u);
+    for (const auto& page : *pages) EXPECT_EQ(page.encoding, "PLAIN");
+  }
+  EXPECT_TRUE((*r)->column_chunk(0, 4)->dictionary_page_offset.has_value());
+  EXPECT_TRUE(ReadBack(path).Equals(batch));
+  DumpInterop("dictionary_distinct", path, batch);
 }
 
 TEST(Dictionary, DisabledMeansPlainOnly) {
