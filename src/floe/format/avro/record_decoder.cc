@@ -1,0 +1,480 @@
+#include "floe/format/avro/record_decoder.h"
+
+#include <cstring>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "floe/common/json.h"
+#include "floe/format/avro/encoding.h"
+
+namespace floe::avro {
+
+namespace {
+
+// How a writer's value becomes its column's value.
+enum class Conv : uint8_t {
+  kNull,  // the writer's type is null: the column reads null
+  kBool,
+  kIntToInt32,
+  kIntToInt64,
+  kIntToFloat,
+  kIntToDouble,
+  kDate,
+  kTimeMillis,
+  kLongToInt64,
+  kLongToFloat,
+  kLongToDouble,
+  kTimeMicros,
+  kTimestampMillis,
+  kTimestampMicros,
+  kFloatToFloat,
+  kFloatToDouble,
+  kDouble,
+  kToString,  // string or bytes: checked to be UTF-8
+  kToBinary,  // string or bytes
+  kEnum,
+  kDecimalBytes,
+  kDecimalFixed,
+  kFixedToBinary,
+};
+
+constexpr int64_t kMicrosPerDay = int64_t{86'400'000'000};
+// Items a datum's skipped arrays and maps may hold in all: arrays of nulls take no bytes, so the
+// input's size does not bound them.
+constexpr int64_t kMaxSkippedItems = int64_t{1} << 24;
+
+bool IsTimestamp(const std::string& logical, const char* unit) {
+  return logical == std::string("timestamp-") + unit ||
+         logical == std::string("local-timestamp-") + unit;
+}
+
+Result<Conv> Resolve(const Node& w, const Field& column) {
+  const TypeId c = column.type.id;
+  const std::string& lt = w.logical_type;
+  switch (w.type) {
+    case Type::kNull:
+      return Conv::kNull;
+    case Type::kBoolean:
+      if (c == TypeId::kBoolean) return Conv::kBool;
+      break;
+    case Type::kInt:
+      if (c == TypeId::kDate && lt == "date") return Conv::kDate;
+      if (c == TypeId::kTime && lt == "time-millis") return Conv::kTimeMillis;
+      if (c == TypeId::kInt32) return Conv::kIntToInt32;
+      if (c == TypeId::kInt64) return Conv::kIntToInt64;
+      if (c == TypeId::kFloat) return Conv::kIntToFloat;
+      if (c == TypeId::kDouble) return Conv::kIntToDouble;
+      break;
+    case Type::kLong:
+      if (c == TypeId::kTimestamp || c == TypeId::kTimestampTz) {
+        if (IsTimestamp(lt, "millis")) return Conv::kTimestampMillis;
+        if (IsTimestamp(lt, "micros")) return Conv::kTimestampMicros;
+      }
+      if (c == TypeId::kTime && lt == "time-micros") return Conv::kTimeMicros;
+      if (c == TypeId::kInt64) return Conv::kLongToInt64;
+      if (c == TypeId::kFloat) return Conv::kLongToFloat;
+      if (c == TypeId::kDouble) return Conv::kLongToDouble;
+      break;
+    case Type::kFloat:
+      if (c == TypeId::kFloat) return Conv::kFloatToFloat;
+      if (c == TypeId::kDouble) return Conv::kFloatToDouble;
+      break;
+    case Type::kDouble:
+      if (c == TypeId::kDouble) return Conv::kDouble;
+      break;
+    case Type::kBytes:
+    case Type::kFixed:
+      if (lt == "decimal") {
+        if (c == TypeId::kDecimal && column.type.scale == w.scale &&
+            column.type.precision >= w.precision) {
+          return w.type == Type::kBytes ? Conv::kDecimalBytes : Conv::kDecimalFixed;
+        }
+        break;
+      }
+      if (c == TypeId::kBinary)
+        return w.type == Type::kBytes ? Conv::kToBinary : Conv::kFixedToBinary;
+      if (c == TypeId::kString && w.type == Type::kBytes) return Conv::kToString;
+      break;
+    case Type::kString:
+      if (c == TypeId::kString) return Conv::kToString;
+      if (c == TypeId::kBinary) return Conv::kToBinary;
+      break;
+    case Type::kEnum:
+      if (c == TypeId::kString) return Conv::kEnum;
+      break;
+    default:
+      break;
+  }
+  std::string what(TypeName(w.type));
+  if (!lt.empty()) what += " (" + lt + ")";
+  if (lt == "decimal") {
+    what += " decimal(" + std::to_string(w.precision) + ", " + std::to_string(w.scale) + ")";
+  }
+  return Status::InvalidArgument("Avro field '" + column.name + "' of type " + what +
+                                 " cannot be read into column '" + column.name + "' " +
+                                 SqlTypeName(column.type));
+}
+
+Status Truncated(const std::string& field) {
+  return Status::Corruption("field '" + field + "': the datum ends inside it");
+}
+
+Status ReadLength(std::string_view* data, const std::string& field, std::string_view* bytes) {
+  int64_t n = 0;
+  FLOE_RETURN_NOT_OK(ReadVarint(data, &n));
+  if (n < 0 || static_cast<uint64_t>(n) > data->size()) {
+    return Status::Corruption("field '" + field + "': length " + std::to_string(n) + " with " +
+                              std::to_string(data->size()) + " bytes left");
+  }
+  *bytes = data->substr(0, static_cast<size_t>(n));
+  data->remove_prefix(static_cast<size_t>(n));
+  return Status::OK();
+}
+
+Status ReadInt(std::string_view* data, const std::string& field, int32_t* v) {
+  int64_t x = 0;
+  FLOE_RETURN_NOT_OK(ReadVarint(data, &x));
+  if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max()) {
+    return Status::Corruption("field '" + field + "': int " + std::to_string(x) +
+                              " does not fit 32 bits");
+  }
+  *v = static_cast<int32_t>(x);
+  return Status::OK();
+}
+
+template <typename T>
+Status ReadFixedWidth(std::string_view* data, const std::string& field, T* v) {
+  if (data->size() < sizeof(T)) return Truncated(field);
+  std::memcpy(v, data->data(), sizeof(T));  // little-endian, as floe's hosts
+  data->remove_prefix(sizeof(T));
+  return Status::OK();
+}
+
+Int128 Pow10(int n) {
+  Int128 p = 1;
+  for (int i = 0; i < n; ++i) p *= 10;
+  return p;
+}
+
+// A big-endian two's-complement unscaled value, as Avro's decimal holds it.
+Status AppendDecimal(std::string_view bytes, const Field& column, Column& out) {
+  if (bytes.size() > 16) {
+    return Status::InvalidArgument("field '" + column.name + "': a decimal of " +
+                                   std::to_string(bytes.size()) + " bytes exceeds 38 digits");
+  }
+  Int128 v = 0;
+  if (!bytes.empty() && (static_cast<uint8_t>(bytes[0]) & 0x80) != 0) v = -1;
+  for (char b : bytes)
+    v = static_cast<Int128>((static_cast<unsigned __int128>(v) << 8) | static_cast<uint8_t>(b));
+  const Int128 limit = Pow10(column.type.precision);
+  if (v >= limit || v <= -limit) {
+    return Status::InvalidArgument("field '" + column.name + "': the value does not fit " +
+                                   SqlTypeName(column.type));
+  }
+  out.Append<Int128>(v);
+  return Status::OK();
+}
+
+Status AppendTime(int64_t micros, const Field& column, Column& out) {
+  if (micros < 0 || micros >= kMicrosPerDay) {
+    return Status::InvalidArgument("field '" + column.name + "': time of day " +
+                                   std::to_string(micros) + " us is outside one day");
+  }
+  out.Append<int64_t>(micros);
+  return Status::OK();
+}
+
+Status AppendTimestamp(int64_t v, int64_t scale, const Field& column, Column& out) {
+  if (v > std::numeric_limits<int64_t>::max() / scale ||
+      v < std::numeric_limits<int64_t>::min() / scale) {
+    return Status::InvalidArgument("field '" + column.name + "': timestamp " + std::to_string(v) +
+                                   " is out of range");
+  }
+  out.Append<int64_t>(v * scale);
+  return Status::OK();
+}
+
+// Reads one value of writer type `w` with `conv` into `out` (the column `column`).
+Status ReadInto(Conv conv, const Node& w, const Field& column, std::string_view* data,
+                Column& out) {
+  const std::string& name = column.name;
+  switch (conv) {
+    case Conv::kNull:
+      return Status::Internal("null read as a value");
+    case Conv::kBool: {
+      if (data->empty()) return Truncated(name);
+      auto b = static_cast<uint8_t>((*data)[0]);
+      if (b > 1)
+        return Status::Corruption("field '" + name + "': boolean byte " + std::to_string(b));
+      data->remove_prefix(1);
+      out.Append<uint8_t>(b);
+      return Status::OK();
+    }
+    case Conv::kIntToInt32:
+    case Conv::kIntToInt64:
+    case Conv::kIntToFloat:
+    case Conv::kIntToDouble:
+    case Conv::kDate:
+    case Conv::kTimeMillis: {
+      int32_t v = 0;
+      FLOE_RETURN_NOT_OK(ReadInt(data, name, &v));
+      if (conv == Conv::kIntToInt32 || conv == Conv::kDate) out.Append<int32_t>(v);
+      if (conv == Conv::kIntToInt64) out.Append<int64_t>(v);
+      if (conv == Conv::kIntToFloat) out.Append<float>(static_cast<float>(v));
+      if (conv == Conv::kIntToDouble) out.Append<double>(v);
+      if (conv == Conv::kTimeMillis) return AppendTime(int64_t{v} * 1000, column, out);
+      return Status::OK();
+    }
+    case Conv::kLongToInt64:
+    case Conv::kLongToFloat:
+    case Conv::kLongToDouble:
+    case Conv::kTimeMicros:
+    case Conv::kTimestampMillis:
+    case Conv::kTimestampMicros: {
+      int64_t v = 0;
+      FLOE_RETURN_NOT_OK(ReadVarint(data, &v));
+      if (conv == Conv::kLongToInt64) out.Append<int64_t>(v);
+      if (conv == Conv::kLongToFloat) out.Append<float>(static_cast<float>(v));
+      if (conv == Conv::kLongToDouble) out.Append<double>(static_cast<double>(v));
+      if (conv == Conv::kTimeMicros) return AppendTime(v, column, out);
+      if (conv == Conv::kTimestampMillis) return AppendTimestamp(v, 1000, column, out);
+      if (conv == Conv::kTimestampMicros) return AppendTimestamp(v, 1, column, out);
+      return Status::OK();
+    }
+    case Conv::kFloatToFloat:
+    case Conv::kFloatToDouble: {
+      float v = 0;
+      FLOE_RETURN_NOT_OK(ReadFixedWidth(data, name, &v));
+      if (conv == Conv::kFloatToFloat) out.Append<float>(v);
+      if (conv == Conv::kFloatToDouble) out.Append<double>(v);
+      return Status::OK();
+    }
+    case Conv::kDouble: {
+      double v = 0;
+      FLOE_RETURN_NOT_OK(ReadFixedWidth(data, name, &v));
+      out.Append<double>(v);
+      return Status::OK();
+    }
+    case Conv::kToString:
+    case Conv::kToBinary:
+    case Conv::kDecimalBytes: {
+      std::string_view bytes;
+      FLOE_RETURN_NOT_OK(ReadLength(data, name, &bytes));
+      if (conv == Conv::kDecimalBytes) return AppendDecimal(bytes, column, out);
+      if (conv == Conv::kToString && !IsValidUtf8(bytes)) {
+        return Status::InvalidArgument("field '" + name + "': the string is not UTF-8");
+      }
+      out.AppendBytes(bytes);
+      return Status::OK();
+    }
+    case Conv::kEnum: {
+      int32_t i = 0;
+      FLOE_RETURN_NOT_OK(ReadInt(data, name, &i));
+      if (i < 0 || static_cast<size_t>(i) >= w.symbols.size()) {
+        return Status::Corruption("field '" + name + "': enum index " + std::to_string(i) + " of " +
+                                  std::to_string(w.symbols.size()) + " symbols");
+      }
+      out.AppendBytes(w.symbols[static_cast<size_t>(i)]);
+      return Status::OK();
+    }
+    case Conv::kDecimalFixed:
+    case Conv::kFixedToBinary: {
+      const auto n = static_cast<size_t>(w.fixed_size);
+      if (data->size() < n) return Truncated(name);
+      std::string_view bytes = data->substr(0, n);
+      data->remove_prefix(n);
+      if (conv == Conv::kDecimalFixed) return AppendDecimal(bytes, column, out);
+      out.AppendBytes(bytes);
+      return Status::OK();
+    }
+  }
+  return Status::Internal("unknown conversion");
+}
+
+// Skips one datum of `w`; `items` counts the array and map items skipped so far.
+Status Skip(const Node& w, const std::string& field, std::string_view* data, int depth,
+            int64_t* items) {
+  if (depth > kMaxDepth) return Status::Corruption("field '" + field + "': nested too deep");
+  int64_t v = 0;
+  std::string_view bytes;
+  switch (w.type) {
+    case Type::kNull:
+      return Status::OK();
+    case Type::kBoolean:
+      if (data->empty()) return Truncated(field);
+      data->remove_prefix(1);
+      return Status::OK();
+    case Type::kInt:
+    case Type::kLong:
+    case Type::kEnum:
+      return ReadVarint(data, &v);
+    case Type::kFloat:
+    case Type::kDouble: {
+      size_t n = w.type == Type::kFloat ? 4 : 8;
+      if (data->size() < n) return Truncated(field);
+      data->remove_prefix(n);
+      return Status::OK();
+    }
+    case Type::kBytes:
+    case Type::kString:
+      return ReadLength(data, field, &bytes);
+    case Type::kFixed:
+      if (data->size() < static_cast<size_t>(w.fixed_size)) return Truncated(field);
+      data->remove_prefix(static_cast<size_t>(w.fixed_size));
+      return Status::OK();
+    case Type::kRecord:
+      for (const FieldNode& f : w.fields) {
+        FLOE_RETURN_NOT_OK(Skip(*f.type, field, data, depth + 1, items));
+      }
+      return Status::OK();
+    case Type::kUnion:
+      FLOE_RETURN_NOT_OK(ReadVarint(data, &v));
+      if (v < 0 || static_cast<size_t>(v) >= w.branches.size()) {
+        return Status::Corruption("field '" + field + "': union branch " + std::to_string(v));
+      }
+      return Skip(*w.branches[static_cast<size_t>(v)], field, data, depth + 1, items);
+    case Type::kArray:
+    case Type::kMap:
+      while (true) {
+        int64_t count = 0;
+        FLOE_RETURN_NOT_OK(ReadVarint(data, &count));
+        if (count == 0) return Status::OK();
+        if (count < 0) {  // a block that gives its byte size: skipped whole
+          if (count == std::numeric_limits<int64_t>::min()) return Truncated(field);
+          int64_t size = 0;
+          FLOE_RETURN_NOT_OK(ReadVarint(data, &size));
+          if (size < 0 || static_cast<uint64_t>(size) > data->size()) return Truncated(field);
+          data->remove_prefix(static_cast<size_t>(size));
+          continue;
+        }
+        *items += count;
+        if (*items > kMaxSkippedItems) {
+          return Status::Corruption("field '" + field + "': more than " +
+                                    std::to_string(kMaxSkippedItems) + " items");
+        }
+        for (int64_t i = 0; i < count; ++i) {
+          if (w.type == Type::kMap) FLOE_RETURN_NOT_OK(ReadLength(data, field, &bytes));
+          FLOE_RETURN_NOT_OK(Skip(*w.items, field, data, depth + 1, items));
+        }
+      }
+  }
+  return Status::Internal("unknown Avro type");
+}
+
+}  // namespace
+
+// One step per writer field, in the writer's order; then the columns no field feeds read null.
+struct RecordDecoder::Plan {
+  struct Step {
+    const Node* type = nullptr;
+    const FieldNode* field = nullptr;
+    int column = -1;                // -1: skipped
+    Conv conv = Conv::kNull;        // not a union
+    std::vector<Conv> branch_conv;  // a union: per branch
+  };
+  std::vector<Step> steps;
+  std::vector<int> null_columns;
+  std::shared_ptr<const BatchSchema> columns;
+};
+
+RecordDecoder::RecordDecoder(std::shared_ptr<const Schema> writer, std::unique_ptr<Plan> plan)
+    : writer_(std::move(writer)), plan_(std::move(plan)) {}
+
+RecordDecoder::~RecordDecoder() = default;
+
+Result<std::unique_ptr<RecordDecoder>> RecordDecoder::Make(
+    std::shared_ptr<const Schema> writer, std::shared_ptr<const BatchSchema> columns) {
+  const Node& root = writer->root();
+  if (root.type != Type::kRecord) {
+    return Status::InvalidArgument("the writer's Avro schema is a " +
+                                   std::string(TypeName(root.type)) + ", not a record");
+  }
+  auto plan = std::make_unique<Plan>();
+  plan->columns = columns;
+  std::vector<bool> fed(columns->fields.size(), false);
+  for (const FieldNode& f : root.fields) {
+    Plan::Step step;
+    step.type = f.type;
+    step.field = &f;
+    for (size_t i = 0; i < columns->fields.size(); ++i) {
+      if (columns->fields[i].name == f.name) step.column = static_cast<int>(i);
+    }
+    if (step.column >= 0) {
+      const Field& column = columns->fields[static_cast<size_t>(step.column)];
+      fed[static_cast<size_t>(step.column)] = true;
+      if (f.type->type == Type::kUnion) {
+        for (const Node* b : f.type->branches) {
+          FLOE_ASSIGN_OR_RAISE(Conv c, Resolve(*b, column));
+          step.branch_conv.push_back(c);
+        }
+      } else {
+        FLOE_ASSIGN_OR_RAISE(step.conv, Resolve(*f.type, column));
+      }
+    }
+    plan->steps.push_back(std::move(step));
+  }
+  for (size_t i = 0; i < fed.size(); ++i) {
+    if (fed[i]) continue;
+    if (!columns->fields[i].nullable) {
+      return Status::InvalidArgument("column '" + columns->fields[i].name +
+                                     "' is NOT NULL, and the writer's Avro schema (" + root.name +
+                                     ") has no field of that name");
+    }
+    plan->null_columns.push_back(static_cast<int>(i));
+  }
+  return std::unique_ptr<RecordDecoder>(new RecordDecoder(std::move(writer), std::move(plan)));
+}
+
+Status RecordDecoder::Decode(std::string_view datum, RecordBatch* out) const {
+  const size_t rows = out->num_rows();
+  int64_t skipped_items = 0;
+  Status st;
+  for (const Plan::Step& step : plan_->steps) {
+    if (step.column < 0) {
+      st = Skip(*step.type, step.field->name, &datum, 0, &skipped_items);
+      if (!st.ok()) break;
+      continue;
+    }
+    const Field& column = plan_->columns->fields[static_cast<size_t>(step.column)];
+    Column& col = out->mutable_column(static_cast<size_t>(step.column));
+    const Node* type = step.type;
+    Conv conv = step.conv;
+    if (!step.branch_conv.empty()) {
+      int64_t b = 0;
+      st = ReadVarint(&datum, &b);
+      if (!st.ok()) break;
+      if (b < 0 || static_cast<size_t>(b) >= step.branch_conv.size()) {
+        st = Status::Corruption("field '" + column.name + "': union branch " + std::to_string(b) +
+                                " of " + std::to_string(step.branch_conv.size()));
+        break;
+      }
+      type = type->branches[static_cast<size_t>(b)];
+      conv = step.branch_conv[static_cast<size_t>(b)];
+    }
+    if (conv == Conv::kNull) {
+      if (!column.nullable) {
+        st = Status::InvalidArgument("field '" + column.name +
+                                     "' is null, and its column is NOT NULL");
+        break;
+      }
+      col.AppendNull();
+      continue;
+    }
+    st = ReadInto(conv, *type, column, &datum, col);
+    if (!st.ok()) break;
+  }
+  if (st.ok() && !datum.empty()) {
+    st = Status::Corruption(std::to_string(datum.size()) +
+                            " bytes follow the record the writer's schema describes");
+  }
+  if (!st.ok()) {
+    out->Truncate(rows);
+    return st;
+  }
+  for (int i : plan_->null_columns) out->mutable_column(static_cast<size_t>(i)).AppendNull();
+  return Status::OK();
+}
+
+}  // namespace floe::avro

@@ -1,0 +1,48 @@
+#pragma once
+
+// Avro binary datums of a writer's record schema decoded straight into a batch's columns.
+
+#include <memory>
+#include <string_view>
+
+#include "floe/common/record_batch.h"
+#include "floe/common/status.h"
+#include "floe/format/avro/schema.h"
+
+namespace floe::avro {
+
+// RecordDecoder resolves a writer's record schema against the columns of a table, as Avro's
+// schema resolution does against a reader schema made from them: fields are matched by name (in
+// any order), a writer field with no column is skipped, a column with no writer field reads null,
+// a union with null reads null where the datum holds null, and values widen as Avro promotes them
+// (int -> long / float / double, long -> float / double, float -> double, string <-> bytes).
+// Besides: an enum reads as its symbol into STRING; decimals (bytes or fixed) into DECIMAL of the
+// same scale and at least the precision; date into DATE; time-millis / time-micros into TIME;
+// timestamp-* and local-timestamp-* (millis or micros) into TIMESTAMP and TIMESTAMP_LTZ. Nested
+// records, arrays and maps are read only to skip them.
+class RecordDecoder {
+ public:
+  // InvalidArgument naming the field when `writer` cannot feed `columns`: its root is not a
+  // record, a NOT NULL column has no field, or a field's type cannot become its column's type.
+  static Result<std::unique_ptr<RecordDecoder>> Make(std::shared_ptr<const Schema> writer,
+                                                     std::shared_ptr<const BatchSchema> columns);
+  ~RecordDecoder();
+  RecordDecoder(const RecordDecoder&) = delete;
+  RecordDecoder& operator=(const RecordDecoder&) = delete;
+
+  // Appends the row `datum` holds (all of it: trailing bytes are an error) to `out`, whose schema
+  // is `columns`. On error `out` is as before and the Status names the field: Corruption for
+  // malformed bytes, InvalidArgument for a value its column cannot hold (a null in a NOT NULL
+  // column, a decimal beyond its precision, a string that is not UTF-8).
+  Status Decode(std::string_view datum, RecordBatch* out) const;
+
+  const Schema& writer() const { return *writer_; }
+
+ private:
+  struct Plan;
+  RecordDecoder(std::shared_ptr<const Schema> writer, std::unique_ptr<Plan> plan);
+  std::shared_ptr<const Schema> writer_;
+  std::unique_ptr<Plan> plan_;
+};
+
+}  // namespace floe::avro
