@@ -9,6 +9,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <ranges>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,21 +25,25 @@ namespace floe::connectors {
 namespace {
 
 // 'floe.partition-key' is the planner's to check (a keyed job scaled out by Kafka partition).
-const std::vector<std::string> kKafkaSourceOptions = {"topic",
-                                                      "format",
-                                                      "value.format",
-                                                      "scan.startup.mode",
-                                                      "scan.startup.specific-offsets",
-                                                      "scan.startup.timestamp-millis",
-                                                      "scan.bounded.mode",
-                                                      "scan.parallelism",
-                                                      "json.ignore-parse-errors",
-                                                      "json.timestamp-format.standard",
-                                                      "debezium-json.schema-include",
-                                                      "debezium-json.ignore-parse-errors",
-                                                      "debezium-json.timestamp-format.standard",
-                                                      "scan.watermark.idle-timeout",
-                                                      "floe.partition-key"};
+const std::vector<std::string> kKafkaSourceOptions = {
+    "topic",
+    "format",
+    "value.format",
+    "scan.startup.mode",
+    "scan.startup.specific-offsets",
+    "scan.startup.timestamp-millis",
+    "scan.bounded.mode",
+    "scan.parallelism",
+    "json.ignore-parse-errors",
+    "json.timestamp-format.standard",
+    "debezium-json.schema-include",
+    "debezium-json.ignore-parse-errors",
+    "debezium-json.timestamp-format.standard",
+    "avro-confluent.url",
+    "avro-confluent.basic-auth.credentials-source",
+    "avro-confluent.basic-auth.user-info",
+    "scan.watermark.idle-timeout",
+    "floe.partition-key"};
 
 // State blob versions: 1 = one topic, parallelism 1 (read only); 2 = topic list and the
 // parallelism that wrote it (connectors/README.md).
@@ -51,6 +56,19 @@ constexpr size_t kFetchedMax = 1024;
 constexpr std::pair<const char*, const char*> kKafkaSourceQueueDefaults[] = {
     {"queued.min.messages", "500000"},          // librdkafka 2.0.2: 100,000
     {"queued.max.messages.kbytes", "131072"}};  // 128 MiB; librdkafka 2.0.2: 65,536 (64 MiB)
+
+// The first bytes of a binary value, for an error message.
+std::string HexExcerpt(std::string_view value) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < std::min<size_t>(value.size(), 32); ++i) {
+    if (i > 0) out += ' ';
+    out += kHex[static_cast<uint8_t>(value[i]) >> 4];
+    out += kHex[static_cast<uint8_t>(value[i]) & 15];
+  }
+  if (value.size() > 32) out += " ...";
+  return out;
+}
 
 std::string Excerpt(std::string_view value) {
   std::string out(value.substr(0, kExcerptBytes));
@@ -199,6 +217,23 @@ Status ParseTopics(const TableDescriptor& table, KafkaSourceConfig* config) {
   return Status::OK();
 }
 
+// Options of the formats other than `format` ("json.", "debezium-json.", "avro-confluent.")
+// are refused: an option floe does not apply is never accepted silently.
+Status RefuseOptionsOfOtherFormats(const TableDescriptor& table, std::string_view format) {
+  for (std::string_view other : {"json", "debezium-json", "avro-confluent"}) {
+    if (other == format) continue;
+    for (const std::string& key : table.options | std::views::keys) {
+      if (key.size() > other.size() && key.compare(0, other.size(), other) == 0 &&
+          key[other.size()] == '.') {
+        return Status::InvalidArgument(
+            OptionError(table, key, "does not apply to 'format' = '" + std::string(format) + "'",
+                        table.options.at(key)));
+      }
+    }
+  }
+  return Status::OK();
+}
+
 // 'format' (or 'value.format') and that format's options; the other format's are refused.
 Status ParseFormatOptions(const TableDescriptor& table, KafkaSourceConfig* config) {
   std::string format = StringOption(table, "value.format", StringOption(table, "format", ""));
@@ -217,7 +252,7 @@ Status ParseFormatOptions(const TableDescriptor& table, KafkaSourceConfig* confi
             table, key, "applies to 'format' = 'debezium-json' only", table.options.at(key)));
       }
     }
-    return Status::OK();
+    return RefuseOptionsOfOtherFormats(table, "json");
   }
   if (format == "debezium-json") {
     config->format = KafkaFormat::kDebeziumJson;
@@ -235,11 +270,39 @@ Status ParseFormatOptions(const TableDescriptor& table, KafkaSourceConfig* confi
                          BoolOption(table, "debezium-json.ignore-parse-errors", false));
     FLOE_ASSIGN_OR_RAISE(config->debezium_schema_include,
                          BoolOption(table, "debezium-json.schema-include", false));
-    return Status::OK();
+    return RefuseOptionsOfOtherFormats(table, "debezium-json");
   }
-  return Status::InvalidArgument(OptionError(
-      table, "format", "must be 'json' or 'debezium-json' (other formats are not supported yet)",
-      format));
+  if (format == "avro-confluent") {
+    config->format = KafkaFormat::kAvroConfluent;
+    FLOE_RETURN_NOT_OK(RefuseOptionsOfOtherFormats(table, "avro-confluent"));
+    config->registry_url = StringOption(table, "avro-confluent.url", "");
+    if (config->registry_url.empty()) {
+      return Status::InvalidArgument(OptionError(
+          table, "avro-confluent.url", "is required: the schema registry's http(s):// URL", ""));
+    }
+    // Credentials come from the user info option only (Confluent's USER_INFO source).
+    std::string source = StringOption(table, "avro-confluent.basic-auth.credentials-source", "");
+    config->registry_user_info = StringOption(table, "avro-confluent.basic-auth.user-info", "");
+    if (!source.empty() && source != "USER_INFO") {
+      return Status::InvalidArgument(OptionError(table,
+                                                 "avro-confluent.basic-auth.credentials-source",
+                                                 "must be 'USER_INFO' (with "
+                                                 "'avro-confluent.basic-auth.user-info')",
+                                                 source));
+    }
+    if (source.empty() != config->registry_user_info.empty()) {
+      return Status::InvalidArgument(OptionError(
+          table, "avro-confluent.basic-auth.user-info",
+          "and 'avro-confluent.basic-auth.credentials-source' = 'USER_INFO' go together",
+          config->registry_user_info.empty() ? "" : "(set)"));
+    }
+    return SchemaRegistryClient::Make({config->registry_url, config->registry_user_info}).status();
+  }
+  return Status::InvalidArgument(
+      OptionError(table, "format",
+                  "must be 'json', 'debezium-json' or 'avro-confluent' (other formats are not "
+                  "supported yet)",
+                  format));
 }
 
 // 'scan.startup.mode' and the options of the mode chosen.
@@ -399,6 +462,9 @@ Status KafkaSource::Open(const runtime::OperatorContext& ctx) {
     options.schema_include = config_.debezium_schema_include;
     options.ignore_parse_errors = config_.ignore_parse_errors;
     FLOE_ASSIGN_OR_RAISE(debezium_, DebeziumJsonDecoder::Make(config_.schema, options));
+  } else if (config_.format == KafkaFormat::kAvroConfluent) {
+    FLOE_ASSIGN_OR_RAISE(
+        registry_, SchemaRegistryClient::Make({config_.registry_url, config_.registry_user_info}));
   } else {
     json::DecodeOptions options;
     options.ignore_parse_errors = config_.ignore_parse_errors;
@@ -917,6 +983,12 @@ Status KafkaSource::ReadRecord(const kafka::ConsumedMessage& m, std::string_view
                                std::vector<PartitionRef>* row_splits) {
   if (m.value_is_null()) return Status::OK();  // tombstone: nothing to append
   std::string_view value = m.value();
+  if (registry_ != nullptr) {
+    const size_t rows_before = rows_.num_rows();
+    FLOE_RETURN_NOT_OK(DecodeValue(value, topic, m.partition(), m.offset()));
+    NoteRows(topic, m.partition(), rows_before, rows_.num_rows(), row_splits);
+    return Status::OK();
+  }
   // One record is one JSON object even when pretty-printed: the decoder reads lines, and a raw
   // line break can only be whitespace in valid JSON (inside strings it must be escaped). Most
   // records have none: they are found at memchr's pace, not byte by byte.
@@ -988,17 +1060,38 @@ void KafkaSource::NoteRows(std::string_view topic, int32_t partition, size_t row
 
 Status KafkaSource::DecodeValue(std::string_view value, std::string_view topic, int32_t partition,
                                 int64_t offset) {
-  Status st = debezium_ != nullptr ? debezium_->Decode(value, &rows_, &kinds_)
-                                   // A constant source name: the record's coordinates are only
-                                   // needed on the error path.
-                                   : decoder_->Decode(value, kValueSource, 1, &rows_);
+  Status st = registry_ != nullptr   ? DecodeAvro(value)
+              : debezium_ != nullptr ? debezium_->Decode(value, &rows_, &kinds_)
+                                     // A constant source name: the record's coordinates are
+                                     // only needed on the error path.
+                                     : decoder_->Decode(value, kValueSource, 1, &rows_);
   if (st.ok()) return st;
+  if (registry_ != nullptr) {
+    return Status(st.code(), "kafka record topic '" + std::string(topic) + "' partition " +
+                                 std::to_string(partition) + " offset " + std::to_string(offset) +
+                                 ": " + st.message() + "; value starts (hex) " + HexExcerpt(value));
+  }
   std::string_view message = st.message();
   if (message.substr(0, kValuePrefix.size()) == kValuePrefix)
     message.remove_prefix(kValuePrefix.size());
   return Status(st.code(), "kafka record topic '" + std::string(topic) + "' partition " +
                                std::to_string(partition) + " offset " + std::to_string(offset) +
                                ": " + std::string(message) + "; record: " + Excerpt(value));
+}
+
+Status KafkaSource::DecodeAvro(std::string_view value) {
+  FLOE_ASSIGN_OR_RAISE(ConfluentFramed framed, ParseConfluentFraming(value));
+  auto it = avro_decoders_.find(framed.schema_id);
+  if (it == avro_decoders_.end()) {
+    FLOE_ASSIGN_OR_RAISE(auto writer, registry_->AvroSchemaById(framed.schema_id));
+    auto decoder = avro::RecordDecoder::Make(writer, config_.schema);
+    if (!decoder.ok()) {
+      return decoder.status().WithContext("writer schema id " + std::to_string(framed.schema_id) +
+                                          " against the table's columns");
+    }
+    it = avro_decoders_.emplace(framed.schema_id, std::move(*decoder)).first;
+  }
+  return it->second->Decode(framed.datum, &rows_);
 }
 
 RecordBatch KafkaSource::TakeBatch() {

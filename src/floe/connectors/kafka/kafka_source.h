@@ -16,9 +16,11 @@
 #include "floe/common/status.h"
 #include "floe/connectors/connector.h"
 #include "floe/connectors/debezium_json.h"
+#include "floe/connectors/kafka/schema_registry.h"
 #include "floe/connectors/partition_claims.h"
 #include "floe/connectors/registry.h"
 #include "floe/connectors/source_start.h"
+#include "floe/format/avro/record_decoder.h"
 #include "floe/format/json/json_lines.h"
 #include "floe/kafka/kafka_client.h"
 #include "floe/runtime/job_graph.h"
@@ -33,7 +35,7 @@ namespace floe::connectors {
 enum class KafkaStartupMode { kEarliest, kLatest, kGroupOffsets, kSpecificOffsets, kTimestamp };
 
 // 'format' (or 'value.format').
-enum class KafkaFormat { kJson, kDebeziumJson };
+enum class KafkaFormat { kJson, kDebeziumJson, kAvroConfluent };
 
 // Offsets by topic, then partition.
 using TopicOffsets = std::map<std::string, kafka::PartitionOffsets, std::less<>>;
@@ -51,8 +53,11 @@ struct KafkaSourceConfig {
   KafkaFormat format = KafkaFormat::kJson;
   bool ignore_parse_errors = false;      // 'json.ignore-parse-errors' / 'debezium-json.ignore-...'
   bool debezium_schema_include = false;  // 'debezium-json.schema-include'
-  size_t batch_rows = 1000;              // records per emitted batch (at most)
-  int64_t request_timeout_ms = 30000;    // metadata / offsets requests at start
+  // 'avro-confluent.url' and 'avro-confluent.basic-auth.user-info' (format 'avro-confluent').
+  std::string registry_url;
+  std::string registry_user_info;
+  size_t batch_rows = 1000;                   // records per emitted batch (at most)
+  int64_t request_timeout_ms = 30000;         // metadata / offsets requests at start
   std::shared_ptr<const BatchSchema> schema;  // the declared columns
   // The table's WATERMARK (column of `schema`, delay): the source makes per-partition
   // watermarks (runtime::WatermarkGenerator). Unset: no watermarks.
@@ -197,6 +202,8 @@ class KafkaSource final : public runtime::SourceOperator {
   // Decodes the held records in one call (record by record when one is not a JSON object on
   // its own, for its exact error).
   Status DecodeHeld(std::vector<PartitionRef>* row_splits);
+  // An 'avro-confluent' value: its writer schema fetched once per id, decoded into rows_.
+  Status DecodeAvro(std::string_view value);
   Status DecodeValue(std::string_view value, std::string_view topic, int32_t partition,
                      int64_t offset);
   // Notes the partition (and claim split) of rows [rows_before, rows).
@@ -234,7 +241,9 @@ class KafkaSource final : public runtime::SourceOperator {
   size_t fetched_next_ = 0;
   std::unique_ptr<json::JsonLinesDecoder> decoder_;
   std::unique_ptr<DebeziumJsonDecoder> debezium_;
-  RecordBatch rows_;  // declared columns
+  std::unique_ptr<SchemaRegistryClient> registry_;                         // avro-confluent
+  std::map<int32_t, std::unique_ptr<avro::RecordDecoder>> avro_decoders_;  // by schema id
+  RecordBatch rows_;                                                       // declared columns
   // The records of this poll not yet decoded: their values one per line, and where each is.
   struct HeldRecord {
     std::string_view topic;  // owned by position_

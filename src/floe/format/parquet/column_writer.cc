@@ -742,6 +742,11 @@ class TypedColumnWriter final : public ColumnWriter {
     indices_.clear();
     dict_mode_ = false;
     plain_used_ = true;
+    ClearDictionary();
+  }
+
+  // Empties the dictionary's values; the hash table is cleared with the next chunk.
+  void ClearDictionary() {
     dict_bytes_ = 0;
     if constexpr (K == Kind::kBytes) {
       dict_arena_.clear();
@@ -759,13 +764,7 @@ class TypedColumnWriter final : public ColumnWriter {
     ResetStats();
     dict_mode_ =
         kDictCapable && options_.dictionary_enabled && options_.dictionary_page_size_limit > 0;
-    dict_bytes_ = 0;
-    if constexpr (K == Kind::kBytes) {
-      dict_arena_.clear();
-      dict_offsets_.assign(1, 0);
-    } else {
-      dict_values_.clear();
-    }
+    ClearDictionary();
     if (dict_mode_) {
       if (slots_.empty()) {
         GrowTable();

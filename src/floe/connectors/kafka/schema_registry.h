@@ -1,0 +1,53 @@
+#pragma once
+
+// A client of a Confluent-compatible schema registry (its REST API), and Confluent's framing of a
+// Kafka record's value: magic byte 0, the schema id as 4 bytes big-endian, then the datum.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "floe/common/status.h"
+#include "floe/format/avro/schema.h"
+
+namespace floe::connectors {
+
+struct SchemaRegistryOptions {
+  std::string url;        // http(s)://host[:port][/path]
+  std::string user_info;  // "user:password" for HTTP basic auth; "" = none
+  int timeout_seconds = 30;
+};
+
+// A value's schema id and datum. Corruption, naming what it saw, unless the value starts with
+// magic byte 0 and holds the 4-byte id.
+struct ConfluentFramed {
+  int32_t schema_id = 0;
+  std::string_view datum;
+};
+Result<ConfluentFramed> ParseConfluentFraming(std::string_view value);
+
+// Not thread-safe: each source subtask has its own.
+class SchemaRegistryClient {
+ public:
+  // InvalidArgument when the URL is not http(s)://. Makes no request.
+  static Result<std::unique_ptr<SchemaRegistryClient>> Make(SchemaRegistryOptions options);
+  ~SchemaRegistryClient();
+
+  // The Avro schema registered under `id` (GET /schemas/ids/{id}), fetched once and then served
+  // from the cache. NotFound when the registry does not know it (error 40403); IOError when the
+  // registry cannot be reached; InvalidArgument when it is not an Avro schema floe can parse.
+  Result<std::shared_ptr<const avro::Schema>> AvroSchemaById(int32_t id);
+
+  const std::string& url() const { return options_.url; }
+
+ private:
+  struct Http;
+  explicit SchemaRegistryClient(SchemaRegistryOptions options);
+  SchemaRegistryOptions options_;
+  std::unique_ptr<Http> http_;
+  std::map<int32_t, std::shared_ptr<const avro::Schema>> by_id_;
+};
+
+}  // namespace floe::connectors
