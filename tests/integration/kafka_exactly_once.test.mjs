@@ -20,7 +20,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { checkpointSets, floe, icebergTable, jobRecords, killWorkerMidFeed, moreOptions,
          produce as produceFile, runJob, sandbox, sleep, start, startCluster, stopClusters, tempRoot,
-         verifyLatest, verifySeqs, waitFor, writeJsonl } from './harness.mjs';
+         recordsAdded, verifyLatest, verifySeqs, waitFor, writeJsonl } from './harness.mjs';
 
 const ROOT = tempRoot('floe-kafka-eo-');
 const N = 12000;
@@ -205,14 +205,9 @@ test('upsert: worker SIGKILLed at a random point mid-feed: the table is the last
   // Every revision's fate: the final table shows only the last one per key, so count what the
   // commits added: each of the N records written once (a replay committed twice adds more, a lost
   // one fewer), whichever snapshot took it.
-  const d = floe(['table', 'describe', p.table, '--warehouse', p.wh]);
-  assert.equal(d.code, 0, d.err);
-  const snaps = JSON.parse(d.out.replace(/"((?:current-|parent-)?snapshot-id)":\s*(-?\d+)/g, '"$1":"$2"')).snapshots;
-  // Data commits only: a compaction ("replace") re-adds the rows it rewrites.
-  const added = snaps.filter((x) => x.summary.operation !== 'replace')
-    .reduce((a, x) => a + Number(x.summary['added-records'] || 0), 0);
-  assert.equal(added, N, `records added over ${snaps.length} snapshots`);
-  t.diagnostic(`${snaps.length} snapshots added ${added} records`);
+  const { added, snapshots } = recordsAdded(p);
+  assert.equal(added, N, `records added over ${snapshots} snapshots`);
+  t.diagnostic(`${snapshots} snapshots added ${added} records`);
   // Every record was read once into the committed positions: the group is at the end.
   assert.deepEqual(groupOffsets(kafka, p), { 0: N / 3, 1: N / 3, 2: N / 3 });
 });

@@ -39,6 +39,7 @@ constexpr const char* kUsage =
     "                 base64 (an Avro record, say)\n"
     "  floe kafka consume --bootstrap B --topic T [--from-beginning] [--max N]\n"
     "                 [--timeout-ms T] [--isolation read_committed|read_uncommitted]\n"
+    "                 [--value-encoding base64]\n"
     "                 one JSON line per record: partition, offset, value (headers)\n"
     "  floe kafka offsets --bootstrap B --group G --topic T [--set P:O[,P:O]...]\n"
     "                 print (or commit) the group's offsets as JSON\n";
@@ -296,6 +297,29 @@ class RetentionCheck {
   std::vector<int64_t> first_;
 };
 
+// Standard base64 (RFC 4648) with '=' padding.
+std::string EncodeBase64(std::string_view bytes) {
+  static constexpr char kDigits[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    const uint32_t v = static_cast<uint32_t>(static_cast<uint8_t>(bytes[i])) << 16 |
+                       static_cast<uint32_t>(static_cast<uint8_t>(bytes[i + 1])) << 8 |
+                       static_cast<uint8_t>(bytes[i + 2]);
+    for (int shift = 18; shift >= 0; shift -= 6) out += kDigits[(v >> shift) & 63];
+  }
+  if (i < bytes.size()) {
+    uint32_t v = static_cast<uint32_t>(static_cast<uint8_t>(bytes[i])) << 16;
+    if (i + 1 < bytes.size()) v |= static_cast<uint32_t>(static_cast<uint8_t>(bytes[i + 1])) << 8;
+    out += kDigits[(v >> 18) & 63];
+    out += kDigits[(v >> 12) & 63];
+    out += i + 1 < bytes.size() ? kDigits[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
 // Standard base64 (RFC 4648, '=' padding optional); an error names the line.
 Result<std::string> DecodeBase64(std::string_view text, int64_t line) {
   std::string out;
@@ -404,16 +428,21 @@ Status Produce(const std::vector<std::string>& argv) {
 }
 
 Status Consume(const std::vector<std::string>& argv) {
-  FLOE_ASSIGN_OR_RAISE(
-      Args args,
-      Args::Parse(argv, {{"bootstrap", "topic", "max", "timeout-ms", "isolation", "property"},
-                         {"from-beginning"}}));
+  FLOE_ASSIGN_OR_RAISE(Args args, Args::Parse(argv, {{"bootstrap", "topic", "max", "timeout-ms",
+                                                      "isolation", "property", "value-encoding"},
+                                                     {"from-beginning"}}));
   auto bootstrap = args.Get("bootstrap");
   auto topic = args.Get("topic");
   if (!bootstrap || !topic || !args.positional().empty()) {
     return Status::InvalidArgument(
         "usage: floe kafka consume --bootstrap B --topic T [--from-beginning] [--max N] "
-        "[--timeout-ms T] [--isolation read_committed|read_uncommitted]");
+        "[--timeout-ms T] [--isolation read_committed|read_uncommitted] "
+        "[--value-encoding base64]");
+  }
+  const std::string encoding = args.GetOr("value-encoding", "text");
+  if (encoding != "text" && encoding != "base64") {
+    return Status::InvalidArgument(
+        "floe kafka consume: --value-encoding must be text or base64, got '" + encoding + "'");
   }
   FLOE_ASSIGN_OR_RAISE(auto max, args.GetInt("max"));
   FLOE_ASSIGN_OR_RAISE(auto timeout_ms, args.GetInt("timeout-ms"));
@@ -462,8 +491,9 @@ Status Consume(const std::vector<std::string>& argv) {
     }
     at_end.erase(m->partition());
     last = std::chrono::steady_clock::now();
-    Json j = {
-        {"partition", m->partition()}, {"offset", m->offset()}, {"value", std::string(m->value())}};
+    Json j = {{"partition", m->partition()},
+              {"offset", m->offset()},
+              {"value", encoding == "base64" ? EncodeBase64(m->value()) : std::string(m->value())}};
     std::vector<std::pair<std::string, std::string>> headers = m->Headers();
     if (!headers.empty()) {
       Json h = Json::object();

@@ -163,7 +163,11 @@ connectors::TableDescriptor Describe(const CreateTable& table,
     bool in_key = std::find(table.primary_key.begin(), table.primary_key.end(), c.name) !=
                   table.primary_key.end();
     // Flink: primary-key columns are NOT NULL whatever they say.
-    schema->fields.push_back(Field{c.name, c.type, !c.not_null && !in_key, id++});
+    Field& f = schema->fields.emplace_back(Field{c.name, c.type, !c.not_null && !in_key, id++});
+    // Connectors that write by precision (avro-confluent's timestamp-millis) need it.
+    if (c.type.id == TypeId::kTimestamp || c.type.id == TypeId::kTimestampTz) {
+      f.precision = c.precision;
+    }
   }
   d.schema = std::move(schema);
   d.primary_key = table.primary_key;

@@ -17,6 +17,7 @@
 #include "floe/common/crash_point.h"
 #include "floe/common/log.h"
 #include "floe/connectors/connector_options.h"
+#include "floe/format/avro/record_encoder.h"
 #include "floe/format/json/json_lines.h"
 
 namespace floe::connectors {
@@ -30,7 +31,11 @@ const std::vector<std::string> kKafkaSinkOptions = {"topic",
                                                     "sink.parallelism",
                                                     "sink.partitioner",
                                                     "json.timestamp-format.standard",
-                                                    "json.encode.decimal-as-plain-number"};
+                                                    "json.encode.decimal-as-plain-number",
+                                                    "avro-confluent.url",
+                                                    "avro-confluent.subject",
+                                                    "avro-confluent.basic-auth.credentials-source",
+                                                    "avro-confluent.basic-auth.user-info"};
 
 constexpr uint32_t kStateVersion = 1;
 constexpr std::string_view kProperties = "properties.";
@@ -187,10 +192,28 @@ Result<KafkaSinkConfig> MakeKafkaSinkConfig(const TableDescriptor& table,
   }
   FLOE_RETURN_NOT_OK(CheckKafkaClientProperties(table, config.properties));
   std::string format = StringOption(table, "value.format", StringOption(table, "format", ""));
-  if (format != "json") {
+  if (format != "json" && format != "avro-confluent") {
     return Status::InvalidArgument(OptionError(
-        table, "format", "must be 'json' for a kafka sink (other formats are not supported yet)",
+        table, "format",
+        "must be 'json' or 'avro-confluent' for a kafka sink (other formats are not supported "
+        "yet)",
         format));
+  }
+  // The other format's options are refused: an option floe does not apply is never accepted.
+  const std::string other = format == "json" ? "avro-confluent." : "json.";
+  for (const auto& [key, value] : plain.options) {
+    if (key.rfind(other, 0) == 0) {
+      return Status::InvalidArgument(
+          OptionError(table, key, "does not apply to 'format' = '" + format + "'", value));
+    }
+  }
+  if (format == "avro-confluent") {
+    config.avro_confluent = true;
+    FLOE_ASSIGN_OR_RAISE(config.registry, AvroConfluentRegistryOptions(table));
+    config.subject = StringOption(table, "avro-confluent.subject", config.topic + "-value");
+    auto schema = avro::AvroSchemaForColumns(*table.schema);
+    if (!schema.ok()) return schema.status().WithContext("table '" + table.name + "'");
+    config.avro_schema = *schema;
   }
   FLOE_ASSIGN_OR_RAISE(config.encoding.timestamp_standard,
                        TimestampStandardOption(table, "json.timestamp-format.standard"));
@@ -385,6 +408,12 @@ Status KafkaSink::Open(const runtime::OperatorContext& ctx) {
       producer->PartitionCount(config_.topic, std::chrono::milliseconds(config_.timeout_ms));
   if (!partitions.ok()) return partitions.status().WithContext("kafka sink '" + task_ + "'");
   partitions_ = *partitions;
+  if (config_.avro_confluent) {
+    FLOE_ASSIGN_OR_RAISE(auto registry, SchemaRegistryClient::Make(config_.registry));
+    auto id = registry->RegisterAvroSchema(config_.subject, config_.avro_schema);
+    if (!id.ok()) return id.status().WithContext("kafka sink '" + task_ + "'");
+    avro_header_ = ConfluentHeader(*id);
+  }
   return Status::OK();
 }
 
@@ -631,9 +660,14 @@ Status KafkaSink::Send(std::string_view value, int32_t partition) {
 
 Status KafkaSink::ProcessBatch(const RecordBatch& batch, int, runtime::Collector&) {
   for (size_t i = 0; i < batch.num_rows(); ++i) {
-    row_.clear();
-    json::AppendRowAsJson(batch, i, &row_, config_.encoding);
-    if (!row_.empty() && row_.back() == '\n') row_.pop_back();
+    if (config_.avro_confluent) {
+      row_ = avro_header_;
+      avro::AppendRowAsAvro(batch, i, &row_);
+    } else {
+      row_.clear();
+      json::AppendRowAsJson(batch, i, &row_, config_.encoding);
+      if (!row_.empty() && row_.back() == '\n') row_.pop_back();
+    }
     int32_t partition = kafka::KafkaProducer::kAnyPartition;
     if (config_.partitioner == KafkaSinkPartitioner::kFixed) {
       partition = static_cast<int32_t>(subtask_ % static_cast<uint32_t>(partitions_));

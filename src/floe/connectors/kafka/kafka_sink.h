@@ -11,6 +11,7 @@
 #include "floe/common/record_batch.h"
 #include "floe/common/status.h"
 #include "floe/connectors/connector.h"
+#include "floe/connectors/kafka/schema_registry.h"
 #include "floe/format/json/json_lines.h"
 #include "floe/kafka/kafka_client.h"
 #include "floe/runtime/checkpoint_config.h"
@@ -47,6 +48,13 @@ struct KafkaSinkConfig {
   // Flink's json format: TIMESTAMP text per 'json.timestamp-format.standard' (default 'SQL'),
   // DECIMAL as a plain JSON number.
   json::EncodeOptions encoding{json::TimestampStandard::kSql, /*decimal_as_number=*/true};
+  // 'format' = 'avro-confluent': each row an Avro datum of the schema Flink derives from the
+  // columns (avro::AvroSchemaForColumns), registered under `subject` ('avro-confluent.subject',
+  // default '<topic>-value', Confluent's TopicNameStrategy), framed with its id.
+  bool avro_confluent = false;
+  SchemaRegistryOptions registry;
+  std::string subject;
+  std::string avro_schema;  // the derived schema's JSON text
 };
 
 // What the timeout rule needs from the job's configuration.
@@ -198,6 +206,7 @@ class KafkaSink final : public runtime::Operator {
   runtime::Metric* txn_aborted_ = nullptr;    // KafkaSink_transactionsAborted
   std::vector<std::string> fenced_ids_;
   std::string row_;
+  std::string avro_header_;  // avro-confluent: magic byte 0 and the registered id
 };
 
 // Adds the Kafka sink vertex `name` after `input`: parallelism 'sink.parallelism' or

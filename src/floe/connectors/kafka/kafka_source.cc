@@ -9,7 +9,6 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <ranges>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -222,12 +221,11 @@ Status ParseTopics(const TableDescriptor& table, KafkaSourceConfig* config) {
 Status RefuseOptionsOfOtherFormats(const TableDescriptor& table, std::string_view format) {
   for (std::string_view other : {"json", "debezium-json", "avro-confluent"}) {
     if (other == format) continue;
-    for (const std::string& key : table.options | std::views::keys) {
+    for (const auto& [key, value] : table.options) {
       if (key.size() > other.size() && key.compare(0, other.size(), other) == 0 &&
           key[other.size()] == '.') {
-        return Status::InvalidArgument(
-            OptionError(table, key, "does not apply to 'format' = '" + std::string(format) + "'",
-                        table.options.at(key)));
+        return Status::InvalidArgument(OptionError(
+            table, key, "does not apply to 'format' = '" + std::string(format) + "'", value));
       }
     }
   }
@@ -275,28 +273,8 @@ Status ParseFormatOptions(const TableDescriptor& table, KafkaSourceConfig* confi
   if (format == "avro-confluent") {
     config->format = KafkaFormat::kAvroConfluent;
     FLOE_RETURN_NOT_OK(RefuseOptionsOfOtherFormats(table, "avro-confluent"));
-    config->registry_url = StringOption(table, "avro-confluent.url", "");
-    if (config->registry_url.empty()) {
-      return Status::InvalidArgument(OptionError(
-          table, "avro-confluent.url", "is required: the schema registry's http(s):// URL", ""));
-    }
-    // Credentials come from the user info option only (Confluent's USER_INFO source).
-    std::string source = StringOption(table, "avro-confluent.basic-auth.credentials-source", "");
-    config->registry_user_info = StringOption(table, "avro-confluent.basic-auth.user-info", "");
-    if (!source.empty() && source != "USER_INFO") {
-      return Status::InvalidArgument(OptionError(table,
-                                                 "avro-confluent.basic-auth.credentials-source",
-                                                 "must be 'USER_INFO' (with "
-                                                 "'avro-confluent.basic-auth.user-info')",
-                                                 source));
-    }
-    if (source.empty() != config->registry_user_info.empty()) {
-      return Status::InvalidArgument(OptionError(
-          table, "avro-confluent.basic-auth.user-info",
-          "and 'avro-confluent.basic-auth.credentials-source' = 'USER_INFO' go together",
-          config->registry_user_info.empty() ? "" : "(set)"));
-    }
-    return SchemaRegistryClient::Make({config->registry_url, config->registry_user_info}).status();
+    FLOE_ASSIGN_OR_RAISE(config->registry, AvroConfluentRegistryOptions(table));
+    return Status::OK();
   }
   return Status::InvalidArgument(
       OptionError(table, "format",
@@ -463,8 +441,7 @@ Status KafkaSource::Open(const runtime::OperatorContext& ctx) {
     options.ignore_parse_errors = config_.ignore_parse_errors;
     FLOE_ASSIGN_OR_RAISE(debezium_, DebeziumJsonDecoder::Make(config_.schema, options));
   } else if (config_.format == KafkaFormat::kAvroConfluent) {
-    FLOE_ASSIGN_OR_RAISE(
-        registry_, SchemaRegistryClient::Make({config_.registry_url, config_.registry_user_info}));
+    FLOE_ASSIGN_OR_RAISE(registry_, SchemaRegistryClient::Make(config_.registry));
   } else {
     json::DecodeOptions options;
     options.ignore_parse_errors = config_.ignore_parse_errors;

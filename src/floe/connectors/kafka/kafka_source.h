@@ -53,11 +53,9 @@ struct KafkaSourceConfig {
   KafkaFormat format = KafkaFormat::kJson;
   bool ignore_parse_errors = false;      // 'json.ignore-parse-errors' / 'debezium-json.ignore-...'
   bool debezium_schema_include = false;  // 'debezium-json.schema-include'
-  // 'avro-confluent.url' and 'avro-confluent.basic-auth.user-info' (format 'avro-confluent').
-  std::string registry_url;
-  std::string registry_user_info;
-  size_t batch_rows = 1000;                   // records per emitted batch (at most)
-  int64_t request_timeout_ms = 30000;         // metadata / offsets requests at start
+  SchemaRegistryOptions registry;        // 'avro-confluent.*' (format 'avro-confluent')
+  size_t batch_rows = 1000;              // records per emitted batch (at most)
+  int64_t request_timeout_ms = 30000;    // metadata / offsets requests at start
   std::shared_ptr<const BatchSchema> schema;  // the declared columns
   // The table's WATERMARK (column of `schema`, delay): the source makes per-partition
   // watermarks (runtime::WatermarkGenerator). Unset: no watermarks.

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "floe/common/json.h"
+#include "floe/connectors/connector.h"
+#include "floe/connectors/connector_options.h"
 
 namespace floe::connectors {
 
@@ -14,8 +16,83 @@ namespace {
 
 // A registry's answer about one schema is small; a larger one is refused, not buffered.
 constexpr size_t kMaxResponseBytes = size_t{4} << 20;
+constexpr const char* kContentType = "application/vnd.schemaregistry.v1+json";
+
+// The registry's error in a non-200 answer: "HTTP 404, error 40403: Schema not found".
+std::string ErrorOf(int status, const std::string& body, int64_t* code) {
+  std::string message = "HTTP " + std::to_string(status);
+  const JsonPath at("schema registry error", StatusCode::kInvalidArgument);
+  auto err = ParseJson(body, at);
+  if (err.ok() && err->is_object()) {
+    std::string text;
+    (void)JsonObject(*err, at).Get("error_code", code);
+    (void)JsonObject(*err, at).Get("message", &text);
+    message += ", error " + std::to_string(*code) + ": " + text;
+  }
+  return message;
+}
+
+// One request; the answer's body is read up to kMaxResponseBytes. IOError naming `what` when
+// the registry cannot be reached or answers more.
+Status Exchange(httplib::Client& client, const std::string& method, const std::string& path,
+                const std::string& request, const std::string& what, int* status,
+                std::string* body) {
+  httplib::Request req;
+  req.method = method;
+  req.path = path;
+  req.set_header("Accept", kContentType);
+  if (!request.empty()) {
+    req.set_header("Content-Type", kContentType);
+    req.body = request;
+  }
+  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+    body->append(data, n);
+    return body->size() <= kMaxResponseBytes;
+  };
+  httplib::Response res;
+  httplib::Error error = httplib::Error::Success;
+  if (!client.send(req, res, error)) {
+    return Status::IOError(what + ": " +
+                           (body->size() > kMaxResponseBytes ? std::string("answer over 4 MiB")
+                                                             : httplib::to_string(error)));
+  }
+  *status = res.status;
+  if (body->empty()) *body = std::move(res.body);  // where httplib keeps an error's body
+  return Status::OK();
+}
 
 }  // namespace
+
+Result<SchemaRegistryOptions> AvroConfluentRegistryOptions(const TableDescriptor& table) {
+  SchemaRegistryOptions options;
+  options.url = StringOption(table, "avro-confluent.url", "");
+  if (options.url.empty()) {
+    return Status::InvalidArgument(OptionError(
+        table, "avro-confluent.url", "is required: the schema registry's http(s):// URL", ""));
+  }
+  // Credentials come from the user info option only (Confluent's USER_INFO source).
+  std::string source = StringOption(table, "avro-confluent.basic-auth.credentials-source", "");
+  options.user_info = StringOption(table, "avro-confluent.basic-auth.user-info", "");
+  if (!source.empty() && source != "USER_INFO") {
+    return Status::InvalidArgument(
+        OptionError(table, "avro-confluent.basic-auth.credentials-source",
+                    "must be 'USER_INFO' (with 'avro-confluent.basic-auth.user-info')", source));
+  }
+  if (source.empty() != options.user_info.empty()) {
+    return Status::InvalidArgument(
+        OptionError(table, "avro-confluent.basic-auth.user-info",
+                    "and 'avro-confluent.basic-auth.credentials-source' = 'USER_INFO' go together",
+                    options.user_info.empty() ? "" : "(set)"));
+  }
+  FLOE_RETURN_NOT_OK(SchemaRegistryClient::Make(options).status());
+  return options;
+}
+
+std::string ConfluentHeader(int32_t id) {
+  const auto u = static_cast<uint32_t>(id);
+  return {'\0', static_cast<char>(u >> 24), static_cast<char>(u >> 16), static_cast<char>(u >> 8),
+          static_cast<char>(u)};
+}
 
 Result<ConfluentFramed> ParseConfluentFraming(std::string_view value) {
   if (value.size() < 5) {
@@ -90,29 +167,15 @@ Result<std::shared_ptr<const avro::Schema>> SchemaRegistryClient::AvroSchemaById
   const std::string what = "schema registry " + options_.url + ": schema id " + std::to_string(id);
   const std::string path = http_->base_path + "/schemas/ids/" + std::to_string(id);
   std::string body;
-  httplib::Result r = http_->client->Get(
-      path, httplib::Headers{{"Accept", "application/vnd.schemaregistry.v1+json"}},
-      [&](const char* data, size_t n) {
-        body.append(data, n);
-        return body.size() <= kMaxResponseBytes;
-      });
-  if (!r) {
-    return Status::IOError(what + ": " + httplib::to_string(r.error()) +
-                           (body.size() > kMaxResponseBytes ? " (response over 4 MiB)" : ""));
-  }
+  int status = 0;
+  FLOE_RETURN_NOT_OK(Exchange(*http_->client, "GET", path, "", what, &status, &body));
   const JsonPath at(what, StatusCode::kInvalidArgument);
-  if (r->status != 200) {
-    std::string message = "HTTP " + std::to_string(r->status);
-    auto err = ParseJson(body, at);
-    if (err.ok() && err->is_object()) {
-      int64_t code = 0;
-      std::string text;
-      (void)JsonObject(*err, at).Get("error_code", &code);
-      (void)JsonObject(*err, at).Get("message", &text);
-      message += ", error " + std::to_string(code) + ": " + text;
-      if (code == 40403) return Status::NotFound(what + " is not registered (" + message + ")");
+  if (status != 200) {
+    int64_t code = 0;
+    std::string message = ErrorOf(status, body, &code);
+    if (code == 40403 || status == 404) {
+      return Status::NotFound(what + " is not registered (" + message + ")");
     }
-    if (r->status == 404) return Status::NotFound(what + " is not registered (" + message + ")");
     return Status::IOError(what + ": " + message);
   }
   FLOE_ASSIGN_OR_RAISE(Json doc, ParseJson(body, at));
@@ -127,6 +190,30 @@ Result<std::shared_ptr<const avro::Schema>> SchemaRegistryClient::AvroSchemaById
   if (!schema.ok()) return schema.status().WithContext(what);
   by_id_.emplace(id, *schema);
   return *schema;
+}
+
+Result<int32_t> SchemaRegistryClient::RegisterAvroSchema(const std::string& subject,
+                                                         const std::string& schema_json) {
+  const std::string what = "schema registry " + options_.url +
+                           ": registering the schema under subject '" + subject + "'";
+  const std::string path =
+      http_->base_path + "/subjects/" + httplib::detail::encode_query_param(subject) + "/versions";
+  const std::string request = Json{{"schema", schema_json}}.dump();
+  std::string body;
+  int status = 0;
+  FLOE_RETURN_NOT_OK(Exchange(*http_->client, "POST", path, request, what, &status, &body));
+  if (status != 200) {
+    int64_t code = 0;
+    std::string message = ErrorOf(status, body, &code);
+    if (status == 409 || status == 422) return Status::InvalidArgument(what + ": " + message);
+    return Status::IOError(what + ": " + message);
+  }
+  const JsonPath at(what, StatusCode::kInvalidArgument);
+  FLOE_ASSIGN_OR_RAISE(Json doc, ParseJson(body, at));
+  int64_t id = -1;
+  FLOE_RETURN_NOT_OK(JsonObject(doc, at).Required("id", &id));
+  if (id < 0 || id > INT32_MAX) return at.Child("id").Error("is not a schema id");
+  return static_cast<int32_t>(id);
 }
 
 }  // namespace floe::connectors

@@ -20,6 +20,13 @@ struct SchemaRegistryOptions {
   int timeout_seconds = 30;
 };
 
+struct TableDescriptor;
+
+// A table's 'avro-confluent.url' (required) and 'avro-confluent.basic-auth.credentials-source'
+// = 'USER_INFO' with 'avro-confluent.basic-auth.user-info' (Flink's option names). InvalidArgument
+// naming the option and the rule; a password is never echoed.
+Result<SchemaRegistryOptions> AvroConfluentRegistryOptions(const TableDescriptor& table);
+
 // A value's schema id and datum. Corruption, naming what it saw, unless the value starts with
 // magic byte 0 and holds the 4-byte id.
 struct ConfluentFramed {
@@ -27,6 +34,8 @@ struct ConfluentFramed {
   std::string_view datum;
 };
 Result<ConfluentFramed> ParseConfluentFraming(std::string_view value);
+// The 5 bytes that frame a datum of schema `id`.
+std::string ConfluentHeader(int32_t id);
 
 // Not thread-safe: each source subtask has its own.
 class SchemaRegistryClient {
@@ -39,6 +48,12 @@ class SchemaRegistryClient {
   // from the cache. NotFound when the registry does not know it (error 40403); IOError when the
   // registry cannot be reached; InvalidArgument when it is not an Avro schema floe can parse.
   Result<std::shared_ptr<const avro::Schema>> AvroSchemaById(int32_t id);
+
+  // Registers the Avro schema `schema_json` under `subject` (POST /subjects/{subject}/versions)
+  // and returns its id; registering a schema the subject already holds returns its id again.
+  // InvalidArgument with the registry's error when it refuses the schema (409 incompatible,
+  // 422 invalid); IOError when it cannot be reached.
+  Result<int32_t> RegisterAvroSchema(const std::string& subject, const std::string& schema_json);
 
   const std::string& url() const { return options_.url; }
 
