@@ -6,7 +6,7 @@
 //   node bench/report.mjs                # print the generated blocks
 //   node bench/report.mjs --write        # rewrite them in place
 //   node bench/report.mjs --check        # exit 1 when a document disagrees with the results
-//   node bench/report.mjs --validate FILE --bench append|kafka|streaming|table-health|file-size|maintenance-throughput|windows|monitoring|catalog-commits|compaction-amplification|state|scale-out|profile [--rows N]
+//   node bench/report.mjs --validate FILE --bench append|kafka|kafka-formats|streaming|table-health|file-size|maintenance-throughput|windows|monitoring|catalog-commits|compaction-amplification|state|scale-out|profile [--rows N]
 //                                        # exit 1 unless FILE is a complete results file whose
 //                                        # figures are sane (the smoke tests' oracle)
 //
@@ -929,6 +929,11 @@ function indexBlock({ index, files }) {
     if (j.bench === 'catalog-commits') {
       return Object.entries(j.single).map(([k, r]) => `${k} p50 ${fix(r.latency_ms.p50, 1)} ms`).join('; ')
     }
+    if (j.bench === 'kafka-formats') {
+      const s = j.summary
+      return `avro/json rows per CPU s ${fix(s['avro/json rows per cpu s'], 2)}; ${num(s.avro.rows_per_cpu_s_median)} vs ` +
+        `${num(s.json.rows_per_cpu_s_median)} rows per CPU s`
+    }
     if (j.bench === 'streaming' && j.throughput) {
       return `stream/batch ${fix(j.throughput.ratio_median, 2)}; ${num(j.throughput.stream_rows_per_s_median)} rows/s`
     }
@@ -1065,7 +1070,8 @@ function validate(file, bench, rows) {
                    'maintenance-throughput': 'bench/maintenance_throughput.sh', windows: 'bench/windows.sh',
                    monitoring: 'bench/monitoring.sh', 'catalog-commits': 'bench/catalog_commits.sh',
                    'compaction-amplification': 'bench/compaction_amplification.sh', state: 'bench/state.sh',
-                   'scale-out': 'bench/scale_out.sh', profile: 'bench/profile.sh' }[bench] ||
+                   'scale-out': 'bench/scale_out.sh', profile: 'bench/profile.sh',
+                   'kafka-formats': 'bench/kafka_formats.sh' }[bench] ||
                  `bench/${bench}_bench.sh`
   need(typeof j.command === 'string' && j.command.includes(script), 'command naming the bench script')
   need(j.git && /^[0-9a-f]{40}$/.test(j.git.commit) && typeof j.git.dirty === 'boolean', 'git commit and dirty flag')
@@ -1088,6 +1094,12 @@ function validate(file, bench, rows) {
     need(pos(j.floe_rows_per_s) && pos(j.duckdb_rows_per_s) && pos(j.ratio), 'floe, duckdb rows/s and ratio')
     need(Array.isArray(j.per_run) && j.per_run.length > 0 &&
       j.per_run.every((r) => r.engines.every((e) => e.rows === rows && pos(e.bytes))), 'every run: both engines wrote every row')
+  } else if (bench === 'kafka-formats') {
+    const s = j.summary || {}
+    need(j.kafka_formats?.rows === rows, `rows = ${rows}`)
+    need(j.ok === true, 'ok (every table verified: every seq exactly once)')
+    need(['json', 'avro'].every((f) => pos(s[f]?.rows_per_cpu_s_median) && pos(s[f]?.mib_per_cpu_s_median)) &&
+      pos(s['avro/json rows per cpu s']), 'rows and MiB per CPU second of both formats, their ratio')
   } else if (bench === 'kafka') {
     const m = j.median || {}
     need(j.rows === rows, `rows = ${rows}`)

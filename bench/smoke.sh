@@ -4,13 +4,13 @@
 # that the bench runs to the end, every table it verifies holds each row exactly once, and its
 # results file is complete (node bench/report.mjs --validate).
 #
-#   FLOE=path/to/floe bench/smoke.sh append|kafka|streaming|table-health|file-size|maintenance-throughput|windows|compaction-amplification|state|scale-out|profile DIR
+#   FLOE=path/to/floe bench/smoke.sh append|kafka|kafka-formats|streaming|table-health|file-size|maintenance-throughput|windows|compaction-amplification|state|scale-out|profile DIR
 #
 # Scratch, generated input and the results file all go under DIR/<bench> (ctest gives the build
 # tree): a smoke run never writes into bench/out or bench/results.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-[[ $# -eq 2 ]] || { echo "usage: FLOE=... bench/smoke.sh append|kafka|streaming|table-health|file-size|maintenance-throughput|windows|compaction-amplification|state|scale-out|profile DIR" >&2; exit 2; }
+[[ $# -eq 2 ]] || { echo "usage: FLOE=... bench/smoke.sh append|kafka|kafka-formats|streaming|table-health|file-size|maintenance-throughput|windows|compaction-amplification|state|scale-out|profile DIR" >&2; exit 2; }
 which="$1"
 dir="$(mkdir -p "$2" && cd "$2" && pwd)/$which"
 : "${FLOE:?FLOE must name the floe binary}"
@@ -81,12 +81,16 @@ case "$which" in
     OUT="$dir/scratch" RESULT="$result" bash "$here/scale_out.sh" --instances 1,2 --throughput-instances 1,2 \
       --partitions 4 --rate 500 --window 3 --records "$rows"
     ;;
+  kafka-formats)
+    OUT="$dir/scratch" INPUT_DIR="$dir" RESULT="$result" N="$rows" REPS=1 PARTITIONS=4 \
+      bash "$here/kafka_formats.sh"
+    ;;
   profile)
     # every path once, small: 20,000 roster rows (append, kafka), 20,000 window events
     OUT="$dir/scratch" RESULT="$result" bash "$here/profile.sh" --rows "$rows" --events "$rows" --kafka-rows "$rows"
     ;;
   *)
-    echo "smoke.sh: unknown bench '$which' (append, kafka, streaming, table-health, file-size, maintenance-throughput, windows, compaction-amplification, state, scale-out or profile)" >&2
+    echo "smoke.sh: unknown bench '$which' (append, kafka, kafka-formats, streaming, table-health, file-size, maintenance-throughput, windows, compaction-amplification, state, scale-out or profile)" >&2
     exit 2
     ;;
 esac
