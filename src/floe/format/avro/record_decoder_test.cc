@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -154,6 +155,56 @@ TEST(AvroRecordDecoder, BadDatumsLeaveTheBatchAsItWas) {
   for (size_t n = 0; n < good.size(); ++n)
     EXPECT_FALSE((*decoder)->Decode(good.substr(0, n), &batch).ok());
   EXPECT_EQ(batch.num_rows(), 1u);
+}
+
+// Hostile bytes: mutations of a good datum and random strings are errors or rows, never a crash,
+// and an error leaves the batch as it was.
+TEST(AvroRecordDecoder, MutatedAndRandomDatumsNeverCrash) {
+  auto writer = Parse(R"({"type":"record","name":"r","fields":[
+    {"name":"id","type":"long"},
+    {"name":"tags","type":{"type":"array","items":["null","string"]}},
+    {"name":"m","type":{"type":"map","values":{"type":"record","name":"n","fields":[
+      {"name":"x","type":"double"}]}}},
+    {"name":"name","type":["null","string"]},
+    {"name":"kind","type":{"type":"enum","name":"k","symbols":["A","B"]}},
+    {"name":"amount","type":{"type":"fixed","name":"f","size":4,"logicalType":"decimal",
+                             "precision":9,"scale":2}}]})");
+  auto columns = Columns({{"id", DataType::Int64(), false},
+                          {"name", DataType::String(), true},
+                          {"kind", DataType::String(), true},
+                          {"amount", DataType::Decimal(9, 2), true}});
+  auto decoder = RecordDecoder::Make(writer, columns);
+  ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
+  std::string good = Encode(
+      *writer,
+      Value::Record({Value::Long(7), Value::Array({Value::Null(), Value::String("t")}),
+                     Value::Map({{"a", Value::Record({Value::Double(1.5)})}}), Value::String("ann"),
+                     Value::Enum(1), Value::Fixed(std::string("\x00\x00\x01\x00", 4))}));
+  RecordBatch batch(columns);
+  ASSERT_TRUE((*decoder)->Decode(good, &batch).ok());
+  std::mt19937_64 rng(26);
+  size_t ok = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    std::string datum = good;
+    if (trial % 4 == 3) {
+      datum.assign(rng() % 64, '\0');
+      for (char& c : datum) c = static_cast<char>(rng());
+    } else {
+      for (int k = 0; k <= trial % 3; ++k) datum[rng() % datum.size()] = static_cast<char>(rng());
+    }
+    const size_t rows = batch.num_rows();
+    Status st = (*decoder)->Decode(datum, &batch);
+    if (st.ok()) {
+      ++ok;
+      ASSERT_EQ(batch.num_rows(), rows + 1);
+    } else {
+      ASSERT_EQ(batch.num_rows(), rows) << st.ToString();
+    }
+    for (size_t c = 0; c < batch.num_columns(); ++c)
+      ASSERT_EQ(batch.column(c).size(), batch.num_rows());
+  }
+  EXPECT_TRUE(batch.Validate().ok());
+  EXPECT_GT(ok, 0u);
 }
 
 }  // namespace
