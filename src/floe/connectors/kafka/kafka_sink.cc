@@ -35,7 +35,10 @@ const std::vector<std::string> kKafkaSinkOptions = {"topic",
                                                     "avro-confluent.url",
                                                     "avro-confluent.subject",
                                                     "avro-confluent.basic-auth.credentials-source",
-                                                    "avro-confluent.basic-auth.user-info"};
+                                                    "avro-confluent.basic-auth.user-info",
+                                                    "avro.encoding",
+                                                    "avro.timestamp_mapping.legacy",
+                                                    "avro.codec"};
 
 constexpr uint32_t kStateVersion = 1;
 constexpr std::string_view kProperties = "properties.";
@@ -192,25 +195,32 @@ Result<KafkaSinkConfig> MakeKafkaSinkConfig(const TableDescriptor& table,
   }
   FLOE_RETURN_NOT_OK(CheckKafkaClientProperties(table, config.properties));
   std::string format = StringOption(table, "value.format", StringOption(table, "format", ""));
-  if (format != "json" && format != "avro-confluent") {
+  if (format != "json" && format != "avro-confluent" && format != "avro") {
     return Status::InvalidArgument(OptionError(
         table, "format",
-        "must be 'json' or 'avro-confluent' for a kafka sink (other formats are not supported "
-        "yet)",
+        "must be 'json', 'avro-confluent' or 'avro' for a kafka sink (other formats are not "
+        "supported yet)",
         format));
   }
-  // The other format's options are refused: an option floe does not apply is never accepted.
-  const std::string other = format == "json" ? "avro-confluent." : "json.";
-  for (const auto& [key, value] : plain.options) {
-    if (key.rfind(other, 0) == 0) {
-      return Status::InvalidArgument(
-          OptionError(table, key, "does not apply to 'format' = '" + format + "'", value));
+  // The other formats' options are refused: an option floe does not apply is never accepted.
+  for (const std::string other : {"json.", "avro-confluent.", "avro."}) {
+    if (other == format + ".") continue;
+    for (const auto& [key, value] : plain.options) {
+      if (key.rfind(other, 0) == 0) {
+        return Status::InvalidArgument(
+            OptionError(table, key, "does not apply to 'format' = '" + format + "'", value));
+      }
     }
   }
-  if (format == "avro-confluent") {
-    config.avro_confluent = true;
-    FLOE_ASSIGN_OR_RAISE(config.registry, AvroConfluentRegistryOptions(table));
-    config.subject = StringOption(table, "avro-confluent.subject", config.topic + "-value");
+  if (format != "json") {
+    config.avro_confluent = format == "avro-confluent";
+    config.avro = format == "avro";
+    if (config.avro_confluent) {
+      FLOE_ASSIGN_OR_RAISE(config.registry, AvroConfluentRegistryOptions(table));
+      config.subject = StringOption(table, "avro-confluent.subject", config.topic + "-value");
+    } else {
+      FLOE_RETURN_NOT_OK(CheckPlainAvroOptions(table));
+    }
     auto schema = avro::AvroSchemaForColumns(*table.schema);
     if (!schema.ok()) return schema.status().WithContext("table '" + table.name + "'");
     config.avro_schema = *schema;
@@ -660,7 +670,7 @@ Status KafkaSink::Send(std::string_view value, int32_t partition) {
 
 Status KafkaSink::ProcessBatch(const RecordBatch& batch, int, runtime::Collector&) {
   for (size_t i = 0; i < batch.num_rows(); ++i) {
-    if (config_.avro_confluent) {
+    if (config_.avro_confluent || config_.avro) {
       row_ = avro_header_;
       avro::AppendRowAsAvro(batch, i, &row_);
     } else {

@@ -52,6 +52,8 @@ struct KafkaSinkConfig {
   // columns (avro::AvroSchemaForColumns), registered under `subject` ('avro-confluent.subject',
   // default '<topic>-value', Confluent's TopicNameStrategy), framed with its id.
   bool avro_confluent = false;
+  // 'format' = 'avro': the same datum with no framing (Flink's plain avro format).
+  bool avro = false;
   SchemaRegistryOptions registry;
   std::string subject;
   std::string avro_schema;  // the derived schema's JSON text
@@ -206,7 +208,7 @@ class KafkaSink final : public runtime::Operator {
   runtime::Metric* txn_aborted_ = nullptr;    // KafkaSink_transactionsAborted
   std::vector<std::string> fenced_ids_;
   std::string row_;
-  std::string avro_header_;  // avro-confluent: magic byte 0 and the registered id
+  std::string avro_header_;  // avro-confluent: magic byte 0 and the registered id; avro: none
 };
 
 // Adds the Kafka sink vertex `name` after `input`: parallelism 'sink.parallelism' or

@@ -18,6 +18,7 @@
 #include "floe/common/log.h"
 #include "floe/connectors/connector_options.h"
 #include "floe/connectors/kafka/kafka_sink.h"
+#include "floe/format/avro/record_encoder.h"
 #include "floe/runtime/row_kind.h"
 
 namespace floe::connectors {
@@ -41,6 +42,9 @@ const std::vector<std::string> kKafkaSourceOptions = {
     "avro-confluent.url",
     "avro-confluent.basic-auth.credentials-source",
     "avro-confluent.basic-auth.user-info",
+    "avro.encoding",
+    "avro.timestamp_mapping.legacy",
+    "avro.codec",
     "scan.watermark.idle-timeout",
     "floe.partition-key"};
 
@@ -216,10 +220,10 @@ Status ParseTopics(const TableDescriptor& table, KafkaSourceConfig* config) {
   return Status::OK();
 }
 
-// Options of the formats other than `format` ("json.", "debezium-json.", "avro-confluent.")
-// are refused: an option floe does not apply is never accepted silently.
+// Options of the formats other than `format` ("json.", "debezium-json.", "avro-confluent.",
+// "avro.") are refused: an option floe does not apply is never accepted silently.
 Status RefuseOptionsOfOtherFormats(const TableDescriptor& table, std::string_view format) {
-  for (std::string_view other : {"json", "debezium-json", "avro-confluent"}) {
+  for (std::string_view other : {"json", "debezium-json", "avro-confluent", "avro"}) {
     if (other == format) continue;
     for (const auto& [key, value] : table.options) {
       if (key.size() > other.size() && key.compare(0, other.size(), other) == 0 &&
@@ -276,10 +280,17 @@ Status ParseFormatOptions(const TableDescriptor& table, KafkaSourceConfig* confi
     FLOE_ASSIGN_OR_RAISE(config->registry, AvroConfluentRegistryOptions(table));
     return Status::OK();
   }
+  if (format == "avro") {
+    config->format = KafkaFormat::kAvro;
+    FLOE_RETURN_NOT_OK(RefuseOptionsOfOtherFormats(table, "avro"));
+    FLOE_RETURN_NOT_OK(CheckPlainAvroOptions(table));
+    auto schema = avro::AvroSchemaForColumns(*table.schema);
+    return schema.ok() ? Status::OK() : schema.status().WithContext("table '" + table.name + "'");
+  }
   return Status::InvalidArgument(
       OptionError(table, "format",
-                  "must be 'json', 'debezium-json' or 'avro-confluent' (other formats are not "
-                  "supported yet)",
+                  "must be 'json', 'debezium-json', 'avro-confluent' or 'avro' (other formats are "
+                  "not supported yet)",
                   format));
 }
 
@@ -442,6 +453,10 @@ Status KafkaSource::Open(const runtime::OperatorContext& ctx) {
     FLOE_ASSIGN_OR_RAISE(debezium_, DebeziumJsonDecoder::Make(config_.schema, options));
   } else if (config_.format == KafkaFormat::kAvroConfluent) {
     FLOE_ASSIGN_OR_RAISE(registry_, SchemaRegistryClient::Make(config_.registry));
+  } else if (config_.format == KafkaFormat::kAvro) {
+    FLOE_ASSIGN_OR_RAISE(std::string text, avro::AvroSchemaForColumns(*config_.schema));
+    FLOE_ASSIGN_OR_RAISE(auto schema, avro::ParseSchema(text));
+    FLOE_ASSIGN_OR_RAISE(avro_plain_, avro::RecordDecoder::Make(schema, config_.schema));
   } else {
     json::DecodeOptions options;
     options.ignore_parse_errors = config_.ignore_parse_errors;
@@ -960,7 +975,7 @@ Status KafkaSource::ReadRecord(const kafka::ConsumedMessage& m, std::string_view
                                std::vector<PartitionRef>* row_splits) {
   if (m.value_is_null()) return Status::OK();  // tombstone: nothing to append
   std::string_view value = m.value();
-  if (registry_ != nullptr) {
+  if (registry_ != nullptr || avro_plain_ != nullptr) {
     const size_t rows_before = rows_.num_rows();
     FLOE_RETURN_NOT_OK(DecodeValue(value, topic, m.partition(), m.offset()));
     NoteRows(topic, m.partition(), rows_before, rows_.num_rows(), row_splits);
@@ -1037,13 +1052,14 @@ void KafkaSource::NoteRows(std::string_view topic, int32_t partition, size_t row
 
 Status KafkaSource::DecodeValue(std::string_view value, std::string_view topic, int32_t partition,
                                 int64_t offset) {
-  Status st = registry_ != nullptr   ? DecodeAvro(value)
+  const bool avro = registry_ != nullptr || avro_plain_ != nullptr;
+  Status st = avro                   ? DecodeAvro(value)
               : debezium_ != nullptr ? debezium_->Decode(value, &rows_, &kinds_)
                                      // A constant source name: the record's coordinates are
                                      // only needed on the error path.
                                      : decoder_->Decode(value, kValueSource, 1, &rows_);
   if (st.ok()) return st;
-  if (registry_ != nullptr) {
+  if (avro) {
     return Status(st.code(), "kafka record topic '" + std::string(topic) + "' partition " +
                                  std::to_string(partition) + " offset " + std::to_string(offset) +
                                  ": " + st.message() + "; value starts (hex) " + HexExcerpt(value));
@@ -1057,6 +1073,7 @@ Status KafkaSource::DecodeValue(std::string_view value, std::string_view topic, 
 }
 
 Status KafkaSource::DecodeAvro(std::string_view value) {
+  if (avro_plain_ != nullptr) return avro_plain_->Decode(value, &rows_);
   FLOE_ASSIGN_OR_RAISE(ConfluentFramed framed, ParseConfluentFraming(value));
   auto it = avro_decoders_.find(framed.schema_id);
   if (it == avro_decoders_.end()) {

@@ -35,7 +35,7 @@ namespace floe::connectors {
 enum class KafkaStartupMode { kEarliest, kLatest, kGroupOffsets, kSpecificOffsets, kTimestamp };
 
 // 'format' (or 'value.format').
-enum class KafkaFormat { kJson, kDebeziumJson, kAvroConfluent };
+enum class KafkaFormat { kJson, kDebeziumJson, kAvroConfluent, kAvro };
 
 // Offsets by topic, then partition.
 using TopicOffsets = std::map<std::string, kafka::PartitionOffsets, std::less<>>;
@@ -200,7 +200,8 @@ class KafkaSource final : public runtime::SourceOperator {
   // Decodes the held records in one call (record by record when one is not a JSON object on
   // its own, for its exact error).
   Status DecodeHeld(std::vector<PartitionRef>* row_splits);
-  // An 'avro-confluent' value: its writer schema fetched once per id, decoded into rows_.
+  // An 'avro-confluent' value (its writer schema fetched once per id) or an 'avro' one, decoded
+  // into rows_.
   Status DecodeAvro(std::string_view value);
   Status DecodeValue(std::string_view value, std::string_view topic, int32_t partition,
                      int64_t offset);
@@ -241,7 +242,8 @@ class KafkaSource final : public runtime::SourceOperator {
   std::unique_ptr<DebeziumJsonDecoder> debezium_;
   std::unique_ptr<SchemaRegistryClient> registry_;                         // avro-confluent
   std::map<int32_t, std::unique_ptr<avro::RecordDecoder>> avro_decoders_;  // by schema id
-  RecordBatch rows_;                                                       // declared columns
+  std::unique_ptr<avro::RecordDecoder> avro_plain_;  // 'avro': the columns' own schema
+  RecordBatch rows_;                                 // declared columns
   // The records of this poll not yet decoded: their values one per line, and where each is.
   struct HeldRecord {
     std::string_view topic;  // owned by position_

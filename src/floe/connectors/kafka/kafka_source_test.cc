@@ -452,7 +452,7 @@ TEST_F(KafkaSourceTest, RefusesBadOptionsAtPlanTime) {
     EXPECT_NE(c.status().message().find(needle), std::string::npos) << c.status().ToString();
   };
   refused({{"topic", ""}}, "'topic'");
-  refused({{"format", "avro"}}, "'format'");
+  refused({{"format", "csv"}}, "'format'");
   refused({{"scan.startup.mode", "sometime"}}, "scan.startup.mode");
   refused({{"scan.startup.mode", "specific-offsets"}}, "scan.startup.specific-offsets");
   refused({{"scan.bounded.mode", "timestamp"}}, "scan.bounded.mode");

@@ -88,6 +88,21 @@ Result<SchemaRegistryOptions> AvroConfluentRegistryOptions(const TableDescriptor
   return options;
 }
 
+Status CheckPlainAvroOptions(const TableDescriptor& table) {
+  for (const auto& [key, value] : table.options) {
+    if (key.rfind("avro.", 0) != 0) continue;
+    if (key == "avro.encoding" && value == "binary") continue;
+    if (key == "avro.timestamp_mapping.legacy" && value == "true") continue;
+    const char* rule = key == "avro.encoding"
+                           ? "must be 'binary' (Avro's JSON encoding is not supported)"
+                       : key == "avro.timestamp_mapping.legacy"
+                           ? "must be 'true' (floe has the legacy timestamp mapping only)"
+                           : "is not an option of Kafka's avro format";
+    return Status::InvalidArgument(OptionError(table, key, rule, value));
+  }
+  return Status::OK();
+}
+
 std::string ConfluentHeader(int32_t id) {
   const auto u = static_cast<uint32_t>(id);
   return {'\0', static_cast<char>(u >> 24), static_cast<char>(u >> 16), static_cast<char>(u >> 8),

@@ -27,6 +27,12 @@ struct TableDescriptor;
 // naming the option and the rule; a password is never echoed.
 Result<SchemaRegistryOptions> AvroConfluentRegistryOptions(const TableDescriptor& table);
 
+// 'format' = 'avro' (a raw datum of the schema derived from the columns, as Flink's plain avro
+// format): its options 'avro.encoding' = 'binary' and 'avro.timestamp_mapping.legacy' = 'true'
+// (Flink's defaults) are accepted; 'json' encoding, the non-legacy mapping and 'avro.codec' (a
+// file option) are refused naming the option.
+Status CheckPlainAvroOptions(const TableDescriptor& table);
+
 // A value's schema id and datum. Corruption, naming what it saw, unless the value starts with
 // magic byte 0 and holds the 4-byte id.
 struct ConfluentFramed {
