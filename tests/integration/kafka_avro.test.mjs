@@ -173,39 +173,54 @@ test('two writer schemas on one topic land every record once, each with its own 
   }
 });
 
-test('the Kafka sink writes avro-confluent with the schema Flink derives, registered by topic', async () => {
-  await setUp();  // the 'users' topic holds the first test's records
-  const p = sandbox(ROOT, 'sink');
+// A bounded copy of the 'users' topic (avro-confluent) to `topic` through the Kafka sink with
+// `sinkFormat` (its format options).
+async function copyUsers(name, topic, sinkFormat) {
+  const p = sandbox(ROOT, name);
   fs.writeFileSync(p.job, `${checkpointSets('300 ms')}
 CREATE TABLE src (${COLUMNS})
   WITH ('connector' = 'kafka', 'topic' = 'users', 'properties.bootstrap.servers' = '\${KAFKA}',
         'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset',
         ${AVRO_OPTIONS()});
 CREATE TABLE out (${COLUMNS})
-  WITH ('connector' = 'kafka', 'topic' = 'users_out', 'properties.bootstrap.servers' = '\${KAFKA}',
-        ${AVRO_OPTIONS()});
+  WITH ('connector' = 'kafka', 'topic' = '${topic}', 'properties.bootstrap.servers' = '\${KAFKA}',
+        ${sinkFormat});
 INSERT INTO out SELECT * FROM src;
 `);
   const run = await runJob(p, { KAFKA: cluster.bootstrap, CHK: p.chk }).done;
   assert.equal(run.code, 0, run.err);
+}
+
+// The newest version under `subject`: {id, schema (parsed)}.
+async function latestSchema(subject) {
   const auth = { Authorization: `Basic ${Buffer.from(USER).toString('base64')}` };
-  const latest = await (await fetch(`${registry.url}/subjects/users_out-value/versions/latest`,
+  const latest = await (await fetch(`${registry.url}/subjects/${subject}/versions/latest`,
                                     { headers: auth })).json();
-  const schema = JSON.parse(latest.schema);
+  return { id: latest.id, schema: JSON.parse(latest.schema) };
+}
+
+// Every record value of `topic`, as Buffers (`floe kafka consume --value-encoding base64`).
+function consumeValues(topic) {
+  const r = floe(['kafka', 'consume', '--bootstrap', cluster.bootstrap, '--topic', topic,
+                  '--from-beginning', '--value-encoding', 'base64']);
+  assert.equal(r.code, 0, r.err);
+  return r.out.split('\n').filter(Boolean).map((line) => Buffer.from(JSON.parse(line).value, 'base64'));
+}
+
+test('the Kafka sink writes avro-confluent with the schema Flink derives, registered by topic', async () => {
+  await setUp();  // the 'users' topic holds the first test's records
+  await copyUsers('sink', 'users_out', AVRO_OPTIONS());
+  const { id, schema } = await latestSchema('users_out-value');
   assert.equal(`${schema.namespace}.${schema.name}`, 'org.apache.flink.avro.generated.record');
   assert.deepEqual(schema.fields.find((f) => f.name === 'city'),
                    { name: 'city', type: ['null', 'string'], default: null });
   assert.deepEqual(schema.fields.find((f) => f.name === 'created').type,
                    ['null', { type: 'long', logicalType: 'timestamp-millis' }]);
   const type = avro.Type.forSchema(schema);
-  const r = floe(['kafka', 'consume', '--bootstrap', cluster.bootstrap, '--topic', 'users_out',
-                  '--from-beginning', '--value-encoding', 'base64']);
-  assert.equal(r.code, 0, r.err);
   const seen = new Map();
-  for (const line of r.out.split('\n').filter(Boolean)) {
-    const value = Buffer.from(JSON.parse(line).value, 'base64');
+  for (const value of consumeValues('users_out')) {
     assert.equal(value[0], 0, 'magic byte');
-    assert.equal(value.readInt32BE(1), latest.id, 'the registered id');
+    assert.equal(value.readInt32BE(1), id, 'the registered id');
     const row = type.fromBuffer(value.subarray(5));
     seen.set(Number(row.seq), row);
   }
@@ -223,29 +238,11 @@ INSERT INTO out SELECT * FROM src;
 
 test("plain 'avro': the sink writes bare datums of the derived schema, the source reads them back", async () => {
   await setUp();  // the sink test registered the derived schema under users_out-value
-  const p = sandbox(ROOT, 'plain');
-  fs.writeFileSync(p.job, `${checkpointSets('300 ms')}
-CREATE TABLE src (${COLUMNS})
-  WITH ('connector' = 'kafka', 'topic' = 'users', 'properties.bootstrap.servers' = '\${KAFKA}',
-        'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset',
-        ${AVRO_OPTIONS()});
-CREATE TABLE out (${COLUMNS})
-  WITH ('connector' = 'kafka', 'topic' = 'plain', 'properties.bootstrap.servers' = '\${KAFKA}',
-        'format' = 'avro', 'avro.encoding' = 'binary');
-INSERT INTO out SELECT * FROM src;
-`);
-  const run = await runJob(p, { KAFKA: cluster.bootstrap, CHK: p.chk }).done;
-  assert.equal(run.code, 0, run.err);
-  const auth = { Authorization: `Basic ${Buffer.from(USER).toString('base64')}` };
-  const latest = await (await fetch(`${registry.url}/subjects/users_out-value/versions/latest`,
-                                    { headers: auth })).json();
-  const type = avro.Type.forSchema(JSON.parse(latest.schema));
-  const r = floe(['kafka', 'consume', '--bootstrap', cluster.bootstrap, '--topic', 'plain',
-                  '--from-beginning', '--value-encoding', 'base64']);
-  assert.equal(r.code, 0, r.err);
+  await copyUsers('plain', 'plain', "'format' = 'avro', 'avro.encoding' = 'binary'");
+  const type = avro.Type.forSchema((await latestSchema('users_out-value')).schema);
   const seqs = new Set();
-  for (const line of r.out.split('\n').filter(Boolean)) {
-    const row = type.fromBuffer(Buffer.from(JSON.parse(line).value, 'base64'));
+  for (const value of consumeValues('plain')) {
+    const row = type.fromBuffer(value);
     assert.equal(row.name, user(Number(row.seq)).name);
     seqs.add(Number(row.seq));
   }
