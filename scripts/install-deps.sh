@@ -24,12 +24,12 @@ RUN_PACKAGES=(
 # Tests only: unit tests, the PostgreSQL server of the JDBC catalog tests, headless Chromium for
 # the web UI test, Node.js for the multi-process and interop tests, clang-format for `make format`,
 # clang for the thread-safety analysis (scripts/thread-safety-check.sh), perf for the profile bench
-# (bench/profile.sh).
+# (bench/profile.sh), GNU time for the benches' CPU seconds (bench/kafka_formats.mjs needs it).
 TEST_PACKAGES=(
   libgtest-dev libgmock-dev googletest
   postgresql chromium
   nodejs npm clang-format clang
-  linux-perf
+  linux-perf time
 )
 
 die() {
