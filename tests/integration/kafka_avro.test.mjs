@@ -13,6 +13,8 @@
 // * Options floe does not honour with this format are refused at start.
 // * The Kafka sink writes avro-confluent: the schema Flink derives from the columns, registered
 //   under '<topic>-value'; avsc decodes every record with the registered schema.
+// * The registry's compatibility answers (BACKWARD); a sink whose derived schema is not
+//   compatible with the subject's fails at start with the registry's 409.
 // * 'format' = 'avro' (Flink's plain avro: the derived schema, no framing) written by the sink,
 //   decoded by avsc with that schema, read back by the source into Iceberg.
 // * avro-confluent -> upsert Iceberg with the worker SIGKILLed at a random point mid-feed: the
@@ -132,7 +134,8 @@ const AVRO_OPTIONS = () => `'format' = 'avro-confluent', 'avro-confluent.url' = 
 let cluster;
 async function setUp() {
   if (cluster) return;
-  cluster = await startCluster(ROOT, 'avro', { topics: ['users:3', 'bad:1', 'users_out:2', 'plain:2'] });
+  cluster = await startCluster(ROOT, 'avro', { topics: ['users:3', 'bad:1', 'users_out:2', 'plain:2',
+                                                         'users_bad:1'] });
   registry = await startRegistry();
 }
 
@@ -234,6 +237,40 @@ test('the Kafka sink writes avro-confluent with the schema Flink derives, regist
     assert.equal(Number(row.created), u.created);
     assert.equal(row.email, seq <= N / 2 ? null : u.email);
   }
+});
+
+test("the registry answers compatibility; a sink whose schema the subject refuses fails with its 409", async () => {
+  await setUp();  // the first test registered V1 and V2 under users-value
+  const auth = { Authorization: `Basic ${Buffer.from(USER).toString('base64')}`,
+                 'Content-Type': 'application/vnd.schemaregistry.v1+json' };
+  const check = async (schema) => (await (await fetch(
+    `${registry.url}/compatibility/subjects/users-value/versions/latest`,
+    { method: 'POST', headers: auth, body: JSON.stringify({ schema: JSON.stringify(schema) }) })).json()).is_compatible;
+  assert.equal(await check(V2), true);
+  const narrowed = { ...V2, fields: V2.fields.map((f) => (f.name === 'seq' ? { name: 'seq', type: 'int' } : f)) };
+  assert.equal(await check(narrowed), false, 'long -> int is no promotion');
+  const required = { ...V2, fields: [...V2.fields, { name: 'zip', type: 'string' }] };
+  assert.equal(await check(required), false, 'a new field needs a default');
+  // The subject holds a schema whose `name` is an int: floe's (a string) cannot read its data.
+  const taken = { type: 'record', name: 'User', fields: [{ name: 'name', type: 'int' }] };
+  await registerSchema('users_bad-value', taken);
+  const p = sandbox(ROOT, 'incompatible');
+  fs.writeFileSync(p.job, `${checkpointSets('300 ms')}
+CREATE TABLE src (${COLUMNS})
+  WITH ('connector' = 'kafka', 'topic' = 'users', 'properties.bootstrap.servers' = '\${KAFKA}',
+        'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset',
+        ${AVRO_OPTIONS()});
+CREATE TABLE out (${COLUMNS})
+  WITH ('connector' = 'kafka', 'topic' = 'users_bad', 'properties.bootstrap.servers' = '\${KAFKA}',
+        ${AVRO_OPTIONS()});
+INSERT INTO out SELECT * FROM src;
+`);
+  const run = await runJob(p, { KAFKA: cluster.bootstrap, CHK: p.chk }).done;
+  assert.notEqual(run.code, 0);
+  assert.match(run.err, /registering the schema under subject 'users_bad-value': HTTP 409, error 409: Schema being registered is incompatible/);
+  const r = floe(['kafka', 'consume', '--bootstrap', cluster.bootstrap, '--topic', 'users_bad', '--from-beginning']);
+  assert.equal(r.code, 0, r.err);
+  assert.equal(r.out.trim(), '', 'nothing written');
 });
 
 test("plain 'avro': the sink writes bare datums of the derived schema, the source reads them back", async () => {

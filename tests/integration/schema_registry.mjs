@@ -13,6 +13,15 @@
 //   GET  /subjects/{subject}/versions   [1, 2, ...] or 404 / 40401
 //   GET  /subjects/{subject}/versions/{version|latest}
 //                                       {"subject", "id", "version", "schema"} or 40401 / 40402
+//   POST /compatibility/subjects/{subject}/versions/{version|latest}
+//                                       {"is_compatible": bool} against that version
+//   GET  /config, /config/{subject}     {"compatibilityLevel": ...}; PUT with {"compatibility"}
+// Registering under a subject checks the schema against the subject's latest version with its
+// compatibility level (BACKWARD by default, as Confluent's; NONE turns it off; the other levels
+// are checked as BACKWARD) and answers 409 when it is not compatible. BACKWARD, per Avro's
+// resolution rules: the new schema reads data written with the old one: each of its fields
+// either exists in the old one with a type that resolves (the same, or one of Avro's promotions)
+// or has a default.
 // Errors are {"error_code": N, "message": "..."}. With --user every request needs HTTP basic auth
 // (401 without it). Query parameters are ignored, as the real registry ignores unknown ones.
 // Schemas are compared as their JSON text with whitespace removed (Confluent compares parsed
@@ -36,11 +45,49 @@ function reply(res, status, body) {
 }
 const error = (res, status, code, message) => reply(res, status, { error_code: code, message });
 
+const LEVELS = ['NONE', 'BACKWARD', 'BACKWARD_TRANSITIVE', 'FORWARD', 'FORWARD_TRANSITIVE', 'FULL', 'FULL_TRANSITIVE'];
+let globalLevel = 'BACKWARD';
+const subjectLevels = new Map();
+const PROMOTIONS = { int: ['long', 'float', 'double'], long: ['float', 'double'], float: ['double'],
+                     string: ['bytes'], bytes: ['string'] };
+const typeName = (t) => (typeof t === 'string' ? t : Array.isArray(t) ? 'union' : t.type);
+
+// Whether data written with `writer` reads as `reader` (Avro's resolution, named types by name).
+function canRead(reader, writer) {
+  if (Array.isArray(writer)) return writer.every((w) => canRead(reader, w));
+  if (Array.isArray(reader)) return reader.some((r) => canRead(r, writer));
+  const [r, w] = [typeName(reader), typeName(writer)];
+  if (r !== w) return (PROMOTIONS[w] || []).includes(r);
+  if (r === 'record') {
+    return reader.fields.every((f) => {
+      const wf = writer.fields.find((x) => x.name === f.name);
+      return wf ? canRead(f.type, wf.type) : 'default' in f;
+    });
+  }
+  if (r === 'enum') return writer.symbols.every((x) => reader.symbols.includes(x)) || 'default' in reader;
+  if (r === 'array') return canRead(reader.items, writer.items);
+  if (r === 'map') return canRead(reader.values, writer.values);
+  if (r === 'fixed') return reader.size === writer.size;
+  return true;
+}
+
+function compatible(subject, text, version) {
+  const level = subjectLevels.get(subject) ?? globalLevel;
+  const versions = subjects.get(subject);
+  if (level === 'NONE' || !versions || versions.length === 0) return true;
+  const against = schemas[versions[(version ?? versions.length) - 1] - 1];
+  return against.schemaType !== 'AVRO' || canRead(JSON.parse(text), JSON.parse(against.schema));
+}
+
 function register(subject, body, res) {
   const schemaType = body.schemaType ?? 'AVRO';
   const text = typeof body.schema === 'string' ? body.schema : null;
   const c = text === null ? null : canonical(text);
   if (c === null) return error(res, 422, 42201, 'Invalid schema');
+  const known = schemas.findIndex((s) => s.canonical === c && s.schemaType === schemaType);
+  if (!(subjects.get(subject) ?? []).includes(known + 1) && schemaType === 'AVRO' && !compatible(subject, text)) {
+    return error(res, 409, 409, `Schema being registered is incompatible with an earlier schema for subject "${subject}"`);
+  }
   let index = schemas.findIndex((s) => s.canonical === c && s.schemaType === schemaType);
   if (index < 0) index = schemas.push({ schema: text, schemaType, canonical: c }) - 1;
   const versions = subjects.get(subject) ?? [];
@@ -57,7 +104,27 @@ function route(req, res, body) {
     try { parsed = JSON.parse(body); } catch { return error(res, 422, 42201, 'Invalid schema'); }
     return register(parts[1], parsed ?? {}, res);
   }
+  if (req.method === 'POST' && parts.length === 5 && parts[0] === 'compatibility' && parts[1] === 'subjects' &&
+      parts[3] === 'versions') {
+    const versions = subjects.get(parts[2]);
+    if (!versions) return error(res, 404, 40401, `Subject '${parts[2]}' not found.`);
+    const v = parts[4] === 'latest' ? versions.length : Number(parts[4]);
+    if (!Number.isInteger(v) || v < 1 || v > versions.length) return error(res, 404, 40402, 'Version not found.');
+    let parsed;
+    try { parsed = JSON.parse(body); JSON.parse(parsed.schema); } catch { return error(res, 422, 42201, 'Invalid schema'); }
+    return reply(res, 200, { is_compatible: compatible(parts[2], parsed.schema, v) });
+  }
+  if (req.method === 'PUT' && parts[0] === 'config' && parts.length <= 2) {
+    let level;
+    try { level = JSON.parse(body).compatibility; } catch { /* below */ }
+    if (!LEVELS.includes(level)) return error(res, 422, 42203, 'Invalid compatibility level');
+    if (parts.length === 2) subjectLevels.set(parts[1], level); else globalLevel = level;
+    return reply(res, 200, { compatibility: level });
+  }
   if (req.method !== 'GET') return error(res, 405, 405, `${req.method} not supported`);
+  if (parts[0] === 'config' && parts.length <= 2) {
+    return reply(res, 200, { compatibilityLevel: (parts.length === 2 && subjectLevels.get(parts[1])) || globalLevel });
+  }
   if (parts.length === 3 && parts[0] === 'schemas' && parts[1] === 'ids') {
     const s = /^[0-9]+$/.test(parts[2]) ? schemas[Number(parts[2]) - 1] : undefined;
     if (!s) return error(res, 404, 40403, 'Schema not found');
