@@ -18,6 +18,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import avro from 'avsc'
 import { sampleLoad, writeResults } from './provenance.mjs'
+import { median, parseTs, round } from './window_job.mjs'
 
 const env = process.env
 const FLOE = path.resolve(env.FLOE || 'build/src/floe/cli/floe')
@@ -43,8 +44,6 @@ const SCHEMA = {
 }
 
 const log = (...a) => console.error('kafka_formats:', ...a)
-const round = (x, d = 0) => (x == null || !Number.isFinite(x) ? null : Number(x.toFixed(d)))
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[Math.floor((s.length - 1) / 2)] : null }
 
 function floe(args, extraEnv = {}) {
   const r = spawnSync(FLOE, args, { encoding: 'utf8', maxBuffer: 256 << 20, env: { ...env, ...extraEnv } })
@@ -59,12 +58,6 @@ async function waitForFile(file, what) {
     await new Promise((r) => setTimeout(r, 50))
   }
   throw new Error(`${what} did not start`)
-}
-
-// `YYYY-MM-DD HH:MM:SS.mmm` (UTC) as milliseconds since the epoch.
-function millis(text) {
-  const m = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,3}))?$/.exec(text)
-  return Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6], m[7] ? Number(m[7].padEnd(3, '0')) : 0)
 }
 
 // The JSON lines file and, beside it, the same rows as base64 avro-confluent values (schema
@@ -86,7 +79,7 @@ function inputs(id) {
   for (const line of lines) {
     jsonBytes += Buffer.byteLength(line)
     const r = JSON.parse(line)
-    const value = Buffer.concat([header, type.toBuffer({ ...r, event_time: millis(r.event_time) })])
+    const value = Buffer.concat([header, type.toBuffer({ ...r, event_time: parseTs(r.event_time) })])
     avroBytes += value.length
     out.push(value.toString('base64'))
   }

@@ -177,8 +177,8 @@ test('two writer schemas on one topic land every record once, each with its own 
 });
 
 // A bounded copy of the 'users' topic (avro-confluent) to `topic` through the Kafka sink with
-// `sinkFormat` (its format options).
-async function copyUsers(name, topic, sinkFormat) {
+// `sinkFormat` (its format options); resolves with the run's exit.
+function copyUsers(name, topic, sinkFormat) {
   const p = sandbox(ROOT, name);
   fs.writeFileSync(p.job, `${checkpointSets('300 ms')}
 CREATE TABLE src (${COLUMNS})
@@ -190,8 +190,7 @@ CREATE TABLE out (${COLUMNS})
         ${sinkFormat});
 INSERT INTO out SELECT * FROM src;
 `);
-  const run = await runJob(p, { KAFKA: cluster.bootstrap, CHK: p.chk }).done;
-  assert.equal(run.code, 0, run.err);
+  return runJob(p, { KAFKA: cluster.bootstrap, CHK: p.chk }).done;
 }
 
 // The newest version under `subject`: {id, schema (parsed)}.
@@ -212,7 +211,8 @@ function consumeValues(topic) {
 
 test('the Kafka sink writes avro-confluent with the schema Flink derives, registered by topic', async () => {
   await setUp();  // the 'users' topic holds the first test's records
-  await copyUsers('sink', 'users_out', AVRO_OPTIONS());
+  const copied = await copyUsers('sink', 'users_out', AVRO_OPTIONS());
+  assert.equal(copied.code, 0, copied.err);
   const { id, schema } = await latestSchema('users_out-value');
   assert.equal(`${schema.namespace}.${schema.name}`, 'org.apache.flink.avro.generated.record');
   assert.deepEqual(schema.fields.find((f) => f.name === 'city'),
@@ -254,18 +254,7 @@ test("the registry answers compatibility; a sink whose schema the subject refuse
   // The subject holds a schema whose `name` is an int: floe's (a string) cannot read its data.
   const taken = { type: 'record', name: 'User', fields: [{ name: 'name', type: 'int' }] };
   await registerSchema('users_bad-value', taken);
-  const p = sandbox(ROOT, 'incompatible');
-  fs.writeFileSync(p.job, `${checkpointSets('300 ms')}
-CREATE TABLE src (${COLUMNS})
-  WITH ('connector' = 'kafka', 'topic' = 'users', 'properties.bootstrap.servers' = '\${KAFKA}',
-        'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset',
-        ${AVRO_OPTIONS()});
-CREATE TABLE out (${COLUMNS})
-  WITH ('connector' = 'kafka', 'topic' = 'users_bad', 'properties.bootstrap.servers' = '\${KAFKA}',
-        ${AVRO_OPTIONS()});
-INSERT INTO out SELECT * FROM src;
-`);
-  const run = await runJob(p, { KAFKA: cluster.bootstrap, CHK: p.chk }).done;
+  const run = await copyUsers('incompatible', 'users_bad', AVRO_OPTIONS());
   assert.notEqual(run.code, 0);
   assert.match(run.err, /registering the schema under subject 'users_bad-value': HTTP 409, error 409: Schema being registered is incompatible/);
   const r = floe(['kafka', 'consume', '--bootstrap', cluster.bootstrap, '--topic', 'users_bad', '--from-beginning']);
@@ -275,7 +264,8 @@ INSERT INTO out SELECT * FROM src;
 
 test("plain 'avro': the sink writes bare datums of the derived schema, the source reads them back", async () => {
   await setUp();  // the sink test registered the derived schema under users_out-value
-  await copyUsers('plain', 'plain', "'format' = 'avro', 'avro.encoding' = 'binary'");
+  const copied = await copyUsers('plain', 'plain', "'format' = 'avro', 'avro.encoding' = 'binary'");
+  assert.equal(copied.code, 0, copied.err);
   const type = avro.Type.forSchema((await latestSchema('users_out-value')).schema);
   const seqs = new Set();
   for (const value of consumeValues('plain')) {

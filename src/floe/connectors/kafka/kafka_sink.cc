@@ -214,7 +214,6 @@ Result<KafkaSinkConfig> MakeKafkaSinkConfig(const TableDescriptor& table,
   }
   if (format != "json") {
     config.avro_confluent = format == "avro-confluent";
-    config.avro = format == "avro";
     if (config.avro_confluent) {
       FLOE_ASSIGN_OR_RAISE(config.registry, AvroConfluentRegistryOptions(table));
       config.subject = StringOption(table, "avro-confluent.subject", config.topic + "-value");
@@ -670,7 +669,7 @@ Status KafkaSink::Send(std::string_view value, int32_t partition) {
 
 Status KafkaSink::ProcessBatch(const RecordBatch& batch, int, runtime::Collector&) {
   for (size_t i = 0; i < batch.num_rows(); ++i) {
-    if (config_.avro_confluent || config_.avro) {
+    if (!config_.avro_schema.empty()) {
       row_ = avro_header_;
       avro::AppendRowAsAvro(batch, i, &row_);
     } else {

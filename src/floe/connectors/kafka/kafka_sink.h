@@ -48,15 +48,14 @@ struct KafkaSinkConfig {
   // Flink's json format: TIMESTAMP text per 'json.timestamp-format.standard' (default 'SQL'),
   // DECIMAL as a plain JSON number.
   json::EncodeOptions encoding{json::TimestampStandard::kSql, /*decimal_as_number=*/true};
-  // 'format' = 'avro-confluent': each row an Avro datum of the schema Flink derives from the
-  // columns (avro::AvroSchemaForColumns), registered under `subject` ('avro-confluent.subject',
-  // default '<topic>-value', Confluent's TopicNameStrategy), framed with its id.
+  // 'format' = 'avro' or 'avro-confluent': each row an Avro datum of the schema Flink derives
+  // from the columns (avro::AvroSchemaForColumns; its JSON text, "" for 'json'). avro-confluent
+  // registers it under `subject` ('avro-confluent.subject', default '<topic>-value', Confluent's
+  // TopicNameStrategy) and frames each datum with its id; avro writes the bare datum.
+  std::string avro_schema;
   bool avro_confluent = false;
-  // 'format' = 'avro': the same datum with no framing (Flink's plain avro format).
-  bool avro = false;
   SchemaRegistryOptions registry;
   std::string subject;
-  std::string avro_schema;  // the derived schema's JSON text
 };
 
 // What the timeout rule needs from the job's configuration.

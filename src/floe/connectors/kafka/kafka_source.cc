@@ -1059,17 +1059,14 @@ Status KafkaSource::DecodeValue(std::string_view value, std::string_view topic, 
                                      // only needed on the error path.
                                      : decoder_->Decode(value, kValueSource, 1, &rows_);
   if (st.ok()) return st;
-  if (avro) {
-    return Status(st.code(), "kafka record topic '" + std::string(topic) + "' partition " +
-                                 std::to_string(partition) + " offset " + std::to_string(offset) +
-                                 ": " + st.message() + "; value starts (hex) " + HexExcerpt(value));
-  }
   std::string_view message = st.message();
   if (message.substr(0, kValuePrefix.size()) == kValuePrefix)
     message.remove_prefix(kValuePrefix.size());
-  return Status(st.code(), "kafka record topic '" + std::string(topic) + "' partition " +
-                               std::to_string(partition) + " offset " + std::to_string(offset) +
-                               ": " + std::string(message) + "; record: " + Excerpt(value));
+  return Status(
+      st.code(),
+      "kafka record topic '" + std::string(topic) + "' partition " + std::to_string(partition) +
+          " offset " + std::to_string(offset) + ": " + std::string(message) +
+          (avro ? "; value starts (hex) " + HexExcerpt(value) : "; record: " + Excerpt(value)));
 }
 
 Status KafkaSource::DecodeAvro(std::string_view value) {

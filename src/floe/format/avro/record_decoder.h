@@ -36,12 +36,10 @@ class RecordDecoder {
   // column, a decimal beyond its precision, a string that is not UTF-8).
   Status Decode(std::string_view datum, RecordBatch* out) const;
 
-  const Schema& writer() const { return *writer_; }
-
  private:
   struct Plan;
   RecordDecoder(std::shared_ptr<const Schema> writer, std::unique_ptr<Plan> plan);
-  std::shared_ptr<const Schema> writer_;
+  std::shared_ptr<const Schema> writer_;  // owns the nodes the plan's steps point at
   std::unique_ptr<Plan> plan_;
 };
 
