@@ -20,11 +20,12 @@ export const tempRoot = (prefix) => fs.mkdtempSync(path.join(os.tmpdir(), prefix
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-// Polls `cond` every `pollMs` until it returns something truthy, and returns that.
+// Polls `cond` (which may be async) every `pollMs` until it returns something truthy, and
+// returns that.
 export async function waitFor(what, cond, timeoutMs = WAIT_MS, pollMs = 50) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const v = cond();
+    const v = await cond();
     if (v) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(pollMs);

@@ -29,6 +29,10 @@ class CollectingCollector final : public runtime::Collector {
     batches.push_back(std::move(batch));
     return Status::OK();
   }
+  Status EmitSide(int port, RecordBatch batch) override {
+    side[port].push_back(std::move(batch));
+    return Status::OK();
+  }
   Status EmitWatermark(runtime::Watermark watermark) override {
     watermarks.push_back(watermark);
     return Status::OK();
@@ -38,6 +42,7 @@ class CollectingCollector final : public runtime::Collector {
     return Status::OK();
   }
   std::vector<RecordBatch> batches;
+  std::map<int, std::vector<RecordBatch>> side;  // by side output
   std::vector<runtime::Watermark> watermarks;
   // Each claim change with the number of batches emitted before it.
   std::vector<std::pair<size_t, runtime::ClaimChange>> claims;

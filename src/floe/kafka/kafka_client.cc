@@ -643,6 +643,18 @@ ConsumedMessage::ConsumedMessage(rd_kafka_message_s* m)
   }
 }
 
+bool ConsumedMessage::key_is_null() const {
+  return kind_ != Kind::kRecord || message_->key == nullptr;
+}
+
+std::optional<int64_t> ConsumedMessage::timestamp_ms() const {
+  if (kind_ != Kind::kRecord) return std::nullopt;
+  rd_kafka_timestamp_type_t type = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
+  const int64_t ms = rd_kafka_message_timestamp(message_.get(), &type);
+  if (type == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE || ms < 0) return std::nullopt;
+  return ms;
+}
+
 bool ConsumedMessage::retryable() const {
   return kind_ == Kind::kError && IsRetryable(message_->err);
 }

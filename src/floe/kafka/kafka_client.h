@@ -149,6 +149,9 @@ class ConsumedMessage {
   // A tombstone (null value), as opposed to an empty value.
   bool value_is_null() const { return value_is_null_; }
   std::string_view key() const { return key_; }
+  bool key_is_null() const;
+  // The record's timestamp in ms since the epoch (create or log-append time), if it has one.
+  std::optional<int64_t> timestamp_ms() const;
   // All headers in order (name, value); a null header value as "".
   std::vector<std::pair<std::string, std::string>> Headers() const;
 

@@ -46,6 +46,7 @@ struct OutputTarget {
 // One outgoing edge of a subtask. For FORWARD `targets` holds the single peer; otherwise one
 // entry per target subtask (control events go to all of them, data per the partitioning).
 struct Output {
+  int port = 0;  // Edge::output
   Partitioning partitioning;
   std::vector<OutputTarget> targets;
   uint32_t next_rr = 0;
@@ -161,10 +162,25 @@ class TaskCollector final : public Collector {
   Status Emit(RecordBatch batch) override {
     if (batch.num_rows() == 0) return Status::OK();
     task_.records_out->Add(static_cast<int64_t>(batch.num_rows()));
+    return EmitTo(0, std::move(batch));
+  }
+
+  Status EmitSide(int port, RecordBatch batch) override {
+    if (port < 1) return Status::Internal("side output " + std::to_string(port) + " (from 1)");
+    if (batch.num_rows() == 0) return Status::OK();
+    return EmitTo(port, std::move(batch));
+  }
+
+  // Sends `batch` down the edges of output `port`.
+  Status EmitTo(int port, RecordBatch batch) {
     FLOE_RETURN_NOT_OK(SetIdle(false));  // records make an idle output active again
-    const size_t n = task_.outputs.size();
+    size_t n = 0;  // the port's last output takes the batch itself, the others copies
+    for (size_t k = 0; k < task_.outputs.size(); ++k) {
+      if (task_.outputs[k].port == port) n = k + 1;
+    }
     for (size_t k = 0; k < n; ++k) {
       Output& o = task_.outputs[k];
+      if (o.port != port) continue;
       const bool last = k + 1 == n;
       switch (o.partitioning.kind) {
         case PartitionKind::kForward:
@@ -836,6 +852,7 @@ Result<std::unique_ptr<LocalExecutor>> LocalExecutor::Make(const JobGraph& graph
     const auto& consumers = by_vertex[edge.to.value];
     for (size_t i = 0; i < producers.size(); ++i) {
       Output o;
+      o.port = edge.output;
       o.partitioning = edge.partitioning;
       if (edge.partitioning.kind == PartitionKind::kForward) {
         o.targets.push_back(OutputTarget{consumers[i]->gate.get(), edge_base[e]});

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <set>
@@ -411,6 +412,75 @@ TEST(LocalExecutor, KeyByRoutesAllRowsOfAKeyToOneSubtask) {
   }
   EXPECT_EQ(used.size(), 3u);  // 18 keys spread over all three subtasks
   EXPECT_FALSE(shared.key_group_mismatch);
+}
+
+// ---- side outputs ------------------------------------------------------------------------
+
+// Rows 0..99: even ones on the main output, odd ones on side output 1.
+class SplittingSource final : public SourceOperator {
+ public:
+  Result<SourceStatus> Poll(Collector& out) override {
+    if (batch_ == 10) return SourceStatus::kEnd;
+    auto schema = testing::Int64Schema({"v"});
+    RecordBatch even(schema), odd(schema);
+    for (int64_t row = batch_ * 10; row < batch_ * 10 + 10; ++row) {
+      (row % 2 == 0 ? even : odd).mutable_column(0).Append<int64_t>(row);
+    }
+    ++batch_;
+    FLOE_RETURN_NOT_OK(out.Emit(std::move(even)));
+    FLOE_RETURN_NOT_OK(out.EmitSide(1, std::move(odd)));
+    return SourceStatus::kMore;
+  }
+
+ private:
+  int64_t batch_ = 0;
+};
+
+struct SideShared {
+  std::mutex mu;
+  std::vector<int64_t> main, side;
+};
+
+class ValueRecorder final : public Operator {
+ public:
+  explicit ValueRecorder(std::vector<int64_t>* into, std::mutex* mu) : into_(into), mu_(mu) {}
+  Status ProcessBatch(const RecordBatch& b, int, Collector&) override {
+    std::lock_guard lock(*mu_);
+    for (size_t r = 0; r < b.num_rows(); ++r) into_->push_back(b.column(0).Get<int64_t>(r));
+    return Status::OK();
+  }
+
+ private:
+  std::vector<int64_t>* into_;
+  std::mutex* mu_;
+};
+
+TEST(LocalExecutor, SideOutputRowsGoOnlyDownTheirPortsEdges) {
+  SideShared shared;
+  JobGraph g;
+  VertexId src =
+      g.AddSource("src", 1, [](const TaskInfo&) { return testing::Src<SplittingSource>(); });
+  VertexId main = g.AddOperator("main", 1, [&](const TaskInfo&) {
+    return testing::Op<ValueRecorder>(&shared.main, &shared.mu);
+  });
+  VertexId side = g.AddOperator("side", 2, [&](const TaskInfo&) {
+    return testing::Op<ValueRecorder>(&shared.side, &shared.mu);
+  });
+  g.Connect(src, main, Partitioning::Forward());
+  g.Connect(src, side, Partitioning::Rebalance(), /*output=*/1);
+  ASSERT_TRUE(g.Validate().ok());
+  ExecutorOptions opts;
+  opts.final_checkpoint = false;
+  auto ex = LocalExecutor::Make(g, std::move(opts)).ValueOrDie();
+  ASSERT_TRUE(ex->Start().ok());
+  ASSERT_TRUE(ex->Wait().ok());
+  std::sort(shared.side.begin(), shared.side.end());
+  ASSERT_EQ(shared.main.size(), 50u);
+  ASSERT_EQ(shared.side.size(), 50u);
+  for (size_t i = 0; i < 50; ++i) {
+    EXPECT_EQ(shared.main[i], static_cast<int64_t>(2 * i));
+    EXPECT_EQ(shared.side[i], static_cast<int64_t>(2 * i + 1));
+  }
 }
 
 // ---- barrier alignment -------------------------------------------------------------------

@@ -48,10 +48,10 @@ VertexId JobGraph::AddOperator(std::string name, uint32_t parallelism, OperatorF
   return VertexId(static_cast<uint32_t>(vertices_.size() - 1));
 }
 
-void JobGraph::Connect(VertexId from, VertexId to, Partitioning partitioning) {
+void JobGraph::Connect(VertexId from, VertexId to, Partitioning partitioning, int output) {
   int input = 0;
   for (const Edge& e : edges_) input += e.to == to ? 1 : 0;
-  edges_.push_back(Edge{from, to, std::move(partitioning), input});
+  edges_.push_back(Edge{from, to, std::move(partitioning), input, output});
 }
 
 std::vector<Edge> JobGraph::InputsOf(VertexId to) const {
@@ -112,6 +112,7 @@ Status JobGraph::Validate() const {
     const Vertex& to = vertices_[e.to.value];
     std::string what = "job graph: edge '" + from.name + "' -> '" + to.name + "'";
     if (to.is_source()) return Status::InvalidArgument(what + " feeds a source");
+    if (e.output < 0) return Status::InvalidArgument(what + " leaves a negative output");
     if (e.partitioning.kind == PartitionKind::kForward && from.parallelism != to.parallelism) {
       return Status::InvalidArgument(what + " is FORWARD but parallelism differs (" +
                                      std::to_string(from.parallelism) + " vs " +

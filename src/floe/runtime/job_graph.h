@@ -56,6 +56,9 @@ struct Edge {
   VertexId to;
   Partitioning partitioning;
   int input = 0;  // index of this edge among `to`'s inputs (= ProcessBatch's `input`)
+  // Which of `from`'s outputs feeds it: 0 its main output (Collector::Emit), 1.. a side output
+  // (Collector::EmitSide; a source's dead letters). Control elements go down every edge.
+  int output = 0;
 };
 
 // JobGraph is the logical plan the executor runs: vertices (operator factory, parallelism, name)
@@ -67,8 +70,9 @@ class JobGraph {
   VertexId AddOperator(std::string name, uint32_t parallelism, OperatorFactory factory);
   // Makes `v` keyed: its operator finds a keyed state backend in OperatorContext::keyed_state.
   void SetKeyedState(VertexId v, const KeyedStateOptions& options);
-  // Adds an edge; it becomes `to`'s next input (0, 1, ...).
-  void Connect(VertexId from, VertexId to, Partitioning partitioning);
+  // Adds an edge from `from`'s output `output` (0: the main one); it becomes `to`'s next input
+  // (0, 1, ...).
+  void Connect(VertexId from, VertexId to, Partitioning partitioning, int output = 0);
 
   // Upper bound for parallelism and the number of key groups (Flink's max parallelism).
   void set_max_parallelism(uint32_t n) { max_parallelism_ = n; }

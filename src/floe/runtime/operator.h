@@ -68,6 +68,13 @@ class Collector {
  public:
   virtual ~Collector() = default;
   virtual Status Emit(RecordBatch batch) = 0;
+  // Sends rows down the edges of side output `port` (>= 1; JobGraph::Connect's `output`) only:
+  // rows that leave the main stream, such as a source's dead letters. Not counted as the
+  // task's records out.
+  virtual Status EmitSide(int port, RecordBatch batch) {
+    (void)batch;
+    return Status::Internal("this collector has no side output " + std::to_string(port));
+  }
   virtual Status EmitWatermark(Watermark watermark) = 0;
   // Marks this task's output idle (true) or active again (false): an idle output is left out of
   // the watermark downstream tasks combine. Sources call it; operators need not (a task whose

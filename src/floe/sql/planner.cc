@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 
+#include "floe/connectors/dead_letter.h"
 #include "floe/connectors/registry.h"
 #include "floe/runtime/checkpoint_storage.h"
 #include "floe/runtime/keyed_state.h"
@@ -625,6 +626,9 @@ Status PlanSource(PlannedJob& job, InsertPlan& p) {
   p.changelog =
       p.source_connector->emits_changelog && p.source_connector->emits_changelog(p.source_table);
   p.out = *source_vertex;
+  if (p.source_table.options.count(std::string(connectors::kBadRecordsTableOption)) != 0) {
+    job.dead_letter_sources.emplace_back(p.source->name, *source_vertex);
+  }
   p.row_schema = p.source_table.schema;
   return Status::OK();
 }
@@ -1845,6 +1849,68 @@ Status NoteExclusive(const connectors::AddedSink& added, const CreateTable& sink
                                  "its own 'sink.transactional-id-prefix'");
 }
 
+// The sink of each dead-letter table a source names ('scan.bad-records.table'), fed from the
+// source's side output 1 through a projection into the table's declared columns. The table takes
+// one source's bad records and nothing else (an Iceberg table has one writer per job).
+Status PlanDeadLetterSinks(PlannedJob& job, const Script& script, const TableUses& uses,
+                           std::vector<connectors::AddedSink>* committing) {
+  std::map<std::string, std::string> taken;  // dead-letter table -> the source table it serves
+  for (const auto& [source_name, vertex] : job.dead_letter_sources) {
+    const CreateTable* source = script.FindTable(source_name);
+    const std::string name = TableOption(*source, std::string(connectors::kBadRecordsTableOption));
+    const std::string where = At(source->pos) + "table '" + source_name + "': '" +
+                              std::string(connectors::kBadRecordsTableOption) + "' = '" + name +
+                              "'";
+    const CreateTable* dead = script.FindTable(name);
+    if (dead == nullptr) {
+      return Status::InvalidArgument(
+          where + " is not a table of this job file; declare it: CREATE TABLE " + name + " (" +
+          connectors::kDeadLetterColumnsDdl + ") WITH ('connector' = 'iceberg', ...)");
+    }
+    FLOE_ASSIGN_OR_RAISE(const connectors::Connector* connector, ConnectorOf(*dead, Role::kSink));
+    if (connector->name != "iceberg") {
+      return Status::InvalidArgument(where + " has 'connector' = '" + connector->name +
+                                     "'; a dead-letter table is an Iceberg table");
+    }
+    if (uses.as_sink.count(name) != 0 || uses.as_source.count(name) != 0) {
+      return Status::InvalidArgument(where +
+                                     " is also read or written by an INSERT; a "
+                                     "dead-letter table takes bad records only");
+    }
+    if (job.context.scale_out) {
+      return Status::NotImplemented(where + ": not implemented yet with 'floe.scale-out'");
+    }
+    auto [it, fresh] = taken.emplace(name, source_name);
+    if (!fresh) {
+      return Status::InvalidArgument(where + " also takes the bad records of " +
+                                     (it->second == source_name ? "another INSERT's read of it"
+                                                                : "table '" + it->second + "'") +
+                                     "; give each source read its own dead-letter table");
+    }
+    const connectors::TableDescriptor table = Describe(*dead, nullptr);
+    Status shape = connectors::CheckDeadLetterTable(table, source_name);
+    if (!shape.ok()) return AtPos(dead->pos, shape);
+    const runtime::VertexId projection = job.graph.AddOperator(
+        VertexName("dead-letters", source_name), job.graph.vertex(vertex).parallelism,
+        [declared =
+             table.schema](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+          return std::unique_ptr<runtime::Operator>(
+              std::make_unique<connectors::DeadLetterProjection>(declared));
+        });
+    job.graph.Connect(vertex, projection, runtime::Partitioning::Forward(), /*output=*/1);
+    FLOE_ASSIGN_OR_RAISE(const connectors::Connector* source_connector,
+                         ConnectorOf(*source, Role::kSource));
+    const std::string upstream = Upstream(job.graph.vertex(vertex).name, *source_connector,
+                                          Describe(*source, job.context.session_zone)) +
+                                 " bad records";
+    Result<connectors::AddedSink> added = connector->add_sink(connectors::SinkRequest{
+        &job.graph, projection, VertexName("sink", name), &table, &job.context, upstream, false});
+    if (!added.ok()) return AtPos(dead->pos, added.status());
+    if (added->plan_restore) committing->push_back(std::move(added).value());
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const PlanOptions& options) {
@@ -1918,6 +1984,7 @@ Result<std::unique_ptr<PlannedJob>> PlanJob(std::string_view job_text, const Pla
     FLOE_RETURN_NOT_OK(NoteExclusive(*added, *p.sink, &exclusive_users));
     if (added->plan_restore) committing_sinks.push_back(std::move(added).value());
   }
+  FLOE_RETURN_NOT_OK(PlanDeadLetterSinks(*job, script, uses, &committing_sinks));
   if (!aggregates.empty()) {
     const auto& [pos, first] = aggregates.front();
     return Status::NotImplemented(

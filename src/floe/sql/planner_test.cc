@@ -2045,5 +2045,80 @@ TEST(PlanJob, AStallThresholdBelowTheCheckpointIntervalIsRefused) {
   EXPECT_NE(msg.find("must be 'warn' or 'fail', got 'page'"), std::string::npos) << msg;
 }
 
+// A Kafka source whose bad records go to a dead-letter table (`dead` is its DDL after the name;
+// `extra` more statements).
+// Its warehouse: a fresh directory per test (PrepareIcebergTable creates tables at plan time).
+std::string DeadLetterWarehouse(const std::string& test) {
+  std::filesystem::path wh = std::filesystem::temp_directory_path() / ("floe-planner-dlq-" + test);
+  std::filesystem::remove_all(wh);
+  return wh.string();
+}
+
+std::string DeadLetterJob(const std::string& wh, const std::string& dead,
+                          const std::string& extra = "") {
+  return R"sql(
+CREATE TABLE src (seq BIGINT NOT NULL) WITH (
+  'connector' = 'kafka', 'topic' = 'in', 'format' = 'json',
+  'properties.bootstrap.servers' = '127.0.0.1:1', 'scan.startup.mode' = 'earliest-offset',
+  'scan.bad-records' = 'dead-letter', 'scan.bad-records.table' = 'bad');
+CREATE TABLE lake (seq BIGINT NOT NULL) WITH (
+  'connector' = 'iceberg', 'catalog-type' = 'hadoop', 'warehouse' = ')sql" +
+         wh + R"sql(');
+CREATE TABLE bad )sql" +
+         dead + R"sql(;
+INSERT INTO lake SELECT * FROM src;)sql" +
+         extra;
+}
+
+TEST(PlanJob, ADeadLetterTableIsFedFromTheSourcesSideOutput) {
+  const std::string wh = DeadLetterWarehouse("fed");
+  Result<std::unique_ptr<PlannedJob>> job = Plan(DeadLetterJob(
+      wh,
+      "(kafka_topic STRING, kafka_offset BIGINT, kafka_value BYTES, error_message STRING) WITH ("
+      "'connector' = 'iceberg', 'catalog-type' = 'hadoop', 'warehouse' = '" +
+          wh + "')"));
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const runtime::JobGraph& g = (*job)->graph;
+  std::vector<std::string> names;
+  for (const runtime::Vertex& v : g.vertices()) names.push_back(v.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"source-src", "calc-lake", "lake-iceberg-writer",
+                                             "lake-iceberg-committer", "dead-letters-src",
+                                             "bad-iceberg-writer", "bad-iceberg-committer"}));
+  for (const runtime::Edge& e : g.edges()) {
+    EXPECT_EQ(e.output, g.vertex(e.to).name == "dead-letters-src" ? 1 : 0) << g.vertex(e.to).name;
+  }
+  std::filesystem::remove_all(wh);
+}
+
+TEST(PlanJob, ADeadLetterTableIsCheckedAtPlanTime) {
+  const std::string wh = DeadLetterWarehouse("checked");
+  const std::string iceberg =
+      " WITH ('connector' = 'iceberg', 'catalog-type' = 'hadoop', 'warehouse' = '" + wh + "')";
+  auto refused = [&](const std::string& dead, const std::string& needle,
+                     const std::string& extra = "") {
+    std::string msg = ErrorOf(DeadLetterJob(wh, dead, extra));
+    EXPECT_NE(msg.find(needle), std::string::npos) << msg;
+    std::filesystem::remove_all(wh);
+  };
+  refused("(error_message STRING, why STRING)" + iceberg, "has column 'why'");
+  refused("(error_message BIGINT)" + iceberg, "column 'error_message' has another type");
+  refused("(kafka_topic STRING)" + iceberg, "has no column 'error_message'");
+  refused("(error_message STRING) WITH ('connector' = 'blackhole')", "is an Iceberg table");
+  refused("(error_message STRING)" + iceberg, "also read or written by an INSERT",
+          "\nINSERT INTO bad SELECT CAST(seq AS STRING) FROM src;");
+  std::string msg = ErrorOf(R"sql(
+CREATE TABLE src (seq BIGINT NOT NULL) WITH (
+  'connector' = 'kafka', 'topic' = 'in', 'format' = 'json',
+  'properties.bootstrap.servers' = '127.0.0.1:1', 'scan.startup.mode' = 'earliest-offset',
+  'scan.bad-records' = 'dead-letter', 'scan.bad-records.table' = 'nosuch');
+CREATE TABLE out (seq BIGINT NOT NULL) WITH ('connector' = 'blackhole');
+INSERT INTO out SELECT * FROM src;)sql");
+  EXPECT_NE(
+      msg.find("line 2, column 1: table 'src': 'scan.bad-records.table' = 'nosuch' is not a "
+               "table of this job file; declare it: CREATE TABLE nosuch (source_table STRING"),
+      std::string::npos)
+      << msg;
+}
+
 }  // namespace
 }  // namespace floe::sql

@@ -46,6 +46,8 @@ const std::vector<std::string> kKafkaSourceOptions = {
     "avro.timestamp_mapping.legacy",
     "avro.codec",
     "scan.watermark.idle-timeout",
+    "scan.bad-records",
+    "scan.bad-records.table",
     "floe.partition-key"};
 
 // State blob versions: 1 = one topic, parallelism 1 (read only); 2 = topic list and the
@@ -420,6 +422,15 @@ Result<KafkaSourceConfig> MakeKafkaSourceConfig(const TableDescriptor& table) {
   if (group != config.properties.end()) config.group_id = group->second;
   config.key_partitioned = table.options.count("floe.partition-key") != 0;
   FLOE_RETURN_NOT_OK(ParseFormatOptions(table, &config));
+  FLOE_ASSIGN_OR_RAISE(config.bad_records, ParseBadRecordPolicy(table));
+  if (config.ignore_parse_errors && table.options.count(std::string(kBadRecordsOption)) != 0) {
+    // Flink's option nulls what it cannot read and keeps the row; the two would disagree.
+    return Status::InvalidArgument(
+        "table '" + table.name + "': '" + std::string(kBadRecordsOption) +
+        "' and '<format>.ignore-parse-errors' = 'true' both say what to do with a bad record; "
+        "set one of them");
+  }
+  config.table_name = table.name;
   FLOE_RETURN_NOT_OK(ParseStartupMode(table, &config));
   FLOE_RETURN_NOT_OK(ParseBoundedMode(table, &config));
   FLOE_RETURN_NOT_OK(SetConsumerDefaults(table, &config));
@@ -443,6 +454,7 @@ Status KafkaSource::Open(const runtime::OperatorContext& ctx) {
   metrics_ = ctx.metrics;
   pending_records_ = &metrics_->Gauge("pendingRecords");
   bytes_in_ = &metrics_->Counter("numBytesIn");
+  errors_in_ = &metrics_->Counter("numRecordsInErrors");
   idle_time_ = &metrics_->Gauge("sourceIdleTime");
   emit_event_time_lag_ = &metrics_->Gauge("currentEmitEventTimeLag");
   watermark_lag_ = &metrics_->Gauge("watermarkLag");
@@ -971,13 +983,13 @@ bool KafkaSource::AllDone() const {
 constexpr std::string_view kValueSource = "value";
 constexpr std::string_view kValuePrefix = "value:1: ";
 
-Status KafkaSource::ReadRecord(const kafka::ConsumedMessage& m, std::string_view topic,
+Status KafkaSource::ReadRecord(kafka::ConsumedMessage& m, std::string_view topic,
                                std::vector<PartitionRef>* row_splits) {
   if (m.value_is_null()) return Status::OK();  // tombstone: nothing to append
   std::string_view value = m.value();
   if (registry_ != nullptr || avro_plain_ != nullptr) {
     const size_t rows_before = rows_.num_rows();
-    FLOE_RETURN_NOT_OK(DecodeValue(value, topic, m.partition(), m.offset()));
+    FLOE_RETURN_NOT_OK(ReadValue(value, topic, m));
     NoteRows(topic, m.partition(), rows_before, rows_.num_rows(), row_splits);
     return Status::OK();
   }
@@ -998,12 +1010,12 @@ Status KafkaSource::ReadRecord(const kafka::ConsumedMessage& m, std::string_view
     // poll, not per record.
     held_values_.push_back('\n');
     held_.push_back(HeldRecord{topic, m.partition(), m.offset(), begin, value.size()});
+    if (config_.bad_records != BadRecordPolicy::kFail) held_messages_.push_back(std::move(m));
     return Status::OK();
   }
   // A debezium record may be several rows or none; a skipped bad record none: one at a time.
   const size_t rows_before = rows_.num_rows();
-  Status st =
-      DecodeValue(std::string_view(held_values_).substr(begin), topic, m.partition(), m.offset());
+  Status st = ReadValue(std::string_view(held_values_).substr(begin), topic, m);
   held_values_.resize(begin);
   FLOE_RETURN_NOT_OK(st);
   NoteRows(topic, m.partition(), rows_before, rows_.num_rows(), row_splits);
@@ -1023,15 +1035,21 @@ Status KafkaSource::DecodeHeld(std::vector<PartitionRef>* row_splits) {
     // A record that is not one JSON object on its own (a bad one, a blank value, a byte-order
     // mark): record by record again, for its rows and its exact error.
     rows_.Truncate(rows_before);
-    for (const HeldRecord& r : held_) {
+    for (size_t k = 0; k < held_.size(); ++k) {
+      const HeldRecord& r = held_[k];
       const size_t before = rows_.num_rows();
-      FLOE_RETURN_NOT_OK(DecodeValue(std::string_view(held_values_).substr(r.begin, r.size),
-                                     r.topic, r.partition, r.offset));
+      const std::string_view value = std::string_view(held_values_).substr(r.begin, r.size);
+      if (k < held_messages_.size()) {
+        FLOE_RETURN_NOT_OK(ReadValue(value, r.topic, held_messages_[k]));
+      } else {
+        FLOE_RETURN_NOT_OK(DecodeValue(value, r.topic, r.partition, r.offset));
+      }
       NoteRows(r.topic, r.partition, before, rows_.num_rows(), row_splits);
     }
   }
   held_.clear();
   held_values_.clear();
+  held_messages_.clear();
   return Status::OK();
 }
 
@@ -1067,6 +1085,41 @@ Status KafkaSource::DecodeValue(std::string_view value, std::string_view topic, 
       "kafka record topic '" + std::string(topic) + "' partition " + std::to_string(partition) +
           " offset " + std::to_string(offset) + ": " + std::string(message) +
           (avro ? "; value starts (hex) " + HexExcerpt(value) : "; record: " + Excerpt(value)));
+}
+
+Status KafkaSource::ReadValue(std::string_view value, std::string_view topic,
+                              const kafka::ConsumedMessage& m) {
+  const size_t rows_before = rows_.num_rows();
+  const size_t kinds_before = kinds_.size();
+  Status st = DecodeValue(value, topic, m.partition(), m.offset());
+  if (st.ok() || config_.bad_records == BadRecordPolicy::kFail ||
+      st.code() == StatusCode::kIOError || st.code() == StatusCode::kUnavailable) {
+    return st;
+  }
+  rows_.Truncate(rows_before);
+  kinds_.Truncate(kinds_before);
+  errors_in_->Add(1);
+  // The first hundred in full, then one line per 10,000: the metric counts them all.
+  if (bad_records_logged_ < 100 || bad_records_logged_ % 10000 == 0) {
+    LogWarn("kafka source '%s': %s a bad record ('scan.bad-records'): %s", task_.c_str(),
+            config_.bad_records == BadRecordPolicy::kSkip ? "skipped" : "dead-lettered",
+            st.message().c_str());
+  }
+  ++bad_records_logged_;
+  if (config_.bad_records != BadRecordPolicy::kDeadLetter) return Status::OK();
+  const auto headers = m.Headers();
+  DeadLetter letter;
+  letter.source_table = config_.table_name;
+  letter.topic = topic;
+  letter.partition = m.partition();
+  letter.offset = m.offset();
+  letter.timestamp_ms = m.timestamp_ms();
+  if (!m.key_is_null()) letter.key = m.key();
+  if (!m.value_is_null()) letter.value = m.value();
+  letter.headers = &headers;
+  letter.error = st.message();
+  dead_letters_.Append(letter);
+  return Status::OK();
 }
 
 Status KafkaSource::DecodeAvro(std::string_view value) {
@@ -1218,8 +1271,8 @@ Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
       }
       ++records;
       bytes += m->key().size() + m->value().size();
+      it->second = m->offset() + 1;  // before ReadRecord, which may keep the message
       FLOE_RETURN_NOT_OK(ReadRecord(*m, offsets->first, &row_splits));
-      it->second = m->offset() + 1;
     }
     if (config_.bounded_latest && AllDone()) {
       ended_ = true;
@@ -1234,6 +1287,8 @@ Result<runtime::SourceStatus> KafkaSource::Poll(runtime::Collector& out) {
   } else {
     FLOE_RETURN_NOT_OK(EmitBatch(out));
   }
+  // Before the poll returns, so a barrier finds them written with the rows they left.
+  if (dead_letters_.size() > 0) FLOE_RETURN_NOT_OK(out.EmitSide(1, dead_letters_.Take()));
   UpdateMetrics(records > 0, newest_event);
   if (records > 0) return runtime::SourceStatus::kMore;
   return ended_ ? runtime::SourceStatus::kEnd : runtime::SourceStatus::kIdle;

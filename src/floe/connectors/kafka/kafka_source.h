@@ -15,6 +15,7 @@
 #include "floe/common/record_batch.h"
 #include "floe/common/status.h"
 #include "floe/connectors/connector.h"
+#include "floe/connectors/dead_letter.h"
 #include "floe/connectors/debezium_json.h"
 #include "floe/connectors/kafka/schema_registry.h"
 #include "floe/connectors/partition_claims.h"
@@ -51,11 +52,15 @@ struct KafkaSourceConfig {
   bool bounded_latest = false;  // 'scan.bounded.mode' = 'latest-offset'
   uint32_t parallelism = 0;     // 'scan.parallelism'; 0 = the job's 'parallelism.default'
   KafkaFormat format = KafkaFormat::kJson;
-  bool ignore_parse_errors = false;      // 'json.ignore-parse-errors' / 'debezium-json.ignore-...'
-  bool debezium_schema_include = false;  // 'debezium-json.schema-include'
-  SchemaRegistryOptions registry;        // 'avro-confluent.*' (format 'avro-confluent')
-  size_t batch_rows = 1000;              // records per emitted batch (at most)
-  int64_t request_timeout_ms = 30000;    // metadata / offsets requests at start
+  bool ignore_parse_errors = false;  // 'json.ignore-parse-errors' / 'debezium-json.ignore-...'
+  // 'scan.bad-records': a record the format cannot read fails the job, is skipped, or goes to
+  // side output 1 as a dead-letter row (connectors/dead_letter.h) naming `table_name`.
+  BadRecordPolicy bad_records = BadRecordPolicy::kFail;
+  std::string table_name;
+  bool debezium_schema_include = false;       // 'debezium-json.schema-include'
+  SchemaRegistryOptions registry;             // 'avro-confluent.*' (format 'avro-confluent')
+  size_t batch_rows = 1000;                   // records per emitted batch (at most)
+  int64_t request_timeout_ms = 30000;         // metadata / offsets requests at start
   std::shared_ptr<const BatchSchema> schema;  // the declared columns
   // The table's WATERMARK (column of `schema`, delay): the source makes per-partition
   // watermarks (runtime::WatermarkGenerator). Unset: no watermarks.
@@ -192,7 +197,8 @@ class KafkaSource final : public runtime::SourceOperator {
   // Reads one record: a JSON value is held for DecodeHeld, a debezium one (or any with
   // 'json.ignore-parse-errors') decoded now. Row r's partition goes to (*row_splits)[r] with a
   // WATERMARK, its claim's split to splits_ in a group.
-  Status ReadRecord(const kafka::ConsumedMessage& m, std::string_view topic,
+  // A held record's message is kept (held_messages_) for its dead letter.
+  Status ReadRecord(kafka::ConsumedMessage& m, std::string_view topic,
                     std::vector<PartitionRef>* row_splits);
   // The next message or partition event: the next fetched one, else those waiting now, else
   // one waited for up to `wait`.
@@ -205,6 +211,10 @@ class KafkaSource final : public runtime::SourceOperator {
   Status DecodeAvro(std::string_view value);
   Status DecodeValue(std::string_view value, std::string_view topic, int32_t partition,
                      int64_t offset);
+  // DecodeValue under 'scan.bad-records': a bad record's rows are taken back and, unless the
+  // policy is to fail, it is counted, logged and (dead-letter) kept for side output 1. A registry
+  // that cannot be reached fails the job whatever the policy (the records are not bad).
+  Status ReadValue(std::string_view value, std::string_view topic, const kafka::ConsumedMessage& m);
   // Notes the partition (and claim split) of rows [rows_before, rows).
   void NoteRows(std::string_view topic, int32_t partition, size_t rows_before, size_t rows,
                 std::vector<PartitionRef>* row_splits);
@@ -253,6 +263,9 @@ class KafkaSource final : public runtime::SourceOperator {
   };
   std::string held_values_;
   std::vector<HeldRecord> held_;
+  std::vector<kafka::ConsumedMessage> held_messages_;  // held_'s, unless bad records fail
+  DeadLetterRows dead_letters_;                        // of this poll, for side output 1
+  uint64_t bad_records_logged_ = 0;
   std::unique_ptr<runtime::WatermarkGenerator> watermarks_;  // with a WATERMARK only
   Column kinds_{DataType::String()};
   // Group member: the claims held now and the claim split of each row read; generations count
@@ -280,7 +293,8 @@ class KafkaSource final : public runtime::SourceOperator {
   const std::atomic<bool>* cancel_flag_ = nullptr;
   runtime::MetricGroup* metrics_ = nullptr;
   runtime::Metric* pending_records_ = nullptr;
-  runtime::Metric* bytes_in_ = nullptr;  // keys and values read
+  runtime::Metric* bytes_in_ = nullptr;   // keys and values read
+  runtime::Metric* errors_in_ = nullptr;  // records 'scan.bad-records' skipped or dead-lettered
   runtime::Metric* idle_time_ = nullptr;
   runtime::Metric* emit_event_time_lag_ = nullptr;
   runtime::Metric* watermark_lag_ = nullptr;

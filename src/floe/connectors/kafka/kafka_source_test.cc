@@ -355,6 +355,58 @@ TEST_F(KafkaSourceTest, AMalformedRecordFailsWithTopicPartitionOffsetAndExcerpt)
   EXPECT_EQ(Int64Column(all.batches, 0).size(), static_cast<size_t>(kRecords + 2));
 }
 
+// 'scan.bad-records': a bad record inside a poll of good ones (the decoder's batch falls back to
+// record by record) and one that is not JSON at all, with a key.
+TEST_F(KafkaSourceTest, BadRecordsAreSkippedOrDeadLetteredWithTheirCoordinates) {
+  Produce(kRecords + 1, kRecords + 3, /*bad_at=*/std::to_string(kRecords + 2));
+  {
+    auto producer = kafka::KafkaProducer::Make({{"bootstrap.servers", Bootstrap()}});
+    ASSERT_TRUE(producer.ok());
+    ASSERT_TRUE((*producer)->Produce("roster", 0, "\x01garbage", "k-9").ok());
+    ASSERT_TRUE((*producer)->Flush(std::chrono::seconds(10)).ok());
+  }
+  const size_t good = static_cast<size_t>(kRecords + 2);
+  auto skipping = MakeSource(KTable({{"scan.bad-records", "skip"}}), nullptr);
+  CollectingCollector skipped;
+  ASSERT_TRUE(PollAll(*skipping, skipped).ok());
+  EXPECT_EQ(Int64Column(skipped.batches, 0).size(), good);
+  EXPECT_TRUE(skipped.side.empty());
+
+  auto source = MakeSource(KTable({{"scan.bad-records", "dead-letter"},
+                                   {"scan.bad-records.table", "roster_bad"}}),
+                           nullptr, /*batch_rows=*/1000);
+  CollectingCollector out;
+  ASSERT_TRUE(PollAll(*source, out).ok());
+  std::vector<int64_t> seqs = Int64Column(out.batches, 0);
+  std::sort(seqs.begin(), seqs.end());
+  ASSERT_EQ(seqs.size(), good);
+  EXPECT_EQ(seqs.back(), kRecords + 3);
+  EXPECT_EQ(std::count(seqs.begin(), seqs.end(), kRecords + 2), 0);
+  std::vector<std::string> letters = testing::JsonRows(out.side[1]);
+  ASSERT_EQ(letters.size(), 2u);
+  std::sort(letters.begin(), letters.end());
+  // seq 302 -> partition 2 offset 100; the garbage one -> partition 0 offset 101.
+  EXPECT_NE(letters[0].find("\"kafka_partition\":0,\"kafka_offset\":101"), std::string::npos)
+      << letters[0];
+  EXPECT_NE(letters[0].find("\"source_table\":\"roster\",\"kafka_topic\":\"roster\""),
+            std::string::npos)
+      << letters[0];
+  EXPECT_NE(letters[1].find("\"kafka_partition\":2,\"kafka_offset\":100"), std::string::npos)
+      << letters[1];
+  EXPECT_NE(letters[1].find("field 'seq'"), std::string::npos) << letters[1];
+  EXPECT_NE(letters[1].find("\"kafka_key\":null"), std::string::npos) << letters[1];
+  ASSERT_EQ(out.side[1].front().schema()->fields.size(), DeadLetterSchema()->fields.size());
+  for (const RecordBatch& b : out.side[1]) {
+    for (size_t r = 0; r < b.num_rows(); ++r) {
+      EXPECT_FALSE(b.column(4).IsNull(r)) << "every record has a Kafka timestamp";
+      if (b.column(3).Get<int64_t>(r) == 101) {
+        EXPECT_EQ(b.column(5).GetBytes(r), "k-9");
+        EXPECT_EQ(b.column(6).GetBytes(r), "\x01garbage");
+      }
+    }
+  }
+}
+
 TEST_F(KafkaSourceTest, UnboundedReadsWhatIsThereThenIdlesAndPicksUpNewRecords) {
   auto source = MakeSource(KTable({{"scan.bounded.mode", "unbounded"}}), nullptr);
   CollectingCollector out;
@@ -471,6 +523,11 @@ TEST_F(KafkaSourceTest, RefusesBadOptionsAtPlanTime) {
   refused({{"format", "debezium-json"}, {"debezium-json.schema-include", "maybe"}},
           "debezium-json.schema-include");
   refused({{"properties.no.such.property", "1"}}, "no.such.property");
+  refused({{"scan.bad-records", "ignore"}}, "must be fail, skip or dead-letter");
+  refused({{"scan.bad-records", "dead-letter"}}, "needs 'scan.bad-records.table'");
+  refused({{"scan.bad-records", "skip"}, {"scan.bad-records.table", "bad"}},
+          "only read with 'scan.bad-records' = 'dead-letter'");
+  refused({{"scan.bad-records", "skip"}, {"json.ignore-parse-errors", "true"}}, "set one of them");
   {
     // A misspelt bootstrap property is named as such, not as a missing one.
     TableDescriptor t = KTable({{"properties.bootstrap.servrs", Bootstrap()}});
