@@ -372,9 +372,9 @@ TEST_F(KafkaSourceTest, BadRecordsAreSkippedOrDeadLetteredWithTheirCoordinates) 
   EXPECT_EQ(Int64Column(skipped.batches, 0).size(), good);
   EXPECT_TRUE(skipped.side.empty());
 
-  auto source = MakeSource(KTable({{"scan.bad-records", "dead-letter"},
-                                   {"scan.bad-records.table", "roster_bad"}}),
-                           nullptr, /*batch_rows=*/1000);
+  auto source = MakeSource(
+      KTable({{"scan.bad-records", "dead-letter"}, {"scan.bad-records.table", "roster_bad"}}),
+      nullptr, /*batch_rows=*/1000);
   CollectingCollector out;
   ASSERT_TRUE(PollAll(*source, out).ok());
   std::vector<int64_t> seqs = Int64Column(out.batches, 0);
