@@ -69,8 +69,16 @@ void DeadLetterRows::Append(const DeadLetter& letter) {
   };
   bytes(0, letter.source_table);
   bytes(1, letter.topic);
-  rows_.mutable_column(2).Append<int32_t>(letter.partition);
-  rows_.mutable_column(3).Append<int64_t>(letter.offset);
+  if (letter.partition) {
+    rows_.mutable_column(2).Append<int32_t>(*letter.partition);
+  } else {
+    rows_.mutable_column(2).AppendNull();
+  }
+  if (letter.offset) {
+    rows_.mutable_column(3).Append<int64_t>(*letter.offset);
+  } else {
+    rows_.mutable_column(3).AppendNull();
+  }
   if (letter.timestamp_ms) {
     rows_.mutable_column(4).Append<int64_t>(*letter.timestamp_ms * 1000);
   } else {
@@ -133,10 +141,24 @@ RecordBatch ProjectDeadLetters(const RecordBatch& full,
 }
 
 Status DeadLetterProjection::ProcessBatch(const RecordBatch& batch, int, runtime::Collector& out) {
-  if (batch.schema() == nullptr || !(*batch.schema() == *DeadLetterSchema())) {
+  if (batch.schema() != nullptr && *batch.schema() == *DeadLetterSchema()) {
+    return out.Emit(ProjectDeadLetters(batch, declared_));
+  }
+  const BatchSchema* s = batch.schema().get();
+  if (s == nullptr || s->fields.size() != 2 || s->fields[0].name != "error_message" ||
+      s->fields[1].name != "row" || s->fields[0].type.id != TypeId::kString ||
+      s->fields[1].type.id != TypeId::kString) {
     return Status::Internal("dead-letter rows of another shape reached the dead-letter table");
   }
-  return out.Emit(ProjectDeadLetters(batch, declared_));
+  DeadLetterRows rows;
+  for (size_t r = 0; r < batch.num_rows(); ++r) {
+    DeadLetter letter;
+    letter.source_table = source_table_;
+    letter.value = batch.column(1).GetBytes(r);
+    letter.error = batch.column(0).GetBytes(r);
+    rows.Append(letter);
+  }
+  return out.Emit(ProjectDeadLetters(rows.Take(), declared_));
 }
 
 }  // namespace floe::connectors

@@ -33,12 +33,13 @@ Result<BadRecordPolicy> ParseBadRecordPolicy(const TableDescriptor& table);
 std::shared_ptr<const BatchSchema> DeadLetterSchema();
 extern const char* const kDeadLetterColumnsDdl;
 
-// One record that could not be read. Views: valid for the Append call only.
+// One record that could not be read (or row that could not be computed: no coordinates).
+// Views: valid for the Append call only.
 struct DeadLetter {
   std::string_view source_table;
-  std::string_view topic;
-  int32_t partition = 0;
-  int64_t offset = 0;
+  std::optional<std::string_view> topic;
+  std::optional<int32_t> partition;
+  std::optional<int64_t> offset;
   std::optional<int64_t> timestamp_ms;  // the record's Kafka timestamp, if it has one
   std::optional<std::string_view> key;  // nullopt: a null key
   std::optional<std::string_view> value;
@@ -69,15 +70,19 @@ RecordBatch ProjectDeadLetters(const RecordBatch& full,
                                const std::shared_ptr<const BatchSchema>& declared);
 
 // Between the side outputs that carry dead letters and the dead-letter table's sink: the rows
-// in the declared table's columns.
+// in the declared table's columns. It takes DeadLetterSchema rows (a source's records that did
+// not decode) and the rows of `source_table` whose computed columns failed, as the computed
+// columns operator sends them: (error_message STRING, row STRING), the row as a JSON object,
+// which becomes kafka_value (the record's coordinates are not known past the source).
 class DeadLetterProjection final : public runtime::Operator {
  public:
-  explicit DeadLetterProjection(std::shared_ptr<const BatchSchema> declared)
-      : declared_(std::move(declared)) {}
+  DeadLetterProjection(std::shared_ptr<const BatchSchema> declared, std::string source_table)
+      : declared_(std::move(declared)), source_table_(std::move(source_table)) {}
   Status ProcessBatch(const RecordBatch& batch, int input, runtime::Collector& out) override;
 
  private:
   std::shared_ptr<const BatchSchema> declared_;
+  std::string source_table_;
 };
 
 }  // namespace floe::connectors

@@ -91,8 +91,10 @@ Result<runtime::VertexId> AddComputedColumns(runtime::JobGraph& graph, const std
                                              const connectors::TableDescriptor& physical,
                                              std::shared_ptr<const BatchSchema> all_columns,
                                              runtime::VertexId source,
-                                             std::shared_ptr<const TimeZone> zone, bool changelog) {
+                                             std::shared_ptr<const TimeZone> zone, bool changelog,
+                                             ComputedColumnsSpec::FailedRows failed_rows) {
   ComputedColumnsSpec spec;
+  spec.failed_rows = failed_rows;
   spec.zone = std::move(zone);
   spec.table = table.name;
   spec.input = changelog ? runtime::WithRowKindColumn(*physical.schema) : physical.schema;
@@ -627,7 +629,7 @@ Status PlanSource(PlannedJob& job, InsertPlan& p) {
       p.source_connector->emits_changelog && p.source_connector->emits_changelog(p.source_table);
   p.out = *source_vertex;
   if (p.source_table.options.count(std::string(connectors::kBadRecordsTableOption)) != 0) {
-    job.dead_letter_sources.emplace_back(p.source->name, *source_vertex);
+    job.dead_letter_sources.push_back({p.source->name, *source_vertex, std::nullopt});
   }
   p.row_schema = p.source_table.schema;
   return Status::OK();
@@ -642,10 +644,22 @@ Status PlanComputedColumns(PlannedJob& job, InsertPlan& p) {
                                   "')");
   }
   p.row_schema = RowSchemaOf(*p.source);
+  PlannedJob::DeadLetterSource* dead = nullptr;
+  for (auto& d : job.dead_letter_sources) {
+    if (d.source.value == p.out.value) dead = &d;
+  }
+  // Rows whose computed columns fail follow the source's 'scan.bad-records' (Kafka's option).
+  using FailedRows = ComputedColumnsSpec::FailedRows;
+  auto policy = p.source_table.options.find(std::string(connectors::kBadRecordsOption));
+  const FailedRows failed_rows =
+      dead != nullptr                                                      ? FailedRows::kSideOutput
+      : policy != p.source_table.options.end() && policy->second == "skip" ? FailedRows::kSkip
+                                                                           : FailedRows::kFail;
   Result<runtime::VertexId> computed =
       AddComputedColumns(job.graph, p.SourceSide("computed"), *p.source, p.source_table,
-                         p.row_schema, p.out, job.context.session_zone, p.changelog);
+                         p.row_schema, p.out, job.context.session_zone, p.changelog, failed_rows);
   if (!computed.ok()) return computed.status();
+  if (dead != nullptr) dead->computed = *computed;
   p.out = *computed;
   return Status::OK();
 }
@@ -1855,7 +1869,9 @@ Status NoteExclusive(const connectors::AddedSink& added, const CreateTable& sink
 Status PlanDeadLetterSinks(PlannedJob& job, const Script& script, const TableUses& uses,
                            std::vector<connectors::AddedSink>* committing) {
   std::map<std::string, std::string> taken;  // dead-letter table -> the source table it serves
-  for (const auto& [source_name, vertex] : job.dead_letter_sources) {
+  for (const PlannedJob::DeadLetterSource& d : job.dead_letter_sources) {
+    const std::string& source_name = d.table;
+    const runtime::VertexId vertex = d.source;
     const CreateTable* source = script.FindTable(source_name);
     const std::string name = TableOption(*source, std::string(connectors::kBadRecordsTableOption));
     const std::string where = At(source->pos) + "table '" + source_name + "': '" +
@@ -1892,12 +1908,15 @@ Status PlanDeadLetterSinks(PlannedJob& job, const Script& script, const TableUse
     if (!shape.ok()) return AtPos(dead->pos, shape);
     const runtime::VertexId projection = job.graph.AddOperator(
         VertexName("dead-letters", source_name), job.graph.vertex(vertex).parallelism,
-        [declared =
-             table.schema](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+        [declared = table.schema,
+         source_name](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
           return std::unique_ptr<runtime::Operator>(
-              std::make_unique<connectors::DeadLetterProjection>(declared));
+              std::make_unique<connectors::DeadLetterProjection>(declared, source_name));
         });
     job.graph.Connect(vertex, projection, runtime::Partitioning::Forward(), /*output=*/1);
+    if (d.computed) {
+      job.graph.Connect(*d.computed, projection, runtime::Partitioning::Forward(), /*output=*/1);
+    }
     FLOE_ASSIGN_OR_RAISE(const connectors::Connector* source_connector,
                          ConnectorOf(*source, Role::kSource));
     const std::string upstream = Upstream(job.graph.vertex(vertex).name, *source_connector,

@@ -35,9 +35,15 @@ struct PlannedJob {
   bool has_keyed_state = false;  // keyed state between source and sink (windows, aggregates)
   // `table.exec.window-agg.buffer-size-limit` (validated; DefaultWindowBufferLimit when unset).
   size_t window_buffer_limit = 0;
-  // Source vertices whose table sends bad records to a dead-letter table (the source table's
-  // name, the vertex): PlanJob adds each dead-letter table's sink once every INSERT is planned.
-  std::vector<std::pair<std::string, runtime::VertexId>> dead_letter_sources;
+  // Source vertices whose table sends bad records to a dead-letter table, with the vertex of
+  // its computed columns if it has any (their failed rows go there too): PlanJob adds each
+  // dead-letter table's sink once every INSERT is planned.
+  struct DeadLetterSource {
+    std::string table;
+    runtime::VertexId source;
+    std::optional<runtime::VertexId> computed;
+  };
+  std::vector<DeadLetterSource> dead_letter_sources;
   // Before each run: reconcile every sink with the checkpoint about to be restored. Returns
   // the plans (for the log); sets source start overrides on context.positions when a table is
   // ahead; *min_checkpoint_id = the highest checkpoint id any sink's table holds.

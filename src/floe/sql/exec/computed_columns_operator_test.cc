@@ -79,6 +79,57 @@ TEST(ComputedColumns, AValueThatDoesNotParseNamesTableColumnAndValue) {
             "'twelve'");
 }
 
+// A collector of the main output and side output 1.
+class TwoOutputs final : public runtime::Collector {
+ public:
+  Status Emit(RecordBatch batch) override {
+    main.push_back(std::move(batch));
+    return Status::OK();
+  }
+  Status EmitSide(int port, RecordBatch batch) override {
+    EXPECT_EQ(port, 1);
+    side.push_back(std::move(batch));
+    return Status::OK();
+  }
+  Status EmitWatermark(runtime::Watermark) override { return Status::OK(); }
+  std::vector<RecordBatch> main, side;
+};
+
+// With a dead-letter table, the rows that fail go down side output 1 with their error and their
+// physical columns as JSON; the others go on.
+TEST(ComputedColumns, FailedRowsGoToTheSideOutputWhenTheTableHasADeadLetterTable) {
+  Result<Script> script = ParseScript("CREATE TABLE t (text STRING, n AS CAST(text AS INT));");
+  ASSERT_TRUE(script.ok()) << script.status().ToString();
+  const CreateTable& table = script->tables.at(0);
+  auto physical = std::make_shared<BatchSchema>();
+  physical->fields = {{"text", DataType::String()}};
+  auto all = std::make_shared<BatchSchema>();
+  all->fields = {{"text", DataType::String()}, {"n", DataType::Int32()}};
+  ComputedColumnsSpec spec{"t", physical, table.columns, all, nullptr};
+  spec.failed_rows = ComputedColumnsSpec::FailedRows::kSideOutput;
+  auto program = ComputedColumnsProgram::Compile(spec);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  ComputedColumnsOperator op(*program);
+  RecordBatch in(physical);
+  for (const char* v : {"12", "twelve", "13", "x"}) in.mutable_column(0).AppendBytes(v);
+  TwoOutputs out;
+  ASSERT_TRUE(op.ProcessBatch(in, 0, out).ok());
+  ASSERT_EQ(out.main.size(), 1u);
+  ASSERT_EQ(out.main[0].num_rows(), 2u);
+  EXPECT_EQ(out.main[0].column(1).Get<int32_t>(0), 12);
+  EXPECT_EQ(out.main[0].column(1).Get<int32_t>(1), 13);
+  ASSERT_EQ(out.side.size(), 1u);
+  ASSERT_EQ(out.side[0].num_rows(), 2u);
+  EXPECT_EQ(out.side[0].column(0).GetBytes(0),
+            "table 't', computed column 'n': CAST(text AS INT) cannot be evaluated for the value "
+            "'twelve'");
+  EXPECT_EQ(out.side[0].column(1).GetBytes(0), R"({"text":"twelve"})");
+  EXPECT_EQ(out.side[0].column(1).GetBytes(1), R"({"text":"x"})");
+  // Without one, the batch fails as before.
+  ComputedColumnsOperator strict(*Compile("text STRING, n AS CAST(text AS INT)"));
+  EXPECT_FALSE(strict.ProcessBatch(in, 0, out).ok());
+}
+
 // Arithmetic in a computed column, typed as the parser typed the column: an epoch in seconds
 // from one in milliseconds (truncated toward zero), a bucket by MOD (the divisor's type, the
 // dividend's sign); a division by zero names the table, the column and the value.
