@@ -1,5 +1,6 @@
 #include "floe/iceberg/table_metadata.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -419,6 +420,75 @@ Result<Snapshot> SnapshotFromJson(std::string_view json, std::string_view source
   JsonPath at{std::string(source)};
   FLOE_ASSIGN_OR_RAISE(Json j, ParseOrderedJson(json, at));
   return SnapshotFromJsonValue(j, at);
+}
+
+namespace {
+
+// Whether a `from` column may be read as `to` (Iceberg's type promotions).
+bool Widens(const DataType& from, const DataType& to) {
+  if (from.id == TypeId::kInt32 && to.id == TypeId::kInt64) return true;
+  if (from.id == TypeId::kFloat && to.id == TypeId::kDouble) return true;
+  return from.id == TypeId::kDecimal && to.id == TypeId::kDecimal && from.scale == to.scale &&
+         from.precision < to.precision;
+}
+
+}  // namespace
+
+Result<TableMetadata> EvolveSchema(const TableMetadata& base, const std::vector<Field>& declared,
+                                   std::vector<std::string>* changes) {
+  const Schema& current = base.current_schema();
+  Schema next = current;
+  int32_t last_column_id = std::max(base.last_column_id, current.HighestFieldId());
+  std::vector<std::string> changed;
+  for (const Field& d : declared) {
+    auto it = std::find_if(next.fields.begin(), next.fields.end(),
+                           [&](const Field& f) { return f.name == d.name; });
+    if (it == next.fields.end()) {
+      if (!d.nullable) {
+        return Status::InvalidArgument("column '" + d.name +
+                                       "' is new to the table and declared NOT NULL: a column "
+                                       "added to an Iceberg v2 table is optional (declare it "
+                                       "nullable)");
+      }
+      Field added = d;
+      added.nullable = true;
+      added.field_id = ++last_column_id;
+      next.fields.push_back(added);
+      changed.push_back("added column '" + d.name + "' " + FlinkTypeName(d.type) + " (id " +
+                        std::to_string(added.field_id) + ")");
+      continue;
+    }
+    if (it->type == d.type) continue;
+    if (!Widens(it->type, d.type)) {
+      return Status::InvalidArgument("column '" + d.name + "' is declared " +
+                                     FlinkTypeName(d.type) + " but the table has " +
+                                     FlinkTypeName(it->type) +
+                                     "; Iceberg widens only INT to BIGINT, FLOAT to DOUBLE and a "
+                                     "DECIMAL's precision (same scale)");
+    }
+    changed.push_back("widened column '" + d.name + "' " + FlinkTypeName(it->type) + " -> " +
+                      FlinkTypeName(d.type));
+    it->type = d.type;
+  }
+  for (const Field& f : current.fields) {
+    const bool kept = std::any_of(declared.begin(), declared.end(),
+                                  [&](const Field& d) { return d.name == f.name; });
+    if (!kept) {
+      return Status::InvalidArgument("the table has column '" + f.name +
+                                     "' that the declaration lacks (columns are added, never "
+                                     "dropped)");
+    }
+  }
+  if (changed.empty()) return base;
+  TableMetadata out = base;
+  int32_t highest_schema_id = 0;
+  for (const Schema& s : base.schemas) highest_schema_id = std::max(highest_schema_id, s.schema_id);
+  next.schema_id = highest_schema_id + 1;
+  out.schemas.push_back(next);
+  out.current_schema_id = next.schema_id;
+  out.last_column_id = last_column_id;
+  if (changes != nullptr) *changes = std::move(changed);
+  return out;
 }
 
 }  // namespace floe::iceberg

@@ -83,6 +83,18 @@ Result<TableMetadata> NewTableMetadata(const Schema& schema, const PartitionSpec
                                        const std::string& location,
                                        std::map<std::string, std::string> properties);
 
+// Schema evolution by the columns a writer declares (name, type, nullable; field_id ignored),
+// as Iceberg allows it without rewriting a file: a declared column the table lacks is added as
+// optional with a new field id (after last-column-id); a column whose declared type is a legal
+// widening of the table's (int -> long, float -> double, decimal(P, S) -> decimal(P', S) with
+// P' > P) is widened in place. The result is a new schema (the next schema id) made current,
+// or `base` unchanged when there is nothing to do; *changes lists what changed ("added column
+// 'email' STRING (id 8)", ...). InvalidArgument naming the column for anything else: a NOT
+// NULL column to add (v2 cannot add a required column), a narrowing or another type, a table
+// column not declared.
+Result<TableMetadata> EvolveSchema(const TableMetadata& base, const std::vector<Field>& declared,
+                                   std::vector<std::string>* changes);
+
 // JSON text with every required v2 field. Snapshot ids are written as JSON integers.
 std::string TableMetadataToJson(const TableMetadata& metadata);
 // Errors name `source` (the file) and the missing or malformed field.

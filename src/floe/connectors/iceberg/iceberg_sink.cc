@@ -54,7 +54,8 @@ const std::set<std::string>& KnownOptions() {
                                                "partition-by",
                                                "write.upsert.enabled",
                                                std::string(kAllowUnknownProperties),
-                                               std::string(kUnavailableTimeout)};
+                                               std::string(kUnavailableTimeout),
+                                               std::string(kSchemaEvolution)};
   static const std::set<std::string> kWithCatalog = [] {
     std::set<std::string> all = kKnown;
     for (const std::string& key : catalog::CatalogOptionKeys()) all.insert(key);
@@ -256,7 +257,7 @@ Result<IcebergSinkOptions> ParseIcebergSinkOptions(const IcebergSinkSpec& spec) 
         " (supported: connector, catalog-type, catalog-impl, catalog-name, uri, warehouse, "
         "jdbc.user, jdbc.password, catalog-database, catalog-table, format-version, "
         "write.upsert.enabled, sink.parallelism, sink-id, "
-        "partition-by, sink.commit.unavailable-timeout, " +
+        "partition-by, sink.commit.unavailable-timeout, sink.schema-evolution, " +
         std::string(kAllowUnknownProperties) +
         ", the flink-maintenance.* options, and the write.* / commit.* / read.* / history.* "
         "table properties Iceberg defines)");
@@ -321,6 +322,12 @@ Result<IcebergSinkOptions> ParseIcebergSinkOptions(const IcebergSinkSpec& spec) 
     }
     o.unavailable_timeout = *d;
   }
+  const std::string evolution = OptionOr(t, std::string(kSchemaEvolution), "none");
+  if (evolution != "none" && evolution != "add-columns") {
+    return Status::InvalidArgument(where() + "option '" + std::string(kSchemaEvolution) + "' = '" +
+                                   evolution + "' must be none or add-columns");
+  }
+  o.add_columns = evolution == "add-columns";
   for (const auto& [key, value] : t.options) {
     if (iceberg::InTablePropertyNamespace(key)) o.table_properties[key] = value;
   }
@@ -526,6 +533,32 @@ Status CheckExistingTable(const std::string& where, const iceberg::Schema& decla
   return Status::OK();
 }
 
+// 'sink.schema-evolution' = 'add-columns': the table's schema evolved to the declared columns in
+// a commit of its own (a compare-and-swap, retried against a table that moved meanwhile).
+Status EvolveTableSchema(const std::string& where, const iceberg::Schema& declared,
+                         iceberg::Catalog& catalog, iceberg::LoadedTable* table) {
+  for (int attempt = 0;; ++attempt) {
+    std::vector<std::string> changes;
+    Result<iceberg::TableMetadata> evolved =
+        iceberg::EvolveSchema(table->metadata, declared.fields, &changes);
+    if (!evolved.ok()) return evolved.status().WithContext(where + "schema evolution");
+    if (changes.empty()) return Status::OK();
+    Result<iceberg::LoadedTable> committed = catalog.CommitTable(*table, std::move(*evolved));
+    if (committed.ok()) {
+      std::string list;
+      for (const std::string& c : changes) list += (list.empty() ? "" : ", ") + c;
+      LogInfo("%sschema evolved to schema id %d: %s", where.c_str(),
+              committed->metadata.current_schema_id, list.c_str());
+      *table = std::move(committed).value();
+      return Status::OK();
+    }
+    if (committed.status().code() != StatusCode::kConflict || attempt == 4) {
+      return committed.status().WithContext(where + "committing the evolved schema");
+    }
+    FLOE_ASSIGN_OR_RAISE(*table, catalog.LoadTable(table->id));
+  }
+}
+
 }  // namespace
 
 Status PrepareIcebergTable(const IcebergSinkSpec& spec) {
@@ -580,7 +613,13 @@ Status PrepareIcebergTable(const IcebergSinkSpec& spec) {
     loaded = catalog->LoadTable(o.table);  // created concurrently: check it like any other
   }
   if (!loaded.ok()) return loaded.status().WithContext(where);
-  return CheckExistingTable(where, schema, loaded->metadata, o.upsert, o.partition_by);
+  if (o.add_columns) FLOE_RETURN_NOT_OK(EvolveTableSchema(where, schema, *catalog, &*loaded));
+  Status st = CheckExistingTable(where, schema, loaded->metadata, o.upsert, o.partition_by);
+  if (!st.ok() && !o.add_columns && st.message().find("column '") != std::string::npos) {
+    return Status(st.code(), st.message() + " (option '" + std::string(internal::kSchemaEvolution) +
+                                 "' = 'add-columns' adds new columns and widens types)");
+  }
+  return st;
 }
 
 Result<std::set<std::string>> IcebergFilesHeldByCheckpoints(const io::FileIO& file_io,

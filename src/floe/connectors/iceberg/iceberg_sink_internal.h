@@ -50,6 +50,9 @@ struct IcebergSinkOptions {
   std::string partition_by;  // floe extension 'partition-by', "" = unpartitioned
   // floe extension 'sink.commit.unavailable-timeout'
   std::chrono::milliseconds unavailable_timeout{std::chrono::minutes(2)};
+  // floe extension 'sink.schema-evolution' = 'add-columns': at start, an existing table gains the
+  // declared columns it lacks and widens the ones declared wider (iceberg::EvolveSchema).
+  bool add_columns = false;
   // Table properties to set when the table is created: the write.*, commit.*, read.* and
   // history.* options.
   std::map<std::string, std::string> table_properties;
@@ -62,6 +65,7 @@ struct IcebergSinkOptions {
 inline constexpr std::string_view kAllowUnknownProperties = "floe.allow-unknown-properties";
 // How long a commit retries while the catalog is unavailable before the task fails.
 inline constexpr std::string_view kUnavailableTimeout = "sink.commit.unavailable-timeout";
+inline constexpr std::string_view kSchemaEvolution = "sink.schema-evolution";
 
 // Validates spec.table.options; errors name the option and the rule.
 Result<IcebergSinkOptions> ParseIcebergSinkOptions(const IcebergSinkSpec& spec);

@@ -1651,6 +1651,60 @@ TEST(PrepareIcebergTable, AnExistingTableMustHaveTheDeclaredColumns) {
       << st.ToString();
 }
 
+// 'sink.schema-evolution' = 'add-columns': new declared columns are added (optional, new ids
+// after the highest), INT declared BIGINT is widened; a new schema id becomes current. What
+// Iceberg cannot do without rewriting files is refused naming the column.
+TEST(PrepareIcebergTable, AddColumnsEvolvesTheTableToTheDeclaredColumns) {
+  Sink sink;
+  IcebergSinkSpec s = sink.spec;
+  auto v1 = std::make_shared<BatchSchema>(*SeqSchema());
+  v1->fields.push_back(Field{"n", DataType::Int32(), true, 4});
+  s.table.schema = v1;
+  ASSERT_OK(PrepareIcebergTable(s));
+  auto v2 = std::make_shared<BatchSchema>(*SeqSchema());
+  v2->fields.push_back(Field{"n", DataType::Int64(), true, 4});
+  v2->fields.push_back(Field{"email", DataType::String(), true, 5});
+  s.table.schema = v2;
+  Status st = PrepareIcebergTable(s);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("option 'sink.schema-evolution' = 'add-columns' adds new columns"),
+            std::string::npos)
+      << st.ToString();
+  s.table.options["sink.schema-evolution"] = "add-columns";
+  ASSERT_OK(PrepareIcebergTable(s));
+  iceberg::TableMetadata md = sink.Metadata();
+  EXPECT_EQ(md.current_schema_id, 1);
+  EXPECT_EQ(md.schemas.size(), 2u);
+  EXPECT_EQ(md.last_column_id, 5);
+  const iceberg::Schema& now = md.current_schema();
+  ASSERT_EQ(now.fields.size(), 5u);
+  EXPECT_EQ(now.FindByName("n")->type, DataType::Int64());
+  EXPECT_EQ(now.FindByName("n")->field_id, 4);
+  EXPECT_EQ(now.FindByName("email")->field_id, 5);
+  EXPECT_TRUE(now.FindByName("email")->nullable);
+  EXPECT_EQ(md.schemas[0].FindByName("n")->type, DataType::Int32());
+  ASSERT_OK(PrepareIcebergTable(s));  // nothing left to do: no new schema
+  EXPECT_EQ(sink.Metadata().schemas.size(), 2u);
+
+  auto refused = [&](std::shared_ptr<BatchSchema> schema, const std::string& needle) {
+    s.table.schema = schema;
+    Status r = PrepareIcebergTable(s);
+    ASSERT_FALSE(r.ok()) << needle;
+    EXPECT_NE(r.message().find(needle), std::string::npos) << r.ToString();
+  };
+  auto narrowed = std::make_shared<BatchSchema>(*v2);
+  narrowed->fields[3].type = DataType::Int32();
+  refused(narrowed, "column 'n' is declared INT but the table has BIGINT; Iceberg widens only");
+  auto required = std::make_shared<BatchSchema>(*v2);
+  required->fields.push_back(Field{"city", DataType::String(), false, 6});
+  refused(required, "column 'city' is new to the table and declared NOT NULL");
+  auto dropped = std::make_shared<BatchSchema>(*v2);
+  dropped->fields.pop_back();
+  refused(dropped, "the table has column 'email' that the declaration lacks");
+  s.table.options["sink.schema-evolution"] = "yes";
+  refused(v2, "option 'sink.schema-evolution' = 'yes' must be none or add-columns");
+}
+
 std::unique_ptr<IcebergWriterOperator> OpenWriter(const Sink& sink, const std::string& job_id,
                                                   const std::string& attempt,
                                                   std::optional<CheckpointId> restored) {
