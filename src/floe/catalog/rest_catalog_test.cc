@@ -135,6 +135,29 @@ TEST_F(RestCatalogTest, CreateLoadCommitListAndDropThroughTheServer) {
   EXPECT_FALSE(fs::exists(dir_ / "wh" / "db" / "t"));
 }
 
+// Schema evolution over REST: the client sends add-schema and set-current-schema with the
+// current schema id and last column id asserted; a second client's stale base is a conflict.
+TEST_F(RestCatalogTest, AnEvolvedSchemaIsAddedAndMadeCurrentThroughTheServer) {
+  StartServer();
+  auto client = Client();
+  LoadedTable created = Create(*client);
+  std::vector<Field> declared = created.metadata.current_schema().fields;
+  declared.push_back(Field{"email", DataType::String(), true, 0});
+  std::vector<std::string> changes;
+  TableMetadata evolved = iceberg::EvolveSchema(created.metadata, declared, &changes).ValueOrDie();
+  ASSERT_EQ(changes.size(), 1u);
+  LoadedTable next = client->CommitTable(created, evolved).ValueOrDie();
+  EXPECT_EQ(next.metadata.current_schema_id, evolved.current_schema_id);
+  EXPECT_EQ(next.metadata.schemas, evolved.schemas);
+  EXPECT_EQ(next.metadata.last_column_id, evolved.last_column_id);
+  EXPECT_EQ(
+      Client()->LoadTable(id_).ValueOrDie().metadata.current_schema().FindByName("email")->field_id,
+      evolved.last_column_id);
+  // The same evolution from the old base again: the schema id asserted has moved.
+  Result<LoadedTable> stale = client->CommitTable(created, evolved);
+  EXPECT_TRUE(stale.status().IsConflict()) << stale.status().ToString();
+}
+
 TEST_F(RestCatalogTest, AFailedSwapBehindTheServerIsAnUnknownOutcomeNotAConflict) {
   StartServer();
   auto client = Client();

@@ -1,5 +1,6 @@
 #include "floe/catalog/rest_protocol.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -165,9 +166,43 @@ Status ApplyUpdate(const JsonObject<Json>& u, TableMetadata& m) {
     }
     return Status::OK();
   }
-  static const std::set<std::string> kKnownButUnsupported = {"add-schema",
-                                                             "set-current-schema",
-                                                             "add-spec",
+  if (action == "add-schema") {
+    const Json* s = nullptr;
+    FLOE_RETURN_NOT_OK(u.RequiredObject("schema", &s));
+    Result<iceberg::Schema> parsed = iceberg::SchemaFromJson(DumpJson(*s));
+    if (!parsed.ok()) return Status::InvalidArgument("add-schema: " + parsed.status().message());
+    for (const iceberg::Schema& known : m.schemas) {
+      if (known.schema_id == parsed->schema_id) {
+        return Status::InvalidArgument("add-schema: schema " + std::to_string(known.schema_id) +
+                                       " already exists");
+      }
+    }
+    // 'last-column-id' is deprecated in the spec: the schema's own highest id is the floor.
+    int64_t last = std::max<int64_t>(m.last_column_id, parsed->HighestFieldId());
+    if (u.Has("last-column-id")) {
+      FLOE_RETURN_NOT_OK(u.Required("last-column-id", &last));
+      if (last < m.last_column_id || last < parsed->HighestFieldId()) {
+        return Status::InvalidArgument("add-schema: last-column-id " + std::to_string(last) +
+                                       " is below an assigned field id");
+      }
+    }
+    m.last_column_id = static_cast<int32_t>(last);
+    m.schemas.push_back(std::move(parsed).value());
+    return Status::OK();
+  }
+  if (action == "set-current-schema") {
+    int64_t id = 0;
+    FLOE_RETURN_NOT_OK(u.Required("schema-id", &id));
+    if (id == -1 && !m.schemas.empty()) id = m.schemas.back().schema_id;  // the last added
+    const bool known = std::any_of(m.schemas.begin(), m.schemas.end(),
+                                   [&](const iceberg::Schema& s) { return s.schema_id == id; });
+    if (!known) {
+      return Status::InvalidArgument("set-current-schema: no schema " + std::to_string(id));
+    }
+    m.current_schema_id = static_cast<int32_t>(id);
+    return Status::OK();
+  }
+  static const std::set<std::string> kKnownButUnsupported = {"add-spec",
                                                              "set-default-spec",
                                                              "add-sort-order",
                                                              "set-default-sort-order",
@@ -196,15 +231,38 @@ Result<std::string> CommitRequest(const iceberg::TableIdentifier& id,
                                   const iceberg::LoadedTable& base,
                                   const iceberg::TableMetadata& updated) {
   const TableMetadata& b = base.metadata;
-  if (updated.schemas != b.schemas || updated.current_schema_id != b.current_schema_id ||
-      updated.partition_specs != b.partition_specs ||
+  // Schemas may only be appended (schema evolution adds one and makes it current).
+  const bool schemas_appended =
+      updated.schemas.size() >= b.schemas.size() &&
+      std::equal(b.schemas.begin(), b.schemas.end(), updated.schemas.begin());
+  if (!schemas_appended || updated.partition_specs != b.partition_specs ||
       updated.default_spec_id != b.default_spec_id || updated.location != b.location ||
       updated.format_version != b.format_version || updated.table_uuid != b.table_uuid) {
     return Status::NotImplemented(
-        "committing schema, partition spec, location or format changes through a REST catalog");
+        "committing schema changes other than an added schema, partition spec, location or "
+        "format changes through a REST catalog");
   }
   Json requirements = Json::array();
   requirements.push_back({{"type", "assert-table-uuid"}, {"uuid", b.table_uuid}});
+  Json updates = Json::array();
+  if (updated.schemas.size() > b.schemas.size() ||
+      updated.current_schema_id != b.current_schema_id) {
+    requirements.push_back(
+        {{"type", "assert-current-schema-id"}, {"current-schema-id", b.current_schema_id}});
+    requirements.push_back(
+        {{"type", "assert-last-assigned-field-id"}, {"last-assigned-field-id", b.last_column_id}});
+    for (size_t i = b.schemas.size(); i < updated.schemas.size(); ++i) {
+      FLOE_ASSIGN_OR_RAISE(
+          Json schema, ParseJson(iceberg::SchemaToJson(updated.schemas[i]), JsonPath("schema")));
+      updates.push_back({{"action", "add-schema"},
+                         {"schema", std::move(schema)},
+                         {"last-column-id", updated.last_column_id}});
+    }
+    if (updated.current_schema_id != b.current_schema_id) {
+      updates.push_back(
+          {{"action", "set-current-schema"}, {"schema-id", updated.current_schema_id}});
+    }
+  }
   std::set<std::string> refs = {"main"};
   for (const auto& [name, ref] : b.refs) {
     auto it = updated.refs.find(name);
@@ -220,7 +278,6 @@ Result<std::string> CommitRequest(const iceberg::TableIdentifier& id,
                             {"snapshot-id", at ? Json(*at) : Json(nullptr)}});
   }
 
-  Json updates = Json::array();
   Json set = Json::object();
   Json removed = Json::array();
   for (const auto& [key, value] : updated.properties) {
