@@ -135,7 +135,7 @@ let cluster;
 async function setUp() {
   if (cluster) return;
   cluster = await startCluster(ROOT, 'avro', { topics: ['users:3', 'bad:1', 'users_out:2', 'plain:2',
-                                                         'users_bad:1', 'avro_poison:1'] });
+                                                         'users_bad:1', 'avro_poison:1', 'cdc:1'] });
   registry = await startRegistry();
 }
 
@@ -358,6 +358,62 @@ INSERT INTO users SELECT * FROM src;
   assert.equal(scan.code, 0, scan.err);
   const scanned = scan.out.split('\n').filter(Boolean).map((l) => JSON.parse(l));
   assert.equal(scanned.find((x) => x.kafka_offset === 149).kafka_value, lines[149]);
+});
+
+// Debezium's Avro converter writes this envelope around the table's row record.
+const ENVELOPE = {
+  type: 'record', name: 'Envelope', namespace: 'shop.public.orders', fields: [
+    { name: 'before', type: ['null', { type: 'record', name: 'Value', fields: [
+      { name: 'id', type: 'long' }, { name: 'item', type: ['null', 'string'], default: null },
+      { name: 'qty', type: 'int' }] }], default: null },
+    { name: 'after', type: ['null', 'Value'], default: null },
+    { name: 'source', type: { type: 'record', name: 'Source', namespace: 'io.debezium.connector.postgresql',
+      fields: [{ name: 'db', type: 'string' }, { name: 'lsn', type: ['null', 'long'], default: null }] } },
+    { name: 'op', type: 'string' },
+    { name: 'ts_ms', type: ['null', 'long'], default: null }],
+};
+
+test("'debezium-avro-confluent' -> upsert Iceberg: creates, updates and deletes land as the final state", async () => {
+  await setUp();
+  const type = avro.Type.forSchema(ENVELOPE);
+  const id = await registerSchema('cdc-value', ENVELOPE);
+  // 300 keys: created, updated twice, every fifth deleted (one partition: the events in order).
+  const state = new Map();
+  const lines = [];
+  // avsc takes a nullable union's value as is.
+  const event = (before, after, op) => ({ before, after, source: { db: 'shop', lsn: 1 }, op, ts_ms: T0 });
+  for (let round = 0; round < 4; round++) {
+    for (let k = 1; k <= 300; k++) {
+      const prev = state.get(k);
+      let after = null;
+      let op = 'd';
+      if (round === 0) [after, op] = [{ id: k, item: `item-${k}`, qty: 1 }, 'c'];
+      else if (round < 3) [after, op] = [{ ...prev, qty: prev.qty + round }, 'u'];
+      else if (k % 5 !== 0) continue;
+      if (after) state.set(k, after); else state.delete(k);
+      lines.push(framed(id, type, event(prev ?? null, after, op)));
+    }
+  }
+  produceBase64(cluster.bootstrap, 'cdc', lines);
+  const p = sandbox(ROOT, 'cdc');
+  fs.writeFileSync(p.job, `${checkpointSets('300 ms')}
+CREATE TABLE src (id BIGINT NOT NULL, item STRING, qty INT)
+  WITH ('connector' = 'kafka', 'topic' = 'cdc', 'properties.bootstrap.servers' = '\${KAFKA}',
+        'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset',
+        'format' = 'debezium-avro-confluent', 'debezium-avro-confluent.url' = '${registry.url}',
+        'debezium-avro-confluent.basic-auth.credentials-source' = 'USER_INFO',
+        'debezium-avro-confluent.basic-auth.user-info' = '${USER}');
+CREATE TABLE orders (id BIGINT NOT NULL, item STRING, qty INT, PRIMARY KEY (id) NOT ENFORCED)
+  WITH (${icebergTable(p.name)}, 'write.upsert.enabled' = 'true');
+INSERT INTO orders SELECT * FROM src;
+`);
+  const run = await runJob(p, { KAFKA: cluster.bootstrap, CHK: p.chk, WH: p.wh }).done;
+  assert.equal(run.code, 0, run.err);
+  const rows = await icebirdRows({ location: path.join(p.wh, 'demo', p.name) });
+  const got = rows.map((r) => `${r.id}:${r.item}:${r.qty}`).sort();
+  const want = [...state.values()].map((v) => `${v.id}:${v.item}:${v.qty}`).sort();
+  assert.equal(got.length, 240);
+  assert.deepEqual(got, want);
 });
 
 test('options the format does not honour are refused at start, with the rule', async () => {

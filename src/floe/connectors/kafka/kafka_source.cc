@@ -39,6 +39,9 @@ const std::vector<std::string> kKafkaSourceOptions = {
     "debezium-json.schema-include",
     "debezium-json.ignore-parse-errors",
     "debezium-json.timestamp-format.standard",
+    "debezium-avro-confluent.url",
+    "debezium-avro-confluent.basic-auth.credentials-source",
+    "debezium-avro-confluent.basic-auth.user-info",
     "avro-confluent.url",
     "avro-confluent.basic-auth.credentials-source",
     "avro-confluent.basic-auth.user-info",
@@ -164,7 +167,7 @@ bool IsKafkaChangelogSource(const TableDescriptor& table) {
   if (get("connector") != "kafka") return false;
   std::string format = get("value.format");
   if (format.empty()) format = get("format");
-  return format == "debezium-json";
+  return format == "debezium-json" || format == "debezium-avro-confluent";
 }
 
 namespace {
@@ -225,7 +228,8 @@ Status ParseTopics(const TableDescriptor& table, KafkaSourceConfig* config) {
 // Options of the formats other than `format` ("json.", "debezium-json.", "avro-confluent.",
 // "avro.") are refused: an option floe does not apply is never accepted silently.
 Status RefuseOptionsOfOtherFormats(const TableDescriptor& table, std::string_view format) {
-  for (std::string_view other : {"json", "debezium-json", "avro-confluent", "avro"}) {
+  for (std::string_view other :
+       {"json", "debezium-json", "avro-confluent", "avro", "debezium-avro-confluent"}) {
     if (other == format) continue;
     for (const auto& [key, value] : table.options) {
       if (key.size() > other.size() && key.compare(0, other.size(), other) == 0 &&
@@ -282,6 +286,12 @@ Status ParseFormatOptions(const TableDescriptor& table, KafkaSourceConfig* confi
     FLOE_ASSIGN_OR_RAISE(config->registry, AvroConfluentRegistryOptions(table));
     return Status::OK();
   }
+  if (format == "debezium-avro-confluent") {
+    config->format = KafkaFormat::kDebeziumAvroConfluent;
+    FLOE_RETURN_NOT_OK(RefuseOptionsOfOtherFormats(table, format));
+    FLOE_ASSIGN_OR_RAISE(config->registry, AvroConfluentRegistryOptions(table, format));
+    return Status::OK();
+  }
   if (format == "avro") {
     config->format = KafkaFormat::kAvro;
     FLOE_RETURN_NOT_OK(RefuseOptionsOfOtherFormats(table, "avro"));
@@ -291,7 +301,8 @@ Status ParseFormatOptions(const TableDescriptor& table, KafkaSourceConfig* confi
   }
   return Status::InvalidArgument(
       OptionError(table, "format",
-                  "must be 'json', 'debezium-json', 'avro-confluent' or 'avro' (other formats are "
+                  "must be 'json', 'debezium-json', 'avro-confluent', 'debezium-avro-confluent' or "
+                  "'avro' (other formats are "
                   "not supported yet)",
                   format));
 }
@@ -458,7 +469,9 @@ Status KafkaSource::Open(const runtime::OperatorContext& ctx) {
   idle_time_ = &metrics_->Gauge("sourceIdleTime");
   emit_event_time_lag_ = &metrics_->Gauge("currentEmitEventTimeLag");
   watermark_lag_ = &metrics_->Gauge("watermarkLag");
-  if (config_.changelog()) {
+  if (config_.format == KafkaFormat::kDebeziumAvroConfluent) {
+    FLOE_ASSIGN_OR_RAISE(registry_, SchemaRegistryClient::Make(config_.registry));
+  } else if (config_.changelog()) {
     DebeziumJsonOptions options;
     options.schema_include = config_.debezium_schema_include;
     options.ignore_parse_errors = config_.ignore_parse_errors;
@@ -1125,6 +1138,18 @@ Status KafkaSource::ReadValue(std::string_view value, std::string_view topic,
 Status KafkaSource::DecodeAvro(std::string_view value) {
   if (avro_plain_ != nullptr) return avro_plain_->Decode(value, &rows_);
   FLOE_ASSIGN_OR_RAISE(ConfluentFramed framed, ParseConfluentFraming(value));
+  if (config_.format == KafkaFormat::kDebeziumAvroConfluent) {
+    auto it = debezium_avro_decoders_.find(framed.schema_id);
+    if (it == debezium_avro_decoders_.end()) {
+      FLOE_ASSIGN_OR_RAISE(auto writer, registry_->AvroSchemaById(framed.schema_id));
+      auto decoder = DebeziumAvroDecoder::Make(writer, config_.schema);
+      if (!decoder.ok()) {
+        return decoder.status().WithContext("writer schema id " + std::to_string(framed.schema_id));
+      }
+      it = debezium_avro_decoders_.emplace(framed.schema_id, std::move(*decoder)).first;
+    }
+    return it->second->Decode(framed.datum, &rows_, &kinds_);
+  }
   auto it = avro_decoders_.find(framed.schema_id);
   if (it == avro_decoders_.end()) {
     FLOE_ASSIGN_OR_RAISE(auto writer, registry_->AvroSchemaById(framed.schema_id));
@@ -1140,13 +1165,13 @@ Status KafkaSource::DecodeAvro(std::string_view value) {
 
 RecordBatch KafkaSource::TakeBatch() {
   RecordBatch batch;
-  if (debezium_ != nullptr || config_.group_member) {
+  if (config_.changelog() || config_.group_member) {
     std::vector<Column> columns;
     columns.reserve(rows_.num_columns() + 2);
     for (size_t i = 0; i < rows_.num_columns(); ++i) {
       columns.push_back(std::move(rows_.mutable_column(i)));
     }
-    if (debezium_ != nullptr) columns.push_back(std::exchange(kinds_, Column(DataType::String())));
+    if (config_.changelog()) columns.push_back(std::exchange(kinds_, Column(DataType::String())));
     if (config_.group_member) {
       columns.push_back(std::exchange(splits_, Column(DataType::String())));
     }

@@ -16,6 +16,7 @@
 #include "floe/common/status.h"
 #include "floe/connectors/connector.h"
 #include "floe/connectors/dead_letter.h"
+#include "floe/connectors/debezium_avro.h"
 #include "floe/connectors/debezium_json.h"
 #include "floe/connectors/kafka/schema_registry.h"
 #include "floe/connectors/partition_claims.h"
@@ -36,7 +37,7 @@ namespace floe::connectors {
 enum class KafkaStartupMode { kEarliest, kLatest, kGroupOffsets, kSpecificOffsets, kTimestamp };
 
 // 'format' (or 'value.format').
-enum class KafkaFormat { kJson, kDebeziumJson, kAvroConfluent, kAvro };
+enum class KafkaFormat { kJson, kDebeziumJson, kAvroConfluent, kAvro, kDebeziumAvroConfluent };
 
 // Offsets by topic, then partition.
 using TopicOffsets = std::map<std::string, kafka::PartitionOffsets, std::less<>>;
@@ -71,7 +72,9 @@ struct KafkaSourceConfig {
   // What the source emits: `schema`, plus kRowKindColumn for a changelog format, plus
   // kSourceSplitColumn for a group member.
   std::shared_ptr<const BatchSchema> output_schema;
-  bool changelog() const { return format == KafkaFormat::kDebeziumJson; }
+  bool changelog() const {
+    return format == KafkaFormat::kDebeziumJson || format == KafkaFormat::kDebeziumAvroConfluent;
+  }
 
   // Scale-out (docs/architecture.md, "Scale-out across machines"; being built): the subtask
   // joins 'properties.group.id' as a group member (cooperative-sticky) and reads the partitions
@@ -252,6 +255,8 @@ class KafkaSource final : public runtime::SourceOperator {
   std::unique_ptr<DebeziumJsonDecoder> debezium_;
   std::unique_ptr<SchemaRegistryClient> registry_;                         // avro-confluent
   std::map<int32_t, std::unique_ptr<avro::RecordDecoder>> avro_decoders_;  // by schema id
+  // 'debezium-avro-confluent': the envelope decoders, by schema id.
+  std::map<int32_t, std::unique_ptr<DebeziumAvroDecoder>> debezium_avro_decoders_;
   std::unique_ptr<avro::RecordDecoder> avro_plain_;  // 'avro': the columns' own schema
   RecordBatch rows_;                                 // declared columns
   // The records of this poll not yet decoded: their values one per line, and where each is.

@@ -63,26 +63,28 @@ Status Exchange(httplib::Client& client, const std::string& method, const std::s
 
 }  // namespace
 
-Result<SchemaRegistryOptions> AvroConfluentRegistryOptions(const TableDescriptor& table) {
+Result<SchemaRegistryOptions> AvroConfluentRegistryOptions(const TableDescriptor& table,
+                                                           const std::string& format) {
+  const std::string url = format + ".url";
+  const std::string source_key = format + ".basic-auth.credentials-source";
+  const std::string user_info = format + ".basic-auth.user-info";
   SchemaRegistryOptions options;
-  options.url = StringOption(table, "avro-confluent.url", "");
+  options.url = StringOption(table, url, "");
   if (options.url.empty()) {
-    return Status::InvalidArgument(OptionError(
-        table, "avro-confluent.url", "is required: the schema registry's http(s):// URL", ""));
+    return Status::InvalidArgument(
+        OptionError(table, url, "is required: the schema registry's http(s):// URL", ""));
   }
   // Credentials come from the user info option only (Confluent's USER_INFO source).
-  std::string source = StringOption(table, "avro-confluent.basic-auth.credentials-source", "");
-  options.user_info = StringOption(table, "avro-confluent.basic-auth.user-info", "");
+  std::string source = StringOption(table, source_key, "");
+  options.user_info = StringOption(table, user_info, "");
   if (!source.empty() && source != "USER_INFO") {
     return Status::InvalidArgument(
-        OptionError(table, "avro-confluent.basic-auth.credentials-source",
-                    "must be 'USER_INFO' (with 'avro-confluent.basic-auth.user-info')", source));
+        OptionError(table, source_key, "must be 'USER_INFO' (with '" + user_info + "')", source));
   }
   if (source.empty() != options.user_info.empty()) {
-    return Status::InvalidArgument(
-        OptionError(table, "avro-confluent.basic-auth.user-info",
-                    "and 'avro-confluent.basic-auth.credentials-source' = 'USER_INFO' go together",
-                    options.user_info.empty() ? "" : "(set)"));
+    return Status::InvalidArgument(OptionError(table, user_info,
+                                               "and '" + source_key + "' = 'USER_INFO' go together",
+                                               options.user_info.empty() ? "" : "(set)"));
   }
   FLOE_RETURN_NOT_OK(SchemaRegistryClient::Make(options).status());
   return options;

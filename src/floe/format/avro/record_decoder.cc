@@ -387,6 +387,12 @@ RecordDecoder::~RecordDecoder() = default;
 Result<std::unique_ptr<RecordDecoder>> RecordDecoder::Make(
     std::shared_ptr<const Schema> writer, std::shared_ptr<const BatchSchema> columns) {
   const Node& root = writer->root();
+  return Make(std::move(writer), root, std::move(columns));
+}
+
+Result<std::unique_ptr<RecordDecoder>> RecordDecoder::Make(
+    std::shared_ptr<const Schema> writer, const Node& root,
+    std::shared_ptr<const BatchSchema> columns) {
   if (root.type != Type::kRecord) {
     return Status::InvalidArgument("the writer's Avro schema is a " +
                                    std::string(TypeName(root.type)) + ", not a record");
@@ -427,7 +433,24 @@ Result<std::unique_ptr<RecordDecoder>> RecordDecoder::Make(
   return std::unique_ptr<RecordDecoder>(new RecordDecoder(std::move(writer), std::move(plan)));
 }
 
+Status SkipDatum(const Node& type, const std::string& field, std::string_view* data) {
+  int64_t items = 0;
+  return Skip(type, field, data, 0, &items);
+}
+
 Status RecordDecoder::Decode(std::string_view datum, RecordBatch* out) const {
+  const size_t rows = out->num_rows();
+  FLOE_RETURN_NOT_OK(DecodeFrom(&datum, out));
+  if (!datum.empty()) {
+    out->Truncate(rows);
+    return Status::Corruption(std::to_string(datum.size()) +
+                              " bytes follow the record the writer's schema describes");
+  }
+  return Status::OK();
+}
+
+Status RecordDecoder::DecodeFrom(std::string_view* data, RecordBatch* out) const {
+  std::string_view& datum = *data;
   const size_t rows = out->num_rows();
   int64_t skipped_items = 0;
   Status st;
@@ -464,10 +487,6 @@ Status RecordDecoder::Decode(std::string_view datum, RecordBatch* out) const {
     }
     st = ReadInto(conv, *type, column, &datum, col);
     if (!st.ok()) break;
-  }
-  if (st.ok() && !datum.empty()) {
-    st = Status::Corruption(std::to_string(datum.size()) +
-                            " bytes follow the record the writer's schema describes");
   }
   if (!st.ok()) {
     out->Truncate(rows);

@@ -26,6 +26,10 @@ class RecordDecoder {
   // record, a NOT NULL column has no field, or a field's type cannot become its column's type.
   static Result<std::unique_ptr<RecordDecoder>> Make(std::shared_ptr<const Schema> writer,
                                                      std::shared_ptr<const BatchSchema> columns);
+  // The same for `record`, a record node inside `writer` (a Debezium envelope's row).
+  static Result<std::unique_ptr<RecordDecoder>> Make(std::shared_ptr<const Schema> writer,
+                                                     const Node& record,
+                                                     std::shared_ptr<const BatchSchema> columns);
   ~RecordDecoder();
   RecordDecoder(const RecordDecoder&) = delete;
   RecordDecoder& operator=(const RecordDecoder&) = delete;
@@ -35,6 +39,8 @@ class RecordDecoder {
   // malformed bytes, InvalidArgument for a value its column cannot hold (a null in a NOT NULL
   // column, a decimal beyond its precision, a string that is not UTF-8).
   Status Decode(std::string_view datum, RecordBatch* out) const;
+  // Decodes one record from the front of *data (advancing past it), as Decode does otherwise.
+  Status DecodeFrom(std::string_view* data, RecordBatch* out) const;
 
  private:
   struct Plan;
@@ -42,5 +48,8 @@ class RecordDecoder {
   std::shared_ptr<const Schema> writer_;  // owns the nodes the plan's steps point at
   std::unique_ptr<Plan> plan_;
 };
+
+// Skips one datum of `type` at the front of *data; errors (Corruption) name `field`.
+Status SkipDatum(const Node& type, const std::string& field, std::string_view* data);
 
 }  // namespace floe::avro
