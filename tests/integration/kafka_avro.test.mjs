@@ -25,6 +25,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import avro from 'avsc';
+import protobuf from 'protobufjs';
 import { checkpointSets, floe, icebergTable, killWorkerMidFeed, recordsAdded, runJob, sandbox,
          startCluster, stopClusters, tempRoot, verifyLatest, waitFor, writeJsonl } from './harness.mjs';
 import { icebirdRows } from './icebird_read.mjs';
@@ -135,7 +136,7 @@ let cluster;
 async function setUp() {
   if (cluster) return;
   cluster = await startCluster(ROOT, 'avro', { topics: ['users:3', 'bad:1', 'users_out:2', 'plain:2',
-                                                         'users_bad:1', 'avro_poison:1', 'cdc:1'] });
+                                                         'users_bad:1', 'avro_poison:1', 'cdc:1', 'orders_pb:2'] });
   registry = await startRegistry();
 }
 
@@ -414,6 +415,79 @@ INSERT INTO orders SELECT * FROM src;
   const want = [...state.values()].map((v) => `${v.id}:${v.item}:${v.qty}`).sort();
   assert.equal(got.length, 240);
   assert.deepEqual(got, want);
+});
+
+const ORDERS_PROTO = `syntax = "proto3";
+package shop.v1;
+import "google/protobuf/timestamp.proto";
+
+message Other { int32 x = 1; }
+message Order {
+  int64 id = 1;
+  string item = 2;
+  optional int32 qty = 3;
+  Status status = 4;
+  google.protobuf.Timestamp placed = 5;
+  double price = 6;
+  repeated string tags = 7;
+  enum Status { STATUS_UNSPECIFIED = 0; NEW = 1; SHIPPED = 2; }
+}
+`;
+
+test("'protobuf-confluent': messages encoded by protobufjs, the second message of the schema by its index, land in Iceberg", async () => {
+  await setUp();
+  const res = await fetch(`${registry.url}/subjects/orders_pb-value/versions`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/vnd.schemaregistry.v1+json',
+               Authorization: `Basic ${Buffer.from(USER).toString('base64')}` },
+    body: JSON.stringify({ schema: ORDERS_PROTO, schemaType: 'PROTOBUF' }),
+  });
+  assert.equal(res.status, 200);
+  const { id } = await res.json();
+  const root = new protobuf.Root();
+  root.addJSON(protobuf.common['google/protobuf/timestamp.proto'].nested);
+  protobuf.parse(ORDERS_PROTO, root, { keepCase: true });
+  root.resolveAll();
+  const Order = root.lookupType('shop.v1.Order');
+  // Confluent's framing: magic byte, schema id, message indexes [1] (zigzag: count 1 = 2, index
+  // 1 = 2), then the message.
+  const header = Buffer.alloc(5);
+  header.writeInt32BE(id, 1);
+  const lines = [];
+  const N_PB = 500;
+  for (let i = 1; i <= N_PB; i++) {
+    const m = Order.create({ id: i, item: `item-${i}`, status: i % 3,
+                             placed: { seconds: 1700000000 + i, nanos: 1000 * i }, price: i / 4, tags: ['a', `t${i}`],
+                             ...(i % 2 === 0 ? { qty: i } : {}) });
+    lines.push(Buffer.concat([header, Buffer.from([2, 2]), Buffer.from(Order.encode(m).finish())]).toString('base64'));
+  }
+  produceBase64(cluster.bootstrap, 'orders_pb', lines);
+  const p = sandbox(ROOT, 'orders_pb');
+  const columns = 'id BIGINT NOT NULL, item STRING, qty INT, status STRING, placed TIMESTAMP_LTZ(6), price DOUBLE';
+  fs.writeFileSync(p.job, `${checkpointSets('300 ms')}
+CREATE TABLE src (${columns})
+  WITH ('connector' = 'kafka', 'topic' = 'orders_pb', 'properties.bootstrap.servers' = '\${KAFKA}',
+        'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset',
+        'format' = 'protobuf-confluent', 'protobuf-confluent.url' = '${registry.url}',
+        'protobuf-confluent.basic-auth.credentials-source' = 'USER_INFO',
+        'protobuf-confluent.basic-auth.user-info' = '${USER}');
+CREATE TABLE orders (${columns}) WITH (${icebergTable(p.name)});
+INSERT INTO orders SELECT * FROM src;
+`);
+  const run = await runJob(p, { KAFKA: cluster.bootstrap, CHK: p.chk, WH: p.wh }).done;
+  assert.equal(run.code, 0, run.err);
+  const rows = await icebirdRows({ location: path.join(p.wh, 'demo', p.name) });
+  assert.equal(rows.length, N_PB);
+  const byId = new Map(rows.map((r) => [Number(r.id), r]));
+  for (let i = 1; i <= N_PB; i++) {
+    const r = byId.get(i);
+    assert.ok(r, `id ${i}`);
+    assert.equal(r.item, `item-${i}`);
+    assert.equal(r.qty ?? null, i % 2 === 0 ? i : null, `qty of ${i}: optional, absent is null`);
+    assert.equal(r.status, ['STATUS_UNSPECIFIED', 'NEW', 'SHIPPED'][i % 3]);
+    assert.equal(new Date(r.placed).getTime(), (1700000000 + i) * 1000, `placed of ${i}`);
+    assert.equal(r.price, i / 4);
+  }
 });
 
 test('options the format does not honour are refused at start, with the rule', async () => {

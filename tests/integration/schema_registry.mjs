@@ -82,7 +82,8 @@ function compatible(subject, text, version) {
 function register(subject, body, res) {
   const schemaType = body.schemaType ?? 'AVRO';
   const text = typeof body.schema === 'string' ? body.schema : null;
-  const c = text === null ? null : canonical(text);
+  // A PROTOBUF schema is kept as its text (compatibility is checked for Avro only).
+  const c = text === null ? null : schemaType === 'AVRO' ? canonical(text) : text.trim() || null;
   if (c === null) return error(res, 422, 42201, 'Invalid schema');
   const known = schemas.findIndex((s) => s.canonical === c && s.schemaType === schemaType);
   if (!(subjects.get(subject) ?? []).includes(known + 1) && schemaType === 'AVRO' && !compatible(subject, text)) {

@@ -42,6 +42,9 @@ const std::vector<std::string> kKafkaSourceOptions = {
     "debezium-avro-confluent.url",
     "debezium-avro-confluent.basic-auth.credentials-source",
     "debezium-avro-confluent.basic-auth.user-info",
+    "protobuf-confluent.url",
+    "protobuf-confluent.basic-auth.credentials-source",
+    "protobuf-confluent.basic-auth.user-info",
     "avro-confluent.url",
     "avro-confluent.basic-auth.credentials-source",
     "avro-confluent.basic-auth.user-info",
@@ -228,8 +231,8 @@ Status ParseTopics(const TableDescriptor& table, KafkaSourceConfig* config) {
 // Options of the formats other than `format` ("json.", "debezium-json.", "avro-confluent.",
 // "avro.") are refused: an option floe does not apply is never accepted silently.
 Status RefuseOptionsOfOtherFormats(const TableDescriptor& table, std::string_view format) {
-  for (std::string_view other :
-       {"json", "debezium-json", "avro-confluent", "avro", "debezium-avro-confluent"}) {
+  for (std::string_view other : {"json", "debezium-json", "avro-confluent", "avro",
+                                 "debezium-avro-confluent", "protobuf-confluent"}) {
     if (other == format) continue;
     for (const auto& [key, value] : table.options) {
       if (key.size() > other.size() && key.compare(0, other.size(), other) == 0 &&
@@ -286,6 +289,12 @@ Status ParseFormatOptions(const TableDescriptor& table, KafkaSourceConfig* confi
     FLOE_ASSIGN_OR_RAISE(config->registry, AvroConfluentRegistryOptions(table));
     return Status::OK();
   }
+  if (format == "protobuf-confluent") {
+    config->format = KafkaFormat::kProtobufConfluent;
+    FLOE_RETURN_NOT_OK(RefuseOptionsOfOtherFormats(table, format));
+    FLOE_ASSIGN_OR_RAISE(config->registry, AvroConfluentRegistryOptions(table, format));
+    return Status::OK();
+  }
   if (format == "debezium-avro-confluent") {
     config->format = KafkaFormat::kDebeziumAvroConfluent;
     FLOE_RETURN_NOT_OK(RefuseOptionsOfOtherFormats(table, format));
@@ -301,8 +310,8 @@ Status ParseFormatOptions(const TableDescriptor& table, KafkaSourceConfig* confi
   }
   return Status::InvalidArgument(
       OptionError(table, "format",
-                  "must be 'json', 'debezium-json', 'avro-confluent', 'debezium-avro-confluent' or "
-                  "'avro' (other formats are "
+                  "must be 'json', 'debezium-json', 'avro-confluent', 'debezium-avro-confluent', "
+                  "'protobuf-confluent' or 'avro' (other formats are "
                   "not supported yet)",
                   format));
 }
@@ -469,7 +478,8 @@ Status KafkaSource::Open(const runtime::OperatorContext& ctx) {
   idle_time_ = &metrics_->Gauge("sourceIdleTime");
   emit_event_time_lag_ = &metrics_->Gauge("currentEmitEventTimeLag");
   watermark_lag_ = &metrics_->Gauge("watermarkLag");
-  if (config_.format == KafkaFormat::kDebeziumAvroConfluent) {
+  if (config_.format == KafkaFormat::kDebeziumAvroConfluent ||
+      config_.format == KafkaFormat::kProtobufConfluent) {
     FLOE_ASSIGN_OR_RAISE(registry_, SchemaRegistryClient::Make(config_.registry));
   } else if (config_.changelog()) {
     DebeziumJsonOptions options;
@@ -1138,6 +1148,21 @@ Status KafkaSource::ReadValue(std::string_view value, std::string_view topic,
 Status KafkaSource::DecodeAvro(std::string_view value) {
   if (avro_plain_ != nullptr) return avro_plain_->Decode(value, &rows_);
   FLOE_ASSIGN_OR_RAISE(ConfluentFramed framed, ParseConfluentFraming(value));
+  if (config_.format == KafkaFormat::kProtobufConfluent) {
+    FLOE_ASSIGN_OR_RAISE(std::vector<int64_t> indexes, protobuf::ReadMessageIndexes(&framed.datum));
+    auto key = std::make_pair(framed.schema_id, indexes);
+    auto it = protobuf_decoders_.find(key);
+    if (it == protobuf_decoders_.end()) {
+      FLOE_ASSIGN_OR_RAISE(auto schema, registry_->ProtobufSchemaById(framed.schema_id));
+      const std::string what = "writer schema id " + std::to_string(framed.schema_id);
+      Result<const protobuf::ProtoMessage*> message = schema->MessageAt(indexes);
+      if (!message.ok()) return message.status().WithContext(what);
+      auto decoder = protobuf::MessageDecoder::Make(schema, **message, config_.schema);
+      if (!decoder.ok()) return decoder.status().WithContext(what + " against the table's columns");
+      it = protobuf_decoders_.emplace(std::move(key), std::move(*decoder)).first;
+    }
+    return it->second->Decode(framed.datum, &rows_);
+  }
   if (config_.format == KafkaFormat::kDebeziumAvroConfluent) {
     auto it = debezium_avro_decoders_.find(framed.schema_id);
     if (it == debezium_avro_decoders_.end()) {

@@ -24,6 +24,7 @@
 #include "floe/connectors/source_start.h"
 #include "floe/format/avro/record_decoder.h"
 #include "floe/format/json/json_lines.h"
+#include "floe/format/protobuf/message_decoder.h"
 #include "floe/kafka/kafka_client.h"
 #include "floe/runtime/job_graph.h"
 #include "floe/runtime/operator.h"
@@ -37,7 +38,14 @@ namespace floe::connectors {
 enum class KafkaStartupMode { kEarliest, kLatest, kGroupOffsets, kSpecificOffsets, kTimestamp };
 
 // 'format' (or 'value.format').
-enum class KafkaFormat { kJson, kDebeziumJson, kAvroConfluent, kAvro, kDebeziumAvroConfluent };
+enum class KafkaFormat {
+  kJson,
+  kDebeziumJson,
+  kAvroConfluent,
+  kAvro,
+  kDebeziumAvroConfluent,
+  kProtobufConfluent
+};
 
 // Offsets by topic, then partition.
 using TopicOffsets = std::map<std::string, kafka::PartitionOffsets, std::less<>>;
@@ -209,8 +217,8 @@ class KafkaSource final : public runtime::SourceOperator {
   // Decodes the held records in one call (record by record when one is not a JSON object on
   // its own, for its exact error).
   Status DecodeHeld(std::vector<PartitionRef>* row_splits);
-  // An 'avro-confluent' value (its writer schema fetched once per id) or an 'avro' one, decoded
-  // into rows_.
+  // An 'avro-confluent', 'debezium-avro-confluent' or 'protobuf-confluent' value (its writer
+  // schema fetched once per id) or an 'avro' one, decoded into rows_.
   Status DecodeAvro(std::string_view value);
   Status DecodeValue(std::string_view value, std::string_view topic, int32_t partition,
                      int64_t offset);
@@ -257,6 +265,9 @@ class KafkaSource final : public runtime::SourceOperator {
   std::map<int32_t, std::unique_ptr<avro::RecordDecoder>> avro_decoders_;  // by schema id
   // 'debezium-avro-confluent': the envelope decoders, by schema id.
   std::map<int32_t, std::unique_ptr<DebeziumAvroDecoder>> debezium_avro_decoders_;
+  // 'protobuf-confluent': by schema id and message indexes.
+  std::map<std::pair<int32_t, std::vector<int64_t>>, std::unique_ptr<protobuf::MessageDecoder>>
+      protobuf_decoders_;
   std::unique_ptr<avro::RecordDecoder> avro_plain_;  // 'avro': the columns' own schema
   RecordBatch rows_;                                 // declared columns
   // The records of this poll not yet decoded: their values one per line, and where each is.

@@ -523,6 +523,10 @@ TEST_F(KafkaSourceTest, RefusesBadOptionsAtPlanTime) {
   refused({{"format", "debezium-json"}, {"debezium-json.schema-include", "maybe"}},
           "debezium-json.schema-include");
   refused({{"properties.no.such.property", "1"}}, "no.such.property");
+  refused({{"protobuf-confluent.url", "http://127.0.0.1:1"}},
+          "does not apply to 'format' = 'json'");
+  refused({{"format", "protobuf-confluent"}}, "'protobuf-confluent.url' is required");
+  refused({{"format", "debezium-avro-confluent"}}, "'debezium-avro-confluent.url' is required");
   refused({{"scan.bad-records", "ignore"}}, "must be fail, skip or dead-letter");
   refused({{"scan.bad-records", "dead-letter"}}, "needs 'scan.bad-records.table'");
   refused({{"scan.bad-records", "skip"}, {"scan.bad-records.table", "bad"}},

@@ -179,9 +179,8 @@ Result<std::unique_ptr<SchemaRegistryClient>> SchemaRegistryClient::Make(
   return c;
 }
 
-Result<std::shared_ptr<const avro::Schema>> SchemaRegistryClient::AvroSchemaById(int32_t id) {
-  if (auto it = by_id_.find(id); it != by_id_.end()) return it->second;
-  const std::string what = "schema registry " + options_.url + ": schema id " + std::to_string(id);
+Result<std::string> SchemaRegistryClient::SchemaText(int32_t id, const std::string& type,
+                                                     const std::string& what) {
   const std::string path = http_->base_path + "/schemas/ids/" + std::to_string(id);
   std::string body;
   int status = 0;
@@ -199,13 +198,31 @@ Result<std::shared_ptr<const avro::Schema>> SchemaRegistryClient::AvroSchemaById
   std::string schema_text, schema_type = "AVRO";
   FLOE_RETURN_NOT_OK(JsonObject(doc, at).Required("schema", &schema_text));
   FLOE_RETURN_NOT_OK(JsonObject(doc, at).Get("schemaType", &schema_type));  // absent: AVRO
-  if (schema_type != "AVRO") {
-    return Status::InvalidArgument(what + " is a " + schema_type +
-                                   " schema; the format reads Avro");
+  if (schema_type != type) {
+    return Status::InvalidArgument(what + " is a " + schema_type + " schema; the format reads " +
+                                   (type == "AVRO" ? "Avro" : type));
   }
-  auto schema = avro::ParseSchema(schema_text);
+  return schema_text;
+}
+
+Result<std::shared_ptr<const avro::Schema>> SchemaRegistryClient::AvroSchemaById(int32_t id) {
+  if (auto it = by_id_.find(id); it != by_id_.end()) return it->second;
+  const std::string what = "schema registry " + options_.url + ": schema id " + std::to_string(id);
+  FLOE_ASSIGN_OR_RAISE(std::string text, SchemaText(id, "AVRO", what));
+  auto schema = avro::ParseSchema(text);
   if (!schema.ok()) return schema.status().WithContext(what);
   by_id_.emplace(id, *schema);
+  return *schema;
+}
+
+Result<std::shared_ptr<const protobuf::ProtoSchema>> SchemaRegistryClient::ProtobufSchemaById(
+    int32_t id) {
+  if (auto it = proto_by_id_.find(id); it != proto_by_id_.end()) return it->second;
+  const std::string what = "schema registry " + options_.url + ": schema id " + std::to_string(id);
+  FLOE_ASSIGN_OR_RAISE(std::string text, SchemaText(id, "PROTOBUF", what));
+  auto schema = protobuf::ParseProto(text);
+  if (!schema.ok()) return schema.status().WithContext(what);
+  proto_by_id_.emplace(id, *schema);
   return *schema;
 }
 

@@ -11,6 +11,7 @@
 
 #include "floe/common/status.h"
 #include "floe/format/avro/schema.h"
+#include "floe/format/protobuf/proto_schema.h"
 
 namespace floe::connectors {
 
@@ -56,6 +57,8 @@ class SchemaRegistryClient {
   // from the cache. NotFound when the registry does not know it (error 40403); IOError when the
   // registry cannot be reached; InvalidArgument when it is not an Avro schema floe can parse.
   Result<std::shared_ptr<const avro::Schema>> AvroSchemaById(int32_t id);
+  // The same for a PROTOBUF schema ('protobuf-confluent'): its .proto text parsed.
+  Result<std::shared_ptr<const protobuf::ProtoSchema>> ProtobufSchemaById(int32_t id);
 
   // Registers the Avro schema `schema_json` under `subject` (POST /subjects/{subject}/versions)
   // and returns its id; registering a schema the subject already holds returns its id again.
@@ -70,7 +73,12 @@ class SchemaRegistryClient {
   explicit SchemaRegistryClient(SchemaRegistryOptions options);
   SchemaRegistryOptions options_;
   std::unique_ptr<Http> http_;
+  // The schema text registered under `id` if it is of `type` ("AVRO", "PROTOBUF"); `what` names
+  // the request in errors.
+  Result<std::string> SchemaText(int32_t id, const std::string& type, const std::string& what);
+
   std::map<int32_t, std::shared_ptr<const avro::Schema>> by_id_;
+  std::map<int32_t, std::shared_ptr<const protobuf::ProtoSchema>> proto_by_id_;
 };
 
 }  // namespace floe::connectors

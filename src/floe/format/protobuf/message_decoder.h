@@ -1,0 +1,48 @@
+#pragma once
+// Protocol Buffers messages (binary wire format) decoded straight into a batch's columns.
+#include <memory>
+#include <string_view>
+
+#include "floe/common/record_batch.h"
+#include "floe/common/status.h"
+#include "floe/format/protobuf/proto_schema.h"
+
+namespace floe::protobuf {
+
+// MessageDecoder maps a message's fields to the table's columns by name. Per column:
+//   int32, sint32, sfixed32                   -> INT or BIGINT
+//   uint32, fixed32, int64, sint64, sfixed64  -> BIGINT
+//   uint64, fixed64                           -> BIGINT (a value above 2^63 - 1 is refused)
+//   float -> FLOAT or DOUBLE; double -> DOUBLE; bool -> BOOLEAN; string -> STRING or BYTES;
+//   bytes -> BYTES; an enum -> STRING (its value's name; a number it does not name as the
+//   number) or INT / BIGINT; google.protobuf.Timestamp -> TIMESTAMP or TIMESTAMP_LTZ.
+// A field the table lacks is skipped; a column the message lacks reads null. An absent field is
+// null when it has presence (proto2, proto3 `optional`, oneof members, messages) and its
+// type's default otherwise (proto3 scalars and enums), as protobuf-java reads it. The last
+// occurrence of a field wins. Repeated fields, maps and other messages cannot be columns.
+class MessageDecoder {
+ public:
+  // InvalidArgument naming the field when a column cannot be fed: a NOT NULL column with no
+  // field, a repeated or message field, a type that does not fit.
+  static Result<std::unique_ptr<MessageDecoder>> Make(std::shared_ptr<const ProtoSchema> schema,
+                                                      const ProtoMessage& message,
+                                                      std::shared_ptr<const BatchSchema> columns);
+  ~MessageDecoder();
+  // Appends the row `bytes` holds to `out` (schema: `columns`). On error `out` is as before and
+  // the Status names the field: Corruption for malformed bytes, InvalidArgument for a value its
+  // column cannot hold (a missing NOT NULL field, bad UTF-8).
+  Status Decode(std::string_view bytes, RecordBatch* out) const;
+
+  struct Plan;
+
+ private:
+  MessageDecoder(std::shared_ptr<const ProtoSchema> schema, std::unique_ptr<Plan> plan);
+  std::shared_ptr<const ProtoSchema> schema_;  // owns the fields the plan points at
+  std::unique_ptr<Plan> plan_;
+};
+
+// Confluent's message indexes after the schema id: a zigzag varint count, then that many zigzag
+// varint indexes; a count of 0 means [0] (the first message). Advances *data past them.
+Result<std::vector<int64_t>> ReadMessageIndexes(std::string_view* data);
+
+}  // namespace floe::protobuf
