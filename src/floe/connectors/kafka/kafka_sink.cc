@@ -215,7 +215,7 @@ Result<KafkaSinkConfig> MakeKafkaSinkConfig(const TableDescriptor& table,
   if (format != "json") {
     config.avro_confluent = format == "avro-confluent";
     if (config.avro_confluent) {
-      FLOE_ASSIGN_OR_RAISE(config.registry, AvroConfluentRegistryOptions(table));
+      FLOE_ASSIGN_OR_RAISE(config.registry, RegistryOptions(table));
       config.subject = StringOption(table, "avro-confluent.subject", config.topic + "-value");
     } else {
       FLOE_RETURN_NOT_OK(CheckPlainAvroOptions(table));

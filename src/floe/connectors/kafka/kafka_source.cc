@@ -286,19 +286,19 @@ Status ParseFormatOptions(const TableDescriptor& table, KafkaSourceConfig* confi
   if (format == "avro-confluent") {
     config->format = KafkaFormat::kAvroConfluent;
     FLOE_RETURN_NOT_OK(RefuseOptionsOfOtherFormats(table, "avro-confluent"));
-    FLOE_ASSIGN_OR_RAISE(config->registry, AvroConfluentRegistryOptions(table));
+    FLOE_ASSIGN_OR_RAISE(config->registry, RegistryOptions(table));
     return Status::OK();
   }
   if (format == "protobuf-confluent") {
     config->format = KafkaFormat::kProtobufConfluent;
     FLOE_RETURN_NOT_OK(RefuseOptionsOfOtherFormats(table, format));
-    FLOE_ASSIGN_OR_RAISE(config->registry, AvroConfluentRegistryOptions(table, format));
+    FLOE_ASSIGN_OR_RAISE(config->registry, RegistryOptions(table, format));
     return Status::OK();
   }
   if (format == "debezium-avro-confluent") {
     config->format = KafkaFormat::kDebeziumAvroConfluent;
     FLOE_RETURN_NOT_OK(RefuseOptionsOfOtherFormats(table, format));
-    FLOE_ASSIGN_OR_RAISE(config->registry, AvroConfluentRegistryOptions(table, format));
+    FLOE_ASSIGN_OR_RAISE(config->registry, RegistryOptions(table, format));
     return Status::OK();
   }
   if (format == "avro") {
@@ -1094,7 +1094,7 @@ void KafkaSource::NoteRows(std::string_view topic, int32_t partition, size_t row
 Status KafkaSource::DecodeValue(std::string_view value, std::string_view topic, int32_t partition,
                                 int64_t offset) {
   const bool avro = registry_ != nullptr || avro_plain_ != nullptr;
-  Status st = avro                   ? DecodeAvro(value)
+  Status st = avro                   ? DecodeBinary(value)
               : debezium_ != nullptr ? debezium_->Decode(value, &rows_, &kinds_)
                                      // A constant source name: the record's coordinates are
                                      // only needed on the error path.
@@ -1145,7 +1145,7 @@ Status KafkaSource::ReadValue(std::string_view value, std::string_view topic,
   return Status::OK();
 }
 
-Status KafkaSource::DecodeAvro(std::string_view value) {
+Status KafkaSource::DecodeBinary(std::string_view value) {
   if (avro_plain_ != nullptr) return avro_plain_->Decode(value, &rows_);
   FLOE_ASSIGN_OR_RAISE(ConfluentFramed framed, ParseConfluentFraming(value));
   if (config_.format == KafkaFormat::kProtobufConfluent) {

@@ -66,9 +66,9 @@ struct KafkaSourceConfig {
   // side output 1 as a dead-letter row (connectors/dead_letter.h) naming `table_name`.
   BadRecordPolicy bad_records = BadRecordPolicy::kFail;
   std::string table_name;
-  bool debezium_schema_include = false;       // 'debezium-json.schema-include'
-  SchemaRegistryOptions registry;             // 'avro-confluent.*' (format 'avro-confluent')
-  size_t batch_rows = 1000;                   // records per emitted batch (at most)
+  bool debezium_schema_include = false;  // 'debezium-json.schema-include'
+  SchemaRegistryOptions registry;  // '<format>.url' and its basic auth (the *-confluent formats)
+  size_t batch_rows = 1000;        // records per emitted batch (at most)
   int64_t request_timeout_ms = 30000;         // metadata / offsets requests at start
   std::shared_ptr<const BatchSchema> schema;  // the declared columns
   // The table's WATERMARK (column of `schema`, delay): the source makes per-partition
@@ -219,7 +219,7 @@ class KafkaSource final : public runtime::SourceOperator {
   Status DecodeHeld(std::vector<PartitionRef>* row_splits);
   // An 'avro-confluent', 'debezium-avro-confluent' or 'protobuf-confluent' value (its writer
   // schema fetched once per id) or an 'avro' one, decoded into rows_.
-  Status DecodeAvro(std::string_view value);
+  Status DecodeBinary(std::string_view value);
   Status DecodeValue(std::string_view value, std::string_view topic, int32_t partition,
                      int64_t offset);
   // DecodeValue under 'scan.bad-records': a bad record's rows are taken back and, unless the

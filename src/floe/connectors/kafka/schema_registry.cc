@@ -63,8 +63,8 @@ Status Exchange(httplib::Client& client, const std::string& method, const std::s
 
 }  // namespace
 
-Result<SchemaRegistryOptions> AvroConfluentRegistryOptions(const TableDescriptor& table,
-                                                           const std::string& format) {
+Result<SchemaRegistryOptions> RegistryOptions(const TableDescriptor& table,
+                                              const std::string& format) {
   const std::string url = format + ".url";
   const std::string source_key = format + ".basic-auth.credentials-source";
   const std::string user_info = format + ".basic-auth.user-info";

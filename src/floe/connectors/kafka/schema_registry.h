@@ -23,12 +23,12 @@ struct SchemaRegistryOptions {
 
 struct TableDescriptor;
 
-// A table's 'avro-confluent.url' (required) and 'avro-confluent.basic-auth.credentials-source'
-// = 'USER_INFO' with 'avro-confluent.basic-auth.user-info' (Flink's option names). InvalidArgument
-// naming the option and the rule; a password is never echoed.
-// `format`: the options' prefix, 'avro-confluent' or 'debezium-avro-confluent' (Flink's).
-Result<SchemaRegistryOptions> AvroConfluentRegistryOptions(
-    const TableDescriptor& table, const std::string& format = "avro-confluent");
+// A table's '<format>.url' (required) and '<format>.basic-auth.credentials-source' = 'USER_INFO'
+// with '<format>.basic-auth.user-info' (Flink's option names for 'avro-confluent' and
+// 'debezium-avro-confluent'; floe's for 'protobuf-confluent'). InvalidArgument naming the option
+// and the rule; a password is never echoed.
+Result<SchemaRegistryOptions> RegistryOptions(const TableDescriptor& table,
+                                              const std::string& format = "avro-confluent");
 
 // 'format' = 'avro' (a raw datum of the schema derived from the columns, as Flink's plain avro
 // format): its options 'avro.encoding' = 'binary' and 'avro.timestamp_mapping.legacy' = 'true'

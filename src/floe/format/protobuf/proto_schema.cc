@@ -174,9 +174,12 @@ class ProtoParser {
 
   Result<int32_t> Number() {
     int64_t v = 0;
-    bool digits = !token_.empty();
+    bool digits = !token_.empty() && token_.size() <= 10;
     for (char ch : token_) {
-      if (!std::isdigit(static_cast<unsigned char>(ch)) || v > (int64_t{1} << 31)) digits = false;
+      if (!digits || !std::isdigit(static_cast<unsigned char>(ch))) {
+        digits = false;
+        break;
+      }
       v = v * 10 + (ch - '0');
     }
     if (!digits || v < 1 || v > 536870911) return Error("a field number in 1..536870911");
@@ -258,6 +261,7 @@ class ProtoParser {
       } else if (token_ == "enum") {
         FLOE_RETURN_NOT_OK(ParseEnum(m->full_name));
       } else if (token_ == "oneof") {
+        if (in_oneof) return Error("a field (a oneof holds fields only)");
         FLOE_RETURN_NOT_OK(Next());
         FLOE_RETURN_NOT_OK(Next());  // its name
         FLOE_RETURN_NOT_OK(Expect("{"));

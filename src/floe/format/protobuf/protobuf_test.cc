@@ -128,6 +128,26 @@ TEST(ProtoSchema, ErrorsNameTheLine) {
   refused("message A { int64 id = 1; string id = 2; }", "has field 'id' or number 2 twice");
   refused("message A { int64 id = 1;", "expected '}'");
   refused("/* open", "the end of a /* comment */");
+  refused("message A { int64 id = 99999999999999999999999; }", "expected a field number");
+  refused("message A { oneof a { oneof b { int32 x = 1; } } }", "a oneof holds fields only");
+  std::string deep;
+  for (int i = 0; i < 100000; ++i) deep += "message M" + std::to_string(i) + " { ";
+  refused(deep, "nested less deeply");
+}
+
+// Mutated schema text (a registry is outside the process): an error or a schema, never a crash.
+TEST(ProtoSchema, MutatedTextNeverCrashes) {
+  std::mt19937 rng(7);
+  const std::string base = kProto;
+  const std::string alphabet = "{};=<>[]()\"'/*.-0123456789 \nmessage";
+  for (int i = 0; i < 5000; ++i) {
+    std::string text = base;
+    for (int k = 0; k < 1 + static_cast<int>(rng() % 4); ++k) {
+      text[rng() % text.size()] = alphabet[rng() % alphabet.size()];
+    }
+    if (rng() % 5 == 0) text.resize(rng() % text.size());
+    (void)ParseProto(text);
+  }
 }
 
 TEST(MessageDecoder, DecodesFieldsByNameWithProto3Defaults) {

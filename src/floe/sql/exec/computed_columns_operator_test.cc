@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "floe/common/civil_time.h"
+#include "floe/connectors/connectors_test_util.h"
 #include "floe/sql/parser.h"
 
 namespace floe::sql {
@@ -79,22 +80,6 @@ TEST(ComputedColumns, AValueThatDoesNotParseNamesTableColumnAndValue) {
             "'twelve'");
 }
 
-// A collector of the main output and side output 1.
-class TwoOutputs final : public runtime::Collector {
- public:
-  Status Emit(RecordBatch batch) override {
-    main.push_back(std::move(batch));
-    return Status::OK();
-  }
-  Status EmitSide(int port, RecordBatch batch) override {
-    EXPECT_EQ(port, 1);
-    side.push_back(std::move(batch));
-    return Status::OK();
-  }
-  Status EmitWatermark(runtime::Watermark) override { return Status::OK(); }
-  std::vector<RecordBatch> main, side;
-};
-
 // With a dead-letter table, the rows that fail go down side output 1 with their error and their
 // physical columns as JSON; the others go on.
 TEST(ComputedColumns, FailedRowsGoToTheSideOutputWhenTheTableHasADeadLetterTable) {
@@ -112,19 +97,19 @@ TEST(ComputedColumns, FailedRowsGoToTheSideOutputWhenTheTableHasADeadLetterTable
   ComputedColumnsOperator op(*program);
   RecordBatch in(physical);
   for (const char* v : {"12", "twelve", "13", "x"}) in.mutable_column(0).AppendBytes(v);
-  TwoOutputs out;
+  connectors::testing::CollectingCollector out;
   ASSERT_TRUE(op.ProcessBatch(in, 0, out).ok());
-  ASSERT_EQ(out.main.size(), 1u);
-  ASSERT_EQ(out.main[0].num_rows(), 2u);
-  EXPECT_EQ(out.main[0].column(1).Get<int32_t>(0), 12);
-  EXPECT_EQ(out.main[0].column(1).Get<int32_t>(1), 13);
-  ASSERT_EQ(out.side.size(), 1u);
-  ASSERT_EQ(out.side[0].num_rows(), 2u);
-  EXPECT_EQ(out.side[0].column(0).GetBytes(0),
+  ASSERT_EQ(out.batches.size(), 1u);
+  ASSERT_EQ(out.batches[0].num_rows(), 2u);
+  EXPECT_EQ(out.batches[0].column(1).Get<int32_t>(0), 12);
+  EXPECT_EQ(out.batches[0].column(1).Get<int32_t>(1), 13);
+  ASSERT_EQ(out.side[1].size(), 1u);
+  ASSERT_EQ(out.side[1][0].num_rows(), 2u);
+  EXPECT_EQ(out.side[1][0].column(0).GetBytes(0),
             "table 't', computed column 'n': CAST(text AS INT) cannot be evaluated for the value "
             "'twelve'");
-  EXPECT_EQ(out.side[0].column(1).GetBytes(0), R"({"text":"twelve"})");
-  EXPECT_EQ(out.side[0].column(1).GetBytes(1), R"({"text":"x"})");
+  EXPECT_EQ(out.side[1][0].column(1).GetBytes(0), R"({"text":"twelve"})");
+  EXPECT_EQ(out.side[1][0].column(1).GetBytes(1), R"({"text":"x"})");
   // Without one, the batch fails as before.
   ComputedColumnsOperator strict(*Compile("text STRING, n AS CAST(text AS INT)"));
   EXPECT_FALSE(strict.ProcessBatch(in, 0, out).ok());
