@@ -1728,7 +1728,10 @@ decltype(PlannedJob::prepare_restore) PlanRestore(
                 "' are both ahead of the restored checkpoint but hold different positions for "
                 "source task '" +
                 task + "' (" + it->second + " vs " + position +
-                "); starting from either would duplicate or lose rows in the other table");
+                "); starting from either would duplicate or lose rows in the other table. A "
+                "job stopped between the two tables' commits (a dead-letter table and its "
+                "source's table, say) resumes with `floe run --from latest`: the checkpoint "
+                "holds the commit the other table lacks");
           }
           override_sink.emplace(task, sink.sink_id);
         }
