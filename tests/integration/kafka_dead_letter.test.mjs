@@ -75,6 +75,25 @@ INSERT INTO users SELECT * FROM src;
 `;
 }
 
+// The seq of a dead letter: the first number in its raw value (icebird hands BYTES back as text).
+const seqOf = (x) => Number(/(\d+)/.exec(Buffer.from(x.kafka_value).toString('utf8'))[1]);
+
+// Both tables of a dead-letter run, read by icebird: every good seq once in the table, every
+// bad one once in the dead-letter table (duplicates, missing runs and extras asserted away).
+async function bothTablesOnce(t, p, seqs) {
+  const good = seqs.filter((s) => !isBad(s) && !isUncomputable(s));
+  const bad = seqs.filter((s) => isBad(s) || isUncomputable(s));
+  const rows = await icebirdRows({ location: path.join(p.wh, 'demo', p.name) });
+  const g = compare(rows.map((x) => Number(x.seq)), good);
+  t.diagnostic(`table: ${rows.length} rows, ${g.duplicates} duplicates, missing [${g.missing}]`);
+  assert.deepEqual(g, { duplicates: 0, missing: '', extra: 0 });
+  const letters = await icebirdRows({ location: path.join(p.wh, 'demo', `${p.name}_bad`) });
+  const b = compare(letters.map(seqOf), bad);
+  t.diagnostic(`dead letters: ${letters.length} rows, ${b.duplicates} duplicates, missing [${b.missing}]`);
+  assert.deepEqual(b, { duplicates: 0, missing: '', extra: 0 });
+  return { good, bad, rows, letters };
+}
+
 // 1% poison through a dead-letter job on the slow cluster, the worker SIGKILLed at `crashAt` (a
 // crash point; its hit count counts both tables' committers) or, without it, at a random point
 // mid-feed; then both tables checked.
@@ -94,19 +113,8 @@ async function poisonRun(t, name, crashAt) {
   assert.match(err, /killed by SIGKILL/, `never killed (${crashAt || 'at random'}):\n${err}`);
   assert.match(err, /dead-lettered a bad record \('scan\.bad-records'\): kafka record topic 'poison' partition \d offset \d+/, err);
 
-  const good = seqs.filter((s) => !isBad(s) && !isUncomputable(s));
-  const bad = seqs.filter((s) => isBad(s) || isUncomputable(s));
-  const rows = await icebirdRows({ location: path.join(p.wh, 'demo', p.name) });
-  const g = compare(rows.map((x) => Number(x.seq)), good);
-  t.diagnostic(`table: ${rows.length} rows, ${g.duplicates} duplicates, missing [${g.missing}]`);
-  assert.deepEqual(g, { duplicates: 0, missing: '', extra: 0 });
+  const { good, bad, rows, letters } = await bothTablesOnce(t, p, seqs);
   assert.ok(rows.every((x) => x.code_n === Number(x.code)));
-
-  const letters = await icebirdRows({ location: path.join(p.wh, 'demo', `${p.name}_bad`) });
-  const seqOf = (x) => Number(/(\d+)/.exec(Buffer.from(x.kafka_value).toString('utf8'))[1]);
-  const b = compare(letters.map(seqOf), bad);
-  t.diagnostic(`dead letters: ${letters.length} rows, ${b.duplicates} duplicates, missing [${b.missing}]`);
-  assert.deepEqual(b, { duplicates: 0, missing: '', extra: 0 });
   const why = { 0: /JSON|json|parse/i, 1: /field 'seq'/, 2: /seq/, 3: /./ };
   for (const x of letters) {
     const seq = seqOf(x);
@@ -153,7 +161,7 @@ for (const point of ['after-checkpoint-complete-before-commit:2', 'after-commit-
 // The whole job stops right after a table's commit (restarts off: nothing runs after the kill),
 // so the other table may lack that checkpoint's commit; `floe run --from latest` restores the
 // checkpoint that holds it: both tables end with every record once.
-test('dead-letter, job stopped between the two tables\' commits, resumed with --from latest: both tables exactly once', async () => {
+test('dead-letter, job stopped between the two tables\' commits, resumed with --from latest: both tables exactly once', async (t) => {
   const cluster = await startCluster(ROOT, 'stopped', { topics: ['poison:3'], args: ['--rtt-ms', '20'] });
   const p = sandbox(ROOT, 'stopped');
   const seqs = Array.from({ length: N }, (_, i) => i + 1);
@@ -167,13 +175,7 @@ test('dead-letter, job stopped between the two tables\' commits, resumed with --
   assert.match(crashed.err, /killed by SIGKILL/, crashed.err);
   const resumed = await runJob(p, vars, { from: 'latest' }).done;
   assert.equal(resumed.code, 0, resumed.err);
-  const good = seqs.filter((s) => !isBad(s) && !isUncomputable(s));
-  const bad = seqs.filter((s) => isBad(s) || isUncomputable(s));
-  const rows = await icebirdRows({ location: path.join(p.wh, 'demo', p.name) });
-  assert.deepEqual(compare(rows.map((x) => Number(x.seq)), good), { duplicates: 0, missing: '', extra: 0 });
-  const letters = await icebirdRows({ location: path.join(p.wh, 'demo', `${p.name}_bad`) });
-  const seqOf = (x) => Number(/(\d+)/.exec(Buffer.from(x.kafka_value).toString('utf8'))[1]);
-  assert.deepEqual(compare(letters.map(seqOf), bad), { duplicates: 0, missing: '', extra: 0 });
+  await bothTablesOnce(t, p, seqs);
 });
 
 test("skip: bad records are counted in /metrics as numRecordsInErrors and the good ones land", async () => {
