@@ -1,22 +1,25 @@
 #!/usr/bin/env node
-// Kafka formats bench (issue 26): the same roster rows as JSON and as Avro (avro-confluent), each
-// on its own topic of the dev cluster, read by a bounded Kafka -> Iceberg append job (one worker)
-// in turn, the two formats alternating over REPS rounds. Figures: floe's CPU seconds (`floe run`
-// and its worker, /usr/bin/time), rows and MiB of record values per CPU second, and Avro's rows
-// per CPU second over JSON's, in the same run.
+// Kafka formats bench (issue 26): the same roster rows as JSON, as Avro (avro-confluent) and as
+// Protobuf (protobuf-confluent), each on its own topic of the dev cluster, read by a bounded
+// Kafka -> Iceberg append job (one worker) in turn, the formats rotating over REPS rounds.
+// Figures: floe's CPU seconds (`floe run` and its worker, /usr/bin/time), rows and MiB of record
+// values per CPU second, and Avro's and Protobuf's rows per CPU second over JSON's, in the same
+// run.
 //
 //   bash bench/kafka_formats.sh        (N=500000: both topics fit the dev cluster's ~5 MiB per
 //                                       partition over 64 partitions, produced before the jobs)
 //
 // The records are produced before each job starts, so a job reads as fast as it can: its CPU is
 // the cost of the format, the Iceberg write being the same rows either way. The Avro records are
-// avsc-encoded (a library floe did not write) with Confluent's framing; the schema is registered
-// with tests/integration/schema_registry.mjs, run as its own process. Each table is verified:
+// avsc-encoded and the Protobuf ones protobufjs-encoded (libraries floe did not write) with
+// Confluent's framing; the schemas are registered with tests/integration/schema_registry.mjs,
+// run as its own process. Each table is verified:
 // every seq 1..N exactly once (`floe table verify`), else the bench fails.
 import { spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import avro from 'avsc'
+import protobuf from 'protobufjs'
 import { sampleLoad, writeResults } from './provenance.mjs'
 import { median, parseTs, round } from './window_job.mjs'
 
@@ -43,6 +46,19 @@ const SCHEMA = {
     optional('active', 'boolean')],
 }
 
+// The same columns as a .proto message (proto3: `optional` for the nullable strings and bool).
+const PROTO = `syntax = "proto3";
+package bench;
+import "google/protobuf/timestamp.proto";
+message Roster {
+  int64 seq = 1; string npi = 2; string source = 3; int32 revision = 4;
+  google.protobuf.Timestamp event_time = 5;
+${['first_name', 'last_name', 'specialty', 'state', 'city', 'zip', 'phone'].map((f, i) => `  optional string ${f} = ${6 + i};`).join('\n')}
+  optional bool active = 13;
+}
+`
+const FORMATS = ['json', 'avro', 'protobuf']
+
 const log = (...a) => console.error('kafka_formats:', ...a)
 
 function floe(args, extraEnv = {}) {
@@ -61,8 +77,9 @@ async function waitForFile(file, what) {
 }
 
 // The JSON lines file and, beside it, the same rows as base64 avro-confluent values (schema
-// `id`); the bytes of the record values of each.
-function inputs(id) {
+// `ids.avro`) and protobuf-confluent values (schema `ids.protobuf`, message index [0]); the bytes
+// of the record values of each.
+function inputs(ids) {
   const json = path.join(INPUT_DIR, `roster-${N}-${SEED}.jsonl`)
   if (!fs.existsSync(json)) {
     const r = spawnSync('node', ['bench/gen_roster.mjs', String(N), `${json}.tmp`, String(SEED)], { stdio: 'inherit' })
@@ -70,31 +87,51 @@ function inputs(id) {
     fs.renameSync(`${json}.tmp`, json)
   }
   const type = avro.Type.forSchema(SCHEMA)
-  const header = Buffer.alloc(5)
-  header.writeInt32BE(id, 1)
-  const lines = fs.readFileSync(json, 'utf8').split('\n').filter(Boolean)
-  let jsonBytes = 0
-  let avroBytes = 0
-  const out = []
-  for (const line of lines) {
-    jsonBytes += Buffer.byteLength(line)
-    const r = JSON.parse(line)
-    const value = Buffer.concat([header, type.toBuffer({ ...r, event_time: parseTs(r.event_time) })])
-    avroBytes += value.length
-    out.push(value.toString('base64'))
+  const root = new protobuf.Root()
+  root.addJSON(protobuf.common['google/protobuf/timestamp.proto'].nested)
+  protobuf.parse(PROTO, root, { keepCase: true })
+  root.resolveAll()
+  const message = root.lookupType('bench.Roster')
+  const header = (id, extra) => {
+    const h = Buffer.alloc(5)
+    h.writeInt32BE(id, 1)
+    return Buffer.concat([h, Buffer.from(extra)])
   }
-  const b64 = path.join(OUT, `roster-${N}-${SEED}.avro.b64`)
-  fs.writeFileSync(b64, out.join('\n') + '\n')
-  return { json, b64, bytes: { json: jsonBytes, avro: avroBytes } }
+  const avroHeader = header(ids.avro, [])
+  const protoHeader = header(ids.protobuf, [0])  // message indexes [0]: the first message
+  const lines = fs.readFileSync(json, 'utf8').split('\n').filter(Boolean)
+  const bytes = { json: 0, avro: 0, protobuf: 0 }
+  const out = { avro: [], protobuf: [] }
+  for (const line of lines) {
+    bytes.json += Buffer.byteLength(line)
+    const r = JSON.parse(line)
+    const ms = parseTs(r.event_time)
+    const a = Buffer.concat([avroHeader, type.toBuffer({ ...r, event_time: ms })])
+    const fields = Object.fromEntries(Object.entries(r).filter(([, v]) => v !== null))
+    const pb = Buffer.concat([protoHeader, Buffer.from(message.encode(message.create({
+      ...fields, event_time: { seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 } })).finish())])
+    bytes.avro += a.length
+    bytes.protobuf += pb.length
+    out.avro.push(a.toString('base64'))
+    out.protobuf.push(pb.toString('base64'))
+  }
+  const files = { json }
+  for (const f of ['avro', 'protobuf']) {
+    files[f] = path.join(OUT, `roster-${N}-${SEED}.${f}.b64`)
+    fs.writeFileSync(files[f], out[f].join('\n') + '\n')
+  }
+  return { files, bytes }
 }
 
 async function runJob(format, kafka, registryUrl, rep) {
   const dir = path.join(OUT, `${format}-${rep}`)
   fs.rmSync(dir, { recursive: true, force: true })
   fs.mkdirSync(dir, { recursive: true })
-  const formatOptions = format === 'json'
-    ? "'format' = 'json'"
-    : `'format' = 'avro-confluent', 'avro-confluent.url' = '${registryUrl}'`
+  const formatOptions = {
+    json: "'format' = 'json'",
+    avro: `'format' = 'avro-confluent', 'avro-confluent.url' = '${registryUrl}'`,
+    protobuf: `'format' = 'protobuf-confluent', 'protobuf-confluent.url' = '${registryUrl}'`,
+  }[format]
   const job = path.join(dir, 'job.sql')
   fs.writeFileSync(job, `SET 'execution.checkpointing.interval' = '10 s';
 CREATE TABLE src (${COLUMNS})
@@ -133,21 +170,26 @@ async function main() {
     const registryUrl = await waitForFile(urlFile, 'the schema registry')
     const bootFile = path.join(OUT, 'cluster.bootstrap')
     fs.rmSync(bootFile, { force: true })
-    children.push(spawn(FLOE, ['kafka', 'dev', '--brokers', '3', '--topic', `json_in:${PARTITIONS}`,
-                               '--topic', `avro_in:${PARTITIONS}`, '--bootstrap-file', bootFile], { stdio: 'ignore' }))
+    children.push(spawn(FLOE, ['kafka', 'dev', '--brokers', '3',
+                               ...FORMATS.flatMap((f) => ['--topic', `${f}_in:${PARTITIONS}`]),
+                               '--bootstrap-file', bootFile], { stdio: 'ignore' }))
     const kafka = await waitForFile(bootFile, 'the dev cluster')
-    const res = await fetch(`${registryUrl}/subjects/avro_in-value/versions`, {
+    const register = async (subject, body) => (await (await fetch(`${registryUrl}/subjects/${subject}/versions`, {
       method: 'POST', headers: { 'Content-Type': 'application/vnd.schemaregistry.v1+json' },
-      body: JSON.stringify({ schema: JSON.stringify(SCHEMA) }) })
-    const { id } = await res.json()
-    const input = inputs(id)
-    log(`producing ${N} rows as JSON (${round(input.bytes.json / MiB, 1)} MiB) and Avro (${round(input.bytes.avro / MiB, 1)} MiB)`)
-    floe(['kafka', 'produce', '--bootstrap', kafka, '--topic', 'json_in', '--property', 'linger.ms=100', input.json])
-    floe(['kafka', 'produce', '--bootstrap', kafka, '--topic', 'avro_in', '--property', 'linger.ms=100',
-          '--value-encoding', 'base64', input.b64])
+      body: JSON.stringify(body) })).json()).id
+    const ids = { avro: await register('avro_in-value', { schema: JSON.stringify(SCHEMA) }),
+                  protobuf: await register('protobuf_in-value', { schema: PROTO, schemaType: 'PROTOBUF' }) }
+    const input = inputs(ids)
+    log(`producing ${N} rows as ${FORMATS.map((f) => `${f} (${round(input.bytes[f] / MiB, 1)} MiB)`).join(', ')}`)
+    for (const f of FORMATS) {
+      floe(['kafka', 'produce', '--bootstrap', kafka, '--topic', `${f}_in`, '--property', 'linger.ms=100',
+            ...(f === 'json' ? [] : ['--value-encoding', 'base64']), input.files[f]])
+    }
     const runs = []
     for (let rep = 1; rep <= REPS; rep++) {
-      for (const format of rep % 2 ? ['json', 'avro'] : ['avro', 'json']) {
+      // The order rotates from round to round, so no format always runs first.
+      const order = FORMATS.map((_, i) => FORMATS[(i + rep - 1) % FORMATS.length])
+      for (const format of order) {
         const r = await runJob(format, kafka, registryUrl, rep)
         r.rows_per_cpu_s = round(N / r.cpu_s, 0)
         r.mib_per_cpu_s = round(input.bytes[format] / MiB / r.cpu_s, 1)
@@ -156,7 +198,7 @@ async function main() {
       }
     }
     const summary = {}
-    for (const format of ['json', 'avro']) {
+    for (const format of FORMATS) {
       const mine = runs.filter((r) => r.format === format)
       summary[format] = {
         value_mib: round(input.bytes[format] / MiB, 1),
@@ -166,14 +208,18 @@ async function main() {
         mib_per_cpu_s_median: median(mine.map((r) => r.mib_per_cpu_s)),
       }
     }
-    const pairs = []
-    for (let rep = 1; rep <= REPS; rep++) {
-      const [j, a] = ['json', 'avro'].map((f) => runs.find((r) => r.format === f && r.rep === rep))
-      pairs.push(round(j.cpu_s / a.cpu_s, 3))
+    // Per round, JSON's CPU seconds over the format's: its rows per CPU second over JSON's.
+    summary.ratios = {}
+    for (const f of ['avro', 'protobuf']) {
+      const pairs = []
+      for (let rep = 1; rep <= REPS; rep++) {
+        const [j, x] = ['json', f].map((g) => runs.find((r) => r.format === g && r.rep === rep))
+        pairs.push(round(j.cpu_s / x.cpu_s, 3))
+      }
+      summary[`${f}/json rows per cpu s`] = median(pairs)
+      summary.ratios[f] = pairs
     }
-    summary['avro/json rows per cpu s'] = median(pairs)
-    summary.ratios = pairs
-    const figures = { kafka_formats: { rows: N, partitions: PARTITIONS, reps: REPS, schema: SCHEMA }, runs, summary }
+    const figures = { kafka_formats: { rows: N, partitions: PARTITIONS, reps: REPS, schema: SCHEMA, proto: PROTO }, runs, summary }
     console.log(JSON.stringify(summary))
     await writeResults({ result: env.RESULT, bench: 'kafka-formats', floe: FLOE, start, t0, figures, problems: [] })
     if (env.RESULT) log(`wrote ${env.RESULT}`)

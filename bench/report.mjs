@@ -931,7 +931,8 @@ function indexBlock({ index, files }) {
     }
     if (j.bench === 'kafka-formats') {
       const s = j.summary
-      return `avro/json rows per CPU s ${fix(s['avro/json rows per cpu s'], 2)}; ${num(s.avro.rows_per_cpu_s_median)} vs ` +
+      const proto = s.protobuf ? `, protobuf/json ${fix(s['protobuf/json rows per cpu s'], 2)}` : ''
+      return `avro/json rows per CPU s ${fix(s['avro/json rows per cpu s'], 2)}${proto}; ${num(s.avro.rows_per_cpu_s_median)} vs ` +
         `${num(s.json.rows_per_cpu_s_median)} rows per CPU s`
     }
     if (j.bench === 'streaming' && j.throughput) {
@@ -1100,6 +1101,11 @@ function validate(file, bench, rows) {
     need(j.ok === true, 'ok (every table verified: every seq exactly once)')
     need(['json', 'avro'].every((f) => pos(s[f]?.rows_per_cpu_s_median) && pos(s[f]?.mib_per_cpu_s_median)) &&
       pos(s['avro/json rows per cpu s']), 'rows and MiB per CPU second of both formats, their ratio')
+    // Protobuf joined the bench later: a file that has it has all its figures.
+    if (s.protobuf) {
+      need(pos(s.protobuf.rows_per_cpu_s_median) && pos(s.protobuf.mib_per_cpu_s_median) &&
+        pos(s['protobuf/json rows per cpu s']), 'protobuf: rows and MiB per CPU second, its ratio to JSON')
+    }
   } else if (bench === 'kafka') {
     const m = j.median || {}
     need(j.rows === rows, `rows = ${rows}`)
