@@ -405,6 +405,21 @@ TEST_F(KafkaSourceTest, BadRecordsAreSkippedOrDeadLetteredWithTheirCoordinates) 
       }
     }
   }
+
+  // Read as debezium-json, no record is a change event: every one is a dead letter, and the
+  // changelog's kinds stay as long as its rows (none).
+  auto debezium = MakeSource(KTable({{"format", "debezium-json"},
+                                     {"scan.bad-records", "dead-letter"},
+                                     {"scan.bad-records.table", "roster_bad"}}),
+                             nullptr);
+  CollectingCollector changes;
+  ASSERT_TRUE(PollAll(*debezium, changes).ok());
+  size_t rows = 0;
+  for (const RecordBatch& b : changes.batches) rows += b.num_rows();
+  EXPECT_EQ(rows, 0u);
+  std::vector<std::string> all = testing::JsonRows(changes.side[1]);
+  EXPECT_EQ(all.size(), good + 2);
+  EXPECT_NE(all.front().find("debezium-json"), std::string::npos) << all.front();
 }
 
 TEST_F(KafkaSourceTest, UnboundedReadsWhatIsThereThenIdlesAndPicksUpNewRecords) {
