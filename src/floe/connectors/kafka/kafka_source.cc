@@ -1149,19 +1149,26 @@ Status KafkaSource::DecodeBinary(std::string_view value) {
   if (avro_plain_ != nullptr) return avro_plain_->Decode(value, &rows_);
   FLOE_ASSIGN_OR_RAISE(ConfluentFramed framed, ParseConfluentFraming(value));
   if (config_.format == KafkaFormat::kProtobufConfluent) {
-    FLOE_ASSIGN_OR_RAISE(std::vector<int64_t> indexes, protobuf::ReadMessageIndexes(&framed.datum));
-    auto key = std::make_pair(framed.schema_id, indexes);
-    auto it = protobuf_decoders_.find(key);
-    if (it == protobuf_decoders_.end()) {
-      FLOE_ASSIGN_OR_RAISE(auto schema, registry_->ProtobufSchemaById(framed.schema_id));
-      const std::string what = "writer schema id " + std::to_string(framed.schema_id);
-      Result<const protobuf::ProtoMessage*> message = schema->MessageAt(indexes);
-      if (!message.ok()) return message.status().WithContext(what);
-      auto decoder = protobuf::MessageDecoder::Make(schema, **message, config_.schema);
-      if (!decoder.ok()) return decoder.status().WithContext(what + " against the table's columns");
-      it = protobuf_decoders_.emplace(std::move(key), std::move(*decoder)).first;
+    FLOE_RETURN_NOT_OK(protobuf::ReadMessageIndexes(&framed.datum, &protobuf_indexes_));
+    if (last_protobuf_ == nullptr || last_protobuf_key_.first != framed.schema_id ||
+        last_protobuf_key_.second != protobuf_indexes_) {
+      auto key = std::make_pair(framed.schema_id, protobuf_indexes_);
+      auto it = protobuf_decoders_.find(key);
+      if (it == protobuf_decoders_.end()) {
+        FLOE_ASSIGN_OR_RAISE(auto schema, registry_->ProtobufSchemaById(framed.schema_id));
+        const std::string what = "writer schema id " + std::to_string(framed.schema_id);
+        Result<const protobuf::ProtoMessage*> message = schema->MessageAt(protobuf_indexes_);
+        if (!message.ok()) return message.status().WithContext(what);
+        auto decoder = protobuf::MessageDecoder::Make(schema, **message, config_.schema);
+        if (!decoder.ok()) {
+          return decoder.status().WithContext(what + " against the table's columns");
+        }
+        it = protobuf_decoders_.emplace(key, std::move(*decoder)).first;
+      }
+      last_protobuf_ = it->second.get();
+      last_protobuf_key_ = std::move(key);
     }
-    return it->second->Decode(framed.datum, &rows_);
+    return last_protobuf_->Decode(framed.datum, &rows_);
   }
   if (config_.format == KafkaFormat::kDebeziumAvroConfluent) {
     auto it = debezium_avro_decoders_.find(framed.schema_id);

@@ -268,6 +268,11 @@ class KafkaSource final : public runtime::SourceOperator {
   // 'protobuf-confluent': by schema id and message indexes.
   std::map<std::pair<int32_t, std::vector<int64_t>>, std::unique_ptr<protobuf::MessageDecoder>>
       protobuf_decoders_;
+  // The record's message indexes (reused), and the decoder the last record used with its key:
+  // records of one schema and message skip the map and allocate nothing.
+  std::vector<int64_t> protobuf_indexes_;
+  const protobuf::MessageDecoder* last_protobuf_ = nullptr;
+  std::pair<int32_t, std::vector<int64_t>> last_protobuf_key_;
   std::unique_ptr<avro::RecordDecoder> avro_plain_;  // 'avro': the columns' own schema
   RecordBatch rows_;                                 // declared columns
   // The records of this poll not yet decoded: their values one per line, and where each is.

@@ -422,6 +422,28 @@ TEST_F(KafkaSourceTest, BadRecordsAreSkippedOrDeadLetteredWithTheirCoordinates) 
   EXPECT_NE(all.front().find("debezium-json"), std::string::npos) << all.front();
 }
 
+// A registry that cannot be reached is not a bad record: the job fails whatever the policy (the
+// records before it, not Confluent-framed, are dead letters as usual).
+TEST_F(KafkaSourceTest, AnUnreachableRegistryFailsTheJobEvenWithDeadLetters) {
+  {
+    auto producer = kafka::KafkaProducer::Make({{"bootstrap.servers", Bootstrap()}});
+    ASSERT_TRUE(producer.ok());
+    ASSERT_TRUE((*producer)->Produce("roster", 0, ConfluentHeader(7) + "datum").ok());
+    ASSERT_TRUE((*producer)->Flush(std::chrono::seconds(10)).ok());
+  }
+  auto source = MakeSource(KTable({{"format", "avro-confluent"},
+                                   {"avro-confluent.url", "http://127.0.0.1:1"},
+                                   {"scan.bad-records", "dead-letter"},
+                                   {"scan.bad-records.table", "roster_bad"}}),
+                           nullptr);
+  CollectingCollector out;
+  Status st = PollAll(*source, out);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), StatusCode::kIOError) << st.ToString();
+  EXPECT_NE(st.message().find("schema registry http://127.0.0.1:1: schema id 7"), std::string::npos)
+      << st.ToString();
+}
+
 TEST_F(KafkaSourceTest, UnboundedReadsWhatIsThereThenIdlesAndPicksUpNewRecords) {
   auto source = MakeSource(KTable({{"scan.bounded.mode", "unbounded"}}), nullptr);
   CollectingCollector out;

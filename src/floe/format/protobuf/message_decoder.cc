@@ -142,6 +142,7 @@ struct MessageDecoder::Plan {
   std::vector<Step> steps;  // one per column, in column order
   std::map<int32_t, size_t> by_number;
   std::shared_ptr<const BatchSchema> columns;
+  std::vector<Seen> seen;  // per step, the message being decoded
 };
 
 MessageDecoder::MessageDecoder(std::shared_ptr<const ProtoSchema> schema,
@@ -308,7 +309,8 @@ Status Append(Conv conv, const ProtoField& f, const Seen& v, Column& col) {
 }  // namespace
 
 Status MessageDecoder::Decode(std::string_view bytes, RecordBatch* out) const {
-  std::vector<Seen> seen(plan_->steps.size());
+  std::vector<Seen>& seen = plan_->seen;
+  seen.assign(plan_->steps.size(), Seen{});
   std::string_view data = bytes;
   while (!data.empty()) {
     uint64_t key = 0;
@@ -364,20 +366,23 @@ Status MessageDecoder::Decode(std::string_view bytes, RecordBatch* out) const {
   return st;
 }
 
-Result<std::vector<int64_t>> ReadMessageIndexes(std::string_view* data) {
+Status ReadMessageIndexes(std::string_view* data, std::vector<int64_t>* indexes) {
+  indexes->clear();
   uint64_t raw = 0;
   FLOE_RETURN_NOT_OK(ReadVarint(data, &raw));
   const int64_t count = Zigzag(raw);
-  if (count == 0) return std::vector<int64_t>{0};
+  if (count == 0) {
+    indexes->push_back(0);
+    return Status::OK();
+  }
   if (count < 0 || count > 64) {
     return Status::Corruption("a message index list of " + std::to_string(count) + " entries");
   }
-  std::vector<int64_t> indexes;
   for (int64_t i = 0; i < count; ++i) {
     FLOE_RETURN_NOT_OK(ReadVarint(data, &raw));
-    indexes.push_back(Zigzag(raw));
+    indexes->push_back(Zigzag(raw));
   }
-  return indexes;
+  return Status::OK();
 }
 
 }  // namespace floe::protobuf

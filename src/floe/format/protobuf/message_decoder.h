@@ -30,7 +30,8 @@ class MessageDecoder {
   ~MessageDecoder();
   // Appends the row `bytes` holds to `out` (schema: `columns`). On error `out` is as before and
   // the Status names the field: Corruption for malformed bytes, InvalidArgument for a value its
-  // column cannot hold (a missing NOT NULL field, bad UTF-8).
+  // column cannot hold (a missing NOT NULL field, bad UTF-8). Not thread-safe: it reuses its
+  // per-field scratch from message to message (one decoder per subtask).
   Status Decode(std::string_view bytes, RecordBatch* out) const;
 
   struct Plan;
@@ -42,7 +43,8 @@ class MessageDecoder {
 };
 
 // Confluent's message indexes after the schema id: a zigzag varint count, then that many zigzag
-// varint indexes; a count of 0 means [0] (the first message). Advances *data past them.
-Result<std::vector<int64_t>> ReadMessageIndexes(std::string_view* data);
+// varint indexes; a count of 0 means [0] (the first message). Advances *data past them and
+// replaces *indexes (reused per record: no allocation once it has grown).
+Status ReadMessageIndexes(std::string_view* data, std::vector<int64_t>* indexes);
 
 }  // namespace floe::protobuf

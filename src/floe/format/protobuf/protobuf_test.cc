@@ -214,17 +214,20 @@ TEST(MessageDecoder, BadBytesAndUnfitColumnsAreRefusedNamingTheField) {
 }
 
 TEST(MessageDecoder, ConfluentMessageIndexes) {
+  std::vector<int64_t> indexes = {7, 7, 7};  // replaced, not appended to
   std::string_view zero("\x00rest", 5);
-  EXPECT_EQ(ReadMessageIndexes(&zero).ValueOrDie(), (std::vector<int64_t>{0}));
+  ASSERT_TRUE(ReadMessageIndexes(&zero, &indexes).ok());
+  EXPECT_EQ(indexes, (std::vector<int64_t>{0}));
   EXPECT_EQ(zero, "rest");
   std::string two;
   Varint(4, &two);  // zigzag 2 entries
   Varint(2, &two);  // 1
   Varint(0, &two);  // 0
   std::string_view v(two);
-  EXPECT_EQ(ReadMessageIndexes(&v).ValueOrDie(), (std::vector<int64_t>{1, 0}));
+  ASSERT_TRUE(ReadMessageIndexes(&v, &indexes).ok());
+  EXPECT_EQ(indexes, (std::vector<int64_t>{1, 0}));
   std::string_view cut("\x04\x02", 2);
-  EXPECT_FALSE(ReadMessageIndexes(&cut).ok());
+  EXPECT_FALSE(ReadMessageIndexes(&cut, &indexes).ok());
 }
 
 }  // namespace
