@@ -72,15 +72,17 @@ Status AddCommitterFiles(const runtime::CompletedCheckpoint& checkpoint,
     vertex = vertex.substr(0, vertex.rfind('/'));
     if (!EndsWith(vertex, kCommitterVertexSuffix)) continue;
     runtime::StateReader reader(blob);
-    Result<CommitterState> state = DecodeCommitterState(reader);
-    if (!state.ok()) {
-      return state.status().WithContext(
+    Result<std::vector<CommitterState>> states = DecodeCommitterStates(reader);
+    if (!states.ok()) {
+      return states.status().WithContext(
           "state of '" + task + "' in " +
           (checkpoint.dir.empty() ? "the restored checkpoint" : checkpoint.dir));
     }
-    for (const auto& [id, pending] : state->pending) {
-      FLOE_RETURN_NOT_OK(AddPaths(pending.data_files, out));
-      FLOE_RETURN_NOT_OK(AddPaths(pending.delete_files, out));
+    for (const CommitterState& state : *states) {
+      for (const auto& [id, pending] : state.pending) {
+        FLOE_RETURN_NOT_OK(AddPaths(pending.data_files, out));
+        FLOE_RETURN_NOT_OK(AddPaths(pending.delete_files, out));
+      }
     }
   }
   return Status::OK();

@@ -101,6 +101,30 @@ Result<CommitterState> DecodeCommitterState(runtime::StateReader& in) {
   return state;
 }
 
+Result<std::vector<CommitterState>> DecodeCommitterStates(runtime::StateReader& in) {
+  runtime::StateReader peek = in;
+  FLOE_ASSIGN_OR_RAISE(uint32_t version, peek.GetU32());
+  std::vector<CommitterState> states;
+  if (version != kRoutedCommitterStateVersion) {
+    FLOE_ASSIGN_OR_RAISE(CommitterState state, DecodeCommitterState(in));
+    states.push_back(std::move(state));
+    return states;
+  }
+  in = peek;
+  FLOE_ASSIGN_OR_RAISE(std::string sink_id, in.GetString());
+  FLOE_ASSIGN_OR_RAISE(uint32_t tables, in.GetU32());
+  for (uint32_t i = 0; i < tables; ++i) {
+    FLOE_ASSIGN_OR_RAISE(std::string table, in.GetString());
+    FLOE_ASSIGN_OR_RAISE(std::string blob, in.GetString());
+    runtime::StateReader reader(blob);
+    Result<CommitterState> state = DecodeCommitterState(reader);
+    if (!state.ok()) return state.status().WithContext("routed table " + table);
+    states.push_back(std::move(state).value());
+  }
+  FLOE_RETURN_NOT_OK(in.ExpectEnd());
+  return states;
+}
+
 }  // namespace internal
 
 Status IcebergCommitterOperator::Open(const runtime::OperatorContext& ctx) {

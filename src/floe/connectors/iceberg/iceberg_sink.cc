@@ -9,10 +9,12 @@
 
 #include "floe/common/json.h"
 #include "floe/common/log.h"
+#include "floe/common/mutex.h"
 #include "floe/connectors/connector_options.h"
 #include "floe/connectors/iceberg/iceberg_committer_operator.h"
 #include "floe/connectors/iceberg/iceberg_sink_internal.h"
 #include "floe/connectors/iceberg/iceberg_writer_operator.h"
+#include "floe/connectors/iceberg/routed_sink.h"
 #include "floe/iceberg/data_file_codec.h"
 #include "floe/iceberg/partition_positions.h"
 #include "floe/iceberg/partition_spec.h"
@@ -64,7 +66,7 @@ const std::set<std::string>& KnownOptions() {
   return kWithCatalog;
 }
 
-constexpr uint32_t kWriterFilesVersion = 2;
+constexpr uint32_t kWriterFilesVersion = 3;
 
 }  // namespace
 
@@ -83,6 +85,7 @@ RecordBatch EncodeWriterFiles(const WriterFiles& files) {
   w.PutU64(files.checkpoint.value);
   w.PutString(files.writer_task);
   w.PutString(files.split);
+  w.PutString(files.table);
   iceberg::EncodeDataFiles(files.data_files, w);
   iceberg::EncodeDataFiles(files.delete_files, w);
   RecordBatch batch(WriterFilesSchema());
@@ -109,6 +112,7 @@ Result<std::vector<WriterFiles>> DecodeWriterFiles(const RecordBatch& batch) {
     files.checkpoint = runtime::CheckpointId(id);
     FLOE_ASSIGN_OR_RAISE(files.writer_task, r.GetString());
     FLOE_ASSIGN_OR_RAISE(files.split, r.GetString());
+    FLOE_ASSIGN_OR_RAISE(files.table, r.GetString());
     FLOE_ASSIGN_OR_RAISE(files.data_files, iceberg::DecodeDataFiles(r));
     FLOE_ASSIGN_OR_RAISE(files.delete_files, iceberg::DecodeDataFiles(r));
     FLOE_RETURN_NOT_OK(r.ExpectEnd());
@@ -268,6 +272,15 @@ Result<IcebergSinkOptions> ParseIcebergSinkOptions(const IcebergSinkSpec& spec) 
 
   std::string database = OptionOr(t, "catalog-database", "default_database");  // Flink's default
   std::string table = OptionOr(t, "catalog-table", t.name);
+  Result<TableRoute> route = ParseTableRoute(table);
+  if (!route.ok()) {
+    return Status::InvalidArgument(where() +
+                                   "option 'catalog-table' = " + route.status().message());
+  }
+  if (!route->columns.empty()) {
+    o.route = table;
+    table = route->NameFor(std::vector<std::string_view>(route->columns.size(), "x"));
+  }
   Result<iceberg::TableIdentifier> id = iceberg::TableIdentifier::Parse(database + "." + table);
   if (!id.ok()) {
     return Status::InvalidArgument(where() + "'catalog-database'.'catalog-table' = '" + database +
@@ -331,21 +344,28 @@ Result<IcebergSinkOptions> ParseIcebergSinkOptions(const IcebergSinkSpec& spec) 
   for (const auto& [key, value] : t.options) {
     if (iceberg::InTablePropertyNamespace(key)) o.table_properties[key] = value;
   }
-  o.sink_id = EffectiveSinkId(spec, o.table);
+  o.sink_id = EffectiveSinkId(
+      spec, o.route.empty() ? o.table : iceberg::TableIdentifier{o.table.ns, o.route});
   o.sink_id_explicit = t.options.count("sink-id") != 0;
   if (o.sink_id.empty())
     return Status::InvalidArgument(where() + "option 'sink-id' must not be empty");
   return o;
 }
 
-Status AddIcebergSinkWithHooks(runtime::JobGraph& graph, runtime::VertexId input,
-                               const IcebergSinkSpec& spec, const JobContext& context,
-                               IcebergSinkHooks hooks) {
-  FLOE_ASSIGN_OR_RAISE(IcebergSinkOptions o, ParseIcebergSinkOptions(spec));
-  if (input.value >= graph.vertices().size()) {
-    return Status::InvalidArgument("AddIcebergSink: input vertex does not exist");
-  }
+namespace {
+
+// The operators' options for one table of the sink (`o` parsed from `spec`).
+struct TableOperatorOptions {
   IcebergWriterOptions writer;
+  IcebergCommitterOptions committer;
+};
+
+Result<TableOperatorOptions> OperatorOptions(const IcebergSinkSpec& spec,
+                                             const IcebergSinkOptions& o, const JobContext& context,
+                                             const IcebergSinkHooks& hooks,
+                                             std::shared_ptr<iceberg::TableLease> lease) {
+  TableOperatorOptions out;
+  IcebergWriterOptions& writer = out.writer;
   writer.catalog = o.catalog;
   writer.table = o.table;
   writer.mode = o.upsert ? iceberg::WriteMode::kUpsert : iceberg::WriteMode::kAppend;
@@ -368,24 +388,7 @@ Status AddIcebergSinkWithHooks(runtime::JobGraph& graph, runtime::VertexId input
       return iceberg::TablePartitionStart(loaded.metadata, sink_id, p);
     };
   }
-  // One lease per sink and worker: the writers' and the committer's claims in one file.
-  writer.lease =
-      std::make_shared<iceberg::TableLease>("sink-" + internal::FileJobTag(context.job_id));
-  runtime::VertexId writers = graph.AddOperator(
-      WriterVertexName(spec), o.parallelism,
-      [writer](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
-        // Each subtask instance draws its own attempt token.
-        FLOE_ASSIGN_OR_RAISE(auto op, IcebergWriterOperator::Make(writer));
-        return std::unique_ptr<runtime::Operator>(std::move(op));
-      });
-  if (o.upsert) {
-    graph.Connect(input, writers, runtime::Partitioning::Hash(spec.table.primary_key));
-  } else if (graph.vertex(input).parallelism == o.parallelism) {
-    graph.Connect(input, writers, runtime::Partitioning::Forward());
-  } else {
-    graph.Connect(input, writers, runtime::Partitioning::Rebalance());
-  }
-
+  writer.lease = std::move(lease);
   if (o.unavailable_timeout >= context.checkpointing.timeout) {
     // The commit runs when a checkpoint completes; the next checkpoints wait for it.
     return Status::InvalidArgument(
@@ -395,7 +398,7 @@ Status AddIcebergSinkWithHooks(runtime::JobGraph& graph, runtime::VertexId input
         runtime::FormatDuration(context.checkpointing.timeout) +
         ": checkpoints taken while a commit waits for the catalog would time out");
   }
-  IcebergCommitterOptions committer;
+  IcebergCommitterOptions& committer = out.committer;
   committer.unavailable_timeout = o.unavailable_timeout;
   FLOE_ASSIGN_OR_RAISE(committer.maintenance,
                        ParseMaintenanceOptions(spec.table, context.checkpointing));
@@ -414,14 +417,158 @@ Status AddIcebergSinkWithHooks(runtime::JobGraph& graph, runtime::VertexId input
   committer.partition_positions = context.scale_out != nullptr;
   committer.scale_out = context.scale_out;  // names a keyed task once the plan has one
   committer.upsert = o.upsert;
-  runtime::VertexId commit = graph.AddOperator(
-      CommitterVertexName(spec), 1,
-      [committer](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+  return out;
+}
+
+// One lease per sink and worker: the writers' and the committer's claims in one file.
+std::shared_ptr<iceberg::TableLease> SinkLease(const JobContext& context) {
+  return std::make_shared<iceberg::TableLease>("sink-" + FileJobTag(context.job_id));
+}
+
+// The writer vertex and its input edge, and the committer vertex after it.
+Status AddSinkVertices(runtime::JobGraph& graph, runtime::VertexId input,
+                       const IcebergSinkSpec& spec, const IcebergSinkOptions& o,
+                       runtime::OperatorFactory writer_factory,
+                       runtime::OperatorFactory committer_factory) {
+  runtime::VertexId writers =
+      graph.AddOperator(WriterVertexName(spec), o.parallelism, std::move(writer_factory));
+  if (o.upsert) {
+    graph.Connect(input, writers, runtime::Partitioning::Hash(spec.table.primary_key));
+  } else if (graph.vertex(input).parallelism == o.parallelism) {
+    graph.Connect(input, writers, runtime::Partitioning::Forward());
+  } else {
+    graph.Connect(input, writers, runtime::Partitioning::Rebalance());
+  }
+  runtime::VertexId commit =
+      graph.AddOperator(CommitterVertexName(spec), 1, std::move(committer_factory));
+  graph.Connect(writers, commit, runtime::Partitioning::Global());
+  return Status::OK();
+}
+
+}  // namespace
+
+IcebergSinkSpec RoutedTableSpec(const IcebergSinkSpec& spec, const std::string& table,
+                                const std::string& sink_id) {
+  IcebergSinkSpec one = spec;
+  one.table.options["catalog-table"] = table;
+  one.sink_id = sink_id;
+  one.routed_by = sink_id;
+  return one;
+}
+
+Result<std::vector<std::string>> DiscoverRoutedTables(const IcebergSinkOptions& o) {
+  FLOE_ASSIGN_OR_RAISE(TableRoute route, ParseTableRoute(o.route));
+  FLOE_ASSIGN_OR_RAISE(std::unique_ptr<iceberg::Catalog> catalog, catalog::OpenCatalog(o.catalog));
+  Result<std::vector<iceberg::TableIdentifier>> listed = catalog->ListTables(o.table.ns);
+  if (listed.status().IsNotFound()) return std::vector<std::string>();
+  if (!listed.ok()) return listed.status();
+  std::vector<std::string> out;
+  for (const iceberg::TableIdentifier& id : *listed) {
+    if (!route.Matches(id.name)) continue;
+    Result<iceberg::LoadedTable> loaded = catalog->LoadTable(id);
+    if (loaded.status().IsNotFound()) continue;  // dropped meanwhile
+    if (!loaded.ok()) return loaded.status();
+    const auto& properties = loaded->metadata.properties;
+    auto by = properties.find(std::string(kRoutedByProperty));
+    bool ours = by != properties.end() && by->second == o.sink_id;
+    if (!ours) {
+      FLOE_ASSIGN_OR_RAISE(std::optional<SinkCommit> marker,
+                           FindSinkCommit(loaded->metadata, o.sink_id));
+      ours = marker.has_value();
+    }
+    if (ours) out.push_back(id.name);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+
+// A sink whose 'catalog-table' names columns: one writer and one committer task that open a
+// table's plain operators on first sight (routed_sink.h).
+Status AddRoutedSink(runtime::JobGraph& graph, runtime::VertexId input, const IcebergSinkSpec& spec,
+                     const IcebergSinkOptions& o, const JobContext& context,
+                     const IcebergSinkHooks& hooks) {
+  std::string where = "iceberg table '" + spec.table.name + "': 'catalog-table' = '" + o.route;
+  if (context.scale_out) {
+    return Status::InvalidArgument(where +
+                                   "' routes rows to many tables; a job scaled out with "
+                                   "'floe.scale-out' writes one table per sink");
+  }
+  // The rules of the options, checked once before any table exists.
+  FLOE_RETURN_NOT_OK(OperatorOptions(spec, o, context, hooks, nullptr).status());
+  auto tables = std::make_shared<RoutedTables>();
+  tables->sink_id = o.sink_id;
+  tables->ns = o.table.ns;
+  FLOE_ASSIGN_OR_RAISE(tables->route, ParseTableRoute(o.route));
+  // A table's writers and committer share its lease.
+  struct Leases {
+    Mutex mu;
+    std::map<std::string, std::shared_ptr<iceberg::TableLease>> by_table FLOE_GUARDED_BY(mu);
+  };
+  auto leases = std::make_shared<Leases>();
+  auto options_for = [spec, context, hooks, leases, sink_id = o.sink_id](
+                         const std::string& table, bool create) -> Result<TableOperatorOptions> {
+    IcebergSinkSpec one = RoutedTableSpec(spec, table, sink_id);
+    if (create) FLOE_RETURN_NOT_OK(PrepareIcebergTable(one));
+    FLOE_ASSIGN_OR_RAISE(IcebergSinkOptions to, ParseIcebergSinkOptions(one));
+    std::shared_ptr<iceberg::TableLease> lease;
+    {
+      MutexLock lock(leases->mu);
+      auto& held = leases->by_table[table];
+      if (!held) held = SinkLease(context);
+      lease = held;
+    }
+    return OperatorOptions(one, to, context, hooks, std::move(lease));
+  };
+  tables->writer_options = [options_for](const std::string& table) -> Result<IcebergWriterOptions> {
+    FLOE_ASSIGN_OR_RAISE(TableOperatorOptions ops, options_for(table, true));
+    return std::move(ops.writer);
+  };
+  tables->committer_options =
+      [options_for](const std::string& table) -> Result<IcebergCommitterOptions> {
+    FLOE_ASSIGN_OR_RAISE(TableOperatorOptions ops, options_for(table, false));
+    return std::move(ops.committer);
+  };
+  tables->discover = [o] { return DiscoverRoutedTables(o); };
+  std::shared_ptr<const RoutedTables> shared = tables;
+  return AddSinkVertices(
+      graph, input, spec, o,
+      [shared](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+        return std::unique_ptr<runtime::Operator>(
+            std::make_unique<RoutedIcebergWriterOperator>(shared));
+      },
+      [shared](const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+        return std::unique_ptr<runtime::Operator>(
+            std::make_unique<RoutedIcebergCommitterOperator>(shared));
+      });
+}
+
+}  // namespace
+
+Status AddIcebergSinkWithHooks(runtime::JobGraph& graph, runtime::VertexId input,
+                               const IcebergSinkSpec& spec, const JobContext& context,
+                               IcebergSinkHooks hooks) {
+  FLOE_ASSIGN_OR_RAISE(IcebergSinkOptions o, ParseIcebergSinkOptions(spec));
+  if (input.value >= graph.vertices().size()) {
+    return Status::InvalidArgument("AddIcebergSink: input vertex does not exist");
+  }
+  if (!o.route.empty()) return AddRoutedSink(graph, input, spec, o, context, hooks);
+  FLOE_ASSIGN_OR_RAISE(TableOperatorOptions ops,
+                       OperatorOptions(spec, o, context, hooks, SinkLease(context)));
+  return AddSinkVertices(
+      graph, input, spec, o,
+      [writer = std::move(ops.writer)](
+          const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
+        // Each subtask instance draws its own attempt token.
+        FLOE_ASSIGN_OR_RAISE(auto op, IcebergWriterOperator::Make(writer));
+        return std::unique_ptr<runtime::Operator>(std::move(op));
+      },
+      [committer = std::move(ops.committer)](
+          const runtime::TaskInfo&) -> Result<std::unique_ptr<runtime::Operator>> {
         return std::unique_ptr<runtime::Operator>(
             std::make_unique<IcebergCommitterOperator>(committer));
       });
-  graph.Connect(writers, commit, runtime::Partitioning::Global());
-  return Status::OK();
 }
 
 }  // namespace internal
@@ -559,6 +706,22 @@ Status EvolveTableSchema(const std::string& where, const iceberg::Schema& declar
   }
 }
 
+// Each column a routed 'catalog-table' names is a declared STRING column.
+Status CheckRouteColumns(const TableDescriptor& t, const std::string& route_text) {
+  FLOE_ASSIGN_OR_RAISE(internal::TableRoute route, internal::ParseTableRoute(route_text));
+  for (const std::string& name : route.columns) {
+    int index = t.schema->FieldIndex(name);
+    if (index < 0 || t.schema->fields[index].type.id != TypeId::kString) {
+      return Status::InvalidArgument(
+          "iceberg table '" + t.name + "': 'catalog-table' = '" + route_text + "' names " +
+          (index < 0 ? "column '" + name + "', which is not declared"
+                     : "column '" + name + "', which is not a STRING") +
+          ": a route column must be a declared STRING column of the sink");
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status PrepareIcebergTable(const IcebergSinkSpec& spec) {
@@ -596,6 +759,12 @@ Status PrepareIcebergTable(const IcebergSinkSpec& spec) {
   Result<std::unique_ptr<iceberg::Catalog>> opened = catalog::OpenCatalog(o.catalog);
   if (!opened.ok()) return opened.status().WithContext(where + o.catalog.Describe());
   std::unique_ptr<iceberg::Catalog> catalog = std::move(opened).value();
+  if (!o.route.empty()) {
+    // Routed: the tables are created on first sight; their columns are checked now.
+    FLOE_RETURN_NOT_OK(CheckRouteColumns(spec.table, o.route));
+    Status ns = iceberg::EnsureNamespace(*catalog, o.table.ns);
+    return ns.ok() ? ns : ns.WithContext(where + "creating namespace " + o.table.ns);
+  }
   Result<iceberg::LoadedTable> loaded = catalog->LoadTable(o.table);
   if (loaded.status().IsNotFound()) {
     // A streaming sink commits every checkpoint: without these, every commit would keep its
@@ -604,6 +773,9 @@ Status PrepareIcebergTable(const IcebergSinkSpec& spec) {
     properties.emplace("write.metadata.delete-after-commit.enabled", "true");
     properties.emplace("write.metadata.previous-versions-max", "20");
     properties.emplace("history.expire.max-snapshot-age-ms", "3600000");  // one hour
+    if (!spec.routed_by.empty()) {
+      properties[std::string(internal::kRoutedByProperty)] = spec.routed_by;
+    }
     Status ns = iceberg::EnsureNamespace(*catalog, o.table.ns);
     if (!ns.ok()) return ns.WithContext(where + "creating namespace " + o.table.ns);
     Result<iceberg::LoadedTable> created =
@@ -688,10 +860,58 @@ void RemoveFilesOfFailedAttempts(const IcebergSinkSpec& spec, const internal::Ic
 
 }  // namespace
 
+namespace {
+
+// A routed sink's plan: each of its tables planned as a plain sink's; when any is ahead of the
+// restored checkpoint, all must hold the same checkpoint (one cut to start the sources from).
+Result<SinkRestorePlan> PlanRoutedSinkRestore(
+    const IcebergSinkSpec& spec, const internal::IcebergSinkOptions& o,
+    const std::optional<runtime::CompletedCheckpoint>& restored, StaleRestorePolicy policy,
+    bool has_keyed_state) {
+  FLOE_ASSIGN_OR_RAISE(std::vector<std::string> tables, internal::DiscoverRoutedTables(o));
+  SinkRestorePlan combined;
+  std::vector<std::pair<std::string, uint64_t>> held;  // table -> its checkpoint (0: none)
+  for (const std::string& table : tables) {
+    FLOE_ASSIGN_OR_RAISE(SinkRestorePlan plan,
+                         PlanIcebergSinkRestore(internal::RoutedTableSpec(spec, table, o.sink_id),
+                                                restored, policy, has_keyed_state));
+    held.emplace_back(table, plan.table_checkpoint_id);
+    combined.table_checkpoint_id = std::max(combined.table_checkpoint_id, plan.table_checkpoint_id);
+    if (plan.table_ahead) {
+      combined.table_ahead = true;
+      combined.source_positions = std::move(plan.source_positions);
+    }
+  }
+  std::string sink = "routed iceberg sink '" + o.sink_id + "'";
+  if (combined.table_ahead) {
+    for (const auto& [table, id] : held) {
+      if (id == combined.table_checkpoint_id) continue;
+      return Status::InvalidArgument(
+          sink + ": table " + o.table.ns + "." + table + " holds " +
+          (id == 0 ? std::string("no checkpoint") : "checkpoint " + std::to_string(id)) +
+          " of it while another of its tables holds checkpoint " +
+          std::to_string(combined.table_checkpoint_id) +
+          ": starting the sources from the newer one would lose the rows the older table lacks. "
+          "A job stopped between two tables' commits resumes with `floe run --from latest`: the "
+          "checkpoint holds the commits the older table lacks");
+    }
+  }
+  combined.message =
+      sink + ": " + std::to_string(tables.size()) + " table(s) in " + o.table.ns +
+      (held.empty() ? "" : " (" + held.front().first + ", ...)") +
+      (combined.table_ahead ? "; sources start from the tables' positions (checkpoint " +
+                                  std::to_string(combined.table_checkpoint_id) + ")"
+                            : "; none ahead of the restored checkpoint");
+  return combined;
+}
+
+}  // namespace
+
 Result<SinkRestorePlan> PlanIcebergSinkRestore(
     const IcebergSinkSpec& spec, const std::optional<runtime::CompletedCheckpoint>& restored,
     StaleRestorePolicy policy, bool has_keyed_state) {
   FLOE_ASSIGN_OR_RAISE(internal::IcebergSinkOptions o, internal::ParseIcebergSinkOptions(spec));
+  if (!o.route.empty()) return PlanRoutedSinkRestore(spec, o, restored, policy, has_keyed_state);
   SinkRestorePlan plan;
   std::string restoring = restored
                               ? std::string(restored->is_savepoint ? "savepoint" : "checkpoint") +

@@ -35,6 +35,9 @@ struct IcebergSinkSpec {
   // The input is a changelog whose row kinds are in this STRING column (kRowKindColumn from a
   // debezium-json source; see IcebergWriterOptions::row_kind_column). Empty: every row inserts.
   std::string row_kind_column;
+  // One table of a routed sink ('catalog-table' naming columns): the routed sink's id, stored
+  // in the table property floe.routed-by when the table is created. Empty otherwise.
+  std::string routed_by;
 };
 
 // Validates the options (unknown catalog type, missing warehouse, upsert without primary key,

@@ -53,6 +53,10 @@ struct IcebergSinkOptions {
   // floe extension 'sink.schema-evolution' = 'add-columns': at start, an existing table gains the
   // declared columns it lacks and widens the ones declared wider (iceberg::EvolveSchema).
   bool add_columns = false;
+  // 'catalog-table' naming columns ("events_{kind}"): each row goes to the table its columns
+  // name (routed_sink.h). Then `table` is the template with each reference read as "x" (its
+  // namespace is the tables' namespace) and `route` holds the template; empty: one table.
+  std::string route;
   // Table properties to set when the table is created: the write.*, commit.*, read.* and
   // history.* options.
   std::map<std::string, std::string> table_properties;
@@ -115,6 +119,7 @@ struct WriterFiles {
   // The source split all rows of these files came from (IcebergWriterOptions::split_column);
   // empty when the writer does not split.
   std::string split;
+  std::string table;  // the table the files belong to (namespace.name)
   std::vector<iceberg::DataFile> data_files;
   std::vector<iceberg::DataFile> delete_files;
 };
@@ -143,6 +148,11 @@ void EncodeCommitterState(const std::string& sink_id,
                           const std::map<uint64_t, PendingCommit>& pending,
                           runtime::StateWriter& out);
 Result<CommitterState> DecodeCommitterState(runtime::StateReader& in);
+// A routed sink's committer state (RoutedIcebergCommitterOperator): this version, the sink id,
+// then per table its name and its committer's state blob.
+inline constexpr uint32_t kRoutedCommitterStateVersion = 1000;
+// The states of a committer's blob: one, or one per table of a routed sink.
+Result<std::vector<CommitterState>> DecodeCommitterStates(runtime::StateReader& in);
 
 // <job> of the writers' file names: a floe job id (32 hex digits, random) by its first 8
 // digits; any other id (`--job-id`) by up to 8 of its letters and digits, 'x' and 8 hex digits
@@ -198,6 +208,15 @@ Result<std::set<std::string>> FilesHeldByCheckpoints(const FailedAttemptScope& s
 Result<FailedAttemptCleanup> RemoveFailedAttemptFiles(const io::FileIO& table_file_io,
                                                       const iceberg::TableMetadata& metadata,
                                                       const FailedAttemptScope& scope);
+
+// The table property a routed sink sets on the tables it creates: its sink id.
+inline constexpr std::string_view kRoutedByProperty = "floe.routed-by";
+// The spec of one table of a routed sink: 'catalog-table' = `table`, the routed sink's id.
+IcebergSinkSpec RoutedTableSpec(const IcebergSinkSpec& spec, const std::string& table,
+                                const std::string& sink_id);
+// The tables of a routed sink's namespace whose names its template could give and that it
+// created (kRoutedByProperty) or committed to (a marker of its sink id), by name, sorted.
+Result<std::vector<std::string>> DiscoverRoutedTables(const IcebergSinkOptions& o);
 
 // Hooks the tests use to observe the committer deterministically.
 struct IcebergSinkHooks {

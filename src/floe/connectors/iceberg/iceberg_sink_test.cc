@@ -26,6 +26,7 @@
 #include "floe/connectors/iceberg/iceberg_committer_operator.h"
 #include "floe/connectors/iceberg/iceberg_sink_internal.h"
 #include "floe/connectors/iceberg/iceberg_writer_operator.h"
+#include "floe/connectors/iceberg/routed_sink.h"
 #include "floe/connectors/iceberg/table_maintenance.h"
 #include "floe/connectors/partition_claims.h"
 #include "floe/iceberg/catalog.h"
@@ -1932,6 +1933,110 @@ TEST(IcebergSinkInternal, FileDescriptionsRoundTrip) {
   EXPECT_EQ(back[0].split, "orders/7");
   EXPECT_EQ(back[0].data_files, files.data_files);
   EXPECT_EQ(back[0].delete_files, files.delete_files);
+}
+
+// ---- routed sinks ('catalog-table' naming columns) ---------------------------------------
+
+TEST(RoutedIcebergSink, ATemplateNamesItsColumnsAndMatchesTheNamesItGives) {
+  ASSERT_OK_AND_ASSIGN(internal::TableRoute route, internal::ParseTableRoute("ev_{kind}_{region}"));
+  EXPECT_EQ(route.columns, (std::vector<std::string>{"kind", "region"}));
+  EXPECT_EQ(route.literals, (std::vector<std::string>{"ev_", "_", ""}));
+  EXPECT_EQ(route.NameFor({"click", "eu"}), "ev_click_eu");
+  EXPECT_TRUE(route.Matches("ev_click_eu"));
+  EXPECT_FALSE(route.Matches("ev__eu"));  // every reference took a character
+  EXPECT_FALSE(route.Matches("ev_click"));
+  EXPECT_FALSE(route.Matches("other_click_eu"));
+  ASSERT_OK_AND_ASSIGN(internal::TableRoute plain, internal::ParseTableRoute("events"));
+  EXPECT_TRUE(plain.columns.empty());
+  for (const char* bad : {"ev_{kind", "ev_{}", "ev_{a}{b}"}) {
+    EXPECT_FALSE(internal::ParseTableRoute(bad).ok()) << bad;
+  }
+}
+
+TEST(RoutedIcebergSink, RouteColumnsMustBeDeclaredStringsAndNoTableIsCreatedAtStart) {
+  Sink sink;
+  sink.spec.table.options["catalog-table"] = "t_{seq}";
+  Status st = PrepareIcebergTable(sink.spec);
+  EXPECT_NE(st.message().find("names column 'seq', which is not a STRING"), std::string::npos)
+      << st.ToString();
+  sink.spec.table.options["catalog-table"] = "t_{nope}";
+  st = PrepareIcebergTable(sink.spec);
+  EXPECT_NE(st.message().find("names column 'nope', which is not declared"), std::string::npos)
+      << st.ToString();
+  sink.spec.table.options["catalog-table"] = "t_{v";
+  st = PrepareIcebergTable(sink.spec);
+  EXPECT_NE(st.message().find("has no closing '}'"), std::string::npos) << st.ToString();
+  sink.spec.table.options["catalog-table"] = "t_{v}";
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  ASSERT_OK_AND_ASSIGN(std::vector<iceberg::TableIdentifier> tables,
+                       sink.Catalog()->ListTables("demo"));
+  EXPECT_TRUE(tables.empty());
+}
+
+// Rows routed by `v` ("v<seq>") to t_v<seq>: tables created on first sight, every table's marker
+// moving with the positions, a resubmitted job continuing from the tables' common checkpoint,
+// and a table of the route that lacks it refusing a fresh start.
+TEST(RoutedIcebergSink, RoutesRowsToTablesCreatedOnFirstSightAndResumesFromTheirCommonCheckpoint) {
+  Sink sink;
+  sink.spec.table.options["catalog-table"] = "t_{v}";
+  ASSERT_OK(PrepareIcebergTable(sink.spec));
+  {
+    Feed feed;
+    feed.end = 12;
+    JobRun run;
+    ASSERT_OK(run.Make(sink, feed));
+    run.CheckpointAt(feed, 6);
+    feed.limit = INT64_MAX;
+    ASSERT_OK(run.job->Wait());
+  }
+  auto catalog = sink.Catalog();
+  auto check_tables = [&](int64_t last, const std::string& checkpoint) {
+    ASSERT_OK_AND_ASSIGN(std::vector<iceberg::TableIdentifier> tables, catalog->ListTables("demo"));
+    ASSERT_EQ(tables.size(), static_cast<size_t>(last));
+    for (int64_t seq = 1; seq <= last; ++seq) {
+      iceberg::TableIdentifier id{"demo", "t_v" + std::to_string(seq)};
+      ASSERT_OK_AND_ASSIGN(iceberg::LoadedTable loaded, catalog->LoadTable(id));
+      const iceberg::Snapshot* current = loaded.metadata.current_snapshot();
+      ASSERT_NE(current, nullptr) << id.ToString();
+      EXPECT_EQ(current->summary.at("total-records"), "1") << id.ToString();
+      EXPECT_EQ(current->summary.at("floe.checkpoint-id"), checkpoint) << id.ToString();
+      EXPECT_EQ(loaded.metadata.properties.at(std::string(internal::kRoutedByProperty)),
+                "seq-pipeline");
+    }
+  };
+  // t_v1..t_v6 committed at checkpoint 1 and again (no rows, new positions) at 2.
+  check_tables(12, "2");
+  // The routed committer's state is read like a plain one's (files a restore may commit).
+  ASSERT_OK(IcebergFilesHeldByCheckpoints(io::FileIO(), sink.checkpoints(), "").status());
+
+  ASSERT_OK_AND_ASSIGN(
+      SinkRestorePlan plan,
+      PlanIcebergSinkRestore(sink.spec, std::nullopt, StaleRestorePolicy::kFail, false));
+  EXPECT_TRUE(plan.table_ahead);
+  EXPECT_EQ(plan.table_checkpoint_id, 2u);
+  EXPECT_EQ(plan.source_positions.at("seq/0"), "{\"next_seq\":13}");
+  {
+    Feed feed;
+    feed.end = 20;
+    feed.limit = INT64_MAX;
+    feed.board->SetStartOverrides(plan.source_positions);
+    JobRun run;  // a new job id; same sink id
+    ASSERT_OK(run.Make(sink, feed, std::nullopt, plan.table_checkpoint_id, "0123456789abcdef"));
+    ASSERT_OK(run.job->Wait());
+    EXPECT_EQ(feed.first_emitted.load(), 13);
+  }
+  check_tables(20, "3");
+
+  // A table of the route this sink created but never committed to: a fresh start cannot tell
+  // whether its commit of checkpoint 3 was lost, and refuses.
+  ASSERT_OK(PrepareIcebergTable(internal::RoutedTableSpec(sink.spec, "t_vx", "seq-pipeline")));
+  Result<SinkRestorePlan> refused =
+      PlanIcebergSinkRestore(sink.spec, std::nullopt, StaleRestorePolicy::kFail, false);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("table demo.t_vx holds no checkpoint of it while "
+                                            "another of its tables holds checkpoint 3"),
+            std::string::npos)
+      << refused.status().ToString();
 }
 
 }  // namespace

@@ -298,6 +298,7 @@ Status IcebergWriterOperator::HandOver(runtime::CheckpointId id, runtime::Collec
     files.checkpoint = id;
     files.writer_task = task_name_;
     files.split = split;
+    files.table = options_.table.ToString();
     files.data_files = std::move(written->data_files);
     files.delete_files = std::move(written->delete_files);
     if (!files.data_files.empty() || !files.delete_files.empty()) {
