@@ -217,6 +217,45 @@ test('postgres maintenance: compaction and expiry inside the job through the JDB
   await assertIcebirdReads(p, 'npi');
 });
 
+// One job writing 120 tables through PostgreSQL, whose server takes 100 connections: a routed
+// sink's writer and committer tasks each share one catalog connection among their tables (a
+// connection per table would exhaust the server). Killed mid-feed: every event once over all
+// tables, each in the table its route names.
+test('postgres: one job routing the roster to 120 tables, killed mid-feed: every event once, in its table', async (t) => {
+  const TABLES = 120;
+  const p = { ...sandbox(ROOT, 'postgres_routed'), kind: 'postgres' };
+  p.catalog = backend('postgres', p, 'postgres_routed');
+  fs.writeFileSync(p.job, `-- roster -> ${TABLES} iceberg tables through a JDBC catalog (postgres)
+${checkpointSets('300 ms')}
+CREATE TABLE roster (${ROSTER_COLUMNS})
+  WITH ('connector' = 'roster', 'seed' = '${SEED}', 'events' = '${EVENTS}', 'rows-per-second' = '1500');
+CREATE TABLE lake (${ROSTER_COLUMNS}, route STRING)
+  WITH ('connector' = 'iceberg', 'catalog-type' = 'jdbc', 'catalog-name' = 'postgres_routed_${RUN}',
+        ${p.catalog.options}, 'warehouse' = '\${WH}', 'catalog-database' = 'demo',
+        'catalog-table' = 'r{route}', 'sink.parallelism' = '2');
+INSERT INTO lake SELECT *, CAST(seq % ${TABLES} AS STRING) FROM roster;
+`);
+  const r = run(p);
+  await killWorkerMidFeed(p, 2, 1200);
+  const { code, err } = await r.done;
+  assert.equal(code, 0, err);
+  assert.match(err, /killed by SIGKILL/, err);
+  const seen = new Map();
+  for (let route = 0; route < TABLES; ++route) {
+    const s = floe(['table', 'scan', `demo.r${route}`, '--warehouse', p.wh, ...p.catalog.cli], p.catalog.env);
+    assert.equal(s.code, 0, s.err);
+    for (const row of s.out.split('\n').filter(Boolean).map((l) => JSON.parse(l))) {
+      assert.equal(Number(row.seq) % TABLES, route, `seq ${row.seq} in demo.r${route}`);
+      seen.set(Number(row.seq), (seen.get(Number(row.seq)) || 0) + 1);
+    }
+  }
+  const duplicates = [...seen.values()].filter((n) => n > 1).length;
+  const missing = [];
+  for (let seq = 1; seq <= EVENTS; ++seq) if (!seen.has(seq)) missing.push(seq);
+  t.diagnostic(`${TABLES} tables: ${seen.size} events, ${duplicates} duplicated, ${missing.length} missing`);
+  assert.deepEqual({ duplicates, missing: missing.slice(0, 20) }, { duplicates: 0, missing: [] });
+});
+
 // A server of this test's own (the shared one serves other tests meanwhile), which it stops and
 // starts again: an outage of the catalog while the job commits.
 function privatePostgres() {

@@ -156,7 +156,11 @@ Status IcebergCommitterOperator::Open(const runtime::OperatorContext& ctx) {
                      counter("commitConflicts")};
   // Registered before any checkpoint can complete (that needs this task's acknowledgement).
   if (options_.positions) options_.positions->RegisterCommitter(task_);
-  FLOE_ASSIGN_OR_RAISE(catalog_, catalog::OpenCatalog(options_.catalog));
+  if (options_.shared_catalog) {
+    catalog_ = options_.shared_catalog;
+  } else {
+    FLOE_ASSIGN_OR_RAISE(catalog_, catalog::OpenCatalog(options_.catalog));
+  }
   if (keyed()) {
     // What the table names of this job's checkpoints, before any of them may be retired.
     FLOE_ASSIGN_OR_RAISE(iceberg::LoadedTable loaded, catalog_->LoadTable(options_.table));

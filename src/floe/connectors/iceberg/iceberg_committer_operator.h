@@ -54,6 +54,10 @@ struct IcebergCommitterOptions {
   // its staged files by name from its barrier until their commit, and everything written since
   // a commit or a compaction started until it ends (manifests, compacted files).
   std::shared_ptr<iceberg::TableLease> lease;
+  // The catalog to use (null: the operator opens its own from `catalog`). A routed sink's task
+  // shares one among its tables' operators, which all run on its thread: one connection per
+  // task, not per table.
+  std::shared_ptr<iceberg::Catalog> shared_catalog;
   // Instances of a scaled-out job share the table (docs/architecture.md, "Scale-out across
   // machines"): the sources record their PartitionClaims as positions, the writers split files
   // by claim, and each commit checks and sets every partition's position in the table
@@ -171,7 +175,7 @@ class IcebergCommitterOperator final : public runtime::Operator {
   std::string task_;
 
   IcebergCommitterOptions options_;
-  std::unique_ptr<iceberg::Catalog> catalog_;
+  std::shared_ptr<iceberg::Catalog> catalog_;
   std::optional<runtime::CheckpointId> restored_from_;
   // Received from writers, by the checkpoint id they were staged for; moved into pending_ on
   // the committer's own barrier.

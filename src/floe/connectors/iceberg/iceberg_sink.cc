@@ -456,9 +456,14 @@ IcebergSinkSpec RoutedTableSpec(const IcebergSinkSpec& spec, const std::string& 
   return one;
 }
 
-Result<std::vector<std::string>> DiscoverRoutedTables(const IcebergSinkOptions& o) {
+Result<std::vector<std::string>> DiscoverRoutedTables(const IcebergSinkOptions& o,
+                                                      iceberg::Catalog* open_catalog) {
   FLOE_ASSIGN_OR_RAISE(TableRoute route, ParseTableRoute(o.route));
-  FLOE_ASSIGN_OR_RAISE(std::unique_ptr<iceberg::Catalog> catalog, catalog::OpenCatalog(o.catalog));
+  std::unique_ptr<iceberg::Catalog> owned;
+  if (open_catalog == nullptr) {
+    FLOE_ASSIGN_OR_RAISE(owned, catalog::OpenCatalog(o.catalog));
+  }
+  iceberg::Catalog* catalog = owned ? owned.get() : open_catalog;
   Result<std::vector<iceberg::TableIdentifier>> listed = catalog->ListTables(o.table.ns);
   if (listed.status().IsNotFound()) return std::vector<std::string>();
   if (!listed.ok()) return listed.status();
@@ -508,9 +513,10 @@ Status AddRoutedSink(runtime::JobGraph& graph, runtime::VertexId input, const Ic
   };
   auto leases = std::make_shared<Leases>();
   auto options_for = [spec, context, hooks, leases, sink_id = o.sink_id](
-                         const std::string& table, bool create) -> Result<TableOperatorOptions> {
+                         const std::string& table,
+                         iceberg::Catalog* create_in) -> Result<TableOperatorOptions> {
     IcebergSinkSpec one = RoutedTableSpec(spec, table, sink_id);
-    if (create) FLOE_RETURN_NOT_OK(PrepareIcebergTable(one));
+    if (create_in != nullptr) FLOE_RETURN_NOT_OK(PrepareIcebergTableIn(one, create_in));
     FLOE_ASSIGN_OR_RAISE(IcebergSinkOptions to, ParseIcebergSinkOptions(one));
     std::shared_ptr<iceberg::TableLease> lease;
     {
@@ -521,16 +527,19 @@ Status AddRoutedSink(runtime::JobGraph& graph, runtime::VertexId input, const Ic
     }
     return OperatorOptions(one, to, context, hooks, std::move(lease));
   };
-  tables->writer_options = [options_for](const std::string& table) -> Result<IcebergWriterOptions> {
-    FLOE_ASSIGN_OR_RAISE(TableOperatorOptions ops, options_for(table, true));
+  tables->writer_options = [options_for](
+                               const std::string& table,
+                               iceberg::Catalog& catalog) -> Result<IcebergWriterOptions> {
+    FLOE_ASSIGN_OR_RAISE(TableOperatorOptions ops, options_for(table, &catalog));
     return std::move(ops.writer);
   };
   tables->committer_options =
       [options_for](const std::string& table) -> Result<IcebergCommitterOptions> {
-    FLOE_ASSIGN_OR_RAISE(TableOperatorOptions ops, options_for(table, false));
+    FLOE_ASSIGN_OR_RAISE(TableOperatorOptions ops, options_for(table, nullptr));
     return std::move(ops.committer);
   };
-  tables->discover = [o] { return DiscoverRoutedTables(o); };
+  tables->catalog = o.catalog;
+  tables->discover = [o](iceberg::Catalog& catalog) { return DiscoverRoutedTables(o, &catalog); };
   std::shared_ptr<const RoutedTables> shared = tables;
   return AddSinkVertices(
       graph, input, spec, o,
@@ -725,6 +734,12 @@ Status CheckRouteColumns(const TableDescriptor& t, const std::string& route_text
 }  // namespace
 
 Status PrepareIcebergTable(const IcebergSinkSpec& spec) {
+  return internal::PrepareIcebergTableIn(spec, nullptr);
+}
+
+namespace internal {
+
+Status PrepareIcebergTableIn(const IcebergSinkSpec& spec, iceberg::Catalog* open_catalog) {
   FLOE_ASSIGN_OR_RAISE(internal::IcebergSinkOptions o, internal::ParseIcebergSinkOptions(spec));
   std::string where = "iceberg table " + o.table.ToString() + " (sink '" + spec.table.name + "'): ";
   FLOE_ASSIGN_OR_RAISE(iceberg::Schema schema, DeclaredSchema(spec.table));
@@ -756,9 +771,13 @@ Status PrepareIcebergTable(const IcebergSinkSpec& spec) {
     Status st = iceberg::ConfigFromTableProperties(io::FileIO(), *probe, "validate").status();
     if (!st.ok()) return st.WithContext(where);
   }
-  Result<std::unique_ptr<iceberg::Catalog>> opened = catalog::OpenCatalog(o.catalog);
-  if (!opened.ok()) return opened.status().WithContext(where + o.catalog.Describe());
-  std::unique_ptr<iceberg::Catalog> catalog = std::move(opened).value();
+  std::unique_ptr<iceberg::Catalog> owned;
+  if (open_catalog == nullptr) {
+    Result<std::unique_ptr<iceberg::Catalog>> opened = catalog::OpenCatalog(o.catalog);
+    if (!opened.ok()) return opened.status().WithContext(where + o.catalog.Describe());
+    owned = std::move(opened).value();
+  }
+  iceberg::Catalog* catalog = owned ? owned.get() : open_catalog;
   if (!o.route.empty()) {
     // Routed: the tables are created on first sight; their columns are checked now.
     FLOE_RETURN_NOT_OK(CheckRouteColumns(spec.table, o.route));
@@ -793,6 +812,8 @@ Status PrepareIcebergTable(const IcebergSinkSpec& spec) {
   }
   return st;
 }
+
+}  // namespace internal
 
 Result<std::set<std::string>> IcebergFilesHeldByCheckpoints(const io::FileIO& file_io,
                                                             const std::string& checkpoint_dir,

@@ -216,7 +216,12 @@ IcebergSinkSpec RoutedTableSpec(const IcebergSinkSpec& spec, const std::string& 
                                 const std::string& sink_id);
 // The tables of a routed sink's namespace whose names its template could give and that it
 // created (kRoutedByProperty) or committed to (a marker of its sink id), by name, sorted.
-Result<std::vector<std::string>> DiscoverRoutedTables(const IcebergSinkOptions& o);
+// `catalog`: an open catalog to use (null: one is opened).
+Result<std::vector<std::string>> DiscoverRoutedTables(const IcebergSinkOptions& o,
+                                                      iceberg::Catalog* catalog = nullptr);
+// PrepareIcebergTable through `catalog` when not null (a routed sink's task creates its tables
+// through its one connection).
+Status PrepareIcebergTableIn(const IcebergSinkSpec& spec, iceberg::Catalog* catalog);
 
 // Hooks the tests use to observe the committer deterministically.
 struct IcebergSinkHooks {

@@ -53,7 +53,11 @@ Result<std::unique_ptr<IcebergWriterOperator>> IcebergWriterOperator::Make(
 }
 
 Status IcebergWriterOperator::Open(const runtime::OperatorContext& ctx) {
-  FLOE_ASSIGN_OR_RAISE(catalog_, catalog::OpenCatalog(options_.catalog));
+  if (options_.shared_catalog) {
+    catalog_ = options_.shared_catalog;
+  } else {
+    FLOE_ASSIGN_OR_RAISE(catalog_, catalog::OpenCatalog(options_.catalog));
+  }
   FLOE_ASSIGN_OR_RAISE(iceberg::LoadedTable loaded, catalog_->LoadTable(options_.table));
   metadata_ = std::move(loaded.metadata);
   table_schema_ = metadata_.current_schema().ToBatchSchema();

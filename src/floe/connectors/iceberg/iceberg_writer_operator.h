@@ -40,6 +40,10 @@ struct IcebergWriterOptions {
   // every file it writes from before it opens it until the checkpoint that holds it completes,
   // when the committer's claim has taken over, so orphan removal never takes them.
   std::shared_ptr<iceberg::TableLease> lease;
+  // The catalog to use (null: the operator opens its own from `catalog`). A routed sink's task
+  // shares one among its tables' operators, which all run on its thread: one connection per
+  // task, not per table.
+  std::shared_ptr<iceberg::Catalog> shared_catalog;
 };
 
 // IcebergWriterOperator is one writer subtask of the exactly-once Iceberg sink
@@ -98,7 +102,7 @@ class IcebergWriterOperator final : public runtime::Operator {
   Status UpdateLease();
 
   IcebergWriterOptions options_;
-  std::unique_ptr<iceberg::Catalog> catalog_;
+  std::shared_ptr<iceberg::Catalog> catalog_;
   iceberg::TableMetadata metadata_;
   std::shared_ptr<const BatchSchema> table_schema_;
   iceberg::FileWriterConfig config_;

@@ -4,6 +4,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "floe/catalog/catalog_config.h"
 #include "floe/common/log.h"
 #include "floe/connectors/iceberg/iceberg_sink_internal.h"
 #include "floe/iceberg/catalog.h"
@@ -16,6 +17,12 @@ struct NoOutput final : runtime::Collector {
   Status Emit(RecordBatch) override { return Status::OK(); }
   Status EmitWatermark(runtime::Watermark) override { return Status::OK(); }
 };
+
+Status OpenSharedCatalog(const catalog::CatalogConfig& config,
+                         std::shared_ptr<iceberg::Catalog>* out) {
+  FLOE_ASSIGN_OR_RAISE(*out, catalog::OpenCatalog(config));
+  return Status::OK();
+}
 
 }  // namespace
 
@@ -31,18 +38,18 @@ std::string TableRoute::NameFor(const std::vector<std::string_view>& values) con
 bool TableRoute::Matches(std::string_view name) const {
   const std::string& first = literals.front();
   const std::string& last = literals.back();
-  if (name.size() < first.size() + last.size() + columns.size()) return false;
+  if (name.size() < first.size() + last.size()) return false;
   if (name.substr(0, first.size()) != first) return false;
   if (name.substr(name.size() - last.size()) != last) return false;
-  // The literals between references appear in order, each after at least one character.
+  // The literals between references appear in order (a value may be empty).
   size_t at = first.size();
   const size_t end = name.size() - last.size();
   for (size_t i = 1; i + 1 < literals.size(); ++i) {
-    size_t found = name.find(literals[i], at + 1);
-    if (found == std::string_view::npos || found + literals[i].size() >= end + 1) return false;
+    size_t found = name.substr(0, end).find(literals[i], at);
+    if (found == std::string_view::npos) return false;
     at = found + literals[i].size();
   }
-  return at < end;
+  return true;
 }
 
 Result<TableRoute> ParseTableRoute(std::string_view text) {
@@ -86,7 +93,9 @@ Status RoutedIcebergWriterOperator::Open(const runtime::OperatorContext& ctx) {
 Result<runtime::Operator*> RoutedIcebergWriterOperator::Writer(const std::string& table) {
   auto it = writers_.find(table);
   if (it != writers_.end()) return it->second.get();
-  FLOE_ASSIGN_OR_RAISE(IcebergWriterOptions options, tables_->writer_options(table));
+  if (!catalog_) FLOE_RETURN_NOT_OK(OpenSharedCatalog(tables_->catalog, &catalog_));
+  FLOE_ASSIGN_OR_RAISE(IcebergWriterOptions options, tables_->writer_options(table, *catalog_));
+  options.shared_catalog = catalog_;
   FLOE_ASSIGN_OR_RAISE(std::unique_ptr<IcebergWriterOperator> writer,
                        IcebergWriterOperator::Make(std::move(options)));
   // The writer names its files after the checkpoint it expects next.
@@ -198,7 +207,8 @@ Status RoutedIcebergCommitterOperator::Open(const runtime::OperatorContext& ctx)
   ctx_ = ctx;
   // Every table this sink wrote commits each checkpoint's positions, rows or not: a fresh start
   // then finds all of them at one checkpoint (or knows a commit is missing).
-  FLOE_ASSIGN_OR_RAISE(std::vector<std::string> existing, tables_->discover());
+  FLOE_RETURN_NOT_OK(OpenSharedCatalog(tables_->catalog, &catalog_));
+  FLOE_ASSIGN_OR_RAISE(std::vector<std::string> existing, tables_->discover(*catalog_));
   for (const std::string& table : existing) FLOE_RETURN_NOT_OK(Committer(table).status());
   return Status::OK();
 }
@@ -208,6 +218,7 @@ Result<IcebergCommitterOperator*> RoutedIcebergCommitterOperator::Committer(
   auto it = committers_.find(table);
   if (it != committers_.end()) return it->second.get();
   FLOE_ASSIGN_OR_RAISE(IcebergCommitterOptions options, tables_->committer_options(table));
+  options.shared_catalog = catalog_;
   auto committer = std::make_unique<IcebergCommitterOperator>(std::move(options));
   // Its own task name: each table's committer reports to the position board by itself.
   runtime::OperatorContext ctx = ctx_;

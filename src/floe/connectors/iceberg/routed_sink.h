@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "floe/catalog/catalog_config.h"
 #include "floe/common/status.h"
 #include "floe/connectors/iceberg/iceberg_committer_operator.h"
 #include "floe/connectors/iceberg/iceberg_writer_operator.h"
@@ -27,7 +28,7 @@ struct TableRoute {
   std::vector<std::string> columns;   // the referenced columns, in order
   // The name for one row's values (one per column).
   std::string NameFor(const std::vector<std::string_view>& values) const;
-  // Whether `name` could have come from this template (each reference took 1+ characters).
+  // Whether `name` could have come from this template (a value may be empty).
   bool Matches(std::string_view name) const;
 };
 // No columns when `text` holds no "{"; InvalidArgument for an unclosed or empty reference.
@@ -39,12 +40,14 @@ struct RoutedTables {
   std::string sink_id;
   std::string ns;  // the tables' namespace
   TableRoute route;
-  // Creates the table when missing (as a plain sink's PrepareIcebergTable does) and returns
-  // its writer's options.
-  std::function<Result<IcebergWriterOptions>(const std::string& table)> writer_options;
+  catalog::CatalogConfig catalog;  // each task opens one and shares it among its tables
+  // Creates the table through `catalog` when missing (as a plain sink's PrepareIcebergTable
+  // does) and returns its writer's options.
+  std::function<Result<IcebergWriterOptions>(const std::string& table, iceberg::Catalog& catalog)>
+      writer_options;
   std::function<Result<IcebergCommitterOptions>(const std::string& table)> committer_options;
   // The route's existing tables this sink committed to or created (their names).
-  std::function<Result<std::vector<std::string>>()> discover;
+  std::function<Result<std::vector<std::string>>(iceberg::Catalog& catalog)> discover;
 };
 
 // The writer task of a routed sink: per row, the table its route columns name (a null value
@@ -71,6 +74,7 @@ class RoutedIcebergWriterOperator final : public runtime::Operator {
   std::shared_ptr<const RoutedTables> tables_;
   runtime::OperatorContext ctx_;
   uint64_t last_barrier_ = 0;
+  std::shared_ptr<iceberg::Catalog> catalog_;  // shared by the tables' writers
   std::map<std::string, std::unique_ptr<runtime::Operator>> writers_;  // by table name
 };
 
@@ -104,6 +108,7 @@ class RoutedIcebergCommitterOperator final : public runtime::Operator {
   runtime::OperatorContext ctx_;
   std::optional<runtime::Watermark> watermark_;
   bool end_of_input_ = false;
+  std::shared_ptr<iceberg::Catalog> catalog_;  // shared by the tables' committers
   std::map<std::string, std::unique_ptr<IcebergCommitterOperator>> committers_;
 };
 
