@@ -8,13 +8,15 @@
 // * the whole job stopped between two tables' commits (restarts off): a fresh run is refused
 //   (the tables hold different checkpoints), `floe run --from latest` finishes exactly once;
 // * a record naming no valid table fails the job with the column and value, nothing committed
-//   for it.
+//   for it;
+// * routing by topic: Flink's METADATA columns (topic, partition, offset, timestamp) of a source
+//   reading three topics, 'catalog-table' = 'raw_{topic}', the watermark on the Kafka timestamp.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { checkpointSets, floe, icebergTable, killWorkerMidFeed, produce, runJob, sandbox,
-         startCluster, stopClusters, tempRoot, writeJsonl } from './harness.mjs';
+import { checkpointSets, consumeTopic, floe, icebergTable, killWorkerMidFeed, produce, runJob,
+         sandbox, startCluster, stopClusters, tempRoot, writeJsonl } from './harness.mjs';
 import { icebirdRows } from './icebird_read.mjs';
 
 const ROOT = tempRoot('floe-routed-tables-');
@@ -151,4 +153,60 @@ test('a record whose route column names no valid table fails the job naming colu
   assert.notEqual(code, 0, err);
   assert.match(err, /routes to table name 'bad_name_\.\.\/x' \(kind = '\.\.\/x'\), which is not a valid table name/, err);
   assert.ok(!fs.existsSync(path.join(p.wh, 'x')), 'nothing written outside the namespace');
+});
+
+test('routing by topic: METADATA columns name each record\'s topic, partition, offset and timestamp; killed mid-feed, every record once in its topic\'s table', async (t) => {
+  const topics = ['orders', 'clicks', 'views'];
+  const cluster = await startCluster(ROOT, 'by_topic', { topics: topics.map((x) => `${x}:2`),
+                                                        args: ['--rtt-ms', '20'] });
+  const p = sandbox(ROOT, 'by_topic');
+  const per = 2000;
+  for (const [i, topic] of topics.entries()) {
+    const seqs = Array.from({ length: per }, (_, k) => i * per + k + 1);
+    produce(cluster.bootstrap, topic, writeJsonl(path.join(p.dir, `${topic}.jsonl`),
+                                                 seqs.map((seq) => ({ seq, score: seq / 4 }))),
+            ['--property', 'batch.num.messages=50']);
+  }
+  const before = Date.now();
+  fs.writeFileSync(p.job, `${checkpointSets('200 ms')}
+CREATE TABLE src (
+  seq BIGINT NOT NULL, score DOUBLE,
+  topic STRING METADATA VIRTUAL,
+  part INT METADATA FROM 'partition' VIRTUAL,
+  off BIGINT METADATA FROM 'offset' VIRTUAL,
+  ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp',
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND
+) WITH ('connector' = 'kafka', 'topic' = '${topics.join(';')}',
+        'properties.bootstrap.servers' = '\${KAFKA}', 'format' = 'json',
+        'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset',
+        'properties.max.partition.fetch.bytes' = '2048');
+CREATE TABLE raw (seq BIGINT NOT NULL, score DOUBLE, topic STRING, part INT, off BIGINT,
+                  ts TIMESTAMP_LTZ(3))
+  WITH (${icebergTable('raw_{topic}')});
+INSERT INTO raw SELECT * FROM src;
+`);
+  const r = runJob(p, { KAFKA: cluster.bootstrap, CHK: p.chk, WH: p.wh });
+  await killWorkerMidFeed(p);
+  const { code, err } = await r.done;
+  assert.equal(code, 0, err);
+  assert.match(err, /killed by SIGKILL/, err);
+  for (const [i, topic] of topics.entries()) {
+    // What Kafka holds for the topic: each record's partition and offset, by its seq.
+    const where = new Map(consumeTopic(cluster.bootstrap, topic)
+      .map((x) => [JSON.parse(x.value).seq, `${x.partition}/${x.offset}`]));
+    const rows = await icebirdRows({ location: path.join(p.wh, 'demo', `raw_${topic}`) });
+    const seqs = rows.map((x) => Number(x.seq)).sort((a, b) => a - b);
+    const want = Array.from({ length: per }, (_, k) => i * per + k + 1);
+    t.diagnostic(`raw_${topic}: ${rows.length} rows`);
+    assert.deepEqual(seqs, want, `raw_${topic}: every record of ${topic} once`);
+    for (const x of rows) {
+      assert.equal(x.topic, topic);
+      assert.equal(`${x.part}/${x.off}`, where.get(Number(x.seq)), `seq ${x.seq}: partition/offset`);
+      const ms = new Date(x.ts).getTime();
+      assert.ok(ms >= before - 60_000 && ms <= Date.now(), `seq ${x.seq}: ts ${x.ts}`);
+    }
+    // The watermark from the Kafka timestamps reached each table's commits.
+    const d = floe(['table', 'describe', `demo.raw_${topic}`, '--warehouse', p.wh]);
+    assert.match(d.out, /"floe\.watermark":\s*"\d+"/, `raw_${topic} commits carry a watermark`);
+  }
 });

@@ -61,6 +61,14 @@ struct TableDescriptor {
   std::vector<std::string> partitioned_by;     // PARTITIONED BY (...)
   std::map<std::string, std::string> options;  // WITH options, keys as written
   std::optional<WatermarkSpec> watermark;      // the table's event time, if it declares one
+  // Metadata columns (`name TYPE METADATA [FROM 'key'] [VIRTUAL]`): in `schema` in declared
+  // order like the others, but given by the source per record, never decoded from the value.
+  struct MetadataColumn {
+    std::string column;
+    std::string key;
+    bool is_virtual = false;
+  };
+  std::vector<MetadataColumn> metadata;
 };
 
 // What every connector of one job run shares.

@@ -77,6 +77,9 @@ struct Connector {
   std::function<Status(const TableDescriptor&)> accepts_changelog;
   // Whether the connector honours PARTITIONED BY (...); the planner refuses it otherwise.
   bool partitioned_by = false;
+  // The metadata keys its source gives (METADATA columns) and the SQL type each has (what a
+  // column must declare); the planner refuses other keys, and any metadata column on a sink.
+  std::vector<std::pair<std::string, std::string>> source_metadata;
 };
 
 class ConnectorRegistry {

@@ -132,6 +132,10 @@ struct ColumnDef {
   SourcePos pos;
   int precision = 0;             // TIMESTAMP / TIMESTAMP_LTZ precision (default 6), else 0
   std::optional<Expr> computed;  // `name AS expr`
+  // `name TYPE METADATA [FROM 'key'] [VIRTUAL]`: a value the connector gives per record (a
+  // Kafka record's topic, offset, timestamp), the key being the column's name without FROM.
+  std::optional<std::string> metadata;
+  bool is_virtual = false;  // VIRTUAL: read-only, never part of a sink's columns
   bool operator==(const ColumnDef&) const = default;
 
   SqlType sql_type() const { return {type, precision}; }

@@ -498,8 +498,7 @@ class Parser {
     return Expect(TokenKind::kRParen, "',' or ')'");
   }
 
-  // A computed column: `name AS expr`. Metadata columns
-  // (`name TYPE METADATA [FROM 'key'] [VIRTUAL]`) would branch in ParseColumn.
+  // A computed column: `name AS expr`.
   Status ParseComputedColumn(size_t element_offset, CreateTable* table) {
     ColumnDef column;
     column.pos = PosOf(Peek());
@@ -522,6 +521,18 @@ class Parser {
     FLOE_ASSIGN_OR_RAISE(ColumnDef column, ParseColumn("column name, PRIMARY KEY or WATERMARK"));
     if (const ColumnDef* prior = table->FindColumn(column.name)) {
       return DuplicateColumn(element_offset, *prior);
+    }
+    if (AcceptKeyword("METADATA")) {  // Flink's `name TYPE METADATA [FROM 'key'] [VIRTUAL]`
+      column.metadata = column.name;
+      if (AcceptKeyword("FROM")) {
+        FLOE_ASSIGN_OR_RAISE(column.metadata, ParseString("the metadata key (a string)"));
+      }
+      column.is_virtual = AcceptKeyword("VIRTUAL");
+      table->columns.push_back(std::move(column));
+      if (Peek().kind != TokenKind::kComma && Peek().kind != TokenKind::kRParen) {
+        return Unexpected("VIRTUAL, ',' or ')' after the metadata column");
+      }
+      return Status::OK();
     }
     if (AtKeyword("PRIMARY")) {  // inline: `id BIGINT PRIMARY KEY NOT ENFORCED`
       if (elements->primary_key) {
@@ -560,6 +571,10 @@ class Parser {
         if (table->FindColumn(key.name)->computed) {
           return ErrorAt(key.offset, "primary key column " + Name(key.name) +
                                          " is a computed column; a key must be physical");
+        }
+        if (table->FindColumn(key.name)->metadata) {  // Flink refuses it too
+          return ErrorAt(key.offset, "primary key column " + Name(key.name) +
+                                         " is a metadata column; a key must be physical");
         }
       }
     }

@@ -120,9 +120,9 @@ TEST(ParseCreateTable, ReadsColumnsKeysPartitionsAndOptions) {
   ASSERT_EQ(s.tables.size(), 1u);
   CreateTable expected;
   expected.name = "lake";
-  expected.columns = {{"seq", DataType::Int64(), true, {}, 0, {}},
-                      {"npi", DataType::String(), true, {}, 0, {}},
-                      {"day", DataType::Date(), false, {}, 0, {}}};
+  expected.columns = {{"seq", DataType::Int64(), true, {}, 0, {}, {}, false},
+                      {"npi", DataType::String(), true, {}, 0, {}, {}, false},
+                      {"day", DataType::Date(), false, {}, 0, {}, {}, false}};
   expected.primary_key = {"npi", "seq"};
   expected.partitioned_by = {"day"};
   expected.options = {{"connector", "iceberg"}, {"b", "2"}, {"a", "1"}};
@@ -370,9 +370,30 @@ TEST(ParseCreateTable, FlinkDdlFloeLacksIsASyntaxErrorAtTheWord) {
             "line 1, column 24: expected PARTITIONED BY, WITH or ';', found identifier 'COMMENT'");
   EXPECT_EQ(ParseError("CREATE TABLE t (a INT) LIKE u"),
             "line 1, column 24: expected PARTITIONED BY, WITH or ';', found identifier 'LIKE'");
-  EXPECT_EQ(ParseError("CREATE TABLE t (a INT, o BIGINT METADATA FROM 'offset')"),
-            "line 1, column 33: expected NOT NULL, PRIMARY KEY, ',' or ')', found identifier "
-            "'METADATA'");
+}
+
+// Flink's metadata columns: `name TYPE METADATA [FROM 'key'] [VIRTUAL]`.
+TEST(ParseCreateTable, ReadsMetadataColumns) {
+  Script s = MustParse(
+      "CREATE TABLE t (a INT, o BIGINT METADATA FROM 'offset', topic STRING METADATA VIRTUAL, "
+      "ts TIMESTAMP_LTZ(3) NOT NULL METADATA FROM 'timestamp' VIRTUAL);");
+  const std::vector<ColumnDef>& c = s.tables[0].columns;
+  ASSERT_EQ(c.size(), 4u);
+  EXPECT_FALSE(c[0].metadata);
+  EXPECT_EQ(c[1].metadata, "offset");
+  EXPECT_FALSE(c[1].is_virtual);
+  EXPECT_EQ(c[2].metadata, "topic");  // the column's name without FROM
+  EXPECT_TRUE(c[2].is_virtual);
+  EXPECT_EQ(c[3].metadata, "timestamp");
+  EXPECT_TRUE(c[3].not_null);
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT, o BIGINT METADATA FROM offset)"),
+            "line 1, column 47: expected the metadata key (a string), found identifier 'offset'");
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT, o BIGINT METADATA VIRTUAL x)"),
+            "line 1, column 50: expected VIRTUAL, ',' or ')' after the metadata column, found "
+            "identifier 'x'");
+  EXPECT_EQ(ParseError("CREATE TABLE t (a INT, o BIGINT METADATA, PRIMARY KEY (o) NOT ENFORCED)"),
+            "line 1, column 56: primary key column 'o' is a metadata column; a key must be "
+            "physical");
 }
 
 TEST(ParseCreateTable, RejectsQualifiedTableName) {
@@ -1220,10 +1241,11 @@ INSERT INTO lake SELECT * FROM roster WHERE active = TRUE AND seq > 10;
 
 TEST(ParseScript, ParsesAFullJobFile) {
   Script s = MustParse(kJob, {{"WAREHOUSE", "/tmp/wh"}});
-  std::vector<ColumnDef> columns = {{"seq", DataType::Int64(), true, {}, 0, {}},
-                                    {"npi", DataType::String(), true, {}, 0, {}},
-                                    {"event_time", DataType::Timestamp(), false, {}, 3, {}},
-                                    {"active", DataType::Boolean(), false, {}, 0, {}}};
+  std::vector<ColumnDef> columns = {
+      {"seq", DataType::Int64(), true, {}, 0, {}, {}, false},
+      {"npi", DataType::String(), true, {}, 0, {}, {}, false},
+      {"event_time", DataType::Timestamp(), false, {}, 3, {}, {}, false},
+      {"active", DataType::Boolean(), false, {}, 0, {}, {}, false}};
   Script expected;
   expected.sets = {{"execution.checkpointing.interval", "1s", {}}};
   CreateTable roster;
@@ -1360,7 +1382,8 @@ TEST(ParseScript, VariablesWorkAnywhereInTheText) {
                 {{"T", "events"}, {"COL", "id"}, {"TYPE", "BIGINT NOT NULL"}, {"DIR", "/tmp/wh"}});
   ASSERT_EQ(s.tables.size(), 1u);
   EXPECT_EQ(s.tables[0].name, "events");
-  EXPECT_EQ(s.tables[0].columns[0], (ColumnDef{"id", DataType::Int64(), true, {}, 0, {}}));
+  EXPECT_EQ(s.tables[0].columns[0],
+            (ColumnDef{"id", DataType::Int64(), true, {}, 0, {}, {}, false}));
   EXPECT_EQ(s.tables[0].options[0].second, "/tmp/wh/data");
 }
 

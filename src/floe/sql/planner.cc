@@ -171,6 +171,7 @@ connectors::TableDescriptor Describe(const CreateTable& table,
     if (c.type.id == TypeId::kTimestamp || c.type.id == TypeId::kTimestampTz) {
       f.precision = c.precision;
     }
+    if (c.metadata) d.metadata.push_back({c.name, *c.metadata, c.is_virtual});
   }
   d.schema = std::move(schema);
   d.primary_key = table.primary_key;
@@ -291,6 +292,39 @@ Result<runtime::RestartStrategy> ParseRestartStrategy(
 enum class Role { kSource, kSink };
 
 // The table's connector, checked against what `role` can use.
+// The table's METADATA columns against what its connector gives: keys it knows, declared with
+// their types; none on a table written to (floe writes no metadata yet).
+Status CheckMetadataColumns(const CreateTable& table, const connectors::Connector& c, Role role) {
+  for (const ColumnDef& column : table.columns) {
+    if (!column.metadata) continue;
+    const std::string where = At(column.pos) + "table '" + table.name + "', metadata column '" +
+                              column.name + "' (key '" + *column.metadata + "'): ";
+    if (role == Role::kSink) {
+      return Status::InvalidArgument(where +
+                                     "the table is written by an INSERT, and floe's sinks write "
+                                     "no metadata; declare the column as a regular one");
+    }
+    std::string known;
+    for (const auto& [key, type] : c.source_metadata) {
+      known += (known.empty() ? "'" : ", '") + key + "' " + type;
+      if (key != *column.metadata) continue;
+      if (ToString(column.sql_type()) != type) {
+        return Status::InvalidArgument(where + "connector '" + c.name + "' gives it as " + type +
+                                       ", declared " + ToString(column.sql_type()) +
+                                       "; declare it " + type);
+      }
+      known.clear();
+      break;
+    }
+    if (!known.empty() || c.source_metadata.empty()) {
+      return Status::InvalidArgument(
+          where + "connector '" + c.name + "' has no such metadata key" +
+          (c.source_metadata.empty() ? " (it gives none)" : "; it gives " + known));
+    }
+  }
+  return Status::OK();
+}
+
 Result<const connectors::Connector*> ConnectorOf(const CreateTable& table, Role role) {
   const connectors::ConnectorRegistry& registry = connectors::BuiltinConnectors();
   auto it = std::find_if(table.options.begin(), table.options.end(),
@@ -317,6 +351,7 @@ Result<const connectors::Connector*> ConnectorOf(const CreateTable& table, Role 
         At(table.pos) + "table '" + table.name + "' is written by an INSERT, but connector '" +
         name + "' can only be read; writable connectors: " + registry.SinkNames());
   }
+  FLOE_RETURN_NOT_OK(CheckMetadataColumns(table, *c, role));
   if (!table.partitioned_by.empty() && !c->partitioned_by) {
     return Status::InvalidArgument(At(table.pos) + "table '" + table.name + "': connector '" +
                                    name +

@@ -364,6 +364,44 @@ INSERT INTO lake SELECT * FROM src;)sql");
       << msg;
 }
 
+// METADATA columns: keys the source's connector gives, with their types; none on a sink.
+TEST(PlanJob, MetadataColumnsNeedAKeyTheSourceGivesWithItsType) {
+  const std::string kafka =
+      "'connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = 'localhost:1', "
+      "'format' = 'json', 'scan.startup.mode' = 'earliest-offset'";
+  std::string msg = ErrorOf(
+      "CREATE TABLE src (seq BIGINT NOT NULL, p BIGINT METADATA FROM 'partition') WITH (" + kafka +
+      ");\nCREATE TABLE out (seq BIGINT, p BIGINT) WITH ('connector' = 'print');\n"
+      "INSERT INTO out SELECT * FROM src;");
+  EXPECT_NE(msg.find("table 'src', metadata column 'p' (key 'partition'): connector 'kafka' "
+                     "gives it as INT, declared BIGINT; declare it INT"),
+            std::string::npos)
+      << msg;
+  msg = ErrorOf("CREATE TABLE src (seq BIGINT NOT NULL, h STRING METADATA FROM 'headers') WITH (" +
+                kafka +
+                ");\nCREATE TABLE out (seq BIGINT, h STRING) WITH ('connector' = 'print');\n"
+                "INSERT INTO out SELECT * FROM src;");
+  EXPECT_NE(msg.find("connector 'kafka' has no such metadata key; it gives 'topic' STRING, "
+                     "'partition' INT, 'offset' BIGINT, 'timestamp' TIMESTAMP_LTZ(3)"),
+            std::string::npos)
+      << msg;
+  msg = ErrorOf(
+      "CREATE TABLE src (seq BIGINT NOT NULL, o BIGINT METADATA FROM 'offset') WITH "
+      "('connector' = 'roster');\nCREATE TABLE out (seq BIGINT, o BIGINT) WITH ('connector' = "
+      "'print');\nINSERT INTO out SELECT * FROM src;");
+  EXPECT_NE(msg.find("connector 'roster' has no such metadata key (it gives none)"),
+            std::string::npos)
+      << msg;
+  msg = ErrorOf(
+      "CREATE TABLE src (seq BIGINT NOT NULL) WITH ('connector' = 'roster');\n"
+      "CREATE TABLE out (seq BIGINT, o BIGINT METADATA FROM 'offset') WITH ('connector' = "
+      "'print');\nINSERT INTO out SELECT seq, seq FROM src;");
+  EXPECT_NE(msg.find("metadata column 'o' (key 'offset'): the table is written by an INSERT, and "
+                     "floe's sinks write no metadata"),
+            std::string::npos)
+      << msg;
+}
+
 TEST(PlanJob, AJobWithoutInsertIsRefused) {
   std::string msg = ErrorOf("SET 'a' = 'b'; CREATE TABLE t (a INT) WITH ('connector' = 'print');");
   EXPECT_NE(msg.find("no INSERT INTO"), std::string::npos) << msg;

@@ -175,6 +175,18 @@ bool IsKafkaChangelogSource(const TableDescriptor& table) {
 
 namespace {
 
+// The declared columns a format decodes: all but the METADATA ones.
+std::shared_ptr<const BatchSchema> DecodedColumns(const TableDescriptor& table) {
+  if (table.metadata.empty()) return table.schema;
+  auto decoded = std::make_shared<BatchSchema>();
+  for (const Field& f : table.schema->fields) {
+    const bool metadata = std::any_of(table.metadata.begin(), table.metadata.end(),
+                                      [&](const auto& m) { return m.column == f.name; });
+    if (!metadata) decoded->fields.push_back(f);
+  }
+  return decoded;
+}
+
 // Moves the 'properties.*' options, which go to librdkafka as they are, into config->properties;
 // returns the table without them.
 TableDescriptor TakeClientProperties(const TableDescriptor& table, KafkaSourceConfig* config) {
@@ -305,7 +317,7 @@ Status ParseFormatOptions(const TableDescriptor& table, KafkaSourceConfig* confi
     config->format = KafkaFormat::kAvro;
     FLOE_RETURN_NOT_OK(RefuseOptionsOfOtherFormats(table, "avro"));
     FLOE_RETURN_NOT_OK(CheckPlainAvroOptions(table));
-    auto schema = avro::AvroSchemaForColumns(*table.schema);
+    auto schema = avro::AvroSchemaForColumns(*DecodedColumns(table));
     return schema.ok() ? Status::OK() : schema.status().WithContext("table '" + table.name + "'");
   }
   return Status::InvalidArgument(
@@ -404,7 +416,25 @@ Status SetSchema(const TableDescriptor& table, KafkaSourceConfig* config) {
     return Status::InvalidArgument("table '" + table.name + "': column name '" +
                                    runtime::kRowKindColumn + "' is reserved for row kinds");
   }
-  config->schema = table.schema;
+  config->schema = DecodedColumns(table);
+  if (config->schema->fields.empty()) {
+    return Status::InvalidArgument("table '" + table.name +
+                                   "' declares metadata columns only; the format needs a column");
+  }
+  for (const TableDescriptor::MetadataColumn& m : table.metadata) {
+    KafkaSourceConfig::MetadataSlot slot;
+    slot.index = static_cast<size_t>(table.schema->FieldIndex(m.column));
+    auto key = std::find_if(KafkaMetadataKeys().begin(), KafkaMetadataKeys().end(),
+                            [&](const auto& k) { return k.first == m.key; });
+    if (key == KafkaMetadataKeys().end()) {
+      return Status::InvalidArgument("table '" + table.name + "': metadata key '" + m.key +
+                                     "' is not one a Kafka source gives");
+    }
+    slot.key = static_cast<KafkaSourceConfig::MetadataKey>(key - KafkaMetadataKeys().begin());
+    config->metadata.push_back(slot);
+  }
+  std::sort(config->metadata.begin(), config->metadata.end(),
+            [](const auto& a, const auto& b) { return a.index < b.index; });
   config->output_schema =
       config->changelog() ? runtime::WithRowKindColumn(*table.schema) : table.schema;
   FLOE_ASSIGN_OR_RAISE(auto decoder, json::JsonLinesDecoder::Make(config->schema));
@@ -498,6 +528,9 @@ Status KafkaSource::Open(const runtime::OperatorContext& ctx) {
     FLOE_ASSIGN_OR_RAISE(decoder_, json::JsonLinesDecoder::Make(config_.schema, options));
   }
   rows_ = RecordBatch(config_.schema);
+  for (const KafkaSourceConfig::MetadataSlot& slot : config_.metadata) {
+    metadata_.emplace_back(config_.output_schema->fields[slot.index].type);
+  }
   if (config_.group_member) {
     FLOE_ASSIGN_OR_RAISE(consumer_, kafka::KafkaConsumer::MakeMember(
                                         config_.properties, [this](const kafka::GroupChange& c) {
@@ -1013,7 +1046,7 @@ Status KafkaSource::ReadRecord(kafka::ConsumedMessage& m, std::string_view topic
   if (registry_ != nullptr || avro_plain_ != nullptr) {
     const size_t rows_before = rows_.num_rows();
     FLOE_RETURN_NOT_OK(ReadValue(value, topic, m));
-    NoteRows(topic, m.partition(), rows_before, rows_.num_rows(), row_splits);
+    NoteRows(CoordinatesOf(m, topic), rows_before, rows_.num_rows(), row_splits);
     return Status::OK();
   }
   // One record is one JSON object even when pretty-printed: the decoder reads lines, and a raw
@@ -1032,7 +1065,7 @@ Status KafkaSource::ReadRecord(kafka::ConsumedMessage& m, std::string_view topic
     // The poll's JSON records decode together, one per line (DecodeHeld): one decoder call per
     // poll, not per record.
     held_values_.push_back('\n');
-    held_.push_back(HeldRecord{topic, m.partition(), m.offset(), begin, value.size()});
+    held_.push_back(HeldRecord{CoordinatesOf(m, topic), begin, value.size()});
     if (config_.bad_records != BadRecordPolicy::kFail) held_messages_.push_back(std::move(m));
     return Status::OK();
   }
@@ -1041,7 +1074,7 @@ Status KafkaSource::ReadRecord(kafka::ConsumedMessage& m, std::string_view topic
   Status st = ReadValue(std::string_view(held_values_).substr(begin), topic, m);
   held_values_.resize(begin);
   FLOE_RETURN_NOT_OK(st);
-  NoteRows(topic, m.partition(), rows_before, rows_.num_rows(), row_splits);
+  NoteRows(CoordinatesOf(m, topic), rows_before, rows_.num_rows(), row_splits);
   return Status::OK();
 }
 
@@ -1051,8 +1084,7 @@ Status KafkaSource::DecodeHeld(std::vector<PartitionRef>* row_splits) {
   Status st = decoder_->Decode(held_values_, kValueSource, 1, &rows_);
   if (st.ok() && rows_.num_rows() - rows_before == held_.size()) {
     for (size_t k = 0; k < held_.size(); ++k) {
-      NoteRows(held_[k].topic, held_[k].partition, rows_before + k, rows_before + k + 1,
-               row_splits);
+      NoteRows(held_[k].record, rows_before + k, rows_before + k + 1, row_splits);
     }
   } else {
     // A record that is not one JSON object on its own (a bad one, a blank value, a byte-order
@@ -1063,11 +1095,11 @@ Status KafkaSource::DecodeHeld(std::vector<PartitionRef>* row_splits) {
       const size_t before = rows_.num_rows();
       const std::string_view value = std::string_view(held_values_).substr(r.begin, r.size);
       if (k < held_messages_.size()) {
-        FLOE_RETURN_NOT_OK(ReadValue(value, r.topic, held_messages_[k]));
+        FLOE_RETURN_NOT_OK(ReadValue(value, r.record.topic, held_messages_[k]));
       } else {
-        FLOE_RETURN_NOT_OK(DecodeValue(value, r.topic, r.partition, r.offset));
+        FLOE_RETURN_NOT_OK(DecodeValue(value, r.record.topic, r.record.partition, r.record.offset));
       }
-      NoteRows(r.topic, r.partition, before, rows_.num_rows(), row_splits);
+      NoteRows(r.record, before, rows_.num_rows(), row_splits);
     }
   }
   held_.clear();
@@ -1076,8 +1108,38 @@ Status KafkaSource::DecodeHeld(std::vector<PartitionRef>* row_splits) {
   return Status::OK();
 }
 
-void KafkaSource::NoteRows(std::string_view topic, int32_t partition, size_t rows_before,
-                           size_t rows, std::vector<PartitionRef>* row_splits) {
+KafkaSource::RecordCoordinates KafkaSource::CoordinatesOf(const kafka::ConsumedMessage& m,
+                                                          std::string_view topic) {
+  return RecordCoordinates{topic, m.partition(), m.offset(), m.timestamp_ms()};
+}
+
+void KafkaSource::NoteRows(const RecordCoordinates& record, size_t rows_before, size_t rows,
+                           std::vector<PartitionRef>* row_splits) {
+  const std::string_view topic = record.topic;
+  const int32_t partition = record.partition;
+  for (size_t slot = 0; slot < config_.metadata.size() && rows > rows_before; ++slot) {
+    Column& column = metadata_[slot];
+    for (size_t r = rows_before; r < rows; ++r) {
+      switch (config_.metadata[slot].key) {
+        case KafkaSourceConfig::MetadataKey::kTopic:
+          column.AppendBytes(topic);
+          break;
+        case KafkaSourceConfig::MetadataKey::kPartition:
+          column.Append<int32_t>(partition);
+          break;
+        case KafkaSourceConfig::MetadataKey::kOffset:
+          column.Append<int64_t>(record.offset);
+          break;
+        case KafkaSourceConfig::MetadataKey::kTimestamp:
+          if (record.timestamp_ms) {
+            column.Append<int64_t>(*record.timestamp_ms * 1000);  // TIMESTAMP_LTZ: micros
+          } else {
+            column.AppendNull();
+          }
+          break;
+      }
+    }
+  }
   if (watermarks_ && row_splits != nullptr && rows > rows_before) {
     row_splits->resize(std::max(row_splits->size(), rows), PartitionRef(topic, partition));
   }
@@ -1197,11 +1259,20 @@ Status KafkaSource::DecodeBinary(std::string_view value) {
 
 RecordBatch KafkaSource::TakeBatch() {
   RecordBatch batch;
-  if (config_.changelog() || config_.group_member) {
+  if (config_.changelog() || config_.group_member || !config_.metadata.empty()) {
     std::vector<Column> columns;
-    columns.reserve(rows_.num_columns() + 2);
-    for (size_t i = 0; i < rows_.num_columns(); ++i) {
-      columns.push_back(std::move(rows_.mutable_column(i)));
+    columns.reserve(rows_.num_columns() + config_.metadata.size() + 2);
+    // The declared columns in order: decoded ones from rows_, metadata ones from metadata_.
+    size_t decoded = 0;
+    for (size_t slot = 0; slot <= config_.metadata.size(); ++slot) {
+      const size_t until = slot < config_.metadata.size() ? config_.metadata[slot].index : SIZE_MAX;
+      while (decoded < rows_.num_columns() && columns.size() < until) {
+        columns.push_back(std::move(rows_.mutable_column(decoded++)));
+      }
+      if (slot < config_.metadata.size()) {
+        const DataType type = metadata_[slot].type();
+        columns.push_back(std::exchange(metadata_[slot], Column(type)));
+      }
     }
     if (config_.changelog()) columns.push_back(std::exchange(kinds_, Column(DataType::String())));
     if (config_.group_member) {
@@ -1222,22 +1293,21 @@ Status KafkaSource::EmitBatch(runtime::Collector& out) {
 
 Result<int64_t> KafkaSource::EmitWithWatermarks(const std::vector<PartitionRef>& row_splits,
                                                 bool input_quiet, runtime::Collector& out) {
-  // The event time of each row: the table's column, or its computed column evaluated here.
+  const RecordBatch batch = rows_.num_rows() > 0 ? TakeBatch() : RecordBatch();
+  // The event time of each row: the table's column, or its computed column evaluated here, on
+  // the declared columns (metadata ones included; the batch's extra columns come after them).
   std::optional<Column> computed;
-  if (config_.watermark->computed != nullptr) {
-    if (rows_.num_rows() == 0) {
-      computed.emplace(DataType::Timestamp());
-    } else {
-      FLOE_ASSIGN_OR_RAISE(computed, config_.watermark->computed->Compute(rows_));
-    }
+  if (batch.num_rows() == 0) {
+    computed.emplace(DataType::Timestamp());
+  } else if (config_.watermark->computed != nullptr) {
+    FLOE_ASSIGN_OR_RAISE(computed, config_.watermark->computed->Compute(batch));
   }
-  const Column& time = computed ? *computed : rows_.column(config_.watermark->column);
-  const size_t timed_rows = std::min({time.size(), row_splits.size(), rows_.num_rows()});
+  const Column& time = computed ? *computed : batch.column(config_.watermark->column);
+  const size_t timed_rows = std::min({time.size(), row_splits.size(), batch.num_rows()});
   std::vector<int64_t> times(timed_rows, INT64_MIN);  // INT64_MIN: NULL
   for (size_t r = 0; r < timed_rows; ++r) {
     if (!time.IsNull(r)) times[r] = time.Get<int64_t>(r);
   }
-  const RecordBatch batch = rows_.num_rows() > 0 ? TakeBatch() : RecordBatch();
   // Per record, in order: the batch is cut after each record that makes a watermark due.
   int64_t newest_event = INT64_MIN;
   size_t piece_start = 0;
@@ -1528,6 +1598,15 @@ Result<runtime::VertexId> AddKafkaSource(runtime::JobGraph& graph, const std::st
                                       std::move(config), context.positions);
 }
 
+const std::vector<std::pair<std::string, std::string>>& KafkaMetadataKeys() {
+  static const std::vector<std::pair<std::string, std::string>> kKeys = {
+      {"topic", "STRING"},
+      {"partition", "INT"},
+      {"offset", "BIGINT"},
+      {"timestamp", "TIMESTAMP_LTZ(3)"}};
+  return kKeys;
+}
+
 Connector KafkaConnector() {
   Connector c;
   c.name = "kafka";
@@ -1544,6 +1623,7 @@ Connector KafkaConnector() {
   };
   c.emits_changelog = IsKafkaChangelogSource;
   c.generates_watermarks = true;  // per partition, from the table's WATERMARK
+  c.source_metadata = KafkaMetadataKeys();
   c.add_sink = [](const SinkRequest& r) -> Result<AddedSink> {
     KafkaSinkJobSettings settings;
     settings.checkpointing = r.context->checkpointing;

@@ -51,6 +51,10 @@ enum class KafkaFormat {
 using TopicOffsets = std::map<std::string, kafka::PartitionOffsets, std::less<>>;
 
 // Settings of a 'connector' = 'kafka' table used as a source (docs/kafka.md).
+// The metadata keys a Kafka source gives (Flink's names) and the type a METADATA column of
+// each must declare, in KafkaSourceConfig::MetadataKey's order.
+const std::vector<std::pair<std::string, std::string>>& KafkaMetadataKeys();
+
 struct KafkaSourceConfig {
   std::vector<std::string> topics;  // 'topic': one name or a ';' list, in the order written
   kafka::Properties properties;     // 'properties.*' without the prefix, handed to librdkafka
@@ -69,15 +73,24 @@ struct KafkaSourceConfig {
   bool debezium_schema_include = false;  // 'debezium-json.schema-include'
   SchemaRegistryOptions registry;  // '<format>.url' and its basic auth (the *-confluent formats)
   size_t batch_rows = 1000;        // records per emitted batch (at most)
-  int64_t request_timeout_ms = 30000;         // metadata / offsets requests at start
-  std::shared_ptr<const BatchSchema> schema;  // the declared columns
-  // The table's WATERMARK (column of `schema`, delay): the source makes per-partition
+  int64_t request_timeout_ms = 30000;  // metadata / offsets requests at start
+  // The columns the format decodes: the declared ones but the metadata columns.
+  std::shared_ptr<const BatchSchema> schema;
+  // The METADATA columns (KafkaMetadataKeys()): their index among the declared columns and what
+  // they hold, in declared order.
+  enum class MetadataKey { kTopic, kPartition, kOffset, kTimestamp };
+  struct MetadataSlot {
+    size_t index = 0;
+    MetadataKey key = MetadataKey::kTopic;
+  };
+  std::vector<MetadataSlot> metadata;
+  // The table's WATERMARK (column of the declared ones, delay): the source makes per-partition
   // watermarks (runtime::WatermarkGenerator). Unset: no watermarks.
   std::optional<WatermarkSpec> watermark;
   // 'scan.watermark.idle-timeout', else the job's 'table.exec.source.idle-timeout'; 0 = never.
   std::chrono::milliseconds idle_timeout{0};
   std::chrono::milliseconds watermark_interval{200};  // pipeline.auto-watermark-interval
-  // What the source emits: `schema`, plus kRowKindColumn for a changelog format, plus
+  // What the source emits: the declared columns, plus kRowKindColumn for a changelog format, plus
   // kSourceSplitColumn for a group member.
   std::shared_ptr<const BatchSchema> output_schema;
   bool changelog() const {
@@ -226,8 +239,16 @@ class KafkaSource final : public runtime::SourceOperator {
   // policy is to fail, it is counted, logged and (dead-letter) kept for side output 1. A registry
   // that cannot be reached fails the job whatever the policy (the records are not bad).
   Status ReadValue(std::string_view value, std::string_view topic, const kafka::ConsumedMessage& m);
-  // Notes the partition (and claim split) of rows [rows_before, rows).
-  void NoteRows(std::string_view topic, int32_t partition, size_t rows_before, size_t rows,
+  // Where a record came from: its metadata columns' values.
+  struct RecordCoordinates {
+    std::string_view topic;
+    int32_t partition = 0;
+    int64_t offset = 0;
+    std::optional<int64_t> timestamp_ms;
+  };
+  static RecordCoordinates CoordinatesOf(const kafka::ConsumedMessage& m, std::string_view topic);
+  // Notes the partition (and claim split) of rows [rows_before, rows), and their metadata.
+  void NoteRows(const RecordCoordinates& record, size_t rows_before, size_t rows,
                 std::vector<PartitionRef>* row_splits);
   // The rows read so far as one batch (with the change kinds of a debezium table); empties them.
   RecordBatch TakeBatch();
@@ -277,9 +298,7 @@ class KafkaSource final : public runtime::SourceOperator {
   RecordBatch rows_;                                 // declared columns
   // The records of this poll not yet decoded: their values one per line, and where each is.
   struct HeldRecord {
-    std::string_view topic;  // owned by position_
-    int32_t partition = 0;
-    int64_t offset = 0;
+    RecordCoordinates record;    // its topic owned by position_
     size_t begin = 0, size = 0;  // in held_values_
   };
   std::string held_values_;
@@ -289,6 +308,7 @@ class KafkaSource final : public runtime::SourceOperator {
   uint64_t bad_records_logged_ = 0;
   std::unique_ptr<runtime::WatermarkGenerator> watermarks_;  // with a WATERMARK only
   Column kinds_{DataType::String()};
+  std::vector<Column> metadata_;  // per config_.metadata slot, a value per row of rows_
   // Group member: the claims held now and the claim split of each row read; generations count
   // per partition over this source's life.
   std::map<std::pair<std::string, int32_t>, PartitionClaim> claims_;
