@@ -325,3 +325,15 @@ export const verifySeqs = (p, last) =>
 // The table equals the rows of `expectedFile` (JSON lines) by `key`, no key twice.
 export const verifyLatest = (p, expectedFile, key) =>
   verifyTable(p, ['--expected', expectedFile, '--key', key, '--unique', key]);
+
+// Sorted numbers as runs: [1,2,3,7] -> "1..3, 7".
+export function runs(xs) {
+  const out = [];
+  for (let i = 0; i < xs.length;) {
+    let j = i;
+    while (j + 1 < xs.length && xs[j + 1] === xs[j] + 1) j++;
+    out.push(i === j ? `${xs[i]}` : `${xs[i]}..${xs[j]}`);
+    i = j + 1;
+  }
+  return out.join(', ');
+}

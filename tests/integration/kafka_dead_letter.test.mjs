@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { checkpointSets, floe, icebergTable, jobRecords, killWorkerMidFeed, produce, recordsAdded,
-         runJob, sandbox, startCluster, stopClusters, tempRoot, waitFor, writeJsonl } from './harness.mjs';
+         runJob, runs, sandbox, startCluster, stopClusters, tempRoot, waitFor, writeJsonl } from './harness.mjs';
 import { icebirdRows } from './icebird_read.mjs';
 
 const ROOT = tempRoot('floe-kafka-dead-letter-');
@@ -32,18 +32,6 @@ function record(seq) {
     case 2: return { name: `user-${seq}`, score: seq };       // seq missing: NOT NULL
     default: return `{"seq":${seq},"name":"user-${seq}"`;     // cut short
   }
-}
-
-// Sorted numbers as runs: [1,2,3,7] -> "1..3, 7".
-function runs(xs) {
-  const out = [];
-  for (let i = 0; i < xs.length;) {
-    let j = i;
-    while (j + 1 < xs.length && xs[j + 1] === xs[j] + 1) j++;
-    out.push(i === j ? `${xs[i]}` : `${xs[i]}..${xs[j]}`);
-    i = j + 1;
-  }
-  return out.join(', ');
 }
 
 // Duplicates and missing runs of `got` against `want` (both arrays of numbers).

@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { checkpointSets, consumeTopic, floe, icebergTable, killWorkerMidFeed, produce, runJob,
-         sandbox, startCluster, stopClusters, tempRoot, writeJsonl } from './harness.mjs';
+         runs, sandbox, startCluster, stopClusters, tempRoot, writeJsonl } from './harness.mjs';
 import { icebirdRows } from './icebird_read.mjs';
 
 const ROOT = tempRoot('floe-routed-tables-');
@@ -26,18 +26,6 @@ after(stopClusters);
 
 const kindOf = (seq) => `k${String(seq % TABLES).padStart(2, '0')}`;
 const record = (seq) => ({ seq, kind: kindOf(seq), score: seq / 4 });
-
-// Sorted numbers as runs: [1,2,3,7] -> "1..3, 7".
-function runs(xs) {
-  const out = [];
-  for (let i = 0; i < xs.length;) {
-    let j = i;
-    while (j + 1 < xs.length && xs[j + 1] === xs[j] + 1) j++;
-    out.push(i === j ? `${xs[i]}` : `${xs[i]}..${xs[j]}`);
-    i = j + 1;
-  }
-  return out.join(', ');
-}
 
 function routedJob(p, topic, { interval = '200 ms', sets = '', more = '' } = {}) {
   return `${checkpointSets(interval)}

@@ -230,6 +230,32 @@ std::string CommitterVertexName(const IcebergSinkSpec& spec) {
   return spec.table.name + "-iceberg-committer";
 }
 
+namespace {
+
+// 'catalog-database' and 'catalog-table' into o->table, and a routed name into o->route.
+Status ParseTableName(const TableDescriptor& t, const std::string& where, IcebergSinkOptions* o) {
+  std::string database = OptionOr(t, "catalog-database", "default_database");  // Flink's default
+  std::string table = OptionOr(t, "catalog-table", t.name);
+  Result<TableRoute> route = ParseTableRoute(table);
+  if (!route.ok()) {
+    return Status::InvalidArgument(where + "option 'catalog-table' = " + route.status().message());
+  }
+  if (!route->columns.empty()) {
+    o->route = table;
+    table = route->NameFor(std::vector<std::string_view>(route->columns.size(), "x"));
+  }
+  Result<iceberg::TableIdentifier> id = iceberg::TableIdentifier::Parse(database + "." + table);
+  if (!id.ok()) {
+    return Status::InvalidArgument(where + "'catalog-database'.'catalog-table' = '" + database +
+                                   "." + table +
+                                   "' is not a valid table name (letters, digits and _ only)");
+  }
+  o->table = *id;
+  return Status::OK();
+}
+
+}  // namespace
+
 Result<IcebergSinkOptions> ParseIcebergSinkOptions(const IcebergSinkSpec& spec) {
   const TableDescriptor& t = spec.table;
   auto where = [&] { return "iceberg table '" + t.name + "': "; };
@@ -270,24 +296,7 @@ Result<IcebergSinkOptions> ParseIcebergSinkOptions(const IcebergSinkSpec& spec) 
   if (!catalog.ok()) return Status::InvalidArgument(where() + catalog.status().message());
   o.catalog = std::move(catalog).value();
 
-  std::string database = OptionOr(t, "catalog-database", "default_database");  // Flink's default
-  std::string table = OptionOr(t, "catalog-table", t.name);
-  Result<TableRoute> route = ParseTableRoute(table);
-  if (!route.ok()) {
-    return Status::InvalidArgument(where() +
-                                   "option 'catalog-table' = " + route.status().message());
-  }
-  if (!route->columns.empty()) {
-    o.route = table;
-    table = route->NameFor(std::vector<std::string_view>(route->columns.size(), "x"));
-  }
-  Result<iceberg::TableIdentifier> id = iceberg::TableIdentifier::Parse(database + "." + table);
-  if (!id.ok()) {
-    return Status::InvalidArgument(where() + "'catalog-database'.'catalog-table' = '" + database +
-                                   "." + table +
-                                   "' is not a valid table name (letters, digits and _ only)");
-  }
-  o.table = *id;
+  FLOE_RETURN_NOT_OK(ParseTableName(t, where(), &o));
 
   std::string format_version = OptionOr(t, "format-version", "2");
   if (format_version != "2") {
