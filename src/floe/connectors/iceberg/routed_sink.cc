@@ -1,7 +1,6 @@
 #include "floe/connectors/iceberg/routed_sink.h"
 
 #include <algorithm>
-#include <unordered_set>
 #include <utility>
 
 #include "floe/catalog/catalog_config.h"
@@ -118,11 +117,11 @@ Status RoutedIcebergWriterOperator::ProcessBatch(const RecordBatch& batch, int i
     }
     columns.push_back(&batch.column(static_cast<size_t>(index)));
   }
-  // Rows by table, in first-seen order per batch (a map keeps the tables' order stable).
+  // Rows by table name. Rows of one table often come in runs: a row with the previous row's
+  // values joins its table without building the name again.
   std::map<std::string, std::vector<uint32_t>> rows;
-  std::unordered_set<std::string> valid;  // names checked in this batch
-  std::vector<std::string_view> values(columns.size());
-  std::string name;
+  std::vector<uint32_t>* run = nullptr;
+  std::vector<std::string_view> values(columns.size()), previous;
   for (uint32_t row = 0; row < batch.num_rows(); ++row) {
     for (size_t c = 0; c < columns.size(); ++c) {
       if (columns[c]->IsNull(row)) {
@@ -133,8 +132,16 @@ Status RoutedIcebergWriterOperator::ProcessBatch(const RecordBatch& batch, int i
       }
       values[c] = columns[c]->GetBytes(row);
     }
-    name = route.NameFor(values);
-    if (!valid.count(name)) {
+    if (run != nullptr && values == previous) {
+      run->push_back(row);
+      continue;
+    }
+    previous = values;
+    std::string name = route.NameFor(values);
+    auto [it, first_seen] = rows.try_emplace(name);
+    run = &it->second;
+    run->push_back(row);
+    if (first_seen) {
       if (!iceberg::TableIdentifier::Parse(tables_->ns + "." + name).ok() || name.size() > 128) {
         std::string shown;
         for (size_t c = 0; c < columns.size(); ++c) {
@@ -146,9 +153,7 @@ Status RoutedIcebergWriterOperator::ProcessBatch(const RecordBatch& batch, int i
             " of a batch routes to table name '" + name.substr(0, 160) + "' (" + shown +
             "), which is not a valid table name (letters, digits and _ only, at most 128)");
       }
-      valid.insert(name);
     }
-    rows[name].push_back(row);
   }
   for (const auto& [table, indexes] : rows) {
     FLOE_ASSIGN_OR_RAISE(runtime::Operator * writer, Writer(table));
@@ -240,7 +245,8 @@ Status RoutedIcebergCommitterOperator::Restore(runtime::StateReader& state) {
         "': the restored state is a one-table sink's; a sink cannot switch between one table "
         "and a routed 'catalog-table' across a restore (start the routed job fresh)");
   }
-  FLOE_ASSIGN_OR_RAISE(std::string sink_id, state.GetString());
+  // The sink id is not checked (as a plain committer's): the staged files are this vertex's.
+  FLOE_RETURN_NOT_OK(state.GetString().status());
   FLOE_ASSIGN_OR_RAISE(uint32_t count, state.GetU32());
   for (uint32_t i = 0; i < count; ++i) {
     FLOE_ASSIGN_OR_RAISE(std::string table, state.GetString());
@@ -318,12 +324,6 @@ Status RoutedIcebergCommitterOperator::Close() {
 
 void RoutedIcebergCommitterOperator::Abandon(runtime::CheckpointId last_completed) {
   for (auto& [table, committer] : committers_) committer->Abandon(last_completed);
-}
-
-std::vector<std::string> RoutedIcebergCommitterOperator::tables() const {
-  std::vector<std::string> out;
-  for (const auto& [table, committer] : committers_) out.push_back(table);
-  return out;
 }
 
 }  // namespace floe::connectors::internal

@@ -98,9 +98,6 @@ class RoutedIcebergCommitterOperator final : public runtime::Operator {
   Status Close() override;
   void Abandon(runtime::CheckpointId last_completed) override;
 
-  // For tests: the tables it holds a committer for.
-  std::vector<std::string> tables() const;
-
  private:
   Result<IcebergCommitterOperator*> Committer(const std::string& table);
 
