@@ -9,8 +9,8 @@
 //   (the tables hold different checkpoints), `floe run --from latest` finishes exactly once;
 // * a record naming no valid table fails the job with the column and value, nothing committed
 //   for it;
-// * routing by topic: Flink's METADATA columns (topic, partition, offset, timestamp) of a source
-//   reading three topics, 'catalog-table' = 'raw_{topic}', the watermark on the Kafka timestamp.
+// * routing by topic: Flink's METADATA columns (topic, partition, offset, timestamp and its
+//   type) of a source reading three topics, 'catalog-table' = 'raw_{topic}', the watermark on the Kafka timestamp.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -85,9 +85,10 @@ async function everyTableOnce(t, p, seqs) {
 
 test('50 routed tables, worker SIGKILLed mid-feed: every record once, each in its own table', async (t) => {
   const { cluster, p, seqs } = await feed('mid_feed');
-  // Compaction due every 3 commits of a table: each table is maintained on its own.
-  fs.writeFileSync(p.job, routedJob(p, 'routed', { more: `, 'flink-maintenance.rewrite.schedule.commit-count' = '3',
-    'flink-maintenance.rewrite.min-input-files' = '2'` }));
+  // Compaction due after every commit of a table, every file a candidate: each table is
+  // maintained on its own.
+  fs.writeFileSync(p.job, routedJob(p, 'routed', { more: `, 'flink-maintenance.rewrite.schedule.commit-count' = '1',
+    'flink-maintenance.rewrite.rewrite-all' = 'true'` }));
   const r = runJob(p, { KAFKA: cluster.bootstrap, CHK: p.chk, WH: p.wh });
   await killWorkerMidFeed(p);
   const { code, err } = await r.done;
@@ -148,7 +149,7 @@ test('routing by topic: METADATA columns name each record\'s topic, partition, o
   const cluster = await startCluster(ROOT, 'by_topic', { topics: topics.map((x) => `${x}:2`),
                                                         args: ['--rtt-ms', '20'] });
   const p = sandbox(ROOT, 'by_topic');
-  const per = 2000;
+  const per = 4000;
   for (const [i, topic] of topics.entries()) {
     const seqs = Array.from({ length: per }, (_, k) => i * per + k + 1);
     produce(cluster.bootstrap, topic, writeJsonl(path.join(p.dir, `${topic}.jsonl`),
@@ -163,18 +164,19 @@ CREATE TABLE src (
   part INT METADATA FROM 'partition' VIRTUAL,
   off BIGINT METADATA FROM 'offset' VIRTUAL,
   ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp',
+  ts_type STRING METADATA FROM 'timestamp-type' VIRTUAL,
   WATERMARK FOR ts AS ts - INTERVAL '1' SECOND
 ) WITH ('connector' = 'kafka', 'topic' = '${topics.join(';')}',
         'properties.bootstrap.servers' = '\${KAFKA}', 'format' = 'json',
         'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset',
-        'properties.max.partition.fetch.bytes' = '2048');
+        'properties.max.partition.fetch.bytes' = '1024');
 CREATE TABLE raw (seq BIGINT NOT NULL, score DOUBLE, topic STRING, part INT, off BIGINT,
-                  ts TIMESTAMP_LTZ(3))
+                  ts TIMESTAMP_LTZ(3), ts_type STRING)
   WITH (${icebergTable('raw_{topic}')});
 INSERT INTO raw SELECT * FROM src;
 `);
   const r = runJob(p, { KAFKA: cluster.bootstrap, CHK: p.chk, WH: p.wh });
-  await killWorkerMidFeed(p);
+  await killWorkerMidFeed(p, 1);
   const { code, err } = await r.done;
   assert.equal(code, 0, err);
   assert.match(err, /killed by SIGKILL/, err);
@@ -192,6 +194,7 @@ INSERT INTO raw SELECT * FROM src;
       assert.equal(`${x.part}/${x.off}`, where.get(Number(x.seq)), `seq ${x.seq}: partition/offset`);
       const ms = new Date(x.ts).getTime();
       assert.ok(ms >= before - 60_000 && ms <= Date.now(), `seq ${x.seq}: ts ${x.ts}`);
+      assert.equal(x.ts_type, 'CreateTime');  // the producer set it
     }
     // The watermark from the Kafka timestamps reached each table's commits.
     const d = floe(['table', 'describe', `demo.raw_${topic}`, '--warehouse', p.wh]);

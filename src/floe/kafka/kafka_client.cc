@@ -655,6 +655,20 @@ std::optional<int64_t> ConsumedMessage::timestamp_ms() const {
   return ms;
 }
 
+std::string_view ConsumedMessage::timestamp_type() const {
+  if (kind_ != Kind::kRecord) return "NoTimestampType";
+  rd_kafka_timestamp_type_t type = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
+  (void)rd_kafka_message_timestamp(message_.get(), &type);
+  switch (type) {
+    case RD_KAFKA_TIMESTAMP_CREATE_TIME:
+      return "CreateTime";
+    case RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME:
+      return "LogAppendTime";
+    default:
+      return "NoTimestampType";
+  }
+}
+
 bool ConsumedMessage::retryable() const {
   return kind_ == Kind::kError && IsRetryable(message_->err);
 }

@@ -152,6 +152,8 @@ class ConsumedMessage {
   bool key_is_null() const;
   // The record's timestamp in ms since the epoch (create or log-append time), if it has one.
   std::optional<int64_t> timestamp_ms() const;
+  // What the timestamp is, in Flink's words: "CreateTime", "LogAppendTime" or "NoTimestampType".
+  std::string_view timestamp_type() const;
   // All headers in order (name, value); a null header value as "".
   std::vector<std::pair<std::string, std::string>> Headers() const;
 

@@ -382,7 +382,8 @@ TEST(PlanJob, MetadataColumnsNeedAKeyTheSourceGivesWithItsType) {
                 ");\nCREATE TABLE out (seq BIGINT, h STRING) WITH ('connector' = 'print');\n"
                 "INSERT INTO out SELECT * FROM src;");
   EXPECT_NE(msg.find("connector 'kafka' has no such metadata key; it gives 'topic' STRING, "
-                     "'partition' INT, 'offset' BIGINT, 'timestamp' TIMESTAMP_LTZ(3)"),
+                     "'partition' INT, 'offset' BIGINT, 'timestamp' TIMESTAMP_LTZ(3), "
+                     "'timestamp-type' STRING"),
             std::string::npos)
       << msg;
   msg = ErrorOf(

@@ -1110,7 +1110,8 @@ Status KafkaSource::DecodeHeld(std::vector<PartitionRef>* row_splits) {
 
 KafkaSource::RecordCoordinates KafkaSource::CoordinatesOf(const kafka::ConsumedMessage& m,
                                                           std::string_view topic) {
-  return RecordCoordinates{topic, m.partition(), m.offset(), m.timestamp_ms()};
+  return RecordCoordinates{topic, m.partition(), m.offset(), m.timestamp_ms(),
+                           m.timestamp_type()};
 }
 
 void KafkaSource::NoteRows(const RecordCoordinates& record, size_t rows_before, size_t rows,
@@ -1136,6 +1137,9 @@ void KafkaSource::NoteRows(const RecordCoordinates& record, size_t rows_before, 
           } else {
             column.AppendNull();
           }
+          break;
+        case KafkaSourceConfig::MetadataKey::kTimestampType:
+          column.AppendBytes(record.timestamp_type);
           break;
       }
     }
@@ -1603,7 +1607,8 @@ const std::vector<std::pair<std::string, std::string>>& KafkaMetadataKeys() {
       {"topic", "STRING"},
       {"partition", "INT"},
       {"offset", "BIGINT"},
-      {"timestamp", "TIMESTAMP_LTZ(3)"}};
+      {"timestamp", "TIMESTAMP_LTZ(3)"},
+      {"timestamp-type", "STRING"}};
   return kKeys;
 }
 

@@ -78,7 +78,7 @@ struct KafkaSourceConfig {
   std::shared_ptr<const BatchSchema> schema;
   // The METADATA columns (KafkaMetadataKeys()): their index among the declared columns and what
   // they hold, in declared order.
-  enum class MetadataKey { kTopic, kPartition, kOffset, kTimestamp };
+  enum class MetadataKey { kTopic, kPartition, kOffset, kTimestamp, kTimestampType };
   struct MetadataSlot {
     size_t index = 0;
     MetadataKey key = MetadataKey::kTopic;
@@ -245,6 +245,7 @@ class KafkaSource final : public runtime::SourceOperator {
     int32_t partition = 0;
     int64_t offset = 0;
     std::optional<int64_t> timestamp_ms;
+    std::string_view timestamp_type;  // a constant (ConsumedMessage::timestamp_type)
   };
   static RecordCoordinates CoordinatesOf(const kafka::ConsumedMessage& m, std::string_view topic);
   // Notes the partition (and claim split) of rows [rows_before, rows), and their metadata.
