@@ -1110,8 +1110,7 @@ Status KafkaSource::DecodeHeld(std::vector<PartitionRef>* row_splits) {
 
 KafkaSource::RecordCoordinates KafkaSource::CoordinatesOf(const kafka::ConsumedMessage& m,
                                                           std::string_view topic) {
-  return RecordCoordinates{topic, m.partition(), m.offset(), m.timestamp_ms(),
-                           m.timestamp_type()};
+  return RecordCoordinates{topic, m.partition(), m.offset(), m.timestamp_ms(), m.timestamp_type()};
 }
 
 void KafkaSource::NoteRows(const RecordCoordinates& record, size_t rows_before, size_t rows,
