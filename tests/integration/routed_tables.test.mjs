@@ -7,6 +7,8 @@
 //   between two tables' commits of one checkpoint;
 // * the whole job stopped between two tables' commits (restarts off): a fresh run is refused
 //   (the tables hold different checkpoints), `floe run --from latest` finishes exactly once;
+// * upsert tables: 10 routed tables keyed by id, each id updated four times, killed mid-feed:
+//   each table holds its ids once, at their last version (icebird applies the equality deletes);
 // * a record naming no valid table fails the job with the column and value, nothing committed
 //   for it;
 // * routing by topic: Flink's METADATA columns (topic, partition, offset, timestamp and its
@@ -130,6 +132,46 @@ test('50 routed tables, job stopped between two tables\' commits: a fresh run is
   const resumed = await runJob(p, vars, { from: 'latest' }).done;
   assert.equal(resumed.code, 0, resumed.err);
   await everyTableOnce(t, p, seqs);
+});
+
+test('10 routed upsert tables, worker SIGKILLed mid-feed: each id once, at its last version, in its table', async (t) => {
+  const cluster = await startCluster(ROOT, 'upsert', { topics: ['changes:3'], args: ['--rtt-ms', '20'] });
+  const p = sandbox(ROOT, 'upsert');
+  const IDS = 1000;
+  const VERSIONS = 4;
+  const kinds = 10;
+  const kindOfId = (id) => `u${id % kinds}`;
+  // Version v of every id, then v + 1: the last version of each id comes last.
+  const records = [];
+  for (let v = 1; v <= VERSIONS; ++v) {
+    for (let id = 1; id <= IDS; ++id) records.push({ id, kind: kindOfId(id), version: v });
+  }
+  produce(cluster.bootstrap, 'changes', writeJsonl(path.join(p.dir, 'in.jsonl'), records),
+          ['--property', 'batch.num.messages=50', '--partition-by', 'id']);
+  fs.writeFileSync(p.job, `${checkpointSets('200 ms')}
+CREATE TABLE src (id BIGINT NOT NULL, kind STRING, version INT)
+  WITH ('connector' = 'kafka', 'topic' = 'changes', 'properties.bootstrap.servers' = '\${KAFKA}',
+        'format' = 'json', 'scan.startup.mode' = 'earliest-offset',
+        'scan.bounded.mode' = 'latest-offset', 'properties.max.partition.fetch.bytes' = '2048');
+CREATE TABLE latest (id BIGINT NOT NULL, kind STRING, version INT, PRIMARY KEY (id) NOT ENFORCED)
+  WITH (${icebergTable('up_{kind}')}, 'write.upsert.enabled' = 'true', 'sink.parallelism' = '2');
+INSERT INTO latest SELECT * FROM src;
+`);
+  const r = runJob(p, { KAFKA: cluster.bootstrap, CHK: p.chk, WH: p.wh });
+  await killWorkerMidFeed(p, 1);
+  const { code, err } = await r.done;
+  assert.equal(code, 0, err);
+  assert.match(err, /killed by SIGKILL/, err);
+  let total = 0;
+  for (let k = 0; k < kinds; ++k) {
+    const rows = await icebirdRows({ location: path.join(p.wh, 'demo', `up_u${k}`) });
+    const ids = rows.map((x) => Number(x.id)).sort((a, b) => a - b);
+    const want = Array.from({ length: IDS }, (_, i) => i + 1).filter((id) => id % kinds === k);
+    assert.deepEqual(ids, want, `up_u${k}: each of its ids once`);
+    for (const x of rows) assert.equal(Number(x.version), VERSIONS, `id ${x.id}: the last version`);
+    total += rows.length;
+  }
+  t.diagnostic(`${kinds} upsert tables: ${total} rows, each id once at version ${VERSIONS}`);
 });
 
 test('a record whose route column names no valid table fails the job naming column and value', async () => {
