@@ -42,6 +42,16 @@ INSERT INTO events SELECT * FROM src;
 `;
 }
 
+// Runs the sandbox's job on `cluster`, SIGKILLs its worker once `after` checkpoints completed,
+// and waits for the restarted job to finish.
+async function runKilledMidFeed(p, cluster, after = 2) {
+  const r = runJob(p, { KAFKA: cluster.bootstrap, CHK: p.chk, WH: p.wh });
+  await killWorkerMidFeed(p, after);
+  const { code, err } = await r.done;
+  assert.equal(code, 0, err);
+  assert.match(err, /killed by SIGKILL/, err);
+}
+
 // A topic of N records over 3 partitions on a slow cluster, so a bounded job reads for seconds.
 async function feed(name) {
   const cluster = await startCluster(ROOT, name, { topics: ['routed:3'], args: ['--rtt-ms', '20'] });
@@ -91,11 +101,7 @@ test('50 routed tables, worker SIGKILLed mid-feed: every record once, each in it
   // maintained on its own.
   fs.writeFileSync(p.job, routedJob(p, 'routed', { more: `, 'flink-maintenance.rewrite.schedule.commit-count' = '1',
     'flink-maintenance.rewrite.rewrite-all' = 'true'` }));
-  const r = runJob(p, { KAFKA: cluster.bootstrap, CHK: p.chk, WH: p.wh });
-  await killWorkerMidFeed(p);
-  const { code, err } = await r.done;
-  assert.equal(code, 0, err);
-  assert.match(err, /killed by SIGKILL/, err);
+  await runKilledMidFeed(p, cluster);
   await everyTableOnce(t, p, seqs);
   const compacted = fs.readdirSync(path.join(p.wh, 'demo'))
     .filter((d) => snapshots(p, d).some((x) => x.operation === 'replace'));
@@ -157,11 +163,7 @@ CREATE TABLE latest (id BIGINT NOT NULL, kind STRING, version INT, PRIMARY KEY (
   WITH (${icebergTable('up_{kind}')}, 'write.upsert.enabled' = 'true', 'sink.parallelism' = '2');
 INSERT INTO latest SELECT * FROM src;
 `);
-  const r = runJob(p, { KAFKA: cluster.bootstrap, CHK: p.chk, WH: p.wh });
-  await killWorkerMidFeed(p, 1);
-  const { code, err } = await r.done;
-  assert.equal(code, 0, err);
-  assert.match(err, /killed by SIGKILL/, err);
+  await runKilledMidFeed(p, cluster, 1);
   let total = 0;
   for (let k = 0; k < kinds; ++k) {
     const rows = await icebirdRows({ location: path.join(p.wh, 'demo', `up_u${k}`) });
@@ -217,11 +219,7 @@ CREATE TABLE raw (seq BIGINT NOT NULL, score DOUBLE, topic STRING, part INT, off
   WITH (${icebergTable('raw_{topic}')});
 INSERT INTO raw SELECT * FROM src;
 `);
-  const r = runJob(p, { KAFKA: cluster.bootstrap, CHK: p.chk, WH: p.wh });
-  await killWorkerMidFeed(p, 1);
-  const { code, err } = await r.done;
-  assert.equal(code, 0, err);
-  assert.match(err, /killed by SIGKILL/, err);
+  await runKilledMidFeed(p, cluster, 1);
   for (const [i, topic] of topics.entries()) {
     // What Kafka holds for the topic: each record's partition and offset, by its seq.
     const where = new Map(consumeTopic(cluster.bootstrap, topic)
