@@ -7,8 +7,8 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { checkpointSets, floe, icebergTable, jobRecords, killWorkerMidFeed, produce, runJob, sandbox, startCluster,
-         stopClusters, tempRoot, waitFor, writeJsonl } from './harness.mjs';
+import { checkpointSets, floe, icebergTable, jobRecords, killWorkerMidFeed, produce, runJob, runs, sandbox,
+         startCluster, stopClusters, tempRoot, waitFor, writeJsonl } from './harness.mjs';
 import { icebirdRows } from './icebird_read.mjs';
 
 const ROOT = tempRoot('floe-schema-evolution-');
@@ -126,5 +126,87 @@ INSERT INTO events SELECT * FROM src;
   for (const x of rows) {
     const seq = Number(x.seq);
     assert.equal(x.email ?? null, seq <= N ? null : `e${seq}`, `email of ${seq}`);
+  }
+});
+
+// Evolution driven by the records (docs/connectors.md, "Schema evolution"): the job declares two
+// columns and copies them with SELECT *; after the first records, the feed's records carry three
+// more fields (a string, an integral number, an array). The table grows by them (STRING, BIGINT,
+// and STRING holding the array's JSON) in the commits of the first rows that carry them, never in
+// a commit of its own; the worker is SIGKILLed at a random point, and crashes at named points
+// around the first grown files' commit (between the checkpoint that holds them and their commit,
+// the restored committer commits them with the grown schema and the restored writer takes the
+// ids it had given, from its state).
+// Every record is once in the table (icebird), the early ones null in the new columns.
+test('records gain three fields mid-stream: the table grows with the rows that carry them; SIGKILL at random and at crash points: every record once', async (t) => {
+  const cluster = await startCluster(ROOT, 'grow', { topics: ['grow:2'], args: ['--rtt-ms', '20'] });
+  const OLD = 300;
+  const TOTAL = 6000;
+  const record = (seq) => (seq <= OLD ? { seq, name: `n${seq}` }
+    : { seq, name: `n${seq}`, email: `e${seq}`, visits: seq * 2, tags: [`t${seq % 3}`, 'x'] });
+  const feed = writeJsonl(path.join(ROOT, 'grow.jsonl'),
+                          Array.from({ length: TOTAL }, (_, i) => record(i + 1)));
+  produce(cluster.bootstrap, 'grow', feed, ['--property', 'batch.num.messages=50']);
+  const cases = [['random', undefined], ['before-commit', 'after-checkpoint-complete-before-commit:2'],
+                 ['before-commit-later', 'after-checkpoint-complete-before-commit:3'],
+                 ['file-written', 'after-data-file-written:3']];
+  for (const [name, crashAt] of cases) {
+    const p = sandbox(ROOT, `grow_${name.replace(/-/g, '_')}`);
+    fs.writeFileSync(p.job, `${checkpointSets('200 ms')}
+CREATE TABLE src (seq BIGINT NOT NULL, name STRING)
+  WITH ('connector' = 'kafka', 'topic' = 'grow', 'properties.bootstrap.servers' = '\${KAFKA}',
+        'format' = 'json', 'scan.startup.mode' = 'earliest-offset',
+        'scan.bounded.mode' = 'latest-offset', 'properties.max.partition.fetch.bytes' = '1024');
+CREATE TABLE events (seq BIGINT NOT NULL, name STRING)
+  WITH (${icebergTable(p.name)}, 'sink.schema-evolution' = 'add-columns');
+INSERT INTO events SELECT * FROM src;
+`);
+    const run = runJob(p, { KAFKA: cluster.bootstrap, CHK: p.chk, WH: p.wh }, { crashAt });
+    if (!crashAt) await killWorkerMidFeed(p, 1);
+    const r = await run.done;
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.err, /killed by SIGKILL/, `never killed (${crashAt || 'at random'})`);
+    assert.match(r.err, /grew the schema by its rows' fields/);
+
+    const rows = await icebirdRows({ location: path.join(p.wh, 'demo', p.name) });
+    const seen = new Map();
+    for (const x of rows) seen.set(Number(x.seq), (seen.get(Number(x.seq)) || 0) + 1);
+    const duplicates = [...seen.values()].filter((n) => n > 1).length;
+    const missing = [];
+    for (let s = 1; s <= TOTAL; s++) if (!seen.has(s)) missing.push(s);
+    t.diagnostic(`${name}: ${rows.length} rows, ${duplicates} duplicated seqs, missing: ${runs(missing) || 'none'}`);
+    assert.equal(duplicates, 0, name);
+    assert.equal(runs(missing), '', name);
+    for (const x of rows) {
+      const seq = Number(x.seq);
+      const want = record(seq);
+      assert.equal(x.name, want.name);
+      assert.equal(x.email ?? null, want.email ?? null, `email of ${seq}`);
+      assert.equal(x.visits == null ? null : Number(x.visits), want.visits ?? null, `visits of ${seq}`);
+      assert.equal(x.tags ?? null, want.tags ? JSON.stringify(want.tags) : null, `tags of ${seq}`);
+    }
+
+    // The table's schema: the declared columns, then the grown ones (optional, new ids); each
+    // snapshot names the schema its files were committed with, and every metadata version is a
+    // snapshot's commit (none holds a schema alone).
+    const d = floe(['table', 'describe', p.table, '--warehouse', p.wh]);
+    assert.equal(d.code, 0, d.err);
+    const location = JSON.parse(d.out.replace(/"((?:current-|parent-)?snapshot-id)":\s*(-?\d+)/g, '"$1":"$2"'))['metadata-location'];
+    const md = JSON.parse(fs.readFileSync(location.replace(/^file:\/\//, ''), 'utf8')
+      .replace(/"((?:current-|parent-)?snapshot-id)":\s*(-?\d+)/g, '"$1":"$2"'));
+    const current = md.schemas.find((s) => s['schema-id'] === md['current-schema-id']);
+    const fields = Object.fromEntries(current.fields.map((f) => [f.name, f]));
+    assert.deepEqual(current.fields.slice(0, 2).map((f) => f.name), ['seq', 'name']);
+    assert.equal(fields.email.type, 'string');
+    assert.equal(fields.visits.type, 'long');
+    assert.equal(fields.tags.type, 'string');
+    for (const f of ['email', 'visits', 'tags']) assert.equal(fields[f].required, false, f);
+    const grown = md.schemas.find((s) => s.fields.some((f) => f.name === 'email'))['schema-id'];
+    const first = md.snapshots.find((s) => s['schema-id'] >= grown);
+    assert.ok(Number(first.summary['added-records']) > 0, 'the grown schema came with rows');
+    const versions = fs.readdirSync(path.join(p.wh, 'demo', p.name, 'metadata'))
+      .map((f) => /^v(\d+)\.metadata\.json$/.exec(f)).filter(Boolean).map((m) => Number(m[1]));
+    t.diagnostic(`${name}: ${md.snapshots.length} snapshots, metadata v${Math.max(...versions)}, schemas ${md.schemas.length}`);
+    assert.equal(Math.max(...versions), md.snapshots.length + 1, 'a metadata version per snapshot, after the creation');
   }
 });

@@ -74,6 +74,8 @@ class ByteReader {
   Result<uint64_t> GetVarU64();
   Result<int64_t> GetVarI64();
   Result<std::string_view> GetVarBytesView();
+  // The next n bytes as they are (what PutRaw wrote), viewed.
+  Result<std::string_view> GetRawView(uint64_t n) { return Take(n); }
 
   bool AtEnd() const { return pos_ == data_.size(); }
   size_t remaining() const { return data_.size() - pos_; }

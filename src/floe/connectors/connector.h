@@ -69,6 +69,10 @@ struct TableDescriptor {
     bool is_virtual = false;
   };
   std::vector<MetadataColumn> metadata;
+  // Set by the planner on a source whose rows go to a sink that grows its table by their
+  // undeclared fields (Connector::takes_undeclared_fields): the source appends
+  // runtime::kUndeclaredFieldsColumn, each record's fields beyond the declared columns.
+  bool undeclared_fields = false;
 };
 
 // What every connector of one job run shares.

@@ -38,6 +38,8 @@ struct SinkRequest {
   std::string upstream;
   // The input is a changelog: batches carry runtime::kRowKindColumn after the table's columns.
   bool changelog_input = false;
+  // The input carries runtime::kUndeclaredFieldsColumn after the table's columns.
+  bool undeclared_input = false;
 };
 
 // Before a run starts, a sink that commits to an external system compares it with the
@@ -80,6 +82,12 @@ struct Connector {
   // The metadata keys its source gives (METADATA columns) and the SQL type each has (what a
   // column must declare); the planner refuses other keys, and any metadata column on a sink.
   std::vector<std::pair<std::string, std::string>> source_metadata;
+  // Schema evolution by the records (docs/connectors.md, "Schema evolution"): whether its source
+  // can carry a table's undeclared fields (TableDescriptor::undeclared_fields) ...
+  std::function<bool(const TableDescriptor&)> gives_undeclared_fields;
+  // ... and whether its sink table grows by them. The planner joins the two for an INSERT that
+  // copies every column (SELECT *) with nothing computed in between.
+  std::function<bool(const TableDescriptor&)> takes_undeclared_fields;
 };
 
 class ConnectorRegistry {

@@ -236,6 +236,7 @@ Result<std::vector<DataFile>> DataFileWriter::Finish() { return fanout_->Finish(
 void DataFileWriter::Abandon() { fanout_->Abandon(); }
 int64_t DataFileWriter::row_count() const { return fanout_->row_count(); }
 WriterStats DataFileWriter::stats() const { return fanout_->stats(); }
+int64_t DataFileWriter::next_file_number() const { return fanout_->next_file_number(); }
 
 // ---------------------------------------------------------------------------------------------
 // EqualityDeleteWriter
@@ -425,6 +426,8 @@ struct DeltaWriter::State {
   std::unique_ptr<DataFileWriter> data;
   std::unique_ptr<EqualityDeleteWriter> deletes;
   io::FileIO file_io;
+  FileWriterConfig config;              // a data writer opened by EvolveSchema continues it
+  std::vector<DataFile> finished_data;  // files of data writers EvolveSchema finished
 
   // Buffered batches of this commit (upsert rows or delete rows), and per key the slot of its
   // latest occurrence.
@@ -448,6 +451,7 @@ Result<std::unique_ptr<DeltaWriter>> DeltaWriter::Make(const TableMetadata& meta
                                                        WriteMode mode, FileWriterConfig config) {
   auto state = std::make_unique<State>();
   state->file_io = config.file_io;
+  state->config = config;
   const Schema& schema = metadata.current_schema();
   state->schema = schema;
   state->table_batch_schema = schema.ToBatchSchema();
@@ -553,6 +557,79 @@ Status DeltaWriter::Delete(const RecordBatch& batch) {
   return Status::OK();
 }
 
+namespace {
+
+// `rows` (of an earlier schema, columns found by field id) in `to`'s columns: a column `rows`
+// lacks is all null, a narrower one is widened (INT -> BIGINT, FLOAT -> DOUBLE, a DECIMAL's
+// precision).
+RecordBatch ToSchema(const RecordBatch& rows, const std::shared_ptr<const BatchSchema>& to) {
+  std::vector<Column> columns;
+  columns.reserve(to->fields.size());
+  for (const Field& f : to->fields) {
+    const int i = ColumnIndexById(*rows.schema(), f.field_id);
+    Column& out = columns.emplace_back(f.type);
+    if (i < 0) {
+      for (size_t r = 0; r < rows.num_rows(); ++r) out.AppendNull();
+      continue;
+    }
+    const Column& in = rows.column(static_cast<size_t>(i));
+    if (in.type() == f.type) {
+      out = in;
+      continue;
+    }
+    for (size_t r = 0; r < rows.num_rows(); ++r) {
+      if (in.IsNull(r)) {
+        out.AppendNull();
+      } else if (in.type().id == TypeId::kInt32) {
+        out.Append<int64_t>(in.Get<int32_t>(r));
+      } else if (in.type().id == TypeId::kFloat) {
+        out.Append<double>(in.Get<float>(r));
+      } else {
+        out.Append<Int128>(in.Get<Int128>(r));  // a DECIMAL's precision: same values
+      }
+    }
+  }
+  return RecordBatch(to, std::move(columns));
+}
+
+}  // namespace
+
+Status DeltaWriter::EvolveSchema(const TableMetadata& evolved) {
+  FLOE_RETURN_NOT_OK(status_);
+  State& s = *state_;
+  if (s.data == nullptr) {  // kDelete: keys only
+    s.schema = evolved.current_schema();
+    s.table_batch_schema = s.schema.ToBatchSchema();
+    return Status::OK();
+  }
+  FileWriterConfig config = s.config;
+  if (mode_ == WriteMode::kAppend) {
+    Result<std::vector<DataFile>> written = s.data->Finish();
+    if (!written.ok()) {
+      status_ = written.status();
+      return status_;
+    }
+    for (DataFile& f : *written) s.finished_data.push_back(std::move(f));
+    config.initial_size_ratio = s.data->stats().size_ratio;
+  } else {
+    s.data->Abandon();  // upsert writes at Finish: nothing was written yet
+  }
+  config.first_file_number = s.data->next_file_number();
+  Result<std::unique_ptr<DataFileWriter>> data = DataFileWriter::Make(evolved, config);
+  if (!data.ok()) {
+    status_ = data.status();
+    return status_;
+  }
+  s.data = std::move(data).value();
+  s.config = config;
+  s.schema = evolved.current_schema();
+  s.table_batch_schema = s.schema.ToBatchSchema();
+  for (State::Buffered& b : s.batches) {
+    if (!b.is_delete) b.rows = ToSchema(b.rows, s.table_batch_schema);
+  }
+  return Status::OK();
+}
+
 Result<WriteResult> DeltaWriter::Finish() {
   FLOE_RETURN_NOT_OK(status_);
   WriteResult result;
@@ -596,7 +673,8 @@ Result<WriteResult> DeltaWriter::Finish() {
       }
       return fail(data.status());
     }
-    result.data_files = std::move(*data);
+    result.data_files = std::move(state_->finished_data);
+    for (DataFile& f : *data) result.data_files.push_back(std::move(f));
     result.data_size_ratio = state_->data->stats().size_ratio;
   }
   status_ = Status::Internal("writer already finished");
@@ -605,6 +683,11 @@ Result<WriteResult> DeltaWriter::Finish() {
 
 void DeltaWriter::Abandon() {
   if (state_->data) state_->data->Abandon();
+  for (const DataFile& f : state_->finished_data) {
+    Result<std::string> path = UriToPath(f.file_path);
+    if (path.ok()) (void)state_->file_io.RemoveFile(*path);
+  }
+  state_->finished_data.clear();
   if (state_->deletes) state_->deletes->Abandon();
   state_->batches.clear();
   state_->latest.clear();

@@ -93,6 +93,9 @@ class DataFileWriter {
 
   int64_t row_count() const;
   WriterStats stats() const;
+  // The <nnnnn> the next file opened gets (a writer after this one with the same prefix starts
+  // there).
+  int64_t next_file_number() const;
 
   // Use Make.
   explicit DataFileWriter(std::unique_ptr<internal::FileFanout> fanout);
@@ -218,6 +221,12 @@ class DeltaWriter {
   Status Add(const RecordBatch& batch);
   // REQUIRES: mode is kUpsert or kDelete; batch holds at least the key columns (by field id).
   Status Delete(const RecordBatch& batch);
+  // Rows added from now on have `evolved`'s current schema, which holds the old one's fields (by
+  // id; new ones, wider types). Append: the files written so far are finished (Finish returns
+  // them too) and new ones are numbered after them. Upsert: the rows buffered for this commit
+  // are carried over (new columns null, widened ones widened), so a key is still written once.
+  // REQUIRES: the key columns and partition spec do not change.
+  Status EvolveSchema(const TableMetadata& evolved);
   Result<WriteResult> Finish();
   void Abandon();
 

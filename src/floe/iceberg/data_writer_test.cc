@@ -601,5 +601,53 @@ TEST(DeltaWriter, AppendModeRefusesDeletesAndStaysFailed) {
   EXPECT_FALSE(writer->Finish().ok());  // failed writers stay failed
 }
 
+// A writer whose schema grows mid-commit: append keeps the file written with the old schema and
+// numbers the next after it; upsert carries its buffered rows into the new schema (widened, new
+// columns null), so each key is still written once.
+TEST(DeltaWriter, EvolveSchemaMidCommitKeepsFilesAndCarriesBufferedRows) {
+  Schema schema;
+  schema.fields = {Field{"id", DataType::Int64(), false, 1},
+                   Field{"n", DataType::Int32(), true, 2}};
+  schema.identifier_field_ids = {1};
+  Schema wider = schema;
+  wider.fields[1].type = DataType::Int64();
+  wider.fields.push_back(Field{"email", DataType::String(), true, 0});
+  for (WriteMode mode : {WriteMode::kAppend, WriteMode::kUpsert}) {
+    TempDir tmp;
+    FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata md, MakeTable(tmp.path(), schema, ""));
+    FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata grown, EvolveSchema(md, wider.fields, nullptr));
+    FLOE_ASSERT_OK_AND_ASSIGN(auto writer, DeltaWriter::Make(md, mode, Config(md)));
+    FLOE_ASSERT_OK(writer->Add(MakeBatch(md.current_schema().ToBatchSchema(),
+                                         {{int64_t{1}, int32_t{10}}, {int64_t{2}, int32_t{20}}})));
+    FLOE_ASSERT_OK(writer->EvolveSchema(grown));
+    FLOE_ASSERT_OK(writer->Add(MakeBatch(grown.current_schema().ToBatchSchema(),
+                                         {{int64_t{1}, int64_t{1} << 40, std::string("a@b")}})));
+    FLOE_ASSERT_OK_AND_ASSIGN(WriteResult result, writer->Finish());
+    std::vector<Row> rows;
+    std::set<std::string> paths;
+    for (const DataFile& f : result.data_files) {
+      paths.insert(f.file_path);
+      FLOE_ASSERT_OK_AND_ASSIGN(RecordBatch back, ReadBack(f));
+      for (Row r : RowsOf(back)) {
+        r.resize(3);  // a file of the old schema has no email
+        rows.push_back(std::move(r));
+      }
+    }
+    EXPECT_EQ(paths.size(), result.data_files.size());
+    if (mode == WriteMode::kAppend) {
+      ASSERT_EQ(result.data_files.size(), 2u);
+      EXPECT_EQ(Sorted(rows), (std::vector<Row>{{int64_t{1}, int32_t{10}, std::monostate{}},
+                                                {int64_t{1}, int64_t{1} << 40, std::string("a@b")},
+                                                {int64_t{2}, int32_t{20}, std::monostate{}}}));
+    } else {
+      ASSERT_EQ(result.data_files.size(), 1u);
+      EXPECT_EQ(Sorted(rows), (std::vector<Row>{{int64_t{1}, int64_t{1} << 40, std::string("a@b")},
+                                                {int64_t{2}, int64_t{20}, std::monostate{}}}));
+      ASSERT_EQ(result.delete_files.size(), 1u);
+      EXPECT_EQ(result.delete_files[0].record_count, 2);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace floe::iceberg

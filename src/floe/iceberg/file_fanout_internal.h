@@ -56,6 +56,8 @@ class FileFanout {
   }
   int64_t row_count() const { return rows_; }
   WriterStats stats() const;
+  // The <nnnnn> the next file opened gets.
+  int64_t next_file_number() const { return next_file_; }
 
   // Writes `file_rows` (of file_schema) with each row's partition taken from the same row of
   // `source_rows` (which carries the partition source columns, by field id).

@@ -333,7 +333,12 @@ Result<SnapshotCommitter::Attempt> SnapshotCommitter::Apply(const TableMetadata&
     new_written_ = false;
     snapshot_id_ = NewSnapshotId(base);
   }
-  if (!new_written_) FLOE_RETURN_NOT_OK(WriteNewManifests(base));
+  std::optional<TableMetadata> evolved;
+  if (changes_.written_schema) {
+    FLOE_ASSIGN_OR_RAISE(evolved, AdoptWrittenSchema(base, *changes_.written_schema));
+  }
+  const TableMetadata& table = evolved ? *evolved : base;
+  if (!new_written_) FLOE_RETURN_NOT_OK(WriteNewManifests(table));
   replaced_ = 0;
 
   const int64_t seq = base.last_sequence_number + 1;
@@ -378,9 +383,9 @@ Result<SnapshotCommitter::Attempt> SnapshotCommitter::Apply(const TableMetadata&
   snap.timestamp_ms = std::max(NowMs(), parent != nullptr ? parent->timestamp_ms : 0);
   snap.manifest_list = PathToUri(a.list_path);
   snap.summary = Summary(base, final_list);
-  snap.schema_id = base.current_schema_id;
+  snap.schema_id = table.current_schema_id;
 
-  a.updated = base;
+  a.updated = table;
   a.updated.snapshots.push_back(snap);
   a.updated.current_snapshot_id = snap.snapshot_id;
   a.updated.refs["main"] = SnapshotRef{snap.snapshot_id, "branch"};

@@ -26,6 +26,10 @@ struct SnapshotChanges {
   // Table properties set in the same commit (atomically with the snapshot): unlike a summary,
   // snapshot expiry never removes them. A value replaces the table's.
   std::map<std::string, std::string> table_properties;
+  // The schema the files were written with, when it may hold columns (new field ids) or widened
+  // types the table lacks: the commit adopts it (AdoptWrittenSchema) in the same metadata swap,
+  // and the snapshot names the adopted schema.
+  std::optional<Schema> written_schema;
 };
 
 // How CommitSnapshot retries. Unset values come from the table's properties, with Iceberg's

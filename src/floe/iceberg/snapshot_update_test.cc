@@ -874,5 +874,41 @@ TEST(CommitSnapshot, InteropWarehouseTable) {
   }
 }
 
+// The schema a writer grew comes into the table in the swap that adds its files: one new
+// metadata version, the schema current and named by the snapshot. Committed again, nothing new
+// is adopted; a written schema the table disagrees with fails the commit, nothing committed.
+TEST(CommitSnapshot, AdoptsTheWrittenSchemaInTheSwapThatAddsItsFiles) {
+  ScratchDir dir;
+  FLOE_ASSERT_OK_AND_ASSIGN(TestTable t, MakeTable(dir.path(), false));
+  FLOE_ASSERT_OK_AND_ASSIGN(LoadedTable before, t.catalog->LoadTable(t.id));
+  Schema written = TableSchema();
+  written.fields.push_back({"email", DataType::String(), true, 3});
+  SnapshotChanges changes;
+  changes.added_data_files = {Data(t, "grown", 4)};
+  changes.written_schema = written;
+  FLOE_ASSERT_OK_AND_ASSIGN(Snapshot snap, CommitSnapshot(*t.catalog, t.id, changes));
+  FLOE_ASSERT_OK_AND_ASSIGN(LoadedTable after, t.catalog->LoadTable(t.id));
+  EXPECT_EQ(after.version, before.version + 1);
+  EXPECT_EQ(after.metadata.current_schema_id, 1);
+  EXPECT_EQ(snap.schema_id, 1);
+  EXPECT_EQ(after.metadata.last_column_id, 3);
+  EXPECT_NE(after.metadata.current_schema().FindByName("email"), nullptr);
+
+  changes.added_data_files = {Data(t, "again", 1)};
+  FLOE_ASSERT_OK_AND_ASSIGN(snap, CommitSnapshot(*t.catalog, t.id, changes));
+  FLOE_ASSERT_OK_AND_ASSIGN(after, t.catalog->LoadTable(t.id));
+  EXPECT_EQ(after.metadata.schemas.size(), 2u);
+  EXPECT_EQ(snap.schema_id, 1);
+
+  Schema stale = TableSchema();  // another writer's column 3
+  stale.fields.push_back({"phone", DataType::String(), true, 3});
+  changes.added_data_files = {Data(t, "stale", 1)};
+  changes.written_schema = stale;
+  Result<Snapshot> r = CommitSnapshot(*t.catalog, t.id, changes);
+  EXPECT_TRUE(r.status().IsInvalidArgument()) << r.status().ToString();
+  FLOE_ASSERT_OK_AND_ASSIGN(after, t.catalog->LoadTable(t.id));
+  EXPECT_EQ(after.metadata.snapshots.size(), 2u);
+}
+
 }  // namespace
 }  // namespace floe::iceberg

@@ -434,8 +434,24 @@ bool Widens(const DataType& from, const DataType& to) {
 
 }  // namespace
 
+namespace {
+
+// `base` with `next` as a new schema (the next schema id) made current.
+TableMetadata WithCurrentSchema(const TableMetadata& base, Schema next, int32_t last_column_id) {
+  TableMetadata out = base;
+  int32_t highest_schema_id = 0;
+  for (const Schema& s : base.schemas) highest_schema_id = std::max(highest_schema_id, s.schema_id);
+  next.schema_id = highest_schema_id + 1;
+  out.schemas.push_back(std::move(next));
+  out.current_schema_id = highest_schema_id + 1;
+  out.last_column_id = last_column_id;
+  return out;
+}
+
+}  // namespace
+
 Result<TableMetadata> EvolveSchema(const TableMetadata& base, const std::vector<Field>& declared,
-                                   std::vector<std::string>* changes) {
+                                   std::vector<std::string>* changes, bool keep_other_columns) {
   const Schema& current = base.current_schema();
   Schema next = current;
   int32_t last_column_id = std::max(base.last_column_id, current.HighestFieldId());
@@ -471,8 +487,9 @@ Result<TableMetadata> EvolveSchema(const TableMetadata& base, const std::vector<
     it->type = d.type;
   }
   for (const Field& f : current.fields) {
-    const bool kept = std::any_of(declared.begin(), declared.end(),
-                                  [&](const Field& d) { return d.name == f.name; });
+    const bool kept =
+        keep_other_columns || std::any_of(declared.begin(), declared.end(),
+                                          [&](const Field& d) { return d.name == f.name; });
     if (!kept) {
       return Status::InvalidArgument("the table has column '" + f.name +
                                      "' that the declaration lacks (columns are added, never "
@@ -480,15 +497,55 @@ Result<TableMetadata> EvolveSchema(const TableMetadata& base, const std::vector<
     }
   }
   if (changed.empty()) return base;
-  TableMetadata out = base;
-  int32_t highest_schema_id = 0;
-  for (const Schema& s : base.schemas) highest_schema_id = std::max(highest_schema_id, s.schema_id);
-  next.schema_id = highest_schema_id + 1;
-  out.schemas.push_back(next);
-  out.current_schema_id = next.schema_id;
-  out.last_column_id = last_column_id;
   if (changes != nullptr) *changes = std::move(changed);
-  return out;
+  return WithCurrentSchema(base, std::move(next), last_column_id);
+}
+
+Result<TableMetadata> AdoptWrittenSchema(const TableMetadata& base, const Schema& written,
+                                         std::vector<std::string>* changes) {
+  const Schema& current = base.current_schema();
+  Schema next = current;
+  const int32_t table_last = std::max(base.last_column_id, current.HighestFieldId());
+  int32_t last_column_id = table_last;
+  std::vector<std::string> changed;
+  for (const Field& w : written.fields) {
+    auto it = std::find_if(next.fields.begin(), next.fields.end(),
+                           [&](const Field& f) { return f.field_id == w.field_id; });
+    if (it == next.fields.end()) {
+      if (w.field_id <= table_last || next.FindByName(w.name) != nullptr) {
+        return Status::InvalidArgument("the files were written with column '" + w.name + "' (id " +
+                                       std::to_string(w.field_id) + "), but the table has " +
+                                       (next.FindByName(w.name) != nullptr
+                                            ? "a column of that name under another id"
+                                            : "given that id out already") +
+                                       ": the table's schema changed since the writer read it");
+      }
+      Field added = w;
+      added.nullable = true;
+      next.fields.push_back(added);
+      last_column_id = std::max(last_column_id, w.field_id);
+      changed.push_back("added column '" + w.name + "' " + FlinkTypeName(w.type) + " (id " +
+                        std::to_string(w.field_id) + ")");
+      continue;
+    }
+    if (it->name != w.name) {
+      return Status::InvalidArgument("the files were written with column '" + w.name + "' as id " +
+                                     std::to_string(w.field_id) + ", which the table names '" +
+                                     it->name + "'");
+    }
+    if (it->type == w.type) continue;
+    if (!Widens(it->type, w.type)) {
+      return Status::InvalidArgument("the files were written with column '" + w.name + "' " +
+                                     FlinkTypeName(w.type) + ", but the table has " +
+                                     FlinkTypeName(it->type));
+    }
+    changed.push_back("widened column '" + w.name + "' " + FlinkTypeName(it->type) + " -> " +
+                      FlinkTypeName(w.type));
+    it->type = w.type;
+  }
+  if (changed.empty()) return base;
+  if (changes != nullptr) *changes = std::move(changed);
+  return WithCurrentSchema(base, std::move(next), last_column_id);
 }
 
 }  // namespace floe::iceberg

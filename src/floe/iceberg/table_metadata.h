@@ -92,8 +92,20 @@ Result<TableMetadata> NewTableMetadata(const Schema& schema, const PartitionSpec
 // 'email' STRING (id 8)", ...). InvalidArgument naming the column for anything else: a NOT
 // NULL column to add (v2 cannot add a required column), a narrowing or another type, a table
 // column not declared.
+// `keep_other_columns`: table columns the declaration lacks are kept instead of refused (a table
+// that also grows by the fields its records carry).
 Result<TableMetadata> EvolveSchema(const TableMetadata& base, const std::vector<Field>& declared,
-                                   std::vector<std::string>* changes);
+                                   std::vector<std::string>* changes,
+                                   bool keep_other_columns = false);
+// The table's schema grown to what a writer wrote files with (`written`, whose field ids the
+// writer chose after the table's last-column-id): each field of `written` the current schema
+// lacks (by id) is added as it is, made optional, and a field `written` widens (as EvolveSchema
+// allows) is widened; the result is a new current schema, or `base` unchanged when there is
+// nothing to adopt. InvalidArgument naming the field when the two disagree: an id under another
+// name, a type neither equal nor a widening, a new id not above last-column-id or a new name the
+// table already has (the table evolved otherwise since the writer read it).
+Result<TableMetadata> AdoptWrittenSchema(const TableMetadata& base, const Schema& written,
+                                         std::vector<std::string>* changes = nullptr);
 
 // JSON text with every required v2 field. Snapshot ids are written as JSON integers.
 std::string TableMetadataToJson(const TableMetadata& metadata);

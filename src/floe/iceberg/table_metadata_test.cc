@@ -273,5 +273,41 @@ TEST(TableMetadata, Accessors) {
   EXPECT_EQ(md.FindSnapshot(1), nullptr);
 }
 
+// A writer's grown schema joins the table's by field id: new ids above last-column-id are added
+// optional, wider types widen; an id the table gave another name, or a new column under a name
+// the table has, is refused naming the column; a schema the table already holds changes nothing.
+TEST(AdoptWrittenSchema, AddsTheWritersColumnsByIdAndRefusesADivergedTable) {
+  Schema table;
+  table.fields = {{"id", DataType::Int64(), false, 1}, {"n", DataType::Int32(), true, 2}};
+  TableMetadata base = NewTableMetadata(table, PartitionSpec{}, "file:///t", {}).ValueOrDie();
+  Schema written = table;
+  written.fields[1].type = DataType::Int64();
+  written.fields.push_back({"email", DataType::String(), false, 3});
+  std::vector<std::string> changes;
+  TableMetadata grown = AdoptWrittenSchema(base, written, &changes).ValueOrDie();
+  EXPECT_EQ(changes, (std::vector<std::string>{"widened column 'n' INT -> BIGINT",
+                                               "added column 'email' STRING (id 3)"}));
+  EXPECT_EQ(grown.current_schema_id, 1);
+  EXPECT_EQ(grown.last_column_id, 3);
+  EXPECT_TRUE(grown.current_schema().FindByName("email")->nullable);
+  EXPECT_EQ(AdoptWrittenSchema(grown, written).ValueOrDie().schemas.size(), 2u);
+
+  Schema renamed = written;
+  renamed.fields[2].name = "phone";
+  Result<TableMetadata> r = AdoptWrittenSchema(grown, renamed);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "the files were written with column 'phone' as id 3, which the table names 'email'");
+  Schema reused = table;  // 'n' again, under a new id
+  reused.fields.push_back({"n", DataType::Int64(), true, 4});
+  r = AdoptWrittenSchema(base, reused);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("column 'n' (id 4)"), std::string::npos)
+      << r.status().ToString();
+  Schema narrowed = table;
+  narrowed.fields[0].type = DataType::Int32();
+  EXPECT_FALSE(AdoptWrittenSchema(base, narrowed).ok());
+}
+
 }  // namespace
 }  // namespace floe::iceberg

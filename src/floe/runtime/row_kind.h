@@ -30,7 +30,15 @@ inline constexpr const char* kSourceSplitColumn = "$source_split";
 // `columns` with kSourceSplitColumn appended.
 std::shared_ptr<const BatchSchema> WithSourceSplitColumn(const BatchSchema& columns);
 
-// How many reserved columns (the two above) end `schema`: what a projection passes through
+// The reserved column a source appends when its records' fields beyond the declared columns
+// should reach a sink that grows its table by them (docs/connectors.md, "Schema evolution"): per
+// row the packed undeclared fields (floe/common/undeclared_fields.h), null when there are none.
+// A nullable STRING column after the declared ones (and after the two above); SQL cannot name it.
+inline constexpr const char* kUndeclaredFieldsColumn = "$undeclared";
+// `columns` with kUndeclaredFieldsColumn appended.
+std::shared_ptr<const BatchSchema> WithUndeclaredFieldsColumn(const BatchSchema& columns);
+
+// How many reserved columns (the three above) end `schema`: what a projection passes through
 // untouched after the declared columns. Other '$' columns (the planner's hidden ones) are not.
 size_t TrailingReservedColumns(const BatchSchema& schema);
 

@@ -124,12 +124,14 @@ std::string VertexName(std::string_view prefix, const std::string& table) {
   return name;
 }
 
-// Refuses a declared column named like a reserved column (kRowKindColumn, kSourceSplitColumn).
+// Refuses a declared column named like a reserved column (runtime/row_kind.h).
 Status CheckReservedColumns(const CreateTable& table) {
   for (const ColumnDef& c : table.columns) {
     const char* what = c.name == runtime::kRowKindColumn       ? "floe's row-kind column"
                        : c.name == runtime::kSourceSplitColumn ? "floe's source-split column"
-                                                               : nullptr;
+                       : c.name == runtime::kUndeclaredFieldsColumn
+                           ? "floe's undeclared-fields column"
+                           : nullptr;
     if (what != nullptr) {
       return Status::InvalidArgument(At(table.pos) + "table '" + table.name + "': column name '" +
                                      c.name + "' is reserved (" + what + ")");
@@ -581,6 +583,9 @@ struct InsertPlan {
   // A changelog source (debezium-json) emits updates and deletes: its rows carry the reserved
   // row-kind column through the Calc to the sink, which must be able to apply them.
   bool changelog = false;
+  // The rows carry their records' undeclared fields (runtime::kUndeclaredFieldsColumn) from the
+  // source through the Calc to the sink, which grows its table by them (CarriesUndeclaredFields).
+  bool undeclared = false;
   // The source is an aggregating view (PlanViewSource): watermarks arrive with its rows.
   bool watermarks_from_view = false;
   // The source is a window aggregation's view: the names of its window_start and window_end
@@ -653,10 +658,33 @@ Result<InsertPlan> ResolveInsert(const Script& script, size_t ordinal, const Tab
   return ResolveQuery(script, script.inserts[ordinal], ordinal, 0, uses);
 }
 
+// Whether the INSERT's rows carry their records' undeclared fields to its sink: the sink grows
+// its table by them (Iceberg with 'sink.schema-evolution' = 'add-columns'), the source can give
+// them (Kafka json), and the query copies every column as it is (SELECT *; no aggregate, window,
+// rank or computed column between). docs/connectors.md, "Schema evolution".
+bool CarriesUndeclaredFields(const PlannedJob& job, const InsertPlan& p) {
+  const Insert& q = *p.insert;
+  if (p.source == nullptr || p.sink == nullptr || !q.from_view.empty() || !q.union_all.empty() ||
+      !q.select.empty() || q.window || q.row_number || IsAggregateQuery(q) ||
+      p.source->has_computed_columns() || job.context.scale_out) {
+    return false;
+  }
+  Result<const connectors::Connector*> source = ConnectorOf(*p.source, Role::kSource);
+  Result<const connectors::Connector*> sink = ConnectorOf(*p.sink, Role::kSink);
+  if (!source.ok() || !sink.ok() || !(*source)->gives_undeclared_fields ||
+      !(*sink)->takes_undeclared_fields) {
+    return false;
+  }
+  return (*source)->gives_undeclared_fields(Describe(*p.source, nullptr)) &&
+         (*sink)->takes_undeclared_fields(Describe(*p.sink, nullptr));
+}
+
 // The source vertex, added by the table's connector.
 Status PlanSource(PlannedJob& job, InsertPlan& p) {
   FLOE_ASSIGN_OR_RAISE(p.source_connector, ConnectorOf(*p.source, Role::kSource));
   p.source_table = Describe(*p.source, job.context.session_zone);
+  p.undeclared = CarriesUndeclaredFields(job, p);
+  p.source_table.undeclared_fields = p.undeclared;
   Result<runtime::VertexId> source_vertex = p.source_connector->add_source(
       connectors::SourceRequest{&job.graph, p.source_name, &p.source_table, &job.context});
   if (!source_vertex.ok()) return AtPos(p.source->pos, source_vertex.status());
@@ -930,7 +958,7 @@ Result<connectors::AddedSink> PlanSink(PlannedJob& job, const InsertPlan& p,
   if (upstream.empty()) upstream = Upstream(p.source_name, *p.source_connector, p.source_table);
   Result<connectors::AddedSink> added = p.sink_connector->add_sink(
       connectors::SinkRequest{&job.graph, input, p.SinkSide("sink"), &p.sink_table, &job.context,
-                              std::move(upstream), changelog});
+                              std::move(upstream), changelog, p.undeclared});
   if (!added.ok()) return AtPos(p.sink->pos, added.status());
   return added;
 }
@@ -964,6 +992,7 @@ Result<runtime::VertexId> PlanCalc(PlannedJob& job, const InsertPlan& p, size_t 
   calc.zone = job.context.session_zone;
   calc.input = p.changelog ? runtime::WithRowKindColumn(*rows) : rows;
   if (job.context.scale_out) calc.input = runtime::WithSourceSplitColumn(*calc.input);
+  if (p.undeclared) calc.input = runtime::WithUndeclaredFieldsColumn(*calc.input);
   calc.where = p.insert->where;
   calc.select = p.insert->select;
   calc.output = p.sink_table.schema;

@@ -2159,5 +2159,41 @@ INSERT INTO out SELECT * FROM src;)sql");
       << msg;
 }
 
+// An INSERT copying every column (SELECT *) of a Kafka json table into an Iceberg table with
+// 'sink.schema-evolution' = 'add-columns' carries the records' undeclared fields to one writer,
+// which numbers the columns it adds: 'sink.parallelism' above 1 is refused then, naming it. A
+// select list, a table without the option, or another format carries nothing (and may have more
+// writers).
+TEST(PlanJob, SelectStarIntoAGrowingIcebergTableCarriesUndeclaredFieldsToOneWriter) {
+  std::random_device rd;
+  std::filesystem::path wh =
+      std::filesystem::temp_directory_path() / ("floe-planner-grow-" + std::to_string(rd()));
+  PlanOptions options;
+  options.variables = {{"KAFKA", "127.0.0.1:1"}, {"WH", wh.string()}};
+  int table = 0;
+  auto plan = [&](const std::string& format, const std::string& evolution,
+                  const std::string& select) {
+    Result<std::unique_ptr<PlannedJob>> r =
+        Plan(KafkaTable("src", "id BIGINT NOT NULL, name STRING", ", 'format' = '" + format + "'") +
+                 "CREATE TABLE lake (id BIGINT NOT NULL, name STRING) WITH ("
+                 "'connector' = 'iceberg', 'warehouse' = '${WH}', 'catalog-database' = "
+                 "'d', 'catalog-table' = 't" +
+                 std::to_string(++table) + "', 'sink.parallelism' = '2'" + evolution +
+                 ");\nINSERT INTO lake SELECT " + select + " FROM src;",
+             options);
+    return r.ok() ? std::string() : r.status().message();
+  };
+  const std::string grow = ", 'sink.schema-evolution' = 'add-columns'";
+  std::string msg = plan("json", grow, "*");
+  EXPECT_NE(msg.find("'sink.parallelism' = 2 with 'sink.schema-evolution' = 'add-columns' over "
+                     "SELECT *: one writer grows the table"),
+            std::string::npos)
+      << msg;
+  EXPECT_EQ(plan("json", grow, "id, name"), "");
+  EXPECT_EQ(plan("json", "", "*"), "");
+  EXPECT_EQ(plan("debezium-json", grow, "*").find("sink.parallelism"), std::string::npos);
+  std::filesystem::remove_all(wh);
+}
+
 }  // namespace
 }  // namespace floe::sql

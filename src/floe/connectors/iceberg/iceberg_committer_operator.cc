@@ -32,7 +32,7 @@ namespace internal {
 
 namespace {
 
-constexpr uint32_t kCommitterStateVersion = 2;
+constexpr uint32_t kCommitterStateVersion = 3;
 
 }  // namespace
 
@@ -55,12 +55,13 @@ void EncodeCommitterState(const std::string& sink_id,
       out.PutU32(static_cast<uint32_t>(splits->size()));
       for (const std::string& split : *splits) out.PutString(split);
     }
+    out.PutString(p.written_schema);
   }
 }
 
 Result<CommitterState> DecodeCommitterState(runtime::StateReader& in) {
   FLOE_ASSIGN_OR_RAISE(uint32_t version, in.GetU32());
-  if (version != kCommitterStateVersion && version != 1) {
+  if (version != kCommitterStateVersion && version != 2 && version != 1) {
     return Status::Corruption("iceberg committer state: unknown format version " +
                               std::to_string(version));
   }
@@ -94,6 +95,9 @@ Result<CommitterState> DecodeCommitterState(runtime::StateReader& in) {
           splits->push_back(std::move(split));
         }
       }
+    }
+    if (version >= 3) {
+      FLOE_ASSIGN_OR_RAISE(p.written_schema, in.GetString());
     }
     state.pending[id] = std::move(p);
   }
@@ -247,6 +251,7 @@ Status IcebergCommitterOperator::ProcessBatch(const RecordBatch& batch, int inpu
       p.delete_files.push_back(std::move(f));
       p.delete_splits.push_back(m.split);
     }
+    if (!m.written_schema.empty()) p.written_schema = std::move(m.written_schema);
   }
   return Status::OK();
 }
@@ -270,6 +275,7 @@ Status IcebergCommitterOperator::OnBarrier(runtime::CheckpointId id, runtime::St
     for (auto& f : c.delete_files) staged.delete_files.push_back(std::move(f));
     for (auto& s : c.data_splits) staged.data_splits.push_back(std::move(s));
     for (auto& s : c.delete_splits) staged.delete_splits.push_back(std::move(s));
+    if (!c.written_schema.empty()) staged.written_schema = std::move(c.written_schema);
     it = collected_.erase(it);
   }
   if (options_.positions) staged.positions = options_.positions->PositionsAt(id);
@@ -349,6 +355,7 @@ Status IcebergCommitterOperator::CommitUpTo(uint64_t id) {
       append(merged.delete_files, p.delete_files);
       append(merged.data_splits, p.data_splits);
       append(merged.delete_splits, p.delete_splits);
+      if (!p.written_schema.empty()) merged.written_schema = std::move(p.written_schema);
       merged.positions = std::move(p.positions);
       watermark_at_.erase(it->first);
       it = pending_.erase(it);
@@ -442,6 +449,9 @@ Status IcebergCommitterOperator::CommitOne(uint64_t id, const Pending& pending) 
   iceberg::SnapshotChanges changes;
   changes.added_data_files = pending.data_files;
   changes.added_delete_files = pending.delete_files;
+  if (!pending.written_schema.empty()) {
+    FLOE_ASSIGN_OR_RAISE(changes.written_schema, iceberg::SchemaFromJson(pending.written_schema));
+  }
   changes.summary_properties = {
       {internal::kSummarySinkId, options_.sink_id},
       {internal::kSummaryJobId, options_.job_id},

@@ -66,7 +66,7 @@ const std::set<std::string>& KnownOptions() {
   return kWithCatalog;
 }
 
-constexpr uint32_t kWriterFilesVersion = 3;
+constexpr uint32_t kWriterFilesVersion = 4;
 
 }  // namespace
 
@@ -86,6 +86,7 @@ RecordBatch EncodeWriterFiles(const WriterFiles& files) {
   w.PutString(files.writer_task);
   w.PutString(files.split);
   w.PutString(files.table);
+  w.PutString(files.written_schema);
   iceberg::EncodeDataFiles(files.data_files, w);
   iceberg::EncodeDataFiles(files.delete_files, w);
   RecordBatch batch(WriterFilesSchema());
@@ -113,6 +114,7 @@ Result<std::vector<WriterFiles>> DecodeWriterFiles(const RecordBatch& batch) {
     FLOE_ASSIGN_OR_RAISE(files.writer_task, r.GetString());
     FLOE_ASSIGN_OR_RAISE(files.split, r.GetString());
     FLOE_ASSIGN_OR_RAISE(files.table, r.GetString());
+    FLOE_ASSIGN_OR_RAISE(files.written_schema, r.GetString());
     FLOE_ASSIGN_OR_RAISE(files.data_files, iceberg::DecodeDataFiles(r));
     FLOE_ASSIGN_OR_RAISE(files.delete_files, iceberg::DecodeDataFiles(r));
     FLOE_RETURN_NOT_OK(r.ExpectEnd());
@@ -380,6 +382,7 @@ Result<TableOperatorOptions> OperatorOptions(const IcebergSinkSpec& spec,
   writer.mode = o.upsert ? iceberg::WriteMode::kUpsert : iceberg::WriteMode::kAppend;
   writer.job_id = context.job_id;
   writer.row_kind_column = hooks.row_kind_column;
+  writer.add_columns = o.add_columns;
   if (context.scale_out) {
     if (o.catalog.type == catalog::CatalogConfig::Type::kHadoop) {
       return Status::InvalidArgument(
@@ -646,9 +649,11 @@ bool SameSpecFields(const iceberg::PartitionSpec& a, const iceberg::PartitionSpe
 }
 
 // An existing table must have exactly the declared columns (by name, same types).
+// `add_columns`: the table may hold optional columns the declaration lacks (added by an earlier
+// declaration or by records' undeclared fields); the writers write them null or from those fields.
 Status CheckExistingTable(const std::string& where, const iceberg::Schema& declared,
                           const iceberg::TableMetadata& metadata, bool upsert,
-                          const std::string& partition_by) {
+                          const std::string& partition_by, bool add_columns) {
   const iceberg::Schema& actual = metadata.current_schema();
   for (const Field& d : declared.fields) {
     const Field* a = actual.FindByName(d.name);
@@ -667,7 +672,7 @@ Status CheckExistingTable(const std::string& where, const iceberg::Schema& decla
     }
   }
   for (const Field& a : actual.fields) {
-    if (declared.FindByName(a.name) == nullptr) {
+    if (declared.FindByName(a.name) == nullptr && !(add_columns && a.nullable)) {
       return Status::InvalidArgument(where + "the table has column '" + a.name +
                                      "' that the declaration lacks");
     }
@@ -704,8 +709,8 @@ Status EvolveTableSchema(const std::string& where, const iceberg::Schema& declar
                          iceberg::Catalog& catalog, iceberg::LoadedTable* table) {
   for (int attempt = 0;; ++attempt) {
     std::vector<std::string> changes;
-    Result<iceberg::TableMetadata> evolved =
-        iceberg::EvolveSchema(table->metadata, declared.fields, &changes);
+    Result<iceberg::TableMetadata> evolved = iceberg::EvolveSchema(
+        table->metadata, declared.fields, &changes, /*keep_other_columns=*/true);
     if (!evolved.ok()) return evolved.status().WithContext(where + "schema evolution");
     if (changes.empty()) return Status::OK();
     Result<iceberg::LoadedTable> committed = catalog.CommitTable(*table, std::move(*evolved));
@@ -814,7 +819,8 @@ Status PrepareIcebergTableIn(const IcebergSinkSpec& spec, iceberg::Catalog* open
   }
   if (!loaded.ok()) return loaded.status().WithContext(where);
   if (o.add_columns) FLOE_RETURN_NOT_OK(EvolveTableSchema(where, schema, *catalog, &*loaded));
-  Status st = CheckExistingTable(where, schema, loaded->metadata, o.upsert, o.partition_by);
+  Status st =
+      CheckExistingTable(where, schema, loaded->metadata, o.upsert, o.partition_by, o.add_columns);
   if (!st.ok() && !o.add_columns && st.message().find("column '") != std::string::npos) {
     return Status(st.code(), st.message() + " (option '" + std::string(internal::kSchemaEvolution) +
                                  "' = 'add-columns' adds new columns and widens types)");
@@ -1056,6 +1062,14 @@ Result<AddedSink> AddIcebergConnectorSink(const SinkRequest& r) {
   if (r.changelog_input) spec.row_kind_column = runtime::kRowKindColumn;
   FLOE_ASSIGN_OR_RAISE(internal::IcebergSinkOptions options,
                        internal::ParseIcebergSinkOptions(spec));
+  if (r.undeclared_input && options.parallelism > 1) {
+    // Each writer would number the columns it adds on its own.
+    return Status::InvalidArgument(
+        "iceberg table '" + r.table->name + "': 'sink.parallelism' = " +
+        std::to_string(options.parallelism) + " with '" + std::string(internal::kSchemaEvolution) +
+        "' = 'add-columns' over SELECT *: one writer grows the table by the records' undeclared "
+        "fields (it numbers the new columns); set 'sink.parallelism' = '1'");
+  }
   FLOE_RETURN_NOT_OK(PrepareIcebergTable(spec));
   FLOE_RETURN_NOT_OK(AddIcebergSink(*r.graph, r.input, spec, *r.context));
   AddedSink added;
@@ -1084,6 +1098,11 @@ Connector IcebergConnector() {
   c.options.push_back(std::string(internal::kMaintenancePrefix));
   c.add_sink = AddIcebergConnectorSink;
   c.accepts_changelog = IcebergAcceptsChangelog;
+  c.takes_undeclared_fields = [](const TableDescriptor& t) {
+    // A routed sink's tables grow from their declaration only (for now).
+    return internal::OptionOr(t, std::string(internal::kSchemaEvolution), "") == "add-columns" &&
+           internal::OptionOr(t, "catalog-table", "").find('{') == std::string::npos;
+  };
   c.partitioned_by = true;
   return c;
 }

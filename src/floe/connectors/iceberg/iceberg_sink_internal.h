@@ -122,6 +122,9 @@ struct WriterFiles {
   std::string table;  // the table the files belong to (namespace.name)
   std::vector<iceberg::DataFile> data_files;
   std::vector<iceberg::DataFile> delete_files;
+  // iceberg::SchemaToJson of the schema the files were written with when the writer grew the
+  // table's schema by its rows' undeclared fields (the commit adopts it); "" otherwise.
+  std::string written_schema;
 };
 
 // The private schema of writer -> committer batches: one BINARY column "floe_iceberg_files",
@@ -139,6 +142,8 @@ struct PendingCommit {
   // The split of each file, by index (WriterFiles::split; "" when the writers do not split).
   std::vector<std::string> data_splits;
   std::vector<std::string> delete_splits;
+  // WriterFiles::written_schema of the newest files that carried one ("": none).
+  std::string written_schema;
 };
 struct CommitterState {
   std::string sink_id;

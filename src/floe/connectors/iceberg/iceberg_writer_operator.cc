@@ -9,8 +9,10 @@
 
 #include "floe/common/crash_point.h"
 #include "floe/common/log.h"
+#include "floe/common/undeclared_fields.h"
 #include "floe/connectors/iceberg/iceberg_sink_internal.h"
 #include "floe/io/file.h"
+#include "floe/runtime/row_kind.h"
 
 namespace floe::connectors {
 
@@ -86,12 +88,27 @@ Status IcebergWriterOperator::Open(const runtime::OperatorContext& ctx) {
 }
 
 Status IcebergWriterOperator::Restore(runtime::StateReader& state) {
-  // Stateless; the blob holds only a format version.
+  // A format version, and (version 2) the schema the writer had grown: the restored committer
+  // may still commit files written with it, so the writer continues with its field ids.
   if (state.AtEnd()) return Status::OK();
   FLOE_ASSIGN_OR_RAISE(uint32_t version, state.GetU32());
-  if (version != 1) {
+  if (version != 1 && version != 2) {
     return Status::Corruption("iceberg writer state: unknown format version " +
                               std::to_string(version));
+  }
+  if (version == 2) {
+    FLOE_ASSIGN_OR_RAISE(std::string json, state.GetString());
+    FLOE_ASSIGN_OR_RAISE(iceberg::Schema grown, iceberg::SchemaFromJson(json));
+    std::vector<std::string> changes;
+    Result<iceberg::TableMetadata> adopted =
+        iceberg::AdoptWrittenSchema(metadata_, grown, &changes);
+    if (!adopted.ok()) {
+      return adopted.status().WithContext("iceberg sink " + options_.table.ToString() +
+                                          ": restoring the schema the writer had grown");
+    }
+    if (!changes.empty()) {
+      FLOE_RETURN_NOT_OK(UseSchema(std::move(adopted).value(), changes, "restored the schema"));
+    }
   }
   return state.ExpectEnd();
 }
@@ -116,6 +133,10 @@ Result<const IcebergWriterOperator::Binding*> IcebergWriterOperator::BindingFor(
   };
   FLOE_RETURN_NOT_OK(reserved(options_.row_kind_column, "row kind", &binding.row_kind_index));
   FLOE_RETURN_NOT_OK(reserved(options_.split_column, "split", &binding.split_index));
+  if (options_.add_columns) {
+    FLOE_RETURN_NOT_OK(
+        reserved(runtime::kUndeclaredFieldsColumn, "undeclared fields", &binding.undeclared_index));
+  }
   for (const Field& field : table_schema_->fields) {
     int index = in.FieldIndex(field.name);
     if (index < 0) {
@@ -125,6 +146,11 @@ Result<const IcebergWriterOperator::Binding*> IcebergWriterOperator::BindingFor(
           break;
         }
       }
+    }
+    if (index < 0 && options_.add_columns && field.nullable) {
+      binding.undeclared_columns.emplace(field.name, binding.source_index.size());
+      binding.source_index.push_back(-1);
+      continue;
     }
     if (index < 0) {
       return Status::InvalidArgument("iceberg sink " + options_.table.ToString() +
@@ -146,7 +172,8 @@ Result<const IcebergWriterOperator::Binding*> IcebergWriterOperator::BindingFor(
                                      "' is not a column of the table");
     }
   }
-  binding.identity = binding.row_kind_index < 0 && binding.split_index < 0 && in == *table_schema_;
+  binding.identity = binding.row_kind_index < 0 && binding.split_index < 0 &&
+                     binding.undeclared_index < 0 && in == *table_schema_;
   auto [pos, inserted] = bindings_.emplace(schema.get(), std::make_pair(schema, binding));
   (void)inserted;
   return &pos->second.second;
@@ -157,8 +184,12 @@ Result<RecordBatch> IcebergWriterOperator::Rebind(const RecordBatch& batch,
   std::vector<Column> columns;
   columns.reserve(binding.source_index.size());
   for (size_t c = 0; c < binding.source_index.size(); ++c) {
-    const Column& column = batch.column(binding.source_index[c]);
     const Field& field = table_schema_->fields[c];
+    if (binding.source_index[c] < 0) {
+      columns.emplace_back(field.type);  // FillUndeclared's
+      continue;
+    }
+    const Column& column = batch.column(binding.source_index[c]);
     if (!field.nullable && column.null_count() > 0) {
       return Status::InvalidArgument("iceberg sink " + options_.table.ToString() + ": column '" +
                                      field.name +
@@ -167,7 +198,101 @@ Result<RecordBatch> IcebergWriterOperator::Rebind(const RecordBatch& batch,
     }
     columns.push_back(column);
   }
+  if (!binding.undeclared_columns.empty()) {
+    FLOE_RETURN_NOT_OK(FillUndeclared(batch, binding, &columns));
+  }
   return RecordBatch(table_schema_, std::move(columns));
+}
+
+Status IcebergWriterOperator::FillUndeclared(const RecordBatch& batch, const Binding& binding,
+                                             std::vector<Column>* columns) const {
+  const size_t rows = batch.num_rows();
+  if (binding.undeclared_index < 0) {
+    for (const auto& [name, c] : binding.undeclared_columns) {
+      for (size_t row = 0; row < rows; ++row) (*columns)[c].AppendNull();
+    }
+    return Status::OK();
+  }
+  const Column& packed = batch.column(static_cast<size_t>(binding.undeclared_index));
+  UndeclaredField field;
+  for (size_t row = 0; row < rows; ++row) {
+    if (!packed.IsNull(row)) {
+      UndeclaredFieldsReader reader(packed.GetBytes(row));
+      for (;;) {
+        FLOE_ASSIGN_OR_RAISE(bool more, reader.Next(&field));
+        if (!more) break;
+        auto it = binding.undeclared_columns.find(field.name);
+        if (it == binding.undeclared_columns.end()) continue;  // names an input column
+        Column& column = (*columns)[it->second];
+        if (column.size() > row) column.Truncate(row);  // a repeated name: the last wins
+        AppendUndeclared(field, &column);
+      }
+    }
+    for (const auto& [name, c] : binding.undeclared_columns) {
+      if ((*columns)[c].size() == row) (*columns)[c].AppendNull();
+    }
+  }
+  return Status::OK();
+}
+
+Result<bool> IcebergWriterOperator::GrowSchema(const Column& undeclared, const Binding& binding) {
+  if (undeclared.null_count() == undeclared.size()) return false;
+  // Columns to add or widen, by name, and the table column each name matches (null: new).
+  std::map<std::string, Field, std::less<>> wanted;
+  UndeclaredField field;
+  for (size_t row = 0; row < undeclared.size(); ++row) {
+    if (undeclared.IsNull(row)) continue;
+    UndeclaredFieldsReader reader(undeclared.GetBytes(row));
+    for (;;) {
+      FLOE_ASSIGN_OR_RAISE(bool more, reader.Next(&field));
+      if (!more) break;
+      auto column = binding.undeclared_columns.find(field.name);
+      const Field* held = nullptr;
+      if (column != binding.undeclared_columns.end()) {
+        held = &table_schema_->fields[column->second];
+      } else if (table_schema_->FieldIndex(std::string(field.name)) >= 0) {
+        continue;  // an input column's name: the input's value is written
+      }
+      auto w = wanted.find(field.name);
+      const Field* have = w != wanted.end() ? &w->second : held;
+      if (have != nullptr && UndeclaredFitsColumn(field.type, have->type)) continue;
+      if (have != nullptr && !UndeclaredFitsColumn(have->type, field.type)) {
+        return Status::InvalidArgument(
+            "iceberg sink " + options_.table.ToString() + ": undeclared field '" +
+            std::string(field.name) + "' holds " + SqlTypeName(field.type) + " but column '" +
+            have->name + "' is " + SqlTypeName(have->type) +
+            "; Iceberg widens only INT to BIGINT, FLOAT to DOUBLE and a DECIMAL's precision "
+            "(declare the column, or fix the producer)");
+      }
+      Field grown{std::string(have != nullptr ? have->name : field.name), field.type, true, 0};
+      wanted.insert_or_assign(std::string(field.name), std::move(grown));
+    }
+  }
+  if (wanted.empty()) return false;
+  std::vector<Field> fields;
+  for (auto& [name, f] : wanted) fields.push_back(std::move(f));
+  std::vector<std::string> changes;
+  Result<iceberg::TableMetadata> evolved =
+      iceberg::EvolveSchema(metadata_, fields, &changes, /*keep_other_columns=*/true);
+  if (!evolved.ok()) {
+    return evolved.status().WithContext("iceberg sink " + options_.table.ToString());
+  }
+  FLOE_RETURN_NOT_OK(UseSchema(std::move(evolved).value(), changes, "grew the schema"));
+  return true;
+}
+
+Status IcebergWriterOperator::UseSchema(iceberg::TableMetadata evolved,
+                                        const std::vector<std::string>& changes, const char* what) {
+  metadata_ = std::move(evolved);
+  table_schema_ = metadata_.current_schema().ToBatchSchema();
+  bindings_.clear();
+  grown_ = true;
+  for (auto& [split, writer] : writers_) FLOE_RETURN_NOT_OK(writer->EvolveSchema(metadata_));
+  std::string list;
+  for (const std::string& c : changes) list += (list.empty() ? "" : ", ") + c;
+  LogInfo("iceberg sink %s: writer '%s' %s by its rows' fields (committed with their files): %s",
+          options_.table.ToString().c_str(), task_name_.c_str(), what, list.c_str());
+  return Status::OK();
 }
 
 Status IcebergWriterOperator::WriteRows(const RecordBatch& rows, bool is_delete,
@@ -202,6 +327,14 @@ Status IcebergWriterOperator::ProcessBatch(const RecordBatch& batch, int input,
   if (batch.num_rows() == 0) return Status::OK();
   records_written_->Add(static_cast<int64_t>(batch.num_rows()));
   FLOE_ASSIGN_OR_RAISE(const Binding* binding, BindingFor(batch.schema()));
+  if (binding->undeclared_index >= 0) {
+    FLOE_ASSIGN_OR_RAISE(
+        bool grown,
+        GrowSchema(batch.column(static_cast<size_t>(binding->undeclared_index)), *binding));
+    if (grown) {
+      FLOE_ASSIGN_OR_RAISE(binding, BindingFor(batch.schema()));
+    }
+  }
   if (binding->split_index < 0) return WriteSplit(batch, *binding, "");
   // Each split's rows in their order (a key's last operation decides within its split).
   const Column& splits = batch.column(binding->split_index);
@@ -305,6 +438,7 @@ Status IcebergWriterOperator::HandOver(runtime::CheckpointId id, runtime::Collec
     files.table = options_.table.ToString();
     files.data_files = std::move(written->data_files);
     files.delete_files = std::move(written->delete_files);
+    if (grown_) files.written_schema = iceberg::SchemaToJson(metadata_.current_schema());
     if (!files.data_files.empty() || !files.delete_files.empty()) {
       finished.push_back(std::move(files));
     }
@@ -342,7 +476,12 @@ Status IcebergWriterOperator::PrepareBarrier(runtime::CheckpointId id, runtime::
 Status IcebergWriterOperator::OnBarrier(runtime::CheckpointId id, runtime::StateWriter& state,
                                         runtime::Collector& out) {
   (void)out;
-  state.PutU32(1);  // format version; the writer keeps no other state
+  if (grown_) {
+    state.PutU32(2);
+    state.PutString(iceberg::SchemaToJson(metadata_.current_schema()));
+  } else {
+    state.PutU32(1);  // format version; the writer keeps no other state
+  }
   last_checkpoint_ = std::max(last_checkpoint_, id.value);
   CrashPoint("after-barrier-ack");
   return Status::OK();

@@ -162,14 +162,20 @@ Result<KafkaPosition> KafkaPosition::FromJson(const std::string& json) {
   return p;
 }
 
-bool IsKafkaChangelogSource(const TableDescriptor& table) {
+// What format the table's values are in ('value.format', else 'format').
+std::string ValueFormat(const TableDescriptor& table) {
   auto get = [&](const char* key) {
     auto it = table.options.find(key);
     return it == table.options.end() ? std::string() : it->second;
   };
-  if (get("connector") != "kafka") return false;
   std::string format = get("value.format");
-  if (format.empty()) format = get("format");
+  return format.empty() ? get("format") : format;
+}
+
+bool IsKafkaChangelogSource(const TableDescriptor& table) {
+  auto connector = table.options.find("connector");
+  if (connector == table.options.end() || connector->second != "kafka") return false;
+  const std::string format = ValueFormat(table);
   return format == "debezium-json" || format == "debezium-avro-confluent";
 }
 
@@ -439,6 +445,16 @@ Status SetSchema(const TableDescriptor& table, KafkaSourceConfig* config) {
       config->changelog() ? runtime::WithRowKindColumn(*table.schema) : table.schema;
   FLOE_ASSIGN_OR_RAISE(auto decoder, json::JsonLinesDecoder::Make(config->schema));
   (void)decoder;
+  if (table.undeclared_fields) {
+    if (config->format != KafkaFormat::kJson) {
+      return Status::InvalidArgument("table '" + table.name +
+                                     "': only 'format' = 'json' carries undeclared fields");
+    }
+    // Decoded last, so TakeBatch puts it after every declared column.
+    config->undeclared_fields = true;
+    config->schema = runtime::WithUndeclaredFieldsColumn(*config->schema);
+    config->output_schema = runtime::WithUndeclaredFieldsColumn(*config->output_schema);
+  }
   return Status::OK();
 }
 
@@ -525,6 +541,7 @@ Status KafkaSource::Open(const runtime::OperatorContext& ctx) {
   } else {
     json::DecodeOptions options;
     options.ignore_parse_errors = config_.ignore_parse_errors;
+    options.capture_undeclared = config_.undeclared_fields;
     FLOE_ASSIGN_OR_RAISE(decoder_, json::JsonLinesDecoder::Make(config_.schema, options));
   }
   rows_ = RecordBatch(config_.schema);
@@ -1628,6 +1645,7 @@ Connector KafkaConnector() {
   c.emits_changelog = IsKafkaChangelogSource;
   c.generates_watermarks = true;  // per partition, from the table's WATERMARK
   c.source_metadata = KafkaMetadataKeys();
+  c.gives_undeclared_fields = [](const TableDescriptor& t) { return ValueFormat(t) == "json"; };
   c.add_sink = [](const SinkRequest& r) -> Result<AddedSink> {
     KafkaSinkJobSettings settings;
     settings.checkpointing = r.context->checkpointing;

@@ -93,6 +93,9 @@ struct KafkaSourceConfig {
   // What the source emits: the declared columns, plus kRowKindColumn for a changelog format, plus
   // kSourceSplitColumn for a group member.
   std::shared_ptr<const BatchSchema> output_schema;
+  // TableDescriptor::undeclared_fields: `schema` and `output_schema` end with
+  // runtime::kUndeclaredFieldsColumn, which the json decoder fills.
+  bool undeclared_fields = false;
   bool changelog() const {
     return format == KafkaFormat::kDebeziumJson || format == KafkaFormat::kDebeziumAvroConfluent;
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "floe/common/civil_time.h"
+#include "floe/common/undeclared_fields.h"
 #include "floe/format/json/json_lines.h"
 #include "floe/format/json/text_format_internal.h"
 
@@ -196,6 +197,13 @@ struct JsonLinesDecoder::Impl {
   std::vector<uint64_t> seen;
   uint64_t row_gen = 0;
   std::string bytes;  // decoded base64, reused across rows
+  // DecodeOptions::capture_undeclared: the packed fields of the row being decoded, and the type
+  // each name got first.
+  UndeclaredFieldsWriter undeclared;
+  std::unordered_map<std::string, DataType> undeclared_types;
+  std::vector<std::string> undeclared_new;  // names the row being decoded gave their type
+  Column* undeclared_out = nullptr;
+  static constexpr size_t kMaxUndeclaredNames = 1000;
   od::parser parser;
   std::string padded;  // the input plus SIMDJSON_PADDING bytes when the caller has no padding
   int64_t skipped = 0;
@@ -430,6 +438,8 @@ struct JsonLinesDecoder::Impl {
     if (err)
       return Status::InvalidArgument(std::string("invalid JSON: ") + simdjson::error_message(err));
     ++row_gen;
+    undeclared.Clear();
+    undeclared_new.clear();
     int hint = 0;
     for (auto&& field_result : obj) {
       // Used in place: copying the (key, value) pair out of the result costs a store-forwarding
@@ -452,7 +462,13 @@ struct JsonLinesDecoder::Impl {
         }
       }
       int idx = Lookup(key, hint);
-      if (idx < 0) continue;  // unknown field: skipped by the iterator
+      if (idx < 0) {
+        if (undeclared_out != nullptr) {
+          od::value value = field.value();
+          FLOE_RETURN_NOT_OK(Capture(key, value));
+        }
+        continue;  // unknown field: skipped by the iterator
+      }
       hint = idx + 1;
       FLOE_RETURN_NOT_OK(ParseValue(idx, field.value()));
     }
@@ -465,11 +481,122 @@ struct JsonLinesDecoder::Impl {
         columns[i]->AppendNull();
       }
     }
+    if (undeclared_out != nullptr) {
+      if (undeclared.empty()) {
+        undeclared_out->AppendNull();
+      } else {
+        undeclared_out->AppendBytes(undeclared.Finish());
+      }
+    }
+    return Status::OK();
+  }
+
+  // The type an undeclared field `name` gets for a value of `type`: the first one seen for the
+  // name, which a later value must match (an integral number reads as DOUBLE where DOUBLE was
+  // seen). Errors name the field.
+  Result<DataType> UndeclaredType(std::string_view name, DataType type, std::string_view tok) {
+    if (name.empty() || name.size() > 128 || std::any_of(name.begin(), name.end(), [](char c) {
+          return c == '.' || static_cast<unsigned char>(c) < 0x20;
+        })) {
+      return Status::InvalidArgument(
+          "undeclared field '" + std::string(name.substr(0, 128)) +
+          "': a column name must be 1 to 128 bytes without '.' or control characters");
+    }
+    auto it = undeclared_types.find(std::string(name));
+    if (it == undeclared_types.end()) {
+      if (undeclared_types.size() >= kMaxUndeclaredNames) {
+        return Status::InvalidArgument("undeclared field '" + std::string(name) + "': more than " +
+                                       std::to_string(kMaxUndeclaredNames) +
+                                       " distinct undeclared fields");
+      }
+      undeclared_types.emplace(std::string(name), type);
+      undeclared_new.emplace_back(name);
+      return type;
+    }
+    if (it->second == type) return type;
+    if (it->second.id == TypeId::kDouble && type.id == TypeId::kInt64) return it->second;
+    return Status::InvalidArgument("undeclared field '" + std::string(name) + "': expected " +
+                                   SqlTypeName(it->second) + " as earlier records gave it, got " +
+                                   Describe(tok));
+  }
+
+  // An undeclared field of the row into `undeclared`.
+  Status Capture(std::string_view key, od::value& val) {
+    std::string_view tok = TrimRight(val.raw_json_token());
+    if (tok.empty())
+      return Status::InvalidArgument("field '" + std::string(key) + "': invalid JSON");
+    const char c = tok[0];
+    if (c == 'n') {
+      if (tok != "null")
+        return Status::InvalidArgument("field '" + std::string(key) + "': invalid JSON");
+      return Status::OK();
+    }
+    if (c == 't' || c == 'f') {
+      if (tok != "true" && tok != "false") {
+        return Status::InvalidArgument("field '" + std::string(key) + "': invalid JSON");
+      }
+      FLOE_RETURN_NOT_OK(UndeclaredType(key, DataType::Boolean(), tok).status());
+      undeclared.AddBool(key, tok == "true");
+      return Status::OK();
+    }
+    if (c == '"') {
+      std::string_view text;
+      if (val.get_string().get(text) != simdjson::SUCCESS) {
+        return Status::InvalidArgument("field '" + std::string(key) + "': invalid string");
+      }
+      FLOE_RETURN_NOT_OK(UndeclaredType(key, DataType::String(), tok).status());
+      undeclared.AddBytes(key, DataType::String(), text);
+      return Status::OK();
+    }
+    if (c == '{' || c == '[') {
+      std::string_view json;
+      simdjson::error_code err;
+      if (c == '{') {
+        od::object object;
+        err = val.get_object().get(object);
+        if (!err) err = object.raw_json().get(json);
+      } else {
+        od::array array;
+        err = val.get_array().get(array);
+        if (!err) err = array.raw_json().get(json);
+      }
+      if (err) return Status::InvalidArgument("field '" + std::string(key) + "': invalid JSON");
+      FLOE_RETURN_NOT_OK(UndeclaredType(key, DataType::String(), tok).status());
+      undeclared.AddBytes(key, DataType::String(), TrimRight(json));
+      return Status::OK();
+    }
+    bool integral = false;
+    if (!IsJsonNumber(tok, &integral)) {
+      return Status::InvalidArgument("field '" + std::string(key) + "': invalid JSON number " +
+                                     Describe(tok));
+    }
+    int64_t i = 0;
+    if (integral) {
+      auto [end, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), i);
+      integral = ec == std::errc() && end == tok.data() + tok.size();
+    }
+    FLOE_ASSIGN_OR_RAISE(
+        DataType type, UndeclaredType(key, integral ? DataType::Int64() : DataType::Double(), tok));
+    if (type.id == TypeId::kInt64) {
+      undeclared.AddInt64(key, type, i);
+      return Status::OK();
+    }
+    double d = 0;
+    if (val.get_double().get(d) != simdjson::SUCCESS) {
+      return Status::InvalidArgument("field '" + std::string(key) + "': number " + Describe(tok) +
+                                     " is out of range");
+    }
+    undeclared.AddDouble(key, d);
     return Status::OK();
   }
 
   // Removes whatever a failed Stage appended: no partial row remains.
-  void Rollback() { out->Truncate(rows); }
+  void Rollback() {
+    out->Truncate(rows);
+    // A failed row types no undeclared field.
+    for (const std::string& name : undeclared_new) undeclared_types.erase(name);
+    undeclared_new.clear();
+  }
 
   // A failed line: an error, or skipped and counted.
   Status OnBadLine(int64_t line, const Status& st) {
@@ -655,6 +782,7 @@ struct JsonLinesDecoder::Impl {
     }
     columns.resize(fields.size());
     for (size_t i = 0; i < fields.size(); ++i) columns[i] = &out->mutable_column(i);
+    undeclared_out = options.capture_undeclared ? &out->mutable_column(fields.size()) : nullptr;
     rows = out->num_rows();
     size_t pos = 0;
     int64_t line = first_line;
@@ -687,7 +815,16 @@ Result<std::unique_ptr<JsonLinesDecoder>> JsonLinesDecoder::Make(
 #endif
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  for (size_t i = 0; i < schema->fields.size(); ++i) {
+  size_t declared = schema->fields.size();
+  if (options.capture_undeclared) {
+    if (declared == 0 || schema->fields.back().type.id != TypeId::kString ||
+        !schema->fields.back().nullable) {
+      return Status::InvalidArgument(
+          "json decoder: capturing undeclared fields needs a last nullable STRING field");
+    }
+    --declared;
+  }
+  for (size_t i = 0; i < declared; ++i) {
     const Field& f = schema->fields[i];
     if (f.type.id == TypeId::kDecimal && (f.type.precision < 1 || f.type.precision > 38 ||
                                           f.type.scale < 0 || f.type.scale > f.type.precision)) {
@@ -699,7 +836,7 @@ Result<std::unique_ptr<JsonLinesDecoder>> JsonLinesDecoder::Make(
     }
     impl->fields.push_back({f.name, f.type, f.nullable});
   }
-  impl->seen.assign(schema->fields.size(), 0);
+  impl->seen.assign(declared, 0);
   impl->schema = std::move(schema);
   return std::make_unique<JsonLinesDecoder>(std::move(impl));
 }

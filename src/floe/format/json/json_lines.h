@@ -15,6 +15,15 @@ namespace floe::json {
 struct DecodeOptions {
   // Skip lines that fail to decode (counted in skipped_lines()) instead of failing Decode.
   bool ignore_parse_errors = false;
+  // The schema's last field (a nullable STRING: runtime::kUndeclaredFieldsColumn) receives, per
+  // row, the fields no other field names, packed (floe/common/undeclared_fields.h), null when
+  // there are none. Types come from the JSON: integral numbers BIGINT, other numbers DOUBLE,
+  // strings STRING, true / false BOOLEAN, objects and arrays STRING holding their JSON text;
+  // nulls are left out (they say nothing of a type). A line fails, naming the field, when a field
+  // holds another kind than an earlier line gave it (an integral number where DOUBLE was seen
+  // reads as DOUBLE), when its name is empty, longer than 128 bytes or holds a control character
+  // or '.', or when it would be the 1,001st distinct name.
+  bool capture_undeclared = false;
 };
 
 // JsonLinesDecoder turns JSON-lines text (one JSON object per line) into rows of a RecordBatch,

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "floe/common/civil_time.h"
+#include "floe/common/undeclared_fields.h"
 #include "floe/format/json/json_lines.h"
 
 namespace floe::json {
@@ -705,6 +706,111 @@ TEST(JsonEncode, RandomBatchesRoundTripThroughTheDecoder) {
     for (size_t r = 0; r < back.num_rows(); ++r) AppendRowAsJson(back, r, &text2, options);
     EXPECT_EQ(text2, text);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Undeclared fields (DecodeOptions::capture_undeclared)
+
+// The packed undeclared fields of row `row` as "name:TYPE=value" items.
+std::vector<std::string> Undeclared(const RecordBatch& batch, size_t row) {
+  const Column& packed = batch.column(batch.num_columns() - 1);
+  if (packed.IsNull(row)) return {};
+  std::vector<std::string> out;
+  UndeclaredFieldsReader reader(packed.GetBytes(row));
+  UndeclaredField f;
+  for (;;) {
+    Result<bool> more = reader.Next(&f);
+    EXPECT_TRUE(more.ok()) << more.status().ToString();
+    if (!more.ok() || !*more) break;
+    Column one(f.type);
+    AppendUndeclared(f, &one);
+    std::string value;
+    switch (f.type.id) {
+      case TypeId::kInt64:
+        value = std::to_string(one.Get<int64_t>(0));
+        break;
+      case TypeId::kDouble:
+        value = std::to_string(one.Get<double>(0));
+        break;
+      case TypeId::kBoolean:
+        value = one.Get<uint8_t>(0) != 0 ? "true" : "false";
+        break;
+      default:
+        value = std::string(one.GetBytes(0));
+    }
+    out.push_back(std::string(f.name) + ":" + SqlTypeName(f.type) + "=" + value);
+  }
+  return out;
+}
+
+// Fields no column names go, typed by their JSON, into the last column; nulls are left out, a row
+// without any holds null there, and the declared columns read as without the option.
+TEST(JsonDecode, UndeclaredFieldsArePackedWithTheTypesTheirJsonGives) {
+  auto schema =
+      Schema({{"id", DataType::Int64(), false}, {"$undeclared", DataType::String(), true}});
+  DecodeOptions options;
+  options.capture_undeclared = true;
+  auto made = JsonLinesDecoder::Make(schema, options);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  auto decoder = std::move(made).ValueOrDie();
+  RecordBatch batch(schema);
+  {
+    Status ok = decoder->Decode(
+        "{\"id\":1}\n"
+        "{\"id\":2,\"email\":\"a\\u0040b\",\"visits\":7,\"ratio\":0.5,\"ok\":true,\"gone\":null,"
+        "\"tags\":[\"x\", 1],\"at\":{\"k\":{\"v\":2}}}\n"
+        "{\"ratio\":3,\"id\":3}\n",
+        "t.jsonl", 1, &batch);
+    ASSERT_TRUE(ok.ok()) << ok.ToString();
+  }
+  ASSERT_EQ(batch.num_rows(), 3u);
+  EXPECT_EQ(batch.column(0).Get<int64_t>(2), 3);
+  EXPECT_TRUE(batch.column(1).IsNull(0));
+  EXPECT_EQ(Undeclared(batch, 1),
+            (std::vector<std::string>{"email:STRING=a@b", "visits:BIGINT=7",
+                                      "ratio:DOUBLE=0.500000", "ok:BOOLEAN=true",
+                                      "tags:STRING=[\"x\", 1]", "at:STRING={\"k\":{\"v\":2}}"}));
+  // An integral number where DOUBLE was seen reads as DOUBLE.
+  EXPECT_EQ(Undeclared(batch, 2), (std::vector<std::string>{"ratio:DOUBLE=3.000000"}));
+}
+
+// A field whose kind differs from what earlier lines gave it, or whose name cannot be a column,
+// fails its line naming the field (the source's bad-records policy decides), leaves no part of
+// the row behind, and a failed line types nothing.
+TEST(JsonDecode, UndeclaredFieldsThatCannotBeAColumnFailTheirLine) {
+  auto schema =
+      Schema({{"id", DataType::Int64(), false}, {"$undeclared", DataType::String(), true}});
+  DecodeOptions options;
+  options.capture_undeclared = true;
+  auto made = JsonLinesDecoder::Make(schema, options);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  auto decoder = std::move(made).ValueOrDie();
+  RecordBatch batch(schema);
+  {
+    Status ok = decoder->Decode("{\"id\":1,\"n\":5}\n", "t.jsonl", 1, &batch);
+    ASSERT_TRUE(ok.ok()) << ok.ToString();
+  }
+  Status st = decoder->Decode("{\"id\":2,\"n\":5.5}\n", "t.jsonl", 2, &batch);
+  EXPECT_EQ(st.message(),
+            "t.jsonl:2: undeclared field 'n': expected BIGINT as earlier records gave it, got "
+            "number 5.5");
+  st = decoder->Decode("{\"id\":2,\"a.b\":1}\n", "t.jsonl", 3, &batch);
+  EXPECT_NE(st.message().find("undeclared field 'a.b': a column name must be"), std::string::npos)
+      << st.ToString();
+  // 's' is typed by a line that then fails: the next line may give it another kind.
+  st = decoder->Decode("{\"s\":\"x\",\"id\":\"bad\"}\n", "t.jsonl", 4, &batch);
+  EXPECT_FALSE(st.ok());
+  {
+    Status ok = decoder->Decode("{\"id\":3,\"s\":true}\n", "t.jsonl", 5, &batch);
+    ASSERT_TRUE(ok.ok()) << ok.ToString();
+  }
+  ASSERT_EQ(batch.num_rows(), 2u);
+  EXPECT_TRUE(batch.Validate().ok());
+  EXPECT_EQ(Undeclared(batch, 1), (std::vector<std::string>{"s:BOOLEAN=true"}));
+  // The capture column must be a nullable STRING.
+  DecodeOptions bad;
+  bad.capture_undeclared = true;
+  EXPECT_FALSE(JsonLinesDecoder::Make(Schema({{"id", DataType::Int64(), false}}), bad).ok());
 }
 
 }  // namespace
