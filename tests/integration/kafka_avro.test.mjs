@@ -19,6 +19,8 @@
 //   decoded by avsc with that schema, read back by the source into Iceberg.
 // * avro-confluent -> upsert Iceberg with the worker SIGKILLed at a random point mid-feed: the
 //   table is the last revision of every key, and the commits added every record once.
+// * Writer schemas that gain fields grow the table ('sink.schema-evolution' = 'add-columns'),
+//   a field widened from int to long widens its column; SIGKILLed mid-feed, every record once.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -26,7 +28,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import avro from 'avsc';
 import protobuf from 'protobufjs';
-import { checkpointSets, floe, icebergTable, killWorkerMidFeed, recordsAdded, runJob, sandbox,
+import { checkpointSets, floe, icebergTable, killWorkerMidFeed, recordsAdded, runJob, runs, sandbox,
          startCluster, stopClusters, tempRoot, verifyLatest, waitFor, writeJsonl } from './harness.mjs';
 import { icebirdRows } from './icebird_read.mjs';
 
@@ -557,4 +559,81 @@ test('avro-confluent -> upsert Iceberg, worker SIGKILLed mid-feed: the last revi
   const rows = await icebirdRows({ location: path.join(p.wh, 'demo', p.name) });
   assert.equal(rows.length, KEYS);
   for (const row of rows) assert.equal(row.city, last.get(row.name).city, row.name);
+});
+
+// Evolution by the registry's writer schemas ('sink.schema-evolution' = 'add-columns' over
+// SELECT *; docs/connectors.md, "Schema evolution"): the job declares seq and name; version 2 of
+// the subject adds email (a union with null), visits (int) and day (date); version 3 widens
+// visits to long. The table grows by them in the commits of their first records (visits INT,
+// then widened to BIGINT), the worker is SIGKILLed mid-feed, and icebird reads every record once
+// with its own writer's fields, null where its writer had none. A fourth version (the subject's
+// compatibility off) makes email an int, which its column cannot take: its records are bad
+// records ('scan.bad-records' = 'skip' here), named in the log, and nothing else is lost.
+test("avro-confluent writer schemas that gain fields grow the table, SIGKILL mid-feed: every record once", async (t) => {
+  await setUp();
+  const slow = await startCluster(ROOT, 'grow', { topics: ['grow:2'], args: ['--rtt-ms', '20'] });
+  const G1 = { type: 'record', name: 'Event', namespace: 'com.example',
+               fields: [{ name: 'seq', type: 'long' }, { name: 'name', type: 'string' }] };
+  const G2 = { ...G1, fields: [...G1.fields, { name: 'email', type: ['null', 'string'], default: null },
+                               { name: 'visits', type: 'int', default: 0 },
+                               { name: 'day', type: { type: 'int', logicalType: 'date' }, default: 0 }] };
+  const G3 = { ...G2, fields: G2.fields.map((f) => (f.name === 'visits' ? { ...f, type: 'long' } : f)) };
+  const G4 = { ...G3, fields: G3.fields.map((f) => (f.name === 'email' ? { name: 'email', type: 'int' } : f)) };
+  const types = [G1, G2, G3, G4].map((s) => avro.Type.forSchema(s));
+  const ids = [];
+  for (const s of [G1, G2, G3]) ids.push(await registerSchema('grow-value', s));
+  const none = await fetch(`${registry.url}/config/grow-value`, {
+    method: 'PUT', body: JSON.stringify({ compatibility: 'NONE' }),
+    headers: { 'Content-Type': 'application/vnd.schemaregistry.v1+json',
+               Authorization: `Basic ${Buffer.from(USER).toString('base64')}` } });
+  assert.equal(none.status, 200);
+  ids.push(await registerSchema('grow-value', G4));
+  const TOTAL = 6000;
+  const BAD = 100;  // seqs TOTAL + 1 .. TOTAL + BAD, in version 4
+  const version = (seq) => (seq <= 300 ? 0 : seq <= 3000 ? 1 : seq <= TOTAL ? 2 : 3);
+  const event = (seq) => {
+    const v = version(seq);
+    if (v === 0) return { seq, name: `n${seq}` };
+    return { seq, name: `n${seq}`, email: v === 3 ? seq : seq % 2 ? null : `e${seq}`,
+             visits: v === 1 ? seq * 2 : seq * 1_000_000, day: 20_000 + (seq % 10) };
+  };
+  produceBase64(slow.bootstrap, 'grow', Array.from({ length: TOTAL + BAD }, (_, i) =>
+    framed(ids[version(i + 1)], types[version(i + 1)], event(i + 1))));
+  const p = sandbox(ROOT, 'grow');
+  fs.writeFileSync(p.job, `${checkpointSets('200 ms')}
+CREATE TABLE src (seq BIGINT NOT NULL, name STRING)
+  WITH ('connector' = 'kafka', 'topic' = 'grow', 'properties.bootstrap.servers' = '\${KAFKA}',
+        'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset',
+        'properties.max.partition.fetch.bytes' = '1024', 'scan.bad-records' = 'skip',
+        ${AVRO_OPTIONS()});
+CREATE TABLE events (seq BIGINT NOT NULL, name STRING)
+  WITH (${icebergTable(p.name)}, 'sink.schema-evolution' = 'add-columns');
+INSERT INTO events SELECT * FROM src;
+`);
+  const r = runJob(p, { KAFKA: slow.bootstrap, CHK: p.chk, WH: p.wh });
+  await killWorkerMidFeed(p, 1);
+  const { code, err } = await r.done;
+  assert.equal(code, 0, err);
+  assert.match(err, /killed by SIGKILL/, err);
+  assert.match(err, /grew the schema by its rows' fields .*added column 'day' DATE/);
+  assert.match(err, /widened column 'visits' INT -> BIGINT/);
+  assert.match(err, /undeclared field 'email' is INT in this writer schema but STRING in an earlier one/);
+
+  const rows = await icebirdRows({ location: path.join(p.wh, 'demo', p.name) });
+  const seen = new Map();
+  for (const x of rows) seen.set(Number(x.seq), (seen.get(Number(x.seq)) || 0) + 1);
+  const missing = [];
+  for (let s = 1; s <= TOTAL; s++) if (!seen.has(s)) missing.push(s);
+  const duplicates = [...seen.values()].filter((n) => n > 1).length;
+  t.diagnostic(`${rows.length} rows, ${duplicates} duplicated seqs, missing: ${runs(missing) || 'none'}`);
+  assert.equal(duplicates, 0);
+  assert.equal(runs(missing), '');
+  assert.equal(rows.length, TOTAL, "the bad version's records are left out");
+  const days = (d) => (d == null ? null : d instanceof Date ? d.getTime() / 86_400_000 : Number(d));
+  for (const x of rows) {
+    const e = event(Number(x.seq));
+    assert.equal(x.email ?? null, e.email ?? null, `email of ${x.seq}`);
+    assert.equal(x.visits == null ? null : Number(x.visits), e.visits ?? null, `visits of ${x.seq}`);
+    assert.equal(days(x.day), e.day ?? null, `day of ${x.seq}`);
+  }
 });

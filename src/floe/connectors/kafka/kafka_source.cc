@@ -16,6 +16,7 @@
 
 #include "floe/common/json.h"
 #include "floe/common/log.h"
+#include "floe/common/undeclared_fields.h"
 #include "floe/connectors/connector_options.h"
 #include "floe/connectors/kafka/kafka_sink.h"
 #include "floe/format/avro/record_encoder.h"
@@ -446,9 +447,10 @@ Status SetSchema(const TableDescriptor& table, KafkaSourceConfig* config) {
   FLOE_ASSIGN_OR_RAISE(auto decoder, json::JsonLinesDecoder::Make(config->schema));
   (void)decoder;
   if (table.undeclared_fields) {
-    if (config->format != KafkaFormat::kJson) {
-      return Status::InvalidArgument("table '" + table.name +
-                                     "': only 'format' = 'json' carries undeclared fields");
+    if (config->format != KafkaFormat::kJson && config->format != KafkaFormat::kAvroConfluent) {
+      return Status::InvalidArgument(
+          "table '" + table.name +
+          "': only 'format' = 'json' and 'avro-confluent' carry undeclared fields");
     }
     // Decoded last, so TakeBatch puts it after every declared column.
     config->undeclared_fields = true;
@@ -1267,7 +1269,13 @@ Status KafkaSource::DecodeBinary(std::string_view value) {
   auto it = avro_decoders_.find(framed.schema_id);
   if (it == avro_decoders_.end()) {
     FLOE_ASSIGN_OR_RAISE(auto writer, registry_->AvroSchemaById(framed.schema_id));
-    auto decoder = avro::RecordDecoder::Make(writer, config_.schema);
+    auto decoder = config_.undeclared_fields
+                       ? avro::RecordDecoder::MakeCapturing(writer, config_.schema)
+                       : avro::RecordDecoder::Make(writer, config_.schema);
+    if (decoder.ok() && (*decoder)->captured() != nullptr) {
+      Status agreed = AgreeOnCapturedTypes(*(*decoder)->captured());
+      if (!agreed.ok()) decoder = agreed;
+    }
     if (!decoder.ok()) {
       return decoder.status().WithContext("writer schema id " + std::to_string(framed.schema_id) +
                                           " against the table's columns");
@@ -1275,6 +1283,21 @@ Status KafkaSource::DecodeBinary(std::string_view value) {
     it = avro_decoders_.emplace(framed.schema_id, std::move(*decoder)).first;
   }
   return it->second->Decode(framed.datum, &rows_);
+}
+
+Status KafkaSource::AgreeOnCapturedTypes(const BatchSchema& captured) {
+  for (const Field& f : captured.fields) {
+    auto [it, added] = captured_types_.emplace(f.name, f.type);
+    if (added || UndeclaredFitsColumn(f.type, it->second)) continue;
+    if (UndeclaredFitsColumn(it->second, f.type)) {  // widened (int to long): the column widens
+      it->second = f.type;
+      continue;
+    }
+    return Status::InvalidArgument("undeclared field '" + f.name + "' is " + SqlTypeName(f.type) +
+                                   " in this writer schema but " + SqlTypeName(it->second) +
+                                   " in an earlier one, and an Iceberg column cannot change so");
+  }
+  return Status::OK();
 }
 
 RecordBatch KafkaSource::TakeBatch() {
@@ -1645,7 +1668,10 @@ Connector KafkaConnector() {
   c.emits_changelog = IsKafkaChangelogSource;
   c.generates_watermarks = true;  // per partition, from the table's WATERMARK
   c.source_metadata = KafkaMetadataKeys();
-  c.gives_undeclared_fields = [](const TableDescriptor& t) { return ValueFormat(t) == "json"; };
+  c.gives_undeclared_fields = [](const TableDescriptor& t) {
+    const std::string format = ValueFormat(t);
+    return format == "json" || format == "avro-confluent";
+  };
   c.add_sink = [](const SinkRequest& r) -> Result<AddedSink> {
     KafkaSinkJobSettings settings;
     settings.checkpointing = r.context->checkpointing;

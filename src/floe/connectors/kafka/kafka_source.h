@@ -94,7 +94,7 @@ struct KafkaSourceConfig {
   // kSourceSplitColumn for a group member.
   std::shared_ptr<const BatchSchema> output_schema;
   // TableDescriptor::undeclared_fields: `schema` and `output_schema` end with
-  // runtime::kUndeclaredFieldsColumn, which the json decoder fills.
+  // runtime::kUndeclaredFieldsColumn, which the json or avro-confluent decoder fills.
   bool undeclared_fields = false;
   bool changelog() const {
     return format == KafkaFormat::kDebeziumJson || format == KafkaFormat::kDebeziumAvroConfluent;
@@ -256,6 +256,8 @@ class KafkaSource final : public runtime::SourceOperator {
                 std::vector<PartitionRef>* row_splits);
   // The rows read so far as one batch (with the change kinds of a debezium table); empties them.
   RecordBatch TakeBatch();
+  // Whether the fields a new writer schema captures agree with the types earlier ones gave them.
+  Status AgreeOnCapturedTypes(const BatchSchema& captured);
   Status EmitBatch(runtime::Collector& out);
   // Emits the rows read (row r from partition row_splits[r]) with the watermarks the generator
   // makes due after each of them, between the rows, then what its Poll gives; `input_quiet`: the
@@ -288,6 +290,9 @@ class KafkaSource final : public runtime::SourceOperator {
   std::unique_ptr<DebeziumJsonDecoder> debezium_;
   std::unique_ptr<SchemaRegistryClient> registry_;                         // avro-confluent
   std::map<int32_t, std::unique_ptr<avro::RecordDecoder>> avro_decoders_;  // by schema id
+  // The type each undeclared field captured so far has (config_.undeclared_fields): a writer
+  // schema that gives one a type its column cannot take makes its records bad records.
+  std::map<std::string, DataType> captured_types_;
   // 'debezium-avro-confluent': the envelope decoders, by schema id.
   std::map<int32_t, std::unique_ptr<DebeziumAvroDecoder>> debezium_avro_decoders_;
   // 'protobuf-confluent': by schema id and message indexes.

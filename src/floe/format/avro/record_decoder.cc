@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -366,10 +367,78 @@ Status Skip(const Node& w, const std::string& field, std::string_view* data, int
 }  // namespace
 
 // One step per writer field, in the writer's order; then the columns no field feeds read null.
+namespace {
+
+// The column type a writer's field of `type` is captured as (MakeCapturing), and whether it may
+// be null; nullopt for the types not captured.
+std::optional<Field> CapturedField(const std::string& name, const Node& type) {
+  const Node* t = &type;
+  bool nullable = false;
+  if (t->type == Type::kUnion) {
+    const Node* value = nullptr;
+    for (const Node* b : t->branches) {
+      if (b->type == Type::kNull) {
+        nullable = true;
+      } else if (value == nullptr) {
+        value = b;
+      } else {
+        return std::nullopt;  // two value branches: no one column type
+      }
+    }
+    if (value == nullptr) return std::nullopt;
+    t = value;
+  }
+  const std::string& lt = t->logical_type;
+  DataType d;
+  switch (t->type) {
+    case Type::kBoolean:
+      d = DataType::Boolean();
+      break;
+    case Type::kInt:
+      d = lt == "date"          ? DataType::Date()
+          : lt == "time-millis" ? DataType::Time()
+                                : DataType::Int32();
+      break;
+    case Type::kLong:
+      d = lt == "time-micros" ? DataType::Time()
+          : IsTimestamp(lt, "millis") || IsTimestamp(lt, "micros")
+              ? (lt.starts_with("local-") ? DataType::Timestamp() : DataType::TimestampTz())
+              : DataType::Int64();
+      break;
+    case Type::kFloat:
+      d = DataType::Float();
+      break;
+    case Type::kDouble:
+      d = DataType::Double();
+      break;
+    case Type::kString:
+    case Type::kEnum:
+      d = DataType::String();
+      break;
+    case Type::kBytes:
+    case Type::kFixed:
+      if (lt == "decimal") {
+        if (t->precision < 1 || t->precision > 38 || t->scale < 0 || t->scale > t->precision) {
+          return std::nullopt;
+        }
+        d = DataType::Decimal(t->precision, t->scale);
+      } else {
+        d = DataType::Binary();
+      }
+      break;
+    default:
+      return std::nullopt;
+  }
+  return Field{name, d, nullable, 0};
+}
+
+}  // namespace
+
 struct RecordDecoder::Plan {
   struct Step {
     const Node* type = nullptr;
     const FieldNode* field = nullptr;
+    bool captured = false;          // `column` is a column of the captured fields' scratch batch
     int column = -1;                // -1: skipped
     Conv conv = Conv::kNull;        // not a union
     std::vector<Conv> branch_conv;  // a union: per branch
@@ -377,10 +446,13 @@ struct RecordDecoder::Plan {
   std::vector<Step> steps;
   std::vector<int> null_columns;
   std::shared_ptr<const BatchSchema> columns;
+  std::shared_ptr<const BatchSchema> captured;  // MakeCapturing: the captured fields, or null
 };
 
 RecordDecoder::RecordDecoder(std::shared_ptr<const Schema> writer, std::unique_ptr<Plan> plan)
-    : writer_(std::move(writer)), plan_(std::move(plan)) {}
+    : writer_(std::move(writer)), plan_(std::move(plan)) {
+  if (plan_->captured) scratch_ = RecordBatch(plan_->captured);
+}
 
 RecordDecoder::~RecordDecoder() = default;
 
@@ -393,23 +465,51 @@ Result<std::unique_ptr<RecordDecoder>> RecordDecoder::Make(
 Result<std::unique_ptr<RecordDecoder>> RecordDecoder::Make(
     std::shared_ptr<const Schema> writer, const Node& root,
     std::shared_ptr<const BatchSchema> columns) {
+  return MakePlan(std::move(writer), root, std::move(columns), false);
+}
+
+Result<std::unique_ptr<RecordDecoder>> RecordDecoder::MakeCapturing(
+    std::shared_ptr<const Schema> writer, std::shared_ptr<const BatchSchema> columns) {
+  if (columns->fields.empty() || columns->fields.back().type.id != TypeId::kString ||
+      !columns->fields.back().nullable) {
+    return Status::InvalidArgument(
+        "avro decoder: capturing undeclared fields needs a last nullable STRING column");
+  }
+  const Node& root = writer->root();
+  return MakePlan(std::move(writer), root, std::move(columns), true);
+}
+
+Result<std::unique_ptr<RecordDecoder>> RecordDecoder::MakePlan(
+    std::shared_ptr<const Schema> writer, const Node& root,
+    std::shared_ptr<const BatchSchema> columns, bool capture) {
   if (root.type != Type::kRecord) {
     return Status::InvalidArgument("the writer's Avro schema is a " +
                                    std::string(TypeName(root.type)) + ", not a record");
   }
   auto plan = std::make_unique<Plan>();
   plan->columns = columns;
-  std::vector<bool> fed(columns->fields.size(), false);
+  // Captured: the last column is not a field's.
+  const size_t declared = columns->fields.size() - (capture ? 1 : 0);
+  std::vector<bool> fed(declared, false);
+  auto captured = std::make_shared<BatchSchema>();
   for (const FieldNode& f : root.fields) {
     Plan::Step step;
     step.type = f.type;
     step.field = &f;
-    for (size_t i = 0; i < columns->fields.size(); ++i) {
+    for (size_t i = 0; i < declared; ++i) {
       if (columns->fields[i].name == f.name) step.column = static_cast<int>(i);
     }
+    std::optional<Field> capturing;
+    if (step.column < 0 && capture) capturing = CapturedField(f.name, *f.type);
+    if (capturing) {
+      step.captured = true;
+      step.column = static_cast<int>(captured->fields.size());
+      captured->fields.push_back(*capturing);
+    }
     if (step.column >= 0) {
-      const Field& column = columns->fields[static_cast<size_t>(step.column)];
-      fed[static_cast<size_t>(step.column)] = true;
+      const Field& column = step.captured ? captured->fields.back()
+                                          : columns->fields[static_cast<size_t>(step.column)];
+      if (!step.captured) fed[static_cast<size_t>(step.column)] = true;
       if (f.type->type == Type::kUnion) {
         for (const Node* b : f.type->branches) {
           FLOE_ASSIGN_OR_RAISE(Conv c, Resolve(*b, column));
@@ -430,7 +530,24 @@ Result<std::unique_ptr<RecordDecoder>> RecordDecoder::Make(
     }
     plan->null_columns.push_back(static_cast<int>(i));
   }
+  if (capture) plan->captured = std::move(captured);
   return std::unique_ptr<RecordDecoder>(new RecordDecoder(std::move(writer), std::move(plan)));
+}
+
+const BatchSchema* RecordDecoder::captured() const { return plan_->captured.get(); }
+
+void RecordDecoder::PackUndeclared(RecordBatch* out) const {
+  Column& into = out->mutable_column(out->num_columns() - 1);
+  if (scratch_.num_columns() == 0) {
+    into.AppendNull();
+    return;
+  }
+  packed_.Clear();
+  for (size_t c = 0; c < scratch_.num_columns(); ++c) {
+    packed_.AddFrom(plan_->captured->fields[c].name, scratch_.column(c), 0);
+  }
+  into.AppendBytes(packed_.Finish());
+  scratch_.Truncate(0);
 }
 
 Status SkipDatum(const Node& type, const std::string& field, std::string_view* data) {
@@ -460,8 +577,10 @@ Status RecordDecoder::DecodeFrom(std::string_view* data, RecordBatch* out) const
       if (!st.ok()) break;
       continue;
     }
-    const Field& column = plan_->columns->fields[static_cast<size_t>(step.column)];
-    Column& col = out->mutable_column(static_cast<size_t>(step.column));
+    const Field& column = step.captured ? plan_->captured->fields[static_cast<size_t>(step.column)]
+                                        : plan_->columns->fields[static_cast<size_t>(step.column)];
+    Column& col = step.captured ? scratch_.mutable_column(static_cast<size_t>(step.column))
+                                : out->mutable_column(static_cast<size_t>(step.column));
     const Node* type = step.type;
     Conv conv = step.conv;
     if (!step.branch_conv.empty()) {
@@ -490,9 +609,11 @@ Status RecordDecoder::DecodeFrom(std::string_view* data, RecordBatch* out) const
   }
   if (!st.ok()) {
     out->Truncate(rows);
+    if (plan_->captured) scratch_.Truncate(0);
     return st;
   }
   for (int i : plan_->null_columns) out->mutable_column(static_cast<size_t>(i)).AppendNull();
+  if (plan_->captured) PackUndeclared(out);
   return Status::OK();
 }
 

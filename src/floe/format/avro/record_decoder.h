@@ -7,6 +7,7 @@
 
 #include "floe/common/record_batch.h"
 #include "floe/common/status.h"
+#include "floe/common/undeclared_fields.h"
 #include "floe/format/avro/schema.h"
 
 namespace floe::avro {
@@ -30,6 +31,15 @@ class RecordDecoder {
   static Result<std::unique_ptr<RecordDecoder>> Make(std::shared_ptr<const Schema> writer,
                                                      const Node& record,
                                                      std::shared_ptr<const BatchSchema> columns);
+  // As Make, with `columns`' last field (a nullable STRING: runtime::kUndeclaredFieldsColumn)
+  // receiving, per row, the writer's fields no other column names, packed
+  // (floe/common/undeclared_fields.h) with the type each becomes: boolean BOOLEAN, int INT, long
+  // BIGINT, float FLOAT, double DOUBLE, string and enum STRING, bytes and fixed BYTES; date DATE,
+  // time-* TIME, timestamp-* TIMESTAMP_LTZ, local-timestamp-* TIMESTAMP, decimal DECIMAL(P, S);
+  // a union of null and one of those the same, null where the datum holds null. Fields of other
+  // types (records, arrays, maps, wider unions) are skipped as before. Null when none.
+  static Result<std::unique_ptr<RecordDecoder>> MakeCapturing(
+      std::shared_ptr<const Schema> writer, std::shared_ptr<const BatchSchema> columns);
   ~RecordDecoder();
   RecordDecoder(const RecordDecoder&) = delete;
   RecordDecoder& operator=(const RecordDecoder&) = delete;
@@ -41,12 +51,22 @@ class RecordDecoder {
   Status Decode(std::string_view datum, RecordBatch* out) const;
   // Decodes one record from the front of *data (advancing past it), as Decode does otherwise.
   Status DecodeFrom(std::string_view* data, RecordBatch* out) const;
+  // MakeCapturing: the fields captured and their types (null otherwise).
+  const BatchSchema* captured() const;
 
  private:
   struct Plan;
   RecordDecoder(std::shared_ptr<const Schema> writer, std::unique_ptr<Plan> plan);
+  static Result<std::unique_ptr<RecordDecoder>> MakePlan(std::shared_ptr<const Schema> writer,
+                                                         const Node& record,
+                                                         std::shared_ptr<const BatchSchema> columns,
+                                                         bool capture);
+  // The captured fields of the row just decoded, from scratch_ into the last column.
+  void PackUndeclared(RecordBatch* out) const;
   std::shared_ptr<const Schema> writer_;  // owns the nodes the plan's steps point at
   std::unique_ptr<Plan> plan_;
+  mutable RecordBatch scratch_;  // MakeCapturing: one row of the captured fields' values
+  mutable UndeclaredFieldsWriter packed_;
 };
 
 // Skips one datum of `type` at the front of *data; errors (Corruption) name `field`.

@@ -207,5 +207,60 @@ TEST(AvroRecordDecoder, MutatedAndRandomDatumsNeverCrash) {
   EXPECT_GT(ok, 0u);
 }
 
+// Capturing: the writer's fields no column names are packed into the last column with the
+// types they become (a union with null as its value's type, nullable; a date as DATE; an enum as
+// its symbol); a nested record is skipped as before; a writer with nothing to capture gives null.
+TEST(AvroRecordDecoder, CapturesTheWritersUndeclaredFields) {
+  auto writer = Parse(R"({"type":"record","name":"User","fields":[
+    {"name":"extra","type":{"type":"record","name":"Inner","fields":[{"name":"a","type":"int"}]}},
+    {"name":"id","type":"long"},
+    {"name":"email","type":["null","string"]},
+    {"name":"visits","type":"int"},
+    {"name":"day","type":{"type":"int","logicalType":"date"}},
+    {"name":"kind","type":{"type":"enum","name":"Kind","symbols":["A","B"]}}]})");
+  auto columns =
+      Columns({{"id", DataType::Int64(), false}, {"$undeclared", DataType::String(), true}});
+  auto decoder = RecordDecoder::MakeCapturing(writer, columns);
+  ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
+  RecordBatch batch(columns);
+  for (int i = 0; i < 2; ++i) {
+    Value v = Value::Record({Value::Record({Value::Int(1)}), Value::Long(7 + i),
+                             i == 0 ? Value::String("a@b") : Value::Null(), Value::Int(3),
+                             Value::Int(19724), Value::Enum(1)});
+    Status st = (*decoder)->Decode(Encode(*writer, v), &batch);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+  // A cut datum leaves nothing behind, the captured values included.
+  Value v = Value::Record({Value::Record({Value::Int(1)}), Value::Long(9), Value::String("x"),
+                           Value::Int(3), Value::Int(1), Value::Enum(0)});
+  const std::string datum = Encode(*writer, v);
+  EXPECT_FALSE((*decoder)->Decode(datum.substr(0, datum.size() - 1), &batch).ok());
+  ASSERT_EQ(batch.num_rows(), 2u);
+  ASSERT_TRUE(batch.Validate().ok());
+  std::vector<std::string> first;
+  UndeclaredFieldsReader reader(batch.column(1).GetBytes(0));
+  UndeclaredField f;
+  while (*reader.Next(&f)) {
+    first.push_back(std::string(f.name) + ":" + SqlTypeName(f.type) + (f.is_null ? "=null" : ""));
+  }
+  EXPECT_EQ(first,
+            (std::vector<std::string>{"email:STRING", "visits:INT", "day:DATE", "kind:STRING"}));
+  UndeclaredFieldsReader second(batch.column(1).GetBytes(1));
+  ASSERT_TRUE(*second.Next(&f));
+  EXPECT_EQ(f.name, "email");
+  EXPECT_TRUE(f.is_null);
+  ASSERT_TRUE(*second.Next(&f));
+  Column visits(DataType::Int64());
+  AppendUndeclared(f, &visits);  // INT widens into BIGINT
+  EXPECT_EQ(visits.Get<int64_t>(0), 3);
+
+  auto plain = Parse(R"({"type":"record","name":"P","fields":[{"name":"id","type":"long"}]})");
+  auto none = RecordDecoder::MakeCapturing(plain, columns);
+  ASSERT_TRUE(none.ok());
+  RecordBatch only(columns);
+  ASSERT_TRUE((*none)->Decode(Encode(*plain, Value::Record({Value::Long(1)})), &only).ok());
+  EXPECT_TRUE(only.column(1).IsNull(0));
+}
+
 }  // namespace
 }  // namespace floe::avro
