@@ -20,7 +20,8 @@
 // * avro-confluent -> upsert Iceberg with the worker SIGKILLed at a random point mid-feed: the
 //   table is the last revision of every key, and the commits added every record once.
 // * Writer schemas that gain fields grow the table ('sink.schema-evolution' = 'add-columns'),
-//   a field widened from int to long widens its column; SIGKILLed mid-feed, every record once.
+//   a field widened from int to long widens its column; SIGKILLed mid-feed, every record once;
+//   protobuf-confluent messages' fields grow a table the same way.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -134,11 +135,16 @@ const AVRO_OPTIONS = () => `'format' = 'avro-confluent', 'avro-confluent.url' = 
         'avro-confluent.basic-auth.credentials-source' = 'USER_INFO',
         'avro-confluent.basic-auth.user-info' = '${USER}'`;
 
+const PROTOBUF_OPTIONS = () => `'format' = 'protobuf-confluent', 'protobuf-confluent.url' = '${registry.url}',
+        'protobuf-confluent.basic-auth.credentials-source' = 'USER_INFO',
+        'protobuf-confluent.basic-auth.user-info' = '${USER}'`;
+
 let cluster;
 async function setUp() {
   if (cluster) return;
   cluster = await startCluster(ROOT, 'avro', { topics: ['users:3', 'bad:1', 'users_out:2', 'plain:2',
-                                                         'users_bad:1', 'avro_poison:1', 'cdc:1', 'orders_pb:2'] });
+                                                         'users_bad:1', 'avro_poison:1', 'cdc:1', 'orders_pb:2',
+                                                         'orders_grow:1'] });
   registry = await startRegistry();
 }
 
@@ -436,9 +442,11 @@ message Order {
 }
 `;
 
-test("'protobuf-confluent': messages encoded by protobufjs, the second message of the schema by its index, land in Iceberg", async () => {
-  await setUp();
-  const res = await fetch(`${registry.url}/subjects/orders_pb-value/versions`, {
+// ORDERS_PROTO registered under `subject`; N_PB Orders encoded by protobufjs as the schema's
+// second message, framed as Confluent's, base64 for `floe kafka produce`.
+const N_PB = 500;
+async function encodedOrders(subject) {
+  const res = await fetch(`${registry.url}/subjects/${subject}/versions`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/vnd.schemaregistry.v1+json',
                Authorization: `Basic ${Buffer.from(USER).toString('base64')}` },
@@ -456,23 +464,25 @@ test("'protobuf-confluent': messages encoded by protobufjs, the second message o
   const header = Buffer.alloc(5);
   header.writeInt32BE(id, 1);
   const lines = [];
-  const N_PB = 500;
   for (let i = 1; i <= N_PB; i++) {
     const m = Order.create({ id: i, item: `item-${i}`, status: i % 3,
                              placed: { seconds: 1700000000 + i, nanos: 1000 * i }, price: i / 4, tags: ['a', `t${i}`],
                              ...(i % 2 === 0 ? { qty: i } : {}) });
     lines.push(Buffer.concat([header, Buffer.from([2, 2]), Buffer.from(Order.encode(m).finish())]).toString('base64'));
   }
-  produceBase64(cluster.bootstrap, 'orders_pb', lines);
+  return lines;
+}
+
+test("'protobuf-confluent': messages encoded by protobufjs, the second message of the schema by its index, land in Iceberg", async () => {
+  await setUp();
+  produceBase64(cluster.bootstrap, 'orders_pb', await encodedOrders('orders_pb-value'));
   const p = sandbox(ROOT, 'orders_pb');
   const columns = 'id BIGINT NOT NULL, item STRING, qty INT, status STRING, placed TIMESTAMP_LTZ(6), price DOUBLE';
   fs.writeFileSync(p.job, `${checkpointSets('300 ms')}
 CREATE TABLE src (${columns})
   WITH ('connector' = 'kafka', 'topic' = 'orders_pb', 'properties.bootstrap.servers' = '\${KAFKA}',
         'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset',
-        'format' = 'protobuf-confluent', 'protobuf-confluent.url' = '${registry.url}',
-        'protobuf-confluent.basic-auth.credentials-source' = 'USER_INFO',
-        'protobuf-confluent.basic-auth.user-info' = '${USER}');
+        ${PROTOBUF_OPTIONS()});
 CREATE TABLE orders (${columns}) WITH (${icebergTable(p.name)});
 INSERT INTO orders SELECT * FROM src;
 `);
@@ -489,6 +499,39 @@ INSERT INTO orders SELECT * FROM src;
     assert.equal(r.status, ['STATUS_UNSPECIFIED', 'NEW', 'SHIPPED'][i % 3]);
     assert.equal(new Date(r.placed).getTime(), (1700000000 + i) * 1000, `placed of ${i}`);
     assert.equal(r.price, i / 4);
+  }
+});
+
+// Evolution by the messages' schema ('sink.schema-evolution' = 'add-columns' over SELECT *): the
+// job declares id and item only; every other field of the message that can be a column grows
+// the table with its type (qty INT, absent as null; status the enum's name; placed
+// TIMESTAMP_LTZ; price DOUBLE); the repeated tags stay out.
+test("'protobuf-confluent': the fields no column names grow the table", async () => {
+  await setUp();
+  produceBase64(cluster.bootstrap, 'orders_grow', await encodedOrders('orders_grow-value'));
+  const p = sandbox(ROOT, 'orders_grow');
+  fs.writeFileSync(p.job, `${checkpointSets('300 ms')}
+CREATE TABLE src (id BIGINT NOT NULL, item STRING)
+  WITH ('connector' = 'kafka', 'topic' = 'orders_grow', 'properties.bootstrap.servers' = '\${KAFKA}',
+        'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset',
+        ${PROTOBUF_OPTIONS()});
+CREATE TABLE orders (id BIGINT NOT NULL, item STRING)
+  WITH (${icebergTable(p.name)}, 'sink.schema-evolution' = 'add-columns');
+INSERT INTO orders SELECT * FROM src;
+`);
+  const run = await runJob(p, { KAFKA: cluster.bootstrap, CHK: p.chk, WH: p.wh }).done;
+  assert.equal(run.code, 0, run.err);
+  assert.match(run.err, /grew the schema by its rows' fields.*added column 'placed' TIMESTAMP_LTZ/);
+  const rows = await icebirdRows({ location: path.join(p.wh, 'demo', p.name) });
+  assert.equal(rows.length, N_PB);
+  for (const r of rows) {
+    const i = Number(r.id);
+    assert.equal(r.item, `item-${i}`);
+    assert.equal(r.qty ?? null, i % 2 === 0 ? i : null, `qty of ${i}`);
+    assert.equal(r.status, ['STATUS_UNSPECIFIED', 'NEW', 'SHIPPED'][i % 3]);
+    assert.equal(new Date(r.placed).getTime(), (1700000000 + i) * 1000, `placed of ${i}`);
+    assert.equal(r.price, i / 4);
+    assert.equal(r.tags, undefined, 'a repeated field is not a column');
   }
 });
 

@@ -106,6 +106,19 @@ std::string_view UndeclaredFieldsWriter::Finish() {
   return packed_;
 }
 
+void UndeclaredFieldsWriter::AppendRow(const RecordBatch& fields, size_t row, Column* into) {
+  if (fields.num_columns() == 0) {
+    into->AppendNull();
+    return;
+  }
+  Clear();
+  for (size_t c = 0; c < fields.num_columns(); ++c) {
+    AddFrom(fields.schema()->fields[c].name, fields.column(c), row);
+  }
+  into->AppendBytes(Finish());
+  Clear();
+}
+
 Result<bool> UndeclaredFieldsReader::Next(UndeclaredField* field) {
   if (!started_) {
     FLOE_ASSIGN_OR_RAISE(left_, in_.GetVarU64());

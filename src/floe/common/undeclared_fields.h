@@ -42,6 +42,10 @@ class UndeclaredFieldsWriter {
   void AddFrom(std::string_view name, const Column& column, size_t row);
   // The packed row (valid until the next call).
   std::string_view Finish();
+  // Appends to `into` row `row` of `fields` packed, each column a field of its name and type
+  // (null when `fields` has no columns), and clears the writer: a decoder that decodes a
+  // record's undeclared fields into a scratch batch first.
+  void AppendRow(const RecordBatch& fields, size_t row, Column* into);
 
  private:
   void Head(std::string_view name, const DataType& type, bool is_null);

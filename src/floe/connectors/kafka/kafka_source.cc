@@ -447,10 +447,11 @@ Status SetSchema(const TableDescriptor& table, KafkaSourceConfig* config) {
   FLOE_ASSIGN_OR_RAISE(auto decoder, json::JsonLinesDecoder::Make(config->schema));
   (void)decoder;
   if (table.undeclared_fields) {
-    if (config->format != KafkaFormat::kJson && config->format != KafkaFormat::kAvroConfluent) {
-      return Status::InvalidArgument(
-          "table '" + table.name +
-          "': only 'format' = 'json' and 'avro-confluent' carry undeclared fields");
+    if (config->format != KafkaFormat::kJson && config->format != KafkaFormat::kAvroConfluent &&
+        config->format != KafkaFormat::kProtobufConfluent) {
+      return Status::InvalidArgument("table '" + table.name +
+                                     "': only 'format' = 'json', 'avro-confluent' and "
+                                     "'protobuf-confluent' carry undeclared fields");
     }
     // Decoded last, so TakeBatch puts it after every declared column.
     config->undeclared_fields = true;
@@ -1243,7 +1244,14 @@ Status KafkaSource::DecodeBinary(std::string_view value) {
         const std::string what = "writer schema id " + std::to_string(framed.schema_id);
         Result<const protobuf::ProtoMessage*> message = schema->MessageAt(protobuf_indexes_);
         if (!message.ok()) return message.status().WithContext(what);
-        auto decoder = protobuf::MessageDecoder::Make(schema, **message, config_.schema);
+        auto decoder =
+            config_.undeclared_fields
+                ? protobuf::MessageDecoder::MakeCapturing(schema, **message, config_.schema)
+                : protobuf::MessageDecoder::Make(schema, **message, config_.schema);
+        if (decoder.ok() && (*decoder)->captured() != nullptr) {
+          Status agreed = AgreeOnCapturedTypes(*(*decoder)->captured());
+          if (!agreed.ok()) decoder = agreed;
+        }
         if (!decoder.ok()) {
           return decoder.status().WithContext(what + " against the table's columns");
         }
@@ -1670,7 +1678,7 @@ Connector KafkaConnector() {
   c.source_metadata = KafkaMetadataKeys();
   c.gives_undeclared_fields = [](const TableDescriptor& t) {
     const std::string format = ValueFormat(t);
-    return format == "json" || format == "avro-confluent";
+    return format == "json" || format == "avro-confluent" || format == "protobuf-confluent";
   };
   c.add_sink = [](const SinkRequest& r) -> Result<AddedSink> {
     KafkaSinkJobSettings settings;

@@ -94,7 +94,8 @@ struct KafkaSourceConfig {
   // kSourceSplitColumn for a group member.
   std::shared_ptr<const BatchSchema> output_schema;
   // TableDescriptor::undeclared_fields: `schema` and `output_schema` end with
-  // runtime::kUndeclaredFieldsColumn, which the json or avro-confluent decoder fills.
+  // runtime::kUndeclaredFieldsColumn, which the json, avro-confluent or protobuf-confluent
+  // decoder fills.
   bool undeclared_fields = false;
   bool changelog() const {
     return format == KafkaFormat::kDebeziumJson || format == KafkaFormat::kDebeziumAvroConfluent;

@@ -536,20 +536,6 @@ Result<std::unique_ptr<RecordDecoder>> RecordDecoder::MakePlan(
 
 const BatchSchema* RecordDecoder::captured() const { return plan_->captured.get(); }
 
-void RecordDecoder::PackUndeclared(RecordBatch* out) const {
-  Column& into = out->mutable_column(out->num_columns() - 1);
-  if (scratch_.num_columns() == 0) {
-    into.AppendNull();
-    return;
-  }
-  packed_.Clear();
-  for (size_t c = 0; c < scratch_.num_columns(); ++c) {
-    packed_.AddFrom(plan_->captured->fields[c].name, scratch_.column(c), 0);
-  }
-  into.AppendBytes(packed_.Finish());
-  scratch_.Truncate(0);
-}
-
 Status SkipDatum(const Node& type, const std::string& field, std::string_view* data) {
   int64_t items = 0;
   return Skip(type, field, data, 0, &items);
@@ -613,7 +599,10 @@ Status RecordDecoder::DecodeFrom(std::string_view* data, RecordBatch* out) const
     return st;
   }
   for (int i : plan_->null_columns) out->mutable_column(static_cast<size_t>(i)).AppendNull();
-  if (plan_->captured) PackUndeclared(out);
+  if (plan_->captured) {
+    packed_.AppendRow(scratch_, 0, &out->mutable_column(out->num_columns() - 1));
+    scratch_.Truncate(0);
+  }
   return Status::OK();
 }
 

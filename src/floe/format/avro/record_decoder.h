@@ -61,8 +61,6 @@ class RecordDecoder {
                                                          const Node& record,
                                                          std::shared_ptr<const BatchSchema> columns,
                                                          bool capture);
-  // The captured fields of the row just decoded, from scratch_ into the last column.
-  void PackUndeclared(RecordBatch* out) const;
   std::shared_ptr<const Schema> writer_;  // owns the nodes the plan's steps point at
   std::unique_ptr<Plan> plan_;
   mutable RecordBatch scratch_;  // MakeCapturing: one row of the captured fields' values

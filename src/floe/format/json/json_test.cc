@@ -743,16 +743,23 @@ std::vector<std::string> Undeclared(const RecordBatch& batch, size_t row) {
   return out;
 }
 
+// An id column and the column undeclared fields are packed into, and a decoder filling it.
+std::shared_ptr<const BatchSchema> CapturingSchema() {
+  return Schema({{"id", DataType::Int64(), false}, {"$undeclared", DataType::String(), true}});
+}
+std::unique_ptr<JsonLinesDecoder> CapturingDecoder(const std::shared_ptr<const BatchSchema>& s) {
+  DecodeOptions options;
+  options.capture_undeclared = true;
+  auto made = JsonLinesDecoder::Make(s, options);
+  EXPECT_TRUE(made.ok()) << made.status().ToString();
+  return std::move(made).ValueOrDie();
+}
+
 // Fields no column names go, typed by their JSON, into the last column; nulls are left out, a row
 // without any holds null there, and the declared columns read as without the option.
 TEST(JsonDecode, UndeclaredFieldsArePackedWithTheTypesTheirJsonGives) {
-  auto schema =
-      Schema({{"id", DataType::Int64(), false}, {"$undeclared", DataType::String(), true}});
-  DecodeOptions options;
-  options.capture_undeclared = true;
-  auto made = JsonLinesDecoder::Make(schema, options);
-  ASSERT_TRUE(made.ok()) << made.status().ToString();
-  auto decoder = std::move(made).ValueOrDie();
+  auto schema = CapturingSchema();
+  auto decoder = CapturingDecoder(schema);
   RecordBatch batch(schema);
   {
     Status ok = decoder->Decode(
@@ -778,13 +785,8 @@ TEST(JsonDecode, UndeclaredFieldsArePackedWithTheTypesTheirJsonGives) {
 // fails its line naming the field (the source's bad-records policy decides), leaves no part of
 // the row behind, and a failed line types nothing.
 TEST(JsonDecode, UndeclaredFieldsThatCannotBeAColumnFailTheirLine) {
-  auto schema =
-      Schema({{"id", DataType::Int64(), false}, {"$undeclared", DataType::String(), true}});
-  DecodeOptions options;
-  options.capture_undeclared = true;
-  auto made = JsonLinesDecoder::Make(schema, options);
-  ASSERT_TRUE(made.ok()) << made.status().ToString();
-  auto decoder = std::move(made).ValueOrDie();
+  auto schema = CapturingSchema();
+  auto decoder = CapturingDecoder(schema);
   RecordBatch batch(schema);
   {
     Status ok = decoder->Decode("{\"id\":1,\"n\":5}\n", "t.jsonl", 1, &batch);

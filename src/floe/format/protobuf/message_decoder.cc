@@ -1,6 +1,7 @@
 #include "floe/format/protobuf/message_decoder.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -123,6 +124,44 @@ Result<Conv> Resolve(const ProtoField& f, const Field& column) {
   return refuse();
 }
 
+// The column type a message field no column names is captured as (MakeCapturing); nullopt
+// for the fields that cannot be a column.
+std::optional<DataType> CapturedType(const ProtoField& f) {
+  if (f.repeated) return std::nullopt;
+  if (f.message != nullptr) {
+    if (f.message->full_name == "google.protobuf.Timestamp") return DataType::TimestampTz();
+    return std::nullopt;
+  }
+  if (f.enumeration != nullptr) return DataType::String();
+  switch (f.scalar) {
+    case ScalarType::kInt32:
+    case ScalarType::kSint32:
+    case ScalarType::kSfixed32:
+      return DataType::Int32();
+    case ScalarType::kUint32:
+    case ScalarType::kFixed32:
+    case ScalarType::kInt64:
+    case ScalarType::kSint64:
+    case ScalarType::kSfixed64:
+    case ScalarType::kUint64:
+    case ScalarType::kFixed64:
+      return DataType::Int64();
+    case ScalarType::kFloat:
+      return DataType::Float();
+    case ScalarType::kDouble:
+      return DataType::Double();
+    case ScalarType::kBool:
+      return DataType::Boolean();
+    case ScalarType::kString:
+      return DataType::String();
+    case ScalarType::kBytes:
+      return DataType::Binary();
+    case ScalarType::kNone:
+      break;
+  }
+  return std::nullopt;
+}
+
 // The raw value of a field's last occurrence.
 struct Seen {
   bool present = false;
@@ -135,28 +174,52 @@ struct Seen {
 struct MessageDecoder::Plan {
   struct Step {
     int column = -1;
+    bool captured = false;              // `column` is a column of the captured fields' scratch
     const ProtoField* field = nullptr;  // null: no field feeds the column
     Conv conv = Conv::kInt64;
     Wire wire = Wire::kVarint;
   };
-  std::vector<Step> steps;  // one per column, in column order
+  std::vector<Step> steps;  // one per column, in column order, then one per captured field
   std::map<int32_t, size_t> by_number;
   std::shared_ptr<const BatchSchema> columns;
-  std::vector<Seen> seen;  // per step, the message being decoded
+  std::shared_ptr<const BatchSchema> captured;  // MakeCapturing: the captured fields, or null
+  std::vector<Seen> seen;                       // per step, the message being decoded
 };
 
 MessageDecoder::MessageDecoder(std::shared_ptr<const ProtoSchema> schema,
                                std::unique_ptr<Plan> plan)
-    : schema_(std::move(schema)), plan_(std::move(plan)) {}
+    : schema_(std::move(schema)), plan_(std::move(plan)) {
+  if (plan_->captured) scratch_ = RecordBatch(plan_->captured);
+}
+
+const BatchSchema* MessageDecoder::captured() const { return plan_->captured.get(); }
 
 MessageDecoder::~MessageDecoder() = default;
 
 Result<std::unique_ptr<MessageDecoder>> MessageDecoder::Make(
     std::shared_ptr<const ProtoSchema> schema, const ProtoMessage& message,
     std::shared_ptr<const BatchSchema> columns) {
+  return MakePlan(std::move(schema), message, std::move(columns), false);
+}
+
+Result<std::unique_ptr<MessageDecoder>> MessageDecoder::MakeCapturing(
+    std::shared_ptr<const ProtoSchema> schema, const ProtoMessage& message,
+    std::shared_ptr<const BatchSchema> columns) {
+  if (columns->fields.empty() || columns->fields.back().type.id != TypeId::kString ||
+      !columns->fields.back().nullable) {
+    return Status::InvalidArgument(
+        "protobuf decoder: capturing undeclared fields needs a last nullable STRING column");
+  }
+  return MakePlan(std::move(schema), message, std::move(columns), true);
+}
+
+Result<std::unique_ptr<MessageDecoder>> MessageDecoder::MakePlan(
+    std::shared_ptr<const ProtoSchema> schema, const ProtoMessage& message,
+    std::shared_ptr<const BatchSchema> columns, bool capture) {
   auto plan = std::make_unique<Plan>();
   plan->columns = columns;
-  for (size_t i = 0; i < columns->fields.size(); ++i) {
+  const size_t declared = columns->fields.size() - (capture ? 1 : 0);
+  for (size_t i = 0; i < declared; ++i) {
     const Field& column = columns->fields[i];
     Plan::Step step;
     step.column = static_cast<int>(i);
@@ -172,6 +235,24 @@ Result<std::unique_ptr<MessageDecoder>> MessageDecoder::Make(
       plan->by_number[step.field->number] = plan->steps.size();
     }
     plan->steps.push_back(step);
+  }
+  if (capture) {
+    auto captured = std::make_shared<BatchSchema>();
+    for (const ProtoField& f : message.fields) {
+      if (plan->by_number.count(f.number) != 0) continue;  // a column's
+      std::optional<DataType> type = CapturedType(f);
+      if (!type) continue;
+      Plan::Step step;
+      step.captured = true;
+      step.column = static_cast<int>(captured->fields.size());
+      step.field = &f;
+      captured->fields.push_back(Field{f.name, *type, f.has_presence, 0});
+      FLOE_ASSIGN_OR_RAISE(step.conv, Resolve(f, captured->fields.back()));
+      step.wire = WireOf(f);
+      plan->by_number[f.number] = plan->steps.size();
+      plan->steps.push_back(step);
+    }
+    plan->captured = std::move(captured);
   }
   return std::unique_ptr<MessageDecoder>(new MessageDecoder(std::move(schema), std::move(plan)));
 }
@@ -342,8 +423,10 @@ Status MessageDecoder::Decode(std::string_view bytes, RecordBatch* out) const {
   Status st;
   for (size_t i = 0; i < plan_->steps.size() && st.ok(); ++i) {
     const Plan::Step& step = plan_->steps[i];
-    const Field& column = plan_->columns->fields[static_cast<size_t>(step.column)];
-    Column& col = out->mutable_column(static_cast<size_t>(step.column));
+    const size_t index = static_cast<size_t>(step.column);
+    const Field& column =
+        step.captured ? plan_->captured->fields[index] : plan_->columns->fields[index];
+    Column& col = step.captured ? scratch_.mutable_column(index) : out->mutable_column(index);
     const bool absent = step.field == nullptr || !seen[i].present;
     if (absent && (step.field == nullptr || step.field->has_presence)) {
       if (!column.nullable) {
@@ -362,7 +445,15 @@ Status MessageDecoder::Decode(std::string_view bytes, RecordBatch* out) const {
     }
     st = Append(step.conv, *step.field, v, col);
   }
-  if (!st.ok()) out->Truncate(rows);
+  if (!st.ok()) {
+    out->Truncate(rows);
+    if (plan_->captured) scratch_.Truncate(0);
+    return st;
+  }
+  if (plan_->captured) {
+    packed_.AppendRow(scratch_, 0, &out->mutable_column(out->num_columns() - 1));
+    scratch_.Truncate(0);
+  }
   return st;
 }
 

@@ -5,6 +5,7 @@
 
 #include "floe/common/record_batch.h"
 #include "floe/common/status.h"
+#include "floe/common/undeclared_fields.h"
 #include "floe/format/protobuf/proto_schema.h"
 
 namespace floe::protobuf {
@@ -27,19 +28,35 @@ class MessageDecoder {
   static Result<std::unique_ptr<MessageDecoder>> Make(std::shared_ptr<const ProtoSchema> schema,
                                                       const ProtoMessage& message,
                                                       std::shared_ptr<const BatchSchema> columns);
+  // As Make, with `columns`' last field (a nullable STRING: runtime::kUndeclaredFieldsColumn)
+  // receiving, per row, the message's fields no other column names, packed
+  // (floe/common/undeclared_fields.h) with the type each becomes: int32, sint32, sfixed32 INT;
+  // the other integers BIGINT; float FLOAT; double DOUBLE; bool BOOLEAN; string and enums STRING;
+  // bytes BYTES; google.protobuf.Timestamp TIMESTAMP_LTZ; absent as for a column (null with
+  // presence, else the default). Repeated fields, maps and other messages stay out.
+  static Result<std::unique_ptr<MessageDecoder>> MakeCapturing(
+      std::shared_ptr<const ProtoSchema> schema, const ProtoMessage& message,
+      std::shared_ptr<const BatchSchema> columns);
   ~MessageDecoder();
   // Appends the row `bytes` holds to `out` (schema: `columns`). On error `out` is as before and
   // the Status names the field: Corruption for malformed bytes, InvalidArgument for a value its
   // column cannot hold (a missing NOT NULL field, bad UTF-8). Not thread-safe: it reuses its
   // per-field scratch from message to message (one decoder per subtask).
   Status Decode(std::string_view bytes, RecordBatch* out) const;
+  // MakeCapturing: the fields captured and their types (null otherwise).
+  const BatchSchema* captured() const;
 
   struct Plan;
 
  private:
   MessageDecoder(std::shared_ptr<const ProtoSchema> schema, std::unique_ptr<Plan> plan);
+  static Result<std::unique_ptr<MessageDecoder>> MakePlan(
+      std::shared_ptr<const ProtoSchema> schema, const ProtoMessage& message,
+      std::shared_ptr<const BatchSchema> columns, bool capture);
   std::shared_ptr<const ProtoSchema> schema_;  // owns the fields the plan points at
   std::unique_ptr<Plan> plan_;
+  mutable RecordBatch scratch_;  // MakeCapturing: one row of the captured fields' values
+  mutable UndeclaredFieldsWriter packed_;
 };
 
 // Confluent's message indexes after the schema id: a zigzag varint count, then that many zigzag

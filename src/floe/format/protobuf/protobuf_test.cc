@@ -230,5 +230,46 @@ TEST(MessageDecoder, ConfluentMessageIndexes) {
   EXPECT_FALSE(ReadMessageIndexes(&cut, &indexes).ok());
 }
 
+// Capturing: the message's fields no column names, with the types they become, absent ones as a
+// column reads them (null with presence, else the default); repeated fields, maps and other
+// messages stay out. A message with nothing to capture gives null.
+TEST(MessageDecoder, CapturesTheFieldsNoColumnNames) {
+  auto schema = ParseProto(kProto).ValueOrDie();
+  auto columns = std::make_shared<BatchSchema>();
+  columns->fields = {Field{"id", DataType::Int64(), false, 1},
+                     Field{"$undeclared", DataType::String(), true, 0}};
+  auto decoder =
+      MessageDecoder::MakeCapturing(schema, *schema->messages()[0], columns).ValueOrDie();
+  ASSERT_NE(decoder->captured(), nullptr);
+  RecordBatch rows(columns);
+  ASSERT_TRUE(decoder->Decode(Order(7), &rows).ok());
+  std::string cut = Order(8);
+  EXPECT_FALSE(decoder->Decode(cut.substr(0, cut.size() - 2), &rows).ok());
+  ASSERT_EQ(rows.num_rows(), 1u);
+  ASSERT_TRUE(rows.Validate().ok());
+  std::vector<std::string> got;
+  UndeclaredFieldsReader reader(rows.column(1).GetBytes(0));
+  UndeclaredField f;
+  while (*reader.Next(&f)) {
+    std::string value = f.is_null ? "null" : "";
+    if (!f.is_null && f.type.id == TypeId::kString) value = std::string(f.value);
+    got.push_back(std::string(f.name) + ":" + SqlTypeName(f.type) +
+                  (value.empty() ? "" : "=" + value));
+  }
+  EXPECT_EQ(got,
+            (std::vector<std::string>{"item:STRING=gadget", "qty:INT=null", "status:STRING=SHIPPED",
+                                      "placed:TIMESTAMP_LTZ", "price:DOUBLE", "delta:BIGINT",
+                                      "rush:BOOLEAN", "email:STRING=a@b.c", "phone:STRING=null"}));
+
+  auto just_x = std::make_shared<BatchSchema>();
+  just_x->fields = {Field{"x", DataType::Int32(), true, 1},
+                    Field{"$undeclared", DataType::String(), true, 0}};
+  auto other = MessageDecoder::MakeCapturing(schema, *schema->messages()[1], just_x);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  RecordBatch xs(just_x);
+  ASSERT_TRUE((*other)->Decode("", &xs).ok());
+  EXPECT_TRUE(xs.column(1).IsNull(0));
+}
+
 }  // namespace
 }  // namespace floe::protobuf
