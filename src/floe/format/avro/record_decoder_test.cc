@@ -254,6 +254,26 @@ TEST(AvroRecordDecoder, CapturesTheWritersUndeclaredFields) {
   AppendUndeclared(f, &visits);  // INT widens into BIGINT
   EXPECT_EQ(visits.Get<int64_t>(0), 3);
 
+  // 5,000 mutations of a datum: an error or a row, whose packed fields read back.
+  std::mt19937_64 rng(50);
+  for (int trial = 0; trial < 5000; ++trial) {
+    std::string mutated = datum;
+    for (int k = 0; k <= trial % 3; ++k) {
+      mutated[rng() % mutated.size()] = static_cast<char>(rng());
+    }
+    (void)(*decoder)->Decode(mutated, &batch);
+  }
+  ASSERT_TRUE(batch.Validate().ok());
+  for (size_t r = 0; r < batch.num_rows(); ++r) {
+    if (batch.column(1).IsNull(r)) continue;
+    UndeclaredFieldsReader back(batch.column(1).GetBytes(r));
+    for (;;) {
+      Result<bool> more = back.Next(&f);
+      ASSERT_TRUE(more.ok()) << more.status().ToString();
+      if (!*more) break;
+    }
+  }
+
   auto plain = Parse(R"({"type":"record","name":"P","fields":[{"name":"id","type":"long"}]})");
   auto none = RecordDecoder::MakeCapturing(plain, columns);
   ASSERT_TRUE(none.ok());

@@ -779,6 +779,18 @@ TEST(JsonDecode, UndeclaredFieldsArePackedWithTheTypesTheirJsonGives) {
                                       "tags:STRING=[\"x\", 1]", "at:STRING={\"k\":{\"v\":2}}"}));
   // An integral number where DOUBLE was seen reads as DOUBLE.
   EXPECT_EQ(Undeclared(batch, 2), (std::vector<std::string>{"ratio:DOUBLE=3.000000"}));
+
+  // 5,000 mutations of a line: an error or a row, whose packed fields read back.
+  const std::string line =
+      "{\"id\":9,\"s\":\"x\\u00e9\",\"n\":12,\"a\":[1,{\"b\":null}],\"ok\":false}";
+  std::mt19937 rng(50);
+  for (int i = 0; i < 5000; ++i) {
+    std::string junk = line;
+    for (int k = 0; k <= i % 3; ++k) junk[rng() % junk.size()] = static_cast<char>(rng() % 128);
+    (void)decoder->Decode(junk, "t.jsonl", 1, &batch);
+  }
+  ASSERT_TRUE(batch.Validate().ok());
+  for (size_t r = 0; r < batch.num_rows(); ++r) (void)Undeclared(batch, r);
 }
 
 // A field whose kind differs from what earlier lines gave it, or whose name cannot be a column,
