@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -200,7 +201,7 @@ struct JsonLinesDecoder::Impl {
   // DecodeOptions::capture_undeclared: the packed fields of the row being decoded, and the type
   // each name got first.
   UndeclaredFieldsWriter undeclared;
-  std::unordered_map<std::string, DataType> undeclared_types;
+  std::map<std::string, DataType, std::less<>> undeclared_types;  // found by string_view
   std::vector<std::string> undeclared_new;  // names the row being decoded gave their type
   Column* undeclared_out = nullptr;
   static constexpr size_t kMaxUndeclaredNames = 1000;
@@ -502,7 +503,7 @@ struct JsonLinesDecoder::Impl {
           "undeclared field '" + std::string(name.substr(0, 128)) +
           "': a column name must be 1 to 128 bytes without '.' or control characters");
     }
-    auto it = undeclared_types.find(std::string(name));
+    auto it = undeclared_types.find(name);
     if (it == undeclared_types.end()) {
       if (undeclared_types.size() >= kMaxUndeclaredNames) {
         return Status::InvalidArgument("undeclared field '" + std::string(name) + "': more than " +
