@@ -59,8 +59,9 @@ struct IcebergWriterOptions {
 // barriers go into one iceberg::DeltaWriter (append, or upsert: last row per key wins and each
 // key written gets an equality delete). On barrier N it
 // finishes the writer -- every file is fsynced -- and emits the files' descriptions to the
-// committer as one row of WriterFilesSchema(), ahead of barrier N. It holds no state of its
-// own: what it wrote since the last barrier is replayed by the sources after a restore, and
+// committer as one row of WriterFilesSchema(), ahead of barrier N. Its only state is the schema
+// it grew (add_columns): what it wrote since the last barrier is replayed by the sources after a
+// restore, and
 // Close abandons (deletes) those unstaged files. It remembers the files it handed over until a
 // checkpoint at or above their barrier completes; Abandon (a failed or cancelled run) deletes
 // those handed over for checkpoints that can no longer complete.
