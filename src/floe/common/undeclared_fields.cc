@@ -20,88 +20,63 @@ T Load(std::string_view bytes) {
 
 }  // namespace
 
-void UndeclaredFieldsWriter::Head(std::string_view name, const DataType& type, bool is_null) {
-  ByteWriter w(std::move(packed_));
-  w.PutVarBytes(name);
-  w.PutU8(static_cast<uint8_t>(type.id));
-  if (type.id == TypeId::kDecimal) {
-    w.PutU8(static_cast<uint8_t>(type.precision));
-    w.PutU8(static_cast<uint8_t>(type.scale));
-  }
-  w.PutBool(is_null);
-  out_.append(w.data());
-  packed_ = w.Finish();
-  ++count_;
+void UndeclaredFieldsWriter::Clear() {
+  fields_ = ByteWriter(fields_.Finish());  // keeps the buffer
+  count_ = 0;
 }
 
-void UndeclaredFieldsWriter::AddNull(std::string_view name, const DataType& type) {
-  Head(name, type, true);
+void UndeclaredFieldsWriter::Head(std::string_view name, const DataType& type, bool is_null) {
+  fields_.PutVarBytes(name);
+  fields_.PutU8(static_cast<uint8_t>(type.id));
+  if (type.id == TypeId::kDecimal) {
+    fields_.PutU8(static_cast<uint8_t>(type.precision));
+    fields_.PutU8(static_cast<uint8_t>(type.scale));
+  }
+  fields_.PutBool(is_null);
+  ++count_;
 }
 
 void UndeclaredFieldsWriter::AddBool(std::string_view name, bool v) {
   Head(name, DataType::Boolean(), false);
-  out_.push_back(v ? 1 : 0);
+  fields_.PutBool(v);
 }
 
-void UndeclaredFieldsWriter::AddInt64(std::string_view name, const DataType& type, int64_t v) {
-  Head(name, type, false);
-  out_.append(Raw(v));
-}
-
-void UndeclaredFieldsWriter::AddInt32(std::string_view name, const DataType& type, int32_t v) {
-  Head(name, type, false);
-  out_.append(Raw(v));
-}
-
-void UndeclaredFieldsWriter::AddFloat(std::string_view name, float v) {
-  Head(name, DataType::Float(), false);
-  out_.append(Raw(v));
+void UndeclaredFieldsWriter::AddInt64(std::string_view name, int64_t v) {
+  Head(name, DataType::Int64(), false);
+  fields_.PutRaw(Raw(v));
 }
 
 void UndeclaredFieldsWriter::AddDouble(std::string_view name, double v) {
   Head(name, DataType::Double(), false);
-  out_.append(Raw(v));
+  fields_.PutRaw(Raw(v));
 }
 
-void UndeclaredFieldsWriter::AddBytes(std::string_view name, const DataType& type,
-                                      std::string_view v) {
-  Head(name, type, false);
-  ByteWriter w(std::move(packed_));
-  w.PutVarBytes(v);
-  out_.append(w.data());
-  packed_ = w.Finish();
-}
-
-void UndeclaredFieldsWriter::AddDecimal(std::string_view name, const DataType& type, Int128 v) {
-  Head(name, type, false);
-  out_.append(Raw(v));
+void UndeclaredFieldsWriter::AddString(std::string_view name, std::string_view v) {
+  Head(name, DataType::String(), false);
+  fields_.PutVarBytes(v);
 }
 
 void UndeclaredFieldsWriter::AddFrom(std::string_view name, const Column& column, size_t row) {
   const DataType& type = column.type();
-  if (column.IsNull(row)) return AddNull(name, type);
-  if (type.is_variable_width()) return AddBytes(name, type, column.GetBytes(row));
-  Head(name, type, false);
+  Head(name, type, column.IsNull(row));
+  if (column.IsNull(row)) return;
+  if (type.is_variable_width()) return fields_.PutVarBytes(column.GetBytes(row));
   switch (type.fixed_width()) {
     case 1:
-      out_.push_back(column.Get<uint8_t>(row) != 0 ? 1 : 0);
-      break;
+      return fields_.PutBool(column.Get<uint8_t>(row) != 0);
     case 4:
-      out_.append(Raw(column.Get<int32_t>(row)));
-      break;
+      return fields_.PutRaw(Raw(column.Get<int32_t>(row)));
     case 8:
-      out_.append(Raw(column.Get<int64_t>(row)));
-      break;
+      return fields_.PutRaw(Raw(column.Get<int64_t>(row)));
     default:
-      out_.append(Raw(column.Get<Int128>(row)));
-      break;
+      return fields_.PutRaw(Raw(column.Get<Int128>(row)));
   }
 }
 
 std::string_view UndeclaredFieldsWriter::Finish() {
   ByteWriter w(std::move(packed_));
   w.PutVarU64(count_);
-  w.PutRaw(out_);
+  w.PutRaw(fields_.data());
   packed_ = w.Finish();
   return packed_;
 }

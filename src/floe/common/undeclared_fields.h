@@ -25,20 +25,14 @@ struct UndeclaredField {
 // Packs a row's undeclared fields. Reuse one per decoder: Clear between rows.
 class UndeclaredFieldsWriter {
  public:
-  void Clear() {
-    out_.clear();
-    count_ = 0;
-  }
+  void Clear();
   bool empty() const { return count_ == 0; }
-  void AddNull(std::string_view name, const DataType& type);
+  // A JSON value's kinds (the JSON decoder's; Avro and Protobuf fields come through AddFrom).
   void AddBool(std::string_view name, bool v);
-  void AddInt64(std::string_view name, const DataType& type, int64_t v);  // BIGINT, TIMESTAMP*
-  void AddInt32(std::string_view name, const DataType& type, int32_t v);  // INT, DATE
-  void AddFloat(std::string_view name, float v);
+  void AddInt64(std::string_view name, int64_t v);  // BIGINT
   void AddDouble(std::string_view name, double v);
-  void AddBytes(std::string_view name, const DataType& type, std::string_view v);  // STRING, BYTES
-  void AddDecimal(std::string_view name, const DataType& type, Int128 v);
-  // Row `row` of `column` as field `name` of the column's type.
+  void AddString(std::string_view name, std::string_view v);
+  // Row `row` of `column` as field `name` of the column's type (null as null).
   void AddFrom(std::string_view name, const Column& column, size_t row);
   // The packed row (valid until the next call).
   std::string_view Finish();
@@ -49,8 +43,8 @@ class UndeclaredFieldsWriter {
 
  private:
   void Head(std::string_view name, const DataType& type, bool is_null);
-  std::string out_;
-  std::string packed_;
+  ByteWriter fields_;   // the fields added since Clear
+  std::string packed_;  // Finish's: the count, then fields_
   uint32_t count_ = 0;
 };
 

@@ -11,15 +11,22 @@ namespace {
 // Every kind of value packs and reads back with its name and type, in order, and widens into a
 // wider column; a packed row cut anywhere is Corruption, never a crash.
 TEST(UndeclaredFields, PackedFieldsReadBackAndEveryCutIsAnError) {
+  // A value of each storage kind, the JSON kinds added directly, the others from a column.
+  Column small_in(DataType::Int32()), f_in(DataType::Float()), gone_in(DataType::String()),
+      price_in(DataType::Decimal(10, 2));
+  small_in.Append<int32_t>(42);
+  f_in.Append<float>(1.5F);
+  gone_in.AppendNull();
+  price_in.Append<Int128>(12345);
   UndeclaredFieldsWriter w;
-  w.AddInt64("big", DataType::Int64(), -7);
-  w.AddInt32("small", DataType::Int32(), 42);
+  w.AddInt64("big", -7);
+  w.AddFrom("small", small_in, 0);
   w.AddDouble("ratio", 0.5);
-  w.AddFloat("f", 1.5F);
+  w.AddFrom("f", f_in, 0);
   w.AddBool("ok", true);
-  w.AddBytes("name", DataType::String(), "ada");
-  w.AddNull("gone", DataType::String());
-  w.AddDecimal("price", DataType::Decimal(10, 2), 12345);
+  w.AddString("name", "ada");
+  w.AddFrom("gone", gone_in, 0);
+  w.AddFrom("price", price_in, 0);
   const std::string packed(w.Finish());
 
   UndeclaredFieldsReader r(packed);

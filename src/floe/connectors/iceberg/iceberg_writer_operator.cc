@@ -147,8 +147,9 @@ Result<const IcebergWriterOperator::Binding*> IcebergWriterOperator::BindingFor(
         }
       }
     }
+    if (options_.add_columns) binding.by_name.emplace(field.name, binding.source_index.size());
     if (index < 0 && options_.add_columns && field.nullable) {
-      binding.undeclared_columns.emplace(field.name, binding.source_index.size());
+      binding.undeclared_columns.push_back(binding.source_index.size());
       binding.source_index.push_back(-1);
       continue;
     }
@@ -208,7 +209,7 @@ Status IcebergWriterOperator::FillUndeclared(const RecordBatch& batch, const Bin
                                              std::vector<Column>* columns) const {
   const size_t rows = batch.num_rows();
   if (binding.undeclared_index < 0) {
-    for (const auto& [name, c] : binding.undeclared_columns) {
+    for (size_t c : binding.undeclared_columns) {
       for (size_t row = 0; row < rows; ++row) (*columns)[c].AppendNull();
     }
     return Status::OK();
@@ -221,14 +222,16 @@ Status IcebergWriterOperator::FillUndeclared(const RecordBatch& batch, const Bin
       for (;;) {
         FLOE_ASSIGN_OR_RAISE(bool more, reader.Next(&field));
         if (!more) break;
-        auto it = binding.undeclared_columns.find(field.name);
-        if (it == binding.undeclared_columns.end()) continue;  // names an input column
+        auto it = binding.by_name.find(field.name);
+        if (it == binding.by_name.end() || binding.source_index[it->second] >= 0) {
+          continue;  // an input column's name: the input's value is written
+        }
         Column& column = (*columns)[it->second];
         if (column.size() > row) column.Truncate(row);  // a repeated name: the last wins
         AppendUndeclared(field, &column);
       }
     }
-    for (const auto& [name, c] : binding.undeclared_columns) {
+    for (size_t c : binding.undeclared_columns) {
       if ((*columns)[c].size() == row) (*columns)[c].AppendNull();
     }
   }
@@ -246,12 +249,11 @@ Result<bool> IcebergWriterOperator::GrowSchema(const Column& undeclared, const B
     for (;;) {
       FLOE_ASSIGN_OR_RAISE(bool more, reader.Next(&field));
       if (!more) break;
-      auto column = binding.undeclared_columns.find(field.name);
+      auto column = binding.by_name.find(field.name);
       const Field* held = nullptr;
-      if (column != binding.undeclared_columns.end()) {
+      if (column != binding.by_name.end()) {
+        if (binding.source_index[column->second] >= 0) continue;  // an input column's name
         held = &table_schema_->fields[column->second];
-      } else if (table_schema_->FieldIndex(std::string(field.name)) >= 0) {
-        continue;  // an input column's name: the input's value is written
       }
       auto w = wanted.find(field.name);
       const Field* have = w != wanted.end() ? &w->second : held;

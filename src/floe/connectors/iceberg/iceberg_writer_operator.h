@@ -98,9 +98,10 @@ class IcebergWriterOperator final : public runtime::Operator {
     int row_kind_index = -1;
     int split_index = -1;
     int undeclared_index = -1;  // runtime::kUndeclaredFieldsColumn (add_columns only)
-    // Table columns the input lacks (source_index -1), filled from the undeclared fields or
-    // null, by name.
-    std::map<std::string, size_t, std::less<>> undeclared_columns;
+    // add_columns: every table column by name, and those the input lacks (source_index -1),
+    // filled from the undeclared fields or null.
+    std::map<std::string, size_t, std::less<>> by_name;
+    std::vector<size_t> undeclared_columns;
     bool identity = false;  // input schema == table schema (names, types, ids, order)
   };
   Result<const Binding*> BindingFor(const std::shared_ptr<const BatchSchema>& schema);

@@ -546,7 +546,7 @@ struct JsonLinesDecoder::Impl {
         return Status::InvalidArgument("field '" + std::string(key) + "': invalid string");
       }
       FLOE_RETURN_NOT_OK(UndeclaredType(key, DataType::String(), tok).status());
-      undeclared.AddBytes(key, DataType::String(), text);
+      undeclared.AddString(key, text);
       return Status::OK();
     }
     if (c == '{' || c == '[') {
@@ -563,7 +563,7 @@ struct JsonLinesDecoder::Impl {
       }
       if (err) return Status::InvalidArgument("field '" + std::string(key) + "': invalid JSON");
       FLOE_RETURN_NOT_OK(UndeclaredType(key, DataType::String(), tok).status());
-      undeclared.AddBytes(key, DataType::String(), TrimRight(json));
+      undeclared.AddString(key, TrimRight(json));
       return Status::OK();
     }
     bool integral = false;
@@ -579,7 +579,7 @@ struct JsonLinesDecoder::Impl {
     FLOE_ASSIGN_OR_RAISE(
         DataType type, UndeclaredType(key, integral ? DataType::Int64() : DataType::Double(), tok));
     if (type.id == TypeId::kInt64) {
-      undeclared.AddInt64(key, type, i);
+      undeclared.AddInt64(key, i);
       return Status::OK();
     }
     double d = 0;
