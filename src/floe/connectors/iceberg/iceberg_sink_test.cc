@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "floe/common/log.h"
+#include "floe/common/undeclared_fields.h"
 #include "floe/connectors/connectors_test_util.h"
 #include "floe/connectors/iceberg/iceberg_committer_operator.h"
 #include "floe/connectors/iceberg/iceberg_sink_internal.h"
@@ -36,6 +37,7 @@
 #include "floe/io/file.h"
 #include "floe/runtime/checkpoint_storage.h"
 #include "floe/runtime/local_job.h"
+#include "floe/runtime/row_kind.h"
 #include "floe/runtime/source_positions.h"
 #include "floe/runtime/test_util.h"
 #include "floe/verify/table_verify.h"
@@ -1724,6 +1726,70 @@ std::unique_ptr<IcebergWriterOperator> OpenWriter(const Sink& sink, const std::s
   ctx.restored_from = restored;
   EXPECT_TRUE(writer->Open(ctx).ok());
   return writer;
+}
+
+// A writer growing the table by its rows' undeclared fields (add_columns): new columns get the
+// ids after the table's, in the order rows bring them; its files carry the grown schema to the
+// committer and its state holds it. A writer restored from that state (those files not yet
+// committed) gives the same fields the same ids whatever order its rows name them in.
+TEST(IcebergWriter, GrownSchemaTravelsWithTheFilesAndIsRestoredFromTheState) {
+  Sink sink;
+  ASSERT_OK(PrepareIcebergTable(sink.spec));  // seq, k, v: ids 1..3
+  auto input = runtime::WithUndeclaredFieldsColumn(*SeqSchema());
+  auto rows = [&](int64_t seq, const std::vector<std::string>& names) {
+    RecordBatch b(input);
+    b.mutable_column(0).Append<int64_t>(seq);
+    b.mutable_column(1).Append<int64_t>(seq);
+    b.mutable_column(2).AppendNull();
+    UndeclaredFieldsWriter packed;
+    for (const std::string& n : names) packed.AddString(n, n + std::to_string(seq));
+    b.mutable_column(3).AppendBytes(packed.Finish());
+    return b;
+  };
+  auto open = [&](const std::string& attempt) {
+    IcebergWriterOptions o;
+    o.catalog.warehouse = sink.warehouse();
+    o.table = sink.id;
+    o.job_id = "j0b";
+    o.attempt_token = attempt;
+    o.add_columns = true;
+    auto writer = IcebergWriterOperator::Make(o).ValueOrDie();
+    runtime::OperatorContext ctx;
+    ctx.task.vertex = "w";
+    EXPECT_TRUE(writer->Open(ctx).ok());
+    return writer;
+  };
+  // The ids the files handed over at barrier `id` were written with, by name.
+  auto handed_over = [&](IcebergWriterOperator& w, uint64_t id, runtime::StateWriter* state) {
+    testing::CollectingCollector out;
+    EXPECT_TRUE(w.PrepareBarrier(CheckpointId(id), out).ok());
+    EXPECT_TRUE(w.OnBarrier(CheckpointId(id), *state, out).ok());
+    std::map<std::string, int32_t> ids;
+    for (const RecordBatch& b : out.batches) {
+      for (const internal::WriterFiles& f : internal::DecodeWriterFiles(b).ValueOrDie()) {
+        for (const Field& field : iceberg::SchemaFromJson(f.written_schema).ValueOrDie().fields) {
+          ids[field.name] = field.field_id;
+        }
+      }
+    }
+    return ids;
+  };
+  NullCollector none;
+  auto first = open("a1a1a1a1");
+  ASSERT_OK(first->ProcessBatch(rows(1, {"phone"}), 0, none));
+  ASSERT_OK(first->ProcessBatch(rows(2, {"email", "phone"}), 0, none));
+  runtime::StateWriter state;
+  const std::map<std::string, int32_t> want = {
+      {"seq", 1}, {"k", 2}, {"v", 3}, {"phone", 4}, {"email", 5}};
+  EXPECT_EQ(handed_over(*first, 1, &state), want);
+  EXPECT_EQ(sink.Metadata().current_schema().fields.size(), 3u);  // nothing committed
+
+  auto restored = open("b2b2b2b2");
+  runtime::StateReader reader(state.data());
+  ASSERT_OK(restored->Restore(reader));
+  ASSERT_OK(restored->ProcessBatch(rows(3, {"email", "phone"}), 0, none));
+  runtime::StateWriter again;
+  EXPECT_EQ(handed_over(*restored, 2, &again), want);
 }
 
 // Writes `rows` and hands their files over at barrier `id` to nobody: what a worker leaves when
