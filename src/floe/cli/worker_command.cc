@@ -164,6 +164,7 @@ class Worker {
     // Channels count rows, not pieces: a watermark assigner's many small pieces and watermarks
     // queue without a hand-over per few of them (docs/architecture.md, "Tasks and channels").
     o.channel_slot_rows = 1024;
+    o.operator_chaining = plan->operator_chaining;
     o.checkpointing = cc;
     if (plan->context.scale_out) o.checkpoint_pins = plan->context.scale_out->pins;
     if (restored) o.restore_from = restored->dir;

@@ -33,7 +33,11 @@ std::string_view JobStateName(JobState state) {
   return "?";
 }
 
+struct ExecutorTask;
+
 namespace {
+
+class OperatorRunner;
 
 // A task's synchronous checkpoint part above this is logged with its parts (info).
 constexpr int64_t kSlowSyncMicros = 100'000;
@@ -41,6 +45,9 @@ constexpr int64_t kSlowSyncMicros = 100'000;
 struct OutputTarget {
   InputGate* gate = nullptr;
   size_t channel = 0;
+  // Set when the consumer is chained to this producer: elements are handed to its runner on
+  // this thread instead of queued in `gate`.
+  ExecutorTask* chained = nullptr;
 };
 
 // One outgoing edge of a subtask. For FORWARD `targets` holds the single peer; otherwise one
@@ -69,7 +76,14 @@ struct ExecutorTask {
   std::unique_ptr<InputGate> gate;
   std::vector<int> channel_input;  // gate channel -> logical input (edge) index
   std::vector<Output> outputs;
+  // Operator chaining (ExecutorOptions::operator_chaining): the task whose thread runs this one
+  // (null: it has its own), the consumers this one runs on its thread, and, while the chain
+  // runs, this task's runner.
+  ExecutorTask* chained_into = nullptr;
+  std::vector<ExecutorTask*> chained;
+  OperatorRunner* runner = nullptr;
   std::thread thread;
+  OperatorContext ctx;  // valid from Open to Close (operators may keep it)
   bool opened = false;  // set on the task's thread; read after it was joined
   // Task-scope metrics (Flink's names), owned by the registry.
   Metric* records_in = nullptr;
@@ -137,7 +151,10 @@ struct LocalExecutor::Impl {
     if (fail) CancelAll();
   }
 
+  // Runs task `t` and the tasks chained to it, on this thread.
   void RunTask(ExecutorTask& t);
+  // Makes the keyed state, opens the operator and restores it.
+  Status OpenTask(ExecutorTask& t);
   // Restores a subtask from options.restore, redistributing keyed state on a rescale.
   Status RestoreTask(ExecutorTask& t);
 };
@@ -245,15 +262,17 @@ class TaskCollector final : public Collector {
   // Time spent waiting for room in full output channels, summed over the task's life.
   int64_t blocked_micros() const { return blocked_micros_; }
 
-  // Wakes the consumers of what was pushed since the last call: the task calls it before it
-  // waits for input or ends (the wake-ups are deferred while it works: InputGate::Push).
-  void WakeConsumers() {
-    for (InputGate* gate : woken_later_) gate->WakeConsumer();
-    woken_later_.clear();
-  }
+  // Wakes the consumers of what was pushed since the last call, by this task and the tasks
+  // chained to it: the task calls it before it waits for input or ends (the wake-ups are
+  // deferred while it works: InputGate::Push).
+  void WakeConsumers();
 
  private:
+  // Hands `element` to the runner of a chained consumer, on this thread.
+  Status Deliver(const OutputTarget& t, StreamElement element);
+
   Status Push(const OutputTarget& t, StreamElement element) {
+    if (t.chained != nullptr) return Deliver(t, std::move(element));
     int64_t blocked_at = 0;
     if (std::find(woken_later_.begin(), woken_later_.end(), t.gate) == woken_later_.end()) {
       woken_later_.push_back(t.gate);
@@ -280,6 +299,11 @@ class TaskCollector final : public Collector {
   std::vector<InputGate*> woken_later_;  // gates pushed to since WakeConsumers
 };
 
+// The tasks chained to `t` run on its thread (ExecutorOptions::operator_chaining): it pumps
+// their unfinished work, one slice each (true while any remains), and passes them its commands.
+Result<bool> PumpChained(const ExecutorTask& t);
+Status CommandChained(const ExecutorTask& t, const TaskCommand& c);
+
 // The main loop of a non-source subtask: barrier alignment, watermark merging, end of input.
 class OperatorRunner {
  public:
@@ -296,38 +320,67 @@ class OperatorRunner {
         aligned_(impl.options.mode == CheckpointingMode::kExactlyOnce) {}
 
   Status Run() {
-    while (!finished_) {
-      // One slice of the operator's unfinished work between two elements: barriers and
-      // commands get through while, say, millions of timers fire.
-      if (working_) {
-        FLOE_ASSIGN_OR_RAISE(working_, t_.op->ContinueWork(out_));
-        if (!working_ && end_deferred_) {
-          end_deferred_ = false;
-          FLOE_RETURN_NOT_OK(EndInput());
-          FLOE_RETURN_NOT_OK(SnapshotReady());
-          continue;
-        }
+    while (true) {
+      // One slice of the unfinished work of this operator and those chained to it between two
+      // elements: barriers and commands get through while, say, millions of timers fire.
+      FLOE_ASSIGN_OR_RAISE(const bool busy, Pump());
+      if (finished_) {
+        if (!busy) break;
+        continue;
       }
       // Consumers are woken when this task is about to wait for input, not after each element
       // (a watermark assigner turns a batch into hundreds of elements; InputGate::Push).
       FLOE_ASSIGN_OR_RAISE(InputGate::Next next,
                            t_.gate->Pop(blocked_, std::chrono::milliseconds(0)));
-      if (next.kind == InputGate::Next::Kind::kTimeout && !working_) {
+      if (next.kind == InputGate::Next::Kind::kTimeout && !busy) {
         out_.WakeConsumers();
         FLOE_ASSIGN_OR_RAISE(next, t_.gate->Pop(blocked_));
       }
       if (next.kind == InputGate::Next::Kind::kCommand) {
         FLOE_RETURN_NOT_OK(OnCommand(next.command));
       } else if (next.kind == InputGate::Next::Kind::kElement) {
-        FLOE_RETURN_NOT_OK(OnElement(next.channel, std::move(next.element)));
-        working_ = true;  // the element may have left work (a watermark's timers)
+        FLOE_RETURN_NOT_OK(Deliver(next.channel, std::move(next.element)));
       }
     }
     return Status::OK();
   }
 
- private:
+  // An element of input channel `c`: from the task's gate, or from the task this one is
+  // chained to (channel 0, on that task's thread).
+  Status Deliver(size_t c, StreamElement element) {
+    FLOE_RETURN_NOT_OK(OnElement(c, std::move(element)));
+    working_ = true;  // the element may have left work (a watermark's timers)
+    return Status::OK();
+  }
+
+  // One slice of the operator's unfinished work (ContinueWork), then one of each chained
+  // task's; true while any remains.
+  Result<bool> Pump() {
+    bool busy = false;
+    if (working_ && !finished_) {
+      FLOE_ASSIGN_OR_RAISE(working_, t_.op->ContinueWork(out_));
+      if (!working_ && end_deferred_) {
+        end_deferred_ = false;
+        FLOE_RETURN_NOT_OK(EndInput());
+        FLOE_RETURN_NOT_OK(SnapshotReady());
+      }
+      busy = working_ && !finished_;
+    }
+    FLOE_ASSIGN_OR_RAISE(const bool chained_busy, PumpChained(t_));
+    return busy || chained_busy;
+  }
+
+  // A command of this task's, passed on to the tasks chained to it (they have no gate of
+  // their own to take it from).
   Status OnCommand(const TaskCommand& c) {
+    FLOE_RETURN_NOT_OK(OnOwnCommand(c));
+    return CommandChained(t_, c);
+  }
+
+  void WakeConsumers() { out_.WakeConsumers(); }
+
+ private:
+  Status OnOwnCommand(const TaskCommand& c) {
     if (c.kind != TaskCommand::Kind::kCheckpointComplete) return Status::OK();
     if (c.id.value > last_completed_) {
       if (c.id.value > last_snapshot_) {
@@ -574,6 +627,32 @@ class OperatorRunner {
   const bool aligned_;
 };
 
+Result<bool> PumpChained(const ExecutorTask& t) {
+  bool busy = false;
+  for (ExecutorTask* member : t.chained) {
+    FLOE_ASSIGN_OR_RAISE(const bool b, member->runner->Pump());
+    busy = busy || b;
+  }
+  return busy;
+}
+
+Status CommandChained(const ExecutorTask& t, const TaskCommand& c) {
+  for (ExecutorTask* member : t.chained) FLOE_RETURN_NOT_OK(member->runner->OnCommand(c));
+  return Status::OK();
+}
+
+Status TaskCollector::Deliver(const OutputTarget& t, StreamElement element) {
+  Status st = t.chained->runner->Deliver(0, std::move(element));
+  if (!st.ok()) return st.WithContext("task '" + t.chained->name + "'");
+  return st;
+}
+
+void TaskCollector::WakeConsumers() {
+  for (InputGate* gate : woken_later_) gate->WakeConsumer();
+  woken_later_.clear();
+  for (ExecutorTask* member : task_.chained) member->runner->WakeConsumers();
+}
+
 // The main loop of a source subtask: Poll, and between two Polls serve the mailbox.
 class SourceRunner {
  public:
@@ -581,17 +660,26 @@ class SourceRunner {
       : t_(t), impl_(impl), out_(out) {}
 
   Status Run() {
-    while (!finished_) {
+    while (true) {
+      // The chained operators' unfinished work, a slice each between two Polls.
+      FLOE_ASSIGN_OR_RAISE(const bool busy, PumpChained(t_));
+      if (finished_) {
+        if (!busy) break;
+        continue;
+      }
       // Commands first: a trigger takes effect right after the batch in progress.
-      while (!finished_) {
+      bool command = true;
+      while (command && !finished_) {
         out_.WakeConsumers();  // what the last Poll or command sent
         FLOE_ASSIGN_OR_RAISE(InputGate::Next next, t_.gate->Pop({}, std::chrono::milliseconds(0)));
-        if (next.kind != InputGate::Next::Kind::kCommand) break;
-        FLOE_RETURN_NOT_OK(OnCommand(next.command));
+        command = next.kind == InputGate::Next::Kind::kCommand;
+        if (command) FLOE_RETURN_NOT_OK(OnCommand(next.command));
       }
-      if (finished_) break;
+      if (finished_) continue;
       if (ended_) {
-        FLOE_ASSIGN_OR_RAISE(InputGate::Next next, t_.gate->Pop({}));
+        FLOE_ASSIGN_OR_RAISE(
+            InputGate::Next next,
+            busy ? t_.gate->Pop({}, std::chrono::milliseconds(0)) : t_.gate->Pop({}));
         if (next.kind == InputGate::Next::Kind::kCommand) {
           FLOE_RETURN_NOT_OK(OnCommand(next.command));
         }
@@ -600,7 +688,9 @@ class SourceRunner {
       FLOE_ASSIGN_OR_RAISE(SourceStatus st, t_.source->Poll(out_));
       if (st == SourceStatus::kIdle) {
         out_.WakeConsumers();  // a quiet Poll may still have sent watermarks
-        FLOE_ASSIGN_OR_RAISE(InputGate::Next next, t_.gate->Pop({}, impl_.options.idle_backoff));
+        FLOE_ASSIGN_OR_RAISE(
+            InputGate::Next next,
+            t_.gate->Pop({}, busy ? std::chrono::milliseconds(0) : impl_.options.idle_backoff));
         if (next.kind == InputGate::Next::Kind::kCommand) {
           FLOE_RETURN_NOT_OK(OnCommand(next.command));
         }
@@ -643,7 +733,7 @@ class SourceRunner {
       FLOE_RETURN_NOT_OK(t_.source->OnCheckpointComplete(c.id));
     }
     if (c.flag) finished_ = true;
-    return Status::OK();
+    return CommandChained(t_, c);
   }
 
   ExecutorTask& t_;
@@ -721,16 +811,14 @@ Status LocalExecutor::Impl::RestoreTask(ExecutorTask& t) {
   return st.WithContext(rescaled);
 }
 
-void LocalExecutor::Impl::RunTask(ExecutorTask& t) {
-  TaskCollector out(t, *this);
-  OperatorContext ctx;
+Status LocalExecutor::Impl::OpenTask(ExecutorTask& t) {
+  OperatorContext& ctx = t.ctx;
   ctx.task = t.info;
   ctx.mode = options.mode;
   ctx.num_inputs = t.num_inputs;
   ctx.cancel_flag = &cancel_flag;
   ctx.metrics = t.metrics.get();
   if (options.restore) ctx.restored_from = options.restore->id;
-  Status st;
   if (t.keyed_options) {
     KeyedStateOptions keyed = *t.keyed_options;
     keyed.key_groups = t.info.key_groups;
@@ -739,35 +827,60 @@ void LocalExecutor::Impl::RunTask(ExecutorTask& t) {
     keyed.incremental = options.incremental;
     keyed.task_name = t.name;
     Result<std::unique_ptr<KeyedStateBackend>> made = KeyedStateBackend::Make(std::move(keyed));
-    if (made.ok()) {
-      t.keyed = std::move(*made);
-      ctx.keyed_state = t.keyed.get();
-    } else {
-      st = made.status().WithContext("keyed state");
+    if (!made.ok()) return made.status().WithContext("keyed state");
+    t.keyed = std::move(*made);
+    ctx.keyed_state = t.keyed.get();
+  }
+  FLOE_RETURN_NOT_OK(t.source ? t.source->Open(ctx) : t.op->Open(ctx));
+  t.opened = true;
+  if (options.restore) {
+    Status st = RestoreTask(t);
+    if (!st.ok())
+      return st.WithContext("restoring from checkpoint " + options.restore->id.ToString());
+  }
+  return Status::OK();
+}
+
+void LocalExecutor::Impl::RunTask(ExecutorTask& head) {
+  // The head and the tasks chained to it, each after the one it is chained to.
+  std::vector<ExecutorTask*> chain{&head};
+  for (size_t i = 0; i < chain.size(); ++i) {
+    chain.insert(chain.end(), chain[i]->chained.begin(), chain[i]->chained.end());
+  }
+  std::vector<std::unique_ptr<TaskCollector>> outs;
+  std::vector<Status> status(chain.size());
+  for (ExecutorTask* t : chain) outs.push_back(std::make_unique<TaskCollector>(*t, *this));
+  Status st;
+  for (size_t i = 0; i < chain.size() && st.ok(); ++i) {
+    st = status[i] = OpenTask(*chain[i]);
+  }
+  {
+    std::vector<std::unique_ptr<OperatorRunner>> runners;
+    for (size_t i = 1; i < chain.size(); ++i) {
+      runners.push_back(std::make_unique<OperatorRunner>(*chain[i], *this, *outs[i]));
+      chain[i]->runner = runners.back().get();
     }
-  }
-  if (st.ok()) st = t.source ? t.source->Open(ctx) : t.op->Open(ctx);
-  const bool opened = st.ok();
-  t.opened = opened;
-  if (st.ok() && options.restore) {
-    st = RestoreTask(t);
-    if (!st.ok()) {
-      st = st.WithContext("restoring from checkpoint " + options.restore->id.ToString());
+    if (st.ok()) {
+      status[0] = head.source ? SourceRunner(head, *this, *outs[0]).Run()
+                              : OperatorRunner(head, *this, *outs[0]).Run();
     }
+    outs[0]->WakeConsumers();  // and the chained tasks' consumers
+    for (ExecutorTask* t : chain) t->runner = nullptr;
   }
-  if (st.ok()) {
-    st = t.source ? SourceRunner(t, *this, out).Run() : OperatorRunner(t, *this, out).Run();
+  for (size_t i = 0; i < chain.size(); ++i) {
+    ExecutorTask& t = *chain[i];
+    // Finished (a final completion, e.g. stop-with-savepoint): producers still running must
+    // not block on this task's full channels before they see their own final completion.
+    if (status[0].ok() && status[i].ok()) t.gate->Close();
+    if (t.opened) {
+      Status closed = t.source ? t.source->Close() : t.op->Close();
+      if (status[i].ok()) status[i] = closed;
+    }
+    t.keyed.reset();  // its pending snapshots own what they need
   }
-  out.WakeConsumers();
-  // Finished (a final completion, e.g. stop-with-savepoint): producers still running must not
-  // block on this task's full channels before they see their own final completion.
-  if (st.ok()) t.gate->Close();
-  if (opened) {
-    Status closed = t.source ? t.source->Close() : t.op->Close();
-    if (st.ok()) st = closed;
+  for (size_t i = 0; i < chain.size(); ++i) {
+    TaskDone(status[i].WithContext("task '" + chain[i]->name + "'"));
   }
-  t.keyed.reset();  // its pending snapshots own what they need
-  TaskDone(st.WithContext("task '" + t.name + "'"));
 }
 
 LocalExecutor::LocalExecutor(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -862,6 +975,14 @@ Result<std::unique_ptr<LocalExecutor>> LocalExecutor::Make(const JobGraph& graph
         // Spread producers' first batches over different targets.
         o.next_rr = static_cast<uint32_t>(i);
       }
+      // A FORWARD edge into a vertex with no other input: each consumer subtask runs on its
+      // producer's thread, its elements handed over by a call (Flink's operator chain).
+      if (edge.partitioning.kind == PartitionKind::kForward && num_channels[edge.to.value] == 1 &&
+          impl->options.operator_chaining) {
+        o.targets[0].chained = consumers[i];
+        consumers[i]->chained_into = producers[i];
+        producers[i]->chained.push_back(consumers[i]);
+      }
       producers[i]->outputs.push_back(std::move(o));
     }
   }
@@ -887,6 +1008,7 @@ Status LocalExecutor::Start() {
   if (impl_->started) return Status::Internal("executor started twice");
   impl_->started = true;
   for (auto& t : impl_->tasks) {
+    if (t->chained_into != nullptr) continue;  // runs on the thread of the task it is chained to
     ExecutorTask* task = t.get();
     Impl* impl = impl_.get();
     t->thread = std::thread([impl, task] { impl->RunTask(*task); });
@@ -920,6 +1042,7 @@ Status LocalExecutor::NotifyCheckpointComplete(CheckpointId id, bool final) {
                                ": the job is not running");
   }
   for (auto& t : impl_->tasks) {
+    if (t->chained_into != nullptr) continue;  // the task it is chained to passes it on
     t->gate->PostCommand(TaskCommand{TaskCommand::Kind::kCheckpointComplete, id, final});
   }
   return Status::OK();

@@ -22,6 +22,11 @@ struct ExecutorOptions {
   size_t channel_capacity = 16;
   // > 0: channel_capacity counts slots of this many rows instead (InputGate's slot_rows).
   size_t channel_slot_rows = 0;
+  // Flink's operator chaining (pipeline.operator-chaining.enabled): a subtask whose only input
+  // is a FORWARD edge runs on its producer's thread, which hands it every element by a call
+  // instead of a channel. It keeps its task name, state, acks and metrics; a chained task's
+  // work counts in its producer's time (back pressure, a slow barrier's log line).
+  bool operator_chaining = false;
   // How long a source task waits after Poll returned kIdle (commands still wake it at once).
   std::chrono::milliseconds idle_backoff{10};
   // true: after end of input every task stays up for a final checkpoint and finishes once a
@@ -58,8 +63,9 @@ struct ExecutorOptions {
 enum class JobState { kCreated, kRunning, kFinished, kCancelled, kFailed };
 std::string_view JobStateName(JobState state);
 
-// LocalExecutor runs a JobGraph in this process: one thread per subtask, a bounded channel per
-// producer/consumer subtask pair, partitioners on the edges. It is the worker side of the
+// LocalExecutor runs a JobGraph in this process: one thread per subtask (per chain of subtasks,
+// with operator_chaining), a bounded channel per producer/consumer subtask pair, partitioners on
+// the edges. It is the worker side of the
 // checkpoint protocol; whoever owns it plays the coordinator (LocalJob in-process, or the
 // `floe worker` process relaying the coordinator's commands):
 //   TriggerCheckpoint(N)          -> sources snapshot their position and inject barrier N

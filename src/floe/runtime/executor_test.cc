@@ -835,7 +835,9 @@ class SlicedWork final : public Operator {
   bool barrier_seen_ = false;
 };
 
-TEST(LocalExecutor, BarriersGetThroughWhileAnOperatorWorksInSlices) {
+// Chained to its source or not (ExecutorOptions::operator_chaining), the same calls in order.
+void ExpectBarriersGetThroughWhileAnOperatorWorksInSlices(bool chaining) {
+  SCOPED_TRACE(chaining ? "chained" : "own thread");
   std::vector<std::string> calls;  // the operator's, on its thread; read after Wait
   Event working, ended;
   std::mutex mu;
@@ -848,6 +850,7 @@ TEST(LocalExecutor, BarriersGetThroughWhileAnOperatorWorksInSlices) {
       "op", 1, [&](const TaskInfo&) { return testing::Op<SlicedWork>(&calls, &working); });
   g.Connect(src, op, Partitioning::Forward());
   ExecutorOptions opts;
+  opts.operator_chaining = chaining;
   opts.on_ack = [&](TaskAck ack) {
     std::lock_guard lock(mu);
     end_of_input[ack.checkpoint.value].push_back(ack.end_of_input);
@@ -874,6 +877,189 @@ TEST(LocalExecutor, BarriersGetThroughWhileAnOperatorWorksInSlices) {
   // work is done.
   EXPECT_EQ(end_of_input[1], (std::vector<bool>{true, false}));
   EXPECT_EQ(end_of_input[2], (std::vector<bool>{true, true}));
+}
+
+TEST(LocalExecutor, BarriersGetThroughWhileAnOperatorWorksInSlices) {
+  ExpectBarriersGetThroughWhileAnOperatorWorksInSlices(false);
+  ExpectBarriersGetThroughWhileAnOperatorWorksInSlices(true);
+}
+
+// ---- operator chaining -------------------------------------------------------------------
+
+// What each subtask of a chaining test saw, and on which threads.
+struct ChainShared {
+  std::mutex mu;
+  std::map<std::string, std::set<std::thread::id>> threads;  // task -> threads it ran on
+  std::map<std::string, std::vector<uint64_t>> completed;    // task -> checkpoints completed
+  std::vector<int64_t> out;                                  // the last operator's rows
+  void Saw(const std::string& task) {
+    std::lock_guard lock(mu);
+    threads[task].insert(std::this_thread::get_id());
+  }
+  void Completed(const std::string& task, CheckpointId id) {
+    std::lock_guard lock(mu);
+    threads[task].insert(std::this_thread::get_id());
+    completed[task].push_back(id.value);
+  }
+};
+
+// Values 1..n, one batch per Poll.
+class CountingSource final : public SourceOperator {
+ public:
+  CountingSource(ChainShared* s, int64_t n) : s_(s), n_(n) {}
+  Status Open(const OperatorContext& ctx) override {
+    name_ = ctx.task.name();
+    s_->Saw(name_);
+    return Status::OK();
+  }
+  Result<SourceStatus> Poll(Collector& out) override {
+    s_->Saw(name_);
+    if (next_ > n_) return SourceStatus::kEnd;
+    FLOE_RETURN_NOT_OK(out.Emit(Int64Batch({next_++})));
+    return SourceStatus::kMore;
+  }
+  Status SnapshotPosition(CheckpointId, StateWriter& state) override {
+    state.PutI64(next_);
+    return Status::OK();
+  }
+  Status OnCheckpointComplete(CheckpointId id) override {
+    s_->Completed(name_, id);
+    return Status::OK();
+  }
+
+ private:
+  ChainShared* s_;
+  int64_t n_;
+  int64_t next_ = 1;
+  std::string name_;
+};
+
+// Doubles its rows (`last`: keeps them instead); its state is the rows it saw.
+class Doubler final : public Operator {
+ public:
+  Doubler(ChainShared* s, bool last) : s_(s), last_(last) {}
+  Status Open(const OperatorContext& ctx) override {
+    name_ = ctx.task.name();
+    s_->Saw(name_);
+    return Status::OK();
+  }
+  Status ProcessBatch(const RecordBatch& b, int, Collector& out) override {
+    s_->Saw(name_);
+    std::vector<int64_t> values = Int64Values(b);
+    rows_ += static_cast<int64_t>(values.size());
+    if (last_) {
+      std::lock_guard lock(s_->mu);
+      s_->out.insert(s_->out.end(), values.begin(), values.end());
+      return Status::OK();
+    }
+    for (int64_t& v : values) v *= 2;
+    return out.Emit(Int64Batch(values));
+  }
+  Status OnBarrier(CheckpointId, StateWriter& state, Collector&) override {
+    s_->Saw(name_);
+    state.PutI64(rows_);
+    return Status::OK();
+  }
+  Status OnCheckpointComplete(CheckpointId id) override {
+    s_->Completed(name_, id);
+    return Status::OK();
+  }
+  Status Close() override {
+    s_->Saw(name_);
+    return Status::OK();
+  }
+
+ private:
+  ChainShared* s_;
+  bool last_;
+  int64_t rows_ = 0;
+  std::string name_;
+};
+
+// src (2) -forward-> twice (2) -forward-> keep (2), to the end and its final checkpoint: the
+// acks (task -> state) of that checkpoint.
+std::map<std::string, std::string> RunChain(ChainShared* shared, bool chaining) {
+  JobGraph g;
+  VertexId src = g.AddSource(
+      "src", 2, [shared](const TaskInfo&) { return testing::Src<CountingSource>(shared, 50); });
+  VertexId twice = g.AddOperator(
+      "twice", 2, [shared](const TaskInfo&) { return testing::Op<Doubler>(shared, false); });
+  VertexId keep = g.AddOperator(
+      "keep", 2, [shared](const TaskInfo&) { return testing::Op<Doubler>(shared, true); });
+  g.Connect(src, twice, Partitioning::Forward());
+  g.Connect(twice, keep, Partitioning::Forward());
+  std::mutex mu;
+  std::map<std::string, std::string> acks;
+  Event ended;
+  ExecutorOptions opts;
+  opts.operator_chaining = chaining;
+  opts.on_ack = [&](TaskAck ack) {
+    std::lock_guard lock(mu);
+    acks[ack.task] = ack.state;
+  };
+  opts.on_end_of_input = [&] { ended.Set(); };
+  auto ex = LocalExecutor::Make(g, std::move(opts)).ValueOrDie();
+  EXPECT_TRUE(ex->Start().ok());
+  EXPECT_TRUE(ended.Wait());
+  EXPECT_TRUE(ex->TriggerCheckpoint(CheckpointId(1)).ok());
+  for (size_t n = 0; n < 6; std::this_thread::sleep_for(std::chrono::milliseconds(2))) {
+    std::lock_guard lock(mu);
+    n = acks.size();
+  }
+  EXPECT_TRUE(ex->NotifyCheckpointComplete(CheckpointId(1), /*final=*/true).ok());
+  EXPECT_TRUE(ex->Wait().ok());
+  EXPECT_EQ(ex->state(), JobState::kFinished);
+  return acks;
+}
+
+TEST(LocalExecutor, ChainedSubtasksRunOnTheirProducersThreadWithTheirOwnStateAndCommits) {
+  for (bool chaining : {true, false}) {
+    SCOPED_TRACE(chaining ? "chained" : "own threads");
+    ChainShared shared;
+    std::map<std::string, std::string> acks = RunChain(&shared, chaining);
+    // Every row went through both operators once.
+    std::vector<int64_t> want;
+    for (int64_t v = 1; v <= 50; ++v) want.insert(want.end(), {2 * v, 2 * v});
+    std::sort(shared.out.begin(), shared.out.end());
+    EXPECT_EQ(shared.out, want);
+    // Each subtask acked under its own name with its own state, and heard the completion.
+    ASSERT_EQ(acks.size(), 6u);
+    for (const char* task : {"twice/0", "twice/1", "keep/0", "keep/1"}) {
+      StateReader r(acks.at(task));
+      EXPECT_EQ(*r.GetI64(), 50) << task;
+      EXPECT_EQ(shared.completed[task], std::vector<uint64_t>{1}) << task;
+    }
+    EXPECT_EQ(shared.completed["src/0"], std::vector<uint64_t>{1});
+    // Chained: each subtask's chain on one thread, the two chains on two; else one each.
+    for (const auto& [task, threads] : shared.threads) EXPECT_EQ(threads.size(), 1u) << task;
+    auto thread_of = [&](const std::string& task) { return *shared.threads.at(task).begin(); };
+    for (const char* sub : {"/0", "/1"}) {
+      const std::string src = std::string("src") + sub;
+      EXPECT_EQ(thread_of(src) == thread_of(std::string("twice") + sub), chaining) << sub;
+      EXPECT_EQ(thread_of(src) == thread_of(std::string("keep") + sub), chaining) << sub;
+    }
+    EXPECT_NE(thread_of("src/0"), thread_of("src/1"));
+  }
+}
+
+TEST(LocalExecutor, AChainedSubtasksErrorNamesItAndClosesTheChain) {
+  std::atomic<bool> closed{false};
+  JobGraph g;
+  VertexId src =
+      g.AddSource("src", 1, [](const TaskInfo&) { return testing::Src<EndlessSource>(); });
+  VertexId bad = g.AddOperator(
+      "bad", 1, [&](const TaskInfo&) { return testing::Op<FailingOperator>(&closed); });
+  g.Connect(src, bad, Partitioning::Forward());
+  ExecutorOptions opts;
+  opts.operator_chaining = true;
+  auto ex = LocalExecutor::Make(g, std::move(opts)).ValueOrDie();
+  ASSERT_TRUE(ex->Start().ok());
+  Status st = ex->Wait();
+  EXPECT_EQ(st.code(), StatusCode::kIOError);
+  EXPECT_NE(st.message().find("task 'bad/0'"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find("disk on fire"), std::string::npos);
+  EXPECT_EQ(ex->state(), JobState::kFailed);
+  EXPECT_TRUE(closed.load());
 }
 
 // A task whose synchronous checkpoint part is slow says so, with its parts: the checkpoint's

@@ -316,6 +316,7 @@ Result<std::unique_ptr<LocalJob>> LocalJob::Make(const JobGraph& graph, LocalJob
   eo.mode = cc.mode;
   eo.channel_capacity = options.channel_capacity;
   eo.channel_slot_rows = options.channel_slot_rows;
+  eo.operator_chaining = options.operator_chaining;
   eo.idle_backoff = options.idle_backoff;
   eo.final_checkpoint = true;
   eo.allow_non_restored_state = cc.ignore_unclaimed_state;

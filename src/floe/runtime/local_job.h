@@ -21,6 +21,7 @@ struct LocalJobOptions {
   CheckpointConfig checkpointing;  // dir empty: checkpoints still drive commits, nothing on disk
   size_t channel_capacity = 16;
   size_t channel_slot_rows = 0;  // ExecutorOptions::channel_slot_rows
+  bool operator_chaining = false;  // ExecutorOptions::operator_chaining
   std::chrono::milliseconds idle_backoff{10};
   const Clock* clock = nullptr;  // default: SteadyClock
   // "latest" (the newest completed checkpoint in checkpointing.dir) or a checkpoint/savepoint

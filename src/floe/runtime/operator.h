@@ -92,7 +92,7 @@ class Collector {
 
 // Operator is the contract every non-source task implements (after Arroyo's; see
 // docs/architecture.md, "Data path", and the runtime README, "Operator contract").
-// Lifecycle, all on the subtask's own thread:
+// Lifecycle, all on one thread (the subtask's own, or its producer's when chained: executor.h):
 //   Open -> [Restore] -> { ProcessBatch | OnWatermark | OnClaimChange | ContinueWork |
 //                          PrepareBarrier -> OnBarrier | OnCheckpointComplete }*
 //        -> [OnEndOfInput -> (PrepareBarrier -> OnBarrier -> OnCheckpointComplete)*] -> Close

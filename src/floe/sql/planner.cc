@@ -253,6 +253,21 @@ Result<int64_t> ConfigInt(const std::map<std::string, std::string>& config,
   return v;
 }
 
+// `key`, or Flink's deprecated `old_key` when `key` is unset: "true" or "false" (any case).
+Result<bool> ConfigBool(const std::map<std::string, std::string>& config,
+                        const ConfigOrigin& origin, const std::string& key,
+                        const std::string& old_key, bool fallback) {
+  auto it = config.find(key);
+  if (it == config.end()) it = config.find(old_key);
+  if (it == config.end()) return fallback;
+  const std::string value = Lower(it->second);
+  if (value != "true" && value != "false") {
+    return Status::InvalidArgument(origin.Of(it->first) + "'" + it->first +
+                                   "' must be true or false, got '" + it->second + "'");
+  }
+  return value == "true";
+}
+
 Result<runtime::RestartStrategy> ParseRestartStrategy(
     const std::map<std::string, std::string>& config, const ConfigOrigin& origin) {
   runtime::RestartStrategy r;  // floe's default: fixed-delay, 3 attempts, 1 s
@@ -509,6 +524,9 @@ Status PlanSettings(const Script& script, const PlanOptions& options, PlannedJob
   FLOE_ASSIGN_OR_RAISE(int64_t parallelism, ConfigInt(job->config, origin, "parallelism.default", 1,
                                                       1, max_parallelism));
   job->graph.set_max_parallelism(static_cast<uint32_t>(max_parallelism));
+  FLOE_ASSIGN_OR_RAISE(job->operator_chaining,
+                       ConfigBool(job->config, origin, "pipeline.operator-chaining.enabled",
+                                  "pipeline.operator-chaining", true));
   // Read again where an aggregate opens its state; checked here so a backend floe lacks or a
   // bad TTL is refused before a worker starts, also by a job without state.
   Result<runtime::KeyedStateOptions> state =

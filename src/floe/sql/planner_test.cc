@@ -128,6 +128,26 @@ SET 'parallelism.default' = '3';
   EXPECT_EQ((*none)->restart.kind, runtime::RestartStrategy::Kind::kNone);
 }
 
+TEST(PlanJob, OperatorChainingIsOnUnlessFlinksOptionTurnsItOff) {
+  const PlanOptions options{.job_id = "j", .variables = {{"EVENTS", "1"}}, .config_overrides = {}};
+  auto chaining = [&](const std::string& sets) {
+    Result<std::unique_ptr<PlannedJob>> job = Plan(sets + kRosterToBlackhole, options);
+    EXPECT_TRUE(job.ok()) << job.status().ToString();
+    return job.ok() && (*job)->operator_chaining;
+  };
+  EXPECT_TRUE(chaining(""));
+  EXPECT_FALSE(chaining("SET 'pipeline.operator-chaining.enabled' = 'false';"));
+  EXPECT_FALSE(chaining("SET 'pipeline.operator-chaining' = 'FALSE';"));  // the deprecated key
+  EXPECT_TRUE(
+      chaining("SET 'pipeline.operator-chaining.enabled' = 'true';"
+               "SET 'pipeline.operator-chaining' = 'false';"));  // the new key wins
+  EXPECT_EQ(
+      ErrorOf("SET 'pipeline.operator-chaining.enabled' = 'no';" + std::string(kRosterToBlackhole),
+              options),
+      "line 1, column 1: 'pipeline.operator-chaining.enabled' must be true or false, got "
+      "'no'");
+}
+
 TEST(PlanJob, BadCheckpointOptionIsRefusedWithItsLineTheRuleAndTheNumbers) {
   PlanOptions options;
   options.variables = {{"EVENTS", "10"}};
