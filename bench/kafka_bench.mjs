@@ -54,6 +54,9 @@ const TESTBED_CONSUMER_PROPS = props(env.TESTBED_CONSUMER_PROPS ?? 'fetch.wait.m
 const CONSUMER_PROPS = [...TESTBED_CONSUMER_PROPS, ...props(env.CONSUMER_PROPS ?? '')]
 const REPS = Number(env.REPS || 3)
 const PEERS = (env.PEERS || 'filesystem duckdb').trim().split(/[\s,]+/).filter(Boolean)
+// 'pipeline.operator-chaining.enabled' of every floe job (unset: floe's default, true).
+const CHAINING = env.CHAINING || ''
+if (CHAINING && !['true', 'false'].includes(CHAINING)) throw new Error(`CHAINING must be true or false, got '${CHAINING}'`)
 
 const COLUMNS = `seq BIGINT NOT NULL, npi STRING NOT NULL, source STRING NOT NULL, revision INT NOT NULL,
   event_time TIMESTAMP(3) NOT NULL, first_name STRING, last_name STRING, specialty STRING, state STRING,
@@ -159,7 +162,7 @@ function writeJob(dir, name, sourceWith) {
 SET 'execution.checkpointing.interval' = '${INTERVAL}';
 SET 'execution.checkpointing.dir' = '\${CHK}';
 SET 'restart-strategy.type' = 'none';
-CREATE TABLE feed (${COLUMNS})
+${CHAINING ? `SET 'pipeline.operator-chaining.enabled' = '${CHAINING}';\n` : ''}CREATE TABLE feed (${COLUMNS})
   WITH (${sourceWith});
 CREATE TABLE lake (${COLUMNS})
   WITH ('connector' = 'iceberg', 'catalog-type' = 'hadoop', 'warehouse' = '\${WH}',

@@ -15,7 +15,8 @@
 # (42), PARTITIONS (64), BROKERS (3), INTERVAL ('1 s'), LAG_BYTES (4194304), REPS (3 rounds;
 # medians), PEERS ("filesystem duckdb"), PRODUCER_PROPS ("linger.ms=100"), TESTBED_CONSUMER_PROPS
 # ("fetch.wait.max.ms=10": the mock's Fetch wait), CONSUMER_PROPS (none: floe's defaults;
-# e.g. "queued.min.messages=100000 queued.max.messages.kbytes=65536" for librdkafka's), RESULT (default
+# e.g. "queued.min.messages=100000 queued.max.messages.kbytes=65536" for librdkafka's), CHAINING
+# (true or false: 'pipeline.operator-chaining.enabled' of the jobs; unset, floe's default), RESULT (default
 # bench/results/kafka-<UTC date>.json; RESULT= writes none). The results file also records the
 # command, commit, binary, machine and load (bench/README.md, "Results files").
 # How each figure is measured: the head of bench/kafka_bench.mjs and bench/README.md.
@@ -24,7 +25,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 cd "$repo"
 source "$here/common.sh"
-BENCH_KNOBS="N SEED PARTITIONS BROKERS INTERVAL LAG_BYTES REPS PEERS PRODUCER_PROPS TESTBED_CONSUMER_PROPS CONSUMER_PROPS"
+BENCH_KNOBS="N SEED PARTITIONS BROKERS INTERVAL LAG_BYTES REPS PEERS PRODUCER_PROPS TESTBED_CONSUMER_PROPS CONSUMER_PROPS CHAINING"
 export BENCH_COMMAND="$(bench_command bench/kafka_bench.sh "$@")"
 
 export N="${1:-${N:-2000000}}"

@@ -30,6 +30,8 @@
 //             data-records and the counts must sum to --events; any difference stops the bench.
 //             --parallelism N (with --cpu none): floe's 'parallelism.default' N and DuckDB's
 //             threads N, both unpinned, for the both-cores comparison (issue 25).
+//             --chaining true|false: the throughput job's 'pipeline.operator-chaining.enabled'
+//             (unset: floe's default).
 // latency     how long after a window can close its row is visible, in a Kafka topic (sink
 //             exactly-once) and in an Iceberg table, from one job with both sinks (two INSERTs of
 //             the same TUMBLE(--latency-window s) COUNT(*) per key). Source: a Kafka topic of one
@@ -98,7 +100,7 @@ import {
 
 const USAGE = `usage: node bench/windows.mjs [--parts throughput,latency,checkpoint] [--events 5000000]
          [--keys 10000,1000000] [--kinds tumble,session] [--reps 3] [--rate 1000] [--disorder 60]
-         [--interval '10 s'] [--cpu N|none] [--parallelism 1]
+         [--interval '10 s'] [--cpu N|none] [--parallelism 1] [--chaining true|false]
          [--latency-seconds 60] [--latency-window 5] [--latency-delay 2] [--latency-disorder-ms 1000]
          [--latency-rate 200] [--latency-keys 20] [--latency-interval '1 s'] [--latency-tick-ms 100]
          [--checkpoint-keys 1000000] [--checkpoint-events 8000000] [--checkpoint-interval '1 s'] [--checkpoint-idle 5]
@@ -115,6 +117,7 @@ const { opts, die, int } = benchArgs('windows', USAGE, {
   interval: { type: 'string', default: '10 s' },
   cpu: { type: 'string', default: String(Math.max(0, os.cpus().length - 1)) },
   parallelism: { type: 'string', default: '1' },
+  chaining: { type: 'string', default: '' },
   'latency-seconds': { type: 'string', default: '60' },
   'latency-window': { type: 'string', default: '5' },
   'latency-delay': { type: 'string', default: '2' },
@@ -158,6 +161,8 @@ const CPU = opts.cpu === 'none' ? null : int('cpu')
 // The throughput part's 'parallelism.default' and DuckDB's threads (the other parts run at 1).
 const PARALLELISM = int('parallelism', 1)
 if (PARALLELISM > 1 && CPU != null) die('--parallelism above 1 needs --cpu none (one core cannot run it in parallel)')
+const CHAINING = opts.chaining
+if (CHAINING && !['true', 'false'].includes(CHAINING)) die(`--chaining must be true or false, got '${CHAINING}'`)
 if (CPU != null && CPU >= os.cpus().length) die(`--cpu ${CPU}: this machine has CPUs 0..${os.cpus().length - 1}`)
 const LAT = {
   seconds: int('latency-seconds', 1), windowS: int('latency-window', 1), delayS: int('latency-delay', 1),
@@ -227,7 +232,7 @@ async function floeThroughput(kind, input, keys, rep) {
   const p = fresh(`tp-${table}`)
   const size = kind === 'tumble' ? `INTERVAL '${TUMBLE_MIN}' MINUTES` : `INTERVAL '${GAP_MIN}' MINUTES`
   const job = `-- window bench: ${kind}, ${keys} keys, ${EVENTS} events (rep ${rep})
-${jobHead(opts.interval, PARALLELISM)}
+${jobHead(opts.interval, PARALLELISM)}${CHAINING ? `\nSET 'pipeline.operator-chaining.enabled' = '${CHAINING}';` : ''}
 ${fileSource(input.file, DISORDER_S)}
 ${icebergSink('tiles', table)}
 ${windowQuery('tiles', tvfText(kind, 'events', size))}
@@ -684,7 +689,7 @@ const figures = {
     event_time_rate_per_s: RATE, watermark_delay_s: DISORDER_S, max_out_of_order_ms: (DISORDER_S - 1) * 1000,
     tumble: `TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '${TUMBLE_MIN}' MINUTES) COUNT(*) per user_id`,
     session: `SESSION(TABLE events PARTITION BY user_id, DESCRIPTOR(ts), INTERVAL '${GAP_MIN}' MINUTES) COUNT(*) per user_id`,
-    checkpoint_interval: opts.interval, cpu: CPU, parallelism: PARALLELISM,
+    checkpoint_interval: opts.interval, cpu: CPU, parallelism: PARALLELISM, chaining: CHAINING || null,
     floe_setup: `filesystem source (JSON lines) -> window -> Iceberg append table, 'parallelism.default' ${PARALLELISM} ` +
       `(throughput; 1 elsewhere), EXACTLY_ONCE, restarts off, maintenance off; \`floe run\`${CPU != null ? ' under taskset' : ', unpinned'}, spawn to exit`,
     duckdb_setup: `bench/windows_duckdb.mjs: @duckdb/node-api, SET threads=${PARALLELISM}${CPU != null ? ', under the same taskset' : ', unpinned'}; COPY (aggregate over ` +

@@ -29,17 +29,19 @@ const MAINTENANCE = {
 };
 
 // One pipeline: a warehouse, a checkpoint dir, a job file; append or upsert.
+// `sets`: more SET lines; `sinkParallelism`: the writers (1: FORWARD from the roster, chained
+// when 'pipeline.operator-chaining.enabled' is set).
 function pipeline(name, { upsert = false, mode = 'EXACTLY_ONCE', rps = 3000, interval = '300 ms',
-                          maintenance = 'default' } = {}) {
+                          maintenance = 'default', sets = '', sinkParallelism = 2 } = {}) {
   const p = { ...sandbox(ROOT, name), upsert };
   fs.writeFileSync(p.job, `-- ${name}: roster -> iceberg ${upsert ? 'upsert' : 'append'}, ${mode}
 ${checkpointSets(interval)}
-SET 'execution.checkpointing.mode' = '${mode}';
+SET 'execution.checkpointing.mode' = '${mode}';${sets}
 CREATE TABLE roster (${ROSTER_COLUMNS})
   WITH ('connector' = 'roster', 'seed' = '${SEED}', 'events' = '\${EVENTS}', 'rows-per-second' = '${rps}');
 CREATE TABLE lake (${ROSTER_COLUMNS}${upsert ? ', PRIMARY KEY (npi) NOT ENFORCED' : ''})
   WITH (${icebergTable(name)}, 'write.upsert.enabled' = '${upsert}',
-        'sink.parallelism' = '2'${MAINTENANCE[maintenance]});
+        'sink.parallelism' = '${sinkParallelism}'${MAINTENANCE[maintenance]});
 INSERT INTO lake SELECT * FROM roster;
 `);
   return p;
@@ -108,6 +110,23 @@ for (const point of CRASH_POINTS) {
       verify(p, 12000);
     });
   }
+}
+
+// Operator chaining (docs/architecture.md, "Tasks and channels"): the writer runs on the
+// roster's thread, with its own state and commits; killed at random and at crash points.
+const CHAINED = "\nSET 'pipeline.operator-chaining.enabled' = 'true';";
+for (const crashAt of [null, 'after-data-file-written:2', 'after-checkpoint-complete-before-commit:2']) {
+  const name = `chained_${crashAt ? crashAt.replace(/[-:]/g, '_') : 'random'}`;
+  test(`${name}: the writer chained to the roster, ${crashAt ? `SIGKILL at ${crashAt}` : 'worker SIGKILLed at a random point'}, then restart: exactly once`, async (t) => {
+    const p = pipeline(name, { sets: CHAINED, sinkParallelism: 1, rps: 6000 });
+    const r = run(p, { crashAt: crashAt ?? undefined });
+    if (!crashAt) await killWorkerMidFeed(p, 2, 1200);
+    const { code, err } = await r.done;
+    assert.equal(code, 0, err);
+    assert.match(err, /killed by SIGKILL/, err);
+    assert.match(err, /task 'source-roster\/0' runs 'calc-lake\/0', 'lake-iceberg-writer\/0' on its thread \(operator chaining\)/, err);
+    t.diagnostic(verify(p, 12000));
+  });
 }
 
 // UNION ALL of two sources into one table: the even seqs from one roster, the odd from another

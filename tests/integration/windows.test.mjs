@@ -228,6 +228,22 @@ test('window job with the worker SIGKILLed at a random point: every window exact
   assert.deepEqual(tiles(p, 'state', 'n'), expected);
 });
 
+test('window job at parallelism 2 with operator chaining, worker SIGKILLed at a random point: every window exactly once', async () => {
+  const expected = await expectedByState();
+  const p = sandbox(ROOT, 'tiles_chained_kill');
+  stateTileJob(p, { sets: "SET 'parallelism.default' = '2';\nSET 'pipeline.operator-chaining.enabled' = 'true';" });
+  const r = runJob(p, { CHK: p.chk, WH: p.wh });
+  await killWorkerMidFeed(p, 2, 1000);
+  const { code, err } = await r.done;
+  assert.equal(code, 0, err);
+  assert.match(err, /killed by SIGKILL/, err);
+  assert.match(err, /task 'source-roster\/0' runs 'watermarks-roster\/0' on its thread/, err);
+  for (const sub of [0, 1]) {
+    assert.match(err, new RegExp(`task 'window-tiles/${sub}' runs 'calc-tiles/${sub}' on its thread`), err);
+  }
+  assert.deepEqual(tiles(p, 'state', 'n'), expected);
+});
+
 // The job's watermark at each checkpoint goes into that checkpoint's snapshot (floe.watermark,
 // shown by `floe table snapshots`): any reader sees how far in event time the table is complete.
 test('each commit records the watermark of its checkpoint: rising, behind the newest event by the delay', async () => {

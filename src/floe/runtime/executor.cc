@@ -1009,6 +1009,18 @@ Status LocalExecutor::Start() {
   impl_->started = true;
   for (auto& t : impl_->tasks) {
     if (t->chained_into != nullptr) continue;  // runs on the thread of the task it is chained to
+    if (!t->chained.empty()) {
+      std::string chain;
+      for (size_t i = 0; i < impl_->tasks.size(); ++i) {
+        const ExecutorTask* head = impl_->tasks[i].get();
+        while (head->chained_into != nullptr) head = head->chained_into;
+        if (head == t.get() && impl_->tasks[i].get() != head) {
+          chain += (chain.empty() ? "'" : ", '") + impl_->tasks[i]->name + "'";
+        }
+      }
+      LogInfo("task '%s' runs %s on its thread (operator chaining)", t->name.c_str(),
+              chain.c_str());
+    }
     ExecutorTask* task = t.get();
     Impl* impl = impl_.get();
     t->thread = std::thread([impl, task] { impl->RunTask(*task); });

@@ -526,7 +526,7 @@ Status PlanSettings(const Script& script, const PlanOptions& options, PlannedJob
   job->graph.set_max_parallelism(static_cast<uint32_t>(max_parallelism));
   FLOE_ASSIGN_OR_RAISE(job->operator_chaining,
                        ConfigBool(job->config, origin, "pipeline.operator-chaining.enabled",
-                                  "pipeline.operator-chaining", true));
+                                  "pipeline.operator-chaining", false));
   // Read again where an aggregate opens its state; checked here so a backend floe lacks or a
   // bad TTL is refused before a worker starts, also by a job without state.
   Result<runtime::KeyedStateOptions> state =

@@ -33,8 +33,9 @@ struct PlannedJob {
   connectors::JobContext context;        // shared by the graph's operators (positions board, ...)
   std::map<std::string, std::string> config;
   bool has_keyed_state = false;  // keyed state between source and sink (windows, aggregates)
-  // 'pipeline.operator-chaining.enabled' (or the deprecated 'pipeline.operator-chaining').
-  bool operator_chaining = true;
+  // 'pipeline.operator-chaining.enabled' (or the deprecated 'pipeline.operator-chaining'); off
+  // unless set, unlike Flink (docs/connectors.md, "Job settings").
+  bool operator_chaining = false;
   // `table.exec.window-agg.buffer-size-limit` (validated; DefaultWindowBufferLimit when unset).
   size_t window_buffer_limit = 0;
   // Source vertices whose table sends bad records to a dead-letter table, with the vertex of

@@ -128,19 +128,20 @@ SET 'parallelism.default' = '3';
   EXPECT_EQ((*none)->restart.kind, runtime::RestartStrategy::Kind::kNone);
 }
 
-TEST(PlanJob, OperatorChainingIsOnUnlessFlinksOptionTurnsItOff) {
+// floe's default differs from Flink's on purpose (docs/connectors.md, "Job settings").
+TEST(PlanJob, OperatorChainingIsOffUnlessFlinksOptionTurnsItOn) {
   const PlanOptions options{.job_id = "j", .variables = {{"EVENTS", "1"}}, .config_overrides = {}};
   auto chaining = [&](const std::string& sets) {
     Result<std::unique_ptr<PlannedJob>> job = Plan(sets + kRosterToBlackhole, options);
     EXPECT_TRUE(job.ok()) << job.status().ToString();
     return job.ok() && (*job)->operator_chaining;
   };
-  EXPECT_TRUE(chaining(""));
-  EXPECT_FALSE(chaining("SET 'pipeline.operator-chaining.enabled' = 'false';"));
-  EXPECT_FALSE(chaining("SET 'pipeline.operator-chaining' = 'FALSE';"));  // the deprecated key
-  EXPECT_TRUE(
-      chaining("SET 'pipeline.operator-chaining.enabled' = 'true';"
-               "SET 'pipeline.operator-chaining' = 'false';"));  // the new key wins
+  EXPECT_FALSE(chaining(""));
+  EXPECT_TRUE(chaining("SET 'pipeline.operator-chaining.enabled' = 'true';"));
+  EXPECT_TRUE(chaining("SET 'pipeline.operator-chaining' = 'TRUE';"));  // the deprecated key
+  EXPECT_FALSE(
+      chaining("SET 'pipeline.operator-chaining.enabled' = 'false';"
+               "SET 'pipeline.operator-chaining' = 'true';"));  // the new key wins
   EXPECT_EQ(
       ErrorOf("SET 'pipeline.operator-chaining.enabled' = 'no';" + std::string(kRosterToBlackhole),
               options),
