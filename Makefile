@@ -8,7 +8,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 CONFIGURE = cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-.PHONY: deps deps-run build build-floe run test sanitize sanitize-asan sanitize-tsan bench format
+.PHONY: deps deps-run build build-floe run test sanitize sanitize-asan sanitize-tsan bench experiments format
 
 deps-run:
 	bash scripts/install-deps.sh run
@@ -54,6 +54,11 @@ sanitize-tsan: deps
 
 bench: build
 	bash bench/append_bench.sh
+
+# The reference study's experiments against floe, then experiments/REPORT.md (experiments/README.md);
+# QUICK=1 runs each at its CI size.
+experiments: build
+	bash experiments/run.sh $(if $(QUICK),--quick)
 
 format:
 	find src tests bench -name '*.h' -o -name '*.cc' | xargs clang-format -i

@@ -89,6 +89,10 @@ INSERT INTO lake SELECT * FROM feed;
   const restarts = (err.match(/worker exited \(killed by SIGKILL\); restarting/g) ?? []).length
   const rows = await X.rows(p.wh, name)
   const counts = seqCounts(rows, N, 'npi')
+  if (upsert) {  // a provider's older records are meant to go: no seq is missing
+    delete counts.missing_runs
+    delete counts.missing_rows
+  }
   const out = { config: name.replace(/_\d+$/, ''), round, exit_code: code, restarts,
                 kill_after_checkpoint: killedAfter, committed_offsets_at_kill: committedAtKill,
                 ...counts, delete_files_written: deleteFilesWritten(p) }
