@@ -59,6 +59,26 @@ export async function experiment(name, usage, sizes) {
   }
 }
 
+// The roster connector's first `n` events (the study's workload, seed 42) as JSON lines in
+// generator order: a floe job writes them to the one-partition topic `raw` of the dev cluster at
+// `kafka`, and they are read back. `x` is experiment()'s value.
+export function rosterLines(x, kafka, n, raw = 'roster.raw') {
+  const { sandbox, floe, consumeTopic, ROSTER_COLUMNS } = x.harness
+  const f = sandbox(x.out, 'feed')
+  fs.writeFileSync(f.job, `SET 'execution.checkpointing.interval' = '1 s';
+SET 'execution.checkpointing.dir' = '\${CHK}';
+CREATE TABLE roster (${ROSTER_COLUMNS}) WITH ('connector' = 'roster', 'seed' = '42', 'events' = '${n}');
+CREATE TABLE raw (${ROSTER_COLUMNS}) WITH ('connector' = 'kafka', 'topic' = '${raw}', 'format' = 'json',
+  'properties.bootstrap.servers' = '\${KAFKA}');
+INSERT INTO raw SELECT * FROM roster;
+`)
+  const r = floe(['run', f.job, '--var', `CHK=${f.chk}`, '--var', `KAFKA=${kafka}`], { FLOE_HOME: f.home })
+  if (r.code !== 0) throw new Error(`the feed job failed: ${r.err}`)
+  const lines = consumeTopic(kafka, raw).map((m) => m.value)
+  if (lines.length !== n) throw new Error(`topic ${raw} holds ${lines.length} records, not ${n}`)
+  return lines
+}
+
 export function die(name, message) {
   console.error(`${name}: ${message}`)
   process.exit(2)

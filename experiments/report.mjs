@@ -94,17 +94,25 @@ function offsetsRewound(r) {
 const STUDY_SAVEPOINT = [[0, 16000], [7.2, 16000], [14.5, 16000], [21.7, 16000], [29.2, 16000], [36.4, 16000],
   [43.6, 16000], [50.9, 16000], [58.1, 16000], [65.4, 32000]]
 
+// The plots' geometry (pixels): width, height, and the margins left, right, top, bottom.
+const W = 640, H = 260, L = 80, R = 20, T = 30, B = 40
+
+// An SVG's opening: its title, both axes with their labels, the y axis from 0 to `ymax`.
+function svgFrame(title, xLabel, yLabel, ymax) {
+  return [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`,
+    `<text x="${L}" y="18">${title}</text>`,
+    `<line x1="${L}" y1="${H - B}" x2="${W - R}" y2="${H - B}" stroke="black"/><line x1="${L}" y1="${T}" x2="${L}" y2="${H - B}" stroke="black"/>`,
+    `<text x="${W - R}" y="${H - 8}" text-anchor="end">${xLabel}</text>`,
+    `<text x="${L - 6}" y="${T + 4}" text-anchor="end">${Math.round(ymax).toLocaleString('en-US')}</text><text x="${L - 6}" y="${H - B}" text-anchor="end">0</text>`,
+    `<text x="${L - 6}" y="${T + 18}" text-anchor="end">${yLabel}</text>`]
+}
+
 // An SVG of rows visible over seconds, one polyline per series: [{ name, color, points: [[s, rows]] }].
 function plot(title, series) {
-  const W = 640, H = 260, L = 70, R = 20, T = 30, B = 40
   const all = series.flatMap((x) => x.points)
   const xmax = Math.max(...all.map((p) => p[0]), 1), ymax = Math.max(...all.map((p) => p[1]), 1)
   const X = (v) => (L + (v / xmax) * (W - L - R)).toFixed(1), Y = (v) => (H - B - (v / ymax) * (H - T - B)).toFixed(1)
-  const out = [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`,
-    `<text x="${L}" y="18">${title}</text>`,
-    `<line x1="${L}" y1="${H - B}" x2="${W - R}" y2="${H - B}" stroke="black"/><line x1="${L}" y1="${T}" x2="${L}" y2="${H - B}" stroke="black"/>`,
-    `<text x="${(W - R)}" y="${H - 8}" text-anchor="end">seconds after the restore (0 to ${xmax})</text>`,
-    `<text x="${L - 6}" y="${T + 4}" text-anchor="end">${ymax.toLocaleString('en-US')}</text><text x="${L - 6}" y="${H - B}" text-anchor="end">0</text>`]
+  const out = svgFrame(title, `seconds after the restore (0 to ${xmax})`, '', ymax)
   series.forEach((x, i) => {
     // a step line: rows stay until the next sample
     const pts = x.points.flatMap(([sx, sy], k) => (k === 0 ? [[sx, sy]] : [[sx, x.points[k - 1][1]], [sx, sy]]))
@@ -163,9 +171,62 @@ function transactionTimeout(r) {
   return out
 }
 
+// The study's table of its commit-interval section, by run.
+const STUDY_INTERVAL = {
+  '120s': '3 commits, 6 files, 2.0 per commit, 74,556 B average, 90.7 s to visible',
+  '30s': '8 commits, 16 files, 2.0 per commit, 34,545 B, 25.9 s',
+  '5s': '39 commits, 78 files, 2.0 per commit, 13,259 B, 1.3 s',
+  '5s, run again': '39 commits, 78 files, 2.0 per commit, 13,249 B, 1.2 s',
+  '5s, 1 GiB target': '40 commits, 80 files, 2.0 per commit, 13,041 B, 1.4 s (1 GB target)',
+  '5s, in-job compaction': 'not measured (Iceberg\'s Flink sink compacts nothing in the job)',
+}
+
+// An SVG of points (x, y) per series, x on a log scale: [{ name, color, points }].
+function scatter(title, xLabel, yLabel, series) {
+  const all = series.flatMap((x) => x.points)
+  const lx = (v) => Math.log10(v)
+  const xmin = Math.min(...all.map((p) => lx(p[0]))) - 0.1, xmax = Math.max(...all.map((p) => lx(p[0]))) + 0.1
+  const ymax = Math.max(...all.map((p) => p[1]), 1)
+  const X = (v) => (L + ((lx(v) - xmin) / (xmax - xmin)) * (W - L - R)).toFixed(1)
+  const Y = (v) => (H - B - (v / ymax) * (H - T - B)).toFixed(1)
+  const out = svgFrame(title, xLabel, yLabel, ymax)
+  series.forEach((x, i) => {
+    out.push(`<polyline fill="none" stroke="${x.color}" stroke-width="2" points="${x.points.map(([a, b]) => `${X(a)},${Y(b)}`).join(' ')}"/>`)
+    for (const [a, b] of x.points) out.push(`<circle cx="${X(a)}" cy="${Y(b)}" r="3" fill="${x.color}"/>`)
+    out.push(`<text x="${L + 10}" y="${T + 16 + 16 * i}" fill="${x.color}">${x.name}</text>`)
+  })
+  out.push('</svg>', '')
+  return out.join('\n')
+}
+
+function commitInterval(r, svgs) {
+  const out = ['## commit-interval: what decides the size of a streaming writer\'s files', '',
+    '[commit-interval/README.md](commit-interval/README.md), predictions first. Study: the section on ' +
+    '`write.target-file-size-bytes` and the checkpoint interval, its table of five runs of 60,000 events.', '']
+  if (!r) return [...out, 'Not run yet.', '']
+  const j = r.j
+  out.push(provenance(r), '', `floe's times are the study's x ${j.scale} (README.md).`, '')
+  out.push('| run (study\'s interval) | study (Flink) | floe: interval | commits | data files | per commit | average data file B | live files after compaction (average B) | last record to visible s |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |')
+  for (const x of j.runs) {
+    out.push(`| ${x.run} | ${STUDY_INTERVAL[x.run] ?? '?'} | ${x.interval_s} s | ${n(x.commits)} | ${n(x.data_files_written)} | ${x.files_per_commit.toFixed(2)} | ` +
+      `${n(x.avg_data_file_bytes)} | ${x.compactions ? `${n(x.live_data_files)} (${n(x.avg_live_file_bytes)}) after ${x.compactions} compaction(s)` : 'no compaction'} | ${x.last_record_to_visible_s.toFixed(2)} |`)
+  }
+  out.push('', '| floe\'s prediction | verdict |', '| --- | --- |')
+  for (const [k, v] of Object.entries(j.predictions)) out.push(`| ${k.replace(/_/g, ' ')} | ${v ? 'held' : 'refuted'} |`)
+  out.push('')
+  const main = j.runs.filter((x) => !x.run.includes(','))
+  svgs['commit-interval.svg'] = scatter('Average data file by checkpoint interval (study seconds, log scale)', 'checkpoint interval, study seconds',
+    'bytes', [
+      { name: 'study: Flink', color: '#c0392b', points: [[5, 13259], [30, 34545], [120, 74556]] },
+      { name: `floe (times x ${j.scale})`, color: '#2471a3', points: main.map((x) => [x.study_interval_s, x.avg_data_file_bytes]).sort((a, b) => a[0] - b[0]) },
+    ])
+  out.push('![average data file by interval](commit-interval.svg)', '')
+  return out
+}
+
 // The study's other experiments, in the order the issue lists them, until each is built.
 const PENDING = [
-  ['commit-interval', 'commit interval vs file size, with and without in-job compaction'],
   ['maintenance-live-writer', 'maintenance against a live writer, the zero-retention sweep included'],
   ['lesson-jobs', 'the lesson\'s course tile and session job against independently computed counts'],
 ]
@@ -179,6 +240,7 @@ function report(svgs) {
   lines.push(...restartReplay(newest('restart-replay')))
   lines.push(...offsetsRewound(newest('offsets-rewound')))
   lines.push(...oldSavepoint(newest('old-savepoint'), svgs))
+  lines.push(...commitInterval(newest('commit-interval'), svgs))
   lines.push(...transactionTimeout(newest('transaction-timeout')))
   lines.push('## Not built yet', '')
   for (const [name, what] of PENDING) lines.push(`- \`${name}\`: ${what}.`)

@@ -6,7 +6,7 @@
 // step: the committed offsets summed, and the table's rows and duplicate rows (icebird).
 import fs from 'node:fs'
 import path from 'node:path'
-import { experiment, seqCounts } from '../lib.mjs'
+import { experiment, rosterLines, seqCounts } from '../lib.mjs'
 
 const X = await experiment('offsets-rewound', `
   --quick: the study's 6,000 events, checkpoints every 200 ms
@@ -15,7 +15,7 @@ const X = await experiment('offsets-rewound', `
   full: { events: 6000, interval: '1 s' },
 })
 const { startCluster, stopClusters, floe, runJob, sandbox, checkpointSets, icebergTable, produce,
-        consumeTopic, jobRecords, waitFor, writeJsonl, ROSTER_COLUMNS } = X.harness
+        jobRecords, waitFor, writeJsonl, ROSTER_COLUMNS } = X.harness
 const { events: N, interval: INTERVAL } = X.knobs
 const PARTITIONS = 4
 const problems = []
@@ -25,21 +25,10 @@ const kafka = cluster.bootstrap
 const p = sandbox(X.out, 'offsets')
 const group = 'experiment-offsets'
 
-// The feed: the roster connector's first N events (the study's workload) through a one-partition
-// topic, then into the study's topic of 4 partitions.
+// The feed: the roster connector's first N events (the study's workload) into the study's topic
+// of 4 partitions.
 function loadFeed() {
-  const f = sandbox(X.out, 'feed')
-  fs.writeFileSync(f.job, `SET 'execution.checkpointing.interval' = '1 s';
-SET 'execution.checkpointing.dir' = '\${CHK}';
-CREATE TABLE roster (${ROSTER_COLUMNS}) WITH ('connector' = 'roster', 'seed' = '42', 'events' = '${N}');
-CREATE TABLE raw (${ROSTER_COLUMNS}) WITH ('connector' = 'kafka', 'topic' = 'roster.raw', 'format' = 'json',
-  'properties.bootstrap.servers' = '\${KAFKA}');
-INSERT INTO raw SELECT * FROM roster;
-`)
-  const r = floe(['run', f.job, '--var', `CHK=${f.chk}`, '--var', `KAFKA=${kafka}`], { FLOE_HOME: f.home })
-  if (r.code !== 0) throw new Error(`the feed job failed: ${r.err}`)
-  const lines = consumeTopic(kafka, 'roster.raw').map((m) => m.value)
-  if (lines.length !== N) throw new Error(`the feed topic holds ${lines.length} records, not ${N}`)
+  const lines = rosterLines(X, kafka, N)
   produce(kafka, 'roster.updates', writeJsonl(path.join(X.out, 'feed.jsonl'), lines), ['--partition-by', 'npi'])
 }
 

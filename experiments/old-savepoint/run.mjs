@@ -6,7 +6,7 @@
 // the feed (duplicates, missing runs).
 import fs from 'node:fs'
 import path from 'node:path'
-import { experiment, seqCounts } from '../lib.mjs'
+import { experiment, rosterLines, seqCounts } from '../lib.mjs'
 
 const X = await experiment('old-savepoint', `
   --quick: 8,000 events (2,000 before the savepoint, 4,000 after it, 2,000 while the job is down),
@@ -16,7 +16,7 @@ const X = await experiment('old-savepoint', `
   full: { before: 4000, after: 8000, down: 4000, interval: '1 s' },
 })
 const { startCluster, stopClusters, floe, runJob, sandbox, checkpointSets, icebergTable, produce,
-        consumeTopic, jobRecords, waitFor, sleep, writeJsonl, ROSTER_COLUMNS } = X.harness
+        jobRecords, waitFor, sleep, writeJsonl, ROSTER_COLUMNS } = X.harness
 const { before: B, after: A, down: D, interval: INTERVAL } = X.knobs
 const N = B + A + D
 const PARTITIONS = 4
@@ -27,22 +27,6 @@ const kafka = cluster.bootstrap
 const p = sandbox(X.out, 'savepoint')
 const group = 'experiment-savepoint'
 
-// The roster connector's first N events, in order, through a one-partition topic.
-function feedLines() {
-  const f = sandbox(X.out, 'feed')
-  fs.writeFileSync(f.job, `SET 'execution.checkpointing.interval' = '1 s';
-SET 'execution.checkpointing.dir' = '\${CHK}';
-CREATE TABLE roster (${ROSTER_COLUMNS}) WITH ('connector' = 'roster', 'seed' = '42', 'events' = '${N}');
-CREATE TABLE raw (${ROSTER_COLUMNS}) WITH ('connector' = 'kafka', 'topic' = 'roster.raw', 'format' = 'json',
-  'properties.bootstrap.servers' = '\${KAFKA}');
-INSERT INTO raw SELECT * FROM roster;
-`)
-  const r = floe(['run', f.job, '--var', `CHK=${f.chk}`, '--var', `KAFKA=${kafka}`], { FLOE_HOME: f.home })
-  if (r.code !== 0) throw new Error(`the feed job failed: ${r.err}`)
-  const lines = consumeTopic(kafka, 'roster.raw').map((m) => m.value)
-  if (lines.length !== N) throw new Error(`the feed topic holds ${lines.length} records, not ${N}`)
-  return lines
-}
 const produceBatch = (lines, name) =>
   produce(kafka, 'roster.updates', writeJsonl(path.join(X.out, `${name}.jsonl`), lines), ['--partition-by', 'npi'])
 
@@ -76,7 +60,7 @@ let savepointCheckpoint = null
 let tableCheckpointAtRestore = null
 let restoreLog = ''
 try {
-  const lines = feedLines()
+  const lines = rosterLines(X, kafka, N)
   produceBatch(lines.slice(0, B), 'before')
   // The first run: the savepoint once the first batch is in the table, then more data, committed.
   const first = runJob(p, vars)

@@ -5,7 +5,7 @@
 // SIGKILLed mid-feed; the table is then read back by icebird and counted against the feed.
 import fs from 'node:fs'
 import path from 'node:path'
-import { experiment, seqCounts } from '../lib.mjs'
+import { experiment, rosterLines, seqCounts } from '../lib.mjs'
 
 const X = await experiment('restart-replay', `
   --quick: 1 round per configuration, checkpoints every 200 ms (about a minute)
@@ -14,7 +14,7 @@ const X = await experiment('restart-replay', `
   full: { events: 12000, rounds: 5, interval: '1 s' },
 })
 const { startCluster, stopClusters, floe, runJob, sandbox, checkpointSets, icebergTable, produce,
-        consumeTopic, checkpointed, waitFor, sleep, writeJsonl, ROSTER_COLUMNS } = X.harness
+        checkpointed, waitFor, sleep, writeJsonl, ROSTER_COLUMNS } = X.harness
 const { events: N, rounds: ROUNDS, interval: INTERVAL } = X.knobs
 const problems = []
 
@@ -26,18 +26,7 @@ const cluster = await startCluster(X.out, 'study', {
   args: ['--rtt-ms', '20'],  // with small fetches below, a job reads for seconds: the kill lands mid-feed
 })
 function feedRecords() {
-  const p = sandbox(X.out, 'feed')
-  fs.writeFileSync(p.job, `SET 'execution.checkpointing.interval' = '1 s';
-SET 'execution.checkpointing.dir' = '\${CHK}';
-CREATE TABLE roster (${ROSTER_COLUMNS}) WITH ('connector' = 'roster', 'seed' = '42', 'events' = '${N}');
-CREATE TABLE raw (${ROSTER_COLUMNS}) WITH ('connector' = 'kafka', 'topic' = 'roster.raw', 'format' = 'json',
-  'properties.bootstrap.servers' = '\${KAFKA}');
-INSERT INTO raw SELECT * FROM roster;
-`)
-  const r = floe(['run', p.job, '--var', `CHK=${p.chk}`, '--var', `KAFKA=${cluster.bootstrap}`], { FLOE_HOME: p.home })
-  if (r.code !== 0) throw new Error(`the feed job failed: ${r.err}`)
-  const lines = consumeTopic(cluster.bootstrap, 'roster.raw').map((m) => m.value)
-  if (lines.length !== N) throw new Error(`the feed topic holds ${lines.length} records, not ${N}`)
+  const lines = rosterLines(X, cluster.bootstrap, N)
   const file = writeJsonl(path.join(X.out, 'feed.jsonl'), lines)
   produce(cluster.bootstrap, 'roster.updates', file,
           ['--partition-by', 'npi', '--property', 'batch.num.messages=10', '--property', 'linger.ms=0'])
