@@ -59,22 +59,30 @@ export async function experiment(name, usage, sizes) {
   }
 }
 
-// The roster connector's first `n` events (the study's workload, seed 42) as JSON lines in
-// generator order: a floe job writes them to the one-partition topic `raw` of the dev cluster at
-// `kafka`, and they are read back. `x` is experiment()'s value.
-export function rosterLines(x, kafka, n, raw = 'roster.raw') {
-  const { sandbox, floe, consumeTopic, ROSTER_COLUMNS } = x.harness
-  const f = sandbox(x.out, 'feed')
+// A floe job writing the roster connector's first `n` events (the study's workload, seed 42) to
+// the Kafka topic `topic`, `rowsPerSecond` a second (0: as fast as it goes): its sandbox, with
+// the job file written (run it with CHK and KAFKA).
+export function rosterFeeder(x, name, topic, n, rowsPerSecond = 0) {
+  const { sandbox, ROSTER_COLUMNS } = x.harness
+  const f = sandbox(x.out, name)
   fs.writeFileSync(f.job, `SET 'execution.checkpointing.interval' = '1 s';
 SET 'execution.checkpointing.dir' = '\${CHK}';
-CREATE TABLE roster (${ROSTER_COLUMNS}) WITH ('connector' = 'roster', 'seed' = '42', 'events' = '${n}');
-CREATE TABLE raw (${ROSTER_COLUMNS}) WITH ('connector' = 'kafka', 'topic' = '${raw}', 'format' = 'json',
+CREATE TABLE roster (${ROSTER_COLUMNS}) WITH ('connector' = 'roster', 'seed' = '42', 'events' = '${n}'${
+  rowsPerSecond > 0 ? `, 'rows-per-second' = '${Math.round(rowsPerSecond)}'` : ''});
+CREATE TABLE feed (${ROSTER_COLUMNS}) WITH ('connector' = 'kafka', 'topic' = '${topic}', 'format' = 'json',
   'properties.bootstrap.servers' = '\${KAFKA}');
-INSERT INTO raw SELECT * FROM roster;
+INSERT INTO feed SELECT * FROM roster;
 `)
-  const r = floe(['run', f.job, '--var', `CHK=${f.chk}`, '--var', `KAFKA=${kafka}`], { FLOE_HOME: f.home })
+  return f
+}
+
+// The roster connector's first `n` events as JSON lines in generator order: written by
+// rosterFeeder to the one-partition topic `raw` of the dev cluster at `kafka`, and read back.
+export function rosterLines(x, kafka, n, raw = 'roster.raw') {
+  const f = rosterFeeder(x, 'feed', raw, n)
+  const r = x.harness.floe(['run', f.job, '--var', `CHK=${f.chk}`, '--var', `KAFKA=${kafka}`], { FLOE_HOME: f.home })
   if (r.code !== 0) throw new Error(`the feed job failed: ${r.err}`)
-  const lines = consumeTopic(kafka, raw).map((m) => m.value)
+  const lines = x.harness.consumeTopic(kafka, raw).map((m) => m.value)
   if (lines.length !== n) throw new Error(`topic ${raw} holds ${lines.length} records, not ${n}`)
   return lines
 }

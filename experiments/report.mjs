@@ -249,10 +249,25 @@ function maintenanceLiveWriter(r) {
   return out
 }
 
-// The study's other experiments, in the order the issue lists them, until each is built.
-const PENDING = [
-  ['lesson-jobs', 'the lesson\'s course tile and session job against independently computed counts'],
-]
+function lessonJobs(r) {
+  const out = ['## lesson-jobs: the Flink lesson\'s course tile and session job', '',
+    '[lesson-jobs/README.md](lesson-jobs/README.md), prediction first. The lesson (reference document 004) ' +
+    'builds both jobs; the study published no figures for them. Each run\'s worker is SIGKILLed mid-feed; ' +
+    'icebird\'s rows are compared with the answer the experiment computes from the events.', '']
+  if (!r) return [...out, 'Not run yet.', '']
+  const j = r.j
+  out.push(provenance(r), '')
+  out.push('| job | run | killed and restarted | expected rows | rows | missing | extra | equal |', '| --- | --- | --- | --- | --- | --- | --- | --- |')
+  for (const x of j.runs) {
+    out.push(`| ${x.job === 'tile' ? 'course tile (TUMBLE 5 min)' : 'learner sessions (SESSION 10 min)'} | ${x.round} | ${x.restarted ? 'yes' : 'no'} | ` +
+      `${n(x.expected_rows)} | ${n(x.rows)} | ${n(x.missing_rows)} | ${n(x.extra_rows)} | ${x.equal ? 'yes' : 'NO'} |`)
+  }
+  out.push('', `Verdict on floe's prediction: **${j.verdict}** (${n(j.tile_events)} progress events, ${n(j.learner_events)} learner events).`, '')
+  return out
+}
+
+// The study's experiments not built yet, in the order the issue lists them.
+const PENDING = []
 
 function report(svgs) {
   const lines = ['# floe against the reference study', '',
@@ -266,9 +281,12 @@ function report(svgs) {
   lines.push(...commitInterval(newest('commit-interval'), svgs))
   lines.push(...maintenanceLiveWriter(newest('maintenance-live-writer')))
   lines.push(...transactionTimeout(newest('transaction-timeout')))
-  lines.push('## Not built yet', '')
-  for (const [name, what] of PENDING) lines.push(`- \`${name}\`: ${what}.`)
-  lines.push('')
+  lines.push(...lessonJobs(newest('lesson-jobs')))
+  if (PENDING.length > 0) {
+    lines.push('## Not built yet', '')
+    for (const [name, what] of PENDING) lines.push(`- \`${name}\`: ${what}.`)
+    lines.push('')
+  }
   return lines.join('\n')
 }
 

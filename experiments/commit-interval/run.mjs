@@ -6,7 +6,7 @@
 // intervals (120, 30, 5 s) and feed (about 200 s) are scaled by one factor (README.md).
 import fs from 'node:fs'
 import path from 'node:path'
-import { experiment, seqCounts } from '../lib.mjs'
+import { experiment, rosterFeeder, seqCounts } from '../lib.mjs'
 
 const X = await experiment('commit-interval', `
   --quick: the study's times x 1/40 (intervals 3 s, 750 ms, 125 ms; a 5 s feed)
@@ -45,15 +45,7 @@ const records = (snaps) => Number(snaps.at(-1)?.summary['total-records'] ?? 0)
 async function runOnce(run, k) {
   const topic = `feed-${k + 1}`
   const p = sandbox(X.out, `interval_${k + 1}`)
-  const feeder = sandbox(X.out, `feeder_${k + 1}`)
-  fs.writeFileSync(feeder.job, `SET 'execution.checkpointing.interval' = '1 s';
-SET 'execution.checkpointing.dir' = '\${CHK}';
-CREATE TABLE roster (${ROSTER_COLUMNS}) WITH ('connector' = 'roster', 'seed' = '42', 'events' = '${N}',
-  'rows-per-second' = '${Math.round(N / FEED_S)}');
-CREATE TABLE feed (${ROSTER_COLUMNS}) WITH ('connector' = 'kafka', 'topic' = '${topic}', 'format' = 'json',
-  'properties.bootstrap.servers' = '\${KAFKA}');
-INSERT INTO feed SELECT * FROM roster;
-`)
+  const feeder = rosterFeeder(X, `feeder_${k + 1}`, topic, N, N / FEED_S)
   fs.writeFileSync(p.job, `${checkpointSets(ms(run.interval))}
 CREATE TABLE feed (${ROSTER_COLUMNS}) WITH ('connector' = 'kafka', 'topic' = '${topic}', 'format' = 'json',
   'properties.bootstrap.servers' = '\${KAFKA}', 'properties.group.id' = 'experiment-${k}',

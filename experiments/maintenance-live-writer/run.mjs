@@ -6,7 +6,7 @@
 // the flag floe demands for it); the worker is SIGKILLed after the first expiry. Counted: what
 // each procedure did or why it was refused, and the table read back by icebird.
 import fs from 'node:fs'
-import { experiment, seqCounts } from '../lib.mjs'
+import { experiment, rosterFeeder, seqCounts } from '../lib.mjs'
 
 const X = await experiment('maintenance-live-writer', `
   --quick: 12,000 events over about 6 s, checkpoints every 300 ms
@@ -22,15 +22,7 @@ const problems = []
 const cluster = await startCluster(X.out, 'study', { topics: ['roster.updates:4'] })
 const kafka = cluster.bootstrap
 const p = sandbox(X.out, 'maintained')
-const feeder = sandbox(X.out, 'feeder')
-fs.writeFileSync(feeder.job, `SET 'execution.checkpointing.interval' = '1 s';
-SET 'execution.checkpointing.dir' = '\${CHK}';
-CREATE TABLE roster (${ROSTER_COLUMNS}) WITH ('connector' = 'roster', 'seed' = '42', 'events' = '${N}',
-  'rows-per-second' = '${Math.round(N / FEED_S)}');
-CREATE TABLE feed (${ROSTER_COLUMNS}) WITH ('connector' = 'kafka', 'topic' = 'roster.updates', 'format' = 'json',
-  'properties.bootstrap.servers' = '\${KAFKA}');
-INSERT INTO feed SELECT * FROM roster;
-`)
+const feeder = rosterFeeder(X, 'feeder', 'roster.updates', N, N / FEED_S)
 // The job under maintenance: in-job maintenance off, as Iceberg's Flink sink has none (the
 // study ran the procedures from Trino).
 fs.writeFileSync(p.job, `${checkpointSets(INTERVAL)}

@@ -841,12 +841,21 @@ Status LocalExecutor::Impl::OpenTask(ExecutorTask& t) {
   return Status::OK();
 }
 
-void LocalExecutor::Impl::RunTask(ExecutorTask& head) {
-  // The head and the tasks chained to it, each after the one it is chained to.
+namespace {
+
+// `head` and the tasks chained to it, each after the one it is chained to.
+std::vector<ExecutorTask*> ChainOf(ExecutorTask& head) {
   std::vector<ExecutorTask*> chain{&head};
   for (size_t i = 0; i < chain.size(); ++i) {
     chain.insert(chain.end(), chain[i]->chained.begin(), chain[i]->chained.end());
   }
+  return chain;
+}
+
+}  // namespace
+
+void LocalExecutor::Impl::RunTask(ExecutorTask& head) {
+  const std::vector<ExecutorTask*> chain = ChainOf(head);
   std::vector<std::unique_ptr<TaskCollector>> outs;
   std::vector<Status> status(chain.size());
   for (ExecutorTask* t : chain) outs.push_back(std::make_unique<TaskCollector>(*t, *this));
@@ -1011,12 +1020,8 @@ Status LocalExecutor::Start() {
     if (t->chained_into != nullptr) continue;  // runs on the thread of the task it is chained to
     if (!t->chained.empty()) {
       std::string chain;
-      for (size_t i = 0; i < impl_->tasks.size(); ++i) {
-        const ExecutorTask* head = impl_->tasks[i].get();
-        while (head->chained_into != nullptr) head = head->chained_into;
-        if (head == t.get() && impl_->tasks[i].get() != head) {
-          chain += (chain.empty() ? "'" : ", '") + impl_->tasks[i]->name + "'";
-        }
+      for (const ExecutorTask* member : ChainOf(*t)) {
+        if (member != t.get()) chain += (chain.empty() ? "'" : ", '") + member->name + "'";
       }
       LogInfo("task '%s' runs %s on its thread (operator chaining)", t->name.c_str(),
               chain.c_str());

@@ -20,7 +20,7 @@ struct LocalJobOptions {
   std::string job_id;              // default: random 32 hex digits
   CheckpointConfig checkpointing;  // dir empty: checkpoints still drive commits, nothing on disk
   size_t channel_capacity = 16;
-  size_t channel_slot_rows = 0;  // ExecutorOptions::channel_slot_rows
+  size_t channel_slot_rows = 0;    // ExecutorOptions::channel_slot_rows
   bool operator_chaining = false;  // ExecutorOptions::operator_chaining
   std::chrono::milliseconds idle_backoff{10};
   const Clock* clock = nullptr;  // default: SteadyClock
