@@ -221,7 +221,13 @@ function commitInterval(r, svgs) {
       { name: 'study: Flink', color: '#c0392b', points: [[5, 13259], [30, 34545], [120, 74556]] },
       { name: `floe (times x ${j.scale})`, color: '#2471a3', points: main.map((x) => [x.study_interval_s, x.avg_data_file_bytes]).sort((a, b) => a[0] - b[0]) },
     ])
-  out.push('![average data file by interval](commit-interval.svg)', '')
+  svgs['commit-interval-freshness.svg'] = scatter('Last record to visible by checkpoint interval (study seconds, log scale)',
+    'checkpoint interval, study seconds', 'seconds x 1/scale', [
+      { name: 'study: Flink', color: '#c0392b', points: [[5, 1.3], [30, 25.9], [120, 90.7]] },
+      { name: `floe (its seconds / ${j.scale})`, color: '#2471a3', points: main.map((x) => [x.study_interval_s, x.last_record_to_visible_s / j.scale]).sort((a, b) => a[0] - b[0]) },
+    ])
+  out.push('![average data file by interval](commit-interval.svg)', '',
+    '![last record to visible by interval](commit-interval-freshness.svg)', '')
   return out
 }
 
