@@ -87,6 +87,13 @@ export function rosterLines(x, kafka, n, raw = 'roster.raw') {
   return lines
 }
 
+// The offsets consumer group `group` committed for `topic`, summed over its partitions.
+export function committedOffsets(x, kafka, group, topic) {
+  const r = x.harness.floe(['kafka', 'offsets', '--bootstrap', kafka, '--group', group, '--topic', topic])
+  if (r.code !== 0) throw new Error(r.err)
+  return Object.values(JSON.parse(r.out)).reduce((a, v) => a + Math.max(0, Number(v)), 0)
+}
+
 export function die(name, message) {
   console.error(`${name}: ${message}`)
   process.exit(2)

@@ -14,7 +14,7 @@ const X = await experiment('commit-interval', `
   quick: { scale: 1 / 40 },
   full: { scale: 1 / 4 },
 })
-const { startCluster, stopClusters, floe, runJob, sandbox, checkpointSets, icebergTable, jobRecords,
+const { startCluster, stopClusters, floe, describeTable, runJob, sandbox, checkpointSets, icebergTable, jobRecords,
         waitFor, sleep, ROSTER_COLUMNS } = X.harness
 const { scale: K } = X.knobs
 const N = 60000
@@ -35,11 +35,7 @@ const RUNS = [
   { name: '5s, in-job compaction', interval: 5, options: '' },  // floe's default maintenance
 ]
 
-function snapshots(p) {
-  const d = floe(['table', 'describe', p.table, '--warehouse', p.wh])
-  if (d.code !== 0) return []
-  return JSON.parse(d.out.replace(/"((?:current-|parent-)?snapshot-id)":\s*(-?\d+)/g, '"$1":"$2"')).snapshots
-}
+const snapshots = (p) => describeTable(p).snapshots
 const records = (snaps) => Number(snaps.at(-1)?.summary['total-records'] ?? 0)
 
 async function runOnce(run, k) {

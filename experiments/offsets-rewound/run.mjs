@@ -6,7 +6,7 @@
 // step: the committed offsets summed, and the table's rows and duplicate rows (icebird).
 import fs from 'node:fs'
 import path from 'node:path'
-import { experiment, rosterLines, seqCounts } from '../lib.mjs'
+import { committedOffsets, experiment, rosterLines, seqCounts } from '../lib.mjs'
 
 const X = await experiment('offsets-rewound', `
   --quick: the study's 6,000 events, checkpoints every 200 ms
@@ -46,18 +46,14 @@ INSERT INTO lake SELECT * FROM feed;
 `)
 }
 
-function committedOffsets() {
-  const r = floe(['kafka', 'offsets', '--bootstrap', kafka, '--group', group, '--topic', 'roster.updates'])
-  if (r.code !== 0) throw new Error(r.err)
-  return Object.values(JSON.parse(r.out)).reduce((a, v) => a + Math.max(0, Number(v)), 0)
-}
+const committed = () => committedOffsets(X, kafka, group, 'roster.updates')
 function rewind() {
   const to = Array.from({ length: PARTITIONS }, (_, i) => `${i}:0`).join(',')
   const r = floe(['kafka', 'offsets', '--bootstrap', kafka, '--group', group, '--topic', 'roster.updates', '--set', to])
   if (r.code !== 0) throw new Error(r.err)
 }
 async function cancelWhenAt(run, offsets) {
-  await waitFor(`the group's committed offsets at ${offsets}`, () => committedOffsets() === offsets)
+  await waitFor(`the group's committed offsets at ${offsets}`, () => committed() === offsets)
   const rec = jobRecords(p.home).find((j) => j.state === 'RUNNING')
   const c = floe(['cancel', rec.job_id], { FLOE_HOME: p.home })
   if (c.code !== 0) throw new Error(c.err)
@@ -69,7 +65,7 @@ async function cancelWhenAt(run, offsets) {
 const steps = []
 async function step(what, log = '') {
   const rows = await X.rows(p.wh, 'offsets')
-  const s = { step: what, committed_offsets: committedOffsets(), ...seqCounts(rows, N, 'npi') }
+  const s = { step: what, committed_offsets: committed(), ...seqCounts(rows, N, 'npi') }
   if (/restored from checkpoint (\d+)/.test(log)) s.restored_from_checkpoint = Number(/restored from checkpoint (\d+)/.exec(log)[1])
   steps.push(s)
   X.log(JSON.stringify(s))

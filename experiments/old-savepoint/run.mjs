@@ -15,7 +15,7 @@ const X = await experiment('old-savepoint', `
   quick: { before: 2000, after: 4000, down: 2000, interval: '200 ms' },
   full: { before: 4000, after: 8000, down: 4000, interval: '1 s' },
 })
-const { startCluster, stopClusters, floe, runJob, sandbox, checkpointSets, icebergTable, produce,
+const { startCluster, stopClusters, floe, describeTable, runJob, sandbox, checkpointSets, icebergTable, produce,
         jobRecords, waitFor, sleep, writeJsonl, ROSTER_COLUMNS } = X.harness
 const { before: B, after: A, down: D, interval: INTERVAL } = X.knobs
 const N = B + A + D
@@ -42,9 +42,7 @@ const vars = { CHK: p.chk, WH: p.wh, KAFKA: kafka }
 const running = () => jobRecords(p.home).find((j) => j.state === 'RUNNING' && j.worker_pid)
 const rowsNow = async () => { try { return (await X.rows(p.wh, 'savepoint')).length } catch { return 0 } }
 function newestCommitted() {
-  const d = floe(['table', 'describe', p.table, '--warehouse', p.wh])
-  if (d.code !== 0) return null
-  const snaps = JSON.parse(d.out.replace(/"((?:current-|parent-)?snapshot-id)":\s*(-?\d+)/g, '"$1":"$2"')).snapshots
+  const snaps = describeTable(p).snapshots
   return snaps.length ? Number(snaps[snaps.length - 1].summary['floe.checkpoint-id'] ?? 0) : 0
 }
 async function cancel(run) {

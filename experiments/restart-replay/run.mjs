@@ -5,7 +5,7 @@
 // SIGKILLed mid-feed; the table is then read back by icebird and counted against the feed.
 import fs from 'node:fs'
 import path from 'node:path'
-import { experiment, rosterLines, seqCounts } from '../lib.mjs'
+import { committedOffsets, experiment, rosterLines, seqCounts } from '../lib.mjs'
 
 const X = await experiment('restart-replay', `
   --quick: 1 round per configuration, checkpoints every 200 ms (about a minute)
@@ -13,7 +13,7 @@ const X = await experiment('restart-replay', `
   quick: { events: 12000, rounds: 1, interval: '200 ms' },
   full: { events: 12000, rounds: 5, interval: '1 s' },
 })
-const { startCluster, stopClusters, floe, runJob, sandbox, checkpointSets, icebergTable, produce,
+const { startCluster, stopClusters, describeTable, runJob, sandbox, checkpointSets, icebergTable, produce,
         checkpointed, waitFor, sleep, writeJsonl, ROSTER_COLUMNS } = X.harness
 const { events: N, rounds: ROUNDS, interval: INTERVAL } = X.knobs
 const problems = []
@@ -39,19 +39,9 @@ const latest = new Map()
 for (const r of feed) latest.set(r.npi, r)
 X.log(`feed: ${N} events about ${latest.size} providers in roster.updates (4 partitions)`)
 
-function groupOffsets(group) {
-  const r = floe(['kafka', 'offsets', '--bootstrap', cluster.bootstrap, '--group', group, '--topic', 'roster.updates'])
-  if (r.code !== 0) return null
-  const o = JSON.parse(r.out)
-  return Object.values(o.offsets ?? o).reduce((a, v) => a + Math.max(0, Number(v)), 0)
-}
-
 // What the snapshots of demo.<name> added in delete files (equality deletes of upserts).
 function deleteFilesWritten(p) {
-  const d = floe(['table', 'describe', p.table, '--warehouse', p.wh])
-  if (d.code !== 0) throw new Error(d.err)
-  const snaps = JSON.parse(d.out.replace(/"((?:current-|parent-)?snapshot-id)":\s*(-?\d+)/g, '"$1":"$2"')).snapshots
-  return snaps.reduce((a, s) => a + Number(s.summary['added-delete-files'] || 0), 0)
+  return describeTable(p).snapshots.reduce((a, s) => a + Number(s.summary['added-delete-files'] || 0), 0)
 }
 
 async function runOnce(mode, upsert, round) {
@@ -71,7 +61,7 @@ INSERT INTO lake SELECT * FROM feed;
   const job = runJob(p, { CHK: p.chk, WH: p.wh, KAFKA: cluster.bootstrap })
   const rec = await waitFor('the job\'s second checkpoint', () => checkpointed(p.home, 2))
   await sleep(Math.floor(Math.random() * 300))
-  const committedAtKill = groupOffsets(group)
+  const committedAtKill = committedOffsets(X, cluster.bootstrap, group, 'roster.updates')
   const killedAfter = checkpointed(p.home, 0)?.last_checkpoint ?? null
   try { process.kill(rec.worker_pid, 'SIGKILL') } catch { /* gone: the run still must be right */ }
   const { code, err } = await job.done

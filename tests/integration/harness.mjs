@@ -306,14 +306,19 @@ export function verifyTable(p, args) {
   assert.match(r.out, /result: OK/);
   return r.out;
 }
+// `floe table describe` of the sandbox's table as an object; snapshot ids (above 2^53) as strings.
+export function describeTable(p) {
+  const d = floe(['table', 'describe', p.table, '--warehouse', p.wh]);
+  assert.equal(d.code, 0, d.err);
+  return JSON.parse(d.out.replace(/"((?:current-|parent-)?snapshot-id)":\s*(-?\d+)/g, '"$1":"$2"'));
+}
+
 // What the data commits of the sandbox's table added, as `floe table describe` lists its
 // snapshots: { added, snapshots }. A compaction ("replace") re-adds the rows it rewrites, so it
 // does not count. With upserts each record counts once only while no commit holds two revisions
 // of one key (a commit writes a key's last row).
 export function recordsAdded(p) {
-  const d = floe(['table', 'describe', p.table, '--warehouse', p.wh]);
-  assert.equal(d.code, 0, d.err);
-  const snaps = JSON.parse(d.out.replace(/"((?:current-|parent-)?snapshot-id)":\s*(-?\d+)/g, '"$1":"$2"')).snapshots;
+  const snaps = describeTable(p).snapshots;
   const added = snaps.filter((x) => x.summary.operation !== 'replace')
     .reduce((a, x) => a + Number(x.summary['added-records'] || 0), 0);
   return { added, snapshots: snaps.length };

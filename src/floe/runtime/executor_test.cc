@@ -677,16 +677,21 @@ class EndlessSource final : public SourceOperator {
   int64_t n_ = 0;
 };
 
-TEST(LocalExecutor, FirstTaskErrorFailsTheJobAndCancelsTheRest) {
+// An operator failing on its third batch fails the job with its task's name and is closed.
+// `chained`: one source, FORWARD to the operator chained to it (ExecutorOptions::
+// operator_chaining); else two sources, REBALANCE to the operator on its own thread.
+void ExpectAnOperatorsErrorFailsTheJob(bool chained) {
+  SCOPED_TRACE(chained ? "chained" : "own thread");
   std::atomic<bool> closed{false};
   JobGraph g;
-  VertexId src =
-      g.AddSource("src", 2, [](const TaskInfo&) { return testing::Src<EndlessSource>(); });
+  VertexId src = g.AddSource("src", chained ? 1 : 2,
+                             [](const TaskInfo&) { return testing::Src<EndlessSource>(); });
   VertexId bad = g.AddOperator(
       "bad", 1, [&](const TaskInfo&) { return testing::Op<FailingOperator>(&closed); });
-  g.Connect(src, bad, Partitioning::Rebalance());
+  g.Connect(src, bad, chained ? Partitioning::Forward() : Partitioning::Rebalance());
   ExecutorOptions opts;
   opts.channel_capacity = 2;
+  opts.operator_chaining = chained;
   auto ex = LocalExecutor::Make(g, std::move(opts)).ValueOrDie();
   ASSERT_TRUE(ex->Start().ok());
   Status st = ex->Wait();
@@ -696,6 +701,10 @@ TEST(LocalExecutor, FirstTaskErrorFailsTheJobAndCancelsTheRest) {
   EXPECT_EQ(ex->state(), JobState::kFailed);
   EXPECT_TRUE(closed.load());
   EXPECT_FALSE(ex->TriggerCheckpoint(CheckpointId(1)).ok());
+}
+
+TEST(LocalExecutor, FirstTaskErrorFailsTheJobAndCancelsTheRest) {
+  ExpectAnOperatorsErrorFailsTheJob(false);
 }
 
 TEST(LocalExecutor, FactoryErrorsSurfaceFromMake) {
@@ -1043,23 +1052,7 @@ TEST(LocalExecutor, ChainedSubtasksRunOnTheirProducersThreadWithTheirOwnStateAnd
 }
 
 TEST(LocalExecutor, AChainedSubtasksErrorNamesItAndClosesTheChain) {
-  std::atomic<bool> closed{false};
-  JobGraph g;
-  VertexId src =
-      g.AddSource("src", 1, [](const TaskInfo&) { return testing::Src<EndlessSource>(); });
-  VertexId bad = g.AddOperator(
-      "bad", 1, [&](const TaskInfo&) { return testing::Op<FailingOperator>(&closed); });
-  g.Connect(src, bad, Partitioning::Forward());
-  ExecutorOptions opts;
-  opts.operator_chaining = true;
-  auto ex = LocalExecutor::Make(g, std::move(opts)).ValueOrDie();
-  ASSERT_TRUE(ex->Start().ok());
-  Status st = ex->Wait();
-  EXPECT_EQ(st.code(), StatusCode::kIOError);
-  EXPECT_NE(st.message().find("task 'bad/0'"), std::string::npos) << st.ToString();
-  EXPECT_NE(st.message().find("disk on fire"), std::string::npos);
-  EXPECT_EQ(ex->state(), JobState::kFailed);
-  EXPECT_TRUE(closed.load());
+  ExpectAnOperatorsErrorFailsTheJob(true);
 }
 
 // A task whose synchronous checkpoint part is slow says so, with its parts: the checkpoint's
