@@ -62,8 +62,9 @@
 // checkpoint  checkpoint duration with --checkpoint-keys (1,000,000) keys of window state, in a
 //             job holding every key in one window: TUMBLE(1 DAY) COUNT(*) per key over events whose
 //             time rises within one day (the window fires only when the input ends), one core and
-//             parallelism 1 as above, checkpoints every --checkpoint-interval, retention floe's
-//             default (1). Input: --checkpoint-events lines, the first --checkpoint-keys of them
+//             parallelism 1 as above, checkpoints every --checkpoint-interval, retention
+//             --checkpoint-retained (floe's default, 1; the smoke run keeps them all, so that the
+//             20 ms poll below cannot miss one on a loaded machine). Input: --checkpoint-events lines, the first --checkpoint-keys of them
 //             each key once (a shuffled order), the rest random keys. Two jobs:
 //             under load: the file through the filesystem source, unthrottled; the figure covers
 //               the checkpoints holding every key taken before the end of the input (the source
@@ -103,7 +104,7 @@ const USAGE = `usage: node bench/windows.mjs [--parts throughput,latency,checkpo
          [--interval '10 s'] [--cpu N|none] [--parallelism 1] [--chaining true|false]
          [--latency-seconds 60] [--latency-window 5] [--latency-delay 2] [--latency-disorder-ms 1000]
          [--latency-rate 200] [--latency-keys 20] [--latency-interval '1 s'] [--latency-tick-ms 100]
-         [--checkpoint-keys 1000000] [--checkpoint-events 8000000] [--checkpoint-interval '1 s'] [--checkpoint-idle 5]
+         [--checkpoint-keys 1000000] [--checkpoint-events 8000000] [--checkpoint-interval '1 s'] [--checkpoint-idle 5] [--checkpoint-retained 1]
          [--seed 42] [--floe PATH] [--out DIR] [--result FILE.json]`
 
 const { opts, die, int } = benchArgs('windows', USAGE, {
@@ -130,6 +131,7 @@ const { opts, die, int } = benchArgs('windows', USAGE, {
   'checkpoint-events': { type: 'string', default: '8000000' },
   'checkpoint-interval': { type: 'string', default: '1 s' },
   'checkpoint-idle': { type: 'string', default: '5' },
+  'checkpoint-retained': { type: 'string', default: '1' },
   seed: { type: 'string', default: '42' },
   floe: { type: 'string', default: process.env.FLOE || 'build/src/floe/cli/floe' },
   out: { type: 'string', default: process.env.OUT || 'bench/out/windows' },
@@ -173,7 +175,8 @@ if (LAT.disorderMs >= LAT.delayS * 1000) die('--latency-disorder-ms must be belo
 // the dev cluster keeps ~5 MiB per partition and drops older records silently; an event is ~50 bytes
 if (LAT.rate * LAT.seconds * 50 > 4 << 20) die('--latency-rate x --latency-seconds: too many events for the dev cluster (~5 MiB per partition)')
 const CK = { keys: int('checkpoint-keys', 1), events: int('checkpoint-events', 1), interval: opts['checkpoint-interval'],
-             intervalMs: intervalMs('checkpoint-interval'), idle: int('checkpoint-idle', 1) }
+             intervalMs: intervalMs('checkpoint-interval'), idle: int('checkpoint-idle', 1),
+             retained: int('checkpoint-retained', 1) }
 if (CK.events <= CK.keys) die('--checkpoint-events must exceed --checkpoint-keys (the first --checkpoint-keys lines are the keys once each)')
 
 const OUT = path.resolve(opts.out)
@@ -565,7 +568,7 @@ const checkpointSummary = (rows) => ({
   state_bytes_median: median(rows.map((c) => c.state_bytes)),
 })
 const ckptJob = (comment, source) => `-- window bench, checkpoint duration (${comment}): TUMBLE 1 day COUNT(*) per key holds every key
-${jobHead(CK.interval)}
+${jobHead(CK.interval)}${CK.retained > 1 ? `\nSET 'execution.checkpointing.num-retained' = '${CK.retained}';` : ''}
 ${source}
 ${icebergSink('tiles', 'ckpt')}
 ${windowQuery('tiles', tvfText('tumble', 'events', "INTERVAL '1' DAY"))}
@@ -666,7 +669,7 @@ async function checkpoint() {
       'first events are every key once). Under load: the file read unthrottled; the checkpoints holding every key, taken ' +
       'before the end of the input. Idle: the keys alone in a Kafka topic; the checkpoints after the first one holding every key ' +
       '(nothing in flight: the state\'s cost alone).',
-    keys: CK.keys, events: CK.events, interval: CK.interval, window: 'TUMBLE 1 day, COUNT(*) per key', input_bytes: input.bytes,
+    keys: CK.keys, events: CK.events, interval: CK.interval, retained: CK.retained, window: 'TUMBLE 1 day, COUNT(*) per key', input_bytes: input.bytes,
   }
   out.loaded = await checkpointLoaded(input)
   out.idle = await checkpointIdle(input)
