@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 
+#include "floe/common/closest_match.h"
 #include "floe/connectors/dead_letter.h"
 #include "floe/connectors/registry.h"
 #include "floe/runtime/checkpoint_storage.h"
@@ -496,6 +497,62 @@ Result<bool> UsesCurrentWatermark(const Insert& query, const CreateTable& source
   return uses;
 }
 
+// Every job setting floe reads (docs/connectors.md, "Job settings"), by the module that reads
+// it; a key not here, nor under kRocksDbPrefix (the state module refuses the ones it does not
+// read), is refused rather than ignored.
+const std::vector<std::string> kJobOptions = {
+    // runtime::CheckpointConfig
+    "execution.checkpointing.interval", "execution.checkpointing.min-pause",
+    "execution.checkpointing.timeout", "execution.checkpointing.max-concurrent-checkpoints",
+    "execution.checkpointing.tolerable-failed-checkpoints", "execution.checkpointing.num-retained",
+    "state.checkpoints.num-retained", "execution.checkpointing.incremental",
+    "state.backend.incremental", "execution.savepoint.ignore-unclaimed-state",
+    "execution.checkpointing.mode", "execution.checkpointing.externalized-checkpoint-retention",
+    "execution.checkpointing.unaligned.enabled", "execution.checkpointing.unaligned",
+    "execution.checkpointing.dir", "state.checkpoints.dir", "execution.checkpointing.savepoint-dir",
+    "state.savepoints.dir",
+    // io::kFlinkS3Options, for s3:// checkpoint and savepoint directories
+    "s3.endpoint", "s3.path.style.access", "s3.access-key", "s3.secret-key", "s3.session-token",
+    "s3.region",
+    // runtime::ParseMonitoringConfig
+    "floe.monitoring.enabled", "metrics.reporter.prom.port", "rest.port", "rest.bind-address",
+    "floe.stall-alarm.threshold", "floe.stall-alarm.action",
+    // runtime::KeyedStateOptions
+    "state.backend.type", "state.backend", "table.exec.state.ttl",
+    // the Kafka source
+    "table.exec.source.idle-timeout",
+    // PlanSettings
+    "restart-strategy.type", "restart-strategy", "restart-strategy.fixed-delay.attempts",
+    "restart-strategy.fixed-delay.delay", "pipeline.max-parallelism", "parallelism.default",
+    "pipeline.operator-chaining.enabled", "pipeline.operator-chaining",
+    "table.exec.window-agg.buffer-size-limit", "table.local-time-zone", "floe.scale-out",
+    "pipeline.auto-watermark-interval"};
+const std::vector<std::pair<std::string, std::string>> kJobOptionsWithOneValue = {
+    {"table.exec.deduplicate.mini-batch.compact-changes-enabled", "false"},
+    {"execution.runtime-mode", "streaming"},
+    {"table.exec.mini-batch.enabled", "false"}};
+constexpr std::string_view kRocksDbPrefix = "state.backend.rocksdb.";
+
+// Flink accepts any key and ignores the ones nothing reads; a misspelt or unsupported setting
+// would then silently run the job some other way than its author wrote.
+Status RefuseOptionsNotHonoured(const std::map<std::string, std::string>& config,
+                                const ConfigOrigin& origin) {
+  for (const auto& [key, value] : config) {
+    if (std::find(kJobOptions.begin(), kJobOptions.end(), key) != kJobOptions.end() ||
+        key.starts_with(kRocksDbPrefix)) {
+      continue;
+    }
+    bool one_value = std::any_of(kJobOptionsWithOneValue.begin(), kJobOptionsWithOneValue.end(),
+                                 [&](const auto& kv) { return kv.first == key; });
+    if (one_value) continue;
+    return Status::InvalidArgument(origin.Of(key) + "'" + key + "' is not a setting floe honours" +
+                                   DidYouMean(key, kJobOptions) +
+                                   "; refused rather than ignored (docs/connectors.md, \"Job "
+                                   "settings\", lists what floe reads)");
+  }
+  return Status::OK();
+}
+
 Status PlanSettings(const Script& script, const PlanOptions& options, PlannedJob* job) {
   ConfigOrigin origin;
   for (const SetStatement& s : script.sets) {
@@ -551,11 +608,11 @@ Status PlanSettings(const Script& script, const PlanOptions& options, PlannedJob
       job->restart.kind == runtime::RestartStrategy::Kind::kNone ? 0 : job->restart.delay_ms;
   job->context.default_parallelism = static_cast<uint32_t>(parallelism);
   FLOE_ASSIGN_OR_RAISE(job->context.session_zone, SessionZone(job->config, origin));
-  // Flink keys whose other value would change results and that floe does not honour.
-  for (const auto& [key, honoured] : {std::pair<std::string, std::string>{
-           "table.exec.deduplicate.mini-batch.compact-changes-enabled", "false"}}) {
+  // Flink keys floe takes only with the value it runs by: another would change results (the
+  // compaction) or ask for what floe does not do (batch, buffering rows).
+  for (const auto& [key, honoured] : kJobOptionsWithOneValue) {
     auto it = job->config.find(key);
-    if (it == job->config.end() || it->second == honoured) continue;
+    if (it == job->config.end() || Lower(it->second) == honoured) continue;
     return Status::InvalidArgument(origin.Of(key) + "'" + key + "' = '" + it->second +
                                    "' is not supported: floe runs it as '" + honoured + "'");
   }
@@ -580,7 +637,7 @@ Status PlanSettings(const Script& script, const PlanOptions& options, PlannedJob
     }
     job->context.auto_watermark_interval = *interval;
   }
-  return Status::OK();
+  return RefuseOptionsNotHonoured(job->config, origin);
 }
 
 // ---- one INSERT, stage by stage ------------------------------------------------------------
