@@ -537,7 +537,8 @@ constexpr std::string_view kRocksDbPrefix = "state.backend.rocksdb.";
 // would then silently run the job some other way than its author wrote.
 Status RefuseOptionsNotHonoured(const std::map<std::string, std::string>& config,
                                 const ConfigOrigin& origin) {
-  for (const auto& [key, value] : config) {
+  for (const auto& entry : config) {
+    const std::string& key = entry.first;  // a name, not a binding: the lambda below reads it
     if (std::find(kJobOptions.begin(), kJobOptions.end(), key) != kJobOptions.end() ||
         key.starts_with(kRocksDbPrefix)) {
       continue;
