@@ -370,6 +370,85 @@ test('expire-snapshots keeps the rows, removes old manifest lists; icebird still
   }
 });
 
+// The table's current metadata as another engine sees it (snapshot ids, above 2^53, kept as
+// strings), and a commit of an edited copy the way a Hadoop-catalog writer makes one: the next
+// vN.metadata.json, then version-hint.text.
+const SNAPSHOT_IDS = /"((?:current-|parent-)?snapshot-id)":\s*(-?\d+)/g;
+function currentMetadata(table) {
+  const dir = path.join(WH, ...table.split('.'), 'metadata');
+  const version = Number(fs.readFileSync(path.join(dir, 'version-hint.text'), 'utf8').trim());
+  const file = path.join(dir, `v${version}.metadata.json`);
+  return { dir, version, file, json: JSON.parse(fs.readFileSync(file, 'utf8').replace(SNAPSHOT_IDS, '"$1":"$2"')) };
+}
+function commitMetadata(table, edit) {
+  const { dir, version, file, json } = currentMetadata(table);
+  edit(json);
+  json['metadata-log'].push({ 'timestamp-ms': Date.now(), 'metadata-file': pathToFileURL(file).href });
+  const text = JSON.stringify(json, null, 2).replace(/"((?:current-|parent-)?snapshot-id)":\s*"(-?\d+)"/g, '"$1":$2');
+  fs.writeFileSync(path.join(dir, `v${version + 1}.metadata.json`), text);
+  fs.writeFileSync(path.join(dir, 'version-hint.text'), String(version + 1));
+}
+
+test('a table another engine sorted, tagged and gave statistics keeps all of it through floe\'s append, compaction, expiry and orphan sweep', async () => {
+  const T = 'db.foreign';
+  ok('table', 'create', T, '--schema', 'id BIGINT NOT NULL, name STRING');
+  const rows = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => ({ id: from + i, name: `n${from + i}` }));
+  ok('table', 'append', T, writeLines('foreign1.jsonl', rows(1, 50)), '--quiet');
+  ok('table', 'append', T, writeLines('foreign2.jsonl', rows(51, 100)), '--quiet');
+  // What Spark or Trino would add: a sort order (numbered 1, no unsorted order declared), a
+  // puffin statistics file per snapshot, partition statistics, main's own retention, a tag.
+  const snaps = currentMetadata(T).json.snapshots.map((x) => x['snapshot-id']);
+  const statsPath = (id) => path.join(WH, 'db', 'foreign', 'metadata', `${id}-stats.puffin`);
+  for (const id of snaps) fs.writeFileSync(statsPath(id), 'PFA1 not read by floe PFA1');
+  const theirs = {
+    'sort-orders': [{ 'order-id': 1, fields: [{ transform: 'identity', 'source-id': 1, direction: 'desc', 'null-order': 'nulls-last' }] }],
+    'default-sort-order-id': 1,
+    statistics: snaps.map((id) => ({ 'snapshot-id': id, 'statistics-path': pathToFileURL(statsPath(id)).href, 'file-size-in-bytes': 26,
+      'file-footer-size-in-bytes': 4, 'blob-metadata': [{ type: 'apache-datasketches-theta-v1', 'snapshot-id': id, 'sequence-number': 1, fields: [1], properties: { ndv: '50' } }] })),
+    'partition-statistics': [{ 'snapshot-id': snaps[1], 'statistics-path': pathToFileURL(path.join(WH, 'db', 'foreign', 'metadata', 'partition-stats.parquet')).href, 'file-size-in-bytes': 9 }],
+  };
+  fs.writeFileSync(path.join(WH, 'db', 'foreign', 'metadata', 'partition-stats.parquet'), 'PAR1 PAR1');
+  commitMetadata(T, (m) => {
+    Object.assign(m, theirs);
+    m.refs.main['min-snapshots-to-keep'] = 2;
+    m.refs.audit = { 'snapshot-id': snaps[0], type: 'tag', 'max-ref-age-ms': 31536000000 };
+  });
+  const kept = (what) => {
+    const m = currentMetadata(T).json;
+    for (const key of ['sort-orders', 'default-sort-order-id']) assert.deepEqual(m[key], theirs[key], `${what}: ${key}`);
+    assert.equal(m.refs.main['min-snapshots-to-keep'], 2, `${what}: main's retention`);
+    assert.deepEqual(m.refs.audit, { 'snapshot-id': snaps[0], type: 'tag', 'max-ref-age-ms': 31536000000 }, `${what}: the tag`);
+    return m;
+  };
+
+  ok('table', 'append', T, writeLines('foreign3.jsonl', rows(101, 150)), '--quiet');
+  let m = kept('after an append');
+  assert.deepEqual(m.statistics, theirs.statistics);
+  assert.deepEqual(m['partition-statistics'], theirs['partition-statistics']);
+  assert.match(ok('table', 'compact', T, '--rewrite-all'), /rewrote 3 data files/);
+  m = kept('after a compaction');
+  assert.deepEqual(m.statistics, theirs.statistics);
+
+  // Expiry down to 1 per branch: main's own min-snapshots-to-keep holds 2, the tag its
+  // snapshot; the second append's snapshot expires with its statistics and partition statistics.
+  const out = ok('table', 'expire-snapshots', T, '--retain-last', '1', '--max-snapshot-age-ms', '0');
+  assert.match(out, /1 snapshots expired, 3 kept/);
+  assert.match(out, /deleted 2 statistics files of expired snapshots/);
+  m = kept('after expiry');
+  assert.deepEqual(m.statistics, [theirs.statistics[0]]);
+  assert.equal(m['partition-statistics'], undefined);
+  assert.ok(!fs.existsSync(statsPath(snaps[1])), 'the expired snapshot\'s statistics file is deleted');
+  assert.ok(fs.existsSync(statsPath(snaps[0])), 'the tagged snapshot\'s statistics file stays');
+
+  const sweep = floe('table', 'remove-orphan-files', T, '--older-than', '0s', '--force-unsafe-interval');
+  assert.equal(sweep.code, 0, sweep.err);
+  assert.ok(fs.existsSync(statsPath(snaps[0])), 'a registered statistics file is no orphan');
+  kept('after the orphan sweep');
+
+  const read = await icebirdRows(T);
+  assert.deepEqual(read.map((r) => Number(r.id)).sort((a, b) => a - b), rows(1, 150).map((r) => r.id));
+});
+
 async function icebirdRows(table) {
   const [ns, t] = table.split('.');
   const { icebergRead } = await import('icebird');

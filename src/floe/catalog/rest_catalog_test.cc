@@ -135,6 +135,44 @@ TEST_F(RestCatalogTest, CreateLoadCommitListAndDropThroughTheServer) {
   EXPECT_FALSE(fs::exists(dir_ / "wh" / "db" / "t"));
 }
 
+// What another engine keeps in the table (main's retention, a statistics file) survives a
+// commit through the server: set-snapshot-ref carries main's retention along, and
+// remove-snapshots drops the removed snapshot's statistics with it.
+TEST_F(RestCatalogTest, ARefsRetentionAndStatisticsSurviveCommitsThroughTheServer) {
+  StartServer();
+  auto client = Client();
+  LoadedTable created = Create(*client);
+  LoadedTable first = client->CommitTable(created, WithSnapshot(created.metadata, 5)).ValueOrDie();
+  TableMetadata theirs = first.metadata;  // as Spark would commit it, behind floe's back
+  theirs.refs["main"].min_snapshots_to_keep = 4;
+  theirs.refs["main"].max_snapshot_age_ms = 86400000;
+  theirs.statistics.push_back({5, theirs.location + "/metadata/5.stats",
+                               R"({"snapshot-id":5,"statistics-path":")" + theirs.location +
+                                   R"(/metadata/5.stats","file-size-in-bytes":9,)"
+                                   R"("file-footer-size-in-bytes":8,"blob-metadata":[]})"});
+  ASSERT_TRUE(backing_->CommitTable(backing_->LoadTable(id_).ValueOrDie(), theirs).ok());
+
+  LoadedTable base = client->LoadTable(id_).ValueOrDie();
+  // The same entry (the server's JSON may order its keys otherwise).
+  auto same_statistics = [&](const TableMetadata& m) {
+    return m.statistics.size() == 1 && m.statistics[0].path == theirs.statistics[0].path &&
+           nlohmann::json::parse(m.statistics[0].json) ==
+               nlohmann::json::parse(theirs.statistics[0].json);
+  };
+  EXPECT_TRUE(same_statistics(base.metadata));
+  LoadedTable next = client->CommitTable(base, WithSnapshot(base.metadata, 6)).ValueOrDie();
+  EXPECT_EQ(next.metadata.refs.at("main").snapshot_id, 6);
+  EXPECT_EQ(next.metadata.refs.at("main").min_snapshots_to_keep, 4);
+  EXPECT_EQ(next.metadata.refs.at("main").max_snapshot_age_ms, 86400000);
+  EXPECT_TRUE(same_statistics(next.metadata));
+
+  TableMetadata expired = next.metadata;
+  expired.RemoveSnapshots({5});
+  LoadedTable after = client->CommitTable(next, expired).ValueOrDie();
+  EXPECT_TRUE(after.metadata.statistics.empty());
+  EXPECT_EQ(backing_->LoadTable(id_).ValueOrDie().metadata, after.metadata);
+}
+
 // Schema evolution over REST: the client sends add-schema and set-current-schema with the
 // current schema id and last column id asserted; a second client's stale base is a conflict.
 TEST_F(RestCatalogTest, AnEvolvedSchemaIsAddedAndMadeCurrentThroughTheServer) {

@@ -113,7 +113,11 @@ Status ApplyUpdate(const JsonObject<Json>& u, TableMetadata& m) {
       if (m.current_snapshot_id != id) m.snapshot_log.push_back({s->timestamp_ms, id});
       m.current_snapshot_id = id;
     }
-    m.refs[name] = iceberg::SnapshotRef{id, type};
+    iceberg::SnapshotRef ref{id, type};
+    FLOE_RETURN_NOT_OK(u.Get("min-snapshots-to-keep", &ref.min_snapshots_to_keep));
+    FLOE_RETURN_NOT_OK(u.Get("max-snapshot-age-ms", &ref.max_snapshot_age_ms));
+    FLOE_RETURN_NOT_OK(u.Get("max-ref-age-ms", &ref.max_ref_age_ms));
+    m.refs[name] = ref;
     return Status::OK();
   }
   if (action == "remove-snapshot-ref") {
@@ -133,10 +137,7 @@ Status ApplyUpdate(const JsonObject<Json>& u, TableMetadata& m) {
                                        std::to_string(ref.snapshot_id) + " is ref '" + name + "'");
       }
     }
-    std::erase_if(m.snapshots,
-                  [&](const iceberg::Snapshot& s) { return gone.count(s.snapshot_id); });
-    std::erase_if(m.snapshot_log,
-                  [&](const iceberg::SnapshotLogEntry& e) { return gone.count(e.snapshot_id); });
+    m.RemoveSnapshots(ids);
     return Status::OK();
   }
   if (action == "set-properties") {
@@ -301,10 +302,16 @@ Result<std::string> CommitRequest(const iceberg::TableIdentifier& id,
       if (b.refs.count(name))
         updates.push_back({{"action", "remove-snapshot-ref"}, {"ref-name", name}});
     } else if (RefSnapshot(b, name) != it->second.snapshot_id) {
-      updates.push_back({{"action", "set-snapshot-ref"},
-                         {"ref-name", name},
-                         {"type", it->second.type},
-                         {"snapshot-id", it->second.snapshot_id}});
+      const iceberg::SnapshotRef& ref = it->second;
+      Json set_ref = {{"action", "set-snapshot-ref"},
+                      {"ref-name", name},
+                      {"type", ref.type},
+                      {"snapshot-id", ref.snapshot_id}};
+      // Iceberg's SetSnapshotRef replaces the ref whole: its retention goes along.
+      if (ref.min_snapshots_to_keep) set_ref["min-snapshots-to-keep"] = *ref.min_snapshots_to_keep;
+      if (ref.max_snapshot_age_ms) set_ref["max-snapshot-age-ms"] = *ref.max_snapshot_age_ms;
+      if (ref.max_ref_age_ms) set_ref["max-ref-age-ms"] = *ref.max_ref_age_ms;
+      updates.push_back(std::move(set_ref));
     }
   }
   Json gone = Json::array();

@@ -404,8 +404,15 @@ Status ExpireSnapshotsCommand(const std::vector<std::string>& argv) {
       static_cast<long long>(r.snapshots_kept), static_cast<long long>(r.manifest_lists_deleted),
       static_cast<long long>(r.manifests_deleted), static_cast<long long>(r.data_files_deleted),
       static_cast<long long>(r.delete_files_deleted), static_cast<long long>(r.bytes_deleted));
+  if (r.statistics_files_deleted > 0) {
+    std::printf("deleted %lld statistics files of expired snapshots\n",
+                static_cast<long long>(r.statistics_files_deleted));
+  }
   for (const std::string& ref : r.refs_removed) {
-    std::printf("removed ref '%s' (older than history.expire.max-ref-age-ms)\n", ref.c_str());
+    std::printf(
+        "removed ref '%s' (older than its max-ref-age-ms or the table's "
+        "history.expire.max-ref-age-ms)\n",
+        ref.c_str());
   }
   if (r.files_not_deleted > 0) {
     std::printf("%lld files could not be deleted (left as orphans)\n",

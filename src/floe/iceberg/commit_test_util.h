@@ -87,8 +87,7 @@ inline TableMetadata WithSnapshot(const TableMetadata& base, int64_t snapshot_id
   s.summary["operation"] = "append";
   md.snapshots.push_back(s);
   md.last_sequence_number = s.sequence_number;
-  md.current_snapshot_id = snapshot_id;
-  md.refs["main"] = SnapshotRef{snapshot_id, "branch"};
+  md.SetMain(snapshot_id);
   md.snapshot_log.push_back({s.timestamp_ms, snapshot_id});
   return md;
 }

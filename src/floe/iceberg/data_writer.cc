@@ -215,7 +215,7 @@ Result<std::unique_ptr<DataFileWriter>> DataFileWriter::Make(const TableMetadata
   options.config = std::move(config);
   options.file_schema = metadata.current_schema().ToBatchSchema();
   options.content = FileContent::kData;
-  options.sort_order_id = metadata.default_sort_order_id;
+  options.sort_order_id = metadata.WrittenSortOrderId();
   FLOE_ASSIGN_OR_RAISE(auto fanout, internal::FileFanout::Make(metadata, std::move(options)));
   return std::make_unique<DataFileWriter>(std::move(fanout));
 }
@@ -269,7 +269,7 @@ Result<std::unique_ptr<EqualityDeleteWriter>> EqualityDeleteWriter::Make(
   options.file_schema = std::move(delete_schema);
   options.content = FileContent::kEqualityDeletes;
   options.equality_ids = std::move(equality_field_ids);
-  options.sort_order_id = metadata.default_sort_order_id;
+  options.sort_order_id = metadata.WrittenSortOrderId();
   options.name_suffix = "-eq-deletes";
   FLOE_ASSIGN_OR_RAISE(auto fanout, internal::FileFanout::Make(metadata, std::move(options)));
   return std::make_unique<EqualityDeleteWriter>(std::move(fanout));

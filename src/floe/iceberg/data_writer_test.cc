@@ -134,6 +134,32 @@ TEST(DataFileWriter, DescribesFileWithCountsBoundsAndSizes) {
   EXPECT_TRUE(back.Equals(batch));
 }
 
+// floe writes rows in arrival order: in a table another engine sorted, its files claim no
+// sort order (rather than the table's, which they do not follow); in an unsorted one, order 0.
+TEST(DataFileWriter, NamesTheUnsortedOrderOrNoneNeverASortedOne) {
+  TempDir tmp;
+  FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata md, MakeTable(tmp.path(), EventSchema(), ""));
+  TableMetadata sorted = md;
+  SortOrder by_first;
+  by_first.order_id = 1;
+  by_first.unsorted = false;
+  by_first.json =
+      R"({"order-id":1,"fields":[{"transform":"identity","source-id":1,"direction":"asc",)"
+      R"("null-order":"nulls-first"}]})";
+  sorted.sort_orders = {by_first};
+  sorted.default_sort_order_id = 1;
+  for (const auto& [table, expected] :
+       {std::pair{md, std::optional<int32_t>(0)}, std::pair{sorted, std::optional<int32_t>()}}) {
+    FileWriterConfig config = Config(table);
+    config.file_prefix += expected ? "-unsorted" : "-sorted";
+    FLOE_ASSERT_OK_AND_ASSIGN(auto writer, DataFileWriter::Make(table, config));
+    FLOE_ASSERT_OK(writer->Add(MakeBatch(table.current_schema().ToBatchSchema(), EventRows())));
+    FLOE_ASSERT_OK_AND_ASSIGN(std::vector<DataFile> files, writer->Finish());
+    ASSERT_EQ(files.size(), 1u);
+    EXPECT_EQ(files[0].sort_order_id, expected);
+  }
+}
+
 TEST(DataFileWriter, TruncatesStringBoundsTo16CodePoints) {
   TempDir tmp;
   FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata md, MakeTable(tmp.path(), EventSchema(), ""));

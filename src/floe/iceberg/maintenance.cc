@@ -36,15 +36,20 @@ std::vector<const Snapshot*> Ancestry(const TableMetadata& m, std::optional<int6
 
 // The ids of the snapshots to keep (see ExpireSnapshots).
 std::set<int64_t> SnapshotsToKeep(const TableMetadata& m, int64_t older_than_ms,
-                                  int64_t retain_last) {
+                                  int64_t retain_last, int64_t now_ms) {
   std::set<int64_t> keep;
   if (m.current_snapshot_id) keep.insert(*m.current_snapshot_id);
   for (const auto& [name, ref] : m.refs) {
     keep.insert(ref.snapshot_id);
     if (ref.type != "branch") continue;
+    // A branch's own min-snapshots-to-keep and max-snapshot-age-ms keep more of its ancestry.
+    const int64_t newest = std::max<int64_t>(retain_last, ref.min_snapshots_to_keep.value_or(1));
+    const int64_t young = ref.max_snapshot_age_ms ? now_ms - *ref.max_snapshot_age_ms : INT64_MAX;
     std::vector<const Snapshot*> chain = Ancestry(m, ref.snapshot_id);
-    for (size_t i = 0; i < chain.size() && static_cast<int64_t>(i) < retain_last; ++i) {
-      keep.insert(chain[i]->snapshot_id);
+    for (size_t i = 0; i < chain.size(); ++i) {
+      if (static_cast<int64_t>(i) < newest || chain[i]->timestamp_ms >= young) {
+        keep.insert(chain[i]->snapshot_id);
+      }
     }
   }
   for (const Snapshot& s : m.snapshots) {
@@ -96,9 +101,10 @@ void Remove(const io::FileIO& file_io, const std::string& uri_or_path, int64_t* 
   CrashPoint("expire-mid-delete");
 }
 
-// Removes the files only `expired` snapshots reference, given the metadata just committed.
-Status DeleteExpiredFiles(const io::FileIO& file_io, const TableMetadata& committed,
-                          const std::vector<Snapshot>& expired,
+// Removes the files only `expired` snapshots reference, given the metadata just committed
+// (and `base`, the metadata before it, for the statistics files registered for them).
+Status DeleteExpiredFiles(const io::FileIO& file_io, const TableMetadata& base,
+                          const TableMetadata& committed, const std::vector<Snapshot>& expired,
                           const MaintenanceProgressFn& on_progress, ExpireResult* result) {
   // Everything retained snapshots reference. Failing here removes nothing.
   std::set<std::string> retained_manifests;
@@ -151,6 +157,17 @@ Status DeleteExpiredFiles(const io::FileIO& file_io, const TableMetadata& commit
   for (const Snapshot& s : expired) {
     doomed.emplace_back(s.manifest_list, &result->manifest_lists_deleted);
   }
+  std::set<std::string> kept_statistics;
+  for (const auto* files : {&committed.statistics, &committed.partition_statistics}) {
+    for (const StatisticsFile& f : *files) kept_statistics.insert(f.path);
+  }
+  for (const auto* files : {&base.statistics, &base.partition_statistics}) {
+    for (const StatisticsFile& f : *files) {
+      if (committed.FindSnapshot(f.snapshot_id) == nullptr && kept_statistics.count(f.path) == 0) {
+        doomed.emplace_back(f.path, &result->statistics_files_deleted);
+      }
+    }
+  }
   MaintenanceProgress progress;
   progress.files_total = static_cast<int64_t>(doomed.size());
   if (on_progress) on_progress(progress);
@@ -193,30 +210,32 @@ Result<ExpireResult> ExpireSnapshots(Catalog& catalog, const TableIdentifier& id
         1, options.retain_last
                ? *options.retain_last
                : IntProperty(base, kMinSnapshotsToKeep, kMinSnapshotsToKeepDefault));
-    // Branches and tags (never main) whose snapshot is older than max-ref-age-ms go first.
+    // Branches and tags (never main) whose snapshot is older than their max-ref-age-ms (the
+    // table's history.expire.max-ref-age-ms when they set none) go first.
     TableMetadata updated = base;
     const int64_t max_ref_age = IntProperty(base, kMaxRefAgeMs, INT64_MAX);
+    const int64_t now = NowMs();
     result.refs_removed.clear();
-    if (max_ref_age != INT64_MAX) {
-      const int64_t now = NowMs();
-      std::erase_if(updated.refs, [&](const auto& ref) {
-        const Snapshot* s = base.FindSnapshot(ref.second.snapshot_id);
-        bool old = ref.first != "main" && s != nullptr && now - s->timestamp_ms > max_ref_age;
-        if (old) result.refs_removed.push_back(ref.first);
-        return old;
-      });
-    }
-    const std::set<int64_t> keep = SnapshotsToKeep(updated, older_than, retain_last);
+    std::erase_if(updated.refs, [&](const auto& ref) {
+      const Snapshot* s = base.FindSnapshot(ref.second.snapshot_id);
+      const int64_t max_age = ref.second.max_ref_age_ms.value_or(max_ref_age);
+      bool old = ref.first != "main" && s != nullptr && max_age != INT64_MAX &&
+                 now - s->timestamp_ms > max_age;
+      if (old) result.refs_removed.push_back(ref.first);
+      return old;
+    });
+    const std::set<int64_t> keep = SnapshotsToKeep(updated, older_than, retain_last, now);
 
-    updated.snapshots.clear();
     std::vector<Snapshot> expired;
+    std::vector<int64_t> expired_ids;
     for (const Snapshot& s : base.snapshots) {
-      (keep.count(s.snapshot_id) > 0 ? updated.snapshots : expired).push_back(s);
+      if (keep.count(s.snapshot_id) > 0) continue;
+      expired.push_back(s);
+      expired_ids.push_back(s.snapshot_id);
     }
+    updated.RemoveSnapshots(expired_ids);
     result.snapshots_kept = static_cast<int64_t>(updated.snapshots.size());
     if (expired.empty() && result.refs_removed.empty()) return result;
-    std::erase_if(updated.snapshot_log,
-                  [&](const SnapshotLogEntry& e) { return keep.count(e.snapshot_id) == 0; });
 
     result.commit_attempts = attempt;
     Result<LoadedTable> committed = catalog.CommitTable(table, std::move(updated));
@@ -227,7 +246,7 @@ Result<ExpireResult> ExpireSnapshots(Catalog& catalog, const TableIdentifier& id
       });
       for (const Snapshot& s : expired) result.expired_snapshot_ids.push_back(s.snapshot_id);
       CrashPoint("expire-after-commit-before-delete");
-      Status st = DeleteExpiredFiles(catalog.file_io(), committed->metadata, expired,
+      Status st = DeleteExpiredFiles(catalog.file_io(), base, committed->metadata, expired,
                                      options.progress, &result);
       if (!st.ok()) return st.WithContext(context + ": snapshots expired, files kept");
       return result;

@@ -42,8 +42,9 @@ struct ExpireResult {
   int64_t manifests_deleted = 0;
   int64_t data_files_deleted = 0;
   int64_t delete_files_deleted = 0;
-  int64_t bytes_deleted = 0;      // sizes on disk of the files removed
-  int64_t files_not_deleted = 0;  // removal failed (other than already missing)
+  int64_t statistics_files_deleted = 0;  // table and partition statistics of expired snapshots
+  int64_t bytes_deleted = 0;             // sizes on disk of the files removed
+  int64_t files_not_deleted = 0;         // removal failed (other than already missing)
   // Referenced by expired snapshots but outside the table's location: never deleted
   // (table_paths.h), each named in a warning.
   int64_t files_outside_skipped = 0;
@@ -53,20 +54,23 @@ struct ExpireResult {
 // Expires old snapshots of table `id` (Iceberg's ExpireSnapshots; docs/exactly-once.md,
 // "Snapshot expiry keeps the commit markers").
 //
-// First, branches and tags other than main whose snapshot is older than the table property
-// history.expire.max-ref-age-ms (default: never) are removed.
+// First, branches and tags other than main whose snapshot is older than their max-ref-age-ms
+// (unset: the table property history.expire.max-ref-age-ms, default never) are removed.
 // Kept: the current snapshot; every snapshot a remaining branch or tag points at;
-// the newest `retain_last` ancestors of every branch; every snapshot at or after the cutoff;
+// the newest `retain_last` ancestors of every branch (more when the branch's own
+// min-snapshots-to-keep says so), and those younger than its own max-snapshot-age-ms when it
+// sets one; every snapshot at or after the cutoff;
 // and floe's restore markers: for each distinct floe.sink-id in the main ancestry, the newest
 // snapshot carrying it together with every main ancestor between it and the current snapshot,
 // so restore's parent walk (FindSinkCommit) reaches each marker. Every other snapshot expires.
 //
-// The new metadata (expired snapshots and their snapshot-log entries dropped) is committed
-// through Catalog::CommitTable; on Conflict the table is reloaded and the selection recomputed
-// (bounded retries). Only after the commit succeeded are files removed: manifest lists of
-// expired snapshots, manifests no retained snapshot lists, and data / delete files that appear
+// The new metadata (expired snapshots, their snapshot-log entries and statistics dropped) is
+// committed through Catalog::CommitTable; on Conflict the table is reloaded and the selection
+// recomputed (bounded retries). Only after the commit succeeded are files removed: manifest lists
+// of expired snapshots, manifests no retained snapshot lists, and data / delete files that appear
 // in those manifests (or as DELETED entries of retained manifests) and that no retained
-// snapshot's manifests list as ADDED or EXISTING. A retained snapshot's files are never
+// snapshot's manifests list as ADDED or EXISTING, and the statistics files registered for
+// expired snapshots that no retained one registers. A retained snapshot's files are never
 // touched, nor is any path outside the table's location (counted in files_outside_skipped and
 // named in a warning: a commit may have pointed a snapshot at another table's files). Nothing to
 // expire means no commit.

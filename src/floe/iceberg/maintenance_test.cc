@@ -12,6 +12,7 @@
 #include "floe/iceberg/commit_test_util.h"
 #include "floe/iceberg/data_writer.h"
 #include "floe/iceberg/manifest_io.h"
+#include "floe/iceberg/rewrite.h"
 #include "floe/iceberg/snapshot_update.h"
 #include "floe/iceberg/table_paths.h"
 #include "floe/io/file.h"
@@ -208,6 +209,63 @@ TEST(ExpireSnapshots, RemovesRefsOlderThanMaxRefAge) {
   FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata m, t.Load());
   EXPECT_EQ(m.refs.size(), 1u);
   EXPECT_EQ(m.refs.count("main"), 1u);
+}
+
+// A ref's own retention (spec "Snapshot Retention Policy") as Spark or Trino set it, and the
+// statistics files they registered: a branch's min-snapshots-to-keep keeps more of its history
+// than the expiry asked for, a tag's own max-ref-age-ms removes it though the table sets none,
+// and an expired snapshot's statistics go from the metadata and the disk while a kept one's stay.
+TEST(ExpireSnapshots, HonoursEachRefsRetentionAndDropsExpiredSnapshotsStatistics) {
+  ScratchDir dir;
+  FLOE_ASSERT_OK_AND_ASSIGN(TestTable t, MakeTable(dir.path()));
+  FLOE_ASSERT_OK_AND_ASSIGN(std::vector<Snapshot> s, AppendFiles(t, 6));
+  auto stats_file = [&](int i) {
+    return t.location + "/metadata/stats-" + std::to_string(i) + ".puffin";
+  };
+  FLOE_ASSERT_OK(CommitEdited(t, [&](TableMetadata& m) {
+    m.refs["main"].min_snapshots_to_keep = 3;
+    m.refs["old-tag"] = SnapshotRef{s[0].snapshot_id, "tag"};
+    m.refs["old-tag"].max_ref_age_ms = 1;
+    for (int i : {1, 4}) {
+      const std::string path = stats_file(i);
+      m.statistics.push_back(
+          {s[i].snapshot_id, path,
+           R"({"snapshot-id":)" + std::to_string(s[i].snapshot_id) + R"(,"statistics-path":")" +
+               path +
+               R"(","file-size-in-bytes":4,"file-footer-size-in-bytes":4,"blob-metadata":[]})"});
+    }
+  }));
+  for (int i : {1, 4}) FLOE_ASSERT_OK(io::WriteFileExclusive(*UriToPath(stats_file(i)), "PFA1"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+
+  ExpireOptions all;
+  all.older_than_ms = s[5].timestamp_ms + 1000;
+  all.retain_last = 1;
+  FLOE_ASSERT_OK_AND_ASSIGN(ExpireResult r, ExpireSnapshots(*t.catalog, t.id, all));
+  EXPECT_EQ(r.refs_removed, std::vector<std::string>{"old-tag"});
+  EXPECT_EQ(r.expired_snapshot_ids,
+            (std::vector<int64_t>{s[0].snapshot_id, s[1].snapshot_id, s[2].snapshot_id}));
+  EXPECT_EQ(r.statistics_files_deleted, 1);
+  EXPECT_FALSE(UriExists(stats_file(1)));
+  EXPECT_TRUE(UriExists(stats_file(4)));
+  FLOE_ASSERT_OK_AND_ASSIGN(TableMetadata m, t.Load());
+  EXPECT_EQ(Ids(m), (std::set<int64_t>{s[3].snapshot_id, s[4].snapshot_id, s[5].snapshot_id}));
+  ASSERT_EQ(m.statistics.size(), 1u);
+  EXPECT_EQ(m.statistics[0].snapshot_id, s[4].snapshot_id);
+  EXPECT_EQ(m.refs.at("main").min_snapshots_to_keep, 3);
+  // The statistics file a kept snapshot registers is no orphan.
+  OrphanOptions orphans;
+  orphans.older_than_ms = INT64_MAX;
+  orphans.dry_run = true;
+  FLOE_ASSERT_OK_AND_ASSIGN(OrphanResult o, RemoveOrphanFiles(*t.catalog, t.id, orphans));
+  EXPECT_TRUE(UriExists(stats_file(4)));
+  for (const std::string& path : o.orphans) EXPECT_EQ(path.find("stats-4"), std::string::npos);
+
+  // A new commit on main keeps main's retention.
+  FLOE_ASSERT_OK(Append(t, "after").status());
+  FLOE_ASSERT_OK_AND_ASSIGN(m, t.Load());
+  EXPECT_EQ(m.refs.at("main").min_snapshots_to_keep, 3);
+  EXPECT_EQ(m.statistics.size(), 1u);
 }
 
 TEST(ExpireSnapshots, DeletesOnlyFilesNoRetainedSnapshotReferences) {

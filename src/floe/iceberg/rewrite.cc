@@ -353,8 +353,7 @@ Result<ReplaceCommitter::Attempt> ReplaceCommitter::Apply(const TableMetadata& b
   snap.schema_id = base.current_schema_id;
   a.updated = base;
   a.updated.snapshots.push_back(snap);
-  a.updated.current_snapshot_id = snapshot_id;
-  a.updated.refs["main"] = SnapshotRef{snapshot_id, "branch"};
+  a.updated.SetMain(snapshot_id);
   a.updated.snapshot_log.push_back(SnapshotLogEntry{snap.timestamp_ms, snapshot_id});
   a.updated.last_sequence_number = seq;
   a.updated.last_updated_ms = std::max(base.last_updated_ms, snap.timestamp_ms);
@@ -686,6 +685,9 @@ Result<OrphanResult> RemoveOrphanFiles(Catalog& catalog, const TableIdentifier& 
   referenced.insert(local(table.metadata_location));
   referenced.insert(io::JoinPath(io::JoinPath(location, "metadata"), "version-hint.text"));
   for (const MetadataLogEntry& e : m.metadata_log) referenced.insert(local(e.metadata_file));
+  for (const auto* stats : {&m.statistics, &m.partition_statistics}) {
+    for (const StatisticsFile& f : *stats) referenced.insert(local(f.path));
+  }
   std::set<std::string> manifests;
   for (const Snapshot& s : m.snapshots) {
     referenced.insert(local(s.manifest_list));

@@ -147,9 +147,10 @@ struct OrphanResult {
 
 // Removes files under the table's location that nothing references: not the current metadata
 // file, its metadata log, version-hint.text, any snapshot's manifest list, manifests, data or
-// delete files (every snapshot, so every branch and tag), nor options.in_use, nor what a live
-// lease of a writer covers (table_lease.h); and only those older than older_than_ms. Errors
-// collecting references or reading a live lease remove nothing.
+// delete files (every snapshot, so every branch and tag), nor a registered table or partition
+// statistics file, nor options.in_use, nor what a live lease of a writer covers
+// (table_lease.h); and only those older than older_than_ms. Errors collecting references or
+// reading a live lease remove nothing.
 Result<OrphanResult> RemoveOrphanFiles(Catalog& catalog, const TableIdentifier& id,
                                        const OrphanOptions& options = {});
 

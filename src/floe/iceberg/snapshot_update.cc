@@ -387,8 +387,7 @@ Result<SnapshotCommitter::Attempt> SnapshotCommitter::Apply(const TableMetadata&
 
   a.updated = table;
   a.updated.snapshots.push_back(snap);
-  a.updated.current_snapshot_id = snap.snapshot_id;
-  a.updated.refs["main"] = SnapshotRef{snap.snapshot_id, "branch"};
+  a.updated.SetMain(snap.snapshot_id);
   a.updated.snapshot_log.push_back(SnapshotLogEntry{snap.timestamp_ms, snap.snapshot_id});
   a.updated.last_sequence_number = seq;
   a.updated.last_updated_ms = std::max(base.last_updated_ms, snap.timestamp_ms);

@@ -59,6 +59,33 @@ std::string TableMetadata::Property(const std::string& key, const std::string& f
   return it == properties.end() ? fallback : it->second;
 }
 
+std::optional<int32_t> TableMetadata::WrittenSortOrderId() const {
+  for (const SortOrder& o : sort_orders) {
+    if (o.order_id == default_sort_order_id) {
+      return o.unsorted ? std::optional<int32_t>(o.order_id) : std::nullopt;
+    }
+  }
+  // Order id 0 is reserved for the unsorted order, declared or not.
+  return default_sort_order_id == 0 ? std::optional<int32_t>(0) : std::nullopt;
+}
+
+void TableMetadata::SetMain(int64_t snapshot_id) {
+  current_snapshot_id = snapshot_id;
+  SnapshotRef& main = refs["main"];
+  main.snapshot_id = snapshot_id;
+  main.type = "branch";
+}
+
+void TableMetadata::RemoveSnapshots(const std::vector<int64_t>& snapshot_ids) {
+  const std::set<int64_t> gone(snapshot_ids.begin(), snapshot_ids.end());
+  std::erase_if(snapshots, [&](const Snapshot& s) { return gone.count(s.snapshot_id) > 0; });
+  std::erase_if(snapshot_log,
+                [&](const SnapshotLogEntry& e) { return gone.count(e.snapshot_id) > 0; });
+  for (std::vector<StatisticsFile>* files : {&statistics, &partition_statistics}) {
+    std::erase_if(*files, [&](const StatisticsFile& f) { return gone.count(f.snapshot_id) > 0; });
+  }
+}
+
 namespace {
 
 int64_t NowMs() {
@@ -137,7 +164,75 @@ Json SnapshotToJsonValue(const Snapshot& s) {
   return j;
 }
 
+Json SnapshotRefToJsonValue(const SnapshotRef& ref) {
+  Json r = Json::object();
+  r["snapshot-id"] = ref.snapshot_id;
+  r["type"] = ref.type;
+  if (ref.min_snapshots_to_keep) r["min-snapshots-to-keep"] = *ref.min_snapshots_to_keep;
+  if (ref.max_snapshot_age_ms) r["max-snapshot-age-ms"] = *ref.max_snapshot_age_ms;
+  if (ref.max_ref_age_ms) r["max-ref-age-ms"] = *ref.max_ref_age_ms;
+  return r;
+}
+
+// The entries floe keeps as another engine wrote them (each `json` was written by DumpJson of a
+// parsed value, so it parses).
+template <typename Kept>
+Json KeptJsonArray(const std::vector<Kept>& kept) {
+  Json a = Json::array();
+  for (const Kept& k : kept) {
+    Result<Json> v = ParseOrderedJson(k.json, JsonPath("kept entry"));
+    if (v.ok()) a.push_back(std::move(v).value());
+  }
+  return a;
+}
+
 // ---- JSON decoding -----------------------------------------------------------------------
+
+Result<SnapshotRef> SnapshotRefFromJsonValue(const Json& j, const JsonPath& at) {
+  JsonObject jr(j, at);
+  SnapshotRef ref;
+  FLOE_RETURN_NOT_OK(jr.Required("snapshot-id", &ref.snapshot_id));
+  FLOE_RETURN_NOT_OK(jr.Required("type", &ref.type));
+  if (ref.type != "branch" && ref.type != "tag") {
+    return at.Child("type").Error("expected \"branch\" or \"tag\", got \"" + ref.type + "\"");
+  }
+  FLOE_RETURN_NOT_OK(jr.Get("min-snapshots-to-keep", &ref.min_snapshots_to_keep));
+  FLOE_RETURN_NOT_OK(jr.Get("max-snapshot-age-ms", &ref.max_snapshot_age_ms));
+  FLOE_RETURN_NOT_OK(jr.Get("max-ref-age-ms", &ref.max_ref_age_ms));
+  return ref;
+}
+
+// "sort-orders": each an object with an integer order-id and an array of fields.
+Result<std::vector<SortOrder>> SortOrdersFromJsonValue(const Json& orders, const JsonPath& at) {
+  std::vector<SortOrder> out;
+  for (size_t i = 0; i < orders.size(); ++i) {
+    JsonObject jo(orders[i], at.Index(i));
+    FLOE_RETURN_NOT_OK(jo.Check());
+    SortOrder o;
+    FLOE_RETURN_NOT_OK(jo.Required("order-id", &o.order_id));
+    const Json* fields = nullptr;
+    FLOE_RETURN_NOT_OK(jo.RequiredArray("fields", &fields));
+    o.unsorted = fields->empty();
+    o.json = DumpJson(orders[i]);
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+// "statistics" / "partition-statistics": each names its snapshot and its file.
+Result<std::vector<StatisticsFile>> StatisticsFromJsonValue(const Json& files, const JsonPath& at) {
+  std::vector<StatisticsFile> out;
+  for (size_t i = 0; i < files.size(); ++i) {
+    JsonObject jf(files[i], at.Index(i));
+    FLOE_RETURN_NOT_OK(jf.Check());
+    StatisticsFile f;
+    FLOE_RETURN_NOT_OK(jf.Required("snapshot-id", &f.snapshot_id));
+    FLOE_RETURN_NOT_OK(jf.Required("statistics-path", &f.path));
+    f.json = DumpJson(files[i]);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
 
 Result<Snapshot> SnapshotFromJsonValue(const Json& j, const JsonPath& at) {
   JsonObject o(j, at);
@@ -213,10 +308,7 @@ std::string TableMetadataToJson(const TableMetadata& md) {
   j["partition-specs"] = std::move(specs);
   j["last-partition-id"] = md.last_partition_id;
   j["default-sort-order-id"] = md.default_sort_order_id;
-  Json unsorted = Json::object();
-  unsorted["order-id"] = 0;
-  unsorted["fields"] = Json::array();
-  j["sort-orders"] = Json::array({unsorted});
+  j["sort-orders"] = KeptJsonArray(md.sort_orders);
   Json props = Json::object();
   for (const auto& [k, v] : md.properties) props[k] = v;
   j["properties"] = std::move(props);
@@ -227,17 +319,15 @@ std::string TableMetadataToJson(const TableMetadata& md) {
   if (md.current_snapshot_id && all_refs.count("main") == 0) {
     all_refs["main"] = SnapshotRef{*md.current_snapshot_id, "branch"};
   }
-  for (const auto& [name, ref] : all_refs) {
-    Json r = Json::object();
-    r["snapshot-id"] = ref.snapshot_id;
-    r["type"] = ref.type;
-    refs[name] = std::move(r);
-  }
+  for (const auto& [name, ref] : all_refs) refs[name] = SnapshotRefToJsonValue(ref);
   j["refs"] = std::move(refs);
   Json snapshots = Json::array();
   for (const Snapshot& s : md.snapshots) snapshots.push_back(SnapshotToJsonValue(s));
   j["snapshots"] = std::move(snapshots);
-  j["statistics"] = Json::array();
+  j["statistics"] = KeptJsonArray(md.statistics);
+  if (!md.partition_statistics.empty()) {
+    j["partition-statistics"] = KeptJsonArray(md.partition_statistics);
+  }
   Json snapshot_log = Json::array();
   for (const SnapshotLogEntry& e : md.snapshot_log) {
     Json je = Json::object();
@@ -316,11 +406,14 @@ Result<TableMetadata> TableMetadataFromJson(std::string_view text, std::string_v
 
   const Json* sort_orders = nullptr;
   FLOE_RETURN_NOT_OK(o.RequiredArray("sort-orders", &sort_orders));
+  FLOE_ASSIGN_OR_RAISE(md.sort_orders,
+                       SortOrdersFromJsonValue(*sort_orders, root.Child("sort-orders")));
   FLOE_RETURN_NOT_OK(o.Required("default-sort-order-id", &md.default_sort_order_id));
-  if (md.default_sort_order_id != 0) {
-    return Status::NotImplemented(std::string(source) + ": default-sort-order-id " +
-                                  std::to_string(md.default_sort_order_id) +
-                                  ": sorted tables are not supported yet (only order 0)");
+  if (md.default_sort_order_id != 0 &&
+      std::none_of(md.sort_orders.begin(), md.sort_orders.end(),
+                   [&](const SortOrder& so) { return so.order_id == md.default_sort_order_id; })) {
+    return root.Child("default-sort-order-id")
+        .Error("no sort order with id " + std::to_string(md.default_sort_order_id));
   }
 
   std::optional<std::map<std::string, std::string>> properties;
@@ -379,18 +472,20 @@ Result<TableMetadata> TableMetadataFromJson(std::string_view text, std::string_v
     JsonPath rat = root.Child("refs");
     for (auto it = refs->begin(); it != refs->end(); ++it) {
       JsonPath at = rat.Child(it.key());
-      JsonObject jr(it.value(), at);
-      SnapshotRef ref;
-      FLOE_RETURN_NOT_OK(jr.Required("snapshot-id", &ref.snapshot_id));
-      FLOE_RETURN_NOT_OK(jr.Required("type", &ref.type));
-      if (ref.type != "branch" && ref.type != "tag") {
-        return at.Child("type").Error("expected \"branch\" or \"tag\", got \"" + ref.type + "\"");
-      }
+      FLOE_ASSIGN_OR_RAISE(SnapshotRef ref, SnapshotRefFromJsonValue(it.value(), at));
       if (md.FindSnapshot(ref.snapshot_id) == nullptr) {
         return at.Child("snapshot-id")
             .Error("snapshot " + std::to_string(ref.snapshot_id) + " is not in 'snapshots'");
       }
       md.refs[it.key()] = ref;
+    }
+  }
+  for (const auto& [key, out] : {std::pair{"statistics", &md.statistics},
+                                 std::pair{"partition-statistics", &md.partition_statistics}}) {
+    const Json* files = nullptr;
+    FLOE_RETURN_NOT_OK(o.GetArray(key, &files));
+    if (files != nullptr) {
+      FLOE_ASSIGN_OR_RAISE(*out, StatisticsFromJsonValue(*files, root.Child(key)));
     }
   }
   auto main = md.refs.find("main");

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "floe/iceberg/partition_spec.h"
@@ -40,13 +41,41 @@ struct MetadataLogEntry {
 };
 
 struct SnapshotRef {
+  SnapshotRef(int64_t id = 0, std::string ref_type = "branch")
+      : snapshot_id(id), type(std::move(ref_type)) {}
   int64_t snapshot_id = 0;
   std::string type = "branch";
+  // The ref's own retention (spec "Snapshot Retention Policy"); unset: the table's
+  // history.expire.* properties. The first two apply to branches, the third to any ref but main.
+  std::optional<int32_t> min_snapshots_to_keep;
+  std::optional<int64_t> max_snapshot_age_ms;
+  std::optional<int64_t> max_ref_age_ms;
   bool operator==(const SnapshotRef&) const = default;
 };
 
+// A sort order the table declares (spec "Sort Orders"), kept as written: floe does not sort
+// what it writes (the spec lets streaming writers skip the default order) but keeps the orders
+// other engines declared.
+struct SortOrder {
+  int32_t order_id = 0;
+  bool unsorted = true;                                // no fields
+  std::string json = R"({"order-id":0,"fields":[]})";  // the whole object, compact
+  bool operator==(const SortOrder&) const = default;
+};
+
+// A table or partition statistics file registered for a snapshot (spec "Table Statistics",
+// "Partition Statistics"), kept as written: floe writes none, keeps the ones other engines
+// registered, and drops one with its snapshot (expiry deletes the file).
+struct StatisticsFile {
+  int64_t snapshot_id = 0;
+  std::string path;  // statistics-path
+  std::string json;  // the whole entry, compact
+  bool operator==(const StatisticsFile&) const = default;
+};
+
 // Table metadata, format v2 (spec "Table Metadata"). Plain value; encode/decode with
-// TableMetadataToJson / TableMetadataFromJson. Only the unsorted sort order (id 0) for now.
+// TableMetadataToJson / TableMetadataFromJson. Fields floe does not act on (sort orders,
+// statistics, refs' retention) are kept as another engine wrote them.
 struct TableMetadata {
   int format_version = 2;
   std::string table_uuid;
@@ -60,12 +89,15 @@ struct TableMetadata {
   int32_t default_spec_id = 0;
   int32_t last_partition_id = 999;
   int32_t default_sort_order_id = 0;
+  std::vector<SortOrder> sort_orders = {SortOrder{}};  // the unsorted order, id 0
   std::map<std::string, std::string> properties;
   std::optional<int64_t> current_snapshot_id;
   std::vector<Snapshot> snapshots;
   std::vector<SnapshotLogEntry> snapshot_log;
   std::vector<MetadataLogEntry> metadata_log;
   std::map<std::string, SnapshotRef> refs;  // "main" -> current snapshot when there is one
+  std::vector<StatisticsFile> statistics;
+  std::vector<StatisticsFile> partition_statistics;
 
   const Schema& current_schema() const;  // REQUIRES: valid metadata
   const PartitionSpec& default_spec() const;
@@ -74,6 +106,13 @@ struct TableMetadata {
   const Snapshot* FindSnapshot(int64_t snapshot_id) const;
   // Value of a table property, or `fallback`.
   std::string Property(const std::string& key, const std::string& fallback) const;
+  // The sort order id floe's data files carry: the default order's when it has no fields, else
+  // none (floe writes rows in arrival order, which a sorted order would misdescribe).
+  std::optional<int32_t> WrittenSortOrderId() const;
+  // Makes `snapshot_id` the current snapshot and main's, keeping main's retention settings.
+  void SetMain(int64_t snapshot_id);
+  // Drops these snapshots, their snapshot-log entries and their statistics (refs untouched).
+  void RemoveSnapshots(const std::vector<int64_t>& snapshot_ids);
   bool operator==(const TableMetadata&) const = default;
 };
 

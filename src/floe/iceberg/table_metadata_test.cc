@@ -160,6 +160,95 @@ TEST(TableMetadataJson, WritesEveryRequiredV2Field) {
   EXPECT_EQ(j["partition-specs"][0]["fields"][1]["transform"], "bucket[8]");
 }
 
+// What Spark or Trino put in a table floe writes to: a sort order (Java numbers the first one
+// 1 and declares no unsorted order), statistics files, partition statistics, refs with their
+// own retention. floe acts on none of them but must write every one back as it found it.
+nlohmann::json OtherEnginesMetadata() {
+  nlohmann::json j = nlohmann::json::parse(TableMetadataToJson(RichMetadata()));
+  j["sort-orders"] = nlohmann::json::parse(
+      R"([{"order-id":1,"fields":[{"transform":"identity","source-id":1,"direction":"asc",)"
+      R"("null-order":"nulls-first"},{"transform":"bucket[4]","source-id":2,"direction":"desc",)"
+      R"("null-order":"nulls-last"}]}])");
+  j["default-sort-order-id"] = 1;
+  j["statistics"] = nlohmann::json::parse(
+      R"([{"snapshot-id":9223372036854775807,"statistics-path":"file:/wh/db/t/metadata/s2.stats",)"
+      R"("file-size-in-bytes":413,"file-footer-size-in-bytes":371,"blob-metadata":[{"type":)"
+      R"("apache-datasketches-theta-v1","snapshot-id":9223372036854775807,"sequence-number":2,)"
+      R"("fields":[1],"properties":{"ndv":"12"}}]},{"snapshot-id":9007199254740993,)"
+      R"("statistics-path":"file:/wh/db/t/metadata/s1.stats","file-size-in-bytes":400,)"
+      R"("file-footer-size-in-bytes":360,"blob-metadata":[]}])");
+  j["partition-statistics"] = nlohmann::json::parse(
+      R"([{"snapshot-id":9007199254740993,"statistics-path":"file:/wh/db/t/metadata/p1.parquet",)"
+      R"("file-size-in-bytes":1024}])");
+  j["refs"]["main"]["min-snapshots-to-keep"] = 5;
+  j["refs"]["main"]["max-snapshot-age-ms"] = 86400000;
+  j["refs"]["audit"]["max-ref-age-ms"] = 3600000;
+  return j;
+}
+
+TEST(TableMetadataJson, KeepsSortOrdersStatisticsAndRefRetentionAsOtherEnginesWroteThem) {
+  const nlohmann::json theirs = OtherEnginesMetadata();
+  Result<TableMetadata> md = TableMetadataFromJson(theirs.dump(), "v3.metadata.json");
+  ASSERT_TRUE(md.ok()) << md.status().ToString();
+  EXPECT_EQ(md->default_sort_order_id, 1);
+  ASSERT_EQ(md->sort_orders.size(), 1u);
+  EXPECT_FALSE(md->sort_orders[0].unsorted);
+  // floe does not sort: its files claim no order rather than order 1.
+  EXPECT_EQ(md->WrittenSortOrderId(), std::nullopt);
+  EXPECT_EQ(RichMetadata().WrittenSortOrderId(), 0);
+  ASSERT_EQ(md->statistics.size(), 2u);
+  EXPECT_EQ(md->statistics[1].path, "file:/wh/db/t/metadata/s1.stats");
+  EXPECT_EQ(md->refs.at("main").min_snapshots_to_keep, 5);
+  EXPECT_EQ(md->refs.at("audit").max_ref_age_ms, 3600000);
+
+  // Written back: each field equal to what was read (numbers, key order within an entry, ids).
+  nlohmann::json ours = nlohmann::json::parse(TableMetadataToJson(*md));
+  for (const char* key :
+       {"sort-orders", "default-sort-order-id", "statistics", "partition-statistics", "refs"}) {
+    EXPECT_EQ(ours[key], theirs[key]) << key;
+  }
+  Result<TableMetadata> back = TableMetadataFromJson(ours.dump(), "v4.metadata.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, *md);
+
+  // A new snapshot on main keeps main's retention; expiring a snapshot drops its statistics.
+  TableMetadata next = *md;
+  next.SetMain(9007199254740993LL);
+  EXPECT_EQ(next.refs.at("main").min_snapshots_to_keep, 5);
+  EXPECT_EQ(next.refs.at("main").snapshot_id, 9007199254740993LL);
+  EXPECT_EQ(next.current_snapshot_id, 9007199254740993LL);
+  next.RemoveSnapshots({9223372036854775807LL});
+  ASSERT_EQ(next.statistics.size(), 1u);
+  EXPECT_EQ(next.statistics[0].snapshot_id, 9007199254740993LL);
+  EXPECT_EQ(next.partition_statistics.size(), 1u);
+  next.RemoveSnapshots({9007199254740993LL});
+  EXPECT_TRUE(next.statistics.empty());
+  EXPECT_TRUE(next.partition_statistics.empty());
+  EXPECT_TRUE(next.snapshots.empty());
+
+  nlohmann::json bad = theirs;
+  bad["default-sort-order-id"] = 7;
+  EXPECT_NE(TableMetadataFromJson(bad.dump(), "t")
+                .status()
+                .message()
+                .find("'default-sort-order-id': no sort order with id 7"),
+            std::string::npos);
+  bad = theirs;
+  bad["statistics"][0].erase("statistics-path");
+  EXPECT_NE(TableMetadataFromJson(bad.dump(), "t")
+                .status()
+                .message()
+                .find("'statistics[0].statistics-path'"),
+            std::string::npos);
+  bad = theirs;
+  bad["refs"]["main"]["min-snapshots-to-keep"] = "five";
+  EXPECT_NE(TableMetadataFromJson(bad.dump(), "t")
+                .status()
+                .message()
+                .find("'refs.main.min-snapshots-to-keep'"),
+            std::string::npos);
+}
+
 TEST(TableMetadataJson, AcceptsNullOrMissingCurrentSnapshotAndAddsMain) {
   TableMetadata md = RichMetadata();
   nlohmann::json j = nlohmann::json::parse(TableMetadataToJson(md));
