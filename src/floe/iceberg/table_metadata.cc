@@ -202,36 +202,36 @@ Result<SnapshotRef> SnapshotRefFromJsonValue(const Json& j, const JsonPath& at) 
   return ref;
 }
 
-// "sort-orders": each an object with an integer order-id and an array of fields.
-Result<std::vector<SortOrder>> SortOrdersFromJsonValue(const Json& orders, const JsonPath& at) {
-  std::vector<SortOrder> out;
-  for (size_t i = 0; i < orders.size(); ++i) {
-    JsonObject jo(orders[i], at.Index(i));
-    FLOE_RETURN_NOT_OK(jo.Check());
-    SortOrder o;
-    FLOE_RETURN_NOT_OK(jo.Required("order-id", &o.order_id));
-    const Json* fields = nullptr;
-    FLOE_RETURN_NOT_OK(jo.RequiredArray("fields", &fields));
-    o.unsorted = fields->empty();
-    o.json = DumpJson(orders[i]);
-    out.push_back(std::move(o));
+// Entries floe keeps as written (sort orders, statistics): `read` takes from each object the
+// fields floe acts on; the whole object is kept compact.
+template <typename Kept, typename ReadFields>
+Result<std::vector<Kept>> KeptFromJsonValue(const Json& entries, const JsonPath& at,
+                                            ReadFields read) {
+  std::vector<Kept> out;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    JsonObject o(entries[i], at.Index(i));
+    FLOE_RETURN_NOT_OK(o.Check());
+    Kept k;
+    FLOE_RETURN_NOT_OK(read(o, &k));
+    k.json = DumpJson(entries[i]);
+    out.push_back(std::move(k));
   }
   return out;
 }
 
+// "sort-orders": each an object with an integer order-id and an array of fields.
+Status ReadSortOrder(const JsonObject<Json>& o, SortOrder* out) {
+  FLOE_RETURN_NOT_OK(o.Required("order-id", &out->order_id));
+  const Json* fields = nullptr;
+  FLOE_RETURN_NOT_OK(o.RequiredArray("fields", &fields));
+  out->unsorted = fields->empty();
+  return Status::OK();
+}
+
 // "statistics" / "partition-statistics": each names its snapshot and its file.
-Result<std::vector<StatisticsFile>> StatisticsFromJsonValue(const Json& files, const JsonPath& at) {
-  std::vector<StatisticsFile> out;
-  for (size_t i = 0; i < files.size(); ++i) {
-    JsonObject jf(files[i], at.Index(i));
-    FLOE_RETURN_NOT_OK(jf.Check());
-    StatisticsFile f;
-    FLOE_RETURN_NOT_OK(jf.Required("snapshot-id", &f.snapshot_id));
-    FLOE_RETURN_NOT_OK(jf.Required("statistics-path", &f.path));
-    f.json = DumpJson(files[i]);
-    out.push_back(std::move(f));
-  }
-  return out;
+Status ReadStatisticsFile(const JsonObject<Json>& o, StatisticsFile* out) {
+  FLOE_RETURN_NOT_OK(o.Required("snapshot-id", &out->snapshot_id));
+  return o.Required("statistics-path", &out->path);
 }
 
 Result<Snapshot> SnapshotFromJsonValue(const Json& j, const JsonPath& at) {
@@ -406,8 +406,8 @@ Result<TableMetadata> TableMetadataFromJson(std::string_view text, std::string_v
 
   const Json* sort_orders = nullptr;
   FLOE_RETURN_NOT_OK(o.RequiredArray("sort-orders", &sort_orders));
-  FLOE_ASSIGN_OR_RAISE(md.sort_orders,
-                       SortOrdersFromJsonValue(*sort_orders, root.Child("sort-orders")));
+  FLOE_ASSIGN_OR_RAISE(md.sort_orders, KeptFromJsonValue<SortOrder>(
+                                           *sort_orders, root.Child("sort-orders"), ReadSortOrder));
   FLOE_RETURN_NOT_OK(o.Required("default-sort-order-id", &md.default_sort_order_id));
   if (md.default_sort_order_id != 0 &&
       std::none_of(md.sort_orders.begin(), md.sort_orders.end(),
@@ -485,7 +485,8 @@ Result<TableMetadata> TableMetadataFromJson(std::string_view text, std::string_v
     const Json* files = nullptr;
     FLOE_RETURN_NOT_OK(o.GetArray(key, &files));
     if (files != nullptr) {
-      FLOE_ASSIGN_OR_RAISE(*out, StatisticsFromJsonValue(*files, root.Child(key)));
+      FLOE_ASSIGN_OR_RAISE(
+          *out, KeptFromJsonValue<StatisticsFile>(*files, root.Child(key), ReadStatisticsFile));
     }
   }
   auto main = md.refs.find("main");
