@@ -144,6 +144,15 @@ test('FLOE_CRASH_AT reaches only the first attempt', async () => {
   assert.equal(onlyJob(sb).state, 'FINISHED');
 });
 
+test('a job named by pipeline.name is listed by that name', async () => {
+  const sb = sandbox('named', { events: 600, rps: 2000, extra: "SET 'pipeline.name' = 'roster to nowhere';" });
+  const r = run(sb);
+  const e = await r.wait();
+  assert.equal(e.code, 0, r.err);
+  assert.equal(onlyJob(sb).name, 'roster to nowhere');
+  assert.match(ok(sb, 'list', '--all'), /FINISHED\s.*roster to nowhere/);
+});
+
 test('list, savepoint, stop --savepoint, restore from it, cancel', async () => {
   const sb = sandbox('control', { events: 1_000_000, rps: 200 });
   const r = run(sb);
@@ -288,6 +297,14 @@ test('a config error stops floe run before any worker or job directory exists', 
   assert.match(u.err, /fail \| skip-to-table \| replay/);
   const l = floe(sb, 'run', sb.job.replace('badconfig', 'nothing'), '--from', 'latest');
   assert.notEqual(l.code, 0);
+});
+
+test('a SET floe does not read stops floe run with the closest key, before any job directory exists', () => {
+  const sb = sandbox('typoset', { extra: "SET 'restart-strategy.fixed-delay.atempts' = '3';" });
+  const r = floe(sb, 'run', sb.job);
+  assert.notEqual(r.code, 0);
+  assert.match(r.err, /line 7, column 1: 'restart-strategy\.fixed-delay\.atempts' is not a setting floe honours \(did you mean 'restart-strategy\.fixed-delay\.attempts'\?\)/);
+  assert.equal(jobs(sb).length, 0, 'no job directory');
 });
 
 test('a misspelled Iceberg table property stops floe run with the closest key', () => {

@@ -92,6 +92,9 @@ Status RunSupervisor(const process::CoordinatorOptions& options_in, const JobPla
         summary.checkpoint_file_io = plan->checkpointing.file_io;
         summary.monitoring = plan->monitoring;
         summary.monitor = MonitorSettingsOf(*plan);
+        if (auto it = plan->config.find("pipeline.name"); it != plan->config.end()) {
+          summary.name = it->second;
+        }
         return summary;
       });
 }

@@ -526,7 +526,9 @@ const std::vector<std::string> kJobOptions = {
     "restart-strategy.fixed-delay.delay", "pipeline.max-parallelism", "parallelism.default",
     "pipeline.operator-chaining.enabled", "pipeline.operator-chaining",
     "table.exec.window-agg.buffer-size-limit", "table.local-time-zone", "floe.scale-out",
-    "pipeline.auto-watermark-interval"};
+    "pipeline.auto-watermark-interval",
+    // the coordinator: the job's name in job.json, `floe list`, `floe status` and the web UI
+    "pipeline.name"};
 const std::vector<std::pair<std::string, std::string>> kJobOptionsWithOneValue = {
     {"table.exec.deduplicate.mini-batch.compact-changes-enabled", "false"},
     {"execution.runtime-mode", "streaming"},

@@ -159,10 +159,12 @@ TEST(PlanJob, ASettingFloeDoesNotHonourIsRefusedNotIgnored) {
             "(did you mean 'execution.checkpointing.interval'?); refused rather than ignored "
             "(docs/connectors.md, \"Job settings\", lists what floe reads)");
   PlanOptions from_cli = options;
-  from_cli.config_overrides = {{"pipeline.name", "orders"}};
+  from_cli.config_overrides = {{"sql-client.execution.result-mode", "tableau"}};
   std::string msg = ErrorOf(kRosterToBlackhole, from_cli);
-  EXPECT_EQ(
-      msg.rfind("(set by the command line) 'pipeline.name' is not a setting floe honours;", 0), 0u)
+  EXPECT_EQ(msg.rfind("(set by the command line) 'sql-client.execution.result-mode' is not a "
+                      "setting floe honours;",
+                      0),
+            0u)
       << msg;
   // A key floe takes only as what it does; the rocksdb keys are the state module's to refuse.
   EXPECT_EQ(
@@ -180,7 +182,7 @@ TEST(PlanJob, ASettingFloeDoesNotHonourIsRefusedNotIgnored) {
       "SET 'pipeline.auto-watermark-interval' = '200 ms'; SET 'floe.monitoring.enabled' = 'false';"
       "SET 'state.backend.type' = 'hashmap'; SET 'table.exec.state.ttl' = '1 h';"
       "SET 'restart-strategy' = 'none'; SET 'pipeline.max-parallelism' = '64';"
-      "SET 'execution.savepoint.ignore-unclaimed-state' = 'true';" +
+      "SET 'execution.savepoint.ignore-unclaimed-state' = 'true'; SET 'pipeline.name' = 'x';" +
           std::string(kRosterToBlackhole),
       options);
   EXPECT_TRUE(job.ok()) << job.status().ToString();

@@ -818,7 +818,8 @@ Status RunCoordinator(const CoordinatorOptions& in, const JobValidator& validate
 
   JobRecord record;
   record.job_id = job_id;
-  record.name = std::filesystem::path(spec.job_file).filename().string();
+  record.name =
+      plan.name.empty() ? std::filesystem::path(spec.job_file).filename().string() : plan.name;
   record.job_file = spec.job_file;
   record.pid = ::getpid();
   record.token = RandomHex32();

@@ -75,6 +75,7 @@ struct JobPlanSummary {
   io::FileIO checkpoint_file_io;  // what they are reached with (CheckpointConfig::file_io)
   runtime::MonitoringConfig monitoring;
   MonitorSettings monitor;  // the graph, the checkpoint interval, the stall threshold
+  std::string name;         // Flink's pipeline.name; "" = the job file's name
 };
 // Plans `job_text` with the resolved variables and overrides under `job_id`.
 using JobValidator = std::function<Result<JobPlanSummary>(
