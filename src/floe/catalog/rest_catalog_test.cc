@@ -173,6 +173,75 @@ TEST_F(RestCatalogTest, ARefsRetentionAndStatisticsSurviveCommitsThroughTheServe
   EXPECT_EQ(backing_->LoadTable(id_).ValueOrDie().metadata, after.metadata);
 }
 
+// What Spark and Trino send a REST catalog after they analyze or sort a table: statistics
+// files, sort orders. The server keeps them (floe acts on neither), a floe commit carries them,
+// and what is malformed is a 400 naming the field.
+TEST_F(RestCatalogTest, AnotherEnginesStatisticsAndSortOrdersAreKeptByTheServer) {
+  StartServer();
+  auto client = Client();
+  LoadedTable created = Create(*client);
+  LoadedTable first = client->CommitTable(created, WithSnapshot(created.metadata, 5)).ValueOrDie();
+  const std::string table = "/v1/namespaces/db/tables/t";
+  const std::string stats = R"({"snapshot-id":5,"statistics-path":")" + first.metadata.location +
+                            R"(/metadata/5.stats","file-size-in-bytes":9,)"
+                            R"("file-footer-size-in-bytes":8,"blob-metadata":[]})";
+  const std::string order = R"({"order-id":-1,"fields":[{"transform":"identity","source-id":1,)"
+                            R"("direction":"desc","null-order":"nulls-last"}]})";
+  auto commit = [&](const std::string& updates) {
+    return Raw("POST", table, R"({"requirements":[],"updates":[)" + updates + "]}");
+  };
+  auto r = commit(R"({"action":"set-statistics","snapshot-id":5,"statistics":)" + stats +
+                  R"(},{"action":"set-partition-statistics","partition-statistics":)"
+                  R"({"snapshot-id":5,"statistics-path":"p.parquet","file-size-in-bytes":3}},)"
+                  R"({"action":"add-sort-order","sort-order":)" +
+                  order + R"(},{"action":"set-default-sort-order","sort-order-id":-1})");
+  ASSERT_TRUE(r) << "no answer";
+  ASSERT_EQ(r->status, 200) << r->body;
+  TableMetadata m = client->LoadTable(id_).ValueOrDie().metadata;
+  ASSERT_EQ(m.statistics.size(), 1u);
+  EXPECT_EQ(nlohmann::json::parse(m.statistics[0].json), nlohmann::json::parse(stats));
+  EXPECT_EQ(m.partition_statistics.size(), 1u);
+  EXPECT_EQ(m.default_sort_order_id, 1);
+  EXPECT_EQ(m.WrittenSortOrderId(), std::nullopt);
+  // The same order again keeps its id; the unsorted one is 0.
+  r = commit(R"({"action":"add-sort-order","sort-order":)" + order +
+             R"(},{"action":"add-sort-order","sort-order":{"order-id":7,"fields":[]}})");
+  ASSERT_EQ(r->status, 200) << r->body;
+  m = client->LoadTable(id_).ValueOrDie().metadata;
+  std::vector<int32_t> ids;
+  for (const iceberg::SortOrder& o : m.sort_orders) ids.push_back(o.order_id);
+  EXPECT_EQ(ids, (std::vector<int32_t>{1, 0}));
+
+  LoadedTable base = client->LoadTable(id_).ValueOrDie();
+  LoadedTable next = client->CommitTable(base, WithSnapshot(base.metadata, 6)).ValueOrDie();
+  EXPECT_EQ(next.metadata.statistics, m.statistics);
+  EXPECT_EQ(next.metadata.sort_orders, m.sort_orders);
+  EXPECT_EQ(next.metadata.default_sort_order_id, 1);
+
+  r = commit(R"({"action":"remove-statistics","snapshot-id":5},)"
+             R"({"action":"remove-partition-statistics","snapshot-id":5})");
+  ASSERT_EQ(r->status, 200) << r->body;
+  m = client->LoadTable(id_).ValueOrDie().metadata;
+  EXPECT_TRUE(m.statistics.empty());
+  EXPECT_TRUE(m.partition_statistics.empty());
+
+  for (const auto& [bad, names] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"action":"set-statistics","statistics":{"snapshot-id":99,"statistics-path":"x"}})",
+            "no snapshot 99"},
+           {R"({"action":"add-sort-order","sort-order":{"fields":[{"transform":"identity",)"
+            R"("source-id":42,"direction":"asc","null-order":"nulls-first"}]}})",
+            "source-id': 42 is not a column"},
+           {R"({"action":"add-sort-order","sort-order":{"fields":[{"transform":"identity",)"
+            R"("source-id":1,"direction":"up","null-order":"nulls-first"}]}})",
+            "expected asc|desc"},
+           {R"({"action":"set-default-sort-order","sort-order-id":9})", "no sort order 9"}}) {
+    r = commit(bad);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << bad;
+    EXPECT_NE(r->body.find(names), std::string::npos) << r->body;
+  }
+}
+
 // Schema evolution over REST: the client sends add-schema and set-current-schema with the
 // current schema id and last column id asserted; a second client's stale base is a conflict.
 TEST_F(RestCatalogTest, AnEvolvedSchemaIsAddedAndMadeCurrentThroughTheServer) {

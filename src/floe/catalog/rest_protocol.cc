@@ -72,6 +72,100 @@ Status CheckRequirement(const JsonObject<Json>& r, const TableMetadata& m) {
   return Status::InvalidArgument("unknown requirement type '" + type + "'");
 }
 
+// The sort order of add-sort-order (spec "Sort Orders"), without its order-id (the table picks
+// it): fields of a transform, a column of the current schema, asc|desc, nulls-first|nulls-last.
+Result<Json> SortOrderOf(const JsonObject<Json>& u, const TableMetadata& m) {
+  const Json* order = nullptr;
+  FLOE_RETURN_NOT_OK(u.RequiredObject("sort-order", &order));
+  JsonObject o(*order, u.at().Child("sort-order"));
+  const Json* fields = nullptr;
+  FLOE_RETURN_NOT_OK(o.RequiredArray("fields", &fields));
+  for (size_t i = 0; i < fields->size(); ++i) {
+    JsonObject f((*fields)[i], o.at().Child("fields").Index(i));
+    std::string transform, direction, null_order;
+    int32_t source = 0;
+    FLOE_RETURN_NOT_OK(f.Required("transform", &transform));
+    FLOE_RETURN_NOT_OK(f.Required("source-id", &source));
+    FLOE_RETURN_NOT_OK(f.Required("direction", &direction));
+    FLOE_RETURN_NOT_OK(f.Required("null-order", &null_order));
+    if (m.current_schema().FindById(source) == nullptr) {
+      return f.Error("source-id", std::to_string(source) + " is not a column");
+    }
+    if ((direction != "asc" && direction != "desc") ||
+        (null_order != "nulls-first" && null_order != "nulls-last")) {
+      return f.Error("direction", "expected asc|desc and nulls-first|nulls-last");
+    }
+  }
+  Json out = *order;
+  out.erase("order-id");
+  return out;
+}
+
+// The updates of what a table keeps for the engines that use it (floe acts on neither):
+// statistics files and sort orders. NotFound when `action` is none of them.
+Status ApplyKeptUpdate(const std::string& action, const JsonObject<Json>& u, TableMetadata& m) {
+  if (action == "set-statistics" || action == "set-partition-statistics") {
+    const char* key = action == "set-statistics" ? "statistics" : "partition-statistics";
+    const Json* file = nullptr;
+    FLOE_RETURN_NOT_OK(u.RequiredObject(key, &file));
+    JsonObject f(*file, u.at().Child(key));
+    iceberg::StatisticsFile kept;
+    FLOE_RETURN_NOT_OK(f.Required("snapshot-id", &kept.snapshot_id));
+    FLOE_RETURN_NOT_OK(f.Required("statistics-path", &kept.path));
+    if (m.FindSnapshot(kept.snapshot_id) == nullptr) {
+      return f.Error("snapshot-id", "no snapshot " + std::to_string(kept.snapshot_id));
+    }
+    kept.json = DumpJson(*file);
+    auto& files = action == "set-statistics" ? m.statistics : m.partition_statistics;
+    std::erase_if(files, [&](const auto& x) { return x.snapshot_id == kept.snapshot_id; });
+    files.push_back(std::move(kept));
+    return Status::OK();
+  }
+  if (action == "remove-statistics" || action == "remove-partition-statistics") {
+    int64_t id = 0;
+    FLOE_RETURN_NOT_OK(u.Required("snapshot-id", &id));
+    auto& files = action == "remove-statistics" ? m.statistics : m.partition_statistics;
+    std::erase_if(files, [&](const auto& x) { return x.snapshot_id == id; });
+    return Status::OK();
+  }
+  if (action == "add-sort-order") {
+    FLOE_ASSIGN_OR_RAISE(Json order, SortOrderOf(u, m));
+    // Iceberg's ids: 0 for the unsorted order, an order the table has keeps its id, else the
+    // next one. The order added last goes last (set-default-sort-order -1 names it).
+    const std::string fields = DumpJson(order);
+    std::optional<int32_t> id;
+    int32_t next = 1;
+    for (auto it = m.sort_orders.begin(); it != m.sort_orders.end(); ++it) {
+      next = std::max(next, it->order_id + 1);
+      Json known = Json::parse(it->json, nullptr, /*allow_exceptions=*/false);
+      if (known.is_object()) known.erase("order-id");
+      if (DumpJson(known) == fields) {
+        id = it->order_id;
+        m.sort_orders.erase(it);
+        break;
+      }
+    }
+    const bool unsorted = order["fields"].empty();
+    order["order-id"] = id.value_or(unsorted ? 0 : next);
+    m.sort_orders.push_back({order["order-id"].get<int32_t>(), unsorted, DumpJson(order)});
+    return Status::OK();
+  }
+  if (action == "set-default-sort-order") {
+    int64_t id = 0;
+    FLOE_RETURN_NOT_OK(u.Required("sort-order-id", &id));
+    if (id == -1 && !m.sort_orders.empty()) id = m.sort_orders.back().order_id;  // last added
+    const bool known =
+        id == 0 || std::any_of(m.sort_orders.begin(), m.sort_orders.end(),
+                               [&](const iceberg::SortOrder& o) { return o.order_id == id; });
+    if (!known) {
+      return Status::InvalidArgument("set-default-sort-order: no sort order " + std::to_string(id));
+    }
+    m.default_sort_order_id = static_cast<int32_t>(id);
+    return Status::OK();
+  }
+  return Status::NotFound(action);
+}
+
 // Stays long: one short branch per REST update action, in the spec's order, read as a table.
 Status ApplyUpdate(const JsonObject<Json>& u, TableMetadata& m) {
   std::string action;
@@ -203,15 +297,10 @@ Status ApplyUpdate(const JsonObject<Json>& u, TableMetadata& m) {
     m.current_schema_id = static_cast<int32_t>(id);
     return Status::OK();
   }
+  if (Status kept = ApplyKeptUpdate(action, u, m); !kept.IsNotFound()) return kept;
   static const std::set<std::string> kKnownButUnsupported = {"add-spec",
                                                              "set-default-spec",
-                                                             "add-sort-order",
-                                                             "set-default-sort-order",
                                                              "set-location",
-                                                             "set-statistics",
-                                                             "remove-statistics",
-                                                             "set-partition-statistics",
-                                                             "remove-partition-statistics",
                                                              "remove-partition-specs",
                                                              "remove-schemas",
                                                              "add-encryption-key",

@@ -345,9 +345,9 @@ void TableMaintainer::Expire() {
   ++stats_.expirations;
   stats_.snapshots_expired += static_cast<int64_t>(r->expired_snapshot_ids.size());
   LogDebug("iceberg table %s: expired %zu snapshots (%" PRId64 " kept), deleted %" PRId64
-           " data and %" PRId64 " delete files",
+           " data, %" PRId64 " delete and %" PRId64 " statistics files",
            id_.ToString().c_str(), r->expired_snapshot_ids.size(), r->snapshots_kept,
-           r->data_files_deleted, r->delete_files_deleted);
+           r->data_files_deleted, r->delete_files_deleted, r->statistics_files_deleted);
 }
 
 void TableMaintainer::FinishOrphans(Result<iceberg::OrphanResult> r) {
