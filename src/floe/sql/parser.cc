@@ -2512,6 +2512,8 @@ class Parser {
     return Unexpected("an expression (a column, a literal or '(')");
   }
 
+  static constexpr const char* kTimeUnits =
+      "SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER or YEAR";
   // FLOOR(t TO unit) / CEIL(...): FLOOR(t, 'UNIT'), FLOOR(x) as written; TIMESTAMPADD(unit, n,
   // t) / TIMESTAMPDIFF(unit, a, b): the unit first, as a string literal. After the '('.
   Result<Expr> ParseUnitCall(const std::string& name) {
@@ -2521,17 +2523,13 @@ class Parser {
       e = Expr::Call(name == "FLOOR" ? "FLOOR" : "CEIL", {});
       e.children.push_back(std::move(operand));
       if (AcceptKeyword("TO")) {
-        FLOE_ASSIGN_OR_RAISE(Expr unit, ParseUnit(IsRoundingUnit,
-                                                  "SECOND, MINUTE, HOUR, DAY, MONTH, QUARTER or "
-                                                  "YEAR"));
+        FLOE_ASSIGN_OR_RAISE(Expr unit, ParseUnit(IsTimeUnit, kTimeUnits));
         e.children.push_back(std::move(unit));
       }
       FLOE_RETURN_NOT_OK(Expect(TokenKind::kRParen, "TO or ')'"));
       return e;
     }
-    FLOE_ASSIGN_OR_RAISE(Expr unit, ParseUnit(IsIntervalUnit,
-                                              "SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER or "
-                                              "YEAR"));
+    FLOE_ASSIGN_OR_RAISE(Expr unit, ParseUnit(IsTimeUnit, kTimeUnits));
     e = Expr::Call(name, {});
     e.children.push_back(std::move(unit));
     for (int i = 0; i < 2; ++i) {

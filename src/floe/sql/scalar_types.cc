@@ -320,14 +320,13 @@ Result<DataType> CommonType(const std::vector<DataType>& types) {
   return DataType::Decimal(std::min(38, integer_digits + scale), scale);
 }
 
-bool IsRoundingUnit(std::string_view unit) {
-  for (std::string_view u : {"SECOND", "MINUTE", "HOUR", "DAY", "MONTH", "QUARTER", "YEAR"}) {
+bool IsTimeUnit(std::string_view unit) {
+  for (std::string_view u :
+       {"SECOND", "MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "QUARTER", "YEAR"}) {
     if (u == unit) return true;
   }
   return false;
 }
-
-bool IsIntervalUnit(std::string_view unit) { return unit == "WEEK" || IsRoundingUnit(unit); }
 
 bool IsExtractUnit(std::string_view unit) {
   for (std::string_view u : {"YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND",

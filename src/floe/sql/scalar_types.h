@@ -52,10 +52,9 @@ Result<DataType> CommonType(const std::vector<DataType>& types);
 // Whether EXTRACT takes `unit` (upper case): YEAR, QUARTER, MONTH, WEEK, DAY, HOUR, MINUTE,
 // SECOND, MILLISECOND, MICROSECOND, DOY, DOW, ISODOW (sql/exec/time_functions.h).
 bool IsExtractUnit(std::string_view unit);
-// The units of FLOOR / CEIL (t TO unit): SECOND, MINUTE, HOUR, DAY, MONTH, QUARTER, YEAR.
-bool IsRoundingUnit(std::string_view unit);
-// The units of TIMESTAMPADD / TIMESTAMPDIFF: those and WEEK.
-bool IsIntervalUnit(std::string_view unit);
+// The units of FLOOR / CEIL (t TO unit), TIMESTAMPADD and TIMESTAMPDIFF: SECOND, MINUTE, HOUR,
+// DAY, WEEK, MONTH, QUARTER, YEAR.
+bool IsTimeUnit(std::string_view unit);
 
 // Whether `name` (upper case) is a scalar function the evaluator runs (ScalarFunctionType's, MOD,
 // TO_TIMESTAMP_LTZ).

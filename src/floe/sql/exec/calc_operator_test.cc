@@ -505,9 +505,18 @@ TEST(CalcProgram, RegexpExtractFloorCeilAndTimestampArithmetic) {
   EXPECT_EQ(Values("TIMESTAMPADD(HOUR, 1, CAST('2020-01-03' AS DATE))", "DATE")[0],
             "line 3, column 24: not implemented yet: TIMESTAMPADD of HOUR to a DATE; CAST the DATE "
             "to TIMESTAMP(0) first");
-  EXPECT_EQ(Values("FLOOR(" + t + " TO WEEK)", "TIMESTAMP(3)")[0].rfind(
-                "line 3, column 81: expected a unit (SECOND, MINUTE, HOUR, DAY, MONTH, QUARTER or "
-                "YEAR), found identifier 'WEEK'",
+  // Weeks start on Sunday (Calcite's julianDateFloor, which Flink runs): 2026-05-20 is a
+  // Wednesday, 2026-05-17 a Sunday, 1969-12-28 the Sunday before the epoch's Thursday.
+  EXPECT_EQ(
+      Values("FLOOR(CAST('2026-05-20 10:20:30.456' AS TIMESTAMP(3)) TO WEEK)", "TIMESTAMP(3)"),
+      Four("\"2026-05-17T00:00:00\""));
+  EXPECT_EQ(Values("CEIL(CAST('2026-05-20 10:20:30.456' AS TIMESTAMP(3)) TO WEEK)", "TIMESTAMP(3)"),
+            Four("\"2026-05-24T00:00:00\""));
+  EXPECT_EQ(Values("CEIL(CAST('2026-05-17' AS DATE) TO WEEK)", "DATE"), Four("\"2026-05-17\""));
+  EXPECT_EQ(Values("FLOOR(CAST('1970-01-01' AS DATE) TO WEEK)", "DATE"), Four("\"1969-12-28\""));
+  EXPECT_EQ(Values("FLOOR(" + t + " TO FORTNIGHT)", "TIMESTAMP(3)")[0].rfind(
+                "line 3, column 81: expected a unit (SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, "
+                "QUARTER or YEAR), found identifier 'FORTNIGHT'",
                 0),
             0u);
 }

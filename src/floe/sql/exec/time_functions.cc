@@ -189,6 +189,12 @@ int64_t MonthsBetweenDays(int64_t date0, int64_t date1) {
 
 int64_t RoundTo(std::string_view unit, int64_t micros, bool up) {
   int64_t floor = 0;
+  if (unit == "WEEK") {
+    // Weeks start on Sunday, as Calcite's (Flink's) julianDateFloor counts them.
+    const int64_t days = FloorDiv(micros, kMicrosPerDay);
+    floor = (days - FloorMod(days + 4, 7)) * kMicrosPerDay;  // 1970-01-01 was a Thursday
+    return up && floor != micros ? floor + 7 * kMicrosPerDay : floor;
+  }
   if (const int64_t size = UnitMicros(unit); size != 0) {
     floor = FloorDiv(micros, size) * size;
     return up && floor != micros ? floor + size : floor;

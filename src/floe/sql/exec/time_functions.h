@@ -29,14 +29,14 @@ bool ParseWithPattern(std::string_view text, std::string_view pattern, int64_t* 
 // The first letter of `pattern` ParseWithPattern does not read, or 0.
 char UnsupportedPatternLetter(std::string_view pattern);
 
-// FLOOR(t TO unit) and CEIL(t TO unit), unit SECOND, MINUTE, HOUR, DAY, MONTH, QUARTER or
-// YEAR: the unit's first moment at or before t (at or after t). REQUIRES: IsRoundingUnit(unit)
-// (sql/scalar_types.h).
+// FLOOR(t TO unit) and CEIL(t TO unit), unit SECOND, MINUTE, HOUR, DAY, WEEK (from Sunday),
+// MONTH, QUARTER or YEAR: the unit's first moment at or before t (at or after t).
+// REQUIRES: IsTimeUnit(unit) (sql/scalar_types.h).
 int64_t RoundTo(std::string_view unit, int64_t micros, bool up);
 
 // TIMESTAMPADD(unit, n, t), unit SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER or YEAR;
 // months keep the day of the month, clamped to the month's last (Calcite's addMonths).
-// REQUIRES: IsIntervalUnit(unit).
+// REQUIRES: IsTimeUnit(unit).
 int64_t AddUnits(std::string_view unit, int64_t n, int64_t micros);
 // TIMESTAMPDIFF(unit, a, b): the whole units from a to b, truncated toward zero; MONTH, QUARTER
 // and YEAR count months as Calcite's subtractMonths (2020-01-31 to 2020-02-29 is a month, to
