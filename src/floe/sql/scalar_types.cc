@@ -176,8 +176,13 @@ Result<DataType> TemporalFunctionType(const std::string& fn, const std::vector<D
     if (args.size() == 2 && temporal(args[0]) && args[1].id == TypeId::kString) return args[0];
     const bool number =
         args.size() == 1 && (args[0].id == TypeId::kInt32 || args[0].id == TypeId::kInt64 ||
-                             args[0].id == TypeId::kFloat || args[0].id == TypeId::kDouble);
-    if (!number) return wrong("an INT, BIGINT, FLOAT or DOUBLE, or (a DATE or TIMESTAMP TO unit)");
+                             args[0].id == TypeId::kFloat || args[0].id == TypeId::kDouble ||
+                             args[0].id == TypeId::kDecimal);
+    if (!number) {
+      return wrong("an INT, BIGINT, FLOAT, DOUBLE or DECIMAL, or (a DATE or TIMESTAMP TO unit)");
+    }
+    // DECIMAL(p, s) gives DECIMAL(p, 0), as Calcite's ARG0_OR_EXACT_NO_SCALE (Flink's FLOOR).
+    if (args[0].id == TypeId::kDecimal) return DataType::Decimal(args[0].precision, 0);
     return args[0];
   }
   if (fn == "TIMESTAMPADD") {

@@ -5,17 +5,12 @@
 
 #include "floe/format/json/json_lines.h"
 #include "floe/runtime/row_kind.h"
+#include "floe/sql/exec/decimal_arithmetic.h"
 #include "floe/sql/exec/scalar_expr.h"
 #include "floe/sql/scalar_types.h"
 
 namespace floe::sql {
 namespace {
-
-Int128 Pow10(int n) {
-  Int128 v = 1;
-  for (int i = 0; i < n; ++i) v *= 10;
-  return v;
-}
 
 int DigitCount(Int128 v) {
   if (v < 0) v = -v;
@@ -110,7 +105,7 @@ bool LiteralToColumn(const Literal& lit, const DataType& target, Column* out) {
         return false;
       }
       if (scale > target.scale) return false;
-      const Int128 v = unscaled * Pow10(target.scale - scale);
+      const Int128 v = unscaled * decimal::Pow10(target.scale - scale);
       if (DigitCount(v) > target.precision) return false;
       out->Append<Int128>(v);
       return true;
@@ -139,7 +134,7 @@ void CastValue(const Column& in, size_t row, const DataType& to, Column* out) {
                  : from.id == TypeId::kInt32 ? Int128(in.Get<int32_t>(row))
                                              : Int128(in.Get<int64_t>(row));
       int own_scale = from.id == TypeId::kDecimal ? from.scale : 0;
-      out->Append<Int128>(v * Pow10(to.scale - own_scale));
+      out->Append<Int128>(v * decimal::Pow10(to.scale - own_scale));
       return;
     }
     default:

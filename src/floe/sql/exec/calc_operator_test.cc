@@ -452,6 +452,12 @@ TEST(CalcProgram, RegexpExtractFloorCeilAndTimestampArithmetic) {
   EXPECT_EQ(Values("FLOOR(CAST(-2.5 AS DOUBLE))", "DOUBLE"), Four("-3"));
   EXPECT_EQ(Values("CEIL(CAST(-2.5 AS DOUBLE))", "DOUBLE"), Four("-2"));
   EXPECT_EQ(Values("FLOOR(b)", "INT"), (Strings{"10", "null", "30", "40"}));
+  // DECIMAL(p, s) to DECIMAL(p, 0) (Calcite's ARG0_OR_EXACT_NO_SCALE), toward -inf / +inf.
+  EXPECT_EQ(Values("FLOOR(CAST(-2.5 AS DECIMAL(5, 2)))", "DECIMAL(5, 0)"), Four("\"-3\""));
+  EXPECT_EQ(Values("CEIL(CAST(-2.5 AS DECIMAL(5, 2)))", "DECIMAL(5, 0)"), Four("\"-2\""));
+  EXPECT_EQ(Values("FLOOR(CAST(2.01 AS DECIMAL(5, 2)))", "DECIMAL(5, 0)"), Four("\"2\""));
+  EXPECT_EQ(Values("CEIL(CAST(2.01 AS DECIMAL(5, 2)))", "DECIMAL(5, 0)"), Four("\"3\""));
+  EXPECT_EQ(Values("CEIL(CAST(7 AS DECIMAL(3, 0)))", "DECIMAL(3, 0)"), Four("\"7\""));
   EXPECT_EQ(Values("POWER(b, 0.5) = SQRT(b) AND ABS(-b) = b AND ABS(-a) = a", "BOOLEAN"),
             (Strings{"true", "null", "null", "true"}));
   EXPECT_EQ(Values("POWER(2, 10)", "DOUBLE"), Four("1024"));

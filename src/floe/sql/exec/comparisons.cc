@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "floe/sql/exec/decimal_arithmetic.h"
 #include "floe/sql/scalar_types.h"
 
 namespace floe::sql {
@@ -15,12 +16,6 @@ bool IsFloating(TypeId id) { return id == TypeId::kFloat || id == TypeId::kDoubl
 bool IsTemporal(TypeId id) {
   return id == TypeId::kDate || id == TypeId::kTimestamp || id == TypeId::kTimestampTz ||
          id == TypeId::kTime;
-}
-
-Int128 Pow10(int n) {
-  Int128 v = 1;
-  for (int i = 0; i < n; ++i) v *= 10;
-  return v;
 }
 
 // One operand in a domain's representation: the column's own values when they already are, else
@@ -69,7 +64,7 @@ Values<Int128> AsDecimal(const Column& c, bool constant, int scale) {
     v.data = c.values<Int128>();
     return v;
   }
-  const Int128 factor = Pow10(scale - (id == TypeId::kDecimal ? c.type().scale : 0));
+  const Int128 factor = decimal::Pow10(scale - (id == TypeId::kDecimal ? c.type().scale : 0));
   v.storage.resize(c.size());
   for (size_t i = 0; i < c.size(); ++i) {
     const Int128 x = id == TypeId::kDecimal ? c.Get<Int128>(i)

@@ -186,4 +186,19 @@ std::optional<Int128> Apply(ArithOp op, Int128 a, int sa, Int128 b, int sb, int 
   return std::nullopt;
 }
 
+Int128 Pow10(int n) {
+  Int128 v = 1;
+  for (int i = 0; i < n; ++i) v *= 10;
+  return v;
+}
+
+Int128 RoundToInteger(Int128 v, int scale, bool up) {
+  const Int128 unit = Pow10(scale);
+  const Int128 q = v / unit;  // toward zero
+  const Int128 rem = v % unit;
+  if (up && rem > 0) return q + 1;
+  if (!up && rem < 0) return q - 1;
+  return q;
+}
+
 }  // namespace floe::sql::decimal

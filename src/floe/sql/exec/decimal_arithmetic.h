@@ -20,4 +20,10 @@ std::optional<Int128> Apply(ArithOp op, Int128 a, int sa, Int128 b, int sb, int 
 // fit `precision` digits.
 std::optional<Int128> Rescale(Int128 v, int from, int precision, int to);
 
+// 10^n. REQUIRES: 0 <= n <= 38.
+Int128 Pow10(int n);
+
+// FLOOR (CEIL when `up`) of `v` of scale `scale`: the integer at or below (above) it, scale 0.
+Int128 RoundToInteger(Int128 v, int scale, bool up);
+
 }  // namespace floe::sql::decimal

@@ -1330,6 +1330,9 @@ class Evaluator {
         out->Append<double>(up ? std::ceil(v) : std::floor(v));
         return Status::OK();
       }
+      case TypeId::kDecimal:
+        out->Append<Int128>(decimal::RoundToInteger(value.Get<Int128>(r), value.type().scale, up));
+        return Status::OK();
       default: {
         const int64_t micros = MicrosOf(value, r);
         int64_t shift = 0;
