@@ -207,11 +207,11 @@ Status ApplyUpdate(const JsonObject<Json>& u, TableMetadata& m) {
       if (m.current_snapshot_id != id) m.snapshot_log.push_back({s->timestamp_ms, id});
       m.current_snapshot_id = id;
     }
-    iceberg::SnapshotRef ref{id, type};
-    FLOE_RETURN_NOT_OK(u.Get("min-snapshots-to-keep", &ref.min_snapshots_to_keep));
-    FLOE_RETURN_NOT_OK(u.Get("max-snapshot-age-ms", &ref.max_snapshot_age_ms));
-    FLOE_RETURN_NOT_OK(u.Get("max-ref-age-ms", &ref.max_ref_age_ms));
-    m.refs[name] = ref;
+    // The ref with its retention, read as the metadata's refs are.
+    Result<iceberg::SnapshotRef> ref =
+        iceberg::SnapshotRefFromJson(DumpJson(u.value()), "set-snapshot-ref");
+    if (!ref.ok()) return Status::InvalidArgument(ref.status().message());
+    m.refs[name] = std::move(ref).value();
     return Status::OK();
   }
   if (action == "remove-snapshot-ref") {
@@ -391,15 +391,11 @@ Result<std::string> CommitRequest(const iceberg::TableIdentifier& id,
       if (b.refs.count(name))
         updates.push_back({{"action", "remove-snapshot-ref"}, {"ref-name", name}});
     } else if (RefSnapshot(b, name) != it->second.snapshot_id) {
-      const iceberg::SnapshotRef& ref = it->second;
-      Json set_ref = {{"action", "set-snapshot-ref"},
-                      {"ref-name", name},
-                      {"type", ref.type},
-                      {"snapshot-id", ref.snapshot_id}};
       // Iceberg's SetSnapshotRef replaces the ref whole: its retention goes along.
-      if (ref.min_snapshots_to_keep) set_ref["min-snapshots-to-keep"] = *ref.min_snapshots_to_keep;
-      if (ref.max_snapshot_age_ms) set_ref["max-snapshot-age-ms"] = *ref.max_snapshot_age_ms;
-      if (ref.max_ref_age_ms) set_ref["max-ref-age-ms"] = *ref.max_ref_age_ms;
+      FLOE_ASSIGN_OR_RAISE(Json set_ref,
+                           ParseJson(iceberg::SnapshotRefToJson(it->second), JsonPath("ref")));
+      set_ref["action"] = "set-snapshot-ref";
+      set_ref["ref-name"] = name;
       updates.push_back(std::move(set_ref));
     }
   }

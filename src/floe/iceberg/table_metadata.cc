@@ -512,6 +512,16 @@ std::string SnapshotToJson(const Snapshot& snapshot) {
   return DumpJson(SnapshotToJsonValue(snapshot));
 }
 
+std::string SnapshotRefToJson(const SnapshotRef& ref) {
+  return DumpJson(SnapshotRefToJsonValue(ref));
+}
+
+Result<SnapshotRef> SnapshotRefFromJson(std::string_view json, std::string_view source) {
+  JsonPath at{std::string(source)};
+  FLOE_ASSIGN_OR_RAISE(Json j, ParseOrderedJson(json, at));
+  return SnapshotRefFromJsonValue(j, at);
+}
+
 Result<Snapshot> SnapshotFromJson(std::string_view json, std::string_view source) {
   JsonPath at{std::string(source)};
   FLOE_ASSIGN_OR_RAISE(Json j, ParseOrderedJson(json, at));

@@ -153,5 +153,9 @@ Result<TableMetadata> TableMetadataFromJson(std::string_view json, std::string_v
 // One snapshot as the metadata's "snapshots" hold it (the REST catalog's add-snapshot).
 std::string SnapshotToJson(const Snapshot& snapshot);
 Result<Snapshot> SnapshotFromJson(std::string_view json, std::string_view source);
+// One ref as the metadata's "refs" hold it (snapshot-id, type, its retention when set), which is
+// also what REST's set-snapshot-ref carries beside its action and ref-name.
+std::string SnapshotRefToJson(const SnapshotRef& ref);
+Result<SnapshotRef> SnapshotRefFromJson(std::string_view json, std::string_view source);
 
 }  // namespace floe::iceberg
